@@ -1,0 +1,20 @@
+package io.slipstream.api.spec;
+
+/** The kinds of documents users apply. */
+public enum Kind {
+    Workspace(false),
+    Shape(false),
+    Quota(true),
+    Job(true);
+
+    private final boolean workspaced;
+
+    Kind(boolean workspaced) {
+        this.workspaced = workspaced;
+    }
+
+    /** Whether objects of this kind live inside a workspace ({@code metadata.workspace} is required). */
+    public boolean workspaced() {
+        return workspaced;
+    }
+}

@@ -1,0 +1,414 @@
+package io.slipstream.api.spec;
+
+import io.slipstream.api.problem.Problems;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Turns a parsed JSON/YAML tree into a validated {@link Document}, recording every problem with its field path.
+ * Only syntax and self-consistency are checked here; references to other objects (shapes, workspaces) are
+ * checked by the server, which knows them.
+ */
+public final class SpecReader {
+    /** How much the reader accepts: what users write, or what the server stored (shapes already resolved). */
+    public enum Mode {
+        USER,
+        STORED
+    }
+
+    static final long MAX_INSTANCE_MILLI_CPU = 4096L * 1000;
+    static final long MAX_INSTANCE_MEMORY = 64L << 40; // 64Ti
+    static final long MAX_INSTANCE_GPU = 64;
+    static final long MAX_QUOTA_MILLI_CPU = 100_000_000L * 1000;
+    static final long MAX_QUOTA_MEMORY = 1L << 60; // 1Ei
+    static final long MAX_QUOTA_GPU = 10_000_000;
+    static final int MAX_REPLICAS = 10_000;
+    static final int MAX_NODE_GROUPS = 64;
+    static final int MAX_ARG_LENGTH = 128 * 1024;
+    static final int MAX_ENV_VALUE_LENGTH = 128 * 1024;
+
+    private SpecReader() {
+    }
+
+    /**
+     * Reads one document. Returns {@code null} if it has problems (all of them recorded, prefixed with
+     * {@code pathPrefix}, e.g. {@code "documents[1]."}).
+     */
+    public static Document<?> read(JsonNode tree, Mode mode, String pathPrefix, Problems problems) {
+        if (tree == null || !tree.isObject()) {
+            problems.add(pathPrefix.isEmpty() ? "" : pathPrefix.substring(0, pathPrefix.length() - 1),
+                    "a document must be an object with apiVersion, kind, metadata and spec, not " + FieldReader.describe(tree));
+            return null;
+        }
+        Problems local = new Problems();
+        FieldReader root = FieldReader.of(tree, "", local);
+        String apiVersion = root.string("apiVersion", true, 64);
+        if (apiVersion != null && !apiVersion.equals(Document.API_VERSION)) {
+            local.add("apiVersion", "must be " + Document.API_VERSION + " (is '" + apiVersion + "')");
+        }
+        Kind kind = root.enumValue("kind", Kind.class, true);
+        ObjectMeta metadata = readMetadata(root.object("metadata", true), kind);
+        FieldReader specReader = root.object("spec", kind != Kind.Workspace);
+        root.finish();
+        Spec spec = null;
+        if (kind != null) {
+            spec = switch (kind) {
+                case Workspace -> readWorkspace(specReader);
+                case Shape -> readShape(specReader);
+                case Quota -> readQuota(specReader);
+                case Job -> readJob(specReader, mode);
+            };
+        }
+        for (var problem : local.list()) {
+            problems.add(pathPrefix + problem.field(), problem.message());
+        }
+        if (!local.isEmpty() || metadata == null || spec == null) {
+            return null;
+        }
+        return new Document<>(metadata, spec);
+    }
+
+    private static ObjectMeta readMetadata(FieldReader meta, Kind kind) {
+        if (meta == null) {
+            return null;
+        }
+        Problems problems = meta.problems();
+        String name = meta.string("name", true, 253);
+        if (name != null) {
+            String problem = kind == Kind.Shape ? Names.dnsSubdomainProblem(name) : Names.dnsLabelProblem(name);
+            if (problem != null) {
+                problems.add(meta.pathOf("name"), problem);
+                name = null;
+            }
+        }
+        String workspace = null;
+        if (kind != null && kind.workspaced()) {
+            workspace = meta.string("workspace", true, 63);
+            if (workspace != null && Names.dnsLabelProblem(workspace) != null) {
+                problems.add(meta.pathOf("workspace"), Names.dnsLabelProblem(workspace));
+                workspace = null;
+            }
+        } else if (kind != null && meta.has("workspace")) {
+            problems.add(meta.pathOf("workspace"), "must not be set: a " + kind + " is not part of a workspace");
+        }
+        Long version = meta.integer("version", false, 1, Long.MAX_VALUE);
+        meta.finish();
+        return name == null ? null : new ObjectMeta(name, workspace, version);
+    }
+
+    private static WorkspaceSpec readWorkspace(FieldReader spec) {
+        List<String> members = new ArrayList<>();
+        if (spec == null) {
+            return new WorkspaceSpec(members);
+        }
+        List<JsonNode> items = spec.array("members", false, 10_000);
+        if (items != null) {
+            Set<String> seen = new HashSet<>();
+            for (int i = 0; i < items.size(); i++) {
+                String path = spec.pathOf("members") + "[" + i + "]";
+                JsonNode item = items.get(i);
+                if (!item.isString()) {
+                    spec.problems().add(path, "must be a user name (a string), not " + FieldReader.describe(item));
+                    continue;
+                }
+                String problem = Names.userNameProblem(item.asString());
+                if (problem != null) {
+                    spec.problems().add(path, problem);
+                } else if (!seen.add(item.asString())) {
+                    spec.problems().add(path, "'" + item.asString() + "' is listed twice");
+                } else {
+                    members.add(item.asString());
+                }
+            }
+        }
+        spec.finish();
+        return new WorkspaceSpec(members);
+    }
+
+    private static ShapeSpec readShape(FieldReader spec) {
+        if (spec == null) {
+            return null;
+        }
+        Resources resources = readInstanceResources(spec);
+        spec.finish();
+        return resources == null ? null : new ShapeSpec(resources);
+    }
+
+    private static QuotaSpec readQuota(FieldReader spec) {
+        if (spec == null) {
+            return null;
+        }
+        QuotaType type = spec.enumValue("type", QuotaType.class, false);
+        boolean typeGiven = spec.has("type");
+        Resources min = readQuotaResources(spec.object("min", true), 0);
+        FieldReader maxReader = spec.object("max", false);
+        Resources max = maxReader == null ? null : readQuotaResources(maxReader, QuotaSpec.UNCAPPED);
+        String parent = spec.string("parent", false, 63);
+        if (parent != null && Names.dnsLabelProblem(parent) != null) {
+            spec.problems().add(spec.pathOf("parent"), Names.dnsLabelProblem(parent));
+        }
+        String gpuModel = spec.string("gpuModel", false, 128);
+        QuotaType effectiveType = typeGiven ? type : QuotaType.General;
+        if (effectiveType == QuotaType.Dedicated && gpuModel == null && (min == null || min.gpuModel() == null)) {
+            spec.problems().add(spec.pathOf("gpuModel"), "is required for a Dedicated quota (the hardware spec it reserves)");
+        }
+        if (min != null && max != null) {
+            if (max.milliCpu() < min.milliCpu() && maxReader.has("cpu")) {
+                spec.problems().add(spec.pathOf("max.cpu"), "must be at least min.cpu");
+            }
+            if (max.memoryBytes() < min.memoryBytes() && maxReader.has("memory")) {
+                spec.problems().add(spec.pathOf("max.memory"), "must be at least min.memory");
+            }
+            if (max.gpu() < min.gpu() && maxReader.has("gpu")) {
+                spec.problems().add(spec.pathOf("max.gpu"), "must be at least min.gpu");
+            }
+        }
+        spec.finish();
+        if (effectiveType == null || min == null) {
+            return null;
+        }
+        String model = gpuModel != null ? gpuModel : min.gpuModel();
+        return new QuotaSpec(effectiveType, new Resources(min.milliCpu(), min.memoryBytes(), min.gpu(), model), max, parent);
+    }
+
+    /** Dimensions not given are {@code absent} (0 for a guarantee, {@link QuotaSpec#UNCAPPED} for a cap). */
+    private static Resources readQuotaResources(FieldReader reader, int absent) {
+        if (reader == null) {
+            return null;
+        }
+        Long milliCpu = readCpu(reader, false, 0, MAX_QUOTA_MILLI_CPU);
+        Long memory = readMemory(reader, false, 0, MAX_QUOTA_MEMORY);
+        Long gpu = reader.integer("gpu", false, 0, MAX_QUOTA_GPU);
+        reader.finish();
+        return new Resources(milliCpu == null ? (absent == 0 ? 0 : Long.MAX_VALUE) : milliCpu,
+                memory == null ? (absent == 0 ? 0 : Long.MAX_VALUE) : memory,
+                gpu == null ? absent : gpu.intValue(), null);
+    }
+
+    /** cpu and memory required, gpu and gpuModel optional; sizes bounded to what one machine can have. */
+    private static Resources readInstanceResources(FieldReader reader) {
+        int before = reader.problems().list().size();
+        Long milliCpu = readCpu(reader, true, 1, MAX_INSTANCE_MILLI_CPU);
+        Long memory = readMemory(reader, true, 1, MAX_INSTANCE_MEMORY);
+        Long gpu = reader.integer("gpu", false, 0, MAX_INSTANCE_GPU);
+        String gpuModel = reader.string("gpuModel", false, 128);
+        if (gpuModel != null && gpuModel.isBlank()) {
+            reader.problems().add(reader.pathOf("gpuModel"), "must not be blank");
+        }
+        if (reader.problems().list().size() > before || milliCpu == null || memory == null) {
+            return null;
+        }
+        return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
+    }
+
+    private static Long readCpu(FieldReader reader, boolean required, long min, long max) {
+        JsonNode value = reader.get("cpu");
+        if (value == null) {
+            reader.missing("cpu", required);
+            return null;
+        }
+        String path = reader.pathOf("cpu");
+        if (!value.isString() && !value.isNumber()) {
+            reader.problems().add(path, "must be a cpu quantity (examples: 2, 0.5, \"500m\"), not " + FieldReader.describe(value));
+            return null;
+        }
+        try {
+            long milli = Quantities.parseMilliCpu(value.asString());
+            return checkRange(reader, path, milli, min, max, Quantities.formatMilliCpu(max));
+        } catch (IllegalArgumentException e) {
+            reader.problems().add(path, e.getMessage());
+            return null;
+        }
+    }
+
+    private static Long readMemory(FieldReader reader, boolean required, long min, long max) {
+        JsonNode value = reader.get("memory");
+        if (value == null) {
+            reader.missing("memory", required);
+            return null;
+        }
+        String path = reader.pathOf("memory");
+        if (!value.isString() && !value.isIntegralNumber()) {
+            reader.problems().add(path, "must be a memory quantity (examples: \"512Mi\", \"64Gi\"), not " + FieldReader.describe(value));
+            return null;
+        }
+        try {
+            long bytes = Quantities.parseBytes(value.asString());
+            return checkRange(reader, path, bytes, min, max, Quantities.formatBytes(max));
+        } catch (IllegalArgumentException e) {
+            reader.problems().add(path, e.getMessage());
+            return null;
+        }
+    }
+
+    private static Long checkRange(FieldReader reader, String path, long value, long min, long max, String maxText) {
+        if (value < min) {
+            reader.problems().add(path, min <= 1 ? "must be greater than zero" : "is too small");
+            return null;
+        }
+        if (value > max) {
+            reader.problems().add(path, "must be at most " + maxText);
+            return null;
+        }
+        return value;
+    }
+
+    private static JobSpec readJob(FieldReader spec, Mode mode) {
+        if (spec == null) {
+            return null;
+        }
+        Problems problems = spec.problems();
+        int before = problems.list().size();
+        Long priority = spec.integer("priority", false, -1_000_000, 1_000_000);
+        List<JsonNode> groups = spec.array("nodeGroups", true, MAX_NODE_GROUPS);
+        List<NodeGroupSpec> nodeGroups = new ArrayList<>();
+        if (groups != null) {
+            if (groups.isEmpty()) {
+                problems.add(spec.pathOf("nodeGroups"), "must have at least one node group");
+            }
+            Set<String> names = new HashSet<>();
+            for (int i = 0; i < groups.size(); i++) {
+                FieldReader group = FieldReader.of(groups.get(i), spec.pathOf("nodeGroups") + "[" + i + "]", problems);
+                NodeGroupSpec nodeGroup = readNodeGroup(group, mode);
+                if (nodeGroup != null && !names.add(nodeGroup.name())) {
+                    problems.add(group.pathOf("name"), "'" + nodeGroup.name() + "' is used by another node group");
+                } else if (nodeGroup != null) {
+                    nodeGroups.add(nodeGroup);
+                }
+            }
+            long total = nodeGroups.stream().mapToLong(NodeGroupSpec::replicas).sum();
+            if (total > MAX_REPLICAS) {
+                problems.add(spec.pathOf("nodeGroups"), "a run may have at most " + MAX_REPLICAS + " instances (has " + total + ")");
+            }
+        }
+        spec.finish();
+        if (problems.list().size() > before) {
+            return null;
+        }
+        return new JobSpec(priority == null ? 0 : priority.intValue(), nodeGroups);
+    }
+
+    private static NodeGroupSpec readNodeGroup(FieldReader group, Mode mode) {
+        Problems problems = group.problems();
+        int before = problems.list().size();
+        String name = group.string("name", true, 63);
+        if (name != null && Names.dnsLabelProblem(name) != null) {
+            problems.add(group.pathOf("name"), Names.dnsLabelProblem(name));
+        }
+        Long replicas = group.integer("replicas", false, 1, MAX_REPLICAS);
+        String shape = group.string("shape", false, 253);
+        if (shape != null && Names.dnsSubdomainProblem(shape) != null) {
+            problems.add(group.pathOf("shape"), Names.dnsSubdomainProblem(shape));
+        }
+        FieldReader resourcesReader = group.object("resources", false);
+        Resources resources = null;
+        if (resourcesReader != null) {
+            resources = readInstanceResources(resourcesReader);
+            resourcesReader.finish();
+        }
+        if (mode == Mode.USER && shape != null && resourcesReader != null) {
+            problems.add(group.pathOf("resources"), "give either shape or resources, not both");
+        } else if (shape == null && resourcesReader == null) {
+            problems.add(group.pathOf("shape"), "either shape or resources is required");
+        }
+        List<String> command = readCommand(group);
+        Map<String, String> env = readEnv(group);
+        String image = group.string("image", false, 1024);
+        if (image != null && (image.isBlank() || image.chars().anyMatch(Character::isWhitespace))) {
+            problems.add(group.pathOf("image"), "must be an image reference without spaces");
+        }
+        String workingDir = readWorkingDir(group);
+        group.finish();
+        if (problems.list().size() > before) {
+            return null;
+        }
+        return new NodeGroupSpec(name, replicas == null ? 1 : replicas.intValue(), shape, resources, command, env, image, workingDir);
+    }
+
+    private static List<String> readCommand(FieldReader group) {
+        List<JsonNode> items = group.array("command", true, 4096);
+        if (items == null) {
+            return List.of();
+        }
+        String path = group.pathOf("command");
+        if (items.isEmpty()) {
+            group.problems().add(path, "must name the program to run");
+        }
+        List<String> command = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            JsonNode item = items.get(i);
+            String itemPath = path + "[" + i + "]";
+            if (!item.isString()) {
+                group.problems().add(itemPath, "must be a string (quote numbers: \"" + item.asString() + "\"), not " + FieldReader.describe(item));
+                continue;
+            }
+            String arg = group.checkString(itemPath, item.asString(), MAX_ARG_LENGTH);
+            if (arg != null && i == 0 && arg.isBlank()) {
+                group.problems().add(itemPath, "must name the program to run");
+            }
+            command.add(arg);
+        }
+        return command;
+    }
+
+    private static Map<String, String> readEnv(FieldReader group) {
+        var entries = group.entries("env", false, 1000);
+        Map<String, String> env = new LinkedHashMap<>();
+        if (entries == null) {
+            return env;
+        }
+        for (var entry : entries) {
+            String path = group.pathOf("env") + "." + entry.getKey();
+            String problem = Names.envNameProblem(entry.getKey());
+            if (problem != null) {
+                group.problems().add(path, problem);
+                continue;
+            }
+            JsonNode value = entry.getValue();
+            if (!value.isString()) {
+                group.problems().add(path, "must be a string (quote it: \"" + value.asString() + "\"), not " + FieldReader.describe(value));
+                continue;
+            }
+            String text = group.checkString(path, value.asString(), MAX_ENV_VALUE_LENGTH);
+            if (text != null) {
+                env.put(entry.getKey(), text);
+            }
+        }
+        return env;
+    }
+
+    private static String readWorkingDir(FieldReader group) {
+        String dir = group.string("workingDir", false, 1024);
+        if (dir == null) {
+            return null;
+        }
+        String problem = relativePathProblem(dir);
+        if (problem != null) {
+            group.problems().add(group.pathOf("workingDir"), problem);
+            return null;
+        }
+        return Path.of(dir).normalize().toString();
+    }
+
+    /** Why {@code path} could leave the directory it is relative to, or {@code null} if it stays inside. */
+    public static String relativePathProblem(String path) {
+        if (path.isBlank()) {
+            return "must not be blank";
+        }
+        if (path.startsWith("/") || path.startsWith("\\") || path.startsWith("~")) {
+            return "must be a relative path inside the instance's directory, not '" + path + "'";
+        }
+        for (String segment : path.split("[/\\\\]")) {
+            if (segment.equals("..")) {
+                return "must not contain '..': paths stay inside the instance's directory";
+            }
+        }
+        return null;
+    }
+}

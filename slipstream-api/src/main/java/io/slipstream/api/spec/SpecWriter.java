@@ -1,0 +1,100 @@
+package io.slipstream.api.spec;
+
+import io.slipstream.api.codec.Json;
+import java.util.Map;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/** Writes documents back in the form users write them (quantities as {@code "64Gi"}), readable by {@link SpecReader}. */
+public final class SpecWriter {
+    private SpecWriter() {
+    }
+
+    public static ObjectNode write(Document<?> document) {
+        ObjectNode root = Json.mapper().createObjectNode();
+        root.put("apiVersion", Document.API_VERSION);
+        root.put("kind", document.kind().name());
+        ObjectNode metadata = root.putObject("metadata");
+        metadata.put("name", document.name());
+        if (document.workspace() != null) {
+            metadata.put("workspace", document.workspace());
+        }
+        if (document.metadata().version() != null) {
+            metadata.put("version", document.metadata().version());
+        }
+        root.set("spec", writeSpec(document.spec()));
+        return root;
+    }
+
+    public static ObjectNode writeSpec(Spec spec) {
+        ObjectNode node = Json.mapper().createObjectNode();
+        if (spec instanceof WorkspaceSpec workspace) {
+            ArrayNode members = node.putArray("members");
+            workspace.members().forEach(members::add);
+        } else if (spec instanceof ShapeSpec shape) {
+            writeResources(node, shape.resources());
+        } else if (spec instanceof QuotaSpec quota) {
+            node.put("type", quota.type().name());
+            if (quota.min().gpuModel() != null) {
+                node.put("gpuModel", quota.min().gpuModel());
+            }
+            writeResources(node.putObject("min"), new Resources(quota.min().milliCpu(), quota.min().memoryBytes(), quota.min().gpu(), null));
+            if (quota.max() != null) {
+                ObjectNode max = node.putObject("max");
+                if (quota.max().milliCpu() != Long.MAX_VALUE) {
+                    max.put("cpu", Quantities.formatMilliCpu(quota.max().milliCpu()));
+                }
+                if (quota.max().memoryBytes() != Long.MAX_VALUE) {
+                    max.put("memory", Quantities.formatBytes(quota.max().memoryBytes()));
+                }
+                if (quota.max().gpu() != QuotaSpec.UNCAPPED) {
+                    max.put("gpu", quota.max().gpu());
+                }
+            }
+            if (quota.parent() != null) {
+                node.put("parent", quota.parent());
+            }
+        } else if (spec instanceof JobSpec job) {
+            node.put("priority", job.priority());
+            ArrayNode groups = node.putArray("nodeGroups");
+            job.nodeGroups().forEach(group -> writeNodeGroup(groups.addObject(), group));
+        }
+        return node;
+    }
+
+    private static void writeNodeGroup(ObjectNode node, NodeGroupSpec group) {
+        node.put("name", group.name());
+        node.put("replicas", group.replicas());
+        if (group.shape() != null) {
+            node.put("shape", group.shape());
+        }
+        if (group.resources() != null) {
+            writeResources(node.putObject("resources"), group.resources());
+        }
+        ArrayNode command = node.putArray("command");
+        group.command().forEach(command::add);
+        if (!group.env().isEmpty()) {
+            ObjectNode env = node.putObject("env");
+            group.env().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> env.put(e.getKey(), e.getValue()));
+        }
+        if (group.image() != null) {
+            node.put("image", group.image());
+        }
+        if (group.workingDir() != null) {
+            node.put("workingDir", group.workingDir());
+        }
+    }
+
+    private static void writeResources(ObjectNode node, Resources resources) {
+        if (resources.milliCpu() % 1000 == 0) {
+            node.put("cpu", resources.milliCpu() / 1000);
+        } else {
+            node.put("cpu", Quantities.formatMilliCpu(resources.milliCpu()));
+        }
+        node.put("memory", Quantities.formatBytes(resources.memoryBytes()));
+        node.put("gpu", resources.gpu());
+        if (resources.gpuModel() != null) {
+            node.put("gpuModel", resources.gpuModel());
+        }
+    }
+}

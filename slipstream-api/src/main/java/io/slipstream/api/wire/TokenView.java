@@ -1,0 +1,7 @@
+package io.slipstream.api.wire;
+
+import java.time.Instant;
+
+/** An API token. {@code token} (the secret) is present once, in the response that created it. */
+public record TokenView(String id, String user, boolean admin, String description, Instant createdAt, Instant expiresAt, String token) {
+}

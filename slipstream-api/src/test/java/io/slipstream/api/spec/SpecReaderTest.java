@@ -1,0 +1,215 @@
+package io.slipstream.api.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problem;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class SpecReaderTest {
+    private static final String JOB = """
+            apiVersion: slipstream/v1
+            kind: Job
+            metadata: {name: train, workspace: team-a}
+            spec:
+              priority: 5
+              nodeGroups:
+                - name: worker
+                  replicas: 2
+                  resources: {cpu: 4, memory: 16Gi, gpu: 1}
+                  command: [python, train.py, --lr, "0.1"]
+                  env: {LR: "0.1"}
+                  workingDir: out/run
+            """;
+
+    private static List<Document<?>> read(String yaml) {
+        return Documents.readAll(yaml.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static List<Problem> problemsOf(String yaml) {
+        try {
+            read(yaml);
+        } catch (InvalidInputException e) {
+            return e.problems();
+        }
+        throw new AssertionError("expected the document to be rejected:\n" + yaml);
+    }
+
+    @Test
+    void readsAValidJob() {
+        Document<?> document = read(JOB).get(0);
+        assertThat(document.reference()).isEqualTo("Job team-a/train");
+        JobSpec job = (JobSpec) document.spec();
+        assertThat(job.priority()).isEqualTo(5);
+        NodeGroupSpec group = job.nodeGroups().get(0);
+        assertThat(group.replicas()).isEqualTo(2);
+        assertThat(group.resources()).isEqualTo(new Resources(4000, 16L << 30, 1, null));
+        assertThat(group.command()).containsExactly("python", "train.py", "--lr", "0.1");
+        assertThat(group.env()).containsEntry("LR", "0.1");
+        assertThat(group.workingDir()).isEqualTo("out/run");
+    }
+
+    @Test
+    void writtenDocumentsReadBackEqual() {
+        String all = JOB + """
+                ---
+                apiVersion: slipstream/v1
+                kind: Shape
+                metadata: {name: gpu.8x.sim}
+                spec: {cpu: "7500m", memory: 64Gi, gpu: 8, gpuModel: sim-gpu}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: team-a-gpu, workspace: team-a}
+                spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-a}
+                spec: {members: [alice, bob]}
+                """;
+        for (Document<?> document : read(all)) {
+            byte[] json = SpecWriter.write(document).toString().getBytes(StandardCharsets.UTF_8);
+            try {
+                assertThat(Documents.readAll(json)).containsExactly(document);
+            } catch (InvalidInputException e) {
+                throw new AssertionError(new String(json, StandardCharsets.UTF_8) + " -> " + e.problems());
+            }
+        }
+    }
+
+    @Test
+    void reportsEveryProblemAtOnceWithItsPath() {
+        List<Problem> problems = problemsOf("""
+                apiVersion: slipstream/v2
+                kind: Job
+                metadata: {name: Bad_Name, workspace: team-a}
+                spec:
+                  priorty: 1
+                  nodeGroups:
+                    - name: worker
+                      replicas: -3
+                      resources: {cpu: -1, memory: lots}
+                      command: [python, 3]
+                      env: {1BAD: x, GOOD: 0.1, SLIPSTREAM_RANK: "7"}
+                      workingDir: ../../etc
+                """);
+        assertThat(problems).extracting(Problem::field).containsExactlyInAnyOrder(
+                "apiVersion",
+                "metadata.name",
+                "spec.priorty",
+                "spec.nodeGroups[0].replicas",
+                "spec.nodeGroups[0].resources.cpu",
+                "spec.nodeGroups[0].resources.memory",
+                "spec.nodeGroups[0].command[1]",
+                "spec.nodeGroups[0].env.1BAD",
+                "spec.nodeGroups[0].env.GOOD",
+                "spec.nodeGroups[0].env.SLIPSTREAM_RANK",
+                "spec.nodeGroups[0].workingDir");
+        assertThat(problems).filteredOn(p -> p.field().equals("spec.priorty"))
+                .extracting(Problem::message).containsExactly("unknown field (did you mean 'priority'?)");
+    }
+
+    static Stream<Arguments> badJobs() {
+        return Stream.of(
+                Arguments.of("missing command", "replicas: 1\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].command", "is required"),
+                Arguments.of("empty command", "command: []\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].command", "must name the program"),
+                Arguments.of("both shape and resources", "command: [x]\n    shape: s\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].resources", "not both"),
+                Arguments.of("neither shape nor resources", "command: [x]", "spec.nodeGroups[0].shape", "is required"),
+                Arguments.of("absurd gpu count", "command: [x]\n    resources: {cpu: 1, memory: 1Gi, gpu: 100000}", "spec.nodeGroups[0].resources.gpu", "between"),
+                Arguments.of("absurd memory", "command: [x]\n    resources: {cpu: 1, memory: 1Ei}", "spec.nodeGroups[0].resources.memory", "at most 64Ti"),
+                Arguments.of("zero cpu", "command: [x]\n    resources: {cpu: 0, memory: 1Gi}", "spec.nodeGroups[0].resources.cpu", "greater than zero"),
+                Arguments.of("replicas as string", "command: [x]\n    replicas: \"2\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].replicas", "whole number"),
+                Arguments.of("fractional replicas", "command: [x]\n    replicas: 1.5\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].replicas", "whole number"),
+                Arguments.of("absolute workingDir", "command: [x]\n    workingDir: /etc\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].workingDir", "relative"),
+                Arguments.of("env not a map", "command: [x]\n    env: [A]\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].env", "must be a map"),
+                Arguments.of("image with spaces", "command: [x]\n    image: \"a b\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].image", "without spaces"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badJobs")
+    void rejectsBadNodeGroups(String description, String groupFields, String field, String message) {
+        String yaml = """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  nodeGroups:
+                  - name: g
+                    %s
+                """.formatted(groupFields);
+        assertThat(problemsOf(yaml)).anySatisfy(p -> {
+            assertThat(p.field()).isEqualTo(field);
+            assertThat(p.message()).contains(message);
+        });
+    }
+
+    @Test
+    void rejectsDuplicateNodeGroupNamesAndTooManyInstances() {
+        List<Problem> problems = problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  nodeGroups:
+                  - {name: a, replicas: 10000, command: [x], resources: {cpu: 1, memory: 1Gi}}
+                  - {name: a, replicas: 1, command: [x], resources: {cpu: 1, memory: 1Gi}}
+                """);
+        assertThat(problems).extracting(Problem::field).contains("spec.nodeGroups[1].name");
+    }
+
+    @Test
+    void workspaceKindsMustNotNameAWorkspaceAndWorkspacedKindsMust() {
+        assertThat(problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Shape
+                metadata: {name: small, workspace: team-a}
+                spec: {cpu: 1, memory: 1Gi}
+                """)).extracting(Problem::field).containsExactly("metadata.workspace");
+        assertThat(problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q}
+                spec: {min: {gpu: 1}}
+                """)).extracting(Problem::field).containsExactly("metadata.workspace");
+    }
+
+    @Test
+    void quotaMaxBelowMinIsRejected() {
+        assertThat(problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: w}
+                spec: {min: {gpu: 8}, max: {gpu: 4}, type: Dedicated}
+                """)).extracting(Problem::field).containsExactlyInAnyOrder("spec.max.gpu", "spec.gpuModel");
+    }
+
+    @Test
+    void multiDocumentProblemsNameTheirDocument() {
+        assertThatThrownBy(() -> read("""
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: ok}
+                ---
+                apiVersion: slipstream/v1
+                kind: Widget
+                metadata: {name: nope}
+                spec: {}
+                """))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems())
+                        .containsExactly(new Problem("documents[1].kind", "'Widget' is not one of Workspace, Shape, Quota, Job")));
+    }
+
+    @Test
+    void nonObjectDocumentIsRejected() {
+        assertThat(problemsOf("- just\n- a list\n")).isNotEmpty();
+        assertThat(problemsOf("42")).extracting(Problem::message).allMatch(m -> m.contains("must be an object"));
+    }
+}

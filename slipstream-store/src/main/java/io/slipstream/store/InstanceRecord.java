@@ -1,0 +1,65 @@
+package io.slipstream.store;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One instance as stored. The placement ({@code node}, {@code gpus}) is written before the executor is told
+ * anything; {@code handle} is what the executor needs to find the instance again after a restart.
+ */
+public record InstanceRecord(
+        InstanceId id,
+        String nodeGroup,
+        int groupRank,
+        String node,
+        List<Integer> gpus,
+        InstanceState state,
+        Integer exitCode,
+        String reason,
+        Map<String, String> handle,
+        Instant startedAt,
+        Instant finishedAt,
+        long version) {
+
+    public InstanceRecord {
+        requireNonNull(id, "id is null");
+        requireNonNull(nodeGroup, "nodeGroup is null");
+        requireNonNull(node, "node is null");
+        requireNonNull(state, "state is null");
+        gpus = List.copyOf(gpus);
+        handle = Map.copyOf(handle);
+    }
+
+    public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Placed", Map.of(), null, null, 0);
+    }
+
+    /** A short name for logs and tables: {@code worker-2}. */
+    public String displayName() {
+        return nodeGroup + "-" + groupRank;
+    }
+
+    public InstanceRecord running(Map<String, String> newHandle, Instant at) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.RUNNING, null, "Launched", newHandle,
+                startedAt == null ? at : startedAt, null, version);
+    }
+
+    public InstanceRecord finished(InstanceState finalState, Integer code, String why, Instant at) {
+        if (!finalState.isFinal()) {
+            throw new IllegalArgumentException("not a final state: " + finalState);
+        }
+        if (state.isFinal()) {
+            throw new IllegalStateException("instance " + id + " already ended " + state);
+        }
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, version);
+    }
+
+    public InstanceRecord withVersion(long newVersion) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, newVersion);
+    }
+}

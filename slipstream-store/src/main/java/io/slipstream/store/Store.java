@@ -1,0 +1,96 @@
+package io.slipstream.store;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.Kind;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Everything Slipstream persists. Every change of a versioned record is compare-and-set: it names the version it
+ * read and fails with {@link ConflictException} if the stored one differs. Implementations MUST be safe for
+ * concurrent use; a method called inside {@link #inTransaction} joins that transaction.
+ */
+public interface Store extends AutoCloseable {
+
+    /** Runs {@code work} in one transaction: all its writes happen, or none do. */
+    <T> T inTransaction(Function<Store, T> work);
+
+    // --- applied documents (workspaces, shapes, quotas, jobs) ---
+
+    /** {@code workspace} is {@code null} for cluster-wide kinds. */
+    Optional<StoredDocument> getDocument(Kind kind, String workspace, String name);
+
+    /**
+     * Documents of one kind, ordered by workspace then name, limited to {@code workspaces} ({@code null}: all).
+     * For the Workspace kind the limit applies to the workspaces' own names.
+     */
+    List<StoredDocument> listDocuments(Kind kind, Set<String> workspaces);
+
+    /** Stores a new document at version 1; {@link ConflictException} if it exists. */
+    StoredDocument createDocument(Document<?> document, Instant now);
+
+    /** Replaces a document if its stored version is {@code expectedVersion}; returns it at the next version. */
+    StoredDocument updateDocument(Document<?> document, long expectedVersion, Instant now);
+
+    /** Deletes a document if its stored version is {@code expectedVersion}. */
+    void deleteDocument(Kind kind, String workspace, String name, long expectedVersion);
+
+    /** Names of the workspaces that list {@code user} as a member. */
+    Set<String> workspacesOf(String user);
+
+    // --- tokens ---
+
+    void createToken(TokenRecord token);
+
+    Optional<TokenRecord> findTokenByHash(String hash);
+
+    List<TokenRecord> listTokens();
+
+    /** Marks a token revoked; returns whether it existed and was not revoked already. */
+    boolean revokeToken(String id, Instant at);
+
+    boolean hasAdminToken(Instant now);
+
+    // --- runs, instances, events ---
+
+    /** Stores a new run at version 1, with its first event; {@link ConflictException} if the id is taken. */
+    RunRecord createRun(RunRecord run, RunEvent created);
+
+    Optional<RunRecord> getRun(RunId id);
+
+    List<RunRecord> listRuns(RunQuery query);
+
+    /** Runs not in a final state, oldest first. */
+    List<RunRecord> activeRuns();
+
+    /** Replaces a run if its stored version is {@code run.version()}; returns it at the next version. */
+    RunRecord updateRun(RunRecord run);
+
+    /** Stores new instances at version 1. */
+    List<InstanceRecord> createInstances(List<InstanceRecord> instances);
+
+    /** The instances of every attempt of a run, by attempt then rank. */
+    List<InstanceRecord> instancesOf(RunId runId);
+
+    Optional<InstanceRecord> getInstance(InstanceId id);
+
+    /** Instances not in a final state, of any run. */
+    List<InstanceRecord> activeInstances();
+
+    /** Replaces an instance if its stored version is {@code instance.version()}; returns it at the next version. */
+    InstanceRecord updateInstance(InstanceRecord instance);
+
+    /** Appends to a run's history and returns the event with its sequence number. */
+    RunEvent appendEvent(RunEvent event);
+
+    /** A run's events with {@code seq > afterSeq}, oldest first, at most {@code limit}. */
+    List<RunEvent> eventsOf(RunId runId, long afterSeq, int limit);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,560 @@
+package io.slipstream.store.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.Documents;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.ObjectMeta;
+import io.slipstream.api.spec.SpecWriter;
+import io.slipstream.api.spec.WorkspaceSpec;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunQuery;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import io.slipstream.store.StoredDocument;
+import io.slipstream.store.TokenRecord;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.StatementContext;
+import tools.jackson.core.type.TypeReference;
+
+/**
+ * The {@link Store} on a JDBC database: H2 in file mode (the embedded default) or PostgreSQL. The schema comes
+ * from versioned Flyway migrations that run unchanged on both.
+ */
+public final class JdbcStore implements Store {
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
+    };
+
+    private final HikariDataSource dataSource;
+    private final Jdbi jdbi;
+    private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
+
+    private JdbcStore(HikariDataSource dataSource) {
+        this.dataSource = dataSource;
+        this.jdbi = Jdbi.create(dataSource);
+    }
+
+    /**
+     * Opens the embedded H2 store under {@code dataDir}. {@code WRITE_DELAY=0} makes every commit durable at once:
+     * with H2's default, acknowledged writes were lost on {@code kill -9}.
+     */
+    public static JdbcStore openH2(Path dataDir) {
+        String url = "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
+                + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
+        return open(url, "sa", "");
+    }
+
+    /** Opens a store at a JDBC URL ({@code jdbc:h2:...} or {@code jdbc:postgresql://...}) and migrates its schema. */
+    public static JdbcStore open(String url, String user, String password) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setMaximumPoolSize(8);
+        config.setPoolName("slipstream-store");
+        config.setInitializationFailTimeout(10_000);
+        HikariDataSource dataSource = new HikariDataSource(config);
+        try {
+            Flyway.configure()
+                    .dataSource(dataSource)
+                    .locations("classpath:db/migration")
+                    .loggers("slf4j")
+                    .load()
+                    .migrate();
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+        return new JdbcStore(dataSource);
+    }
+
+    @Override
+    public void close() {
+        dataSource.close();
+    }
+
+    // --- transactions ---
+
+    @Override
+    public <T> T inTransaction(Function<Store, T> work) {
+        if (transaction.get() != null) {
+            return work.apply(this);
+        }
+        return jdbi.inTransaction(handle -> {
+            transaction.set(handle);
+            try {
+                return work.apply(this);
+            } finally {
+                transaction.remove();
+            }
+        });
+    }
+
+    private <T> T withHandle(Function<Handle, T> work) {
+        Handle bound = transaction.get();
+        if (bound != null) {
+            return work.apply(bound);
+        }
+        return jdbi.withHandle(work::apply);
+    }
+
+    // --- documents ---
+
+    @Override
+    public Optional<StoredDocument> getDocument(Kind kind, String workspace, String name) {
+        return withHandle(h -> h.createQuery("SELECT * FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name")
+                .bind("kind", kind.name())
+                .bind("workspace", workspaceKey(workspace))
+                .bind("name", name)
+                .map(JdbcStore::document)
+                .findOne());
+    }
+
+    @Override
+    public List<StoredDocument> listDocuments(Kind kind, Set<String> workspaces) {
+        if (workspaces != null && workspaces.isEmpty()) {
+            return List.of();
+        }
+        return withHandle(h -> {
+            var query = h.createQuery("SELECT * FROM documents WHERE kind = :kind"
+                    + (workspaces == null ? "" : kind == Kind.Workspace ? " AND name IN (<workspaces>)" : " AND workspace IN (<workspaces>)")
+                    + " ORDER BY workspace, name");
+            query.bind("kind", kind.name());
+            if (workspaces != null) {
+                query.bindList("workspaces", new ArrayList<>(workspaces));
+            }
+            return query.map(JdbcStore::document).list();
+        });
+    }
+
+    @Override
+    public StoredDocument createDocument(Document<?> document, Instant now) {
+        return inTransaction(store -> withHandle(h -> {
+            boolean exists = h.createQuery("SELECT COUNT(*) FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name")
+                    .bind("kind", document.kind().name())
+                    .bind("workspace", workspaceKey(document.workspace()))
+                    .bind("name", document.name())
+                    .mapTo(Long.class).one() > 0;
+            if (exists) {
+                throw new ConflictException(document.reference() + " already exists");
+            }
+            time(time(h.createUpdate("INSERT INTO documents (kind, workspace, name, version, body, created_at, updated_at) "
+                                    + "VALUES (:kind, :workspace, :name, 1, :body, :created, :updated)")
+                            .bind("kind", document.kind().name())
+                            .bind("workspace", workspaceKey(document.workspace()))
+                            .bind("name", document.name())
+                            .bind("body", body(document)), "created", now), "updated", now)
+                    .execute();
+            syncMembers(h, document);
+            return new StoredDocument(unversioned(document), 1, now, now);
+        }));
+    }
+
+    @Override
+    public StoredDocument updateDocument(Document<?> document, long expectedVersion, Instant now) {
+        return inTransaction(store -> withHandle(h -> {
+            int updated = time(h.createUpdate("UPDATE documents SET body = :body, version = version + 1, updated_at = :updated "
+                            + "WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
+                    .bind("kind", document.kind().name())
+                    .bind("workspace", workspaceKey(document.workspace()))
+                    .bind("name", document.name())
+                    .bind("version", expectedVersion)
+                    .bind("body", body(document)), "updated", now)
+                    .execute();
+            if (updated == 0) {
+                throw new ConflictException(document.reference() + " is not at version " + expectedVersion
+                        + " (it was changed or deleted meanwhile)");
+            }
+            syncMembers(h, document);
+            return getDocument(document.kind(), document.workspace(), document.name()).orElseThrow();
+        }));
+    }
+
+    @Override
+    public void deleteDocument(Kind kind, String workspace, String name, long expectedVersion) {
+        inTransaction(store -> withHandle(h -> {
+            int deleted = h.createUpdate("DELETE FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
+                    .bind("kind", kind.name())
+                    .bind("workspace", workspaceKey(workspace))
+                    .bind("name", name)
+                    .bind("version", expectedVersion)
+                    .execute();
+            if (deleted == 0) {
+                throw new ConflictException(kind + " " + name + " is not at version " + expectedVersion);
+            }
+            if (kind == Kind.Workspace) {
+                h.createUpdate("DELETE FROM workspace_members WHERE workspace = :workspace").bind("workspace", name).execute();
+            }
+            return null;
+        }));
+    }
+
+    private static void syncMembers(Handle h, Document<?> document) {
+        if (document.spec() instanceof WorkspaceSpec workspace) {
+            h.createUpdate("DELETE FROM workspace_members WHERE workspace = :workspace").bind("workspace", document.name()).execute();
+            for (String member : workspace.members()) {
+                h.createUpdate("INSERT INTO workspace_members (workspace, user_name) VALUES (:workspace, :user)")
+                        .bind("workspace", document.name())
+                        .bind("user", member)
+                        .execute();
+            }
+        }
+    }
+
+    @Override
+    public Set<String> workspacesOf(String user) {
+        return withHandle(h -> new TreeSet<>(h.createQuery("SELECT workspace FROM workspace_members WHERE user_name = :user")
+                .bind("user", user)
+                .mapTo(String.class)
+                .list()));
+    }
+
+    private static String workspaceKey(String workspace) {
+        return workspace == null ? "" : workspace;
+    }
+
+    private static String body(Document<?> document) {
+        return SpecWriter.write(unversioned(document)).toString();
+    }
+
+    private static Document<?> unversioned(Document<?> document) {
+        ObjectMeta meta = document.metadata();
+        return meta.version() == null ? document : new Document<>(ObjectMeta.of(meta.name(), meta.workspace()), document.spec());
+    }
+
+    private static StoredDocument document(ResultSet rs, StatementContext ctx) throws SQLException {
+        Document<?> document = Documents.readStored(Json.mapper().readTree(rs.getString("body")));
+        return new StoredDocument(document, rs.getLong("version"), instant(rs, "created_at"), instant(rs, "updated_at"));
+    }
+
+    // --- tokens ---
+
+    @Override
+    public void createToken(TokenRecord token) {
+        withHandle(h -> time(time(time(h.createUpdate("INSERT INTO tokens (id, hash, user_name, admin, description, created_at, expires_at, revoked_at) "
+                                + "VALUES (:id, :hash, :user, :admin, :description, :created, :expires, :revoked)")
+                        .bind("id", token.id())
+                        .bind("hash", token.hash())
+                        .bind("user", token.user())
+                        .bind("admin", token.admin())
+                        .bind("description", token.description()), "created", token.createdAt()), "expires", token.expiresAt()),
+                "revoked", token.revokedAt())
+                .execute());
+    }
+
+    @Override
+    public Optional<TokenRecord> findTokenByHash(String hash) {
+        return withHandle(h -> h.createQuery("SELECT * FROM tokens WHERE hash = :hash").bind("hash", hash).map(JdbcStore::token).findOne());
+    }
+
+    @Override
+    public List<TokenRecord> listTokens() {
+        return withHandle(h -> h.createQuery("SELECT * FROM tokens ORDER BY created_at, id").map(JdbcStore::token).list());
+    }
+
+    @Override
+    public boolean revokeToken(String id, Instant at) {
+        return withHandle(h -> time(h.createUpdate("UPDATE tokens SET revoked_at = :at WHERE id = :id AND revoked_at IS NULL")
+                .bind("id", id), "at", at)
+                .execute() > 0);
+    }
+
+    @Override
+    public boolean hasAdminToken(Instant now) {
+        return listTokens().stream().anyMatch(t -> t.admin() && t.isUsableAt(now));
+    }
+
+    private static TokenRecord token(ResultSet rs, StatementContext ctx) throws SQLException {
+        return new TokenRecord(rs.getString("id"), rs.getString("hash"), rs.getString("user_name"), rs.getBoolean("admin"),
+                rs.getString("description"), instant(rs, "created_at"), instant(rs, "expires_at"), instant(rs, "revoked_at"));
+    }
+
+    // --- runs ---
+
+    @Override
+    public RunRecord createRun(RunRecord run, RunEvent created) {
+        return inTransaction(store -> withHandle(h -> {
+            boolean exists = h.createQuery("SELECT COUNT(*) FROM runs WHERE id = :id").bind("id", run.id().value()).mapTo(Long.class).one() > 0;
+            if (exists) {
+                throw new ConflictException("run " + run.id() + " already exists");
+            }
+            RunRecord stored = run.withVersion(1);
+            bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
+                    + "created_at, started_at, finished_at, cancel_requested_at, active, version) VALUES (:id, :workspace, :job, "
+                    + ":jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, :finished, "
+                    + ":cancelRequested, :active, :version)"), stored)
+                    .bind("workspace", run.workspace())
+                    .bind("job", run.job())
+                    .bind("jobVersion", run.jobVersion())
+                    .bind("priority", run.priority())
+                    .bind("spec", runSpec(run))
+                    .execute();
+            appendEvent(created);
+            return stored;
+        }));
+    }
+
+    @Override
+    public Optional<RunRecord> getRun(RunId id) {
+        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE id = :id").bind("id", id.value()).map(JdbcStore::run).findOne());
+    }
+
+    @Override
+    public List<RunRecord> listRuns(RunQuery query) {
+        if (query.workspaces() != null && query.workspaces().isEmpty()) {
+            return List.of();
+        }
+        StringBuilder sql = new StringBuilder("SELECT * FROM runs WHERE 1 = 1");
+        if (query.workspaces() != null) {
+            sql.append(" AND workspace IN (<workspaces>)");
+        }
+        if (query.workspace() != null) {
+            sql.append(" AND workspace = :workspace");
+        }
+        if (query.job() != null) {
+            sql.append(" AND job = :job");
+        }
+        if (!query.states().isEmpty()) {
+            sql.append(" AND state IN (<states>)");
+        }
+        if (query.before() != null) {
+            sql.append(" AND (created_at < :beforeTime OR (created_at = :beforeTime AND id < :beforeId))");
+        }
+        sql.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
+        return withHandle(h -> {
+            var q = h.createQuery(sql.toString()).bind("limit", query.limit());
+            if (query.workspaces() != null) {
+                q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
+            }
+            if (query.workspace() != null) {
+                q.bind("workspace", query.workspace());
+            }
+            if (query.job() != null) {
+                q.bind("job", query.job());
+            }
+            if (!query.states().isEmpty()) {
+                q.bindList("states", query.states().stream().map(Enum::name).sorted().collect(Collectors.toList()));
+            }
+            if (query.before() != null) {
+                time(q, "beforeTime", Instant.ofEpochMilli(query.before().createdAtMillis())).bind("beforeId", query.before().id());
+            }
+            return q.map(JdbcStore::run).list();
+        });
+    }
+
+    @Override
+    public List<RunRecord> activeRuns() {
+        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE active = TRUE ORDER BY created_at, id").map(JdbcStore::run).list());
+    }
+
+    @Override
+    public RunRecord updateRun(RunRecord run) {
+        RunRecord next = run.withVersion(run.version() + 1);
+        int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
+                + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
+                + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
+                .bind("expected", run.version())
+                .execute());
+        if (updated == 0) {
+            throw new ConflictException("run " + run.id() + " is not at version " + run.version());
+        }
+        return next;
+    }
+
+    private static <S extends SqlStatement<S>> S bindRun(S statement, RunRecord run) {
+        statement.bind("id", run.id().value())
+                .bind("state", run.state().name())
+                .bind("reason", truncate(run.reason(), 1024))
+                .bind("outcome", run.outcome() == null ? null : run.outcome().name())
+                .bind("attempt", run.attempt())
+                .bind("active", !run.state().isFinal())
+                .bind("version", run.version());
+        time(statement, "created", run.createdAt());
+        time(statement, "started", run.startedAt());
+        time(statement, "finished", run.finishedAt());
+        return time(statement, "cancelRequested", run.cancelRequestedAt());
+    }
+
+    private static String runSpec(RunRecord run) {
+        return SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())).toString();
+    }
+
+    private static RunRecord run(ResultSet rs, StatementContext ctx) throws SQLException {
+        JobSpec spec = (JobSpec) Documents.readStored(Json.mapper().readTree(rs.getString("spec"))).spec();
+        String outcome = rs.getString("outcome");
+        return new RunRecord(new RunId(rs.getString("id")), rs.getString("workspace"), rs.getString("job"), rs.getLong("job_version"),
+                RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
+                rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
+                instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), rs.getLong("version"));
+    }
+
+    // --- instances ---
+
+    @Override
+    public List<InstanceRecord> createInstances(List<InstanceRecord> instances) {
+        return inTransaction(store -> withHandle(h -> {
+            List<InstanceRecord> stored = new ArrayList<>();
+            for (InstanceRecord instance : instances) {
+                InstanceRecord next = instance.withVersion(1);
+                bindInstance(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
+                        + "state, exit_code, reason, handle, started_at, finished_at, active, version) VALUES (:runId, :attempt, :rank, "
+                        + ":nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :active, :version)"),
+                        next).execute();
+                stored.add(next);
+            }
+            return stored;
+        }));
+    }
+
+    @Override
+    public List<InstanceRecord> instancesOf(RunId runId) {
+        return withHandle(h -> h.createQuery("SELECT * FROM instances WHERE run_id = :runId ORDER BY attempt, instance_rank")
+                .bind("runId", runId.value())
+                .map(JdbcStore::instance)
+                .list());
+    }
+
+    @Override
+    public Optional<InstanceRecord> getInstance(InstanceId id) {
+        return withHandle(h -> h.createQuery("SELECT * FROM instances WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank")
+                .bind("runId", id.runId().value())
+                .bind("attempt", id.attempt())
+                .bind("rank", id.rank())
+                .map(JdbcStore::instance)
+                .findOne());
+    }
+
+    @Override
+    public List<InstanceRecord> activeInstances() {
+        return withHandle(h -> h.createQuery("SELECT * FROM instances WHERE active = TRUE ORDER BY run_id, attempt, instance_rank")
+                .map(JdbcStore::instance)
+                .list());
+    }
+
+    @Override
+    public InstanceRecord updateInstance(InstanceRecord instance) {
+        InstanceRecord next = instance.withVersion(instance.version() + 1);
+        int updated = withHandle(h -> bindInstance(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
+                + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
+                + "active = :active, version = :version "
+                + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
+                .bind("expected", instance.version())
+                .execute());
+        if (updated == 0) {
+            throw new ConflictException("instance " + instance.id() + " is not at version " + instance.version());
+        }
+        return next;
+    }
+
+    private static <S extends SqlStatement<S>> S bindInstance(S statement, InstanceRecord instance) {
+        statement.bind("runId", instance.id().runId().value())
+                .bind("attempt", instance.id().attempt())
+                .bind("rank", instance.id().rank())
+                .bind("nodeGroup", instance.nodeGroup())
+                .bind("groupRank", instance.groupRank())
+                .bind("node", instance.node())
+                .bind("gpus", instance.gpus().stream().map(String::valueOf).collect(Collectors.joining(",")))
+                .bind("state", instance.state().name())
+                .bind("reason", truncate(instance.reason(), 1024))
+                .bind("handle", Json.mapper().writeValueAsString(new LinkedHashMap<>(instance.handle())))
+                .bind("active", !instance.state().isFinal())
+                .bind("version", instance.version());
+        if (instance.exitCode() == null) {
+            statement.bindNull("exitCode", Types.INTEGER);
+        } else {
+            statement.bind("exitCode", instance.exitCode());
+        }
+        time(statement, "started", instance.startedAt());
+        return time(statement, "finished", instance.finishedAt());
+    }
+
+    private static InstanceRecord instance(ResultSet rs, StatementContext ctx) throws SQLException {
+        String gpus = rs.getString("gpus");
+        int exitCode = rs.getInt("exit_code");
+        Integer exit = rs.wasNull() ? null : exitCode;
+        return new InstanceRecord(
+                new InstanceId(new RunId(rs.getString("run_id")), rs.getInt("attempt"), rs.getInt("instance_rank")),
+                rs.getString("node_group"), rs.getInt("group_rank"), rs.getString("node"),
+                gpus.isEmpty() ? List.of() : Arrays.stream(gpus.split(",")).map(Integer::valueOf).toList(),
+                InstanceState.valueOf(rs.getString("state")), exit, rs.getString("reason"),
+                Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
+                instant(rs, "started_at"), instant(rs, "finished_at"), rs.getLong("version"));
+    }
+
+    // --- events ---
+
+    @Override
+    public RunEvent appendEvent(RunEvent event) {
+        long seq = withHandle(h -> time(h.createUpdate("INSERT INTO run_events (run_id, event_time, type, state, reason, message, instance) "
+                        + "VALUES (:runId, :time, :type, :state, :reason, :message, :instance)")
+                .bind("runId", event.runId().value())
+                .bind("type", event.type())
+                .bind("state", event.state())
+                .bind("reason", truncate(event.reason(), 1024))
+                .bind("message", truncate(event.message(), 4096))
+                .bind("instance", event.instance()), "time", event.time())
+                .executeAndReturnGeneratedKeys("seq")
+                .mapTo(Long.class)
+                .one());
+        return new RunEvent(seq, event.runId(), event.time(), event.type(), event.state(), event.reason(), event.message(), event.instance());
+    }
+
+    @Override
+    public List<RunEvent> eventsOf(RunId runId, long afterSeq, int limit) {
+        return withHandle(h -> h.createQuery("SELECT * FROM run_events WHERE run_id = :runId AND seq > :after ORDER BY seq LIMIT :limit")
+                .bind("runId", runId.value())
+                .bind("after", afterSeq)
+                .bind("limit", limit)
+                .map((rs, ctx) -> new RunEvent(rs.getLong("seq"), new RunId(rs.getString("run_id")), instant(rs, "event_time"),
+                        rs.getString("type"), rs.getString("state"), rs.getString("reason"), rs.getString("message"),
+                        rs.getString("instance")))
+                .list());
+    }
+
+    // --- helpers ---
+
+    private static <S extends SqlStatement<S>> S time(S statement, String name, Instant instant) {
+        if (instant == null) {
+            return statement.bindNull(name, Types.TIMESTAMP_WITH_TIMEZONE);
+        }
+        return statement.bind(name, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime time = rs.getObject(column, OffsetDateTime.class);
+        return time == null ? null : time.toInstant();
+    }
+
+    private static String truncate(String text, int max) {
+        return text == null || text.length() <= max ? text : text.substring(0, max - 1) + "…";
+    }
+}

@@ -1,0 +1,244 @@
+package io.slipstream.store;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.ObjectMeta;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.ShapeSpec;
+import io.slipstream.api.spec.WorkspaceSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every {@link Store} must do. Each implementation's test extends this and provides a fresh, empty store.
+ */
+public abstract class BaseStoreContractTest {
+    private static final Instant T0 = Instant.parse("2026-03-01T10:00:00.123Z");
+
+    protected Store store;
+
+    /** A new, empty, migrated store. */
+    protected abstract Store createStore() throws Exception;
+
+    @BeforeEach
+    void open() throws Exception {
+        store = createStore();
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+    }
+
+    private static Document<WorkspaceSpec> workspace(String name, String... members) {
+        return new Document<>(ObjectMeta.of(name, null), new WorkspaceSpec(List.of(members)));
+    }
+
+    private static RunRecord queuedRun(String job, String workspace, Instant createdAt) {
+        JobSpec spec = aJob(job).workspace(workspace).replicas(2).gpus(1).env("LR", "0.1").spec();
+        return RunRecord.queued(RunId.newFor(job), workspace, job, 1, spec, createdAt);
+    }
+
+    private RunRecord createRun(RunRecord run) {
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+    }
+
+    @Test
+    void documentsAreCreatedReadAndListedWithVersions() {
+        StoredDocument created = store.createDocument(workspace("team-a", "alice"), T0);
+        assertThat(created.version()).isEqualTo(1);
+        store.createDocument(workspace("team-b", "bob", "alice"), T0);
+        Document<ShapeSpec> shape = new Document<>(ObjectMeta.of("gpu.8x.sim", null), new ShapeSpec(new Resources(32000, 256L << 30, 8, "sim-gpu")));
+        store.createDocument(shape, T0);
+
+        StoredDocument read = store.getDocument(Kind.Workspace, null, "team-a").orElseThrow();
+        assertThat(read.document()).isEqualTo(workspace("team-a", "alice"));
+        assertThat(read.createdAt()).isEqualTo(T0);
+        assertThat(store.getDocument(Kind.Shape, null, "gpu.8x.sim").orElseThrow().document()).isEqualTo(shape);
+        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-b");
+        assertThat(store.listDocuments(Kind.Workspace, Set.of("team-b"))).hasSize(1);
+        assertThat(store.listDocuments(Kind.Workspace, Set.of())).isEmpty();
+        assertThat(store.getDocument(Kind.Workspace, null, "nope")).isEmpty();
+    }
+
+    @Test
+    void creatingAnExistingDocumentConflicts() {
+        store.createDocument(workspace("team-a"), T0);
+        assertThatThrownBy(() -> store.createDocument(workspace("team-a"), T0)).isInstanceOf(ConflictException.class);
+    }
+
+    @Test
+    void documentUpdatesAreCompareAndSet() {
+        store.createDocument(workspace("team-a", "alice"), T0);
+        StoredDocument updated = store.updateDocument(workspace("team-a", "alice", "bob"), 1, T0.plusSeconds(5));
+        assertThat(updated.version()).isEqualTo(2);
+        assertThat(updated.updatedAt()).isEqualTo(T0.plusSeconds(5));
+        assertThat(updated.createdAt()).isEqualTo(T0);
+        assertThatThrownBy(() -> store.updateDocument(workspace("team-a"), 1, T0)).isInstanceOf(ConflictException.class);
+        assertThat(store.getDocument(Kind.Workspace, null, "team-a").orElseThrow().document()).isEqualTo(workspace("team-a", "alice", "bob"));
+        assertThatThrownBy(() -> store.deleteDocument(Kind.Workspace, null, "team-a", 1)).isInstanceOf(ConflictException.class);
+        store.deleteDocument(Kind.Workspace, null, "team-a", 2);
+        assertThat(store.getDocument(Kind.Workspace, null, "team-a")).isEmpty();
+    }
+
+    @Test
+    void membershipFollowsWorkspaceDocuments() {
+        store.createDocument(workspace("team-a", "alice"), T0);
+        store.createDocument(workspace("team-b", "alice", "bob"), T0);
+        assertThat(store.workspacesOf("alice")).containsExactly("team-a", "team-b");
+        store.updateDocument(workspace("team-b", "bob"), 1, T0);
+        assertThat(store.workspacesOf("alice")).containsExactly("team-a");
+        assertThat(store.workspacesOf("bob")).containsExactly("team-b");
+        store.deleteDocument(Kind.Workspace, null, "team-b", 2);
+        assertThat(store.workspacesOf("bob")).isEmpty();
+    }
+
+    @Test
+    void aFailedTransactionLeavesNothingBehind() {
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            tx.createDocument(workspace("team-a", "alice"), T0);
+            tx.createDocument(workspace("team-a"), T0); // conflicts: the whole transaction rolls back
+            return null;
+        })).isInstanceOf(ConflictException.class);
+        assertThat(store.getDocument(Kind.Workspace, null, "team-a")).isEmpty();
+        assertThat(store.workspacesOf("alice")).isEmpty();
+    }
+
+    @Test
+    void tokensAreFoundByHashAndRevoked() {
+        TokenRecord token = new TokenRecord("tok-1", "ab".repeat(32), "alice", false, "laptop", T0, T0.plus(Duration.ofDays(1)), null);
+        store.createToken(token);
+        assertThat(store.findTokenByHash("ab".repeat(32))).contains(token);
+        assertThat(store.findTokenByHash("cd".repeat(32))).isEmpty();
+        assertThat(store.hasAdminToken(T0)).isFalse();
+        store.createToken(new TokenRecord("tok-2", "ef".repeat(32), "admin", true, null, T0, null, null));
+        assertThat(store.hasAdminToken(T0)).isTrue();
+        assertThat(store.revokeToken("tok-2", T0.plusSeconds(1))).isTrue();
+        assertThat(store.revokeToken("tok-2", T0.plusSeconds(2))).isFalse();
+        assertThat(store.hasAdminToken(T0.plusSeconds(3))).isFalse();
+        assertThat(store.listTokens()).extracting(TokenRecord::id).containsExactly("tok-1", "tok-2");
+    }
+
+    @Test
+    void runsRoundTripExactly() {
+        RunRecord run = queuedRun("train", "team-a", T0);
+        RunRecord stored = createRun(run);
+        assertThat(stored.version()).isEqualTo(1);
+        assertThat(store.getRun(run.id())).contains(stored);
+        assertThat(store.activeRuns()).containsExactly(stored);
+        assertThat(store.eventsOf(run.id(), 0, 10)).singleElement().satisfies(e -> assertThat(e.reason()).isEqualTo("Submitted"));
+        assertThat(store.getRun(new RunId("nope-12345678"))).isEmpty();
+    }
+
+    @Test
+    void runUpdatesAreCompareAndSet() {
+        RunRecord stored = createRun(queuedRun("train", "team-a", T0));
+        RunRecord starting = store.updateRun(stored.moveTo(RunState.STARTING, "Admitted", T0.plusSeconds(1)));
+        assertThat(starting.version()).isEqualTo(2);
+        assertThatThrownBy(() -> store.updateRun(stored.moveTo(RunState.CANCELLED, "Cancelled", T0))).isInstanceOf(ConflictException.class);
+        RunRecord running = store.updateRun(starting.moveTo(RunState.RUNNING, "AllInstancesRunning", T0.plusSeconds(2)));
+        RunRecord done = store.updateRun(running.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", T0.plusSeconds(3)));
+        assertThat(store.getRun(stored.id())).contains(done);
+        assertThat(done.startedAt()).isEqualTo(T0.plusSeconds(2));
+        assertThat(done.finishedAt()).isEqualTo(T0.plusSeconds(3));
+        assertThat(store.activeRuns()).isEmpty();
+    }
+
+    @Test
+    void runsAreListedNewestFirstWithFiltersAndCursor() {
+        List<RunRecord> runs = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            runs.add(createRun(queuedRun(i % 2 == 0 ? "even" : "odd", i < 4 ? "team-a" : "team-b", T0.plusSeconds(i))));
+        }
+        assertThat(store.listRuns(new RunQuery(null, null, null, null, 10, null))).extracting(RunRecord::id)
+                .containsExactly(runs.get(4).id(), runs.get(3).id(), runs.get(2).id(), runs.get(1).id(), runs.get(0).id());
+        assertThat(store.listRuns(new RunQuery(Set.of("team-b"), null, null, null, 10, null))).extracting(RunRecord::id)
+                .containsExactly(runs.get(4).id());
+        assertThat(store.listRuns(new RunQuery(Set.of(), null, null, null, 10, null))).isEmpty();
+        assertThat(store.listRuns(new RunQuery(null, "team-a", "even", null, 10, null))).extracting(RunRecord::id)
+                .containsExactly(runs.get(2).id(), runs.get(0).id());
+        assertThat(store.listRuns(new RunQuery(null, null, null, Set.of(RunState.RUNNING), 10, null))).isEmpty();
+
+        List<RunRecord> firstPage = store.listRuns(new RunQuery(null, null, null, null, 2, null));
+        RunRecord last = firstPage.get(1);
+        List<RunRecord> secondPage = store.listRuns(new RunQuery(null, null, null, null, 2,
+                new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value())));
+        assertThat(secondPage).extracting(RunRecord::id).containsExactly(runs.get(2).id(), runs.get(1).id());
+    }
+
+    @Test
+    void instancesRoundTripAndUpdatesAreCompareAndSet() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        InstanceRecord first = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of(0, 3));
+        InstanceRecord second = InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-2", List.of());
+        List<InstanceRecord> created = store.createInstances(List.of(first, second));
+        assertThat(store.instancesOf(run.id())).containsExactlyElementsOf(created);
+        assertThat(store.activeInstances()).hasSize(2);
+
+        InstanceRecord running = store.updateInstance(created.get(0).running(Map.of("pid", "42", "dir", "/x"), T0.plusSeconds(1)));
+        assertThatThrownBy(() -> store.updateInstance(created.get(0).running(Map.of(), T0))).isInstanceOf(ConflictException.class);
+        InstanceRecord done = store.updateInstance(running.finished(InstanceState.FAILED, 3, "Exited with code 3", T0.plusSeconds(2)));
+        assertThat(store.getInstance(first.id())).contains(done);
+        assertThat(done.handle()).containsEntry("pid", "42");
+        assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());
+    }
+
+    @Test
+    void eventsKeepTheirOrder() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        for (int i = 0; i < 5; i++) {
+            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), "InstanceExited", null, "Exited", "code " + i, "main-0"));
+        }
+        List<RunEvent> events = store.eventsOf(run.id(), 0, 100);
+        assertThat(events).hasSize(6);
+        assertThat(events).extracting(RunEvent::seq).isSorted().doesNotHaveDuplicates();
+        assertThat(store.eventsOf(run.id(), events.get(3).seq(), 2)).extracting(RunEvent::message).containsExactly("code 3", "code 4");
+    }
+
+    @Test
+    void concurrentCompareAndSetUpdatesLetExactlyOneWin() throws Exception {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Callable<Boolean>> attempts = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                attempts.add(() -> {
+                    try {
+                        store.updateRun(run.withCancelRequestedAt(T0.plusSeconds(9)));
+                        return true;
+                    } catch (ConflictException e) {
+                        return false;
+                    }
+                });
+            }
+            int wins = 0;
+            for (Future<Boolean> result : pool.invokeAll(attempts)) {
+                wins += result.get() ? 1 : 0;
+            }
+            assertThat(wins).isEqualTo(1);
+            assertThat(store.getRun(run.id()).orElseThrow().version()).isEqualTo(2);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

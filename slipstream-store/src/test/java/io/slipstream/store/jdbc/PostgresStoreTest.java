@@ -1,0 +1,35 @@
+package io.slipstream.store.jdbc;
+
+import io.slipstream.store.BaseStoreContractTest;
+import io.slipstream.store.Store;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The same contract against a real PostgreSQL server (started once for the class; a fresh database per test). */
+class PostgresStoreTest extends BaseStoreContractTest {
+    private static EmbeddedPostgres postgres;
+    private static final AtomicInteger DATABASES = new AtomicInteger();
+
+    @BeforeAll
+    static void startPostgres() throws Exception {
+        postgres = EmbeddedPostgres.builder().start();
+    }
+
+    @AfterAll
+    static void stopPostgres() throws Exception {
+        postgres.close();
+    }
+
+    @Override
+    protected Store createStore() throws Exception {
+        String database = "contract_" + DATABASES.incrementAndGet();
+        try (Connection connection = postgres.getPostgresDatabase().getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE DATABASE " + database);
+        }
+        return JdbcStore.open(postgres.getJdbcUrl("postgres", database), "postgres", "");
+    }
+}

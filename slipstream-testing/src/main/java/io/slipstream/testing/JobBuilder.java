@@ -1,0 +1,107 @@
+package io.slipstream.testing;
+
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.ObjectMeta;
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Fluent builder of Job documents for tests: {@code aJob("train").workspace("team-a").gpus(8).replicas(4)}. */
+public final class JobBuilder {
+    private final String name;
+    private String workspace = "team-a";
+    private int priority;
+    private final List<NodeGroupSpec> groups = new ArrayList<>();
+    private String groupName = "main";
+    private int replicas = 1;
+    private long milliCpu = 1000;
+    private long memoryBytes = 1L << 30;
+    private int gpu;
+    private String gpuModel;
+    private List<String> command = List.of("true");
+    private final Map<String, String> env = new LinkedHashMap<>();
+
+    private JobBuilder(String name) {
+        this.name = name;
+    }
+
+    public static JobBuilder aJob(String name) {
+        return new JobBuilder(name);
+    }
+
+    public JobBuilder workspace(String workspace) {
+        this.workspace = workspace;
+        return this;
+    }
+
+    public JobBuilder priority(int priority) {
+        this.priority = priority;
+        return this;
+    }
+
+    public JobBuilder group(String groupName) {
+        this.groupName = groupName;
+        return this;
+    }
+
+    public JobBuilder replicas(int replicas) {
+        this.replicas = replicas;
+        return this;
+    }
+
+    public JobBuilder cpu(double cores) {
+        this.milliCpu = Math.round(cores * 1000);
+        return this;
+    }
+
+    public JobBuilder memoryGi(long gibibytes) {
+        this.memoryBytes = gibibytes << 30;
+        return this;
+    }
+
+    public JobBuilder gpus(int gpu) {
+        this.gpu = gpu;
+        return this;
+    }
+
+    public JobBuilder gpuModel(String gpuModel) {
+        this.gpuModel = gpuModel;
+        return this;
+    }
+
+    public JobBuilder command(String... command) {
+        this.command = List.of(command);
+        return this;
+    }
+
+    public JobBuilder env(String key, String value) {
+        env.put(key, value);
+        return this;
+    }
+
+    /** Closes the node group described so far and starts describing another one. */
+    public JobBuilder andGroup(String nextGroupName) {
+        groups.add(currentGroup());
+        groupName = nextGroupName;
+        env.clear();
+        return this;
+    }
+
+    private NodeGroupSpec currentGroup() {
+        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null);
+    }
+
+    public JobSpec spec() {
+        List<NodeGroupSpec> all = new ArrayList<>(groups);
+        all.add(currentGroup());
+        return new JobSpec(priority, all);
+    }
+
+    public Document<JobSpec> build() {
+        return new Document<>(ObjectMeta.of(name, workspace), spec());
+    }
+}
