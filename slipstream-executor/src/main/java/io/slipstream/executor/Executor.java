@@ -1,0 +1,47 @@
+package io.slipstream.executor;
+
+import io.slipstream.api.run.InstanceId;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Runs instances on nodes. Implementations MUST be safe for concurrent use and MUST NOT block in
+ * {@link #terminate}; reports are delivered to the listener from the executor's own threads, at least once.
+ */
+public interface Executor extends AutoCloseable {
+    /** The nodes instances can be placed on. */
+    List<NodeInfo> nodes();
+
+    /** Where reports go; set once, before anything is launched or adopted. */
+    void setListener(Consumer<InstanceReport> listener);
+
+    /**
+     * Starts an instance and returns its handle once its process exists. Idempotent: if this instance was launched
+     * before (say, just before a crash of the control plane), it is adopted instead of started twice.
+     *
+     * @throws ExecutorException if the instance cannot be started at all
+     */
+    Map<String, String> launch(LaunchSpec spec);
+
+    /**
+     * Finds instances launched before a restart of the control plane and watches them again. For each, a report
+     * reaches the listener: {@code Running}, or {@code Exited} with the exit code if it ended meanwhile, or
+     * {@code Lost}.
+     */
+    void adopt(Map<InstanceId, Map<String, String>> handles);
+
+    /**
+     * Stops an instance: a polite signal to its whole process tree, then after {@code gracePeriod} a forced kill.
+     * The listener gets {@code Exited(terminated = true)} once every process is confirmed gone. Idempotent.
+     */
+    void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod);
+
+    /** Up to {@code maxBytes} of an instance's output starting at {@code offset}. */
+    LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes);
+
+    /** Stops watching; running instances are left running (a restarted control plane adopts them). */
+    @Override
+    void close();
+}

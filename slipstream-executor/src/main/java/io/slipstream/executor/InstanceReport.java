@@ -1,0 +1,40 @@
+package io.slipstream.executor;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.run.InstanceId;
+import java.time.Instant;
+import java.util.Map;
+
+/** What an executor tells the control plane about an instance. */
+public sealed interface InstanceReport permits InstanceReport.Running, InstanceReport.Exited, InstanceReport.Lost {
+    InstanceId id();
+
+    Instant at();
+
+    /** The instance is running; {@code handle} finds it again after a restart. */
+    record Running(InstanceId id, Map<String, String> handle, Instant at) implements InstanceReport {
+        public Running {
+            requireNonNull(id, "id is null");
+            handle = Map.copyOf(handle);
+        }
+    }
+
+    /**
+     * The instance's main process ended with {@code exitCode} (128 + n when killed by signal n) and every
+     * process of it is confirmed gone. {@code terminated}: it ended after {@link Executor#terminate} was called.
+     */
+    record Exited(InstanceId id, int exitCode, boolean terminated, Instant at) implements InstanceReport {
+        public Exited {
+            requireNonNull(id, "id is null");
+        }
+    }
+
+    /** The instance is gone and its exit code cannot be known (its node restarted, its supervisor was killed). */
+    record Lost(InstanceId id, String reason, Instant at) implements InstanceReport {
+        public Lost {
+            requireNonNull(id, "id is null");
+            requireNonNull(reason, "reason is null");
+        }
+    }
+}

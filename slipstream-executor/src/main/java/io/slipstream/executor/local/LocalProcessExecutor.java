@@ -1,0 +1,463 @@
+package io.slipstream.executor.local;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs each instance as an OS process on this machine, over a declared set of (virtual) nodes.
+ *
+ * <p>Each instance gets a directory {@code <root>/<run>/<attempt>/<rank>/} holding its sandbox ({@code work/}),
+ * {@code stdout.log}, {@code stderr.log}, and the files through which it is found again after a crash of the
+ * control plane: {@code pid} and {@code exit_code}. A small fixed shell script (never built from input: the
+ * command travels as its arguments) supervises the instance: it starts the command in a session of its own with
+ * {@code setsid}, waits for it, and records its exit code. Both the supervisor and the instance run in sessions
+ * apart from the server, so neither a {@code kill -9} of the server nor a Ctrl-C in its terminal reaches them.
+ *
+ * <p>Linux only: process trees are found through {@code /proc}.
+ */
+public final class LocalProcessExecutor implements Executor {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalProcessExecutor.class);
+
+    /** $1 is the instance directory, the rest is the command. */
+    static final String SUPERVISOR = String.join("\n",
+            "dir=$1; shift",
+            "setsid \"$@\" </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "child=$!",
+            "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid.tmp\" && mv -f \"$dir/pid.tmp\" \"$dir/pid\"",
+            "wait \"$child\"",
+            "code=$?",
+            "printf '%s\\n' \"$code\" >\"$dir/exit_code.tmp\" && mv -f \"$dir/exit_code.tmp\" \"$dir/exit_code\"",
+            "");
+
+    /** Variables of the server's environment that instances see too; everything else comes from the spec. */
+    public static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+
+    private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Path root;
+    private final Map<String, NodeInfo> nodes;
+    private final List<String> inheritedEnv;
+    private final Clock clock;
+    private final String bootId = ProcFs.bootId();
+    private final ScheduledExecutorService timers;
+    private final ExecutorService workers;
+    private final Set<InstanceId> terminationRequested = ConcurrentHashMap.newKeySet();
+    private final Map<InstanceId, Boolean> watched = new ConcurrentHashMap<>();
+    /** Launches of one instance are serialized (so that it starts once); striped to bound memory. */
+    private final Object[] launchLocks = newLocks(64);
+    private volatile Consumer<InstanceReport> listener = report -> {
+    };
+    private volatile boolean closed;
+
+    /**
+     * @param root         directory under which instance directories are made (created if missing)
+     * @param nodes        the nodes to run on; their names must be unique
+     * @param inheritedEnv names of the server's environment variables passed on to instances
+     */
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Clock clock) {
+        this.root = root.toAbsolutePath().normalize();
+        this.nodes = new LinkedHashMap<>();
+        for (NodeInfo node : nodes) {
+            if (this.nodes.put(node.name(), node) != null) {
+                throw new IllegalArgumentException("two nodes are named " + node.name());
+            }
+        }
+        this.inheritedEnv = List.copyOf(inheritedEnv);
+        this.clock = requireNonNull(clock, "clock is null");
+        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
+        this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
+        try {
+            Files.createDirectories(this.root);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot create " + this.root, e);
+        }
+    }
+
+    @Override
+    public List<NodeInfo> nodes() {
+        return List.copyOf(nodes.values());
+    }
+
+    @Override
+    public void setListener(Consumer<InstanceReport> listener) {
+        this.listener = requireNonNull(listener, "listener is null");
+    }
+
+    // --- launch ---
+
+    @Override
+    public Map<String, String> launch(LaunchSpec spec) {
+        NodeInfo node = nodes.get(spec.node());
+        if (node == null) {
+            throw new ExecutorException("no node named " + spec.node());
+        }
+        for (int gpu : spec.gpus()) {
+            if (gpu < 0 || gpu >= node.capacity().gpu()) {
+                throw new ExecutorException("node " + node.name() + " has no GPU " + gpu);
+            }
+        }
+        synchronized (launchLocks[Math.floorMod(spec.id().hashCode(), launchLocks.length)]) {
+            Path dir = directoryOf(spec.id());
+            Optional<Map<String, String>> existing;
+            try {
+                existing = readHandle(dir);
+            } catch (IOException e) {
+                throw new ExecutorException("cannot read the state of instance " + spec.id() + ": " + e.getMessage(), e);
+            }
+            if (existing.isPresent()) {
+                // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
+                watch(spec.id(), existing.get(), null);
+                return existing.get();
+            }
+            return start(spec, node, dir);
+        }
+    }
+
+    private Map<String, String> start(LaunchSpec spec, NodeInfo node, Path dir) {
+        try {
+            Path sandbox = dir.resolve("work");
+            Files.createDirectories(sandbox);
+            Files.createDirectories(dir.resolve("tmp"));
+            Path workingDir = confinedWorkingDir(sandbox, spec.workingDir());
+            List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.toString()));
+            argv.addAll(spec.command());
+            ProcessBuilder builder = new ProcessBuilder(argv)
+                    .directory(workingDir.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("supervisor.log").toFile()))
+                    .redirectErrorStream(true);
+            Map<String, String> env = builder.environment();
+            env.clear();
+            for (String name : inheritedEnv) {
+                String value = System.getenv(name);
+                if (value != null) {
+                    env.put(name, value);
+                }
+            }
+            env.putAll(spec.env());
+            env.put("TMPDIR", dir.resolve("tmp").toString());
+            String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
+            env.put("CUDA_VISIBLE_DEVICES", devices);
+            env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
+            env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+            Process supervisor = builder.start();
+            awaitPidFile(dir, supervisor);
+            Map<String, String> handle = readHandle(dir).orElseThrow();
+            watch(spec.id(), handle, supervisor);
+            return handle;
+        } catch (IOException e) {
+            throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Path confinedWorkingDir(Path sandbox, String workingDir) throws IOException {
+        if (workingDir == null) {
+            return sandbox;
+        }
+        Path target = sandbox.resolve(workingDir).normalize();
+        if (!target.startsWith(sandbox)) {
+            throw new ExecutorException("workingDir " + workingDir + " leaves the instance's directory");
+        }
+        Files.createDirectories(target);
+        if (!target.toRealPath().startsWith(sandbox.toRealPath())) {
+            throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
+        }
+        return target;
+    }
+
+    /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
+    private static void awaitPidFile(Path dir, Process supervisor) throws IOException {
+        long deadline = System.nanoTime() + PID_FILE_TIMEOUT.toNanos();
+        Path pidFile = dir.resolve("pid");
+        long pause = 1;
+        while (true) {
+            if (readPids(pidFile) != null) {
+                return;
+            }
+            if (!supervisor.isAlive() && readPids(pidFile) == null) {
+                throw new IOException("the supervisor exited before starting the command: " + tail(dir.resolve("supervisor.log")));
+            }
+            if (System.nanoTime() > deadline) {
+                supervisor.destroyForcibly();
+                throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
+            }
+            sleep(pause);
+            pause = Math.min(pause * 2, 20);
+        }
+    }
+
+    // --- watching and reporting ---
+
+    @Override
+    public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        handles.forEach((id, handle) -> {
+            if (!bootId.equals(handle.get("bootId")) && readExitCode(handle) == null) {
+                report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
+                return;
+            }
+            watch(id, handle, null);
+            if (supervisorAlive(handle)) {
+                report(new InstanceReport.Running(id, handle, clock.instant()));
+            }
+        });
+    }
+
+    /** Watches an instance's supervisor (once per instance) and reports when it ends. */
+    private void watch(InstanceId id, Map<String, String> handle, Process supervisor) {
+        if (closed || watched.putIfAbsent(id, Boolean.TRUE) != null) {
+            return;
+        }
+        CompletableFuture<?> ended;
+        if (supervisor != null) {
+            ended = supervisor.onExit();
+        } else if (supervisorAlive(handle)) {
+            ended = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid")))
+                    .map(ProcessHandle::onExit)
+                    .orElse(CompletableFuture.completedFuture(null));
+        } else {
+            ended = CompletableFuture.completedFuture(null);
+        }
+        ended.whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
+    }
+
+    private void finish(InstanceId id, Map<String, String> handle) {
+        if (closed) {
+            return;
+        }
+        long pid = Long.parseLong(handle.get("pid"));
+        Integer exitCode = readExitCode(handle);
+        if (exitCode == null && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
+            // The supervisor was killed but the instance still runs: follow the instance itself.
+            ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null))
+                    .whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
+            return;
+        }
+        killTree(pid, true);
+        watched.remove(id);
+        boolean terminated = terminationRequested.remove(id);
+        if (exitCode == null) {
+            report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
+        } else {
+            report(new InstanceReport.Exited(id, exitCode, terminated, clock.instant()));
+        }
+    }
+
+    private void report(InstanceReport report) {
+        try {
+            listener.accept(report);
+        } catch (RuntimeException e) {
+            LOG.error("listener failed on {}", report, e);
+        }
+    }
+
+    // --- termination ---
+
+    @Override
+    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod) {
+        if (readExitCode(handle) == null) {
+            terminationRequested.add(id);
+        }
+        watch(id, handle, null);
+        long pid = Long.parseLong(handle.get("pid"));
+        killTree(pid, false);
+        timers.schedule(() -> {
+            if (watched.containsKey(id)) {
+                killTree(pid, true);
+            }
+        }, gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Signals every live process of the instance. When {@code force}, repeats SIGKILL until none is left: the
+     * instance counts as ended only once nothing of it runs.
+     */
+    private static void killTree(long leader, boolean force) {
+        long pause = 5;
+        long warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            List<Long> live = ProcFs.treeOf(leader);
+            if (live.isEmpty() || !force) {
+                live.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
+                return;
+            }
+            live.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+            if (System.nanoTime() > warnAt) {
+                LOG.warn("processes {} of instance with leader {} survive SIGKILL; still trying", live, leader);
+                warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            }
+            sleep(pause);
+            pause = Math.min(pause * 2, 500);
+        }
+    }
+
+    // --- logs ---
+
+    @Override
+    public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
+        Path file = (handle.containsKey("dir") ? confinedDir(handle) : directoryOf(id))
+                .resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
+        try (RandomAccessFile log = new RandomAccessFile(file.toFile(), "r")) {
+            long length = log.length();
+            if (offset >= length) {
+                return new LogChunk(new byte[0], Math.max(offset, 0));
+            }
+            byte[] data = new byte[(int) Math.min(maxBytes, length - offset)];
+            log.seek(offset);
+            log.readFully(data);
+            return new LogChunk(data, offset + data.length);
+        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+            return new LogChunk(new byte[0], 0);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        timers.shutdownNow();
+        workers.shutdownNow();
+    }
+
+    // --- files ---
+
+    Path directoryOf(InstanceId id) {
+        return root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt())).resolve(Integer.toString(id.rank()));
+    }
+
+    private Path confinedDir(Map<String, String> handle) {
+        Path dir = Path.of(handle.get("dir")).toAbsolutePath().normalize();
+        if (!dir.startsWith(root)) {
+            throw new ExecutorException("instance directory " + dir + " is outside " + root);
+        }
+        return dir;
+    }
+
+    private boolean supervisorAlive(Map<String, String> handle) {
+        return bootId.equals(handle.get("bootId"))
+                && ProcFs.isAlive(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
+    }
+
+    private Integer readExitCode(Map<String, String> handle) {
+        try {
+            Long code = readLong(confinedDir(handle).resolve("exit_code"));
+            return code == null ? null : code.intValue();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The handle of an instance launched before, from the pid file its supervisor wrote (so that it can be derived
+     * even if the control plane crashed right after the launch); empty if it was never launched.
+     */
+    private Optional<Map<String, String>> readHandle(Path dir) throws IOException {
+        String[] pids = readPids(dir.resolve("pid"));
+        if (pids == null) {
+            return Optional.empty();
+        }
+        long supervisorPid = Long.parseLong(pids[0]);
+        long pid = Long.parseLong(pids[1]);
+        Map<String, String> handle = new LinkedHashMap<>();
+        handle.put("dir", dir.toString());
+        handle.put("supervisorPid", Long.toString(supervisorPid));
+        handle.put("supervisorStart", Long.toString(ProcFs.stat(supervisorPid).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("pid", Long.toString(pid));
+        handle.put("pidStart", Long.toString(ProcFs.stat(pid).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("bootId", bootId);
+        return Optional.of(handle);
+    }
+
+    private static String[] readPids(Path file) throws IOException {
+        try {
+            String[] pids = Files.readString(file, StandardCharsets.UTF_8).trim().split(" ");
+            if (pids.length != 2) {
+                throw new IOException("unreadable " + file);
+            }
+            return pids;
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private static Long readLong(Path file) throws IOException {
+        try {
+            String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+            return text.isEmpty() ? null : Long.parseLong(text);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (NumberFormatException e) {
+            throw new IOException("unreadable " + file + ": " + e.getMessage());
+        }
+    }
+
+    private static String tail(Path file) {
+        try {
+            String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+            return text.length() > 500 ? text.substring(text.length() - 500) : text;
+        } catch (IOException e) {
+            return "(no output)";
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ExecutorException("interrupted", e);
+        }
+    }
+
+    private static Object[] newLocks(int count) {
+        Object[] locks = new Object[count];
+        for (int i = 0; i < count; i++) {
+            locks[i] = new Object();
+        }
+        return locks;
+    }
+
+    private static ThreadFactory daemon(String name) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

@@ -1,0 +1,106 @@
+package io.slipstream.executor.local;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** Reads the Linux process table from {@code /proc}: what Java's ProcessHandle does not show (groups, sessions). */
+final class ProcFs {
+    private static final Path PROC = Path.of("/proc");
+
+    /** One line of {@code /proc/<pid>/stat}, the fields we use. */
+    record Stat(long pid, char state, long ppid, long pgrp, long session, long startTime) {
+        boolean isZombie() {
+            return state == 'Z' || state == 'X';
+        }
+    }
+
+    private ProcFs() {
+    }
+
+    static Optional<Stat> stat(long pid) {
+        try {
+            return Optional.of(parse(pid, Files.readString(PROC.resolve(Long.toString(pid)).resolve("stat"), StandardCharsets.UTF_8)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Parses a stat line; the command name in parentheses may itself contain spaces and parentheses. */
+    static Stat parse(long pid, String line) {
+        int close = line.lastIndexOf(')');
+        String[] fields = line.substring(close + 2).trim().split(" ");
+        // fields[0] is field 3 of proc(5): state; ppid 4, pgrp 5, session 6, starttime 22
+        return new Stat(pid, fields[0].charAt(0), Long.parseLong(fields[1]), Long.parseLong(fields[2]), Long.parseLong(fields[3]),
+                Long.parseLong(fields[19]));
+    }
+
+    /** Whether a process with this pid and start time is alive (not a zombie): guards against pid reuse. */
+    static boolean isAlive(long pid, long startTime) {
+        return stat(pid).filter(s -> !s.isZombie() && (startTime < 0 || s.startTime() == startTime)).isPresent();
+    }
+
+    /**
+     * The live processes that belong to an instance whose main process was {@code leader}: its session, its
+     * process group, and their descendants (a child that moved to a new group still has its parent).
+     */
+    static List<Long> treeOf(long leader) {
+        List<Stat> all = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (!name.isEmpty() && Character.isDigit(name.charAt(0))) {
+                    stat(Long.parseLong(name)).ifPresent(all::add);
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read /proc", e);
+        }
+        Map<Long, List<Stat>> children = new HashMap<>();
+        Set<Long> members = new HashSet<>();
+        for (Stat stat : all) {
+            children.computeIfAbsent(stat.ppid(), k -> new ArrayList<>()).add(stat);
+            // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale.
+            if (stat.session() == leader || stat.pgrp() == leader) {
+                members.add(stat.pid());
+            }
+        }
+        List<Long> frontier = new ArrayList<>(members);
+        while (!frontier.isEmpty()) {
+            long pid = frontier.remove(frontier.size() - 1);
+            for (Stat child : children.getOrDefault(pid, List.of())) {
+                if (members.add(child.pid())) {
+                    frontier.add(child.pid());
+                }
+            }
+        }
+        List<Long> live = new ArrayList<>();
+        for (Stat stat : all) {
+            if (members.contains(stat.pid()) && !stat.isZombie()) {
+                live.add(stat.pid());
+            }
+        }
+        return live;
+    }
+
+    /** Identifies this boot of the machine: a pid recorded before a reboot means nothing after it. */
+    static String bootId() {
+        try {
+            return Files.readString(PROC.resolve("sys/kernel/random/boot_id"), StandardCharsets.UTF_8).trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+}

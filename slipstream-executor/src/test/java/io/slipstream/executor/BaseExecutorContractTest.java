@@ -1,0 +1,268 @@
+package io.slipstream.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every {@link Executor} must do. An implementation's test extends this; {@link #newExecutor()} may be
+ * called more than once to simulate a restart of the control plane (the new executor must see the instances
+ * the old one launched).
+ */
+public abstract class BaseExecutorContractTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final AtomicInteger RUNS = new AtomicInteger();
+
+    private final List<Executor> executors = new ArrayList<>();
+    private final List<Running> launched = new ArrayList<>();
+    private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+
+    /** A new executor over the same (persistent) state as the ones made before in this test. */
+    protected abstract Executor createExecutor();
+
+    /** A node of the executor's on which the tests may launch instances (with at least 2 GPUs). */
+    protected abstract String nodeName();
+
+    /** Asserts that nothing of the instance runs any more (implementation-specific evidence). */
+    protected abstract void assertNothingRuns(Map<String, String> handle);
+
+    private record Running(Executor executor, InstanceId id, Map<String, String> handle) {
+    }
+
+    protected final Executor newExecutor() {
+        Executor executor = createExecutor();
+        executor.setListener(reports::add);
+        executors.add(executor);
+        return executor;
+    }
+
+    @AfterEach
+    void stopEverything() {
+        for (Running running : launched) {
+            try {
+                running.executor().terminate(running.id(), running.handle(), Duration.ZERO);
+            } catch (RuntimeException ignored) {
+                // best effort
+            }
+        }
+        executors.forEach(Executor::close);
+    }
+
+    protected static InstanceId newInstanceId() {
+        return new InstanceId(new RunId("contract-" + RUNS.incrementAndGet()), 1, 0);
+    }
+
+    protected static LaunchSpec spec(InstanceId id, String node, String script) {
+        return spec(id, node, script, Map.of(), List.of());
+    }
+
+    protected static LaunchSpec spec(InstanceId id, String node, String script, Map<String, String> env, List<Integer> gpus) {
+        return new LaunchSpec(id, "main-0", node, gpus, List.of("sh", "-c", script), env, null, null);
+    }
+
+    protected final Map<String, String> launch(Executor executor, LaunchSpec spec) {
+        Map<String, String> handle = executor.launch(spec);
+        launched.add(new Running(executor, spec.id(), handle));
+        return handle;
+    }
+
+    /** Waits, with a deadline, for the next report about {@code id} of the given type. */
+    protected final <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        List<InstanceReport> others = new ArrayList<>();
+        try {
+            while (System.nanoTime() < deadline) {
+                InstanceReport report = reports.poll(100, TimeUnit.MILLISECONDS);
+                if (report == null) {
+                    continue;
+                }
+                if (report.id().equals(id) && type.isInstance(report)) {
+                    return type.cast(report);
+                }
+                if (report.id().equals(id) && !(report instanceof InstanceReport.Running)) {
+                    throw new AssertionError("expected " + type.getSimpleName() + " for " + id + " but got " + report);
+                }
+                others.add(report);
+            }
+        } finally {
+            reports.addAll(others);
+        }
+        throw new AssertionError("no " + type.getSimpleName() + " report for " + id + " within " + TIMEOUT);
+    }
+
+    protected final String readAll(Executor executor, InstanceId id, Map<String, String> handle, LogStream stream) {
+        StringBuilder text = new StringBuilder();
+        long offset = 0;
+        while (true) {
+            LogChunk chunk = executor.readLog(id, handle, stream, offset, 7);
+            if (chunk.data().length == 0) {
+                return text.toString();
+            }
+            text.append(new String(chunk.data(), StandardCharsets.UTF_8));
+            offset = chunk.nextOffset();
+        }
+    }
+
+    @Test
+    void reportsTheExitCodeOfTheMainProcess() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId ok = newInstanceId();
+        InstanceId failing = newInstanceId();
+        launch(executor, spec(ok, nodeName(), "exit 0"));
+        launch(executor, spec(failing, nodeName(), "exit 3"));
+        assertThat(awaitReport(ok, InstanceReport.Exited.class).exitCode()).isZero();
+        InstanceReport.Exited exited = awaitReport(failing, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isEqualTo(3);
+        assertThat(exited.terminated()).isFalse();
+    }
+
+    @Test
+    void passesTheEnvironmentAndKeepsStdoutAndStderrApart() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(),
+                "echo \"greeting=$GREETING\"; echo oops >&2; echo \"gpus=$CUDA_VISIBLE_DEVICES\"",
+                Map.of("GREETING", "hello world; $(rm -rf /)"), List.of(1)));
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("greeting=hello world; $(rm -rf /)\ngpus=1\n");
+        assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEqualTo("oops\n");
+        LogChunk tail = executor.readLog(id, handle, LogStream.STDOUT, 9, 1024);
+        assertThat(new String(tail.data(), StandardCharsets.UTF_8)).startsWith("hello world");
+    }
+
+    @Test
+    void argumentsAreNeverInterpretedByAShell() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(),
+                List.of("printf", "%s|", "a b", "$(echo injected)", "; exit 9", "*"), Map.of(), null, null);
+        Map<String, String> handle = launch(executor, spec);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("a b|$(echo injected)|; exit 9|*|");
+    }
+
+    @Test
+    void aCommandThatCannotBeFoundFailsWithAnExitCode() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("no-such-program-xyz"), Map.of(), null, null);
+        Map<String, String> handle = launch(executor, spec);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isIn(126, 127);
+        assertThat(readAll(executor, id, handle, LogStream.STDERR)).contains("no-such-program-xyz");
+    }
+
+    @Test
+    void terminateStopsTheWholeProcessTree() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & sleep 600 & echo started; wait"));
+        awaitOutput(executor, id, handle, "started");
+        executor.terminate(id, handle, Duration.ofSeconds(10));
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.terminated()).isTrue();
+        assertThat(exited.exitCode()).isEqualTo(143);
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void terminateKillsWhatIgnoresTheSignalAfterTheGracePeriod() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap '' TERM; echo started; while true; do sleep 1; done"));
+        awaitOutput(executor, id, handle, "started");
+        long start = System.nanoTime();
+        executor.terminate(id, handle, Duration.ofMillis(500));
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isEqualTo(137);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void leftoverChildrenOfAFinishedInstanceAreKilled() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & exit 0"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void launchingTheSameInstanceTwiceStartsItOnce() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        LaunchSpec spec = spec(id, nodeName(), "echo once; sleep 600");
+        Map<String, String> first = launch(executor, spec);
+        Map<String, String> second = executor.launch(spec);
+        assertThat(second.get("pid")).isEqualTo(first.get("pid"));
+        awaitOutput(executor, id, first, "once");
+        executor.terminate(id, first, Duration.ofSeconds(5));
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(readAll(executor, id, first, LogStream.STDOUT)).isEqualTo("once\n");
+    }
+
+    @Test
+    void aRestartedExecutorAdoptsRunningInstancesAndCanStopThem() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, nodeName(), "echo up; sleep 600"));
+        awaitOutput(before, id, handle, "up");
+        before.close(); // the control plane "crashes": instances keep running
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, handle));
+        awaitReport(id, InstanceReport.Running.class);
+        after.terminate(id, handle, Duration.ofSeconds(5));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void aRestartedExecutorReportsTheExitCodeOfAnInstanceThatEndedWhileItWasDown() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, nodeName(), "read line < \"$GATE\"; exit 7",
+                Map.of("GATE", gate(id)), List.of()));
+        before.close();
+        openGate(id); // the instance ends while no executor watches it
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, handle));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(7);
+    }
+
+    @Test
+    void launchOnAnUnknownNodeIsRefused() {
+        Executor executor = newExecutor();
+        assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "no-such-node", "true")))
+                .isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("no-such-node");
+    }
+
+    /** A path the instance blocks on until {@link #openGate} is called (a named pipe where supported). */
+    protected abstract String gate(InstanceId id);
+
+    protected abstract void openGate(InstanceId id) throws Exception;
+
+    protected final void awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!readAll(executor, id, handle, LogStream.STDOUT).contains(text)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("instance " + id + " never printed " + text);
+            }
+            TimeUnit.MILLISECONDS.sleep(20); // polling the log with a deadline
+        }
+    }
+}

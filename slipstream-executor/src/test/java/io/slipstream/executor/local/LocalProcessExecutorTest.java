@@ -1,0 +1,103 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.BaseExecutorContractTest;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LocalProcessExecutorTest extends BaseExecutorContractTest {
+    @TempDir
+    Path dataDir;
+
+    @Override
+    protected Executor createExecutor() {
+        List<NodeInfo> nodes = List.of(
+                new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()),
+                new NodeInfo("node-2", new Resources(32000, 256L << 30, 2, "sim-gpu"), List.of("GPU-aaa", "GPU-bbb"), Map.of()));
+        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, Clock.systemUTC());
+    }
+
+    @Override
+    protected String nodeName() {
+        return "node-1";
+    }
+
+    @Override
+    protected void assertNothingRuns(Map<String, String> handle) {
+        assertThat(ProcFs.treeOf(Long.parseLong(handle.get("pid")))).isEmpty();
+    }
+
+    @Override
+    protected String gate(InstanceId id) {
+        Path fifo = dataDir.resolve("gate-" + id.runId());
+        try {
+            Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+            assertThat(mkfifo.waitFor()).isZero();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        return fifo.toString();
+    }
+
+    @Override
+    protected void openGate(InstanceId id) throws Exception {
+        Files.writeString(dataDir.resolve("gate-" + id.runId()), "go\n");
+    }
+
+    @Test
+    void exposesTheNodesGpuIdsAndASandboxedWorkingDirectory() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-2", List.of(1), List.of("sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES\"; pwd; echo \"$TMPDIR\""),
+                Map.of(), "out/logs", null);
+        Map<String, String> handle = launch(executor, spec);
+        awaitReport(id, InstanceReport.Exited.class);
+        List<String> lines = readAll(executor, id, handle, LogStream.STDOUT).lines().toList();
+        assertThat(lines.get(0)).isEqualTo("GPU-bbb");
+        Path instanceDir = Path.of(handle.get("dir"));
+        assertThat(Path.of(lines.get(1))).isEqualTo(instanceDir.resolve("work/out/logs").toRealPath());
+        assertThat(lines.get(2)).isEqualTo(instanceDir.resolve("tmp").toString());
+        assertThat(instanceDir).startsWith(dataDir.resolve("instances"));
+    }
+
+    @Test
+    void aSymlinkCannotLeadTheWorkingDirectoryOutOfTheSandbox() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Path sandbox = ((LocalProcessExecutor) executor).directoryOf(id).resolve("work");
+        Files.createDirectories(sandbox);
+        Files.createSymbolicLink(sandbox.resolve("escape"), Path.of("/tmp"));
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape", null);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.launch(spec))
+                .hasMessageContaining("outside the instance's directory");
+    }
+
+    @Test
+    void parsesNvidiaSmiOutput() {
+        List<MachineNode.Gpu> gpus = MachineNode.parseNvidiaSmi("0, GPU-1b2c, NVIDIA H200\n1, GPU-3d4e, NVIDIA H200\n");
+        assertThat(gpus).extracting(MachineNode.Gpu::uuid).containsExactly("GPU-1b2c", "GPU-3d4e");
+        assertThat(MachineNode.modelName("NVIDIA H200")).isEqualTo("nvidia-h200");
+        assertThat(MachineNode.parseNvidiaSmi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")).isEmpty();
+    }
+
+    @Test
+    void statLinesWithParenthesesInTheCommandNameParse() {
+        ProcFs.Stat stat = ProcFs.parse(42, "42 (a) b (c)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0");
+        assertThat(stat.ppid()).isEqualTo(1);
+        assertThat(stat.session()).isEqualTo(42);
+        assertThat(stat.startTime()).isEqualTo(12345);
+    }
+}
