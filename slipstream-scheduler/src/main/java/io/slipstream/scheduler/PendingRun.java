@@ -1,0 +1,20 @@
+package io.slipstream.scheduler;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.run.RunId;
+import java.time.Instant;
+import java.util.List;
+
+/** A run waiting for resources: all its instances are placed together or not at all. */
+public record PendingRun(RunId id, String workspace, int priority, Instant createdAt, List<InstanceRequest> instances) {
+    public PendingRun {
+        requireNonNull(id, "id is null");
+        requireNonNull(workspace, "workspace is null");
+        requireNonNull(createdAt, "createdAt is null");
+        instances = List.copyOf(instances);
+        if (instances.isEmpty()) {
+            throw new IllegalArgumentException("run " + id + " has no instances");
+        }
+    }
+}
