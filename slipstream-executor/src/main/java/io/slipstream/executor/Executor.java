@@ -4,6 +4,7 @@ import io.slipstream.api.run.InstanceId;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -24,6 +25,12 @@ public interface Executor extends AutoCloseable {
      * @throws ExecutorException if the instance cannot be started at all
      */
     Map<String, String> launch(LaunchSpec spec);
+
+    /**
+     * The handle of an instance if it was ever launched, else empty. Lets the control plane tell, after a crash,
+     * whether an instance it had placed but not yet recorded as launched really started.
+     */
+    Optional<Map<String, String>> find(InstanceId id);
 
     /**
      * Finds instances launched before a restart of the control plane and watches them again. For each, a report

@@ -244,6 +244,16 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void findsOnlyInstancesThatWereLaunched() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        assertThat(executor.find(id)).isEmpty();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "exit 0"));
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(newExecutor().find(id)).hasValueSatisfying(found -> assertThat(found.get("pid")).isEqualTo(handle.get("pid")));
+    }
+
+    @Test
     void launchOnAnUnknownNodeIsRefused() {
         Executor executor = newExecutor();
         assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "no-such-node", "true")))

@@ -79,6 +79,9 @@ public interface Store extends AutoCloseable {
 
     Optional<InstanceRecord> getInstance(InstanceId id);
 
+    /** The instances of the current attempt of every run that is not in a final state, by run, then rank. */
+    List<InstanceRecord> instancesOfActiveRuns();
+
     /** Instances not in a final state, of any run. */
     List<InstanceRecord> activeInstances();
 

@@ -201,6 +201,11 @@ public abstract class BaseStoreContractTest {
         assertThat(store.getInstance(first.id())).contains(done);
         assertThat(done.handle()).containsEntry("pid", "42");
         assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());
+        assertThat(store.instancesOfActiveRuns()).extracting(InstanceRecord::id).containsExactly(first.id(), second.id());
+
+        RunRecord finished = store.updateRun(store.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)).moveTo(RunState.FAILED, "x", T0));
+        assertThat(finished.state()).isEqualTo(RunState.FAILED);
+        assertThat(store.instancesOfActiveRuns()).isEmpty();
     }
 
     @Test

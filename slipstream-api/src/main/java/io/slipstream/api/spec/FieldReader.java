@@ -13,7 +13,7 @@ import tools.jackson.databind.JsonNode;
  * Reads the fields of one JSON object while keeping the field path, recording every problem instead of
  * stopping at the first, and reporting fields nobody asked for as unknown (see {@link #finish()}).
  */
-final class FieldReader {
+public final class FieldReader {
     private final JsonNode node;
     private final String path;
     private final Problems problems;
@@ -26,7 +26,7 @@ final class FieldReader {
     }
 
     /** A reader over {@code node}; records a problem (and reads nothing) if it is not an object. */
-    static FieldReader of(JsonNode node, String path, Problems problems) {
+    public static FieldReader of(JsonNode node, String path, Problems problems) {
         if (node != null && !node.isObject()) {
             problems.add(path, "must be an object, not " + describe(node));
             return new FieldReader(null, path, problems);
@@ -34,24 +34,24 @@ final class FieldReader {
         return new FieldReader(node, path, problems);
     }
 
-    String path() {
+    public String path() {
         return path;
     }
 
-    Problems problems() {
+    public Problems problems() {
         return problems;
     }
 
-    String pathOf(String field) {
+    public String pathOf(String field) {
         return path.isEmpty() ? field : path + "." + field;
     }
 
-    boolean has(String field) {
+    public boolean has(String field) {
         return get(field) != null;
     }
 
     /** The field's value, or {@code null} when absent or explicitly null. */
-    JsonNode get(String field) {
+    public JsonNode get(String field) {
         known.add(field);
         if (node == null) {
             return null;
@@ -60,7 +60,7 @@ final class FieldReader {
         return value == null || value.isNull() || value.isMissingNode() ? null : value;
     }
 
-    String string(String field, boolean required, int maxLength) {
+    public String string(String field, boolean required, int maxLength) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -73,7 +73,7 @@ final class FieldReader {
         return checkString(pathOf(field), value.asString(), maxLength);
     }
 
-    String checkString(String fieldPath, String text, int maxLength) {
+    public String checkString(String fieldPath, String text, int maxLength) {
         if (text.length() > maxLength) {
             problems.add(fieldPath, "must be at most " + maxLength + " characters (is " + text.length() + ")");
             return null;
@@ -86,7 +86,7 @@ final class FieldReader {
     }
 
     /** A whole number within [min, max]; {@code null} when absent or invalid (the problem is recorded). */
-    Long integer(String field, boolean required, long min, long max) {
+    public Long integer(String field, boolean required, long min, long max) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -95,7 +95,7 @@ final class FieldReader {
         return checkInteger(pathOf(field), value, min, max);
     }
 
-    Long checkInteger(String fieldPath, JsonNode value, long min, long max) {
+    public Long checkInteger(String fieldPath, JsonNode value, long min, long max) {
         if (!value.isNumber()) {
             problems.add(fieldPath, "must be a whole number, not " + describe(value));
             return null;
@@ -118,7 +118,7 @@ final class FieldReader {
         return number;
     }
 
-    Boolean bool(String field, boolean required) {
+    public Boolean bool(String field, boolean required) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -131,7 +131,7 @@ final class FieldReader {
         return value.asBoolean();
     }
 
-    <E extends Enum<E>> E enumValue(String field, Class<E> type, boolean required) {
+    public <E extends Enum<E>> E enumValue(String field, Class<E> type, boolean required) {
         String text = string(field, required, 64);
         if (text == null) {
             return null;
@@ -150,7 +150,7 @@ final class FieldReader {
     }
 
     /** A nested object's reader, or {@code null} when absent (a problem is recorded if required). */
-    FieldReader object(String field, boolean required) {
+    public FieldReader object(String field, boolean required) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -160,7 +160,7 @@ final class FieldReader {
     }
 
     /** The elements of a list field, or {@code null} when absent or not a list. */
-    List<JsonNode> array(String field, boolean required, int maxItems) {
+    public List<JsonNode> array(String field, boolean required, int maxItems) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -180,7 +180,7 @@ final class FieldReader {
     }
 
     /** The entries of a map field (string keys), or {@code null} when absent or not an object. */
-    List<Map.Entry<String, JsonNode>> entries(String field, boolean required, int maxEntries) {
+    public List<Map.Entry<String, JsonNode>> entries(String field, boolean required, int maxEntries) {
         JsonNode value = get(field);
         if (value == null) {
             missing(field, required);
@@ -197,14 +197,14 @@ final class FieldReader {
         return new ArrayList<>(value.properties());
     }
 
-    void missing(String field, boolean required) {
+    public void missing(String field, boolean required) {
         if (required) {
             problems.add(pathOf(field), "is required");
         }
     }
 
     /** Records every field that was present but never read as unknown, with a suggestion when one is close. */
-    void finish() {
+    public void finish() {
         if (node == null) {
             return;
         }
@@ -249,7 +249,7 @@ final class FieldReader {
         return previous[b.length()];
     }
 
-    static String describe(JsonNode node) {
+    public static String describe(JsonNode node) {
         if (node == null || node.isNull()) {
             return "null";
         }

@@ -26,6 +26,6 @@ public record RunView(
         JsonNode spec) {
 
     /** Why a queued run waits and where it stands. */
-    public record QueueView(String reason, int position) {
+    public record QueueView(String reason, String message, int position) {
     }
 }

@@ -221,6 +221,15 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
+    @Override
+    public Optional<Map<String, String>> find(InstanceId id) {
+        try {
+            return readHandle(directoryOf(id));
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read the state of instance " + id + ": " + e.getMessage(), e);
+        }
+    }
+
     // --- watching and reporting ---
 
     @Override

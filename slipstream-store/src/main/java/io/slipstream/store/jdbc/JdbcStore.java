@@ -454,6 +454,14 @@ public final class JdbcStore implements Store {
     }
 
     @Override
+    public List<InstanceRecord> instancesOfActiveRuns() {
+        return withHandle(h -> h.createQuery("SELECT i.* FROM instances i JOIN runs r ON r.id = i.run_id AND r.attempt = i.attempt "
+                        + "WHERE r.active = TRUE ORDER BY i.run_id, i.instance_rank")
+                .map(JdbcStore::instance)
+                .list());
+    }
+
+    @Override
     public List<InstanceRecord> activeInstances() {
         return withHandle(h -> h.createQuery("SELECT * FROM instances WHERE active = TRUE ORDER BY run_id, attempt, instance_rank")
                 .map(JdbcStore::instance)

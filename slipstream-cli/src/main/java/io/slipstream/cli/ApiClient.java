@@ -1,0 +1,139 @@
+package io.slipstream.cli;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.wire.ErrorView;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectReader;
+
+/** The CLI's HTTP client of the API. Errors become {@link CliException}s with the documented exit codes. */
+public final class ApiClient {
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final URI server;
+    private final String token;
+
+    public ApiClient(URI server, String token) {
+        this.server = server;
+        this.token = token;
+    }
+
+    public URI server() {
+        return server;
+    }
+
+    /** Reads JSON leniently: a newer server may add fields this CLI does not know yet. */
+    public static <T> T read(JsonNode node, Class<T> type) {
+        ObjectReader reader = Json.mapper().readerFor(type).without(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+        return reader.readValue(node);
+    }
+
+    public JsonNode get(String path, Map<String, String> query) {
+        return send(request(path, query).GET().build());
+    }
+
+    public JsonNode get(String path) {
+        return get(path, Map.of());
+    }
+
+    public JsonNode post(String path, byte[] body, String contentType) {
+        return send(request(path, Map.of()).header("Content-Type", contentType).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build());
+    }
+
+    public JsonNode postJson(String path, Object body) {
+        return post(path, Json.mapper().writeValueAsBytes(body), "application/json");
+    }
+
+    public void delete(String path) {
+        send(request(path, Map.of()).DELETE().build());
+    }
+
+    /** Opens a streaming response (logs); the caller closes the stream. */
+    public InputStream stream(String path, Map<String, String> query) {
+        HttpRequest request = request(path, query).GET().build();
+        try {
+            HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            if (response.statusCode() >= 400) {
+                byte[] body;
+                try (InputStream in = response.body()) {
+                    body = in.readAllBytes();
+                }
+                throw failure(response.statusCode(), body);
+            }
+            return response.body();
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(CliException.UNREACHABLE, "interrupted");
+        }
+    }
+
+    private HttpRequest.Builder request(String path, Map<String, String> query) {
+        Map<String, String> present = new LinkedHashMap<>();
+        query.forEach((k, v) -> {
+            if (v != null) {
+                present.put(k, v);
+            }
+        });
+        String queryString = present.isEmpty() ? "" : "?" + present.entrySet().stream()
+                .map(e -> URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8) + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
+                .collect(Collectors.joining("&"));
+        HttpRequest.Builder builder = HttpRequest.newBuilder(server.resolve(path + queryString)).timeout(Duration.ofMinutes(2));
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        return builder;
+    }
+
+    private JsonNode send(HttpRequest request) {
+        try {
+            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            if (response.statusCode() >= 400) {
+                throw failure(response.statusCode(), response.body());
+            }
+            if (response.statusCode() == 204 || response.body().length == 0) {
+                return Json.mapper().nullNode();
+            }
+            return Json.mapper().readTree(response.body());
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(CliException.UNREACHABLE, "interrupted");
+        }
+    }
+
+    private CliException unreachable(IOException e) {
+        String why = e instanceof ConnectException || e instanceof HttpConnectTimeoutException
+                ? "is it running? start it with: ./slipstream server"
+                : e.getMessage();
+        return new CliException(CliException.UNREACHABLE, "cannot reach the Slipstream server at " + server + ": " + why);
+    }
+
+    private static CliException failure(int status, byte[] body) {
+        ErrorView error;
+        try {
+            error = read(Json.mapper().readTree(body), ErrorView.class);
+        } catch (RuntimeException e) {
+            error = new ErrorView(status, "HTTP_" + status, new String(body, StandardCharsets.UTF_8), null);
+        }
+        int exitCode = status >= 500 ? CliException.RUN_FAILED : CliException.REJECTED;
+        String message = status == 401 ? error.message() + " (pass --token, set SLIPSTREAM_TOKEN, or run where the server's data dir is)"
+                : error.message();
+        return new CliException(exitCode, message, error.problems());
+    }
+}

@@ -1,0 +1,79 @@
+package io.slipstream.cli;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problem;
+import io.slipstream.cli.command.ApplyCommand;
+import io.slipstream.cli.command.CancelCommand;
+import io.slipstream.cli.command.DemoCommand;
+import io.slipstream.cli.command.EventsCommand;
+import io.slipstream.cli.command.GetCommand;
+import io.slipstream.cli.command.LogsCommand;
+import io.slipstream.cli.command.ServerCommand;
+import io.slipstream.cli.command.SubmitCommand;
+import io.slipstream.cli.command.TokenCommand;
+import io.slipstream.cli.command.WhoAmICommand;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code slipstream} command. Exit codes: 0 success, 1 the run failed (with {@code --wait}) or the server
+ * failed, 2 bad usage or rejected input, 3 server unreachable.
+ */
+@Command(name = "slipstream",
+        mixinStandardHelpOptions = true,
+        version = "slipstream 0.1.0",
+        description = "Control plane for distributed ML training jobs on a shared cluster.",
+        subcommands = {
+                ServerCommand.class,
+                DemoCommand.class,
+                ApplyCommand.class,
+                SubmitCommand.class,
+                GetCommand.class,
+                LogsCommand.class,
+                CancelCommand.class,
+                EventsCommand.class,
+                TokenCommand.class,
+                WhoAmICommand.class,
+        })
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a command (see --help)");
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the CLI with the given output streams and returns the exit code (used by tests, too). */
+    public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+        CommandLine commandLine = new CommandLine(new Main());
+        commandLine.setOut(out);
+        commandLine.setErr(err);
+        commandLine.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof CliException cli) {
+                report(cmd.getErr(), cli.getMessage(), cli.problems());
+                return cli.exitCode();
+            }
+            if (e instanceof InvalidInputException invalid) {
+                report(cmd.getErr(), invalid.getMessage(), invalid.problems());
+                return CliException.REJECTED;
+            }
+            cmd.getErr().println("error: " + e);
+            return CliException.RUN_FAILED;
+        });
+        return commandLine.execute(args);
+    }
+
+    private static void report(PrintWriter err, String message, java.util.List<Problem> problems) {
+        err.println("error: " + message);
+        for (Problem problem : problems) {
+            err.println("  - " + (problem.field().isEmpty() ? "" : problem.field() + ": ") + problem.message());
+        }
+        err.flush();
+    }
+}

@@ -1,0 +1,91 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import io.slipstream.cli.CliException;
+import io.slipstream.server.SlipstreamServer;
+import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.ServerConfig;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.Reader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "demo", description = "Start a server on this machine, run the example job on it, show its output, and stop.")
+public final class DemoCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = ".slipstream-demo", description = "Where the demo's state lives (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = {"-f", "--file"}, paramLabel = "FILE", defaultValue = "examples/hello.yaml",
+            description = "The job to run (default: ${DEFAULT-VALUE}; a built-in copy if the file is not here).")
+    String file;
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        ServerConfig config = ConfigReader.defaults(dataDir).withPort(0);
+        out.println("Slipstream demo: a control plane on this machine, over " + config.nodes().size() + " simulated nodes "
+                + "(32 cpu, 256Gi, 8 GPUs each)");
+        try (SlipstreamServer server = SlipstreamServer.start(config, SlipstreamServer.systemClock())) {
+            out.println("1. started the server at " + server.url() + " (state in " + dataDir + ")");
+            String token = Files.readString(server.adminTokenFile(), StandardCharsets.UTF_8).trim();
+            ApiClient api = new ApiClient(URI.create(server.url()), token);
+
+            byte[] job = jobFile();
+            out.println("2. submitting " + file + " (a Workspace and a Job of 2 instances with 1 GPU each)");
+            out.flush();
+            String runId = submit(api, job);
+            out.println("3. run " + runId + " is queued; its output, each line tagged [instance|rank|node]:");
+            out.flush();
+            try (Reader logs = new InputStreamReader(api.stream("/api/v1/runs/" + runId + "/logs", Map.of("follow", "true")),
+                    StandardCharsets.UTF_8)) {
+                logs.transferTo(out);
+            }
+            RunView run = Runs.await(api, runId, new PrintWriter(PrintWriter.nullWriter()));
+            out.println("4. the run ended " + run.state() + " (" + run.reason() + "), " + Runs.elapsed(run).toMillis() + " ms after submission:");
+            Runs.describe(out, run);
+            out.println();
+            out.println("Next: start a server that stays up with ./slipstream server, then in another terminal:");
+            out.println("  ./slipstream submit -f examples/hello.yaml --wait");
+            out.println("  ./slipstream get runs");
+            out.flush();
+            return Runs.succeeded(run) ? 0 : CliException.RUN_FAILED;
+        } catch (RuntimeException e) {
+            if (e instanceof CliException) {
+                throw e;
+            }
+            throw new CliException(CliException.RUN_FAILED, "the demo failed: " + ServerCommand.rootMessage(e));
+        }
+    }
+
+    private byte[] jobFile() throws IOException {
+        Path path = Path.of(file);
+        if (Files.isRegularFile(path)) {
+            return Inputs.read(file);
+        }
+        try (InputStream builtIn = DemoCommand.class.getResourceAsStream("/examples/hello.yaml")) {
+            if (builtIn == null || !file.equals("examples/hello.yaml")) {
+                throw new CliException(CliException.REJECTED, "no such file: " + file);
+            }
+            return builtIn.readAllBytes();
+        }
+    }
+
+    private String submit(ApiClient api, byte[] document) {
+        return SubmitCommand.submit(api, document, file, new PrintWriter(PrintWriter.nullWriter()));
+    }
+}

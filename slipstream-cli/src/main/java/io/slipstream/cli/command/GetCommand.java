@@ -1,0 +1,189 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import io.slipstream.cli.CliException;
+import io.slipstream.cli.ClientOptions;
+import io.slipstream.cli.Output;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+import tools.jackson.databind.JsonNode;
+
+@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, nodes, workspaces, shapes.",
+        "Jobs and quotas of one workspace with -w."})
+public final class GetCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ClientOptions client;
+
+    @Parameters(index = "0", paramLabel = "TYPE", description = "runs | run | jobs | job | quotas | quota | nodes | node | workspaces | workspace | shapes | shape")
+    String type;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "NAME", description = "The run id or object name, for one object.")
+    String name;
+
+    @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "Only this workspace.")
+    String workspace;
+
+    @Option(names = "--job", paramLabel = "JOB", description = "Runs of this job only.")
+    String job;
+
+    @Option(names = "--state", paramLabel = "STATE", description = "Runs in these states only, e.g. RUNNING,QUEUED.")
+    String state;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "100", description = "At most this many runs (default: ${DEFAULT-VALUE}).")
+    int limit;
+
+    @Option(names = {"-o", "--output"}, defaultValue = "table", description = "table, json or yaml (default: ${DEFAULT-VALUE}).")
+    Output.Format format;
+
+    @Override
+    public Integer call() {
+        ApiClient api = client.client();
+        String kind = switch (type) {
+            case "run", "runs" -> "runs";
+            case "job", "jobs" -> "jobs";
+            case "quota", "quotas" -> "quotas";
+            case "node", "nodes" -> "nodes";
+            case "workspace", "workspaces", "ws" -> "workspaces";
+            case "shape", "shapes" -> "shapes";
+            default -> throw new CliException(CliException.REJECTED,
+                    "unknown type '" + type + "': use runs, jobs, quotas, nodes, workspaces or shapes");
+        };
+        JsonNode result = name == null ? list(api, kind) : one(api, kind);
+        PrintWriter out = spec.commandLine().getOut();
+        if (format != Output.Format.table) {
+            Output.print(out, result, format);
+            return 0;
+        }
+        if (kind.equals("runs") && name != null) {
+            Runs.describe(out, ApiClient.read(result, RunView.class));
+            return 0;
+        }
+        List<JsonNode> items = new ArrayList<>();
+        if (name == null) {
+            result.get("items").forEach(items::add);
+        } else {
+            items.add(result);
+        }
+        table(out, kind, items);
+        return 0;
+    }
+
+    private JsonNode list(ApiClient api, String kind) {
+        Map<String, String> query = new LinkedHashMap<>();
+        if (kind.equals("runs")) {
+            query.put("workspace", workspace);
+            query.put("job", job);
+            query.put("state", state);
+            query.put("limit", Integer.toString(limit));
+        } else if (kind.equals("jobs") || kind.equals("quotas")) {
+            query.put("workspace", workspace);
+        }
+        return api.get("/api/v1/" + kind, query);
+    }
+
+    private JsonNode one(ApiClient api, String kind) {
+        String encoded = Runs.encode(name);
+        return switch (kind) {
+            case "runs" -> api.get("/api/v1/runs/" + encoded);
+            case "jobs", "quotas" -> {
+                if (workspace == null) {
+                    throw new CliException(CliException.REJECTED, "name the workspace with -w to get one " + type);
+                }
+                yield api.get("/api/v1/workspaces/" + Runs.encode(workspace) + "/" + kind + "/" + encoded);
+            }
+            default -> api.get("/api/v1/" + kind + "/" + encoded);
+        };
+    }
+
+    private static void table(PrintWriter out, String kind, List<JsonNode> items) {
+        List<List<String>> rows = new ArrayList<>();
+        switch (kind) {
+            case "runs" -> {
+                for (JsonNode item : items) {
+                    rows.add(Runs.row(ApiClient.read(item, RunView.class)));
+                }
+                Output.table(out, Runs.HEADER, rows);
+            }
+            case "jobs" -> {
+                for (JsonNode item : items) {
+                    JsonNode groups = item.path("spec").path("nodeGroups");
+                    int instances = 0;
+                    List<String> names = new ArrayList<>();
+                    for (JsonNode group : groups) {
+                        instances += group.path("replicas").asInt(1);
+                        names.add(group.path("name").asString() + "x" + group.path("replicas").asInt(1));
+                    }
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), meta(item, "version"), String.join(",", names),
+                            Integer.toString(instances), item.path("spec").path("priority").asString("0")));
+                }
+                Output.table(out, List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY"), rows);
+            }
+            case "quotas" -> {
+                for (JsonNode item : items) {
+                    JsonNode spec = item.path("spec");
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), spec.path("type").asString(),
+                            resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString("")));
+                }
+                Output.table(out, List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT"), rows);
+            }
+            case "nodes" -> {
+                for (JsonNode item : items) {
+                    JsonNode capacity = item.path("capacity");
+                    JsonNode allocated = item.path("allocated");
+                    rows.add(List.of(item.path("name").asString(), item.path("state").asString(),
+                            allocated.path("cpu").asString() + "/" + capacity.path("cpu").asString(),
+                            allocated.path("memory").asString() + "/" + capacity.path("memory").asString(),
+                            allocated.path("gpu").asString() + "/" + capacity.path("gpu").asString(),
+                            capacity.path("gpuModel").asString(""), item.path("instances").asString()));
+                }
+                Output.table(out, List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES"), rows);
+            }
+            case "workspaces" -> {
+                for (JsonNode item : items) {
+                    List<String> members = new ArrayList<>();
+                    item.path("spec").path("members").forEach(m -> members.add(m.asString()));
+                    rows.add(List.of(meta(item, "name"), String.join(",", members), meta(item, "version")));
+                }
+                Output.table(out, List.of("NAME", "MEMBERS", "VERSION"), rows);
+            }
+            default -> {
+                for (JsonNode item : items) {
+                    JsonNode spec = item.path("spec");
+                    rows.add(List.of(meta(item, "name"), spec.path("cpu").asString(), spec.path("memory").asString(),
+                            spec.path("gpu").asString("0"), spec.path("gpuModel").asString("")));
+                }
+                Output.table(out, List.of("NAME", "CPU", "MEMORY", "GPU", "GPU MODEL"), rows);
+            }
+        }
+        out.flush();
+    }
+
+    private static String meta(JsonNode item, String field) {
+        return item.path("metadata").path(field).asString("");
+    }
+
+    private static String resources(JsonNode resources) {
+        List<String> parts = new ArrayList<>();
+        for (String field : List.of("cpu", "memory", "gpu")) {
+            if (resources.has(field)) {
+                parts.add(field + "=" + resources.get(field).asString());
+            }
+        }
+        return String.join(" ", parts);
+    }
+
+}

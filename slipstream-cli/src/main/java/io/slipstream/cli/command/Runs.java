@@ -1,0 +1,116 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.wire.InstanceView;
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import io.slipstream.cli.Output;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import tools.jackson.databind.JsonNode;
+
+/** Shared by the commands that show or wait for runs. */
+final class Runs {
+    private Runs() {
+    }
+
+    static RunView get(ApiClient api, String id) {
+        return ApiClient.read(api.get("/api/v1/runs/" + encode(id)), RunView.class);
+    }
+
+    static String encode(String segment) {
+        return java.net.URLEncoder.encode(segment, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** Polls the run until it is final, telling {@code progress} each time its state or reason changes. */
+    static RunView await(ApiClient api, String id, PrintWriter progress) {
+        String last = null;
+        long pause = 50;
+        while (true) {
+            RunView run = get(api, id);
+            String now = run.state() + " " + run.reason() + " " + counts(run);
+            if (!now.equals(last)) {
+                progress.println("run " + run.id() + ": " + run.state() + " (" + run.reason() + ")"
+                        + (run.queue() != null ? " - " + run.queue().message() : ""));
+                progress.flush();
+                last = now;
+            }
+            if (run.state().isFinal()) {
+                return run;
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return run;
+            }
+            pause = Math.min(pause * 2, 500);
+        }
+    }
+
+    /** {@code 2/4 running}: how many instances of the current attempt run, of how many. */
+    static String counts(RunView run) {
+        List<InstanceView> current = run.instances().stream().filter(i -> i.attempt() == run.attempt()).toList();
+        if (current.isEmpty()) {
+            return "";
+        }
+        Map<String, Integer> byState = new TreeMap<>();
+        current.forEach(i -> byState.merge(i.state().name().toLowerCase(java.util.Locale.ROOT), 1, Integer::sum));
+        StringBuilder text = new StringBuilder();
+        byState.forEach((state, count) -> text.append(text.length() == 0 ? "" : ", ").append(count).append(' ').append(state));
+        return text.toString();
+    }
+
+    static List<String> row(RunView run) {
+        return List.of(run.id(), run.job(), run.workspace(), run.state().name(), counts(run),
+                Output.age(run.createdAt(), null), run.queue() != null ? run.queue().reason() : run.reason());
+    }
+
+    static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "INSTANCES", "AGE", "REASON");
+
+    static void describe(PrintWriter out, RunView run) {
+        out.println("Run:        " + run.id());
+        out.println("Job:        " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")");
+        out.println("State:      " + run.state() + " (" + run.reason() + ")");
+        if (run.queue() != null) {
+            out.println("Queue:      position " + run.queue().position() + ", " + run.queue().reason() + ": " + run.queue().message());
+        }
+        out.println("Attempt:    " + run.attempt());
+        out.println("Priority:   " + run.priority());
+        out.println("Created:    " + run.createdAt());
+        if (run.startedAt() != null) {
+            out.println("Started:    " + run.startedAt());
+        }
+        if (run.finishedAt() != null) {
+            out.println("Finished:   " + run.finishedAt() + " (ran " + Output.age(run.startedAt() != null ? run.startedAt() : run.createdAt(), run.finishedAt()) + ")");
+        }
+        if (!run.instances().isEmpty()) {
+            out.println("Instances:");
+            List<List<String>> rows = new ArrayList<>();
+            for (InstanceView instance : run.instances()) {
+                rows.add(List.of("  " + instance.nodeGroup() + "-" + instance.groupRank(), Integer.toString(instance.rank()),
+                        Integer.toString(instance.attempt()), instance.node(),
+                        instance.gpus().isEmpty() ? "" : instance.gpus().toString().replace(" ", ""), instance.state().name(),
+                        instance.exitCode() == null ? "" : instance.exitCode().toString(), instance.reason() == null ? "" : instance.reason()));
+            }
+            Output.table(out, List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "REASON"), rows);
+        }
+        out.flush();
+    }
+
+    static boolean succeeded(RunView run) {
+        return run.state() == RunState.SUCCEEDED;
+    }
+
+    static Duration elapsed(RunView run) {
+        return run.finishedAt() == null ? Duration.ZERO : Duration.between(run.createdAt(), run.finishedAt());
+    }
+
+    static JsonNode node(ApiClient api, String id) {
+        return api.get("/api/v1/runs/" + encode(id));
+    }
+}

@@ -1,0 +1,105 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.cli.CliException;
+import io.slipstream.executor.local.MachineNode;
+import io.slipstream.server.SlipstreamServer;
+import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "server", description = "Start the control plane: embedded store and local executor unless configured otherwise.")
+public final class ServerCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = ".slipstream", description = "Where state lives (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--port", paramLabel = "PORT", description = "Port to listen on; 0 picks a free one (default: 8080, or the config file's).")
+    Integer port;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "YAML config file (see docs/configuration.md).")
+    Path configFile;
+
+    @Option(names = "--store-url", paramLabel = "JDBC_URL",
+            description = "Use this database instead of the embedded one, e.g. jdbc:postgresql://db:5432/slipstream "
+                    + "(user and password from the config file or $SLIPSTREAM_STORE_USER / $SLIPSTREAM_STORE_PASSWORD).")
+    String storeUrl;
+
+    @Override
+    public Integer call() throws Exception {
+        ServerConfig config = config();
+        SlipstreamServer server;
+        try {
+            server = SlipstreamServer.start(config, SlipstreamServer.systemClock());
+        } catch (RuntimeException e) {
+            throw new CliException(CliException.RUN_FAILED, "cannot start the server: " + rootMessage(e));
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "slipstream-shutdown"));
+        var out = spec.commandLine().getOut();
+        out.println("Slipstream listening on " + server.url());
+        out.println("  data:        " + config.dataDir().toAbsolutePath().normalize());
+        out.println("  admin token: " + server.adminTokenFile());
+        out.println("  nodes:       " + config.nodes().size() + " (" + config.nodes().get(0).name() + " ...)");
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+
+    ServerConfig config() throws IOException {
+        ServerConfig config = ConfigReader.defaults(dataDir);
+        if (configFile != null) {
+            if (!Files.isRegularFile(configFile)) {
+                throw new CliException(CliException.REJECTED, "--config: no such file: " + configFile);
+            }
+            config = ConfigReader.read(Files.readAllBytes(configFile), config, MachineNode::detect);
+        }
+        if (port != null) {
+            if (port < 0 || port > 65_535) {
+                throw new CliException(CliException.REJECTED, "--port: must be between 0 and 65535");
+            }
+            config = config.withPort(port);
+        }
+        if (storeUrl != null) {
+            if (!storeUrl.startsWith("jdbc:postgresql:") && !storeUrl.startsWith("jdbc:h2:")) {
+                throw new CliException(CliException.REJECTED, "--store-url: must be a jdbc:postgresql: (or jdbc:h2:) URL");
+            }
+            config = new ServerConfig(config.host(), config.port(), config.dataDir(), storeUrl,
+                    env("SLIPSTREAM_STORE_USER", config.storeUser()), env("SLIPSTREAM_STORE_PASSWORD", config.storePassword()),
+                    config.nodes(), config.inheritEnv(), config.gracePeriod(), config.tickInterval());
+        }
+        return config;
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+        if (message.contains("Database may be already in use") || message.contains("Locked by another process")) {
+            return "the data directory is in use by another Slipstream server";
+        }
+        if (cause instanceof java.net.BindException) {
+            return "the port is in use (" + message + "); pick another with --port";
+        }
+        return message.lines().findFirst().orElse(message);
+    }
+}

@@ -1,0 +1,161 @@
+package io.slipstream.server;
+
+import io.slipstream.api.wire.TokenView;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.local.LocalProcessExecutor;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.api.ApiServer;
+import io.slipstream.server.auth.Authenticator;
+import io.slipstream.server.config.ServerConfig;
+import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.service.DocumentService;
+import io.slipstream.server.service.LogService;
+import io.slipstream.server.service.NodeService;
+import io.slipstream.server.service.RunService;
+import io.slipstream.server.service.TokenService;
+import io.slipstream.store.Store;
+import io.slipstream.store.jdbc.JdbcStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated,
+ * the admin token exists, instances that outlived a previous server are adopted, and only then the API listens.
+ */
+public final class SlipstreamServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SlipstreamServer.class);
+    public static final String ADMIN_TOKEN_FILE = "admin.token";
+
+    private final ServerConfig config;
+    private final Store store;
+    private final Executor executor;
+    private final ControlLoop loop;
+    private final ApiServer api;
+
+    private SlipstreamServer(ServerConfig config, Store store, Executor executor, ControlLoop loop, ApiServer api) {
+        this.config = config;
+        this.store = store;
+        this.executor = executor;
+        this.loop = loop;
+        this.api = api;
+    }
+
+    /** Millisecond precision everywhere: what both stores keep exactly. */
+    public static Clock systemClock() {
+        return Clock.tick(Clock.systemUTC(), Duration.ofMillis(1));
+    }
+
+    public static SlipstreamServer start(ServerConfig config, Clock clock) {
+        Path dataDir = config.dataDir().toAbsolutePath().normalize();
+        createPrivateDirectory(dataDir);
+        Store store = config.storeUrl() == null
+                ? JdbcStore.openH2(dataDir)
+                : JdbcStore.open(config.storeUrl(), config.storeUser(), config.storePassword());
+        Executor executor = null;
+        ControlLoop loop = null;
+        ApiServer api = null;
+        try {
+            TokenService tokens = new TokenService(store, clock);
+            ensureAdminToken(store, tokens, dataDir, clock);
+            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), clock);
+            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.gracePeriod(), config.tickInterval());
+            loop.start();
+            DocumentService documents = new DocumentService(store, clock);
+            api = new ApiServer(store, new Authenticator(store, clock), documents, new RunService(store, documents, loop, clock),
+                    new NodeService(store, executor), tokens, new LogService(store, executor));
+            api.start(config.host(), config.port());
+            return new SlipstreamServer(config, store, executor, loop, api);
+        } catch (RuntimeException e) {
+            closeQuietly(api);
+            closeQuietly(loop);
+            closeQuietly(executor);
+            store.close();
+            throw e;
+        }
+    }
+
+    /**
+     * On the first start there is no admin: create one and leave its token, readable by this user only, in the data
+     * directory. Only the token's hash is stored.
+     */
+    private static void ensureAdminToken(Store store, TokenService tokens, Path dataDir, Clock clock) {
+        Path file = dataDir.resolve(ADMIN_TOKEN_FILE);
+        if (store.hasAdminToken(clock.instant())) {
+            if (!Files.exists(file)) {
+                LOG.warn("an admin token exists but {} does not; use the token you kept, or revoke it to have a new one made", file);
+            }
+            return;
+        }
+        TokenView admin = tokens.issue("admin", true, "created at first start", null);
+        try {
+            Path temporary = dataDir.resolve(ADMIN_TOKEN_FILE + ".tmp");
+            Files.deleteIfExists(temporary);
+            Files.createFile(temporary, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.writeString(temporary, admin.token() + "\n", StandardCharsets.UTF_8);
+            Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+        LOG.info("created the admin token; it is in {}", file);
+    }
+
+    private static void createPrivateDirectory(Path dir) {
+        try {
+            Files.createDirectories(dir.getParent() == null ? dir : dir.getParent());
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            if (!Files.isDirectory(dir)) {
+                throw new UncheckedIOException("data directory " + dir + " exists and is not a directory", e);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dir, e);
+        }
+    }
+
+    public int port() {
+        return api.port();
+    }
+
+    public String url() {
+        String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return "http://" + host + ":" + port();
+    }
+
+    public Path adminTokenFile() {
+        return config.dataDir().toAbsolutePath().normalize().resolve(ADMIN_TOKEN_FILE);
+    }
+
+    public java.util.List<ApiServer.Route> routes() {
+        return api.routes();
+    }
+
+    /** Stops serving and watching; instances keep running and are adopted by the next start. */
+    @Override
+    public void close() {
+        closeQuietly(api);
+        closeQuietly(loop);
+        closeQuietly(executor);
+        store.close();
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            LOG.warn("error while stopping {}", closeable.getClass().getSimpleName(), e);
+        }
+    }
+}

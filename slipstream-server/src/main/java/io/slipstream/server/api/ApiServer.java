@@ -1,0 +1,339 @@
+package io.slipstream.server.api;
+
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.Handler;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import io.javalin.json.JavalinJackson3;
+import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problem;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Documents;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.wire.ErrorView;
+import io.slipstream.api.wire.ListView;
+import io.slipstream.api.wire.RunView;
+import io.slipstream.api.wire.WhoAmIView;
+import io.slipstream.server.auth.Authenticator;
+import io.slipstream.server.auth.Principal;
+import io.slipstream.server.service.DocumentService;
+import io.slipstream.server.service.LogService;
+import io.slipstream.server.service.NodeService;
+import io.slipstream.server.service.RunService;
+import io.slipstream.server.service.TokenService;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.RunQuery;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The REST API under {@code /api/v1}: routes, authentication of every call but {@code /healthz}, and the one
+ * place where errors become HTTP statuses. Handlers stay thin: parse, call a service, map to a view.
+ */
+public final class ApiServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
+    private static final String PRINCIPAL = "slipstream.principal";
+    private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+    /** One registered route, as the OpenAPI file must describe it. */
+    public record Route(String method, String path) {
+    }
+
+    private final Store store;
+    private final Authenticator authenticator;
+    private final DocumentService documents;
+    private final RunService runs;
+    private final NodeService nodes;
+    private final TokenService tokens;
+    private final LogService logs;
+    private final List<Route> routes = new ArrayList<>();
+    private Javalin app;
+
+    public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
+                     TokenService tokens, LogService logs) {
+        this.store = store;
+        this.authenticator = authenticator;
+        this.documents = documents;
+        this.runs = runs;
+        this.nodes = nodes;
+        this.tokens = tokens;
+        this.logs = logs;
+    }
+
+    /** Starts listening; {@code port} 0 picks a free port (see {@link #port()}). */
+    public void start(String host, int port) {
+        app = Javalin.create(config -> {
+            config.startup.showJavalinBanner = false;
+            config.startup.showOldJavalinVersionWarning = false;
+            config.jsonMapper(new JavalinJackson3(Json.mapper(), false));
+            config.http.maxRequestSize = MAX_BODY_BYTES;
+            config.router.ignoreTrailingSlashes = true;
+            config.requestLogger.http((ctx, millis) -> LOG.debug("{} {} -> {} in {} ms", ctx.method(), ctx.path(), ctx.status().getCode(), millis));
+            config.routes.before("/api/*", ctx -> ctx.attribute(PRINCIPAL, authenticator.authenticate(ctx.header("Authorization"))));
+            config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), e.problems()));
+            config.routes.exception(ApiException.class, (e, ctx) -> error(ctx, e.status(), e.code(), e.getMessage(), List.of()));
+            config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "CONFLICT", e.getMessage(), List.of()));
+            config.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), codeOf(e.getStatus()), e.getMessage(), List.of()));
+            config.routes.exception(Exception.class, (e, ctx) -> {
+                LOG.error("internal error on {} {}", ctx.method(), ctx.path(), e);
+                error(ctx, 500, "INTERNAL", "internal error; the server log has the details", List.of());
+            });
+            registerRoutes(config.routes);
+        });
+        app.start(host, port);
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    public List<Route> routes() {
+        return List.copyOf(routes);
+    }
+
+    private void route(io.javalin.config.RoutesConfig config, HandlerType method, String path, Handler handler) {
+        routes.add(new Route(method.name(), path));
+        config.addHttpHandler(method, path, handler);
+    }
+
+    private void registerRoutes(io.javalin.config.RoutesConfig r) {
+        route(r, HandlerType.GET, "/healthz", ctx -> ctx.json(Map.of("status", "ok")));
+        route(r, HandlerType.GET, "/api/v1/whoami", ctx -> {
+            Principal caller = caller(ctx);
+            ctx.json(new WhoAmIView(caller.user(), caller.admin(), new ArrayList<>(new TreeSet<>(caller.workspaces()))));
+        });
+        route(r, HandlerType.POST, "/api/v1/apply", ctx -> ctx.json(ListView.of(documents.apply(caller(ctx), Documents.readAll(body(ctx))))));
+
+        route(r, HandlerType.GET, "/api/v1/workspaces", ctx -> listDocuments(ctx, Kind.Workspace, null));
+        route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}", ctx -> getDocument(ctx, Kind.Workspace, null, ctx.pathParam("workspace")));
+        route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}", ctx -> deleteDocument(ctx, Kind.Workspace, null, ctx.pathParam("workspace")));
+        route(r, HandlerType.GET, "/api/v1/shapes", ctx -> listDocuments(ctx, Kind.Shape, null));
+        route(r, HandlerType.GET, "/api/v1/shapes/{shape}", ctx -> getDocument(ctx, Kind.Shape, null, ctx.pathParam("shape")));
+        route(r, HandlerType.DELETE, "/api/v1/shapes/{shape}", ctx -> deleteDocument(ctx, Kind.Shape, null, ctx.pathParam("shape")));
+        route(r, HandlerType.GET, "/api/v1/quotas", ctx -> listDocuments(ctx, Kind.Quota, ctx.queryParam("workspace")));
+        route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}",
+                ctx -> getDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+        route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/quotas/{quota}",
+                ctx -> deleteDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+        route(r, HandlerType.GET, "/api/v1/jobs", ctx -> listDocuments(ctx, Kind.Job, ctx.queryParam("workspace")));
+        route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/jobs/{job}",
+                ctx -> getDocument(ctx, Kind.Job, ctx.pathParam("workspace"), ctx.pathParam("job")));
+        route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/jobs/{job}",
+                ctx -> deleteDocument(ctx, Kind.Job, ctx.pathParam("workspace"), ctx.pathParam("job")));
+
+        route(r, HandlerType.GET, "/api/v1/nodes", ctx -> {
+            caller(ctx);
+            ctx.json(ListView.of(nodes.list()));
+        });
+        route(r, HandlerType.GET, "/api/v1/nodes/{node}", ctx -> {
+            caller(ctx);
+            ctx.json(nodes.get(ctx.pathParam("node")));
+        });
+
+        route(r, HandlerType.POST, "/api/v1/runs", this::createRun);
+        route(r, HandlerType.GET, "/api/v1/runs", this::listRuns);
+        route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
+            RunRecord run = runs.get(caller(ctx), ctx.pathParam("run"));
+            ctx.json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true));
+        });
+        route(r, HandlerType.POST, "/api/v1/runs/{run}/cancel", ctx -> {
+            RunService.CancelOutcome outcome = runs.cancel(caller(ctx), ctx.pathParam("run"));
+            RunRecord run = outcome.run();
+            ctx.json(Map.of("run", Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false),
+                    "accepted", outcome.accepted(), "message", outcome.message()));
+        });
+        route(r, HandlerType.GET, "/api/v1/runs/{run}/events", ctx -> {
+            long after = longParam(ctx, "after", 0, 0, Long.MAX_VALUE);
+            int limit = (int) longParam(ctx, "limit", 1000, 1, 10_000);
+            ctx.json(ListView.of(runs.events(caller(ctx), ctx.pathParam("run"), after, limit).stream().map(Views::event).toList()));
+        });
+        route(r, HandlerType.GET, "/api/v1/runs/{run}/logs", this::streamLogs);
+
+        route(r, HandlerType.POST, "/api/v1/tokens", ctx -> {
+            FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());
+            String user = body.string("user", true, 128);
+            Boolean admin = body.bool("admin", false);
+            String description = body.string("description", false, 256);
+            Long days = body.integer("expiresInDays", false, 1, 3650);
+            body.finish();
+            body.problems().throwIfAny("the token request is invalid");
+            ctx.status(201).json(tokens.create(caller(ctx), user, admin != null && admin, description, days == null ? null : days.intValue()));
+        });
+        route(r, HandlerType.GET, "/api/v1/tokens", ctx -> ctx.json(ListView.of(tokens.list(caller(ctx)))));
+        route(r, HandlerType.DELETE, "/api/v1/tokens/{token}", ctx -> {
+            tokens.revoke(caller(ctx), ctx.pathParam("token"));
+            ctx.status(204);
+        });
+    }
+
+    private void createRun(Context ctx) {
+        Principal caller = caller(ctx);
+        FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());
+        String workspace = body.string("workspace", false, 63);
+        String job = body.string("job", false, 63);
+        JsonNode jobDocument = body.get("jobDocument");
+        body.finish();
+        if (jobDocument != null && (workspace != null || job != null)) {
+            body.problems().add("jobDocument", "give either jobDocument, or workspace and job, not both");
+        }
+        if (jobDocument == null && (workspace == null || job == null)) {
+            body.problems().add(workspace == null ? "workspace" : "job", "is required (or give a jobDocument)");
+        }
+        body.problems().throwIfAny("the run request is invalid");
+        RunRecord run = jobDocument != null ? runs.submit(caller, jobDocument) : runs.create(caller, workspace, job);
+        ctx.status(201).json(Views.run(run, List.of(), null, true));
+    }
+
+    private void listRuns(Context ctx) {
+        Principal caller = caller(ctx);
+        Problems problems = new Problems();
+        Set<RunState> states = EnumSet.noneOf(RunState.class);
+        String stateParam = ctx.queryParam("state");
+        if (stateParam != null && !stateParam.isBlank()) {
+            for (String state : stateParam.split(",")) {
+                try {
+                    states.add(RunState.valueOf(state.trim().toUpperCase(Locale.ROOT)));
+                } catch (IllegalArgumentException e) {
+                    problems.add("state", "'" + state + "' is not a run state (" + java.util.Arrays.toString(RunState.values()) + ")");
+                }
+            }
+        }
+        RunQuery.Cursor before = null;
+        String cursor = ctx.queryParam("before");
+        if (cursor != null) {
+            String[] parts = cursor.split("_", 2);
+            try {
+                before = new RunQuery.Cursor(Long.parseLong(parts[0]), parts[1]);
+            } catch (RuntimeException e) {
+                problems.add("before", "is not a cursor returned as 'next' by this API");
+            }
+        }
+        int limit = (int) longParam(ctx, "limit", 100, 1, 1000);
+        problems.throwIfAny("the query is invalid");
+        List<RunRecord> page = runs.list(caller, ctx.queryParam("workspace"), ctx.queryParam("job"), states, limit + 1, before);
+        String next = null;
+        if (page.size() > limit) {
+            page = page.subList(0, limit);
+            RunRecord last = page.get(limit - 1);
+            next = last.createdAt().toEpochMilli() + "_" + last.id().value();
+        }
+        List<RunView> views = new ArrayList<>();
+        for (RunRecord run : page) {
+            views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false));
+        }
+        ctx.json(new ListView<>(views, next));
+    }
+
+    private void streamLogs(Context ctx) throws IOException {
+        RunRecord run = runs.get(caller(ctx), ctx.pathParam("run"));
+        String format = ctx.queryParam("format") == null ? "text" : ctx.queryParam("format");
+        if (!format.equals("text") && !format.equals("jsonl")) {
+            throw new InvalidInputException("format", "must be text or jsonl (is '" + format + "')");
+        }
+        Integer attempt = ctx.queryParam("attempt") == null ? null : (int) longParam(ctx, "attempt", 1, 1, Integer.MAX_VALUE);
+        LogService.Request request = new LogService.Request(ctx.queryParam("instance"), attempt, LogService.parseStreams(ctx.queryParam("stream")),
+                boolParam(ctx, "follow"), format.equals("jsonl"), !"false".equals(ctx.queryParam("prefix")));
+        logs.check(run, request);
+        ctx.status(200);
+        ctx.contentType(request.json() ? "application/x-ndjson" : "text/plain; charset=utf-8");
+        OutputStream out = ctx.res().getOutputStream();
+        try {
+            logs.stream(run, request, out);
+        } catch (IOException e) {
+            LOG.debug("log client of {} went away: {}", run.id(), e.getMessage());
+        }
+    }
+
+    private void listDocuments(Context ctx, Kind kind, String workspace) {
+        ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream().map(Views::document).toList()));
+    }
+
+    private void getDocument(Context ctx, Kind kind, String workspace, String name) {
+        ctx.json(Views.document(documents.get(caller(ctx), kind, workspace, name)));
+    }
+
+    private void deleteDocument(Context ctx, Kind kind, String workspace, String name) {
+        documents.delete(caller(ctx), kind, workspace, name);
+        ctx.status(204);
+    }
+
+    private static Principal caller(Context ctx) {
+        Principal principal = ctx.attribute(PRINCIPAL);
+        if (principal == null) {
+            throw ApiException.unauthorized("not authenticated");
+        }
+        return principal;
+    }
+
+    private static byte[] body(Context ctx) {
+        return ctx.bodyAsBytes();
+    }
+
+    private static long longParam(Context ctx, String name, long fallback, long min, long max) {
+        String text = ctx.queryParam(name);
+        if (text == null) {
+            return fallback;
+        }
+        try {
+            long value = Long.parseLong(text);
+            if (value < min || value > max) {
+                throw new InvalidInputException(name, "must be between " + min + " and " + max + " (is " + value + ")");
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw new InvalidInputException(name, "must be a whole number (is '" + text + "')");
+        }
+    }
+
+    private static boolean boolParam(Context ctx, String name) {
+        String text = ctx.queryParam(name);
+        if (text == null || text.equals("false")) {
+            return false;
+        }
+        if (text.equals("true") || text.isEmpty()) {
+            return true;
+        }
+        throw new InvalidInputException(name, "must be true or false (is '" + text + "')");
+    }
+
+    private static void error(Context ctx, int status, String code, String message, List<Problem> problems) {
+        ctx.status(status).json(new ErrorView(status, code, message, problems));
+    }
+
+    private static String codeOf(int status) {
+        return switch (status) {
+            case 400 -> "BAD_REQUEST";
+            case 401 -> "UNAUTHORIZED";
+            case 403 -> "FORBIDDEN";
+            case 404 -> "NOT_FOUND";
+            case 405 -> "METHOD_NOT_ALLOWED";
+            case 409 -> "CONFLICT";
+            case 413 -> "TOO_LARGE";
+            default -> status >= 500 ? "INTERNAL" : "ERROR";
+        };
+    }
+
+    @Override
+    public void close() {
+        if (app != null) {
+            app.stop();
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package io.slipstream.server.config;
+
+import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.Durations;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.Names;
+import io.slipstream.api.spec.Quantities;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.LocalProcessExecutor;
+import io.slipstream.executor.local.MachineNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reads the server's YAML config file. Every problem is reported with its field path, like specs; unknown fields
+ * are errors (a typo in a config must not be silently ignored).
+ *
+ * <pre>
+ * server: {host: 127.0.0.1, port: 8080}
+ * store: {url: jdbc:postgresql://db/slipstream, username: slipstream, password: secret}
+ * executor: local
+ * nodes:                       # or: nodes: auto
+ *   - {namePrefix: node, count: 4, cpu: 32, memory: 256Gi, gpu: 8, gpuModel: sim-gpu}
+ * instances: {inheritEnv: [PATH, HOME], gracePeriod: 30s}
+ * </pre>
+ */
+public final class ConfigReader {
+    /** Four nodes of 32 cpu, 256Gi and 8 simulated GPUs: enough to try gangs on a laptop. */
+    public static List<NodeInfo> defaultNodes() {
+        List<NodeInfo> nodes = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            nodes.add(new NodeInfo("node-" + i, new Resources(32_000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
+        }
+        return nodes;
+    }
+
+    public static ServerConfig defaults(Path dataDir) {
+        return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
+                LocalProcessExecutor.DEFAULT_INHERITED_ENV, Duration.ofSeconds(30), Duration.ofSeconds(1));
+    }
+
+    private ConfigReader() {
+    }
+
+    /**
+     * Reads a config file over the defaults.
+     *
+     * @param machine describes this machine, for {@code nodes: auto} (injected so tests need no nvidia-smi)
+     * @throws io.slipstream.api.problem.InvalidInputException naming every problem
+     */
+    public static ServerConfig read(byte[] yaml, ServerConfig base, Supplier<NodeInfo> machine) {
+        JsonNode tree = DocumentParser.parseOne(yaml);
+        Problems problems = new Problems();
+        FieldReader root = FieldReader.of(tree, "", problems);
+        String host = base.host();
+        int port = base.port();
+        FieldReader server = root.object("server", false);
+        if (server != null) {
+            String configuredHost = server.string("host", false, 253);
+            host = configuredHost == null ? host : configuredHost;
+            Long configuredPort = server.integer("port", false, 0, 65_535);
+            port = configuredPort == null ? port : configuredPort.intValue();
+            server.finish();
+        }
+        String storeUrl = base.storeUrl();
+        String storeUser = base.storeUser();
+        String storePassword = base.storePassword();
+        FieldReader store = root.object("store", false);
+        if (store != null) {
+            storeUrl = store.string("url", true, 2048);
+            if (storeUrl != null && !storeUrl.startsWith("jdbc:postgresql:") && !storeUrl.startsWith("jdbc:h2:")) {
+                problems.add(store.pathOf("url"), "must be a jdbc:postgresql: or jdbc:h2: URL");
+            }
+            storeUser = store.string("username", false, 256);
+            storePassword = store.string("password", false, 1024);
+            store.finish();
+        }
+        String executor = root.string("executor", false, 64);
+        if (executor != null && !executor.equals("local")) {
+            problems.add("executor", "'" + executor + "' is not an executor of this build (available: local)");
+        }
+        List<NodeInfo> nodes = readNodes(root, base.nodes(), machine, problems);
+        List<String> inheritEnv = base.inheritEnv();
+        Duration gracePeriod = base.gracePeriod();
+        FieldReader instances = root.object("instances", false);
+        if (instances != null) {
+            List<JsonNode> names = instances.array("inheritEnv", false, 256);
+            if (names != null) {
+                List<String> list = new ArrayList<>();
+                for (int i = 0; i < names.size(); i++) {
+                    if (!names.get(i).isString() || !names.get(i).asString().matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                        problems.add(instances.pathOf("inheritEnv") + "[" + i + "]", "must be an environment variable name");
+                    } else {
+                        list.add(names.get(i).asString());
+                    }
+                }
+                inheritEnv = list;
+            }
+            Duration grace = duration(instances, "gracePeriod", problems);
+            gracePeriod = grace == null ? gracePeriod : grace;
+            instances.finish();
+        }
+        root.finish();
+        problems.throwIfAny("the config file is invalid");
+        return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod,
+                base.tickInterval());
+    }
+
+    private static Duration duration(FieldReader reader, String field, Problems problems) {
+        String text = reader.string(field, false, 32);
+        if (text == null) {
+            return null;
+        }
+        try {
+            return Durations.parse(text);
+        } catch (IllegalArgumentException e) {
+            problems.add(reader.pathOf(field), e.getMessage());
+            return null;
+        }
+    }
+
+    private static List<NodeInfo> readNodes(FieldReader root, List<NodeInfo> fallback, Supplier<NodeInfo> machine, Problems problems) {
+        JsonNode value = root.get("nodes");
+        if (value == null) {
+            return fallback;
+        }
+        if (value.isString() && value.asString().equals("auto")) {
+            return List.of(machine.get());
+        }
+        List<JsonNode> items = root.array("nodes", false, 10_000);
+        if (items == null) {
+            problems.add("nodes", "must be 'auto' or a list of node declarations");
+            return fallback;
+        }
+        List<NodeInfo> nodes = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            FieldReader node = FieldReader.of(items.get(i), "nodes[" + i + "]", problems);
+            String name = node.string("name", false, 63);
+            String prefix = node.string("namePrefix", false, 50);
+            Long count = node.integer("count", false, 1, 10_000);
+            Resources capacity = readCapacity(node, problems);
+            Map<String, String> labels = new LinkedHashMap<>();
+            var entries = node.entries("labels", false, 64);
+            if (entries != null) {
+                entries.forEach(e -> labels.put(e.getKey(), e.getValue().asString()));
+            }
+            node.finish();
+            if (name == null && prefix == null) {
+                problems.add(node.pathOf("name"), "give a name, or a namePrefix and a count");
+                continue;
+            }
+            if (name != null && (prefix != null || count != null)) {
+                problems.add(node.pathOf("name"), "give either name, or namePrefix with count, not both");
+                continue;
+            }
+            if (capacity == null) {
+                continue;
+            }
+            List<String> nodeNames = new ArrayList<>();
+            if (name != null) {
+                nodeNames.add(name);
+            } else {
+                for (int k = 1; k <= (count == null ? 1 : count); k++) {
+                    nodeNames.add(prefix + "-" + k);
+                }
+            }
+            for (String nodeName : nodeNames) {
+                String problem = Names.dnsLabelProblem(nodeName);
+                if (problem != null) {
+                    problems.add(node.pathOf(name != null ? "name" : "namePrefix"), problem);
+                    break;
+                }
+                if (!names.add(nodeName)) {
+                    problems.add(node.path(), "node " + nodeName + " is declared twice");
+                    break;
+                }
+                nodes.add(new NodeInfo(nodeName, capacity, null, labels));
+            }
+        }
+        if (items.isEmpty()) {
+            problems.add("nodes", "must declare at least one node");
+        }
+        return nodes;
+    }
+
+    private static Resources readCapacity(FieldReader node, Problems problems) {
+        int before = problems.list().size();
+        Long milliCpu = null;
+        Long memory = null;
+        String cpuText = scalar(node, "cpu", true, problems);
+        if (cpuText != null) {
+            try {
+                milliCpu = Quantities.parseMilliCpu(cpuText);
+            } catch (IllegalArgumentException e) {
+                problems.add(node.pathOf("cpu"), e.getMessage());
+            }
+        }
+        String memoryText = scalar(node, "memory", true, problems);
+        if (memoryText != null) {
+            try {
+                memory = Quantities.parseBytes(memoryText);
+            } catch (IllegalArgumentException e) {
+                problems.add(node.pathOf("memory"), e.getMessage());
+            }
+        }
+        Long gpu = node.integer("gpu", false, 0, 1024);
+        String gpuModel = node.string("gpuModel", false, 128);
+        if (gpu != null && gpu > 0 && gpuModel == null) {
+            problems.add(node.pathOf("gpuModel"), "is required when the node has GPUs");
+        }
+        if (problems.list().size() > before || milliCpu == null || memory == null) {
+            return null;
+        }
+        return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
+    }
+
+    private static String scalar(FieldReader reader, String field, boolean required, Problems problems) {
+        JsonNode value = reader.get(field);
+        if (value == null) {
+            reader.missing(field, required);
+            return null;
+        }
+        if (!value.isString() && !value.isNumber()) {
+            problems.add(reader.pathOf(field), "must be a quantity, not " + FieldReader.describe(value));
+            return null;
+        }
+        return value.asString();
+    }
+}

@@ -1,0 +1,58 @@
+package io.slipstream.server.config;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.executor.NodeInfo;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything the server is configured with, after defaults, the config file and command-line options.
+ *
+ * @param storeUrl        a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
+ * @param nodes           the local executor's nodes
+ * @param gracePeriod     how long an instance has between SIGTERM and SIGKILL when it is stopped
+ * @param tickInterval    how often the control loop runs when nothing wakes it
+ */
+public record ServerConfig(
+        String host,
+        int port,
+        Path dataDir,
+        String storeUrl,
+        String storeUser,
+        String storePassword,
+        List<NodeInfo> nodes,
+        List<String> inheritEnv,
+        Duration gracePeriod,
+        Duration tickInterval) {
+
+    public ServerConfig {
+        requireNonNull(host, "host is null");
+        requireNonNull(dataDir, "dataDir is null");
+        nodes = List.copyOf(nodes);
+        inheritEnv = List.copyOf(inheritEnv);
+        requireNonNull(gracePeriod, "gracePeriod is null");
+        requireNonNull(tickInterval, "tickInterval is null");
+    }
+
+    public ServerConfig withPort(int newPort) {
+        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+    }
+
+    public ServerConfig withDataDir(Path newDataDir) {
+        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+    }
+
+    public ServerConfig withStoreUrl(String url) {
+        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+    }
+
+    public ServerConfig withNodes(List<NodeInfo> newNodes) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, gracePeriod, tickInterval);
+    }
+
+    public ServerConfig withGracePeriod(Duration newGracePeriod) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, newGracePeriod, tickInterval);
+    }
+}

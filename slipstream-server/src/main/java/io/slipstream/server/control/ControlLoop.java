@@ -1,0 +1,460 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.wire.RunView;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.scheduler.ClusterSnapshot;
+import io.slipstream.scheduler.CycleResult;
+import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.NodeState;
+import io.slipstream.scheduler.PendingRun;
+import io.slipstream.scheduler.Placement;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The control plane's single writer of run and instance state. Each cycle: apply what executors reported, bring
+ * every active run one step closer to where it should be (cancel, fail, finish, launch what was placed), then ask
+ * the scheduler for admissions over a snapshot built from the store. Decisions are persisted before any executor
+ * is told to act, and every executor call is keyed by instance id, so repeating a cycle after a crash is harmless.
+ *
+ * <p>Runs on one thread; {@link #wakeUp()} may be called from any thread.
+ */
+public final class ControlLoop implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
+
+    private final Store store;
+    private final Executor executor;
+    private final Scheduler scheduler;
+    private final Clock clock;
+    private final Duration gracePeriod;
+    private final Duration tick;
+    private final QueueStatus queueStatus = new QueueStatus();
+    private final ConcurrentLinkedQueue<InstanceReport> reports = new ConcurrentLinkedQueue<>();
+    private final Semaphore wakeUps = new Semaphore(0);
+    /** Instances already told to stop in this process's life (a restart sends the signal again, harmlessly). */
+    private final Set<InstanceId> terminationSent = ConcurrentHashMap.newKeySet();
+    private volatile boolean running;
+    private Thread thread;
+
+    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, Duration gracePeriod, Duration tick) {
+        this.store = store;
+        this.executor = executor;
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.gracePeriod = gracePeriod;
+        this.tick = tick;
+        executor.setListener(report -> {
+            reports.add(report);
+            wakeUp();
+        });
+    }
+
+    /** Re-attaches to instances that ran before a restart, then starts cycling on a thread of its own. */
+    public void start() {
+        recover();
+        running = true;
+        thread = new Thread(this::loop, "slipstream-control");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Asks the executor about every instance the store says is running: each answers Running, Exited or Lost. */
+    void recover() {
+        Map<InstanceId, Map<String, String>> handles = new LinkedHashMap<>();
+        for (InstanceRecord instance : store.activeInstances()) {
+            if (instance.state() == InstanceState.RUNNING) {
+                handles.put(instance.id(), instance.handle());
+            }
+        }
+        if (!handles.isEmpty()) {
+            LOG.info("adopting {} instance(s) that ran before this start", handles.size());
+            executor.adopt(handles);
+        }
+    }
+
+    public void wakeUp() {
+        if (wakeUps.availablePermits() == 0) {
+            wakeUps.release();
+        }
+    }
+
+    public QueueStatus queueStatus() {
+        return queueStatus;
+    }
+
+    private void loop() {
+        while (running) {
+            try {
+                wakeUps.tryAcquire(tick.toMillis(), TimeUnit.MILLISECONDS);
+                wakeUps.drainPermits();
+                if (running) {
+                    cycle();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                LOG.error("control loop cycle failed; retrying", e);
+                pause();
+            }
+        }
+    }
+
+    private static void pause() {
+        try {
+            TimeUnit.MILLISECONDS.sleep(500);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One full cycle. Package-private so tests can drive the loop step by step. */
+    void cycle() {
+        applyReports();
+        Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
+                .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
+        List<RunRecord> queued = new ArrayList<>();
+        for (RunRecord run : store.activeRuns()) {
+            try {
+                RunRecord now = reconcile(run, instances.getOrDefault(run.id(), List.of()));
+                if (now.state() == RunState.QUEUED) {
+                    queued.add(now);
+                }
+            } catch (ConflictException e) {
+                LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
+                wakeUp();
+            }
+        }
+        schedule(queued, instances);
+    }
+
+    // --- reports ---
+
+    private void applyReports() {
+        InstanceReport report;
+        while ((report = reports.poll()) != null) {
+            try {
+                apply(report);
+            } catch (ConflictException e) {
+                reports.add(report); // the instance changed meanwhile: apply again next cycle
+                wakeUp();
+                return;
+            }
+        }
+    }
+
+    private void apply(InstanceReport report) {
+        Optional<InstanceRecord> found = store.getInstance(report.id());
+        if (found.isEmpty() || found.get().state().isFinal()) {
+            return; // duplicate or late: reports arrive at least once
+        }
+        InstanceRecord instance = found.get();
+        Instant now = clock.instant();
+        if (report instanceof InstanceReport.Running running) {
+            if (instance.state() == InstanceState.PENDING || !instance.handle().equals(running.handle())) {
+                InstanceRecord updated = store.updateInstance(instance.running(running.handle(), now));
+                if (instance.state() == InstanceState.PENDING) {
+                    event(updated, "InstanceStarted", "Adopted", "running on " + instance.node());
+                }
+            }
+        } else if (report instanceof InstanceReport.Exited exited) {
+            InstanceRecord updated;
+            if (exited.terminated()) {
+                updated = instance.finished(InstanceState.KILLED, exited.exitCode(), "Terminated (exit code " + exited.exitCode() + ")", now);
+            } else if (exited.exitCode() == 0) {
+                updated = instance.finished(InstanceState.SUCCEEDED, 0, "Completed", now);
+            } else {
+                updated = instance.finished(InstanceState.FAILED, exited.exitCode(), "Exited with code " + exited.exitCode(), now);
+            }
+            store.inTransaction(tx -> {
+                tx.updateInstance(updated);
+                return event(tx, updated, "InstanceExited", updated.state().name(), updated.reason());
+            });
+        } else if (report instanceof InstanceReport.Lost lost) {
+            InstanceRecord updated = instance.finished(InstanceState.LOST, null, "Lost: " + lost.reason(), now);
+            store.inTransaction(tx -> {
+                tx.updateInstance(updated);
+                return event(tx, updated, "InstanceLost", updated.state().name(), updated.reason());
+            });
+        }
+    }
+
+    // --- reconciling one run ---
+
+    private RunRecord reconcile(RunRecord run, List<InstanceRecord> instances) {
+        Instant now = clock.instant();
+        switch (run.state()) {
+            case QUEUED -> {
+                if (run.cancelRequestedAt() != null) {
+                    return transition(run, run.moveTo(RunState.CANCELLED, "Cancelled before it started", now));
+                }
+                return run;
+            }
+            case STARTING, RUNNING -> {
+                if (run.cancelRequestedAt() != null) {
+                    return terminate(transition(run, run.terminating(RunState.CANCELLED, "CancelRequested")), instances);
+                }
+                Optional<InstanceRecord> failed = instances.stream()
+                        .filter(i -> i.state() == InstanceState.FAILED || i.state() == InstanceState.LOST || i.state() == InstanceState.KILLED)
+                        .findFirst();
+                if (failed.isPresent()) {
+                    InstanceRecord first = failed.get();
+                    String why = "InstanceFailed: " + first.displayName() + " " + lowerFirst(first.reason());
+                    return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
+                }
+                List<InstanceRecord> current = launchPending(run, instances);
+                if (current.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED)) {
+                    RunRecord started = run.state() == RunState.STARTING ? run.moveTo(RunState.RUNNING, "AllInstancesRunning", now) : run;
+                    return transition(run, started.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", now));
+                }
+                if (current.stream().anyMatch(i -> i.state().isFinal() && i.state() != InstanceState.SUCCEEDED)) {
+                    wakeUp(); // a launch failed: the next cycle fails the run
+                    return run;
+                }
+                if (run.state() == RunState.STARTING && current.stream().noneMatch(i -> i.state() == InstanceState.PENDING)) {
+                    return transition(run, run.moveTo(RunState.RUNNING, "AllInstancesRunning", now));
+                }
+                return run;
+            }
+            case TERMINATING -> {
+                return terminate(run, instances);
+            }
+            default -> {
+                return run;
+            }
+        }
+    }
+
+    /** Sends every live instance of a terminating run the stop signal, and ends the run once all are gone. */
+    private RunRecord terminate(RunRecord run, List<InstanceRecord> instances) {
+        boolean allGone = true;
+        for (InstanceRecord instance : instances) {
+            if (instance.state().isFinal()) {
+                continue;
+            }
+            if (instance.state() == InstanceState.PENDING) {
+                Optional<Map<String, String>> handle = executor.find(instance.id());
+                if (handle.isEmpty()) {
+                    InstanceRecord killed = instance.finished(InstanceState.KILLED, null, "Never started", clock.instant());
+                    store.inTransaction(tx -> {
+                        tx.updateInstance(killed);
+                        return event(tx, killed, "InstanceExited", killed.state().name(), killed.reason());
+                    });
+                    continue;
+                }
+                instance = store.updateInstance(instance.running(handle.get(), clock.instant()));
+            }
+            allGone = false;
+            if (terminationSent.add(instance.id())) {
+                executor.terminate(instance.id(), instance.handle(), gracePeriod);
+            }
+        }
+        if (!allGone) {
+            return run;
+        }
+        instances.forEach(i -> terminationSent.remove(i.id()));
+        String why = run.outcome() == RunState.CANCELLED ? "Cancelled: every instance stopped" : run.reason();
+        return transition(run, run.moveTo(run.outcome(), why, clock.instant()));
+    }
+
+    private List<InstanceRecord> launchPending(RunRecord run, List<InstanceRecord> instances) {
+        Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream()
+                .collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
+        List<InstanceRecord> current = new ArrayList<>(instances.size());
+        for (InstanceRecord instance : instances) {
+            if (instance.state() != InstanceState.PENDING) {
+                current.add(instance);
+                continue;
+            }
+            NodeGroupSpec group = groups.get(instance.nodeGroup());
+            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(),
+                    InstanceEnv.of(run, group, instance), group.workingDir(), group.image());
+            InstanceRecord updated;
+            String type;
+            try {
+                Map<String, String> handle = executor.launch(spec);
+                updated = instance.running(handle, clock.instant());
+                type = "InstanceStarted";
+            } catch (ExecutorException e) {
+                LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
+                updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
+                type = "InstanceExited";
+            }
+            InstanceRecord launched = updated;
+            String eventType = type;
+            current.add(store.inTransaction(tx -> {
+                InstanceRecord stored = tx.updateInstance(launched);
+                event(tx, stored, eventType, stored.state().name(),
+                        stored.state() == InstanceState.RUNNING ? "Started on " + stored.node() + gpusText(stored) : stored.reason());
+                return stored;
+            }));
+        }
+        return current;
+    }
+
+    private static String gpusText(InstanceRecord instance) {
+        return instance.gpus().isEmpty() ? "" : " with GPUs " + instance.gpus().stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+
+    // --- scheduling ---
+
+    private void schedule(List<RunRecord> queued, Map<RunId, List<InstanceRecord>> instances) {
+        Map<RunId, RunView.QueueView> status = new HashMap<>();
+        if (queued.isEmpty()) {
+            queueStatus.replace(status);
+            return;
+        }
+        Map<RunId, RunRecord> byId = new HashMap<>();
+        List<PendingRun> pending = new ArrayList<>();
+        for (RunRecord run : queued) {
+            byId.put(run.id(), run);
+            pending.add(new PendingRun(run.id(), run.workspace(), run.priority(), run.createdAt(), requests(run)));
+        }
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodeStates(instances), pending), clock.instant());
+        for (Decision decision : result.decisions()) {
+            if (decision instanceof Decision.Wait wait) {
+                status.put(wait.runId(), new RunView.QueueView(wait.reason(), wait.message(), wait.position()));
+            } else if (decision instanceof Decision.Admit admit) {
+                try {
+                    admit(byId.get(admit.runId()), admit.placements());
+                } catch (ConflictException e) {
+                    wakeUp(); // cancelled or changed meanwhile: decide again
+                }
+            }
+        }
+        queueStatus.replace(status);
+    }
+
+    /** Persists the placement (run STARTING, instances PENDING) in one transaction, then launches. */
+    private void admit(RunRecord run, List<Placement> placements) {
+        Instant now = clock.instant();
+        List<InstanceRecord> instances = new ArrayList<>();
+        Map<Integer, String[]> groupOfRank = ranks(run);
+        for (Placement placement : placements) {
+            String[] group = groupOfRank.get(placement.rank());
+            instances.add(InstanceRecord.pending(new InstanceId(run.id(), run.attempt(), placement.rank()), group[0],
+                    Integer.parseInt(group[1]), placement.node(), placement.gpus()));
+        }
+        String nodes = placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", "));
+        RunRecord starting = run.moveTo(RunState.STARTING, "Admitted to " + nodes, now);
+        List<InstanceRecord> stored = store.inTransaction(tx -> {
+            RunRecord updated = tx.updateRun(starting);
+            tx.appendEvent(RunEvent.of(run.id(), now, "StateChanged", updated.state().name(), updated.reason(), null, null));
+            return tx.createInstances(instances);
+        });
+        RunRecord current = store.getRun(run.id()).orElseThrow();
+        reconcile(current, stored);
+    }
+
+    private static Map<Integer, String[]> ranks(RunRecord run) {
+        Map<Integer, String[]> ranks = new HashMap<>();
+        int rank = 0;
+        for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            for (int i = 0; i < group.replicas(); i++) {
+                ranks.put(rank++, new String[] {group.name(), Integer.toString(i)});
+            }
+        }
+        return ranks;
+    }
+
+    static List<InstanceRequest> requests(RunRecord run) {
+        List<InstanceRequest> requests = new ArrayList<>();
+        int rank = 0;
+        for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            for (int i = 0; i < group.replicas(); i++) {
+                requests.add(new InstanceRequest(rank++, group.name(), group.resources()));
+            }
+        }
+        return requests;
+    }
+
+    /** Nodes with what the store says is allocated on them: every live instance of an active run holds its share. */
+    private List<NodeState> nodeStates(Map<RunId, List<InstanceRecord>> instances) {
+        Map<String, NodeState> states = new LinkedHashMap<>();
+        for (NodeInfo node : executor.nodes()) {
+            states.put(node.name(), NodeState.empty(node.name(), node.capacity()));
+        }
+        Map<RunId, RunRecord> runs = new HashMap<>();
+        for (var entry : instances.entrySet()) {
+            for (InstanceRecord instance : entry.getValue()) {
+                if (instance.state().isFinal() || !states.containsKey(instance.node())) {
+                    continue;
+                }
+                RunRecord run = runs.computeIfAbsent(entry.getKey(), id -> store.getRun(id).orElseThrow());
+                NodeGroupSpec group = run.spec().nodeGroups().stream().filter(g -> g.name().equals(instance.nodeGroup())).findFirst().orElseThrow();
+                states.computeIfPresent(instance.node(), (name, state) -> state.withAllocation(group.resources(), instance.gpus()));
+            }
+        }
+        return new ArrayList<>(states.values());
+    }
+
+    // --- persistence helpers ---
+
+    /** Persists a run's state change with its event, in one transaction. */
+    private RunRecord transition(RunRecord before, RunRecord after) {
+        return store.inTransaction(tx -> {
+            RunRecord stored = tx.updateRun(after);
+            tx.appendEvent(RunEvent.of(after.id(), clock.instant(), "StateChanged", after.state().name(), after.reason(),
+                    before.state() + " -> " + after.state(), null));
+            return stored;
+        });
+    }
+
+    private RunEvent event(InstanceRecord instance, String type, String reason, String message) {
+        return store.appendEvent(RunEvent.of(instance.id().runId(), clock.instant(), type, instance.state().name(), reason, message,
+                instance.displayName()));
+    }
+
+    private RunEvent event(Store tx, InstanceRecord instance, String type, String state, String reason) {
+        return tx.appendEvent(RunEvent.of(instance.id().runId(), clock.instant(), type, state, reason,
+                instance.exitCode() == null ? null : "exit code " + instance.exitCode(), instance.displayName()));
+    }
+
+    private static String lowerFirst(String text) {
+        return text == null || text.isEmpty() ? "" : Character.toLowerCase(text.charAt(0)) + text.substring(1);
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        wakeUp();
+        if (thread != null) {
+            try {
+                thread.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

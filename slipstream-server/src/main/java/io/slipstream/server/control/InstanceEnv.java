@@ -1,0 +1,37 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunRecord;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The environment every instance sees: its spec's env, then who it is in the run ({@code SLIPSTREAM_*}) and the
+ * names distributed-training frameworks already read ({@code RANK}, {@code WORLD_SIZE}, ...). Ours come last so a
+ * spec cannot fake them (the spec reader also refuses the {@code SLIPSTREAM_} prefix).
+ */
+final class InstanceEnv {
+    private InstanceEnv() {
+    }
+
+    static Map<String, String> of(RunRecord run, NodeGroupSpec group, InstanceRecord instance) {
+        int worldSize = run.spec().instanceCount();
+        Map<String, String> env = new LinkedHashMap<>(group.env());
+        env.put("SLIPSTREAM_RUN_ID", run.id().value());
+        env.put("SLIPSTREAM_JOB", run.job());
+        env.put("SLIPSTREAM_WORKSPACE", run.workspace());
+        env.put("SLIPSTREAM_ATTEMPT", Integer.toString(instance.id().attempt()));
+        env.put("SLIPSTREAM_NODE_GROUP", instance.nodeGroup());
+        env.put("SLIPSTREAM_RANK", Integer.toString(instance.id().rank()));
+        env.put("SLIPSTREAM_GROUP_RANK", Integer.toString(instance.groupRank()));
+        env.put("SLIPSTREAM_WORLD_SIZE", Integer.toString(worldSize));
+        env.put("SLIPSTREAM_NODE", instance.node());
+        env.put("RANK", Integer.toString(instance.id().rank()));
+        env.put("WORLD_SIZE", Integer.toString(worldSize));
+        env.put("NODE_RANK", Integer.toString(instance.id().rank()));
+        env.put("NNODES", Integer.toString(worldSize));
+        env.put("LOCAL_RANK", "0");
+        return env;
+    }
+}

@@ -1,0 +1,187 @@
+package io.slipstream.server.service;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.ShapeSpec;
+import io.slipstream.api.wire.ApplyResultView;
+import io.slipstream.server.api.ApiException;
+import io.slipstream.server.auth.Principal;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.Store;
+import io.slipstream.store.StoredDocument;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * Applies, reads and deletes documents (workspaces, shapes, quotas, jobs), enforcing who may do what: workspaces,
+ * shapes and quotas are the admins'; jobs belong to their workspace's members. A caller never learns of objects in
+ * workspaces it is not a member of: they answer "not found".
+ */
+public final class DocumentService {
+    private final Store store;
+    private final Clock clock;
+
+    public DocumentService(Store store, Clock clock) {
+        this.store = store;
+        this.clock = clock;
+    }
+
+    /**
+     * Applies documents in one transaction, after checking every one of them (against the store as it will be
+     * once the earlier documents of the batch are applied). Any problem anywhere rejects the whole batch.
+     */
+    public List<ApplyResultView> apply(Principal caller, List<Document<?>> documents) {
+        for (Document<?> document : documents) {
+            if (!document.kind().workspaced() || document.kind() == Kind.Quota) {
+                requireAdmin(caller, document.kind());
+            }
+        }
+        try {
+            return store.inTransaction(tx -> {
+                Problems problems = new Problems();
+                List<ApplyResultView> results = new ArrayList<>();
+                Instant now = clock.instant();
+                for (int i = 0; i < documents.size(); i++) {
+                    String prefix = documents.size() == 1 ? "" : "documents[" + i + "].";
+                    Document<?> document = resolve(tx, caller, documents.get(i), prefix, problems);
+                    if (problems.isEmpty()) {
+                        results.add(applyOne(tx, document, now));
+                    }
+                }
+                problems.throwIfAny("the input refers to things that do not exist");
+                return results;
+            });
+        } catch (ConflictException e) {
+            throw ApiException.conflict(e.getMessage());
+        }
+    }
+
+    /** Checks references to other objects; for a job, also resolves shapes into resources. */
+    private Document<?> resolve(Store tx, Principal caller, Document<?> document, String prefix, Problems problems) {
+        if (document.kind().workspaced()) {
+            String workspace = document.workspace();
+            if (!caller.canAccess(workspace) || tx.getDocument(Kind.Workspace, null, workspace).isEmpty()) {
+                problems.add(prefix + "metadata.workspace", "workspace '" + workspace + "' does not exist or you are not a member of it");
+                return document;
+            }
+        }
+        if (document.spec() instanceof JobSpec job) {
+            checkShapes(tx, job, prefix, problems);
+        }
+        return document;
+    }
+
+    private static void checkShapes(Store tx, JobSpec job, String prefix, Problems problems) {
+        for (int i = 0; i < job.nodeGroups().size(); i++) {
+            NodeGroupSpec group = job.nodeGroups().get(i);
+            if (group.shape() != null && tx.getDocument(Kind.Shape, null, group.shape()).isEmpty()) {
+                String known = tx.listDocuments(Kind.Shape, null).stream().map(d -> d.document().name()).collect(Collectors.joining(", "));
+                problems.add(prefix + "spec.nodeGroups[" + i + "].shape",
+                        "unknown shape '" + group.shape() + "'" + (known.isEmpty() ? " (no shapes are defined)" : " (known: " + known + ")"));
+            }
+        }
+    }
+
+    private static ApplyResultView applyOne(Store tx, Document<?> document, Instant now) {
+        Optional<StoredDocument> existing = tx.getDocument(document.kind(), document.workspace(), document.name());
+        Long expected = document.metadata().version();
+        if (existing.isEmpty()) {
+            if (expected != null) {
+                throw new ConflictException(document.reference() + " does not exist, but version " + expected + " was expected");
+            }
+            StoredDocument created = tx.createDocument(document, now);
+            return result(document, "created", created.version());
+        }
+        StoredDocument current = existing.get();
+        if (expected != null && expected != current.version()) {
+            throw new ConflictException(document.reference() + " is at version " + current.version() + ", not " + expected
+                    + ": it was changed meanwhile; read it again and reapply");
+        }
+        if (current.document().spec().equals(document.spec())) {
+            return result(document, "unchanged", current.version());
+        }
+        StoredDocument updated = tx.updateDocument(document, current.version(), now);
+        return result(document, "updated", updated.version());
+    }
+
+    private static ApplyResultView result(Document<?> document, String action, long version) {
+        return new ApplyResultView(document.kind().name(), document.workspace(), document.name(), action, version);
+    }
+
+    public StoredDocument get(Principal caller, Kind kind, String workspace, String name) {
+        if (kind.workspaced() && !caller.canAccess(workspace)) {
+            throw notFound(kind, workspace, name);
+        }
+        if (kind == Kind.Workspace && !caller.canAccess(name)) {
+            throw notFound(kind, null, name);
+        }
+        return store.getDocument(kind, workspace, name).orElseThrow(() -> notFound(kind, workspace, name));
+    }
+
+    public List<StoredDocument> list(Principal caller, Kind kind, String workspace) {
+        if (kind == Kind.Shape) {
+            return store.listDocuments(kind, null);
+        }
+        if (workspace != null) {
+            if (!caller.canAccess(workspace)) {
+                return List.of();
+            }
+            return store.listDocuments(kind, java.util.Set.of(workspace));
+        }
+        return store.listDocuments(kind, caller.visibleWorkspaces());
+    }
+
+    public void delete(Principal caller, Kind kind, String workspace, String name) {
+        StoredDocument current = get(caller, kind, workspace, name);
+        if (!kind.workspaced() || kind == Kind.Quota) {
+            requireAdmin(caller, kind);
+        }
+        try {
+            store.inTransaction(tx -> {
+                if (kind == Kind.Workspace && (!tx.listDocuments(Kind.Job, java.util.Set.of(name)).isEmpty()
+                        || !tx.listDocuments(Kind.Quota, java.util.Set.of(name)).isEmpty())) {
+                    throw ApiException.conflict("workspace " + name + " still has jobs or quotas: delete them first");
+                }
+                tx.deleteDocument(kind, workspace, name, current.version());
+                return null;
+            });
+        } catch (ConflictException e) {
+            throw ApiException.conflict(e.getMessage());
+        }
+    }
+
+    /** The job's spec as a run will execute it: every shape replaced by its resources (later shape edits do not touch it). */
+    public static JobSpec effectiveSpec(Store tx, JobSpec job) {
+        List<NodeGroupSpec> groups = new ArrayList<>();
+        for (int i = 0; i < job.nodeGroups().size(); i++) {
+            NodeGroupSpec group = job.nodeGroups().get(i);
+            if (group.shape() != null) {
+                Optional<StoredDocument> shape = tx.getDocument(Kind.Shape, null, group.shape());
+                if (shape.isEmpty()) {
+                    throw new InvalidInputException("spec.nodeGroups[" + i + "].shape", "unknown shape '" + group.shape() + "'");
+                }
+                group = group.withResources(((ShapeSpec) shape.get().document().spec()).resources());
+            }
+            groups.add(group);
+        }
+        return new JobSpec(job.priority(), groups);
+    }
+
+    private static void requireAdmin(Principal caller, Kind kind) {
+        if (!caller.admin()) {
+            throw ApiException.forbidden("only admins can create, change or delete a " + kind);
+        }
+    }
+
+    static ApiException notFound(Kind kind, String workspace, String name) {
+        return ApiException.notFound(kind + " " + (workspace == null ? "" : workspace + "/") + name + " not found");
+    }
+}

@@ -1,0 +1,175 @@
+package io.slipstream.server.service;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import io.slipstream.server.api.ApiException;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Streams the output of a run's instances, every line tagged with where it came from. As text:
+ * {@code [worker-1|r2|node-3] the line}; as JSON lines: {@code {"nodeGroup","rank","groupRank","node","stream","line"}}.
+ * With {@code follow}, keeps streaming until the run ends and everything it wrote was sent.
+ */
+public final class LogService {
+    private static final int CHUNK = 64 * 1024;
+    private static final Duration POLL = Duration.ofMillis(150);
+
+    private final Store store;
+    private final Executor executor;
+
+    public LogService(Store store, Executor executor) {
+        this.store = store;
+        this.executor = executor;
+    }
+
+    /** What to stream. {@code instance} is a name like {@code worker-1}, or {@code null} for all. */
+    public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix) {
+    }
+
+    private static final class Cursor {
+        final InstanceRecord instance;
+        final LogStream stream;
+        long offset;
+        final ByteArrayOutputStream partial = new ByteArrayOutputStream();
+
+        Cursor(InstanceRecord instance, LogStream stream) {
+            this.instance = instance;
+            this.stream = stream;
+        }
+    }
+
+    public static Set<LogStream> parseStreams(String text) {
+        if (text == null || text.equals("all")) {
+            return EnumSet.allOf(LogStream.class);
+        }
+        return switch (text) {
+            case "stdout" -> EnumSet.of(LogStream.STDOUT);
+            case "stderr" -> EnumSet.of(LogStream.STDERR);
+            default -> throw new io.slipstream.api.problem.InvalidInputException("stream", "must be stdout, stderr or all (is '" + text + "')");
+        };
+    }
+
+    /** Validates the request against the run (so that errors are answered before the response starts). */
+    public void check(RunRecord run, Request request) {
+        if (request.attempt() != null && (request.attempt() < 1 || request.attempt() > run.attempt())) {
+            throw new io.slipstream.api.problem.InvalidInputException("attempt", "must be between 1 and " + run.attempt());
+        }
+        if (request.instance() != null && selected(run, request).isEmpty()
+                && run.spec().nodeGroups().stream().noneMatch(g -> request.instance().startsWith(g.name() + "-"))) {
+            throw ApiException.notFound("run " + run.id() + " has no instance " + request.instance());
+        }
+    }
+
+    public void stream(RunRecord run, Request request, OutputStream out) throws IOException {
+        Map<String, Cursor> cursors = new HashMap<>();
+        RunRecord current = run;
+        while (true) {
+            for (InstanceRecord instance : selected(current, request)) {
+                for (LogStream stream : request.streams()) {
+                    cursors.computeIfAbsent(instance.id() + "/" + stream, key -> new Cursor(instance, stream));
+                }
+            }
+            boolean finished = current.state().isFinal();
+            boolean progressed = false;
+            for (Cursor cursor : cursors.values().stream().sorted((a, b) -> {
+                int byRank = Integer.compare(a.instance.id().rank(), b.instance.id().rank());
+                return byRank != 0 ? byRank : a.stream.compareTo(b.stream);
+            }).toList()) {
+                progressed |= drain(cursor, request, out);
+            }
+            out.flush();
+            if (!request.follow() || (finished && !progressed)) {
+                for (Cursor cursor : cursors.values()) {
+                    if (cursor.partial.size() > 0) {
+                        writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
+                    }
+                }
+                out.flush();
+                return;
+            }
+            if (!progressed) {
+                sleep();
+                current = store.getRun(run.id()).orElse(current);
+            }
+        }
+    }
+
+    private List<InstanceRecord> selected(RunRecord run, Request request) {
+        int attempt = request.attempt() == null ? run.attempt() : request.attempt();
+        List<InstanceRecord> selected = new ArrayList<>();
+        for (InstanceRecord instance : store.instancesOf(run.id())) {
+            if (instance.id().attempt() == attempt && instance.state() != InstanceState.PENDING
+                    && (request.instance() == null || request.instance().equals(instance.displayName()))) {
+                selected.add(instance);
+            }
+        }
+        return selected;
+    }
+
+    private boolean drain(Cursor cursor, Request request, OutputStream out) throws IOException {
+        boolean any = false;
+        while (true) {
+            LogChunk chunk = executor.readLog(cursor.instance.id(), cursor.instance.handle(), cursor.stream, cursor.offset, CHUNK);
+            if (chunk.data().length == 0) {
+                return any;
+            }
+            any = true;
+            cursor.offset = chunk.nextOffset();
+            for (byte b : chunk.data()) {
+                if (b == '\n') {
+                    writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
+                    cursor.partial.reset();
+                } else {
+                    cursor.partial.write(b);
+                }
+            }
+        }
+    }
+
+    private static void writeLine(Cursor cursor, String line, Request request, OutputStream out) throws IOException {
+        InstanceRecord instance = cursor.instance;
+        String text;
+        if (request.json()) {
+            ObjectNode node = Json.mapper().createObjectNode();
+            node.put("nodeGroup", instance.nodeGroup());
+            node.put("rank", instance.id().rank());
+            node.put("groupRank", instance.groupRank());
+            node.put("attempt", instance.id().attempt());
+            node.put("node", instance.node());
+            node.put("stream", cursor.stream.name().toLowerCase(java.util.Locale.ROOT));
+            node.put("line", line);
+            text = node.toString() + "\n";
+        } else if (request.prefix()) {
+            text = "[" + instance.displayName() + "|r" + instance.id().rank() + "|" + instance.node() + "] " + line + "\n";
+        } else {
+            text = line + "\n";
+        }
+        out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void sleep() {
+        try {
+            Thread.sleep(POLL.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}
