@@ -230,7 +230,7 @@ public final class ControlLoop implements AutoCloseable {
                         .findFirst();
                 if (failed.isPresent()) {
                     InstanceRecord first = failed.get();
-                    String why = "InstanceFailed: " + first.displayName() + " " + lowerFirst(first.reason());
+                    String why = "InstanceFailed: " + first.displayName() + " (" + first.reason() + ")";
                     return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
                 }
                 List<InstanceRecord> current = launchPending(run, instances);
@@ -441,9 +441,6 @@ public final class ControlLoop implements AutoCloseable {
                 instance.exitCode() == null ? null : "exit code " + instance.exitCode(), instance.displayName()));
     }
 
-    private static String lowerFirst(String text) {
-        return text == null || text.isEmpty() ? "" : Character.toLowerCase(text.charAt(0)) + text.substring(1);
-    }
 
     @Override
     public void close() {

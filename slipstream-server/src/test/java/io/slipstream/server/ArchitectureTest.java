@@ -1,0 +1,49 @@
+package io.slipstream.server;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Dependencies point inward: the core and the adapters never reach into the server. */
+class ArchitectureTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importClasses() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.slipstream");
+    }
+
+    @Test
+    void theSchedulerDependsOnTheApiOnly() {
+        noClasses().that().resideInAPackage("io.slipstream.scheduler..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.server..", "io.slipstream.store..", "io.slipstream.executor..",
+                        "java.io..", "java.nio..", "java.net..", "java.sql..")
+                .check(classes);
+    }
+
+    @Test
+    void theSchedulerNeverReadsTheClock() {
+        noClasses().that().resideInAPackage("io.slipstream.scheduler..")
+                .should().callMethod(java.time.Instant.class, "now")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().callMethod(System.class, "nanoTime")
+                .check(classes);
+    }
+
+    @Test
+    void adaptersNeverReachIntoTheServer() {
+        noClasses().that().resideInAnyPackage("io.slipstream.store..", "io.slipstream.executor..", "io.slipstream.api..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.server..", "io.slipstream.cli..")
+                .check(classes);
+        noClasses().that().resideInAnyPackage("io.slipstream.store..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.executor..", "io.slipstream.scheduler..")
+                .check(classes);
+        noClasses().that().resideInAnyPackage("io.slipstream.executor..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.store..", "io.slipstream.scheduler..")
+                .check(classes);
+    }
+}

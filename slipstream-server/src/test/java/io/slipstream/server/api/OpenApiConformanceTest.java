@@ -1,0 +1,213 @@
+package io.slipstream.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.networknt.schema.Error;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.support.TestServer;
+import io.slipstream.server.support.TestServer.Response;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Holds the server to docs/api/openapi.yaml: the same routes on both sides, and every response of a session that
+ * touches every route has a documented status and a body that validates against the documented schema.
+ */
+class OpenApiConformanceTest {
+    private static final Path OPENAPI = Path.of("..", "docs", "api", "openapi.yaml");
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestServer server;
+    private static JsonNode openApi;
+    private static final Set<String> exercised = new TreeSet<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        openApi = Json.yaml().readTree(Files.readString(OPENAPI));
+        server = TestServer.start(dataDir);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    @Test
+    void theServerHasExactlyTheDocumentedRoutes() {
+        Set<String> documented = new TreeSet<>();
+        openApi.get("paths").properties().forEach(path -> path.getValue().propertyNames().forEach(method -> {
+            if (Set.of("get", "post", "put", "delete", "patch").contains(method)) {
+                documented.add(method.toUpperCase(Locale.ROOT) + " " + path.getKey());
+            }
+        }));
+        Set<String> served = new TreeSet<>();
+        server.server().routes().forEach(route -> served.add(route.method() + " " + route.path()));
+        assertThat(served).isEqualTo(documented);
+    }
+
+    @Test
+    void everyResponseMatchesTheDocument() {
+        String admin = server.adminToken();
+        check("GET", "/healthz", Map.of(), null, null);
+        check("GET", "/api/v1/whoami", Map.of(), admin, null);
+        check("GET", "/api/v1/whoami", Map.of(), "ss_wrong", null);
+        check("POST", "/api/v1/apply", Map.of(), admin, """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-a}
+                spec: {members: [alice]}
+                ---
+                apiVersion: slipstream/v1
+                kind: Shape
+                metadata: {name: cpu.small}
+                spec: {cpu: 1, memory: 1Gi}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: team-a-gpu, workspace: team-a}
+                spec: {min: {gpu: 8}, max: {gpu: 16}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: hello, workspace: team-a}
+                spec:
+                  nodeGroups:
+                    - {name: main, replicas: 2, shape: cpu.small, command: [sh, -c, "echo hi; echo oops >&2"]}
+                """);
+        check("POST", "/api/v1/apply", Map.of(), admin, "kind: Job\n");
+        String alice = server.tokenFor("alice");
+        check("POST", "/api/v1/apply", Map.of(), alice, "apiVersion: slipstream/v1\nkind: Shape\nmetadata: {name: x}\nspec: {cpu: 1, memory: 1Gi}\n");
+        check("POST", "/api/v1/apply", Map.of(), admin,
+                "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: team-a, version: 99}\nspec: {members: []}\n");
+
+        check("GET", "/api/v1/workspaces", Map.of(), admin, null);
+        check("GET", "/api/v1/workspaces/{workspace}", Map.of("workspace", "team-a"), alice, null);
+        check("GET", "/api/v1/workspaces/{workspace}", Map.of("workspace", "nope"), alice, null);
+        check("GET", "/api/v1/shapes", Map.of(), alice, null);
+        check("GET", "/api/v1/shapes/{shape}", Map.of("shape", "cpu.small"), alice, null);
+        check("GET", "/api/v1/quotas", Map.of(), alice, null);
+        check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
+        check("GET", "/api/v1/jobs", Map.of(), alice, null);
+        check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        check("GET", "/api/v1/nodes", Map.of(), alice, null);
+        check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
+        check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-99"), alice, null);
+
+        JsonNode run = check("POST", "/api/v1/runs", Map.of(), alice, "{\"workspace\":\"team-a\",\"job\":\"hello\"}");
+        String id = run.get("id").asString();
+        check("POST", "/api/v1/runs", Map.of(), alice, "{\"workspace\":\"team-a\"}");
+        check("POST", "/api/v1/runs", Map.of(), alice, "{\"workspace\":\"team-a\",\"job\":\"missing\"}");
+        server.awaitState(alice, id, "SUCCEEDED");
+        check("GET", "/api/v1/runs", Map.of(), alice, null);
+        check("GET", "/api/v1/runs", Map.of("?", "limit=0"), alice, null);
+        check("GET", "/api/v1/runs/{run}", Map.of("run", id), alice, null);
+        check("GET", "/api/v1/runs/{run}", Map.of("run", "missing-12345678"), alice, null);
+        check("GET", "/api/v1/runs/{run}/events", Map.of("run", id), alice, null);
+        check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id), alice, null);
+        check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "format=jsonl"), alice, null);
+        check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "stream=sideways"), alice, null);
+        check("POST", "/api/v1/runs/{run}/cancel", Map.of("run", id), alice, "{}");
+
+        JsonNode token = check("POST", "/api/v1/tokens", Map.of(), admin, "{\"user\":\"bob\",\"description\":\"ci\",\"expiresInDays\":30}");
+        check("POST", "/api/v1/tokens", Map.of(), admin, "{\"user\":\"Bad User\"}");
+        check("GET", "/api/v1/tokens", Map.of(), admin, null);
+        check("GET", "/api/v1/tokens", Map.of(), alice, null);
+        check("DELETE", "/api/v1/tokens/{token}", Map.of("token", token.get("id").asString()), admin, null);
+        check("DELETE", "/api/v1/tokens/{token}", Map.of("token", "tok-none"), admin, null);
+
+        check("DELETE", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), admin, null);
+        check("DELETE", "/api/v1/shapes/{shape}", Map.of("shape", "cpu.small"), admin, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}", Map.of("workspace", "team-a"), admin, null);
+
+        Set<String> documented = new HashSet<>();
+        server.server().routes().forEach(route -> documented.add(route.method() + " " + route.path()));
+        assertThat(exercised).as("every route was exercised").containsAll(documented);
+    }
+
+    /** Calls a route, then checks the status is documented for it and the body matches the documented schema. */
+    private static JsonNode check(String method, String template, Map<String, String> params, String token, String body) {
+        String path = template;
+        for (var entry : params.entrySet()) {
+            if (!entry.getKey().equals("?")) {
+                path = path.replace("{" + entry.getKey() + "}", entry.getValue());
+            }
+        }
+        if (params.containsKey("?")) {
+            path += "?" + params.get("?");
+        }
+        Response response = body == null ? server.call(method, path, token, null, null) : server.post(path, token, body);
+        if (!method.equals("POST") && body != null) {
+            throw new IllegalArgumentException("only POST has a body here");
+        }
+        exercised.add(method + " " + template);
+        JsonNode operation = openApi.get("paths").get(template).get(method.toLowerCase(Locale.ROOT));
+        assertThat(operation).as("%s %s is documented", method, template).isNotNull();
+        JsonNode documented = operation.get("responses").get(Integer.toString(response.status()));
+        assertThat(documented).as("status %d of %s %s is documented (body: %s)", response.status(), method, template, response.text()).isNotNull();
+        documented = resolve(documented);
+        JsonNode content = documented.get("content");
+        if (content == null) {
+            assertThat(response.text()).as("%s %s answers %d without a body", method, template, response.status()).isEmpty();
+            return null;
+        }
+        String mediaType = response.contentType().split(";")[0].trim();
+        JsonNode schema = content.get(mediaType);
+        assertThat(schema).as("%s %s answers %s, a documented media type", method, template, mediaType).isNotNull();
+        if (mediaType.equals("text/plain")) {
+            return null;
+        }
+        if (mediaType.equals("application/x-ndjson")) {
+            for (String line : response.text().split("\n")) {
+                validate(schema.get("schema"), Json.mapper().readTree(line), method + " " + template);
+            }
+            return null;
+        }
+        JsonNode json = response.json();
+        validate(schema.get("schema"), json, method + " " + template + " " + response.status());
+        return json;
+    }
+
+    private static JsonNode resolve(JsonNode node) {
+        if (node.has("$ref")) {
+            String[] parts = node.get("$ref").asString().substring(2).split("/");
+            JsonNode target = openApi;
+            for (String part : parts) {
+                target = target.get(part);
+            }
+            return target;
+        }
+        return node;
+    }
+
+    /** Validates against a schema of the document, its $refs rewritten to point into $defs. */
+    private static void validate(JsonNode schema, JsonNode instance, String where) {
+        ObjectNode root = Json.mapper().createObjectNode();
+        root.put("$schema", "https://json-schema.org/draft/2020-12/schema");
+        root.set("$defs", openApi.get("components").get("schemas"));
+        root.setAll((ObjectNode) schema);
+        String text = root.toString().replace("#/components/schemas/", "#/$defs/");
+        Schema compiled = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(text, InputFormat.JSON);
+        List<Error> errors = compiled.validate(instance);
+        assertThat(errors).as("%s: %s does not match the document", where, instance).isEmpty();
+    }
+}

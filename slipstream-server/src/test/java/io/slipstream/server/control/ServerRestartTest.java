@@ -1,0 +1,83 @@
+package io.slipstream.server.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.support.TestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/** Real processes outlive the server: a new server on the same data dir adopts them and records how they ended. */
+class ServerRestartTest {
+    @TempDir
+    Path dataDir;
+
+    private static String submit(TestServer server, String name, String script) {
+        String job = """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "w"},
+                 "spec": {"nodeGroups": [{"name": "main", "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["sh", "-c", %s]}]}}}
+                """.formatted(name, Json.mapper().writeValueAsString(script));
+        var response = server.post("/api/v1/runs", server.adminToken(), job);
+        assertThat(response.status()).as(response.text()).isEqualTo(201);
+        return response.json().get("id").asString();
+    }
+
+    @Test
+    void instancesAreAdoptedAndExitCodesOfThoseThatEndedMeanwhileAreRecorded() throws Exception {
+        Path gate = dataDir.resolve("gate");
+        assertThat(new ProcessBuilder("mkfifo", gate.toString()).start().waitFor()).isZero();
+        String admin;
+        String survivor;
+        String endsWhileDown;
+        try (TestServer server = TestServer.start(dataDir)) {
+            admin = server.adminToken();
+            server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
+            survivor = submit(server, "survivor", "echo started; read line < " + gate + "; echo \"got $line\"; exit 0");
+            endsWhileDown = submit(server, "short", "echo started; sleep 0.2; exit 7");
+            server.awaitState(admin, survivor, "RUNNING");
+            server.awaitState(admin, endsWhileDown, "RUNNING");
+        } // the server stops; its instances do not
+
+        // The short instance ends while no server watches: its supervisor records the exit code.
+        Path exitCode = dataDir.resolve("instances").resolve(endsWhileDown).resolve("1").resolve("0").resolve("exit_code");
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        while (!Files.exists(exitCode)) {
+            assertThat(System.nanoTime()).as("the instance never ended").isLessThan(deadline);
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20);
+        }
+        try (TestServer server = TestServer.start(dataDir)) {
+            assertThat(server.adminToken()).isEqualTo(admin);
+            JsonNode failed = server.awaitState(admin, endsWhileDown, "FAILED");
+            assertThat(failed.get("instances").get(0).get("exitCode").asInt()).isEqualTo(7);
+            assertThat(server.get("/api/v1/runs/" + survivor, admin).json().get("state").asString()).isEqualTo("RUNNING");
+
+            Files.writeString(gate, "go\n");
+            server.awaitState(admin, survivor, "SUCCEEDED");
+            String logs = server.get("/api/v1/runs/" + survivor + "/logs", admin).text();
+            assertThat(logs).contains("[main-0|r0|node-1] started").contains("[main-0|r0|node-1] got go");
+            JsonNode events = server.get("/api/v1/runs/" + survivor + "/events", admin).json();
+            assertThat(events.toString()).contains("AllInstancesSucceeded");
+        }
+    }
+
+    @Test
+    void cancelStopsTheWholeProcessTreeEvenWhenItIgnoresSigterm() throws Exception {
+        try (TestServer server = TestServer.start(dataDir)) {
+            String admin = server.adminToken();
+            server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
+            String run = submit(server, "stubborn", "trap '' TERM; sleep 300 & sleep 300 & echo started; wait");
+            server.awaitRun(admin, run, r -> server.get("/api/v1/runs/" + run + "/logs", admin).text().contains("started"));
+            JsonNode cancel = server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").json();
+            assertThat(cancel.get("accepted").asBoolean()).isTrue();
+            JsonNode cancelled = server.awaitState(admin, run, "CANCELLED");
+            assertThat(cancelled.get("instances").get(0).get("state").asString()).isEqualTo("KILLED");
+            assertThat(cancelled.get("instances").get(0).get("exitCode").asInt()).isEqualTo(137);
+            JsonNode again = server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").json();
+            assertThat(again.get("accepted").asBoolean()).isFalse();
+            assertThat(again.get("message").asString()).contains("already finished");
+        }
+    }
+}

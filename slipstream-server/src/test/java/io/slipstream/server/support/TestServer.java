@@ -1,0 +1,131 @@
+package io.slipstream.server.support;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.SlipstreamServer;
+import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.ServerConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Function;
+import tools.jackson.databind.JsonNode;
+
+/** A real server on a free port over a temporary data dir, and an HTTP client for it. */
+public final class TestServer implements AutoCloseable {
+    private final SlipstreamServer server;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final String adminToken;
+    private final Path dataDir;
+
+    private TestServer(SlipstreamServer server, Path dataDir) throws IOException {
+        this.server = server;
+        this.dataDir = dataDir;
+        this.adminToken = Files.readString(server.adminTokenFile(), StandardCharsets.UTF_8).trim();
+    }
+
+    public static TestServer start(Path dataDir) {
+        return start(dataDir, config -> config);
+    }
+
+    public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize) {
+        ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withGracePeriod(Duration.ofSeconds(5)));
+        try {
+            return new TestServer(SlipstreamServer.start(config, SlipstreamServer.systemClock()), dataDir);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    public SlipstreamServer server() {
+        return server;
+    }
+
+    public String adminToken() {
+        return adminToken;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** A response: status, body as text, and body as JSON when it is JSON. */
+    public record Response(int status, String text, String contentType) {
+        public JsonNode json() {
+            return Json.mapper().readTree(text);
+        }
+    }
+
+    public Response call(String method, String path, String token, String body, String contentType) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.url() + path)).timeout(Duration.ofSeconds(60));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        if (body != null) {
+            request.header("Content-Type", contentType);
+            request.method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+        } else {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        }
+        try {
+            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""));
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    public Response get(String path, String token) {
+        return call("GET", path, token, null, null);
+    }
+
+    public Response post(String path, String token, String body) {
+        return call("POST", path, token, body, body.stripLeading().startsWith("{") || body.stripLeading().startsWith("[") ? "application/json" : "application/yaml");
+    }
+
+    /** Creates a user's token (through the API, as an admin would) and returns its secret. */
+    public String tokenFor(String user) {
+        Response response = post("/api/v1/tokens", adminToken, Json.mapper().writeValueAsString(Map.of("user", user)));
+        if (response.status() != 201) {
+            throw new AssertionError("token creation failed: " + response.text());
+        }
+        return response.json().get("token").asString();
+    }
+
+    /** Polls a run until {@code done} holds for it, with a deadline. */
+    public JsonNode awaitRun(String token, String runId, java.util.function.Predicate<JsonNode> done) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        JsonNode run = null;
+        while (System.nanoTime() < deadline) {
+            run = get("/api/v1/runs/" + runId, token).json();
+            if (done.test(run)) {
+                return run;
+            }
+            try {
+                Thread.sleep(20); // polling with a deadline
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+        throw new AssertionError("run " + runId + " never reached the expected state; last seen: " + run);
+    }
+
+    public JsonNode awaitState(String token, String runId, String state) {
+        return awaitRun(token, runId, run -> run.get("state").asString().equals(state));
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
