@@ -66,7 +66,12 @@ public final class Main implements Runnable {
             cmd.getErr().println("error: " + e);
             return CliException.RUN_FAILED;
         });
-        return commandLine.execute(args);
+        try {
+            return commandLine.execute(args);
+        } finally {
+            out.flush();
+            err.flush();
+        }
     }
 
     private static void report(PrintWriter err, String message, java.util.List<Problem> problems) {

@@ -25,6 +25,7 @@ public final class Output {
         } else {
             out.print(Json.yaml().writeValueAsString(node));
         }
+        out.flush();
     }
 
     /** Prints rows under a header, each column as wide as its widest cell. */

@@ -1,0 +1,94 @@
+package io.slipstream.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Runs the packaged slipstream jar as real processes: a server, and CLI commands against it. */
+final class SlipstreamProcess {
+    static final Path JAR = Path.of(System.getProperty("slipstream.jar", "target/slipstream.jar"));
+    private static final Pattern LISTENING = Pattern.compile("Slipstream listening on (http://\\S+)");
+
+    /** What a CLI command did. */
+    record Result(int exit, String out, String err) {
+        String lastLine() {
+            List<String> lines = out.strip().lines().toList();
+            return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+        }
+    }
+
+    private SlipstreamProcess() {
+    }
+
+    private static List<String> java(String... args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    /** A server started with {@code slipstream server --port 0}; the URL it printed. */
+    record Server(Process process, String url, Path dataDir, Path log) implements AutoCloseable {
+        /** SIGKILL: the server gets no chance to clean up. */
+        void kill9() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (process.isAlive()) {
+                process.destroy();
+                process.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    static Server startServer(Path dataDir, String... extraArgs) throws IOException, InterruptedException {
+        Files.createDirectories(dataDir.getParent());
+        Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server-" + System.nanoTime() + ".log");
+        List<String> args = new ArrayList<>(List.of("server", "--port", "0", "--data-dir", dataDir.toString()));
+        args.addAll(List.of(extraArgs));
+        Process process = new ProcessBuilder(java(args.toArray(String[]::new)))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            String output = Files.readString(log, StandardCharsets.UTF_8);
+            Matcher matcher = LISTENING.matcher(output);
+            if (matcher.find()) {
+                return new Server(process, matcher.group(1), dataDir, log);
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("the server exited with " + process.exitValue() + ":\n" + output);
+            }
+            TimeUnit.MILLISECONDS.sleep(20);
+        }
+        process.destroyForcibly();
+        throw new AssertionError("the server did not start within 60 s:\n" + Files.readString(log, StandardCharsets.UTF_8));
+    }
+
+    /** Runs {@code slipstream <args>} and waits for it. */
+    static Result cli(Path workDir, String... args) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, "out", ".txt");
+        Path err = Files.createTempFile(workDir, "err", ".txt");
+        Process process = new ProcessBuilder(java(args)).directory(workDir.toFile())
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        if (!process.waitFor(120, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("slipstream " + String.join(" ", args) + " did not finish within 120 s");
+        }
+        return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+}

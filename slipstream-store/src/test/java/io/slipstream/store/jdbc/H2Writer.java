@@ -1,0 +1,29 @@
+package io.slipstream.store.jdbc;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import java.nio.file.Path;
+import java.time.Instant;
+
+/** Child process of {@link H2DurabilityTest}: writes runs one by one, acknowledging each on stdout, then waits to be killed. */
+public final class H2Writer {
+    private H2Writer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Store store = JdbcStore.openH2(Path.of(args[0]));
+        int count = Integer.parseInt(args[1]);
+        for (int i = 0; i < count; i++) {
+            RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
+            store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+            System.out.println("acked " + run.id());
+        }
+        System.out.println("done");
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+}
