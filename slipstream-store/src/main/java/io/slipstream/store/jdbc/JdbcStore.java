@@ -80,6 +80,7 @@ public final class JdbcStore implements Store {
         config.setUsername(user);
         config.setPassword(password);
         config.setMaximumPoolSize(8);
+        config.setMinimumIdle(2);
         config.setPoolName("slipstream-store");
         config.setInitializationFailTimeout(10_000);
         HikariDataSource dataSource = new HikariDataSource(config);

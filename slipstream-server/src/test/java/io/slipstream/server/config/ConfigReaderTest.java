@@ -1,0 +1,105 @@
+package io.slipstream.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problem;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.LocalProcessExecutor;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+class ConfigReaderTest {
+    private static final ServerConfig DEFAULTS = ConfigReader.defaults(Path.of("data"));
+    private static final Supplier<NodeInfo> MACHINE = () -> new NodeInfo("this-machine",
+            new Resources(16_000, 128L << 30, 1, "nvidia-h200"), List.of("GPU-0a1b"), Map.of());
+
+    private static ServerConfig read(String yaml) {
+        return ConfigReader.read(yaml.getBytes(StandardCharsets.UTF_8), DEFAULTS, MACHINE);
+    }
+
+    private static List<Problem> problemsOf(String yaml) {
+        try {
+            read(yaml);
+        } catch (InvalidInputException e) {
+            return e.problems();
+        }
+        throw new AssertionError("expected the config to be rejected");
+    }
+
+    @Test
+    void defaultsAreFourSimulatedGpuNodesOnLoopback() {
+        assertThat(DEFAULTS.host()).isEqualTo("127.0.0.1");
+        assertThat(DEFAULTS.port()).isEqualTo(8080);
+        assertThat(DEFAULTS.nodes()).extracting(NodeInfo::name).containsExactly("node-1", "node-2", "node-3", "node-4");
+        assertThat(DEFAULTS.nodes().get(0).capacity()).isEqualTo(new Resources(32_000, 256L << 30, 8, "sim-gpu"));
+        assertThat(DEFAULTS.inheritEnv()).isEqualTo(LocalProcessExecutor.DEFAULT_INHERITED_ENV);
+    }
+
+    @Test
+    void readsEverySection() {
+        ServerConfig config = read("""
+                server: {host: 0.0.0.0, port: 9090}
+                store: {url: "jdbc:postgresql://db:5432/slipstream", username: s, password: p}
+                executor: local
+                nodes:
+                  - {namePrefix: gpu, count: 2, cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
+                  - {name: cpu-only, cpu: "500m", memory: 1Gi, labels: {zone: b}}
+                instances: {inheritEnv: [PATH], gracePeriod: 5s}
+                """);
+        assertThat(config.host()).isEqualTo("0.0.0.0");
+        assertThat(config.port()).isEqualTo(9090);
+        assertThat(config.storeUrl()).isEqualTo("jdbc:postgresql://db:5432/slipstream");
+        assertThat(config.storeUser()).isEqualTo("s");
+        assertThat(config.nodes()).extracting(NodeInfo::name).containsExactly("gpu-1", "gpu-2", "cpu-only");
+        assertThat(config.nodes().get(2).capacity()).isEqualTo(new Resources(500, 1L << 30, 0, null));
+        assertThat(config.nodes().get(2).labels()).containsEntry("zone", "b");
+        assertThat(config.inheritEnv()).containsExactly("PATH");
+        assertThat(config.gracePeriod()).isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void autoDescribesThisMachine() {
+        ServerConfig config = read("nodes: auto\n");
+        assertThat(config.nodes()).singleElement().satisfies(node -> {
+            assertThat(node.name()).isEqualTo("this-machine");
+            assertThat(node.gpuId(0)).isEqualTo("GPU-0a1b");
+        });
+    }
+
+    @Test
+    void everyMistakeIsNamed() {
+        assertThat(problemsOf("""
+                server: {port: 70000, hots: x}
+                store: {url: "mysql://x"}
+                executor: kubernetes
+                nodes:
+                  - {name: Bad_Name, cpu: 1, memory: 1Gi}
+                  - {name: n, cpu: -2, memory: lots, gpu: 4}
+                  - {namePrefix: n, count: 1, name: m, cpu: 1, memory: 1Gi}
+                instances: {gracePeriod: soon, inheritEnv: ["1X"]}
+                colour: blue
+                """)).extracting(Problem::field).containsExactlyInAnyOrder(
+                "server.port", "server.hots", "store.url", "executor",
+                "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name",
+                "instances.gracePeriod", "instances.inheritEnv[0]", "colour");
+    }
+
+    @Test
+    void duplicateNodeNamesAreRefused() {
+        assertThat(problemsOf("""
+                nodes:
+                  - {namePrefix: n, count: 2, cpu: 1, memory: 1Gi}
+                  - {name: n-2, cpu: 1, memory: 1Gi}
+                """)).extracting(Problem::message).anyMatch(m -> m.contains("n-2 is declared twice"));
+        assertThatThrownBy(() -> read("nodes: []\n")).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> read("nodes: 3\n")).isInstanceOf(InvalidInputException.class);
+    }
+}
