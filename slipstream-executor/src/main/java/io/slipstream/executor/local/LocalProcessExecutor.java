@@ -276,7 +276,9 @@ public final class LocalProcessExecutor implements Executor {
                     .whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
             return;
         }
-        killTree(pid, true);
+        if (bootId.equals(handle.get("bootId"))) {
+            killTree(pid, true); // after a reboot the pid means nothing: never signal it
+        }
         watched.remove(id);
         boolean terminated = terminationRequested.remove(id);
         if (exitCode == null) {
@@ -302,6 +304,9 @@ public final class LocalProcessExecutor implements Executor {
             terminationRequested.add(id);
         }
         watch(id, handle, null);
+        if (!bootId.equals(handle.get("bootId"))) {
+            return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
+        }
         long pid = Long.parseLong(handle.get("pid"));
         killTree(pid, false);
         timers.schedule(() -> {

@@ -86,6 +86,23 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
+    void anInstanceFromBeforeARebootIsLostAndItsOldPidIsNeverSignalled() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "echo up; sleep 600"));
+        awaitOutput(executor, id, handle, "up");
+        Map<String, String> beforeReboot = new java.util.HashMap<>(handle);
+        beforeReboot.put("bootId", "an-earlier-boot");
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, beforeReboot));
+        assertThat(awaitReport(id, InstanceReport.Lost.class).reason()).contains("restarted");
+        after.terminate(id, beforeReboot, java.time.Duration.ZERO);
+        // The pid is alive (in this test it is still ours): a stale handle must not have touched it.
+        assertThat(ProcFs.treeOf(Long.parseLong(handle.get("pid")))).isNotEmpty();
+    }
+
+    @Test
     void parsesNvidiaSmiOutput() {
         List<MachineNode.Gpu> gpus = MachineNode.parseNvidiaSmi("0, GPU-1b2c, NVIDIA H200\n1, GPU-3d4e, NVIDIA H200\n");
         assertThat(gpus).extracting(MachineNode.Gpu::uuid).containsExactly("GPU-1b2c", "GPU-3d4e");

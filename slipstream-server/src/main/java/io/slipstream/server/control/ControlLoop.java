@@ -145,7 +145,9 @@ public final class ControlLoop implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
         List<RunRecord> queued = new ArrayList<>();
+        Map<RunId, RunRecord> active = new HashMap<>();
         for (RunRecord run : store.activeRuns()) {
+            active.put(run.id(), run);
             try {
                 RunRecord now = reconcile(run, instances.getOrDefault(run.id(), List.of()));
                 if (now.state() == RunState.QUEUED) {
@@ -156,7 +158,7 @@ public final class ControlLoop implements AutoCloseable {
                 wakeUp();
             }
         }
-        schedule(queued, instances);
+        schedule(queued, instances, active);
     }
 
     // --- reports ---
@@ -329,7 +331,7 @@ public final class ControlLoop implements AutoCloseable {
 
     // --- scheduling ---
 
-    private void schedule(List<RunRecord> queued, Map<RunId, List<InstanceRecord>> instances) {
+    private void schedule(List<RunRecord> queued, Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunRecord> active) {
         Map<RunId, RunView.QueueView> status = new HashMap<>();
         if (queued.isEmpty()) {
             queueStatus.replace(status);
@@ -341,7 +343,7 @@ public final class ControlLoop implements AutoCloseable {
             byId.put(run.id(), run);
             pending.add(new PendingRun(run.id(), run.workspace(), run.priority(), run.createdAt(), requests(run)));
         }
-        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodeStates(instances), pending), clock.instant());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodeStates(instances, active), pending), clock.instant());
         for (Decision decision : result.decisions()) {
             if (decision instanceof Decision.Wait wait) {
                 status.put(wait.runId(), new RunView.QueueView(wait.reason(), wait.message(), wait.position()));
@@ -400,18 +402,17 @@ public final class ControlLoop implements AutoCloseable {
     }
 
     /** Nodes with what the store says is allocated on them: every live instance of an active run holds its share. */
-    private List<NodeState> nodeStates(Map<RunId, List<InstanceRecord>> instances) {
+    private List<NodeState> nodeStates(Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunRecord> runs) {
         Map<String, NodeState> states = new LinkedHashMap<>();
         for (NodeInfo node : executor.nodes()) {
             states.put(node.name(), NodeState.empty(node.name(), node.capacity()));
         }
-        Map<RunId, RunRecord> runs = new HashMap<>();
         for (var entry : instances.entrySet()) {
+            RunRecord run = runs.get(entry.getKey());
             for (InstanceRecord instance : entry.getValue()) {
-                if (instance.state().isFinal() || !states.containsKey(instance.node())) {
+                if (run == null || instance.state().isFinal() || !states.containsKey(instance.node())) {
                     continue;
                 }
-                RunRecord run = runs.computeIfAbsent(entry.getKey(), id -> store.getRun(id).orElseThrow());
                 NodeGroupSpec group = run.spec().nodeGroups().stream().filter(g -> g.name().equals(instance.nodeGroup())).findFirst().orElseThrow();
                 states.computeIfPresent(instance.node(), (name, state) -> state.withAllocation(group.resources(), instance.gpus()));
             }
