@@ -123,6 +123,22 @@ class EndToEndIT {
         assertThat(bad.err()).contains("metadata.name:").contains("spec.nodeGroups[0].replicas:").contains("spec.nodeGroups[0].env.no good:")
                 .doesNotContain("Exception").doesNotContain("\tat ");
         assertThat(cli("get", "jobs", "-w", "demo").out()).doesNotContain("Bad");
+        write("half.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: never-made}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: half, workspace: never-made}
+                spec:
+                  nodeGroups:
+                    - {name: main, shape: no-such-shape, command: ["true"]}
+                """);
+        Result half = cli("submit", "-f", "half.yaml");
+        assertThat(half.exit()).isEqualTo(2);
+        assertThat(half.err()).contains("documents[1].spec.nodeGroups[0].shape: unknown shape 'no-such-shape'");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("never-made");
 
         assertThat(cli("get", "frobs").exit()).isEqualTo(2);
         assertThat(cli("submit").exit()).isEqualTo(2);

@@ -13,8 +13,8 @@ import java.util.regex.Pattern;
  * ({@code "256Gi"}, {@code "512M"}, {@code 1073741824}).
  */
 public final class Quantities {
-    private static final Pattern CPU = Pattern.compile("(\\d{1,12})(?:\\.(\\d{1,3}))?(m?)");
-    private static final Pattern MEMORY = Pattern.compile("(\\d{1,19})(?:\\.(\\d{1,9}))?([KMGTPE]i?|k)?");
+    private static final Pattern CPU_FORMAT = Pattern.compile("(\\d{1,12})(?:\\.(\\d{1,3}))?(m?)");
+    private static final Pattern MEMORY_FORMAT = Pattern.compile("(\\d{1,19})(?:\\.(\\d{1,9}))?([KMGTPE]i?|k)?");
     private static final Map<String, BigInteger> MEMORY_UNITS = Map.ofEntries(
             Map.entry("", BigInteger.ONE),
             Map.entry("k", BigInteger.TEN.pow(3)),
@@ -32,6 +32,49 @@ public final class Quantities {
             Map.entry("Ei", BigInteger.TWO.pow(60)));
     private static final String[] BINARY_SUFFIXES = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
 
+    /** One kind of quantity: how to read it, print it, and show examples of it. */
+    public interface Kind {
+        long parse(String text);
+
+        String format(long value);
+
+        String examples();
+    }
+
+    public static final Kind CPU = new Kind() {
+        @Override
+        public long parse(String text) {
+            return parseMilliCpu(text);
+        }
+
+        @Override
+        public String format(long value) {
+            return formatMilliCpu(value);
+        }
+
+        @Override
+        public String examples() {
+            return "examples: 2, 0.5, \"500m\"";
+        }
+    };
+
+    public static final Kind MEMORY = new Kind() {
+        @Override
+        public long parse(String text) {
+            return parseBytes(text);
+        }
+
+        @Override
+        public String format(long value) {
+            return formatBytes(value);
+        }
+
+        @Override
+        public String examples() {
+            return "examples: \"512Mi\", \"64Gi\"";
+        }
+    };
+
     private Quantities() {
     }
 
@@ -41,7 +84,7 @@ public final class Quantities {
      * @throws IllegalArgumentException with a message fit for a user when the text is not a cpu quantity
      */
     public static long parseMilliCpu(String text) {
-        Matcher m = CPU.matcher(text.trim());
+        Matcher m = CPU_FORMAT.matcher(text.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException("'" + text + "' is not a cpu quantity (examples: 2, 0.5, \"500m\")");
         }
@@ -67,7 +110,7 @@ public final class Quantities {
      * @throws IllegalArgumentException with a message fit for a user when the text is not a memory quantity
      */
     public static long parseBytes(String text) {
-        Matcher m = MEMORY.matcher(text.trim());
+        Matcher m = MEMORY_FORMAT.matcher(text.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException(
                     "'" + text + "' is not a memory quantity (examples: \"512Mi\", \"64Gi\", \"1Ti\", or bytes)");

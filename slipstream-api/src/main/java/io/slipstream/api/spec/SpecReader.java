@@ -207,40 +207,29 @@ public final class SpecReader {
         return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
     }
 
-    private static Long readCpu(FieldReader reader, boolean required, long min, long max) {
-        JsonNode value = reader.get("cpu");
-        if (value == null) {
-            reader.missing("cpu", required);
-            return null;
-        }
-        String path = reader.pathOf("cpu");
-        if (!value.isString() && !value.isNumber()) {
-            reader.problems().add(path, "must be a cpu quantity (examples: 2, 0.5, \"500m\"), not " + FieldReader.describe(value));
-            return null;
-        }
-        try {
-            long milli = Quantities.parseMilliCpu(value.asString());
-            return checkRange(reader, path, milli, min, max, Quantities.formatMilliCpu(max));
-        } catch (IllegalArgumentException e) {
-            reader.problems().add(path, e.getMessage());
-            return null;
-        }
+    /** A cpu quantity in millicores within [min, max]. */
+    public static Long readCpu(FieldReader reader, boolean required, long min, long max) {
+        return readQuantity(reader, "cpu", required, min, max, Quantities.CPU);
     }
 
-    private static Long readMemory(FieldReader reader, boolean required, long min, long max) {
-        JsonNode value = reader.get("memory");
+    /** A memory quantity in bytes within [min, max]. */
+    public static Long readMemory(FieldReader reader, boolean required, long min, long max) {
+        return readQuantity(reader, "memory", required, min, max, Quantities.MEMORY);
+    }
+
+    private static Long readQuantity(FieldReader reader, String field, boolean required, long min, long max, Quantities.Kind kind) {
+        JsonNode value = reader.get(field);
         if (value == null) {
-            reader.missing("memory", required);
+            reader.missing(field, required);
             return null;
         }
-        String path = reader.pathOf("memory");
-        if (!value.isString() && !value.isIntegralNumber()) {
-            reader.problems().add(path, "must be a memory quantity (examples: \"512Mi\", \"64Gi\"), not " + FieldReader.describe(value));
+        String path = reader.pathOf(field);
+        if (!value.isString() && !value.isNumber()) {
+            reader.problems().add(path, "must be a " + field + " quantity (" + kind.examples() + "), not " + FieldReader.describe(value));
             return null;
         }
         try {
-            long bytes = Quantities.parseBytes(value.asString());
-            return checkRange(reader, path, bytes, min, max, Quantities.formatBytes(max));
+            return checkRange(reader, path, kind.parse(value.asString()), min, max, kind.format(max));
         } catch (IllegalArgumentException e) {
             reader.problems().add(path, e.getMessage());
             return null;

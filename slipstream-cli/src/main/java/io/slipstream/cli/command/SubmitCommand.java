@@ -2,7 +2,6 @@ package io.slipstream.cli.command;
 
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.codec.Json;
-import io.slipstream.api.problem.Problem;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.CliException;
@@ -59,35 +58,29 @@ public final class SubmitCommand implements Callable<Integer> {
         return exit;
     }
 
-    /** Applies the other documents of the input, then submits its one Job; returns the new run's id. */
+    /**
+     * Applies every document of the input in one request (all or nothing: a bad Job leaves nothing behind), then
+     * starts a run of its one Job; returns the new run's id.
+     */
     static String submit(ApiClient api, byte[] input, String file, PrintWriter err) {
         List<JsonNode> documents = DocumentParser.parse(input);
         List<JsonNode> jobs = new ArrayList<>();
-        ArrayNode others = Json.mapper().createArrayNode();
+        ArrayNode all = Json.mapper().createArrayNode();
         for (JsonNode document : documents) {
             if (document.isObject() && "Job".equals(document.path("kind").asString(""))) {
                 jobs.add(document);
-            } else {
-                others.add(document);
             }
+            all.add(document);
         }
         if (jobs.size() != 1) {
             throw new CliException(CliException.REJECTED, file + " must hold exactly one Job to submit (it holds " + jobs.size() + ")");
         }
-        if (!others.isEmpty()) {
-            api.post("/api/v1/apply", Json.mapper().writeValueAsBytes(others), "application/json");
-        }
-        RunView run;
-        try {
-            run = ApiClient.read(api.postJson("/api/v1/runs", Map.of("jobDocument", jobs.get(0))), RunView.class);
-        } catch (CliException e) {
-            // The API names fields inside its request body; the user wrote the document itself.
-            List<Problem> problems = e.problems().stream()
-                    .map(p -> new Problem(p.field().startsWith("jobDocument.") ? p.field().substring("jobDocument.".length()) : p.field(), p.message()))
-                    .toList();
-            throw new CliException(e.exitCode(), e.getMessage(), problems);
-        }
-        err.println("submitted run " + run.id() + " of job " + run.workspace() + "/" + run.job());
+        byte[] body = Json.mapper().writeValueAsBytes(documents.size() == 1 ? documents.get(0) : all);
+        api.post("/api/v1/apply", body, "application/json");
+        JsonNode metadata = jobs.get(0).path("metadata");
+        Map<String, String> request = Map.of("workspace", metadata.path("workspace").asString(""), "job", metadata.path("name").asString(""));
+        RunView run = ApiClient.read(api.postJson("/api/v1/runs", request), RunView.class);
+        err.println("submitted run " + run.id() + " of job " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")");
         return run.id();
     }
 }

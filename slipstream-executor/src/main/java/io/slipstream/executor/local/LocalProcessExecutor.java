@@ -12,10 +12,7 @@ import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
 import java.io.File;
 import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -132,7 +129,7 @@ public final class LocalProcessExecutor implements Executor {
             }
         }
         synchronized (launchLocks[Math.floorMod(spec.id().hashCode(), launchLocks.length)]) {
-            Path dir = directoryOf(spec.id());
+            InstanceDirectory dir = directoryOf(spec.id());
             Optional<Map<String, String>> existing;
             try {
                 existing = readHandle(dir);
@@ -148,18 +145,15 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    private Map<String, String> start(LaunchSpec spec, NodeInfo node, Path dir) {
+    private Map<String, String> start(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) {
         try {
-            Path sandbox = dir.resolve("work");
-            Files.createDirectories(sandbox);
-            Files.createDirectories(dir.resolve("tmp"));
-            Path workingDir = confinedWorkingDir(sandbox, spec.workingDir());
-            List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.toString()));
+            dir.create();
+            List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.path().toString()));
             argv.addAll(spec.command());
             ProcessBuilder builder = new ProcessBuilder(argv)
-                    .directory(workingDir.toFile())
+                    .directory(dir.workingDir(spec.workingDir()).toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("supervisor.log").toFile()))
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
                     .redirectErrorStream(true);
             Map<String, String> env = builder.environment();
             env.clear();
@@ -170,7 +164,7 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             env.putAll(spec.env());
-            env.put("TMPDIR", dir.resolve("tmp").toString());
+            env.put("TMPDIR", dir.tmp().toString());
             String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
             env.put("CUDA_VISIBLE_DEVICES", devices);
             env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
@@ -185,38 +179,24 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    private static Path confinedWorkingDir(Path sandbox, String workingDir) throws IOException {
-        if (workingDir == null) {
-            return sandbox;
-        }
-        Path target = sandbox.resolve(workingDir).normalize();
-        if (!target.startsWith(sandbox)) {
-            throw new ExecutorException("workingDir " + workingDir + " leaves the instance's directory");
-        }
-        Files.createDirectories(target);
-        if (!target.toRealPath().startsWith(sandbox.toRealPath())) {
-            throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
-        }
-        return target;
-    }
-
     /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
-    private static void awaitPidFile(Path dir, Process supervisor) throws IOException {
+    private static void awaitPidFile(InstanceDirectory dir, Process supervisor) throws IOException {
         long deadline = System.nanoTime() + PID_FILE_TIMEOUT.toNanos();
-        Path pidFile = dir.resolve("pid");
         long pause = 1;
-        while (true) {
-            if (readPids(pidFile) != null) {
-                return;
-            }
-            if (!supervisor.isAlive() && readPids(pidFile) == null) {
-                throw new IOException("the supervisor exited before starting the command: " + tail(dir.resolve("supervisor.log")));
+        while (dir.pids() == null) {
+            if (!supervisor.isAlive() && dir.pids() == null) {
+                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
             }
             if (System.nanoTime() > deadline) {
                 supervisor.destroyForcibly();
                 throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
             }
-            sleep(pause);
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while starting the instance", e);
+            }
             pause = Math.min(pause * 2, 20);
         }
     }
@@ -277,7 +257,7 @@ public final class LocalProcessExecutor implements Executor {
             return;
         }
         if (bootId.equals(handle.get("bootId"))) {
-            killTree(pid, true); // after a reboot the pid means nothing: never signal it
+            ProcessTree.kill(pid); // after a reboot the pid means nothing: never signal it
         }
         watched.remove(id);
         boolean terminated = terminationRequested.remove(id);
@@ -308,57 +288,19 @@ public final class LocalProcessExecutor implements Executor {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
         long pid = Long.parseLong(handle.get("pid"));
-        killTree(pid, false);
+        ProcessTree.terminate(pid);
         timers.schedule(() -> {
             if (watched.containsKey(id)) {
-                killTree(pid, true);
+                ProcessTree.kill(pid);
             }
         }, gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * Signals every live process of the instance. When {@code force}, repeats SIGKILL until none is left: the
-     * instance counts as ended only once nothing of it runs.
-     */
-    private static void killTree(long leader, boolean force) {
-        long pause = 5;
-        long warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (true) {
-            List<Long> live = ProcFs.treeOf(leader);
-            if (live.isEmpty() || !force) {
-                live.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
-                return;
-            }
-            live.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
-            if (System.nanoTime() > warnAt) {
-                LOG.warn("processes {} of instance with leader {} survive SIGKILL; still trying", live, leader);
-                warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            }
-            sleep(pause);
-            pause = Math.min(pause * 2, 500);
-        }
     }
 
     // --- logs ---
 
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
-        Path file = (handle.containsKey("dir") ? confinedDir(handle) : directoryOf(id))
-                .resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
-        try (RandomAccessFile log = new RandomAccessFile(file.toFile(), "r")) {
-            long length = log.length();
-            if (offset >= length) {
-                return new LogChunk(new byte[0], Math.max(offset, 0));
-            }
-            byte[] data = new byte[(int) Math.min(maxBytes, length - offset)];
-            log.seek(offset);
-            log.readFully(data);
-            return new LogChunk(data, offset + data.length);
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
-            return new LogChunk(new byte[0], 0);
-        } catch (IOException e) {
-            throw new ExecutorException("cannot read " + file + ": " + e.getMessage(), e);
-        }
+        return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).read(stream, offset, maxBytes);
     }
 
     @Override
@@ -370,16 +312,18 @@ public final class LocalProcessExecutor implements Executor {
 
     // --- files ---
 
-    Path directoryOf(InstanceId id) {
-        return root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt())).resolve(Integer.toString(id.rank()));
+    InstanceDirectory directoryOf(InstanceId id) {
+        return new InstanceDirectory(root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt()))
+                .resolve(Integer.toString(id.rank())));
     }
 
-    private Path confinedDir(Map<String, String> handle) {
+    /** The directory a stored handle names, refused if it is not under this executor's root. */
+    private InstanceDirectory directoryOf(Map<String, String> handle) {
         Path dir = Path.of(handle.get("dir")).toAbsolutePath().normalize();
         if (!dir.startsWith(root)) {
             throw new ExecutorException("instance directory " + dir + " is outside " + root);
         }
-        return dir;
+        return new InstanceDirectory(dir);
     }
 
     private boolean supervisorAlive(Map<String, String> handle) {
@@ -388,74 +332,26 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     private Integer readExitCode(Map<String, String> handle) {
-        try {
-            Long code = readLong(confinedDir(handle).resolve("exit_code"));
-            return code == null ? null : code.intValue();
-        } catch (IOException e) {
-            return null;
-        }
+        return directoryOf(handle).exitCode();
     }
 
     /**
      * The handle of an instance launched before, from the pid file its supervisor wrote (so that it can be derived
      * even if the control plane crashed right after the launch); empty if it was never launched.
      */
-    private Optional<Map<String, String>> readHandle(Path dir) throws IOException {
-        String[] pids = readPids(dir.resolve("pid"));
+    private Optional<Map<String, String>> readHandle(InstanceDirectory dir) throws IOException {
+        long[] pids = dir.pids();
         if (pids == null) {
             return Optional.empty();
         }
-        long supervisorPid = Long.parseLong(pids[0]);
-        long pid = Long.parseLong(pids[1]);
         Map<String, String> handle = new LinkedHashMap<>();
-        handle.put("dir", dir.toString());
-        handle.put("supervisorPid", Long.toString(supervisorPid));
-        handle.put("supervisorStart", Long.toString(ProcFs.stat(supervisorPid).map(ProcFs.Stat::startTime).orElse(-1L)));
-        handle.put("pid", Long.toString(pid));
-        handle.put("pidStart", Long.toString(ProcFs.stat(pid).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("dir", dir.path().toString());
+        handle.put("supervisorPid", Long.toString(pids[0]));
+        handle.put("supervisorStart", Long.toString(ProcFs.stat(pids[0]).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("pid", Long.toString(pids[1]));
+        handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
         return Optional.of(handle);
-    }
-
-    private static String[] readPids(Path file) throws IOException {
-        try {
-            String[] pids = Files.readString(file, StandardCharsets.UTF_8).trim().split(" ");
-            if (pids.length != 2) {
-                throw new IOException("unreadable " + file);
-            }
-            return pids;
-        } catch (NoSuchFileException e) {
-            return null;
-        }
-    }
-
-    private static Long readLong(Path file) throws IOException {
-        try {
-            String text = Files.readString(file, StandardCharsets.UTF_8).trim();
-            return text.isEmpty() ? null : Long.parseLong(text);
-        } catch (NoSuchFileException e) {
-            return null;
-        } catch (NumberFormatException e) {
-            throw new IOException("unreadable " + file + ": " + e.getMessage());
-        }
-    }
-
-    private static String tail(Path file) {
-        try {
-            String text = Files.readString(file, StandardCharsets.UTF_8).trim();
-            return text.length() > 500 ? text.substring(text.length() - 500) : text;
-        } catch (IOException e) {
-            return "(no output)";
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ExecutorException("interrupted", e);
-        }
     }
 
     private static Object[] newLocks(int count) {

@@ -77,7 +77,7 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     void aSymlinkCannotLeadTheWorkingDirectoryOutOfTheSandbox() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
-        Path sandbox = ((LocalProcessExecutor) executor).directoryOf(id).resolve("work");
+        Path sandbox = ((LocalProcessExecutor) executor).directoryOf(id).path().resolve("work");
         Files.createDirectories(sandbox);
         Files.createSymbolicLink(sandbox.resolve("escape"), Path.of("/tmp"));
         LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape", null);

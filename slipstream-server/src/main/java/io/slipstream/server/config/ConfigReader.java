@@ -5,7 +5,7 @@ import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.Names;
-import io.slipstream.api.spec.Quantities;
+import io.slipstream.api.spec.SpecReader;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.LocalProcessExecutor;
@@ -196,24 +196,8 @@ public final class ConfigReader {
 
     private static Resources readCapacity(FieldReader node, Problems problems) {
         int before = problems.list().size();
-        Long milliCpu = null;
-        Long memory = null;
-        String cpuText = scalar(node, "cpu", true, problems);
-        if (cpuText != null) {
-            try {
-                milliCpu = Quantities.parseMilliCpu(cpuText);
-            } catch (IllegalArgumentException e) {
-                problems.add(node.pathOf("cpu"), e.getMessage());
-            }
-        }
-        String memoryText = scalar(node, "memory", true, problems);
-        if (memoryText != null) {
-            try {
-                memory = Quantities.parseBytes(memoryText);
-            } catch (IllegalArgumentException e) {
-                problems.add(node.pathOf("memory"), e.getMessage());
-            }
-        }
+        Long milliCpu = SpecReader.readCpu(node, true, 1, Long.MAX_VALUE / 2);
+        Long memory = SpecReader.readMemory(node, true, 1, Long.MAX_VALUE / 2);
         Long gpu = node.integer("gpu", false, 0, 1024);
         String gpuModel = node.string("gpuModel", false, 128);
         if (gpu != null && gpu > 0 && gpuModel == null) {
@@ -223,18 +207,5 @@ public final class ConfigReader {
             return null;
         }
         return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
-    }
-
-    private static String scalar(FieldReader reader, String field, boolean required, Problems problems) {
-        JsonNode value = reader.get(field);
-        if (value == null) {
-            reader.missing(field, required);
-            return null;
-        }
-        if (!value.isString() && !value.isNumber()) {
-            problems.add(reader.pathOf(field), "must be a quantity, not " + FieldReader.describe(value));
-            return null;
-        }
-        return value.asString();
     }
 }

@@ -1,0 +1,117 @@
+package io.slipstream.executor.local;
+
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * The files of one instance: {@code work/} (its sandbox and default working directory), {@code tmp/},
+ * {@code stdout.log}, {@code stderr.log}, and what its supervisor writes so that the instance can be found again
+ * after a crash of the control plane: {@code pid} ("supervisor-pid instance-pid") and {@code exit_code}.
+ */
+final class InstanceDirectory {
+    private final Path dir;
+
+    InstanceDirectory(Path dir) {
+        this.dir = dir;
+    }
+
+    Path path() {
+        return dir;
+    }
+
+    Path tmp() {
+        return dir.resolve("tmp");
+    }
+
+    Path supervisorLog() {
+        return dir.resolve("supervisor.log");
+    }
+
+    private Path sandbox() {
+        return dir.resolve("work");
+    }
+
+    void create() throws IOException {
+        Files.createDirectories(sandbox());
+        Files.createDirectories(tmp());
+    }
+
+    /** The working directory a spec asked for, inside the sandbox; refuses paths (or symlinks) that lead out. */
+    Path workingDir(String relative) throws IOException {
+        Path sandbox = sandbox();
+        if (relative == null) {
+            return sandbox;
+        }
+        Path target = sandbox.resolve(relative).normalize();
+        if (!target.startsWith(sandbox)) {
+            throw new ExecutorException("workingDir " + relative + " leaves the instance's directory");
+        }
+        Files.createDirectories(target);
+        if (!target.toRealPath().startsWith(sandbox.toRealPath())) {
+            throw new ExecutorException("workingDir " + relative + " leads outside the instance's directory");
+        }
+        return target;
+    }
+
+    /** {supervisor pid, instance pid} once the supervisor started the command, else {@code null}. */
+    long[] pids() throws IOException {
+        Path file = dir.resolve("pid");
+        try {
+            String[] fields = Files.readString(file, StandardCharsets.UTF_8).trim().split(" ");
+            if (fields.length != 2) {
+                throw new IOException("unreadable " + file);
+            }
+            return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (NumberFormatException e) {
+            throw new IOException("unreadable " + file + ": " + e.getMessage());
+        }
+    }
+
+    /** The exit code the supervisor recorded, or {@code null} if it has not (yet). */
+    Integer exitCode() {
+        try {
+            String text = Files.readString(dir.resolve("exit_code"), StandardCharsets.UTF_8).trim();
+            return text.isEmpty() ? null : Integer.valueOf(text);
+        } catch (IOException | NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** The end of what the supervisor itself printed (normally nothing), for error messages. */
+    String supervisorOutput() {
+        try {
+            String text = Files.readString(supervisorLog(), StandardCharsets.UTF_8).trim();
+            return text.length() > 500 ? text.substring(text.length() - 500) : text;
+        } catch (IOException e) {
+            return "(no output)";
+        }
+    }
+
+    LogChunk read(LogStream stream, long offset, int maxBytes) {
+        Path file = dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
+        try (RandomAccessFile log = new RandomAccessFile(file.toFile(), "r")) {
+            long length = log.length();
+            if (offset >= length) {
+                return new LogChunk(new byte[0], Math.max(offset, 0));
+            }
+            byte[] data = new byte[(int) Math.min(maxBytes, length - offset)];
+            log.seek(offset);
+            log.readFully(data);
+            return new LogChunk(data, offset + data.length);
+        } catch (NoSuchFileException | FileNotFoundException e) {
+            return new LogChunk(new byte[0], 0);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+}
