@@ -48,16 +48,30 @@ public abstract class BaseExecutorContractTest {
         return executor;
     }
 
+    /** Stops whatever a test left running, through a fresh executor, and waits until it is gone. */
     @AfterEach
-    void stopEverything() {
+    void stopEverything() throws InterruptedException {
+        Executor cleaner = createExecutor();
+        LinkedBlockingQueue<InstanceReport> ended = new LinkedBlockingQueue<>();
+        cleaner.setListener(report -> {
+            if (!(report instanceof InstanceReport.Running)) {
+                ended.add(report);
+            }
+        });
+        executors.forEach(Executor::close);
         for (Running running : launched) {
-            try {
-                running.executor().terminate(running.id(), running.handle(), Duration.ZERO);
-            } catch (RuntimeException ignored) {
-                // best effort
+            cleaner.terminate(running.id(), running.handle(), Duration.ZERO);
+        }
+        java.util.Set<InstanceId> waiting = new java.util.HashSet<>();
+        launched.forEach(r -> waiting.add(r.id()));
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!waiting.isEmpty() && System.nanoTime() < deadline) {
+            InstanceReport report = ended.poll(100, TimeUnit.MILLISECONDS);
+            if (report != null) {
+                waiting.remove(report.id());
             }
         }
-        executors.forEach(Executor::close);
+        cleaner.close();
     }
 
     protected static InstanceId newInstanceId() {

@@ -2,6 +2,7 @@ package io.slipstream.server;
 
 import io.slipstream.api.wire.TokenView;
 import io.slipstream.executor.Executor;
+import io.slipstream.executor.local.Isolation;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.api.ApiServer;
@@ -57,7 +58,9 @@ public final class SlipstreamServer implements AutoCloseable {
 
     public static SlipstreamServer start(ServerConfig config, Clock clock) {
         Path dataDir = config.dataDir().toAbsolutePath().normalize();
-        createPrivateDirectory(dataDir);
+        createDirectory(dataDir, "rwx------");
+        createDirectory(dataDir.resolve("store"), "rwx------");
+        Isolation isolation = isolation(config, dataDir);
         Store store = config.storeUrl() == null
                 ? JdbcStore.openH2(dataDir)
                 : JdbcStore.open(config.storeUrl(), config.storeUser(), config.storePassword());
@@ -67,7 +70,7 @@ public final class SlipstreamServer implements AutoCloseable {
         try {
             TokenService tokens = new TokenService(store, clock);
             ensureAdminToken(store, tokens, dataDir, clock);
-            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), clock);
+            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation, clock);
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.gracePeriod(), config.tickInterval());
             loop.start();
             DocumentService documents = new DocumentService(store, clock);
@@ -109,16 +112,53 @@ public final class SlipstreamServer implements AutoCloseable {
         LOG.info("created the admin token; it is in {}", file);
     }
 
-    private static void createPrivateDirectory(Path dir) {
+    /** Creates a directory with these permissions; one that exists already is left as it is. */
+    private static void createDirectory(Path dir, String permissions) {
         try {
-            Files.createDirectories(dir.getParent() == null ? dir : dir.getParent());
-            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (FileAlreadyExistsException e) {
-            if (!Files.isDirectory(dir)) {
-                throw new UncheckedIOException("data directory " + dir + " exists and is not a directory", e);
+            if (dir.getParent() != null) {
+                Files.createDirectories(dir.getParent());
             }
+            if (!Files.isDirectory(dir)) {
+                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(permissions)));
+            }
+        } catch (FileAlreadyExistsException e) {
+            throw new UncheckedIOException(dir + " exists and is not a directory", e);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create data directory " + dir, e);
+            throw new UncheckedIOException("cannot create " + dir, e);
+        }
+    }
+
+    /**
+     * Instances run under uids of their own when they can; otherwise they could read the store and the admin token,
+     * which is said loudly (or, with {@code isolation: on}, refused).
+     */
+    private static Isolation isolation(ServerConfig config, Path dataDir) {
+        if (config.isolation() == Isolation.Mode.off) {
+            LOG.warn("instance isolation is off: every job runs as this server's user and can read its data directory");
+            return Isolation.off();
+        }
+        String obstacle = Isolation.obstacle(dataDir);
+        if (obstacle != null) {
+            if (config.isolation() == Isolation.Mode.on) {
+                throw new IllegalStateException("instances cannot be isolated: " + obstacle);
+            }
+            LOG.warn("instances run as this server's user and can read its data directory, the admin token included, because {}",
+                    obstacle);
+            return Isolation.off();
+        }
+        allowPassingThrough(dataDir); // instances' uids reach their directories through it, and see nothing else
+        LOG.info("instances run under uids of their own, from {} on", config.firstUid());
+        return new Isolation(true, config.firstUid(), config.uidCount());
+    }
+
+    private static void allowPassingThrough(Path dir) {
+        try {
+            var permissions = Files.getPosixFilePermissions(dir);
+            permissions.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
+            permissions.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
+            Files.setPosixFilePermissions(dir, permissions);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open " + dir + " for passing through", e);
         }
     }
 

@@ -88,6 +88,32 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void concurrentCreatesOfOneDocumentLetExactlyOneWin() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Callable<Boolean>> attempts = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                attempts.add(() -> {
+                    try {
+                        store.createDocument(workspace("raced", "alice"), T0);
+                        return true;
+                    } catch (ConflictException e) {
+                        return false;
+                    }
+                });
+            }
+            int wins = 0;
+            for (Future<Boolean> result : pool.invokeAll(attempts)) {
+                wins += result.get() ? 1 : 0;
+            }
+            assertThat(wins).isEqualTo(1);
+            assertThat(store.workspacesOf("alice")).containsExactly("raced");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void documentUpdatesAreCompareAndSet() {
         store.createDocument(workspace("team-a", "alice"), T0);
         StoredDocument updated = store.updateDocument(workspace("team-a", "alice", "bob"), 1, T0.plusSeconds(5));

@@ -100,6 +100,10 @@ public final class FieldReader {
             problems.add(fieldPath, "must be a whole number, not " + describe(value));
             return null;
         }
+        if (!value.isIntegralNumber() && !Double.isFinite(value.asDouble())) {
+            problems.add(fieldPath, "must be a whole number between " + min + " and " + max + ", not " + value.asString());
+            return null;
+        }
         if (!value.isIntegralNumber() && value.decimalValue().stripTrailingZeros().scale() > 0) {
             problems.add(fieldPath, "must be a whole number, not " + value.asString());
             return null;

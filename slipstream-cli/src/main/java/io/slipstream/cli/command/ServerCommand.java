@@ -76,9 +76,8 @@ public final class ServerCommand implements Callable<Integer> {
             if (!storeUrl.startsWith("jdbc:postgresql:") && !storeUrl.startsWith("jdbc:h2:")) {
                 throw new CliException(CliException.REJECTED, "--store-url: must be a jdbc:postgresql: (or jdbc:h2:) URL");
             }
-            config = new ServerConfig(config.host(), config.port(), config.dataDir(), storeUrl,
-                    env("SLIPSTREAM_STORE_USER", config.storeUser()), env("SLIPSTREAM_STORE_PASSWORD", config.storePassword()),
-                    config.nodes(), config.inheritEnv(), config.gracePeriod(), config.tickInterval());
+            config = config.withStore(storeUrl, env("SLIPSTREAM_STORE_USER", config.storeUser()),
+                    env("SLIPSTREAM_STORE_PASSWORD", config.storePassword()));
         }
         return config;
     }

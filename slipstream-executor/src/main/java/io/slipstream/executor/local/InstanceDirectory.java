@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The files of one instance: {@code work/} (its sandbox and default working directory), {@code tmp/},
@@ -39,13 +40,37 @@ final class InstanceDirectory {
         return dir.resolve("work");
     }
 
-    void create() throws IOException {
+    /** Makes the directory; with a uid, the instance's own directories belong to that uid and nobody else may enter. */
+    void create(Integer uid) throws IOException {
         Files.createDirectories(sandbox());
         Files.createDirectories(tmp());
+        if (uid != null) {
+            for (Path path : new Path[] {dir, sandbox(), tmp()}) {
+                Files.setAttribute(path, "unix:uid", uid);
+                Files.setAttribute(path, "unix:gid", uid);
+            }
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        }
     }
 
-    /** The working directory a spec asked for, inside the sandbox; refuses paths (or symlinks) that lead out. */
-    Path workingDir(String relative) throws IOException {
+    /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
+    void markTerminationRequested() {
+        try {
+            Files.writeString(dir.resolve("terminate_requested"), "");
+        } catch (IOException e) {
+            // Best effort: without it a stop looks like a failure after a restart.
+        }
+    }
+
+    boolean terminationRequested() {
+        return Files.exists(dir.resolve("terminate_requested"));
+    }
+
+    /**
+     * The working directory a spec asked for, inside the sandbox, made if missing (and given to {@code uid} if not
+     * null); refuses paths, or symlinks, that lead out.
+     */
+    Path workingDir(String relative, Integer uid) throws IOException {
         Path sandbox = sandbox();
         if (relative == null) {
             return sandbox;
@@ -57,6 +82,10 @@ final class InstanceDirectory {
         Files.createDirectories(target);
         if (!target.toRealPath().startsWith(sandbox.toRealPath())) {
             throw new ExecutorException("workingDir " + relative + " leads outside the instance's directory");
+        }
+        for (Path path = target; uid != null && !path.equals(sandbox); path = path.getParent()) {
+            Files.setAttribute(path, "unix:uid", uid);
+            Files.setAttribute(path, "unix:gid", uid);
         }
         return target;
     }

@@ -14,6 +14,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -38,22 +38,23 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs each instance as an OS process on this machine, over a declared set of (virtual) nodes.
  *
- * <p>Each instance gets a directory {@code <root>/<run>/<attempt>/<rank>/} holding its sandbox ({@code work/}),
- * {@code stdout.log}, {@code stderr.log}, and the files through which it is found again after a crash of the
- * control plane: {@code pid} and {@code exit_code}. A small fixed shell script (never built from input: the
- * command travels as its arguments) supervises the instance: it starts the command in a session of its own with
- * {@code setsid}, waits for it, and records its exit code. Both the supervisor and the instance run in sessions
- * apart from the server, so neither a {@code kill -9} of the server nor a Ctrl-C in its terminal reaches them.
+ * <p>Each instance has a directory {@code <root>/<run>/<attempt>/<rank>/} (see {@link InstanceDirectory}). A small
+ * fixed shell script (never built from input: the command travels as its arguments) supervises the instance: it
+ * starts the command in a session of its own with {@code setsid}, waits for it, and records its exit code. Both the
+ * supervisor and the instance run in sessions apart from the server, so neither a {@code kill -9} of the server nor a
+ * Ctrl-C in its terminal reaches them, and a restarted server finds them again from the files they leave.
+ *
+ * <p>With {@link Isolation} on, the supervisor and the instance run under the run's own uid ({@code setpriv}).
  *
  * <p>Linux only: process trees are found through {@code /proc}.
  */
 public final class LocalProcessExecutor implements Executor {
     private static final Logger LOG = LoggerFactory.getLogger(LocalProcessExecutor.class);
 
-    /** $1 is the instance directory, the rest is the command. */
+    /** $1 is the instance directory, the rest is the command ({@code --}: a command may start with a dash). */
     static final String SUPERVISOR = String.join("\n",
             "dir=$1; shift",
-            "setsid \"$@\" </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "setsid -- \"$@\" </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid.tmp\" && mv -f \"$dir/pid.tmp\" \"$dir/pid\"",
             "wait \"$child\"",
@@ -69,11 +70,12 @@ public final class LocalProcessExecutor implements Executor {
     private final Path root;
     private final Map<String, NodeInfo> nodes;
     private final List<String> inheritedEnv;
+    private final Isolation isolation;
+    private final UidAllocator uids;
     private final Clock clock;
     private final String bootId = ProcFs.bootId();
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
-    private final Set<InstanceId> terminationRequested = ConcurrentHashMap.newKeySet();
     private final Map<InstanceId, Boolean> watched = new ConcurrentHashMap<>();
     /** Launches of one instance are serialized (so that it starts once); striped to bound memory. */
     private final Object[] launchLocks = newLocks(64);
@@ -81,12 +83,16 @@ public final class LocalProcessExecutor implements Executor {
     };
     private volatile boolean closed;
 
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Clock clock) {
+        this(root, nodes, inheritedEnv, Isolation.off(), clock);
+    }
+
     /**
      * @param root         directory under which instance directories are made (created if missing)
      * @param nodes        the nodes to run on; their names must be unique
      * @param inheritedEnv names of the server's environment variables passed on to instances
      */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Clock clock) {
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
         this.root = root.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
@@ -95,14 +101,19 @@ public final class LocalProcessExecutor implements Executor {
             }
         }
         this.inheritedEnv = List.copyOf(inheritedEnv);
+        this.isolation = requireNonNull(isolation, "isolation is null");
         this.clock = requireNonNull(clock, "clock is null");
-        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
-        this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         try {
             Files.createDirectories(this.root);
+            if (isolation.enabled()) {
+                Files.setPosixFilePermissions(this.root, PosixFilePermissions.fromString("rwx--x--x"));
+            }
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
+        this.uids = isolation.enabled() ? new UidAllocator(this.root, isolation) : null;
+        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
+        this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
     }
 
     @Override
@@ -147,11 +158,22 @@ public final class LocalProcessExecutor implements Executor {
 
     private Map<String, String> start(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) {
         try {
-            dir.create();
-            List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.path().toString()));
+            Integer uid = uids == null ? null : uids.uidFor(spec.id().runId());
+            if (uid != null) {
+                for (Path path = dir.path().getParent(); path.startsWith(root); path = path.getParent()) {
+                    Files.createDirectories(path);
+                    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx--x--x"));
+                }
+            }
+            dir.create(uid);
+            List<String> argv = new ArrayList<>(List.of("setsid"));
+            if (uid != null) {
+                argv.addAll(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--no-new-privs"));
+            }
+            argv.addAll(List.of("sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.path().toString()));
             argv.addAll(spec.command());
             ProcessBuilder builder = new ProcessBuilder(argv)
-                    .directory(dir.workingDir(spec.workingDir()).toFile())
+                    .directory(dir.workingDir(spec.workingDir(), uid).toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
                     .redirectErrorStream(true);
@@ -162,6 +184,9 @@ public final class LocalProcessExecutor implements Executor {
                 if (value != null) {
                     env.put(name, value);
                 }
+            }
+            if (uid != null) {
+                env.put("HOME", dir.workingDir(null, null).toString()); // the server's home is not the instance's to read
             }
             env.putAll(spec.env());
             env.put("TMPDIR", dir.tmp().toString());
@@ -215,7 +240,7 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> handles) {
         handles.forEach((id, handle) -> {
-            if (!bootId.equals(handle.get("bootId")) && readExitCode(handle) == null) {
+            if (!sameBoot(handle) && directoryOf(handle).exitCode() == null) {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
                 return;
             }
@@ -244,27 +269,46 @@ public final class LocalProcessExecutor implements Executor {
         ended.whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
     }
 
+    /** Runs on a worker thread: may wait for stubborn processes to die. */
     private void finish(InstanceId id, Map<String, String> handle) {
         if (closed) {
             return;
         }
+        InstanceDirectory dir = directoryOf(handle);
         long pid = Long.parseLong(handle.get("pid"));
-        Integer exitCode = readExitCode(handle);
-        if (exitCode == null && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
+        Integer exitCode = dir.exitCode();
+        if (exitCode == null && sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
             // The supervisor was killed but the instance still runs: follow the instance itself.
             ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null))
                     .whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
             return;
         }
-        if (bootId.equals(handle.get("bootId"))) {
-            ProcessTree.kill(pid); // after a reboot the pid means nothing: never signal it
+        if (sameBoot(handle)) {
+            killUntilGone(tree(handle)); // whatever the main process left behind goes with it
         }
         watched.remove(id);
-        boolean terminated = terminationRequested.remove(id);
         if (exitCode == null) {
             report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else {
-            report(new InstanceReport.Exited(id, exitCode, terminated, clock.instant()));
+            report(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
+        }
+    }
+
+    private static void killUntilGone(ProcessTree tree) {
+        long pause = 5;
+        long warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (tree.killOnce() > 0) {
+            if (System.nanoTime() > warnAt) {
+                LOG.warn("processes of an instance survive SIGKILL (stuck in the kernel?); still trying");
+                warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            pause = Math.min(pause * 2, 500);
         }
     }
 
@@ -278,22 +322,29 @@ public final class LocalProcessExecutor implements Executor {
 
     // --- termination ---
 
+    /** Returns at once: the signals go out from the executor's own threads. */
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod) {
-        if (readExitCode(handle) == null) {
-            terminationRequested.add(id);
+        InstanceDirectory dir = directoryOf(handle);
+        if (dir.exitCode() == null) {
+            dir.markTerminationRequested();
         }
         watch(id, handle, null);
-        if (!bootId.equals(handle.get("bootId"))) {
+        if (!sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
-        long pid = Long.parseLong(handle.get("pid"));
-        ProcessTree.terminate(pid);
-        timers.schedule(() -> {
-            if (watched.containsKey(id)) {
-                ProcessTree.kill(pid);
-            }
-        }, gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
+        ProcessTree tree = tree(handle);
+        workers.execute(tree::terminate);
+        timers.schedule(() -> forceKill(id, tree, 5), gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** One round of SIGKILL, repeated from the timer until the instance is gone: a stuck process blocks nothing else. */
+    private void forceKill(InstanceId id, ProcessTree tree, long pauseMillis) {
+        if (closed || !watched.containsKey(id) || tree.killOnce() == 0) {
+            return;
+        }
+        long next = Math.min(pauseMillis * 2, 1000);
+        timers.schedule(() -> forceKill(id, tree, next), pauseMillis, TimeUnit.MILLISECONDS);
     }
 
     // --- logs ---
@@ -310,7 +361,7 @@ public final class LocalProcessExecutor implements Executor {
         workers.shutdownNow();
     }
 
-    // --- files ---
+    // --- handles and files ---
 
     InstanceDirectory directoryOf(InstanceId id) {
         return new InstanceDirectory(root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt()))
@@ -326,13 +377,17 @@ public final class LocalProcessExecutor implements Executor {
         return new InstanceDirectory(dir);
     }
 
-    private boolean supervisorAlive(Map<String, String> handle) {
-        return bootId.equals(handle.get("bootId"))
-                && ProcFs.isAlive(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
+    private static ProcessTree tree(Map<String, String> handle) {
+        return new ProcessTree(Long.parseLong(handle.get("pid")), Long.parseLong(handle.get("pidStart")));
     }
 
-    private Integer readExitCode(Map<String, String> handle) {
-        return directoryOf(handle).exitCode();
+    private boolean sameBoot(Map<String, String> handle) {
+        return bootId.equals(handle.get("bootId"));
+    }
+
+    private boolean supervisorAlive(Map<String, String> handle) {
+        return sameBoot(handle)
+                && ProcFs.isAlive(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
     }
 
     /**

@@ -8,6 +8,7 @@ import io.slipstream.api.spec.Names;
 import io.slipstream.api.spec.SpecReader;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.Isolation;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.executor.local.MachineNode;
 import java.nio.file.Path;
@@ -46,7 +47,8 @@ public final class ConfigReader {
 
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
-                LocalProcessExecutor.DEFAULT_INHERITED_ENV, Duration.ofSeconds(30), Duration.ofSeconds(1));
+                LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, Isolation.DEFAULT_FIRST_UID, Isolation.DEFAULT_UID_COUNT,
+                Duration.ofSeconds(30), Duration.ofSeconds(1));
     }
 
     private ConfigReader() {
@@ -91,6 +93,9 @@ public final class ConfigReader {
         }
         List<NodeInfo> nodes = readNodes(root, base.nodes(), machine, problems);
         List<String> inheritEnv = base.inheritEnv();
+        Isolation.Mode isolation = base.isolation();
+        int firstUid = base.firstUid();
+        int uidCount = base.uidCount();
         Duration gracePeriod = base.gracePeriod();
         FieldReader instances = root.object("instances", false);
         if (instances != null) {
@@ -108,12 +113,35 @@ public final class ConfigReader {
             }
             Duration grace = duration(instances, "gracePeriod", problems);
             gracePeriod = grace == null ? gracePeriod : grace;
+            Isolation.Mode mode = instances.enumValue("isolation", Isolation.Mode.class, false);
+            isolation = mode == null ? isolation : mode;
+            int[] range = readUidRange(instances, problems);
+            if (range != null) {
+                firstUid = range[0];
+                uidCount = range[1];
+            }
             instances.finish();
         }
         root.finish();
         problems.throwIfAny("the config file is invalid");
-        return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod,
-                base.tickInterval());
+        return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid,
+                uidCount, gracePeriod, base.tickInterval());
+    }
+
+    /** {@code uidRange: "200000-265535"}: {first, count}, or null if absent or wrong (the problem is recorded). */
+    private static int[] readUidRange(FieldReader instances, Problems problems) {
+        String range = instances.string("uidRange", false, 32);
+        if (range == null) {
+            return null;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{4,10})-(\\d{4,10})").matcher(range);
+        long from = m.matches() ? Long.parseLong(m.group(1)) : -1;
+        long to = m.matches() ? Long.parseLong(m.group(2)) : -1;
+        if (from < 1000 || to < from || to >= Integer.MAX_VALUE) {
+            problems.add(instances.pathOf("uidRange"), "must be FIRST-LAST with 1000 <= FIRST <= LAST, e.g. 200000-265535");
+            return null;
+        }
+        return new int[] {(int) from, (int) (to - from + 1)};
     }
 
     private static Duration duration(FieldReader reader, String field, Problems problems) {

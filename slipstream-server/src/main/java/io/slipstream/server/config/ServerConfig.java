@@ -3,6 +3,7 @@ package io.slipstream.server.config;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.Isolation;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.List;
  *
  * @param storeUrl        a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
  * @param nodes           the local executor's nodes
+ * @param isolation       whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
  * @param gracePeriod     how long an instance has between SIGTERM and SIGKILL when it is stopped
  * @param tickInterval    how often the control loop runs when nothing wakes it
  */
@@ -24,6 +26,9 @@ public record ServerConfig(
         String storePassword,
         List<NodeInfo> nodes,
         List<String> inheritEnv,
+        Isolation.Mode isolation,
+        int firstUid,
+        int uidCount,
         Duration gracePeriod,
         Duration tickInterval) {
 
@@ -32,27 +37,41 @@ public record ServerConfig(
         requireNonNull(dataDir, "dataDir is null");
         nodes = List.copyOf(nodes);
         inheritEnv = List.copyOf(inheritEnv);
+        requireNonNull(isolation, "isolation is null");
+        if (firstUid < 1000 || uidCount < 1) {
+            throw new IllegalArgumentException("bad uid range");
+        }
         requireNonNull(gracePeriod, "gracePeriod is null");
         requireNonNull(tickInterval, "tickInterval is null");
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
     }
 
     public ServerConfig withDataDir(Path newDataDir) {
-        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
     }
 
     public ServerConfig withStoreUrl(String url) {
-        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
+    }
+
+    public ServerConfig withIsolation(Isolation.Mode mode) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, gracePeriod,
+                tickInterval);
+    }
+
+    public ServerConfig withStore(String url, String user, String password) {
+        return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod,
+                tickInterval);
     }
 
     public ServerConfig withGracePeriod(Duration newGracePeriod) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, newGracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, newGracePeriod, tickInterval);
     }
 }

@@ -163,16 +163,20 @@ public final class ControlLoop implements AutoCloseable {
 
     // --- reports ---
 
+    /** A report is dropped only once it is applied: executors report an exit once, so losing it would strand the run. */
     private void applyReports() {
         InstanceReport report;
-        while ((report = reports.poll()) != null) {
+        while ((report = reports.peek()) != null) {
             try {
                 apply(report);
             } catch (ConflictException e) {
-                reports.add(report); // the instance changed meanwhile: apply again next cycle
-                wakeUp();
+                wakeUp(); // the instance changed meanwhile: apply it again next cycle
+                return;
+            } catch (RuntimeException e) {
+                LOG.warn("could not record {}; retrying next cycle: {}", report, e.toString());
                 return;
             }
+            reports.remove();
         }
     }
 
@@ -278,8 +282,9 @@ public final class ControlLoop implements AutoCloseable {
                 instance = store.updateInstance(instance.running(handle.get(), clock.instant()));
             }
             allGone = false;
-            if (terminationSent.add(instance.id())) {
+            if (!terminationSent.contains(instance.id())) {
                 executor.terminate(instance.id(), instance.handle(), gracePeriod);
+                terminationSent.add(instance.id()); // only once it was sent: a failed call is tried again next cycle
             }
         }
         if (!allGone) {
@@ -370,6 +375,7 @@ public final class ControlLoop implements AutoCloseable {
         }
         String nodes = placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", "));
         RunRecord starting = run.moveTo(RunState.STARTING, "Admitted to " + nodes, now);
+        LOG.info("run {}: QUEUED -> STARTING (admitted to {})", run.id(), nodes);
         List<InstanceRecord> stored = store.inTransaction(tx -> {
             RunRecord updated = tx.updateRun(starting);
             tx.appendEvent(RunEvent.of(run.id(), now, "StateChanged", updated.state().name(), updated.reason(), null, null));
@@ -424,12 +430,14 @@ public final class ControlLoop implements AutoCloseable {
 
     /** Persists a run's state change with its event, in one transaction. */
     private RunRecord transition(RunRecord before, RunRecord after) {
-        return store.inTransaction(tx -> {
-            RunRecord stored = tx.updateRun(after);
+        RunRecord stored = store.inTransaction(tx -> {
+            RunRecord updated = tx.updateRun(after);
             tx.appendEvent(RunEvent.of(after.id(), clock.instant(), "StateChanged", after.state().name(), after.reason(),
                     before.state() + " -> " + after.state(), null));
-            return stored;
+            return updated;
         });
+        LOG.info("run {}: {} -> {} ({})", after.id(), before.state(), after.state(), after.reason());
+        return stored;
     }
 
     private RunEvent event(InstanceRecord instance, String type, String reason, String message) {

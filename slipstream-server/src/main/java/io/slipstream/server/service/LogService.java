@@ -29,7 +29,15 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class LogService {
     private static final int CHUNK = 64 * 1024;
+    /** A "line" longer than this (a progress bar that never ends one) is sent in pieces: memory stays bounded. */
+    private static final int MAX_LINE = 64 * 1024;
     private static final Duration POLL = Duration.ofMillis(150);
+    /** A follow stream that has sent nothing for this long ends; the client may simply ask again. */
+    private static final Duration FOLLOW_IDLE_LIMIT = Duration.ofMinutes(30);
+    /** Follow streams hold a server thread each: at most this many at once. */
+    private static final int MAX_FOLLOWERS = 64;
+
+    private final java.util.concurrent.Semaphore followers = new java.util.concurrent.Semaphore(MAX_FOLLOWERS);
 
     private final Store store;
     private final Executor executor;
@@ -47,6 +55,7 @@ public final class LogService {
         final InstanceRecord instance;
         final LogStream stream;
         long offset;
+        boolean afterCarriageReturn;
         final ByteArrayOutputStream partial = new ByteArrayOutputStream();
 
         Cursor(InstanceRecord instance, LogStream stream) {
@@ -71,15 +80,41 @@ public final class LogService {
         if (request.attempt() != null && (request.attempt() < 1 || request.attempt() > run.attempt())) {
             throw new io.slipstream.api.problem.InvalidInputException("attempt", "must be between 1 and " + run.attempt());
         }
-        if (request.instance() != null && selected(run, request).isEmpty()
-                && run.spec().nodeGroups().stream().noneMatch(g -> request.instance().startsWith(g.name() + "-"))) {
+        if (request.instance() != null && !instanceNames(run).contains(request.instance())) {
             throw ApiException.notFound("run " + run.id() + " has no instance " + request.instance());
         }
     }
 
+    private static Set<String> instanceNames(RunRecord run) {
+        Set<String> names = new java.util.HashSet<>();
+        run.spec().nodeGroups().forEach(group -> {
+            for (int i = 0; i < group.replicas(); i++) {
+                names.add(group.name() + "-" + i);
+            }
+        });
+        return names;
+    }
+
+    /** Streams the output; a follow stream takes one of a bounded number of places, or is refused with 503. */
     public void stream(RunRecord run, Request request, OutputStream out) throws IOException {
+        if (!request.follow()) {
+            copy(run, request, out);
+            return;
+        }
+        if (!followers.tryAcquire()) {
+            throw new ApiException(503, "BUSY", "too many log streams are being followed; try again shortly");
+        }
+        try {
+            copy(run, request, out);
+        } finally {
+            followers.release();
+        }
+    }
+
+    private void copy(RunRecord run, Request request, OutputStream out) throws IOException {
         Map<String, Cursor> cursors = new HashMap<>();
         RunRecord current = run;
+        long lastOutput = System.nanoTime();
         while (true) {
             for (InstanceRecord instance : selected(current, request)) {
                 for (LogStream stream : request.streams()) {
@@ -95,7 +130,11 @@ public final class LogService {
                 progressed |= drain(cursor, request, out);
             }
             out.flush();
-            if (!request.follow() || (finished && !progressed)) {
+            if (progressed) {
+                lastOutput = System.nanoTime();
+            }
+            boolean idleTooLong = System.nanoTime() - lastOutput > FOLLOW_IDLE_LIMIT.toNanos();
+            if (!request.follow() || (finished && !progressed) || idleTooLong) {
                 for (Cursor cursor : cursors.values()) {
                     if (cursor.partial.size() > 0) {
                         writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
@@ -133,11 +172,20 @@ public final class LogService {
             any = true;
             cursor.offset = chunk.nextOffset();
             for (byte b : chunk.data()) {
-                if (b == '\n') {
-                    writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
+                if (b == '\n' || b == '\r') {
+                    // \r ends a line too (progress bars redraw with it); \r\n is one line end, not two.
+                    if (!(b == '\n' && cursor.afterCarriageReturn)) {
+                        writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
+                    }
                     cursor.partial.reset();
+                    cursor.afterCarriageReturn = b == '\r';
                 } else {
+                    cursor.afterCarriageReturn = false;
                     cursor.partial.write(b);
+                    if (cursor.partial.size() >= MAX_LINE) {
+                        writeLine(cursor, cursor.partial.toString(StandardCharsets.UTF_8), request, out);
+                        cursor.partial.reset();
+                    }
                 }
             }
         }

@@ -52,7 +52,7 @@ class ConfigReaderTest {
                 nodes:
                   - {namePrefix: gpu, count: 2, cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
                   - {name: cpu-only, cpu: "500m", memory: 1Gi, labels: {zone: b}}
-                instances: {inheritEnv: [PATH], gracePeriod: 5s}
+                instances: {inheritEnv: [PATH], gracePeriod: 5s, isolation: "on", uidRange: 300000-300999}
                 """);
         assertThat(config.host()).isEqualTo("0.0.0.0");
         assertThat(config.port()).isEqualTo(9090);
@@ -63,6 +63,9 @@ class ConfigReaderTest {
         assertThat(config.nodes().get(2).labels()).containsEntry("zone", "b");
         assertThat(config.inheritEnv()).containsExactly("PATH");
         assertThat(config.gracePeriod()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(config.isolation()).isEqualTo(io.slipstream.executor.local.Isolation.Mode.on);
+        assertThat(config.firstUid()).isEqualTo(300_000);
+        assertThat(config.uidCount()).isEqualTo(1000);
     }
 
     @Test
@@ -84,12 +87,12 @@ class ConfigReaderTest {
                   - {name: Bad_Name, cpu: 1, memory: 1Gi}
                   - {name: n, cpu: -2, memory: lots, gpu: 4}
                   - {namePrefix: n, count: 1, name: m, cpu: 1, memory: 1Gi}
-                instances: {gracePeriod: soon, inheritEnv: ["1X"]}
+                instances: {gracePeriod: soon, inheritEnv: ["1X"], isolation: sometimes, uidRange: 5-3}
                 colour: blue
                 """)).extracting(Problem::field).containsExactlyInAnyOrder(
                 "server.port", "server.hots", "store.url", "executor",
                 "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name",
-                "instances.gracePeriod", "instances.inheritEnv[0]", "colour");
+                "instances.gracePeriod", "instances.inheritEnv[0]", "instances.isolation", "instances.uidRange", "colour");
     }
 
     @Test

@@ -44,6 +44,7 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.StatementContext;
+import org.jdbi.v3.core.statement.StatementException;
 import tools.jackson.core.type.TypeReference;
 
 /**
@@ -110,22 +111,40 @@ public final class JdbcStore implements Store {
         if (transaction.get() != null) {
             return work.apply(this);
         }
-        return jdbi.inTransaction(handle -> {
-            transaction.set(handle);
-            try {
-                return work.apply(this);
-            } finally {
-                transaction.remove();
-            }
-        });
+        try {
+            return jdbi.inTransaction(handle -> {
+                transaction.set(handle);
+                try {
+                    return work.apply(this);
+                } finally {
+                    transaction.remove();
+                }
+            });
+        } catch (StatementException e) {
+            throw duplicateKeyAsConflict(e);
+        }
     }
 
     private <T> T withHandle(Function<Handle, T> work) {
-        Handle bound = transaction.get();
-        if (bound != null) {
-            return work.apply(bound);
+        try {
+            Handle bound = transaction.get();
+            if (bound != null) {
+                return work.apply(bound);
+            }
+            return jdbi.withHandle(work::apply);
+        } catch (StatementException e) {
+            throw duplicateKeyAsConflict(e);
         }
-        return jdbi.withHandle(work::apply);
+    }
+
+    /** Two writers creating the same row at once: the loser gets a conflict, like any lost compare-and-set. */
+    private static RuntimeException duplicateKeyAsConflict(StatementException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && "23505".equals(sql.getSQLState())) {
+                return new ConflictException("it was created by someone else meanwhile: " + sql.getMessage().lines().findFirst().orElse(""));
+            }
+        }
+        return e;
     }
 
     // --- documents ---

@@ -1,0 +1,105 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.BaseExecutorContractTest;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The contract again with every run under a uid of its own (needs root, as in CI; skipped otherwise), plus what the
+ * isolation is for: an instance cannot read the server's files, nor touch another run's processes.
+ */
+class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
+    @TempDir
+    Path dataDir;
+
+    @BeforeEach
+    void needsRoot() throws Exception {
+        assumeTrue(Isolation.runningAsRoot(), "switching users needs root");
+        Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
+    }
+
+    @Override
+    protected Executor createExecutor() {
+        List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
+        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
+                new Isolation(true, 300_000, 100), Clock.systemUTC());
+    }
+
+    @Override
+    protected String nodeName() {
+        return "node-1";
+    }
+
+    @Override
+    protected void assertNothingRuns(Map<String, String> handle) {
+        assertThat(ProcFs.treeOf(Long.parseLong(handle.get("pid")))).isEmpty();
+    }
+
+    @Override
+    protected String gate(InstanceId id) {
+        try {
+            Path gates = Files.createDirectories(dataDir.resolve("gates"));
+            Files.setPosixFilePermissions(gates, PosixFilePermissions.fromString("rwxrwxrwx"));
+            Path fifo = gates.resolve(id.runId().value());
+            assertThat(new ProcessBuilder("mkfifo", "-m", "666", fifo.toString()).start().waitFor()).isZero();
+            return fifo.toString();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Override
+    protected void openGate(InstanceId id) throws Exception {
+        Files.writeString(dataDir.resolve("gates").resolve(id.runId().value()), "go\n");
+    }
+
+    @Test
+    void eachRunHasItsOwnUidAndCannotReachTheServersFilesOrOtherRuns() throws Exception {
+        Path secret = Files.writeString(dataDir.resolve("admin.token"), "ss_secret\n");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        Executor executor = newExecutor();
+
+        InstanceId victim = newInstanceId();
+        Map<String, String> victimHandle = launch(executor, spec(victim, "node-1", "echo \"uid=$(id -u)\"; sleep 600"));
+        awaitOutput(executor, victim, victimHandle, "uid=");
+
+        InstanceId intruder = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(intruder, "node-1",
+                "echo \"uid=$(id -u)\"; cat " + secret + " || echo cannot-read; kill -0 " + victimHandle.get("pid") + " || echo cannot-signal; "
+                        + "ls " + Path.of(victimHandle.get("dir")) + " || echo cannot-list"));
+        awaitReport(intruder, InstanceReport.Exited.class);
+        String out = readAll(executor, intruder, handle, LogStream.STDOUT);
+        String victimUid = readAll(executor, victim, victimHandle, LogStream.STDOUT).lines().findFirst().orElseThrow();
+        assertThat(out).contains("cannot-read", "cannot-signal", "cannot-list").doesNotContain("ss_secret");
+        assertThat(out.lines().findFirst().orElseThrow()).startsWith("uid=3000").isNotEqualTo(victimUid);
+        assertThat(victimUid).startsWith("uid=3000");
+    }
+
+    @Test
+    void everyAttemptOfARunKeepsItsUid() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId first = newInstanceId();
+        InstanceId second = new InstanceId(first.runId(), 2, 0);
+        Map<String, String> a = launch(executor, spec(first, "node-1", "id -u"));
+        Map<String, String> b = launch(executor, spec(second, "node-1", "id -u"));
+        awaitReport(first, InstanceReport.Exited.class);
+        awaitReport(second, InstanceReport.Exited.class);
+        assertThat(readAll(executor, second, b, LogStream.STDOUT)).isEqualTo(readAll(executor, first, a, LogStream.STDOUT));
+    }
+}
