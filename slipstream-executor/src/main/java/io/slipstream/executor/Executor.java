@@ -40,10 +40,11 @@ public interface Executor extends AutoCloseable {
     void adopt(Map<InstanceId, Map<String, String>> handles);
 
     /**
-     * Stops an instance: a polite signal to its whole process tree, then after {@code gracePeriod} a forced kill.
+     * Stops an instance: a notice (where the executor has one: a file the instance can read, naming {@code reason}
+     * and the deadline), a polite signal to its whole process tree, then after {@code gracePeriod} a forced kill.
      * The listener gets {@code Exited(terminated = true)} once every process is confirmed gone. Idempotent.
      */
-    void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod);
+    void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason);
 
     /** Up to {@code maxBytes} of an instance's output starting at {@code offset}. */
     LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes);

@@ -60,7 +60,7 @@ public abstract class BaseExecutorContractTest {
         });
         executors.forEach(Executor::close);
         for (Running running : launched) {
-            cleaner.terminate(running.id(), running.handle(), Duration.ZERO);
+            cleaner.terminate(running.id(), running.handle(), Duration.ZERO, "test");
         }
         java.util.Set<InstanceId> waiting = new java.util.HashSet<>();
         launched.forEach(r -> waiting.add(r.id()));
@@ -183,7 +183,7 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & sleep 600 & echo started; wait"));
         awaitOutput(executor, id, handle, "started");
-        executor.terminate(id, handle, Duration.ofSeconds(10));
+        executor.terminate(id, handle, Duration.ofSeconds(10), "test");
         InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
         assertThat(exited.terminated()).isTrue();
         assertThat(exited.exitCode()).isEqualTo(143);
@@ -197,7 +197,7 @@ public abstract class BaseExecutorContractTest {
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap '' TERM; echo started; while true; do sleep 1; done"));
         awaitOutput(executor, id, handle, "started");
         long start = System.nanoTime();
-        executor.terminate(id, handle, Duration.ofMillis(500));
+        executor.terminate(id, handle, Duration.ofMillis(500), "test");
         InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
         assertThat(exited.exitCode()).isEqualTo(137);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
@@ -222,7 +222,7 @@ public abstract class BaseExecutorContractTest {
         Map<String, String> second = executor.launch(spec);
         assertThat(second.get("pid")).isEqualTo(first.get("pid"));
         awaitOutput(executor, id, first, "once");
-        executor.terminate(id, first, Duration.ofSeconds(5));
+        executor.terminate(id, first, Duration.ofSeconds(5), "test");
         awaitReport(id, InstanceReport.Exited.class);
         assertThat(readAll(executor, id, first, LogStream.STDOUT)).isEqualTo("once\n");
     }
@@ -238,7 +238,7 @@ public abstract class BaseExecutorContractTest {
         Executor after = newExecutor();
         after.adopt(Map.of(id, handle));
         awaitReport(id, InstanceReport.Running.class);
-        after.terminate(id, handle, Duration.ofSeconds(5));
+        after.terminate(id, handle, Duration.ofSeconds(5), "test");
         assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
         assertNothingRuns(handle);
     }

@@ -2,17 +2,29 @@ package io.slipstream.scheduler;
 
 import java.util.List;
 
-/** The output of one cycle: one decision per pending run, in the order the runs were considered. */
+/** The output of one cycle: promotions, then preemptions and admissions, then why each other run waits. */
 public record CycleResult(List<Decision> decisions) {
     public CycleResult {
         decisions = List.copyOf(decisions);
     }
 
     public List<Decision.Admit> admitted() {
-        return decisions.stream().filter(Decision.Admit.class::isInstance).map(Decision.Admit.class::cast).toList();
+        return of(Decision.Admit.class);
     }
 
     public List<Decision.Wait> waiting() {
-        return decisions.stream().filter(Decision.Wait.class::isInstance).map(Decision.Wait.class::cast).toList();
+        return of(Decision.Wait.class);
+    }
+
+    public List<Decision.Preempt> preempted() {
+        return of(Decision.Preempt.class);
+    }
+
+    public List<Decision.Promote> promoted() {
+        return of(Decision.Promote.class);
+    }
+
+    private <D extends Decision> List<D> of(Class<D> type) {
+        return decisions.stream().filter(type::isInstance).map(type::cast).toList();
     }
 }

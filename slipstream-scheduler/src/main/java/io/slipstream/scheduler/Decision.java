@@ -2,24 +2,43 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import java.util.List;
 
-/** What the scheduler decided for one pending run. */
-public sealed interface Decision permits Decision.Admit, Decision.Wait {
+/** What the scheduler decided for one run. */
+public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decision.Promote, Decision.Wait {
     RunId runId();
 
-    /** Start the run: every instance has a placement. */
-    record Admit(RunId runId, List<Placement> placements) implements Decision {
+    /** Start the run: every instance has a placement, on its quota's guarantee or on idle capacity. */
+    record Admit(RunId runId, List<Placement> placements, RealTimeResources realTimeResources) implements Decision {
         public Admit {
             requireNonNull(runId, "runId is null");
             placements = List.copyOf(placements);
+            requireNonNull(realTimeResources, "realTimeResources is null");
+        }
+    }
+
+    /** Stop an active run (notice, grace period, kill) and queue it again; its resources go to {@code forRun}. */
+    record Preempt(RunId runId, RunId forRun, String reason) implements Decision {
+        public Preempt {
+            requireNonNull(runId, "runId is null");
+            requireNonNull(forRun, "forRun is null");
+            requireNonNull(reason, "reason is null");
+        }
+    }
+
+    /** A run on idle capacity now fits its quota's guarantee: from now on it is guaranteed, without a restart. */
+    record Promote(RunId runId) implements Decision {
+        public Promote {
+            requireNonNull(runId, "runId is null");
         }
     }
 
     /**
-     * Keep the run queued. {@code reason} is a stable word ({@code NoNodeFits}, {@code WaitingForResources});
-     * {@code message} says it for people; {@code position} is 1 for the next run to be considered.
+     * Keep the run queued. {@code reason} is a stable word ({@code WaitingForQuota}, {@code ExceedsQuotaMax},
+     * {@code NoNodeFits}, {@code WaitingForResources}, {@code WaitingForReclaim}, {@code WaitingForIdleCapacity},
+     * {@code QuotaNotFound}); {@code message} says it for people; {@code position} is 1 for the next run of its queue.
      */
     record Wait(RunId runId, String reason, String message, int position) implements Decision {
         public Wait {

@@ -3,30 +3,18 @@ package io.slipstream.scheduler;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.spec.Resources;
-import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
- * A node as the scheduler sees it: what it has, what is allocated, which GPU indices are taken, and whether new
- * instances may go there.
+ * A node as the scheduler sees it: what it has ({@code capacity.gpuModel()} names its GPUs) and whether new
+ * instances may go there. What is allocated on it is derived from the active runs of the snapshot.
  */
-public record NodeState(String name, Resources capacity, Resources allocated, Set<Integer> usedGpus, boolean schedulable) {
+public record NodeState(String name, Resources capacity, boolean schedulable) {
     public NodeState {
         requireNonNull(name, "name is null");
         requireNonNull(capacity, "capacity is null");
-        requireNonNull(allocated, "allocated is null");
-        usedGpus = Set.copyOf(usedGpus);
     }
 
-    public static NodeState empty(String name, Resources capacity) {
-        return new NodeState(name, capacity, Resources.NONE, Set.of(), true);
-    }
-
-    /** This node with an instance's resources and GPU indices added (used to build snapshots). */
-    public NodeState withAllocation(Resources resources, List<Integer> gpus) {
-        Set<Integer> used = new TreeSet<>(usedGpus);
-        used.addAll(gpus);
-        return new NodeState(name, capacity, allocated.plus(resources), used, schedulable);
+    public static NodeState of(String name, Resources capacity) {
+        return new NodeState(name, capacity, true);
     }
 }

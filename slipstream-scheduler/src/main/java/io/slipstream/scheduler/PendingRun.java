@@ -3,14 +3,18 @@ package io.slipstream.scheduler;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.IdleMode;
 import java.time.Instant;
 import java.util.List;
 
-/** A run waiting for resources: all its instances are placed together or not at all. */
-public record PendingRun(RunId id, String workspace, int priority, Instant createdAt, List<InstanceRequest> instances) {
+/**
+ * A run waiting for resources: all its instances are placed together or not at all. {@code quota} is its quota's
+ * id ({@code null}: none); {@code createdAt} orders runs of equal priority.
+ */
+public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
     public PendingRun {
         requireNonNull(id, "id is null");
-        requireNonNull(workspace, "workspace is null");
+        requireNonNull(idleMode, "idleMode is null");
         requireNonNull(createdAt, "createdAt is null");
         instances = List.copyOf(instances);
         if (instances.isEmpty()) {

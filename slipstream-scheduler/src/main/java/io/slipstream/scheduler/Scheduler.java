@@ -1,21 +1,36 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The scheduling core: a pure function of its input. No I/O, no clock reads, no randomness; ties are broken by
  * names and ids, never by hash order, so the same snapshot always gives the same decisions.
  *
- * <p>One cycle: order the pending runs (priority, then submission time, then id); for each, try to place every
- * instance on a working copy of the nodes (best fit: the node left with the fewest free GPUs, then the least free
- * cpu); admit the run if all instances fit, otherwise roll its tentative placements back (a gang is placed whole or
- * not at all) and record why it waits. Quotas, borrowing and reclaim build on this in their own step.
+ * <p>One cycle, in numbered steps:
+ * <ol>
+ *   <li>Build the working cluster and the quota ledger from the active runs.</li>
+ *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
+ *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id. Each is placed
+ *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
+ *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed,
+ *       the first such run of each quota holds the nodes it will need, so small runs cannot starve it.</li>
+ *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
+ *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
+ * </ol>
  */
 public final class Scheduler {
     /** Queue order: higher priority first, then older, then by id. */
@@ -23,75 +38,420 @@ public final class Scheduler {
             .thenComparing(PendingRun::createdAt)
             .thenComparing(PendingRun::id);
 
-    public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
-        List<WorkingNode> nodes = snapshot.nodes().stream()
-                .sorted(Comparator.comparing(NodeState::name))
-                .map(WorkingNode::new)
-                .toList();
-        List<PendingRun> queue = new ArrayList<>(snapshot.pending());
-        queue.sort(QUEUE_ORDER);
-        List<Decision> decisions = new ArrayList<>(queue.size());
-        int position = 0;
-        for (PendingRun run : queue) {
-            List<Placement> placements = placeGang(run, nodes);
-            if (placements != null) {
-                decisions.add(new Decision.Admit(run.id(), placements));
-            } else {
-                decisions.add(whyWaiting(run, nodes, ++position));
-            }
-        }
-        return new CycleResult(decisions);
+    /** Victims go in this order: lowest priority, then least work lost, then youngest, then id. */
+    private static Comparator<ActiveRun> victimOrder(Instant now) {
+        return Comparator.comparingInt(ActiveRun::priority)
+                .thenComparing((ActiveRun run) -> Duration.between(run.workSince(), now))
+                .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
+                .thenComparing(ActiveRun::id);
     }
 
-    /** Places all instances of the run or none: tentative takes are undone in reverse order on failure. */
-    private static List<Placement> placeGang(PendingRun run, List<WorkingNode> nodes) {
-        Deque<Runnable> undo = new ArrayDeque<>();
-        List<Placement> placements = new ArrayList<>(run.instances().size());
-        for (InstanceRequest instance : run.instances()) {
-            WorkingNode node = bestFit(instance.resources(), nodes);
-            if (node == null) {
-                undo.forEach(Runnable::run);
+    public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
+        return new Cycle(snapshot, now).run();
+    }
+
+    /** The state of one cycle. */
+    private static final class Cycle {
+        private final ClusterSnapshot snapshot;
+        private final Instant now;
+        private final WorkingCluster cluster;
+        private final QuotaBook book;
+        private final List<Decision> decisions = new ArrayList<>();
+        private final Map<RunId, Decision.Wait> waits = new LinkedHashMap<>();
+        /** Active runs that may still be reclaimed this cycle (borrowers not yet stopping). */
+        private final List<ActiveRun> reclaimable = new ArrayList<>();
+        /** Victims already stopping, by the run their resources go to. */
+        private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
+        private final Set<String> reservedQuotas = new HashSet<>();
+        /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
+        private final Map<String, Long> dedicatedGpus = new HashMap<>();
+        private final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
+        private final Map<String, Long> gpusByModel;
+
+        Cycle(ClusterSnapshot snapshot, Instant now) {
+            this.snapshot = snapshot;
+            this.now = now;
+            this.cluster = new WorkingCluster(snapshot.nodes());
+            this.book = new QuotaBook(snapshot.quotas(), snapshot.nodes());
+            this.gpusByModel = cluster.gpusByModel();
+            for (QuotaState quota : snapshot.quotas()) {
+                if (quota.type() == QuotaType.Dedicated) {
+                    dedicatedGpus.merge(quota.gpuModel(), (long) quota.min().gpu(), Long::sum);
+                }
+            }
+            List<ActiveRun> active = new ArrayList<>(snapshot.active());
+            active.sort(Comparator.comparing(ActiveRun::id));
+            for (ActiveRun run : active) {
+                run.allocations().forEach(cluster::hold);
+                if (run.stopping()) {
+                    // It holds its nodes until its processes are gone, but its quota no longer counts it.
+                    if (run.reclaimFor() != null) {
+                        stoppingFor.computeIfAbsent(run.reclaimFor(), id -> new ArrayList<>()).add(run);
+                    }
+                } else {
+                    book.charge(run.quota(), total(run), run.realTimeResources(), 1);
+                    reclaimable.add(run);
+                    if (run.realTimeResources() == RealTimeResources.InQuota && isGeneral(run.quota())) {
+                        run.allocations().forEach(a -> countGeneral(a.node(), a.resources().gpu()));
+                    }
+                }
+            }
+        }
+
+        CycleResult run() {
+            promote();
+            List<PendingRun> queue = new ArrayList<>(snapshot.pending());
+            queue.sort(QUEUE_ORDER);
+            List<PendingRun> borrowers = new ArrayList<>();
+            for (PendingRun run : queue) {
+                Resources request = total(run);
+                if (!book.exists(run.quota()) && run.quota() != null) {
+                    wait(run, "QuotaNotFound", "quota " + run.quota() + " does not exist");
+                } else if (run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request) && book.fitsMax(run.quota(), request)) {
+                    admitGuaranteed(run, request);
+                } else if (run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request) && makeRoomUnderMax(run, request)) {
+                    admitGuaranteed(run, request);
+                } else if (run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request) && makeRoomInQuota(run, request)) {
+                    admitGuaranteed(run, request);
+                } else {
+                    borrowers.add(run);
+                }
+            }
+            for (PendingRun run : borrowers) {
+                admitBorrowing(run, total(run));
+            }
+            return new CycleResult(withPositions(queue));
+        }
+
+        // --- where a run may go ---
+
+        private boolean isGeneral(String quota) {
+            QuotaState state = book.quota(quota);
+            return state != null && state.type() == QuotaType.General;
+        }
+
+        private void countGeneral(String node, int gpus) {
+            if (cluster.hasNode(node)) {
+                generalGuaranteedGpus.merge(cluster.modelOf(node), (long) gpus, Long::sum);
+            }
+        }
+
+        /**
+         * The GPU models a run may use ({@code null}: any). A Dedicated quota's runs stay on its model. A General
+         * quota's guaranteed runs stay off capacity that Dedicated quotas are guaranteed: on a model with Dedicated
+         * quotas they may use only what those do not need. Runs on idle capacity may go anywhere: they are reclaimed.
+         */
+        private Set<String> modelsFor(String quota, RealTimeResources where, Resources request) {
+            String dedicated = book.modelOf(quota);
+            if (dedicated != null) {
+                return Set.of(dedicated);
+            }
+            if (where != RealTimeResources.InQuota || !isGeneral(quota)) {
                 return null;
             }
-            List<Integer> gpus = node.take(instance.resources());
-            undo.push(() -> node.giveBack(instance.resources(), gpus));
-            placements.add(new Placement(instance.rank(), node.name, gpus));
+            Set<String> models = new HashSet<>();
+            for (var entry : gpusByModel.entrySet()) {
+                long reserved = dedicatedGpus.getOrDefault(entry.getKey(), 0L);
+                long headroom = entry.getValue() - reserved - generalGuaranteedGpus.getOrDefault(entry.getKey(), 0L);
+                if (reserved == 0 || (request.gpu() > 0 && headroom >= request.gpu())) {
+                    models.add(entry.getKey());
+                }
+            }
+            return models;
         }
-        return placements;
-    }
 
-    private static WorkingNode bestFit(Resources request, List<WorkingNode> nodes) {
-        WorkingNode best = null;
-        for (WorkingNode node : nodes) {
-            if (node.fitsNow(request) && (best == null || tighter(node, best))) {
-                best = node;
+        // --- step 2: promotion ---
+
+        private void promote() {
+            List<ActiveRun> candidates = new ArrayList<>();
+            for (ActiveRun run : reclaimable) {
+                if (run.realTimeResources() == RealTimeResources.NotInQuota && run.idleMode().mayUseGuarantee() && book.exists(run.quota())) {
+                    candidates.add(run);
+                }
+            }
+            candidates.sort(Comparator.comparingInt(ActiveRun::priority).reversed().thenComparing(ActiveRun::startedAt).thenComparing(ActiveRun::id));
+            for (ActiveRun run : candidates) {
+                Resources request = total(run);
+                if (book.fitsGuarantee(run.quota(), request) && onModels(run, modelsFor(run.quota(), RealTimeResources.InQuota, request))) {
+                    book.promote(run.quota(), request);
+                    if (isGeneral(run.quota())) {
+                        run.allocations().forEach(a -> countGeneral(a.node(), a.resources().gpu()));
+                    }
+                    reclaimable.remove(run);
+                    decisions.add(new Decision.Promote(run.id()));
+                }
             }
         }
-        return best;
-    }
 
-    /** Packs GPU work densely so that whole nodes stay free for large instances; nodes are visited by name. */
-    private static boolean tighter(WorkingNode candidate, WorkingNode best) {
-        int byGpus = Integer.compare(candidate.freeGpus.cardinality(), best.freeGpus.cardinality());
-        if (byGpus != 0) {
-            return byGpus < 0;
-        }
-        return candidate.freeMilliCpu < best.freeMilliCpu;
-    }
+        // --- step 3: guaranteed runs ---
 
-    private static Decision.Wait whyWaiting(PendingRun run, List<WorkingNode> nodes, int position) {
-        for (InstanceRequest instance : run.instances()) {
-            boolean anyNode = nodes.stream().anyMatch(node -> node.schedulable && node.couldEverFit(instance.resources()));
-            if (!anyNode) {
-                return new Decision.Wait(run.id(), "NoNodeFits",
-                        "no node can ever hold instance " + instance.nodeGroup() + " (" + instance.resources() + ")", position);
+        /**
+         * A run that fits its guarantee but not its quota's max, because the quota's own runs on idle capacity use the
+         * rest: those borrowers give way (victim order), since a guarantee comes before borrowing. Returns whether
+         * the max has room now.
+         */
+        private boolean makeRoomUnderMax(PendingRun run, Resources request) {
+            List<ActiveRun> borrowers = new ArrayList<>();
+            for (ActiveRun active : reclaimable) {
+                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.NotInQuota) {
+                    borrowers.add(active);
+                }
             }
+            borrowers.sort(victimOrder(now));
+            List<ActiveRun> chosen = new ArrayList<>();
+            for (ActiveRun victim : borrowers) {
+                if (book.fitsMax(run.quota(), request)) {
+                    break;
+                }
+                book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
+                chosen.add(victim);
+            }
+            if (!book.fitsMax(run.quota(), request)) {
+                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, 1));
+                return false;
+            }
+            for (ActiveRun victim : chosen) {
+                reclaimable.remove(victim);
+                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
+                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted: guaranteed run " + run.id() + " of the same quota needs room under its max"));
+            }
+            return true;
         }
-        Resources total = Resources.NONE;
-        for (InstanceRequest instance : run.instances()) {
-            total = total.plus(instance.resources());
+
+        /**
+         * With {@code withinQuota: LowerPriority}, a run whose quota is full of lower-priority guaranteed runs preempts
+         * just enough of them (in victim order) to fit the guarantee. Returns whether there is room now.
+         */
+        private boolean makeRoomInQuota(PendingRun run, Resources request) {
+            QuotaState quota = book.quota(run.quota());
+            if (quota == null || quota.withinQuota() != WithinQuota.LowerPriority) {
+                return false;
+            }
+            List<ActiveRun> lower = new ArrayList<>();
+            for (ActiveRun active : reclaimable) {
+                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.InQuota
+                        && active.priority() < run.priority()) {
+                    lower.add(active);
+                }
+            }
+            lower.sort(victimOrder(now));
+            List<ActiveRun> chosen = new ArrayList<>();
+            for (ActiveRun victim : lower) {
+                if (book.fitsGuarantee(run.quota(), request)) {
+                    break;
+                }
+                book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, -1);
+                chosen.add(victim);
+            }
+            if (!book.fitsGuarantee(run.quota(), request)) {
+                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, 1));
+                return false;
+            }
+            for (ActiveRun victim : chosen) {
+                reclaimable.remove(victim);
+                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
+                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted by higher-priority run " + run.id() + " of the same quota"));
+            }
+            return true;
         }
-        return new Decision.Wait(run.id(), "WaitingForResources",
-                "waiting for free capacity for " + run.instances().size() + " instance(s), " + total + " in all", position);
+
+        private void admitGuaranteed(PendingRun run, Resources request) {
+            Set<String> model = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+            List<Placement> placements = cluster.placeGang(run.instances(), model);
+            if (placements != null) {
+                admit(run, placements, RealTimeResources.InQuota, request);
+                return;
+            }
+            List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
+            List<ActiveRun> victims = chooseVictims(run, model, alreadyStopping);
+            if (victims == null) {
+                if (!cluster.couldEverFit(largest(run), model)) {
+                    wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                    return;
+                }
+                if (reservedQuotas.add(run.quota())) {
+                    cluster.reserveFor(run.instances(), model);
+                }
+                wait(run, "WaitingForResources", "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
+                return;
+            }
+            for (ActiveRun victim : victims) {
+                reclaimable.remove(victim);
+                decisions.add(new Decision.Preempt(victim.id(), run.id(), victim.quota() != null && victim.quota().equals(run.quota())
+                        ? "Preempted by higher-priority run " + run.id() + " of the same quota"
+                        : "Reclaimed: quota " + run.quota() + " needs its guarantee back for run " + run.id()));
+            }
+            // Hold, for the run, whatever it needs beyond what the stopping victims will give back (they keep holding
+            // theirs until they are gone). The book charges the run's guarantee for this cycle too.
+            List<Allocation> freed = new ArrayList<>();
+            alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
+            victims.forEach(v -> freed.addAll(v.allocations()));
+            freed.forEach(cluster::release);
+            List<Placement> held = cluster.placeGang(run.instances(), model);
+            if (held == null) {
+                throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + victims);
+            }
+            cluster.unplace(held, run.instances());
+            freed.forEach(cluster::hold);
+            cluster.holdBeyond(held, run.instances(), freed);
+            book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
+            int stopping = alreadyStopping.size() + victims.size();
+            wait(run, "WaitingForReclaim", "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+        }
+
+        /**
+         * The fewest victims, in victim order, whose removal lets the run fit: removed one by one until it fits, then
+         * each is put back if the run still fits without its removal. Runs already stopping for it count as removed.
+         * Returns an empty list when the already stopping ones suffice, {@code null} when nothing helps.
+         */
+        private List<ActiveRun> chooseVictims(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
+            List<ActiveRun> candidates = new ArrayList<>();
+            QuotaStateView quota = new QuotaStateView(book.quota(run.quota()));
+            for (ActiveRun active : reclaimable) {
+                boolean borrower = active.realTimeResources() == RealTimeResources.NotInQuota;
+                boolean lowerInOwnQuota = quota.lowerPriorityPreemption() && run.quota().equals(active.quota())
+                        && active.realTimeResources() == RealTimeResources.InQuota && active.priority() < run.priority();
+                if ((borrower || lowerInOwnQuota) && onUsableNodes(active, model)) {
+                    candidates.add(active);
+                }
+            }
+            candidates.sort(victimOrder(now));
+            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::release));
+            List<ActiveRun> removed = new ArrayList<>();
+            boolean fits = fitsTentatively(run, model);
+            for (int i = 0; i < candidates.size() && !fits; i++) {
+                ActiveRun candidate = candidates.get(i);
+                candidate.allocations().forEach(cluster::release);
+                removed.add(candidate);
+                fits = fitsTentatively(run, model);
+            }
+            if (fits) {
+                for (int i = removed.size() - 1; i >= 0; i--) {
+                    ActiveRun candidate = removed.get(i);
+                    candidate.allocations().forEach(cluster::hold);
+                    if (fitsTentatively(run, model)) {
+                        removed.remove(i); // not needed: it stays
+                    } else {
+                        candidate.allocations().forEach(cluster::release);
+                    }
+                }
+            }
+            // Restore the working copy; the caller decides what to hold.
+            removed.forEach(v -> v.allocations().forEach(cluster::hold));
+            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
+            if (!fits) {
+                return null;
+            }
+            removed.sort(victimOrder(now));
+            return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
+        }
+
+        private boolean fitsTentatively(PendingRun run, Set<String> model) {
+            List<Placement> placements = cluster.placeGang(run.instances(), model);
+            if (placements == null) {
+                return false;
+            }
+            cluster.unplace(placements, run.instances());
+            return true;
+        }
+
+        /** Only a victim holding something on a node the run may use can help it. */
+        private boolean onUsableNodes(ActiveRun active, Set<String> models) {
+            return active.allocations().stream().anyMatch(a -> cluster.hasNode(a.node()) && (models == null || models.contains(cluster.modelOf(a.node()))));
+        }
+
+        /** Whether all of a run's instances are on nodes of the given models. */
+        private boolean onModels(ActiveRun run, Set<String> models) {
+            return models == null || run.allocations().stream().allMatch(a -> cluster.hasNode(a.node()) && models.contains(cluster.modelOf(a.node())));
+        }
+
+        // --- step 4: borrowing runs ---
+
+        private void admitBorrowing(PendingRun run, Resources request) {
+            if (waits.containsKey(run.id())) {
+                return;
+            }
+            if (!book.fitsMax(run.quota(), request)) {
+                wait(run, "ExceedsQuotaMax", "its quota's max would be exceeded");
+                return;
+            }
+            if (!run.idleMode().mayBorrow()) {
+                wait(run, "WaitingForQuota", "its quota's guarantee is in use (" + book.freeGuarantee(run.quota()) + " left)");
+                return;
+            }
+            Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
+            if (!cluster.couldEverFit(largest(run), model)) {
+                wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                return;
+            }
+            if (!book.idleAvailable(book.poolOf(run.quota()), request)) {
+                wait(run, "WaitingForIdleCapacity", "its sharing pool has no idle capacity to lend now");
+                return;
+            }
+            List<Placement> placements = cluster.placeGang(run.instances(), model);
+            if (placements == null) {
+                wait(run, "WaitingForIdleCapacity", "no idle capacity where its instances fit now");
+                return;
+            }
+            admit(run, placements, RealTimeResources.NotInQuota, request);
+        }
+
+        // --- decisions ---
+
+        private void admit(PendingRun run, List<Placement> placements, RealTimeResources where, Resources request) {
+            book.charge(run.quota(), request, where, 1);
+            if (where == RealTimeResources.InQuota && isGeneral(run.quota())) {
+                Map<Integer, Resources> byRank = new HashMap<>();
+                run.instances().forEach(r -> byRank.put(r.rank(), r.resources()));
+                placements.forEach(p -> countGeneral(p.node(), byRank.get(p.rank()).gpu()));
+            }
+            decisions.add(new Decision.Admit(run.id(), placements, where));
+        }
+
+        private void wait(PendingRun run, String reason, String message) {
+            waits.put(run.id(), new Decision.Wait(run.id(), reason, message, 0));
+        }
+
+        /** Waits get their position among the waiting runs of their quota, in queue order. */
+        private List<Decision> withPositions(List<PendingRun> queue) {
+            Map<String, Integer> positions = new HashMap<>();
+            for (PendingRun run : queue) {
+                Decision.Wait wait = waits.get(run.id());
+                if (wait != null) {
+                    int position = positions.merge(run.quota() == null ? QuotaBook.NO_POOL : run.quota(), 1, Integer::sum);
+                    decisions.add(new Decision.Wait(run.id(), wait.reason(), wait.message(), position));
+                }
+            }
+            return decisions;
+        }
+
+        private static Resources total(PendingRun run) {
+            Resources sum = Resources.NONE;
+            for (InstanceRequest instance : run.instances()) {
+                sum = sum.plus(instance.resources());
+            }
+            return sum;
+        }
+
+        private static Resources total(ActiveRun run) {
+            Resources sum = Resources.NONE;
+            for (Allocation allocation : run.allocations()) {
+                sum = sum.plus(allocation.resources());
+            }
+            return sum;
+        }
+
+        private static Resources largest(PendingRun run) {
+            return run.instances().stream().map(InstanceRequest::resources)
+                    .max(Comparator.comparingInt(Resources::gpu).thenComparingLong(Resources::milliCpu).thenComparingLong(Resources::memoryBytes))
+                    .orElseThrow();
+        }
+    }
+
+    /** The quota's preemption setting, tolerating runs without a quota. */
+    private record QuotaStateView(QuotaState quota) {
+        boolean lowerPriorityPreemption() {
+            return quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
+        }
     }
 }

@@ -7,36 +7,37 @@ import java.util.List;
 
 /** A mutable copy of a node's free capacity, used while one cycle tries placements. Not thread-safe. */
 final class WorkingNode {
+    final int index;
     final String name;
     final Resources capacity;
+    final String model;
     final boolean schedulable;
     long freeMilliCpu;
     long freeMemory;
     final BitSet freeGpus = new BitSet();
 
-    WorkingNode(NodeState node) {
+    WorkingNode(int index, NodeState node) {
+        this.index = index;
         this.name = node.name();
         this.capacity = node.capacity();
+        this.model = node.capacity().gpuModel() == null ? "" : node.capacity().gpuModel();
         this.schedulable = node.schedulable();
-        this.freeMilliCpu = node.capacity().milliCpu() - node.allocated().milliCpu();
-        this.freeMemory = node.capacity().memoryBytes() - node.allocated().memoryBytes();
+        this.freeMilliCpu = node.capacity().milliCpu();
+        this.freeMemory = node.capacity().memoryBytes();
         freeGpus.set(0, node.capacity().gpu());
-        node.usedGpus().forEach(freeGpus::clear);
     }
 
-    /** Whether the request could fit on this node if it were empty (a permanent fit, ignoring current use). */
+    int freeGpuCount() {
+        return freeGpus.cardinality();
+    }
+
+    /** Whether the request could fit on this node if it were empty. */
     boolean couldEverFit(Resources request) {
-        return modelMatches(request) && capacity.milliCpu() >= request.milliCpu() && capacity.memoryBytes() >= request.memoryBytes()
-                && capacity.gpu() >= request.gpu();
+        return capacity.milliCpu() >= request.milliCpu() && capacity.memoryBytes() >= request.memoryBytes() && capacity.gpu() >= request.gpu();
     }
 
     boolean fitsNow(Resources request) {
-        return schedulable && modelMatches(request) && freeMilliCpu >= request.milliCpu() && freeMemory >= request.memoryBytes()
-                && freeGpus.cardinality() >= request.gpu();
-    }
-
-    private boolean modelMatches(Resources request) {
-        return request.gpuModel() == null || request.gpu() == 0 || request.gpuModel().equals(capacity.gpuModel());
+        return freeMilliCpu >= request.milliCpu() && freeMemory >= request.memoryBytes() && freeGpus.cardinality() >= request.gpu();
     }
 
     /** Takes the resources and the lowest free GPU indices; returns the indices. */
@@ -49,6 +50,13 @@ final class WorkingNode {
         }
         gpus.forEach(freeGpus::clear);
         return gpus;
+    }
+
+    /** Takes exactly these GPU indices (an allocation that exists already). */
+    void takeExactly(Resources request, List<Integer> gpus) {
+        freeMilliCpu -= request.milliCpu();
+        freeMemory -= request.memoryBytes();
+        gpus.forEach(freeGpus::clear);
     }
 
     void giveBack(Resources request, List<Integer> gpus) {

@@ -1,14 +1,23 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Fixtures for scheduler tests: {@code aNode("n1").gpus(8)}, {@code aRun("a").instances(4).gpus(8).priority(10)}. */
+/**
+ * Fixtures for scheduler tests: {@code aNode("n1").gpus(8)}, {@code aQuota("a/gpu").minGpus(16)},
+ * {@code aRun("r").quota("a/gpu").instances(4).gpus(8).priority(10)}, and {@code aRun(...).runningOn(...)} for runs
+ * that already hold resources.
+ */
 final class Builders {
     static final Instant T0 = Instant.parse("2026-05-01T00:00:00Z");
+    static final long GI = 1L << 30;
 
     private Builders() {
     }
@@ -17,14 +26,27 @@ final class Builders {
         return new NodeBuilder(name);
     }
 
+    static QuotaBuilder aQuota(String id) {
+        return new QuotaBuilder(id);
+    }
+
     static RunBuilder aRun(String name) {
         return new RunBuilder(name);
+    }
+
+    /** {@code count} nodes named {@code prefix-1..count} of 32 cpu, 256Gi and 8 GPUs of {@code model}. */
+    static List<NodeState> nodes(String prefix, int count, String model) {
+        List<NodeState> nodes = new ArrayList<>();
+        for (int i = 1; i <= count; i++) {
+            nodes.add(aNode(prefix + "-" + i).model(model).build());
+        }
+        return nodes;
     }
 
     static final class NodeBuilder {
         private final String name;
         private long milliCpu = 32_000;
-        private long memory = 256L << 30;
+        private long memory = 256 * GI;
         private int gpus = 8;
         private String model = "sim-gpu";
         private boolean schedulable = true;
@@ -54,23 +76,84 @@ final class Builders {
         }
 
         NodeState build() {
-            NodeState node = NodeState.empty(name, new Resources(milliCpu, memory, gpus, model));
-            return new NodeState(node.name(), node.capacity(), node.allocated(), node.usedGpus(), schedulable);
+            return new NodeState(name, new Resources(milliCpu, memory, gpus, gpus == 0 ? null : model), schedulable);
+        }
+    }
+
+    static final class QuotaBuilder {
+        private final String id;
+        private QuotaType type = QuotaType.General;
+        private String model;
+        private String parent;
+        private Resources min = Resources.NONE;
+        private Resources max;
+        private WithinQuota withinQuota = WithinQuota.Never;
+
+        QuotaBuilder(String id) {
+            this.id = id;
+        }
+
+        /** A guarantee of whole 8-GPU nodes' worth of GPUs, and the cpu and memory that goes with them. */
+        QuotaBuilder minGpus(int gpus) {
+            this.min = new Resources(gpus * 4000L, gpus * 32 * GI, gpus, null);
+            return this;
+        }
+
+        QuotaBuilder min(Resources min) {
+            this.min = min;
+            return this;
+        }
+
+        QuotaBuilder maxGpus(int gpus) {
+            this.max = new Resources(Long.MAX_VALUE, Long.MAX_VALUE, gpus, null);
+            return this;
+        }
+
+        QuotaBuilder dedicated(String model) {
+            this.type = QuotaType.Dedicated;
+            this.model = model;
+            return this;
+        }
+
+        QuotaBuilder parent(String parent) {
+            this.parent = parent;
+            return this;
+        }
+
+        QuotaBuilder lowerPriorityPreemption() {
+            this.withinQuota = WithinQuota.LowerPriority;
+            return this;
+        }
+
+        QuotaState build() {
+            return new QuotaState(id, type, model, parent, min, max, withinQuota);
         }
     }
 
     static final class RunBuilder {
         private final String name;
+        private String quota;
+        private IdleMode idleMode;
         private int priority;
         private Instant createdAt = T0;
         private int instances = 1;
-        private long milliCpu = 1000;
-        private long memory = 1L << 30;
-        private int gpus;
+        private long milliCpu = 4000;
+        private long memory = 32 * GI;
+        private int gpus = 1;
         private String model;
 
         RunBuilder(String name) {
             this.name = name;
+        }
+
+        RunBuilder quota(String quota) {
+            this.quota = quota;
+            return this;
+        }
+
+        RunBuilder idle(IdleMode idleMode) {
+            this.idleMode = idleMode;
+            return this;
         }
 
         RunBuilder priority(int priority) {
@@ -97,8 +180,11 @@ final class Builders {
             return this;
         }
 
+        /** GPUs per instance, with 4 cpu and 32Gi per GPU (at least 1 cpu and 4Gi). */
         RunBuilder gpus(int gpus) {
             this.gpus = gpus;
+            this.milliCpu = Math.max(1000, gpus * 4000L);
+            this.memory = Math.max(4 * GI, gpus * 32 * GI);
             return this;
         }
 
@@ -107,12 +193,33 @@ final class Builders {
             return this;
         }
 
+        private IdleMode mode() {
+            return idleMode != null ? idleMode : quota == null ? IdleMode.OnlyIdle : IdleMode.Disabled;
+        }
+
+        private Resources perInstance() {
+            return new Resources(milliCpu, memory, gpus, model);
+        }
+
         PendingRun build() {
             List<InstanceRequest> requests = new ArrayList<>();
             for (int rank = 0; rank < instances; rank++) {
-                requests.add(new InstanceRequest(rank, "main", new Resources(milliCpu, memory, gpus, model)));
+                requests.add(new InstanceRequest(rank, "main", perInstance()));
             }
-            return new PendingRun(new RunId(name), "team-a", priority, createdAt, requests);
+            return new PendingRun(new RunId(name), quota, mode(), priority, createdAt, requests);
+        }
+
+        /** The run as active: one instance per listed node, GPUs from {@code firstGpu} on. */
+        ActiveRun running(RealTimeResources where, int firstGpu, String... nodes) {
+            List<Allocation> allocations = new ArrayList<>();
+            for (int rank = 0; rank < nodes.length; rank++) {
+                List<Integer> gpuIndices = new ArrayList<>();
+                for (int g = 0; g < gpus; g++) {
+                    gpuIndices.add(firstGpu + g);
+                }
+                allocations.add(new Allocation(rank, nodes[rank], perInstance(), gpuIndices));
+            }
+            return new ActiveRun(new RunId(name), quota, mode(), priority, createdAt, null, where, allocations, false, null);
         }
     }
 }

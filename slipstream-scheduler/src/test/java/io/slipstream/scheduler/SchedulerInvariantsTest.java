@@ -1,74 +1,123 @@
 package io.slipstream.scheduler;
 
+import static io.slipstream.scheduler.Builders.GI;
 import static io.slipstream.scheduler.Builders.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * Random sequences of submissions, admissions and finishes, checked after every cycle against the properties that
- * must always hold. A failure names its seed; rerun one seed by setting {@code -Dscheduler.seed=N}.
+ * Random sequences of submissions, finishes, preemptions and promotions, checked after every cycle against what must
+ * always hold. A failure names its seed; rerun one with {@code -Dscheduler.seed=N} (and {@code -Dscheduler.family=whole}
+ * for the whole-node family).
  */
 class SchedulerInvariantsTest {
-    private static final int SEQUENCES = 40;
+    private static final int SEQUENCES = Integer.getInteger("scheduler.sequences", 40);
     private static final int STEPS = 150;
+    private static final Resources NODE = new Resources(32_000, 256 * GI, 8, null);
 
     private final Scheduler scheduler = new Scheduler();
 
     @Test
-    void invariantsHoldOverRandomSequences() {
+    void safetyHoldsForMixedShapes() {
+        forEachSeed(false);
+    }
+
+    /** With whole-node instances nothing fragments, so liveness can be checked exactly too. */
+    @Test
+    void safetyAndLivenessHoldForWholeNodeRuns() {
+        forEachSeed(true);
+    }
+
+    private void forEachSeed(boolean wholeNodes) {
         String only = System.getProperty("scheduler.seed");
         if (only != null) {
-            runSequence(Long.parseLong(only));
+            if (wholeNodes == "whole".equals(System.getProperty("scheduler.family"))) {
+                new Simulation(Long.parseLong(only), wholeNodes).run();
+            }
             return;
         }
         for (long seed = 1; seed <= SEQUENCES; seed++) {
-            runSequence(seed);
-        }
-    }
-
-    private void runSequence(long seed) {
-        try {
-            new Simulation(seed).run();
-        } catch (AssertionError e) {
-            throw new AssertionError("invariant broken with seed " + seed + " (rerun with -Dscheduler.seed=" + seed + ")", e);
+            try {
+                new Simulation(seed, wholeNodes).run();
+            } catch (AssertionError e) {
+                throw new AssertionError("invariant broken with seed " + seed + " (rerun with -Dscheduler.seed=" + seed
+                        + (wholeNodes ? " -Dscheduler.family=whole" : "") + ")", e);
+            }
         }
     }
 
     private final class Simulation {
         private final Random random;
+        private final boolean wholeNodes;
         private final List<NodeState> nodes = new ArrayList<>();
-        private final Map<RunId, PendingRun> pending = new HashMap<>();
-        private final Map<RunId, List<Placement>> running = new HashMap<>();
-        private final Map<RunId, PendingRun> runningRuns = new HashMap<>();
+        private final Map<String, String> nodeModel = new HashMap<>();
+        private final List<QuotaState> quotas = new ArrayList<>();
+        private final Map<String, Resources> own = new HashMap<>();
+        private final Map<RunId, PendingRun> pending = new LinkedHashMap<>();
+        private final Map<RunId, ActiveRun> active = new LinkedHashMap<>();
+        /** For liveness: the cycle from which a queued run was the head of its quota with room in its guarantee. */
+        private final Map<RunId, Integer> eligibleSince = new HashMap<>();
         private int next;
+        private int cycle;
 
-        Simulation(long seed) {
+        Simulation(long seed, boolean wholeNodes) {
             this.random = new Random(seed);
-            int count = 1 + random.nextInt(6);
+            this.wholeNodes = wholeNodes;
+            int count = 2 + random.nextInt(5);
             for (int i = 0; i < count; i++) {
-                String model = random.nextBoolean() ? "sim-gpu" : "other-gpu";
-                nodes.add(NodeState.empty("node-" + i, new Resources((8 + random.nextInt(56)) * 1000L, 256L << 30, random.nextInt(9), model)));
+                String model = i % 3 == 2 ? "h100" : "sim-gpu";
+                nodes.add(new NodeState("node-" + i, new Resources(NODE.milliCpu(), NODE.memoryBytes(), NODE.gpu(), model), true));
+                nodeModel.put("node-" + i, model);
             }
+            makeQuotas();
+        }
+
+        /** Guarantees in whole nodes, never more than the nodes of their kind: what quota validation allows. */
+        private void makeQuotas() {
+            int simNodes = (int) nodes.stream().filter(n -> n.capacity().gpuModel().equals("sim-gpu")).count();
+            int h100Nodes = nodes.size() - simNodes;
+            int generalLeft = simNodes;
+            int quotaCount = 1 + random.nextInt(3);
+            for (int i = 0; i < quotaCount && generalLeft > 0; i++) {
+                int take = 1 + random.nextInt(generalLeft);
+                generalLeft -= take;
+                WithinQuota within = random.nextInt(3) == 0 ? WithinQuota.LowerPriority : WithinQuota.Never;
+                Resources max = random.nextInt(4) == 0 ? new Resources(Long.MAX_VALUE, Long.MAX_VALUE, 8 * (take + 1), null) : null;
+                add(new QuotaState("team-" + i + "/gpu", QuotaType.General, null, null, NODE.times(take), max, within));
+            }
+            if (h100Nodes > 0) {
+                add(new QuotaState("team-h/h100", QuotaType.Dedicated, "h100", null, NODE.times(h100Nodes), null, WithinQuota.Never));
+            }
+        }
+
+        private void add(QuotaState quota) {
+            quotas.add(quota);
+            own.put(quota.id(), quota.min());
         }
 
         void run() {
             for (int step = 0; step < STEPS; step++) {
                 int action = random.nextInt(10);
-                if (action < 6) {
+                if (action < 5) {
                     submit();
-                } else if (!running.isEmpty()) {
+                } else if (action < 7 && !active.isEmpty()) {
                     finishOne();
                 }
                 cycle();
@@ -76,91 +125,187 @@ class SchedulerInvariantsTest {
         }
 
         private void submit() {
-            int instances = 1 + random.nextInt(4);
-            int gpus = random.nextInt(5);
-            String model = random.nextInt(4) == 0 ? "other-gpu" : null;
+            RunId id = new RunId("run-" + next++);
+            String quota = random.nextInt(4) == 0 ? null : quotas.get(random.nextInt(quotas.size())).id();
+            IdleMode mode = quota == null ? IdleMode.OnlyIdle : IdleMode.values()[random.nextInt(3)];
+            int instances = 1 + random.nextInt(2);
+            int gpus = wholeNodes ? 8 : new int[] {1, 2, 4, 8}[random.nextInt(4)];
+            Resources perInstance = wholeNodes ? NODE : new Resources(gpus * 4000L, gpus * 32 * GI, gpus, null);
             List<InstanceRequest> requests = new ArrayList<>();
             for (int rank = 0; rank < instances; rank++) {
-                requests.add(new InstanceRequest(rank, "main", new Resources((1 + random.nextInt(8)) * 1000L, 1L << 30, gpus, model)));
+                requests.add(new InstanceRequest(rank, "main", perInstance));
             }
-            RunId id = new RunId("run-" + next++);
-            pending.put(id, new PendingRun(id, "team-a", random.nextInt(3), T0.plusSeconds(random.nextInt(1000)), requests));
+            pending.put(id, new PendingRun(id, quota, mode, random.nextInt(3), T0.plusSeconds(next), requests));
         }
 
         private void finishOne() {
-            List<RunId> ids = new ArrayList<>(running.keySet());
-            Collections.sort(ids);
-            RunId done = ids.get(random.nextInt(ids.size()));
-            running.remove(done);
-            runningRuns.remove(done);
+            List<RunId> running = active.values().stream().filter(r -> !r.stopping()).map(ActiveRun::id).sorted().toList();
+            if (!running.isEmpty()) {
+                active.remove(running.get(random.nextInt(running.size())));
+            }
         }
 
-        private ClusterSnapshot snapshot(List<PendingRun> order) {
-            List<NodeState> current = new ArrayList<>();
-            for (NodeState node : nodes) {
-                NodeState state = node;
-                for (var entry : running.entrySet()) {
-                    PendingRun run = runningRuns.get(entry.getKey());
-                    for (Placement placement : entry.getValue()) {
-                        if (placement.node().equals(node.name())) {
-                            state = state.withAllocation(run.instances().get(placement.rank()).resources(), placement.gpus());
-                        }
-                    }
-                }
-                current.add(state);
-            }
-            return new ClusterSnapshot(current, order);
+        private ClusterSnapshot snapshot() {
+            return new ClusterSnapshot(nodes, quotas, new ArrayList<>(active.values()), new ArrayList<>(pending.values()));
         }
 
         private void cycle() {
-            List<PendingRun> order = new ArrayList<>(pending.values());
-            order.sort((a, b) -> a.id().compareTo(b.id()));
-            ClusterSnapshot snapshot = snapshot(order);
-            CycleResult result = scheduler.schedule(snapshot, T0);
+            cycle++;
+            Instant now = T0.plusSeconds(10_000L + cycle);
+            // Runs told to stop last cycle are gone now (a grace period is one cycle here), and queued again.
+            for (ActiveRun run : new ArrayList<>(active.values())) {
+                if (run.stopping()) {
+                    active.remove(run.id());
+                    requeue(run);
+                }
+            }
+            ClusterSnapshot snapshot = snapshot();
+            CycleResult result = scheduler.schedule(snapshot, now);
+            if (Boolean.getBoolean("scheduler.trace")) {
+                System.out.println("cycle " + cycle + " quotas " + quotas + "\n  active " + active.values() + "\n  pending "
+                        + pending.values() + "\n  -> " + result.decisions());
+            }
 
-            // Deterministic: the same snapshot in another order gives the same decisions.
-            List<PendingRun> shuffled = new ArrayList<>(order);
-            Collections.shuffle(shuffled, random);
-            List<NodeState> shuffledNodes = new ArrayList<>(snapshot.nodes());
+            List<NodeState> shuffledNodes = new ArrayList<>(nodes);
+            List<ActiveRun> shuffledActive = new ArrayList<>(snapshot.active());
+            List<PendingRun> shuffledPending = new ArrayList<>(snapshot.pending());
+            List<QuotaState> shuffledQuotas = new ArrayList<>(quotas);
             Collections.shuffle(shuffledNodes, random);
-            assertThat(scheduler.schedule(new ClusterSnapshot(shuffledNodes, shuffled), T0)).isEqualTo(result);
+            Collections.shuffle(shuffledActive, random);
+            Collections.shuffle(shuffledPending, random);
+            Collections.shuffle(shuffledQuotas, random);
+            assertThat(scheduler.schedule(new ClusterSnapshot(shuffledNodes, shuffledQuotas, shuffledActive, shuffledPending), now))
+                    .as("the same input in another order decides the same").isEqualTo(result);
 
-            assertThat(result.decisions()).extracting(Decision::runId).doesNotHaveDuplicates().hasSize(order.size());
+            Set<RunId> decided = new HashSet<>();
+            for (Decision decision : result.decisions()) {
+                assertThat(decided.add(decision.runId())).as("one decision per run: %s", decision).isTrue();
+            }
+            for (Decision.Promote promote : result.promoted()) {
+                ActiveRun run = active.get(promote.runId());
+                assertThat(run.realTimeResources()).isEqualTo(RealTimeResources.NotInQuota);
+                assertThat(run.idleMode()).isEqualTo(IdleMode.Acceptable);
+                active.put(run.id(), with(run, RealTimeResources.InQuota, false, null));
+            }
+            for (Decision.Preempt preempt : result.preempted()) {
+                ActiveRun victim = active.get(preempt.runId());
+                PendingRun beneficiary = pending.get(preempt.forRun());
+                assertThat(victim).isNotNull();
+                assertThat(beneficiary).as("a victim is preempted for a queued run").isNotNull();
+                if (victim.realTimeResources() == RealTimeResources.InQuota) {
+                    QuotaState quota = quotas.stream().filter(q -> q.id().equals(victim.quota())).findFirst().orElseThrow();
+                    assertThat(victim.quota()).as("a guaranteed run is never reclaimed by another quota").isEqualTo(beneficiary.quota());
+                    assertThat(quota.withinQuota()).isEqualTo(WithinQuota.LowerPriority);
+                    assertThat(victim.priority()).isLessThan(beneficiary.priority());
+                }
+                active.put(victim.id(), with(victim, victim.realTimeResources(), true, preempt.forRun()));
+            }
             for (Decision.Admit admit : result.admitted()) {
                 PendingRun run = pending.remove(admit.runId());
-                // Gangs are all or nothing: every rank placed exactly once.
                 assertThat(admit.placements()).extracting(Placement::rank)
-                        .containsExactlyInAnyOrderElementsOf(run.instances().stream().map(InstanceRequest::rank).toList());
-                running.put(admit.runId(), admit.placements());
-                runningRuns.put(admit.runId(), run);
+                        .as("a gang is placed whole").containsExactlyInAnyOrderElementsOf(run.instances().stream().map(InstanceRequest::rank).toList());
+                if (admit.realTimeResources() == RealTimeResources.InQuota) {
+                    assertThat(run.idleMode()).isNotEqualTo(IdleMode.OnlyIdle);
+                } else {
+                    assertThat(run.idleMode()).isNotEqualTo(IdleMode.Disabled);
+                }
+                List<Allocation> allocations = new ArrayList<>();
+                for (Placement placement : admit.placements()) {
+                    Resources resources = run.instances().get(placement.rank()).resources();
+                    allocations.add(new Allocation(placement.rank(), placement.node(), resources, placement.gpus()));
+                    QuotaState quota = run.quota() == null ? null : quotas.stream().filter(q -> q.id().equals(run.quota())).findFirst().orElseThrow();
+                    if (quota != null && quota.type() == QuotaType.Dedicated) {
+                        assertThat(nodeModel.get(placement.node())).as("a Dedicated quota's run stays on its model").isEqualTo(quota.gpuModel());
+                    }
+                }
+                active.put(run.id(), new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), now, null, admit.realTimeResources(),
+                        allocations, false, null));
+                eligibleSince.remove(run.id());
             }
             assertNoNodeOverCapacity();
+            assertQuotasWithinTheirLimits();
+            if (wholeNodes) {
+                assertLiveness();
+            }
+        }
+
+        private void requeue(ActiveRun run) {
+            List<InstanceRequest> requests = new ArrayList<>();
+            run.allocations().forEach(a -> requests.add(new InstanceRequest(a.rank(), "main", a.resources())));
+            pending.put(run.id(), new PendingRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), requests));
+        }
+
+        private ActiveRun with(ActiveRun run, RealTimeResources where, boolean stopping, RunId reclaimFor) {
+            return new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), run.lastCheckpointAt(), where,
+                    run.allocations(), stopping, reclaimFor);
         }
 
         private void assertNoNodeOverCapacity() {
-            for (NodeState node : nodes) {
-                long cpu = 0;
-                long memory = 0;
-                Set<Integer> gpus = new HashSet<>();
-                for (var entry : running.entrySet()) {
-                    PendingRun run = runningRuns.get(entry.getKey());
-                    for (Placement placement : entry.getValue().stream().filter(p -> p.node().equals(node.name())).collect(Collectors.toList())) {
-                        Resources resources = run.instances().get(placement.rank()).resources();
-                        cpu += resources.milliCpu();
-                        memory += resources.memoryBytes();
-                        assertThat(placement.gpus()).hasSize(resources.gpu());
-                        for (int gpu : placement.gpus()) {
-                            assertThat(gpus.add(gpu)).as("GPU %d of %s given twice", gpu, node.name()).isTrue();
-                            assertThat(gpu).isBetween(0, node.capacity().gpu() - 1);
-                        }
-                        if (resources.gpu() > 0 && resources.gpuModel() != null) {
-                            assertThat(node.capacity().gpuModel()).isEqualTo(resources.gpuModel());
-                        }
+            Map<String, long[]> used = new HashMap<>();
+            Map<String, Set<Integer>> gpus = new HashMap<>();
+            for (ActiveRun run : active.values()) {
+                for (Allocation allocation : run.allocations()) {
+                    long[] sum = used.computeIfAbsent(allocation.node(), n -> new long[3]);
+                    sum[0] += allocation.resources().milliCpu();
+                    sum[1] += allocation.resources().memoryBytes();
+                    for (int gpu : allocation.gpus()) {
+                        assertThat(gpus.computeIfAbsent(allocation.node(), n -> new HashSet<>()).add(gpu))
+                                .as("GPU %d of %s given twice", gpu, allocation.node()).isTrue();
+                        assertThat(gpu).isBetween(0, NODE.gpu() - 1);
+                    }
+                    assertThat(allocation.gpus()).hasSize(allocation.resources().gpu());
+                }
+            }
+            used.forEach((node, sum) -> {
+                assertThat(sum[0]).as("cpu of %s", node).isLessThanOrEqualTo(NODE.milliCpu());
+                assertThat(sum[1]).as("memory of %s", node).isLessThanOrEqualTo(NODE.memoryBytes());
+            });
+        }
+
+        private void assertQuotasWithinTheirLimits() {
+            for (QuotaState quota : quotas) {
+                long guaranteedGpus = 0;
+                long totalGpus = 0;
+                for (ActiveRun run : active.values()) {
+                    if (!quota.id().equals(run.quota()) || run.stopping()) {
+                        continue;
+                    }
+                    long gpus = run.allocations().stream().mapToLong(a -> a.resources().gpu()).sum();
+                    totalGpus += gpus;
+                    if (run.realTimeResources() == RealTimeResources.InQuota) {
+                        guaranteedGpus += gpus;
                     }
                 }
-                assertThat(cpu).as("cpu of %s", node.name()).isLessThanOrEqualTo(node.capacity().milliCpu());
-                assertThat(memory).as("memory of %s", node.name()).isLessThanOrEqualTo(node.capacity().memoryBytes());
+                assertThat(guaranteedGpus).as("guaranteed use of %s", quota.id()).isLessThanOrEqualTo(own.get(quota.id()).gpu());
+                if (quota.max() != null) {
+                    assertThat(totalGpus).as("total use of %s", quota.id()).isLessThanOrEqualTo(quota.max().gpu());
+                }
             }
         }
+
+        /**
+         * A queued run that heads its quota's queue and fits the free part of its guarantee starts within three cycles:
+         * one to reclaim, one for the victims to stop, one to start.
+         */
+        private void assertLiveness() {
+            Map<String, PendingRun> heads = new HashMap<>();
+            pending.values().stream().filter(r -> r.quota() != null && r.idleMode() != IdleMode.OnlyIdle)
+                    .sorted(Scheduler.QUEUE_ORDER)
+                    .forEach(r -> heads.putIfAbsent(r.quota(), r));
+            for (PendingRun head : heads.values()) {
+                long used = active.values().stream()
+                        .filter(r -> head.quota().equals(r.quota()) && !r.stopping() && r.realTimeResources() == RealTimeResources.InQuota)
+                        .mapToLong(r -> r.allocations().stream().mapToLong(a -> a.resources().gpu()).sum()).sum();
+                long needed = head.instances().stream().mapToLong(i -> i.resources().gpu()).sum();
+                if (used + needed <= own.get(head.quota()).gpu()) {
+                    int since = eligibleSince.computeIfAbsent(head.id(), id -> cycle);
+                    assertThat(cycle - since).as("run %s of %s waits with room in its guarantee", head.id(), head.quota()).isLessThanOrEqualTo(3);
+                } else {
+                    eligibleSince.remove(head.id());
+                }
+            }
+            eligibleSince.keySet().retainAll(pending.keySet());
+        }
     }
+
 }

@@ -1,15 +1,20 @@
 package io.slipstream.scheduler;
 
+import static io.slipstream.api.run.RealTimeResources.InQuota;
+import static io.slipstream.api.run.RealTimeResources.NotInQuota;
 import static io.slipstream.scheduler.Builders.T0;
 import static io.slipstream.scheduler.Builders.aNode;
+import static io.slipstream.scheduler.Builders.aQuota;
 import static io.slipstream.scheduler.Builders.aRun;
+import static io.slipstream.scheduler.Builders.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.run.RunId;
-import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.IdleMode;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,88 +24,214 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SchedulerTest {
     private final Scheduler scheduler = new Scheduler();
 
-    /** One table row: a cluster, a queue, and what should happen to each run ("admit" or a wait reason). */
-    record Case(String name, List<NodeState> nodes, List<PendingRun> pending, Map<String, String> expected) {
+    /** One row: a cluster, quotas, runs holding resources, queued runs, and what must happen to each run. */
+    record Case(String name, List<NodeState> nodes, List<QuotaState> quotas, List<ActiveRun> active, List<PendingRun> pending,
+                Map<String, String> expected) {
         @Override
         public String toString() {
             return name;
         }
     }
 
+    private static Map<String, String> outcome(CycleResult result) {
+        Map<String, String> outcome = new TreeMap<>();
+        for (Decision decision : result.decisions()) {
+            String text;
+            if (decision instanceof Decision.Admit admit) {
+                text = "admit " + admit.realTimeResources();
+            } else if (decision instanceof Decision.Wait wait) {
+                text = wait.reason();
+            } else if (decision instanceof Decision.Preempt) {
+                text = "preempt";
+            } else {
+                text = "promote";
+            }
+            outcome.put(decision.runId().value(), text);
+        }
+        return outcome;
+    }
+
     static Stream<Arguments> cases() {
+        var teamA = aQuota("a/gpu").minGpus(8).build();
+        var teamB = aQuota("b/gpu").minGpus(8).build();
         return Stream.of(
-                new Case("a run that fits is admitted",
-                        List.of(aNode("n1").build()),
-                        List.of(aRun("a").gpus(4).build()),
-                        Map.of("a", "admit")),
-                new Case("a gang spreads over nodes when no single node holds it",
-                        List.of(aNode("n1").build(), aNode("n2").build()),
-                        List.of(aRun("a").instances(2).gpus(8).build()),
-                        Map.of("a", "admit")),
-                new Case("a gang that does not fit whole is not started in part",
-                        List.of(aNode("n1").build(), aNode("n2").build()),
-                        List.of(aRun("a").instances(3).gpus(8).build()),
-                        Map.of("a", "WaitingForResources")),
-                new Case("an instance larger than every node can never fit",
-                        List.of(aNode("n1").build()),
-                        List.of(aRun("a").gpus(16).build()),
-                        Map.of("a", "NoNodeFits")),
-                new Case("a GPU model nobody has can never fit",
-                        List.of(aNode("n1").build()),
-                        List.of(aRun("a").gpus(1).model("h100").build()),
-                        Map.of("a", "NoNodeFits")),
-                new Case("higher priority goes first",
-                        List.of(aNode("n1").build()),
+                // Gangs and placement
+                new Case("a gang spreads over nodes when no node holds it whole", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").instances(2).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("a gang that does not fit whole is not started in part", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").instances(3).gpus(8).build()), Map.of("r", "WaitingForIdleCapacity")),
+                new Case("an instance larger than every node can never fit", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").gpus(16).build()), Map.of("r", "NoNodeFits")),
+                new Case("a GPU model nobody has can never fit", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").gpus(1).model("h100").build()), Map.of("r", "NoNodeFits")),
+                new Case("unschedulable nodes take nothing", List.of(aNode("n").unschedulable().build()), List.of(), List.of(),
+                        List.of(aRun("r").gpus(1).build()), Map.of("r", "NoNodeFits")),
+
+                // Idle modes
+                new Case("Disabled runs within the guarantee", nodes("n", 2, "sim-gpu"), List.of(teamA), List.of(),
+                        List.of(aRun("r").quota("a/gpu").instances(1).gpus(8).build()), Map.of("r", "admit InQuota")),
+                new Case("Disabled waits when its guarantee is used, though nodes are idle", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("old").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("r").quota("a/gpu").gpus(8).build()), Map.of("r", "WaitingForQuota")),
+                new Case("Acceptable borrows when its guarantee is used", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("old").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("Acceptable takes its guarantee first", nodes("n", 2, "sim-gpu"), List.of(teamA), List.of(),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).build()), Map.of("r", "admit InQuota")),
+                new Case("OnlyIdle borrows even when its guarantee is free", nodes("n", 2, "sim-gpu"), List.of(teamA), List.of(),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.OnlyIdle).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("OnlyIdle is not limited by its quota's size", nodes("n", 4, "sim-gpu"), List.of(teamA), List.of(),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.OnlyIdle).instances(3).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("a quota's max caps borrowing too", nodes("n", 4, "sim-gpu"), List.of(aQuota("a/gpu").minGpus(8).maxGpus(16).build()),
+                        List.of(), List.of(aRun("r").quota("a/gpu").idle(IdleMode.OnlyIdle).instances(3).gpus(8).build()),
+                        Map.of("r", "ExceedsQuotaMax")),
+                new Case("a quota that does not exist", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").quota("a/none").gpus(1).build()), Map.of("r", "QuotaNotFound")),
+
+                // Sharing pools
+                new Case("a General quota lends within its tree", nodes("n", 2, "sim-gpu"),
+                        List.of(aQuota("org/root").minGpus(16).build(), aQuota("a/gpu").minGpus(8).parent("org/root").build(),
+                                aQuota("b/gpu").minGpus(8).parent("org/root").build()),
+                        List.of(aRun("mine").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("a General quota does not borrow from another tree", nodes("n", 2, "sim-gpu"), List.of(teamA, teamB),
+                        List.of(aRun("mine").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).build()), Map.of("r", "WaitingForIdleCapacity")),
+                new Case("Dedicated quotas of one model lend to each other", nodes("h", 2, "h100"),
+                        List.of(aQuota("a/h100").dedicated("h100").minGpus(8).build(), aQuota("b/h100").dedicated("h100").minGpus(8).build()),
+                        List.of(), List.of(aRun("r").quota("a/h100").idle(IdleMode.OnlyIdle).instances(2).gpus(8).build()),
+                        Map.of("r", "admit NotInQuota")),
+                new Case("a Dedicated quota's runs stay on its model's nodes", List.of(aNode("s").model("sim-gpu").build()),
+                        List.of(aQuota("a/h100").dedicated("h100").min(io.slipstream.api.spec.Resources.NONE).build()), List.of(),
+                        List.of(aRun("r").quota("a/h100").idle(IdleMode.OnlyIdle).gpus(1).build()), Map.of("r", "NoNodeFits")),
+
+                // Reclaim
+                new Case("a guaranteed run reclaims its capacity from a borrower", nodes("n", 1, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("borrower").gpus(8).running(NotInQuota, 0, "n-1")),
+                        List.of(aRun("owner").quota("a/gpu").gpus(8).build()), Map.of("borrower", "preempt", "owner", "WaitingForReclaim")),
+                new Case("a guaranteed run is never reclaimed by another quota", nodes("n", 1, "sim-gpu"), List.of(teamA, teamB),
+                        List.of(aRun("b-guaranteed").quota("b/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("a-run").quota("a/gpu").gpus(8).build()), Map.of("a-run", "WaitingForResources")),
+                new Case("only victims that help are preempted", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("small-1").gpus(4).running(NotInQuota, 0, "n-1"), aRun("small-2").gpus(4).running(NotInQuota, 4, "n-1"),
+                                aRun("elsewhere").gpus(4).running(NotInQuota, 0, "n-2")),
+                        List.of(aRun("owner").quota("a/gpu").gpus(6).build()),
+                        Map.of("elsewhere", "preempt", "owner", "WaitingForReclaim")),
+                new Case("lower priority borrowers go first", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("important").priority(5).gpus(8).running(NotInQuota, 0, "n-1"),
+                                aRun("cheap").priority(1).gpus(8).running(NotInQuota, 0, "n-2")),
+                        List.of(aRun("owner").quota("a/gpu").gpus(8).build()),
+                        Map.of("cheap", "preempt", "owner", "WaitingForReclaim")),
+                new Case("a run being reclaimed for is not given a second set of victims",
+                        nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(new ActiveRun(new RunId("going"), null, IdleMode.OnlyIdle, 0, T0, null, NotInQuota,
+                                        List.of(new Allocation(0, "n-1", new io.slipstream.api.spec.Resources(32000, 256L << 30, 8, null),
+                                                List.of(0, 1, 2, 3, 4, 5, 6, 7))), true, new RunId("owner")),
+                                aRun("other").gpus(8).running(NotInQuota, 0, "n-2")),
+                        List.of(aRun("owner").quota("a/gpu").gpus(8).build()), Map.of("owner", "WaitingForReclaim")),
+                new Case("within a quota, LowerPriority preempts lower-priority guaranteed runs", nodes("n", 1, "sim-gpu"),
+                        List.of(aQuota("a/gpu").minGpus(8).lowerPriorityPreemption().build()),
+                        List.of(aRun("low").quota("a/gpu").priority(1).gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("high").quota("a/gpu").priority(9).gpus(8).build()), Map.of("low", "preempt", "high", "WaitingForReclaim")),
+                new Case("within a quota, Never leaves them alone", nodes("n", 1, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("low").quota("a/gpu").priority(1).gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("high").quota("a/gpu").priority(9).gpus(8).build()), Map.of("high", "WaitingForQuota")),
+
+                // Promotion
+                new Case("an Acceptable borrower is promoted when its guarantee frees", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).running(NotInQuota, 0, "n-1")), List.of(),
+                        Map.of("r", "promote")),
+                new Case("an OnlyIdle borrower is never promoted", nodes("n", 2, "sim-gpu"), List.of(teamA),
+                        List.of(aRun("r").quota("a/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "n-1")), List.of(),
+                        Map.of()),
+
+                // Ordering
+                new Case("higher priority goes first", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("low").gpus(8).build(), aRun("high").gpus(8).priority(10).submittedSecondsAfterStart(60).build()),
-                        Map.of("high", "admit", "low", "WaitingForResources")),
-                new Case("equal priority goes in submission order",
-                        List.of(aNode("n1").build()),
+                        Map.of("high", "admit NotInQuota", "low", "WaitingForIdleCapacity")),
+                new Case("equal priority goes in submission order", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("late").gpus(8).submittedSecondsAfterStart(5).build(), aRun("early").gpus(8).build()),
-                        Map.of("early", "admit", "late", "WaitingForResources")),
-                new Case("a run that waits does not block smaller ones behind it",
-                        List.of(aNode("n1").build()),
-                        List.of(aRun("big").gpus(8).instances(2).build(), aRun("small").gpus(2).submittedSecondsAfterStart(1).build()),
-                        Map.of("big", "WaitingForResources", "small", "admit")),
-                new Case("cpu bounds placement as well as GPUs",
-                        List.of(aNode("n1").cpu(4).build()),
-                        List.of(aRun("a").cpu(3).build(), aRun("b").cpu(3).submittedSecondsAfterStart(1).build()),
-                        Map.of("a", "admit", "b", "WaitingForResources")),
-                new Case("unschedulable nodes take nothing",
-                        List.of(aNode("n1").unschedulable().build()),
-                        List.of(aRun("a").gpus(1).build()),
-                        Map.of("a", "NoNodeFits"))
+                        Map.of("early", "admit NotInQuota", "late", "WaitingForIdleCapacity"))
         ).map(Arguments::of);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void decides(Case testCase) {
-        CycleResult result = scheduler.schedule(new ClusterSnapshot(testCase.nodes(), testCase.pending()), T0);
-        Map<String, String> actual = result.decisions().stream().collect(Collectors.toMap(
-                d -> d.runId().value(),
-                d -> d instanceof Decision.Wait wait ? wait.reason() : "admit"));
-        assertThat(actual).isEqualTo(testCase.expected());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(testCase.nodes(), testCase.quotas(), testCase.active(), testCase.pending()), T0);
+        assertThat(outcome(result)).isEqualTo(new TreeMap<>(testCase.expected()));
     }
 
     @Test
-    void packsGpuWorkOntoTheFullestNodeAndAssignsDistinctGpus() {
-        NodeState half = aNode("a-half").build().withAllocation(new Resources(1000, 1L << 30, 4, null), List.of(0, 1, 2, 3));
-        NodeState empty = aNode("b-empty").build();
-        CycleResult result = scheduler.schedule(new ClusterSnapshot(List.of(empty, half),
-                List.of(aRun("r").instances(2).gpus(2).build())), T0);
+    void packsGpuWorkOntoTheFullestNodeAndAssignsFreeGpus() {
+        var busy = aRun("busy").gpus(4).running(NotInQuota, 0, "a-half");
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(List.of(aNode("a-half").build(), aNode("b-empty").build()), List.of(),
+                List.of(busy), List.of(aRun("r").instances(2).gpus(2).build())), T0);
         Decision.Admit admit = result.admitted().get(0);
         assertThat(admit.placements()).extracting(Placement::node).containsExactly("a-half", "a-half");
-        assertThat(admit.placements()).extracting(Placement::gpus).containsExactly(List.of(4, 5), List.of(6, 7));
+        assertThat(admit.placements()).extracting(Placement::gpus).containsExactlyInAnyOrder(List.of(4, 5), List.of(6, 7));
     }
 
     @Test
-    void waitingRunsCarryTheirPositionInTheQueue() {
-        CycleResult result = scheduler.schedule(new ClusterSnapshot(List.of(aNode("n1").build()), List.of(
-                aRun("first").gpus(8).build(),
-                aRun("second").gpus(8).submittedSecondsAfterStart(1).build(),
-                aRun("third").gpus(8).submittedSecondsAfterStart(2).build())), T0);
-        assertThat(result.waiting()).extracting(Decision.Wait::runId, Decision.Wait::position)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(new RunId("second"), 1), org.assertj.core.groups.Tuple.tuple(new RunId("third"), 2));
-        assertThat(result.waiting().get(0).message()).contains("1 instance(s)");
+    void waitingRunsCarryTheirPositionInTheirQuotasQueue() {
+        var quota = aQuota("a/gpu").minGpus(8).build();
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota),
+                List.of(aRun("holder").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")), List.of(
+                aRun("first").quota("a/gpu").gpus(8).build(),
+                aRun("second").quota("a/gpu").gpus(8).submittedSecondsAfterStart(1).build(),
+                aRun("other-queue").gpus(8).submittedSecondsAfterStart(2).build())), T0);
+        Map<String, Integer> positions = new TreeMap<>();
+        result.waiting().forEach(w -> positions.put(w.runId().value(), w.position()));
+        assertThat(positions).containsExactlyEntriesOf(new TreeMap<>(Map.of("first", 1, "second", 2, "other-queue", 1)));
+    }
+
+    @Test
+    void aLargeGuaranteedRunIsNotStarvedByAStreamOfSmallOnes() {
+        var quota = aQuota("a/gpu").minGpus(24).build();
+        // Three nodes have 2 GPUs busy with guaranteed work, one is empty; the big run needs two whole nodes.
+        List<ActiveRun> active = new ArrayList<>(List.of(
+                aRun("busy-1").quota("a/gpu").gpus(2).running(io.slipstream.api.run.RealTimeResources.InQuota, 0, "n-1"),
+                aRun("busy-2").quota("a/gpu").gpus(2).running(io.slipstream.api.run.RealTimeResources.InQuota, 0, "n-2"),
+                aRun("busy-3").quota("a/gpu").gpus(2).running(io.slipstream.api.run.RealTimeResources.InQuota, 0, "n-3")));
+        List<PendingRun> pending = List.of(
+                aRun("big").quota("a/gpu").idle(IdleMode.Disabled).instances(2).gpus(8).build(),
+                aRun("small").idle(IdleMode.OnlyIdle).gpus(2).submittedSecondsAfterStart(1).build());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 4, "sim-gpu"), List.of(quota), active, pending), T0);
+        // The big run cannot start, so the two nodes it will use are held for it; the small run goes elsewhere.
+        assertThat(outcome(result)).containsEntry("big", "WaitingForResources").containsEntry("small", "admit NotInQuota");
+        Decision.Admit small = result.admitted().get(0);
+        assertThat(small.placements()).extracting(Placement::node).doesNotContain("n-4", "n-1");
+    }
+
+    @Test
+    void reclaimHoldsTheFreedCapacityForTheOwnerUntilTheVictimIsGone() {
+        var quota = aQuota("a/gpu").minGpus(8).build();
+        var owner = aRun("owner").quota("a/gpu").gpus(8).build();
+        var late = aRun("late").gpus(8).submittedSecondsAfterStart(9).build();
+        // Cycle 1: the borrower is preempted for the owner.
+        var borrower = aRun("borrower").gpus(8).running(NotInQuota, 0, "n-1");
+        CycleResult first = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota), List.of(borrower), List.of(owner)), T0);
+        assertThat(first.preempted()).singleElement().satisfies(p -> assertThat(p.forRun().value()).isEqualTo("owner"));
+        // Cycle 2: the victim is still stopping; nobody else may take what it frees.
+        var stopping = new ActiveRun(borrower.id(), null, IdleMode.OnlyIdle, 0, T0, null, NotInQuota, borrower.allocations(), true, owner.id());
+        CycleResult second = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota), List.of(stopping), List.of(owner, late)), T0);
+        assertThat(outcome(second)).containsEntry("owner", "WaitingForReclaim").doesNotContainValue("preempt");
+        // Cycle 3: the victim is gone; the owner starts, guaranteed, before the later run.
+        CycleResult third = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota), List.of(), List.of(owner, late)), T0);
+        assertThat(outcome(third)).containsEntry("owner", "admit InQuota").containsEntry("late", "WaitingForIdleCapacity");
+    }
+
+    @Test
+    void amongEqualPriorityVictimsTheOneThatLosesLeastWorkGoes() {
+        var quota = aQuota("a/gpu").minGpus(8).build();
+        var old = new ActiveRun(new RunId("old-no-checkpoint"), null, IdleMode.OnlyIdle, 0, T0, null, NotInQuota,
+                List.of(new Allocation(0, "n-1", new io.slipstream.api.spec.Resources(32000, 256L << 30, 8, null), List.of(0, 1, 2, 3, 4, 5, 6, 7))),
+                false, null);
+        var fresh = new ActiveRun(new RunId("checkpointed"), null, IdleMode.OnlyIdle, 0, T0, T0.plusSeconds(3500), NotInQuota,
+                List.of(new Allocation(0, "n-2", new io.slipstream.api.spec.Resources(32000, 256L << 30, 8, null), List.of(0, 1, 2, 3, 4, 5, 6, 7))),
+                false, null);
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 2, "sim-gpu"), List.of(quota), List.of(old, fresh),
+                List.of(aRun("owner").quota("a/gpu").gpus(8).build())), T0.plusSeconds(3600));
+        assertThat(result.preempted()).extracting(p -> p.runId().value()).containsExactly("checkpointed");
     }
 }

@@ -73,7 +73,8 @@ public final class SlipstreamServer implements AutoCloseable {
             executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation, clock);
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.gracePeriod(), config.tickInterval());
             loop.start();
-            DocumentService documents = new DocumentService(store, clock);
+            Executor nodesOf = executor;
+            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.maxGracePeriod());
             api = new ApiServer(store, new Authenticator(store, clock), documents, new RunService(store, documents, loop, clock),
                     new NodeService(store, executor), tokens, new LogService(store, executor));
             api.start(config.host(), config.port());

@@ -2,15 +2,18 @@ package io.slipstream.store;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.JobSpec;
 import java.time.Instant;
 
 /**
- * A run as stored. {@code spec} is the effective job spec it runs (shapes resolved). {@code cancelRequestedAt}
- * is set once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is the final state a
- * {@code TERMINATING} run will reach once all its processes are confirmed gone.
+ * A run as stored. {@code spec} is the effective job spec it runs (shapes resolved). {@code cancelRequestedAt} is set
+ * once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is where a {@code TERMINATING} run
+ * goes once all its processes are confirmed gone: a final state, or {@code QUEUED} after a preemption.
+ * {@code realTimeResources} says where a run holding resources got them; {@code reclaimFor} names the run a
+ * preempted run's resources go to.
  */
 public record RunRecord(
         RunId id,
@@ -27,6 +30,9 @@ public record RunRecord(
         Instant startedAt,
         Instant finishedAt,
         Instant cancelRequestedAt,
+        RealTimeResources realTimeResources,
+        RunId reclaimFor,
+        int preemptions,
         long version) {
 
     public RunRecord {
@@ -42,7 +48,12 @@ public record RunRecord(
     /** A new queued run at version 0 (the store makes it version 1). */
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, Instant now) {
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, "Submitted", null, 1, spec.priority(), spec,
-                now, null, null, null, 0);
+                now, null, null, null, null, null, 0, 0);
+    }
+
+    /** The id of the quota the run is charged to ({@code workspace/name}), or {@code null}. */
+    public String quotaId() {
+        return spec.quota() == null ? null : workspace + "/" + spec.quota();
     }
 
     /**
@@ -59,7 +70,21 @@ public record RunRecord(
                 priority, spec, createdAt,
                 startedAt == null && next == RunState.RUNNING ? now : startedAt,
                 next.isFinal() ? now : finishedAt,
-                cancelRequestedAt, version);
+                cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
+                preemptions, version);
+    }
+
+    /** Admitted on its quota's guarantee or on idle capacity. */
+    public RunRecord admitted(RealTimeResources where, String why, Instant now) {
+        RunRecord starting = moveTo(RunState.STARTING, why, now);
+        return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
+                finishedAt, cancelRequestedAt, where, null, preemptions, version);
+    }
+
+    /** From idle capacity onto its quota's guarantee, without a restart. */
+    public RunRecord promoted() {
+        return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -67,20 +92,38 @@ public record RunRecord(
         if (!finalState.isFinal()) {
             throw new IllegalArgumentException("not a final state: " + finalState);
         }
+        return stopping(finalState, null, why);
+    }
+
+    /** This run is preempted: its instances are stopped, then it is queued again; its resources go to {@code forRun}. */
+    public RunRecord preempting(RunId forRun, String why) {
+        return stopping(RunState.QUEUED, forRun, why);
+    }
+
+    private RunRecord stopping(RunState next, RunId forRun, String why) {
         if (state != RunState.TERMINATING && !state.canMoveTo(RunState.TERMINATING)) {
             throw new IllegalStateException("run " + id + " cannot move from " + state + " to TERMINATING");
         }
-        return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, finalState, attempt, priority, spec,
-                createdAt, startedAt, finishedAt, cancelRequestedAt, version);
+        return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
+                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, version);
+    }
+
+    /** A preempted run whose instances are all gone, queued again for its next attempt. */
+    public RunRecord requeued(String why) {
+        if (state != RunState.TERMINATING || outcome != RunState.QUEUED) {
+            throw new IllegalStateException("run " + id + " is not being preempted");
+        }
+        return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
+                startedAt, null, cancelRequestedAt, null, null, preemptions + 1, version);
     }
 
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, version);
+                finishedAt, at, realTimeResources, reclaimFor, preemptions, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, newVersion);
     }
 }

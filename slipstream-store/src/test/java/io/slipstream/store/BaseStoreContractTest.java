@@ -191,6 +191,21 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aPreemptedRunRoundTripsWithWhereItRanAndWhomItMakesRoomFor() {
+        RunRecord stored = createRun(queuedRun("borrow", "team-a", T0));
+        RunRecord admitted = store.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0));
+        RunRecord preempting = store.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"));
+        assertThat(store.getRun(stored.id())).contains(preempting);
+        assertThat(preempting.outcome()).isEqualTo(RunState.QUEUED);
+        RunRecord requeued = store.updateRun(preempting.requeued("Preempted"));
+        assertThat(store.getRun(stored.id())).contains(requeued);
+        assertThat(requeued.attempt()).isEqualTo(2);
+        assertThat(requeued.preemptions()).isEqualTo(1);
+        assertThat(requeued.realTimeResources()).isNull();
+        assertThat(store.activeRuns()).contains(requeued);
+    }
+
+    @Test
     void runsAreListedNewestFirstWithFiltersAndCursor() {
         List<RunRecord> runs = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
@@ -223,7 +238,7 @@ public abstract class BaseStoreContractTest {
 
         InstanceRecord running = store.updateInstance(created.get(0).running(Map.of("pid", "42", "dir", "/x"), T0.plusSeconds(1)));
         assertThatThrownBy(() -> store.updateInstance(created.get(0).running(Map.of(), T0))).isInstanceOf(ConflictException.class);
-        InstanceRecord done = store.updateInstance(running.finished(InstanceState.FAILED, 3, "Exited with code 3", T0.plusSeconds(2)));
+        InstanceRecord done = store.updateInstance(running.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(2)));
         assertThat(store.getInstance(first.id())).contains(done);
         assertThat(done.handle()).containsEntry("pid", "42");
         assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());

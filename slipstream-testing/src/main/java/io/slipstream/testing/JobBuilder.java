@@ -15,6 +15,8 @@ public final class JobBuilder {
     private final String name;
     private String workspace = "team-a";
     private int priority;
+    private String quota;
+    private io.slipstream.api.spec.IdleMode idleMode;
     private final List<NodeGroupSpec> groups = new ArrayList<>();
     private String groupName = "main";
     private int replicas = 1;
@@ -40,6 +42,16 @@ public final class JobBuilder {
 
     public JobBuilder priority(int priority) {
         this.priority = priority;
+        return this;
+    }
+
+    public JobBuilder quota(String quota) {
+        this.quota = quota;
+        return this;
+    }
+
+    public JobBuilder idle(io.slipstream.api.spec.IdleMode mode) {
+        this.idleMode = mode;
         return this;
     }
 
@@ -98,7 +110,7 @@ public final class JobBuilder {
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, all);
+        return new JobSpec(priority, quota, idleMode, null, all);
     }
 
     public Document<JobSpec> build() {

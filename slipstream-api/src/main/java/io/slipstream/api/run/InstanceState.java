@@ -4,6 +4,7 @@ package io.slipstream.api.run;
  * The life of one instance (one replica of one node group in one attempt).
  * {@code PENDING}: placed on a node, not yet launched. {@code KILLED}: stopped by the platform (cancel, or a
  * sibling failed). {@code LOST}: its process is gone and its exit code could not be recovered.
+ * {@code RESOURCE_PREEMPTED}: stopped because its run's resources were reclaimed; the run is queued again.
  */
 public enum InstanceState {
     PENDING,
@@ -11,9 +12,10 @@ public enum InstanceState {
     SUCCEEDED,
     FAILED,
     KILLED,
-    LOST;
+    LOST,
+    RESOURCE_PREEMPTED;
 
     public boolean isFinal() {
-        return this == SUCCEEDED || this == FAILED || this == KILLED || this == LOST;
+        return this != PENDING && this != RUNNING;
     }
 }

@@ -4,8 +4,9 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The life of a run. {@code TERMINATING} means the platform is stopping its instances (cancel, or one instance
- * failed) and waits for every process to be confirmed gone before the run reaches its final state.
+ * The life of a run. {@code TERMINATING} means the platform is stopping its instances (cancel, one instance failed,
+ * or its resources are reclaimed) and waits for every process to be confirmed gone before the run moves on: to its
+ * final state, or back to {@code QUEUED} after a preemption.
  */
 public enum RunState {
     QUEUED,
@@ -31,7 +32,7 @@ public enum RunState {
             case QUEUED -> EnumSet.of(STARTING, CANCELLED, FAILED);
             case STARTING -> EnumSet.of(RUNNING, TERMINATING, SUCCEEDED, FAILED);
             case RUNNING -> EnumSet.of(TERMINATING, SUCCEEDED, FAILED);
-            case TERMINATING -> EnumSet.of(SUCCEEDED, FAILED, CANCELLED);
+            case TERMINATING -> EnumSet.of(SUCCEEDED, FAILED, CANCELLED, QUEUED);
             case SUCCEEDED, FAILED, CANCELLED -> EnumSet.noneOf(RunState.class);
         };
     }

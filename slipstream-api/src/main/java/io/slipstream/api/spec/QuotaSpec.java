@@ -3,16 +3,30 @@ package io.slipstream.api.spec;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Guaranteed resources of a workspace: {@code min} is guaranteed, {@code max} (optional) caps guaranteed use,
- * {@code parent} (optional) places the quota in a tree. Enforced by the quota scheduler.
+ * Guaranteed resources of a workspace. {@code min} is guaranteed; {@code max} (optional) caps everything the quota's
+ * runs use at once, idle capacity included; {@code parent} (optional, {@code name} in the same workspace or
+ * {@code workspace/name}) places it in a tree whose root is the sharing pool of General quotas. {@code overcommit}
+ * lets an admin guarantee more than the cluster has; {@code withinQuota} says whether a run may preempt lower-priority
+ * guaranteed runs of the same quota.
  */
-public record QuotaSpec(QuotaType type, Resources min, Resources max, String parent) implements Spec {
+public record QuotaSpec(QuotaType type, Resources min, Resources max, String parent, boolean overcommit, WithinQuota withinQuota)
+        implements Spec {
     /** A dimension of {@code max} that is not capped holds this (or {@link Long#MAX_VALUE} for cpu and memory). */
     public static final int UNCAPPED = Integer.MAX_VALUE;
 
     public QuotaSpec {
         requireNonNull(type, "type is null");
         requireNonNull(min, "min is null");
+        withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
+    }
+
+    public QuotaSpec(QuotaType type, Resources min, Resources max, String parent) {
+        this(type, min, max, parent, false, WithinQuota.Never);
+    }
+
+    /** The GPU model of a Dedicated quota ({@code null} for General). */
+    public String gpuModel() {
+        return min.gpuModel();
     }
 
     @Override

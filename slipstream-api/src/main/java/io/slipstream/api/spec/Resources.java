@@ -18,6 +18,12 @@ public record Resources(long milliCpu, long memoryBytes, int gpu, String gpuMode
                 Math.addExact(gpu, other.gpu), gpuModel);
     }
 
+    /** This minus {@code other}, dimension by dimension (never below zero). */
+    public Resources minus(Resources other) {
+        return new Resources(Math.max(0, milliCpu - other.milliCpu), Math.max(0, memoryBytes - other.memoryBytes),
+                Math.max(0, gpu - other.gpu), gpuModel);
+    }
+
     public Resources times(int factor) {
         return new Resources(Math.multiplyExact(milliCpu, factor), Math.multiplyExact(memoryBytes, factor),
                 Math.multiplyExact(gpu, factor), gpuModel);

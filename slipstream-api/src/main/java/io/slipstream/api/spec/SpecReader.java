@@ -2,6 +2,7 @@ package io.slipstream.api.spec;
 
 import io.slipstream.api.problem.Problems;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -149,10 +150,18 @@ public final class SpecReader {
         Resources min = readQuotaResources(spec.object("min", true), 0);
         FieldReader maxReader = spec.object("max", false);
         Resources max = maxReader == null ? null : readQuotaResources(maxReader, QuotaSpec.UNCAPPED);
-        String parent = spec.string("parent", false, 63);
-        if (parent != null && Names.dnsLabelProblem(parent) != null) {
-            spec.problems().add(spec.pathOf("parent"), Names.dnsLabelProblem(parent));
+        String parent = spec.string("parent", false, 127);
+        if (parent != null) {
+            String[] parts = parent.split("/", -1);
+            for (String part : parts) {
+                if (parts.length > 2 || Names.dnsLabelProblem(part) != null) {
+                    spec.problems().add(spec.pathOf("parent"), "must name a quota: 'name' (same workspace) or 'workspace/name', not '" + parent + "'");
+                    break;
+                }
+            }
         }
+        Boolean overcommit = spec.bool("overcommit", false);
+        WithinQuota withinQuota = spec.enumValue("withinQuota", WithinQuota.class, false);
         String gpuModel = spec.string("gpuModel", false, 128);
         QuotaType effectiveType = typeGiven ? type : QuotaType.General;
         if (effectiveType == QuotaType.Dedicated && gpuModel == null && (min == null || min.gpuModel() == null)) {
@@ -174,7 +183,8 @@ public final class SpecReader {
             return null;
         }
         String model = gpuModel != null ? gpuModel : min.gpuModel();
-        return new QuotaSpec(effectiveType, new Resources(min.milliCpu(), min.memoryBytes(), min.gpu(), model), max, parent);
+        return new QuotaSpec(effectiveType, new Resources(min.milliCpu(), min.memoryBytes(), min.gpu(), model), max, parent,
+                overcommit != null && overcommit, withinQuota);
     }
 
     /** Dimensions not given are {@code absent} (0 for a guarantee, {@link QuotaSpec#UNCAPPED} for a cap). */
@@ -255,6 +265,15 @@ public final class SpecReader {
         Problems problems = spec.problems();
         int before = problems.list().size();
         Long priority = spec.integer("priority", false, -1_000_000, 1_000_000);
+        String quota = spec.string("quota", false, 63);
+        if (quota != null && Names.dnsLabelProblem(quota) != null) {
+            problems.add(spec.pathOf("quota"), Names.dnsLabelProblem(quota) + " (a quota of the job's workspace)");
+        }
+        IdleMode idleResources = spec.enumValue("idleResources", IdleMode.class, false);
+        if (quota == null && idleResources != null && idleResources != IdleMode.OnlyIdle) {
+            problems.add(spec.pathOf("idleResources"), idleResources + " needs a quota: set spec.quota, or use OnlyIdle");
+        }
+        Duration grace = readDuration(spec, "preemptionGracePeriod", Duration.ZERO, Duration.ofDays(1));
         List<JsonNode> groups = spec.array("nodeGroups", true, MAX_NODE_GROUPS);
         List<NodeGroupSpec> nodeGroups = new ArrayList<>();
         if (groups != null) {
@@ -280,7 +299,25 @@ public final class SpecReader {
         if (problems.list().size() > before) {
             return null;
         }
-        return new JobSpec(priority == null ? 0 : priority.intValue(), nodeGroups);
+        return new JobSpec(priority == null ? 0 : priority.intValue(), quota, idleResources, grace, nodeGroups);
+    }
+
+    private static Duration readDuration(FieldReader reader, String field, Duration min, Duration max) {
+        String text = reader.string(field, false, 32);
+        if (text == null) {
+            return null;
+        }
+        try {
+            Duration duration = Durations.parse(text);
+            if (duration.compareTo(min) < 0 || duration.compareTo(max) > 0) {
+                reader.problems().add(reader.pathOf(field), "must be between " + Durations.format(min) + " and " + Durations.format(max));
+                return null;
+            }
+            return duration;
+        } catch (IllegalArgumentException e) {
+            reader.problems().add(reader.pathOf(field), e.getMessage());
+            return null;
+        }
     }
 
     private static NodeGroupSpec readNodeGroup(FieldReader group, Mode mode) {

@@ -54,8 +54,21 @@ public final class SpecWriter {
             if (quota.parent() != null) {
                 node.put("parent", quota.parent());
             }
+            if (quota.overcommit()) {
+                node.put("overcommit", true);
+            }
+            if (quota.withinQuota() != WithinQuota.Never) {
+                node.put("withinQuota", quota.withinQuota().name());
+            }
         } else if (spec instanceof JobSpec job) {
             node.put("priority", job.priority());
+            if (job.quota() != null) {
+                node.put("quota", job.quota());
+            }
+            node.put("idleResources", job.idleResources().name());
+            if (job.preemptionGracePeriod() != null) {
+                node.put("preemptionGracePeriod", Durations.format(job.preemptionGracePeriod()));
+            }
             ArrayNode groups = node.putArray("nodeGroups");
             job.nodeGroups().forEach(group -> writeNodeGroup(groups.addObject(), group));
         }

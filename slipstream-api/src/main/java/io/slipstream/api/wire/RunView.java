@@ -1,13 +1,15 @@
 package io.slipstream.api.wire;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunState;
 import java.time.Instant;
 import java.util.List;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A run as the API returns it. {@code queue} is set while it waits; {@code spec} is the effective job spec it
- * runs (shapes resolved), included when a single run is fetched.
+ * A run as the API returns it. {@code realTimeResources} says, while it holds resources, whether they are its quota's
+ * guarantee or idle capacity; {@code queue} is set while it waits; {@code spec} is the effective job spec it runs
+ * (shapes resolved), included when a single run is fetched.
  */
 public record RunView(
         String id,
@@ -16,7 +18,9 @@ public record RunView(
         long jobVersion,
         RunState state,
         String reason,
+        RealTimeResources realTimeResources,
         int attempt,
+        int preemptions,
         int priority,
         QueueView queue,
         Instant createdAt,

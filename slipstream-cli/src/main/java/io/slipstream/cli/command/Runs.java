@@ -66,11 +66,12 @@ final class Runs {
     }
 
     static List<String> row(RunView run) {
-        return List.of(run.id(), run.job(), run.workspace(), run.state().name(), counts(run),
+        return List.of(run.id(), run.job(), run.workspace(), run.state().name(),
+                run.realTimeResources() == null ? "" : run.realTimeResources().name(), counts(run),
                 Output.age(run.createdAt(), null), run.queue() != null ? run.queue().reason() : run.reason());
     }
 
-    static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "INSTANCES", "AGE", "REASON");
+    static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "RESOURCES", "INSTANCES", "AGE", "REASON");
 
     static void describe(PrintWriter out, RunView run) {
         out.println("Run:        " + run.id());
@@ -79,7 +80,11 @@ final class Runs {
         if (run.queue() != null) {
             out.println("Queue:      position " + run.queue().position() + ", " + run.queue().reason() + ": " + run.queue().message());
         }
-        out.println("Attempt:    " + run.attempt());
+        if (run.realTimeResources() != null) {
+            out.println("Resources:  " + run.realTimeResources()
+                    + (run.realTimeResources().name().equals("InQuota") ? " (its quota's guarantee)" : " (idle capacity: may be reclaimed)"));
+        }
+        out.println("Attempt:    " + run.attempt() + (run.preemptions() > 0 ? " (preempted " + run.preemptions() + " time(s))" : ""));
         out.println("Priority:   " + run.priority());
         out.println("Created:    " + run.createdAt());
         if (run.startedAt() != null) {

@@ -53,6 +53,26 @@ final class InstanceDirectory {
         }
     }
 
+    /** Where the instance finds the notice that it is being stopped ({@code SLIPSTREAM_PREEMPTION_NOTICE_FILE}). */
+    Path noticeFile() {
+        return dir.resolve("preemption_notice.json");
+    }
+
+    /** Writes the notice atomically: an instance never reads half of it. */
+    void writeNotice(String reason, java.time.Instant deadline) {
+        try {
+            var notice = io.slipstream.api.codec.Json.mapper().createObjectNode();
+            notice.put("reason", reason);
+            notice.put("deadline", deadline.toString());
+            Path temporary = dir.resolve("preemption_notice.json.tmp");
+            Files.writeString(temporary, notice.toString() + "\n");
+            Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
+            Files.move(temporary, noticeFile(), java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            // Best effort: the signal still comes.
+        }
+    }
+
     /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
     void markTerminationRequested() {
         try {

@@ -190,6 +190,7 @@ public final class LocalProcessExecutor implements Executor {
             }
             env.putAll(spec.env());
             env.put("TMPDIR", dir.tmp().toString());
+            env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
             String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
             env.put("CUDA_VISIBLE_DEVICES", devices);
             env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
@@ -324,10 +325,11 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Returns at once: the signals go out from the executor's own threads. */
     @Override
-    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod) {
+    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         InstanceDirectory dir = directoryOf(handle);
         if (dir.exitCode() == null) {
             dir.markTerminationRequested();
+            dir.writeNotice(reason, clock.instant().plus(gracePeriod));
         }
         watch(id, handle, null);
         if (!sameBoot(handle)) {

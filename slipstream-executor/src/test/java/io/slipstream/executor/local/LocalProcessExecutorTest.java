@@ -97,9 +97,26 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         Executor after = newExecutor();
         after.adopt(Map.of(id, beforeReboot));
         assertThat(awaitReport(id, InstanceReport.Lost.class).reason()).contains("restarted");
-        after.terminate(id, beforeReboot, java.time.Duration.ZERO);
+        after.terminate(id, beforeReboot, java.time.Duration.ZERO, "test");
         // The pid is alive (in this test it is still ours): a stale handle must not have touched it.
         assertThat(ProcFs.treeOf(Long.parseLong(handle.get("pid")))).isNotEmpty();
+    }
+
+    @Test
+    void aStoppedInstanceFindsTheNoticeWithTheReasonAndTheDeadline() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1",
+                "trap 'cat \"$SLIPSTREAM_PREEMPTION_NOTICE_FILE\"; exit 0' TERM; echo started; while true; do sleep 0.1; done"));
+        awaitOutput(executor, id, handle, "started");
+        executor.terminate(id, handle, java.time.Duration.ofSeconds(30), "Reclaimed by team-a");
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isZero();
+        assertThat(exited.terminated()).isTrue();
+        String notice = readAll(executor, id, handle, LogStream.STDOUT).lines().skip(1).findFirst().orElseThrow();
+        var json = io.slipstream.api.codec.Json.mapper().readTree(notice);
+        assertThat(json.get("reason").asString()).isEqualTo("Reclaimed by team-a");
+        assertThat(java.time.Instant.parse(json.get("deadline").asString())).isAfter(java.time.Instant.now().plusSeconds(20));
     }
 
     @Test

@@ -150,13 +150,15 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.POST, "/api/v1/runs", this::createRun);
         route(r, HandlerType.GET, "/api/v1/runs", this::listRuns);
         route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
-            RunRecord run = runs.get(caller(ctx), ctx.pathParam("run"));
-            ctx.json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true));
+            Principal caller = caller(ctx);
+            RunRecord run = runs.get(caller, ctx.pathParam("run"));
+            ctx.json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
         });
         route(r, HandlerType.POST, "/api/v1/runs/{run}/cancel", ctx -> {
-            RunService.CancelOutcome outcome = runs.cancel(caller(ctx), ctx.pathParam("run"));
+            Principal caller = caller(ctx);
+            RunService.CancelOutcome outcome = runs.cancel(caller, ctx.pathParam("run"));
             RunRecord run = outcome.run();
-            ctx.json(Map.of("run", Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false),
+            ctx.json(Map.of("run", Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()),
                     "accepted", outcome.accepted(), "message", outcome.message()));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}/events", ctx -> {
@@ -198,7 +200,7 @@ public final class ApiServer implements AutoCloseable {
         }
         body.problems().throwIfAny("the run request is invalid");
         RunRecord run = jobDocument != null ? runs.submit(caller, jobDocument) : runs.create(caller, workspace, job);
-        ctx.status(201).json(Views.run(run, List.of(), null, true));
+        ctx.status(201).json(Views.run(run, List.of(), null, true, caller.admin()));
     }
 
     private void listRuns(Context ctx) {
@@ -236,20 +238,21 @@ public final class ApiServer implements AutoCloseable {
         }
         List<RunView> views = new ArrayList<>();
         for (RunRecord run : page) {
-            views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false));
+            views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()));
         }
         ctx.json(new ListView<>(views, next));
     }
 
     private void streamLogs(Context ctx) throws IOException {
-        RunRecord run = runs.get(caller(ctx), ctx.pathParam("run"));
+        Principal caller = caller(ctx);
+        RunRecord run = runs.get(caller, ctx.pathParam("run"));
         String format = ctx.queryParam("format") == null ? "text" : ctx.queryParam("format");
         if (!format.equals("text") && !format.equals("jsonl")) {
             throw new InvalidInputException("format", "must be text or jsonl (is '" + format + "')");
         }
         Integer attempt = ctx.queryParam("attempt") == null ? null : (int) longParam(ctx, "attempt", 1, 1, Integer.MAX_VALUE);
         LogService.Request request = new LogService.Request(ctx.queryParam("instance"), attempt, LogService.parseStreams(ctx.queryParam("stream")),
-                boolParam(ctx, "follow"), format.equals("jsonl"), !"false".equals(ctx.queryParam("prefix")));
+                boolParam(ctx, "follow"), format.equals("jsonl"), !"false".equals(ctx.queryParam("prefix")), Views.showsNodes(run, caller.admin()));
         logs.check(run, request);
         ctx.status(200);
         ctx.contentType(request.json() ? "application/x-ndjson" : "text/plain; charset=utf-8");

@@ -18,15 +18,28 @@ final class Views {
     private Views() {
     }
 
-    static RunView run(RunRecord run, List<InstanceRecord> instances, RunView.QueueView queue, boolean withSpec) {
-        return new RunView(run.id().value(), run.job(), run.workspace(), run.jobVersion(), run.state(), run.reason(), run.attempt(),
-                run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
-                instances.stream().map(Views::instance).toList(),
+    /** The word shown instead of a node's name to those who may not see it. */
+    static final String HIDDEN = "hidden";
+
+    /**
+     * A run as {@code caller} may see it: the nodes a run on idle capacity borrows belong to other teams' quotas, so
+     * only admins see their names.
+     */
+    static RunView run(RunRecord run, List<InstanceRecord> instances, RunView.QueueView queue, boolean withSpec, boolean admin) {
+        boolean showNodes = showsNodes(run, admin);
+        return new RunView(run.id().value(), run.job(), run.workspace(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
+                run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
+                instances.stream().map(i -> instance(i, showNodes)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
     }
 
-    static InstanceView instance(InstanceRecord instance) {
-        return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(), instance.node(),
+    static boolean showsNodes(RunRecord run, boolean admin) {
+        return admin || run.realTimeResources() != io.slipstream.api.run.RealTimeResources.NotInQuota;
+    }
+
+    static InstanceView instance(InstanceRecord instance, boolean showNode) {
+        return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(),
+                showNode ? instance.node() : HIDDEN,
                 instance.gpus(), instance.state(), instance.exitCode(), instance.reason(), instance.startedAt(), instance.finishedAt());
     }
 

@@ -48,7 +48,7 @@ public final class ConfigReader {
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
                 LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, Isolation.DEFAULT_FIRST_UID, Isolation.DEFAULT_UID_COUNT,
-                Duration.ofSeconds(30), Duration.ofSeconds(1));
+                Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(1));
     }
 
     private ConfigReader() {
@@ -97,6 +97,7 @@ public final class ConfigReader {
         int firstUid = base.firstUid();
         int uidCount = base.uidCount();
         Duration gracePeriod = base.gracePeriod();
+        Duration maxGracePeriod = base.maxGracePeriod();
         FieldReader instances = root.object("instances", false);
         if (instances != null) {
             List<JsonNode> names = instances.array("inheritEnv", false, 256);
@@ -113,6 +114,8 @@ public final class ConfigReader {
             }
             Duration grace = duration(instances, "gracePeriod", problems);
             gracePeriod = grace == null ? gracePeriod : grace;
+            Duration maxGrace = duration(instances, "maxGracePeriod", problems);
+            maxGracePeriod = maxGrace == null ? maxGracePeriod : maxGrace;
             Isolation.Mode mode = instances.enumValue("isolation", Isolation.Mode.class, false);
             isolation = mode == null ? isolation : mode;
             int[] range = readUidRange(instances, problems);
@@ -123,9 +126,12 @@ public final class ConfigReader {
             instances.finish();
         }
         root.finish();
+        if (gracePeriod.compareTo(maxGracePeriod) > 0) {
+            problems.add("instances.gracePeriod", "must not be longer than instances.maxGracePeriod (" + Durations.format(maxGracePeriod) + ")");
+        }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid,
-                uidCount, gracePeriod, base.tickInterval());
+                uidCount, gracePeriod, maxGracePeriod, base.tickInterval());
     }
 
     /** {@code uidRange: "200000-265535"}: {first, count}, or null if absent or wrong (the problem is recorded). */

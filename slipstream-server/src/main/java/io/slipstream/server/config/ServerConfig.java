@@ -14,7 +14,9 @@ import java.util.List;
  * @param storeUrl        a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
  * @param nodes           the local executor's nodes
  * @param isolation       whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
- * @param gracePeriod     how long an instance has between SIGTERM and SIGKILL when it is stopped
+ * @param gracePeriod     how long an instance has between SIGTERM and SIGKILL when it is stopped (and the default
+ *                        preemption grace period of jobs)
+ * @param maxGracePeriod  the longest preemption grace period a job may ask for
  * @param tickInterval    how often the control loop runs when nothing wakes it
  */
 public record ServerConfig(
@@ -30,6 +32,7 @@ public record ServerConfig(
         int firstUid,
         int uidCount,
         Duration gracePeriod,
+        Duration maxGracePeriod,
         Duration tickInterval) {
 
     public ServerConfig {
@@ -42,36 +45,37 @@ public record ServerConfig(
             throw new IllegalArgumentException("bad uid range");
         }
         requireNonNull(gracePeriod, "gracePeriod is null");
+        requireNonNull(maxGracePeriod, "maxGracePeriod is null");
         requireNonNull(tickInterval, "tickInterval is null");
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
+        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withDataDir(Path newDataDir) {
-        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withStoreUrl(String url) {
-        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withIsolation(Isolation.Mode mode) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, gracePeriod,
-                tickInterval);
+                maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
         return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod,
-                tickInterval);
+                maxGracePeriod, tickInterval);
     }
 
     public ServerConfig withGracePeriod(Duration newGracePeriod) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, newGracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, newGracePeriod, maxGracePeriod, tickInterval);
     }
 }

@@ -2,21 +2,19 @@ package io.slipstream.server.control;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
-import io.slipstream.executor.NodeInfo;
 import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
-import io.slipstream.scheduler.InstanceRequest;
-import io.slipstream.scheduler.NodeState;
-import io.slipstream.scheduler.PendingRun;
 import io.slipstream.scheduler.Placement;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.store.ConflictException;
@@ -144,21 +142,22 @@ public final class ControlLoop implements AutoCloseable {
         applyReports();
         Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
-        List<RunRecord> queued = new ArrayList<>();
-        Map<RunId, RunRecord> active = new HashMap<>();
+        List<RunRecord> current = new ArrayList<>();
         for (RunRecord run : store.activeRuns()) {
-            active.put(run.id(), run);
             try {
                 RunRecord now = reconcile(run, instances.getOrDefault(run.id(), List.of()));
-                if (now.state() == RunState.QUEUED) {
-                    queued.add(now);
+                if (!now.state().isFinal()) {
+                    current.add(now);
                 }
             } catch (ConflictException e) {
                 LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
                 wakeUp();
             }
         }
-        schedule(queued, instances, active);
+        // Instances may have ended or started during reconciling: read them again for an exact snapshot.
+        Map<RunId, List<InstanceRecord>> fresh = store.instancesOfActiveRuns().stream()
+                .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
+        schedule(current, fresh);
     }
 
     // --- reports ---
@@ -191,12 +190,14 @@ public final class ControlLoop implements AutoCloseable {
             if (instance.state() == InstanceState.PENDING || !instance.handle().equals(running.handle())) {
                 InstanceRecord updated = store.updateInstance(instance.running(running.handle(), now));
                 if (instance.state() == InstanceState.PENDING) {
-                    event(updated, "InstanceStarted", "Adopted", "running on " + instance.node());
+                    event(updated, "InstanceStarted", "Adopted", "running again after a restart of the server");
                 }
             }
         } else if (report instanceof InstanceReport.Exited exited) {
             InstanceRecord updated;
-            if (exited.terminated()) {
+            if (exited.terminated() && beingPreempted(instance)) {
+                updated = instance.finished(InstanceState.RESOURCE_PREEMPTED, exited.exitCode(), "Preempted (exit code " + exited.exitCode() + ")", now);
+            } else if (exited.terminated()) {
                 updated = instance.finished(InstanceState.KILLED, exited.exitCode(), "Terminated (exit code " + exited.exitCode() + ")", now);
             } else if (exited.exitCode() == 0) {
                 updated = instance.finished(InstanceState.SUCCEEDED, 0, "Completed", now);
@@ -214,6 +215,12 @@ public final class ControlLoop implements AutoCloseable {
                 return event(tx, updated, "InstanceLost", updated.state().name(), updated.reason());
             });
         }
+    }
+
+    private boolean beingPreempted(InstanceRecord instance) {
+        return store.getRun(instance.id().runId())
+                .map(run -> run.state() == RunState.TERMINATING && run.outcome() == RunState.QUEUED)
+                .orElse(false);
     }
 
     // --- reconciling one run ---
@@ -254,6 +261,9 @@ public final class ControlLoop implements AutoCloseable {
                 return run;
             }
             case TERMINATING -> {
+                if (run.cancelRequestedAt() != null && run.outcome() == RunState.QUEUED) {
+                    run = transition(run, run.terminating(RunState.CANCELLED, "CancelRequested"));
+                }
                 return terminate(run, instances);
             }
             default -> {
@@ -283,7 +293,7 @@ public final class ControlLoop implements AutoCloseable {
             }
             allGone = false;
             if (!terminationSent.contains(instance.id())) {
-                executor.terminate(instance.id(), instance.handle(), gracePeriod);
+                executor.terminate(instance.id(), instance.handle(), graceFor(run), run.reason());
                 terminationSent.add(instance.id()); // only once it was sent: a failed call is tried again next cycle
             }
         }
@@ -291,8 +301,19 @@ public final class ControlLoop implements AutoCloseable {
             return run;
         }
         instances.forEach(i -> terminationSent.remove(i.id()));
+        if (run.outcome() == RunState.QUEUED) {
+            return transition(run, run.requeued("Preempted: " + run.reason()));
+        }
         String why = run.outcome() == RunState.CANCELLED ? "Cancelled: every instance stopped" : run.reason();
         return transition(run, run.moveTo(run.outcome(), why, clock.instant()));
+    }
+
+    /** A preempted run has its job's grace period (or the default) to save its work; anything else the default. */
+    private Duration graceFor(RunRecord run) {
+        if (run.outcome() == RunState.QUEUED && run.spec().preemptionGracePeriod() != null) {
+            return run.spec().preemptionGracePeriod();
+        }
+        return gracePeriod;
     }
 
     private List<InstanceRecord> launchPending(RunRecord run, List<InstanceRecord> instances) {
@@ -323,7 +344,7 @@ public final class ControlLoop implements AutoCloseable {
             current.add(store.inTransaction(tx -> {
                 InstanceRecord stored = tx.updateInstance(launched);
                 event(tx, stored, eventType, stored.state().name(),
-                        stored.state() == InstanceState.RUNNING ? "Started on " + stored.node() + gpusText(stored) : stored.reason());
+                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) : stored.reason());
                 return stored;
             }));
         }
@@ -336,35 +357,41 @@ public final class ControlLoop implements AutoCloseable {
 
     // --- scheduling ---
 
-    private void schedule(List<RunRecord> queued, Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunRecord> active) {
-        Map<RunId, RunView.QueueView> status = new HashMap<>();
-        if (queued.isEmpty()) {
-            queueStatus.replace(status);
-            return;
-        }
+    private void schedule(List<RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
         Map<RunId, RunRecord> byId = new HashMap<>();
-        List<PendingRun> pending = new ArrayList<>();
-        for (RunRecord run : queued) {
-            byId.put(run.id(), run);
-            pending.add(new PendingRun(run.id(), run.workspace(), run.priority(), run.createdAt(), requests(run)));
+        runs.forEach(run -> byId.put(run.id(), run));
+        if (runs.isEmpty()) {
+            queueStatus.replace(Map.of());
+            return; // nothing to place, nothing to promote
         }
-        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodeStates(instances, active), pending), clock.instant());
+        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), store.listDocuments(Kind.Quota, null), runs, instances);
+        CycleResult result = scheduler.schedule(snapshot, clock.instant());
+        Map<RunId, RunView.QueueView> status = new HashMap<>();
         for (Decision decision : result.decisions()) {
-            if (decision instanceof Decision.Wait wait) {
-                status.put(wait.runId(), new RunView.QueueView(wait.reason(), wait.message(), wait.position()));
-            } else if (decision instanceof Decision.Admit admit) {
-                try {
-                    admit(byId.get(admit.runId()), admit.placements());
-                } catch (ConflictException e) {
-                    wakeUp(); // cancelled or changed meanwhile: decide again
+            RunRecord run = byId.get(decision.runId());
+            try {
+                if (decision instanceof Decision.Wait wait) {
+                    status.put(wait.runId(), new RunView.QueueView(wait.reason(), wait.message(), wait.position()));
+                } else if (decision instanceof Decision.Admit admit) {
+                    admit(run, admit.placements(), admit.realTimeResources());
+                } else if (decision instanceof Decision.Preempt preempt) {
+                    RunRecord preempting = transition(run, run.preempting(preempt.forRun(), preempt.reason()));
+                    terminate(preempting, instances.getOrDefault(run.id(), List.of()));
+                } else if (decision instanceof Decision.Promote) {
+                    RunRecord promoted = store.updateRun(run.promoted());
+                    store.appendEvent(RunEvent.of(run.id(), clock.instant(), "Promoted", promoted.state().name(), "Promoted",
+                            "its quota has room: from now on it is guaranteed (InQuota)", null));
+                    LOG.info("run {}: promoted to InQuota", run.id());
                 }
+            } catch (ConflictException e) {
+                wakeUp(); // cancelled or changed meanwhile: decide again
             }
         }
         queueStatus.replace(status);
     }
 
     /** Persists the placement (run STARTING, instances PENDING) in one transaction, then launches. */
-    private void admit(RunRecord run, List<Placement> placements) {
+    private void admit(RunRecord run, List<Placement> placements, RealTimeResources where) {
         Instant now = clock.instant();
         List<InstanceRecord> instances = new ArrayList<>();
         Map<Integer, String[]> groupOfRank = ranks(run);
@@ -374,8 +401,10 @@ public final class ControlLoop implements AutoCloseable {
                     Integer.parseInt(group[1]), placement.node(), placement.gpus()));
         }
         String nodes = placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", "));
-        RunRecord starting = run.moveTo(RunState.STARTING, "Admitted to " + nodes, now);
-        LOG.info("run {}: QUEUED -> STARTING (admitted to {})", run.id(), nodes);
+        // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.
+        long nodeCount = placements.stream().map(Placement::node).distinct().count();
+        RunRecord starting = run.admitted(where, "Admitted " + where + " on " + nodeCount + " node(s)", now);
+        LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", run.id(), nodes, where);
         List<InstanceRecord> stored = store.inTransaction(tx -> {
             RunRecord updated = tx.updateRun(starting);
             tx.appendEvent(RunEvent.of(run.id(), now, "StateChanged", updated.state().name(), updated.reason(), null, null));
@@ -394,36 +423,6 @@ public final class ControlLoop implements AutoCloseable {
             }
         }
         return ranks;
-    }
-
-    static List<InstanceRequest> requests(RunRecord run) {
-        List<InstanceRequest> requests = new ArrayList<>();
-        int rank = 0;
-        for (NodeGroupSpec group : run.spec().nodeGroups()) {
-            for (int i = 0; i < group.replicas(); i++) {
-                requests.add(new InstanceRequest(rank++, group.name(), group.resources()));
-            }
-        }
-        return requests;
-    }
-
-    /** Nodes with what the store says is allocated on them: every live instance of an active run holds its share. */
-    private List<NodeState> nodeStates(Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunRecord> runs) {
-        Map<String, NodeState> states = new LinkedHashMap<>();
-        for (NodeInfo node : executor.nodes()) {
-            states.put(node.name(), NodeState.empty(node.name(), node.capacity()));
-        }
-        for (var entry : instances.entrySet()) {
-            RunRecord run = runs.get(entry.getKey());
-            for (InstanceRecord instance : entry.getValue()) {
-                if (run == null || instance.state().isFinal() || !states.containsKey(instance.node())) {
-                    continue;
-                }
-                NodeGroupSpec group = run.spec().nodeGroups().stream().filter(g -> g.name().equals(instance.nodeGroup())).findFirst().orElseThrow();
-                states.computeIfPresent(instance.node(), (name, state) -> state.withAllocation(group.resources(), instance.gpus()));
-            }
-        }
-        return new ArrayList<>(states.values());
     }
 
     // --- persistence helpers ---

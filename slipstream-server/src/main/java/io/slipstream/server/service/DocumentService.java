@@ -3,6 +3,7 @@ package io.slipstream.server.service;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.NodeGroupSpec;
@@ -13,11 +14,14 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.executor.NodeInfo;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -28,10 +32,18 @@ import java.util.stream.Collectors;
 public final class DocumentService {
     private final Store store;
     private final Clock clock;
+    private final Supplier<List<NodeInfo>> nodes;
+    private final Duration maxGracePeriod;
 
-    public DocumentService(Store store, Clock clock) {
+    /**
+     * @param nodes          the cluster's nodes, to check quotas against its capacity
+     * @param maxGracePeriod the longest {@code preemptionGracePeriod} a job may ask for
+     */
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, Duration maxGracePeriod) {
         this.store = store;
         this.clock = clock;
+        this.nodes = nodes;
+        this.maxGracePeriod = maxGracePeriod;
     }
 
     /**
@@ -47,16 +59,16 @@ public final class DocumentService {
         try {
             return store.inTransaction(tx -> {
                 Problems problems = new Problems();
-                List<ApplyResultView> results = new ArrayList<>();
                 Instant now = clock.instant();
-                for (int i = 0; i < documents.size(); i++) {
-                    String prefix = documents.size() == 1 ? "" : "documents[" + i + "].";
-                    Document<?> document = resolve(tx, caller, documents.get(i), prefix, problems);
-                    if (problems.isEmpty()) {
-                        results.add(applyOne(tx, document, now));
-                    }
+                List<ApplyResultView> results = new ArrayList<>();
+                for (Document<?> document : documents) {
+                    results.add(applyOne(tx, document, now));
                 }
-                problems.throwIfAny("the input refers to things that do not exist");
+                // References are checked on the state the whole input leaves, so its documents may come in any order.
+                for (int i = 0; i < documents.size(); i++) {
+                    check(tx, caller, documents.get(i), documents.size() == 1 ? "" : "documents[" + i + "].", problems);
+                }
+                problems.throwIfAny("the input refers to things that do not exist or do not fit");
                 return results;
             });
         } catch (ConflictException e) {
@@ -64,19 +76,28 @@ public final class DocumentService {
         }
     }
 
-    /** Checks references to other objects; for a job, also resolves shapes into resources. */
-    private Document<?> resolve(Store tx, Principal caller, Document<?> document, String prefix, Problems problems) {
+    /** Checks a document against the others: its workspace, the shapes and quota a job names, the rules of quotas. */
+    private void check(Store tx, Principal caller, Document<?> document, String prefix, Problems problems) {
         if (document.kind().workspaced()) {
             String workspace = document.workspace();
             if (!caller.canAccess(workspace) || tx.getDocument(Kind.Workspace, null, workspace).isEmpty()) {
                 problems.add(prefix + "metadata.workspace", "workspace '" + workspace + "' does not exist or you are not a member of it");
-                return document;
+                return;
             }
         }
         if (document.spec() instanceof JobSpec job) {
             checkShapes(tx, job, prefix, problems);
+            if (job.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), job.quota()).isEmpty()) {
+                problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
+            }
+            if (job.preemptionGracePeriod() != null && job.preemptionGracePeriod().compareTo(maxGracePeriod) > 0) {
+                problems.add(prefix + "spec.preemptionGracePeriod", "must be at most " + Durations.format(maxGracePeriod)
+                        + " (this installation's maximum)");
+            }
         }
-        return document;
+        if (document.kind() == Kind.Quota) {
+            QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);
+        }
     }
 
     private static void checkShapes(Store tx, JobSpec job, String prefix, Problems problems) {
@@ -172,7 +193,7 @@ public final class DocumentService {
             }
             groups.add(group);
         }
-        return new JobSpec(job.priority(), groups);
+        return job.withNodeGroups(groups);
     }
 
     private static void requireAdmin(Principal caller, Kind kind) {

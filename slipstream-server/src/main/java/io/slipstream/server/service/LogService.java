@@ -48,7 +48,7 @@ public final class LogService {
     }
 
     /** What to stream. {@code instance} is a name like {@code worker-1}, or {@code null} for all. */
-    public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix) {
+    public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix, boolean showNodes) {
     }
 
     private static final class Cursor {
@@ -193,19 +193,20 @@ public final class LogService {
 
     private static void writeLine(Cursor cursor, String line, Request request, OutputStream out) throws IOException {
         InstanceRecord instance = cursor.instance;
+        String node = request.showNodes() ? instance.node() : "hidden";
         String text;
         if (request.json()) {
-            ObjectNode node = Json.mapper().createObjectNode();
-            node.put("nodeGroup", instance.nodeGroup());
-            node.put("rank", instance.id().rank());
-            node.put("groupRank", instance.groupRank());
-            node.put("attempt", instance.id().attempt());
-            node.put("node", instance.node());
-            node.put("stream", cursor.stream.name().toLowerCase(java.util.Locale.ROOT));
-            node.put("line", line);
-            text = node.toString() + "\n";
+            ObjectNode json = Json.mapper().createObjectNode();
+            json.put("nodeGroup", instance.nodeGroup());
+            json.put("rank", instance.id().rank());
+            json.put("groupRank", instance.groupRank());
+            json.put("attempt", instance.id().attempt());
+            json.put("node", node);
+            json.put("stream", cursor.stream.name().toLowerCase(java.util.Locale.ROOT));
+            json.put("line", line);
+            text = json.toString() + "\n";
         } else if (request.prefix()) {
-            text = "[" + instance.displayName() + "|r" + instance.id().rank() + "|" + instance.node() + "] " + line + "\n";
+            text = "[" + instance.displayName() + "|r" + instance.id().rank() + "|" + node + "] " + line + "\n";
         } else {
             text = line + "\n";
         }

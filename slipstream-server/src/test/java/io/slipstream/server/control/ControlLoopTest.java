@@ -164,7 +164,7 @@ class ControlLoopTest {
         loop.cycle();
         assertThat(run(first).state()).isEqualTo(RunState.RUNNING);
         assertThat(run(second).state()).isEqualTo(RunState.QUEUED);
-        assertThat(loop.queueStatus().of(second).reason()).isEqualTo("WaitingForResources");
+        assertThat(loop.queueStatus().of(second).reason()).isEqualTo("WaitingForIdleCapacity");
         assertThat(loop.queueStatus().of(second).position()).isEqualTo(1);
         executor.exit(new InstanceId(first, 1, 0), 0);
         executor.exit(new InstanceId(first, 1, 1), 0);
@@ -213,6 +213,92 @@ class ControlLoopTest {
         executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
+    }
+
+    private void quota(String workspace, String name, int gpus) {
+        if (store.getDocument(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
+            store.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant());
+        }
+        // Dedicated quotas of one GPU model share their idle capacity with each other.
+        var min = new io.slipstream.api.spec.Resources(gpus * 4000L, gpus * (32L << 30), gpus, "sim-gpu");
+        store.createDocument(new Document<>(ObjectMeta.of(name, workspace),
+                new io.slipstream.api.spec.QuotaSpec(io.slipstream.api.spec.QuotaType.Dedicated, min, null, null)), clock.instant());
+    }
+
+    private RunId submitIn(String workspace, JobSpec spec) {
+        RunRecord run = RunRecord.queued(RunId.newFor("job"), workspace, "job", 1, spec, clock.instant());
+        clock.advance(Duration.ofSeconds(1));
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+    }
+
+    @Test
+    void aGuaranteedRunReclaimsItsCapacityAndTheBorrowerIsRequeuedAndRunsAgain() {
+        executor = new FakeExecutor(clock, 1, 8);
+        loop = newLoop();
+        quota("team-a", "gpu", 8);
+        quota("team-b", "gpu", 0);
+        RunId borrower = submitIn("team-b", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").idle(io.slipstream.api.spec.IdleMode.OnlyIdle).spec());
+        loop.cycle();
+        assertThat(run(borrower).state()).isEqualTo(RunState.RUNNING);
+        assertThat(run(borrower).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.NotInQuota);
+
+        JobSpec guaranteed = aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec();
+        RunId owner = submitIn("team-a", guaranteed);
+        loop.cycle();
+        RunRecord preempting = run(borrower);
+        assertThat(preempting.state()).isEqualTo(RunState.TERMINATING);
+        assertThat(preempting.reclaimFor()).isEqualTo(owner);
+        assertThat(executor.terminations().get(new InstanceId(borrower, 1, 0))).contains("Reclaimed").contains("PT30S");
+        assertThat(loop.queueStatus().of(owner).reason()).isEqualTo("WaitingForReclaim");
+
+        executor.confirmTerminated(new InstanceId(borrower, 1, 0), 143);
+        loop.cycle();
+        RunRecord requeued = run(borrower);
+        assertThat(requeued.state()).isEqualTo(RunState.QUEUED);
+        assertThat(requeued.attempt()).isEqualTo(2);
+        assertThat(requeued.preemptions()).isEqualTo(1);
+        assertThat(instances(borrower)).extracting(InstanceRecord::state).containsExactly(InstanceState.RESOURCE_PREEMPTED);
+        assertThat(run(owner).state()).as("owner, queue status %s", loop.queueStatus().of(owner)).isEqualTo(RunState.RUNNING);
+        assertThat(run(owner).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
+        assertThat(loop.queueStatus().of(borrower).reason()).isEqualTo("WaitingForIdleCapacity");
+
+        executor.exit(new InstanceId(owner, 1, 0), 0);
+        loop.cycle();
+        loop.cycle();
+        assertThat(run(borrower).state()).isEqualTo(RunState.RUNNING);
+        assertThat(instances(borrower)).extracting(i -> i.id().attempt()).containsExactly(1, 2);
+    }
+
+    @Test
+    void anAcceptableRunOnIdleCapacityIsPromotedWhenItsQuotaFrees() {
+        quota("team-a", "gpu", 8);
+        RunId first = submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
+        RunId second = submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").idle(io.slipstream.api.spec.IdleMode.Acceptable).spec());
+        loop.cycle();
+        assertThat(run(first).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
+        assertThat(run(second).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.NotInQuota);
+        executor.exit(new InstanceId(first, 1, 0), 0);
+        loop.cycle();
+        loop.cycle();
+        assertThat(run(second).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
+        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains("Promoted");
+    }
+
+    @Test
+    void aCancelWhileBeingPreemptedEndsTheRunCancelled() {
+        executor = new FakeExecutor(clock, 1, 8);
+        loop = newLoop();
+        quota("team-a", "gpu", 8);
+        quota("team-b", "gpu", 0);
+        RunId borrower = submitIn("team-b", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").idle(io.slipstream.api.spec.IdleMode.OnlyIdle).spec());
+        loop.cycle();
+        submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
+        loop.cycle();
+        store.updateRun(run(borrower).withCancelRequestedAt(clock.instant()));
+        loop.cycle();
+        executor.confirmTerminated(new InstanceId(borrower, 1, 0), 143);
+        loop.cycle();
+        assertThat(run(borrower).state()).isEqualTo(RunState.CANCELLED);
     }
 
     @Test

@@ -29,6 +29,7 @@ public final class FakeExecutor implements Executor {
     private final Clock clock;
     private final Map<InstanceId, LaunchSpec> launched = new LinkedHashMap<>();
     private final List<InstanceId> terminated = new ArrayList<>();
+    private final Map<InstanceId, String> terminations = new LinkedHashMap<>();
     private final List<Map<InstanceId, Map<String, String>>> adoptions = new ArrayList<>();
     private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
     private Consumer<InstanceReport> listener = r -> {
@@ -107,8 +108,14 @@ public final class FakeExecutor implements Executor {
     }
 
     @Override
-    public synchronized void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod) {
+    public synchronized void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         terminated.add(id);
+        terminations.put(id, reason + " / " + gracePeriod);
+    }
+
+    /** Why, and with which grace period, each instance was told to stop. */
+    public synchronized Map<InstanceId, String> terminations() {
+        return Map.copyOf(terminations);
     }
 
     @Override

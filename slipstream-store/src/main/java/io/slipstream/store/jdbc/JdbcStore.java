@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Document;
@@ -329,9 +330,9 @@ public final class JdbcStore implements Store {
             }
             RunRecord stored = run.withVersion(1);
             bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
-                    + "created_at, started_at, finished_at, cancel_requested_at, active, version) VALUES (:id, :workspace, :job, "
-                    + ":jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, :finished, "
-                    + ":cancelRequested, :active, :version)"), stored)
+                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, active, version) "
+                    + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
+                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :active, :version)"), stored)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
                     .bind("jobVersion", run.jobVersion())
@@ -401,6 +402,7 @@ public final class JdbcStore implements Store {
         RunRecord next = run.withVersion(run.version() + 1);
         int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
+                + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, preemptions = :preemptions, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
                 .execute());
@@ -416,6 +418,9 @@ public final class JdbcStore implements Store {
                 .bind("reason", truncate(run.reason(), 1024))
                 .bind("outcome", run.outcome() == null ? null : run.outcome().name())
                 .bind("attempt", run.attempt())
+                .bind("realTimeResources", run.realTimeResources() == null ? null : run.realTimeResources().name())
+                .bind("reclaimFor", run.reclaimFor() == null ? null : run.reclaimFor().value())
+                .bind("preemptions", run.preemptions())
                 .bind("active", !run.state().isFinal())
                 .bind("version", run.version());
         time(statement, "created", run.createdAt());
@@ -431,10 +436,13 @@ public final class JdbcStore implements Store {
     private static RunRecord run(ResultSet rs, StatementContext ctx) throws SQLException {
         JobSpec spec = (JobSpec) Documents.readStored(Json.mapper().readTree(rs.getString("spec"))).spec();
         String outcome = rs.getString("outcome");
+        String where = rs.getString("real_time_resources");
+        String reclaimFor = rs.getString("reclaim_for");
         return new RunRecord(new RunId(rs.getString("id")), rs.getString("workspace"), rs.getString("job"), rs.getLong("job_version"),
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
-                instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), rs.getLong("version"));
+                instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
+                reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), rs.getLong("version"));
     }
 
     // --- instances ---

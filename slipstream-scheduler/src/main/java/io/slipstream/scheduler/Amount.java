@@ -1,0 +1,51 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.spec.Resources;
+
+/** A mutable amount of cpu (milli), memory (bytes) and GPUs, for the ledger's running sums. Not thread-safe. */
+final class Amount {
+    long milliCpu;
+    long memory;
+    long gpu;
+
+    Amount() {
+    }
+
+    Amount(Resources resources) {
+        add(resources, 1);
+    }
+
+    void add(Resources resources, int sign) {
+        milliCpu += sign * resources.milliCpu();
+        memory += sign * resources.memoryBytes();
+        gpu += sign * (long) resources.gpu();
+    }
+
+    void add(Amount other, int sign) {
+        milliCpu += sign * other.milliCpu;
+        memory += sign * other.memory;
+        gpu += sign * other.gpu;
+    }
+
+    /** Whether {@code this + extra <= limit} in every dimension. */
+    boolean fitsWithin(Resources extra, Amount limit) {
+        return milliCpu + extra.milliCpu() <= limit.milliCpu && memory + extra.memoryBytes() <= limit.memory && gpu + extra.gpu() <= limit.gpu;
+    }
+
+    Amount copy() {
+        Amount copy = new Amount();
+        copy.add(this, 1);
+        return copy;
+    }
+
+    void clampAtZero() {
+        milliCpu = Math.max(0, milliCpu);
+        memory = Math.max(0, memory);
+        gpu = Math.max(0, gpu);
+    }
+
+    @Override
+    public String toString() {
+        return new Resources(Math.max(0, milliCpu), Math.max(0, memory), (int) Math.max(0, Math.min(Integer.MAX_VALUE, gpu)), null).toString();
+    }
+}

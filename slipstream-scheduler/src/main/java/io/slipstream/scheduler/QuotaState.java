@@ -1,0 +1,21 @@
+package io.slipstream.scheduler;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.spec.QuotaType;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
+
+/**
+ * A quota: its id ({@code workspace/name}), type, GPU model (Dedicated), parent id (or {@code null}), guarantee
+ * ({@code min}), cap on all its runs' use ({@code max}, {@code null}: none) and whether its runs may preempt its own
+ * lower-priority guaranteed runs.
+ */
+public record QuotaState(String id, QuotaType type, String gpuModel, String parent, Resources min, Resources max, WithinQuota withinQuota) {
+    public QuotaState {
+        requireNonNull(id, "id is null");
+        requireNonNull(type, "type is null");
+        requireNonNull(min, "min is null");
+        withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
+    }
+}

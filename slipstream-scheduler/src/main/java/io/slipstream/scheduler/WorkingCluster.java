@@ -1,0 +1,289 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The cluster's free capacity during one cycle, indexed so that a best-fit node is found without scanning every
+ * node: for each GPU model, nodes are kept in buckets by their number of free GPUs. Best fit = the node left with the
+ * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name. Not thread-safe.
+ */
+final class WorkingCluster {
+    private final List<WorkingNode> nodes = new ArrayList<>();
+    private final Map<String, WorkingNode> byName = new HashMap<>();
+    /** model -> buckets[free GPUs] -> schedulable node indices. */
+    private final Map<String, List<TreeSet<Integer>>> buckets = new TreeMap<>();
+    /** model -> distinct node capacities, to answer "could this ever fit" without a scan. */
+    private final Map<String, Set<Resources>> shapes = new TreeMap<>();
+    private final Map<String, Amount> freeByModel = new TreeMap<>();
+    private final Amount freeTotal = new Amount();
+
+    WorkingCluster(List<NodeState> states) {
+        List<NodeState> sorted = new ArrayList<>(states);
+        sorted.sort(Comparator.comparing(NodeState::name));
+        for (NodeState state : sorted) {
+            WorkingNode node = new WorkingNode(nodes.size(), state);
+            nodes.add(node);
+            byName.put(node.name, node);
+            if (node.schedulable) {
+                List<TreeSet<Integer>> modelBuckets = buckets.computeIfAbsent(node.model, m -> new ArrayList<>());
+                while (modelBuckets.size() <= node.capacity.gpu()) {
+                    modelBuckets.add(new TreeSet<>());
+                }
+                modelBuckets.get(node.freeGpuCount()).add(node.index);
+                shapes.computeIfAbsent(node.model, m -> new LinkedHashSet<>())
+                        .add(new Resources(node.capacity.milliCpu(), node.capacity.memoryBytes(), node.capacity.gpu(), null));
+                freeByModel.computeIfAbsent(node.model, m -> new Amount()).add(node.capacity, 1);
+                freeTotal.add(node.capacity, 1);
+            }
+        }
+    }
+
+    boolean hasNode(String name) {
+        return byName.containsKey(name);
+    }
+
+    /** The GPU model of a node ({@code ""} for none). */
+    String modelOf(String name) {
+        return byName.get(name).model;
+    }
+
+    /** Records an existing allocation (of an active run). Allocations on unknown nodes are ignored. */
+    void hold(Allocation allocation) {
+        WorkingNode node = byName.get(allocation.node());
+        if (node != null) {
+            move(node, () -> node.takeExactly(allocation.resources(), allocation.gpus()), allocation.resources(), -1);
+        }
+    }
+
+    void release(Allocation allocation) {
+        WorkingNode node = byName.get(allocation.node());
+        if (node != null) {
+            move(node, () -> node.giveBack(allocation.resources(), allocation.gpus()), allocation.resources(), 1);
+        }
+    }
+
+    /**
+     * Places every instance or none (a gang): tentative takes are undone in reverse order on failure. Larger
+     * instances are placed first, so that small ones do not split the space large ones need. {@code models}, if not
+     * null, confines the run to nodes of those GPU models ({@code ""}: nodes without GPUs).
+     */
+    List<Placement> placeGang(List<InstanceRequest> instances, Set<String> models) {
+        if (!roughlyFits(instances, models)) {
+            return null;
+        }
+        List<InstanceRequest> order = new ArrayList<>(instances);
+        order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
+                .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
+                .thenComparingInt(InstanceRequest::rank));
+        List<Placement> placements = new ArrayList<>(order.size());
+        for (InstanceRequest instance : order) {
+            WorkingNode node = bestFit(instance.resources(), models);
+            if (node == null) {
+                unplace(placements, instances);
+                return null;
+            }
+            List<Integer> gpus = take(node, instance.resources());
+            placements.add(new Placement(instance.rank(), node.name, gpus));
+        }
+        placements.sort(Comparator.comparingInt(Placement::rank));
+        return placements;
+    }
+
+    /** Gives back what {@link #placeGang} took. */
+    void unplace(List<Placement> placements, List<InstanceRequest> instances) {
+        Map<Integer, Resources> byRank = new HashMap<>();
+        instances.forEach(r -> byRank.put(r.rank(), r.resources()));
+        for (int i = placements.size() - 1; i >= 0; i--) {
+            Placement placement = placements.get(i);
+            release(new Allocation(placement.rank(), placement.node(), byRank.get(placement.rank()), placement.gpus()));
+        }
+    }
+
+    /**
+     * Holds a placement that was found with {@code freed} released, now that {@code freed} is held again (its
+     * owners are still stopping): takes only what the placement needs beyond what {@code freed} will give back.
+     */
+    void holdBeyond(List<Placement> placements, List<InstanceRequest> instances, List<Allocation> freed) {
+        Map<Integer, Resources> byRank = new HashMap<>();
+        instances.forEach(r -> byRank.put(r.rank(), r.resources()));
+        Map<String, Amount> need = new TreeMap<>();
+        Map<String, Set<Integer>> needGpus = new HashMap<>();
+        for (Placement placement : placements) {
+            need.computeIfAbsent(placement.node(), n -> new Amount()).add(byRank.get(placement.rank()), 1);
+            needGpus.computeIfAbsent(placement.node(), n -> new TreeSet<>()).addAll(placement.gpus());
+        }
+        for (Allocation allocation : freed) {
+            if (need.containsKey(allocation.node())) {
+                need.get(allocation.node()).add(allocation.resources(), -1);
+                needGpus.get(allocation.node()).removeAll(allocation.gpus());
+            }
+        }
+        for (var entry : need.entrySet()) {
+            WorkingNode node = byName.get(entry.getKey());
+            Amount extra = entry.getValue();
+            extra.clampAtZero();
+            List<Integer> gpus = new ArrayList<>(needGpus.get(entry.getKey()));
+            Resources amount = new Resources(extra.milliCpu, extra.memory, gpus.size(), null);
+            move(node, () -> node.takeExactly(amount, gpus), amount, -1);
+        }
+    }
+
+    /** A quick necessary condition: the gang's total is free somewhere it may go. */
+    private boolean roughlyFits(List<InstanceRequest> instances, Set<String> models) {
+        Amount need = new Amount();
+        instances.forEach(r -> need.add(r.resources(), 1));
+        Amount free = new Amount();
+        if (models == null) {
+            free = freeTotal;
+        } else {
+            for (String model : models) {
+                Amount some = freeByModel.get(model);
+                if (some != null) {
+                    free.add(some, 1);
+                }
+            }
+        }
+        return need.milliCpu <= free.milliCpu && need.memory <= free.memory && need.gpu <= free.gpu;
+    }
+
+    /** Whether nodes of {@code nodeModel} may take this request, given the run's allowed models. */
+    private static boolean allowed(String nodeModel, Resources request, Set<String> models) {
+        if (models != null && !models.contains(nodeModel)) {
+            return false;
+        }
+        return request.gpu() == 0 || request.gpuModel() == null || request.gpuModel().equals(nodeModel);
+    }
+
+    private WorkingNode bestFit(Resources request, Set<String> models) {
+        WorkingNode best = null;
+        for (var entry : buckets.entrySet()) {
+            if (!allowed(entry.getKey(), request, models)) {
+                continue;
+            }
+            List<TreeSet<Integer>> modelBuckets = entry.getValue();
+            int limit = best == null ? modelBuckets.size() : Math.min(modelBuckets.size(), best.freeGpuCount() + 1);
+            for (int free = request.gpu(); free < limit; free++) {
+                WorkingNode found = firstFitting(modelBuckets.get(free), request);
+                if (found != null) {
+                    if (best == null || free < best.freeGpuCount() || (free == best.freeGpuCount() && found.index < best.index)) {
+                        best = found;
+                    }
+                    break;
+                }
+            }
+        }
+        return best;
+    }
+
+    private WorkingNode firstFitting(TreeSet<Integer> bucket, Resources request) {
+        for (int index : bucket) {
+            WorkingNode node = nodes.get(index);
+            if (node.fitsNow(request)) {
+                return node;
+            }
+        }
+        return null;
+    }
+
+    private List<Integer> take(WorkingNode node, Resources request) {
+        List<List<Integer>> taken = new ArrayList<>(1);
+        move(node, () -> taken.add(node.take(request)), request, -1);
+        return taken.get(0);
+    }
+
+    /** Applies a change to a node, keeping its bucket and the free totals right. */
+    private void move(WorkingNode node, Runnable change, Resources amount, int sign) {
+        List<TreeSet<Integer>> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
+        if (modelBuckets != null) {
+            modelBuckets.get(node.freeGpuCount()).remove(node.index);
+        }
+        change.run();
+        if (modelBuckets != null) {
+            modelBuckets.get(node.freeGpuCount()).add(node.index);
+            freeByModel.get(node.model).add(amount, sign);
+            freeTotal.add(amount, sign);
+        }
+    }
+
+    /** Whether some schedulable node (of the allowed models) could hold the request if it were empty. */
+    boolean couldEverFit(Resources request, Set<String> models) {
+        for (var entry : shapes.entrySet()) {
+            if (!allowed(entry.getKey(), request, models)) {
+                continue;
+            }
+            for (Resources shape : entry.getValue()) {
+                if (shape.covers(request)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Nodes to hold for a run that is next in line but does not fit yet: the fullest-free nodes that could take its
+     * instances once emptied. Their free capacity is taken away from everyone else this cycle, so that a stream of
+     * small runs cannot keep a large one waiting forever.
+     */
+    void reserveFor(List<InstanceRequest> instances, Set<String> models) {
+        List<WorkingNode> candidates = new ArrayList<>();
+        for (WorkingNode node : nodes) {
+            if (node.schedulable && (models == null || models.contains(node.model))) {
+                candidates.add(node);
+            }
+        }
+        candidates.sort(Comparator.comparingInt(WorkingNode::freeGpuCount).reversed()
+                .thenComparing(Comparator.comparingLong((WorkingNode n) -> n.freeMilliCpu).reversed())
+                .thenComparingInt(n -> n.index));
+        Map<Integer, Amount> planned = new HashMap<>();
+        Set<WorkingNode> chosen = new LinkedHashSet<>();
+        for (InstanceRequest instance : instances) {
+            Resources need = instance.resources();
+            for (WorkingNode node : candidates) {
+                if (!allowed(node.model, need, models)) {
+                    continue;
+                }
+                Amount used = planned.computeIfAbsent(node.index, i -> new Amount());
+                if (used.milliCpu + need.milliCpu() <= node.capacity.milliCpu() && used.memory + need.memoryBytes() <= node.capacity.memoryBytes()
+                        && used.gpu + need.gpu() <= node.capacity.gpu()) {
+                    used.add(need, 1);
+                    chosen.add(node);
+                    break;
+                }
+            }
+        }
+        for (WorkingNode node : chosen) {
+            Resources free = new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null);
+            take(node, free);
+        }
+    }
+
+    /** GPUs of schedulable nodes, by model. */
+    Map<String, Long> gpusByModel() {
+        Map<String, Long> gpus = new TreeMap<>();
+        for (WorkingNode node : nodes) {
+            if (node.schedulable) {
+                gpus.merge(node.model, (long) node.capacity.gpu(), Long::sum);
+            }
+        }
+        return gpus;
+    }
+
+    /** Free capacity of every node, for tests: name to {cpu, memory, gpu}. */
+    Map<String, Resources> free() {
+        Map<String, Resources> free = new TreeMap<>();
+        for (WorkingNode node : nodes) {
+            free.put(node.name, new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null));
+        }
+        return free;
+    }
+}

@@ -1,0 +1,93 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.QuotaSpec;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.scheduler.ActiveRun;
+import io.slipstream.scheduler.Allocation;
+import io.slipstream.scheduler.ClusterSnapshot;
+import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.NodeState;
+import io.slipstream.scheduler.PendingRun;
+import io.slipstream.scheduler.QuotaState;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.StoredDocument;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Turns what the store holds into the scheduler's input: nodes, quotas, runs holding resources, queued runs. */
+final class SnapshotBuilder {
+    private SnapshotBuilder() {
+    }
+
+    static ClusterSnapshot build(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
+                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
+        List<NodeState> nodeStates = nodes.stream().map(n -> NodeState.of(n.name(), n.capacity())).toList();
+        List<QuotaState> quotas = new ArrayList<>();
+        for (StoredDocument stored : quotaDocuments) {
+            if (stored.document().kind() == Kind.Quota) {
+                quotas.add(quota(stored));
+            }
+        }
+        List<ActiveRun> active = new ArrayList<>();
+        List<PendingRun> pending = new ArrayList<>();
+        for (RunRecord run : runs) {
+            if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
+                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run)));
+            } else if (run.state().holdsResources()) {
+                List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
+                if (!allocations.isEmpty()) {
+                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(),
+                            run.startedAt() != null ? run.startedAt() : run.createdAt(), null,
+                            run.realTimeResources() != null ? run.realTimeResources() : RealTimeResources.NotInQuota,
+                            allocations, run.state() == RunState.TERMINATING, run.reclaimFor()));
+                }
+            }
+        }
+        return new ClusterSnapshot(nodeStates, quotas, active, pending);
+    }
+
+    static QuotaState quota(StoredDocument stored) {
+        QuotaSpec spec = (QuotaSpec) stored.document().spec();
+        String workspace = stored.document().workspace();
+        return new QuotaState(workspace + "/" + stored.document().name(), spec.type(), spec.gpuModel(), parentId(workspace, spec.parent()),
+                spec.min(), spec.max(), spec.withinQuota());
+    }
+
+    /** {@code name} means a quota of the same workspace; {@code workspace/name} names one anywhere. */
+    static String parentId(String workspace, String parent) {
+        if (parent == null) {
+            return null;
+        }
+        return parent.contains("/") ? parent : workspace + "/" + parent;
+    }
+
+    static List<InstanceRequest> requests(RunRecord run) {
+        List<InstanceRequest> requests = new ArrayList<>();
+        int rank = 0;
+        for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            for (int i = 0; i < group.replicas(); i++) {
+                requests.add(new InstanceRequest(rank++, group.name(), group.resources()));
+            }
+        }
+        return requests;
+    }
+
+    /** What the run's live instances hold: every instance not yet ended keeps its share of its node. */
+    private static List<Allocation> allocations(RunRecord run, List<InstanceRecord> instances) {
+        List<Allocation> allocations = new ArrayList<>();
+        for (InstanceRecord instance : instances) {
+            if (instance.state() == InstanceState.PENDING || instance.state() == InstanceState.RUNNING) {
+                NodeGroupSpec group = run.spec().nodeGroups().stream().filter(g -> g.name().equals(instance.nodeGroup())).findFirst().orElseThrow();
+                allocations.add(new Allocation(instance.id().rank(), instance.node(), group.resources(), instance.gpus()));
+            }
+        }
+        return allocations;
+    }
+}
