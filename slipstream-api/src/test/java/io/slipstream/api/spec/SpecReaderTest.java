@@ -68,7 +68,18 @@ class SpecReaderTest {
                 apiVersion: slipstream/v1
                 kind: Quota
                 metadata: {name: team-a-gpu, workspace: team-a}
-                spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}}
+                spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}, parent: org/root,
+                       withinQuota: LowerPriority, overcommit: true}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: borrower, workspace: team-b}
+                spec:
+                  quota: gpus
+                  idleResources: Acceptable
+                  preemptionGracePeriod: 90s
+                  nodeGroups:
+                    - {name: w, resources: {cpu: 1, memory: 1Gi}, command: [x]}
                 ---
                 apiVersion: slipstream/v1
                 kind: Workspace
@@ -149,6 +160,21 @@ class SpecReaderTest {
             assertThat(p.field()).isEqualTo(field);
             assertThat(p.message()).contains(message);
         });
+    }
+
+    @Test
+    void jobsDefaultToTheirGuaranteeWithAQuotaAndToIdleCapacityWithout() {
+        JobSpec withQuota = (JobSpec) read(JOB.replace("priority: 5", "priority: 5\n  quota: gpus")).get(0).spec();
+        assertThat(withQuota.idleResources()).isEqualTo(IdleMode.Disabled);
+        assertThat(((JobSpec) read(JOB).get(0).spec()).idleResources()).isEqualTo(IdleMode.OnlyIdle);
+        assertThat(problemsOf(JOB.replace("priority: 5", "priority: 5\n  idleResources: Sometimes\n  preemptionGracePeriod: 2d")))
+                .extracting(Problem::field).containsExactlyInAnyOrder("spec.idleResources", "spec.preemptionGracePeriod");
+        assertThat(problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: w}
+                spec: {min: {gpu: 1}, parent: a/b/c, withinQuota: Always}
+                """)).extracting(Problem::field).containsExactlyInAnyOrder("spec.parent", "spec.withinQuota");
     }
 
     @Test
