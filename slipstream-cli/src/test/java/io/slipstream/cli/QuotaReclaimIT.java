@@ -63,7 +63,7 @@ class QuotaReclaimIT {
         server = SlipstreamProcess.startServer(work.resolve("data"));
         try {
             Files.copy(EXAMPLES.resolve("teams.yaml"), work.resolve("teams.yaml"));
-            Files.writeString(work.resolve("borrower.yaml"), Files.readString(EXAMPLES.resolve("borrower.yaml")).replace("STEPS: \"60\"", "STEPS: \"4\""));
+            Files.writeString(work.resolve("borrower.yaml"), Files.readString(EXAMPLES.resolve("borrower.yaml")).replace("STEPS: \"60\"", "STEPS: \"600\""));
             Files.writeString(work.resolve("owner.yaml"), Files.readString(EXAMPLES.resolve("owner.yaml"))
                     .replace("SECONDS_TO_RUN: \"10\"", "SECONDS_TO_RUN: \"3\""));
             Result apply = cli("apply", "-f", "teams.yaml");
@@ -100,8 +100,9 @@ class QuotaReclaimIT {
             assertThat(events.out()).contains("Reclaimed").contains("Preempted");
 
             await(owner, state("SUCCEEDED"));
-            JsonNode done = await(borrower, state("SUCCEEDED"));
-            assertThat(done.get("attempt").asInt()).isEqualTo(2);
+            JsonNode again = await(borrower, state("RUNNING"));
+            assertThat(again.get("attempt").asInt()).isEqualTo(2);
+            assertThat(cli("cancel", borrower, "--wait").exit()).isZero();
             assertThat(cli("get", "runs").out()).contains("RESOURCES");
         } finally {
             server.close();

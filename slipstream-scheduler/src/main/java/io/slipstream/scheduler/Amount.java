@@ -16,15 +16,24 @@ final class Amount {
     }
 
     void add(Resources resources, int sign) {
-        milliCpu += sign * resources.milliCpu();
-        memory += sign * resources.memoryBytes();
-        gpu += sign * (long) resources.gpu();
+        milliCpu = plus(milliCpu, sign * resources.milliCpu());
+        memory = plus(memory, sign * resources.memoryBytes());
+        gpu = plus(gpu, sign * (long) resources.gpu());
     }
 
     void add(Amount other, int sign) {
-        milliCpu += sign * other.milliCpu;
-        memory += sign * other.memory;
-        gpu += sign * other.gpu;
+        milliCpu = plus(milliCpu, sign * other.milliCpu);
+        memory = plus(memory, sign * other.memory);
+        gpu = plus(gpu, sign * other.gpu);
+    }
+
+    /** Saturates instead of wrapping: overcommitted guarantees may add up to more than a long holds. */
+    private static long plus(long a, long b) {
+        long sum = a + b;
+        if (((a ^ sum) & (b ^ sum)) < 0) {
+            return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return sum;
     }
 
     /** Whether {@code this + extra <= limit} in every dimension. */

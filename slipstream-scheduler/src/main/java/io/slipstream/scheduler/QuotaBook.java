@@ -110,11 +110,30 @@ final class QuotaBook {
                 && (max.gpu() == Integer.MAX_VALUE || used.gpu + request.gpu() <= max.gpu());
     }
 
-    /** Whether the pool may lend {@code request} more: its quotas' unused guarantees plus unguaranteed capacity. */
+    /**
+     * Whether the pool may lend {@code request} more: its quotas' unused guarantees plus capacity no quota guarantees.
+     * The latter is shared by every pool, so what all pools borrow beyond their own unused guarantees must fit in it
+     * together.
+     */
     boolean idleAvailable(String pool, Resources request) {
-        Amount limit = lendable.getOrDefault(pool, new Amount()).copy();
+        Amount own = lendable.getOrDefault(pool, new Amount());
+        Amount limit = own.copy();
         limit.add(unguaranteed, 1);
-        return borrowed.getOrDefault(pool, new Amount()).fitsWithin(request, limit);
+        Amount mine = borrowed.getOrDefault(pool, new Amount());
+        if (!mine.fitsWithin(request, limit)) {
+            return false;
+        }
+        Amount beyond = new Amount();
+        for (var entry : borrowed.entrySet()) {
+            Amount over = entry.getValue().copy();
+            if (entry.getKey().equals(pool)) {
+                over.add(request, 1);
+            }
+            over.add(lendable.getOrDefault(entry.getKey(), new Amount()), -1);
+            over.clampAtZero();
+            beyond.add(over, 1);
+        }
+        return beyond.milliCpu <= unguaranteed.milliCpu && beyond.memory <= unguaranteed.memory && beyond.gpu <= unguaranteed.gpu;
     }
 
     /** Books a run's resources: on its quota's guarantee, or borrowed from its pool. */

@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -59,7 +60,11 @@ public final class Scheduler {
         private final List<Decision> decisions = new ArrayList<>();
         private final Map<RunId, Decision.Wait> waits = new LinkedHashMap<>();
         /** Active runs that may still be reclaimed this cycle (borrowers not yet stopping). */
-        private final List<ActiveRun> reclaimable = new ArrayList<>();
+        private final Set<ActiveRun> reclaimable = new LinkedHashSet<>();
+        /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
+        private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
+        /** Runs (by what they need and where) that nothing reclaimable could make room for, this cycle. */
+        private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<String> reservedQuotas = new HashSet<>();
@@ -99,11 +104,13 @@ public final class Scheduler {
         }
 
         CycleResult run() {
-            promote();
             List<PendingRun> queue = new ArrayList<>(snapshot.pending());
             queue.sort(QUEUE_ORDER);
+            holdForReclaims(queue);
+            promote();
             List<PendingRun> borrowers = new ArrayList<>();
             for (PendingRun run : queue) {
+                giveBackHold(run);
                 Resources request = total(run);
                 if (!book.exists(run.quota()) && run.quota() != null) {
                     wait(run, "QuotaNotFound", "quota " + run.quota() + " does not exist");
@@ -153,11 +160,48 @@ public final class Scheduler {
             for (var entry : gpusByModel.entrySet()) {
                 long reserved = dedicatedGpus.getOrDefault(entry.getKey(), 0L);
                 long headroom = entry.getValue() - reserved - generalGuaranteedGpus.getOrDefault(entry.getKey(), 0L);
-                if (reserved == 0 || (request.gpu() > 0 && headroom >= request.gpu())) {
+                if (reserved == 0 || headroom >= request.gpu()) {
                     models.add(entry.getKey());
                 }
             }
             return models;
+        }
+
+        // --- step 1b: capacity held for runs whose victims are still stopping ---
+
+        /**
+         * A run whose victims are still stopping keeps, until it is decided, the guarantee it reclaims and what it needs
+         * beyond the victims' resources: neither promotions nor runs earlier in the queue may take them.
+         */
+        private void holdForReclaims(List<PendingRun> queue) {
+            for (PendingRun run : queue) {
+                List<ActiveRun> stopping = stoppingFor.getOrDefault(run.id(), List.of());
+                if (stopping.isEmpty() || !book.exists(run.quota())) {
+                    continue;
+                }
+                Resources request = total(run);
+                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+                List<Allocation> freed = new ArrayList<>();
+                stopping.forEach(v -> freed.addAll(v.allocations()));
+                freed.forEach(cluster::release);
+                List<Placement> placements = cluster.placeGang(run.instances(), models);
+                if (placements != null) {
+                    cluster.unplace(placements, run.instances());
+                }
+                freed.forEach(cluster::hold);
+                if (placements != null) {
+                    heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
+                    book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
+                }
+            }
+        }
+
+        private void giveBackHold(PendingRun run) {
+            List<Allocation> held = heldFor.remove(run.id());
+            if (held != null) {
+                held.forEach(cluster::release);
+                book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
+            }
         }
 
         // --- step 2: promotion ---
@@ -316,7 +360,25 @@ public final class Scheduler {
                 }
             }
             candidates.sort(victimOrder(now));
+            // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
+            // also preempt within their quota have candidates of their own.
+            String shape = model + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList()
+                    + (quota.lowerPriorityPreemption() ? ":" + run.quota() + ":" + run.priority() : "");
+            if (alreadyStopping.isEmpty() && hopeless.contains(shape)) {
+                return null;
+            }
             alreadyStopping.forEach(v -> v.allocations().forEach(cluster::release));
+            // Would it fit with every candidate gone? If not, no victim is worth choosing (one test instead of many).
+            candidates.forEach(c -> c.allocations().forEach(cluster::release));
+            boolean possible = fitsTentatively(run, model);
+            candidates.forEach(c -> c.allocations().forEach(cluster::hold));
+            if (!possible) {
+                alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
+                if (alreadyStopping.isEmpty()) {
+                    hopeless.add(shape);
+                }
+                return null;
+            }
             List<ActiveRun> removed = new ArrayList<>();
             boolean fits = fitsTentatively(run, model);
             for (int i = 0; i < candidates.size() && !fits; i++) {

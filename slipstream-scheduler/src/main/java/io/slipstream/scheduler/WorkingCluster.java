@@ -112,7 +112,7 @@ final class WorkingCluster {
      * Holds a placement that was found with {@code freed} released, now that {@code freed} is held again (its
      * owners are still stopping): takes only what the placement needs beyond what {@code freed} will give back.
      */
-    void holdBeyond(List<Placement> placements, List<InstanceRequest> instances, List<Allocation> freed) {
+    List<Allocation> holdBeyond(List<Placement> placements, List<InstanceRequest> instances, List<Allocation> freed) {
         Map<Integer, Resources> byRank = new HashMap<>();
         instances.forEach(r -> byRank.put(r.rank(), r.resources()));
         Map<String, Amount> need = new TreeMap<>();
@@ -127,6 +127,7 @@ final class WorkingCluster {
                 needGpus.get(allocation.node()).removeAll(allocation.gpus());
             }
         }
+        List<Allocation> taken = new ArrayList<>();
         for (var entry : need.entrySet()) {
             WorkingNode node = byName.get(entry.getKey());
             Amount extra = entry.getValue();
@@ -134,7 +135,9 @@ final class WorkingCluster {
             List<Integer> gpus = new ArrayList<>(needGpus.get(entry.getKey()));
             Resources amount = new Resources(extra.milliCpu, extra.memory, gpus.size(), null);
             move(node, () -> node.takeExactly(amount, gpus), amount, -1);
+            taken.add(new Allocation(-1, node.name, amount, gpus));
         }
+        return taken;
     }
 
     /** A quick necessary condition: the gang's total is free somewhere it may go. */
@@ -262,8 +265,11 @@ final class WorkingCluster {
             }
         }
         for (WorkingNode node : chosen) {
-            Resources free = new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null);
-            take(node, free);
+            // Only what the run will need there: the rest of the node stays usable by others.
+            Amount need = planned.get(node.index);
+            Resources held = new Resources(Math.max(0, Math.min(need.milliCpu, node.freeMilliCpu)),
+                    Math.max(0, Math.min(need.memory, node.freeMemory)), (int) Math.min(need.gpu, node.freeGpuCount()), null);
+            take(node, held);
         }
     }
 

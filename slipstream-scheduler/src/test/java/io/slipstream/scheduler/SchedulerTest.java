@@ -137,6 +137,15 @@ class SchedulerTest {
                         List.of(aRun("low").quota("a/gpu").priority(1).gpus(8).running(InQuota, 0, "n-1")),
                         List.of(aRun("high").quota("a/gpu").priority(9).gpus(8).build()), Map.of("high", "WaitingForQuota")),
 
+                new Case("capacity no quota guarantees is lent once, not to every pool", nodes("n", 2, "sim-gpu"),
+                        List.of(teamA, aQuota("b/gpu").build(), aQuota("c/gpu").build()),
+                        List.of(aRun("b-borrows").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "n-1")),
+                        List.of(aRun("c-wants").quota("c/gpu").idle(IdleMode.OnlyIdle).gpus(8).build()), Map.of("c-wants", "WaitingForIdleCapacity")),
+                new Case("a General quota's cpu-only runs may use nodes whose GPUs are Dedicated", nodes("h", 1, "h100"),
+                        List.of(aQuota("a/h100").dedicated("h100").minGpus(4).build(),
+                                aQuota("team/cpu").min(new io.slipstream.api.spec.Resources(8000, 32L << 30, 0, null)).build()),
+                        List.of(), List.of(aRun("cpu-only").quota("team/cpu").gpus(0).cpu(4).build()), Map.of("cpu-only", "admit InQuota")),
+
                 // Promotion
                 new Case("an Acceptable borrower is promoted when its guarantee frees", nodes("n", 2, "sim-gpu"), List.of(teamA),
                         List.of(aRun("r").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).running(NotInQuota, 0, "n-1")), List.of(),
@@ -219,6 +228,19 @@ class SchedulerTest {
         // Cycle 3: the victim is gone; the owner starts, guaranteed, before the later run.
         CycleResult third = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota), List.of(), List.of(owner, late)), T0);
         assertThat(outcome(third)).containsEntry("owner", "admit InQuota").containsEntry("late", "WaitingForIdleCapacity");
+    }
+
+    @Test
+    void aPromotionDoesNotTakeTheGuaranteeARunIsReclaiming() {
+        var quota = aQuota("a/gpu").minGpus(8).build();
+        var owner = aRun("owner").quota("a/gpu").gpus(8).build();
+        var stopping = new ActiveRun(new RunId("victim"), null, IdleMode.OnlyIdle, 0, T0, null, NotInQuota,
+                List.of(new Allocation(0, "n-1", new io.slipstream.api.spec.Resources(32000, 256L << 30, 8, null), List.of(0, 1, 2, 3, 4, 5, 6, 7))),
+                true, owner.id());
+        var acceptable = aRun("acceptable").quota("a/gpu").idle(IdleMode.Acceptable).gpus(4).running(NotInQuota, 0, "n-2");
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 2, "sim-gpu"), List.of(quota), List.of(stopping, acceptable),
+                List.of(owner)), T0);
+        assertThat(outcome(result)).isEqualTo(Map.of("owner", "WaitingForReclaim"));
     }
 
     @Test

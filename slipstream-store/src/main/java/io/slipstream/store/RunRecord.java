@@ -92,7 +92,8 @@ public record RunRecord(
         if (!finalState.isFinal()) {
             throw new IllegalArgumentException("not a final state: " + finalState);
         }
-        return stopping(finalState, null, why);
+        // A preempted run that is then cancelled still frees its resources for the run they were reclaimed for.
+        return stopping(finalState, state == RunState.TERMINATING ? reclaimFor : null, why);
     }
 
     /** This run is preempted: its instances are stopped, then it is queued again; its resources go to {@code forRun}. */

@@ -143,6 +143,7 @@ public final class ControlLoop implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
         List<RunRecord> current = new ArrayList<>();
+        boolean conflicted = false;
         for (RunRecord run : store.activeRuns()) {
             try {
                 RunRecord now = reconcile(run, instances.getOrDefault(run.id(), List.of()));
@@ -151,8 +152,12 @@ public final class ControlLoop implements AutoCloseable {
                 }
             } catch (ConflictException e) {
                 LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
-                wakeUp();
+                conflicted = true;
             }
+        }
+        if (conflicted) {
+            wakeUp(); // without that run the snapshot would show its resources free: schedule next cycle
+            return;
         }
         // Instances may have ended or started during reconciling: read them again for an exact snapshot.
         Map<RunId, List<InstanceRecord>> fresh = store.instancesOfActiveRuns().stream()

@@ -43,8 +43,11 @@ final class SnapshotBuilder {
             } else if (run.state().holdsResources()) {
                 List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
                 if (!allocations.isEmpty()) {
-                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(),
-                            run.startedAt() != null ? run.startedAt() : run.createdAt(), null,
+                    // Work a preemption would lose counts from this attempt's start (checkpoints come with fault tolerance).
+                    java.time.Instant attemptStart = instances.getOrDefault(run.id(), List.of()).stream()
+                            .map(InstanceRecord::startedAt).filter(java.util.Objects::nonNull).min(java.util.Comparator.naturalOrder())
+                            .orElse(run.createdAt());
+                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), attemptStart, null,
                             run.realTimeResources() != null ? run.realTimeResources() : RealTimeResources.NotInQuota,
                             allocations, run.state() == RunState.TERMINATING, run.reclaimFor()));
                 }

@@ -32,6 +32,10 @@ final class QuotaRules {
         }
         String id = workspace + "/" + name;
         QuotaSpec spec = (QuotaSpec) quotas.get(id).document().spec();
+        if (spec.type() == QuotaType.Dedicated && spec.parent() != null) {
+            problems.add(path + "spec.parent", "a Dedicated quota takes no parent: Dedicated quotas share by GPU model, not by tree");
+            return;
+        }
         if (spec.parent() != null) {
             String parentId = parentId(workspace, spec.parent());
             if (!quotas.containsKey(parentId)) {
@@ -44,8 +48,17 @@ final class QuotaRules {
         }
         childrenWithin(id, quotas, path + "spec.min", problems);
         if (!spec.overcommit()) {
-            capacity(spec, quotas, nodes, path + "spec.min", problems);
+            capacity(quotas, nodes, path + "spec.min", problems);
         }
+    }
+
+    /** Sums that saturate instead of wrapping: 1Ei guarantees must not add up to a negative number. */
+    private static long plus(long a, long b) {
+        long sum = a + b;
+        if (((a ^ sum) & (b ^ sum)) < 0) {
+            return sum < 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+        }
+        return sum;
     }
 
     static String parentId(String workspace, String parent) {
@@ -76,9 +89,9 @@ final class QuotaRules {
         for (StoredDocument stored : quotas.values()) {
             QuotaSpec child = (QuotaSpec) stored.document().spec();
             if (child.parent() != null && parentId(stored.document().workspace(), child.parent()).equals(parentId)) {
-                cpu += child.min().milliCpu();
-                memory += child.min().memoryBytes();
-                gpu += child.min().gpu();
+                cpu = plus(cpu, child.min().milliCpu());
+                memory = plus(memory, child.min().memoryBytes());
+                gpu = plus(gpu, child.min().gpu());
             }
         }
         Resources min = parent.min();
@@ -88,7 +101,7 @@ final class QuotaRules {
         }
     }
 
-    private static void capacity(QuotaSpec spec, Map<String, StoredDocument> quotas, List<NodeInfo> nodes, String path, Problems problems) {
+    private static void capacity(Map<String, StoredDocument> quotas, List<NodeInfo> nodes, String path, Problems problems) {
         Map<String, long[]> capacityByModel = new HashMap<>();
         long[] capacity = new long[3];
         for (NodeInfo node : nodes) {
@@ -96,7 +109,7 @@ final class QuotaRules {
             add(capacityByModel.computeIfAbsent(model, m -> new long[3]), node.capacity(), 1);
             add(capacity, node.capacity(), 1);
         }
-        Map<String, long[]> dedicated = new HashMap<>();
+        Map<String, long[]> dedicated = new TreeMap<>();
         long[] general = new long[3];
         long[] allDedicated = new long[3];
         for (StoredDocument stored : quotas.values()) {
@@ -111,32 +124,31 @@ final class QuotaRules {
                 add(general, quota.min(), 1);
             }
         }
-        if (spec.type() == QuotaType.Dedicated) {
-            long[] guaranteed = dedicated.get(spec.gpuModel());
-            long[] have = capacityByModel.getOrDefault(spec.gpuModel(), new long[3]);
-            if (exceeds(guaranteed, have)) {
-                problems.add(path, "Dedicated " + spec.gpuModel() + " quotas would be guaranteed " + describe(guaranteed)
-                        + ", but the nodes with " + spec.gpuModel() + " GPUs have " + describe(have) + " (an admin may set overcommit: true)");
+        // Both checks, whatever the kind applied: a new Dedicated quota takes capacity General quotas counted on.
+        for (var entry : dedicated.entrySet()) {
+            long[] have = capacityByModel.getOrDefault(entry.getKey(), new long[3]);
+            if (exceeds(entry.getValue(), have)) {
+                problems.add(path, "Dedicated " + entry.getKey() + " quotas would be guaranteed " + describe(entry.getValue())
+                        + ", but the nodes with " + entry.getKey() + " GPUs have " + describe(have) + " (an admin may set overcommit: true)");
             }
-        } else {
-            long[] left = capacity.clone();
-            add(left, allDedicated, -1);
-            if (exceeds(general, left)) {
-                problems.add(path, "General quotas would be guaranteed " + describe(general) + ", but the cluster has "
-                        + describe(left) + " beyond what Dedicated quotas are guaranteed (an admin may set overcommit: true)");
-            }
+        }
+        long[] left = capacity.clone();
+        add(left, allDedicated, -1);
+        if (exceeds(general, left)) {
+            problems.add(path, "General quotas would be guaranteed " + describe(general) + ", but the cluster has "
+                    + describe(left) + " beyond what Dedicated quotas are guaranteed (an admin may set overcommit: true)");
         }
     }
 
     private static void add(long[] sum, Resources resources, int sign) {
-        sum[0] += sign * resources.milliCpu();
-        sum[1] += sign * resources.memoryBytes();
-        sum[2] += sign * (long) resources.gpu();
+        sum[0] = plus(sum[0], sign * resources.milliCpu());
+        sum[1] = plus(sum[1], sign * resources.memoryBytes());
+        sum[2] = plus(sum[2], sign * (long) resources.gpu());
     }
 
     private static void add(long[] sum, long[] other, int sign) {
         for (int i = 0; i < 3; i++) {
-            sum[i] += sign * other[i];
+            sum[i] = plus(sum[i], sign * other[i]);
         }
     }
 

@@ -294,8 +294,11 @@ class ControlLoopTest {
         loop.cycle();
         submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
         loop.cycle();
+        RunId owner = run(borrower).reclaimFor();
         store.updateRun(run(borrower).withCancelRequestedAt(clock.instant()));
         loop.cycle();
+        assertThat(run(borrower).outcome()).isEqualTo(RunState.CANCELLED);
+        assertThat(run(borrower).reclaimFor()).as("its resources still go to the owner").isEqualTo(owner);
         executor.confirmTerminated(new InstanceId(borrower, 1, 0), 143);
         loop.cycle();
         assertThat(run(borrower).state()).isEqualTo(RunState.CANCELLED);
