@@ -57,6 +57,37 @@ public final class ApiClient {
         return post(path, Json.mapper().writeValueAsBytes(body), "application/json");
     }
 
+    /**
+     * Posts with an {@code Idempotency-Key}: the server answers a repeat with what the first request did, so a request
+     * whose response was lost (the connection broke, the server restarted) is safely sent again, a few times.
+     */
+    public JsonNode postJsonIdempotently(String path, Object body, String idempotencyKey) {
+        byte[] bytes = Json.mapper().writeValueAsBytes(body);
+        IOException last = null;
+        for (int attempt = 0; attempt < 4; attempt++) {
+            HttpRequest request = request(path, Map.of()).header("Content-Type", "application/json").header("Idempotency-Key", idempotencyKey)
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build();
+            try {
+                return sendOnce(request);
+            } catch (IOException e) {
+                last = e;
+                pause(250L << attempt);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CliException(CliException.UNREACHABLE, "interrupted");
+            }
+        }
+        throw unreachable(last);
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     public void delete(String path) {
         send(request(path, Map.of()).DELETE().build());
     }
@@ -99,16 +130,20 @@ public final class ApiClient {
         return builder;
     }
 
+    private JsonNode sendOnce(HttpRequest request) throws IOException, InterruptedException {
+        HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        if (response.statusCode() >= 400) {
+            throw failure(response.statusCode(), response.body());
+        }
+        if (response.statusCode() == 204 || response.body().length == 0) {
+            return Json.mapper().nullNode();
+        }
+        return Json.mapper().readTree(response.body());
+    }
+
     private JsonNode send(HttpRequest request) {
         try {
-            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-            if (response.statusCode() >= 400) {
-                throw failure(response.statusCode(), response.body());
-            }
-            if (response.statusCode() == 204 || response.body().length == 0) {
-                return Json.mapper().nullNode();
-            }
-            return Json.mapper().readTree(response.body());
+            return sendOnce(request);
         } catch (IOException e) {
             throw unreachable(e);
         } catch (InterruptedException e) {

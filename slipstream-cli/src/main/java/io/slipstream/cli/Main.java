@@ -8,6 +8,7 @@ import io.slipstream.cli.command.DemoCommand;
 import io.slipstream.cli.command.EventsCommand;
 import io.slipstream.cli.command.GetCommand;
 import io.slipstream.cli.command.LogsCommand;
+import io.slipstream.cli.command.RunCommand;
 import io.slipstream.cli.command.ServerCommand;
 import io.slipstream.cli.command.SubmitCommand;
 import io.slipstream.cli.command.TokenCommand;
@@ -29,6 +30,7 @@ import picocli.CommandLine.Command;
                 DemoCommand.class,
                 ApplyCommand.class,
                 SubmitCommand.class,
+                RunCommand.class,
                 GetCommand.class,
                 LogsCommand.class,
                 CancelCommand.class,

@@ -1,6 +1,7 @@
 package io.slipstream.executor;
 
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,12 @@ public interface Executor extends AutoCloseable {
 
     /** Up to {@code maxBytes} of an instance's output starting at {@code offset}. */
     LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes);
+
+    /**
+     * Removes what is kept of a finished run: its instances' files and logs. The control plane calls it only once
+     * every instance of the run is gone; afterwards {@link #find} knows none of them. Idempotent.
+     */
+    void forget(RunId runId);
 
     /** Stops watching; running instances are left running (a restarted control plane adopts them). */
     @Override

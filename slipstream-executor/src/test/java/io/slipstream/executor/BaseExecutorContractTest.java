@@ -268,6 +268,25 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void forgettingAFinishedRunRemovesItsInstancesAndLogs() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        InstanceId other = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "echo bye"));
+        launch(executor, spec(other, nodeName(), "echo stays"));
+        awaitReport(id, InstanceReport.Exited.class);
+        awaitReport(other, InstanceReport.Exited.class);
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("bye\n");
+
+        executor.forget(id.runId());
+        executor.forget(id.runId()); // idempotent
+
+        assertThat(executor.find(id)).isEmpty();
+        assertThat(newExecutor().find(id)).isEmpty();
+        assertThat(executor.find(other)).isPresent();
+    }
+
+    @Test
     void launchOnAnUnknownNodeIsRefused() {
         Executor executor = newExecutor();
         assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "no-such-node", "true")))

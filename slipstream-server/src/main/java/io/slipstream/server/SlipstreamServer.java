@@ -9,6 +9,7 @@ import io.slipstream.server.api.ApiServer;
 import io.slipstream.server.auth.Authenticator;
 import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.RunFactory;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
@@ -71,12 +72,13 @@ public final class SlipstreamServer implements AutoCloseable {
             TokenService tokens = new TokenService(store, clock);
             ensureAdminToken(store, tokens, dataDir, clock);
             executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation, clock);
-            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.gracePeriod(), config.tickInterval());
+            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval());
             loop.start();
             Executor nodesOf = executor;
-            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.maxGracePeriod());
-            api = new ApiServer(store, new Authenticator(store, clock), documents, new RunService(store, documents, loop, clock),
-                    new NodeService(store, executor), tokens, new LogService(store, executor));
+            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits());
+            RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
+            api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor), tokens,
+                    new LogService(store, executor), clock);
             api.start(config.host(), config.port());
             return new SlipstreamServer(config, store, executor, loop, api);
         } catch (RuntimeException e) {

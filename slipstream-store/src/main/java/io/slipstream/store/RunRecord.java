@@ -13,7 +13,8 @@ import java.time.Instant;
  * once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is where a {@code TERMINATING} run
  * goes once all its processes are confirmed gone: a final state, or {@code QUEUED} after a preemption.
  * {@code realTimeResources} says where a run holding resources got them; {@code reclaimFor} names the run a
- * preempted run's resources go to.
+ * preempted run's resources go to. {@code attemptStartedAt} is when the current attempt started running and
+ * {@code priorRuntimeMillis} how long earlier attempts ran: queued time never counts towards {@code maxRuntime}.
  */
 public record RunRecord(
         RunId id,
@@ -33,6 +34,9 @@ public record RunRecord(
         RealTimeResources realTimeResources,
         RunId reclaimFor,
         int preemptions,
+        RunOrigin origin,
+        Instant attemptStartedAt,
+        long priorRuntimeMillis,
         long version) {
 
     public RunRecord {
@@ -43,12 +47,28 @@ public record RunRecord(
         requireNonNull(reason, "reason is null");
         requireNonNull(spec, "spec is null");
         requireNonNull(createdAt, "createdAt is null");
+        origin = origin == null ? RunOrigin.MANUAL : origin;
     }
 
     /** A new queued run at version 0 (the store makes it version 1). */
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, Instant now) {
-        return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, "Submitted", null, 1, spec.priority(), spec,
-                now, null, null, null, null, null, 0, 0);
+        return queued(id, workspace, job, jobVersion, spec, RunOrigin.MANUAL, now);
+    }
+
+    public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, RunOrigin origin, Instant now) {
+        return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, origin.scheduleTime() != null ? "Scheduled" : "Submitted", null, 1,
+                spec.priority(), spec, now, null, null, null, null, null, 0, origin, null, 0, 0);
+    }
+
+    /** How long the run has run, over all its attempts, at {@code now}. */
+    public java.time.Duration runtime(Instant now) {
+        long current = attemptStartedAt == null || !state.holdsResources() ? 0 : java.time.Duration.between(attemptStartedAt, now).toMillis();
+        return java.time.Duration.ofMillis(priorRuntimeMillis + Math.max(0, current));
+    }
+
+    /** How long the current attempt has run at {@code now}. */
+    public java.time.Duration attemptRuntime(Instant now) {
+        return java.time.Duration.ofMillis(state.holdsResources() ? currentAttemptMillis(now) : 0);
     }
 
     /** The id of the quota the run is charged to ({@code workspace/name}), or {@code null}. */
@@ -71,20 +91,22 @@ public record RunRecord(
                 startedAt == null && next == RunState.RUNNING ? now : startedAt,
                 next.isFinal() ? now : finishedAt,
                 cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
-                preemptions, version);
+                preemptions, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
+                next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, version);
     }
 
     /** Admitted on its quota's guarantee or on idle capacity. */
     public RunRecord admitted(RealTimeResources where, String why, Instant now) {
         RunRecord starting = moveTo(RunState.STARTING, why, now);
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, preemptions, version);
+                finishedAt, cancelRequestedAt, where, null, preemptions, origin, null, priorRuntimeMillis, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */
     public RunRecord promoted() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, version);
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis,
+                version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -106,25 +128,31 @@ public record RunRecord(
             throw new IllegalStateException("run " + id + " cannot move from " + state + " to TERMINATING");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
-                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, version);
+                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, origin, attemptStartedAt,
+                priorRuntimeMillis, version);
     }
 
     /** A preempted run whose instances are all gone, queued again for its next attempt. */
-    public RunRecord requeued(String why) {
+    public RunRecord requeued(String why, Instant now) {
         if (state != RunState.TERMINATING || outcome != RunState.QUEUED) {
             throw new IllegalStateException("run " + id + " is not being preempted");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
-                startedAt, null, cancelRequestedAt, null, null, preemptions + 1, version);
+                startedAt, null, cancelRequestedAt, null, null, preemptions + 1, origin, null, priorRuntimeMillis + currentAttemptMillis(now),
+                version);
+    }
+
+    private long currentAttemptMillis(Instant now) {
+        return attemptStartedAt == null || now == null ? 0 : Math.max(0, java.time.Duration.between(attemptStartedAt, now).toMillis());
     }
 
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, realTimeResources, reclaimFor, preemptions, version);
+                finishedAt, at, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, newVersion);
     }
 }

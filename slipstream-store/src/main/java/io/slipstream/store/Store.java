@@ -37,7 +37,7 @@ public interface Store extends AutoCloseable {
     /** Replaces a document if its stored version is {@code expectedVersion}; returns it at the next version. */
     StoredDocument updateDocument(Document<?> document, long expectedVersion, Instant now);
 
-    /** Deletes a document if its stored version is {@code expectedVersion}. */
+    /** Deletes a document if its stored version is {@code expectedVersion}; a deleted job's schedule state goes with it. */
     void deleteDocument(Kind kind, String workspace, String name, long expectedVersion);
 
     /** Names of the workspaces that list {@code user} as a member. */
@@ -70,6 +70,27 @@ public interface Store extends AutoCloseable {
 
     /** Replaces a run if its stored version is {@code run.version()}; returns it at the next version. */
     RunRecord updateRun(RunRecord run);
+
+    /** The run created with this idempotency key in this workspace, if any. */
+    Optional<RunRecord> findRunByIdempotencyKey(String workspace, String key);
+
+    /** Frees a run's idempotency key (it expired), so that a new run may take it. */
+    void releaseIdempotencyKey(RunId id);
+
+    /** Finished runs that ended before {@code cutoff}, oldest first, at most {@code limit}. */
+    List<RunRecord> finishedBefore(Instant cutoff, int limit);
+
+    /** Deletes a finished run with its instances and events; {@link ConflictException} if it is not finished. */
+    void deleteRun(RunId id);
+
+    /** The last due time the job's schedule fired for. */
+    Optional<Instant> lastScheduled(String workspace, String job);
+
+    /**
+     * Moves the job's schedule from {@code expectedLastDue} ({@code null}: it never fired) to {@code due};
+     * {@link ConflictException} if it moved meanwhile.
+     */
+    void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due);
 
     /** Stores new instances at version 1. */
     List<InstanceRecord> createInstances(List<InstanceRecord> instances);

@@ -197,12 +197,74 @@ public abstract class BaseStoreContractTest {
         RunRecord preempting = store.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"));
         assertThat(store.getRun(stored.id())).contains(preempting);
         assertThat(preempting.outcome()).isEqualTo(RunState.QUEUED);
-        RunRecord requeued = store.updateRun(preempting.requeued("Preempted"));
+        RunRecord requeued = store.updateRun(preempting.requeued("Preempted", T0.plusSeconds(5)));
         assertThat(store.getRun(stored.id())).contains(requeued);
         assertThat(requeued.attempt()).isEqualTo(2);
         assertThat(requeued.preemptions()).isEqualTo(1);
         assertThat(requeued.realTimeResources()).isNull();
         assertThat(store.activeRuns()).contains(requeued);
+    }
+
+    @Test
+    void aRunsOriginRoundTripsAndItsIdempotencyKeyIsUniquePerWorkspace() {
+        JobSpec spec = aJob("keyed").spec();
+        RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "4"), T0.minusSeconds(60), "key-1");
+        RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
+        assertThat(store.getRun(first.id()).orElseThrow().origin()).isEqualTo(origin);
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-1")).contains(first);
+        assertThat(store.findRunByIdempotencyKey("team-b", "key-1")).isEmpty();
+        assertThatThrownBy(() -> createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0)))
+                .isInstanceOf(ConflictException.class);
+        createRun(RunRecord.queued(RunId.newFor("keyed"), "team-b", "keyed", 1, spec, origin, T0)); // another workspace: fine
+        store.releaseIdempotencyKey(first.id());
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-1")).isEmpty();
+        createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0)); // the key is free again
+    }
+
+    @Test
+    void finishedRunsCanBeFoundByAgeAndDeletedButActiveOnesCannot() {
+        RunRecord old = createRun(queuedRun("old", "team-a", T0));
+        RunRecord done = store.updateRun(old.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10)));
+        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(old.id(), 1, 0), "main", 0, "node-1", List.of())));
+        RunRecord active = createRun(queuedRun("active", "team-a", T0));
+        assertThat(store.finishedBefore(T0.plusSeconds(11), 10)).containsExactly(done);
+        assertThat(store.finishedBefore(T0.plusSeconds(10), 10)).isEmpty();
+        assertThatThrownBy(() -> store.deleteRun(active.id())).isInstanceOf(ConflictException.class);
+        store.deleteRun(old.id());
+        assertThat(store.getRun(old.id())).isEmpty();
+        assertThat(store.instancesOf(old.id())).isEmpty();
+        assertThat(store.eventsOf(old.id(), 0, 10)).isEmpty();
+        assertThat(store.getRun(active.id())).isPresent();
+    }
+
+    @Test
+    void aScheduleMovesForwardByCompareAndSet() {
+        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
+        store.recordScheduled("team-a", "nightly", null, T0);
+        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", null, T0)).isInstanceOf(ConflictException.class);
+        store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60));
+        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(120))).isInstanceOf(ConflictException.class);
+        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0.plusSeconds(60));
+    }
+
+    @Test
+    void deletingAJobForgetsItsSchedule() {
+        StoredDocument job = store.createDocument(aJob("nightly").workspace("team-a").build(), T0);
+        store.recordScheduled("team-a", "nightly", null, T0);
+        store.deleteDocument(Kind.Job, "team-a", "nightly", job.version());
+        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
+    }
+
+    @Test
+    void runtimeCountsRunningAttemptsOnly() {
+        RunRecord queued = createRun(queuedRun("timed", "team-a", T0));
+        RunRecord running = store.updateRun(store.updateRun(queued.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0.plusSeconds(100)))
+                .moveTo(RunState.RUNNING, "Running", T0.plusSeconds(100)));
+        assertThat(running.runtime(T0.plusSeconds(130))).isEqualTo(Duration.ofSeconds(30));
+        RunRecord requeued = store.updateRun(store.updateRun(running.preempting(new RunId("owner-12345678"), "Reclaimed"))
+                .requeued("Preempted", T0.plusSeconds(140)));
+        assertThat(requeued.runtime(T0.plusSeconds(500))).isEqualTo(Duration.ofSeconds(40));
+        assertThat(store.getRun(queued.id()).orElseThrow().priorRuntimeMillis()).isEqualTo(40_000);
     }
 
     @Test
@@ -219,6 +281,8 @@ public abstract class BaseStoreContractTest {
         assertThat(store.listRuns(new RunQuery(null, "team-a", "even", null, 10, null))).extracting(RunRecord::id)
                 .containsExactly(runs.get(2).id(), runs.get(0).id());
         assertThat(store.listRuns(new RunQuery(null, null, null, Set.of(RunState.RUNNING), 10, null))).isEmpty();
+        assertThat(store.listRuns(new RunQuery(null, null, null, null, T0.plusSeconds(1), T0.plusSeconds(3), 10, null))).extracting(RunRecord::id)
+                .containsExactly(runs.get(2).id(), runs.get(1).id());
 
         List<RunRecord> firstPage = store.listRuns(new RunQuery(null, null, null, null, 2, null));
         RunRecord last = firstPage.get(1);

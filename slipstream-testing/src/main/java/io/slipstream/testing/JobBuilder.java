@@ -17,6 +17,10 @@ public final class JobBuilder {
     private int priority;
     private String quota;
     private io.slipstream.api.spec.IdleMode idleMode;
+    private java.time.Duration maxRuntime;
+    private boolean maxRuntimePerAttempt;
+    private io.slipstream.api.spec.ScheduleSpec schedule;
+    private java.time.Duration groupMaxRuntime;
     private final List<NodeGroupSpec> groups = new ArrayList<>();
     private String groupName = "main";
     private int replicas = 1;
@@ -52,6 +56,33 @@ public final class JobBuilder {
 
     public JobBuilder idle(io.slipstream.api.spec.IdleMode mode) {
         this.idleMode = mode;
+        return this;
+    }
+
+    public JobBuilder maxRuntime(java.time.Duration maxRuntime) {
+        this.maxRuntime = maxRuntime;
+        return this;
+    }
+
+    /** The run's limit counts each attempt on its own, not the total over restarts. */
+    public JobBuilder maxRuntimePerAttempt() {
+        this.maxRuntimePerAttempt = true;
+        return this;
+    }
+
+    /** The current node group's own runtime limit. */
+    public JobBuilder groupMaxRuntime(java.time.Duration limit) {
+        this.groupMaxRuntime = limit;
+        return this;
+    }
+
+    /** Runs on a schedule: {@code cron} in {@code timeZone}, with the given policy and no starting deadline. */
+    public JobBuilder schedule(String cron, String timeZone, io.slipstream.api.spec.ConcurrencyPolicy policy) {
+        return schedule(new io.slipstream.api.spec.ScheduleSpec(cron, java.time.ZoneId.of(timeZone), policy, null, false));
+    }
+
+    public JobBuilder schedule(io.slipstream.api.spec.ScheduleSpec schedule) {
+        this.schedule = schedule;
         return this;
     }
 
@@ -100,17 +131,18 @@ public final class JobBuilder {
         groups.add(currentGroup());
         groupName = nextGroupName;
         env.clear();
+        groupMaxRuntime = null;
         return this;
     }
 
     private NodeGroupSpec currentGroup() {
-        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null);
+        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime);
     }
 
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, null, all);
+        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, all);
     }
 
     public Document<JobSpec> build() {

@@ -15,10 +15,11 @@ public enum RunState {
     TERMINATING,
     SUCCEEDED,
     FAILED,
-    CANCELLED;
+    CANCELLED,
+    TIMED_OUT;
 
     public boolean isFinal() {
-        return this == SUCCEEDED || this == FAILED || this == CANCELLED;
+        return this == SUCCEEDED || this == FAILED || this == CANCELLED || this == TIMED_OUT;
     }
 
     /** Whether a run in this state holds resources on nodes. */
@@ -32,8 +33,8 @@ public enum RunState {
             case QUEUED -> EnumSet.of(STARTING, CANCELLED, FAILED);
             case STARTING -> EnumSet.of(RUNNING, TERMINATING, SUCCEEDED, FAILED);
             case RUNNING -> EnumSet.of(TERMINATING, SUCCEEDED, FAILED);
-            case TERMINATING -> EnumSet.of(SUCCEEDED, FAILED, CANCELLED, QUEUED);
-            case SUCCEEDED, FAILED, CANCELLED -> EnumSet.noneOf(RunState.class);
+            case TERMINATING -> EnumSet.of(SUCCEEDED, FAILED, CANCELLED, TIMED_OUT, QUEUED);
+            case SUCCEEDED, FAILED, CANCELLED, TIMED_OUT -> EnumSet.noneOf(RunState.class);
         };
     }
 

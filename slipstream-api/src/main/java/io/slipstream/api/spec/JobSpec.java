@@ -5,11 +5,24 @@ import java.util.List;
 
 /**
  * What to run: its node groups (all instances form one gang), the quota it is charged to ({@code null}: none, so it
- * runs on idle capacity only), whether it may use idle capacity, its priority in the queue, and how long its
- * instances get to save their work when preempted ({@code null}: the server's default).
+ * runs on idle capacity only), whether it may use idle capacity, its priority in the queue, how long its instances get
+ * to save their work when preempted ({@code null}: the server's default), how long a run may run at most
+ * ({@code null}: the server's maximum; counted over all attempts, or per attempt with {@code maxRuntimePerAttempt}),
+ * and optionally a schedule on which it runs by itself.
  */
-public record JobSpec(int priority, String quota, IdleMode idleResources, Duration preemptionGracePeriod, List<NodeGroupSpec> nodeGroups)
-        implements Spec {
+public record JobSpec(
+        int priority,
+        String quota,
+        IdleMode idleResources,
+        Duration preemptionGracePeriod,
+        Duration maxRuntime,
+        boolean maxRuntimePerAttempt,
+        ScheduleSpec schedule,
+        List<NodeGroupSpec> nodeGroups) implements Spec {
+
+    /** No run may be given longer than this, whatever it asks. */
+    public static final Duration MAX_RUNTIME = Duration.ofDays(30);
+
     public JobSpec {
         nodeGroups = List.copyOf(nodeGroups);
         if (idleResources == null) {
@@ -19,7 +32,7 @@ public record JobSpec(int priority, String quota, IdleMode idleResources, Durati
 
     /** A job charged to no quota, that runs on idle capacity. */
     public JobSpec(int priority, List<NodeGroupSpec> nodeGroups) {
-        this(priority, null, null, null, nodeGroups);
+        this(priority, null, null, null, null, false, null, nodeGroups);
     }
 
     @Override
@@ -33,6 +46,6 @@ public record JobSpec(int priority, String quota, IdleMode idleResources, Durati
     }
 
     public JobSpec withNodeGroups(List<NodeGroupSpec> groups) {
-        return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, groups);
+        return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, groups);
     }
 }

@@ -2,6 +2,7 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -10,6 +11,7 @@ import java.util.Map;
  * user; in a run's effective spec the shape is resolved and both are set.
  *
  * @param workingDir relative to the instance's sandbox directory; {@code null} for the sandbox itself
+ * @param maxRuntime how long this group's instances may run, at most ({@code null}: as long as the run)
  */
 public record NodeGroupSpec(
         String name,
@@ -19,7 +21,8 @@ public record NodeGroupSpec(
         List<String> command,
         Map<String, String> env,
         String image,
-        String workingDir) {
+        String workingDir,
+        Duration maxRuntime) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
@@ -27,6 +30,6 @@ public record NodeGroupSpec(
     }
 
     public NodeGroupSpec withResources(Resources resolved) {
-        return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir);
+        return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir, maxRuntime);
     }
 }

@@ -3,6 +3,7 @@ package io.slipstream.api.spec;
 import io.slipstream.api.problem.Problems;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -274,6 +275,9 @@ public final class SpecReader {
             problems.add(spec.pathOf("idleResources"), idleResources + " needs a quota: set spec.quota, or use OnlyIdle");
         }
         Duration grace = readDuration(spec, "preemptionGracePeriod", Duration.ZERO, Duration.ofDays(1));
+        Duration maxRuntime = readDuration(spec, "maxRuntime", Duration.ofSeconds(1), JobSpec.MAX_RUNTIME);
+        Boolean perAttempt = spec.bool("maxRuntimePerAttempt", false);
+        ScheduleSpec schedule = readSchedule(spec.object("schedule", false));
         List<JsonNode> groups = spec.array("nodeGroups", true, MAX_NODE_GROUPS);
         List<NodeGroupSpec> nodeGroups = new ArrayList<>();
         if (groups != null) {
@@ -299,7 +303,40 @@ public final class SpecReader {
         if (problems.list().size() > before) {
             return null;
         }
-        return new JobSpec(priority == null ? 0 : priority.intValue(), quota, idleResources, grace, nodeGroups);
+        return new JobSpec(priority == null ? 0 : priority.intValue(), quota, idleResources, grace, maxRuntime,
+                perAttempt != null && perAttempt, schedule, nodeGroups);
+    }
+
+    private static ScheduleSpec readSchedule(FieldReader schedule) {
+        if (schedule == null) {
+            return null;
+        }
+        Problems problems = schedule.problems();
+        int before = problems.list().size();
+        String cron = schedule.string("cron", true, 256);
+        String zoneText = schedule.string("timeZone", false, 64);
+        ZoneId zone = ZoneId.of("UTC");
+        if (zoneText != null) {
+            try {
+                zone = ZoneId.of(zoneText);
+            } catch (java.time.DateTimeException e) {
+                problems.add(schedule.pathOf("timeZone"), "'" + zoneText + "' is not a time zone (examples: UTC, Europe/Berlin, America/New_York)");
+            }
+        }
+        if (cron != null) {
+            String problem = Cron.problem(cron);
+            if (problem != null) {
+                problems.add(schedule.pathOf("cron"), problem);
+            }
+        }
+        ConcurrencyPolicy policy = schedule.enumValue("concurrencyPolicy", ConcurrencyPolicy.class, false);
+        Duration deadline = readDuration(schedule, "startingDeadline", Duration.ofSeconds(1), Duration.ofDays(30));
+        Boolean suspend = schedule.bool("suspend", false);
+        schedule.finish();
+        if (problems.list().size() > before || cron == null) {
+            return null;
+        }
+        return new ScheduleSpec(cron.trim(), zone, policy == null ? ConcurrencyPolicy.Allow : policy, deadline, suspend != null && suspend);
     }
 
     private static Duration readDuration(FieldReader reader, String field, Duration min, Duration max) {
@@ -350,11 +387,12 @@ public final class SpecReader {
             problems.add(group.pathOf("image"), "must be an image reference without spaces");
         }
         String workingDir = readWorkingDir(group);
+        Duration maxRuntime = readDuration(group, "maxRuntime", Duration.ofSeconds(1), JobSpec.MAX_RUNTIME);
         group.finish();
         if (problems.list().size() > before) {
             return null;
         }
-        return new NodeGroupSpec(name, replicas == null ? 1 : replicas.intValue(), shape, resources, command, env, image, workingDir);
+        return new NodeGroupSpec(name, replicas == null ? 1 : replicas.intValue(), shape, resources, command, env, image, workingDir, maxRuntime);
     }
 
     private static List<String> readCommand(FieldReader group) {

@@ -69,6 +69,24 @@ public final class SpecWriter {
             if (job.preemptionGracePeriod() != null) {
                 node.put("preemptionGracePeriod", Durations.format(job.preemptionGracePeriod()));
             }
+            if (job.maxRuntime() != null) {
+                node.put("maxRuntime", Durations.format(job.maxRuntime()));
+            }
+            if (job.maxRuntimePerAttempt()) {
+                node.put("maxRuntimePerAttempt", true);
+            }
+            if (job.schedule() != null) {
+                ObjectNode schedule = node.putObject("schedule");
+                schedule.put("cron", job.schedule().cron());
+                schedule.put("timeZone", job.schedule().timeZone().getId());
+                schedule.put("concurrencyPolicy", job.schedule().concurrencyPolicy().name());
+                if (job.schedule().startingDeadline() != null) {
+                    schedule.put("startingDeadline", Durations.format(job.schedule().startingDeadline()));
+                }
+                if (job.schedule().suspend()) {
+                    schedule.put("suspend", true);
+                }
+            }
             ArrayNode groups = node.putArray("nodeGroups");
             job.nodeGroups().forEach(group -> writeNodeGroup(groups.addObject(), group));
         }
@@ -95,6 +113,9 @@ public final class SpecWriter {
         }
         if (group.workingDir() != null) {
             node.put("workingDir", group.workingDir());
+        }
+        if (group.maxRuntime() != null) {
+            node.put("maxRuntime", Durations.format(group.maxRuntime()));
         }
     }
 

@@ -4,12 +4,14 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunState;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
 /**
  * A run as the API returns it. {@code realTimeResources} says, while it holds resources, whether they are its quota's
  * guarantee or idle capacity; {@code queue} is set while it waits; {@code spec} is the effective job spec it runs
- * (shapes resolved), included when a single run is fetched.
+ * (overrides applied, shapes resolved), included when a single run is fetched. {@code overrides} are those the run
+ * was started with ({@code null}: none); {@code scheduleTime} is the due time of the schedule that started it.
  */
 public record RunView(
         String id,
@@ -26,6 +28,9 @@ public record RunView(
         Instant createdAt,
         Instant startedAt,
         Instant finishedAt,
+        Instant cancelRequestedAt,
+        Map<String, String> overrides,
+        Instant scheduleTime,
         List<InstanceView> instances,
         JsonNode spec) {
 

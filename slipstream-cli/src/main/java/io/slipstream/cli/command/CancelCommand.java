@@ -1,5 +1,6 @@
 package io.slipstream.cli.command;
 
+import io.slipstream.api.run.RunState;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.ClientOptions;
@@ -33,7 +34,8 @@ public final class CancelCommand implements Callable<Integer> {
         var out = spec.commandLine().getOut();
         out.println(outcome.get("message").asString());
         out.flush();
-        if (await && outcome.get("accepted").asBoolean()) {
+        boolean finished = RunState.valueOf(outcome.get("run").get("state").asString()).isFinal();
+        if (await && !finished) { // also when an earlier request started the cancel
             RunView done = Runs.await(api, runId, spec.commandLine().getErr());
             out.println("run " + done.id() + " is " + done.state() + " (" + done.reason() + ")");
         }

@@ -86,6 +86,6 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private String submit(ApiClient api, byte[] document) {
-        return SubmitCommand.submit(api, document, file, new PrintWriter(PrintWriter.nullWriter()));
+        return SubmitCommand.submit(api, document, file, new RunOptions(), new PrintWriter(PrintWriter.nullWriter()));
     }
 }

@@ -43,6 +43,12 @@ public final class GetCommand implements Callable<Integer> {
     @Option(names = "--state", paramLabel = "STATE", description = "Runs in these states only, e.g. RUNNING,QUEUED.")
     String state;
 
+    @Option(names = "--since", paramLabel = "TIME", description = "Runs created since TIME: 2026-11-29T10:00:00Z, or a duration ago (2h, 7d).")
+    String since;
+
+    @Option(names = "--until", paramLabel = "TIME", description = "Runs created before TIME (same forms as --since).")
+    String until;
+
     @Option(names = "--limit", paramLabel = "N", defaultValue = "100", description = "At most this many runs (default: ${DEFAULT-VALUE}).")
     int limit;
 
@@ -88,6 +94,8 @@ public final class GetCommand implements Callable<Integer> {
             query.put("workspace", workspace);
             query.put("job", job);
             query.put("state", state);
+            query.put("since", since);
+            query.put("until", until);
             query.put("limit", Integer.toString(limit));
         } else if (kind.equals("jobs") || kind.equals("quotas")) {
             query.put("workspace", workspace);

@@ -86,7 +86,17 @@ final class Runs {
         }
         out.println("Attempt:    " + run.attempt() + (run.preemptions() > 0 ? " (preempted " + run.preemptions() + " time(s))" : ""));
         out.println("Priority:   " + run.priority());
+        if (run.overrides() != null && !run.overrides().isEmpty()) {
+            out.println("Overrides:  " + run.overrides().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                    .collect(java.util.stream.Collectors.joining(" ")));
+        }
+        if (run.scheduleTime() != null) {
+            out.println("Scheduled:  for " + run.scheduleTime());
+        }
         out.println("Created:    " + run.createdAt());
+        if (run.cancelRequestedAt() != null && !run.state().isFinal()) {
+            out.println("Cancel:     requested at " + run.cancelRequestedAt() + "; waiting for every process to stop");
+        }
         if (run.startedAt() != null) {
             out.println("Started:    " + run.startedAt());
         }

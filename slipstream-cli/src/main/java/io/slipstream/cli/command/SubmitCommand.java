@@ -2,14 +2,12 @@ package io.slipstream.cli.command;
 
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.codec.Json;
-import io.slipstream.api.wire.RunView;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.CliException;
 import io.slipstream.cli.ClientOptions;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,37 +30,22 @@ public final class SubmitCommand implements Callable<Integer> {
     @Option(names = {"-f", "--file"}, required = true, paramLabel = "FILE", description = "File holding exactly one Job, and optionally other documents.")
     String file;
 
-    @Option(names = "--wait", description = "Wait until the run ends; exit 1 unless it SUCCEEDED.")
-    boolean await;
+    @Mixin
+    RunOptions run;
 
     @Override
     public Integer call() {
         ApiClient api = client.client();
-        PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        String runId = submit(api, Inputs.read(file), file, err);
-        if (!await) {
-            err.println("follow it with: slipstream logs -f " + runId);
-        }
-        err.flush();
-        int exit = 0;
-        if (await) {
-            RunView done = Runs.await(api, runId, err);
-            if (!Runs.succeeded(done)) {
-                err.println("run " + done.id() + " ended " + done.state() + ": " + done.reason());
-                exit = CliException.RUN_FAILED;
-            }
-        }
-        out.println(runId);
-        out.flush();
-        return exit;
+        String runId = submit(api, Inputs.read(file), file, run, err);
+        return run.finish(api, runId, spec.commandLine().getOut(), err);
     }
 
     /**
      * Applies every document of the input in one request (all or nothing: a bad Job leaves nothing behind), then
      * starts a run of its one Job; returns the new run's id.
      */
-    static String submit(ApiClient api, byte[] input, String file, PrintWriter err) {
+    static String submit(ApiClient api, byte[] input, String file, RunOptions options, PrintWriter err) {
         List<JsonNode> documents = DocumentParser.parse(input);
         List<JsonNode> jobs = new ArrayList<>();
         ArrayNode all = Json.mapper().createArrayNode();
@@ -78,9 +61,6 @@ public final class SubmitCommand implements Callable<Integer> {
         byte[] body = Json.mapper().writeValueAsBytes(documents.size() == 1 ? documents.get(0) : all);
         api.post("/api/v1/apply", body, "application/json");
         JsonNode metadata = jobs.get(0).path("metadata");
-        Map<String, String> request = Map.of("workspace", metadata.path("workspace").asString(""), "job", metadata.path("name").asString(""));
-        RunView run = ApiClient.read(api.postJson("/api/v1/runs", request), RunView.class);
-        err.println("submitted run " + run.id() + " of job " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")");
-        return run.id();
+        return options.start(api, metadata.path("workspace").asString(""), metadata.path("name").asString(""), err).id();
     }
 }

@@ -3,6 +3,7 @@ package io.slipstream.executor.local;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
@@ -354,6 +355,32 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
         return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).read(stream, offset, maxBytes);
+    }
+
+    @Override
+    public void forget(RunId runId) {
+        Path dir = root.resolve(runId.value()).normalize();
+        if (!dir.startsWith(root) || dir.equals(root)) {
+            throw new ExecutorException("run directory " + dir + " is outside " + root);
+        }
+        if (watched.keySet().stream().anyMatch(id -> id.runId().equals(runId))) {
+            throw new ExecutorException("run " + runId + " still has instances running");
+        }
+        try {
+            if (Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                // Links are removed, never followed: an instance could have left one pointing anywhere.
+                try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+                    for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(path);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
+        }
+        if (uids != null) {
+            uids.release(runId);
+        }
     }
 
     @Override

@@ -17,6 +17,8 @@ final class UidAllocator {
     private final Path root;
     private final Isolation isolation;
     private final BitSet used = new BitSet();
+    /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
+    private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
 
     UidAllocator(Path root, Isolation isolation) {
         this.root = root;
@@ -26,6 +28,9 @@ final class UidAllocator {
                 Integer uid = read(run.resolve("uid"));
                 if (uid != null && inRange(uid)) {
                     used.set(uid - isolation.firstUid());
+                    if (RunId.isValid(run.getFileName().toString())) {
+                        given.put(new RunId(run.getFileName().toString()), uid);
+                    }
                 }
             }
         } catch (IOException e) {
@@ -37,6 +42,7 @@ final class UidAllocator {
         Path file = root.resolve(runId.value()).resolve("uid");
         Integer existing = read(file);
         if (existing != null) {
+            given.put(runId, existing);
             return existing;
         }
         int index = used.nextClearBit(0);
@@ -52,7 +58,20 @@ final class UidAllocator {
             throw new ExecutorException("cannot record the uid of run " + runId, e);
         }
         used.set(index);
+        given.put(runId, uid);
         return uid;
+    }
+
+    /** Frees the run's uid for another run once its directory is gone. */
+    synchronized void release(RunId runId) {
+        Path file = root.resolve(runId.value()).resolve("uid");
+        if (Files.exists(file)) {
+            return; // its files are still there: the uid still owns them
+        }
+        Integer uid = given.remove(runId);
+        if (uid != null && inRange(uid)) {
+            used.clear(uid - isolation.firstUid());
+        }
     }
 
     private boolean inRange(int uid) {

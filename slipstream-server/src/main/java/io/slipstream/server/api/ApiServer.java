@@ -51,6 +51,7 @@ public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String PRINCIPAL = "slipstream.principal";
     private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
+    private static final int MAX_OVERRIDES = 100;
 
     /** One registered route, as the OpenAPI file must describe it. */
     public record Route(String method, String path) {
@@ -63,11 +64,12 @@ public final class ApiServer implements AutoCloseable {
     private final NodeService nodes;
     private final TokenService tokens;
     private final LogService logs;
+    private final java.time.Clock clock;
     private final List<Route> routes = new ArrayList<>();
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     TokenService tokens, LogService logs) {
+                     TokenService tokens, LogService logs, java.time.Clock clock) {
         this.store = store;
         this.authenticator = authenticator;
         this.documents = documents;
@@ -75,6 +77,7 @@ public final class ApiServer implements AutoCloseable {
         this.nodes = nodes;
         this.tokens = tokens;
         this.logs = logs;
+        this.clock = clock;
     }
 
     /** Starts listening; {@code port} 0 picks a free port (see {@link #port()}). */
@@ -191,6 +194,7 @@ public final class ApiServer implements AutoCloseable {
         String workspace = body.string("workspace", false, 63);
         String job = body.string("job", false, 63);
         JsonNode jobDocument = body.get("jobDocument");
+        Map<String, String> overrides = overrides(body);
         body.finish();
         if (jobDocument != null && (workspace != null || job != null)) {
             body.problems().add("jobDocument", "give either jobDocument, or workspace and job, not both");
@@ -199,8 +203,34 @@ public final class ApiServer implements AutoCloseable {
             body.problems().add(workspace == null ? "workspace" : "job", "is required (or give a jobDocument)");
         }
         body.problems().throwIfAny("the run request is invalid");
-        RunRecord run = jobDocument != null ? runs.submit(caller, jobDocument) : runs.create(caller, workspace, job);
-        ctx.status(201).json(Views.run(run, List.of(), null, true, caller.admin()));
+        String key = ctx.header("Idempotency-Key");
+        RunService.Created created = jobDocument != null
+                ? runs.submit(caller, jobDocument, overrides, key)
+                : runs.create(caller, workspace, job, overrides, key);
+        RunRecord run = created.run();
+        if (created.replayed()) {
+            ctx.header("Idempotent-Replayed", "true"); // the run an earlier request with this key created
+            ctx.status(200).json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
+        } else {
+            ctx.status(201).json(Views.run(run, List.of(), null, true, caller.admin()));
+        }
+    }
+
+    /** {@code overrides}: a map of paths to values; values other than strings (numbers, lists) are kept as their JSON text. */
+    private static Map<String, String> overrides(FieldReader body) {
+        List<Map.Entry<String, JsonNode>> entries = body.entries("overrides", false, MAX_OVERRIDES);
+        Map<String, String> overrides = new java.util.LinkedHashMap<>();
+        if (entries != null) {
+            for (Map.Entry<String, JsonNode> entry : entries) {
+                JsonNode value = entry.getValue();
+                if (value.isNull() || value.isObject()) {
+                    body.problems().add("overrides." + entry.getKey(), "must be a value (text, number, boolean or list), not " + FieldReader.describe(value));
+                } else {
+                    overrides.put(entry.getKey(), value.isString() ? value.asString() : value.toString());
+                }
+            }
+        }
+        return overrides;
     }
 
     private void listRuns(Context ctx) {
@@ -228,8 +258,10 @@ public final class ApiServer implements AutoCloseable {
             }
         }
         int limit = (int) longParam(ctx, "limit", 100, 1, 1000);
+        java.time.Instant since = timeParam(ctx, "since", problems);
+        java.time.Instant until = timeParam(ctx, "until", problems);
         problems.throwIfAny("the query is invalid");
-        List<RunRecord> page = runs.list(caller, ctx.queryParam("workspace"), ctx.queryParam("job"), states, limit + 1, before);
+        List<RunRecord> page = runs.list(caller, ctx.queryParam("workspace"), ctx.queryParam("job"), states, since, until, limit + 1, before);
         String next = null;
         if (page.size() > limit) {
             page = page.subList(0, limit);
@@ -305,6 +337,24 @@ public final class ApiServer implements AutoCloseable {
         }
     }
 
+    /** A point in time: an ISO-8601 instant ({@code 2026-11-29T10:00:00Z}) or a duration ago ({@code 2h}, {@code 7d}). */
+    private java.time.Instant timeParam(Context ctx, String name, Problems problems) {
+        String text = ctx.queryParam(name);
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        try {
+            return java.time.Instant.parse(text);
+        } catch (java.time.format.DateTimeParseException notAnInstant) {
+            try {
+                return clock.instant().minus(io.slipstream.api.spec.Durations.parse(text));
+            } catch (RuntimeException notADuration) { // also a duration too long to subtract
+                problems.add(name, "must be a time like 2026-11-29T10:00:00Z or a duration ago like 2h (is '" + text + "')");
+                return null;
+            }
+        }
+    }
+
     private static boolean boolParam(Context ctx, String name) {
         String text = ctx.queryParam(name);
         if (text == null || text.equals("false")) {
@@ -328,6 +378,7 @@ public final class ApiServer implements AutoCloseable {
             case 404 -> "NOT_FOUND";
             case 405 -> "METHOD_NOT_ALLOWED";
             case 409 -> "CONFLICT";
+            case 422 -> "UNPROCESSABLE";
             case 413 -> "TOO_LARGE";
             default -> status >= 500 ? "INTERNAL" : "ERROR";
         };

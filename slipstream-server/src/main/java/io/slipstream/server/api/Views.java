@@ -29,6 +29,7 @@ final class Views {
         boolean showNodes = showsNodes(run, admin);
         return new RunView(run.id().value(), run.job(), run.workspace(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
+                run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
                 instances.stream().map(i -> instance(i, showNodes)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
     }

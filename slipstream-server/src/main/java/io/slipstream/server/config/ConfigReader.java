@@ -33,6 +33,7 @@ import tools.jackson.databind.JsonNode;
  * nodes:                       # or: nodes: auto
  *   - {namePrefix: node, count: 4, cpu: 32, memory: 256Gi, gpu: 8, gpuModel: sim-gpu}
  * instances: {inheritEnv: [PATH, HOME], gracePeriod: 30s}
+ * runs: {maxRuntime: 30d, retention: 30d}
  * </pre>
  */
 public final class ConfigReader {
@@ -48,7 +49,7 @@ public final class ConfigReader {
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
                 LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, Isolation.DEFAULT_FIRST_UID, Isolation.DEFAULT_UID_COUNT,
-                Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(1));
+                RunLimits.DEFAULTS, Duration.ofSeconds(1));
     }
 
     private ConfigReader() {
@@ -96,8 +97,10 @@ public final class ConfigReader {
         Isolation.Mode isolation = base.isolation();
         int firstUid = base.firstUid();
         int uidCount = base.uidCount();
-        Duration gracePeriod = base.gracePeriod();
-        Duration maxGracePeriod = base.maxGracePeriod();
+        Duration gracePeriod = base.limits().gracePeriod();
+        Duration maxGracePeriod = base.limits().maxGracePeriod();
+        Duration maxRuntime = base.limits().maxRuntime();
+        Duration retention = base.limits().retention();
         FieldReader instances = root.object("instances", false);
         if (instances != null) {
             List<JsonNode> names = instances.array("inheritEnv", false, 256);
@@ -125,13 +128,25 @@ public final class ConfigReader {
             }
             instances.finish();
         }
+        FieldReader runs = root.object("runs", false);
+        if (runs != null) {
+            Duration limit = duration(runs, "maxRuntime", problems);
+            if (limit != null && (limit.compareTo(io.slipstream.api.spec.JobSpec.MAX_RUNTIME) > 0 || limit.isZero())) {
+                problems.add(runs.pathOf("maxRuntime"), "must be between 1s and 30d: runs are never allowed longer than 30 days");
+            } else if (limit != null) {
+                maxRuntime = limit;
+            }
+            Duration keep = duration(runs, "retention", problems);
+            retention = keep == null ? retention : keep;
+            runs.finish();
+        }
         root.finish();
         if (gracePeriod.compareTo(maxGracePeriod) > 0) {
             problems.add("instances.gracePeriod", "must not be longer than instances.maxGracePeriod (" + Durations.format(maxGracePeriod) + ")");
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid,
-                uidCount, gracePeriod, maxGracePeriod, base.tickInterval());
+                uidCount, new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval());
     }
 
     /** {@code uidRange: "200000-265535"}: {first, count}, or null if absent or wrong (the problem is recorded). */

@@ -11,13 +11,11 @@ import java.util.List;
 /**
  * Everything the server is configured with, after defaults, the config file and command-line options.
  *
- * @param storeUrl        a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
- * @param nodes           the local executor's nodes
- * @param isolation       whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
- * @param gracePeriod     how long an instance has between SIGTERM and SIGKILL when it is stopped (and the default
- *                        preemption grace period of jobs)
- * @param maxGracePeriod  the longest preemption grace period a job may ask for
- * @param tickInterval    how often the control loop runs when nothing wakes it
+ * @param storeUrl     a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
+ * @param nodes        the local executor's nodes
+ * @param isolation    whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
+ * @param limits       grace periods, runtime limit and retention of runs
+ * @param tickInterval how often the control loop runs when nothing wakes it
  */
 public record ServerConfig(
         String host,
@@ -31,8 +29,7 @@ public record ServerConfig(
         Isolation.Mode isolation,
         int firstUid,
         int uidCount,
-        Duration gracePeriod,
-        Duration maxGracePeriod,
+        RunLimits limits,
         Duration tickInterval) {
 
     public ServerConfig {
@@ -44,38 +41,37 @@ public record ServerConfig(
         if (firstUid < 1000 || uidCount < 1) {
             throw new IllegalArgumentException("bad uid range");
         }
-        requireNonNull(gracePeriod, "gracePeriod is null");
-        requireNonNull(maxGracePeriod, "maxGracePeriod is null");
+        requireNonNull(limits, "limits is null");
         requireNonNull(tickInterval, "tickInterval is null");
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
-    }
-
-    public ServerConfig withDataDir(Path newDataDir) {
-        return new ServerConfig(host, port, newDataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
-    }
-
-    public ServerConfig withStoreUrl(String url) {
-        return new ServerConfig(host, port, dataDir, url, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
-    }
-
-    public ServerConfig withNodes(List<NodeInfo> newNodes) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod, maxGracePeriod, tickInterval);
-    }
-
-    public ServerConfig withIsolation(Isolation.Mode mode) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, gracePeriod,
-                maxGracePeriod, tickInterval);
+        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+                limits, tickInterval);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
-        return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, gracePeriod,
-                maxGracePeriod, tickInterval);
+        return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, limits,
+                tickInterval);
     }
 
-    public ServerConfig withGracePeriod(Duration newGracePeriod) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, newGracePeriod, maxGracePeriod, tickInterval);
+    public ServerConfig withNodes(List<NodeInfo> newNodes) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount,
+                limits, tickInterval);
+    }
+
+    public ServerConfig withIsolation(Isolation.Mode mode) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, limits,
+                tickInterval);
+    }
+
+    public ServerConfig withLimits(RunLimits newLimits) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+                newLimits, tickInterval);
+    }
+
+    public ServerConfig withTickInterval(Duration newTick) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+                limits, newTick);
     }
 }

@@ -5,6 +5,7 @@ import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.wire.RunView;
@@ -17,6 +18,7 @@ import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Placement;
 import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.InstanceRecord;
 import io.slipstream.store.RunEvent;
@@ -50,13 +52,18 @@ import org.slf4j.LoggerFactory;
  */
 public final class ControlLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
+    private static final Duration RETENTION_INTERVAL = Duration.ofMinutes(1);
 
     private final Store store;
     private final Executor executor;
     private final Scheduler scheduler;
     private final Clock clock;
-    private final Duration gracePeriod;
+    private final RunLimits limits;
     private final Duration tick;
+    private final Schedules schedules;
+    private final Retention retention;
+    private Instant nextSchedulesCheck = Instant.MIN;
+    private Instant nextRetentionSweep = Instant.MIN;
     private final QueueStatus queueStatus = new QueueStatus();
     private final ConcurrentLinkedQueue<InstanceReport> reports = new ConcurrentLinkedQueue<>();
     private final Semaphore wakeUps = new Semaphore(0);
@@ -65,13 +72,15 @@ public final class ControlLoop implements AutoCloseable {
     private volatile boolean running;
     private Thread thread;
 
-    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, Duration gracePeriod, Duration tick) {
+    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick) {
         this.store = store;
         this.executor = executor;
         this.scheduler = scheduler;
         this.clock = clock;
-        this.gracePeriod = gracePeriod;
+        this.limits = limits;
         this.tick = tick;
+        this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
+        this.retention = new Retention(store, executor, clock, limits.retention());
         executor.setListener(report -> {
             reports.add(report);
             wakeUp();
@@ -140,6 +149,7 @@ public final class ControlLoop implements AutoCloseable {
     /** One full cycle. Package-private so tests can drive the loop step by step. */
     void cycle() {
         applyReports();
+        housekeeping();
         Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
         List<RunRecord> current = new ArrayList<>();
@@ -163,6 +173,21 @@ public final class ControlLoop implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> fresh = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
         schedule(current, fresh);
+    }
+
+    /** Schedules are looked at every second at most, retention once a minute: both read every job or finished run. */
+    private void housekeeping() {
+        Instant now = clock.instant();
+        if (!now.isBefore(nextSchedulesCheck)) {
+            nextSchedulesCheck = now.plusSeconds(1);
+            schedules.tick();
+        }
+        if (!now.isBefore(nextRetentionSweep)) {
+            nextRetentionSweep = now.plus(RETENTION_INTERVAL);
+            if (retention.sweep() == Retention.BATCH) {
+                nextRetentionSweep = now; // more to remove: go on next cycle
+            }
+        }
     }
 
     // --- reports ---
@@ -243,6 +268,10 @@ public final class ControlLoop implements AutoCloseable {
                 if (run.cancelRequestedAt() != null) {
                     return terminate(transition(run, run.terminating(RunState.CANCELLED, "CancelRequested")), instances);
                 }
+                String timeout = timeout(run, instances, now);
+                if (timeout != null) {
+                    return terminate(transition(run, run.terminating(RunState.TIMED_OUT, timeout)), instances);
+                }
                 Optional<InstanceRecord> failed = instances.stream()
                         .filter(i -> i.state() == InstanceState.FAILED || i.state() == InstanceState.LOST || i.state() == InstanceState.KILLED)
                         .findFirst();
@@ -277,6 +306,31 @@ public final class ControlLoop implements AutoCloseable {
         }
     }
 
+    /** Why the run has run out of time, or {@code null}. Only time spent running counts, never time queued. */
+    private String timeout(RunRecord run, List<InstanceRecord> instances, Instant now) {
+        Duration limit = limits.maxRuntimeOf(run.spec());
+        Duration used = run.spec().maxRuntimePerAttempt() ? run.attemptRuntime(now) : run.runtime(now);
+        if (used.compareTo(limit) >= 0) {
+            return "Timeout: ran " + Durations.format(used.withNanos(0)) + ", longer than its maxRuntime of " + Durations.format(limit)
+                    + (run.spec().maxRuntimePerAttempt() ? " per attempt" : "");
+        }
+        Map<String, Duration> groupLimits = new HashMap<>();
+        run.spec().nodeGroups().forEach(g -> {
+            if (g.maxRuntime() != null) {
+                groupLimits.put(g.name(), g.maxRuntime());
+            }
+        });
+        for (InstanceRecord instance : instances) {
+            Duration groupLimit = groupLimits.get(instance.nodeGroup());
+            if (groupLimit != null && instance.state() == InstanceState.RUNNING && instance.startedAt() != null
+                    && Duration.between(instance.startedAt(), now).compareTo(groupLimit) >= 0) {
+                return "Timeout: " + instance.displayName() + " ran longer than node group " + instance.nodeGroup() + "'s maxRuntime of "
+                        + Durations.format(groupLimit);
+            }
+        }
+        return null;
+    }
+
     /** Sends every live instance of a terminating run the stop signal, and ends the run once all are gone. */
     private RunRecord terminate(RunRecord run, List<InstanceRecord> instances) {
         boolean allGone = true;
@@ -307,7 +361,7 @@ public final class ControlLoop implements AutoCloseable {
         }
         instances.forEach(i -> terminationSent.remove(i.id()));
         if (run.outcome() == RunState.QUEUED) {
-            return transition(run, run.requeued("Preempted: " + run.reason()));
+            return transition(run, run.requeued("Preempted: " + run.reason(), clock.instant()));
         }
         String why = run.outcome() == RunState.CANCELLED ? "Cancelled: every instance stopped" : run.reason();
         return transition(run, run.moveTo(run.outcome(), why, clock.instant()));
@@ -318,7 +372,7 @@ public final class ControlLoop implements AutoCloseable {
         if (run.outcome() == RunState.QUEUED && run.spec().preemptionGracePeriod() != null) {
             return run.spec().preemptionGracePeriod();
         }
-        return gracePeriod;
+        return limits.gracePeriod();
     }
 
     private List<InstanceRecord> launchPending(RunRecord run, List<InstanceRecord> instances) {

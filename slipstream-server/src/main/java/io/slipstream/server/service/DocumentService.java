@@ -1,22 +1,19 @@
 package io.slipstream.server.service;
 
-import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.Document;
-import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.NodeGroupSpec;
-import io.slipstream.api.spec.ShapeSpec;
 import io.slipstream.api.wire.ApplyResultView;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
+import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
 import io.slipstream.executor.NodeInfo;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,17 +30,17 @@ public final class DocumentService {
     private final Store store;
     private final Clock clock;
     private final Supplier<List<NodeInfo>> nodes;
-    private final Duration maxGracePeriod;
+    private final RunLimits limits;
 
     /**
-     * @param nodes          the cluster's nodes, to check quotas against its capacity
-     * @param maxGracePeriod the longest {@code preemptionGracePeriod} a job may ask for
+     * @param nodes  the cluster's nodes, to check quotas against its capacity
+     * @param limits the longest grace period and runtime a job may ask for
      */
-    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, Duration maxGracePeriod) {
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits) {
         this.store = store;
         this.clock = clock;
         this.nodes = nodes;
-        this.maxGracePeriod = maxGracePeriod;
+        this.limits = limits;
     }
 
     /**
@@ -90,10 +87,7 @@ public final class DocumentService {
             if (job.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), job.quota()).isEmpty()) {
                 problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
             }
-            if (job.preemptionGracePeriod() != null && job.preemptionGracePeriod().compareTo(maxGracePeriod) > 0) {
-                problems.add(prefix + "spec.preemptionGracePeriod", "must be at most " + Durations.format(maxGracePeriod)
-                        + " (this installation's maximum)");
-            }
+            limits.check(job, prefix + "spec.", problems);
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);
@@ -177,23 +171,6 @@ public final class DocumentService {
         } catch (ConflictException e) {
             throw ApiException.conflict(e.getMessage());
         }
-    }
-
-    /** The job's spec as a run will execute it: every shape replaced by its resources (later shape edits do not touch it). */
-    public static JobSpec effectiveSpec(Store tx, JobSpec job) {
-        List<NodeGroupSpec> groups = new ArrayList<>();
-        for (int i = 0; i < job.nodeGroups().size(); i++) {
-            NodeGroupSpec group = job.nodeGroups().get(i);
-            if (group.shape() != null) {
-                Optional<StoredDocument> shape = tx.getDocument(Kind.Shape, null, group.shape());
-                if (shape.isEmpty()) {
-                    throw new InvalidInputException("spec.nodeGroups[" + i + "].shape", "unknown shape '" + group.shape() + "'");
-                }
-                group = group.withResources(((ShapeSpec) shape.get().document().spec()).resources());
-            }
-            groups.add(group);
-        }
-        return job.withNodeGroups(groups);
     }
 
     private static void requireAdmin(Principal caller, Kind kind) {

@@ -5,7 +5,6 @@ import io.slipstream.api.problem.Problems;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Document;
-import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.SpecReader;
 import io.slipstream.api.wire.RunView;
@@ -18,30 +17,50 @@ import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.server.control.RunFactory;
+import io.slipstream.store.RunOrigin;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import tools.jackson.databind.JsonNode;
 
 /** Creates, finds, lists and cancels runs on behalf of a caller, who sees only the runs of its workspaces. */
 public final class RunService {
     private static final int MAX_CONFLICT_RETRIES = 20;
 
+    /** How long an idempotency key names the run it created. */
+    public static final Duration IDEMPOTENCY_WINDOW = Duration.ofHours(24);
+    private static final int MAX_KEY_LENGTH = 255;
+
     private final Store store;
     private final DocumentService documents;
     private final ControlLoop loop;
+    private final RunFactory runFactory;
     private final Clock clock;
 
-    public RunService(Store store, DocumentService documents, ControlLoop loop, Clock clock) {
+    public RunService(Store store, DocumentService documents, ControlLoop loop, RunFactory runFactory, Clock clock) {
         this.store = store;
         this.documents = documents;
         this.loop = loop;
+        this.runFactory = runFactory;
         this.clock = clock;
     }
 
-    /** Runs a job applied earlier. */
-    public RunRecord create(Principal caller, String workspace, String job) {
+    /** A created run, or with {@code replayed} the run an earlier request with the same idempotency key created. */
+    public record Created(RunRecord run, boolean replayed) {
+    }
+
+    /**
+     * Runs a job applied earlier, with per-run overrides ({@code path=value}).
+     *
+     * @param idempotencyKey {@code null}, or a key that makes repeating the request within 24 hours return the same run
+     */
+    public Created create(Principal caller, String workspace, String job, Map<String, String> overrides, String idempotencyKey) {
         Problems problems = new Problems();
         if (workspace == null) {
             problems.add("workspace", "is required");
@@ -49,37 +68,75 @@ public final class RunService {
         if (job == null) {
             problems.add("job", "is required");
         }
+        checkKey(idempotencyKey, problems);
         problems.throwIfAny("the request is invalid");
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
-        RunRecord run = store.inTransaction(tx -> createRun(tx, stored));
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey);
+        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> runFactory.create(tx, stored, origin)));
         loop.wakeUp();
-        return run;
+        return created;
     }
 
     /** Applies a Job document and runs it, in one transaction: either both happen or neither. */
-    public RunRecord submit(Principal caller, JsonNode jobDocument) {
+    public Created submit(Principal caller, JsonNode jobDocument, Map<String, String> overrides, String idempotencyKey) {
         Problems problems = new Problems();
+        checkKey(idempotencyKey, problems);
         Document<?> document = SpecReader.read(jobDocument, SpecReader.Mode.USER, "jobDocument.", problems);
         problems.throwIfAny("the job document is invalid");
         if (document.kind() != Kind.Job) {
             throw new InvalidInputException("jobDocument.kind", "must be Job to be run (is " + document.kind() + ")");
         }
-        RunRecord run = store.inTransaction(tx -> {
-            documents.apply(caller, List.of(document));
-            StoredDocument stored = tx.getDocument(Kind.Job, document.workspace(), document.name()).orElseThrow();
-            return createRun(tx, stored);
-        });
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey);
+        Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
+                () -> store.inTransaction(tx -> {
+                    documents.apply(caller, List.of(document));
+                    StoredDocument stored = tx.getDocument(Kind.Job, document.workspace(), document.name()).orElseThrow();
+                    return runFactory.create(tx, stored, origin);
+                }));
         loop.wakeUp();
-        return run;
+        return created;
     }
 
-    private RunRecord createRun(Store tx, StoredDocument job) {
-        Instant now = clock.instant();
-        JobSpec spec = DocumentService.effectiveSpec(tx, (JobSpec) job.document().spec());
-        RunRecord run = RunRecord.queued(RunId.newFor(job.document().name()), job.document().workspace(), job.document().name(),
-                job.version(), spec, now);
-        return tx.createRun(run, RunEvent.of(run.id(), now, "StateChanged", RunState.QUEUED.name(), "Submitted",
-                "job version " + job.version(), null));
+    private static void checkKey(String key, Problems problems) {
+        if (key == null) {
+            return;
+        }
+        if (key.isEmpty() || key.length() > MAX_KEY_LENGTH || !key.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            problems.add("Idempotency-Key", "must be 1 to " + MAX_KEY_LENGTH + " visible ASCII characters (a UUID, say)");
+        }
+    }
+
+    /**
+     * Creates the run unless a run with the same key exists in the workspace: then that run is the answer. Two
+     * concurrent requests with one key race on a unique index; the loser finds the winner's run.
+     *
+     * @param workspace where the key is looked up; {@code null} when the caller may not see the workspace (it fails)
+     */
+    private Created idempotently(String workspace, String job, RunOrigin origin, Supplier<RunRecord> create) {
+        String key = origin.idempotencyKey();
+        if (key == null || workspace == null) {
+            return new Created(create.get(), false);
+        }
+        for (int attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+            Optional<RunRecord> existing = store.findRunByIdempotencyKey(workspace, key);
+            if (existing.isPresent()) {
+                RunRecord run = existing.get();
+                if (run.createdAt().plus(IDEMPOTENCY_WINDOW).isAfter(clock.instant())) {
+                    if (!run.job().equals(job) || !run.origin().overrides().equals(origin.overrides())) {
+                        throw new ApiException(422, "IDEMPOTENCY_KEY_REUSED", "Idempotency-Key " + key + " was used for a different request (run "
+                                + run.id() + " of job " + run.job() + "); use a new key for a new request");
+                    }
+                    return new Created(run, true);
+                }
+                store.releaseIdempotencyKey(run.id()); // expired: the key is free again
+            }
+            try {
+                return new Created(create.get(), false);
+            } catch (ConflictException e) {
+                // A concurrent request with the same key won: the next look finds its run.
+            }
+        }
+        throw ApiException.conflict("a run with Idempotency-Key " + key + " kept changing; try again");
     }
 
     /** A run the caller may see, or 404 (also for runs of other workspaces: their existence is not revealed). */
@@ -92,8 +149,9 @@ public final class RunService {
                 .orElseThrow(() -> ApiException.notFound("run " + id + " not found"));
     }
 
-    public List<RunRecord> list(Principal caller, String workspace, String job, Set<RunState> states, int limit, RunQuery.Cursor before) {
-        return store.listRuns(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, limit, before));
+    public List<RunRecord> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until, int limit,
+            RunQuery.Cursor before) {
+        return store.listRuns(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, limit, before));
     }
 
     /** The outcome of a cancel request: the run, whether this call changed anything, and a sentence saying what. */

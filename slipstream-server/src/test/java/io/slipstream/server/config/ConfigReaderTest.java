@@ -62,7 +62,7 @@ class ConfigReaderTest {
         assertThat(config.nodes().get(2).capacity()).isEqualTo(new Resources(500, 1L << 30, 0, null));
         assertThat(config.nodes().get(2).labels()).containsEntry("zone", "b");
         assertThat(config.inheritEnv()).containsExactly("PATH");
-        assertThat(config.gracePeriod()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(config.limits().gracePeriod()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.isolation()).isEqualTo(io.slipstream.executor.local.Isolation.Mode.on);
         assertThat(config.firstUid()).isEqualTo(300_000);
         assertThat(config.uidCount()).isEqualTo(1000);

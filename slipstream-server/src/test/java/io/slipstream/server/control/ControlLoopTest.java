@@ -13,6 +13,7 @@ import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.config.RunLimits;
 import io.slipstream.server.support.FakeExecutor;
 import io.slipstream.store.InstanceRecord;
 import io.slipstream.store.RunEvent;
@@ -38,6 +39,7 @@ class ControlLoopTest {
     private Store store;
     private FakeExecutor executor;
     private ControlLoop loop;
+    private RunLimits limits = RunLimits.DEFAULTS;
 
     @BeforeEach
     void setUp() {
@@ -48,7 +50,7 @@ class ControlLoopTest {
     }
 
     private ControlLoop newLoop() {
-        return new ControlLoop(store, executor, new Scheduler(), clock, Duration.ofSeconds(30), Duration.ofSeconds(1));
+        return new ControlLoop(store, executor, new Scheduler(), clock, limits, Duration.ofSeconds(1));
     }
 
     @AfterEach
@@ -315,5 +317,215 @@ class ControlLoopTest {
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.SUCCEEDED);
         assertThat(instances(id).get(0).exitCode()).isZero();
+    }
+
+    @Test
+    void aCancelWhileStartingStopsWhatWasLaunchedAndForgetsWhatWasNot() {
+        // A server crashed after admitting a run (STARTING, instances PENDING) and launching only its first instance.
+        RunId id = submit(aJob("job").replicas(2).spec());
+        RunRecord starting = store.updateRun(run(id).admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", clock.instant()));
+        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(id, 1, 0), "main", 0, "node-1", List.of()),
+                InstanceRecord.pending(new InstanceId(id, 1, 1), "main", 1, "node-1", List.of())));
+        executor.pretendLaunched(new io.slipstream.executor.LaunchSpec(new InstanceId(id, 1, 0), "main-0", "node-1", List.of(), List.of("true"),
+                Map.of(), null, null));
+        store.updateRun(starting.withCancelRequestedAt(clock.instant()));
+
+        loop = newLoop();
+        loop.recover();
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
+        assertThat(executor.terminated()).containsExactly(new InstanceId(id, 1, 0));
+        assertThat(instances(id).get(1).reason()).isEqualTo("Never started");
+        executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
+        assertThat(executor.launched()).as("the unlaunched instance was never started").hasSize(1);
+    }
+
+    // --- timeouts ---
+
+    @Test
+    void aRunThatOutlivesItsMaxRuntimeIsStoppedAndEndsTimedOutAndQueuedTimeDoesNotCount() {
+        executor = new FakeExecutor(clock, 1, 8);
+        loop = newLoop();
+        RunId blocker = submit(aJob("job").gpus(8).spec());
+        RunId limited = submit(aJob("job").gpus(8).maxRuntime(Duration.ofMinutes(10)).spec());
+        loop.cycle();
+        clock.advance(Duration.ofHours(1)); // waits an hour in the queue
+        executor.exit(new InstanceId(blocker, 1, 0), 0);
+        loop.cycle();
+        loop.cycle();
+        assertThat(run(limited).state()).isEqualTo(RunState.RUNNING);
+
+        clock.advance(Duration.ofMinutes(9).plusSeconds(59));
+        loop.cycle();
+        assertThat(run(limited).state()).isEqualTo(RunState.RUNNING);
+        clock.advance(Duration.ofSeconds(1));
+        loop.cycle();
+        RunRecord stopping = run(limited);
+        assertThat(stopping.state()).isEqualTo(RunState.TERMINATING);
+        assertThat(stopping.outcome()).isEqualTo(RunState.TIMED_OUT);
+        assertThat(executor.terminations().get(new InstanceId(limited, 1, 0))).contains("Timeout").contains("PT30S");
+
+        executor.confirmTerminated(new InstanceId(limited, 1, 0), 137);
+        loop.cycle();
+        RunRecord timedOut = run(limited);
+        assertThat(timedOut.state()).isEqualTo(RunState.TIMED_OUT);
+        assertThat(timedOut.reason()).isEqualTo("Timeout: ran 10m, longer than its maxRuntime of 10m");
+    }
+
+    @Test
+    void withoutItsOwnLimitARunGetsTheInstallationsMaximum() {
+        limits = new RunLimits(Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofHours(2), Duration.ofDays(30));
+        loop = newLoop();
+        RunId id = submit(aJob("job").spec());
+        loop.cycle();
+        clock.advance(Duration.ofHours(2));
+        loop.cycle();
+        assertThat(run(id).outcome()).isEqualTo(RunState.TIMED_OUT);
+        assertThat(run(id).reason()).contains("maxRuntime of 2h");
+    }
+
+    @Test
+    void aNodeGroupsOwnLimitEndsTheWholeRun() {
+        RunId id = submit(aJob("job").group("train").andGroup("eval").groupMaxRuntime(Duration.ofMinutes(5)).spec());
+        loop.cycle();
+        clock.advance(Duration.ofMinutes(5));
+        loop.cycle();
+        assertThat(run(id).outcome()).isEqualTo(RunState.TIMED_OUT);
+        assertThat(run(id).reason()).isEqualTo("Timeout: eval-0 ran longer than node group eval's maxRuntime of 5m");
+    }
+
+    @Test
+    void timeRunBeforeAPreemptionCountsUnlessTheLimitIsPerAttempt() {
+        for (boolean perAttempt : new boolean[] {false, true}) {
+            executor = new FakeExecutor(clock, 1, 8);
+            loop = newLoop();
+            String workspace = perAttempt ? "team-c" : "team-b";
+            quota("owner-of-" + workspace, "gpu", 8);
+            quota(workspace, "gpu", 0);
+            var borrowing = aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").idle(io.slipstream.api.spec.IdleMode.OnlyIdle)
+                    .maxRuntime(Duration.ofMinutes(10));
+            RunId borrower = submitIn(workspace, (perAttempt ? borrowing.maxRuntimePerAttempt() : borrowing).spec());
+            loop.cycle();
+            clock.advance(Duration.ofMinutes(6));
+            RunId owner = submitIn("owner-of-" + workspace, aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
+            loop.cycle();
+            executor.confirmTerminated(new InstanceId(borrower, 1, 0), 143);
+            loop.cycle();
+            clock.advance(Duration.ofHours(1)); // queued again while the owner runs: does not count
+            executor.exit(new InstanceId(owner, 1, 0), 0);
+            loop.cycle();
+            loop.cycle();
+            assertThat(run(borrower).attempt()).isEqualTo(2);
+            assertThat(run(borrower).state()).isEqualTo(RunState.RUNNING);
+            clock.advance(Duration.ofMinutes(4).plusSeconds(10));
+            loop.cycle();
+            assertThat(run(borrower).state()).as("per attempt: %s", perAttempt).isEqualTo(perAttempt ? RunState.RUNNING : RunState.TERMINATING);
+            executor.confirmTerminated(new InstanceId(borrower, 2, 0), 143);
+            store.updateRun(run(borrower).withCancelRequestedAt(clock.instant()));
+            loop.cycle();
+            loop.cycle();
+            assertThat(run(borrower).state()).isIn(RunState.TIMED_OUT, RunState.CANCELLED);
+        }
+    }
+
+    // --- schedules ---
+
+    private List<RunRecord> runsOf(String job) {
+        return store.listRuns(new io.slipstream.store.RunQuery(null, "team-a", job, java.util.Set.of(), 100, null));
+    }
+
+    private void applyJob(Document<JobSpec> job) {
+        store.createDocument(job, clock.instant());
+    }
+
+    private void at(String instant) {
+        clock.set(java.time.Instant.parse(instant));
+        loop.cycle();
+    }
+
+    @Test
+    void aScheduleStartsOneRunPerDueTimeAndForbidSkipsWhileTheLastOneIsActive() {
+        clock.set(java.time.Instant.parse("2026-06-01T09:59:30Z"));
+        applyJob(aJob("every-minute").schedule("* * * * *", "UTC", io.slipstream.api.spec.ConcurrencyPolicy.Forbid).build());
+        loop.cycle();
+        assertThat(runsOf("every-minute")).as("times before the schedule was seen do not run").isEmpty();
+
+        at("2026-06-01T10:00:00.200Z");
+        at("2026-06-01T10:00:01.400Z");
+        assertThat(runsOf("every-minute")).singleElement().satisfies(run -> {
+            assertThat(run.origin().scheduleTime()).isEqualTo(java.time.Instant.parse("2026-06-01T10:00:00Z"));
+            assertThat(run.state()).isEqualTo(RunState.RUNNING);
+            assertThat(run.reason()).isEqualTo("AllInstancesRunning");
+        });
+        RunId first = runsOf("every-minute").get(0).id();
+
+        at("2026-06-01T10:01:00.200Z");
+        assertThat(runsOf("every-minute")).as("Forbid: 10:01 is skipped while the 10:00 run is active").hasSize(1);
+
+        executor.exit(new InstanceId(first, 1, 0), 0);
+        at("2026-06-01T10:01:30Z");
+        at("2026-06-01T10:02:00.300Z");
+        assertThat(runsOf("every-minute")).hasSize(2).first()
+                .satisfies(run -> assertThat(run.origin().scheduleTime()).isEqualTo(java.time.Instant.parse("2026-06-01T10:02:00Z")));
+    }
+
+    @Test
+    void replaceCancelsTheActiveRunAndStartsTheNewOne() {
+        clock.set(java.time.Instant.parse("2026-06-01T09:59:30Z"));
+        applyJob(aJob("replacing").schedule("* * * * *", "UTC", io.slipstream.api.spec.ConcurrencyPolicy.Replace).build());
+        loop.cycle();
+        at("2026-06-01T10:00:00.100Z");
+        RunId first = runsOf("replacing").get(0).id();
+        at("2026-06-01T10:01:00.100Z");
+        assertThat(runsOf("replacing")).hasSize(2);
+        assertThat(run(first).state()).isEqualTo(RunState.TERMINATING);
+        assertThat(run(first).outcome()).isEqualTo(RunState.CANCELLED);
+        assertThat(store.eventsOf(first, 0, 100)).extracting(RunEvent::reason).contains("ReplacedBySchedule");
+        assertThat(executor.terminated()).contains(new InstanceId(first, 1, 0));
+        RunRecord second = runsOf("replacing").get(0);
+        assertThat(second.id()).isNotEqualTo(first);
+        assertThat(second.state()).isEqualTo(RunState.RUNNING);
+    }
+
+    @Test
+    void aDueTimeFiresExactlyOnceAcrossARestartAtThatMoment() {
+        clock.set(java.time.Instant.parse("2026-06-01T09:59:30Z"));
+        applyJob(aJob("allow").schedule("* * * * *", "UTC", io.slipstream.api.spec.ConcurrencyPolicy.Allow).build());
+        loop.cycle();
+        at("2026-06-01T10:00:00Z");
+        loop = newLoop(); // a restart at the same instant
+        loop.recover();
+        loop.cycle();
+        at("2026-06-01T10:00:00.900Z");
+        assertThat(runsOf("allow")).hasSize(1);
+        at("2026-06-01T10:03:10Z"); // down for three due times: one late run, not three
+        assertThat(runsOf("allow")).hasSize(2);
+        assertThat(runsOf("allow").get(0).origin().scheduleTime()).isEqualTo(java.time.Instant.parse("2026-06-01T10:03:00Z"));
+    }
+
+    // --- retention ---
+
+    @Test
+    void retentionRemovesRunsThatFinishedLongAgoAndNeverAnActiveOne() {
+        limits = RunLimits.DEFAULTS.withRetention(Duration.ofDays(7));
+        loop = newLoop();
+        RunId finished = submit(aJob("job").spec());
+        RunId running = submit(aJob("job").spec());
+        loop.cycle();
+        executor.exit(new InstanceId(finished, 1, 0), 0);
+        loop.cycle();
+        assertThat(run(finished).state()).isEqualTo(RunState.SUCCEEDED);
+
+        clock.advance(Duration.ofDays(6));
+        loop.cycle();
+        assertThat(store.getRun(finished)).isPresent();
+        clock.advance(Duration.ofDays(1).plusMinutes(1));
+        loop.cycle();
+        assertThat(store.getRun(finished)).isEmpty();
+        assertThat(store.eventsOf(finished, 0, 10)).isEmpty();
+        assertThat(executor.forgotten()).containsExactly(finished);
+        assertThat(run(running).state()).isEqualTo(RunState.RUNNING);
     }
 }

@@ -1,6 +1,7 @@
 package io.slipstream.server.support;
 
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
@@ -31,6 +32,7 @@ public final class FakeExecutor implements Executor {
     private final List<InstanceId> terminated = new ArrayList<>();
     private final Map<InstanceId, String> terminations = new LinkedHashMap<>();
     private final List<Map<InstanceId, Map<String, String>>> adoptions = new ArrayList<>();
+    private final List<RunId> forgotten = new ArrayList<>();
     private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
     private Consumer<InstanceReport> listener = r -> {
     };
@@ -121,6 +123,16 @@ public final class FakeExecutor implements Executor {
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
         return new LogChunk(new byte[0], offset);
+    }
+
+    @Override
+    public synchronized void forget(RunId runId) {
+        launched.keySet().removeIf(id -> id.runId().equals(runId));
+        forgotten.add(runId);
+    }
+
+    public synchronized List<RunId> forgotten() {
+        return List.copyOf(forgotten);
     }
 
     /** Pretends that an instance was launched earlier (by a previous server that crashed before recording it). */

@@ -35,7 +35,7 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize) {
-        ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withGracePeriod(Duration.ofSeconds(5)));
+        ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5))));
         try {
             return new TestServer(SlipstreamServer.start(config, SlipstreamServer.systemClock()), dataDir);
         } catch (IOException e) {
@@ -56,14 +56,19 @@ public final class TestServer implements AutoCloseable {
     }
 
     /** A response: status, body as text, and body as JSON when it is JSON. */
-    public record Response(int status, String text, String contentType) {
+    public record Response(int status, String text, String contentType, java.net.http.HttpHeaders headers) {
         public JsonNode json() {
             return Json.mapper().readTree(text);
         }
     }
 
     public Response call(String method, String path, String token, String body, String contentType) {
+        return call(method, path, token, body, contentType, java.util.Map.of());
+    }
+
+    public Response call(String method, String path, String token, String body, String contentType, java.util.Map<String, String> headers) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.url() + path)).timeout(Duration.ofSeconds(60));
+        headers.forEach(request::header);
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
@@ -75,7 +80,8 @@ public final class TestServer implements AutoCloseable {
         }
         try {
             HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-            return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""));
+            return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""),
+                    response.headers());
         } catch (IOException e) {
             throw new AssertionError(e);
         } catch (InterruptedException e) {

@@ -18,6 +18,7 @@ import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.InstanceRecord;
 import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunOrigin;
 import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunRecord;
 import io.slipstream.store.Store;
@@ -235,6 +236,11 @@ public final class JdbcStore implements Store {
             if (kind == Kind.Workspace) {
                 h.createUpdate("DELETE FROM workspace_members WHERE workspace = :workspace").bind("workspace", name).execute();
             }
+            if (kind == Kind.Job) {
+                // A job made again under the same name starts its schedule afresh, without catching up on old times.
+                h.createUpdate("DELETE FROM schedule_states WHERE workspace = :workspace AND job = :job")
+                        .bind("workspace", workspace).bind("job", name).execute();
+            }
             return null;
         }));
     }
@@ -329,16 +335,20 @@ public final class JdbcStore implements Store {
                 throw new ConflictException("run " + run.id() + " already exists");
             }
             RunRecord stored = run.withVersion(1);
-            bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
-                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, active, version) "
+            var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
+                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, overrides, schedule_time, "
+                    + "idempotency_key, attempt_started_at, prior_runtime_millis, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
-                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :active, :version)"), stored)
+                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
+                    + ":attemptStarted, :priorRuntime, :active, :version)"), stored)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
                     .bind("jobVersion", run.jobVersion())
                     .bind("priority", run.priority())
                     .bind("spec", runSpec(run))
-                    .execute();
+                    .bind("overrides", Json.mapper().writeValueAsString(run.origin().overrides()))
+                    .bind("idempotencyKey", run.origin().idempotencyKey());
+            time(insert, "scheduleTime", run.origin().scheduleTime()).execute();
             appendEvent(created);
             return stored;
         }));
@@ -370,6 +380,12 @@ public final class JdbcStore implements Store {
         if (query.before() != null) {
             sql.append(" AND (created_at < :beforeTime OR (created_at = :beforeTime AND id < :beforeId))");
         }
+        if (query.createdAfter() != null) {
+            sql.append(" AND created_at >= :createdAfter");
+        }
+        if (query.createdBefore() != null) {
+            sql.append(" AND created_at < :createdBefore");
+        }
         sql.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
         return withHandle(h -> {
             var q = h.createQuery(sql.toString()).bind("limit", query.limit());
@@ -388,6 +404,12 @@ public final class JdbcStore implements Store {
             if (query.before() != null) {
                 time(q, "beforeTime", Instant.ofEpochMilli(query.before().createdAtMillis())).bind("beforeId", query.before().id());
             }
+            if (query.createdAfter() != null) {
+                time(q, "createdAfter", query.createdAfter());
+            }
+            if (query.createdBefore() != null) {
+                time(q, "createdBefore", query.createdBefore());
+            }
             return q.map(JdbcStore::run).list();
         });
     }
@@ -403,6 +425,7 @@ public final class JdbcStore implements Store {
         int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
                 + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, preemptions = :preemptions, "
+                + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
                 .execute());
@@ -421,11 +444,13 @@ public final class JdbcStore implements Store {
                 .bind("realTimeResources", run.realTimeResources() == null ? null : run.realTimeResources().name())
                 .bind("reclaimFor", run.reclaimFor() == null ? null : run.reclaimFor().value())
                 .bind("preemptions", run.preemptions())
+                .bind("priorRuntime", run.priorRuntimeMillis())
                 .bind("active", !run.state().isFinal())
                 .bind("version", run.version());
         time(statement, "created", run.createdAt());
         time(statement, "started", run.startedAt());
         time(statement, "finished", run.finishedAt());
+        time(statement, "attemptStarted", run.attemptStartedAt());
         return time(statement, "cancelRequested", run.cancelRequestedAt());
     }
 
@@ -442,7 +467,82 @@ public final class JdbcStore implements Store {
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
-                reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), rs.getLong("version"));
+                reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), origin(rs), instant(rs, "attempt_started_at"),
+                rs.getLong("prior_runtime_millis"), rs.getLong("version"));
+    }
+
+    private static RunOrigin origin(ResultSet rs) throws SQLException {
+        String overrides = rs.getString("overrides");
+        return new RunOrigin(overrides == null ? Map.of() : Json.mapper().readValue(overrides, STRING_MAP), instant(rs, "schedule_time"),
+                rs.getString("idempotency_key"));
+    }
+
+    @Override
+    public Optional<RunRecord> findRunByIdempotencyKey(String workspace, String key) {
+        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE workspace = :workspace AND idempotency_key = :key")
+                .bind("workspace", workspace)
+                .bind("key", key)
+                .map(JdbcStore::run)
+                .findOne());
+    }
+
+    @Override
+    public void releaseIdempotencyKey(RunId id) {
+        withHandle(h -> h.createUpdate("UPDATE runs SET idempotency_key = NULL WHERE id = :id").bind("id", id.value()).execute());
+    }
+
+    @Override
+    public List<RunRecord> finishedBefore(Instant cutoff, int limit) {
+        return withHandle(h -> time(h.createQuery("SELECT * FROM runs WHERE active = FALSE AND finished_at < :cutoff ORDER BY finished_at, id LIMIT :limit")
+                .bind("limit", limit), "cutoff", cutoff)
+                .map(JdbcStore::run)
+                .list());
+    }
+
+    @Override
+    public void deleteRun(RunId id) {
+        inTransaction(tx -> withHandle(h -> {
+            int deleted = h.createUpdate("DELETE FROM runs WHERE id = :id AND active = FALSE").bind("id", id.value()).execute();
+            if (deleted == 0) {
+                throw new ConflictException("run " + id + " is not finished (or does not exist): only finished runs are removed");
+            }
+            h.createUpdate("DELETE FROM instances WHERE run_id = :id").bind("id", id.value()).execute();
+            h.createUpdate("DELETE FROM run_events WHERE run_id = :id").bind("id", id.value()).execute();
+            return null;
+        }));
+    }
+
+    @Override
+    public Optional<Instant> lastScheduled(String workspace, String job) {
+        return withHandle(h -> h.createQuery("SELECT last_due FROM schedule_states WHERE workspace = :workspace AND job = :job")
+                .bind("workspace", workspace)
+                .bind("job", job)
+                .map((rs, ctx) -> instant(rs, "last_due"))
+                .findOne());
+    }
+
+    @Override
+    public void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due) {
+        withHandle(h -> {
+            int changed;
+            if (expectedLastDue == null) {
+                boolean exists = h.createQuery("SELECT COUNT(*) FROM schedule_states WHERE workspace = :workspace AND job = :job")
+                        .bind("workspace", workspace).bind("job", job).mapTo(Long.class).one() > 0;
+                if (exists) {
+                    throw new ConflictException("the schedule of " + workspace + "/" + job + " fired meanwhile");
+                }
+                changed = time(h.createUpdate("INSERT INTO schedule_states (workspace, job, last_due) VALUES (:workspace, :job, :due)")
+                        .bind("workspace", workspace).bind("job", job), "due", due).execute();
+            } else {
+                changed = time(time(h.createUpdate("UPDATE schedule_states SET last_due = :due WHERE workspace = :workspace AND job = :job "
+                                + "AND last_due = :expected")
+                        .bind("workspace", workspace).bind("job", job), "due", due), "expected", expectedLastDue).execute();
+            }
+            if (changed == 0) {
+                throw new ConflictException("the schedule of " + workspace + "/" + job + " fired meanwhile");
+            }
+            return null;
+        });
     }
 
     // --- instances ---

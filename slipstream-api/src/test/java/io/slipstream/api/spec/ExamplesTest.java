@@ -1,0 +1,34 @@
+package io.slipstream.api.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.api.problem.Problems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every example the docs point to is a valid spec: a newcomer's first copy-and-paste must work. */
+class ExamplesTest {
+    static Stream<Path> examples() throws Exception {
+        Path root = Path.of("..", "examples");
+        try (Stream<Path> files = Files.walk(root)) {
+            List<Path> yaml = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+            assertThat(yaml).isNotEmpty();
+            return yaml.stream();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("examples")
+    void isValid(Path example) throws Exception {
+        for (var document : DocumentParser.parse(Files.readAllBytes(example))) {
+            Problems problems = new Problems();
+            SpecReader.read(document, SpecReader.Mode.USER, "", problems);
+            assertThat(problems.list()).as(example.toString()).isEmpty();
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import io.slipstream.cli.CliException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** How a run is started, shared by {@code run} and {@code submit}: overrides, idempotency key, waiting. */
+final class RunOptions {
+    @Option(names = "--set", paramLabel = "PATH=VALUE",
+            description = {"Change this run only (repeatable): nodeGroups.worker.replicas=8, nodeGroups.worker.env.LR=0.1,",
+                    "priority=5, maxRuntime=2h. The job itself is not changed."})
+    List<String> sets = new ArrayList<>();
+
+    @Option(names = "--idempotency-key", paramLabel = "KEY",
+            description = "Repeating the command with the same key within 24 h gives the same run, not a second one.")
+    String idempotencyKey;
+
+    @Option(names = "--wait", description = "Wait until the run ends; exit 1 unless it SUCCEEDED.")
+    boolean await;
+
+    Map<String, String> overrides() {
+        Map<String, String> overrides = new LinkedHashMap<>();
+        for (String set : sets) {
+            int eq = set.indexOf('=');
+            if (eq <= 0) {
+                throw new CliException(CliException.REJECTED, "--set '" + set + "' must be PATH=VALUE, e.g. nodeGroups.worker.replicas=8");
+            }
+            overrides.put(set.substring(0, eq), set.substring(eq + 1));
+        }
+        return overrides;
+    }
+
+    /** Starts a run of an applied job and says so on {@code err}. */
+    RunView start(ApiClient api, String workspace, String job, PrintWriter err) {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("workspace", workspace);
+        request.put("job", job);
+        Map<String, String> overrides = overrides();
+        if (!overrides.isEmpty()) {
+            request.put("overrides", overrides);
+        }
+        RunView run = ApiClient.read(idempotencyKey == null
+                ? api.postJson("/api/v1/runs", request)
+                : api.postJsonIdempotently("/api/v1/runs", request, idempotencyKey), RunView.class);
+        err.println("started run " + run.id() + " of job " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")"
+                + (overrides.isEmpty() ? "" : " with " + overrides.size() + " override(s)"));
+        return run;
+    }
+
+    /** Prints the run's id last; with {@code --wait}, first waits for its end. Returns the exit code. */
+    int finish(ApiClient api, String runId, PrintWriter out, PrintWriter err) {
+        int exit = 0;
+        if (!await) {
+            err.println("follow it with: slipstream logs -f " + runId);
+        } else {
+            err.flush();
+            RunView done = Runs.await(api, runId, err);
+            if (!Runs.succeeded(done)) {
+                err.println("run " + done.id() + " ended " + done.state() + ": " + done.reason());
+                exit = CliException.RUN_FAILED;
+            }
+        }
+        err.flush();
+        out.println(runId);
+        out.flush();
+        return exit;
+    }
+}

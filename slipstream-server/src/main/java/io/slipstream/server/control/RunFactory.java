@@ -1,0 +1,90 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.Overrides;
+import io.slipstream.api.spec.ShapeSpec;
+import io.slipstream.server.config.RunLimits;
+import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunOrigin;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import io.slipstream.store.StoredDocument;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * Makes the queued run of a job version: its overrides applied, its shapes resolved, the result checked like any job.
+ * The run keeps this effective spec, so later edits of the job or of its shapes never change a run.
+ */
+public final class RunFactory {
+    private final Clock clock;
+    private final RunLimits limits;
+
+    public RunFactory(Clock clock, RunLimits limits) {
+        this.clock = clock;
+        this.limits = limits;
+    }
+
+    /**
+     * Stores the new run, and its first event, in {@code tx}.
+     *
+     * @throws InvalidInputException if the overrides do not apply, or the job with them is invalid
+     */
+    @SuppressWarnings("unchecked")
+    public RunRecord create(Store tx, StoredDocument job, RunOrigin origin) {
+        Document<JobSpec> document = (Document<JobSpec>) job.document();
+        JobSpec spec = Overrides.apply(document, origin.overrides());
+        if (!origin.overrides().isEmpty()) {
+            Problems problems = new Problems();
+            limits.check(spec, "overrides.", problems);
+            if (spec.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), spec.quota()).isEmpty()) {
+                problems.add("overrides.quota", "workspace '" + document.workspace() + "' has no quota '" + spec.quota() + "'");
+            }
+            problems.throwIfAny("the job with these overrides is invalid");
+        }
+        spec = effectiveSpec(tx, spec);
+        Instant now = clock.instant();
+        RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
+        return tx.createRun(run, RunEvent.of(run.id(), now, "StateChanged", RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+    }
+
+    private static String describe(StoredDocument job, RunOrigin origin) {
+        StringBuilder text = new StringBuilder("job version " + job.version());
+        if (!origin.overrides().isEmpty()) {
+            text.append(" with ").append(origin.overrides().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                    .collect(Collectors.joining(" ")));
+        }
+        if (origin.scheduleTime() != null) {
+            text.append(", scheduled for ").append(origin.scheduleTime());
+        }
+        return text.toString();
+    }
+
+    /** The job's spec as a run will execute it: every shape replaced by its resources. */
+    static JobSpec effectiveSpec(Store tx, JobSpec job) {
+        List<NodeGroupSpec> groups = new ArrayList<>();
+        for (int i = 0; i < job.nodeGroups().size(); i++) {
+            NodeGroupSpec group = job.nodeGroups().get(i);
+            if (group.shape() != null) {
+                Optional<StoredDocument> shape = tx.getDocument(Kind.Shape, null, group.shape());
+                if (shape.isEmpty()) {
+                    throw new InvalidInputException("spec.nodeGroups[" + i + "].shape", "unknown shape '" + group.shape() + "'");
+                }
+                group = group.withResources(((ShapeSpec) shape.get().document().spec()).resources());
+            }
+            groups.add(group);
+        }
+        return job.withNodeGroups(groups);
+    }
+}
