@@ -13,7 +13,7 @@ import java.time.Instant;
  * once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is where a {@code TERMINATING} run
  * goes once all its processes are confirmed gone: a final state, or {@code QUEUED} after a preemption.
  * {@code realTimeResources} says where a run holding resources got them; {@code reclaimFor} names the run a
- * preempted run's resources go to. {@code attemptStartedAt} is when the current attempt started running and
+ * preempted run's resources go to. {@code attemptStartedAt} is when the current attempt was admitted (from then on it holds resources) and
  * {@code priorRuntimeMillis} how long earlier attempts ran: queued time never counts towards {@code maxRuntime}.
  */
 public record RunRecord(
@@ -98,8 +98,9 @@ public record RunRecord(
     /** Admitted on its quota's guarantee or on idle capacity. */
     public RunRecord admitted(RealTimeResources where, String why, Instant now) {
         RunRecord starting = moveTo(RunState.STARTING, why, now);
+        // Its runtime counts from here: it holds its resources from admission on, while it starts too.
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, preemptions, origin, null, priorRuntimeMillis, version);
+                finishedAt, cancelRequestedAt, where, null, preemptions, origin, now, priorRuntimeMillis, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */

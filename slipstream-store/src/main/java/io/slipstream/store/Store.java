@@ -87,8 +87,8 @@ public interface Store extends AutoCloseable {
     Optional<Instant> lastScheduled(String workspace, String job);
 
     /**
-     * Moves the job's schedule from {@code expectedLastDue} ({@code null}: it never fired) to {@code due};
-     * {@link ConflictException} if it moved meanwhile.
+     * Moves the job's schedule from {@code expectedLastDue} ({@code null}: it never fired) to a later {@code due};
+     * {@link ConflictException} if it moved meanwhile (or {@code due} is not later).
      */
     void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due);
 

@@ -245,6 +245,8 @@ public abstract class BaseStoreContractTest {
         store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60));
         assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(120))).isInstanceOf(ConflictException.class);
         assertThat(store.lastScheduled("team-a", "nightly")).contains(T0.plusSeconds(60));
+        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", T0.plusSeconds(60), T0)).as("never backwards")
+                .isInstanceOf(ConflictException.class);
     }
 
     @Test

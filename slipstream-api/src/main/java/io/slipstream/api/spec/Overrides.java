@@ -96,8 +96,8 @@ public final class Overrides {
         }
     }
 
-    /** Which override a problem's field path comes from: the longest override path that leads to it. */
-    private static String keyFor(String field, JobSpec job, Map<String, String> overrides) {
+    /** Which override a problem's field path ({@code spec.nodeGroups[1].maxRuntime}) comes from: the longest override path that leads to it. */
+    public static String keyFor(String field, JobSpec job, Map<String, String> overrides) {
         String readable = field;
         if (field.startsWith("spec.nodeGroups[")) {
             int close = field.indexOf(']');

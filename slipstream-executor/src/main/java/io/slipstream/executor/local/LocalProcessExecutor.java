@@ -366,16 +366,31 @@ public final class LocalProcessExecutor implements Executor {
         if (watched.keySet().stream().anyMatch(id -> id.runId().equals(runId))) {
             throw new ExecutorException("run " + runId + " still has instances running");
         }
+        Integer uid = uids == null ? null : uids.uidOf(runId);
+        if (uid != null) {
+            // Only this run ever ran as this uid: a process of it now escaped the instance's process tree (a daemon).
+            List<Long> escaped = ProcFs.ownedBy(uid);
+            if (!escaped.isEmpty()) {
+                escaped.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+                throw new ExecutorException(escaped.size() + " process(es) of run " + runId + " (uid " + uid
+                        + ") outlived it and were killed; its files go once they are gone");
+            }
+        }
         try {
             if (Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                // Links are removed, never followed: an instance could have left one pointing anywhere.
+                Path uidFile = dir.resolve("uid");
+                // Links are removed, never followed; the uid file goes last, so a half-done removal keeps the uid taken.
                 try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
                     for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                        Files.deleteIfExists(path);
+                        if (!path.equals(uidFile) && !path.equals(dir)) {
+                            Files.deleteIfExists(path);
+                        }
                     }
                 }
+                Files.deleteIfExists(uidFile);
+                Files.deleteIfExists(dir);
             }
-        } catch (IOException e) {
+        } catch (IOException | java.io.UncheckedIOException e) {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }
         if (uids != null) {

@@ -95,6 +95,31 @@ final class ProcFs {
         return live;
     }
 
+    /** The live processes whose owner is {@code uid}. */
+    static List<Long> ownedBy(int uid) {
+        List<Long> owned = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+                    continue;
+                }
+                try {
+                    Object owner = Files.getAttribute(entry, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                    long pid = Long.parseLong(name);
+                    if (owner instanceof Integer id && id == uid && stat(pid).filter(s -> !s.isZombie()).isPresent()) {
+                        owned.add(pid);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // ended while we looked
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read /proc", e);
+        }
+        return owned;
+    }
+
     /** Identifies this boot of the machine: a pid recorded before a reboot means nothing after it. */
     static String bootId() {
         try {

@@ -62,6 +62,11 @@ final class UidAllocator {
         return uid;
     }
 
+    /** The uid the run was given, if any. */
+    Integer uidOf(RunId runId) {
+        return read(root.resolve(runId.value()).resolve("uid"));
+    }
+
     /** Frees the run's uid for another run once its directory is gone. */
     synchronized void release(RunId runId) {
         Path file = root.resolve(runId.value()).resolve("uid");

@@ -1,6 +1,7 @@
 package io.slipstream.executor.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.slipstream.api.run.InstanceId;
@@ -101,5 +102,31 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         awaitReport(first, InstanceReport.Exited.class);
         awaitReport(second, InstanceReport.Exited.class);
         assertThat(readAll(executor, second, b, LogStream.STDOUT)).isEqualTo(readAll(executor, first, a, LogStream.STDOUT));
+    }
+
+    @Test
+    void forgettingARunKillsWhatEscapedItsProcessTreeBeforeItsUidIsFreed() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        String marker = "escaped-" + System.nanoTime();
+        // A daemon: a new session whose parent exits, so it is in no instance's tree any more.
+        launch(executor, spec(id, "node-1", "setsid sh -c 'sleep 600; echo " + marker + "' > /dev/null 2>&1 < /dev/null & exit 0"));
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(processesWith(marker)).isNotEmpty();
+
+        assertThatThrownBy(() -> executor.forget(id.runId())).isInstanceOf(io.slipstream.executor.ExecutorException.class)
+                .hasMessageContaining("outlived it and were killed");
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while (!processesWith(marker).isEmpty()) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20);
+        }
+        executor.forget(id.runId());
+        assertThat(executor.find(id)).isEmpty();
+    }
+
+    private static List<Long> processesWith(String marker) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().commandLine().map(line -> line.contains(marker)).orElse(false))
+                .map(ProcessHandle::pid).toList();
     }
 }

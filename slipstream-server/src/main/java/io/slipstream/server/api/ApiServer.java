@@ -216,15 +216,15 @@ public final class ApiServer implements AutoCloseable {
         }
     }
 
-    /** {@code overrides}: a map of paths to values; values other than strings (numbers, lists) are kept as their JSON text. */
+    /** {@code overrides}: a map of paths to values; values other than strings (numbers, lists, maps) are kept as JSON, which is YAML. */
     private static Map<String, String> overrides(FieldReader body) {
         List<Map.Entry<String, JsonNode>> entries = body.entries("overrides", false, MAX_OVERRIDES);
         Map<String, String> overrides = new java.util.LinkedHashMap<>();
         if (entries != null) {
             for (Map.Entry<String, JsonNode> entry : entries) {
                 JsonNode value = entry.getValue();
-                if (value.isNull() || value.isObject()) {
-                    body.problems().add("overrides." + entry.getKey(), "must be a value (text, number, boolean or list), not " + FieldReader.describe(value));
+                if (value.isNull()) {
+                    body.problems().add("overrides." + entry.getKey(), "must be a value, not null");
                 } else {
                     overrides.put(entry.getKey(), value.isString() ? value.asString() : value.toString());
                 }

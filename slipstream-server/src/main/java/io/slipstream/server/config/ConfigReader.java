@@ -137,7 +137,12 @@ public final class ConfigReader {
                 maxRuntime = limit;
             }
             Duration keep = duration(runs, "retention", problems);
-            retention = keep == null ? retention : keep;
+            if (keep != null && keep.compareTo(Duration.ofDays(1)) < 0) {
+                // Shorter would drop idempotency keys (kept 24 h with their run) and runs a client may still be waiting for.
+                problems.add(runs.pathOf("retention"), "must be at least 1d (is " + Durations.format(keep) + ")");
+            } else {
+                retention = keep == null ? retention : keep;
+            }
             runs.finish();
         }
         root.finish();

@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
 public final class ControlLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
     private static final Duration RETENTION_INTERVAL = Duration.ofMinutes(1);
+    /** How long timeouts wait for adopted instances to report (an executor reports them within moments). */
+    private static final Duration ADOPTION_WAIT = Duration.ofMinutes(1);
 
     private final Store store;
     private final Executor executor;
@@ -69,6 +71,12 @@ public final class ControlLoop implements AutoCloseable {
     private final Semaphore wakeUps = new Semaphore(0);
     /** Instances already told to stop in this process's life (a restart sends the signal again, harmlessly). */
     private final Set<InstanceId> terminationSent = ConcurrentHashMap.newKeySet();
+    /**
+     * Instances adopted after a restart that have not reported yet. An instance may have ended while the server was
+     * down; until its report is in, its run's runtime is unknown, so it is not timed out.
+     */
+    private final Set<InstanceId> awaitingAdoption = ConcurrentHashMap.newKeySet();
+    private Instant adoptionDeadline = Instant.MIN;
     private volatile boolean running;
     private Thread thread;
 
@@ -106,6 +114,8 @@ public final class ControlLoop implements AutoCloseable {
         }
         if (!handles.isEmpty()) {
             LOG.info("adopting {} instance(s) that ran before this start", handles.size());
+            awaitingAdoption.addAll(handles.keySet());
+            adoptionDeadline = clock.instant().plus(ADOPTION_WAIT);
             executor.adopt(handles);
         }
     }
@@ -175,17 +185,28 @@ public final class ControlLoop implements AutoCloseable {
         schedule(current, fresh);
     }
 
-    /** Schedules are looked at every second at most, retention once a minute: both read every job or finished run. */
+    /**
+     * Schedules are looked at every second at most, retention once a minute: both read every job or finished run.
+     * Neither may hold up the runs: a failure is logged and tried again later.
+     */
     private void housekeeping() {
         Instant now = clock.instant();
         if (!now.isBefore(nextSchedulesCheck)) {
             nextSchedulesCheck = now.plusSeconds(1);
-            schedules.tick();
+            try {
+                schedules.tick();
+            } catch (RuntimeException e) {
+                LOG.warn("schedules could not be checked; trying again in a second: {}", e.toString());
+            }
         }
         if (!now.isBefore(nextRetentionSweep)) {
             nextRetentionSweep = now.plus(RETENTION_INTERVAL);
-            if (retention.sweep() == Retention.BATCH) {
-                nextRetentionSweep = now; // more to remove: go on next cycle
+            try {
+                if (retention.sweep() == Retention.BATCH) {
+                    nextRetentionSweep = now; // more to remove: go on next cycle
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("old runs could not be removed; trying again in a minute: {}", e.toString());
             }
         }
     }
@@ -210,6 +231,7 @@ public final class ControlLoop implements AutoCloseable {
     }
 
     private void apply(InstanceReport report) {
+        awaitingAdoption.remove(report.id());
         Optional<InstanceRecord> found = store.getInstance(report.id());
         if (found.isEmpty() || found.get().state().isFinal()) {
             return; // duplicate or late: reports arrive at least once
@@ -268,10 +290,6 @@ public final class ControlLoop implements AutoCloseable {
                 if (run.cancelRequestedAt() != null) {
                     return terminate(transition(run, run.terminating(RunState.CANCELLED, "CancelRequested")), instances);
                 }
-                String timeout = timeout(run, instances, now);
-                if (timeout != null) {
-                    return terminate(transition(run, run.terminating(RunState.TIMED_OUT, timeout)), instances);
-                }
                 Optional<InstanceRecord> failed = instances.stream()
                         .filter(i -> i.state() == InstanceState.FAILED || i.state() == InstanceState.LOST || i.state() == InstanceState.KILLED)
                         .findFirst();
@@ -279,6 +297,12 @@ public final class ControlLoop implements AutoCloseable {
                     InstanceRecord first = failed.get();
                     String why = "InstanceFailed: " + first.displayName() + " (" + first.reason() + ")";
                     return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
+                }
+                // Checked after success and failure: a run whose instances all ended has its own outcome, however late.
+                String timeout = instances.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED) && !instances.isEmpty()
+                        ? null : timeout(run, instances, now);
+                if (timeout != null) {
+                    return terminate(transition(run, run.terminating(RunState.TIMED_OUT, timeout)), instances);
                 }
                 List<InstanceRecord> current = launchPending(run, instances);
                 if (current.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED)) {
@@ -308,6 +332,13 @@ public final class ControlLoop implements AutoCloseable {
 
     /** Why the run has run out of time, or {@code null}. Only time spent running counts, never time queued. */
     private String timeout(RunRecord run, List<InstanceRecord> instances, Instant now) {
+        if (!awaitingAdoption.isEmpty()) {
+            if (now.isAfter(adoptionDeadline)) {
+                awaitingAdoption.clear();
+            } else if (instances.stream().anyMatch(i -> awaitingAdoption.contains(i.id()))) {
+                return null;
+            }
+        }
         Duration limit = limits.maxRuntimeOf(run.spec());
         Duration used = run.spec().maxRuntimePerAttempt() ? run.attemptRuntime(now) : run.runtime(now);
         if (used.compareTo(limit) >= 0) {

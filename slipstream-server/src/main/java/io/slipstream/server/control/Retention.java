@@ -33,8 +33,9 @@ final class Retention {
         int removed = 0;
         for (RunRecord run : expired) {
             try {
-                store.deleteRun(run.id()); // refuses a run that is not finished
+                // Files first: if this stops halfway, the run is still listed and the next sweep finishes it.
                 executor.forget(run.id());
+                store.deleteRun(run.id()); // refuses a run that is not finished
                 removed++;
             } catch (ConflictException e) {
                 LOG.debug("run {} is active again; kept", run.id());

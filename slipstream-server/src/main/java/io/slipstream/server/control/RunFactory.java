@@ -44,10 +44,15 @@ public final class RunFactory {
     @SuppressWarnings("unchecked")
     public RunRecord create(Store tx, StoredDocument job, RunOrigin origin) {
         Document<JobSpec> document = (Document<JobSpec>) job.document();
-        JobSpec spec = Overrides.apply(document, origin.overrides());
+        JobSpec spec = document.spec();
         if (!origin.overrides().isEmpty()) {
+            spec = Overrides.apply(new Document<>(document.metadata(), resolveShapesUnderOverrides(tx, spec, origin)), origin.overrides());
+            Problems limitProblems = new Problems();
+            limits.check(spec, "spec.", limitProblems);
             Problems problems = new Problems();
-            limits.check(spec, "overrides.", problems);
+            for (var problem : limitProblems.list()) {
+                problems.add("overrides." + Overrides.keyFor(problem.field(), spec, origin.overrides()), problem.message());
+            }
             if (spec.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), spec.quota()).isEmpty()) {
                 problems.add("overrides.quota", "workspace '" + document.workspace() + "' has no quota '" + spec.quota() + "'");
             }
@@ -57,6 +62,25 @@ public final class RunFactory {
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
         return tx.createRun(run, RunEvent.of(run.id(), now, "StateChanged", RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+    }
+
+    /**
+     * A group sized by a shape, whose resources an override changes ({@code nodeGroups.worker.resources.gpu=2}), starts
+     * from the shape's resources: the override changes one of them, the others stay as the shape has them.
+     */
+    private static JobSpec resolveShapesUnderOverrides(Store tx, JobSpec spec, RunOrigin origin) {
+        List<NodeGroupSpec> groups = new ArrayList<>();
+        for (NodeGroupSpec group : spec.nodeGroups()) {
+            String prefix = "nodeGroups." + group.name() + ".resources.";
+            boolean touched = origin.overrides().keySet().stream().anyMatch(key -> key.startsWith(prefix));
+            Optional<StoredDocument> shape = group.shape() == null ? Optional.empty() : tx.getDocument(Kind.Shape, null, group.shape());
+            if (touched && shape.isPresent()) {
+                group = new NodeGroupSpec(group.name(), group.replicas(), null, ((ShapeSpec) shape.get().document().spec()).resources(),
+                        group.command(), group.env(), group.image(), group.workingDir(), group.maxRuntime());
+            }
+            groups.add(group);
+        }
+        return spec.withNodeGroups(groups);
     }
 
     private static String describe(StoredDocument job, RunOrigin origin) {

@@ -7,36 +7,35 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * What a schedule does at {@code now}, as a pure function (tests drive it with any clock). The due times since the last
- * one fired for are collapsed into one: the latest, started if it is not later than {@code startingDeadline}, skipped
- * otherwise. After a downtime that is one late run, never a burst of every missed time.
+ * What a schedule does at {@code now}, as a pure function (tests drive it with any clock). Due times count from the
+ * last one handled, or from when the job was last applied if that is later: a new or changed schedule never catches
+ * up on times before it. The due times since then are collapsed into one: the latest, started if it is not later
+ * than {@code startingDeadline}, skipped otherwise. After a downtime that is one late run, never a burst.
  *
- * @param lastDue the new last due time to record ({@code null}: nothing changes)
+ * @param lastDue the new last due time to record ({@code null}: nothing changes); always later than the one before
  * @param fire    the due time to start a run for, if any
  */
 record SchedulePlan(Instant lastDue, Instant fire) {
     static final SchedulePlan NOTHING = new SchedulePlan(null, null);
 
     /**
-     * @param lastDue the last due time the schedule fired for, or {@code null} if it never did: then the schedule starts
-     *                from now, and due times before it are not started
+     * @param lastDue   the last due time handled (started or skipped), or {@code null} if none was
+     * @param appliedAt when the job was last changed
      */
-    static SchedulePlan at(ScheduleSpec schedule, Instant lastDue, Instant now) {
+    static SchedulePlan at(ScheduleSpec schedule, Instant lastDue, Instant appliedAt, Instant now) {
         Cron cron;
         try {
             cron = Cron.parse(schedule.cron(), schedule.timeZone());
         } catch (IllegalArgumentException e) {
             return NOTHING; // validated when applied; a stored garbage expression simply never fires
         }
-        Optional<Instant> latest = cron.lastAtOrBefore(now);
-        if (lastDue == null) {
-            return new SchedulePlan(latest.orElse(now), null);
-        }
-        Optional<Instant> next = cron.nextAfter(lastDue);
-        if (next.isEmpty() || next.get().isAfter(now) || latest.isEmpty()) {
+        Instant since = lastDue == null || appliedAt.isAfter(lastDue) ? appliedAt : lastDue;
+        Optional<Instant> next = cron.nextAfter(since);
+        if (next.isEmpty() || next.get().isAfter(now)) {
             return NOTHING;
         }
-        Instant due = latest.get();
+        // The latest due time, never earlier than the next one: the recorded time only ever moves forward.
+        Instant due = cron.lastAtOrBefore(now).filter(latest -> latest.isAfter(next.get())).orElse(next.get());
         if (schedule.suspend()) {
             return new SchedulePlan(due, null);
         }

@@ -62,11 +62,16 @@ final class Schedules {
         String workspace = job.document().workspace();
         String name = job.document().name();
         Instant lastDue = store.lastScheduled(workspace, name).orElse(null);
-        SchedulePlan plan = SchedulePlan.at(spec.schedule(), lastDue, now);
-        if (plan.lastDue() == null || plan.lastDue().equals(lastDue)) {
+        SchedulePlan plan = SchedulePlan.at(spec.schedule(), lastDue, job.updatedAt(), now);
+        if (plan.lastDue() == null) {
             return false;
         }
         return store.inTransaction(tx -> {
+            // The job as it is now: changed, suspended or deleted since it was listed, it is planned again next tick.
+            var current = tx.getDocument(Kind.Job, workspace, name);
+            if (current.isEmpty() || current.get().version() != job.version()) {
+                return false;
+            }
             tx.recordScheduled(workspace, name, lastDue, plan.lastDue());
             if (plan.fire() == null) {
                 if (lastDue != null) {

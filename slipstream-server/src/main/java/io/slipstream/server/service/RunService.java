@@ -134,6 +134,10 @@ public final class RunService {
                 return new Created(create.get(), false);
             } catch (ConflictException e) {
                 // A concurrent request with the same key won: the next look finds its run.
+            } catch (ApiException e) {
+                if (e.status() != 409) {
+                    throw e; // a concurrent submit of the same document also conflicts on the document itself
+                }
             }
         }
         throw ApiException.conflict("a run with Idempotency-Key " + key + " kept changing; try again");

@@ -39,6 +39,18 @@ class RunLifecycleApiTest {
             spec: {members: [alice]}
             ---
             apiVersion: slipstream/v1
+            kind: Shape
+            metadata: {name: gpu.small}
+            spec: {cpu: 4, memory: 16Gi, gpu: 1}
+            ---
+            apiVersion: slipstream/v1
+            kind: Job
+            metadata: {name: shaped, workspace: team-a}
+            spec:
+              nodeGroups:
+                - {name: worker, shape: gpu.small, command: ["true"]}
+            ---
+            apiVersion: slipstream/v1
             kind: Job
             metadata: {name: train, workspace: team-a}
             spec:
@@ -82,6 +94,16 @@ class RunLifecycleApiTest {
     }
 
     @Test
+    void overridingOneResourceOfAShapedGroupKeepsTheShapesOthers() {
+        Response created = createRun(runOf("shaped", Map.of("nodeGroups.worker.resources.gpu", 2)), null);
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        JsonNode resources = created.json().get("spec").get("spec").get("nodeGroups").get(0).get("resources");
+        assertThat(resources.get("gpu").asInt()).isEqualTo(2);
+        assertThat(resources.get("cpu").asString()).isEqualTo("4");
+        assertThat(resources.get("memory").asString()).isEqualTo("16Gi");
+    }
+
+    @Test
     void badOverridesAreRejectedNamingTheOverride() {
         int before = countOf("train");
         Response unknownGroup = createRun(runOf("train", Map.of("nodeGroups.ps.replicas", 2)), null);
@@ -97,9 +119,13 @@ class RunLifecycleApiTest {
         assertThat(tooLong.status()).isEqualTo(400);
         assertThat(tooLong.text()).contains("maxRuntime");
 
-        Response notAValue = createRun(runOf("train", Map.of("nodeGroups.worker.env", Map.of("A", "b"))), null);
+        Response notAValue = createRun("{\"workspace\": \"team-a\", \"job\": \"train\", \"overrides\": {\"priority\": null}}", null);
         assertThat(notAValue.status()).isEqualTo(400);
-        assertThat(fields(notAValue)).contains("overrides.nodeGroups.worker.env");
+        assertThat(fields(notAValue)).containsExactly("overrides.priority");
+
+        Response groupTooLong = createRun(runOf("train", Map.of("nodeGroups.worker.maxRuntime", "31d")), null);
+        assertThat(groupTooLong.status()).isEqualTo(400);
+        assertThat(fields(groupTooLong)).containsExactly("overrides.nodeGroups.worker.maxRuntime");
         assertThat(countOf("train")).as("nothing was created by a rejected request").isEqualTo(before);
     }
 

@@ -96,6 +96,15 @@ class ConfigReaderTest {
     }
 
     @Test
+    void runLimitsMayBeLoweredButNeverPastTheirBounds() {
+        ServerConfig config = read("runs: {maxRuntime: 7d, retention: 90d}\n");
+        assertThat(config.limits().maxRuntime()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThat(config.limits().retention()).isEqualTo(java.time.Duration.ofDays(90));
+        assertThat(problemsOf("runs: {maxRuntime: 31d, retention: 1h}\n")).extracting(Problem::field)
+                .containsExactlyInAnyOrder("runs.maxRuntime", "runs.retention");
+    }
+
+    @Test
     void duplicateNodeNamesAreRefused() {
         assertThat(problemsOf("""
                 nodes:

@@ -375,6 +375,41 @@ class ControlLoopTest {
     }
 
     @Test
+    void aRunWhoseInstancesAllSucceededIsNotTimedOutWhenItsEndIsSeenLate() {
+        RunId id = submit(aJob("job").maxRuntime(Duration.ofMinutes(10)).spec());
+        loop.cycle();
+        clock.advance(Duration.ofMinutes(9).plusSeconds(59));
+        executor.exit(new InstanceId(id, 1, 0), 0);
+        clock.advance(Duration.ofSeconds(2)); // the cycle that sees the exit comes after the limit
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.SUCCEEDED);
+    }
+
+    @Test
+    void afterARestartARunIsNotTimedOutBeforeItsAdoptedInstancesHaveReported() {
+        RunId id = submit(aJob("job").maxRuntime(Duration.ofMinutes(10)).spec());
+        loop.cycle();
+        clock.advance(Duration.ofHours(1)); // the server was down; the instance finished meanwhile, in time
+        loop = newLoop();
+        loop.recover();
+        loop.cycle();
+        assertThat(run(id).state()).as("its exit is not known yet").isEqualTo(RunState.RUNNING);
+        executor.exit(new InstanceId(id, 1, 0), 0);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.SUCCEEDED);
+
+        RunId silent = submit(aJob("job").maxRuntime(Duration.ofMinutes(10)).spec());
+        loop.cycle();
+        loop = newLoop();
+        loop.recover();
+        clock.advance(Duration.ofMinutes(11)); // an executor that never reports does not hold timeouts forever
+        loop.cycle();
+        clock.advance(Duration.ofMinutes(2));
+        loop.cycle();
+        assertThat(run(silent).outcome()).isEqualTo(RunState.TIMED_OUT);
+    }
+
+    @Test
     void withoutItsOwnLimitARunGetsTheInstallationsMaximum() {
         limits = new RunLimits(Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofHours(2), Duration.ofDays(30));
         loop = newLoop();

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 class SchedulePlanTest {
     private final TestingClock clock = new TestingClock(Instant.parse("2026-06-01T09:59:30Z"));
     private Instant lastDue;
+    private Instant applied = clock.instant();
     private final List<Instant> fired = new ArrayList<>();
 
     private static ScheduleSpec schedule(String cron, String zone, Duration startingDeadline, boolean suspend) {
@@ -24,7 +25,7 @@ class SchedulePlanTest {
 
     /** One tick of the control loop: plan, then record as {@link Schedules} does. */
     private void tick(ScheduleSpec schedule) {
-        SchedulePlan plan = SchedulePlan.at(schedule, lastDue, clock.instant());
+        SchedulePlan plan = SchedulePlan.at(schedule, lastDue, applied, clock.instant());
         if (plan.lastDue() != null) {
             assertThat(lastDue == null || plan.lastDue().isAfter(lastDue)).as("the last due time only moves forward").isTrue();
             lastDue = plan.lastDue();
@@ -44,9 +45,9 @@ class SchedulePlanTest {
     }
 
     @Test
-    void firesOncePerDueTimeAndNotForTimesBeforeTheScheduleWasFirstSeen() {
+    void firesOncePerDueTimeAndNeverForTimesBeforeTheJobWasApplied() {
         ScheduleSpec everyMinute = schedule("* * * * *", "UTC", null, false);
-        tick(everyMinute); // first sight at 09:59:30: 09:59 is in the past and does not run
+        tick(everyMinute); // applied at 09:59:30: 09:59 is in the past and does not run
         assertThat(fired).isEmpty();
         runFor(everyMinute, Duration.ofMinutes(3), Duration.ofSeconds(1));
         assertThat(fired).containsExactly(Instant.parse("2026-06-01T10:00:00Z"), Instant.parse("2026-06-01T10:01:00Z"),
@@ -83,6 +84,7 @@ class SchedulePlanTest {
         runFor(suspended, Duration.ofMinutes(5), Duration.ofSeconds(10));
         assertThat(fired).isEmpty();
         ScheduleSpec resumed = schedule("* * * * *", "UTC", null, false);
+        applied = clock.instant(); // resuming is applying the changed job
         tick(resumed);
         assertThat(fired).isEmpty();
         runFor(resumed, Duration.ofMinutes(1), Duration.ofSeconds(10));
@@ -109,6 +111,7 @@ class SchedulePlanTest {
         // Every day at 02:30 in Berlin, ticking every 5 minutes from Saturday to Tuesday, across both changes of 2026.
         ScheduleSpec nightly = schedule("30 2 * * *", "Europe/Berlin", null, false);
         clock.set(Instant.parse("2026-03-28T00:00:00Z"));
+        applied = clock.instant();
         tick(nightly);
         runFor(nightly, Duration.ofDays(3), Duration.ofMinutes(5));
         // 2026-03-29 has no 02:30 (the clocks jump from 02:00 to 03:00): that night is skipped.
@@ -117,11 +120,37 @@ class SchedulePlanTest {
         fired.clear();
         lastDue = null;
         clock.set(Instant.parse("2026-10-24T00:00:00Z"));
+        applied = clock.instant();
         tick(nightly);
         runFor(nightly, Duration.ofDays(3), Duration.ofMinutes(5));
         // 2026-10-25 has 02:30 twice: it runs once.
         assertThat(fired).containsExactly(Instant.parse("2026-10-24T00:30:00Z"), Instant.parse("2026-10-25T00:30:00Z"),
                 Instant.parse("2026-10-26T01:30:00Z"));
+    }
+
+    @Test
+    void aDueTimeRightAfterTheApplyFiresEvenIfTheFirstTickComesLater() {
+        applied = Instant.parse("2026-06-01T01:59:59.800Z");
+        clock.set(Instant.parse("2026-06-01T02:00:00.300Z"));
+        tick(schedule("0 2 * * *", "UTC", null, false));
+        assertThat(fired).containsExactly(Instant.parse("2026-06-01T02:00:00Z"));
+    }
+
+    @Test
+    void aChangedScheduleDoesNotFireForTimesBeforeTheChange() {
+        applied = Instant.parse("2026-06-01T00:00:00Z");
+        clock.set(Instant.parse("2026-06-01T02:00:01Z"));
+        tick(schedule("0 2 * * *", "UTC", null, false));
+        assertThat(fired).hasSize(1);
+        // At 10:00 the job moves to 03:00: today's 03:00 is before the change and is not run late.
+        applied = Instant.parse("2026-06-01T10:00:00Z");
+        clock.set(Instant.parse("2026-06-01T10:00:01Z"));
+        ScheduleSpec moved = schedule("0 3 * * *", "UTC", null, false);
+        tick(moved);
+        assertThat(fired).hasSize(1);
+        clock.set(Instant.parse("2026-06-02T03:00:00.500Z"));
+        tick(moved);
+        assertThat(fired).containsExactly(Instant.parse("2026-06-01T02:00:00Z"), Instant.parse("2026-06-02T03:00:00Z"));
     }
 
     @Test

@@ -535,7 +535,7 @@ public final class JdbcStore implements Store {
                         .bind("workspace", workspace).bind("job", job), "due", due).execute();
             } else {
                 changed = time(time(h.createUpdate("UPDATE schedule_states SET last_due = :due WHERE workspace = :workspace AND job = :job "
-                                + "AND last_due = :expected")
+                                + "AND last_due = :expected AND last_due < :due")
                         .bind("workspace", workspace).bind("job", job), "due", due), "expected", expectedLastDue).execute();
             }
             if (changed == 0) {
