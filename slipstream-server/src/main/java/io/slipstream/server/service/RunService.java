@@ -11,14 +11,14 @@ import io.slipstream.api.wire.RunView;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
 import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.RunFactory;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.RunEvent;
+import io.slipstream.store.RunOrigin;
 import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
-import io.slipstream.server.control.RunFactory;
-import io.slipstream.store.RunOrigin;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -117,8 +117,12 @@ public final class RunService {
         if (key == null || workspace == null) {
             return new Created(create.get(), false);
         }
+        ApiException documentConflict = null;
         for (int attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
             Optional<RunRecord> existing = store.findRunByIdempotencyKey(workspace, key);
+            if (existing.isEmpty() && documentConflict != null) {
+                throw documentConflict; // not a duplicate's doing: the document itself conflicts
+            }
             if (existing.isPresent()) {
                 RunRecord run = existing.get();
                 if (run.createdAt().plus(IDEMPOTENCY_WINDOW).isAfter(clock.instant())) {
@@ -136,8 +140,9 @@ public final class RunService {
                 // A concurrent request with the same key won: the next look finds its run.
             } catch (ApiException e) {
                 if (e.status() != 409) {
-                    throw e; // a concurrent submit of the same document also conflicts on the document itself
+                    throw e;
                 }
+                documentConflict = e; // a concurrent submit of the same document conflicts on the document too
             }
         }
         throw ApiException.conflict("a run with Idempotency-Key " + key + " kept changing; try again");
