@@ -16,12 +16,20 @@ public interface Executor extends AutoCloseable {
     /** The nodes instances can be placed on. */
     List<NodeInfo> nodes();
 
+    /**
+     * Where an instance placed on {@code node} will be reached, with {@code ports} ports that are free and not in
+     * {@code taken} (the ports of instances already placed on the same address). Called when a run is admitted,
+     * before any of its instances starts, so that every instance's metadata lists all of them.
+     */
+    io.slipstream.api.run.Endpoint endpoint(String node, int ports, java.util.Set<Integer> taken);
+
     /** Where reports go; set once, before anything is launched or adopted. */
     void setListener(Consumer<InstanceReport> listener);
 
     /**
-     * Starts an instance and returns its handle once its process exists. Idempotent: if this instance was launched
-     * before (say, just before a crash of the control plane), it is adopted instead of started twice.
+     * Starts an instance and returns its handle once its process exists. With a startup probe, a {@code Ready} or
+     * {@code ProbeFailed} report follows (without one, a running instance is ready). Idempotent: if this instance was
+     * launched before (say, just before a crash of the control plane), it is adopted instead of started twice.
      *
      * @throws ExecutorException if the instance cannot be started at all
      */
@@ -36,7 +44,7 @@ public interface Executor extends AutoCloseable {
     /**
      * Finds instances launched before a restart of the control plane and watches them again. For each, a report
      * reaches the listener: {@code Running}, or {@code Exited} with the exit code if it ended meanwhile, or
-     * {@code Lost}.
+     * {@code Lost}. An instance with a startup probe is probed again unless it was ready, which is reported again.
      */
     void adopt(Map<InstanceId, Map<String, String>> handles);
 

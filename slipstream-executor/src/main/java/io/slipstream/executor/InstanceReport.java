@@ -7,7 +7,8 @@ import java.time.Instant;
 import java.util.Map;
 
 /** What an executor tells the control plane about an instance. */
-public sealed interface InstanceReport permits InstanceReport.Running, InstanceReport.Exited, InstanceReport.Lost {
+public sealed interface InstanceReport permits InstanceReport.Running, InstanceReport.Exited, InstanceReport.Lost,
+        InstanceReport.Ready, InstanceReport.ProbeFailed {
     InstanceId id();
 
     Instant at();
@@ -33,6 +34,21 @@ public sealed interface InstanceReport permits InstanceReport.Running, InstanceR
     /** The instance is gone and its exit code cannot be known (its node restarted, its supervisor was killed). */
     record Lost(InstanceId id, String reason, Instant at) implements InstanceReport {
         public Lost {
+            requireNonNull(id, "id is null");
+            requireNonNull(reason, "reason is null");
+        }
+    }
+
+    /** The instance's startup probe passed (or it has none and runs): the next node group may start. */
+    record Ready(InstanceId id, Instant at) implements InstanceReport {
+        public Ready {
+            requireNonNull(id, "id is null");
+        }
+    }
+
+    /** The startup probe failed {@code failureThreshold} times in a row; the instance keeps running until stopped. */
+    record ProbeFailed(InstanceId id, String reason, Instant at) implements InstanceReport {
+        public ProbeFailed {
             requireNonNull(id, "id is null");
             requireNonNull(reason, "reason is null");
         }

@@ -12,6 +12,9 @@ import java.util.Map;
  * @param env        the complete environment the control plane wants the instance to see (its spec's env and the
  *                   {@code SLIPSTREAM_*} variables); executors add only what is theirs to know (GPU visibility)
  * @param workingDir relative to the instance's own directory, or {@code null}
+ * @param metadata   the run as the instance sees it, written to {@code SLIPSTREAM_METADATA_FILE} before it starts; the
+ *                   executor fills in where the storage is; {@code null} for none
+ * @param probe      tells when the instance is ready ({@code null}: once it runs); its result is reported
  */
 public record LaunchSpec(
         InstanceId id,
@@ -21,7 +24,9 @@ public record LaunchSpec(
         List<String> command,
         Map<String, String> env,
         String workingDir,
-        String image) {
+        String image,
+        io.slipstream.api.run.ClusterMetadata metadata,
+        io.slipstream.api.spec.StartupProbe probe) {
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(name, "name is null");
@@ -32,5 +37,11 @@ public record LaunchSpec(
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
+    }
+
+    /** An instance without metadata or probe. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image) {
+        this(id, name, node, gpus, command, env, workingDir, image, null, null);
     }
 }

@@ -287,6 +287,81 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void endpointsGetDistinctFreePorts() {
+        Executor executor = newExecutor();
+        io.slipstream.api.run.Endpoint first = executor.endpoint(nodeName(), 3, java.util.Set.of());
+        assertThat(first.ports()).hasSize(3).doesNotHaveDuplicates();
+        io.slipstream.api.run.Endpoint second = executor.endpoint(nodeName(), 2, java.util.Set.copyOf(first.ports()));
+        assertThat(second.ports()).hasSize(2).doesNotContainAnyElementsOf(first.ports());
+        assertThat(first.ip()).isNotBlank();
+    }
+
+    /** Metadata of a run of job {@code job} in team-a with {@code count} instances and job-scoped storage "out". */
+    protected static io.slipstream.api.run.ClusterMetadata metadata(InstanceId id, String job, int count) {
+        List<io.slipstream.api.run.ClusterMetadata.Instance> instances = new ArrayList<>();
+        for (int rank = 0; rank < count; rank++) {
+            instances.add(new io.slipstream.api.run.ClusterMetadata.Instance("main-" + rank, "main", rank, rank, "n", "localhost", "localhost",
+                    "127.0.0.1", List.of(40000 + rank), rank == 0));
+        }
+        return new io.slipstream.api.run.ClusterMetadata(io.slipstream.api.run.ClusterMetadata.FORMAT_VERSION, id.runId().value(), "team-a", job,
+                id.attempt(), count, "InParallel", new io.slipstream.api.run.ClusterMetadata.Address("127.0.0.1", 40000), instances,
+                List.of(new io.slipstream.api.run.ClusterMetadata.Storage("out", "job", "out", "/mnt/out")));
+    }
+
+    private static LaunchSpec withMetadata(InstanceId id, String node, String script, io.slipstream.api.run.ClusterMetadata metadata,
+                                           io.slipstream.api.spec.StartupProbe probe) {
+        return new LaunchSpec(id, "main-0", node, List.of(), List.of("sh", "-c", script), Map.of(), null, null, metadata, probe);
+    }
+
+    @Test
+    void instancesReadTheRunsMetadataAndShareStorageThatOutlivesTheRun() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId writer = newInstanceId();
+        Map<String, String> writerHandle = launch(executor, withMetadata(writer, nodeName(),
+                "cat \"$SLIPSTREAM_METADATA_FILE\"; echo trained > \"$SLIPSTREAM_STORAGE_OUT/weights\"; "
+                        + "echo step-7 > \"$SLIPSTREAM_CHECKPOINT_DIR/latest\"; echo hi > \"$SLIPSTREAM_SHARED_DIR/note\"",
+                metadata(writer, "train", 2), null));
+        assertThat(awaitReport(writer, InstanceReport.Exited.class).exitCode()).isZero();
+        String printed = readAll(executor, writer, writerHandle, LogStream.STDOUT);
+        var metadata = io.slipstream.api.codec.Json.mapper().readValue(printed, io.slipstream.api.run.ClusterMetadata.class);
+        assertThat(metadata.instances()).extracting(io.slipstream.api.run.ClusterMetadata.Instance::rank).containsExactly(0, 1);
+        assertThat(metadata.storage()).singleElement().satisfies(storage -> {
+            assertThat(storage.path()).startsWith("/").endsWith("/out");
+            assertThat(storage.mountPath()).isEqualTo("/mnt/out");
+        });
+
+        // Another run of the same job (another uid, when runs are isolated) reads and replaces what the first wrote.
+        InstanceId reader = newInstanceId();
+        Map<String, String> readerHandle = launch(executor, withMetadata(reader, nodeName(),
+                "cat \"$SLIPSTREAM_STORAGE_OUT/weights\" && echo again > \"$SLIPSTREAM_STORAGE_OUT/weights\" && "
+                        + "test ! -e \"$SLIPSTREAM_CHECKPOINT_DIR/latest\" && echo own-checkpoints",
+                metadata(reader, "train", 1), null));
+        assertThat(awaitReport(reader, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, reader, readerHandle, LogStream.STDOUT)).isEqualTo("trained\nown-checkpoints\n");
+
+        // Another job of the workspace does not see it.
+        InstanceId stranger = newInstanceId();
+        Map<String, String> strangerHandle = launch(executor, withMetadata(stranger, nodeName(),
+                "test -e \"$SLIPSTREAM_STORAGE_OUT/weights\" && echo visible || echo absent", metadata(stranger, "other-job", 1), null));
+        awaitReport(stranger, InstanceReport.Exited.class);
+        assertThat(readAll(executor, stranger, strangerHandle, LogStream.STDOUT)).isEqualTo("absent\n");
+    }
+
+    @Test
+    void aStartupProbeReportsReadinessOrFailure() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId ready = newInstanceId();
+        launch(executor, withMetadata(ready, nodeName(), "sleep 1; touch started; sleep 600", metadata(ready, "probed", 1),
+                new io.slipstream.api.spec.StartupProbe(List.of("test", "-f", "started"), 1, 30, 0)));
+        InstanceId never = newInstanceId();
+        launch(executor, withMetadata(never, nodeName(), "sleep 600", metadata(never, "probed", 1),
+                new io.slipstream.api.spec.StartupProbe(List.of("false"), 1, 2, 0)));
+
+        assertThat(awaitReport(ready, InstanceReport.Ready.class).id()).isEqualTo(ready);
+        assertThat(awaitReport(never, InstanceReport.ProbeFailed.class).reason()).contains("failed 2 time(s)");
+    }
+
+    @Test
     void launchOnAnUnknownNodeIsRefused() {
         Executor executor = newExecutor();
         assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "no-such-node", "true")))

@@ -2,6 +2,7 @@ package io.slipstream.store;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import java.time.Instant;
@@ -10,7 +11,9 @@ import java.util.Map;
 
 /**
  * One instance as stored. The placement ({@code node}, {@code gpus}) is written before the executor is told
- * anything; {@code handle} is what the executor needs to find the instance again after a restart.
+ * anything, with its {@code endpoint} (address and ports, so that every instance's metadata lists all of them);
+ * {@code handle} is what the executor needs to find the instance again after a restart; {@code readyAt} is when its
+ * startup probe passed ({@code null}: not yet, or it has none).
  */
 public record InstanceRecord(
         InstanceId id,
@@ -24,6 +27,8 @@ public record InstanceRecord(
         Map<String, String> handle,
         Instant startedAt,
         Instant finishedAt,
+        Endpoint endpoint,
+        Instant readyAt,
         long version) {
 
     public InstanceRecord {
@@ -36,7 +41,12 @@ public record InstanceRecord(
     }
 
     public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus) {
-        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Placed", Map.of(), null, null, 0);
+        return pending(id, nodeGroup, groupRank, node, gpus, null);
+    }
+
+    public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus, Endpoint endpoint) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Placed", Map.of(), null, null, endpoint,
+                null, 0);
     }
 
     /** A short name for logs and tables: {@code worker-2}. */
@@ -46,7 +56,7 @@ public record InstanceRecord(
 
     public InstanceRecord running(Map<String, String> newHandle, Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.RUNNING, null, "Launched", newHandle,
-                startedAt == null ? at : startedAt, null, version);
+                startedAt == null ? at : startedAt, null, endpoint, readyAt, version);
     }
 
     public InstanceRecord finished(InstanceState finalState, Integer code, String why, Instant at) {
@@ -56,10 +66,30 @@ public record InstanceRecord(
         if (state.isFinal()) {
             throw new IllegalStateException("instance " + id + " already ended " + state);
         }
-        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, version);
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, endpoint, readyAt, version);
     }
 
+    /** Its startup probe passed. */
+    public InstanceRecord ready(Instant at) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
+                readyAt == null ? at : readyAt, version);
+    }
+
+    /** Its startup probe failed: it still runs (until it is stopped), with the reason kept. */
+    public InstanceRecord probeFailed(String why) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, PROBE_FAILED + why, handle, startedAt, finishedAt,
+                endpoint, readyAt, version);
+    }
+
+    /** Whether its startup probe has failed. */
+    public boolean hasFailedProbe() {
+        return reason != null && reason.startsWith(PROBE_FAILED);
+    }
+
+    private static final String PROBE_FAILED = "StartupProbeFailed: ";
+
     public InstanceRecord withVersion(long newVersion) {
-        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, newVersion);
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
+                newVersion);
     }
 }

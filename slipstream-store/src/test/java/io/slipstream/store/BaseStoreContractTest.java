@@ -296,13 +296,17 @@ public abstract class BaseStoreContractTest {
     @Test
     void instancesRoundTripAndUpdatesAreCompareAndSet() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
-        InstanceRecord first = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of(0, 3));
+        InstanceRecord first = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of(0, 3),
+                new io.slipstream.api.run.Endpoint("localhost", "localhost", "127.0.0.1", List.of(41000, 41001)));
         InstanceRecord second = InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-2", List.of());
         List<InstanceRecord> created = store.createInstances(List.of(first, second));
         assertThat(store.instancesOf(run.id())).containsExactlyElementsOf(created);
         assertThat(store.activeInstances()).hasSize(2);
 
         InstanceRecord running = store.updateInstance(created.get(0).running(Map.of("pid", "42", "dir", "/x"), T0.plusSeconds(1)));
+        running = store.updateInstance(running.ready(T0.plusSeconds(2)));
+        assertThat(store.getInstance(first.id()).orElseThrow().readyAt()).isEqualTo(T0.plusSeconds(2));
+        assertThat(store.getInstance(first.id()).orElseThrow().endpoint().ports()).containsExactly(41000, 41001);
         assertThatThrownBy(() -> store.updateInstance(created.get(0).running(Map.of(), T0))).isInstanceOf(ConflictException.class);
         InstanceRecord done = store.updateInstance(running.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(2)));
         assertThat(store.getInstance(first.id())).contains(done);

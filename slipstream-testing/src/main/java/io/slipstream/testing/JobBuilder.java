@@ -20,6 +20,10 @@ public final class JobBuilder {
     private java.time.Duration maxRuntime;
     private boolean maxRuntimePerAttempt;
     private io.slipstream.api.spec.ScheduleSpec schedule;
+    private io.slipstream.api.spec.StartupOrder startupOrder;
+    private final List<io.slipstream.api.spec.StorageSpec> storage = new ArrayList<>();
+    private Integer minSuccessReplicas;
+    private io.slipstream.api.spec.StartupProbe startupProbe;
     private java.time.Duration groupMaxRuntime;
     private final List<NodeGroupSpec> groups = new ArrayList<>();
     private String groupName = "main";
@@ -86,6 +90,28 @@ public final class JobBuilder {
         return this;
     }
 
+    public JobBuilder inOrder() {
+        this.startupOrder = io.slipstream.api.spec.StartupOrder.InOrder;
+        return this;
+    }
+
+    public JobBuilder storage(String storageName, io.slipstream.api.spec.StorageScope scope) {
+        storage.add(new io.slipstream.api.spec.StorageSpec(storageName, scope, null, null));
+        return this;
+    }
+
+    /** The current node group's minSuccessReplicas. */
+    public JobBuilder minSuccess(int count) {
+        this.minSuccessReplicas = count;
+        return this;
+    }
+
+    /** The current node group's startup probe, checked every second. */
+    public JobBuilder probe(String... probeCommand) {
+        this.startupProbe = new io.slipstream.api.spec.StartupProbe(List.of(probeCommand), 1, 3, 0);
+        return this;
+    }
+
     public JobBuilder group(String groupName) {
         this.groupName = groupName;
         return this;
@@ -132,17 +158,20 @@ public final class JobBuilder {
         groupName = nextGroupName;
         env.clear();
         groupMaxRuntime = null;
+        minSuccessReplicas = null;
+        startupProbe = null;
         return this;
     }
 
     private NodeGroupSpec currentGroup() {
-        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime);
+        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime,
+                minSuccessReplicas, startupProbe, 1);
     }
 
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, all);
+        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, all);
     }
 
     public Document<JobSpec> build() {

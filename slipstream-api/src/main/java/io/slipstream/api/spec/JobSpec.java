@@ -8,7 +8,8 @@ import java.util.List;
  * runs on idle capacity only), whether it may use idle capacity, its priority in the queue, how long its instances get
  * to save their work when preempted ({@code null}: the server's default), how long a run may run at most
  * ({@code null}: the server's maximum; counted over all attempts, or per attempt with {@code maxRuntimePerAttempt}),
- * and optionally a schedule on which it runs by itself.
+ * optionally a schedule on which it runs by itself, the order its node groups start in, and the storage its instances
+ * share.
  */
 public record JobSpec(
         int priority,
@@ -18,6 +19,8 @@ public record JobSpec(
         Duration maxRuntime,
         boolean maxRuntimePerAttempt,
         ScheduleSpec schedule,
+        StartupOrder startupOrder,
+        List<StorageSpec> storage,
         List<NodeGroupSpec> nodeGroups) implements Spec {
 
     /** No run may be given longer than this, whatever it asks. */
@@ -25,6 +28,8 @@ public record JobSpec(
 
     public JobSpec {
         nodeGroups = List.copyOf(nodeGroups);
+        storage = storage == null ? List.of() : List.copyOf(storage);
+        startupOrder = startupOrder == null ? StartupOrder.InParallel : startupOrder;
         if (idleResources == null) {
             idleResources = quota == null ? IdleMode.OnlyIdle : IdleMode.Disabled;
         }
@@ -32,7 +37,7 @@ public record JobSpec(
 
     /** A job charged to no quota, that runs on idle capacity. */
     public JobSpec(int priority, List<NodeGroupSpec> nodeGroups) {
-        this(priority, null, null, null, null, false, null, nodeGroups);
+        this(priority, null, null, null, null, false, null, null, List.of(), nodeGroups);
     }
 
     @Override
@@ -46,6 +51,7 @@ public record JobSpec(
     }
 
     public JobSpec withNodeGroups(List<NodeGroupSpec> groups) {
-        return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, groups);
+        return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
+                groups);
     }
 }

@@ -11,7 +11,11 @@ import java.util.Map;
  * user; in a run's effective spec the shape is resolved and both are set.
  *
  * @param workingDir relative to the instance's sandbox directory; {@code null} for the sandbox itself
- * @param maxRuntime how long this group's instances may run, at most ({@code null}: as long as the run)
+ * @param maxRuntime          how long this group's instances may run, at most ({@code null}: as long as the run)
+ * @param minSuccessReplicas  how many of its instances must succeed for the run to succeed ({@code null}: all); once
+ *                            every group has that many, the rest are stopped and the run succeeds
+ * @param startupProbe        when an instance is ready ({@code null}: as soon as it runs)
+ * @param ports               how many network ports each instance is given (at least 1)
  */
 public record NodeGroupSpec(
         String name,
@@ -22,14 +26,36 @@ public record NodeGroupSpec(
         Map<String, String> env,
         String image,
         String workingDir,
-        Duration maxRuntime) {
+        Duration maxRuntime,
+        Integer minSuccessReplicas,
+        StartupProbe startupProbe,
+        int ports) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
         env = Map.copyOf(env);
+        ports = Math.max(1, ports);
+    }
+
+    /** A group with the defaults for everything after {@code maxRuntime}. */
+    public NodeGroupSpec(String name, int replicas, String shape, Resources resources, List<String> command, Map<String, String> env,
+                         String image, String workingDir, Duration maxRuntime) {
+        this(name, replicas, shape, resources, command, env, image, workingDir, maxRuntime, null, null, 1);
     }
 
     public NodeGroupSpec withResources(Resources resolved) {
-        return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir, maxRuntime);
+        return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
+                ports);
+    }
+
+    /** Sized by {@code resolved} instead of a shape. */
+    public NodeGroupSpec withResourcesInsteadOfShape(Resources resolved) {
+        return new NodeGroupSpec(name, replicas, null, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
+                ports);
+    }
+
+    /** How many instances must succeed: {@code minSuccessReplicas}, or all. */
+    public int requiredSuccesses() {
+        return minSuccessReplicas == null ? replicas : minSuccessReplicas;
     }
 }

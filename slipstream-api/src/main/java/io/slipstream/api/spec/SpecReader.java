@@ -32,6 +32,8 @@ public final class SpecReader {
     static final long MAX_QUOTA_GPU = 10_000_000;
     static final int MAX_REPLICAS = 10_000;
     static final int MAX_NODE_GROUPS = 64;
+    static final int MAX_STORAGE = 16;
+    static final int MAX_PORTS = 16;
     static final int MAX_ARG_LENGTH = 128 * 1024;
     static final int MAX_ENV_VALUE_LENGTH = 128 * 1024;
 
@@ -278,6 +280,8 @@ public final class SpecReader {
         Duration maxRuntime = readDuration(spec, "maxRuntime", Duration.ofSeconds(1), JobSpec.MAX_RUNTIME);
         Boolean perAttempt = spec.bool("maxRuntimePerAttempt", false);
         ScheduleSpec schedule = readSchedule(spec.object("schedule", false));
+        StartupOrder startupOrder = spec.enumValue("startupOrder", StartupOrder.class, false);
+        List<StorageSpec> storage = readStorage(spec);
         List<JsonNode> groups = spec.array("nodeGroups", true, MAX_NODE_GROUPS);
         List<NodeGroupSpec> nodeGroups = new ArrayList<>();
         if (groups != null) {
@@ -294,6 +298,9 @@ public final class SpecReader {
                     nodeGroups.add(nodeGroup);
                 }
             }
+            if (!nodeGroups.isEmpty() && nodeGroups.size() == groups.size() && nodeGroups.stream().allMatch(g -> g.requiredSuccesses() == 0)) {
+                problems.add(spec.pathOf("nodeGroups"), "at least one node group must need an instance to succeed (minSuccessReplicas >= 1)");
+            }
             long total = nodeGroups.stream().mapToLong(NodeGroupSpec::replicas).sum();
             if (total > MAX_REPLICAS) {
                 problems.add(spec.pathOf("nodeGroups"), "a run may have at most " + MAX_REPLICAS + " instances (has " + total + ")");
@@ -304,7 +311,84 @@ public final class SpecReader {
             return null;
         }
         return new JobSpec(priority == null ? 0 : priority.intValue(), quota, idleResources, grace, maxRuntime,
-                perAttempt != null && perAttempt, schedule, nodeGroups);
+                perAttempt != null && perAttempt, schedule, startupOrder, storage, nodeGroups);
+    }
+
+    private static List<StorageSpec> readStorage(FieldReader spec) {
+        List<JsonNode> items = spec.array("storage", false, MAX_STORAGE);
+        List<StorageSpec> storage = new ArrayList<>();
+        if (items == null) {
+            return storage;
+        }
+        Set<String> names = new HashSet<>();
+        Set<String> mountPaths = new HashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            FieldReader item = FieldReader.of(items.get(i), spec.pathOf("storage") + "[" + i + "]", spec.problems());
+            int before = item.problems().list().size();
+            String name = item.string("name", true, 63);
+            if (name != null && Names.dnsLabelProblem(name) != null) {
+                item.problems().add(item.pathOf("name"), Names.dnsLabelProblem(name));
+            } else if (name != null && !names.add(name)) {
+                item.problems().add(item.pathOf("name"), "'" + name + "' is used by another storage");
+            }
+            StorageScope scope = item.enumValue("scope", StorageScope.class, true);
+            String subPath = item.string("subPath", false, 1024);
+            if (subPath != null) {
+                String problem = relativePathProblem(subPath);
+                if (problem != null) {
+                    item.problems().add(item.pathOf("subPath"), problem.replace("the instance's directory", "the workspace's storage"));
+                } else {
+                    subPath = Path.of(subPath).normalize().toString();
+                }
+            }
+            String mountPath = item.string("mountPath", false, 1024);
+            if (mountPath != null) {
+                String problem = mountPathProblem(mountPath);
+                if (problem != null) {
+                    item.problems().add(item.pathOf("mountPath"), problem);
+                } else if (!mountPaths.add(Path.of(mountPath).normalize().toString())) {
+                    item.problems().add(item.pathOf("mountPath"), "'" + mountPath + "' is used by another storage");
+                }
+            }
+            item.finish();
+            if (item.problems().list().size() == before) {
+                storage.add(new StorageSpec(name, scope, subPath, mountPath == null ? null : Path.of(mountPath).normalize().toString()));
+            }
+        }
+        return storage;
+    }
+
+    private static String mountPathProblem(String path) {
+        if (!path.startsWith("/")) {
+            return "must be an absolute path in the container, like /data";
+        }
+        for (String segment : path.split("/")) {
+            if (segment.equals("..") || segment.equals(".")) {
+                return "must not contain '.' or '..' segments";
+            }
+        }
+        if (Path.of(path).normalize().toString().equals("/")) {
+            return "must not be the root directory";
+        }
+        return null;
+    }
+
+    private static StartupProbe readStartupProbe(FieldReader group) {
+        FieldReader probe = group.object("startupProbe", false);
+        if (probe == null) {
+            return null;
+        }
+        int before = probe.problems().list().size();
+        List<String> command = readCommand(probe);
+        Long period = probe.integer("periodSeconds", false, 1, 3600);
+        Long failures = probe.integer("failureThreshold", false, 1, 1000);
+        Long delay = probe.integer("initialDelaySeconds", false, 0, 3600);
+        probe.finish();
+        if (probe.problems().list().size() > before || command.isEmpty()) {
+            return null;
+        }
+        return new StartupProbe(command, period == null ? 10 : period.intValue(), failures == null ? 3 : failures.intValue(),
+                delay == null ? 0 : delay.intValue());
     }
 
     private static ScheduleSpec readSchedule(FieldReader schedule) {
@@ -388,11 +472,19 @@ public final class SpecReader {
         }
         String workingDir = readWorkingDir(group);
         Duration maxRuntime = readDuration(group, "maxRuntime", Duration.ofSeconds(1), JobSpec.MAX_RUNTIME);
+        Long minSuccess = group.integer("minSuccessReplicas", false, 0, MAX_REPLICAS);
+        int count = replicas == null ? 1 : replicas.intValue();
+        if (minSuccess != null && minSuccess > count) {
+            problems.add(group.pathOf("minSuccessReplicas"), "must be at most replicas (" + count + ")");
+        }
+        StartupProbe probe = readStartupProbe(group);
+        Long ports = group.integer("ports", false, 1, MAX_PORTS);
         group.finish();
         if (problems.list().size() > before) {
             return null;
         }
-        return new NodeGroupSpec(name, replicas == null ? 1 : replicas.intValue(), shape, resources, command, env, image, workingDir, maxRuntime);
+        return new NodeGroupSpec(name, count, shape, resources, command, env, image, workingDir, maxRuntime,
+                minSuccess == null ? null : minSuccess.intValue(), probe, ports == null ? 1 : ports.intValue());
     }
 
     private static List<String> readCommand(FieldReader group) {

@@ -87,6 +87,23 @@ public final class SpecWriter {
                     schedule.put("suspend", true);
                 }
             }
+            if (job.startupOrder() != StartupOrder.InParallel) {
+                node.put("startupOrder", job.startupOrder().name());
+            }
+            if (!job.storage().isEmpty()) {
+                ArrayNode storage = node.putArray("storage");
+                for (StorageSpec item : job.storage()) {
+                    ObjectNode entry = storage.addObject();
+                    entry.put("name", item.name());
+                    entry.put("scope", item.scope().name());
+                    if (item.subPath() != null) {
+                        entry.put("subPath", item.subPath());
+                    }
+                    if (item.mountPath() != null) {
+                        entry.put("mountPath", item.mountPath());
+                    }
+                }
+            }
             ArrayNode groups = node.putArray("nodeGroups");
             job.nodeGroups().forEach(group -> writeNodeGroup(groups.addObject(), group));
         }
@@ -116,6 +133,20 @@ public final class SpecWriter {
         }
         if (group.maxRuntime() != null) {
             node.put("maxRuntime", Durations.format(group.maxRuntime()));
+        }
+        if (group.minSuccessReplicas() != null) {
+            node.put("minSuccessReplicas", group.minSuccessReplicas());
+        }
+        if (group.startupProbe() != null) {
+            ObjectNode probe = node.putObject("startupProbe");
+            ArrayNode probeCommand = probe.putArray("command");
+            group.startupProbe().command().forEach(probeCommand::add);
+            probe.put("periodSeconds", group.startupProbe().periodSeconds());
+            probe.put("failureThreshold", group.startupProbe().failureThreshold());
+            probe.put("initialDelaySeconds", group.startupProbe().initialDelaySeconds());
+        }
+        if (group.ports() != 1) {
+            node.put("ports", group.ports());
         }
     }
 

@@ -82,6 +82,23 @@ class SpecReaderTest {
                     - {name: w, resources: {cpu: 1, memory: 1Gi}, command: [x]}
                 ---
                 apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: distributed, workspace: team-b}
+                spec:
+                  startupOrder: InOrder
+                  storage:
+                    - {name: data, scope: workspace, subPath: datasets/mnist}
+                    - {name: out, scope: job, mountPath: /mnt/out}
+                    - {name: scratch, scope: run}
+                  nodeGroups:
+                    - name: coordinator
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [x]
+                      ports: 2
+                      startupProbe: {command: [test, -f, ready], periodSeconds: 2, failureThreshold: 5, initialDelaySeconds: 1}
+                    - {name: worker, replicas: 3, minSuccessReplicas: 2, resources: {cpu: 1, memory: 1Gi}, command: [y]}
+                ---
+                apiVersion: slipstream/v1
                 kind: Workspace
                 metadata: {name: team-a}
                 spec: {members: [alice, bob]}
@@ -141,7 +158,61 @@ class SpecReaderTest {
                 Arguments.of("fractional replicas", "command: [x]\n    replicas: 1.5\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].replicas", "whole number"),
                 Arguments.of("absolute workingDir", "command: [x]\n    workingDir: /etc\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].workingDir", "relative"),
                 Arguments.of("env not a map", "command: [x]\n    env: [A]\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].env", "must be a map"),
-                Arguments.of("image with spaces", "command: [x]\n    image: \"a b\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].image", "without spaces"));
+                Arguments.of("image with spaces", "command: [x]\n    image: \"a b\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].image", "without spaces"),
+                Arguments.of("more successes than replicas", "command: [x]\n    replicas: 2\n    minSuccessReplicas: 3\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].minSuccessReplicas", "at most replicas (2)"),
+                Arguments.of("nothing must succeed", "command: [x]\n    minSuccessReplicas: 0\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups", "at least one node group"),
+                Arguments.of("probe without command", "command: [x]\n    startupProbe: {periodSeconds: 5}\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].startupProbe.command", "is required"),
+                Arguments.of("probe period zero", "command: [x]\n    startupProbe: {command: [t], periodSeconds: 0}\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].startupProbe.periodSeconds", "between"),
+                Arguments.of("no ports", "command: [x]\n    ports: 0\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].ports", "between"));
+    }
+
+    static Stream<Arguments> badStorage() {
+        return Stream.of(
+                Arguments.of("{name: d, scope: run, subPath: ../other-workspace}", "spec.storage[0].subPath", "'..'"),
+                Arguments.of("{name: d, scope: run, subPath: a/../../b}", "spec.storage[0].subPath", "'..'"),
+                Arguments.of("{name: d, scope: job, subPath: /etc}", "spec.storage[0].subPath", "relative"),
+                Arguments.of("{name: d, scope: job, subPath: ~root}", "spec.storage[0].subPath", "relative"),
+                Arguments.of("{name: d, scope: job, mountPath: data}", "spec.storage[0].mountPath", "absolute"),
+                Arguments.of("{name: d, scope: job, mountPath: /mnt/../etc}", "spec.storage[0].mountPath", "'..'"),
+                Arguments.of("{name: d, scope: job, mountPath: /}", "spec.storage[0].mountPath", "root"),
+                Arguments.of("{name: d, scope: forever}", "spec.storage[0].scope", "run, job, workspace"),
+                Arguments.of("{name: Bad_Name, scope: run}", "spec.storage[0].name", ""),
+                Arguments.of("{scope: run}", "spec.storage[0].name", "is required"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badStorage")
+    void rejectsStorageThatCouldLeaveItsWorkspace(String storage, String field, String message) {
+        String yaml = """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  storage: [%s]
+                  nodeGroups:
+                  - {name: g, command: [x], resources: {cpu: 1, memory: 1Gi}}
+                """.formatted(storage);
+        assertThat(problemsOf(yaml)).anySatisfy(p -> {
+            assertThat(p.field()).isEqualTo(field);
+            assertThat(p.message()).contains(message);
+        });
+    }
+
+    @Test
+    void storageNamesAndMountPathsAreUnique() {
+        assertThat(problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  storage: [{name: a, scope: run, mountPath: /data}, {name: a, scope: job, mountPath: /data/}]
+                  nodeGroups:
+                  - {name: g, command: [x], resources: {cpu: 1, memory: 1Gi}}
+                """)).extracting(Problem::field).containsExactlyInAnyOrder("spec.storage[1].name", "spec.storage[1].mountPath");
     }
 
     @ParameterizedTest(name = "{0}")

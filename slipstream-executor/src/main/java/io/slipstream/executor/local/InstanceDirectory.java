@@ -53,6 +53,17 @@ final class InstanceDirectory {
         }
     }
 
+    /** Writes the run's metadata where the instance can read it (and only read it), completely, before it starts. */
+    Path writeMetadata(io.slipstream.api.run.ClusterMetadata metadata) throws IOException {
+        Path file = dir.resolve("metadata.json");
+        Path temporary = dir.resolve("metadata.json.tmp");
+        Files.writeString(temporary, io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata) + "\n",
+                StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return file;
+    }
+
     /** Where the instance finds the notice that it is being stopped ({@code SLIPSTREAM_PREEMPTION_NOTICE_FILE}). */
     Path noticeFile() {
         return dir.resolve("preemption_notice.json");

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.Endpoint;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
@@ -55,6 +56,7 @@ public final class LocalProcessExecutor implements Executor {
     /** $1 is the instance directory, the rest is the command ({@code --}: a command may start with a dash). */
     static final String SUPERVISOR = String.join("\n",
             "dir=$1; shift",
+            "umask 002",
             "setsid -- \"$@\" </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid.tmp\" && mv -f \"$dir/pid.tmp\" \"$dir/pid\"",
@@ -69,6 +71,9 @@ public final class LocalProcessExecutor implements Executor {
     private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
 
     private final Path root;
+    private final Path toolsDir;
+    private final SharedStorage storage;
+    private final StartupProber prober;
     private final Map<String, NodeInfo> nodes;
     private final List<String> inheritedEnv;
     private final Isolation isolation;
@@ -88,13 +93,20 @@ public final class LocalProcessExecutor implements Executor {
         this(root, nodes, inheritedEnv, Isolation.off(), clock);
     }
 
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
+        this(root, nodes, inheritedEnv, isolation, null, clock);
+    }
+
     /**
-     * @param root         directory under which instance directories are made (created if missing)
+     * @param root         directory under which instance directories are made (created if missing); shared storage
+     *                     lives next to it, in {@code storage/}
      * @param nodes        the nodes to run on; their names must be unique
      * @param inheritedEnv names of the server's environment variables passed on to instances
+     * @param toolsDir     put first on the instances' PATH (the {@code slipstream} command), or {@code null}
      */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, Clock clock) {
         this.root = root.toAbsolutePath().normalize();
+        this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
             if (this.nodes.put(node.name(), node) != null) {
@@ -104,22 +116,50 @@ public final class LocalProcessExecutor implements Executor {
         this.inheritedEnv = List.copyOf(inheritedEnv);
         this.isolation = requireNonNull(isolation, "isolation is null");
         this.clock = requireNonNull(clock, "clock is null");
+        Path storageRoot = this.root.resolveSibling("storage");
         try {
-            Files.createDirectories(this.root);
-            if (isolation.enabled()) {
-                Files.setPosixFilePermissions(this.root, PosixFilePermissions.fromString("rwx--x--x"));
+            for (Path dir : List.of(this.root, storageRoot)) {
+                Files.createDirectories(dir);
+                if (isolation.enabled()) {
+                    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+                }
             }
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
-        this.uids = isolation.enabled() ? new UidAllocator(this.root, isolation) : null;
+        this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation) : null;
+        this.storage = new SharedStorage(storageRoot, uids);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
+        this.prober = new StartupProber(timers, workers, clock, this::report);
     }
 
     @Override
     public List<NodeInfo> nodes() {
         return List.copyOf(nodes.values());
+    }
+
+    /** Every node is this machine: instances reach each other on the loopback address, each on ports of its own. */
+    @Override
+    public Endpoint endpoint(String node, int ports, java.util.Set<Integer> taken) {
+        if (!nodes.containsKey(node)) {
+            throw new ExecutorException("no node named " + node);
+        }
+        java.util.Set<Integer> chosen = new java.util.LinkedHashSet<>();
+        for (int tries = 0; chosen.size() < ports; tries++) {
+            if (tries > 1000) {
+                throw new ExecutorException("cannot find " + ports + " free port(s)");
+            }
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                int port = socket.getLocalPort();
+                if (!taken.contains(port)) {
+                    chosen.add(port);
+                }
+            } catch (IOException e) {
+                throw new ExecutorException("cannot find a free port: " + e.getMessage(), e);
+            }
+        }
+        return new Endpoint("localhost", "localhost", "127.0.0.1", List.copyOf(chosen));
     }
 
     @Override
@@ -167,43 +207,72 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             dir.create(uid);
+            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
+            Integer gid = shared == null ? null : shared.gid();
             List<String> argv = new ArrayList<>(List.of("setsid"));
             if (uid != null) {
-                argv.addAll(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "--no-new-privs"));
+                argv.addAll(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, gid == null ? "--clear-groups" : "--groups=" + gid,
+                        "--no-new-privs"));
             }
             argv.addAll(List.of("sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.path().toString()));
             argv.addAll(spec.command());
+            Path workingDir = dir.workingDir(spec.workingDir(), uid);
             ProcessBuilder builder = new ProcessBuilder(argv)
-                    .directory(dir.workingDir(spec.workingDir(), uid).toFile())
+                    .directory(workingDir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
                     .redirectErrorStream(true);
             Map<String, String> env = builder.environment();
             env.clear();
-            for (String name : inheritedEnv) {
-                String value = System.getenv(name);
-                if (value != null) {
-                    env.put(name, value);
-                }
-            }
-            if (uid != null) {
-                env.put("HOME", dir.workingDir(null, null).toString()); // the server's home is not the instance's to read
-            }
-            env.putAll(spec.env());
-            env.put("TMPDIR", dir.tmp().toString());
-            env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
-            String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
-            env.put("CUDA_VISIBLE_DEVICES", devices);
-            env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
-            env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+            env.putAll(environment(spec, node, dir, uid, shared));
             Process supervisor = builder.start();
             awaitPidFile(dir, supervisor);
             Map<String, String> handle = readHandle(dir).orElseThrow();
             watch(spec.id(), handle, supervisor);
+            if (spec.probe() != null) {
+                StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
+                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), Map.copyOf(env), workingDir.toString(), uid, gid);
+                StartupProber.save(dir.path(), probe);
+                prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds(), watched::containsKey);
+            }
             return handle;
         } catch (IOException e) {
             throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** What the instance sees: inherited variables, the spec's, then what only this executor knows. */
+    private Map<String, String> environment(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, SharedStorage.Prepared shared)
+            throws IOException {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String name : inheritedEnv) {
+            String value = System.getenv(name);
+            if (value != null) {
+                env.put(name, value);
+            }
+        }
+        if (toolsDir != null) {
+            env.put("PATH", toolsDir + (env.containsKey("PATH") ? ":" + env.get("PATH") : ""));
+        }
+        if (uid != null) {
+            env.put("HOME", dir.workingDir(null, null).toString()); // the server's home is not the instance's to read
+        }
+        env.putAll(spec.env());
+        env.put("TMPDIR", dir.tmp().toString());
+        env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
+        String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
+        env.put("CUDA_VISIBLE_DEVICES", devices);
+        env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
+        env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+        if (shared != null) {
+            env.put("SLIPSTREAM_SHARED_DIR", shared.shared().toString());
+            env.put("SLIPSTREAM_CHECKPOINT_DIR", shared.checkpoints().toString());
+            for (var storageEntry : shared.storage()) {
+                env.put(io.slipstream.api.spec.StorageSpec.envNameOf(storageEntry.name()), storageEntry.path());
+            }
+            env.put("SLIPSTREAM_METADATA_FILE", dir.writeMetadata(spec.metadata().withStorage(shared.storage())).toString());
+        }
+        return env;
     }
 
     /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
@@ -249,8 +318,22 @@ public final class LocalProcessExecutor implements Executor {
             watch(id, handle, null);
             if (supervisorAlive(handle)) {
                 report(new InstanceReport.Running(id, handle, clock.instant()));
+                resumeProbe(id, directoryOf(handle).path());
             }
         });
+    }
+
+    /** After a restart: an instance that was ready is reported ready again; one that was being probed is probed again. */
+    private void resumeProbe(InstanceId id, Path dir) {
+        StartupProber.Probe probe = StartupProber.load(dir);
+        if (probe == null) {
+            return;
+        }
+        if (StartupProber.isReady(dir)) {
+            report(new InstanceReport.Ready(id, clock.instant()));
+        } else {
+            prober.start(id, dir, probe, 0, watched::containsKey);
+        }
     }
 
     /** Watches an instance's supervisor (once per instance) and reports when it ends. */
@@ -390,6 +473,7 @@ public final class LocalProcessExecutor implements Executor {
                 Files.deleteIfExists(uidFile);
                 Files.deleteIfExists(dir);
             }
+            storage.forgetRun(runId);
         } catch (IOException | java.io.UncheckedIOException e) {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }

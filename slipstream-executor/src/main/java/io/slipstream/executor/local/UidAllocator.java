@@ -12,17 +12,33 @@ import java.util.BitSet;
 /**
  * Gives every run a uid of its own, recorded in {@code <root>/<run>/uid} so that every attempt of the run, and a
  * restarted server, uses the same one. A uid is not given to a second run while the first one's directory exists.
+ * Workspaces get a group id from the same range, recorded in {@code <storage>/<workspace>/gid} and kept for good, so
+ * that the runs of a workspace share its storage and no other run can.
  */
 final class UidAllocator {
     private final Path root;
+    private final Path storageRoot;
     private final Isolation isolation;
     private final BitSet used = new BitSet();
     /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
     private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
 
-    UidAllocator(Path root, Isolation isolation) {
+    UidAllocator(Path root, Path storageRoot, Isolation isolation) {
         this.root = root;
+        this.storageRoot = storageRoot;
         this.isolation = isolation;
+        if (Files.isDirectory(storageRoot)) {
+            try (DirectoryStream<Path> workspaces = Files.newDirectoryStream(storageRoot)) {
+                for (Path workspace : workspaces) {
+                    Integer gid = read(workspace.resolve("gid"));
+                    if (gid != null && inRange(gid)) {
+                        used.set(gid - isolation.firstUid());
+                    }
+                }
+            } catch (IOException e) {
+                throw new ExecutorException("cannot read " + storageRoot, e);
+            }
+        }
         try (DirectoryStream<Path> runs = Files.newDirectoryStream(root)) {
             for (Path run : runs) {
                 Integer uid = read(run.resolve("uid"));
@@ -45,21 +61,33 @@ final class UidAllocator {
             given.put(runId, existing);
             return existing;
         }
-        int index = used.nextClearBit(0);
-        if (index >= isolation.uidCount()) {
-            throw new ExecutorException("every uid of the range " + isolation.firstUid() + "+" + isolation.uidCount()
-                    + " belongs to a run whose files still exist; widen instances.uidRange or remove old runs");
-        }
-        int uid = isolation.firstUid() + index;
-        try {
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, uid + "\n", StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new ExecutorException("cannot record the uid of run " + runId, e);
-        }
-        used.set(index);
+        int uid = allocate(file, "run " + runId);
         given.put(runId, uid);
         return uid;
+    }
+
+    /** The group id of a workspace's storage, made on first use. */
+    synchronized int gidFor(String workspace) {
+        Path file = storageRoot.resolve(workspace).resolve("gid");
+        Integer existing = read(file);
+        return existing != null ? existing : allocate(file, "workspace " + workspace);
+    }
+
+    private int allocate(Path file, String owner) {
+        int index = used.nextClearBit(0);
+        if (index >= isolation.uidCount()) {
+            throw new ExecutorException("every id of the range " + isolation.firstUid() + "+" + isolation.uidCount()
+                    + " belongs to a run whose files still exist or to a workspace; widen instances.uidRange or remove old runs");
+        }
+        int id = isolation.firstUid() + index;
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, id + "\n", StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot record the id of " + owner, e);
+        }
+        used.set(index);
+        return id;
     }
 
     /** The uid the run was given, if any. */

@@ -1,6 +1,7 @@
 package io.slipstream.executor.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.spec.Resources;
@@ -81,7 +82,7 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         Files.createDirectories(sandbox);
         Files.createSymbolicLink(sandbox.resolve("escape"), Path.of("/tmp"));
         LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape", null);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.launch(spec))
+        assertThatThrownBy(() -> executor.launch(spec))
                 .hasMessageContaining("outside the instance's directory");
     }
 
@@ -133,5 +134,19 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(stat.ppid()).isEqualTo(1);
         assertThat(stat.session()).isEqualTo(42);
         assertThat(stat.startTime()).isEqualTo(12345);
+    }
+
+    @Test
+    void storageNeverFollowsALinkAJobLeftBehind() throws Exception {
+        Executor executor = newExecutor();
+        // A job of team-a made its storage directory a link to somewhere else on the machine.
+        Path jobDir = Files.createDirectories(dataDir.resolve("storage/team-a/jobs/train"));
+        Files.createSymbolicLink(jobDir.resolve("out"), dataDir.resolve("elsewhere"));
+        InstanceId id = newInstanceId();
+        var spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), null, null,
+                metadata(id, "train", 1), null);
+        assertThatThrownBy(() -> executor.launch(spec))
+                .isInstanceOf(io.slipstream.executor.ExecutorException.class)
+                .hasMessageContaining("team-a/jobs/train/out is a symbolic link");
     }
 }

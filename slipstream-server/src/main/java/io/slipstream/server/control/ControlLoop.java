@@ -12,7 +12,6 @@ import io.slipstream.api.wire.RunView;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
-import io.slipstream.executor.LaunchSpec;
 import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
@@ -63,6 +62,7 @@ public final class ControlLoop implements AutoCloseable {
     private final RunLimits limits;
     private final Duration tick;
     private final Schedules schedules;
+    private final Launcher launcher;
     private final Retention retention;
     private Instant nextSchedulesCheck = Instant.MIN;
     private Instant nextRetentionSweep = Instant.MIN;
@@ -88,6 +88,7 @@ public final class ControlLoop implements AutoCloseable {
         this.limits = limits;
         this.tick = tick;
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
+        this.launcher = new Launcher(store, executor, clock);
         this.retention = new Retention(store, executor, clock, limits.retention());
         executor.setListener(report -> {
             reports.add(report);
@@ -260,6 +261,18 @@ public final class ControlLoop implements AutoCloseable {
                 tx.updateInstance(updated);
                 return event(tx, updated, "InstanceExited", updated.state().name(), updated.reason());
             });
+        } else if (report instanceof InstanceReport.Ready) {
+            if (instance.readyAt() == null) {
+                InstanceRecord updated = store.updateInstance(instance.ready(now));
+                event(updated, "InstanceReady", "Ready", "its startup probe passed");
+                wakeUp(); // with InOrder startup, the next node group may start
+            }
+        } else if (report instanceof InstanceReport.ProbeFailed failed) {
+            if (!instance.hasFailedProbe()) {
+                InstanceRecord updated = store.updateInstance(instance.probeFailed(failed.reason()));
+                event(updated, "InstanceProbeFailed", "StartupProbeFailed", failed.reason());
+                wakeUp();
+            }
         } else if (report instanceof InstanceReport.Lost lost) {
             InstanceRecord updated = instance.finished(InstanceState.LOST, null, "Lost: " + lost.reason(), now);
             store.inTransaction(tx -> {
@@ -298,16 +311,26 @@ public final class ControlLoop implements AutoCloseable {
                     String why = "InstanceFailed: " + first.displayName() + " (" + first.reason() + ")";
                     return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
                 }
-                // Checked after success and failure: a run whose instances all ended has its own outcome, however late.
-                String timeout = instances.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED) && !instances.isEmpty()
-                        ? null : timeout(run, instances, now);
+                Optional<InstanceRecord> unready = instances.stream().filter(InstanceRecord::hasFailedProbe).findFirst();
+                if (unready.isPresent()) {
+                    InstanceRecord first = unready.get();
+                    String detail = first.reason().substring(first.reason().indexOf(": ") + 2);
+                    String why = "StartupProbeFailed: " + first.displayName() + " (" + detail + ")";
+                    return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
+                }
+                // Checked after success and failure: a run whose instances succeeded has its own outcome, however late.
+                String timeout = enoughSucceeded(run, instances) ? null : timeout(run, instances, now);
                 if (timeout != null) {
                     return terminate(transition(run, run.terminating(RunState.TIMED_OUT, timeout)), instances);
                 }
-                List<InstanceRecord> current = launchPending(run, instances);
-                if (current.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED)) {
-                    RunRecord started = run.state() == RunState.STARTING ? run.moveTo(RunState.RUNNING, "AllInstancesRunning", now) : run;
-                    return transition(run, started.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", now));
+                List<InstanceRecord> current = launcher.launchWhatMayStart(run, instances);
+                if (enoughSucceeded(run, current)) {
+                    if (current.stream().allMatch(i -> i.state().isFinal())) {
+                        RunRecord started = run.state() == RunState.STARTING ? run.moveTo(RunState.RUNNING, "AllInstancesRunning", now) : run;
+                        return transition(run, started.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", now));
+                    }
+                    // Every group has the successes it needs (minSuccessReplicas): the rest is stopped, and the run succeeds.
+                    return terminate(transition(run, run.terminating(RunState.SUCCEEDED, "MinSuccessReplicasReached")), current);
                 }
                 if (current.stream().anyMatch(i -> i.state().isFinal() && i.state() != InstanceState.SUCCEEDED)) {
                     wakeUp(); // a launch failed: the next cycle fails the run
@@ -328,6 +351,16 @@ public final class ControlLoop implements AutoCloseable {
                 return run;
             }
         }
+    }
+
+    /** Whether every node group has as many succeeded instances as it needs (all, unless minSuccessReplicas says fewer). */
+    private static boolean enoughSucceeded(RunRecord run, List<InstanceRecord> instances) {
+        if (instances.isEmpty()) {
+            return false;
+        }
+        Map<String, Long> succeeded = instances.stream().filter(i -> i.state() == InstanceState.SUCCEEDED)
+                .collect(Collectors.groupingBy(InstanceRecord::nodeGroup, Collectors.counting()));
+        return run.spec().nodeGroups().stream().allMatch(g -> succeeded.getOrDefault(g.name(), 0L) >= g.requiredSuccesses());
     }
 
     /** Why the run has run out of time, or {@code null}. Only time spent running counts, never time queued. */
@@ -394,7 +427,11 @@ public final class ControlLoop implements AutoCloseable {
         if (run.outcome() == RunState.QUEUED) {
             return transition(run, run.requeued("Preempted: " + run.reason(), clock.instant()));
         }
-        String why = run.outcome() == RunState.CANCELLED ? "Cancelled: every instance stopped" : run.reason();
+        String why = switch (run.outcome()) {
+            case CANCELLED -> "Cancelled: every instance stopped";
+            case SUCCEEDED -> "MinSuccessReplicasReached: every node group has the successes it needs";
+            default -> run.reason();
+        };
         return transition(run, run.moveTo(run.outcome(), why, clock.instant()));
     }
 
@@ -404,45 +441,6 @@ public final class ControlLoop implements AutoCloseable {
             return run.spec().preemptionGracePeriod();
         }
         return limits.gracePeriod();
-    }
-
-    private List<InstanceRecord> launchPending(RunRecord run, List<InstanceRecord> instances) {
-        Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream()
-                .collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
-        List<InstanceRecord> current = new ArrayList<>(instances.size());
-        for (InstanceRecord instance : instances) {
-            if (instance.state() != InstanceState.PENDING) {
-                current.add(instance);
-                continue;
-            }
-            NodeGroupSpec group = groups.get(instance.nodeGroup());
-            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(),
-                    InstanceEnv.of(run, group, instance), group.workingDir(), group.image());
-            InstanceRecord updated;
-            String type;
-            try {
-                Map<String, String> handle = executor.launch(spec);
-                updated = instance.running(handle, clock.instant());
-                type = "InstanceStarted";
-            } catch (ExecutorException e) {
-                LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
-                updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
-                type = "InstanceExited";
-            }
-            InstanceRecord launched = updated;
-            String eventType = type;
-            current.add(store.inTransaction(tx -> {
-                InstanceRecord stored = tx.updateInstance(launched);
-                event(tx, stored, eventType, stored.state().name(),
-                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) : stored.reason());
-                return stored;
-            }));
-        }
-        return current;
-    }
-
-    private static String gpusText(InstanceRecord instance) {
-        return instance.gpus().isEmpty() ? "" : " with GPUs " + instance.gpus().stream().map(String::valueOf).collect(Collectors.joining(","));
     }
 
     // --- scheduling ---
@@ -457,13 +455,19 @@ public final class ControlLoop implements AutoCloseable {
         ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), store.listDocuments(Kind.Quota, null), runs, instances);
         CycleResult result = scheduler.schedule(snapshot, clock.instant());
         Map<RunId, RunView.QueueView> status = new HashMap<>();
+        java.util.Set<Integer> takenPorts = new java.util.HashSet<>();
+        instances.values().forEach(list -> list.forEach(i -> {
+            if (i.endpoint() != null && !i.state().isFinal()) {
+                takenPorts.addAll(i.endpoint().ports());
+            }
+        }));
         for (Decision decision : result.decisions()) {
             RunRecord run = byId.get(decision.runId());
             try {
                 if (decision instanceof Decision.Wait wait) {
                     status.put(wait.runId(), new RunView.QueueView(wait.reason(), wait.message(), wait.position()));
                 } else if (decision instanceof Decision.Admit admit) {
-                    admit(run, admit.placements(), admit.realTimeResources());
+                    admit(run, admit.placements(), admit.realTimeResources(), takenPorts);
                 } else if (decision instanceof Decision.Preempt preempt) {
                     RunRecord preempting = transition(run, run.preempting(preempt.forRun(), preempt.reason()));
                     terminate(preempting, instances.getOrDefault(run.id(), List.of()));
@@ -480,15 +484,30 @@ public final class ControlLoop implements AutoCloseable {
         queueStatus.replace(status);
     }
 
-    /** Persists the placement (run STARTING, instances PENDING) in one transaction, then launches. */
-    private void admit(RunRecord run, List<Placement> placements, RealTimeResources where) {
+    /**
+     * Persists the placement (run STARTING, instances PENDING with the address and ports each will have) in one
+     * transaction, then launches.
+     *
+     * @param takenPorts ports of live instances; those given here are added
+     */
+    private void admit(RunRecord run, List<Placement> placements, RealTimeResources where, java.util.Set<Integer> takenPorts) {
         Instant now = clock.instant();
         List<InstanceRecord> instances = new ArrayList<>();
         Map<Integer, String[]> groupOfRank = ranks(run);
+        Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
         for (Placement placement : placements) {
             String[] group = groupOfRank.get(placement.rank());
+            io.slipstream.api.run.Endpoint endpoint;
+            try {
+                endpoint = executor.endpoint(placement.node(), groups.get(group[0]).ports(), takenPorts);
+            } catch (ExecutorException e) {
+                LOG.warn("run {}: no address for rank {} on {}; trying again next cycle: {}", run.id(), placement.rank(), placement.node(),
+                        e.getMessage());
+                return;
+            }
+            takenPorts.addAll(endpoint.ports());
             instances.add(InstanceRecord.pending(new InstanceId(run.id(), run.attempt(), placement.rank()), group[0],
-                    Integer.parseInt(group[1]), placement.node(), placement.gpus()));
+                    Integer.parseInt(group[1]), placement.node(), placement.gpus(), endpoint));
         }
         String nodes = placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", "));
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.

@@ -1,10 +1,12 @@
 package io.slipstream.server.control;
 
+import io.slipstream.api.run.ClusterMetadata;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.store.InstanceRecord;
 import io.slipstream.store.RunRecord;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * The environment every instance sees: its spec's env, then who it is in the run ({@code SLIPSTREAM_*}) and the
@@ -16,6 +18,11 @@ final class InstanceEnv {
     }
 
     static Map<String, String> of(RunRecord run, NodeGroupSpec group, InstanceRecord instance) {
+        return of(run, group, instance, null);
+    }
+
+    /** @param master rank 0's address and first port, or {@code null} if unknown */
+    static Map<String, String> of(RunRecord run, NodeGroupSpec group, InstanceRecord instance, ClusterMetadata.Address master) {
         int worldSize = run.spec().instanceCount();
         Map<String, String> env = new LinkedHashMap<>(group.env());
         env.put("SLIPSTREAM_RUN_ID", run.id().value());
@@ -32,6 +39,18 @@ final class InstanceEnv {
         env.put("NODE_RANK", Integer.toString(instance.id().rank()));
         env.put("NNODES", Integer.toString(worldSize));
         env.put("LOCAL_RANK", "0");
+        if (master != null) {
+            env.put("MASTER_ADDR", master.addr());
+            env.put("MASTER_PORT", Integer.toString(master.port()));
+        }
+        if (instance.endpoint() != null) {
+            env.put("SLIPSTREAM_HOSTNAME", instance.endpoint().fqdn());
+            env.put("SLIPSTREAM_IP", instance.endpoint().ip());
+            if (!instance.endpoint().ports().isEmpty()) {
+                env.put("SLIPSTREAM_PORT", Integer.toString(instance.endpoint().ports().get(0)));
+                env.put("SLIPSTREAM_PORTS", instance.endpoint().ports().stream().map(String::valueOf).collect(Collectors.joining(",")));
+            }
+        }
         return env;
     }
 }

@@ -75,8 +75,7 @@ public final class RunFactory {
             boolean touched = origin.overrides().keySet().stream().anyMatch(key -> key.startsWith(prefix));
             Optional<StoredDocument> shape = group.shape() == null ? Optional.empty() : tx.getDocument(Kind.Shape, null, group.shape());
             if (touched && shape.isPresent()) {
-                group = new NodeGroupSpec(group.name(), group.replicas(), null, ((ShapeSpec) shape.get().document().spec()).resources(),
-                        group.command(), group.env(), group.image(), group.workingDir(), group.maxRuntime());
+                group = group.withResourcesInsteadOfShape(((ShapeSpec) shape.get().document().spec()).resources());
             }
             groups.add(group);
         }

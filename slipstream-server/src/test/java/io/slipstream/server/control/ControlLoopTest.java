@@ -563,4 +563,89 @@ class ControlLoopTest {
         assertThat(executor.forgotten()).containsExactly(finished);
         assertThat(run(running).state()).isEqualTo(RunState.RUNNING);
     }
+
+    // --- distributed runs ---
+
+    @Test
+    void everyInstanceGetsTheWholeRunsMetadataWithDistinctPortsBeforeItStarts() {
+        RunId id = submit(aJob("job").group("coordinator").andGroup("worker").replicas(3).gpus(4).storage("out", io.slipstream.api.spec.StorageScope.job)
+                .spec());
+        loop.cycle();
+        var launched = executor.launched();
+        assertThat(launched).hasSize(4);
+        var metadata = launched.get(new InstanceId(id, 1, 2)).metadata();
+        assertThat(metadata.instances()).extracting(i -> i.nodeGroup() + "-" + i.groupRank() + "@" + i.rank())
+                .containsExactly("coordinator-0@0", "worker-0@1", "worker-1@2", "worker-2@3");
+        assertThat(metadata.instances()).allSatisfy(i -> assertThat(i.started()).isTrue());
+        assertThat(metadata.instances().stream().flatMap(i -> i.ports().stream()).distinct()).hasSize(4);
+        assertThat(metadata.storage()).singleElement().satisfies(s -> assertThat(s.mountPath()).isEqualTo("/mnt/out"));
+        var env = launched.get(new InstanceId(id, 1, 3)).env();
+        var master = metadata.instances().get(0);
+        assertThat(env).containsEntry("MASTER_ADDR", master.ip()).containsEntry("MASTER_PORT", master.ports().get(0).toString())
+                .containsEntry("SLIPSTREAM_PORT", metadata.instances().get(3).ports().get(0).toString())
+                .containsEntry("WORLD_SIZE", "4").containsEntry("NNODES", "4");
+        assertThat(instances(id)).allSatisfy(i -> assertThat(i.endpoint()).isNotNull());
+    }
+
+    @Test
+    void inOrderStartsAGroupOnlyOnceTheOneBeforeIsReady() {
+        RunId id = submit(aJob("job").inOrder().group("coordinator").probe("test", "-f", "up").andGroup("worker").replicas(2).spec());
+        loop.cycle();
+        assertThat(executor.launched()).containsOnlyKeys(new InstanceId(id, 1, 0));
+        assertThat(run(id).state()).isEqualTo(RunState.STARTING);
+        assertThat(executor.launched().get(new InstanceId(id, 1, 0)).metadata().instances())
+                .extracting(io.slipstream.api.run.ClusterMetadata.Instance::started).containsExactly(true, false, false);
+        loop.cycle();
+        assertThat(executor.launched()).as("still not ready").hasSize(1);
+
+        executor.report(new InstanceReport.Ready(new InstanceId(id, 1, 0), clock.instant()));
+        loop.cycle();
+        assertThat(executor.launched()).hasSize(3);
+        assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
+        assertThat(instances(id).get(0).readyAt()).isNotNull();
+        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains("InstanceReady");
+    }
+
+    @Test
+    void inOrderGroupsWithoutProbesStartOneAfterTheOtherInOneCycle() {
+        RunId id = submit(aJob("job").inOrder().group("a").andGroup("b").andGroup("c").spec());
+        loop.cycle();
+        assertThat(executor.launched()).hasSize(3);
+        assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
+    }
+
+    @Test
+    void aFailedStartupProbeFailsTheRunAndStopsItsInstances() {
+        RunId id = submit(aJob("job").group("server").probe("false").andGroup("client").spec());
+        loop.cycle();
+        executor.report(new InstanceReport.ProbeFailed(new InstanceId(id, 1, 0), "startup probe failed 3 time(s) in a row (last exit code 1)",
+                clock.instant()));
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
+        assertThat(run(id).reason()).isEqualTo("StartupProbeFailed: server-0 (startup probe failed 3 time(s) in a row (last exit code 1))");
+        assertThat(executor.terminated()).containsExactlyInAnyOrder(new InstanceId(id, 1, 0), new InstanceId(id, 1, 1));
+        executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
+        executor.confirmTerminated(new InstanceId(id, 1, 1), 143);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.FAILED);
+    }
+
+    @Test
+    void aRunSucceedsOnceEveryGroupHasItsMinimumOfSuccessesAndTheRestIsStopped() {
+        RunId id = submit(aJob("job").group("ps").minSuccess(0).andGroup("worker").replicas(3).minSuccess(2).spec());
+        loop.cycle();
+        executor.exit(new InstanceId(id, 1, 1), 0);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
+        executor.exit(new InstanceId(id, 1, 2), 0);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
+        assertThat(run(id).outcome()).isEqualTo(RunState.SUCCEEDED);
+        assertThat(executor.terminated()).containsExactlyInAnyOrder(new InstanceId(id, 1, 0), new InstanceId(id, 1, 3));
+        executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
+        executor.confirmTerminated(new InstanceId(id, 1, 3), 143);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.SUCCEEDED);
+        assertThat(run(id).reason()).startsWith("MinSuccessReplicasReached");
+    }
 }

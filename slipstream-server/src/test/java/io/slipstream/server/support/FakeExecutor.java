@@ -33,6 +33,7 @@ public final class FakeExecutor implements Executor {
     private final Map<InstanceId, String> terminations = new LinkedHashMap<>();
     private final List<Map<InstanceId, Map<String, String>>> adoptions = new ArrayList<>();
     private final List<RunId> forgotten = new ArrayList<>();
+    private int nextPort = 30000;
     private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
     private Consumer<InstanceReport> listener = r -> {
     };
@@ -83,6 +84,20 @@ public final class FakeExecutor implements Executor {
     @Override
     public List<NodeInfo> nodes() {
         return nodes;
+    }
+
+    /** Every instance on 10.0.0.<node number>, ports counted up from 30000. */
+    @Override
+    public synchronized io.slipstream.api.run.Endpoint endpoint(String node, int ports, Set<Integer> taken) {
+        List<Integer> given = new ArrayList<>();
+        while (given.size() < ports) {
+            int port = nextPort++;
+            if (!taken.contains(port)) {
+                given.add(port);
+            }
+        }
+        String ip = "10.0.0." + node.substring(node.lastIndexOf('-') + 1);
+        return new io.slipstream.api.run.Endpoint(node, node + ".cluster.local", ip, given);
     }
 
     @Override

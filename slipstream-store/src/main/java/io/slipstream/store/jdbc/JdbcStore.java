@@ -3,6 +3,7 @@ package io.slipstream.store.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RealTimeResources;
@@ -554,8 +555,9 @@ public final class JdbcStore implements Store {
             for (InstanceRecord instance : instances) {
                 InstanceRecord next = instance.withVersion(1);
                 bindInstance(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
-                        + "state, exit_code, reason, handle, started_at, finished_at, active, version) VALUES (:runId, :attempt, :rank, "
-                        + ":nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :active, :version)"),
+                        + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, active, version) VALUES (:runId, :attempt, "
+                        + ":rank, :nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, "
+                        + ":ready, :active, :version)"),
                         next).execute();
                 stored.add(next);
             }
@@ -601,7 +603,7 @@ public final class JdbcStore implements Store {
         InstanceRecord next = instance.withVersion(instance.version() + 1);
         int updated = withHandle(h -> bindInstance(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
-                + "active = :active, version = :version "
+                + "endpoint = :endpoint, ready_at = :ready, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute());
@@ -622,6 +624,7 @@ public final class JdbcStore implements Store {
                 .bind("state", instance.state().name())
                 .bind("reason", truncate(instance.reason(), 1024))
                 .bind("handle", Json.mapper().writeValueAsString(new LinkedHashMap<>(instance.handle())))
+                .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
                 .bind("active", !instance.state().isFinal())
                 .bind("version", instance.version());
         if (instance.exitCode() == null) {
@@ -630,6 +633,7 @@ public final class JdbcStore implements Store {
             statement.bind("exitCode", instance.exitCode());
         }
         time(statement, "started", instance.startedAt());
+        time(statement, "ready", instance.readyAt());
         return time(statement, "finished", instance.finishedAt());
     }
 
@@ -643,7 +647,9 @@ public final class JdbcStore implements Store {
                 gpus.isEmpty() ? List.of() : Arrays.stream(gpus.split(",")).map(Integer::valueOf).toList(),
                 InstanceState.valueOf(rs.getString("state")), exit, rs.getString("reason"),
                 Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
-                instant(rs, "started_at"), instant(rs, "finished_at"), rs.getLong("version"));
+                instant(rs, "started_at"), instant(rs, "finished_at"),
+                rs.getString("endpoint") == null ? null : Json.mapper().readValue(rs.getString("endpoint"), Endpoint.class),
+                instant(rs, "ready_at"), rs.getLong("version"));
     }
 
     // --- events ---

@@ -1,0 +1,138 @@
+package io.slipstream.executor.local;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.InstanceReport;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * Runs instances' startup probes: the probe command, in the instance's environment, directory and uid, every
+ * period until it exits 0 (then the instance is ready) or has failed {@code failureThreshold} times in a row. What a
+ * probe needs is kept in the instance's directory ({@code probe.json}, readable by the server only) and readiness as
+ * a {@code ready} file, so a restarted server goes on probing, or reports the instance ready again.
+ */
+final class StartupProber {
+    /** A probe as kept on disk: everything needed to run it again after a restart. */
+    record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, Map<String, String> env,
+                 String workingDir, Integer uid, Integer gid) {
+    }
+
+    private final ScheduledExecutorService timers;
+    private final ExecutorService workers;
+    private final Clock clock;
+    private volatile Consumer<InstanceReport> report;
+
+    StartupProber(ScheduledExecutorService timers, ExecutorService workers, Clock clock, Consumer<InstanceReport> report) {
+        this.timers = timers;
+        this.workers = workers;
+        this.clock = clock;
+        this.report = report;
+    }
+
+    static void save(Path dir, Probe probe) throws IOException {
+        Path file = dir.resolve("probe.json");
+        Files.writeString(file, Json.mapper().writeValueAsString(probe), StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    }
+
+    static Probe load(Path dir) {
+        try {
+            return Json.mapper().readValue(Files.readString(dir.resolve("probe.json"), StandardCharsets.UTF_8), Probe.class);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    static boolean isReady(Path dir) {
+        return Files.exists(dir.resolve("ready"));
+    }
+
+    /**
+     * Probes until ready, failed, or {@code running} says the instance is gone.
+     *
+     * @param firstDelaySeconds before the first try (the probe's initial delay at launch; none after a restart)
+     */
+    void start(InstanceId id, Path dir, Probe probe, int firstDelaySeconds, Predicate<InstanceId> running) {
+        schedule(id, dir, probe, firstDelaySeconds, 0, running);
+    }
+
+    private void schedule(InstanceId id, Path dir, Probe probe, long delaySeconds, int failures, Predicate<InstanceId> running) {
+        try {
+            timers.schedule(() -> workers.execute(() -> attempt(id, dir, probe, failures, running)), delaySeconds, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // shutting down: a restarted server probes again
+        }
+    }
+
+    private void attempt(InstanceId id, Path dir, Probe probe, int failures, Predicate<InstanceId> running) {
+        if (!running.test(id)) {
+            return;
+        }
+        int exit = run(probe);
+        if (!running.test(id)) {
+            return;
+        }
+        if (exit == 0) {
+            try {
+                Files.writeString(dir.resolve("ready"), clock.instant().toString());
+            } catch (IOException e) {
+                // reported anyway; after a restart it is probed again
+            }
+            report.accept(new InstanceReport.Ready(id, clock.instant()));
+            return;
+        }
+        int failed = failures + 1;
+        if (failed >= probe.failureThreshold()) {
+            report.accept(new InstanceReport.ProbeFailed(id, "startup probe failed " + failed + " time(s) in a row (last exit code " + exit + ")",
+                    clock.instant()));
+            return;
+        }
+        schedule(id, dir, probe, probe.periodSeconds(), failed, running);
+    }
+
+    /** One try, killed (with everything it started) if it takes longer than a period. */
+    private static int run(Probe probe) {
+        List<String> argv = new ArrayList<>(List.of("setsid"));
+        if (probe.uid() != null) {
+            argv.addAll(List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
+                    probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs"));
+        }
+        // timeout runs the probe in a process group of its own and signals the whole group when time is up.
+        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
+        argv.addAll(probe.command());
+        ProcessBuilder builder = new ProcessBuilder(argv)
+                .directory(new File(probe.workingDir()))
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().clear();
+        builder.environment().putAll(probe.env());
+        try {
+            Process process = builder.start();
+            if (!process.waitFor(probe.periodSeconds() + 5L, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                return 137;
+            }
+            return process.exitValue();
+        } catch (IOException e) {
+            return 127;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 130;
+        }
+    }
+}

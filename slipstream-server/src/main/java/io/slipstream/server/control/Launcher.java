@@ -1,0 +1,113 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.StartupOrder;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunRecord;
+import io.slipstream.store.Store;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts a run's placed instances when they may start: all at once ({@code InParallel}), or a node group only once
+ * every instance of the groups before it is ready ({@code InOrder}). Each launch is recorded with its event; a launch
+ * the executor refuses ends that instance FAILED, which fails the run.
+ */
+final class Launcher {
+    private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
+
+    private final Store store;
+    private final Executor executor;
+    private final Clock clock;
+
+    Launcher(Store store, Executor executor, Clock clock) {
+        this.store = store;
+        this.executor = executor;
+        this.clock = clock;
+    }
+
+    /** Whether an instance lets the next group start: its probe passed, it runs without a probe, or it succeeded. */
+    static boolean isReady(InstanceRecord instance, NodeGroupSpec group) {
+        return instance.state() == InstanceState.SUCCEEDED
+                || instance.state() == InstanceState.RUNNING && (group.startupProbe() == null || instance.readyAt() != null);
+    }
+
+    /**
+     * Launches what may start now, group after group while the groups started are ready at once (no probe); returns
+     * the attempt's instances as they are afterwards.
+     */
+    List<InstanceRecord> launchWhatMayStart(RunRecord run, List<InstanceRecord> instances) {
+        List<InstanceRecord> current = instances;
+        for (Set<InstanceId> starting = startable(run, current); !starting.isEmpty(); starting = startable(run, current)) {
+            current = launch(run, current, starting);
+        }
+        return current;
+    }
+
+    private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
+        Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
+        var metadata = RunMetadata.of(run, instances, starting);
+        List<InstanceRecord> current = new ArrayList<>(instances.size());
+        for (InstanceRecord instance : instances) {
+            if (!starting.contains(instance.id())) {
+                current.add(instance);
+                continue;
+            }
+            NodeGroupSpec group = groups.get(instance.nodeGroup());
+            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(),
+                    InstanceEnv.of(run, group, instance, metadata.master()), group.workingDir(), group.image(), metadata, group.startupProbe());
+            InstanceRecord updated;
+            String type;
+            try {
+                updated = instance.running(executor.launch(spec), clock.instant());
+                type = "InstanceStarted";
+            } catch (ExecutorException e) {
+                LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
+                updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
+                type = "InstanceExited";
+            }
+            InstanceRecord launched = updated;
+            String eventType = type;
+            current.add(store.inTransaction(tx -> {
+                InstanceRecord stored = tx.updateInstance(launched);
+                tx.appendEvent(io.slipstream.store.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
+                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) : stored.reason(), null, stored.displayName()));
+                return stored;
+            }));
+        }
+        return current;
+    }
+
+    /** The pending instances that may start: all of them, or with InOrder those of the first group not yet ready. */
+    private static Set<InstanceId> startable(RunRecord run, List<InstanceRecord> instances) {
+        Set<InstanceId> pending = new HashSet<>();
+        if (run.spec().startupOrder() == StartupOrder.InParallel) {
+            instances.stream().filter(i -> i.state() == InstanceState.PENDING).forEach(i -> pending.add(i.id()));
+            return pending;
+        }
+        for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            List<InstanceRecord> members = instances.stream().filter(i -> i.nodeGroup().equals(group.name())).toList();
+            members.stream().filter(i -> i.state() == InstanceState.PENDING).forEach(i -> pending.add(i.id()));
+            if (!pending.isEmpty() || !members.stream().allMatch(i -> isReady(i, group))) {
+                return pending; // this group starts (or is still starting): later groups wait for it
+            }
+        }
+        return pending;
+    }
+
+    private static String gpusText(InstanceRecord instance) {
+        return instance.gpus().isEmpty() ? "" : " with GPUs " + instance.gpus().stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+}

@@ -1,0 +1,44 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.spec.StorageSpec;
+import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.RunRecord;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+
+/** The metadata every instance of a run's attempt gets: all its instances, where to reach them, and its storage. */
+final class RunMetadata {
+    private RunMetadata() {
+    }
+
+    /**
+     * @param instances the attempt's instances
+     * @param starting  instances being launched now: marked started like those already running
+     */
+    static ClusterMetadata of(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
+        List<ClusterMetadata.Instance> entries = new ArrayList<>();
+        ClusterMetadata.Address master = null;
+        for (InstanceRecord instance : instances.stream().sorted(Comparator.comparingInt(i -> i.id().rank())).toList()) {
+            Endpoint endpoint = instance.endpoint() == null ? new Endpoint("localhost", "localhost", "127.0.0.1", List.of()) : instance.endpoint();
+            boolean started = instance.state() != InstanceState.PENDING || starting.contains(instance.id());
+            entries.add(new ClusterMetadata.Instance(instance.displayName(), instance.nodeGroup(), instance.id().rank(), instance.groupRank(),
+                    instance.node(), endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), started));
+            if (instance.id().rank() == 0) {
+                master = new ClusterMetadata.Address(endpoint.ip(), endpoint.ports().isEmpty() ? 0 : endpoint.ports().get(0));
+            }
+        }
+        List<ClusterMetadata.Storage> storage = new ArrayList<>();
+        for (StorageSpec spec : run.spec().storage()) {
+            storage.add(new ClusterMetadata.Storage(spec.name(), spec.scope().name(), spec.pathInScope(),
+                    spec.mountPath() == null ? "/mnt/" + spec.name() : spec.mountPath()));
+        }
+        return new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, run.id().value(), run.workspace(), run.job(), run.attempt(),
+                run.spec().instanceCount(), run.spec().startupOrder().name(), master, entries, storage);
+    }
+}
