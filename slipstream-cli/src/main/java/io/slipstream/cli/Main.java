@@ -6,6 +6,7 @@ import io.slipstream.cli.command.ApplyCommand;
 import io.slipstream.cli.command.CancelCommand;
 import io.slipstream.cli.command.DemoCommand;
 import io.slipstream.cli.command.EventsCommand;
+import io.slipstream.cli.command.ExampleCommand;
 import io.slipstream.cli.command.GetCommand;
 import io.slipstream.cli.command.LogsCommand;
 import io.slipstream.cli.command.RunCommand;
@@ -31,6 +32,7 @@ import picocli.CommandLine.Command;
                 ApplyCommand.class,
                 SubmitCommand.class,
                 RunCommand.class,
+                ExampleCommand.class,
                 GetCommand.class,
                 LogsCommand.class,
                 CancelCommand.class,

@@ -71,7 +71,8 @@ public final class SlipstreamServer implements AutoCloseable {
         try {
             TokenService tokens = new TokenService(store, clock);
             ensureAdminToken(store, tokens, dataDir, clock);
-            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation, clock);
+            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
+                    InstanceTools.install(dataDir).orElse(null), clock);
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval());
             loop.start();
             Executor nodesOf = executor;

@@ -4,7 +4,10 @@ import io.slipstream.api.run.InstanceState;
 import java.time.Instant;
 import java.util.List;
 
-/** One instance of a run as the API shows it. {@code rank} is global across node groups. */
+/**
+ * One instance of a run as the API shows it. {@code rank} is global across node groups; {@code ip} and {@code ports}
+ * are where the run's other instances reach it; {@code readyAt} is when its startup probe passed.
+ */
 public record InstanceView(
         String nodeGroup,
         int rank,
@@ -16,5 +19,8 @@ public record InstanceView(
         Integer exitCode,
         String reason,
         Instant startedAt,
-        Instant finishedAt) {
+        Instant readyAt,
+        Instant finishedAt,
+        String ip,
+        List<Integer> ports) {
 }

@@ -31,8 +31,18 @@ public record RunView(
         Instant cancelRequestedAt,
         Map<String, String> overrides,
         Instant scheduleTime,
+        List<NodeGroupView> nodeGroups,
         List<InstanceView> instances,
         JsonNode spec) {
+
+    /**
+     * How a node group of the current attempt stands: instances placed but not started ({@code pending}), started but
+     * not ready ({@code starting}: the startup probe has not passed), {@code running}, {@code succeeded},
+     * {@code failed} (non-zero exit, lost) and {@code stopped} (by the platform: cancel, preemption, a failed sibling).
+     */
+    public record NodeGroupView(String name, int replicas, int minSuccessReplicas, int pending, int starting, int running, int succeeded,
+                                int failed, int stopped) {
+    }
 
     /** Why a queued run waits and where it stands. */
     public record QueueView(String reason, String message, int position) {

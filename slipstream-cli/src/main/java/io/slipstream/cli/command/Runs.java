@@ -103,6 +103,16 @@ final class Runs {
         if (run.finishedAt() != null) {
             out.println("Finished:   " + run.finishedAt() + " (ran " + Output.age(run.startedAt() != null ? run.startedAt() : run.createdAt(), run.finishedAt()) + ")");
         }
+        if (run.nodeGroups() != null && run.nodeGroups().size() > 1) {
+            out.println("Groups:");
+            List<List<String>> groupRows = new ArrayList<>();
+            for (RunView.NodeGroupView group : run.nodeGroups()) {
+                groupRows.add(List.of("  " + group.name(), group.replicas() + " (" + group.minSuccessReplicas() + " must succeed)",
+                        Integer.toString(group.pending()), Integer.toString(group.starting()), Integer.toString(group.running()),
+                        Integer.toString(group.succeeded()), Integer.toString(group.failed()), Integer.toString(group.stopped())));
+            }
+            Output.table(out, List.of("  GROUP", "REPLICAS", "PENDING", "STARTING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"), groupRows);
+        }
         if (!run.instances().isEmpty()) {
             out.println("Instances:");
             List<List<String>> rows = new ArrayList<>();

@@ -30,8 +30,33 @@ final class Views {
         return new RunView(run.id().value(), run.job(), run.workspace(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
+                nodeGroups(run, instances),
                 instances.stream().map(i -> instance(i, showNodes)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
+    }
+
+    /** Counts per node group, of the current attempt's instances. */
+    static List<RunView.NodeGroupView> nodeGroups(RunRecord run, List<InstanceRecord> instances) {
+        List<RunView.NodeGroupView> groups = new java.util.ArrayList<>();
+        for (var group : run.spec().nodeGroups()) {
+            int[] counts = new int[6];
+            for (InstanceRecord instance : instances) {
+                if (instance.id().attempt() != run.attempt() || !instance.nodeGroup().equals(group.name())) {
+                    continue;
+                }
+                int slot = switch (instance.state()) {
+                    case PENDING -> 0;
+                    case RUNNING -> group.startupProbe() != null && instance.readyAt() == null ? 1 : 2;
+                    case SUCCEEDED -> 3;
+                    case FAILED, LOST -> 4;
+                    case KILLED, RESOURCE_PREEMPTED -> 5;
+                };
+                counts[slot]++;
+            }
+            groups.add(new RunView.NodeGroupView(group.name(), group.replicas(), group.requiredSuccesses(), counts[0], counts[1], counts[2],
+                    counts[3], counts[4], counts[5]));
+        }
+        return groups;
     }
 
     static boolean showsNodes(RunRecord run, boolean admin) {
@@ -41,7 +66,9 @@ final class Views {
     static InstanceView instance(InstanceRecord instance, boolean showNode) {
         return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(),
                 showNode ? instance.node() : HIDDEN,
-                instance.gpus(), instance.state(), instance.exitCode(), instance.reason(), instance.startedAt(), instance.finishedAt());
+                instance.gpus(), instance.state(), instance.exitCode(), instance.reason(), instance.startedAt(), instance.readyAt(), instance.finishedAt(),
+                instance.endpoint() == null || !showNode ? null : instance.endpoint().ip(),
+                instance.endpoint() == null || !showNode ? null : instance.endpoint().ports());
     }
 
     static RunEventView event(RunEvent event) {

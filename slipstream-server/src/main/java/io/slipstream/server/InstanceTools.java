@@ -1,0 +1,78 @@
+package io.slipstream.server;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Puts the {@code slipstream} command on every local instance's PATH ({@code <data-dir>/bin}), the way cluster
+ * schedulers give jobs their own tools: workloads can use its helpers (the training example is one). The server's jar
+ * is copied there because instances may run under uids of their own, which cannot read the server's files.
+ */
+final class InstanceTools {
+    private static final Logger LOG = LoggerFactory.getLogger(InstanceTools.class);
+
+    private InstanceTools() {
+    }
+
+    /** The directory to put first on instances' PATH, or empty when the server does not run from a jar (in tests). */
+    static Optional<Path> install(Path dataDir) {
+        Optional<Path> jar = ownJar();
+        if (jar.isEmpty()) {
+            return Optional.empty();
+        }
+        Path bin = dataDir.resolve("bin");
+        try {
+            Files.createDirectories(bin);
+            Files.setPosixFilePermissions(bin, PosixFilePermissions.fromString("rwxr-xr-x"));
+            Path copy = bin.resolve("slipstream.jar");
+            if (!Files.exists(copy) || Files.size(copy) != Files.size(jar.get())
+                    || Files.getLastModifiedTime(copy).compareTo(Files.getLastModifiedTime(jar.get())) < 0) {
+                Path temporary = bin.resolve("slipstream.jar.tmp");
+                Files.copy(jar.get(), temporary, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+                Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
+                Files.move(temporary, copy, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            Path script = bin.resolve("slipstream");
+            if (copy.toString().contains("'") || java.toString().contains("'")) {
+                LOG.warn("instances will not find the slipstream command: {} or {} has a quote in its path", copy, java);
+                return Optional.empty();
+            }
+            // Client commands start faster with the C1 compiler only; workloads (the examples) get the full JIT.
+            Files.writeString(script, String.join("\n",
+                    "#!/bin/sh",
+                    "case \"${1:-}\" in",
+                    "  example) opts='-XX:+UseSerialGC' ;;",
+                    "  *) opts='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' ;;",
+                    "esac",
+                    "exec '" + java + "' $opts -jar '" + copy + "' \"$@\"",
+                    ""), StandardCharsets.UTF_8);
+            Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+            return Optional.of(bin);
+        } catch (IOException e) {
+            LOG.warn("instances will not find the slipstream command on their PATH: {}", e.toString());
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<Path> ownJar() {
+        try {
+            var source = InstanceTools.class.getProtectionDomain().getCodeSource();
+            if (source == null) {
+                return Optional.empty();
+            }
+            Path location = Path.of(source.getLocation().toURI());
+            return Files.isRegularFile(location) && location.toString().endsWith(".jar") ? Optional.of(location) : Optional.empty();
+        } catch (URISyntaxException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+}
