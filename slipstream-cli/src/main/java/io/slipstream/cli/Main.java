@@ -9,6 +9,7 @@ import io.slipstream.cli.command.EventsCommand;
 import io.slipstream.cli.command.ExampleCommand;
 import io.slipstream.cli.command.GetCommand;
 import io.slipstream.cli.command.LogsCommand;
+import io.slipstream.cli.command.NodeCommand;
 import io.slipstream.cli.command.RunCommand;
 import io.slipstream.cli.command.ServerCommand;
 import io.slipstream.cli.command.SubmitCommand;
@@ -36,6 +37,7 @@ import picocli.CommandLine.Command;
                 GetCommand.class,
                 LogsCommand.class,
                 CancelCommand.class,
+                NodeCommand.class,
                 EventsCommand.class,
                 TokenCommand.class,
                 WhoAmICommand.class,

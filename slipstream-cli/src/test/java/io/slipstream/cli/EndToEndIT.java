@@ -244,6 +244,17 @@ class EndToEndIT {
         assertThat(demo.out()).contains("hello from rank 0 of 2").contains("SUCCEEDED");
     }
 
+    @Test
+    void theDemoTellsTheStoryOfPreemptionCheckpointAndResume() throws Exception {
+        long began = System.nanoTime();
+        Result demo = SlipstreamProcess.cli(work, "demo", "--data-dir", work.resolve("story-data").toString());
+        assertThat(demo.exit()).as(demo.out() + demo.err()).isZero();
+        assertThat(demo.out()).contains("NotInQuota").contains("saved a checkpoint of step").contains("resumed from the checkpoint of step")
+                .contains("identical, bit for bit");
+        assertThat(demo.err()).as("the server's log stays out of the story").doesNotContain("INFO");
+        System.out.printf("figure: the demo story took %d s%n", Duration.ofNanos(System.nanoTime() - began).toSeconds());
+    }
+
     private static JsonNode awaitWith(String id, String[] target, Predicate<JsonNode> done) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (true) {

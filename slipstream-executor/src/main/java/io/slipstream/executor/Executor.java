@@ -50,13 +50,24 @@ public interface Executor extends AutoCloseable {
 
     /**
      * Stops an instance: a notice (where the executor has one: a file the instance can read, naming {@code reason}
-     * and the deadline), a polite signal to its whole process tree, then after {@code gracePeriod} a forced kill.
+     * and the deadline), a polite signal to its whole process tree, then after {@code gracePeriod} a forced kill,
+     * or sooner once the instance acknowledged the notice (it saved its work and asks to be released). A zero
+     * {@code gracePeriod} kills at once, without notice or polite signal (the instance's node is lost).
      * The listener gets {@code Exited(terminated = true)} once every process is confirmed gone. Idempotent.
      */
     void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason);
 
+    /**
+     * When the instance last wrote output and what progress it last reported. Cheap enough to ask every few seconds
+     * for every running instance; an instance that cannot be looked at gives {@link Activity#NONE}.
+     */
+    Activity activity(InstanceId id, Map<String, String> handle);
+
     /** Up to {@code maxBytes} of an instance's output starting at {@code offset}. */
     LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes);
+
+    /** The last {@code maxBytes} (at most) of an instance's output, ending where the output ends now. */
+    LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes);
 
     /**
      * Removes what is kept of a finished run: its instances' files and logs. The control plane calls it only once

@@ -205,6 +205,67 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void anInstanceThatAcknowledgesTheNoticeIsReleasedBeforeTheGracePeriodEnds() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        // Saves "a checkpoint" on SIGTERM, acknowledges, then would linger for the whole grace period.
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap 'cat \"$SLIPSTREAM_PREEMPTION_NOTICE_FILE\"; "
+                + "touch \"$SLIPSTREAM_PREEMPTION_ACK_FILE\"' TERM; echo started; while true; do sleep 1; done"));
+        awaitOutput(executor, id, handle, "started");
+        long start = System.nanoTime();
+        executor.terminate(id, handle, Duration.ofSeconds(60), "ReclaimedByQuotaOwner: test");
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.terminated()).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).contains("ReclaimedByQuotaOwner: test").contains("deadline");
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void noGracePeriodKillsAtOnceWithoutNotice() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap 'echo got-term; exit 0' TERM; echo started; "
+                + "while true; do sleep 1 & wait $!; done"));
+        awaitOutput(executor, id, handle, "started");
+        executor.terminate(id, handle, Duration.ZERO, "NodeLost: test");
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isEqualTo(137);
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).doesNotContain("got-term");
+        assertNothingRuns(handle);
+    }
+
+    @Test
+    void activityShowsTheLastOutputAndTheReportedProgress() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "printf '{\"step\": 42, \"checkpointStep\": 40, "
+                + "\"checkpointTime\": \"2026-11-29T10:00:00Z\", \"metrics\": {\"loss\": 0.25, \"bad\": \"x\"}}' > \"$SLIPSTREAM_PROGRESS_FILE\"; "
+                + "echo started; exec sleep 600"));
+        awaitOutput(executor, id, handle, "started");
+        Activity activity = executor.activity(id, handle);
+        assertThat(activity.lastOutputAt()).isNotNull();
+        assertThat(activity.progress()).isNotNull();
+        assertThat(activity.progress().step()).isEqualTo(42);
+        assertThat(activity.progress().checkpointStep()).isEqualTo(40);
+        assertThat(activity.progress().checkpointAt()).isEqualTo(java.time.Instant.parse("2026-11-29T10:00:00Z"));
+        assertThat(activity.progress().metrics()).containsExactly(Map.entry("loss", 0.25));
+        executor.terminate(id, handle, Duration.ofSeconds(5), "test");
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(executor.activity(id, handle).progress().step()).as("still readable after the end").isEqualTo(42);
+    }
+
+    @Test
+    void theEndOfALogCanBeReadWithoutReadingItAll() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "seq 1 100000 >&2; echo NCCL error >&2; exit 1"));
+        awaitReport(id, InstanceReport.Exited.class);
+        String tail = new String(executor.readLogTail(id, handle, LogStream.STDERR, 100).data(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(tail).hasSizeLessThanOrEqualTo(100).endsWith("100000\nNCCL error\n");
+    }
+
+    @Test
     void leftoverChildrenOfAFinishedInstanceAreKilled() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();

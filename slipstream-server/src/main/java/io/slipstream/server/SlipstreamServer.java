@@ -78,7 +78,7 @@ public final class SlipstreamServer implements AutoCloseable {
             Executor nodesOf = executor;
             DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits());
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
-            api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor), tokens,
+            api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor, loop::wakeUp, clock), tokens,
                     new LogService(store, executor), clock);
             api.start(config.host(), config.port());
             return new SlipstreamServer(config, store, executor, loop, api);

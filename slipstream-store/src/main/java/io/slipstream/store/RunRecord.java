@@ -37,6 +37,7 @@ public record RunRecord(
         RunOrigin origin,
         Instant attemptStartedAt,
         long priorRuntimeMillis,
+        FaultState faults,
         long version) {
 
     public RunRecord {
@@ -48,6 +49,7 @@ public record RunRecord(
         requireNonNull(spec, "spec is null");
         requireNonNull(createdAt, "createdAt is null");
         origin = origin == null ? RunOrigin.MANUAL : origin;
+        faults = faults == null ? FaultState.NONE : faults;
     }
 
     /** A new queued run at version 0 (the store makes it version 1). */
@@ -57,7 +59,7 @@ public record RunRecord(
 
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, RunOrigin origin, Instant now) {
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, origin.scheduleTime() != null ? "Scheduled" : "Submitted", null, 1,
-                spec.priority(), spec, now, null, null, null, null, null, 0, origin, null, 0, 0);
+                spec.priority(), spec, now, null, null, null, null, null, 0, origin, null, 0, FaultState.NONE, 0);
     }
 
     /** How long the run has run, over all its attempts, at {@code now}. */
@@ -92,7 +94,7 @@ public record RunRecord(
                 next.isFinal() ? now : finishedAt,
                 cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
                 preemptions, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
-                next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, version);
+                next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, faults, version);
     }
 
     /** Admitted on its quota's guarantee or on idle capacity. */
@@ -100,14 +102,13 @@ public record RunRecord(
         RunRecord starting = moveTo(RunState.STARTING, why, now);
         // Its runtime counts from here: it holds its resources from admission on, while it starts too.
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, preemptions, origin, now, priorRuntimeMillis, version);
+                finishedAt, cancelRequestedAt, where, null, preemptions, origin, now, priorRuntimeMillis, faults, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */
     public RunRecord promoted() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis,
-                version);
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -116,12 +117,25 @@ public record RunRecord(
             throw new IllegalArgumentException("not a final state: " + finalState);
         }
         // A preempted run that is then cancelled still frees its resources for the run they were reclaimed for.
-        return stopping(finalState, state == RunState.TERMINATING ? reclaimFor : null, why);
+        return stopping(finalState, state == RunState.TERMINATING ? reclaimFor : null, why).withFaults(faults.restarting(null));
     }
 
     /** This run is preempted: its instances are stopped, then it is queued again; its resources go to {@code forRun}. */
     public RunRecord preempting(RunId forRun, String why) {
-        return stopping(RunState.QUEUED, forRun, why);
+        return stopping(RunState.QUEUED, forRun, why).withFaults(faults.restarting(FaultState.RestartCause.PREEMPTION));
+    }
+
+    /** This run stops all its instances, then is queued again as a new attempt because of {@code cause}. */
+    public RunRecord restarting(FaultState.RestartCause cause, String why) {
+        return stopping(RunState.QUEUED, null, why).withFaults(faults.restarting(cause));
+    }
+
+    /** Why this run is stopping to be queued again, or {@code null} if it is not. */
+    public FaultState.RestartCause restartCause() {
+        if (state != RunState.TERMINATING || outcome != RunState.QUEUED) {
+            return null;
+        }
+        return faults.restarting() == null ? FaultState.RestartCause.PREEMPTION : faults.restarting();
     }
 
     private RunRecord stopping(RunState next, RunId forRun, String why) {
@@ -130,16 +144,31 @@ public record RunRecord(
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
                 createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, origin, attemptStartedAt,
-                priorRuntimeMillis, version);
+                priorRuntimeMillis, faults, version);
     }
 
     /** A preempted run whose instances are all gone, queued again for its next attempt. */
     public RunRecord requeued(String why, Instant now) {
-        if (state != RunState.TERMINATING || outcome != RunState.QUEUED) {
-            throw new IllegalStateException("run " + id + " is not being preempted");
+        return requeued(why, now, null);
+    }
+
+    /**
+     * A restarting run whose instances are all gone, queued again for its next attempt, which is not admitted before
+     * {@code notBefore} ({@code null}: at once). Its restart is counted under its cause.
+     */
+    public RunRecord requeued(String why, Instant now, Instant notBefore) {
+        FaultState.RestartCause cause = restartCause();
+        if (cause == null) {
+            throw new IllegalStateException("run " + id + " is not being restarted");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
-                startedAt, null, cancelRequestedAt, null, null, preemptions + 1, origin, null, priorRuntimeMillis + currentAttemptMillis(now),
+                startedAt, null, cancelRequestedAt, null, null, preemptions + (cause == FaultState.RestartCause.PREEMPTION ? 1 : 0), origin, null,
+                priorRuntimeMillis + currentAttemptMillis(now), faults.restarted(notBefore), version);
+    }
+
+    public RunRecord withFaults(FaultState newFaults) {
+        return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
                 version);
     }
 
@@ -149,11 +178,11 @@ public record RunRecord(
 
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, version);
+                finishedAt, at, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
     }
 }

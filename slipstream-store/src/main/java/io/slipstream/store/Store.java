@@ -92,6 +92,15 @@ public interface Store extends AutoCloseable {
      */
     void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due);
 
+    /** Declares a node down; if it already is, keeps the first declaration. */
+    void markNodeDown(NodeDown down);
+
+    /** Declares a node up again; returns whether it was down. */
+    boolean markNodeUp(String node);
+
+    /** The nodes declared down, by name. */
+    java.util.Map<String, NodeDown> downNodes();
+
     /** Stores new instances at version 1. */
     List<InstanceRecord> createInstances(List<InstanceRecord> instances);
 

@@ -206,6 +206,38 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aRestartedRunRoundTripsWithItsFaultRecord() {
+        RunRecord stored = createRun(queuedRun("flaky", "team-a", T0));
+        RunRecord admitted = store.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0));
+        RunRecord progressed = store.updateRun(admitted.withFaults(admitted.faults().failedWith("exit code 1")
+                .progressed(1200L, T0.plusSeconds(60), 1000L, T0.plusSeconds(50))));
+        RunRecord restarting = store.updateRun(progressed.restarting(FaultState.RestartCause.FAILURE, "InstanceFailed: w-0"));
+        assertThat(store.getRun(stored.id())).contains(restarting);
+        assertThat(restarting.restartCause()).isEqualTo(FaultState.RestartCause.FAILURE);
+
+        RunRecord requeued = store.updateRun(restarting.withFaults(restarting.faults().lost(20_000))
+                .requeued("Restarted", T0.plusSeconds(70), T0.plusSeconds(80)));
+        assertThat(store.getRun(stored.id())).contains(requeued);
+        assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
+                T0.plusSeconds(50), 1200L, T0.plusSeconds(60), 20_000));
+        assertThat(requeued.preemptions()).as("a failure is not a preemption").isZero();
+        assertThat(requeued.attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void nodesAreDeclaredDownOnceAndUpAgain() {
+        assertThat(store.downNodes()).isEmpty();
+        store.markNodeDown(new NodeDown("node-2", "disk failure", T0));
+        store.markNodeDown(new NodeDown("node-2", "again", T0.plusSeconds(5)));
+        store.markNodeDown(new NodeDown("node-1", "maintenance", T0.plusSeconds(9)));
+        assertThat(store.downNodes()).containsOnlyKeys("node-1", "node-2");
+        assertThat(store.downNodes().get("node-2")).isEqualTo(new NodeDown("node-2", "disk failure", T0));
+        assertThat(store.markNodeUp("node-2")).isTrue();
+        assertThat(store.markNodeUp("node-2")).isFalse();
+        assertThat(store.downNodes()).containsOnlyKeys("node-1");
+    }
+
+    @Test
     void aRunsOriginRoundTripsAndItsIdempotencyKeyIsUniquePerWorkspace() {
         JobSpec spec = aJob("keyed").spec();
         RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "4"), T0.minusSeconds(60), "key-1");

@@ -21,6 +21,7 @@ public final class JobBuilder {
     private boolean maxRuntimePerAttempt;
     private io.slipstream.api.spec.ScheduleSpec schedule;
     private io.slipstream.api.spec.StartupOrder startupOrder;
+    private io.slipstream.api.spec.FaultTolerance faultTolerance;
     private final List<io.slipstream.api.spec.StorageSpec> storage = new ArrayList<>();
     private Integer minSuccessReplicas;
     private io.slipstream.api.spec.StartupProbe startupProbe;
@@ -60,6 +61,11 @@ public final class JobBuilder {
 
     public JobBuilder idle(io.slipstream.api.spec.IdleMode mode) {
         this.idleMode = mode;
+        return this;
+    }
+
+    public JobBuilder faultTolerance(io.slipstream.api.spec.FaultTolerance policy) {
+        this.faultTolerance = policy;
         return this;
     }
 
@@ -171,7 +177,7 @@ public final class JobBuilder {
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, all);
+        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all);
     }
 
     public Document<JobSpec> build() {

@@ -8,8 +8,8 @@ import java.util.List;
  * runs on idle capacity only), whether it may use idle capacity, its priority in the queue, how long its instances get
  * to save their work when preempted ({@code null}: the server's default), how long a run may run at most
  * ({@code null}: the server's maximum; counted over all attempts, or per attempt with {@code maxRuntimePerAttempt}),
- * optionally a schedule on which it runs by itself, the order its node groups start in, and the storage its instances
- * share.
+ * optionally a schedule on which it runs by itself, the order its node groups start in, the storage its instances
+ * share, and when it is restarted after a failure, preemption, lost node or hang ({@link FaultTolerance}).
  */
 public record JobSpec(
         int priority,
@@ -21,6 +21,7 @@ public record JobSpec(
         ScheduleSpec schedule,
         StartupOrder startupOrder,
         List<StorageSpec> storage,
+        FaultTolerance faultTolerance,
         List<NodeGroupSpec> nodeGroups) implements Spec {
 
     /** No run may be given longer than this, whatever it asks. */
@@ -30,6 +31,7 @@ public record JobSpec(
         nodeGroups = List.copyOf(nodeGroups);
         storage = storage == null ? List.of() : List.copyOf(storage);
         startupOrder = startupOrder == null ? StartupOrder.InParallel : startupOrder;
+        faultTolerance = faultTolerance == null ? FaultTolerance.DEFAULT : faultTolerance;
         if (idleResources == null) {
             idleResources = quota == null ? IdleMode.OnlyIdle : IdleMode.Disabled;
         }
@@ -37,7 +39,7 @@ public record JobSpec(
 
     /** A job charged to no quota, that runs on idle capacity. */
     public JobSpec(int priority, List<NodeGroupSpec> nodeGroups) {
-        this(priority, null, null, null, null, false, null, null, List.of(), nodeGroups);
+        this(priority, null, null, null, null, false, null, null, List.of(), null, nodeGroups);
     }
 
     @Override
@@ -52,6 +54,6 @@ public record JobSpec(
 
     public JobSpec withNodeGroups(List<NodeGroupSpec> groups) {
         return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
-                groups);
+                faultTolerance, groups);
     }
 }

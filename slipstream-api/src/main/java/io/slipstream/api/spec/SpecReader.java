@@ -282,6 +282,7 @@ public final class SpecReader {
         ScheduleSpec schedule = readSchedule(spec.object("schedule", false));
         StartupOrder startupOrder = spec.enumValue("startupOrder", StartupOrder.class, false);
         List<StorageSpec> storage = readStorage(spec);
+        FaultTolerance faultTolerance = readFaultTolerance(spec.object("faultTolerance", false));
         List<JsonNode> groups = spec.array("nodeGroups", true, MAX_NODE_GROUPS);
         List<NodeGroupSpec> nodeGroups = new ArrayList<>();
         if (groups != null) {
@@ -311,7 +312,98 @@ public final class SpecReader {
             return null;
         }
         return new JobSpec(priority == null ? 0 : priority.intValue(), quota, idleResources, grace, maxRuntime,
-                perAttempt != null && perAttempt, schedule, startupOrder, storage, nodeGroups);
+                perAttempt != null && perAttempt, schedule, startupOrder, storage, faultTolerance, nodeGroups);
+    }
+
+    private static FaultTolerance readFaultTolerance(FieldReader policy) {
+        if (policy == null) {
+            return null;
+        }
+        Problems problems = policy.problems();
+        int before = problems.list().size();
+        FaultTolerance.RunType runType = policy.enumValue("runType", FaultTolerance.RunType.class, false);
+        Long maxRestarts = policy.integer("maxRestarts", false, 0, 1000);
+        Long maxPreemptions = policy.integer("maxPreemptions", false, 0, 1_000_000);
+        Long maxNodeLost = policy.integer("maxNodeLostRestarts", false, 0, 1000);
+        Long maxHangs = policy.integer("maxHangRestarts", false, 0, 1000);
+        Duration base = FaultTolerance.DEFAULT_BACKOFF_BASE;
+        Duration cap = FaultTolerance.DEFAULT_BACKOFF_CAP;
+        FieldReader backoff = policy.object("backoff", false);
+        if (backoff != null) {
+            Duration readBase = readDuration(backoff, "base", Duration.ZERO, Duration.ofHours(1));
+            Duration readCap = readDuration(backoff, "cap", Duration.ZERO, Duration.ofDays(1));
+            backoff.finish();
+            base = readBase == null ? base : readBase;
+            cap = readCap == null ? cap : readCap;
+            if (cap.compareTo(base) < 0) {
+                problems.add(backoff.pathOf("cap"), "must be at least backoff.base (" + Durations.format(base) + ")");
+            }
+        }
+        List<FaultTolerance.ExitCodeRange> exitCodes = new ArrayList<>();
+        List<String> patterns = new ArrayList<>();
+        FieldReader retryOn = policy.object("retryOn", false);
+        if (retryOn != null) {
+            List<JsonNode> codes = retryOn.array("exitCodes", false, 64);
+            for (int i = 0; codes != null && i < codes.size(); i++) {
+                FaultTolerance.ExitCodeRange range = exitCodeRange(codes.get(i));
+                if (range == null) {
+                    problems.add(retryOn.pathOf("exitCodes") + "[" + i + "]",
+                            "must be an exit code (0-255) or a range like \"128-255\", got " + FieldReader.describe(codes.get(i)));
+                } else {
+                    exitCodes.add(range);
+                }
+            }
+            List<JsonNode> regexes = retryOn.array("errorPatterns", false, 32);
+            for (int i = 0; regexes != null && i < regexes.size(); i++) {
+                String path = retryOn.pathOf("errorPatterns") + "[" + i + "]";
+                if (!regexes.get(i).isString()) {
+                    problems.add(path, "must be a string, not " + FieldReader.describe(regexes.get(i)));
+                    continue;
+                }
+                String text = retryOn.checkString(path, regexes.get(i).asString(), 512);
+                if (text == null) {
+                    continue;
+                }
+                try {
+                    java.util.regex.Pattern.compile(text);
+                    patterns.add(text);
+                } catch (java.util.regex.PatternSyntaxException e) {
+                    problems.add(path, "is not a regular expression: " + e.getDescription() + " near index " + e.getIndex());
+                }
+            }
+            retryOn.finish();
+        }
+        FaultTolerance.FailureAction other = policy.enumValue("otherFailures", FaultTolerance.FailureAction.class, false);
+        Long sameErrorLimit = policy.integer("sameErrorLimit", false, 0, 1000);
+        Duration hangTimeout = readDuration(policy, "hangTimeout", Duration.ofSeconds(1), Duration.ofDays(7));
+        Duration exitHangTimeout = readDuration(policy, "exitHangTimeout", Duration.ofSeconds(1), Duration.ofDays(7));
+        policy.finish();
+        if (problems.list().size() > before) {
+            return null;
+        }
+        int restarts = maxRestarts == null ? FaultTolerance.DEFAULT_MAX_RESTARTS : maxRestarts.intValue();
+        return new FaultTolerance(runType, restarts, maxPreemptions == null ? null : maxPreemptions.intValue(),
+                maxNodeLost == null ? FaultTolerance.DEFAULT_MAX_RESTARTS : maxNodeLost.intValue(),
+                maxHangs == null ? FaultTolerance.DEFAULT_MAX_RESTARTS : maxHangs.intValue(), base, cap, exitCodes, patterns, other,
+                sameErrorLimit == null ? 0 : sameErrorLimit.intValue(), hangTimeout, exitHangTimeout);
+    }
+
+    /** {@code 137} or {@code "137"} or {@code "128-255"}; {@code null} if it is none of them. */
+    private static FaultTolerance.ExitCodeRange exitCodeRange(JsonNode node) {
+        if (node.isIntegralNumber()) {
+            long code = node.asLong();
+            return code >= 0 && code <= 255 ? new FaultTolerance.ExitCodeRange((int) code, (int) code) : null;
+        }
+        if (!node.isString()) {
+            return null;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,3})(?:-(\\d{1,3}))?").matcher(node.asString().trim());
+        if (!m.matches()) {
+            return null;
+        }
+        int from = Integer.parseInt(m.group(1));
+        int to = m.group(2) == null ? from : Integer.parseInt(m.group(2));
+        return from <= to && to <= 255 ? new FaultTolerance.ExitCodeRange(from, to) : null;
     }
 
     private static List<StorageSpec> readStorage(FieldReader spec) {

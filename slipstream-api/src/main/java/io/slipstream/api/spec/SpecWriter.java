@@ -104,10 +104,53 @@ public final class SpecWriter {
                     }
                 }
             }
+            if (!job.faultTolerance().equals(FaultTolerance.DEFAULT)) {
+                writeFaultTolerance(node.putObject("faultTolerance"), job.faultTolerance());
+            }
             ArrayNode groups = node.putArray("nodeGroups");
             job.nodeGroups().forEach(group -> writeNodeGroup(groups.addObject(), group));
         }
         return node;
+    }
+
+    private static void writeFaultTolerance(ObjectNode node, FaultTolerance policy) {
+        node.put("runType", policy.runType().name());
+        node.put("maxRestarts", policy.maxRestarts());
+        if (policy.maxPreemptions() != null) {
+            node.put("maxPreemptions", policy.maxPreemptions());
+        }
+        node.put("maxNodeLostRestarts", policy.maxNodeLost());
+        node.put("maxHangRestarts", policy.maxHangs());
+        ObjectNode backoff = node.putObject("backoff");
+        backoff.put("base", Durations.format(policy.backoffBase()));
+        backoff.put("cap", Durations.format(policy.backoffCap()));
+        if (!policy.retryExitCodes().isEmpty() || !policy.retryPatterns().isEmpty()) {
+            ObjectNode retryOn = node.putObject("retryOn");
+            if (!policy.retryExitCodes().isEmpty()) {
+                ArrayNode codes = retryOn.putArray("exitCodes");
+                policy.retryExitCodes().forEach(range -> {
+                    if (range.from() == range.to()) {
+                        codes.add(range.from());
+                    } else {
+                        codes.add(range.toString());
+                    }
+                });
+            }
+            if (!policy.retryPatterns().isEmpty()) {
+                ArrayNode patterns = retryOn.putArray("errorPatterns");
+                policy.retryPatterns().forEach(patterns::add);
+            }
+        }
+        node.put("otherFailures", policy.otherFailures().name());
+        if (policy.sameErrorLimit() > 0) {
+            node.put("sameErrorLimit", policy.sameErrorLimit());
+        }
+        if (policy.hangTimeout() != null) {
+            node.put("hangTimeout", Durations.format(policy.hangTimeout()));
+        }
+        if (policy.exitHangTimeout() != null) {
+            node.put("exitHangTimeout", Durations.format(policy.exitHangTimeout()));
+        }
     }
 
     private static void writeNodeGroup(ObjectNode node, NodeGroupSpec group) {

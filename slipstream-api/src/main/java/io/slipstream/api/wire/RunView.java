@@ -12,6 +12,8 @@ import tools.jackson.databind.JsonNode;
  * guarantee or idle capacity; {@code queue} is set while it waits; {@code spec} is the effective job spec it runs
  * (overrides applied, shapes resolved), included when a single run is fetched. {@code overrides} are those the run
  * was started with ({@code null}: none); {@code scheduleTime} is the due time of the schedule that started it.
+ * {@code restarts} counts its restarts by cause; {@code progress} is what its workload last reported, and the work
+ * its stops lost.
  */
 public record RunView(
         String id,
@@ -31,6 +33,8 @@ public record RunView(
         Instant cancelRequestedAt,
         Map<String, String> overrides,
         Instant scheduleTime,
+        RestartsView restarts,
+        ProgressView progress,
         List<NodeGroupView> nodeGroups,
         List<InstanceView> instances,
         JsonNode spec) {
@@ -42,6 +46,20 @@ public record RunView(
      */
     public record NodeGroupView(String name, int replicas, int minSuccessReplicas, int pending, int starting, int running, int succeeded,
                                 int failed, int stopped) {
+    }
+
+    /**
+     * Restarts by cause: each cause has its own budget. {@code retryAt}: a restarted run waits (backoff) until then.
+     * {@code lastError} is the last failure's signature and {@code sameErrorCount} how often it came in a row.
+     */
+    public record RestartsView(int failures, int preemptions, int nodeLost, int hangs, Instant retryAt, String lastError, int sameErrorCount) {
+    }
+
+    /**
+     * The last step and checkpoint the workload reported ({@code null}: none), and the work thrown away by stops:
+     * instance-seconds between the last checkpoint and each stop, summed over attempts.
+     */
+    public record ProgressView(Long step, Instant reportedAt, Long checkpointStep, Instant checkpointAt, double workLostSeconds) {
     }
 
     /** Why a queued run waits and where it stands. */

@@ -57,6 +57,33 @@ class SpecReaderTest {
     }
 
     @Test
+    void faultToleranceDefaultsAndItsProblemsNameTheirFields() {
+        JobSpec plain = (JobSpec) read(JOB).get(0).spec();
+        assertThat(plain.faultTolerance()).isEqualTo(FaultTolerance.DEFAULT);
+        assertThat(plain.faultTolerance().maxPreemptions()).as("preemptions are unlimited").isNull();
+        assertThat(FaultTolerance.DEFAULT.backoff(1)).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(FaultTolerance.DEFAULT.backoff(3)).isEqualTo(java.time.Duration.ofSeconds(40));
+        assertThat(FaultTolerance.DEFAULT.backoff(30)).isEqualTo(java.time.Duration.ofMinutes(5));
+
+        List<Problem> problems = problemsOf(JOB.replace("  priority: 5", String.join("\n",
+                "  priority: 5",
+                "  faultTolerance:",
+                "    runType: Async",
+                "    maxRestarts: -1",
+                "    backoff: {base: 1m, cap: 10s}",
+                "    retryOn: {exitCodes: [300, \"9-3\", x], errorPatterns: [\"NCCL (error\", 5]}",
+                "    hangTimeout: soon",
+                "    restartPolicy: Always")));
+        assertThat(problems).extracting(Problem::field).containsExactlyInAnyOrder(
+                "spec.faultTolerance.runType", "spec.faultTolerance.maxRestarts", "spec.faultTolerance.backoff.cap",
+                "spec.faultTolerance.retryOn.exitCodes[0]", "spec.faultTolerance.retryOn.exitCodes[1]", "spec.faultTolerance.retryOn.exitCodes[2]",
+                "spec.faultTolerance.retryOn.errorPatterns[0]", "spec.faultTolerance.retryOn.errorPatterns[1]", "spec.faultTolerance.hangTimeout",
+                "spec.faultTolerance.restartPolicy");
+        assertThat(problems).filteredOn(p -> p.field().equals("spec.faultTolerance.retryOn.errorPatterns[0]"))
+                .singleElement().satisfies(p -> assertThat(p.message()).startsWith("is not a regular expression: Unclosed group"));
+    }
+
+    @Test
     void writtenDocumentsReadBackEqual() {
         String all = JOB + """
                 ---
@@ -86,6 +113,18 @@ class SpecReaderTest {
                 metadata: {name: distributed, workspace: team-b}
                 spec:
                   startupOrder: InOrder
+                  faultTolerance:
+                    runType: Sync
+                    maxRestarts: 5
+                    maxPreemptions: 100
+                    maxNodeLostRestarts: 2
+                    maxHangRestarts: 1
+                    backoff: {base: 5s, cap: 2m}
+                    retryOn: {exitCodes: [137, "200-255"], errorPatterns: ["NCCL error", "CUDA error: an illegal memory access"]}
+                    otherFailures: Fail
+                    sameErrorLimit: 3
+                    hangTimeout: 30m
+                    exitHangTimeout: 10m
                   storage:
                     - {name: data, scope: workspace, subPath: datasets/mnist}
                     - {name: out, scope: job, mountPath: /mnt/out}

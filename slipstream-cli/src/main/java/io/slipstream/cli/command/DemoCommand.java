@@ -22,7 +22,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-@Command(name = "demo", description = "Start a server on this machine, run the example job on it, show its output, and stop.")
+@Command(name = "demo", description = {"Start a server on this machine and tell the story of shared GPUs: team B trains on team A's idle "
+        + "capacity, is preempted when team A needs it, checkpoints, resumes, and ends with the weights of an uninterrupted run.",
+        "With -f, run that job instead, show its output, and stop."})
 public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -30,12 +32,16 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = ".slipstream-demo", description = "Where the demo's state lives (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
-    @Option(names = {"-f", "--file"}, paramLabel = "FILE", defaultValue = "examples/hello.yaml",
-            description = "The job to run (default: ${DEFAULT-VALUE}; a built-in copy if the file is not here).")
+    @Option(names = {"-f", "--file"}, paramLabel = "FILE",
+            description = "A job to run instead of the story, e.g. examples/hello.yaml (a built-in copy if that file is not here).")
     String file;
 
     @Override
-    public Integer call() throws IOException {
+    public Integer call() throws IOException, InterruptedException {
+        if (file == null && System.getenv("SLIPSTREAM_LOG_LEVEL") == null) {
+            // The story is told on stdout; the server's own log (stderr) would drown it. Read before logging starts.
+            System.setProperty("SLIPSTREAM_LOG_LEVEL", "WARN");
+        }
         PrintWriter out = spec.commandLine().getOut();
         ServerConfig config = ConfigReader.defaults(dataDir).withPort(0);
         out.println("Slipstream demo: a control plane on this machine, over " + config.nodes().size() + " simulated nodes "
@@ -44,6 +50,13 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("1. started the server at " + server.url() + " (state in " + dataDir + ")");
             String token = Files.readString(server.adminTokenFile(), StandardCharsets.UTF_8).trim();
             ApiClient api = new ApiClient(URI.create(server.url()), token);
+            if (file == null) {
+                boolean identical = new DemoStory(api, out).tell();
+                out.println();
+                out.println("Next: ./slipstream server keeps a server up; docs/getting-started.md has a tour, docs/fault-tolerance.md the details.");
+                out.flush();
+                return identical ? 0 : CliException.RUN_FAILED;
+            }
 
             byte[] job = jobFile();
             out.println("2. submitting " + file + " (a Workspace and a Job of 2 instances with 1 GPU each)");

@@ -73,6 +73,26 @@ final class Runs {
 
     static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "RESOURCES", "INSTANCES", "AGE", "REASON");
 
+    /** {@code  (restarts: 1 failure, 2 preemptions)}, or nothing. */
+    static String restarts(RunView.RestartsView restarts) {
+        if (restarts == null) {
+            return "";
+        }
+        List<String> parts = new ArrayList<>();
+        add(parts, restarts.failures(), "failure");
+        add(parts, restarts.preemptions(), "preemption");
+        add(parts, restarts.nodeLost(), "lost node");
+        add(parts, restarts.hangs(), "hang");
+        String text = parts.isEmpty() ? "" : " (restarts: " + String.join(", ", parts) + ")";
+        return restarts.retryAt() == null ? text : text + "; next attempt not before " + restarts.retryAt();
+    }
+
+    private static void add(List<String> parts, int count, String what) {
+        if (count > 0) {
+            parts.add(count + " " + what + (count == 1 ? "" : "s"));
+        }
+    }
+
     static void describe(PrintWriter out, RunView run) {
         out.println("Run:        " + run.id());
         out.println("Job:        " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")");
@@ -84,7 +104,13 @@ final class Runs {
             out.println("Resources:  " + run.realTimeResources()
                     + (run.realTimeResources().name().equals("InQuota") ? " (its quota's guarantee)" : " (idle capacity: may be reclaimed)"));
         }
-        out.println("Attempt:    " + run.attempt() + (run.preemptions() > 0 ? " (preempted " + run.preemptions() + " time(s))" : ""));
+        out.println("Attempt:    " + run.attempt() + restarts(run.restarts()));
+        RunView.ProgressView progress = run.progress();
+        if (progress != null && (progress.step() != null || progress.workLostSeconds() > 0)) {
+            out.println("Progress:   " + (progress.step() == null ? "none reported" : "step " + progress.step())
+                    + (progress.checkpointStep() == null ? "" : ", checkpoint of step " + progress.checkpointStep())
+                    + String.format(java.util.Locale.ROOT, ", work lost %.1f instance-seconds", progress.workLostSeconds()));
+        }
         out.println("Priority:   " + run.priority());
         if (run.overrides() != null && !run.overrides().isEmpty()) {
             out.println("Overrides:  " + run.overrides().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())

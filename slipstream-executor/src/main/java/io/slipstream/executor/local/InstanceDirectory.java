@@ -84,6 +84,32 @@ final class InstanceDirectory {
         }
     }
 
+    /** Where the instance writes to say it saved its work and may be stopped now ({@code SLIPSTREAM_PREEMPTION_ACK_FILE}). */
+    Path ackFile() {
+        return dir.resolve("preemption_ack");
+    }
+
+    /** Where the instance reports its progress ({@code SLIPSTREAM_PROGRESS_FILE}). */
+    Path progressFile() {
+        return dir.resolve("progress.json");
+    }
+
+    /** When the instance last wrote to stdout or stderr, or {@code null}. */
+    java.time.Instant lastOutputAt() {
+        java.time.Instant last = null;
+        for (String name : new String[] {"stdout.log", "stderr.log"}) {
+            try {
+                java.time.Instant modified = Files.getLastModifiedTime(dir.resolve(name)).toInstant();
+                if (Files.size(dir.resolve(name)) > 0 && (last == null || modified.isAfter(last))) {
+                    last = modified;
+                }
+            } catch (IOException e) {
+                // not there yet
+            }
+        }
+        return last;
+    }
+
     /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
     void markTerminationRequested() {
         try {
@@ -155,6 +181,18 @@ final class InstanceDirectory {
         } catch (IOException e) {
             return "(no output)";
         }
+    }
+
+    /** The last {@code maxBytes} of a log. */
+    LogChunk tail(LogStream stream, int maxBytes) {
+        Path file = dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
+        long length;
+        try {
+            length = Files.size(file);
+        } catch (IOException e) {
+            return new LogChunk(new byte[0], 0);
+        }
+        return read(stream, Math.max(0, length - maxBytes), maxBytes);
     }
 
     LogChunk read(LogStream stream, long offset, int maxBytes) {

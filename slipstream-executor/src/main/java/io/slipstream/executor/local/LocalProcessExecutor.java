@@ -80,6 +80,8 @@ public final class LocalProcessExecutor implements Executor {
     private final UidAllocator uids;
     private final Clock clock;
     private final String bootId = ProcFs.bootId();
+    /** How often a stopping instance's acknowledgement is looked for. */
+    private static final Duration ACK_POLL = Duration.ofMillis(100);
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
     private final Map<InstanceId, Boolean> watched = new ConcurrentHashMap<>();
@@ -260,6 +262,8 @@ public final class LocalProcessExecutor implements Executor {
         env.putAll(spec.env());
         env.put("TMPDIR", dir.tmp().toString());
         env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
+        env.put("SLIPSTREAM_PREEMPTION_ACK_FILE", dir.ackFile().toString());
+        env.put("SLIPSTREAM_PROGRESS_FILE", dir.progressFile().toString());
         String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
         env.put("CUDA_VISIBLE_DEVICES", devices);
         env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
@@ -413,15 +417,53 @@ public final class LocalProcessExecutor implements Executor {
         InstanceDirectory dir = directoryOf(handle);
         if (dir.exitCode() == null) {
             dir.markTerminationRequested();
-            dir.writeNotice(reason, clock.instant().plus(gracePeriod));
+            if (!gracePeriod.isZero()) {
+                dir.writeNotice(reason, clock.instant().plus(gracePeriod));
+            }
         }
         watch(id, handle, null);
         if (!sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
         ProcessTree tree = tree(handle);
+        if (gracePeriod.isZero()) {
+            workers.execute(() -> forceKill(id, tree, 5)); // no grace (a lost node): no notice, no SIGTERM
+            return;
+        }
         workers.execute(tree::terminate);
         timers.schedule(() -> forceKill(id, tree, 5), gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
+        if (gracePeriod.compareTo(ACK_POLL) > 0) {
+            timers.schedule(() -> releaseOnAck(id, tree, dir, clock.instant().plus(gracePeriod)), ACK_POLL.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** An instance that acknowledged the notice has saved what it wanted to: it need not wait for the grace period. */
+    private void releaseOnAck(InstanceId id, ProcessTree tree, InstanceDirectory dir, java.time.Instant deadline) {
+        if (closed || !watched.containsKey(id) || clock.instant().isAfter(deadline)) {
+            return;
+        }
+        if (Files.exists(dir.ackFile())) {
+            LOG.debug("instance {} acknowledged its notice: stopping it now", id);
+            forceKill(id, tree, 5);
+            return;
+        }
+        timers.schedule(() -> releaseOnAck(id, tree, dir, deadline), ACK_POLL.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public io.slipstream.executor.Activity activity(InstanceId id, Map<String, String> handle) {
+        InstanceDirectory dir = handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id);
+        // The workload owns the file: if it swapped in a FIFO after the checks, the read would block, so it gets a second.
+        io.slipstream.executor.Activity.Progress progress;
+        try {
+            progress = CompletableFuture.supplyAsync(() -> ProgressFile.read(dir.progressFile()), workers).get(1, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            progress = null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            progress = null;
+        }
+        return new io.slipstream.executor.Activity(dir.lastOutputAt(), progress);
     }
 
     /** One round of SIGKILL, repeated from the timer until the instance is gone: a stuck process blocks nothing else. */
@@ -438,6 +480,11 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
         return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).read(stream, offset, maxBytes);
+    }
+
+    @Override
+    public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
+        return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).tail(stream, maxBytes);
     }
 
     @Override

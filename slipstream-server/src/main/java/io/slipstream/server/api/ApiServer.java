@@ -24,6 +24,7 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
+import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
@@ -42,6 +43,7 @@ import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The REST API under {@code /api/v1}: routes, authentication of every call but {@code /healthz}, and the one
@@ -132,7 +134,11 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.DELETE, "/api/v1/shapes/{shape}", ctx -> deleteDocument(ctx, Kind.Shape, null, ctx.pathParam("shape")));
         route(r, HandlerType.GET, "/api/v1/quotas", ctx -> listDocuments(ctx, Kind.Quota, ctx.queryParam("workspace")));
         route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}",
-                ctx -> getDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+                ctx -> {
+                    ObjectNode quota = Views.document(documents.get(caller(ctx), Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+                    quota.set("status", QuotaUsage.of(store, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+                    ctx.json(quota);
+                });
         route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/quotas/{quota}",
                 ctx -> deleteDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
         route(r, HandlerType.GET, "/api/v1/jobs", ctx -> listDocuments(ctx, Kind.Job, ctx.queryParam("workspace")));
@@ -149,6 +155,15 @@ public final class ApiServer implements AutoCloseable {
             caller(ctx);
             ctx.json(nodes.get(ctx.pathParam("node")));
         });
+        route(r, HandlerType.POST, "/api/v1/nodes/{node}/down", ctx -> {
+            Principal caller = caller(ctx);
+            FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());
+            String reason = body.string("reason", true, 256);
+            body.finish();
+            body.problems().throwIfAny("the request is invalid");
+            ctx.json(nodes.down(caller, ctx.pathParam("node"), reason));
+        });
+        route(r, HandlerType.POST, "/api/v1/nodes/{node}/up", ctx -> ctx.json(nodes.up(caller(ctx), ctx.pathParam("node"))));
 
         route(r, HandlerType.POST, "/api/v1/runs", this::createRun);
         route(r, HandlerType.GET, "/api/v1/runs", this::listRuns);

@@ -30,9 +30,23 @@ final class Views {
         return new RunView(run.id().value(), run.job(), run.workspace(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
+                restarts(run), progress(run),
                 nodeGroups(run, instances),
                 instances.stream().map(i -> instance(i, showNodes)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
+    }
+
+    static RunView.RestartsView restarts(RunRecord run) {
+        var faults = run.faults();
+        var retryAt = run.state() == io.slipstream.api.run.RunState.QUEUED ? faults.retryAt() : null;
+        return new RunView.RestartsView(faults.failures(), run.preemptions(), faults.nodeLost(), faults.hangs(), retryAt, faults.lastError(),
+                faults.sameErrorCount());
+    }
+
+    static RunView.ProgressView progress(RunRecord run) {
+        var faults = run.faults();
+        return new RunView.ProgressView(faults.progressStep(), faults.progressAt(), faults.checkpointStep(), faults.checkpointAt(),
+                faults.workLostMillis() / 1000.0);
     }
 
     /** Counts per node group, of the current attempt's instances. */
@@ -48,7 +62,7 @@ final class Views {
                     case PENDING -> 0;
                     case RUNNING -> group.startupProbe() != null && instance.readyAt() == null ? 1 : 2;
                     case SUCCEEDED -> 3;
-                    case FAILED, LOST -> 4;
+                    case FAILED, LOST, NODE_LOST -> 4;
                     case KILLED, RESOURCE_PREEMPTED -> 5;
                 };
                 counts[slot]++;

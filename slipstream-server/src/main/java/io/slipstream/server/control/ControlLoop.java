@@ -6,9 +6,11 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Durations;
+import io.slipstream.api.spec.FaultTolerance;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.wire.RunView;
+import io.slipstream.executor.Activity;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
@@ -20,6 +22,8 @@ import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.FaultState;
+import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunEvent;
 import io.slipstream.store.RunRecord;
 import io.slipstream.store.Store;
@@ -54,6 +58,8 @@ public final class ControlLoop implements AutoCloseable {
     private static final Duration RETENTION_INTERVAL = Duration.ofMinutes(1);
     /** How long timeouts wait for adopted instances to report (an executor reports them within moments). */
     private static final Duration ADOPTION_WAIT = Duration.ofMinutes(1);
+    /** How long after a first failure the peers' failures are awaited before judging (see {@link #settling}). */
+    private static final Duration SETTLE = Duration.ofSeconds(1);
 
     private final Store store;
     private final Executor executor;
@@ -64,6 +70,9 @@ public final class ControlLoop implements AutoCloseable {
     private final Schedules schedules;
     private final Launcher launcher;
     private final Retention retention;
+    private final FaultWatch faultWatch;
+    /** Nodes declared down, as read at the start of the cycle. */
+    private Map<String, NodeDown> downNodes = Map.of();
     private Instant nextSchedulesCheck = Instant.MIN;
     private Instant nextRetentionSweep = Instant.MIN;
     private final QueueStatus queueStatus = new QueueStatus();
@@ -90,6 +99,7 @@ public final class ControlLoop implements AutoCloseable {
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
         this.launcher = new Launcher(store, executor, clock);
         this.retention = new Retention(store, executor, clock, limits.retention());
+        this.faultWatch = new FaultWatch(executor);
         executor.setListener(report -> {
             reports.add(report);
             wakeUp();
@@ -159,10 +169,15 @@ public final class ControlLoop implements AutoCloseable {
 
     /** One full cycle. Package-private so tests can drive the loop step by step. */
     void cycle() {
+        downNodes = store.downNodes();
         applyReports();
         housekeeping();
         Map<RunId, List<InstanceRecord>> instances = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
+        if (!downNodes.isEmpty() && loseInstancesOnDownNodes(instances)) {
+            instances = store.instancesOfActiveRuns().stream()
+                    .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
+        }
         List<RunRecord> current = new ArrayList<>();
         boolean conflicted = false;
         for (RunRecord run : store.activeRuns()) {
@@ -176,6 +191,7 @@ public final class ControlLoop implements AutoCloseable {
                 conflicted = true;
             }
         }
+        faultWatch.retainOnly(current.stream().map(RunRecord::id).collect(Collectors.toSet()));
         if (conflicted) {
             wakeUp(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
@@ -248,7 +264,9 @@ public final class ControlLoop implements AutoCloseable {
             }
         } else if (report instanceof InstanceReport.Exited exited) {
             InstanceRecord updated;
-            if (exited.terminated() && beingPreempted(instance)) {
+            if (downNodes.containsKey(instance.node()) && (exited.terminated() || exited.exitCode() != 0)) {
+                updated = instance.finished(InstanceState.NODE_LOST, exited.exitCode(), nodeLost(instance.node()), now);
+            } else if (exited.terminated() && beingPreempted(instance)) {
                 updated = instance.finished(InstanceState.RESOURCE_PREEMPTED, exited.exitCode(), "Preempted (exit code " + exited.exitCode() + ")", now);
             } else if (exited.terminated()) {
                 updated = instance.finished(InstanceState.KILLED, exited.exitCode(), "Terminated (exit code " + exited.exitCode() + ")", now);
@@ -284,8 +302,40 @@ public final class ControlLoop implements AutoCloseable {
 
     private boolean beingPreempted(InstanceRecord instance) {
         return store.getRun(instance.id().runId())
-                .map(run -> run.state() == RunState.TERMINATING && run.outcome() == RunState.QUEUED)
+                .map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION)
                 .orElse(false);
+    }
+
+    private String nodeLost(String node) {
+        NodeDown down = downNodes.get(node);
+        return "NodeLost: node " + node + " is down" + (down == null ? "" : " (" + down.reason() + ")");
+    }
+
+    /**
+     * Stops, at once, every instance on a node declared down: on a real cluster such a node is gone with its
+     * processes; here they are killed so that nothing of the run goes on there. Returns whether any instance changed.
+     */
+    private boolean loseInstancesOnDownNodes(Map<RunId, List<InstanceRecord>> instances) {
+        boolean changed = false;
+        for (List<InstanceRecord> list : instances.values()) {
+            for (InstanceRecord instance : list) {
+                if (instance.state().isFinal() || !downNodes.containsKey(instance.node()) || terminationSent.contains(instance.id())) {
+                    continue;
+                }
+                if (instance.handle().isEmpty()) {
+                    InstanceRecord lost = instance.finished(InstanceState.NODE_LOST, null, nodeLost(instance.node()), clock.instant());
+                    store.inTransaction(tx -> {
+                        tx.updateInstance(lost);
+                        return event(tx, lost, "InstanceLost", lost.state().name(), lost.reason());
+                    });
+                    changed = true;
+                    continue;
+                }
+                executor.terminate(instance.id(), instance.handle(), Duration.ZERO, nodeLost(instance.node()));
+                terminationSent.add(instance.id());
+            }
+        }
+        return changed;
     }
 
     // --- reconciling one run ---
@@ -303,13 +353,15 @@ public final class ControlLoop implements AutoCloseable {
                 if (run.cancelRequestedAt() != null) {
                     return terminate(transition(run, run.terminating(RunState.CANCELLED, "CancelRequested")), instances);
                 }
-                Optional<InstanceRecord> failed = instances.stream()
-                        .filter(i -> i.state() == InstanceState.FAILED || i.state() == InstanceState.LOST || i.state() == InstanceState.KILLED)
-                        .findFirst();
-                if (failed.isPresent()) {
-                    InstanceRecord first = failed.get();
-                    String why = "InstanceFailed: " + first.displayName() + " (" + first.reason() + ")";
-                    return terminate(transition(run, run.terminating(RunState.FAILED, why)), instances);
+                List<InstanceRecord> failed = instances.stream()
+                        .filter(i -> i.state() == InstanceState.FAILED || i.state() == InstanceState.LOST || i.state() == InstanceState.KILLED
+                                || i.state() == InstanceState.NODE_LOST)
+                        .toList();
+                if (!failed.isEmpty()) {
+                    if (settling(run, instances, failed, now)) {
+                        return run; // the next tick judges, with the peers' failures in
+                    }
+                    return fault(run, instances, faultOf(rootCause(failed)));
                 }
                 Optional<InstanceRecord> unready = instances.stream().filter(InstanceRecord::hasFailedProbe).findFirst();
                 if (unready.isPresent()) {
@@ -322,6 +374,17 @@ public final class ControlLoop implements AutoCloseable {
                 String timeout = enoughSucceeded(run, instances) ? null : timeout(run, instances, now);
                 if (timeout != null) {
                     return terminate(transition(run, run.terminating(RunState.TIMED_OUT, timeout)), instances);
+                }
+                if (faultWatch.due(run, now)) {
+                    Map<InstanceId, Activity> activities = activities(instances);
+                    FaultState progressed = faultWatch.progress(run, instances, activities);
+                    if (!progressed.equals(run.faults())) {
+                        run = store.updateRun(run.withFaults(progressed));
+                    }
+                    String hang = faultWatch.hung(run, instances, activities, now);
+                    if (hang != null) {
+                        return fault(run, instances, new RestartRules.Hung(hang));
+                    }
                 }
                 List<InstanceRecord> current = launcher.launchWhatMayStart(run, instances);
                 if (enoughSucceeded(run, current)) {
@@ -351,6 +414,55 @@ public final class ControlLoop implements AutoCloseable {
                 return run;
             }
         }
+    }
+
+    private Map<InstanceId, Activity> activities(List<InstanceRecord> instances) {
+        Map<InstanceId, Activity> activities = new HashMap<>();
+        for (InstanceRecord instance : instances) {
+            activities.put(instance.id(), faultWatch.activityOf(instance));
+        }
+        return activities;
+    }
+
+    /**
+     * When one rank of a gang dies, its peers fail moments later with errors of their own ("lost a peer"), and their
+     * reports may arrive first. A run that may be restarted by rule therefore waits {@link #SETTLE} after the first
+     * failure (while others still run) so that the rules judge the root cause, not a symptom.
+     */
+    private static boolean settling(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> failed, Instant now) {
+        FaultTolerance policy = run.spec().faultTolerance();
+        boolean mayRetry = !policy.retryExitCodes().isEmpty() || !policy.retryPatterns().isEmpty()
+                || policy.otherFailures() == FaultTolerance.FailureAction.Retry;
+        Instant first = failed.stream().map(InstanceRecord::finishedAt).filter(java.util.Objects::nonNull).min(java.util.Comparator.naturalOrder())
+                .orElse(null);
+        return mayRetry && first != null && now.isBefore(first.plus(SETTLE)) && instances.stream().anyMatch(i -> !i.state().isFinal());
+    }
+
+    /** The failure that most likely caused the others: a lost node, then a rank killed by a signal, then the earliest. */
+    private static InstanceRecord rootCause(List<InstanceRecord> failed) {
+        java.util.Comparator<InstanceRecord> byKind = java.util.Comparator.comparingInt(i -> {
+            if (i.state() == InstanceState.NODE_LOST || i.state() == InstanceState.LOST) {
+                return 0;
+            }
+            return i.exitCode() != null && i.exitCode() > 128 ? 1 : 2;
+        });
+        return failed.stream().min(byKind.thenComparing(InstanceRecord::finishedAt, java.util.Comparator.nullsLast(java.util.Comparator.naturalOrder())))
+                .orElseThrow();
+    }
+
+    private RestartRules.Fault faultOf(InstanceRecord instance) {
+        if (instance.state() == InstanceState.NODE_LOST || instance.state() == InstanceState.LOST) {
+            return new RestartRules.NodeLost(instance.displayName(), instance.reason());
+        }
+        return new RestartRules.InstanceFailed(instance.displayName(), instance.exitCode(), instance.reason(), faultWatch.lastLines(instance));
+    }
+
+    /** The run's policy decides: the whole gang restarts as a new attempt, or the run fails. */
+    private RunRecord fault(RunRecord run, List<InstanceRecord> instances, RestartRules.Fault fault) {
+        RestartRules.Verdict verdict = RestartRules.judge(run.spec().faultTolerance(), run.faults(), fault);
+        RunRecord counted = run.withFaults(verdict.faults());
+        RunRecord next = verdict.restart() ? counted.restarting(verdict.cause(), verdict.reason()) : counted.terminating(RunState.FAILED, verdict.reason());
+        return terminate(transition(run, next), instances);
     }
 
     /** Whether every node group has as many succeeded instances as it needs (all, unless minSuccessReplicas says fewer). */
@@ -424,15 +536,54 @@ public final class ControlLoop implements AutoCloseable {
             return run;
         }
         instances.forEach(i -> terminationSent.remove(i.id()));
-        if (run.outcome() == RunState.QUEUED) {
-            return transition(run, run.requeued("Preempted: " + run.reason(), clock.instant()));
+        if (run.outcome() == RunState.QUEUED || run.outcome() == RunState.FAILED || run.outcome() == RunState.TIMED_OUT) {
+            run = accountWorkLost(run, instances);
         }
+        if (run.outcome() == RunState.QUEUED) {
+            return requeue(run);
+        }
+        faultWatch.forget(run);
         String why = switch (run.outcome()) {
             case CANCELLED -> "Cancelled: every instance stopped";
             case SUCCEEDED -> "MinSuccessReplicasReached: every node group has the successes it needs";
             default -> run.reason();
         };
         return transition(run, run.moveTo(run.outcome(), why, clock.instant()));
+    }
+
+    /**
+     * Records the newest checkpoint the stopped attempt reported (its files are still there) and the work it loses:
+     * what its instances did after that checkpoint.
+     */
+    private RunRecord accountWorkLost(RunRecord run, List<InstanceRecord> instances) {
+        Instant now = clock.instant();
+        FaultState progressed = faultWatch.progress(run, instances, activities(instances));
+        long lost = FaultWatch.workLostMillis(progressed, instances, now);
+        RunRecord updated = store.updateRun(run.withFaults(progressed.lost(lost)));
+        String since = progressed.checkpointStep() == null ? "no checkpoint yet" : "the checkpoint of step " + progressed.checkpointStep();
+        store.appendEvent(RunEvent.of(run.id(), now, "WorkLost", run.state().name(), "AttemptStopped",
+                String.format(java.util.Locale.ROOT, "attempt %d lost %.1f instance-seconds of work (since %s)", run.attempt(), lost / 1000.0, since),
+                null));
+        return updated;
+    }
+
+    /** Queues a stopped run again for its next attempt, after the backoff its cause calls for; or fails it when out of budget. */
+    private RunRecord requeue(RunRecord run) {
+        Instant now = clock.instant();
+        FaultTolerance policy = run.spec().faultTolerance();
+        FaultState.RestartCause cause = run.restartCause();
+        if (cause == FaultState.RestartCause.PREEMPTION && policy.maxPreemptions() != null && run.preemptions() >= policy.maxPreemptions()) {
+            faultWatch.forget(run);
+            return transition(run, run.moveTo(RunState.FAILED, "PreemptionBudgetExhausted: preempted " + run.preemptions()
+                    + " time(s) before (faultTolerance.maxPreemptions: " + policy.maxPreemptions() + "); last: " + run.reason(), now));
+        }
+        Duration backoff = switch (cause) {
+            case FAILURE -> policy.backoff(run.faults().failures() + 1);
+            case HANG -> policy.backoff(run.faults().hangs() + 1);
+            default -> Duration.ZERO;
+        };
+        String why = (cause == FaultState.RestartCause.PREEMPTION ? "Preempted: " : "Restarted: ") + run.reason();
+        return transition(run, run.requeued(why, now, backoff.isZero() ? null : now.plus(backoff)));
     }
 
     /** A preempted run has its job's grace period (or the default) to save its work; anything else the default. */
@@ -452,9 +603,20 @@ public final class ControlLoop implements AutoCloseable {
             queueStatus.replace(Map.of());
             return; // nothing to place, nothing to promote
         }
-        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), store.listDocuments(Kind.Quota, null), runs, instances);
-        CycleResult result = scheduler.schedule(snapshot, clock.instant());
+        Instant now = clock.instant();
+        List<RunRecord> ready = new ArrayList<>();
         Map<RunId, RunView.QueueView> status = new HashMap<>();
+        for (RunRecord run : runs) {
+            Instant retryAt = run.faults().retryAt();
+            if (run.state() == RunState.QUEUED && retryAt != null && now.isBefore(retryAt)) {
+                status.put(run.id(), new RunView.QueueView("BackingOff", "restarts after " + retryAt + " (backoff)", 0));
+            } else {
+                ready.add(run);
+            }
+        }
+        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), downNodes.keySet(), store.listDocuments(Kind.Quota, null), ready,
+                instances);
+        CycleResult result = scheduler.schedule(snapshot, now);
         java.util.Set<Integer> takenPorts = new java.util.HashSet<>();
         instances.values().forEach(list -> list.forEach(i -> {
             if (i.endpoint() != null && !i.state().isFinal()) {

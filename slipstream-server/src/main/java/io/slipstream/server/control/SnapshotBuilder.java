@@ -28,7 +28,13 @@ final class SnapshotBuilder {
 
     static ClusterSnapshot build(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
                                  Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
-        List<NodeState> nodeStates = nodes.stream().map(n -> NodeState.of(n.name(), n.capacity())).toList();
+        return build(nodes, java.util.Set.of(), quotaDocuments, runs, instances);
+    }
+
+    /** @param downNodes nodes declared down: nothing new is placed on them */
+    static ClusterSnapshot build(List<NodeInfo> nodes, java.util.Set<String> downNodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
+                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
+        List<NodeState> nodeStates = nodes.stream().map(n -> new NodeState(n.name(), n.capacity(), !downNodes.contains(n.name()))).toList();
         List<QuotaState> quotas = new ArrayList<>();
         for (StoredDocument stored : quotaDocuments) {
             if (stored.document().kind() == Kind.Quota) {
@@ -43,11 +49,13 @@ final class SnapshotBuilder {
             } else if (run.state().holdsResources()) {
                 List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
                 if (!allocations.isEmpty()) {
-                    // Work a preemption would lose counts from this attempt's start (checkpoints come with fault tolerance).
+                    // Work a preemption would lose counts from this attempt's start or its last checkpoint, whichever is later.
                     java.time.Instant attemptStart = instances.getOrDefault(run.id(), List.of()).stream()
                             .map(InstanceRecord::startedAt).filter(java.util.Objects::nonNull).min(java.util.Comparator.naturalOrder())
                             .orElse(run.createdAt());
-                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), attemptStart, null,
+                    java.time.Instant checkpoint = run.faults().checkpointAt();
+                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), attemptStart,
+                            checkpoint != null && checkpoint.isAfter(attemptStart) ? checkpoint : null,
                             run.realTimeResources() != null ? run.realTimeResources() : RealTimeResources.NotInQuota,
                             allocations, run.state() == RunState.TERMINATING, run.reclaimFor()));
                 }

@@ -7,7 +7,9 @@ import io.slipstream.api.wire.ResourcesView;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.server.api.ApiException;
+import io.slipstream.server.auth.Principal;
 import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunRecord;
 import io.slipstream.store.Store;
 import java.util.ArrayList;
@@ -19,10 +21,47 @@ import java.util.Map;
 public final class NodeService {
     private final Store store;
     private final Executor executor;
+    private final Runnable changed;
+    private final java.time.Clock clock;
 
     public NodeService(Store store, Executor executor) {
+        this(store, executor, () -> {
+        }, java.time.Clock.systemUTC());
+    }
+
+    /** @param changed told when a node went down or up, so that the control loop acts at once */
+    public NodeService(Store store, Executor executor, Runnable changed, java.time.Clock clock) {
         this.store = store;
         this.executor = executor;
+        this.changed = changed;
+        this.clock = clock;
+    }
+
+    /**
+     * Declares a node down (admins only): nothing new is placed on it, and the instances on it are stopped at once
+     * and end {@code NODE_LOST}; their runs restart elsewhere as their fault-tolerance policy allows.
+     */
+    public NodeView down(Principal caller, String name, String reason) {
+        requireAdmin(caller, "declare a node down");
+        get(name);
+        store.markNodeDown(new NodeDown(name, reason, clock.instant()));
+        changed.run();
+        return get(name);
+    }
+
+    /** Declares a node up again (admins only): it takes new instances. */
+    public NodeView up(Principal caller, String name) {
+        requireAdmin(caller, "declare a node up");
+        get(name);
+        store.markNodeUp(name);
+        changed.run();
+        return get(name);
+    }
+
+    private static void requireAdmin(Principal caller, String what) {
+        if (!caller.admin()) {
+            throw ApiException.forbidden("only administrators may " + what);
+        }
     }
 
     public List<NodeView> list() {
@@ -43,9 +82,12 @@ public final class NodeService {
             counts.merge(instance.node(), 1, Integer::sum);
         }
         List<NodeView> nodes = new ArrayList<>();
+        Map<String, NodeDown> down = store.downNodes();
         for (NodeInfo node : executor.nodes()) {
             Resources used = allocated.getOrDefault(node.name(), Resources.NONE);
-            nodes.add(new NodeView(node.name(), "Ready", ResourcesView.of(node.capacity()),
+            NodeDown condition = down.get(node.name());
+            nodes.add(new NodeView(node.name(), condition == null ? "Ready" : "Down", condition == null ? null : condition.reason(),
+                    condition == null ? null : condition.since(), ResourcesView.of(node.capacity()),
                     ResourcesView.of(new Resources(used.milliCpu(), used.memoryBytes(), used.gpu(), node.capacity().gpuModel())),
                     counts.getOrDefault(node.name(), 0), node.labels()));
         }

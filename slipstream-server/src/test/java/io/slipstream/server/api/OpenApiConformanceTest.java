@@ -110,6 +110,13 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/nodes", Map.of(), alice, null);
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-99"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/down", Map.of("node", "node-1"), alice, "{\"reason\":\"maintenance\"}");
+        check("POST", "/api/v1/nodes/{node}/down", Map.of("node", "node-1"), admin, "{}");
+        check("POST", "/api/v1/nodes/{node}/down", Map.of("node", "node-99"), admin, "{\"reason\":\"maintenance\"}");
+        check("POST", "/api/v1/nodes/{node}/down", Map.of("node", "node-1"), admin, "{\"reason\":\"maintenance\"}");
+        check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/up", Map.of("node", "node-1"), admin, null);
+        check("POST", "/api/v1/nodes/{node}/up", Map.of("node", "node-1"), alice, null);
 
         JsonNode run = check("POST", "/api/v1/runs", Map.of(), alice, "{\"workspace\":\"team-a\",\"job\":\"hello\"}");
         String id = run.get("id").asString();

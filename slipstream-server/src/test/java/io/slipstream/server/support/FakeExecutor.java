@@ -33,6 +33,8 @@ public final class FakeExecutor implements Executor {
     private final Map<InstanceId, String> terminations = new LinkedHashMap<>();
     private final List<Map<InstanceId, Map<String, String>>> adoptions = new ArrayList<>();
     private final List<RunId> forgotten = new ArrayList<>();
+    private final Map<InstanceId, String> logs = new ConcurrentHashMap<>();
+    private final Map<InstanceId, io.slipstream.executor.Activity> activities = new ConcurrentHashMap<>();
     private int nextPort = 30000;
     private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
     private Consumer<InstanceReport> listener = r -> {
@@ -135,9 +137,31 @@ public final class FakeExecutor implements Executor {
         return Map.copyOf(terminations);
     }
 
+    /** What the instance "printed" (on stderr). */
+    public void log(InstanceId id, String text) {
+        logs.merge(id, text, String::concat);
+    }
+
+    /** What the instance last showed of its life. */
+    public void activity(InstanceId id, io.slipstream.executor.Activity activity) {
+        activities.put(id, activity);
+    }
+
+    @Override
+    public io.slipstream.executor.Activity activity(InstanceId id, Map<String, String> handle) {
+        return activities.getOrDefault(id, io.slipstream.executor.Activity.NONE);
+    }
+
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
         return new LogChunk(new byte[0], offset);
+    }
+
+    @Override
+    public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
+        byte[] text = stream == LogStream.STDERR ? logs.getOrDefault(id, "").getBytes(java.nio.charset.StandardCharsets.UTF_8) : new byte[0];
+        int from = Math.max(0, text.length - maxBytes);
+        return new LogChunk(java.util.Arrays.copyOfRange(text, from, text.length), text.length);
     }
 
     @Override

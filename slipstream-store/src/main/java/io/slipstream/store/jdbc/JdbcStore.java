@@ -17,7 +17,9 @@ import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.FaultState;
 import io.slipstream.store.InstanceRecord;
+import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunEvent;
 import io.slipstream.store.RunOrigin;
 import io.slipstream.store.RunQuery;
@@ -338,10 +340,10 @@ public final class JdbcStore implements Store {
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
                     + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, overrides, schedule_time, "
-                    + "idempotency_key, attempt_started_at, prior_runtime_millis, active, version) "
+                    + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
                     + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
-                    + ":attemptStarted, :priorRuntime, :active, :version)"), stored)
+                    + ":attemptStarted, :priorRuntime, :faults, :active, :version)"), stored)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
                     .bind("jobVersion", run.jobVersion())
@@ -426,7 +428,7 @@ public final class JdbcStore implements Store {
         int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
                 + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, preemptions = :preemptions, "
-                + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, "
+                + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, faults = :faults, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
                 .execute());
@@ -446,6 +448,7 @@ public final class JdbcStore implements Store {
                 .bind("reclaimFor", run.reclaimFor() == null ? null : run.reclaimFor().value())
                 .bind("preemptions", run.preemptions())
                 .bind("priorRuntime", run.priorRuntimeMillis())
+                .bind("faults", run.faults().equals(FaultState.NONE) ? null : Json.mapper().writeValueAsString(run.faults()))
                 .bind("active", !run.state().isFinal())
                 .bind("version", run.version());
         time(statement, "created", run.createdAt());
@@ -469,7 +472,11 @@ public final class JdbcStore implements Store {
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
                 reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), origin(rs), instant(rs, "attempt_started_at"),
-                rs.getLong("prior_runtime_millis"), rs.getLong("version"));
+                rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")), rs.getLong("version"));
+    }
+
+    private static FaultState faults(String json) {
+        return json == null ? FaultState.NONE : Json.mapper().readValue(json, FaultState.class);
     }
 
     private static RunOrigin origin(ResultSet rs) throws SQLException {
@@ -511,6 +518,31 @@ public final class JdbcStore implements Store {
             h.createUpdate("DELETE FROM run_events WHERE run_id = :id").bind("id", id.value()).execute();
             return null;
         }));
+    }
+
+    @Override
+    public void markNodeDown(NodeDown down) {
+        withHandle(h -> {
+            boolean exists = h.createQuery("SELECT COUNT(*) FROM nodes_down WHERE node = :node").bind("node", down.node())
+                    .mapTo(Long.class).one() > 0;
+            if (!exists) {
+                time(h.createUpdate("INSERT INTO nodes_down (node, reason, since) VALUES (:node, :reason, :since)")
+                        .bind("node", down.node()).bind("reason", truncate(down.reason(), 1024)), "since", down.since()).execute();
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public boolean markNodeUp(String node) {
+        return withHandle(h -> h.createUpdate("DELETE FROM nodes_down WHERE node = :node").bind("node", node).execute()) > 0;
+    }
+
+    @Override
+    public Map<String, NodeDown> downNodes() {
+        return withHandle(h -> h.createQuery("SELECT * FROM nodes_down ORDER BY node")
+                .map((rs, ctx) -> new NodeDown(rs.getString("node"), rs.getString("reason"), instant(rs, "since")))
+                .list()).stream().collect(Collectors.toMap(NodeDown::node, d -> d, (a, b) -> a, java.util.TreeMap::new));
     }
 
     @Override

@@ -16,20 +16,34 @@ import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import io.slipstream.sdk.Preemption;
+import io.slipstream.sdk.Slipstream;
 
 /**
  * Data-parallel training, as every rank of a run does it: read who is who from {@code SLIPSTREAM_METADATA_FILE},
  * join the ring, resume from the newest checkpoint if there is one, then for each step compute the gradient of its
  * own batch, sum gradients over the ring, and take the same step as every other rank. Rank 0 saves checkpoints and,
  * at the end, the weights, whose SHA-256 every rank prints: they must all agree.
+ *
+ * <p>When told to stop (preemption, a restart of the gang), every rank stops after the step it is in; rank 0 saves a
+ * checkpoint of the last step all ranks finished, within the grace period, so the next attempt loses nothing.
+ * Every rank reports its progress, which the platform reads for hang detection and lost-work accounting.
  */
 public final class Train {
     private final Map<String, String> env;
     private final PrintStream out;
+    private final Slipstream slipstream;
+    /** Set when the platform asks this instance to stop; the training loop stops at the next step. */
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    /** Counted down once this rank has saved what it saves on a stop (or has nothing to save). */
+    private final CountDownLatch released = new CountDownLatch(1);
 
     private Train(Map<String, String> env, PrintStream out) {
         this.env = env;
         this.out = out;
+        this.slipstream = Slipstream.of(env);
     }
 
     /** Runs one rank; returns its exit code. */
@@ -51,7 +65,18 @@ public final class Train {
     }
 
     private void train() throws IOException, InterruptedException {
+        try {
+            trainUntilDoneOrStopped();
+        } finally {
+            released.countDown();
+        }
+    }
+
+    private void trainUntilDoneOrStopped() throws IOException, InterruptedException {
         TrainingConfig config = TrainingConfig.from(env);
+        if (env.get("SLIPSTREAM_PREEMPTION_NOTICE_FILE") != null) {
+            slipstream.preemption().onStop(this::stopAndWaitForTheCheckpoint);
+        }
         ClusterMetadata metadata = metadata();
         int rank = Integer.parseInt(env.getOrDefault("SLIPSTREAM_RANK", "0"));
         int world = metadata.worldSize();
@@ -59,7 +84,8 @@ public final class Train {
         ClusterMetadata.Instance next = metadata.instances().get((rank + 1) % world);
         Mlp model = new Mlp(TrainingConfig.INPUTS, config.hidden(), TrainingConfig.CLASSES);
         SyntheticData data = new SyntheticData(config.seed());
-        Checkpoints checkpoints = env.get("SLIPSTREAM_CHECKPOINT_DIR") == null ? null : new Checkpoints(Path.of(env.get("SLIPSTREAM_CHECKPOINT_DIR")));
+        Checkpoints checkpoints = env.get("SLIPSTREAM_CHECKPOINT_DIR") == null ? null : new Checkpoints(slipstream.checkpoints(3));
+        boolean checkpointOnStop = !"false".equals(env.get("CHECKPOINT_ON_STOP"));
 
         try (RingAllReduce ring = new RingAllReduce(rank, world, InetAddress.getByName(me.ip()), me.ports().get(0))) {
             markListening(metadata.attempt(), rank);
@@ -86,7 +112,9 @@ public final class Train {
             double[] scores = new double[TrainingConfig.CLASSES];
             double firstLoss = Double.NaN;
             double lastLoss = Double.NaN;
-            for (long step = start + 1; step <= config.steps(); step++) {
+            long completed = start; // the last step whose update is in parameters
+            long lastSaved = start;
+            for (long step = start + 1; step <= config.steps() && !stopping.get(); step++) {
                 java.util.Arrays.fill(gradient, 0);
                 double loss = 0;
                 for (int i = 0; i < config.batch(); i++) {
@@ -94,7 +122,15 @@ public final class Train {
                     loss += model.accumulate(parameters, x, label, gradient, hidden, scores);
                 }
                 gradient[model.size()] = loss;
-                ring.sum(gradient);
+                try {
+                    ring.sum(gradient);
+                } catch (IOException e) {
+                    if (stopping.get() || slipstream.preemption().notice().isPresent()) {
+                        stopping.set(true);
+                        break; // a peer stopped first: this step is not finished anywhere it matters
+                    }
+                    throw new IOException("lost a peer in the all-reduce of step " + step + ": " + e, e);
+                }
                 double scale = 1.0 / ((double) config.batch() * world);
                 for (int p = 0; p < parameters.length; p++) {
                     parameters[p] -= config.learningRate() * gradient[p] * scale;
@@ -106,9 +142,24 @@ public final class Train {
                 if (rank == 0 && (step % config.logEvery() == 0 || step == start + 1 || step == config.steps())) {
                     out.printf(Locale.ROOT, "step %d/%d loss %.6f%n", step, config.steps(), lastLoss);
                 }
+                completed = step;
+                slipstream.progress().report(step, Map.of("loss", lastLoss));
                 if (rank == 0 && checkpoints != null && config.checkpointEvery() > 0 && step % config.checkpointEvery() == 0) {
                     checkpoints.save(step, parameters);
+                    lastSaved = step;
                 }
+            }
+            if (stopping.get()) {
+                if (rank == 0 && checkpoints != null && checkpointOnStop && completed > lastSaved) {
+                    long began = System.nanoTime();
+                    checkpoints.save(completed, parameters);
+                    out.printf(Locale.ROOT, "rank 0 saved the checkpoint of step %d on the stop notice in %.1f ms%n", completed,
+                            (System.nanoTime() - began) / 1e6);
+                } else {
+                    out.println("rank " + rank + " stops after step " + completed);
+                }
+                out.flush();
+                return;
             }
             String digest = sha256(parameters);
             String statistics = ring.statistics(gradient.length);
@@ -124,6 +175,18 @@ public final class Train {
                 out.printf(Locale.ROOT, "loss first %.6f last %.6f%n", firstLoss, lastLoss);
             }
             out.println("final weights sha256=" + digest);
+        }
+    }
+
+    /** Runs on the shutdown hook (SIGTERM): stop training, and wait, until the deadline, for rank 0's checkpoint. */
+    private void stopAndWaitForTheCheckpoint(Preemption.Notice notice) {
+        stopping.set(true);
+        Duration wait = notice.deadline() == null ? Duration.ofSeconds(10)
+                : Duration.between(java.time.Instant.now(), notice.deadline()).minusMillis(500);
+        try {
+            released.await(Math.max(0, wait.toMillis()), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -1,0 +1,90 @@
+package io.slipstream.api.spec;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * When a run that stopped for a reason other than success is started again, and how often. Each cause has its own
+ * budget, so that preemptions (the platform's doing) never use up the budget for failures (the workload's doing).
+ *
+ * @param runType           {@code Sync}: a restart is a new attempt of the whole gang
+ * @param maxRestarts       restarts after failures that the rules retry
+ * @param maxPreemptions    requeues after preemption; {@code null}: unlimited
+ * @param maxNodeLost       restarts after a node was lost
+ * @param maxHangs          restarts after the run was declared hung
+ * @param backoffBase       wait before the first restart after a failure or hang; doubles each time
+ * @param backoffCap        the longest wait between restarts
+ * @param retryExitCodes    exit codes that are retryable failures
+ * @param retryPatterns     regular expressions (valid ones: the reader checks): a failed instance whose log has a
+ *                          matching line is retryable
+ * @param otherFailures     what happens to a failure no rule matches
+ * @param sameErrorLimit    stop retrying once the same error happened this many times in a row ({@code 0}: never)
+ * @param hangTimeout       no output and no progress for this long means hung ({@code null}: not watched)
+ * @param exitHangTimeout   an instance succeeded and the others have not exited after this long means hung
+ */
+public record FaultTolerance(
+        RunType runType,
+        int maxRestarts,
+        Integer maxPreemptions,
+        int maxNodeLost,
+        int maxHangs,
+        Duration backoffBase,
+        Duration backoffCap,
+        List<ExitCodeRange> retryExitCodes,
+        List<String> retryPatterns,
+        FailureAction otherFailures,
+        int sameErrorLimit,
+        Duration hangTimeout,
+        Duration exitHangTimeout) {
+
+    public static final int DEFAULT_MAX_RESTARTS = 3;
+    public static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_BACKOFF_CAP = Duration.ofMinutes(5);
+
+    /** What a job without a {@code faultTolerance} block gets: failures fail the run, preemptions always requeue it. */
+    public static final FaultTolerance DEFAULT = new FaultTolerance(RunType.Sync, DEFAULT_MAX_RESTARTS, null, DEFAULT_MAX_RESTARTS,
+            DEFAULT_MAX_RESTARTS, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, List.of(), List.of(), FailureAction.Fail, 0, null, null);
+
+    public FaultTolerance {
+        runType = runType == null ? RunType.Sync : runType;
+        retryExitCodes = List.copyOf(retryExitCodes);
+        retryPatterns = List.copyOf(retryPatterns);
+        otherFailures = otherFailures == null ? FailureAction.Fail : otherFailures;
+    }
+
+    /** How a restart is done. */
+    public enum RunType {
+        /** The whole gang stops and starts again as a new attempt, with fresh metadata. */
+        Sync
+    }
+
+    /** What to do with a failure. */
+    public enum FailureAction {
+        Retry,
+        Fail
+    }
+
+    /** Exit codes {@code from..to}, both included. */
+    public record ExitCodeRange(int from, int to) {
+        public boolean contains(int code) {
+            return code >= from && code <= to;
+        }
+
+        @Override
+        public String toString() {
+            return from == to ? Integer.toString(from) : from + "-" + to;
+        }
+    }
+
+    /** The backoff before restart number {@code restart} (1 for the first): base, 2×base, 4×base, ... up to the cap. */
+    public Duration backoff(int restart) {
+        if (restart <= 0) {
+            return Duration.ZERO;
+        }
+        Duration wait = backoffBase;
+        for (int i = 1; i < restart && wait.compareTo(backoffCap) < 0; i++) {
+            wait = wait.multipliedBy(2);
+        }
+        return wait.compareTo(backoffCap) > 0 ? backoffCap : wait;
+    }
+}

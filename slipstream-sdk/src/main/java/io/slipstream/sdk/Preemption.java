@@ -1,0 +1,78 @@
+package io.slipstream.sdk;
+
+import io.slipstream.api.codec.Json;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Optional;
+import java.util.function.Consumer;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The stop notice. Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang) it writes
+ * {@code SLIPSTREAM_PREEMPTION_NOTICE_FILE} with the reason and the deadline, after which the instance is killed.
+ * The workload saves what it must and then acknowledges ({@code SLIPSTREAM_PREEMPTION_ACK_FILE}) to be released at
+ * once instead of at the deadline.
+ */
+public final class Preemption {
+    /** Why the instance is being stopped, and when it will be killed ({@code null}: unknown, e.g. a plain SIGTERM). */
+    public record Notice(String reason, Instant deadline) {
+    }
+
+    private final Path noticeFile;
+    private final Path ackFile;
+
+    Preemption(Path noticeFile, Path ackFile) {
+        this.noticeFile = noticeFile;
+        this.ackFile = ackFile;
+    }
+
+    /** The notice, if the platform has asked this instance to stop. */
+    public Optional<Notice> notice() {
+        if (noticeFile == null || !Files.isRegularFile(noticeFile)) {
+            return Optional.empty();
+        }
+        try {
+            JsonNode node = Json.mapper().readTree(Files.readString(noticeFile));
+            Instant deadline = null;
+            try {
+                deadline = node.path("deadline").isString() ? Instant.parse(node.path("deadline").asString()) : null;
+            } catch (DateTimeParseException e) {
+                // an unknown deadline: the caller saves as fast as it can
+            }
+            return Optional.of(new Notice(node.path("reason").asString("stop requested"), deadline));
+        } catch (IOException | RuntimeException e) {
+            return Optional.of(new Notice("stop requested", null));
+        }
+    }
+
+    /** Tells the platform that this instance saved its work and may be stopped now. */
+    public void acknowledge() {
+        if (ackFile == null) {
+            return;
+        }
+        try {
+            Files.writeString(ackFile, Instant.now() + "\n");
+        } catch (IOException e) {
+            // The grace period ends the instance all the same.
+        }
+    }
+
+    /**
+     * Runs {@code callback} when the JVM is told to stop (SIGTERM), with the notice if there is one, then acknowledges.
+     * The callback runs on a shutdown-hook thread while the rest of the program still runs: it may wait, until the
+     * deadline, for the program to save a checkpoint.
+     */
+    public void onStop(Consumer<Notice> callback) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Notice notice = notice().orElse(new Notice("terminated", null));
+            try {
+                callback.accept(notice);
+            } finally {
+                acknowledge();
+            }
+        }, "slipstream-preemption"));
+    }
+}

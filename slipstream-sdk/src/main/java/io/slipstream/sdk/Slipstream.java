@@ -1,0 +1,82 @@
+package io.slipstream.sdk;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.ClusterMetadata;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Map;
+
+/**
+ * What a workload running under Slipstream can ask of the platform, from the variables every instance gets (see
+ * docs/fault-tolerance.md for the contract, which other languages follow without this SDK):
+ * <pre>{@code
+ * Slipstream slipstream = Slipstream.fromEnvironment();
+ * Checkpoints checkpoints = slipstream.checkpoints(3);
+ * long start = checkpoints.latest().map(Checkpoints.Checkpoint::step).orElse(0L);
+ * slipstream.preemption().onStop(notice -> saveNowAndWait());
+ * slipstream.progress().report(step, Map.of("loss", loss));
+ * }</pre>
+ */
+public final class Slipstream {
+    private final Environment env;
+    private final Progress progress;
+
+    Slipstream(Map<String, String> variables, Clock clock) {
+        this.env = new Environment(variables);
+        this.progress = new Progress(env.path("SLIPSTREAM_PROGRESS_FILE"), clock);
+    }
+
+    public static Slipstream fromEnvironment() {
+        return new Slipstream(System.getenv(), Clock.systemUTC());
+    }
+
+    /** For tests and for programs that pass the environment around. */
+    public static Slipstream of(Map<String, String> variables) {
+        return new Slipstream(variables, Clock.systemUTC());
+    }
+
+    /** Whether this process runs as an instance of a Slipstream run. */
+    public boolean managed() {
+        return env.get("SLIPSTREAM_RUN_ID") != null;
+    }
+
+    public int rank() {
+        return env.integer("SLIPSTREAM_RANK", 0);
+    }
+
+    public int worldSize() {
+        return env.integer("SLIPSTREAM_WORLD_SIZE", 1);
+    }
+
+    public int attempt() {
+        return env.integer("SLIPSTREAM_ATTEMPT", 1);
+    }
+
+    /** Every instance of the run, read from {@code SLIPSTREAM_METADATA_FILE}. */
+    public ClusterMetadata metadata() throws IOException {
+        Path file = env.path("SLIPSTREAM_METADATA_FILE");
+        if (file == null) {
+            throw new IllegalStateException("SLIPSTREAM_METADATA_FILE is not set: not running under Slipstream");
+        }
+        return Json.mapper().readValue(Files.readString(file), ClusterMetadata.class);
+    }
+
+    /**
+     * Checkpoints in {@code SLIPSTREAM_CHECKPOINT_DIR} (which outlives attempts and preemptions), keeping the newest
+     * {@code keep}; outside Slipstream, in {@code ./checkpoints}.
+     */
+    public Checkpoints checkpoints(int keep) {
+        Path dir = env.path("SLIPSTREAM_CHECKPOINT_DIR");
+        return new Checkpoints(dir == null ? Path.of("checkpoints") : dir, keep, progress);
+    }
+
+    public Progress progress() {
+        return progress;
+    }
+
+    public Preemption preemption() {
+        return new Preemption(env.path("SLIPSTREAM_PREEMPTION_NOTICE_FILE"), env.path("SLIPSTREAM_PREEMPTION_ACK_FILE"));
+    }
+}

@@ -1,0 +1,38 @@
+package io.slipstream.sdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PreemptionTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theNoticeIsReadAndTheAcknowledgementWritten() throws Exception {
+        Path notice = dir.resolve("preemption_notice.json");
+        Path ack = dir.resolve("preemption_ack");
+        Preemption preemption = Slipstream.of(Map.of("SLIPSTREAM_PREEMPTION_NOTICE_FILE", notice.toString(),
+                "SLIPSTREAM_PREEMPTION_ACK_FILE", ack.toString())).preemption();
+        assertThat(preemption.notice()).isEmpty();
+
+        Files.writeString(notice, "{\"reason\":\"Reclaimed by team-a\",\"deadline\":\"2026-11-29T10:00:30Z\"}\n");
+        assertThat(preemption.notice()).contains(new Preemption.Notice("Reclaimed by team-a", Instant.parse("2026-11-29T10:00:30Z")));
+
+        preemption.acknowledge();
+        assertThat(ack).exists();
+    }
+
+    @Test
+    void anUnreadableNoticeStillCountsAsAStopRequest() throws Exception {
+        Path notice = dir.resolve("notice");
+        Files.writeString(notice, "{not json");
+        assertThat(Slipstream.of(Map.of("SLIPSTREAM_PREEMPTION_NOTICE_FILE", notice.toString())).preemption().notice())
+                .contains(new Preemption.Notice("stop requested", null));
+    }
+}
