@@ -109,8 +109,10 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         String marker = "escaped-" + System.nanoTime();
-        // A daemon: a new session whose parent exits, so it is in no instance's tree any more.
-        launch(executor, spec(id, "node-1", "setsid sh -c 'sleep 600; echo " + marker + "' > /dev/null 2>&1 < /dev/null & exit 0"));
+        // A daemon: a new session whose parent exits, so it is in no instance's tree any more. The parent waits until the
+        // daemon is in its session: exiting before would leave it in the tree, and it would be killed with the leftovers.
+        launch(executor, spec(id, "node-1", "setsid sh -c 'touch \"$TMPDIR/detached\"; sleep 600; echo " + marker
+                + "' > /dev/null 2>&1 < /dev/null & while [ ! -e \"$TMPDIR/detached\" ]; do sleep 0.05; done; exit 0"));
         awaitReport(id, InstanceReport.Exited.class);
         assertThat(processesWith(marker)).isNotEmpty();
 
