@@ -148,8 +148,19 @@ class FaultToleranceIT {
 
         String first = cli("logs", id, "--attempt", "1", "--stream", "stdout").out();
         Matcher saved = Pattern.compile("rank 0 saved the checkpoint of step (\\d+) on the stop notice in ([0-9.]+) ms").matcher(first);
-        assertThat(saved.find()).as(first).isTrue();
-        String step = saved.group(1);
+        String step;
+        String saveMillis;
+        if (saved.find()) {
+            step = saved.group(1);
+            saveMillis = saved.group(2);
+        } else {
+            // Rarely the notice lands just after a periodic checkpoint: nothing newer to save.
+            Matcher stopped = Pattern.compile("rank 0 stops after step (\\d+)").matcher(first);
+            assertThat(stopped.find()).as(first).isTrue();
+            step = stopped.group(1);
+            saveMillis = "-";
+            assertThat(Long.parseLong(step) % CHECKPOINT_EVERY).isZero();
+        }
         assertThat(Long.parseLong(step)).isGreaterThan(CHECKPOINT_EVERY);
         assertThat(cli("logs", id, "--attempt", "2").out()).contains("rank 0 resumes from the checkpoint of step " + step);
         assertThat(digestOf(id)).as("bit-identical to the uninterrupted run").isEqualTo(referenceDigest);
@@ -163,7 +174,7 @@ class FaultToleranceIT {
         Instant capacityBack = ownerDone.get("instances").findValues("finishedAt").stream().map(n -> Instant.parse(n.asString()))
                 .max(Instant::compareTo).orElseThrow();
         System.out.printf(Locale.ROOT, "figure: checkpoint on notice %s ms; work lost %.2f s per instance (interval %.1f s); "
-                        + "capacity back to RUNNING again %d ms%n", saved.group(2), lostPerInstance, checkpointInterval,
+                        + "capacity back to RUNNING again %d ms%n", saveMillis, lostPerInstance, checkpointInterval,
                 Duration.between(capacityBack, Instant.parse(firstRunningOfAttempt(id, 2))).toMillis());
         assertThat(resumed.get("attempt").asInt()).isEqualTo(2);
     }
