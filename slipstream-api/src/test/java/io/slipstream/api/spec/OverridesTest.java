@@ -55,6 +55,17 @@ class OverridesTest {
     }
 
     @Test
+    void theFaultTolerancePolicyCanBeChangedForOneRun() {
+        JobSpec spec = Overrides.apply(JOB, overrides("faultTolerance.maxRestarts=5", "faultTolerance.hangTimeout=10m",
+                "faultTolerance.retryOn.exitCodes=[137, \"200-255\"]"));
+        assertThat(spec.faultTolerance().maxRestarts()).isEqualTo(5);
+        assertThat(spec.faultTolerance().hangTimeout()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(spec.faultTolerance().retryExitCodes()).extracting(Object::toString).containsExactly("137", "200-255");
+        assertThat(problems(overrides("faultTolerance.maxRestarts=-2"))).singleElement()
+                .satisfies(p -> assertThat(p.field()).isEqualTo("overrides.faultTolerance.maxRestarts"));
+    }
+
+    @Test
     void badOverridesAreNamedByTheirKey() {
         assertThat(problems(overrides("nodeGroups.worker.replicas=-1", "nodeGroups.ghost.replicas=2", "nodeGroups.worker.colour=red",
                 "priority=high")))
