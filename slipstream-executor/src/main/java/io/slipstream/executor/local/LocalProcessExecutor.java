@@ -452,7 +452,7 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public io.slipstream.executor.Activity activity(InstanceId id, Map<String, String> handle) {
-        InstanceDirectory dir = handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id);
+        InstanceDirectory dir = directoryOf(id, handle);
         // The workload owns the file: if it swapped in a FIFO after the checks, the read would block, so it gets a second.
         io.slipstream.executor.Activity.Progress progress;
         try {
@@ -479,12 +479,17 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
-        return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).read(stream, offset, maxBytes);
+        return directoryOf(id, handle).read(stream, offset, maxBytes);
     }
 
     @Override
     public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
-        return (handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id)).tail(stream, maxBytes);
+        return directoryOf(id, handle).tail(stream, maxBytes);
+    }
+
+    /** The instance's directory: from its handle when it has one, else where its id puts it. */
+    private InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
+        return handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id);
     }
 
     @Override
