@@ -12,6 +12,7 @@ import io.slipstream.cli.command.LogsCommand;
 import io.slipstream.cli.command.NodeCommand;
 import io.slipstream.cli.command.RunCommand;
 import io.slipstream.cli.command.ServerCommand;
+import io.slipstream.cli.command.SimulateCommand;
 import io.slipstream.cli.command.SubmitCommand;
 import io.slipstream.cli.command.TokenCommand;
 import io.slipstream.cli.command.WhoAmICommand;
@@ -41,6 +42,7 @@ import picocli.CommandLine.Command;
                 EventsCommand.class,
                 TokenCommand.class,
                 WhoAmICommand.class,
+                SimulateCommand.class,
         })
 public final class Main implements Runnable {
     @CommandLine.Spec

@@ -9,9 +9,11 @@ import java.util.List;
 
 /**
  * A run waiting for resources: all its instances are placed together or not at all. {@code quota} is its quota's
- * id ({@code null}: none); {@code createdAt} orders runs of equal priority.
+ * id ({@code null}: none); {@code createdAt} orders runs of equal priority. {@code reclaimed}: borrowers were
+ * preempted for it and are gone, so the capacity they gave back is its own: it is placed before the rest of the
+ * queue (else an earlier run could take that capacity and it would have to preempt others again).
  */
-public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
+public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances, boolean reclaimed) {
     public PendingRun {
         requireNonNull(id, "id is null");
         requireNonNull(idleMode, "idleMode is null");
@@ -20,5 +22,13 @@ public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority
         if (instances.isEmpty()) {
             throw new IllegalArgumentException("run " + id + " has no instances");
         }
+    }
+
+    public PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
+        this(id, quota, idleMode, priority, createdAt, instances, false);
+    }
+
+    public PendingRun withReclaimed(boolean value) {
+        return value == reclaimed ? this : new PendingRun(id, quota, idleMode, priority, createdAt, instances, value);
     }
 }

@@ -24,11 +24,22 @@ import java.util.Map;
 final class QuotaBook {
     static final String NO_POOL = "(no quota)";
 
+    /** One quota's ledger entry: everything the cycle asks of a quota is one lookup away. */
+    private static final class Entry {
+        final QuotaState state;
+        final Amount own;
+        final Amount guaranteed = new Amount();
+        final Amount total = new Amount();
+        String pool;
+
+        Entry(QuotaState state, Amount own) {
+            this.state = state;
+            this.own = own;
+        }
+    }
+
     private final Map<String, QuotaState> quotas = new HashMap<>();
-    private final Map<String, Amount> own = new HashMap<>();
-    private final Map<String, Amount> guaranteed = new HashMap<>();
-    private final Map<String, Amount> total = new HashMap<>();
-    private final Map<String, String> pools = new HashMap<>();
+    private final Map<String, Entry> entries = new HashMap<>();
     private final Map<String, Amount> lendable = new HashMap<>();
     private final Map<String, Amount> borrowed = new HashMap<>();
     private final Amount unguaranteed;
@@ -48,11 +59,10 @@ final class QuotaBook {
             Amount mine = new Amount(quota.min());
             children.getOrDefault(quota.id(), List.of()).forEach(child -> mine.add(child.min(), -1));
             mine.clampAtZero();
-            own.put(quota.id(), mine);
-            guaranteed.put(quota.id(), new Amount());
-            total.put(quota.id(), new Amount());
+            Entry entry = new Entry(quota, mine);
+            entries.put(quota.id(), entry);
             String pool = poolFor(quota);
-            pools.put(quota.id(), pool);
+            entry.pool = pool;
             lendable.computeIfAbsent(pool, p -> new Amount()).add(mine, 1);
             borrowed.computeIfAbsent(pool, p -> new Amount());
             allOwn.add(mine, 1);
@@ -86,7 +96,8 @@ final class QuotaBook {
     }
 
     String poolOf(String quota) {
-        return quota == null ? NO_POOL : pools.getOrDefault(quota, NO_POOL);
+        Entry entry = quota == null ? null : entries.get(quota);
+        return entry == null ? NO_POOL : entry.pool;
     }
 
     /** The GPU model a run of this quota is confined to ({@code null}: any). */
@@ -96,16 +107,17 @@ final class QuotaBook {
     }
 
     boolean fitsGuarantee(String quota, Resources request) {
-        return exists(quota) && guaranteed.get(quota).fitsWithin(request, own.get(quota));
+        Entry entry = quota == null ? null : entries.get(quota);
+        return entry != null && entry.guaranteed.fitsWithin(request, entry.own);
     }
 
     boolean fitsMax(String quota, Resources request) {
-        QuotaState state = quota == null ? null : quotas.get(quota);
-        if (state == null || state.max() == null) {
+        Entry entry = quota == null ? null : entries.get(quota);
+        if (entry == null || entry.state.max() == null) {
             return true;
         }
-        Resources max = state.max();
-        Amount used = total.get(quota);
+        Resources max = entry.state.max();
+        Amount used = entry.total;
         return used.milliCpu + request.milliCpu() <= max.milliCpu() && used.memory + request.memoryBytes() <= max.memoryBytes()
                 && (max.gpu() == Integer.MAX_VALUE || used.gpu + request.gpu() <= max.gpu());
     }
@@ -138,14 +150,15 @@ final class QuotaBook {
 
     /** Books a run's resources: on its quota's guarantee, or borrowed from its pool. */
     void charge(String quota, Resources amount, RealTimeResources where, int sign) {
-        if (quota != null && total.containsKey(quota)) {
-            total.get(quota).add(amount, sign);
+        Entry entry = quota == null ? null : entries.get(quota);
+        if (entry != null) {
+            entry.total.add(amount, sign);
         }
-        if (where == RealTimeResources.InQuota && exists(quota)) {
-            guaranteed.get(quota).add(amount, sign);
-            lendable.get(poolOf(quota)).add(amount, -sign);
+        if (where == RealTimeResources.InQuota && entry != null) {
+            entry.guaranteed.add(amount, sign);
+            lendable.get(entry.pool).add(amount, -sign);
         } else {
-            borrowed.computeIfAbsent(poolOf(quota), p -> new Amount()).add(amount, sign);
+            borrowed.computeIfAbsent(entry == null ? NO_POOL : entry.pool, p -> new Amount()).add(amount, sign);
         }
     }
 
@@ -157,8 +170,12 @@ final class QuotaBook {
 
     /** What is left of a quota's own guarantee, for messages. */
     String freeGuarantee(String quota) {
-        Amount left = own.get(quota).copy();
-        left.add(guaranteed.get(quota), -1);
+        Entry entry = quota == null ? null : entries.get(quota);
+        if (entry == null) {
+            return Resources.NONE.toString();
+        }
+        Amount left = entry.own.copy();
+        left.add(entry.guaranteed, -1);
         return left.toString();
     }
 }

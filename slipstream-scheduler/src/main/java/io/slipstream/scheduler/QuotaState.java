@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.spec.QuotaSpec;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
@@ -17,5 +18,19 @@ public record QuotaState(String id, QuotaType type, String gpuModel, String pare
         requireNonNull(type, "type is null");
         requireNonNull(min, "min is null");
         withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
+    }
+
+    /** The scheduler's view of a Quota document of {@code workspace}: its id is {@code workspace/name}. */
+    public static QuotaState of(String workspace, String name, QuotaSpec spec) {
+        return new QuotaState(workspace + "/" + name, spec.type(), spec.gpuModel(), parentId(workspace, spec.parent()), spec.min(), spec.max(),
+                spec.withinQuota());
+    }
+
+    /** A parent named {@code name} is a quota of the same workspace; {@code workspace/name} names one anywhere. */
+    public static String parentId(String workspace, String parent) {
+        if (parent == null) {
+            return null;
+        }
+        return parent.contains("/") ? parent : workspace + "/" + parent;
     }
 }

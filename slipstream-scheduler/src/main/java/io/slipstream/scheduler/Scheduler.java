@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The scheduling core: a pure function of its input. No I/O, no clock reads, no randomness; ties are broken by
@@ -25,7 +26,8 @@ import java.util.Set;
  * <ol>
  *   <li>Build the working cluster and the quota ledger from the active runs.</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
- *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id. Each is placed
+ *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
+ *       reclaimed capacity was just given back go first: it is theirs). Each is placed
  *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
  *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed,
  *       the first such run of each quota holds the nodes it will need, so small runs cannot starve it.</li>
@@ -68,6 +70,7 @@ public final class Scheduler {
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<String> reservedQuotas = new HashSet<>();
+        private final Map<String, String> quotaInUse = new HashMap<>();
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
         private final Map<String, Long> dedicatedGpus = new HashMap<>();
         private final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
@@ -109,7 +112,8 @@ public final class Scheduler {
             holdForReclaims(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
-            for (PendingRun run : queue) {
+            List<Resources> borrowerRequests = new ArrayList<>();
+            for (PendingRun run : reclaimedFirst(queue)) {
                 giveBackHold(run);
                 Resources request = total(run);
                 if (!book.exists(run.quota()) && run.quota() != null) {
@@ -122,12 +126,24 @@ public final class Scheduler {
                     admitGuaranteed(run, request);
                 } else {
                     borrowers.add(run);
+                    borrowerRequests.add(request);
                 }
             }
-            for (PendingRun run : borrowers) {
-                admitBorrowing(run, total(run));
+            for (int i = 0; i < borrowers.size(); i++) {
+                admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
             }
             return new CycleResult(withPositions(queue));
+        }
+
+        /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */
+        private static List<PendingRun> reclaimedFirst(List<PendingRun> queue) {
+            List<PendingRun> order = new ArrayList<>(queue.size());
+            queue.stream().filter(PendingRun::reclaimed).forEach(order::add);
+            if (order.isEmpty()) {
+                return queue;
+            }
+            queue.stream().filter(run -> !run.reclaimed()).forEach(order::add);
+            return order;
         }
 
         // --- where a run may go ---
@@ -184,7 +200,7 @@ public final class Scheduler {
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
                 freed.forEach(cluster::release);
-                List<Placement> placements = cluster.placeGang(run.instances(), models);
+                List<Placement> placements = placeOnFreed(run, models, freed);
                 if (placements != null) {
                     cluster.unplace(placements, run.instances());
                 }
@@ -194,6 +210,17 @@ public final class Scheduler {
                     book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
                 }
             }
+        }
+
+        /**
+         * Places a run on its victims' nodes if it fits there, else anywhere: what it holds beyond its victims'
+         * resources then comes from free capacity elsewhere, which earlier runs of the queue may need.
+         */
+        private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
+            Set<String> nodes = new TreeSet<>();
+            freed.forEach(a -> nodes.add(a.node()));
+            List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
+            return placements != null ? placements : cluster.placeGang(run.instances(), models);
         }
 
         private void giveBackHold(PendingRun run) {
@@ -331,7 +358,7 @@ public final class Scheduler {
             alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
             victims.forEach(v -> freed.addAll(v.allocations()));
             freed.forEach(cluster::release);
-            List<Placement> held = cluster.placeGang(run.instances(), model);
+            List<Placement> held = placeOnFreed(run, model, freed);
             if (held == null) {
                 throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + victims);
             }
@@ -438,7 +465,9 @@ public final class Scheduler {
                 return;
             }
             if (!run.idleMode().mayBorrow()) {
-                wait(run, "WaitingForQuota", "its quota's guarantee is in use (" + book.freeGuarantee(run.quota()) + " left)");
+                // Guarantees do not change in this pass: one message per quota, however long its queue.
+                String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
+                wait(run, "WaitingForQuota", message);
                 return;
             }
             Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);

@@ -98,6 +98,41 @@ final class WorkingCluster {
         return placements;
     }
 
+    /**
+     * Like {@link #placeGang}, but only on the named nodes (best fit among them): a run that reclaims capacity is
+     * placed where its victims are, instead of on free capacity elsewhere that earlier runs of the queue may need.
+     */
+    List<Placement> placeGangOn(List<InstanceRequest> instances, Set<String> models, Set<String> nodeNames) {
+        List<WorkingNode> candidates = new ArrayList<>();
+        for (String name : nodeNames) {
+            WorkingNode node = byName.get(name);
+            if (node != null && node.schedulable) {
+                candidates.add(node);
+            }
+        }
+        List<InstanceRequest> order = new ArrayList<>(instances);
+        order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
+                .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
+                .thenComparingInt(InstanceRequest::rank));
+        List<Placement> placements = new ArrayList<>(order.size());
+        for (InstanceRequest instance : order) {
+            WorkingNode best = null;
+            for (WorkingNode node : candidates) {
+                if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources())
+                        && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
+                    best = node;
+                }
+            }
+            if (best == null) {
+                unplace(placements, instances);
+                return null;
+            }
+            placements.add(new Placement(instance.rank(), best.name, take(best, instance.resources())));
+        }
+        placements.sort(Comparator.comparingInt(Placement::rank));
+        return placements;
+    }
+
     /** Gives back what {@link #placeGang} took. */
     void unplace(List<Placement> placements, List<InstanceRequest> instances) {
         Map<Integer, Resources> byRank = new HashMap<>();
@@ -117,6 +152,7 @@ final class WorkingCluster {
         instances.forEach(r -> byRank.put(r.rank(), r.resources()));
         Map<String, Amount> need = new TreeMap<>();
         Map<String, Set<Integer>> needGpus = new HashMap<>();
+        Map<String, Integer> freedGpuCount = new HashMap<>();
         for (Placement placement : placements) {
             need.computeIfAbsent(placement.node(), n -> new Amount()).add(byRank.get(placement.rank()), 1);
             needGpus.computeIfAbsent(placement.node(), n -> new TreeSet<>()).addAll(placement.gpus());
@@ -124,6 +160,7 @@ final class WorkingCluster {
         for (Allocation allocation : freed) {
             if (need.containsKey(allocation.node())) {
                 need.get(allocation.node()).add(allocation.resources(), -1);
+                freedGpuCount.merge(allocation.node(), allocation.gpus().size(), Integer::sum);
                 needGpus.get(allocation.node()).removeAll(allocation.gpus());
             }
         }
@@ -132,12 +169,26 @@ final class WorkingCluster {
             WorkingNode node = byName.get(entry.getKey());
             Amount extra = entry.getValue();
             extra.clampAtZero();
-            List<Integer> gpus = new ArrayList<>(needGpus.get(entry.getKey()));
+            // The placement may have used free GPUs where the victims' own will do: hold only as many as it needs
+            // beyond what the victims give back on this node.
+            List<Integer> beyond = new ArrayList<>(needGpus.get(entry.getKey()));
+            int count = Math.max(0, placementGpuCount(placements, entry.getKey()) - freedGpuCount.getOrDefault(entry.getKey(), 0));
+            List<Integer> gpus = new ArrayList<>(beyond.subList(0, Math.min(count, beyond.size())));
             Resources amount = new Resources(extra.milliCpu, extra.memory, gpus.size(), null);
             move(node, () -> node.takeExactly(amount, gpus), amount, -1);
             taken.add(new Allocation(-1, node.name, amount, gpus));
         }
         return taken;
+    }
+
+    private static int placementGpuCount(List<Placement> placements, String node) {
+        int count = 0;
+        for (Placement placement : placements) {
+            if (placement.node().equals(node)) {
+                count += placement.gpus().size();
+            }
+        }
+        return count;
     }
 
     /** A quick necessary condition: the gang's total is free somewhere it may go. */

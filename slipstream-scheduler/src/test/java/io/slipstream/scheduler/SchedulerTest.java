@@ -213,6 +213,38 @@ class SchedulerTest {
     }
 
     @Test
+    void capacityReclaimedForARunGoesToItEvenWhenAnOlderRunWantsIt() {
+        // One GPU is free: what the victims of "reclaimer" gave back. "older" (another quota) also fits its guarantee.
+        var quotas = List.of(aQuota("a/gpu").minGpus(1).build(), aQuota("b/gpu").minGpus(1).build(), aQuota("c/gpu").minGpus(1).build());
+        var busy = aRun("busy").quota("c/gpu").gpus(1).running(InQuota, 0, "n-1");
+        var older = aRun("older").quota("b/gpu").gpus(1).build();
+        var reclaimer = aRun("reclaimer").quota("a/gpu").gpus(1).submittedSecondsAfterStart(5).build();
+        var cluster = List.of(aNode("n-1").gpus(2).build());
+
+        CycleResult plain = scheduler.schedule(new ClusterSnapshot(cluster, quotas, List.of(busy), List.of(older, reclaimer)), T0);
+        assertThat(outcome(plain)).containsEntry("older", "admit InQuota"); // queue order when nothing was reclaimed
+
+        CycleResult reclaimed = scheduler.schedule(new ClusterSnapshot(cluster, quotas, List.of(busy), List.of(older, reclaimer.withReclaimed(true))), T0);
+        assertThat(outcome(reclaimed)).containsEntry("reclaimer", "admit InQuota").doesNotContainEntry("older", "admit InQuota");
+    }
+
+    @Test
+    void aRunWaitingForItsVictimsHoldsTheirNodesNotFreeCapacityAnEarlierRunNeeds() {
+        // GPU 0 is free; GPU 1 is a victim stopping for "younger". "older" must get GPU 0, not lose it to younger's hold.
+        var quota = aQuota("a/gpu").minGpus(2).build();
+        var older = aRun("older").quota("a/gpu").gpus(1).build();
+        var younger = aRun("younger").quota("a/gpu").gpus(1).submittedSecondsAfterStart(10).build();
+        var victim = aRun("victim").gpus(1).running(NotInQuota, 1, "n-1");
+        var stopping = new ActiveRun(victim.id(), null, IdleMode.OnlyIdle, 0, T0, null, NotInQuota, victim.allocations(), true, younger.id());
+
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(List.of(aNode("n-1").gpus(2).build()), List.of(quota), List.of(stopping),
+                List.of(older, younger)), T0);
+
+        assertThat(outcome(result)).containsEntry("older", "admit InQuota").containsEntry("younger", "WaitingForReclaim");
+        assertThat(result.admitted()).singleElement().satisfies(a -> assertThat(a.placements().get(0).gpus()).containsExactly(0));
+    }
+
+    @Test
     void reclaimHoldsTheFreedCapacityForTheOwnerUntilTheVictimIsGone() {
         var quota = aQuota("a/gpu").minGpus(8).build();
         var owner = aRun("owner").quota("a/gpu").gpus(8).build();

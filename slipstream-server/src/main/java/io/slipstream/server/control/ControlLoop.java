@@ -66,6 +66,11 @@ public final class ControlLoop implements AutoCloseable {
     private final Scheduler scheduler;
     private final Clock clock;
     private final RunLimits limits;
+    /**
+     * Queued runs whose victims are gone: the capacity they gave back is theirs, so the scheduler places them first.
+     * Only in memory: after a restart such a run simply waits its turn.
+     */
+    private final java.util.Set<RunId> reclaimedOwners = new java.util.HashSet<>();
     private final Duration tick;
     private final Schedules schedules;
     private final Launcher launcher;
@@ -540,6 +545,9 @@ public final class ControlLoop implements AutoCloseable {
             run = accountWorkLost(run, instances);
         }
         if (run.outcome() == RunState.QUEUED) {
+            if (run.reclaimFor() != null) {
+                reclaimedOwners.add(run.reclaimFor()); // what it held now belongs to the run it was preempted for
+            }
             return requeue(run);
         }
         faultWatch.forget(run);
@@ -614,8 +622,9 @@ public final class ControlLoop implements AutoCloseable {
                 ready.add(run);
             }
         }
+        reclaimedOwners.removeIf(id -> !byId.containsKey(id) || byId.get(id).state() != RunState.QUEUED);
         ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), downNodes.keySet(), store.listDocuments(Kind.Quota, null), ready,
-                instances);
+                instances, reclaimedOwners);
         CycleResult result = scheduler.schedule(snapshot, now);
         java.util.Set<Integer> takenPorts = new java.util.HashSet<>();
         instances.values().forEach(list -> list.forEach(i -> {

@@ -28,12 +28,15 @@ final class SnapshotBuilder {
 
     static ClusterSnapshot build(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
                                  Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
-        return build(nodes, java.util.Set.of(), quotaDocuments, runs, instances);
+        return build(nodes, java.util.Set.of(), quotaDocuments, runs, instances, java.util.Set.of());
     }
 
-    /** @param downNodes nodes declared down: nothing new is placed on them */
+    /**
+     * @param downNodes nodes declared down: nothing new is placed on them
+     * @param reclaimed queued runs whose victims are gone (the capacity they gave back is theirs)
+     */
     static ClusterSnapshot build(List<NodeInfo> nodes, java.util.Set<String> downNodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
-                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
+                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances, java.util.Set<io.slipstream.api.run.RunId> reclaimed) {
         List<NodeState> nodeStates = nodes.stream().map(n -> new NodeState(n.name(), n.capacity(), !downNodes.contains(n.name()))).toList();
         List<QuotaState> quotas = new ArrayList<>();
         for (StoredDocument stored : quotaDocuments) {
@@ -45,7 +48,8 @@ final class SnapshotBuilder {
         List<PendingRun> pending = new ArrayList<>();
         for (RunRecord run : runs) {
             if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
-                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run)));
+                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run),
+                        reclaimed.contains(run.id())));
             } else if (run.state().holdsResources()) {
                 List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
                 if (!allocations.isEmpty()) {
@@ -65,18 +69,7 @@ final class SnapshotBuilder {
     }
 
     static QuotaState quota(StoredDocument stored) {
-        QuotaSpec spec = (QuotaSpec) stored.document().spec();
-        String workspace = stored.document().workspace();
-        return new QuotaState(workspace + "/" + stored.document().name(), spec.type(), spec.gpuModel(), parentId(workspace, spec.parent()),
-                spec.min(), spec.max(), spec.withinQuota());
-    }
-
-    /** {@code name} means a quota of the same workspace; {@code workspace/name} names one anywhere. */
-    static String parentId(String workspace, String parent) {
-        if (parent == null) {
-            return null;
-        }
-        return parent.contains("/") ? parent : workspace + "/" + parent;
+        return QuotaState.of(stored.document().workspace(), stored.document().name(), (QuotaSpec) stored.document().spec());
     }
 
     static List<InstanceRequest> requests(RunRecord run) {

@@ -1,5 +1,7 @@
 package io.slipstream.server.service;
 
+import static io.slipstream.scheduler.QuotaState.parentId;
+
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.QuotaSpec;
@@ -59,10 +61,6 @@ final class QuotaRules {
             return sum < 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
         }
         return sum;
-    }
-
-    static String parentId(String workspace, String parent) {
-        return parent.contains("/") ? parent : workspace + "/" + parent;
     }
 
     private static boolean cycles(String id, Map<String, StoredDocument> quotas) {

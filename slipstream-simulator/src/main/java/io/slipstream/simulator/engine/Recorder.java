@@ -1,0 +1,105 @@
+package io.slipstream.simulator.engine;
+
+/**
+ * Integrates, over virtual time, what each tenant holds: guaranteed and borrowed GPUs, and what it lends. Between
+ * two events everything is constant, so each {@link #advance} adds rate x duration. What is borrowed at a moment is
+ * attributed to lenders in proportion to their unused guarantees (and to capacity nobody is guaranteed).
+ */
+final class Recorder {
+    private final int tenants;
+    private final long[] quota;
+    private final long unguaranteed;
+    private final long windowStart;
+    private final long windowEnd;
+    private final long bucket;
+
+    private final long[] guaranteed;
+    private final long[] borrowed;
+    private long last;
+
+    final double[] allocatedGpuMs;
+    final double[] borrowedGpuMs;
+    final double[] lentGpuMs;
+    double windowGpuMs;
+    final double[][] timeline;
+
+    Recorder(long[] quotaGpus, long clusterGpus, long windowStart, long windowEnd, long bucketMillis) {
+        this.tenants = quotaGpus.length;
+        this.quota = quotaGpus.clone();
+        long sum = 0;
+        for (long q : quotaGpus) {
+            sum += q;
+        }
+        this.unguaranteed = Math.max(0, clusterGpus - sum);
+        this.windowStart = windowStart;
+        this.windowEnd = Math.max(windowEnd, windowStart + 1);
+        this.bucket = bucketMillis;
+        this.guaranteed = new long[tenants];
+        this.borrowed = new long[tenants];
+        this.allocatedGpuMs = new double[tenants];
+        this.borrowedGpuMs = new double[tenants];
+        this.lentGpuMs = new double[tenants];
+        int buckets = (int) ((this.windowEnd - windowStart + bucketMillis - 1) / bucketMillis);
+        this.timeline = new double[tenants][Math.max(1, buckets)];
+        this.last = windowStart;
+    }
+
+    long bucketMillis() {
+        return bucket;
+    }
+
+    void start(long t) {
+        last = t;
+    }
+
+    void allocate(int tenant, int gpus, boolean inQuota, int sign) {
+        if (inQuota) {
+            guaranteed[tenant] += sign * (long) gpus;
+        } else {
+            borrowed[tenant] += sign * (long) gpus;
+        }
+    }
+
+    void promote(int tenant, int gpus) {
+        borrowed[tenant] -= gpus;
+        guaranteed[tenant] += gpus;
+    }
+
+    void advance(long t) {
+        long dt = t - last;
+        if (dt <= 0) {
+            return;
+        }
+        long totalBorrowed = 0;
+        long idle = unguaranteed;
+        long held = 0;
+        for (int i = 0; i < tenants; i++) {
+            long g = guaranteed[i] + borrowed[i];
+            held += g;
+            allocatedGpuMs[i] += (double) g * dt;
+            borrowedGpuMs[i] += (double) borrowed[i] * dt;
+            totalBorrowed += borrowed[i];
+            idle += Math.max(0, quota[i] - guaranteed[i]);
+        }
+        if (totalBorrowed > 0 && idle > 0) {
+            for (int i = 0; i < tenants; i++) {
+                long unused = Math.max(0, quota[i] - guaranteed[i]);
+                lentGpuMs[i] += (double) totalBorrowed * unused / idle * dt;
+            }
+        }
+        long from = Math.max(last, windowStart);
+        long to = Math.min(t, windowEnd);
+        if (to > from) {
+            windowGpuMs += (double) held * (to - from);
+            for (long start = from; start < to; ) {
+                int index = (int) ((start - windowStart) / bucket);
+                long end = Math.min(to, windowStart + (index + 1) * bucket);
+                for (int i = 0; i < tenants; i++) {
+                    timeline[i][index] += (double) (guaranteed[i] + borrowed[i]) * (end - start);
+                }
+                start = end;
+            }
+        }
+        last = t;
+    }
+}

@@ -1,0 +1,430 @@
+package io.slipstream.simulator.engine;
+
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.scheduler.ActiveRun;
+import io.slipstream.scheduler.Allocation;
+import io.slipstream.scheduler.ClusterSnapshot;
+import io.slipstream.scheduler.CycleResult;
+import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.NodeState;
+import io.slipstream.scheduler.PendingRun;
+import io.slipstream.scheduler.Placement;
+import io.slipstream.scheduler.QuotaState;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.simulator.input.ClusterSpec;
+import io.slipstream.simulator.input.Policy;
+import io.slipstream.simulator.input.Trace;
+import io.slipstream.simulator.input.TraceJob;
+import io.slipstream.simulator.report.Distribution;
+import io.slipstream.simulator.report.PolicyResult;
+import io.slipstream.simulator.report.TenantResult;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
+ * the scheduling core is the server's own {@link Scheduler}, given the same kind of snapshot the server builds. The
+ * world around it is modelled: jobs run for their trace duration, preempted jobs get a notice, a grace period and a
+ * kill, lose the work since their last saved checkpoint and are queued again; instances may fail at random.
+ *
+ * <p>A cycle runs at the next tick of the scheduling interval after something changed (an arrival, an end, a
+ * stop); with no change, none runs. Deterministic: the same trace, policy and seed give the same result.
+ */
+public final class Simulation {
+    /** Virtual time zero as an instant, for the scheduler (which only compares instants). */
+    static final Instant EPOCH = Instant.parse("2021-01-01T00:00:00Z");
+    private static final long STOP_AFTER_LAST_SUBMIT = 365L * 86_400_000;
+
+    /** What a long run reports as it goes. */
+    public interface Listener {
+        void progress(String policy, long virtualMillis, long lastSubmitMillis, int done, int total);
+    }
+
+    private enum Kind {
+        FINISH, STOPPED, FAILED, CYCLE
+    }
+
+    private record Event(long time, Kind kind, long seq, SimJob job, int attempt) {
+        static final Comparator<Event> ORDER = Comparator.comparingLong(Event::time).thenComparing(Event::kind).thenComparingLong(Event::seq);
+    }
+
+    private final Trace trace;
+    private final List<NodeState> nodes;
+    private final long clusterGpus;
+    private final Policy policy;
+    private final long seed;
+    private final Listener listener;
+    private final Scheduler scheduler = new Scheduler();
+    private final Progress progress;
+
+    private final List<String> tenantNames;
+    private final List<SimJob> jobs = new ArrayList<>();
+    private final Map<RunId, SimJob> byId = new HashMap<>();
+    private final TreeSet<SimJob> queued = new TreeSet<>(Comparator.comparing((SimJob j) -> j.pending, Scheduler.QUEUE_ORDER));
+    private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
+    private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
+    private final Recorder recorder;
+    private long seq;
+    private long now;
+    private long lastCycle = Long.MIN_VALUE / 2;
+    private boolean cycleScheduled;
+    private long firstChangeSinceCycle = -1;
+
+    private int done;
+    private int preemptions;
+    private int failures;
+    private double lostGpuMs;
+    private long cycles;
+    private long schedulerNanos;
+    private final int[] preemptedByTenant;
+    private final List<List<Double>> reclaimByTenant = new ArrayList<>();
+    private final List<Double> guaranteeWaits = new ArrayList<>();
+
+    public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
+        this.trace = trace;
+        this.nodes = cluster.nodes();
+        this.clusterGpus = cluster.gpus();
+        this.policy = policy;
+        this.seed = seed;
+        this.listener = listener;
+        this.progress = new Progress(policy);
+        this.tenantNames = trace.tenants();
+        Map<String, Integer> tenantIndex = new HashMap<>();
+        for (int i = 0; i < tenantNames.size(); i++) {
+            tenantIndex.put(tenantNames.get(i), i);
+            reclaimByTenant.add(new ArrayList<>());
+        }
+        this.preemptedByTenant = new int[tenantNames.size()];
+        Map<String, List<InstanceRequest>> shapes = new HashMap<>();
+        Map<String, String> quotaIds = new HashMap<>();
+        for (TraceJob job : trace.jobs()) {
+            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances(), key -> requests(job));
+            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
+            RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
+            // One string per quota: the core looks quotas up by id many times per cycle.
+            String quota = quotaIds.computeIfAbsent(job.tenant(), Policy::quotaOf);
+            PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
+            SimJob simJob = new SimJob(job, tenantIndex.get(job.tenant()), pending);
+            jobs.add(simJob);
+            byId.put(id, simJob);
+        }
+        long[] quotaGpus = new long[tenantNames.size()];
+        Map<String, QuotaState> quotas = new HashMap<>();
+        policy.quotas().forEach(q -> quotas.put(q.id(), q));
+        for (int i = 0; i < tenantNames.size(); i++) {
+            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
+            quotaGpus[i] = quota == null ? 0 : quota.min().gpu();
+        }
+        long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
+        long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
+        this.recorder = new Recorder(quotaGpus, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis(), bucket);
+    }
+
+    private static List<InstanceRequest> requests(TraceJob job) {
+        Resources each = new Resources(0, 0, job.gpus(), null);
+        List<InstanceRequest> requests = new ArrayList<>(job.instances());
+        for (int rank = 0; rank < job.instances(); rank++) {
+            requests.add(new InstanceRequest(rank, "main", each));
+        }
+        return requests;
+    }
+
+    public PolicyResult run() {
+        long wallStart = System.nanoTime();
+        long nextReport = wallStart + 1_000_000_000L;
+        int nextArrival = 0;
+        long limit = trace.lastSubmitMillis() + STOP_AFTER_LAST_SUBMIT;
+        recorder.start(trace.firstSubmitMillis());
+        long steps = 0;
+        while (true) {
+            Event head = events.peek();
+            boolean arrival = nextArrival < jobs.size() && (head == null || jobs.get(nextArrival).trace.submitMillis() <= head.time());
+            long t = arrival ? jobs.get(nextArrival).trace.submitMillis() : head == null ? -1 : head.time();
+            if (t < 0 || t > limit) {
+                break;
+            }
+            recorder.advance(t);
+            now = t;
+            if (arrival) {
+                arrive(jobs.get(nextArrival++));
+            } else {
+                handle(events.poll());
+            }
+            if ((++steps & 1023) == 0 && listener != null && System.nanoTime() > nextReport) {
+                listener.progress(policy.name(), now, trace.lastSubmitMillis(), done, jobs.size());
+                nextReport = System.nanoTime() + 1_000_000_000L;
+            }
+        }
+        return result((System.nanoTime() - wallStart) / 1e9);
+    }
+
+    // --- events ---
+
+    private void arrive(SimJob job) {
+        job.state = SimJob.State.QUEUED;
+        job.queuedSince = now;
+        queued.add(job);
+        changed();
+    }
+
+    private void handle(Event event) {
+        SimJob job = event.job();
+        switch (event.kind()) {
+            case CYCLE -> cycle();
+            case FINISH -> {
+                if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
+                    release(job);
+                    job.state = SimJob.State.DONE;
+                    job.finishedAt = now;
+                    done++;
+                    changed();
+                }
+            }
+            case STOPPED -> {
+                if (job.attempt == event.attempt() && job.state == SimJob.State.STOPPING) {
+                    lostGpuMs += (double) (job.progressAtStop - job.durableAtStop) * job.gpus();
+                    release(job);
+                    requeue(job, job.durableAtStop);
+                }
+            }
+            case FAILED -> {
+                if (job.attempt == event.attempt() && job.state == SimJob.State.RUNNING) {
+                    long durable = progress.durableAt(job, now);
+                    lostGpuMs += (double) (progress.at(job, now) - durable) * job.gpus();
+                    failures++;
+                    release(job);
+                    requeue(job, durable);
+                }
+            }
+        }
+    }
+
+    private void release(SimJob job) {
+        holding.remove(job.id());
+        recorder.allocate(job.tenant, job.gpus(), job.inQuota, -1);
+        job.allocations = List.of();
+    }
+
+    private void requeue(SimJob job, long durable) {
+        job.durable = durable;
+        job.attempt++;
+        job.state = SimJob.State.QUEUED;
+        job.queuedSince = now;
+        job.reclaimFor = null;
+        queued.add(job);
+        changed();
+    }
+
+    /**
+     * Something changed: a cycle runs at the next tick of the scheduling interval (now, if now is one and no cycle
+     * ran at it yet). Ticks are multiples of the interval, so a change waits less than one interval to be seen.
+     */
+    private void changed() {
+        if (firstChangeSinceCycle < 0) {
+            firstChangeSinceCycle = now;
+        }
+        if (!cycleScheduled) {
+            cycleScheduled = true;
+            long interval = policy.schedulingInterval().toMillis();
+            long tick = Math.floorDiv(now + interval - 1, interval) * interval;
+            push(tick > lastCycle ? tick : lastCycle + interval, Kind.CYCLE, null, 0);
+        }
+    }
+
+    private void push(long time, Kind kind, SimJob job, int attempt) {
+        events.add(new Event(time, kind, seq++, job, attempt));
+    }
+
+    // --- the scheduling cycle ---
+
+    private void cycle() {
+        cycleScheduled = false;
+        lastCycle = now;
+        long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
+        firstChangeSinceCycle = -1;
+        List<PendingRun> pending = new ArrayList<>(queued.size());
+        queued.forEach(job -> pending.add(job.pending));
+        List<ActiveRun> active = new ArrayList<>(holding.size());
+        holding.values().forEach(job -> active.add(activeRun(job)));
+        ClusterSnapshot snapshot = new ClusterSnapshot(nodes, policy.quotas(), active, pending);
+        long start = System.nanoTime();
+        CycleResult result = scheduler.schedule(snapshot, EPOCH.plusMillis(now));
+        schedulerNanos += System.nanoTime() - start;
+        cycles++;
+        for (Decision decision : result.decisions()) {
+            SimJob job = byId.get(decision.runId());
+            if (decision instanceof Decision.Admit admit) {
+                admit(job, admit);
+            } else if (decision instanceof Decision.Preempt preempt) {
+                preempt(job, byId.get(preempt.forRun()), changedAt);
+            } else if (decision instanceof Decision.Promote) {
+                job.inQuota = true;
+                recorder.promote(job.tenant, job.gpus());
+            } else if (decision instanceof Decision.Wait wait) {
+                if (job.entitledAt < 0 && (wait.reason().equals("WaitingForReclaim") || wait.reason().equals("WaitingForResources"))) {
+                    // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
+                    job.entitledAt = Math.max(job.queuedSince, changedAt);
+                }
+            }
+        }
+    }
+
+    private ActiveRun activeRun(SimJob job) {
+        long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
+        return new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart),
+                checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint), job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota,
+                job.allocations, job.state == SimJob.State.STOPPING, job.reclaimFor);
+    }
+
+    private void admit(SimJob job, Decision.Admit admit) {
+        queued.remove(job);
+        job.queuedTotal += now - job.queuedSince;
+        if (job.firstStart < 0) {
+            job.firstStart = now;
+        }
+        job.state = SimJob.State.RUNNING;
+        job.attemptStart = now;
+        job.inQuota = admit.realTimeResources() == RealTimeResources.InQuota;
+        List<Allocation> allocations = new ArrayList<>(admit.placements().size());
+        for (Placement placement : admit.placements()) {
+            allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
+        }
+        job.allocations = allocations;
+        holding.put(job.id(), job);
+        recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
+        if (job.inQuota && job.entitledAt >= 0) {
+            guaranteeWaits.add((now - job.entitledAt) / 1000.0);
+        }
+        if (job.inQuota && job.reclaimFrom >= 0) {
+            reclaimByTenant.get(job.tenant).add((now - job.reclaimFrom) / 1000.0);
+        }
+        job.entitledAt = -1;
+        job.reclaimFrom = -1;
+        job.pending = job.pending.withReclaimed(false);
+        push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
+        if (policy.meanTimeBetweenFailures() != null) {
+            // Seeded per job and attempt, so a failure does not depend on the order other events were handled in.
+            SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + job.trace.index() * 1_000_003L + job.attempt);
+            double mean = policy.meanTimeBetweenFailures().toMillis() / (double) job.trace.instances();
+            long failAt = now + (long) (-Math.log(1 - random.nextDouble()) * mean);
+            if (failAt < progress.finishTime(job)) {
+                push(failAt, Kind.FAILED, job, job.attempt);
+            }
+        }
+    }
+
+    private void preempt(SimJob job, SimJob forRun, long changedAt) {
+        job.state = SimJob.State.STOPPING;
+        job.reclaimFor = forRun.id();
+        preemptions++;
+        preemptedByTenant[job.tenant]++;
+        if (forRun.reclaimFrom < 0) {
+            forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
+        }
+        forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
+        long grace = policy.gracePeriod().toMillis();
+        long save = policy.checkpointSave().toMillis();
+        if (policy.checkpointOnNotice() && save <= grace) {
+            // It saves what it has on the notice and stops once saved.
+            job.progressAtStop = progress.at(job, now);
+            job.durableAtStop = job.progressAtStop;
+            job.stopAt = now + save;
+        } else {
+            job.stopAt = now + grace;
+            job.progressAtStop = progress.at(job, job.stopAt);
+            job.durableAtStop = progress.durableAt(job, job.stopAt);
+        }
+        push(job.stopAt, Kind.STOPPED, job, job.attempt);
+    }
+
+    // --- the result ---
+
+    private PolicyResult result(double wallSeconds) {
+        int tenants = tenantNames.size();
+        List<List<Double>> delayByTenant = new ArrayList<>();
+        for (int i = 0; i < tenants; i++) {
+            delayByTenant.add(new ArrayList<>());
+        }
+        List<Double> delays = new ArrayList<>();
+        List<Double> completions = new ArrayList<>();
+        int[] jobsByTenant = new int[tenants];
+        int[] doneByTenant = new int[tenants];
+        int neverStarted = 0;
+        long lastFinish = trace.firstSubmitMillis();
+        for (SimJob job : jobs) {
+            jobsByTenant[job.tenant]++;
+            if (job.firstStart < 0) {
+                // Never started (it can never fit under this policy): its delay counts until the replay's end, so a
+                // policy does not look better for leaving the hard jobs out.
+                neverStarted++;
+                double delay = Math.max(0, now - job.trace.submitMillis()) / 1000.0;
+                delays.add(delay);
+                delayByTenant.get(job.tenant).add(delay);
+                continue;
+            }
+            if (job.state == SimJob.State.DONE) {
+                doneByTenant[job.tenant]++;
+                completions.add((job.finishedAt - job.trace.submitMillis()) / 1000.0);
+                lastFinish = Math.max(lastFinish, job.finishedAt);
+                double delay = job.queuedTotal / 1000.0;
+                delays.add(delay);
+                delayByTenant.get(job.tenant).add(delay);
+            }
+        }
+        double window = Math.max(1, trace.lastSubmitMillis() - trace.firstSubmitMillis());
+        double allocated = 0;
+        double borrowed = 0;
+        List<TenantResult> tenantResults = new ArrayList<>();
+        Map<String, QuotaState> quotas = new HashMap<>();
+        policy.quotas().forEach(q -> quotas.put(q.id(), q));
+        for (int i = 0; i < tenants; i++) {
+            allocated += recorder.allocatedGpuMs[i];
+            borrowed += recorder.borrowedGpuMs[i];
+            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
+            tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
+                    distribution(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
+                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], distribution(reclaimByTenant.get(i))));
+        }
+        List<Double> allReclaims = new ArrayList<>();
+        reclaimByTenant.forEach(allReclaims::addAll);
+        double replay = Math.max(1, lastFinish - trace.firstSubmitMillis());
+        return new PolicyResult(policy, jobs.size(), done, neverStarted, allocated / (clusterGpus * replay), recorder.windowGpuMs / (clusterGpus * window),
+                distribution(delays),
+                distribution(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, distribution(allReclaims),
+                distribution(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
+                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus());
+    }
+
+    /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */
+    private double[][] averageGpus() {
+        double[][] average = new double[recorder.timeline.length][];
+        for (int i = 0; i < average.length; i++) {
+            average[i] = new double[recorder.timeline[i].length];
+            for (int b = 0; b < average[i].length; b++) {
+                average[i][b] = recorder.timeline[i][b] / recorder.bucketMillis();
+            }
+        }
+        return average;
+    }
+
+    private static Distribution distribution(List<Double> values) {
+        double[] array = new double[values.size()];
+        for (int i = 0; i < array.length; i++) {
+            array[i] = values.get(i);
+        }
+        return new Distribution(array);
+    }
+}

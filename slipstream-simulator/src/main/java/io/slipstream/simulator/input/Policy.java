@@ -1,0 +1,50 @@
+package io.slipstream.simulator.input;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.scheduler.QuotaState;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One way to run the trace: what the scheduler is given (quotas, every job's idle mode) and how the world around it
+ * behaves (grace period, checkpoints, restarts, failures).
+ *
+ * @param idleMode           every job's idle mode; {@code null}: the trace's, {@code Acceptable} where it has none
+ * @param gracePeriod        from the preemption notice to the kill
+ * @param checkpointInterval progress between periodic checkpoints ({@link Duration#ZERO}: none)
+ * @param checkpointSave     how long a save takes; a checkpoint counts once saved
+ * @param checkpointOnNotice whether a preempted job saves its progress on the notice (and stops once saved)
+ * @param restartOverhead    from an attempt's start to its first progress (loading the checkpoint, rendezvous)
+ * @param schedulingInterval the least time between two scheduling cycles
+ * @param meanTimeBetweenFailures of one instance ({@code null}: instances never fail); the gang restarts from its
+ *                           last checkpoint
+ */
+public record Policy(
+        String name,
+        List<QuotaState> quotas,
+        String quotasSource,
+        IdleMode idleMode,
+        Duration gracePeriod,
+        Duration checkpointInterval,
+        Duration checkpointSave,
+        boolean checkpointOnNotice,
+        Duration restartOverhead,
+        Duration schedulingInterval,
+        Duration meanTimeBetweenFailures) {
+    public Policy {
+        requireNonNull(name, "name is null");
+        quotas = List.copyOf(quotas);
+        requireNonNull(gracePeriod, "gracePeriod is null");
+        requireNonNull(checkpointInterval, "checkpointInterval is null");
+        requireNonNull(checkpointSave, "checkpointSave is null");
+        requireNonNull(restartOverhead, "restartOverhead is null");
+        requireNonNull(schedulingInterval, "schedulingInterval is null");
+    }
+
+    /** The quota a trace tenant's jobs are charged to: the tenant itself when it names one, else {@code <tenant>/gpus}. */
+    public static String quotaOf(String tenant) {
+        return tenant.contains("/") ? tenant : tenant + "/gpus";
+    }
+}

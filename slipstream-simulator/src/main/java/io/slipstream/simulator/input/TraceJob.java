@@ -1,0 +1,27 @@
+package io.slipstream.simulator.input;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.api.spec.IdleMode;
+
+/**
+ * One job of a trace: submitted at {@code submitMillis} (virtual time from the trace's start), runs for
+ * {@code durationMillis} when nothing interrupts it, as {@code instances} instances of {@code gpus} GPUs each.
+ * {@code idleMode} {@code null}: the policy decides.
+ */
+public record TraceJob(int index, long submitMillis, long durationMillis, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
+    public TraceJob {
+        requireNonNull(tenant, "tenant is null");
+        if (submitMillis < 0 || durationMillis < 0 || gpus < 0 || instances < 1) {
+            throw new IllegalArgumentException("job " + index + " has a negative time, size or no instances");
+        }
+    }
+
+    public int totalGpus() {
+        return gpus * instances;
+    }
+
+    public double gpuHours() {
+        return totalGpus() * durationMillis / 3_600_000.0;
+    }
+}

@@ -1,0 +1,248 @@
+package io.slipstream.simulator.report;
+
+import io.slipstream.simulator.input.Experiment;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A self-contained HTML page (inline CSS and SVG, no scripts, nothing fetched): the summary table, GPUs held per
+ * tenant over time under each policy, and the CDFs of queueing delay and of the time lenders waited for their
+ * guarantee.
+ */
+public final class HtmlReport {
+    private static final String[] COLORS = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+            "#bab0ac", "#1f77b4", "#2ca02c"};
+    private static final int WIDTH = 900;
+    private static final int HEIGHT = 300;
+    private static final int LEFT = 60;
+    private static final int RIGHT = 20;
+    private static final int TOP = 20;
+    private static final int BOTTOM = 40;
+
+    private HtmlReport() {
+    }
+
+    public static String render(Experiment experiment, List<PolicyResult> results) {
+        StringBuilder html = new StringBuilder();
+        html.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Simulation: ").append(escape(experiment.name()))
+                .append("</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1000px;color:#222}"
+                        + "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
+                        + "td:first-child,th:first-child{text-align:left}th{background:#f4f4f4}svg{display:block;margin:0.5em 0 1.5em}"
+                        + ".legend span{display:inline-block;margin-right:1em;font-size:13px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
+                        + "</style></head><body>\n");
+        html.append("<h1>Simulation: ").append(escape(experiment.name())).append("</h1>\n<p>")
+                .append(String.format(Locale.ROOT, "%,d jobs of %d tenants from %s, on %s; seed %d.", experiment.trace().jobs().size(),
+                        experiment.trace().tenants().size(), escape(experiment.trace().source()), escape(experiment.cluster().describe()), experiment.seed()))
+                .append("</p>\n<ul>");
+        experiment.notes().forEach(note -> html.append("<li>").append(escape(note)).append("</li>"));
+        html.append("</ul>\n<h2>Summary</h2>\n");
+        summary(results, html);
+        html.append("<h2>Queueing delay</h2>\n<p>Share of jobs that waited at most so long in the queue (all attempts together).</p>\n");
+        cdf(results, true, html);
+        html.append("<h2>Time to get a guarantee back</h2>\n<p>For each run that needed borrowers preempted to start on its quota's guarantee: "
+                + "from the moment it was entitled to the capacity to its start.</p>\n");
+        cdf(results, false, html);
+        html.append("<h2>GPUs held per tenant</h2>\n");
+        for (PolicyResult result : results) {
+            html.append("<h3>").append(escape(result.policy().name())).append("</h3>\n");
+            timeline(experiment, result, html);
+            tenants(result, html);
+        }
+        html.append("</body></html>\n");
+        return html.toString();
+    }
+
+    private static void summary(List<PolicyResult> results, StringBuilder html) {
+        html.append("<table><tr><th>policy</th><th>utilization</th><th>until last submit</th><th>mean delay</th><th>p50</th><th>p95</th><th>p99</th><th>mean JCT</th>"
+                + "<th>preemptions</th><th>lost GPU-h</th><th>borrowed GPU-h</th><th>reclaims</th><th>p99 reclaim</th><th>max reclaim</th>"
+                + "<th>p99 guarantee wait</th><th>not started</th></tr>\n");
+        for (PolicyResult r : results) {
+            html.append("<tr><td>").append(escape(r.policy().name())).append("</td>");
+            cells(html, Format.percent(r.utilization()), Format.percent(r.windowUtilization()), Format.duration(r.queueDelay().mean()), Format.duration(r.queueDelay().percentile(50)),
+                    Format.duration(r.queueDelay().percentile(95)), Format.duration(r.queueDelay().percentile(99)),
+                    Format.duration(r.completionTime().mean()), String.valueOf(r.preemptions()),
+                    Format.number(r.lostGpuHours()) + " (" + Format.percent(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours()) + ")",
+                    Format.number(r.borrowedGpuHours()), String.valueOf(r.reclaim().count()), Format.duration(r.reclaim().percentile(99)),
+                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.valueOf(r.neverStarted()));
+            html.append("</tr>\n");
+        }
+        html.append("</table>\n");
+    }
+
+    private static void tenants(PolicyResult r, StringBuilder html) {
+        html.append("<details><summary>Tenants</summary><table><tr><th>tenant</th><th>quota GPUs</th><th>jobs</th><th>mean delay</th>"
+                + "<th>p99 delay</th><th>GPU-h</th><th>borrowed GPU-h</th><th>lent GPU-h</th><th>preempted</th><th>reclaims</th><th>p99 reclaim</th>"
+                + "<th>max reclaim</th></tr>\n");
+        for (TenantResult t : r.tenants()) {
+            html.append("<tr><td>").append(escape(t.tenant())).append("</td>");
+            cells(html, String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), Format.duration(t.queueDelay().mean()),
+                    Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()), Format.number(t.borrowedGpuHours()),
+                    Format.number(t.lentGpuHours()), String.valueOf(t.preempted()), String.valueOf(t.reclaim().count()),
+                    Format.duration(t.reclaim().percentile(99)), Format.duration(t.reclaim().max()));
+            html.append("</tr>\n");
+        }
+        html.append("</table></details>\n");
+    }
+
+    private static void cells(StringBuilder html, String... values) {
+        for (String value : values) {
+            html.append("<td>").append(escape(value)).append("</td>");
+        }
+    }
+
+    /** A stacked area chart: average GPUs held by each tenant per time bucket, with the cluster's capacity. */
+    private static void timeline(Experiment experiment, PolicyResult r, StringBuilder html) {
+        double[][] series = r.timeline();
+        if (series.length == 0 || series[0].length == 0) {
+            return;
+        }
+        int buckets = series[0].length;
+        int step = Math.max(1, (buckets + 599) / 600); // at most 600 points per series
+        int points = (buckets + step - 1) / step;
+        double[][] stacked = new double[series.length][points];
+        for (int p = 0; p < points; p++) {
+            double below = 0;
+            for (int i = 0; i < series.length; i++) {
+                double sum = 0;
+                int n = 0;
+                for (int b = p * step; b < Math.min(buckets, (p + 1) * step); b++, n++) {
+                    sum += series[i][b];
+                }
+                below += n == 0 ? 0 : sum / n;
+                stacked[i][p] = below;
+            }
+        }
+        double capacity = experiment.cluster().gpus();
+        double maxY = capacity * 1.05;
+        double days = buckets * r.timelineBucketSeconds() / 86_400.0;
+        StringBuilder svg = open(html);
+        axes(svg, 0, days, 0, maxY, "days", "GPUs", false);
+        for (int i = series.length - 1; i >= 0; i--) {
+            StringBuilder path = new StringBuilder();
+            for (int p = 0; p < points; p++) {
+                path.append(p == 0 ? "M" : "L").append(x(p, 0, points - 1.0)).append(',').append(y(stacked[i][p], maxY));
+            }
+            path.append("L").append(x(points - 1, 0, points - 1.0)).append(',').append(y(0, maxY)).append("L").append(x(0, 0, 1)).append(',')
+                    .append(y(0, maxY)).append('Z');
+            svg.append("<path d=\"").append(path).append("\" fill=\"").append(COLORS[i % COLORS.length]).append("\" stroke=\"none\"/>\n");
+        }
+        svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-dasharray=\"4 3\"/>", LEFT, WIDTH - RIGHT,
+                y(capacity, maxY), y(capacity, maxY)));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\">capacity %.0f GPUs</text>", LEFT + 5, y(capacity, maxY) - 4, capacity));
+        svg.append("</svg>\n");
+        html.append(svg);
+        html.append("<div class=\"legend\">");
+        for (int i = 0; i < r.tenants().size(); i++) {
+            html.append("<span><i style=\"background:").append(COLORS[i % COLORS.length]).append("\"></i>").append(escape(r.tenants().get(i).tenant()))
+                    .append("</span>");
+        }
+        html.append("</div>\n");
+    }
+
+    /** One line per policy: the share of values at or below x; queueing delays on a log scale. */
+    private static void cdf(List<PolicyResult> results, boolean delays, StringBuilder html) {
+        double max = 1;
+        boolean any = false;
+        for (PolicyResult r : results) {
+            Distribution d = delays ? r.queueDelay() : r.reclaim();
+            max = Math.max(max, d.max());
+            any |= d.count() > 0;
+        }
+        if (!any) {
+            html.append("<p><em>No such runs under any policy.</em></p>\n");
+            return;
+        }
+        double minX = delays ? 1 : 0;
+        double maxX = delays ? Math.pow(10, Math.ceil(Math.log10(max))) : max * 1.05;
+        StringBuilder svg = open(html);
+        axes(svg, minX, maxX, 0, 1, delays ? "seconds (log scale; 1 s or less at the left)" : "seconds", "share of runs", delays);
+        for (int k = 0; k < results.size(); k++) {
+            double[] values = (delays ? results.get(k).queueDelay() : results.get(k).reclaim()).values();
+            if (values.length == 0) {
+                continue;
+            }
+            StringBuilder path = new StringBuilder();
+            int samples = Math.min(values.length, 500);
+            for (int s = 0; s < samples; s++) {
+                int index = (int) ((long) s * (values.length - 1) / Math.max(1, samples - 1));
+                double share = (index + 1.0) / values.length;
+                double px = delays ? logX(Math.max(1, values[index]), minX, maxX) : x(values[index], minX, maxX);
+                path.append(s == 0 ? "M" : "L").append(fmt(px)).append(',').append(fmt(y(share, 1)));
+            }
+            svg.append("<path d=\"").append(path).append("\" fill=\"none\" stroke-width=\"2\" stroke=\"").append(COLORS[k % COLORS.length]).append("\"/>\n");
+        }
+        svg.append("</svg>\n");
+        html.append(svg);
+        html.append("<div class=\"legend\">");
+        for (int k = 0; k < results.size(); k++) {
+            html.append("<span><i style=\"background:").append(COLORS[k % COLORS.length]).append("\"></i>").append(escape(results.get(k).policy().name()))
+                    .append("</span>");
+        }
+        html.append("</div>\n");
+    }
+
+    private static StringBuilder open(StringBuilder html) {
+        StringBuilder svg = new StringBuilder();
+        svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">%n",
+                WIDTH, HEIGHT, WIDTH, HEIGHT));
+        return svg;
+    }
+
+    private static void axes(StringBuilder svg, double minX, double maxX, double minY, double maxY, String xLabel, String yLabel, boolean logX) {
+        int bottom = HEIGHT - BOTTOM;
+        svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>", LEFT, bottom, WIDTH - RIGHT, bottom));
+        svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>%n", LEFT, TOP, LEFT, bottom));
+        if (logX) {
+            for (double v = minX; v <= maxX * 1.0001; v *= 10) {
+                double px = logX(v, minX, maxX);
+                tickX(svg, px, Format.duration(v));
+            }
+        } else {
+            for (int i = 0; i <= 5; i++) {
+                double v = minX + (maxX - minX) * i / 5;
+                tickX(svg, x(v, minX, maxX), maxX > 1000 && xLabel.equals("seconds") ? Format.duration(v) : trim(v));
+            }
+        }
+        for (int i = 0; i <= 4; i++) {
+            double v = minY + (maxY - minY) * i / 4;
+            double py = y(v, maxY);
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", LEFT + 1, WIDTH - RIGHT, py, py));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>%n", LEFT - 5, py + 4,
+                    maxY <= 1 ? Format.percent(v).replace(".0%", "%") : trim(v)));
+        }
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s</text>", (LEFT + WIDTH - RIGHT) / 2, HEIGHT - 5,
+                escape(xLabel)));
+        svg.append(String.format(Locale.ROOT, "<text x=\"12\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">%s</text>%n",
+                (TOP + bottom) / 2, (TOP + bottom) / 2, escape(yLabel)));
+    }
+
+    private static void tickX(StringBuilder svg, double px, String label) {
+        int bottom = HEIGHT - BOTTOM;
+        svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#444\"/>", px, px, bottom, bottom + 4));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>%n", px, bottom + 16, escape(label)));
+    }
+
+    private static double x(double v, double min, double max) {
+        return LEFT + (WIDTH - LEFT - RIGHT) * (max == min ? 0 : (v - min) / (max - min));
+    }
+
+    private static double logX(double v, double min, double max) {
+        return LEFT + (WIDTH - LEFT - RIGHT) * (Math.log(v / min) / Math.log(max / min));
+    }
+
+    private static double y(double v, double max) {
+        return HEIGHT - BOTTOM - (HEIGHT - BOTTOM - TOP) * (max == 0 ? 0 : v / max);
+    }
+
+    private static String fmt(double v) {
+        return String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    private static String trim(double v) {
+        return v == Math.rint(v) ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    static String escape(String text) {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+}

@@ -1,0 +1,96 @@
+package io.slipstream.simulator.report;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.spec.Durations;
+import io.slipstream.simulator.input.Experiment;
+import io.slipstream.simulator.input.Policy;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The results for machines: a JSON array with one object per policy. Seconds, GPU-hours, fractions. */
+public final class JsonReport {
+    private JsonReport() {
+    }
+
+    public static String render(Experiment experiment, List<PolicyResult> results) {
+        List<Map<String, Object>> objects = new ArrayList<>();
+        for (PolicyResult r : results) {
+            objects.add(object(experiment, r));
+        }
+        return Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(objects);
+    }
+
+    static Map<String, Object> object(Experiment experiment, PolicyResult r) {
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("policy", r.policy().name());
+        o.put("experiment", experiment.name());
+        o.put("seed", experiment.seed());
+        o.put("clusterGpus", experiment.cluster().gpus());
+        o.put("jobs", r.jobs());
+        o.put("completed", r.completed());
+        o.put("neverStarted", r.neverStarted());
+        o.put("utilization", Format.round(r.utilization(), 4));
+        o.put("windowUtilization", Format.round(r.windowUtilization(), 4));
+        o.put("meanQueueDelaySeconds", Format.round(r.queueDelay().mean(), 1));
+        o.put("p50QueueDelaySeconds", Format.round(r.queueDelay().percentile(50), 1));
+        o.put("p95QueueDelaySeconds", Format.round(r.queueDelay().percentile(95), 1));
+        o.put("p99QueueDelaySeconds", Format.round(r.queueDelay().percentile(99), 1));
+        o.put("meanCompletionSeconds", Format.round(r.completionTime().mean(), 1));
+        o.put("p50CompletionSeconds", Format.round(r.completionTime().percentile(50), 1));
+        o.put("p99CompletionSeconds", Format.round(r.completionTime().percentile(99), 1));
+        o.put("preemptions", r.preemptions());
+        o.put("failures", r.failures());
+        o.put("allocatedGpuHours", Format.round(r.allocatedGpuHours(), 1));
+        o.put("lostGpuHours", Format.round(r.lostGpuHours(), 2));
+        o.put("lostFraction", Format.round(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours(), 6));
+        o.put("borrowedGpuHours", Format.round(r.borrowedGpuHours(), 1));
+        o.put("reclaims", r.reclaim().count());
+        o.put("p50ReclaimSeconds", Format.round(r.reclaim().percentile(50), 1));
+        o.put("p99ReclaimSeconds", Format.round(r.reclaim().percentile(99), 1));
+        o.put("maxReclaimSeconds", Format.round(r.reclaim().max(), 1));
+        o.put("guaranteeWaits", r.guaranteeWait().count());
+        o.put("p99GuaranteeWaitSeconds", Format.round(r.guaranteeWait().percentile(99), 1));
+        o.put("makespanSeconds", Format.round(r.makespanSeconds(), 0));
+        o.put("cycles", r.cycles());
+        o.put("schedulerSeconds", Format.round(r.schedulerSeconds(), 2));
+        o.put("wallSeconds", Format.round(r.wallSeconds(), 2));
+        o.put("parameters", parameters(r.policy()));
+        List<Map<String, Object>> tenants = new ArrayList<>();
+        for (TenantResult t : r.tenants()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tenant", t.tenant());
+            m.put("quotaGpus", t.quotaGpus());
+            m.put("jobs", t.jobs());
+            m.put("completed", t.completed());
+            m.put("meanQueueDelaySeconds", Format.round(t.queueDelay().mean(), 1));
+            m.put("p99QueueDelaySeconds", Format.round(t.queueDelay().percentile(99), 1));
+            m.put("allocatedGpuHours", Format.round(t.allocatedGpuHours(), 1));
+            m.put("borrowedGpuHours", Format.round(t.borrowedGpuHours(), 1));
+            m.put("lentGpuHours", Format.round(t.lentGpuHours(), 1));
+            m.put("preempted", t.preempted());
+            m.put("reclaims", t.reclaim().count());
+            m.put("p50ReclaimSeconds", Format.round(t.reclaim().percentile(50), 1));
+            m.put("p99ReclaimSeconds", Format.round(t.reclaim().percentile(99), 1));
+            m.put("maxReclaimSeconds", Format.round(t.reclaim().max(), 1));
+            tenants.add(m);
+        }
+        o.put("tenants", tenants);
+        return o;
+    }
+
+    private static Map<String, Object> parameters(Policy p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("quotas", p.quotasSource());
+        m.put("idleMode", p.idleMode() == null ? "fromTrace" : p.idleMode().name());
+        m.put("gracePeriod", Durations.format(p.gracePeriod()));
+        m.put("checkpointInterval", Durations.format(p.checkpointInterval()));
+        m.put("checkpointSave", Durations.format(p.checkpointSave()));
+        m.put("checkpointOnNotice", p.checkpointOnNotice());
+        m.put("restartOverhead", Durations.format(p.restartOverhead()));
+        m.put("schedulingInterval", Durations.format(p.schedulingInterval()));
+        m.put("meanTimeBetweenFailures", p.meanTimeBetweenFailures() == null ? null : Durations.format(p.meanTimeBetweenFailures()));
+        return m;
+    }
+}

@@ -1,0 +1,40 @@
+package io.slipstream.simulator.report;
+
+import io.slipstream.simulator.input.Policy;
+import java.util.List;
+
+/**
+ * What one policy did with the trace. GPU-hours; times in seconds. {@code utilization}: allocated GPU-hours over
+ * the cluster's GPU-hours from the first submission to the last completion (the whole replay: a policy that
+ * serves the same work sooner scores higher); {@code windowUtilization}: the same between the first and the last
+ * submission only. {@code queueDelay}: time queued over all attempts; a job that never started counts until the
+ * replay's end. {@code reclaim}: for each run that had
+ * borrowers preempted to start on its quota's guarantee, from the change after which they were (its submission, or
+ * the end of what was in the way) to its start. {@code guaranteeWait}: for each run that fit its guarantee but had to
+ * wait for capacity (borrowers, or others' guaranteed work fragmenting the nodes), from then to its start.
+ * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}.
+ */
+public record PolicyResult(
+        Policy policy,
+        int jobs,
+        int completed,
+        int neverStarted,
+        double utilization,
+        double windowUtilization,
+        Distribution queueDelay,
+        Distribution completionTime,
+        int preemptions,
+        int failures,
+        double allocatedGpuHours,
+        double lostGpuHours,
+        double borrowedGpuHours,
+        Distribution reclaim,
+        Distribution guaranteeWait,
+        long cycles,
+        double schedulerSeconds,
+        double wallSeconds,
+        double makespanSeconds,
+        List<TenantResult> tenants,
+        double timelineBucketSeconds,
+        double[][] timeline) {
+}

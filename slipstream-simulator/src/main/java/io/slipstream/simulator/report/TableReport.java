@@ -1,0 +1,68 @@
+package io.slipstream.simulator.report;
+
+import io.slipstream.simulator.input.Experiment;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** The results as aligned text tables: one row per policy, then one table of tenants per policy. */
+public final class TableReport {
+    private TableReport() {
+    }
+
+    public static void print(Experiment experiment, List<PolicyResult> results, PrintWriter out) {
+        out.println("Experiment " + experiment.name() + ": " + experiment.trace().jobs().size() + " jobs of " + experiment.trace().tenants().size()
+                + " tenants from " + experiment.trace().source() + ", on " + experiment.cluster().describe() + ", seed " + experiment.seed());
+        experiment.notes().forEach(note -> out.println("  " + note));
+        out.println();
+        List<List<String>> rows = new ArrayList<>();
+        rows.add(List.of("policy", "utilization", "until last submit", "mean delay", "p50 delay", "p95 delay", "p99 delay", "mean JCT", "preemptions", "lost GPU-h",
+                "borrowed GPU-h", "reclaims", "p99 reclaim", "max reclaim", "p99 guarantee wait", "not started", "wall"));
+        for (PolicyResult r : results) {
+            rows.add(List.of(r.policy().name(), Format.percent(r.utilization()), Format.percent(r.windowUtilization()), Format.duration(r.queueDelay().mean()),
+                    Format.duration(r.queueDelay().percentile(50)), Format.duration(r.queueDelay().percentile(95)),
+                    Format.duration(r.queueDelay().percentile(99)), Format.duration(r.completionTime().mean()), String.valueOf(r.preemptions()),
+                    Format.number(r.lostGpuHours()) + " (" + Format.percent(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours()) + ")",
+                    Format.number(r.borrowedGpuHours()), String.valueOf(r.reclaim().count()), Format.duration(r.reclaim().percentile(99)),
+                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.valueOf(r.neverStarted()), String.format(Locale.ROOT, "%.1fs", r.wallSeconds())));
+        }
+        table(rows, out);
+        for (PolicyResult r : results) {
+            out.println();
+            out.println("Tenants under " + r.policy().name() + ":");
+            List<List<String>> tenantRows = new ArrayList<>();
+            tenantRows.add(List.of("tenant", "quota GPUs", "jobs", "done", "mean delay", "p99 delay", "GPU-h", "borrowed GPU-h", "lent GPU-h",
+                    "preempted", "reclaims", "p50 reclaim", "p99 reclaim", "max reclaim"));
+            for (TenantResult t : r.tenants()) {
+                tenantRows.add(List.of(t.tenant(), String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), String.valueOf(t.completed()),
+                        Format.duration(t.queueDelay().mean()), Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()),
+                        Format.number(t.borrowedGpuHours()), Format.number(t.lentGpuHours()), String.valueOf(t.preempted()),
+                        String.valueOf(t.reclaim().count()), Format.duration(t.reclaim().percentile(50)), Format.duration(t.reclaim().percentile(99)),
+                        Format.duration(t.reclaim().max())));
+            }
+            table(tenantRows, out);
+        }
+    }
+
+    private static void table(List<List<String>> rows, PrintWriter out) {
+        int[] widths = new int[rows.get(0).size()];
+        for (List<String> row : rows) {
+            for (int i = 0; i < row.size(); i++) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        for (List<String> row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.size(); i++) {
+                String cell = row.get(i);
+                if (i == 0) {
+                    line.append(cell).append(" ".repeat(widths[i] - cell.length()));
+                } else {
+                    line.append("  ").append(" ".repeat(widths[i] - cell.length())).append(cell);
+                }
+            }
+            out.println(line.toString().stripTrailing());
+        }
+    }
+}

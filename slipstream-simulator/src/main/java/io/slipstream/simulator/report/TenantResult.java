@@ -1,0 +1,15 @@
+package io.slipstream.simulator.report;
+
+/** One tenant's figures under one policy. GPU-hours; delays and reclaim times in seconds. */
+public record TenantResult(
+        String tenant,
+        long quotaGpus,
+        int jobs,
+        int completed,
+        Distribution queueDelay,
+        double allocatedGpuHours,
+        double borrowedGpuHours,
+        double lentGpuHours,
+        int preempted,
+        Distribution reclaim) {
+}

@@ -1,0 +1,134 @@
+package io.slipstream.simulator.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.QuotaType;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
+import io.slipstream.scheduler.QuotaState;
+import io.slipstream.simulator.input.ClusterSpec;
+import io.slipstream.simulator.input.NodePool;
+import io.slipstream.simulator.input.Policy;
+import io.slipstream.simulator.input.Trace;
+import io.slipstream.simulator.input.TraceJob;
+import io.slipstream.simulator.report.PolicyResult;
+import io.slipstream.simulator.report.TenantResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Small traces whose outcome can be worked out by hand: every figure asserted here is derived in a comment. */
+class SimulationTest {
+    private static final ClusterSpec ONE_NODE = new ClusterSpec(List.of(new NodePool("n", 1, 8, "gpu", 96_000, 1L << 40)));
+    private static final List<QuotaState> HALF_EACH = List.of(
+            quota("shared/gpus", null, 8), quota("a/gpus", "shared/gpus", 4), quota("b/gpus", "shared/gpus", 4));
+
+    @Test
+    void fixedQuotasLeaveIdleGpusThatBorrowingUses() {
+        // Tenant a submits eight 1-GPU jobs of 100 s at t=0; its quota is 4 of the node's 8 GPUs.
+        List<TraceJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            jobs.add(new TraceJob(i, 0, 100_000, "a", 1, 1, 0, null));
+        }
+        Trace trace = new Trace("test", jobs);
+
+        PolicyResult fixed = run(trace, policy(IdleMode.Disabled, false));
+        // Four start at 0, four at 100 s: mean delay 50 s; 800 GPU-s served in 200 s on 8 GPUs.
+        assertThat(fixed.queueDelay().mean()).isEqualTo(50.0);
+        assertThat(fixed.makespanSeconds()).isEqualTo(200.0);
+        assertThat(fixed.utilization()).isCloseTo(0.5, within(1e-9));
+        assertThat(fixed.borrowedGpuHours()).isZero();
+
+        PolicyResult borrowing = run(trace, policy(IdleMode.Acceptable, false));
+        // All eight start at once, four on b's idle guarantee.
+        assertThat(borrowing.queueDelay().mean()).isZero();
+        assertThat(borrowing.utilization()).isCloseTo(1.0, within(1e-9));
+        assertThat(borrowing.borrowedGpuHours()).isCloseTo(4 * 100 / 3600.0, within(1e-9));
+        TenantResult a = borrowing.tenants().stream().filter(t -> t.tenant().equals("a")).findFirst().orElseThrow();
+        assertThat(a.borrowedGpuHours()).isCloseTo(4 * 100 / 3600.0, within(1e-9));
+    }
+
+    @Test
+    void aLenderGetsItsGuaranteeBackWithinTheGracePeriodAndOneInterval() {
+        PolicyResult result = run(reclaimTrace(), policy(IdleMode.Acceptable, false));
+        // b's 4-GPU job arrives at 205 s; the cycle at the 210 s tick preempts a's four borrowers; they are killed at
+        // 240 s (grace 30 s), and b starts at the 240 s tick: 35 s after it arrived.
+        assertThat(result.preemptions()).isEqualTo(4);
+        assertThat(result.reclaim().count()).isEqualTo(1);
+        assertThat(result.reclaim().max()).isEqualTo(35.0);
+        // Each borrower had saved checkpoints at progress 60, 120, 180 s (each saved 10 s later); killed at 240 s, it
+        // loses 60 s of one GPU's work: 4 x 60 GPU-s in all.
+        assertThat(result.lostGpuHours()).isCloseTo(4 * 60 / 3600.0, within(1e-9));
+        assertThat(result.completed()).isEqualTo(9);
+        // The victims resume from step 180 when b is done (340 s): 820 s to go, done at 1160 s.
+        assertThat(result.makespanSeconds()).isEqualTo(1160.0);
+    }
+
+    @Test
+    void checkpointOnNoticeLosesNothingAndStopsAsSoonAsSaved() {
+        PolicyResult result = run(reclaimTrace(), policy(IdleMode.Acceptable, true));
+        // The notice at 210 s: each borrower saves its 210 s of progress in 10 s and stops at 220 s; b starts then.
+        assertThat(result.lostGpuHours()).isZero();
+        assertThat(result.reclaim().max()).isEqualTo(15.0);
+        // b runs 220..320 s; the victims resume at 320 s with 790 s to go.
+        assertThat(result.makespanSeconds()).isEqualTo(1110.0);
+    }
+
+    @Test
+    void aJobThatCanNeverStartCountsItsWaitUntilTheEnd() {
+        Trace trace = new Trace("test", List.of(new TraceJob(0, 0, 100_000, "a", 8, 2, 0, null), new TraceJob(1, 50_000, 100_000, "a", 1, 1, 0, null)));
+        PolicyResult result = run(trace, policy(IdleMode.Acceptable, false));
+        // The 16-GPU job fits no 8-GPU node pair here (one node): it never starts; the replay ends at 150 s.
+        assertThat(result.neverStarted()).isEqualTo(1);
+        assertThat(result.completed()).isEqualTo(1);
+        assertThat(result.queueDelay().max()).isEqualTo(150.0);
+    }
+
+    @Test
+    void theSameSeedGivesTheSameReplayAndFailuresRestartFromTheLastCheckpoint() {
+        List<TraceJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            jobs.add(new TraceJob(i, i * 60_000L, 3_600_000, i % 2 == 0 ? "a" : "b", 1 + i % 4, 1 + i % 2, 0, null));
+        }
+        Trace trace = new Trace("test", jobs);
+        Policy failing = new Policy("failing", HALF_EACH, "test", IdleMode.Acceptable, Duration.ofSeconds(30), Duration.ofMinutes(10),
+                Duration.ofSeconds(10), false, Duration.ofSeconds(20), Duration.ofSeconds(10), Duration.ofHours(2));
+        PolicyResult first = new Simulation(trace, ONE_NODE, failing, 42, null).run();
+        PolicyResult again = new Simulation(trace, ONE_NODE, failing, 42, null).run();
+        PolicyResult other = new Simulation(trace, ONE_NODE, failing, 43, null).run();
+
+        assertThat(first.failures()).isPositive();
+        assertThat(first.lostGpuHours()).isPositive();
+        assertThat(again.failures()).isEqualTo(first.failures());
+        assertThat(again.allocatedGpuHours()).isEqualTo(first.allocatedGpuHours());
+        assertThat(again.queueDelay().values()).containsExactly(first.queueDelay().values());
+        assertThat(other.allocatedGpuHours()).isNotEqualTo(first.allocatedGpuHours());
+        assertThat(first.completed()).isEqualTo(40);
+    }
+
+    /** Tenant a fills the node with eight 1-GPU jobs of 1000 s at t=0 (four borrowed); b asks for 4 GPUs at 205 s. */
+    private static Trace reclaimTrace() {
+        List<TraceJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            jobs.add(new TraceJob(i, 0, 1_000_000, "a", 1, 1, 0, null));
+        }
+        jobs.add(new TraceJob(8, 205_000, 100_000, "b", 4, 1, 0, null));
+        return new Trace("test", jobs);
+    }
+
+    private static Policy policy(IdleMode mode, boolean onNotice) {
+        return new Policy(mode.name(), HALF_EACH, "test", mode, Duration.ofSeconds(30), Duration.ofSeconds(60), Duration.ofSeconds(10), onNotice,
+                Duration.ZERO, Duration.ofSeconds(10), null);
+    }
+
+    private static PolicyResult run(Trace trace, Policy policy) {
+        return new Simulation(trace, ONE_NODE, policy, 1, null).run();
+    }
+
+    private static QuotaState quota(String id, String parent, int gpus) {
+        return new QuotaState(id, QuotaType.General, null, parent, new Resources(0, 0, gpus, null), null, WithinQuota.Never);
+    }
+}
