@@ -8,9 +8,11 @@ import io.slipstream.api.spec.WithinQuota;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,6 +51,24 @@ public final class Scheduler {
                 .thenComparing(ActiveRun::id);
     }
 
+    /** Sorts in {@link #victimOrder} with each run's work start computed once instead of twice per comparison. */
+    private static List<ActiveRun> inVictimOrder(List<ActiveRun> runs, Instant now) {
+        record Keyed(ActiveRun run, Instant workSince) {
+        }
+        List<Keyed> keyed = new ArrayList<>(runs.size());
+        for (ActiveRun run : runs) {
+            keyed.add(new Keyed(run, run.workSince()));
+        }
+        // Least work lost is the latest work start (all are before now); then the youngest; then id: as victimOrder.
+        keyed.sort(Comparator.comparingInt((Keyed k) -> k.run().priority())
+                .thenComparing(Keyed::workSince, Comparator.reverseOrder())
+                .thenComparing(k -> k.run().startedAt(), Comparator.reverseOrder())
+                .thenComparing(k -> k.run().id()));
+        List<ActiveRun> sorted = new ArrayList<>(keyed.size());
+        keyed.forEach(k -> sorted.add(k.run()));
+        return sorted;
+    }
+
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
         return new Cycle(snapshot, now).run();
     }
@@ -71,6 +91,8 @@ public final class Scheduler {
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<String> reservedQuotas = new HashSet<>();
         private final Map<String, String> quotaInUse = new HashMap<>();
+        /** The cycle's borrowers as victim candidates, built when a first run needs them. */
+        private VictimIndex borrowers;
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
         private final Map<String, Long> dedicatedGpus = new HashMap<>();
         private final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
@@ -376,17 +398,7 @@ public final class Scheduler {
          * Returns an empty list when the already stopping ones suffice, {@code null} when nothing helps.
          */
         private List<ActiveRun> chooseVictims(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
-            List<ActiveRun> candidates = new ArrayList<>();
             QuotaStateView quota = new QuotaStateView(book.quota(run.quota()));
-            for (ActiveRun active : reclaimable) {
-                boolean borrower = active.realTimeResources() == RealTimeResources.NotInQuota;
-                boolean lowerInOwnQuota = quota.lowerPriorityPreemption() && run.quota().equals(active.quota())
-                        && active.realTimeResources() == RealTimeResources.InQuota && active.priority() < run.priority();
-                if ((borrower || lowerInOwnQuota) && onUsableNodes(active, model)) {
-                    candidates.add(active);
-                }
-            }
-            candidates.sort(victimOrder(now));
             // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
             // also preempt within their quota have candidates of their own.
             String shape = model + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList()
@@ -394,27 +406,44 @@ public final class Scheduler {
             if (alreadyStopping.isEmpty() && hopeless.contains(shape)) {
                 return null;
             }
+            VictimIndex index = quota.lowerPriorityPreemption() ? indexOf(candidates(run, quota, model)) : borrowerIndex();
             alreadyStopping.forEach(v -> v.allocations().forEach(cluster::release));
-            // Would it fit with every candidate gone? If not, no victim is worth choosing (one test instead of many).
-            candidates.forEach(c -> c.allocations().forEach(cluster::release));
-            boolean possible = fitsTentatively(run, model);
-            candidates.forEach(c -> c.allocations().forEach(cluster::hold));
-            if (!possible) {
+            List<ActiveRun> removed = new ArrayList<>();
+            boolean fits = fitsTentatively(run, model) || targetVictims(run, model, index, removed);
+            if (!fits && run.instances().size() == 1) {
+                // One instance: no node can be cleared enough for it, so no set of victims helps.
+                removed.forEach(v -> v.allocations().forEach(cluster::hold));
                 alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
                 if (alreadyStopping.isEmpty()) {
                     hopeless.add(shape);
                 }
                 return null;
             }
-            List<ActiveRun> removed = new ArrayList<>();
-            boolean fits = fitsTentatively(run, model);
-            for (int i = 0; i < candidates.size() && !fits; i++) {
-                ActiveRun candidate = candidates.get(i);
-                candidate.allocations().forEach(cluster::release);
-                removed.add(candidate);
-                fits = fitsTentatively(run, model);
+            if (!fits) {
+                // The node-by-node choice can miss an assignment for a gang; the exhaustive one cannot. Would the run
+                // fit with every candidate gone? If not, no victim is worth choosing.
+                removed.forEach(v -> v.allocations().forEach(cluster::hold));
+                removed.clear();
+                List<ActiveRun> candidates = index.usable(this, model);
+                candidates.forEach(c -> c.allocations().forEach(cluster::release));
+                boolean possible = fitsTentatively(run, model);
+                candidates.forEach(c -> c.allocations().forEach(cluster::hold));
+                if (!possible) {
+                    alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
+                    if (alreadyStopping.isEmpty()) {
+                        hopeless.add(shape);
+                    }
+                    return null;
+                }
+                for (int i = 0; i < candidates.size() && !fits; i++) {
+                    ActiveRun candidate = candidates.get(i);
+                    candidate.allocations().forEach(cluster::release);
+                    removed.add(candidate);
+                    fits = fitsTentatively(run, model);
+                }
             }
             if (fits) {
+                // Put back, newest choice first, every victim the run fits without.
                 for (int i = removed.size() - 1; i >= 0; i--) {
                     ActiveRun candidate = removed.get(i);
                     candidate.allocations().forEach(cluster::hold);
@@ -433,6 +462,137 @@ public final class Scheduler {
             }
             removed.sort(victimOrder(now));
             return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
+        }
+
+        /** Runs that may be preempted for {@code run}: borrowers, and with LowerPriority its quota's lower-priority runs. */
+        private List<ActiveRun> candidates(PendingRun run, QuotaStateView quota, Set<String> model) {
+            List<ActiveRun> candidates = new ArrayList<>();
+            for (ActiveRun active : reclaimable) {
+                boolean borrower = active.realTimeResources() == RealTimeResources.NotInQuota;
+                boolean lowerInOwnQuota = quota.lowerPriorityPreemption() && run.quota().equals(active.quota())
+                        && active.realTimeResources() == RealTimeResources.InQuota && active.priority() < run.priority();
+                if ((borrower || lowerInOwnQuota) && onUsableNodes(active, model)) {
+                    candidates.add(active);
+                }
+            }
+            return inVictimOrder(candidates, now);
+        }
+
+        /** Every borrower of the cycle in victim order, indexed by node: built once, filtered as victims are chosen. */
+        private VictimIndex borrowerIndex() {
+            if (borrowers == null) {
+                List<ActiveRun> all = new ArrayList<>();
+                for (ActiveRun active : reclaimable) {
+                    if (active.realTimeResources() == RealTimeResources.NotInQuota) {
+                        all.add(active);
+                    }
+                }
+                borrowers = indexOf(inVictimOrder(all, now));
+            }
+            return borrowers;
+        }
+
+        private static VictimIndex indexOf(List<ActiveRun> ordered) {
+            Map<ActiveRun, Integer> rank = new IdentityHashMap<>(); // records hash every allocation: identity is enough
+            Map<String, List<ActiveRun>> byNode = new HashMap<>();
+            for (int i = 0; i < ordered.size(); i++) {
+                ActiveRun candidate = ordered.get(i);
+                rank.put(candidate, i);
+                for (Allocation allocation : candidate.allocations()) {
+                    List<ActiveRun> onNode = byNode.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
+                    if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != candidate) {
+                        onNode.add(candidate); // in victim order, as the list is
+                    }
+                }
+            }
+            List<String> nodes = new ArrayList<>(byNode.keySet());
+            nodes.sort(Comparator.naturalOrder()); // ties go by name, never by hash order
+            return new VictimIndex(ordered, rank, byNode, nodes);
+        }
+
+        /**
+         * Victims node by node, which keeps the choice cheap on a cluster full of small borrowers: for each instance
+         * (largest first) that fits nowhere, the node where the fewest victims (then the earliest in victim order)
+         * make room; they are removed and the instance is held there while the next is placed. Removed victims are
+         * added to {@code removed} (their resources stay released). Returns whether the run fits now.
+         */
+        private boolean targetVictims(PendingRun run, Set<String> model, VictimIndex index, List<ActiveRun> removed) {
+            Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+            List<InstanceRequest> order = new ArrayList<>(run.instances());
+            order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
+                    .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed()));
+            List<Allocation> held = new ArrayList<>();
+            boolean placedAll = true;
+            for (InstanceRequest instance : order) {
+                WorkingNode node = cluster.bestFit(instance.resources(), model);
+                if (node == null) {
+                    node = cheapestNode(instance.resources(), model, index, gone);
+                    if (node == null) {
+                        placedAll = false;
+                        break;
+                    }
+                    for (ActiveRun victim : index.byNode().get(node.name)) {
+                        if (node.fitsNow(instance.resources())) {
+                            break;
+                        }
+                        if (reclaimable.contains(victim) && gone.add(victim)) {
+                            victim.allocations().forEach(cluster::release);
+                            removed.add(victim);
+                        }
+                    }
+                }
+                held.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
+            }
+            for (int i = held.size() - 1; i >= 0; i--) {
+                cluster.release(held.get(i));
+            }
+            return placedAll && fitsTentatively(run, model);
+        }
+
+        /** The node where the fewest victims (ties: the earliest in victim order) would make room for the request. */
+        private WorkingNode cheapestNode(Resources request, Set<String> model, VictimIndex index, Set<ActiveRun> gone) {
+            Map<String, List<ActiveRun>> byNode = index.byNode();
+            WorkingNode best = null;
+            int bestCount = Integer.MAX_VALUE;
+            long bestRanks = Long.MAX_VALUE;
+            for (String name : index.nodes()) {
+                WorkingNode node = cluster.node(name);
+                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)) {
+                    continue;
+                }
+                long cpu = node.freeMilliCpu;
+                long memory = node.freeMemory;
+                long gpus = node.freeGpuCount();
+                int count = 0;
+                long ranks = 0;
+                for (ActiveRun victim : byNode.get(name)) {
+                    if (cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu()) {
+                        break;
+                    }
+                    if (gone.contains(victim) || !reclaimable.contains(victim)) {
+                        continue;
+                    }
+                    for (Allocation allocation : victim.allocations()) {
+                        if (allocation.node().equals(name)) {
+                            cpu += allocation.resources().milliCpu();
+                            memory += allocation.resources().memoryBytes();
+                            gpus += allocation.gpus().size();
+                        }
+                    }
+                    count++;
+                    ranks += index.rank().get(victim);
+                    if (count > bestCount) {
+                        break;
+                    }
+                }
+                boolean fits = cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu();
+                if (fits && (count < bestCount || (count == bestCount && ranks < bestRanks))) {
+                    best = node;
+                    bestCount = count;
+                    bestRanks = ranks;
+                }
+            }
+            return best;
         }
 
         private boolean fitsTentatively(PendingRun run, Set<String> model) {
@@ -536,6 +696,20 @@ public final class Scheduler {
             return run.instances().stream().map(InstanceRequest::resources)
                     .max(Comparator.comparingInt(Resources::gpu).thenComparingLong(Resources::milliCpu).thenComparingLong(Resources::memoryBytes))
                     .orElseThrow();
+        }
+    }
+
+    /** Victim candidates in victim order, their rank in it, and by node (each in victim order too). */
+    private record VictimIndex(List<ActiveRun> ordered, Map<ActiveRun, Integer> rank, Map<String, List<ActiveRun>> byNode, List<String> nodes) {
+        /** Those still reclaimable that hold something on a node of the allowed models, in victim order. */
+        List<ActiveRun> usable(Cycle cycle, Set<String> models) {
+            List<ActiveRun> usable = new ArrayList<>();
+            for (ActiveRun run : ordered) {
+                if (cycle.reclaimable.contains(run) && cycle.onUsableNodes(run, models)) {
+                    usable.add(run);
+                }
+            }
+            return usable;
         }
     }
 

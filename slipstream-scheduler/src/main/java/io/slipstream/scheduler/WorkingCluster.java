@@ -47,6 +47,11 @@ final class WorkingCluster {
         }
     }
 
+    /** The working copy of a node ({@code null}: unknown). */
+    WorkingNode node(String name) {
+        return byName.get(name);
+    }
+
     boolean hasNode(String name) {
         return byName.containsKey(name);
     }
@@ -210,14 +215,14 @@ final class WorkingCluster {
     }
 
     /** Whether nodes of {@code nodeModel} may take this request, given the run's allowed models. */
-    private static boolean allowed(String nodeModel, Resources request, Set<String> models) {
+    static boolean allowed(String nodeModel, Resources request, Set<String> models) {
         if (models != null && !models.contains(nodeModel)) {
             return false;
         }
         return request.gpu() == 0 || request.gpuModel() == null || request.gpuModel().equals(nodeModel);
     }
 
-    private WorkingNode bestFit(Resources request, Set<String> models) {
+    WorkingNode bestFit(Resources request, Set<String> models) {
         WorkingNode best = null;
         for (var entry : buckets.entrySet()) {
             if (!allowed(entry.getKey(), request, models)) {
@@ -248,7 +253,7 @@ final class WorkingCluster {
         return null;
     }
 
-    private List<Integer> take(WorkingNode node, Resources request) {
+    List<Integer> take(WorkingNode node, Resources request) {
         List<List<Integer>> taken = new ArrayList<>(1);
         move(node, () -> taken.add(node.take(request)), request, -1);
         return taken.get(0);
