@@ -13,7 +13,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -80,7 +79,8 @@ public final class Scheduler {
         private final WorkingCluster cluster;
         private final QuotaBook book;
         private final List<Decision> decisions = new ArrayList<>();
-        private final Map<RunId, Decision.Wait> waits = new LinkedHashMap<>();
+        /** By the queued run itself (each is one object in a cycle): identity lookups are the cheapest. */
+        private final Map<PendingRun, Decision.Wait> waits = new IdentityHashMap<>();
         /** Active runs that may still be reclaimed this cycle (borrowers not yet stopping). */
         private final Set<ActiveRun> reclaimable = new LinkedHashSet<>();
         /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
@@ -138,13 +138,15 @@ public final class Scheduler {
             for (PendingRun run : reclaimedFirst(queue)) {
                 giveBackHold(run);
                 Resources request = total(run);
-                if (!book.exists(run.quota()) && run.quota() != null) {
+                boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
+                boolean underMax = run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request);
+                if (run.quota() != null && !book.exists(run.quota())) {
                     wait(run, "QuotaNotFound", "quota " + run.quota() + " does not exist");
-                } else if (run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request) && book.fitsMax(run.quota(), request)) {
+                } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request) && makeRoomUnderMax(run, request)) {
+                } else if (guarantee && makeRoomUnderMax(run, request)) {
                     admitGuaranteed(run, request);
-                } else if (run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request) && makeRoomInQuota(run, request)) {
+                } else if (underMax && makeRoomInQuota(run, request)) {
                     admitGuaranteed(run, request);
                 } else {
                     borrowers.add(run);
@@ -617,7 +619,7 @@ public final class Scheduler {
         // --- step 4: borrowing runs ---
 
         private void admitBorrowing(PendingRun run, Resources request) {
-            if (waits.containsKey(run.id())) {
+            if (waits.containsKey(run)) {
                 return;
             }
             if (!book.fitsMax(run.quota(), request)) {
@@ -660,14 +662,14 @@ public final class Scheduler {
         }
 
         private void wait(PendingRun run, String reason, String message) {
-            waits.put(run.id(), new Decision.Wait(run.id(), reason, message, 0));
+            waits.put(run, new Decision.Wait(run.id(), reason, message, 0));
         }
 
         /** Waits get their position among the waiting runs of their quota, in queue order. */
         private List<Decision> withPositions(List<PendingRun> queue) {
             Map<String, Integer> positions = new HashMap<>();
             for (PendingRun run : queue) {
-                Decision.Wait wait = waits.get(run.id());
+                Decision.Wait wait = waits.get(run);
                 if (wait != null) {
                     int position = positions.merge(run.quota() == null ? QuotaBook.NO_POOL : run.quota(), 1, Integer::sum);
                     decisions.add(new Decision.Wait(run.id(), wait.reason(), wait.message(), position));
