@@ -151,7 +151,11 @@ final class InstanceDirectory {
     long[] pids() throws IOException {
         Path file = dir.resolve("pid");
         try {
-            String[] fields = Files.readString(file, StandardCharsets.UTF_8).trim().split(" ");
+            String line = Files.readString(file, StandardCharsets.UTF_8);
+            if (!line.endsWith("\n")) {
+                return null; // being written
+            }
+            String[] fields = line.trim().split(" ");
             if (fields.length != 2) {
                 throw new IOException("unreadable " + file);
             }
@@ -166,8 +170,8 @@ final class InstanceDirectory {
     /** The exit code the supervisor recorded, or {@code null} if it has not (yet). */
     Integer exitCode() {
         try {
-            String text = Files.readString(dir.resolve("exit_code"), StandardCharsets.UTF_8).trim();
-            return text.isEmpty() ? null : Integer.valueOf(text);
+            String line = Files.readString(dir.resolve("exit_code"), StandardCharsets.UTF_8);
+            return line.endsWith("\n") ? Integer.valueOf(line.trim()) : null; // no newline yet: being written
         } catch (IOException | NumberFormatException e) {
             return null;
         }
