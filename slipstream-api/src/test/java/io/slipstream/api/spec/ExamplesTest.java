@@ -16,7 +16,10 @@ class ExamplesTest {
     static Stream<Path> examples() throws Exception {
         Path root = Path.of("..", "examples");
         try (Stream<Path> files = Files.walk(root)) {
-            List<Path> yaml = files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList();
+            // Experiment and cluster files of the simulator are not documents: its own tests read the shipped ones.
+            List<Path> yaml = files.filter(p -> p.toString().endsWith(".yaml"))
+                    .filter(p -> !p.startsWith(root.resolve("simulation")) || p.getFileName().toString().startsWith("quotas"))
+                    .sorted().toList();
             assertThat(yaml).isNotEmpty();
             return yaml.stream();
         }
