@@ -272,6 +272,34 @@ class ControlLoopTest {
     }
 
     @Test
+    void theCapacityAReclaimFreesGoesToTheRunItWasReclaimedForNotToAHigherPriorityLatecomer() {
+        executor = new FakeExecutor(clock, 1, 8);
+        loop = newLoop();
+        quota("team-a", "gpu", 4);
+        quota("team-c", "gpu", 6);
+        quota("team-b", "gpu", 0);
+        RunId cRunning = submitIn("team-c", aJob("job").gpus(2).cpu(1).memoryGi(8).quota("gpu").spec());
+        RunId borrower = submitIn("team-b", aJob("job").gpus(6).cpu(1).memoryGi(8).quota("gpu").idle(io.slipstream.api.spec.IdleMode.OnlyIdle).spec());
+        loop.cycle();
+        assertThat(run(cRunning).state()).isEqualTo(RunState.RUNNING);
+        assertThat(run(borrower).state()).isEqualTo(RunState.RUNNING);
+
+        RunId owner = submitIn("team-a", aJob("job").gpus(4).cpu(1).memoryGi(8).quota("gpu").spec());
+        loop.cycle();
+        assertThat(run(borrower).reclaimFor()).isEqualTo(owner);
+        // While the borrower stops, team-c asks for 4 GPUs at a higher priority: its guarantee has room, the node none.
+        RunId latecomer = submitIn("team-c", aJob("job").gpus(4).cpu(1).memoryGi(8).quota("gpu").priority(10).spec());
+        loop.cycle();
+        assertThat(run(latecomer).state()).isEqualTo(RunState.QUEUED);
+
+        executor.confirmTerminated(new InstanceId(borrower, 1, 0), 143);
+        loop.cycle();
+        // Six GPUs are free: by priority the latecomer would take four and the owner would have to reclaim again.
+        assertThat(run(owner).state()).isEqualTo(RunState.RUNNING);
+        assertThat(run(latecomer).state()).isEqualTo(RunState.QUEUED);
+    }
+
+    @Test
     void anAcceptableRunOnIdleCapacityIsPromotedWhenItsQuotaFrees() {
         quota("team-a", "gpu", 8);
         RunId first = submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
