@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * submit 5 runs a second (60% one GPU, 30% one node, 10% gangs of 2 to 4 nodes); a cycle runs every second, victims
  * stop 30 s after their notice. The first 10 seconds warm the JIT up and are not counted. Measured: each cycle's scheduler time (the time from submit to victims chosen is one
  * cycle), the same cycle's time without the owners' runs (placement throughput is not to drop), and the victims
- * chosen against a naive choice, newest borrowers first, for the same runs on the same cluster.
+ * chosen against a naive choice, newest borrowers first, for the same runs on the same cluster. The scenario runs
+ * three times (same seed, same decisions): medians of its time percentiles, and each run's.
  */
 class ReclaimBenchmark {
     private static final int NODES = 5_000;
@@ -43,8 +44,28 @@ class ReclaimBenchmark {
 
     private final Scheduler scheduler = new Scheduler();
 
+    private static final int REPEATS = Integer.getInteger("bench.repeats", 3);
+
     @Test
     void reclaimLatencyAndVictims() throws Exception {
+        List<Map<String, Object>> runs = new ArrayList<>();
+        for (int r = 0; r < REPEATS; r++) {
+            runs.add(scenario()); // the same seed: the same decisions, only the times differ
+        }
+        Map<String, Object> report = new LinkedHashMap<>(runs.get(0));
+        for (String key : List.of("cycleMillisP50", "cycleMillisP99", "cycleMillisMax", "sameCycleWithoutOwnersMillisP50")) {
+            List<Double> values = runs.stream().map(run -> (Double) run.get(key)).sorted().toList();
+            report.put(key, values.get(values.size() / 2));
+            report.put(key + "Runs", values);
+        }
+        report.put("repeats", REPEATS);
+        String json = io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
+        Files.writeString(Path.of("target", "reclaim-benchmark.json"), json);
+        System.out.println(json);
+        assertThat((Integer) report.get("victims")).isPositive();
+    }
+
+    private Map<String, Object> scenario() {
         Random random = new Random(7);
         List<NodeState> nodes = new ArrayList<>();
         for (int i = 0; i < NODES; i++) {
@@ -170,10 +191,7 @@ class ReclaimBenchmark {
         report.put("naiveNewestFirstVictims", naive);
         report.put("workLostGpuHours", round(oursLost));
         report.put("naiveWorkLostGpuHours", round(naiveLost));
-        String json = io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
-        Files.writeString(Path.of("target", "reclaim-benchmark.json"), json);
-        System.out.println(json);
-        assertThat(ours).isPositive();
+        return report;
     }
 
     private static double lostGpuHours(ActiveRun run, Instant now) {
