@@ -5,7 +5,6 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,31 +41,14 @@ public final class Scheduler {
             .thenComparing(PendingRun::createdAt)
             .thenComparing(PendingRun::id);
 
-    /** Victims go in this order: lowest priority, then least work lost, then youngest, then id. */
-    private static Comparator<ActiveRun> victimOrder(Instant now) {
-        return Comparator.comparingInt(ActiveRun::priority)
-                .thenComparing((ActiveRun run) -> Duration.between(run.workSince(), now))
-                .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
-                .thenComparing(ActiveRun::id);
-    }
-
-    /** Sorts in {@link #victimOrder} with each run's work start computed once instead of twice per comparison. */
-    private static List<ActiveRun> inVictimOrder(List<ActiveRun> runs, Instant now) {
-        record Keyed(ActiveRun run, Instant workSince) {
-        }
-        List<Keyed> keyed = new ArrayList<>(runs.size());
-        for (ActiveRun run : runs) {
-            keyed.add(new Keyed(run, run.workSince()));
-        }
-        // Least work lost is the latest work start (all are before now); then the youngest; then id: as victimOrder.
-        keyed.sort(Comparator.comparingInt((Keyed k) -> k.run().priority())
-                .thenComparing(Keyed::workSince, Comparator.reverseOrder())
-                .thenComparing(k -> k.run().startedAt(), Comparator.reverseOrder())
-                .thenComparing(k -> k.run().id()));
-        List<ActiveRun> sorted = new ArrayList<>(keyed.size());
-        keyed.forEach(k -> sorted.add(k.run()));
-        return sorted;
-    }
+    /**
+     * Victims go in this order: lowest priority, then least work lost (the latest work start: the last checkpoint,
+     * or the start), then youngest, then id.
+     */
+    private static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
+            .thenComparing(ActiveRun::workSince, Comparator.reverseOrder())
+            .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
+            .thenComparing(ActiveRun::id);
 
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
         return new Cycle(snapshot, now).run();
@@ -292,7 +274,7 @@ public final class Scheduler {
                     borrowers.add(active);
                 }
             }
-            borrowers.sort(victimOrder(now));
+            borrowers.sort(VICTIM_ORDER);
             List<ActiveRun> chosen = new ArrayList<>();
             for (ActiveRun victim : borrowers) {
                 if (book.fitsMax(run.quota(), request)) {
@@ -329,7 +311,7 @@ public final class Scheduler {
                     lower.add(active);
                 }
             }
-            lower.sort(victimOrder(now));
+            lower.sort(VICTIM_ORDER);
             List<ActiveRun> chosen = new ArrayList<>();
             for (ActiveRun victim : lower) {
                 if (book.fitsGuarantee(run.quota(), request)) {
@@ -462,7 +444,7 @@ public final class Scheduler {
             if (!fits) {
                 return null;
             }
-            removed.sort(victimOrder(now));
+            removed.sort(VICTIM_ORDER);
             return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
         }
 
@@ -477,7 +459,8 @@ public final class Scheduler {
                     candidates.add(active);
                 }
             }
-            return inVictimOrder(candidates, now);
+            candidates.sort(VICTIM_ORDER);
+            return candidates;
         }
 
         /** Every borrower of the cycle in victim order, indexed by node: built once, filtered as victims are chosen. */
@@ -489,7 +472,8 @@ public final class Scheduler {
                         all.add(active);
                     }
                 }
-                borrowers = indexOf(inVictimOrder(all, now));
+                all.sort(VICTIM_ORDER);
+                borrowers = indexOf(all);
             }
             return borrowers;
         }
@@ -520,12 +504,9 @@ public final class Scheduler {
          */
         private boolean targetVictims(PendingRun run, Set<String> model, VictimIndex index, List<ActiveRun> removed) {
             Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-            List<InstanceRequest> order = new ArrayList<>(run.instances());
-            order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
-                    .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed()));
             List<Allocation> held = new ArrayList<>();
             boolean placedAll = true;
-            for (InstanceRequest instance : order) {
+            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
                 WorkingNode node = cluster.bestFit(instance.resources(), model);
                 if (node == null) {
                     node = cheapestNode(instance.resources(), model, index, gone);

@@ -85,12 +85,8 @@ final class WorkingCluster {
         if (!roughlyFits(instances, models)) {
             return null;
         }
-        List<InstanceRequest> order = new ArrayList<>(instances);
-        order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
-                .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
-                .thenComparingInt(InstanceRequest::rank));
-        List<Placement> placements = new ArrayList<>(order.size());
-        for (InstanceRequest instance : order) {
+        List<Placement> placements = new ArrayList<>(instances.size());
+        for (InstanceRequest instance : largestFirst(instances)) {
             WorkingNode node = bestFit(instance.resources(), models);
             if (node == null) {
                 unplace(placements, instances);
@@ -115,12 +111,8 @@ final class WorkingCluster {
                 candidates.add(node);
             }
         }
-        List<InstanceRequest> order = new ArrayList<>(instances);
-        order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
-                .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
-                .thenComparingInt(InstanceRequest::rank));
-        List<Placement> placements = new ArrayList<>(order.size());
-        for (InstanceRequest instance : order) {
+        List<Placement> placements = new ArrayList<>(instances.size());
+        for (InstanceRequest instance : largestFirst(instances)) {
             WorkingNode best = null;
             for (WorkingNode node : candidates) {
                 if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources())
@@ -136,6 +128,15 @@ final class WorkingCluster {
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
         return placements;
+    }
+
+    /** Instances in placing order: more GPUs first, then more cpu, then by rank. */
+    static List<InstanceRequest> largestFirst(List<InstanceRequest> instances) {
+        List<InstanceRequest> order = new ArrayList<>(instances);
+        order.sort(Comparator.comparingInt((InstanceRequest r) -> r.resources().gpu()).reversed()
+                .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
+                .thenComparingInt(InstanceRequest::rank));
+        return order;
     }
 
     /** Gives back what {@link #placeGang} took. */

@@ -515,7 +515,8 @@ public final class SpecReader {
         return new ScheduleSpec(cron.trim(), zone, policy == null ? ConcurrencyPolicy.Allow : policy, deadline, suspend != null && suspend);
     }
 
-    private static Duration readDuration(FieldReader reader, String field, Duration min, Duration max) {
+    /** A duration within [min, max]; {@code null} when absent or invalid (the problem is recorded). */
+    public static Duration readDuration(FieldReader reader, String field, Duration min, Duration max) {
         String text = reader.string(field, false, 32);
         if (text == null) {
             return null;

@@ -48,10 +48,6 @@ final class Recorder {
         return bucket;
     }
 
-    void start(long t) {
-        last = t;
-    }
-
     void allocate(int tenant, int gpus, boolean inQuota, int sign) {
         if (inQuota) {
             guaranteed[tenant] += sign * (long) gpus;

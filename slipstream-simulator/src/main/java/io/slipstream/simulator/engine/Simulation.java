@@ -147,7 +147,6 @@ public final class Simulation {
         long nextReport = wallStart + 1_000_000_000L;
         int nextArrival = 0;
         long limit = trace.lastSubmitMillis() + STOP_AFTER_LAST_SUBMIT;
-        recorder.start(trace.firstSubmitMillis());
         long steps = 0;
         while (true) {
             Event head = events.peek();

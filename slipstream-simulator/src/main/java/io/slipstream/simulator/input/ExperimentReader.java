@@ -42,6 +42,7 @@ import tools.jackson.databind.JsonNode;
 public final class ExperimentReader {
     static final int MAX_POLICIES = 16;
     static final int MAX_NODES = 1_000_000;
+    static final Duration MAX_DURATION = Duration.ofDays(3650);
     private static final Pattern SHORT_CLUSTER = Pattern.compile("(\\d{1,7})\\s*(?:nodes?)?\\s*[x×*]\\s*(\\d{1,4})\\s*(?:gpus?)?",
             Pattern.CASE_INSENSITIVE);
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][-A-Za-z0-9_.+]{0,62}");
@@ -172,7 +173,7 @@ public final class ExperimentReader {
         FieldReader reader = FieldReader.of(node, path, problems);
         List<JsonNode> pools = reader.array("nodes", false, 64);
         JsonNode fraction = reader.get("sizeToPeakDemand");
-        String peakWindowText = reader.string("peakWindow", false, 32);
+        Duration peakWindowRead = SpecReader.readDuration(reader, "peakWindow", Duration.ZERO, MAX_DURATION);
         Long gpusPerNode = reader.integer("gpusPerNode", false, 1, 1024);
         String gpuModel = reader.string("gpuModel", false, 128);
         Long milliCpu = SpecReader.readCpu(reader, false, 1, 4096L * 1000);
@@ -210,15 +211,7 @@ public final class ExperimentReader {
             problems.add(path + ".sizeToPeakDemand", "needs a trace with jobs");
             return null;
         }
-        Duration peakWindow = Duration.ZERO;
-        if (peakWindowText != null) {
-            try {
-                peakWindow = Durations.parse(peakWindowText);
-            } catch (IllegalArgumentException e) {
-                problems.add(path + ".peakWindow", e.getMessage());
-                return null;
-            }
-        }
+        Duration peakWindow = peakWindowRead == null ? Duration.ZERO : peakWindowRead;
         int perNode = gpusPerNode == null ? 8 : gpusPerNode.intValue();
         long peaks = trace.peakGpusByTenant(peakWindow.toMillis()).values().stream().mapToLong(Long::longValue).sum();
         long nodes = Math.max(1, Math.round(fraction.asDouble() * peaks / perNode));
@@ -356,21 +349,8 @@ public final class ExperimentReader {
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
-            String text = reader.string(field, false, 32);
-            if (text == null) {
-                return current;
-            }
-            try {
-                Duration value = Durations.parse(text);
-                if (value.compareTo(min) < 0) {
-                    reader.problems().add(reader.pathOf(field), "must be at least " + Durations.format(min) + " (is " + text + ")");
-                    return current;
-                }
-                return value;
-            } catch (IllegalArgumentException e) {
-                reader.problems().add(reader.pathOf(field), e.getMessage());
-                return current;
-            }
+            Duration value = SpecReader.readDuration(reader, field, min, MAX_DURATION);
+            return value == null ? current : value;
         }
 
         Policy toPolicy(String name, List<QuotaState> policyQuotas, String source) {
