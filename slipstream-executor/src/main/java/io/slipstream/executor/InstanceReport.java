@@ -24,10 +24,16 @@ public sealed interface InstanceReport permits InstanceReport.Running, InstanceR
     /**
      * The instance's main process ended with {@code exitCode} (128 + n when killed by signal n) and every
      * process of it is confirmed gone. {@code terminated}: it ended after {@link Executor#terminate} was called.
+     * {@code reason}: what the executor knows beyond the code ({@code OOMKilled}, an image that cannot be pulled), or
+     * {@code null}.
      */
-    record Exited(InstanceId id, int exitCode, boolean terminated, Instant at) implements InstanceReport {
+    record Exited(InstanceId id, int exitCode, boolean terminated, String reason, Instant at) implements InstanceReport {
         public Exited {
             requireNonNull(id, "id is null");
+        }
+
+        public Exited(InstanceId id, int exitCode, boolean terminated, Instant at) {
+            this(id, exitCode, terminated, null, at);
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.Map;
  * @param metadata   the run as the instance sees it, written to {@code SLIPSTREAM_METADATA_FILE} before it starts; the
  *                   executor fills in where the storage is; {@code null} for none
  * @param probe      tells when the instance is ready ({@code null}: once it runs); its result is reported
+ * @param resources  what the instance was given by the scheduler (cpu, memory, GPU count), or {@code null}; executors
+ *                   that enforce resources (Kubernetes requests and limits) read it
  */
 public record LaunchSpec(
         InstanceId id,
@@ -26,7 +28,8 @@ public record LaunchSpec(
         String workingDir,
         String image,
         io.slipstream.api.run.ClusterMetadata metadata,
-        io.slipstream.api.spec.StartupProbe probe) {
+        io.slipstream.api.spec.StartupProbe probe,
+        io.slipstream.api.spec.Resources resources) {
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(name, "name is null");
@@ -39,9 +42,15 @@ public record LaunchSpec(
         }
     }
 
+    /** An instance without stated resources. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe) {
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, null);
+    }
+
     /** An instance without metadata or probe. */
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image) {
-        this(id, name, node, gpus, command, env, workingDir, image, null, null);
+        this(id, name, node, gpus, command, env, workingDir, image, null, null, null);
     }
 }

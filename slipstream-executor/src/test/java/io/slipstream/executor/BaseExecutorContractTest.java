@@ -38,6 +38,32 @@ public abstract class BaseExecutorContractTest {
     /** Asserts that nothing of the instance runs any more (implementation-specific evidence). */
     protected abstract void assertNothingRuns(Map<String, String> handle);
 
+    /**
+     * Whether stdout and stderr are kept apart. Kubernetes keeps one log per container: both streams read as
+     * {@link LogStream#STDOUT} there, and {@link LogStream#STDERR} is empty.
+     */
+    protected boolean separatesStdoutAndStderr() {
+        return true;
+    }
+
+    /**
+     * Whether the executor sees an instance acknowledge a preemption notice (a file it touches) and releases it early.
+     * On Kubernetes an instance is released by exiting once it saved its work.
+     */
+    protected boolean seesNoticeAcknowledgement() {
+        return true;
+    }
+
+    /** The key of a handle that tells instances apart (a process id, a pod's uid). */
+    protected String identityKey() {
+        return "pid";
+    }
+
+    /** Whether the executor reads the progress file an instance writes (Kubernetes: only its output is visible). */
+    protected boolean readsProgressFile() {
+        return true;
+    }
+
     private record Running(Executor executor, InstanceId id, Map<String, String> handle) {
     }
 
@@ -78,12 +104,17 @@ public abstract class BaseExecutorContractTest {
         return new InstanceId(new RunId("contract-" + RUNS.incrementAndGet()), 1, 0);
     }
 
-    protected static LaunchSpec spec(InstanceId id, String node, String script) {
+    /** The container image instances run in, where the executor runs containers ({@code null}: none). */
+    protected String image() {
+        return null;
+    }
+
+    protected final LaunchSpec spec(InstanceId id, String node, String script) {
         return spec(id, node, script, Map.of(), List.of());
     }
 
-    protected static LaunchSpec spec(InstanceId id, String node, String script, Map<String, String> env, List<Integer> gpus) {
-        return new LaunchSpec(id, "main-0", node, gpus, List.of("sh", "-c", script), env, null, null);
+    protected final LaunchSpec spec(InstanceId id, String node, String script, Map<String, String> env, List<Integer> gpus) {
+        return new LaunchSpec(id, "main-0", node, gpus, List.of("sh", "-c", script), env, null, image());
     }
 
     protected final Map<String, String> launch(Executor executor, LaunchSpec spec) {
@@ -147,11 +178,17 @@ public abstract class BaseExecutorContractTest {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(),
-                "echo \"greeting=$GREETING\"; echo oops >&2; echo \"gpus=$CUDA_VISIBLE_DEVICES\"",
+                "echo \"greeting=$GREETING\"; echo oops >&2; sleep 1; echo \"gpus=$CUDA_VISIBLE_DEVICES\"",
                 Map.of("GREETING", "hello world; $(rm -rf /)"), List.of(1)));
         awaitReport(id, InstanceReport.Exited.class);
-        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("greeting=hello world; $(rm -rf /)\ngpus=1\n");
-        assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEqualTo("oops\n");
+        if (separatesStdoutAndStderr()) {
+            assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("greeting=hello world; $(rm -rf /)\ngpus=1\n");
+            assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEqualTo("oops\n");
+        } else {
+            // One stream, in order; which GPU ids the instance sees is the device plugin's choice.
+            assertThat(readAll(executor, id, handle, LogStream.STDOUT)).startsWith("greeting=hello world; $(rm -rf /)\noops\ngpus=");
+            assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEmpty();
+        }
         LogChunk tail = executor.readLog(id, handle, LogStream.STDOUT, 9, 1024);
         assertThat(new String(tail.data(), StandardCharsets.UTF_8)).startsWith("hello world");
     }
@@ -161,7 +198,7 @@ public abstract class BaseExecutorContractTest {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(),
-                List.of("printf", "%s|", "a b", "$(echo injected)", "; exit 9", "*"), Map.of(), null, null);
+                List.of("printf", "%s|", "a b", "$(echo injected)", "; exit 9", "*"), Map.of(), null, image());
         Map<String, String> handle = launch(executor, spec);
         assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
         assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("a b|$(echo injected)|; exit 9|*|");
@@ -171,10 +208,10 @@ public abstract class BaseExecutorContractTest {
     void aCommandThatCannotBeFoundFailsWithAnExitCode() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
-        LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("no-such-program-xyz"), Map.of(), null, null);
+        LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("no-such-program-xyz"), Map.of(), null, image());
         Map<String, String> handle = launch(executor, spec);
         assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isIn(126, 127);
-        assertThat(readAll(executor, id, handle, LogStream.STDERR)).contains("no-such-program-xyz");
+        assertThat(readAll(executor, id, handle, separatesStdoutAndStderr() ? LogStream.STDERR : LogStream.STDOUT)).contains("no-such-program-xyz");
     }
 
     @Test
@@ -206,6 +243,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void anInstanceThatAcknowledgesTheNoticeIsReleasedBeforeTheGracePeriodEnds() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(seesNoticeAcknowledgement(), "the executor releases instances when they exit");
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         // Saves "a checkpoint" on SIGTERM, acknowledges, then would linger for the whole grace period.
@@ -238,6 +276,13 @@ public abstract class BaseExecutorContractTest {
     @Test
     void activityShowsTheLastOutputAndTheReportedProgress() throws Exception {
         Executor executor = newExecutor();
+        if (!readsProgressFile()) {
+            InstanceId id = newInstanceId();
+            Map<String, String> handle = launch(executor, spec(id, nodeName(), "echo started; exec sleep 600"));
+            awaitOutput(executor, id, handle, "started");
+            assertThat(executor.activity(id, handle).lastOutputAt()).isNotNull();
+            return;
+        }
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "printf '{\"step\": 42, \"checkpointStep\": 40, "
                 + "\"checkpointTime\": \"2026-11-29T10:00:00Z\", \"metrics\": {\"loss\": 0.25, \"bad\": \"x\"}}' > \"$SLIPSTREAM_PROGRESS_FILE\"; "
@@ -261,7 +306,8 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "seq 1 100000 >&2; echo NCCL error >&2; exit 1"));
         awaitReport(id, InstanceReport.Exited.class);
-        String tail = new String(executor.readLogTail(id, handle, LogStream.STDERR, 100).data(), java.nio.charset.StandardCharsets.UTF_8);
+        LogStream stream = separatesStdoutAndStderr() ? LogStream.STDERR : LogStream.STDOUT;
+        String tail = new String(executor.readLogTail(id, handle, stream, 100).data(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(tail).hasSizeLessThanOrEqualTo(100).endsWith("100000\nNCCL error\n");
     }
 
@@ -281,7 +327,7 @@ public abstract class BaseExecutorContractTest {
         LaunchSpec spec = spec(id, nodeName(), "echo once; sleep 600");
         Map<String, String> first = launch(executor, spec);
         Map<String, String> second = executor.launch(spec);
-        assertThat(second.get("pid")).isEqualTo(first.get("pid"));
+        assertThat(second.get(identityKey())).as("the same instance").isNotNull().isEqualTo(first.get(identityKey()));
         awaitOutput(executor, id, first, "once");
         executor.terminate(id, first, Duration.ofSeconds(5), "test");
         awaitReport(id, InstanceReport.Exited.class);
@@ -325,7 +371,8 @@ public abstract class BaseExecutorContractTest {
         assertThat(executor.find(id)).isEmpty();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "exit 0"));
         awaitReport(id, InstanceReport.Exited.class);
-        assertThat(newExecutor().find(id)).hasValueSatisfying(found -> assertThat(found.get("pid")).isEqualTo(handle.get("pid")));
+        assertThat(handle.get(identityKey())).isNotNull();
+        assertThat(newExecutor().find(id)).hasValueSatisfying(found -> assertThat(found.get(identityKey())).isEqualTo(handle.get(identityKey())));
     }
 
     @Test
@@ -350,11 +397,13 @@ public abstract class BaseExecutorContractTest {
     @Test
     void endpointsGetDistinctFreePorts() {
         Executor executor = newExecutor();
-        io.slipstream.api.run.Endpoint first = executor.endpoint(nodeName(), 3, java.util.Set.of());
+        InstanceId one = newInstanceId();
+        io.slipstream.api.run.Endpoint first = executor.endpoint(one, "main-0", nodeName(), 3, java.util.Set.of());
         assertThat(first.ports()).hasSize(3).doesNotHaveDuplicates();
-        io.slipstream.api.run.Endpoint second = executor.endpoint(nodeName(), 2, java.util.Set.copyOf(first.ports()));
+        io.slipstream.api.run.Endpoint second = executor.endpoint(new InstanceId(one.runId(), 1, 1), "main-1", nodeName(), 2,
+                java.util.Set.copyOf(first.ports()));
         assertThat(second.ports()).hasSize(2).doesNotContainAnyElementsOf(first.ports());
-        assertThat(first.ip()).isNotBlank();
+        assertThat(first.fqdn()).isNotBlank();
     }
 
     /** Metadata of a run of job {@code job} in team-a with {@code count} instances and job-scoped storage "out". */
@@ -369,9 +418,9 @@ public abstract class BaseExecutorContractTest {
                 List.of(new io.slipstream.api.run.ClusterMetadata.Storage("out", "job", "out", "/mnt/out")));
     }
 
-    private static LaunchSpec withMetadata(InstanceId id, String node, String script, io.slipstream.api.run.ClusterMetadata metadata,
+    private LaunchSpec withMetadata(InstanceId id, String node, String script, io.slipstream.api.run.ClusterMetadata metadata,
                                            io.slipstream.api.spec.StartupProbe probe) {
-        return new LaunchSpec(id, "main-0", node, List.of(), List.of("sh", "-c", script), Map.of(), null, null, metadata, probe);
+        return new LaunchSpec(id, "main-0", node, List.of(), List.of("sh", "-c", script), Map.of(), null, image(), metadata, probe);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.slipstream.server;
 
 import io.slipstream.api.wire.TokenView;
 import io.slipstream.executor.Executor;
+import io.slipstream.executor.kubernetes.KubernetesExecutor;
 import io.slipstream.executor.local.Isolation;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.scheduler.Scheduler;
@@ -61,7 +62,8 @@ public final class SlipstreamServer implements AutoCloseable {
         Path dataDir = config.dataDir().toAbsolutePath().normalize();
         createDirectory(dataDir, "rwx------");
         createDirectory(dataDir.resolve("store"), "rwx------");
-        Isolation isolation = isolation(config, dataDir);
+        // Pods are isolated by the cluster (containers, network policies); local isolation concerns local processes only.
+        Isolation isolation = config.kubernetes() == null ? isolation(config, dataDir) : Isolation.off();
         Store store = config.storeUrl() == null
                 ? JdbcStore.openH2(dataDir)
                 : JdbcStore.open(config.storeUrl(), config.storeUser(), config.storePassword());
@@ -71,8 +73,10 @@ public final class SlipstreamServer implements AutoCloseable {
         try {
             TokenService tokens = new TokenService(store, clock);
             ensureAdminToken(store, tokens, dataDir, clock);
-            executor = new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
-                    InstanceTools.install(dataDir).orElse(null), clock);
+            executor = config.kubernetes() != null
+                    ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
+                    : new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
+                            InstanceTools.install(dataDir).orElse(null), clock);
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval());
             loop.start();
             Executor nodesOf = executor;

@@ -8,6 +8,7 @@ import io.slipstream.api.spec.Names;
 import io.slipstream.api.spec.SpecReader;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.kubernetes.KubernetesConfig;
 import io.slipstream.executor.local.Isolation;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.executor.local.MachineNode;
@@ -29,7 +30,7 @@ import tools.jackson.databind.JsonNode;
  * <pre>
  * server: {host: 127.0.0.1, port: 8080}
  * store: {url: jdbc:postgresql://db/slipstream, username: slipstream, password: secret}
- * executor: local
+ * executor: local             # or kubernetes, with a kubernetes: block (docs/kubernetes.md) and no nodes
  * nodes:                       # or: nodes: auto
  *   - {namePrefix: node, count: 4, cpu: 32, memory: 256Gi, gpu: 8, gpuModel: sim-gpu}
  * instances: {inheritEnv: [PATH, HOME], gracePeriod: 30s}
@@ -49,7 +50,7 @@ public final class ConfigReader {
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
                 LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, Isolation.DEFAULT_FIRST_UID, Isolation.DEFAULT_UID_COUNT,
-                RunLimits.DEFAULTS, Duration.ofSeconds(1));
+                RunLimits.DEFAULTS, Duration.ofSeconds(1), null);
     }
 
     private ConfigReader() {
@@ -89,8 +90,20 @@ public final class ConfigReader {
             store.finish();
         }
         String executor = root.string("executor", false, 64);
-        if (executor != null && !executor.equals("local")) {
-            problems.add("executor", "'" + executor + "' is not an executor of this build (available: local)");
+        KubernetesConfig kubernetes = base.kubernetes();
+        if (executor != null && !executor.equals("local") && !executor.equals("kubernetes")) {
+            problems.add("executor", "'" + executor + "' is not an executor of this build (available: local, kubernetes)");
+        } else if (executor != null) {
+            kubernetes = executor.equals("kubernetes") ? KubernetesConfig.defaults() : null;
+        }
+        FieldReader cluster = root.object("kubernetes", false);
+        if (cluster != null && kubernetes == null) {
+            problems.add("kubernetes", "is read only with executor: kubernetes");
+        } else if (cluster != null) {
+            kubernetes = readKubernetes(cluster, problems);
+        }
+        if (kubernetes != null && root.get("nodes") != null) {
+            problems.add("nodes", "the Kubernetes executor takes its nodes from the cluster (kubernetes.nodeSelector picks them)");
         }
         List<NodeInfo> nodes = readNodes(root, base.nodes(), machine, problems);
         List<String> inheritEnv = base.inheritEnv();
@@ -151,7 +164,77 @@ public final class ConfigReader {
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid,
-                uidCount, new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval());
+                uidCount, new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), kubernetes);
+    }
+
+    private static final java.util.regex.Pattern QUANTITY = java.util.regex.Pattern.compile("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?");
+    private static final java.util.regex.Pattern LABEL_KEY =
+            java.util.regex.Pattern.compile("([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
+    private static final java.util.regex.Pattern LABEL_VALUE = java.util.regex.Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+
+    /** The {@code kubernetes:} block: how the Kubernetes executor reaches and uses the cluster (docs/kubernetes.md). */
+    private static KubernetesConfig readKubernetes(FieldReader cluster, Problems problems) {
+        KubernetesConfig defaults = KubernetesConfig.defaults();
+        String kubeconfig = cluster.string("kubeconfig", false, 4096);
+        String context = cluster.string("context", false, 253);
+        String namespace = cluster.string("namespace", false, 63);
+        if (namespace != null && Names.dnsLabelProblem(namespace) != null) {
+            problems.add(cluster.pathOf("namespace"), Names.dnsLabelProblem(namespace));
+        }
+        String clusterDomain = cluster.string("clusterDomain", false, 253);
+        Map<String, String> nodeSelector = new LinkedHashMap<>();
+        var selector = cluster.entries("nodeSelector", false, 32);
+        if (selector != null) {
+            for (var entry : selector) {
+                String key = cluster.pathOf("nodeSelector") + "." + entry.getKey();
+                if (!LABEL_KEY.matcher(entry.getKey()).matches()) {
+                    problems.add(key, "is not a Kubernetes label name");
+                } else if (!entry.getValue().isString() || !LABEL_VALUE.matcher(entry.getValue().asString()).matches()) {
+                    problems.add(key, "must be a label value: at most 63 letters, digits, '-', '_' or '.'");
+                } else {
+                    nodeSelector.put(entry.getKey(), entry.getValue().asString());
+                }
+            }
+        }
+        String gpuModelLabel = cluster.string("gpuModelLabel", false, 316);
+        if (gpuModelLabel != null && !LABEL_KEY.matcher(gpuModelLabel).matches()) {
+            problems.add(cluster.pathOf("gpuModelLabel"), "is not a Kubernetes label name");
+        }
+        Duration notReadyTimeout = duration(cluster, "notReadyTimeout", problems);
+        if (notReadyTimeout != null && notReadyTimeout.compareTo(Duration.ofSeconds(10)) < 0) {
+            problems.add(cluster.pathOf("notReadyTimeout"), "must be at least 10s: a node's status comes every few seconds");
+        }
+        String storageClass = null;
+        String storageSize = null;
+        String existingClaim = null;
+        FieldReader storage = cluster.object("storage", false);
+        if (storage != null) {
+            storageClass = storage.string("storageClass", false, 253);
+            storageSize = storage.string("size", false, 32);
+            if (storageSize != null && !QUANTITY.matcher(storageSize).matches()) {
+                problems.add(storage.pathOf("size"), "must be a Kubernetes quantity such as 100Gi");
+            }
+            existingClaim = storage.string("existingClaim", false, 253);
+            if (existingClaim != null && storageClass != null) {
+                problems.add(storage.pathOf("existingClaim"), "give either existingClaim or storageClass, not both");
+            }
+            storage.finish();
+        }
+        String utilityImage = cluster.string("utilityImage", false, 512);
+        List<String> pullSecrets = new ArrayList<>();
+        List<JsonNode> secrets = cluster.array("imagePullSecrets", false, 16);
+        if (secrets != null) {
+            for (int i = 0; i < secrets.size(); i++) {
+                if (!secrets.get(i).isString() || Names.dnsLabelProblem(secrets.get(i).asString()) != null) {
+                    problems.add(cluster.pathOf("imagePullSecrets") + "[" + i + "]", "must be the name of a Secret");
+                } else {
+                    pullSecrets.add(secrets.get(i).asString());
+                }
+            }
+        }
+        cluster.finish();
+        return new KubernetesConfig(kubeconfig, context, namespace == null ? defaults.namespace() : namespace, clusterDomain, nodeSelector,
+                gpuModelLabel, notReadyTimeout, storageClass, storageSize, existingClaim, utilityImage, pullSecrets);
     }
 
     /** {@code uidRange: "200000-265535"}: {first, count}, or null if absent or wrong (the problem is recorded). */

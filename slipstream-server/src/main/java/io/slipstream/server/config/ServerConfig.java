@@ -16,6 +16,7 @@ import java.util.List;
  * @param isolation    whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
  * @param limits       grace periods, runtime limit and retention of runs
  * @param tickInterval how often the control loop runs when nothing wakes it
+ * @param kubernetes   with the Kubernetes executor, how it reaches the cluster; {@code null}: the local executor
  */
 public record ServerConfig(
         String host,
@@ -30,7 +31,8 @@ public record ServerConfig(
         int firstUid,
         int uidCount,
         RunLimits limits,
-        Duration tickInterval) {
+        Duration tickInterval,
+        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes) {
 
     public ServerConfig {
         requireNonNull(host, "host is null");
@@ -47,31 +49,36 @@ public record ServerConfig(
 
     public ServerConfig withPort(int newPort) {
         return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, tickInterval);
+                limits, tickInterval, kubernetes);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
         return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, limits,
-                tickInterval);
+                tickInterval, kubernetes);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, tickInterval);
+                limits, tickInterval, kubernetes);
     }
 
     public ServerConfig withIsolation(Isolation.Mode mode) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, limits,
-                tickInterval);
+                tickInterval, kubernetes);
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                newLimits, tickInterval);
+                newLimits, tickInterval, kubernetes);
+    }
+
+    public ServerConfig withKubernetes(io.slipstream.executor.kubernetes.KubernetesConfig newKubernetes) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+                limits, tickInterval, newKubernetes);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, newTick);
+                limits, newTick, kubernetes);
     }
 }

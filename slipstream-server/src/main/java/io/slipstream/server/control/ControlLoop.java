@@ -277,6 +277,8 @@ public final class ControlLoop implements AutoCloseable {
                 updated = instance.finished(InstanceState.KILLED, exited.exitCode(), "Terminated (exit code " + exited.exitCode() + ")", now);
             } else if (exited.exitCode() == 0) {
                 updated = instance.finished(InstanceState.SUCCEEDED, 0, "Completed", now);
+            } else if (exited.reason() != null) {
+                updated = instance.finished(InstanceState.FAILED, exited.exitCode(), exited.reason() + " (exit code " + exited.exitCode() + ")", now);
             } else {
                 updated = instance.finished(InstanceState.FAILED, exited.exitCode(), "Exited with code " + exited.exitCode(), now);
             }
@@ -670,7 +672,8 @@ public final class ControlLoop implements AutoCloseable {
             String[] group = groupOfRank.get(placement.rank());
             io.slipstream.api.run.Endpoint endpoint;
             try {
-                endpoint = executor.endpoint(placement.node(), groups.get(group[0]).ports(), takenPorts);
+                endpoint = executor.endpoint(new InstanceId(run.id(), run.attempt(), placement.rank()), group[0] + "-" + group[1], placement.node(),
+                        groups.get(group[0]).ports(), takenPorts);
             } catch (ExecutorException e) {
                 LOG.warn("run {}: no address for rank {} on {}; trying again next cycle: {}", run.id(), placement.rank(), placement.node(),
                         e.getMessage());

@@ -45,7 +45,9 @@ final class InstanceEnv {
         }
         if (instance.endpoint() != null) {
             env.put("SLIPSTREAM_HOSTNAME", instance.endpoint().fqdn());
-            env.put("SLIPSTREAM_IP", instance.endpoint().ip());
+            if (instance.endpoint().ip() != null) {
+                env.put("SLIPSTREAM_IP", instance.endpoint().ip()); // else the executor knows it (Kubernetes: the pod's IP)
+            }
             if (!instance.endpoint().ports().isEmpty()) {
                 env.put("SLIPSTREAM_PORT", Integer.toString(instance.endpoint().ports().get(0)));
                 env.put("SLIPSTREAM_PORTS", instance.endpoint().ports().stream().map(String::valueOf).collect(Collectors.joining(",")));

@@ -67,7 +67,8 @@ final class Launcher {
             }
             NodeGroupSpec group = groups.get(instance.nodeGroup());
             LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(),
-                    InstanceEnv.of(run, group, instance, metadata.master()), group.workingDir(), group.image(), metadata, group.startupProbe());
+                    InstanceEnv.of(run, group, instance, metadata.master()), group.workingDir(), group.image(), metadata, group.startupProbe(),
+                    group.resources());
             InstanceRecord updated;
             String type;
             try {

@@ -30,7 +30,9 @@ final class RunMetadata {
             entries.add(new ClusterMetadata.Instance(instance.displayName(), instance.nodeGroup(), instance.id().rank(), instance.groupRank(),
                     instance.node(), endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), started));
             if (instance.id().rank() == 0) {
-                master = new ClusterMetadata.Address(endpoint.ip(), endpoint.ports().isEmpty() ? 0 : endpoint.ports().get(0));
+                // Where the IP is known only once the instance runs (Kubernetes), its stable DNS name is the address.
+                String addr = endpoint.ip() == null || endpoint.ip().isBlank() ? endpoint.fqdn() : endpoint.ip();
+                master = new ClusterMetadata.Address(addr, endpoint.ports().isEmpty() ? 0 : endpoint.ports().get(0));
             }
         }
         List<ClusterMetadata.Storage> storage = new ArrayList<>();

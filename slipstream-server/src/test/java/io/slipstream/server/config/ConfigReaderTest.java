@@ -82,7 +82,7 @@ class ConfigReaderTest {
         assertThat(problemsOf("""
                 server: {port: 70000, hots: x}
                 store: {url: "mysql://x"}
-                executor: kubernetes
+                executor: slurm
                 nodes:
                   - {name: Bad_Name, cpu: 1, memory: 1Gi}
                   - {name: n, cpu: -2, memory: lots, gpu: 4}
@@ -93,6 +93,52 @@ class ConfigReaderTest {
                 "server.port", "server.hots", "store.url", "executor",
                 "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name",
                 "instances.gracePeriod", "instances.inheritEnv[0]", "instances.isolation", "instances.uidRange", "colour");
+    }
+
+    @Test
+    void theKubernetesExecutorIsConfiguredInItsOwnBlock() {
+        ServerConfig config = read("""
+                executor: kubernetes
+                kubernetes:
+                  kubeconfig: /etc/slipstream/kubeconfig
+                  context: training
+                  namespace: ml-jobs
+                  nodeSelector: {slipstream.io/pool: training}
+                  notReadyTimeout: 90s
+                  storage: {storageClass: nfs-rwx, size: 2Ti}
+                  imagePullSecrets: [registry]
+                """);
+        var kubernetes = config.kubernetes();
+        assertThat(kubernetes.kubeconfig()).isEqualTo("/etc/slipstream/kubeconfig");
+        assertThat(kubernetes.context()).isEqualTo("training");
+        assertThat(kubernetes.namespace()).isEqualTo("ml-jobs");
+        assertThat(kubernetes.nodeSelector()).containsExactly(Map.entry("slipstream.io/pool", "training"));
+        assertThat(kubernetes.notReadyTimeout()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(kubernetes.storageClass()).isEqualTo("nfs-rwx");
+        assertThat(kubernetes.storageSize()).isEqualTo("2Ti");
+        assertThat(kubernetes.imagePullSecrets()).containsExactly("registry");
+        assertThat(kubernetes.gpuModelLabel()).isEqualTo("nvidia.com/gpu.product");
+        assertThat(read("executor: kubernetes\n").kubernetes().namespace()).isEqualTo("slipstream-jobs");
+        assertThat(read("executor: local\n").kubernetes()).isNull();
+    }
+
+    @Test
+    void kubernetesMistakesAreNamed() {
+        assertThat(problemsOf("""
+                executor: kubernetes
+                nodes: auto
+                kubernetes:
+                  namespace: Jobs_Here
+                  nodeSelector: {"bad key!": x, pool: "a b"}
+                  notReadyTimeout: 1s
+                  storage: {size: lots, storageClass: x, existingClaim: y, mode: rwx}
+                  imagePullSecrets: [1]
+                  colour: blue
+                """)).extracting(Problem::field).containsExactlyInAnyOrder(
+                "nodes", "kubernetes.namespace", "kubernetes.nodeSelector.bad key!", "kubernetes.nodeSelector.pool",
+                "kubernetes.notReadyTimeout", "kubernetes.storage.size", "kubernetes.storage.existingClaim", "kubernetes.storage.mode",
+                "kubernetes.imagePullSecrets[0]", "kubernetes.colour");
+        assertThat(problemsOf("kubernetes: {namespace: x}\n")).extracting(Problem::field).containsExactly("kubernetes");
     }
 
     @Test

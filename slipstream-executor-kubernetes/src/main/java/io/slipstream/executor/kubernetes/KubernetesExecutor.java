@@ -1,0 +1,596 @@
+package io.slipstream.executor.kubernetes;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.executor.Activity;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs instances as pods of a Kubernetes cluster: each pinned ({@code spec.nodeName}) to the node the scheduler chose,
+ * with its run's headless service (stable DNS names), metadata config map, network policy and storage claims.
+ * Pods are watched; their status becomes reports. Nothing is kept only in memory that a restarted control plane
+ * needs: every object carries its run, attempt and rank, and the metadata lives in its config map.
+ */
+public final class KubernetesExecutor implements Executor {
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesExecutor.class);
+    /** Rendezvous ports: every pod has its own network namespace, so the same ports serve every instance. */
+    static final int FIRST_PORT = 29500;
+
+    private final KubernetesClient client;
+    private final boolean ownsClient;
+    private final KubernetesConfig config;
+    private final String namespace;
+    private final Manifests manifests;
+    private final Clock clock;
+    private final LogSpool logs;
+    private final NodeWatch nodes;
+    private final SharedIndexInformer<Pod> pods;
+    private final ScheduledExecutorService timer;
+    private final Map<InstanceId, Tracked> tracked = new ConcurrentHashMap<>();
+    /** Attempts whose metadata does not yet list every started instance's address. */
+    private final Set<String> incompleteMetadata = ConcurrentHashMap.newKeySet();
+    private volatile Consumer<InstanceReport> listener = report -> {
+    };
+
+    /** What the executor remembers of an instance it launched or adopted, to report each change once. */
+    private static final class Tracked {
+        final InstanceId id;
+        final String pod;
+        volatile String uid;
+        volatile String node;
+        volatile boolean probe;
+        boolean ready;
+        boolean probeFailed;
+        InstanceReport end;
+        Long terminatingGrace;
+        PodStatus.Ended lastEnded;
+
+        Tracked(InstanceId id, String pod) {
+            this.id = id;
+            this.pod = pod;
+        }
+    }
+
+    /** Connects to the cluster the config names. */
+    public static KubernetesExecutor connect(KubernetesConfig config, Path dataDir, Clock clock) {
+        Config clientConfig;
+        try {
+            if (config.kubeconfig() != null) {
+                clientConfig = Config.fromKubeconfig(config.context(), Files.readString(Path.of(config.kubeconfig())), config.kubeconfig());
+            } else {
+                clientConfig = Config.autoConfigure(config.context());
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new ExecutorException("cannot read the Kubernetes credentials" + (config.kubeconfig() == null ? "" : " in " + config.kubeconfig())
+                    + ": " + e.getMessage(), e);
+        }
+        clientConfig = new ConfigBuilder(clientConfig).withNamespace(config.namespace()).build();
+        KubernetesClient client = new KubernetesClientBuilder().withConfig(clientConfig).build();
+        try {
+            return new KubernetesExecutor(client, true, config, dataDir, clock);
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /** An executor over a client someone else owns (and closes). */
+    public KubernetesExecutor(KubernetesClient client, KubernetesConfig config, Path dataDir, Clock clock) {
+        this(client, false, config, dataDir, clock);
+    }
+
+    KubernetesExecutor(KubernetesClient client, boolean ownsClient, KubernetesConfig config, Path dataDir, Clock clock) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.config = config;
+        this.namespace = config.namespace();
+        this.manifests = new Manifests(config);
+        this.clock = clock;
+        this.logs = new LogSpool(client, dataDir.resolve("pod-logs"));
+        this.nodes = new NodeWatch(client, config, clock);
+        this.pods = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                observe(pod, false);
+            }
+
+            @Override
+            public void onUpdate(Pod before, Pod pod) {
+                observe(pod, false);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean unknownFinalState) {
+                observe(pod, true);
+            }
+        }, 0);
+        try {
+            pods.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            close();
+            throw new ExecutorException("cannot watch the pods of namespace " + namespace + ": " + e.getMessage(), e);
+        }
+        this.timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "kubernetes-executor-nodes");
+            thread.setDaemon(true);
+            return thread;
+        });
+        timer.scheduleWithFixedDelay(this::loseInstancesOnLostNodes, 1, 1, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public List<NodeInfo> nodes() {
+        return nodes.nodes();
+    }
+
+    @Override
+    public Endpoint endpoint(InstanceId id, String name, String node, int ports, Set<Integer> taken) {
+        requireNode(node);
+        List<Integer> given = new ArrayList<>();
+        for (int port = FIRST_PORT; given.size() < ports; port++) {
+            if (!taken.contains(port)) {
+                given.add(port);
+            }
+        }
+        String hostname = Names.hostname(name, id.rank());
+        String fqdn = hostname + "." + Names.service(id.runId()) + "." + namespace + ".svc." + config.clusterDomain();
+        return new Endpoint(hostname, fqdn, null, given); // the pod's IP is known once it runs: the metadata gets it then
+    }
+
+    @Override
+    public void setListener(Consumer<InstanceReport> listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public Map<String, String> launch(LaunchSpec spec) {
+        requireNode(spec.node());
+        InstanceId id = spec.id();
+        Pod existing = getPod(Names.pod(id));
+        if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
+            return track(id, existing);
+        }
+        Pod pod = manifests.pod(spec, namespace);
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, Names.pod(key)));
+        instance.probe = spec.probe() != null;
+        instance.node = spec.node();
+        try {
+            if (spec.metadata() != null) {
+                createRunObjects(id.runId(), spec.metadata());
+                writeMetadata(id.runId(), id.attempt(), spec.metadata());
+            }
+            Pod created = client.pods().inNamespace(namespace).resource(pod).create();
+            return track(id, created);
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 409) {
+                Pod raced = getPod(Names.pod(id));
+                if (raced != null) {
+                    return track(id, raced);
+                }
+            }
+            throw new ExecutorException("cannot create pod " + pod.getMetadata().getName() + " on node " + spec.node() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The run's service, network policy and storage claims: made once per run, kept until it is forgotten. */
+    private void createRunObjects(RunId runId, ClusterMetadata metadata) {
+        createIfAbsent(manifests.service(runId, namespace));
+        createIfAbsent(manifests.networkPolicy(runId, namespace));
+        manifests.claims(runId, metadata, namespace).forEach(this::createIfAbsent);
+    }
+
+    private void createIfAbsent(HasMetadata object) {
+        try {
+            client.resource(object).inNamespace(namespace).create();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Writes an attempt's metadata with the addresses of the pods that have one, and marks it complete once every
+     * instance started so far has one (their init containers wait for that).
+     */
+    private synchronized void writeMetadata(RunId runId, int attempt, ClusterMetadata metadata) {
+        Map<Integer, String> ips = new HashMap<>();
+        for (Pod pod : pods.getStore().list()) {
+            var labels = pod.getMetadata().getLabels();
+            if (Names.runKey(runId).equals(labels.get(Names.RUN)) && Integer.toString(attempt).equals(labels.get(Names.ATTEMPT))
+                    && pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
+                ips.put(Integer.parseInt(labels.get(Names.RANK)), pod.getStatus().getPodIP());
+            }
+        }
+        List<ClusterMetadata.Instance> instances = new ArrayList<>();
+        boolean complete = true;
+        for (ClusterMetadata.Instance instance : metadata.instances()) {
+            String ip = ips.getOrDefault(instance.rank(), instance.ip());
+            instances.add(new ClusterMetadata.Instance(instance.name(), instance.nodeGroup(), instance.rank(), instance.groupRank(), instance.node(),
+                    instance.hostname(), instance.fqdn(), ip, instance.ports(), instance.started()));
+            complete &= !instance.started() || ip != null && !ip.isBlank();
+        }
+        // Inside the pods, storage is where it is mounted.
+        List<ClusterMetadata.Storage> storage = metadata.storage().stream()
+                .map(st -> new ClusterMetadata.Storage(st.name(), st.scope(), st.mountPath(), st.mountPath())).toList();
+        ClusterMetadata filled = new ClusterMetadata(metadata.version(), metadata.runId(), metadata.workspace(), metadata.job(), metadata.attempt(),
+                metadata.worldSize(), metadata.startupOrder(), metadata.master(), instances, storage);
+        String json;
+        try {
+            json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(filled);
+        } catch (RuntimeException e) {
+            throw new ExecutorException("cannot write the metadata of run " + runId + ": " + e.getMessage(), e);
+        }
+        ConfigMap wanted = manifests.metadata(runId, attempt, namespace, json, complete);
+        String key = Names.metadata(runId, attempt);
+        ConfigMap current = client.configMaps().inNamespace(namespace).withName(key).get();
+        if (current == null) {
+            createIfAbsent(wanted);
+        } else if (!wanted.getData().equals(current.getData())) {
+            current.setData(wanted.getData());
+            client.configMaps().inNamespace(namespace).resource(current).update();
+        }
+        if (complete) {
+            incompleteMetadata.remove(key);
+        } else {
+            incompleteMetadata.add(key);
+        }
+    }
+
+    /** Fills in the addresses pods got since the metadata was written (the metadata itself is read from the cluster). */
+    private void completeMetadata(Pod pod) {
+        var labels = pod.getMetadata().getLabels();
+        String runId = pod.getMetadata().getAnnotations() == null ? null : pod.getMetadata().getAnnotations().get(Names.RUN_ID_ANNOTATION);
+        if (runId == null || labels.get(Names.ATTEMPT) == null) {
+            return;
+        }
+        int attempt = Integer.parseInt(labels.get(Names.ATTEMPT));
+        String key = Names.metadata(new RunId(runId), attempt);
+        if (!incompleteMetadata.contains(key)) {
+            return;
+        }
+        try {
+            ConfigMap current = client.configMaps().inNamespace(namespace).withName(key).get();
+            if (current == null || current.getData() == null || current.getData().get(Manifests.METADATA_KEY) == null) {
+                return;
+            }
+            ClusterMetadata metadata = Json.mapper().readValue(current.getData().get(Manifests.METADATA_KEY), ClusterMetadata.class);
+            writeMetadata(new RunId(runId), attempt, metadata);
+        } catch (RuntimeException e) {
+            LOG.warn("cannot complete the metadata {}: {}", key, e.getMessage());
+        }
+    }
+
+    private Map<String, String> track(InstanceId id, Pod pod) {
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, Names.pod(key)));
+        instance.uid = pod.getMetadata().getUid();
+        instance.node = pod.getSpec().getNodeName();
+        instance.probe = pod.getSpec().getContainers().stream().anyMatch(c -> c.getStartupProbe() != null);
+        return handleOf(pod);
+    }
+
+    private Map<String, String> handleOf(Pod pod) {
+        Map<String, String> handle = new LinkedHashMap<>();
+        handle.put("namespace", namespace);
+        handle.put("pod", pod.getMetadata().getName());
+        handle.put("uid", pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid());
+        return Map.copyOf(handle);
+    }
+
+    @Override
+    public Optional<Map<String, String>> find(InstanceId id) {
+        Pod pod = getPod(Names.pod(id));
+        return pod == null ? Optional.empty() : Optional.of(handleOf(pod));
+    }
+
+    @Override
+    public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        Map<RunId, Integer> newestAttempt = new HashMap<>();
+        handles.forEach((id, handle) -> {
+            newestAttempt.merge(id.runId(), id.attempt(), Math::max);
+            Pod pod = getPod(Names.pod(id));
+            if (pod == null || !pod.getMetadata().getUid().equals(handle.get("uid"))) {
+                report(new InstanceReport.Lost(id, "its pod " + Names.pod(id) + " is gone", clock.instant()));
+                return;
+            }
+            track(id, pod);
+            report(new InstanceReport.Running(id, handleOf(pod), clock.instant()));
+            observe(pod, false);
+        });
+        // Pods of older attempts of these runs are orphans of a restart that was under way: they must not run on.
+        newestAttempt.forEach((runId, attempt) -> {
+            for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, Names.runKey(runId)).list().getItems()) {
+                String podAttempt = pod.getMetadata().getLabels().get(Names.ATTEMPT);
+                if (podAttempt != null && Integer.parseInt(podAttempt) < attempt && pod.getMetadata().getDeletionTimestamp() == null) {
+                    LOG.info("deleting pod {}: left over from attempt {} of run {}", pod.getMetadata().getName(), podAttempt, runId);
+                    client.pods().inNamespace(namespace).withName(pod.getMetadata().getName()).delete();
+                }
+            }
+        });
+    }
+
+    @Override
+    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, handle.getOrDefault("pod", Names.pod(key))));
+        InstanceReport end;
+        synchronized (instance) {
+            end = instance.end;
+            if (end == null) {
+                instance.terminatingGrace = gracePeriod.toSeconds() == 0 && !gracePeriod.isZero() ? 1 : gracePeriod.toSeconds();
+            }
+        }
+        if (end != null) {
+            report(end); // already over: say so again (reports are at least once)
+            return;
+        }
+        try {
+            if (!gracePeriod.isZero()) {
+                String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
+                client.pods().inNamespace(namespace).withName(instance.pod).edit(pod -> {
+                    pod.getMetadata().getAnnotations().put(Names.NOTICE_ANNOTATION, notice);
+                    return pod;
+                });
+            }
+            // Kubernetes sends SIGTERM, and SIGKILL once the grace period is over; the pod disappears once all is dead.
+            var deleted = client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(instance.terminatingGrace).delete();
+            if (deleted.isEmpty()) {
+                finish(instance, new InstanceReport.Exited(id, 137, true, clock.instant()));
+            }
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 404) {
+                finish(instance, new InstanceReport.Exited(id, 137, true, clock.instant()));
+                return;
+            }
+            LOG.warn("cannot delete pod {}: {}", instance.pod, e.getMessage()); // the control loop asks again
+        }
+    }
+
+    @Override
+    public Activity activity(InstanceId id, Map<String, String> handle) {
+        String pod = handle.get("pod");
+        if (pod == null) {
+            return Activity.NONE;
+        }
+        try {
+            logs.sync(namespace, pod, false, false);
+        } catch (ExecutorException e) {
+            LOG.debug("log of {} not copied: {}", pod, e.getMessage());
+        }
+        return new Activity(logs.lastOutputAt(namespace, pod), null);
+    }
+
+    @Override
+    public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
+        String pod = handle.get("pod");
+        if (pod == null || stream == LogStream.STDERR) {
+            return new LogChunk(new byte[0], offset); // one log per container: stderr is in it
+        }
+        logs.sync(namespace, pod, false, false);
+        return logs.read(namespace, pod, offset, maxBytes);
+    }
+
+    @Override
+    public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
+        String pod = handle.get("pod");
+        if (pod == null || stream == LogStream.STDERR) {
+            return new LogChunk(new byte[0], 0);
+        }
+        logs.sync(namespace, pod, false, false);
+        return logs.tail(namespace, pod, maxBytes);
+    }
+
+    @Override
+    public void forget(RunId runId) {
+        String run = Names.runKey(runId);
+        for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems()) {
+            logs.delete(namespace, pod.getMetadata().getName());
+        }
+        client.pods().inNamespace(namespace).withLabel(Names.RUN, run).delete();
+        client.services().inNamespace(namespace).withLabel(Names.RUN, run).delete();
+        client.configMaps().inNamespace(namespace).withLabel(Names.RUN, run).delete();
+        client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).delete();
+        client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).delete(); // job and workspace claims stay
+        tracked.keySet().removeIf(id -> id.runId().equals(runId));
+        incompleteMetadata.removeIf(key -> key.startsWith("ss-" + run + "-"));
+    }
+
+    // --- watching ---
+
+    /** A pod changed (or is gone): what it says becomes a report, once. */
+    private void observe(Pod pod, boolean deleted) {
+        try {
+            if (!deleted && pod.getStatus() != null && pod.getStatus().getPodIP() != null) {
+                completeMetadata(pod);
+            }
+            InstanceId id = idOf(pod);
+            Tracked instance = id == null ? null : tracked.get(id);
+            if (instance == null || instance.uid != null && !instance.uid.equals(pod.getMetadata().getUid())) {
+                return; // not launched or adopted by this control plane (yet): adoption reports it
+            }
+            if (deleted) {
+                gone(instance, pod);
+                return;
+            }
+            PodStatus status = PodStatus.of(pod);
+            if (status instanceof PodStatus.Running running) {
+                if (instance.probe && running.started() && markReady(instance)) {
+                    report(new InstanceReport.Ready(instance.id, clock.instant()));
+                }
+            } else if (status instanceof PodStatus.Ended ended) {
+                ended(instance, pod, ended);
+            } else if (status instanceof PodStatus.CannotStart cannot) {
+                LOG.info("pod {} cannot start: {}", instance.pod, cannot.reason());
+                if (finish(instance, new InstanceReport.Exited(instance.id, cannot.exitCode(), false, cannot.reason(), clock.instant()))) {
+                    client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(0).delete(); // stop the pull retries
+                }
+            } else if (status instanceof PodStatus.Rejected rejected) {
+                finish(instance, new InstanceReport.Lost(instance.id, "the kubelet rejected or evicted its pod: " + rejected.reason(), clock.instant()));
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("cannot follow pod {}: {}", pod.getMetadata().getName(), e.getMessage(), e);
+        }
+    }
+
+    private void ended(Tracked instance, Pod pod, PodStatus.Ended ended) {
+        boolean probeFailed;
+        synchronized (instance) {
+            instance.lastEnded = ended;
+            probeFailed = instance.probe && ended.neverStarted() && !instance.probeFailed && instance.terminatingGrace == null;
+            instance.probeFailed |= probeFailed;
+        }
+        if (probeFailed) {
+            Integer threshold = pod.getSpec().getContainers().stream().filter(c -> c.getStartupProbe() != null)
+                    .map(c -> c.getStartupProbe().getFailureThreshold()).findFirst().orElse(null);
+            report(new InstanceReport.ProbeFailed(instance.id, "its startup probe failed " + (threshold == null ? "" : threshold + " time(s) ")
+                    + "in a row: the kubelet stopped the container", clock.instant()));
+        }
+        logs.sync(namespace, instance.pod, true, true); // before the report: whoever reads the log after it sees all of it
+        if (instance.terminatingGrace != null) {
+            return; // confirmed once the pod is gone
+        }
+        String reason = ended.reason() != null ? ended.reason() : probeFailed ? "StartupProbeFailed: its startup probe never passed" : null;
+        finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, reason, clock.instant()));
+    }
+
+    private void gone(Tracked instance, Pod pod) {
+        PodStatus status = PodStatus.of(pod);
+        PodStatus.Ended ended = status instanceof PodStatus.Ended e ? e : instance.lastEnded;
+        try {
+            logs.sync(namespace, instance.pod, true, true);
+        } catch (ExecutorException e) {
+            LOG.debug("last log lines of {} not copied: {}", instance.pod, e.getMessage());
+        }
+        if (instance.terminatingGrace != null) {
+            finish(instance, new InstanceReport.Exited(instance.id, ended == null ? 137 : ended.exitCode(), true, clock.instant()));
+        } else if (ended != null) {
+            finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, ended.reason(), clock.instant()));
+        } else {
+            finish(instance, new InstanceReport.Lost(instance.id, "its pod " + instance.pod + " was deleted outside Slipstream", clock.instant()));
+        }
+    }
+
+    private static boolean markReady(Tracked instance) {
+        synchronized (instance) {
+            boolean first = !instance.ready;
+            instance.ready = true;
+            return first;
+        }
+    }
+
+    /** Records the instance's end and reports it, the first time only; returns whether it was the first. */
+    private boolean finish(Tracked instance, InstanceReport end) {
+        synchronized (instance) {
+            if (instance.end != null) {
+                return false;
+            }
+            instance.end = end;
+        }
+        report(end);
+        return true;
+    }
+
+    /** Instances on nodes NotReady for too long are lost: their pods are force-deleted (their kubelet cannot confirm). */
+    private void loseInstancesOnLostNodes() {
+        try {
+            Map<String, String> lost = nodes.lost();
+            if (lost.isEmpty()) {
+                return;
+            }
+            for (Tracked instance : tracked.values()) {
+                String why = instance.node == null ? null : lost.get(instance.node);
+                if (why == null || instance.end != null) {
+                    continue;
+                }
+                if (finish(instance, new InstanceReport.Lost(instance.id, "NodeLost: node " + instance.node + " is " + why, clock.instant()))) {
+                    client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(0).delete();
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("cannot check for lost nodes: {}", e.getMessage());
+        }
+    }
+
+    private static InstanceId idOf(Pod pod) {
+        var labels = pod.getMetadata().getLabels();
+        var annotations = pod.getMetadata().getAnnotations();
+        String runId = annotations == null ? null : annotations.get(Names.RUN_ID_ANNOTATION);
+        if (runId == null || labels == null || labels.get(Names.ATTEMPT) == null || labels.get(Names.RANK) == null) {
+            return null;
+        }
+        try {
+            return new InstanceId(new RunId(runId), Integer.parseInt(labels.get(Names.ATTEMPT)), Integer.parseInt(labels.get(Names.RANK)));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    private Pod getPod(String name) {
+        return client.pods().inNamespace(namespace).withName(name).get();
+    }
+
+    private void requireNode(String node) {
+        if (!nodes.knows(node)) {
+            throw new ExecutorException("no node named " + node + " among the cluster nodes Slipstream manages"
+                    + (config.nodeSelector().isEmpty() ? "" : " (labels " + config.nodeSelector() + ")"));
+        }
+    }
+
+    private void report(InstanceReport report) {
+        try {
+            listener.accept(report);
+        } catch (RuntimeException e) {
+            LOG.warn("the listener failed on {}: {}", report, e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        if (pods != null) {
+            pods.stop();
+        }
+        nodes.close();
+        if (ownsClient) {
+            client.close();
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package io.slipstream.executor.kubernetes;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.LogChunk;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Copies pods' logs to local files as they are read, so that byte offsets are stable and a log outlives its pod
+ * (Kubernetes drops a pod's log with the pod). Each copy fetches what came since the last line copied: the log API
+ * filters by whole seconds, so lines are fetched with their timestamps and those already copied are skipped.
+ */
+final class LogSpool {
+    private static final Duration MIN_INTERVAL = Duration.ofMillis(500);
+
+    private final KubernetesClient client;
+    private final Path dir;
+    private final Map<String, Object> locks = new ConcurrentHashMap<>();
+
+    LogSpool(KubernetesClient client, Path dir) {
+        this.client = client;
+        this.dir = dir;
+    }
+
+    /** Where the copy is, and how far it goes: the last line's timestamp and how many lines carried it. */
+    private record Position(Instant last, int atLast, Instant syncedAt, boolean complete) {
+        static final Position START = new Position(null, 0, Instant.EPOCH, false);
+    }
+
+    /**
+     * Copies what is new. {@code ended}: the container has ended, so a last line without a newline is complete and
+     * this is the last copy needed. Without {@code force}, copies at most every half second.
+     */
+    void sync(String namespace, String pod, boolean ended, boolean force) {
+        synchronized (locks.computeIfAbsent(namespace + "/" + pod, key -> new Object())) {
+            Position position = readPosition(namespace, pod);
+            Instant now = Instant.now();
+            if (position.complete() || !force && Duration.between(position.syncedAt(), now).compareTo(MIN_INTERVAL) < 0) {
+                return;
+            }
+            String text;
+            try {
+                var log = client.pods().inNamespace(namespace).withName(pod).inContainer(Manifests.MAIN_CONTAINER).usingTimestamps();
+                text = position.last() == null ? log.getLog()
+                        : log.sinceTime(position.last().truncatedTo(ChronoUnit.SECONDS).toString()).getLog();
+            } catch (KubernetesClientException e) {
+                if (e.getCode() == 404 || e.getCode() == 400) {
+                    return; // the pod is gone, or its container has not started: nothing (more) to copy
+                }
+                throw new ExecutorException("cannot read the log of pod " + pod + ": " + e.getMessage(), e);
+            }
+            append(namespace, pod, text == null ? "" : text, position, ended, now);
+        }
+    }
+
+    private void append(String namespace, String pod, String text, Position position, boolean ended, Instant now) {
+        StringBuilder fresh = new StringBuilder();
+        Instant last = position.last();
+        int atLast = position.atLast();
+        int skip = position.atLast();
+        int start = 0;
+        while (start < text.length()) {
+            int end = text.indexOf('\n', start);
+            boolean partial = end < 0;
+            if (partial && !ended) {
+                break; // the rest of the line comes with the next copy
+            }
+            String line = partial ? text.substring(start) : text.substring(start, end + 1);
+            start = partial ? text.length() : end + 1;
+            int space = line.indexOf(' ');
+            Instant at;
+            try {
+                at = Instant.parse(space < 0 ? line.strip() : line.substring(0, space));
+            } catch (DateTimeParseException e) {
+                continue; // not a line of the log (the API server adds none, but be safe)
+            }
+            String content = space < 0 ? "" : line.substring(space + 1);
+            if (last != null && at.isBefore(last)) {
+                continue;
+            }
+            if (last != null && at.equals(last)) {
+                if (skip > 0) {
+                    skip--;
+                    continue;
+                }
+                atLast++;
+            } else {
+                last = at;
+                atLast = 1;
+                skip = 0;
+            }
+            fresh.append(content);
+        }
+        try {
+            Path file = file(namespace, pod);
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, fresh, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            writePosition(namespace, pod, new Position(last, atLast, now, ended));
+        } catch (IOException e) {
+            throw new ExecutorException("cannot copy the log of pod " + pod + ": " + e.getMessage(), e);
+        }
+    }
+
+    LogChunk read(String namespace, String pod, long offset, int maxBytes) {
+        Path file = file(namespace, pod);
+        if (!Files.exists(file)) {
+            return new LogChunk(new byte[0], offset);
+        }
+        try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
+            long length = in.length();
+            if (offset >= length) {
+                return new LogChunk(new byte[0], offset);
+            }
+            byte[] data = new byte[(int) Math.min(maxBytes, length - offset)];
+            in.seek(offset);
+            in.readFully(data);
+            return new LogChunk(data, offset + data.length);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read the log copy of pod " + pod + ": " + e.getMessage(), e);
+        }
+    }
+
+    LogChunk tail(String namespace, String pod, int maxBytes) {
+        Path file = file(namespace, pod);
+        long length;
+        try {
+            length = Files.exists(file) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read the log copy of pod " + pod + ": " + e.getMessage(), e);
+        }
+        return read(namespace, pod, Math.max(0, length - maxBytes), maxBytes);
+    }
+
+    /** When the pod last wrote a line, as far as copied; {@code null}: never. */
+    Instant lastOutputAt(String namespace, String pod) {
+        return readPosition(namespace, pod).last();
+    }
+
+    void delete(String namespace, String pod) {
+        try {
+            Files.deleteIfExists(file(namespace, pod));
+            Files.deleteIfExists(positionFile(namespace, pod));
+        } catch (IOException e) {
+            throw new ExecutorException("cannot delete the log copy of pod " + pod + ": " + e.getMessage(), e);
+        }
+        locks.remove(namespace + "/" + pod);
+    }
+
+    private Path file(String namespace, String pod) {
+        return dir.resolve(namespace).resolve(pod + ".log");
+    }
+
+    private Path positionFile(String namespace, String pod) {
+        return dir.resolve(namespace).resolve(pod + ".position");
+    }
+
+    /** The position is kept beside the copy, so that a restarted control plane goes on where it stopped. */
+    private Position readPosition(String namespace, String pod) {
+        Path file = positionFile(namespace, pod);
+        try {
+            if (!Files.exists(file)) {
+                return Position.START;
+            }
+            String[] fields = Files.readString(file, StandardCharsets.UTF_8).strip().split(" ");
+            return new Position(fields[0].equals("-") ? null : Instant.parse(fields[0]), Integer.parseInt(fields[1]),
+                    Instant.parse(fields[2]), Boolean.parseBoolean(fields[3]));
+        } catch (IOException | RuntimeException e) {
+            return Position.START;
+        }
+    }
+
+    private void writePosition(String namespace, String pod, Position position) throws IOException {
+        Path file = positionFile(namespace, pod);
+        Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(temp, (position.last() == null ? "-" : position.last().toString()) + " " + position.atLast() + " "
+                + position.syncedAt() + " " + position.complete() + "\n", StandardCharsets.UTF_8);
+        Files.move(temp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+}

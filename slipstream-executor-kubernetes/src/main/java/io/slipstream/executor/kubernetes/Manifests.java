@@ -1,0 +1,329 @@
+package io.slipstream.executor.kubernetes;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.fabric8.kubernetes.api.model.LocalObjectReference;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.StorageSpec;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.LaunchSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The Kubernetes objects of a run, built from what the control plane decided; pure, so the exact manifests are
+ * tested against golden files. Names and labels come from {@link Names}.
+ */
+final class Manifests {
+    static final String MAIN_CONTAINER = "main";
+    static final String RUN_DIR = "/etc/slipstream/run";
+    static final String METADATA_KEY = "metadata.json";
+    /** The key whose presence says that every started instance's address is in the metadata. */
+    static final String COMPLETE_KEY = "complete";
+    static final String NOTICE_DIR = "/etc/slipstream/notice";
+    static final String NOTICE_FILE = "notice.json";
+    static final String CHECKPOINT_DIR = "/var/lib/slipstream/checkpoints";
+    static final String SHARED_DIR = "/var/lib/slipstream/shared";
+    static final String WORKSPACE_DIR = "/workspace";
+    static final String GPU_RESOURCE = "nvidia.com/gpu";
+
+    private final KubernetesConfig config;
+
+    Manifests(KubernetesConfig config) {
+        this.config = config;
+    }
+
+    /** Where one piece of storage comes from: a claim and the path inside it. */
+    record Mount(String volume, String claim, String subPath, String mountPath) {
+    }
+
+    /** The claims a run's instances mount: the run's own, and those of its job- and workspace-scoped storage. */
+    List<Mount> mounts(RunId runId, ClusterMetadata metadata) {
+        List<Mount> mounts = new ArrayList<>();
+        String existing = config.existingClaim();
+        String workspace = metadata.workspace();
+        String runRoot = existing == null ? "" : "workspaces/" + segment(workspace) + "/runs/" + Names.runKey(runId) + "/";
+        String runClaim = existing == null ? Names.runClaim(runId) : existing;
+        mounts.add(new Mount("checkpoints", runClaim, runRoot + "checkpoints", CHECKPOINT_DIR));
+        mounts.add(new Mount("shared", runClaim, runRoot + "shared", SHARED_DIR));
+        for (ClusterMetadata.Storage storage : metadata.storage()) {
+            String path = relative(storage.path() == null ? storage.name() : storage.path(), storage.name());
+            String volume = "storage-" + Names.labelValue(storage.name()).toLowerCase(java.util.Locale.ROOT);
+            Mount mount = switch (storage.scope()) {
+                case "run" -> new Mount(volume, runClaim, runRoot + "storage/" + path, storage.mountPath());
+                case "job" -> existing == null
+                        ? new Mount(volume, Names.jobClaim(workspace, metadata.job()), path, storage.mountPath())
+                        : new Mount(volume, existing, "workspaces/" + segment(workspace) + "/jobs/" + segment(metadata.job()) + "/" + path,
+                                storage.mountPath());
+                case "workspace" -> existing == null
+                        ? new Mount(volume, Names.workspaceClaim(workspace), path, storage.mountPath())
+                        : new Mount(volume, existing, "workspaces/" + segment(workspace) + "/shared/" + path, storage.mountPath());
+                default -> throw new ExecutorException("storage " + storage.name() + ": unknown scope " + storage.scope());
+            };
+            mounts.add(mount);
+        }
+        return mounts;
+    }
+
+    /** The claims of {@link #mounts} that the executor makes (none when everything lives on an existing claim). */
+    List<PersistentVolumeClaim> claims(RunId runId, ClusterMetadata metadata, String namespace) {
+        if (config.existingClaim() != null) {
+            return List.of();
+        }
+        Map<String, PersistentVolumeClaim> claims = new LinkedHashMap<>();
+        for (Mount mount : mounts(runId, metadata)) {
+            boolean ofRun = mount.claim().equals(Names.runClaim(runId));
+            Map<String, String> labels = new LinkedHashMap<>();
+            labels.put(Names.MANAGED_BY, Names.MANAGER);
+            if (ofRun) {
+                labels.put(Names.RUN, Names.runKey(runId)); // deleted with the run; job and workspace claims outlive it
+            } else {
+                labels.put(Names.WORKSPACE, Names.labelValue(metadata.workspace()));
+            }
+            claims.computeIfAbsent(mount.claim(), name -> new PersistentVolumeClaimBuilder()
+                    .withNewMetadata().withName(name).withNamespace(namespace).withLabels(labels).endMetadata()
+                    .withNewSpec()
+                    .withAccessModes("ReadWriteMany")
+                    .withStorageClassName(config.storageClass())
+                    .withNewResources().addToRequests("storage", new Quantity(config.storageSize())).endResources()
+                    .endSpec()
+                    .build());
+        }
+        return List.copyOf(claims.values());
+    }
+
+    /** The pod of one instance, pinned to the node the scheduler chose. */
+    Pod pod(LaunchSpec spec, String namespace) {
+        InstanceId id = spec.id();
+        if (spec.image() == null || spec.image().isBlank()) {
+            throw new ExecutorException("instance " + spec.name() + " has no image: on Kubernetes every node group names the container "
+                    + "image it runs (image: in the node group)");
+        }
+        ClusterMetadata metadata = spec.metadata();
+        Map<String, String> labels = Names.runLabels(id.runId());
+        labels.put(Names.ATTEMPT, Integer.toString(id.attempt()));
+        labels.put(Names.RANK, Integer.toString(id.rank()));
+        if (metadata != null) {
+            String group = metadata.instances().stream().filter(i -> i.rank() == id.rank()).map(ClusterMetadata.Instance::nodeGroup)
+                    .findFirst().orElse(null);
+            if (group != null) {
+                labels.put(Names.NODE_GROUP, Names.labelValue(group));
+            }
+            labels.put(Names.WORKSPACE, Names.labelValue(metadata.workspace()));
+            labels.put(Names.JOB, Names.labelValue(metadata.job()));
+        }
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(Names.RUN_ID_ANNOTATION, id.runId().value());
+        annotations.put("slipstream.io/instance", spec.name());
+
+        List<VolumeMount> volumeMounts = new ArrayList<>();
+        List<Volume> volumes = new ArrayList<>();
+        List<EnvVar> env = new ArrayList<>();
+        spec.env().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(e -> env.add(new EnvVarBuilder().withName(e.getKey()).withValue(e.getValue()).build()));
+        env.add(new EnvVarBuilder().withName("SLIPSTREAM_IP").withNewValueFrom().withNewFieldRef().withFieldPath("status.podIP")
+                .endFieldRef().endValueFrom().build());
+        env.add(env("SLIPSTREAM_PREEMPTION_NOTICE_FILE", NOTICE_DIR + "/" + NOTICE_FILE));
+        volumes.add(new VolumeBuilder().withName("notice").withNewDownwardAPI().addNewItem().withPath(NOTICE_FILE).withNewFieldRef()
+                .withFieldPath("metadata.annotations['" + Names.NOTICE_ANNOTATION + "']").endFieldRef().endItem().endDownwardAPI().build());
+        volumeMounts.add(mount("notice", NOTICE_DIR, null, true));
+
+        List<Container> initContainers = new ArrayList<>();
+        if (metadata != null) {
+            env.add(env("SLIPSTREAM_METADATA_FILE", RUN_DIR + "/" + METADATA_KEY));
+            env.add(env("SLIPSTREAM_CHECKPOINT_DIR", CHECKPOINT_DIR));
+            env.add(env("SLIPSTREAM_SHARED_DIR", SHARED_DIR));
+            volumes.add(new VolumeBuilder().withName("run").withNewConfigMap().withName(Names.metadata(id.runId(), id.attempt()))
+                    .endConfigMap().build());
+            volumeMounts.add(mount("run", RUN_DIR, null, true));
+            Map<String, String> claimVolumes = new LinkedHashMap<>();
+            for (Mount storage : mounts(id.runId(), metadata)) {
+                String volume = claimVolumes.computeIfAbsent(storage.claim(), claim -> "claim-" + claimVolumes.size());
+                volumeMounts.add(mount(volume, storage.mountPath(), storage.subPath(), false));
+                if (!storage.volume().equals("checkpoints") && !storage.volume().equals("shared")) {
+                    String name = metadata.storage().stream().filter(s -> storage.volume().equals(
+                            "storage-" + Names.labelValue(s.name()).toLowerCase(java.util.Locale.ROOT))).map(ClusterMetadata.Storage::name)
+                            .findFirst().orElseThrow();
+                    env.add(env(StorageSpec.envNameOf(name), storage.mountPath()));
+                }
+            }
+            claimVolumes.forEach((claim, volume) -> volumes.add(new VolumeBuilder().withName(volume).withNewPersistentVolumeClaim()
+                    .withClaimName(claim).endPersistentVolumeClaim().build()));
+            // The main container starts once the metadata lists the address of every instance started with it.
+            initContainers.add(new ContainerBuilder()
+                    .withName("wait-for-metadata")
+                    .withImage(config.utilityImage())
+                    .withCommand("sh", "-c", "until [ -e \"$RUN_DIR/" + COMPLETE_KEY + "\" ]; do sleep 1; done")
+                    .withEnv(env("RUN_DIR", RUN_DIR))
+                    .withVolumeMounts(mount("run", RUN_DIR, null, true))
+                    .withNewResources().addToRequests("cpu", new Quantity("10m")).addToRequests("memory", new Quantity("16Mi"))
+                    .addToLimits("cpu", new Quantity("100m")).addToLimits("memory", new Quantity("32Mi")).endResources()
+                    .build());
+        }
+        String workingDir = null;
+        if (spec.workingDir() != null) {
+            workingDir = WORKSPACE_DIR + "/" + relative(spec.workingDir(), "workingDir");
+            volumes.add(new VolumeBuilder().withName("workspace").withNewEmptyDir().endEmptyDir().build());
+            volumeMounts.add(mount("workspace", WORKSPACE_DIR, null, false));
+        }
+        ContainerBuilder main = new ContainerBuilder()
+                .withName(MAIN_CONTAINER)
+                .withImage(spec.image())
+                .withCommand(spec.command())
+                .withWorkingDir(workingDir)
+                .withEnv(env)
+                .withResources(resources(spec))
+                .withVolumeMounts(volumeMounts)
+                .withTerminationMessagePolicy("FallbackToLogsOnError");
+        if (spec.probe() != null) {
+            main.withStartupProbe(probe(spec.probe()));
+        }
+        return new PodBuilder()
+                .withNewMetadata().withName(Names.pod(id)).withNamespace(namespace).withLabels(labels).withAnnotations(annotations)
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName(spec.node())
+                .withHostname(metadata == null ? null : Names.hostname(spec.name(), id.rank()))
+                .withSubdomain(metadata == null ? null : Names.service(id.runId()))
+                .withRestartPolicy("Never") // restarts are the control plane's: the whole gang, by the run's policy
+                .withEnableServiceLinks(false)
+                .withAutomountServiceAccountToken(false)
+                .withImagePullSecrets(config.imagePullSecrets().stream().map(LocalObjectReference::new).toList())
+                .withTolerations(gpuToleration())
+                .withInitContainers(initContainers)
+                .withContainers(main.build())
+                .withVolumes(volumes)
+                .endSpec()
+                .build();
+    }
+
+    /** The headless service that gives every instance of a run a stable DNS name, addressable before it is ready. */
+    Service service(RunId runId, String namespace) {
+        return new ServiceBuilder()
+                .withNewMetadata().withName(Names.service(runId)).withNamespace(namespace).withLabels(Names.runLabels(runId))
+                .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
+                .withNewSpec()
+                .withClusterIP("None")
+                .withPublishNotReadyAddresses(true) // rendezvous happens before any instance is ready
+                .withSelector(Map.of(Names.RUN, Names.runKey(runId)))
+                .endSpec()
+                .build();
+    }
+
+    /** Lets the run's pods be reached by each other only: nothing of another run gets in. */
+    NetworkPolicy networkPolicy(RunId runId, String namespace) {
+        Map<String, String> ofRun = Map.of(Names.RUN, Names.runKey(runId));
+        return new NetworkPolicyBuilder()
+                .withNewMetadata().withName(Names.networkPolicy(runId)).withNamespace(namespace).withLabels(Names.runLabels(runId))
+                .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
+                .withNewSpec()
+                .withNewPodSelector().withMatchLabels(ofRun).endPodSelector()
+                .withPolicyTypes("Ingress")
+                .addNewIngress().addNewFrom().withNewPodSelector().withMatchLabels(ofRun).endPodSelector().endFrom().endIngress()
+                .endSpec()
+                .build();
+    }
+
+    /** The metadata file of one attempt; {@code complete}: every started instance's address is in it. */
+    ConfigMap metadata(RunId runId, int attempt, String namespace, String json, boolean complete) {
+        Map<String, String> labels = Names.runLabels(runId);
+        labels.put(Names.ATTEMPT, Integer.toString(attempt));
+        Map<String, String> data = new LinkedHashMap<>();
+        data.put(METADATA_KEY, json);
+        if (complete) {
+            data.put(COMPLETE_KEY, "true");
+        }
+        return new ConfigMapBuilder()
+                .withNewMetadata().withName(Names.metadata(runId, attempt)).withNamespace(namespace).withLabels(labels)
+                .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
+                .withData(data)
+                .build();
+    }
+
+    private static ResourceRequirements resources(LaunchSpec spec) {
+        Resources resources = spec.resources();
+        ResourceRequirementsBuilder builder = new ResourceRequirementsBuilder();
+        if (resources != null) {
+            if (resources.milliCpu() > 0) {
+                Quantity cpu = new Quantity(resources.milliCpu() + "m");
+                builder.addToRequests("cpu", cpu).addToLimits("cpu", cpu);
+            }
+            if (resources.memoryBytes() > 0) {
+                Quantity memory = new Quantity(Long.toString(resources.memoryBytes()));
+                builder.addToRequests("memory", memory).addToLimits("memory", memory);
+            }
+        }
+        int gpus = resources != null ? resources.gpu() : spec.gpus().size();
+        if (gpus > 0) {
+            builder.addToLimits(GPU_RESOURCE, new Quantity(Integer.toString(gpus))); // extended resources: limits only
+        }
+        return builder.build();
+    }
+
+    private static Probe probe(io.slipstream.api.spec.StartupProbe probe) {
+        return new ProbeBuilder()
+                .withNewExec().withCommand(probe.command()).endExec()
+                .withPeriodSeconds(probe.periodSeconds())
+                .withFailureThreshold(probe.failureThreshold())
+                .withInitialDelaySeconds(probe.initialDelaySeconds())
+                .build();
+    }
+
+    private static Toleration gpuToleration() {
+        // GPU nodes are commonly tainted so that only GPU workloads land there; ours are such workloads.
+        return new TolerationBuilder().withKey(GPU_RESOURCE).withOperator("Exists").withEffect("NoSchedule").build();
+    }
+
+    private static EnvVar env(String name, String value) {
+        return new EnvVarBuilder().withName(name).withValue(value).build();
+    }
+
+    private static VolumeMount mount(String volume, String path, String subPath, boolean readOnly) {
+        return new VolumeMountBuilder().withName(volume).withMountPath(path).withSubPath(subPath).withReadOnly(readOnly ? true : null).build();
+    }
+
+    /** A relative path that stays inside where it is put: no absolute paths, no {@code ..}, no empty segments. */
+    static String relative(String path, String what) {
+        if (path.isEmpty() || path.startsWith("/")) {
+            throw new ExecutorException(what + ": '" + path + "' must be a relative path");
+        }
+        for (String segment : path.split("/", -1)) {
+            if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
+                throw new ExecutorException(what + ": path segment '" + segment + "' of '" + path + "' is not allowed");
+            }
+        }
+        return path;
+    }
+
+    private static String segment(String name) {
+        return relative(name, "name").replace('/', '_');
+    }
+}

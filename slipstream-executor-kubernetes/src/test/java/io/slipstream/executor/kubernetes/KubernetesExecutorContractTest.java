@@ -1,0 +1,88 @@
+package io.slipstream.executor.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.BaseExecutorContractTest;
+import io.slipstream.executor.Executor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The executor contract, on fabric8's mock API server with a test kubelet that runs pods as local processes. */
+class KubernetesExecutorContractTest extends BaseExecutorContractTest {
+    @TempDir
+    static Path root;
+
+    private static TestCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = new TestCluster(root);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @Override
+    protected Executor createExecutor() {
+        return cluster.executor(TestCluster.config(), Clock.systemUTC());
+    }
+
+    @Override
+    protected String nodeName() {
+        return TestCluster.NODES.get(0);
+    }
+
+    @Override
+    protected String image() {
+        return "registry.example.com/team-a/trainer:1.0";
+    }
+
+    @Override
+    protected void assertNothingRuns(Map<String, String> handle) {
+        assertThat(cluster.kubelet.anyProcessAlive(handle.get("pod"))).as("a process of pod %s is alive", handle.get("pod")).isFalse();
+    }
+
+    @Override
+    protected String identityKey() {
+        return "uid";
+    }
+
+    @Override
+    protected boolean separatesStdoutAndStderr() {
+        return false;
+    }
+
+    @Override
+    protected boolean seesNoticeAcknowledgement() {
+        return false;
+    }
+
+    @Override
+    protected boolean readsProgressFile() {
+        return false;
+    }
+
+    @Override
+    protected String gate(InstanceId id) {
+        Path fifo = root.resolve("gate-" + id.runId());
+        try {
+            assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        return fifo.toString();
+    }
+
+    @Override
+    protected void openGate(InstanceId id) throws Exception {
+        Files.writeString(root.resolve("gate-" + id.runId()), "go\n");
+    }
+}

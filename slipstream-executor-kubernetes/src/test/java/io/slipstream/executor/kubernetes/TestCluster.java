@@ -1,0 +1,68 @@
+package io.slipstream.executor.kubernetes;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** A mock API server with GPU nodes and a test kubelet running their pods: a cluster in a test. */
+final class TestCluster implements AutoCloseable {
+    static final String NAMESPACE = "slipstream-jobs";
+    static final List<String> NODES = List.of("gpu-node-1", "gpu-node-2");
+
+    final TestApiServer api = new TestApiServer();
+    final KubernetesClient admin = api.newClient();
+    final TestKubelet kubelet;
+    private final Path root;
+
+    TestCluster(Path root) {
+        this.root = root;
+        for (String name : NODES) {
+            admin.nodes().resource(node(name, true)).create();
+        }
+        kubelet = new TestKubelet(api.newClient(), api, NAMESPACE, Set.copyOf(NODES), root.resolve("kubelet"));
+    }
+
+    static Node node(String name, boolean ready) {
+        return new NodeBuilder()
+                .withNewMetadata().withName(name).withLabels(Map.of("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3", "slipstream.io/pool", "training"))
+                .endMetadata()
+                .withNewSpec().endSpec()
+                .withNewStatus()
+                .withAllocatable(Map.of("cpu", new Quantity("32"), "memory", new Quantity("256Gi"), "nvidia.com/gpu", new Quantity("8")))
+                .withCapacity(Map.of("cpu", new Quantity("32"), "memory", new Quantity("256Gi"), "nvidia.com/gpu", new Quantity("8")))
+                .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").withLastTransitionTime(Instant.now().toString())
+                .endCondition()
+                .endStatus()
+                .build();
+    }
+
+    void setReady(String name, boolean ready) {
+        admin.nodes().withName(name).editStatus(node -> {
+            node.setStatus(node(name, ready).getStatus());
+            return node;
+        });
+    }
+
+    KubernetesExecutor executor(KubernetesConfig config, Clock clock) {
+        return new KubernetesExecutor(api.newClient(), true, config, root.resolve("control-plane"), clock);
+    }
+
+    static KubernetesConfig config() {
+        return new KubernetesConfig(null, null, NAMESPACE, null, null, null, java.time.Duration.ofSeconds(2), "shared-rwx", "10Gi", null,
+                null, null);
+    }
+
+    @Override
+    public void close() {
+        kubelet.close();
+        admin.close();
+        api.close();
+    }
+}
