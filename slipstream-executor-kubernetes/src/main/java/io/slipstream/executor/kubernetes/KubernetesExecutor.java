@@ -472,7 +472,10 @@ public final class KubernetesExecutor implements Executor {
         boolean probeFailed;
         synchronized (instance) {
             instance.lastEnded = ended;
-            probeFailed = instance.probe && ended.neverStarted() && !instance.probeFailed && instance.terminatingGrace == null;
+            // Killed (SIGTERM or SIGKILL) before its probe passed, and not by us: the kubelet gave up on the probe. A
+            // container may also end on its own before its first probe; that is a plain exit.
+            boolean killed = ended.exitCode() == 137 || ended.exitCode() == 143;
+            probeFailed = instance.probe && ended.neverStarted() && killed && !instance.probeFailed && instance.terminatingGrace == null;
             instance.probeFailed |= probeFailed;
         }
         if (probeFailed) {

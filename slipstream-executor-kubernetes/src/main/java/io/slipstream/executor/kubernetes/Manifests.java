@@ -55,6 +55,10 @@ final class Manifests {
     static final String WORKSPACE_DIR = "/workspace";
     static final String GPU_RESOURCE = "nvidia.com/gpu";
 
+    /** What the pod says itself; the same names in the spec's env are dropped (the spec reader refuses them anyway). */
+    private static final java.util.Set<String> OWN_ENV = java.util.Set.of("SLIPSTREAM_IP", "SLIPSTREAM_PREEMPTION_NOTICE_FILE",
+            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR");
+
     private final KubernetesConfig config;
 
     Manifests(KubernetesConfig config) {
@@ -147,7 +151,7 @@ final class Manifests {
         List<VolumeMount> volumeMounts = new ArrayList<>();
         List<Volume> volumes = new ArrayList<>();
         List<EnvVar> env = new ArrayList<>();
-        spec.env().entrySet().stream().sorted(Map.Entry.comparingByKey())
+        spec.env().entrySet().stream().filter(e -> !OWN_ENV.contains(e.getKey())).sorted(Map.Entry.comparingByKey())
                 .forEach(e -> env.add(new EnvVarBuilder().withName(e.getKey()).withValue(e.getValue()).build()));
         env.add(new EnvVarBuilder().withName("SLIPSTREAM_IP").withNewValueFrom().withNewFieldRef().withFieldPath("status.podIP")
                 .endFieldRef().endValueFrom().build());
@@ -272,12 +276,14 @@ final class Manifests {
         Resources resources = spec.resources();
         ResourceRequirementsBuilder builder = new ResourceRequirementsBuilder();
         if (resources != null) {
+            // Requests equal limits: the scheduler counted exactly this much, so the instance gets it and no more.
             if (resources.milliCpu() > 0) {
-                Quantity cpu = new Quantity(resources.milliCpu() + "m");
+                long milli = resources.milliCpu();
+                Quantity cpu = new Quantity(milli % 1000 == 0 ? Long.toString(milli / 1000) : milli + "m");
                 builder.addToRequests("cpu", cpu).addToLimits("cpu", cpu);
             }
             if (resources.memoryBytes() > 0) {
-                Quantity memory = new Quantity(Long.toString(resources.memoryBytes()));
+                Quantity memory = new Quantity(bytes(resources.memoryBytes()));
                 builder.addToRequests("memory", memory).addToLimits("memory", memory);
             }
         }
@@ -286,6 +292,20 @@ final class Manifests {
             builder.addToLimits(GPU_RESOURCE, new Quantity(Integer.toString(gpus))); // extended resources: limits only
         }
         return builder.build();
+    }
+
+    private static String bytes(long bytes) {
+        String[] units = {"Ki", "Mi", "Gi", "Ti"};
+        String text = Long.toString(bytes);
+        long value = bytes;
+        for (String unit : units) {
+            if (value % 1024 != 0) {
+                break;
+            }
+            value /= 1024;
+            text = value + unit;
+        }
+        return text;
     }
 
     private static Probe probe(io.slipstream.api.spec.StartupProbe probe) {

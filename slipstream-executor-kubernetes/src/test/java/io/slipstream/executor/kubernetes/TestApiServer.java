@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * reads it; the mock keeps a deleted pod while the kubelet's finalizer is on it, as a real server keeps a pod until
  * its kubelet confirms that its containers are dead).
  */
-final class TestApiServer implements AutoCloseable {
+public final class TestApiServer implements AutoCloseable {
     private static final Pattern POD_LOG = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/?]+)/log(\\?.*)?");
     private static final Pattern POD = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/?]+)(\\?.*)?");
     private static final Pattern GRACE = Pattern.compile("\"gracePeriodSeconds\"\\s*:\\s*(\\d+)");

@@ -12,16 +12,16 @@ import java.util.Map;
 import java.util.Set;
 
 /** A mock API server with GPU nodes and a test kubelet running their pods: a cluster in a test. */
-final class TestCluster implements AutoCloseable {
-    static final String NAMESPACE = "slipstream-jobs";
-    static final List<String> NODES = List.of("gpu-node-1", "gpu-node-2");
+public final class TestCluster implements AutoCloseable {
+    public static final String NAMESPACE = "slipstream-jobs";
+    public static final List<String> NODES = List.of("gpu-node-1", "gpu-node-2");
 
-    final TestApiServer api = new TestApiServer();
-    final KubernetesClient admin = api.newClient();
-    final TestKubelet kubelet;
+    public final TestApiServer api = new TestApiServer();
+    public final KubernetesClient admin = api.newClient();
+    public final TestKubelet kubelet;
     private final Path root;
 
-    TestCluster(Path root) {
+    public TestCluster(Path root) {
         this.root = root;
         for (String name : NODES) {
             admin.nodes().resource(node(name, true)).create();
@@ -43,7 +43,7 @@ final class TestCluster implements AutoCloseable {
                 .build();
     }
 
-    void setReady(String name, boolean ready) {
+    public void setReady(String name, boolean ready) {
         admin.nodes().withName(name).editStatus(node -> {
             node.setStatus(node(name, ready).getStatus());
             return node;
@@ -57,6 +57,26 @@ final class TestCluster implements AutoCloseable {
     static KubernetesConfig config() {
         return new KubernetesConfig(null, null, NAMESPACE, null, null, null, java.time.Duration.ofSeconds(2), "shared-rwx", "10Gi", null,
                 null, null);
+    }
+
+    /** A kubeconfig file that points at this cluster, as an operator's would. */
+    public Path writeKubeconfig(Path file) throws java.io.IOException {
+        String server = admin.getConfiguration().getMasterUrl();
+        java.nio.file.Files.writeString(file, """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: test
+                  cluster: {server: "%s"}
+                users:
+                - name: slipstream
+                  user: {token: not-checked-by-the-mock}
+                contexts:
+                - name: test
+                  context: {cluster: test, user: slipstream, namespace: %s}
+                current-context: test
+                """.formatted(server, NAMESPACE));
+        return file;
     }
 
     @Override

@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * SIGTERM to the container's process group, SIGKILL once the grace period is over, then it lets the pod go.
  * Images named {@code missing/...} cannot be pulled.
  */
-final class TestKubelet implements AutoCloseable {
+public final class TestKubelet implements AutoCloseable {
     static final String FINALIZER = "test.kubelet/containers-running";
 
     private final KubernetesClient client;
@@ -207,11 +207,20 @@ final class TestKubelet implements AutoCloseable {
             }
             finish(run, run.process.waitFor());
         } catch (Exception e) {
-            if (!(e instanceof InterruptedException)) {
+            if (!interrupted(e)) {
                 System.err.println("test kubelet: pod " + run.name + " failed: " + e);
                 e.printStackTrace();
             }
         }
+    }
+
+    private static boolean interrupted(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof InterruptedException || cause instanceof java.io.InterruptedIOException) {
+                return true; // the kubelet is shutting down
+            }
+        }
+        return false;
     }
 
     private void finish(PodRun run, int code) {
@@ -495,7 +504,7 @@ final class TestKubelet implements AutoCloseable {
     }
 
     /** Whether any process of the pod's containers is alive (zombies do not count). */
-    boolean anyProcessAlive(String pod) {
+    public boolean anyProcessAlive(String pod) {
         PodRun run = runs.values().stream().filter(r -> r.name.equals(pod)).reduce((a, b) -> b).orElse(null);
         if (run == null || run.process == null) {
             return false;

@@ -1,0 +1,242 @@
+package io.slipstream.executor.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the Kubernetes executor does beyond the executor contract: nodes, metadata, lost nodes, adoption, clean-up. */
+class KubernetesExecutorTest {
+    private static final String IMAGE = "registry.example.com/trainer:1";
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path root;
+
+    private TestCluster cluster;
+    private final List<KubernetesExecutor> executors = new ArrayList<>();
+    private final List<InstanceReport> reports = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void start() {
+        cluster = new TestCluster(root);
+    }
+
+    @AfterEach
+    void stop() {
+        executors.forEach(KubernetesExecutor::close);
+        cluster.close();
+    }
+
+    private KubernetesExecutor executor(KubernetesConfig config) {
+        KubernetesExecutor executor = cluster.executor(config, Clock.systemUTC());
+        executor.setListener(reports::add);
+        executors.add(executor);
+        return executor;
+    }
+
+    private KubernetesExecutor executor() {
+        return executor(TestCluster.config());
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) {
+        await().atMost(TIMEOUT).until(() -> reports.stream().anyMatch(r -> r.id().equals(id) && type.isInstance(r)));
+        return (R) reports.stream().filter(r -> r.id().equals(id) && type.isInstance(r)).findFirst().orElseThrow();
+    }
+
+    private static LaunchSpec spec(InstanceId id, String name, String node, String script, ClusterMetadata metadata) {
+        return new LaunchSpec(id, name, node, List.of(), List.of("sh", "-c", script), Map.of(), null, IMAGE, metadata, null,
+                new Resources(1000, 1L << 30, 1, "nvidia-h100-80gb-hbm3"));
+    }
+
+    /** A run's metadata as the control plane makes it on Kubernetes: addresses are names, IPs are not known yet. */
+    private static ClusterMetadata metadata(KubernetesExecutor executor, RunId run, int count, String storageScope) {
+        List<ClusterMetadata.Instance> instances = new ArrayList<>();
+        for (int rank = 0; rank < count; rank++) {
+            var endpoint = executor.endpoint(new InstanceId(run, 1, rank), "worker-" + rank, TestCluster.NODES.get(rank % 2), 1, java.util.Set.of());
+            instances.add(new ClusterMetadata.Instance("worker-" + rank, "worker", rank, rank, TestCluster.NODES.get(rank % 2), endpoint.hostname(),
+                    endpoint.fqdn(), endpoint.ip(), endpoint.ports(), true));
+        }
+        return new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, run.value(), "team-a", "train", 1, count, "InParallel",
+                new ClusterMetadata.Address(instances.get(0).fqdn(), 29500), instances,
+                storageScope == null ? List.of() : List.of(new ClusterMetadata.Storage("out", storageScope, "out", "/mnt/out")));
+    }
+
+    private String log(KubernetesExecutor executor, InstanceId id, Map<String, String> handle) {
+        return new String(executor.readLog(id, handle, LogStream.STDOUT, 0, 1 << 20).data(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theNodesAreTheManagedClusterNodesWithTheirGpus() {
+        cluster.admin.nodes().resource(TestCluster.node("cpu-node", true)).create();
+        cluster.admin.nodes().withName("cpu-node").edit(node -> {
+            node.getMetadata().getLabels().remove("slipstream.io/pool");
+            return node;
+        });
+        KubernetesExecutor all = executor();
+        await().atMost(TIMEOUT).until(() -> all.nodes().size() == 3);
+        NodeInfo node = all.nodes().get(1);
+        assertThat(node.name()).isEqualTo("gpu-node-1");
+        assertThat(node.capacity()).isEqualTo(new Resources(32_000, 256L << 30, 8, "nvidia-h100-80gb-hbm3"));
+        assertThat(node.labels()).containsEntry("slipstream.io/pool", "training");
+
+        KubernetesConfig selected = new KubernetesConfig(null, null, TestCluster.NAMESPACE, null, Map.of("slipstream.io/pool", "training"),
+                null, Duration.ofSeconds(2), null, null, null, null, null);
+        KubernetesExecutor pool = executor(selected);
+        assertThat(pool.nodes()).extracting(NodeInfo::name).containsExactly("gpu-node-1", "gpu-node-2");
+        assertThatThrownBy(() -> pool.launch(spec(new InstanceId(new RunId("r-1"), 1, 0), "worker-0", "cpu-node", "true", null)))
+                .isInstanceOf(ExecutorException.class).hasMessageContaining("no node named cpu-node");
+
+        cluster.setReady("gpu-node-2", false);
+        cluster.admin.nodes().withName("gpu-node-1").edit(n -> {
+            n.getSpec().setTaints(List.of(new Taint("NoSchedule", "maintenance", null, "true")));
+            return n;
+        });
+        await().atMost(TIMEOUT).until(() -> pool.nodes().isEmpty());
+    }
+
+    @Test
+    void instancesStartOnceTheMetadataListsEveryAddressAndReachEachOtherByName() throws Exception {
+        KubernetesExecutor executor = executor();
+        RunId run = new RunId("train-4x");
+        ClusterMetadata metadata = metadata(executor, run, 2, "job");
+        List<Map<String, String>> handles = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            InstanceId id = new InstanceId(run, 1, rank);
+            handles.add(executor.launch(spec(id, "worker-" + rank, TestCluster.NODES.get(rank), "cat \"$SLIPSTREAM_METADATA_FILE\"", metadata)));
+        }
+        for (int rank = 0; rank < 2; rank++) {
+            InstanceId id = new InstanceId(run, 1, rank);
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            ClusterMetadata seen = Json.mapper().readValue(log(executor, id, handles.get(rank)), ClusterMetadata.class);
+            assertThat(seen.instances()).allSatisfy(instance -> assertThat(instance.ip()).startsWith("10.42.0."));
+            assertThat(seen.instances()).extracting(ClusterMetadata.Instance::fqdn)
+                    .containsExactly("worker-0.ss-train-4x.slipstream-jobs.svc.cluster.local", "worker-1.ss-train-4x.slipstream-jobs.svc.cluster.local");
+            assertThat(seen.storage()).singleElement().satisfies(storage -> assertThat(storage.path()).isEqualTo("/mnt/out"));
+        }
+        Pod pod = cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName("ss-train-4x-1-1").get();
+        assertThat(pod.getSpec().getNodeName()).isEqualTo("gpu-node-2");
+        assertThat(pod.getSpec().getHostname()).isEqualTo("worker-1");
+        assertThat(pod.getMetadata().getLabels()).containsEntry("slipstream.io/run", "train-4x").containsEntry("slipstream.io/attempt", "1")
+                .containsEntry("slipstream.io/rank", "1").containsEntry("slipstream.io/node-group", "worker");
+        assertThat(pod.getSpec().getContainers().get(0).getResources().getLimits()).containsKey("nvidia.com/gpu");
+        assertThat(cluster.admin.services().inNamespace(TestCluster.NAMESPACE).withName("ss-train-4x").get().getSpec().getClusterIP()).isEqualTo("None");
+        assertThat(cluster.admin.network().networkPolicies().inNamespace(TestCluster.NAMESPACE).withName("ss-train-4x").get()).isNotNull();
+    }
+
+    @Test
+    void anImageThatCannotBePulledFailsTheInstanceWithTheReasonInsteadOfHanging() {
+        KubernetesExecutor executor = executor();
+        InstanceId id = new InstanceId(new RunId("pull-1"), 1, 0);
+        executor.launch(new LaunchSpec(id, "main-0", TestCluster.NODES.get(0), List.of(), List.of("true"), Map.of(), null, "missing/trainer:9"));
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isEqualTo(127);
+        assertThat(exited.terminated()).isFalse();
+        assertThat(exited.reason()).startsWith("ImagePullFailed: ImagePullBackOff").contains("missing/trainer:9");
+        await().atMost(TIMEOUT).until(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName("ss-pull-1-1-0").get() == null);
+    }
+
+    @Test
+    void aNodeNotReadyForLongerThanTheTimeoutLosesItsInstances() {
+        KubernetesExecutor executor = executor();
+        InstanceId onLostNode = new InstanceId(new RunId("lost-1"), 1, 0);
+        InstanceId elsewhere = new InstanceId(new RunId("lost-2"), 1, 0);
+        Map<String, String> handle = executor.launch(spec(onLostNode, "main-0", "gpu-node-2", "echo up; exec sleep 600", null));
+        executor.launch(spec(elsewhere, "main-0", "gpu-node-1", "exec sleep 600", null));
+        await().atMost(TIMEOUT).until(() -> log(executor, onLostNode, handle).contains("up"));
+
+        cluster.setReady("gpu-node-2", false);
+        InstanceReport.Lost lost = awaitReport(onLostNode, InstanceReport.Lost.class);
+        assertThat(lost.reason()).startsWith("NodeLost: node gpu-node-2 is NotReady for");
+        await().atMost(TIMEOUT).until(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName("ss-lost-1-1-0").get() == null);
+        assertThat(reports).noneMatch(r -> r.id().equals(elsewhere) && !(r instanceof InstanceReport.Running));
+        executor.terminate(elsewhere, executor.find(elsewhere).orElseThrow(), Duration.ZERO, "test");
+    }
+
+    @Test
+    void theNoticeWithReasonAndDeadlineReachesTheInstanceWithTheSignal() {
+        KubernetesExecutor executor = executor();
+        InstanceId id = new InstanceId(new RunId("notice-1"), 1, 0);
+        Map<String, String> handle = executor.launch(spec(id, "main-0", "gpu-node-1",
+                "trap 'cat \"$SLIPSTREAM_PREEMPTION_NOTICE_FILE\"; echo; echo saved; exit 0' TERM; echo started; "
+                        + "while true; do sleep 0.1; done", null));
+        await().atMost(TIMEOUT).until(() -> log(executor, id, handle).contains("started"));
+        executor.terminate(id, handle, Duration.ofSeconds(30), "ReclaimedByQuotaOwner: team-a needs its GPUs");
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.terminated()).isTrue();
+        assertThat(exited.exitCode()).isZero();
+        String log = log(executor, id, handle);
+        assertThat(log).contains("\"reason\":\"ReclaimedByQuotaOwner: team-a needs its GPUs\"", "\"deadline\"", "saved");
+        assertThat(cluster.kubelet.anyProcessAlive(handle.get("pod"))).isFalse();
+    }
+
+    @Test
+    void aRestartedControlPlaneAdoptsPodsNeverDuplicatesThemAndDeletesThoseOfOlderAttempts() {
+        KubernetesExecutor before = executor();
+        RunId run = new RunId("adopt-1");
+        InstanceId old = new InstanceId(run, 1, 0);
+        InstanceId current = new InstanceId(run, 2, 0);
+        before.launch(spec(old, "main-0", "gpu-node-1", "exec sleep 600", null)); // left over from a restart under way
+        Map<String, String> handle = before.launch(spec(current, "main-0", "gpu-node-1", "echo up; exec sleep 600", null));
+        await().atMost(TIMEOUT).until(() -> log(before, current, handle).contains("up"));
+        before.close();
+
+        KubernetesExecutor after = executor();
+        assertThat(after.launch(spec(current, "main-0", "gpu-node-1", "echo twice; exec sleep 600", null)).get("uid"))
+                .as("a launch the store had not recorded finds the pod instead of making a second one").isEqualTo(handle.get("uid"));
+        after.adopt(Map.of(current, handle));
+        awaitReport(current, InstanceReport.Running.class);
+        await().atMost(TIMEOUT).until(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName("ss-adopt-1-1-0").get() == null);
+        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "adopt-1").list().getItems())
+                .extracting(p -> p.getMetadata().getName()).containsExactly("ss-adopt-1-2-0");
+        assertThat(log(after, current, handle)).isEqualTo("up\n");
+
+        after.terminate(current, handle, Duration.ofSeconds(5), "test");
+        assertThat(awaitReport(current, InstanceReport.Exited.class).terminated()).isTrue();
+    }
+
+    @Test
+    void forgettingARunDeletesItsObjectsButKeepsWhatItsJobShares() {
+        KubernetesExecutor executor = executor();
+        RunId run = new RunId("forget-1");
+        InstanceId id = new InstanceId(run, 1, 0);
+        executor.launch(spec(id, "worker-0", "gpu-node-1", "echo done > \"$SLIPSTREAM_STORAGE_OUT/result\"", metadata(executor, run, 1, "job")));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        var claims = cluster.admin.persistentVolumeClaims().inNamespace(TestCluster.NAMESPACE);
+        assertThat(claims.list().getItems()).extracting(c -> c.getMetadata().getName()).containsExactlyInAnyOrder("ss-forget-1-run", "ss-job-team-a-train");
+
+        executor.forget(run);
+
+        await().atMost(TIMEOUT).until(() -> executor.find(id).isEmpty());
+        assertThat(claims.list().getItems()).extracting(c -> c.getMetadata().getName()).containsExactly("ss-job-team-a-train");
+        assertThat(cluster.admin.services().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "forget-1").list().getItems()).isEmpty();
+        assertThat(cluster.admin.configMaps().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "forget-1").list().getItems()).isEmpty();
+        assertThat(cluster.admin.network().networkPolicies().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "forget-1").list()
+                .getItems()).isEmpty();
+    }
+}

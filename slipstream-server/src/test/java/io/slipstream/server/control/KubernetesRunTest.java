@@ -1,0 +1,105 @@
+package io.slipstream.server.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.executor.kubernetes.KubernetesConfig;
+import io.slipstream.executor.kubernetes.TestCluster;
+import io.slipstream.server.support.TestServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The real server with {@code executor: kubernetes}, on fabric8's mock API server with the test kubelet: the same jobs,
+ * the same API, instances as pods. The executor connects through a kubeconfig file, as it would to a real cluster.
+ */
+class KubernetesRunTest {
+    private static final String IMAGE = "registry.example.com/team-a/trainer:1.0";
+
+    @TempDir
+    Path root;
+
+    private TestCluster cluster;
+    private TestServer server;
+    private String admin;
+
+    @BeforeEach
+    void start() throws Exception {
+        cluster = new TestCluster(root.resolve("cluster"));
+        Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
+        KubernetesConfig kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, Map.of(), null,
+                Duration.ofSeconds(10), null, null, null, null, List.of());
+        server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
+        admin = server.adminToken();
+        server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        cluster.close();
+    }
+
+    private String submit(String name, String image, List<Map<String, Object>> groups, String startupOrder) {
+        Map<String, Object> job = Map.of("jobDocument", Map.of("apiVersion", "slipstream/v1", "kind", "Job",
+                "metadata", Map.of("name", name, "workspace", "w"),
+                "spec", Map.of("startupOrder", startupOrder, "storage", List.of(Map.of("name", "out", "scope", "job")),
+                        "nodeGroups", groups.stream().map(g -> {
+                            Map<String, Object> group = new java.util.HashMap<>(g);
+                            group.put("image", image);
+                            return group;
+                        }).toList())));
+        TestServer.Response response = server.post("/api/v1/runs", admin, Json.mapper().writeValueAsString(job));
+        assertThat(response.status()).as(response.text()).isEqualTo(201);
+        return response.json().get("id").asString();
+    }
+
+    @Test
+    void aTwoGroupJobRunsAsPodsPinnedToTheChosenNodesAndRendezvousesByName() {
+        String script = "echo \"$SLIPSTREAM_NODE_GROUP rank=$RANK master=$MASTER_ADDR:$MASTER_PORT ip=$SLIPSTREAM_IP\"; "
+                + "grep -c '\"ip\" : \"10.42.0.' \"$SLIPSTREAM_METADATA_FILE\"; echo model > \"$SLIPSTREAM_STORAGE_OUT/$RANK\"";
+        String run = submit("pretrain", IMAGE, List.of(
+                Map.of("name", "coordinator", "replicas", 1, "resources", Map.of("cpu", 2, "memory", "4Gi"), "command", List.of("sh", "-c", script),
+                        "startupProbe", Map.of("command", List.of("true"), "periodSeconds", 1)),
+                Map.of("name", "worker", "replicas", 2, "resources", Map.of("cpu", 8, "memory", "32Gi", "gpu", 8),
+                        "command", List.of("sh", "-c", script))), "InOrder");
+        JsonNode done = server.awaitState(admin, run, "SUCCEEDED");
+
+        String master = "coordinator-0.ss-" + run + ".slipstream-jobs.svc.cluster.local:29500";
+        String logs = server.get("/api/v1/runs/" + run + "/logs", admin).text();
+        assertThat(logs).contains("|r0|gpu-node-").contains("coordinator rank=0 master=" + master + " ip=10.42.0.")
+                .contains("worker rank=1 master=" + master).contains("worker rank=2 master=" + master);
+        // Each worker holds a whole 8-GPU node: the gang is spread exactly as the scheduler placed it.
+        List<String> nodes = new java.util.ArrayList<>();
+        done.get("instances").forEach(instance -> nodes.add(instance.get("node").asString()));
+        assertThat(nodes.subList(1, 3)).containsExactlyInAnyOrder("gpu-node-1", "gpu-node-2");
+        var pods = cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems();
+        assertThat(pods).hasSize(3).allSatisfy(pod -> assertThat(pod.getSpec().getNodeName())
+                .isEqualTo(nodes.get(Integer.parseInt(pod.getMetadata().getLabels().get("slipstream.io/rank")))));
+    }
+
+    @Test
+    void anImageThatCannotBePulledFailsTheRunWithAClearReason() {
+        String run = submit("typo", "missing/trainer:1.0", List.of(Map.of("name", "main", "replicas", 1,
+                "resources", Map.of("cpu", 1, "memory", "1Gi"), "command", List.of("train"))), "InParallel");
+        JsonNode failed = server.awaitState(admin, run, "FAILED");
+        assertThat(failed.toString()).contains("ImagePullFailed: ImagePullBackOff").contains("missing/trainer:1.0");
+    }
+
+    @Test
+    void cancellingARunDeletesItsPodsAndEndsIt() {
+        String run = submit("long", IMAGE, List.of(Map.of("name", "main", "replicas", 2, "resources", Map.of("cpu", 1, "memory", "1Gi"),
+                "command", List.of("sh", "-c", "echo up; exec sleep 600"))), "InParallel");
+        server.awaitRun(admin, run, r -> server.get("/api/v1/runs/" + run + "/logs", admin).text().lines().filter(l -> l.endsWith("up")).count() == 2);
+        assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
+        server.awaitState(admin, run, "CANCELLED");
+        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems()).isEmpty();
+    }
+}
