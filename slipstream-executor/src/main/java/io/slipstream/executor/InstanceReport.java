@@ -37,11 +37,18 @@ public sealed interface InstanceReport permits InstanceReport.Running, InstanceR
         }
     }
 
-    /** The instance is gone and its exit code cannot be known (its node restarted, its supervisor was killed). */
-    record Lost(InstanceId id, String reason, Instant at) implements InstanceReport {
+    /**
+     * The instance is gone and its exit code cannot be known (its node restarted, its supervisor was killed).
+     * {@code nodeLost}: because its node is lost (the executor watches its nodes' health).
+     */
+    record Lost(InstanceId id, String reason, boolean nodeLost, Instant at) implements InstanceReport {
         public Lost {
             requireNonNull(id, "id is null");
             requireNonNull(reason, "reason is null");
+        }
+
+        public Lost(InstanceId id, String reason, Instant at) {
+            this(id, reason, false, at);
         }
     }
 

@@ -3,6 +3,7 @@ package io.slipstream.server;
 import io.slipstream.api.wire.TokenView;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.kubernetes.KubernetesExecutor;
+import io.slipstream.server.auth.RunTokens;
 import io.slipstream.executor.local.Isolation;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.scheduler.Scheduler;
@@ -77,7 +78,9 @@ public final class SlipstreamServer implements AutoCloseable {
                     ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
                     : new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
                             InstanceTools.install(dataDir).orElse(null), clock);
-            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval());
+            java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
+            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
+                    new RunTokens(tokens, apiUrl::get));
             loop.start();
             Executor nodesOf = executor;
             DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits());
@@ -85,6 +88,10 @@ public final class SlipstreamServer implements AutoCloseable {
             api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor, loop::wakeUp, clock), tokens,
                     new LogService(store, executor), clock);
             api.start(config.host(), config.port());
+            // Instances on this machine reach the API on the loopback address when the server listens on all.
+            String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
+                    : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+            apiUrl.set("http://" + host + ":" + api.port());
             return new SlipstreamServer(config, store, executor, loop, api);
         } catch (RuntimeException e) {
             closeQuietly(api);

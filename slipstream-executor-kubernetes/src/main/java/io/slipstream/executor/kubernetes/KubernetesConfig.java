@@ -22,6 +22,8 @@ import java.util.Map;
  * @param existingClaim   a claim to put all shared storage on (in sub-paths) instead of creating claims, or {@code null}
  * @param utilityImage    a small image with a POSIX shell, for the init container that waits for the run's metadata
  * @param imagePullSecrets secrets pods pull their images with
+ * @param serverUrl       where pods reach the Slipstream API ({@code SLIPSTREAM_SERVER} in instances), or {@code null}:
+ *                        instances get their run's token but no address
  */
 public record KubernetesConfig(
         String kubeconfig,
@@ -35,7 +37,8 @@ public record KubernetesConfig(
         String storageSize,
         String existingClaim,
         String utilityImage,
-        List<String> imagePullSecrets) {
+        List<String> imagePullSecrets,
+        String serverUrl) {
 
     public static final String DEFAULT_NAMESPACE = "slipstream-jobs";
     public static final String DEFAULT_GPU_MODEL_LABEL = "nvidia.com/gpu.product";
@@ -56,6 +59,6 @@ public record KubernetesConfig(
 
     /** The defaults: namespace {@value #DEFAULT_NAMESPACE}, every node, credentials found the usual way. */
     public static KubernetesConfig defaults() {
-        return new KubernetesConfig(null, null, DEFAULT_NAMESPACE, null, null, null, null, null, null, null, null, null);
+        return new KubernetesConfig(null, null, DEFAULT_NAMESPACE, null, null, null, null, null, null, null, null, null, null);
     }
 }

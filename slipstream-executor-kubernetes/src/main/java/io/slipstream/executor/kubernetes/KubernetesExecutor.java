@@ -196,6 +196,10 @@ public final class KubernetesExecutor implements Executor {
                 createRunObjects(id.runId(), spec.metadata());
                 writeMetadata(id.runId(), id.attempt(), spec.metadata());
             }
+            String token = spec.env().get(Manifests.TOKEN_ENV);
+            if (token != null) {
+                createIfAbsent(manifests.runToken(id.runId(), id.attempt(), namespace, token)); // the first launch of the attempt makes it
+            }
             Pod created = client.pods().inNamespace(namespace).resource(pod).create();
             return track(id, created);
         } catch (KubernetesClientException e) {
@@ -422,13 +426,25 @@ public final class KubernetesExecutor implements Executor {
         for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems()) {
             logs.delete(namespace, pod.getMetadata().getName());
         }
-        client.pods().inNamespace(namespace).withLabel(Names.RUN, run).delete();
-        client.services().inNamespace(namespace).withLabel(Names.RUN, run).delete();
-        client.configMaps().inNamespace(namespace).withLabel(Names.RUN, run).delete();
-        client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).delete();
-        client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).delete(); // job and workspace claims stay
+        // One by one rather than by collection: the executor needs no deletecollection permission.
+        deleteEach(client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.pods());
+        deleteEach(client.services().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.services());
+        deleteEach(client.configMaps().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.configMaps());
+        deleteEach(client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
+                client.network().networkPolicies());
+        deleteEach(client.secrets().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.secrets());
+        // Only the run's own claim carries its label: job and workspace claims stay.
+        deleteEach(client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
+                client.persistentVolumeClaims());
         tracked.keySet().removeIf(id -> id.runId().equals(runId));
         incompleteMetadata.removeIf(key -> key.startsWith("ss-" + run + "-"));
+    }
+
+    private <T extends HasMetadata> void deleteEach(List<T> objects,
+            io.fabric8.kubernetes.client.dsl.MixedOperation<T, ?, ? extends io.fabric8.kubernetes.client.dsl.Resource<T>> operation) {
+        for (T object : objects) {
+            operation.inNamespace(namespace).withName(object.getMetadata().getName()).delete();
+        }
     }
 
     // --- watching ---
@@ -541,7 +557,7 @@ public final class KubernetesExecutor implements Executor {
                 if (why == null || instance.end != null) {
                     continue;
                 }
-                if (finish(instance, new InstanceReport.Lost(instance.id, "NodeLost: node " + instance.node + " is " + why, clock.instant()))) {
+                if (finish(instance, new InstanceReport.Lost(instance.id, "NodeLost: node " + instance.node + " is " + why, true, clock.instant()))) {
                     client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(0).delete();
                 }
             }

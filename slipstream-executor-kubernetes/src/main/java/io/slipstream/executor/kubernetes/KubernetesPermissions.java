@@ -16,17 +16,23 @@ public final class KubernetesPermissions {
 
     /** Cluster-wide: the nodes Slipstream places instances on (watched, never changed). */
     public static final List<Rule> CLUSTER = List.of(
-            new Rule("", "nodes", List.of("get", "list", "watch")));
+            new Rule("", "nodes", List.of("list", "watch")));
 
-    /** In every namespace instances run in. */
+    /** In the namespace instances run in. */
     public static final List<Rule> NAMESPACED = List.of(
             new Rule("", "pods", List.of("get", "list", "watch", "create", "patch", "delete")),
             new Rule("", "pods/log", List.of("get")),
-            new Rule("", "services", List.of("get", "list", "create", "delete")),
+            new Rule("", "services", List.of("list", "create", "delete")),
             new Rule("", "configmaps", List.of("get", "list", "create", "update", "delete")),
-            new Rule("", "secrets", List.of("get", "list", "create", "delete")),
-            new Rule("", "persistentvolumeclaims", List.of("get", "list", "create", "delete")),
-            new Rule("networking.k8s.io", "networkpolicies", List.of("get", "list", "create", "delete")));
+            new Rule("", "secrets", List.of("list", "create", "delete")),
+            new Rule("", "persistentvolumeclaims", List.of("list", "create", "delete")),
+            new Rule("networking.k8s.io", "networkpolicies", List.of("list", "create", "delete")));
+
+    /** Whether the rules allow {@code verb} on {@code resource} of {@code apiGroup}. */
+    public static boolean allows(String apiGroup, String resource, String verb) {
+        return java.util.stream.Stream.concat(CLUSTER.stream(), NAMESPACED.stream())
+                .anyMatch(rule -> rule.apiGroup().equals(apiGroup) && rule.resource().equals(resource) && rule.verbs().contains(verb));
+    }
 
     private KubernetesPermissions() {
     }

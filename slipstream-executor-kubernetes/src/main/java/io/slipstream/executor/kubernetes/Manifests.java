@@ -16,6 +16,8 @@ import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -55,9 +57,13 @@ final class Manifests {
     static final String WORKSPACE_DIR = "/workspace";
     static final String GPU_RESOURCE = "nvidia.com/gpu";
 
+    /** The run's token: in a Secret, never in the pod's spec. */
+    static final String TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
+    /** The server's address as the control plane sees it; pods get the configured one instead. */
+    static final String SERVER_ENV = "SLIPSTREAM_SERVER";
     /** What the pod says itself; the same names in the spec's env are dropped (the spec reader refuses them anyway). */
     private static final java.util.Set<String> OWN_ENV = java.util.Set.of("SLIPSTREAM_IP", "SLIPSTREAM_PREEMPTION_NOTICE_FILE",
-            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR");
+            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", TOKEN_ENV, SERVER_ENV);
 
     private final KubernetesConfig config;
 
@@ -155,6 +161,13 @@ final class Manifests {
                 .forEach(e -> env.add(new EnvVarBuilder().withName(e.getKey()).withValue(e.getValue()).build()));
         env.add(new EnvVarBuilder().withName("SLIPSTREAM_IP").withNewValueFrom().withNewFieldRef().withFieldPath("status.podIP")
                 .endFieldRef().endValueFrom().build());
+        if (spec.env().containsKey(TOKEN_ENV)) {
+            env.add(new EnvVarBuilder().withName(TOKEN_ENV).withNewValueFrom().withNewSecretKeyRef()
+                    .withName(Names.token(id.runId(), id.attempt())).withKey(TOKEN_ENV).endSecretKeyRef().endValueFrom().build());
+        }
+        if (config.serverUrl() != null) {
+            env.add(env(SERVER_ENV, config.serverUrl()));
+        }
         env.add(env("SLIPSTREAM_PREEMPTION_NOTICE_FILE", NOTICE_DIR + "/" + NOTICE_FILE));
         volumes.add(new VolumeBuilder().withName("notice").withNewDownwardAPI().addNewItem().withPath(NOTICE_FILE).withNewFieldRef()
                 .withFieldPath("metadata.annotations['" + Names.NOTICE_ANNOTATION + "']").endFieldRef().endItem().endDownwardAPI().build());
@@ -253,6 +266,18 @@ final class Manifests {
                 .withPolicyTypes("Ingress")
                 .addNewIngress().addNewFrom().withNewPodSelector().withMatchLabels(ofRun).endPodSelector().endFrom().endIngress()
                 .endSpec()
+                .build();
+    }
+
+    /** The token of one attempt of a run, for its pods' {@code SLIPSTREAM_RUN_TOKEN}. */
+    Secret runToken(RunId runId, int attempt, String namespace, String token) {
+        Map<String, String> labels = Names.runLabels(runId);
+        labels.put(Names.ATTEMPT, Integer.toString(attempt));
+        return new SecretBuilder()
+                .withNewMetadata().withName(Names.token(runId, attempt)).withNamespace(namespace).withLabels(labels)
+                .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
+                .withType("Opaque")
+                .withData(Map.of(TOKEN_ENV, java.util.Base64.getEncoder().encodeToString(token.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
                 .build();
     }
 

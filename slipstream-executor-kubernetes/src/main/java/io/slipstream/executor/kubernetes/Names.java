@@ -60,6 +60,11 @@ final class Names {
         return "ss-" + runKey(runId) + "-" + attempt + "-metadata";
     }
 
+    /** The secret with the token of one attempt of a run. */
+    static String token(RunId runId, int attempt) {
+        return "ss-" + runKey(runId) + "-" + attempt + "-token";
+    }
+
     /** The claim with a run's checkpoints, shared directory and run-scoped storage. */
     static String runClaim(RunId runId) {
         return "ss-" + runKey(runId) + "-run";

@@ -27,7 +27,9 @@ class KubernetesExecutorContractTest extends BaseExecutorContractTest {
 
     @AfterAll
     static void stopCluster() {
+        java.util.List<String> forbidden = cluster.api.forbiddenExecutorRequests();
         cluster.close();
+        assertThat(forbidden).as("requests the RBAC manifest does not allow").isEmpty();
     }
 
     @Override

@@ -49,7 +49,9 @@ class KubernetesExecutorTest {
     @AfterEach
     void stop() {
         executors.forEach(KubernetesExecutor::close);
+        List<String> forbidden = cluster.api.forbiddenExecutorRequests();
         cluster.close();
+        assertThat(forbidden).as("requests the RBAC manifest does not allow").isEmpty();
     }
 
     private KubernetesExecutor executor(KubernetesConfig config) {
@@ -106,7 +108,7 @@ class KubernetesExecutorTest {
         assertThat(node.labels()).containsEntry("slipstream.io/pool", "training");
 
         KubernetesConfig selected = new KubernetesConfig(null, null, TestCluster.NAMESPACE, null, Map.of("slipstream.io/pool", "training"),
-                null, Duration.ofSeconds(2), null, null, null, null, null);
+                null, Duration.ofSeconds(2), null, null, null, null, null, null);
         KubernetesExecutor pool = executor(selected);
         assertThat(pool.nodes()).extracting(NodeInfo::name).containsExactly("gpu-node-1", "gpu-node-2");
         assertThatThrownBy(() -> pool.launch(spec(new InstanceId(new RunId("r-1"), 1, 0), "worker-0", "cpu-node", "true", null)))
@@ -173,6 +175,7 @@ class KubernetesExecutorTest {
         cluster.setReady("gpu-node-2", false);
         InstanceReport.Lost lost = awaitReport(onLostNode, InstanceReport.Lost.class);
         assertThat(lost.reason()).startsWith("NodeLost: node gpu-node-2 is NotReady for");
+        assertThat(lost.nodeLost()).isTrue();
         await().atMost(TIMEOUT).until(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName("ss-lost-1-1-0").get() == null);
         assertThat(reports).noneMatch(r -> r.id().equals(elsewhere) && !(r instanceof InstanceReport.Running));
         executor.terminate(elsewhere, executor.find(elsewhere).orElseThrow(), Duration.ZERO, "test");

@@ -34,7 +34,7 @@ class ManifestsGoldenTest {
     private static final String IMAGE = "registry.example.com/team-b/bert:2.1";
 
     private final Manifests manifests = new Manifests(new KubernetesConfig(null, null, NAMESPACE, null, null, null, null, "nfs-rwx", "1Ti", null,
-            null, List.of("registry")));
+            null, List.of("registry"), "http://slipstream.slipstream.svc:8080"));
 
     private static ClusterMetadata metadata() {
         List<ClusterMetadata.Instance> instances = new ArrayList<>();
@@ -58,6 +58,8 @@ class ManifestsGoldenTest {
         env.put("SLIPSTREAM_RANK", Integer.toString(rank));
         env.put("MASTER_ADDR", metadata().master().addr());
         env.put("MASTER_PORT", "29500");
+        env.put("SLIPSTREAM_RUN_TOKEN", "ss_not-in-the-pod-spec");
+        env.put("SLIPSTREAM_SERVER", "http://127.0.0.1:8080");
         return new LaunchSpec(new InstanceId(RUN, 2, rank), name, node, resources.gpu() == 0 ? List.of() : List.of(0, 1, 2, 3, 4, 5, 6, 7),
                 List.of("python", "-m", "bert.train", "--role", name.replaceAll("-\\d+$", "")), env, null, IMAGE, metadata(), probe, resources);
     }
@@ -67,6 +69,7 @@ class ManifestsGoldenTest {
         objects.add(manifests.service(RUN, NAMESPACE));
         objects.add(manifests.networkPolicy(RUN, NAMESPACE));
         objects.addAll(manifests.claims(RUN, metadata(), NAMESPACE));
+        objects.add(manifests.runToken(RUN, 2, NAMESPACE, "ss_not-in-the-pod-spec"));
         objects.add(manifests.metadata(RUN, 2, NAMESPACE, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata()), false));
         objects.add(manifests.pod(instance(0, "coordinator-0", "gpu-node-1", new Resources(4_000, 16L << 30, 0, null),
                 new StartupProbe(List.of("test", "-f", "/tmp/ready"), 5, 60, 10)), NAMESPACE));

@@ -29,7 +29,17 @@ public final class TestApiServer implements AutoCloseable {
     private static final Pattern POD = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/?]+)(\\?.*)?");
     private static final Pattern GRACE = Pattern.compile("\"gracePeriodSeconds\"\\s*:\\s*(\\d+)");
 
+    /** The user agent of the executor's client: its requests are checked against the RBAC rules it ships with. */
+    public static final String EXECUTOR_AGENT = "slipstream-executor-under-test";
+    /** The mock logs every request at INFO through java.util.logging; kept here so the level sticks. */
+    private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+
+    static {
+        MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+    }
+
     private final KubernetesMockServer server;
+    private final java.util.Set<String> executorRequests = ConcurrentHashMap.newKeySet();
     private final Map<String, Long> deletionGrace = new ConcurrentHashMap<>();
     private volatile TestKubelet kubelet;
 
@@ -55,6 +65,9 @@ public final class TestApiServer implements AutoCloseable {
         @Override
         public MockResponse dispatch(RecordedRequest request) {
             String path = request.getPath();
+            if (EXECUTOR_AGENT.equals(request.getHeader("User-Agent"))) {
+                executorRequests.add(rbacVerb(request.getMethod(), path) + " " + request.getMethod() + " " + path.replaceAll("\\?.*", ""));
+            }
             Matcher log = POD_LOG.matcher(path);
             if ("GET".equals(request.getMethod()) && log.matches()) {
                 return logOf(log.group(1), log.group(2), query(log.group(3)));
@@ -72,7 +85,9 @@ public final class TestApiServer implements AutoCloseable {
 
         /**
          * The mock's watch listener, when a watch closes, waits for its pending sends, which need the event loop
-         * it blocks: a minute of a stalled server each time a client stops watching. The wait runs elsewhere.
+         * it blocks: a minute of a stalled server each time a client stops watching. So the listener is taken off
+         * the dispatcher's list at once (no more events for it: an event for a listener shut down fails the whole
+         * request that caused it), and closed a moment later, elsewhere.
          */
         @Override
         public MockResponse handleWatch(String path) {
@@ -101,14 +116,27 @@ public final class TestApiServer implements AutoCloseable {
 
                 @Override
                 public void onClosed(WebSocket socket, int code, String reason) {
+                    listeners().remove(watch);
                     elsewhere(() -> watch.onClosed(socket, code, reason));
                 }
 
                 @Override
                 public void onFailure(WebSocket socket, Throwable failure, Response failed) {
+                    listeners().remove(watch);
                     elsewhere(() -> watch.onFailure(socket, failure, failed));
                 }
             });
+        }
+
+        @SuppressWarnings("unchecked")
+        private java.util.Set<Object> listeners() {
+            try {
+                java.lang.reflect.Field field = KubernetesCrudDispatcher.class.getDeclaredField("watchEventListeners");
+                field.setAccessible(true);
+                return (java.util.Set<Object>) field.get(this);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("the mock's dispatcher changed: no watchEventListeners", e);
+            }
         }
 
         private MockResponse logOf(String namespace, String pod, Map<String, String> query) {
@@ -121,10 +149,49 @@ public final class TestApiServer implements AutoCloseable {
         }
     }
 
-    private static void elsewhere(Runnable task) {
-        Thread thread = new Thread(task, "mock-watch-close");
+    /**
+     * The requests the executor made that its RBAC rules ({@link KubernetesPermissions}) would refuse, as
+     * {@code "verb group/resource METHOD path"}: on a real cluster each would fail with Forbidden.
+     */
+    public java.util.List<String> forbiddenExecutorRequests() {
+        return executorRequests.stream().filter(request -> {
+            String[] words = request.split(" ");
+            String[] resource = words[1].split("/", 2);
+            return !KubernetesPermissions.allows(resource[0], resource[1], words[0]);
+        }).sorted().toList();
+    }
+
+    /** The RBAC verb and {@code group/resource} a request needs, the way the API server's authorizer sees it. */
+    static String rbacVerb(String method, String pathAndQuery) {
+        String path = pathAndQuery.replaceAll("\\?.*", "");
+        java.util.List<String> parts = new java.util.ArrayList<>(java.util.List.of(path.substring(1).split("/")));
+        String group = parts.get(0).equals("api") ? "" : parts.get(1);
+        java.util.List<String> rest = parts.subList(parts.get(0).equals("api") ? 2 : 3, parts.size());
+        if (rest.size() > 2 && rest.get(0).equals("namespaces")) {
+            rest = rest.subList(2, rest.size());
+        }
+        String resource = rest.get(0) + (rest.size() > 2 ? "/" + rest.get(2) : "");
+        boolean named = rest.size() > 1;
+        String verb = switch (method) {
+            case "GET" -> named ? "get" : pathAndQuery.contains("watch=true") ? "watch" : "list";
+            case "POST" -> "create";
+            case "PUT" -> "update";
+            case "PATCH" -> "patch";
+            case "DELETE" -> named ? "delete" : "deletecollection";
+            default -> method.toLowerCase(java.util.Locale.ROOT);
+        };
+        return verb + " " + group + "/" + resource;
+    }
+
+    private static final java.util.concurrent.ScheduledExecutorService CLOSER = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "mock-watch-close");
         thread.setDaemon(true);
-        thread.start();
+        return thread;
+    });
+
+    /** Later and elsewhere: after events already under way for the listener have gone out. */
+    private static void elsewhere(Runnable task) {
+        CLOSER.schedule(task, 1, java.util.concurrent.TimeUnit.SECONDS);
     }
 
     private static Map<String, String> query(String query) {

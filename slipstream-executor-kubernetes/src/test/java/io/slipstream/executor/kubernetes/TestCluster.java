@@ -50,13 +50,18 @@ public final class TestCluster implements AutoCloseable {
         });
     }
 
+    /** An executor whose requests are recorded, to be checked against its RBAC rules. */
     KubernetesExecutor executor(KubernetesConfig config, Clock clock) {
-        return new KubernetesExecutor(api.newClient(), true, config, root.resolve("control-plane"), clock);
+        var clientConfig = new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+                .withMasterUrl(admin.getConfiguration().getMasterUrl()).withNamespace(NAMESPACE).withTrustCerts(true)
+                .withUserAgent(TestApiServer.EXECUTOR_AGENT).build();
+        var client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(clientConfig).build();
+        return new KubernetesExecutor(client, true, config, root.resolve("control-plane"), clock);
     }
 
     static KubernetesConfig config() {
         return new KubernetesConfig(null, null, NAMESPACE, null, null, null, java.time.Duration.ofSeconds(2), "shared-rwx", "10Gi", null,
-                null, null);
+                null, null, "http://slipstream.slipstream.svc:8080");
     }
 
     /** A kubeconfig file that points at this cluster, as an operator's would. */

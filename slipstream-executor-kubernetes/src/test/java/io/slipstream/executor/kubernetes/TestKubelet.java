@@ -348,6 +348,14 @@ public final class TestKubelet implements AutoCloseable {
                 String field = var.getValueFrom().getFieldRef().getFieldPath();
                 value = field.equals("status.podIP") ? run.ip : field.equals("metadata.name") ? run.name : "";
             }
+            if (var.getValueFrom() != null && var.getValueFrom().getSecretKeyRef() != null) {
+                var ref = var.getValueFrom().getSecretKeyRef();
+                var secret = client.secrets().inNamespace(namespace).withName(ref.getName()).get();
+                if (secret == null || secret.getData() == null || !secret.getData().containsKey(ref.getKey())) {
+                    throw new IllegalStateException("CreateContainerConfigError: secret " + ref.getName() + " has no key " + ref.getKey());
+                }
+                value = new String(java.util.Base64.getDecoder().decode(secret.getData().get(ref.getKey())), StandardCharsets.UTF_8);
+            }
             env.put(var.getName(), remap(run, value == null ? "" : value));
         }
         return env;

@@ -82,6 +82,13 @@ public final class ApiServer implements AutoCloseable {
         this.clock = clock;
     }
 
+    /** A run's token reads its own run (state, events, logs) and who it is; nothing else. */
+    static boolean mayRunTokenCall(String run, String method, String path) {
+        String own = "/api/v1/runs/" + run;
+        String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        return method.equals("GET") && (trimmed.equals("/api/v1/whoami") || trimmed.equals(own) || trimmed.startsWith(own + "/"));
+    }
+
     /** Starts listening; {@code port} 0 picks a free port (see {@link #port()}). */
     public void start(String host, int port) {
         app = Javalin.create(config -> {
@@ -91,7 +98,13 @@ public final class ApiServer implements AutoCloseable {
             config.http.maxRequestSize = MAX_BODY_BYTES;
             config.router.ignoreTrailingSlashes = true;
             config.requestLogger.http((ctx, millis) -> LOG.debug("{} {} -> {} in {} ms", ctx.method(), ctx.path(), ctx.status().getCode(), millis));
-            config.routes.before("/api/*", ctx -> ctx.attribute(PRINCIPAL, authenticator.authenticate(ctx.header("Authorization"))));
+            config.routes.before("/api/*", ctx -> {
+                Principal caller = authenticator.authenticate(ctx.header("Authorization"));
+                if (caller.run() != null && !mayRunTokenCall(caller.run(), ctx.method().name(), ctx.path())) {
+                    throw ApiException.forbidden("a run's token may only read its own run (GET /api/v1/runs/" + caller.run() + "...)");
+                }
+                ctx.attribute(PRINCIPAL, caller);
+            });
             config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), e.problems()));
             config.routes.exception(ApiException.class, (e, ctx) -> error(ctx, e.status(), e.code(), e.getMessage(), List.of()));
             config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "CONFLICT", e.getMessage(), List.of()));

@@ -1,5 +1,6 @@
 package io.slipstream.server.auth;
 
+import io.slipstream.api.run.RunId;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.store.Store;
 import io.slipstream.store.TokenRecord;
@@ -32,6 +33,19 @@ public final class Authenticator {
             throw ApiException.unauthorized("invalid or expired token");
         }
         TokenRecord record = token.get();
+        if (record.user().startsWith(RunTokens.USER_PREFIX)) {
+            return runPrincipal(record);
+        }
         return new Principal(record.user(), record.admin(), store.workspacesOf(record.user()));
+    }
+
+    /** A run's token works while its run is not over. */
+    private Principal runPrincipal(TokenRecord record) {
+        String id = record.user().substring(RunTokens.USER_PREFIX.length());
+        var run = RunId.isValid(id) ? store.getRun(new RunId(id)) : Optional.<io.slipstream.store.RunRecord>empty();
+        if (run.isEmpty() || run.get().state().isFinal()) {
+            throw ApiException.unauthorized("the run of this token has ended");
+        }
+        return new Principal(record.user(), false, java.util.Set.of(run.get().workspace()), id);
     }
 }

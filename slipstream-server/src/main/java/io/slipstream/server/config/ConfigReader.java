@@ -221,6 +221,10 @@ public final class ConfigReader {
             storage.finish();
         }
         String utilityImage = cluster.string("utilityImage", false, 512);
+        String serverUrl = cluster.string("serverUrl", false, 2048);
+        if (serverUrl != null && !serverUrl.matches("https?://[^\\s/]+(/\\S*)?")) {
+            problems.add(cluster.pathOf("serverUrl"), "must be an http:// or https:// URL");
+        }
         List<String> pullSecrets = new ArrayList<>();
         List<JsonNode> secrets = cluster.array("imagePullSecrets", false, 16);
         if (secrets != null) {
@@ -234,7 +238,7 @@ public final class ConfigReader {
         }
         cluster.finish();
         return new KubernetesConfig(kubeconfig, context, namespace == null ? defaults.namespace() : namespace, clusterDomain, nodeSelector,
-                gpuModelLabel, notReadyTimeout, storageClass, storageSize, existingClaim, utilityImage, pullSecrets);
+                gpuModelLabel, notReadyTimeout, storageClass, storageSize, existingClaim, utilityImage, pullSecrets, serverUrl);
     }
 
     /** {@code uidRange: "200000-265535"}: {first, count}, or null if absent or wrong (the problem is recorded). */

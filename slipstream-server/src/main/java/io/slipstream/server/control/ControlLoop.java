@@ -95,6 +95,12 @@ public final class ControlLoop implements AutoCloseable {
     private Thread thread;
 
     public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick) {
+        this(store, executor, scheduler, clock, limits, tick, null);
+    }
+
+    /** @param runTokens gives each run's instances their run's token, or {@code null} for none */
+    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
+                       io.slipstream.server.auth.RunTokens runTokens) {
         this.store = store;
         this.executor = executor;
         this.scheduler = scheduler;
@@ -102,7 +108,7 @@ public final class ControlLoop implements AutoCloseable {
         this.limits = limits;
         this.tick = tick;
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
-        this.launcher = new Launcher(store, executor, clock);
+        this.launcher = new Launcher(store, executor, clock, runTokens);
         this.retention = new Retention(store, executor, clock, limits.retention());
         this.faultWatch = new FaultWatch(executor);
         executor.setListener(report -> {
@@ -299,7 +305,9 @@ public final class ControlLoop implements AutoCloseable {
                 wakeUp();
             }
         } else if (report instanceof InstanceReport.Lost lost) {
-            InstanceRecord updated = instance.finished(InstanceState.LOST, null, "Lost: " + lost.reason(), now);
+            InstanceRecord updated = lost.nodeLost()
+                    ? instance.finished(InstanceState.NODE_LOST, null, lost.reason(), now)
+                    : instance.finished(InstanceState.LOST, null, "Lost: " + lost.reason(), now);
             store.inTransaction(tx -> {
                 tx.updateInstance(updated);
                 return event(tx, updated, "InstanceLost", updated.state().name(), updated.reason());

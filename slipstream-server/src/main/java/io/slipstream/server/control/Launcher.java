@@ -31,11 +31,14 @@ final class Launcher {
     private final Store store;
     private final Executor executor;
     private final Clock clock;
+    private final io.slipstream.server.auth.RunTokens runTokens;
 
-    Launcher(Store store, Executor executor, Clock clock) {
+    /** @param runTokens gives instances their run's token, or {@code null} */
+    Launcher(Store store, Executor executor, Clock clock, io.slipstream.server.auth.RunTokens runTokens) {
         this.store = store;
         this.executor = executor;
         this.clock = clock;
+        this.runTokens = runTokens;
     }
 
     /** Whether an instance lets the next group start: its probe passed, it runs without a probe, or it succeeded. */
@@ -59,6 +62,7 @@ final class Launcher {
     private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
         var metadata = RunMetadata.of(run, instances, starting);
+        Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         List<InstanceRecord> current = new ArrayList<>(instances.size());
         for (InstanceRecord instance : instances) {
             if (!starting.contains(instance.id())) {
@@ -66,9 +70,10 @@ final class Launcher {
                 continue;
             }
             NodeGroupSpec group = groups.get(instance.nodeGroup());
-            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(),
-                    InstanceEnv.of(run, group, instance, metadata.master()), group.workingDir(), group.image(), metadata, group.startupProbe(),
-                    group.resources());
+            Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
+            env.putAll(credentials);
+            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
+                    group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources());
             InstanceRecord updated;
             String type;
             try {

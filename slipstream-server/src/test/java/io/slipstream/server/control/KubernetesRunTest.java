@@ -35,7 +35,7 @@ class KubernetesRunTest {
         cluster = new TestCluster(root.resolve("cluster"));
         Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
         KubernetesConfig kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, Map.of(), null,
-                Duration.ofSeconds(10), null, null, null, null, List.of());
+                Duration.ofSeconds(2), null, null, null, null, List.of(), "http://slipstream.slipstream.svc:8080");
         server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
         admin = server.adminToken();
         server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
@@ -64,7 +64,8 @@ class KubernetesRunTest {
     @Test
     void aTwoGroupJobRunsAsPodsPinnedToTheChosenNodesAndRendezvousesByName() {
         String script = "echo \"$SLIPSTREAM_NODE_GROUP rank=$RANK master=$MASTER_ADDR:$MASTER_PORT ip=$SLIPSTREAM_IP\"; "
-                + "grep -c '\"ip\" : \"10.42.0.' \"$SLIPSTREAM_METADATA_FILE\"; echo model > \"$SLIPSTREAM_STORAGE_OUT/$RANK\"";
+                + "grep -c '\"ip\" : \"10.42.0.' \"$SLIPSTREAM_METADATA_FILE\"; echo model > \"$SLIPSTREAM_STORAGE_OUT/$RANK\"; "
+                + "echo \"token=${SLIPSTREAM_RUN_TOKEN:+set} server=$SLIPSTREAM_SERVER\"";
         String run = submit("pretrain", IMAGE, List.of(
                 Map.of("name", "coordinator", "replicas", 1, "resources", Map.of("cpu", 2, "memory", "4Gi"), "command", List.of("sh", "-c", script),
                         "startupProbe", Map.of("command", List.of("true"), "periodSeconds", 1)),
@@ -75,7 +76,10 @@ class KubernetesRunTest {
         String master = "coordinator-0.ss-" + run + ".slipstream-jobs.svc.cluster.local:29500";
         String logs = server.get("/api/v1/runs/" + run + "/logs", admin).text();
         assertThat(logs).contains("|r0|gpu-node-").contains("coordinator rank=0 master=" + master + " ip=10.42.0.")
-                .contains("worker rank=1 master=" + master).contains("worker rank=2 master=" + master);
+                .contains("worker rank=1 master=" + master).contains("worker rank=2 master=" + master)
+                .contains("token=set server=http://slipstream.slipstream.svc:8080");
+        assertThat(cluster.admin.secrets().inNamespace(TestCluster.NAMESPACE).withName("ss-" + run + "-1-token").get())
+                .as("the run's token is in a Secret, not in the pods' specs").isNotNull();
         // Each worker holds a whole 8-GPU node: the gang is spread exactly as the scheduler placed it.
         List<String> nodes = new java.util.ArrayList<>();
         done.get("instances").forEach(instance -> nodes.add(instance.get("node").asString()));
@@ -91,6 +95,24 @@ class KubernetesRunTest {
                 "resources", Map.of("cpu", 1, "memory", "1Gi"), "command", List.of("train"))), "InParallel");
         JsonNode failed = server.awaitState(admin, run, "FAILED");
         assertThat(failed.toString()).contains("ImagePullFailed: ImagePullBackOff").contains("missing/trainer:1.0");
+    }
+
+    @Test
+    void aNodeThatStaysNotReadyLosesItsInstanceAndTheRunRestartsOnAnotherNode() {
+        String run = submit("resilient", IMAGE, List.of(Map.of("name", "main", "replicas", 1, "resources", Map.of("cpu", 8, "memory", "8Gi", "gpu", 8),
+                "command", List.of("sh", "-c", "echo \"attempt $SLIPSTREAM_ATTEMPT on $SLIPSTREAM_NODE\"; exec sleep 600"))), "InParallel");
+        JsonNode running = server.awaitRun(admin, run, r -> r.get("state").asString().equals("RUNNING")
+                && server.get("/api/v1/runs/" + run + "/logs", admin).text().contains("attempt 1"));
+        String first = running.get("instances").get(0).get("node").asString();
+        cluster.setReady(first, false);
+
+        JsonNode restarted = server.awaitRun(admin, run, r -> r.get("attempt").asInt() == 2 && r.get("state").asString().equals("RUNNING"));
+        List<String> attempts = new java.util.ArrayList<>();
+        restarted.get("instances").forEach(i -> attempts.add(i.get("attempt").asInt() + ":" + i.get("state").asString() + "@" + i.get("node").asString()));
+        assertThat(attempts).containsExactly("1:NODE_LOST@" + first, "2:RUNNING@" + (first.equals("gpu-node-1") ? "gpu-node-2" : "gpu-node-1"));
+        assertThat(server.get("/api/v1/runs/" + run + "/events", admin).text()).contains("NodeLost: node " + first + " is NotReady for");
+        assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
+        server.awaitState(admin, run, "CANCELLED");
     }
 
     @Test

@@ -1,0 +1,51 @@
+package io.slipstream.server.auth;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.server.service.TokenService;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The token each run gets ({@code SLIPSTREAM_RUN_TOKEN}), with which its instances read their own run through the API
+ * ({@code SLIPSTREAM_SERVER}): stored hashed like every token, as the user {@code run:<id>}, valid while the run is
+ * not over. One per attempt, kept in memory only while its instances are being launched; after a restart of the
+ * server a new one is issued (the old one keeps working for the pods that have it).
+ */
+public final class RunTokens {
+    public static final String USER_PREFIX = "run:";
+    public static final String TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
+    public static final String SERVER_ENV = "SLIPSTREAM_SERVER";
+    /** Runs are never longer than 30 days; the token lapses a day after that at the latest. */
+    private static final Duration LIFETIME = Duration.ofDays(31);
+    private static final int REMEMBERED = 10_000;
+
+    private final TokenService tokens;
+    private final Supplier<String> serverUrl;
+    private final Map<String, String> issued = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > REMEMBERED;
+        }
+    };
+
+    /** @param serverUrl where instances reach the API, or a supplier of {@code null} if they cannot */
+    public RunTokens(TokenService tokens, Supplier<String> serverUrl) {
+        this.tokens = tokens;
+        this.serverUrl = serverUrl;
+    }
+
+    /** The environment that gives an attempt's instances their run's token and the server's address. */
+    public synchronized Map<String, String> env(RunId run, int attempt) {
+        String secret = issued.computeIfAbsent(run.value() + "/" + attempt,
+                key -> tokens.issue(USER_PREFIX + run.value(), false, "run token of " + run.value() + ", attempt " + attempt, LIFETIME).token());
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put(TOKEN_ENV, secret);
+        String url = serverUrl.get();
+        if (url != null) {
+            env.put(SERVER_ENV, url);
+        }
+        return env;
+    }
+}
