@@ -10,7 +10,9 @@ import java.util.Map;
  * Everything an executor needs to start one instance, decided and persisted by the control plane beforehand.
  *
  * @param env        the complete environment the control plane wants the instance to see (its spec's env and the
- *                   {@code SLIPSTREAM_*} variables); executors add only what is theirs to know (GPU visibility)
+ *                   {@code SLIPSTREAM_*} variables); executors add only what is theirs to know (GPU visibility).
+ *                   {@code SLIPSTREAM_RUN_TOKEN} is a credential: an executor that writes specs where others read
+ *                   them keeps it in its secret store (Kubernetes: a Secret), and it never goes to a log
  * @param workingDir relative to the instance's own directory, or {@code null}
  * @param metadata   the run as the instance sees it, written to {@code SLIPSTREAM_METADATA_FILE} before it starts; the
  *                   executor fills in where the storage is; {@code null} for none

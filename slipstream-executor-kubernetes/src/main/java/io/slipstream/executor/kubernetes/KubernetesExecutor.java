@@ -287,12 +287,18 @@ public final class KubernetesExecutor implements Executor {
         }
         int attempt = Integer.parseInt(labels.get(Names.ATTEMPT));
         String key = Names.metadata(new RunId(runId), attempt);
-        if (!incompleteMetadata.contains(key)) {
+        // A pod still pending may wait for metadata that a control plane before a restart left incomplete.
+        boolean pending = pod.getStatus() != null && "Pending".equals(pod.getStatus().getPhase());
+        if (!incompleteMetadata.contains(key) && !pending) {
             return;
         }
         try {
             ConfigMap current = client.configMaps().inNamespace(namespace).withName(key).get();
             if (current == null || current.getData() == null || current.getData().get(Manifests.METADATA_KEY) == null) {
+                return;
+            }
+            if (current.getData().containsKey(Manifests.COMPLETE_KEY)) {
+                incompleteMetadata.remove(key);
                 return;
             }
             ClusterMetadata metadata = Json.mapper().readValue(current.getData().get(Manifests.METADATA_KEY), ClusterMetadata.class);
@@ -329,7 +335,8 @@ public final class KubernetesExecutor implements Executor {
         Map<RunId, Integer> newestAttempt = new HashMap<>();
         handles.forEach((id, handle) -> {
             newestAttempt.merge(id.runId(), id.attempt(), Math::max);
-            Pod pod = getPod(Names.pod(id));
+            Pod cached = pods.getStore().getByKey(namespace + "/" + Names.pod(id)); // the informer listed them all at start
+            Pod pod = cached != null ? cached : getPod(Names.pod(id));
             if (pod == null || !pod.getMetadata().getUid().equals(handle.get("uid"))) {
                 report(new InstanceReport.Lost(id, "its pod " + Names.pod(id) + " is gone", clock.instant()));
                 return;
@@ -368,6 +375,9 @@ public final class KubernetesExecutor implements Executor {
             if (!gracePeriod.isZero()) {
                 String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
                 client.pods().inNamespace(namespace).withName(instance.pod).edit(pod -> {
+                    if (pod.getMetadata().getAnnotations() == null) {
+                        pod.getMetadata().setAnnotations(new HashMap<>());
+                    }
                     pod.getMetadata().getAnnotations().put(Names.NOTICE_ANNOTATION, notice);
                     return pod;
                 });
@@ -392,11 +402,7 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null) {
             return Activity.NONE;
         }
-        try {
-            logs.sync(namespace, pod, false, false);
-        } catch (ExecutorException e) {
-            LOG.debug("log of {} not copied: {}", pod, e.getMessage());
-        }
+        copyNewLines(pod);
         return new Activity(logs.lastOutputAt(namespace, pod), null);
     }
 
@@ -406,7 +412,7 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null || stream == LogStream.STDERR) {
             return new LogChunk(new byte[0], offset); // one log per container: stderr is in it
         }
-        logs.sync(namespace, pod, false, false);
+        copyNewLines(pod);
         return logs.read(namespace, pod, offset, maxBytes);
     }
 
@@ -416,7 +422,7 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null || stream == LogStream.STDERR) {
             return new LogChunk(new byte[0], 0);
         }
-        logs.sync(namespace, pod, false, false);
+        copyNewLines(pod);
         return logs.tail(namespace, pod, maxBytes);
     }
 
@@ -500,7 +506,7 @@ public final class KubernetesExecutor implements Executor {
             report(new InstanceReport.ProbeFailed(instance.id, "its startup probe failed " + (threshold == null ? "" : threshold + " time(s) ")
                     + "in a row: the kubelet stopped the container", clock.instant()));
         }
-        logs.sync(namespace, instance.pod, true, true); // before the report: whoever reads the log after it sees all of it
+        copyLastLines(instance); // before the report: whoever reads the log after it sees all of it
         if (instance.terminatingGrace != null) {
             return; // confirmed once the pod is gone
         }
@@ -511,17 +517,31 @@ public final class KubernetesExecutor implements Executor {
     private void gone(Tracked instance, Pod pod) {
         PodStatus status = PodStatus.of(pod);
         PodStatus.Ended ended = status instanceof PodStatus.Ended e ? e : instance.lastEnded;
-        try {
-            logs.sync(namespace, instance.pod, true, true);
-        } catch (ExecutorException e) {
-            LOG.debug("last log lines of {} not copied: {}", instance.pod, e.getMessage());
-        }
+        copyLastLines(instance);
         if (instance.terminatingGrace != null) {
             finish(instance, new InstanceReport.Exited(instance.id, ended == null ? 137 : ended.exitCode(), true, clock.instant()));
         } else if (ended != null) {
             finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, ended.reason(), clock.instant()));
         } else {
             finish(instance, new InstanceReport.Lost(instance.id, "its pod " + instance.pod + " was deleted outside Slipstream", clock.instant()));
+        }
+    }
+
+    /** The end of an instance is reported even when its last lines cannot be copied. */
+    private void copyLastLines(Tracked instance) {
+        try {
+            logs.sync(namespace, instance.pod, true, true);
+        } catch (ExecutorException e) {
+            LOG.warn("the last log lines of pod {} were not copied: {}", instance.pod, e.getMessage());
+        }
+    }
+
+    /** Copies what is new of a pod's log; if the API server cannot be asked, what was copied before is served. */
+    private void copyNewLines(String pod) {
+        try {
+            logs.sync(namespace, pod, false, false);
+        } catch (ExecutorException e) {
+            LOG.debug("log of {} not copied: {}", pod, e.getMessage());
         }
     }
 

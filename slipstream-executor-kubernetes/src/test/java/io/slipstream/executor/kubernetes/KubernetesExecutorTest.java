@@ -152,6 +152,27 @@ class KubernetesExecutorTest {
     }
 
     @Test
+    void metadataLeftIncompleteByAControlPlaneThatStoppedIsCompletedByTheNextOne() {
+        KubernetesExecutor before = executor();
+        RunId run = new RunId("half-1");
+        ClusterMetadata metadata = metadata(before, run, 2, null);
+        cluster.kubelet.pause();
+        for (int rank = 0; rank < 2; rank++) {
+            before.launch(spec(new InstanceId(run, 1, rank), "worker-" + rank, TestCluster.NODES.get(rank), "exit 0", metadata));
+        }
+        before.close(); // no pod has an IP yet: the metadata is not complete
+
+        KubernetesExecutor after = executor();
+        after.adopt(Map.of(new InstanceId(run, 1, 0), after.find(new InstanceId(run, 1, 0)).orElseThrow(),
+                new InstanceId(run, 1, 1), after.find(new InstanceId(run, 1, 1)).orElseThrow()));
+        cluster.kubelet.resume();
+        assertThat(awaitReport(new InstanceId(run, 1, 0), InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(awaitReport(new InstanceId(run, 1, 1), InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(cluster.admin.configMaps().inNamespace(TestCluster.NAMESPACE).withName("ss-half-1-1-metadata").get().getData())
+                .containsKey("complete");
+    }
+
+    @Test
     void anImageThatCannotBePulledFailsTheInstanceWithTheReasonInsteadOfHanging() {
         KubernetesExecutor executor = executor();
         InstanceId id = new InstanceId(new RunId("pull-1"), 1, 0);

@@ -52,6 +52,8 @@ public final class TestKubelet implements AutoCloseable {
     private final ExecutorService workers = Executors.newCachedThreadPool(daemon("kubelet"));
     private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, daemon("kubelet-timer"));
     private final AtomicInteger nextIp = new AtomicInteger(10);
+    private final java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(0);
+    private volatile java.util.concurrent.CountDownLatch paused = running;
     private final SharedIndexInformer<Pod> podInformer;
     private final SharedIndexInformer<ConfigMap> configMapInformer;
 
@@ -153,8 +155,18 @@ public final class TestKubelet implements AutoCloseable {
 
     // --- running a pod ---
 
+    /** New pods wait (no IP, nothing runs) until {@link #resume}: as while a kubelet is slow to pick them up. */
+    void pause() {
+        paused = new java.util.concurrent.CountDownLatch(1);
+    }
+
+    void resume() {
+        paused.countDown();
+    }
+
     private void run(PodRun run) {
         try {
+            paused.await();
             client.pods().inNamespace(namespace).withName(run.name).edit(p -> {
                 p.getMetadata().getFinalizers().add(FINALIZER);
                 return p;

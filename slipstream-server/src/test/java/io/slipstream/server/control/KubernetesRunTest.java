@@ -28,13 +28,14 @@ class KubernetesRunTest {
 
     private TestCluster cluster;
     private TestServer server;
+    private KubernetesConfig kubernetes;
     private String admin;
 
     @BeforeEach
     void start() throws Exception {
         cluster = new TestCluster(root.resolve("cluster"));
         Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
-        KubernetesConfig kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, Map.of(), null,
+        kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, Map.of(), null,
                 Duration.ofSeconds(2), null, null, null, null, List.of(), "http://slipstream.slipstream.svc:8080");
         server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
         admin = server.adminToken();
@@ -113,6 +114,30 @@ class KubernetesRunTest {
         assertThat(server.get("/api/v1/runs/" + run + "/events", admin).text()).contains("NodeLost: node " + first + " is NotReady for");
         assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
         server.awaitState(admin, run, "CANCELLED");
+    }
+
+    @Test
+    void aRestartedServerAdoptsTheRunsPodsWithoutMakingNewOnes() {
+        String run = submit("survivor", IMAGE, List.of(Map.of("name", "main", "replicas", 2, "resources", Map.of("cpu", 1, "memory", "1Gi"),
+                "command", List.of("sh", "-c", "echo up; exec sleep 600"))), "InParallel");
+        server.awaitRun(admin, run, r -> server.get("/api/v1/runs/" + run + "/logs", admin).text().lines().filter(l -> l.endsWith("up")).count() == 2);
+        List<String> before = podUids(run);
+        server.close(); // the control plane goes away; its pods run on
+
+        server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
+        JsonNode adopted = server.awaitState(admin, run, "RUNNING");
+        assertThat(adopted.get("attempt").asInt()).isEqualTo(1);
+        assertThat(podUids(run)).isEqualTo(before);
+        assertThat(server.get("/api/v1/runs/" + run + "/logs", admin).text()).contains("up");
+
+        assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
+        server.awaitState(admin, run, "CANCELLED");
+        assertThat(podUids(run)).isEmpty();
+    }
+
+    private List<String> podUids(String run) {
+        return cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems().stream()
+                .map(pod -> pod.getMetadata().getName() + "=" + pod.getMetadata().getUid()).sorted().toList();
     }
 
     @Test
