@@ -25,6 +25,11 @@ public interface Executor extends AutoCloseable {
      */
     io.slipstream.api.run.Endpoint endpoint(InstanceId id, String name, String node, int ports, java.util.Set<Integer> taken);
 
+    /** Whether every instance must name a container image (executors that run containers); a job without one is refused. */
+    default boolean requiresImage() {
+        return false;
+    }
+
     /** Where reports go; set once, before anything is launched or adopted. */
     void setListener(Consumer<InstanceReport> listener);
 

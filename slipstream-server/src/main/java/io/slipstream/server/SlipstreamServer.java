@@ -83,7 +83,7 @@ public final class SlipstreamServer implements AutoCloseable {
                     new RunTokens(tokens, apiUrl::get));
             loop.start();
             Executor nodesOf = executor;
-            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits());
+            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage());
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor, loop::wakeUp, clock), tokens,
                     new LogService(store, executor), clock);

@@ -175,6 +175,11 @@ public final class KubernetesExecutor implements Executor {
     }
 
     @Override
+    public boolean requiresImage() {
+        return true;
+    }
+
+    @Override
     public void setListener(Consumer<InstanceReport> listener) {
         this.listener = listener;
     }

@@ -31,16 +31,19 @@ public final class DocumentService {
     private final Clock clock;
     private final Supplier<List<NodeInfo>> nodes;
     private final RunLimits limits;
+    private final boolean imageRequired;
 
     /**
-     * @param nodes  the cluster's nodes, to check quotas against its capacity
-     * @param limits the longest grace period and runtime a job may ask for
+     * @param nodes         the cluster's nodes, to check quotas against its capacity
+     * @param limits        the longest grace period and runtime a job may ask for
+     * @param imageRequired whether every node group must name its container image (the executor runs containers)
      */
-    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits) {
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired) {
         this.store = store;
         this.clock = clock;
         this.nodes = nodes;
         this.limits = limits;
+        this.imageRequired = imageRequired;
     }
 
     /**
@@ -88,6 +91,14 @@ public final class DocumentService {
                 problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
             }
             limits.check(job, prefix + "spec.", problems);
+            if (imageRequired) {
+                for (int i = 0; i < job.nodeGroups().size(); i++) {
+                    if (job.nodeGroups().get(i).image() == null) {
+                        problems.add(prefix + "spec.nodeGroups[" + i + "].image",
+                                "is required: this server runs instances as containers (executor: kubernetes)");
+                    }
+                }
+            }
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);

@@ -141,6 +141,18 @@ class KubernetesRunTest {
     }
 
     @Test
+    void aJobWithoutAnImageIsRefusedNamingTheField() {
+        String job = """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "bare", "workspace": "w"},
+                 "spec": {"nodeGroups": [{"name": "main", "replicas": 1, "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["train"]}]}}}
+                """;
+        TestServer.Response refused = server.post("/api/v1/runs", admin, job);
+        assertThat(refused.status()).isEqualTo(400);
+        assertThat(refused.text()).contains("spec.nodeGroups[0].image").contains("is required: this server runs instances as containers");
+        assertThat(server.get("/api/v1/runs", admin).json().toString()).doesNotContain("bare");
+    }
+
+    @Test
     void cancellingARunDeletesItsPodsAndEndsIt() {
         String run = submit("long", IMAGE, List.of(Map.of("name", "main", "replicas", 2, "resources", Map.of("cpu", 1, "memory", "1Gi"),
                 "command", List.of("sh", "-c", "echo up; exec sleep 600"))), "InParallel");
