@@ -398,9 +398,9 @@ public abstract class BaseExecutorContractTest {
     void endpointsGetDistinctFreePorts() {
         Executor executor = newExecutor();
         InstanceId one = newInstanceId();
-        io.slipstream.api.run.Endpoint first = executor.endpoint(one, "main-0", nodeName(), 3, java.util.Set.of());
+        io.slipstream.api.run.Endpoint first = executor.endpoint(one, "team-a", "main-0", nodeName(), 3, java.util.Set.of());
         assertThat(first.ports()).hasSize(3).doesNotHaveDuplicates();
-        io.slipstream.api.run.Endpoint second = executor.endpoint(new InstanceId(one.runId(), 1, 1), "main-1", nodeName(), 2,
+        io.slipstream.api.run.Endpoint second = executor.endpoint(new InstanceId(one.runId(), 1, 1), "team-a", "main-1", nodeName(), 2,
                 java.util.Set.copyOf(first.ports()));
         assertThat(second.ports()).hasSize(2).doesNotContainAnyElementsOf(first.ports());
         assertThat(first.fqdn()).isNotBlank();

@@ -12,7 +12,8 @@ import java.util.Map;
  * @param kubeconfig      a kubeconfig file, or {@code null}: in-cluster credentials (service account), else the usual
  *                        {@code KUBECONFIG} / {@code ~/.kube/config}
  * @param context         the kubeconfig context, or {@code null} for its current one
- * @param namespace       where instances (pods) and the objects of each run go
+ * @param namespace       where instances (pods) and the objects of each run go, unless {@code namespaces} names another
+ * @param namespaces      a namespace per workspace, for clusters that give every team its own
  * @param clusterDomain   the cluster's DNS domain, for the instances' fully qualified names
  * @param nodeSelector    labels a cluster node must carry to be managed by Slipstream (empty: every node)
  * @param gpuModelLabel   the node label that names its GPU model (the NVIDIA GPU feature discovery label by default)
@@ -29,6 +30,7 @@ public record KubernetesConfig(
         String kubeconfig,
         String context,
         String namespace,
+        Map<String, String> namespaces,
         String clusterDomain,
         Map<String, String> nodeSelector,
         String gpuModelLabel,
@@ -48,6 +50,7 @@ public record KubernetesConfig(
 
     public KubernetesConfig {
         requireNonNull(namespace, "namespace is null");
+        namespaces = namespaces == null ? Map.of() : Map.copyOf(namespaces);
         clusterDomain = clusterDomain == null ? "cluster.local" : clusterDomain;
         nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
         gpuModelLabel = gpuModelLabel == null ? DEFAULT_GPU_MODEL_LABEL : gpuModelLabel;
@@ -59,6 +62,19 @@ public record KubernetesConfig(
 
     /** The defaults: namespace {@value #DEFAULT_NAMESPACE}, every node, credentials found the usual way. */
     public static KubernetesConfig defaults() {
-        return new KubernetesConfig(null, null, DEFAULT_NAMESPACE, null, null, null, null, null, null, null, null, null, null);
+        return new KubernetesConfig(null, null, DEFAULT_NAMESPACE, null, null, null, null, null, null, null, null, null, null, null);
+    }
+
+    /** The namespace of a workspace's instances ({@code null}: the default one). */
+    public String namespaceOf(String workspace) {
+        return workspace == null ? namespace : namespaces.getOrDefault(workspace, namespace);
+    }
+
+    /** Every namespace instances may be in, the default one first. */
+    public List<String> allNamespaces() {
+        java.util.LinkedHashSet<String> all = new java.util.LinkedHashSet<>();
+        all.add(namespace);
+        new java.util.TreeSet<>(namespaces.values()).forEach(all::add);
+        return List.copyOf(all);
     }
 }

@@ -56,12 +56,12 @@ public final class KubernetesExecutor implements Executor {
     private final KubernetesClient client;
     private final boolean ownsClient;
     private final KubernetesConfig config;
-    private final String namespace;
     private final Manifests manifests;
     private final Clock clock;
     private final LogSpool logs;
     private final NodeWatch nodes;
-    private final SharedIndexInformer<Pod> pods;
+    /** A watch of the managed pods of each namespace instances go to. */
+    private final Map<String, SharedIndexInformer<Pod>> pods = new LinkedHashMap<>();
     private final ScheduledExecutorService timer;
     private final Map<InstanceId, Tracked> tracked = new ConcurrentHashMap<>();
     /** Attempts whose metadata does not yet list every started instance's address. */
@@ -72,6 +72,7 @@ public final class KubernetesExecutor implements Executor {
     /** What the executor remembers of an instance it launched or adopted, to report each change once. */
     private static final class Tracked {
         final InstanceId id;
+        final String namespace;
         final String pod;
         volatile String uid;
         volatile String node;
@@ -82,8 +83,9 @@ public final class KubernetesExecutor implements Executor {
         Long terminatingGrace;
         PodStatus.Ended lastEnded;
 
-        Tracked(InstanceId id, String pod) {
+        Tracked(InstanceId id, String namespace, String pod) {
             this.id = id;
+            this.namespace = namespace;
             this.pod = pod;
         }
     }
@@ -120,32 +122,35 @@ public final class KubernetesExecutor implements Executor {
         this.client = client;
         this.ownsClient = ownsClient;
         this.config = config;
-        this.namespace = config.namespace();
         this.manifests = new Manifests(config);
         this.clock = clock;
         this.logs = new LogSpool(client, dataDir.resolve("pod-logs"));
         this.nodes = new NodeWatch(client, config, clock);
-        this.pods = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER).inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod pod) {
-                observe(pod, false);
-            }
+        for (String namespace : config.allNamespaces()) {
+            SharedIndexInformer<Pod> informer = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER)
+                    .inform(new ResourceEventHandler<>() {
+                        @Override
+                        public void onAdd(Pod pod) {
+                            observe(pod, false);
+                        }
 
-            @Override
-            public void onUpdate(Pod before, Pod pod) {
-                observe(pod, false);
-            }
+                        @Override
+                        public void onUpdate(Pod before, Pod pod) {
+                            observe(pod, false);
+                        }
 
-            @Override
-            public void onDelete(Pod pod, boolean unknownFinalState) {
-                observe(pod, true);
+                        @Override
+                        public void onDelete(Pod pod, boolean unknownFinalState) {
+                            observe(pod, true);
+                        }
+                    }, 0);
+            pods.put(namespace, informer);
+            try {
+                informer.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                close();
+                throw new ExecutorException("cannot watch the pods of namespace " + namespace + ": " + e.getMessage(), e);
             }
-        }, 0);
-        try {
-            pods.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            close();
-            throw new ExecutorException("cannot watch the pods of namespace " + namespace + ": " + e.getMessage(), e);
         }
         this.timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "kubernetes-executor-nodes");
@@ -161,7 +166,7 @@ public final class KubernetesExecutor implements Executor {
     }
 
     @Override
-    public Endpoint endpoint(InstanceId id, String name, String node, int ports, Set<Integer> taken) {
+    public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
         requireNode(node);
         List<Integer> given = new ArrayList<>();
         for (int port = FIRST_PORT; given.size() < ports; port++) {
@@ -170,7 +175,7 @@ public final class KubernetesExecutor implements Executor {
             }
         }
         String hostname = Names.hostname(name, id.rank());
-        String fqdn = hostname + "." + Names.service(id.runId()) + "." + namespace + ".svc." + config.clusterDomain();
+        String fqdn = hostname + "." + Names.service(id.runId()) + "." + config.namespaceOf(workspace) + ".svc." + config.clusterDomain();
         return new Endpoint(hostname, fqdn, null, given); // the pod's IP is known once it runs: the metadata gets it then
     }
 
@@ -188,18 +193,19 @@ public final class KubernetesExecutor implements Executor {
     public Map<String, String> launch(LaunchSpec spec) {
         requireNode(spec.node());
         InstanceId id = spec.id();
-        Pod existing = getPod(Names.pod(id));
+        String namespace = config.namespaceOf(spec.metadata() != null ? spec.metadata().workspace() : spec.env().get("SLIPSTREAM_WORKSPACE"));
+        Pod existing = getPod(namespace, Names.pod(id));
         if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
             return track(id, existing);
         }
         Pod pod = manifests.pod(spec, namespace);
-        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, Names.pod(key)));
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, namespace, Names.pod(key)));
         instance.probe = spec.probe() != null;
         instance.node = spec.node();
         try {
             if (spec.metadata() != null) {
-                createRunObjects(id.runId(), spec.metadata());
-                writeMetadata(id.runId(), id.attempt(), spec.metadata());
+                createRunObjects(id.runId(), spec.metadata(), namespace);
+                writeMetadata(namespace, id.runId(), id.attempt(), spec.metadata());
             }
             String token = spec.env().get(Manifests.TOKEN_ENV);
             if (token != null) {
@@ -209,7 +215,7 @@ public final class KubernetesExecutor implements Executor {
             return track(id, created);
         } catch (KubernetesClientException e) {
             if (e.getCode() == 409) {
-                Pod raced = getPod(Names.pod(id));
+                Pod raced = getPod(namespace, Names.pod(id));
                 if (raced != null) {
                     return track(id, raced);
                 }
@@ -219,7 +225,7 @@ public final class KubernetesExecutor implements Executor {
     }
 
     /** The run's service, network policy and storage claims: made once per run, kept until it is forgotten. */
-    private void createRunObjects(RunId runId, ClusterMetadata metadata) {
+    private void createRunObjects(RunId runId, ClusterMetadata metadata, String namespace) {
         createIfAbsent(manifests.service(runId, namespace));
         createIfAbsent(manifests.networkPolicy(runId, namespace));
         manifests.claims(runId, metadata, namespace).forEach(this::createIfAbsent);
@@ -227,7 +233,7 @@ public final class KubernetesExecutor implements Executor {
 
     private void createIfAbsent(HasMetadata object) {
         try {
-            client.resource(object).inNamespace(namespace).create();
+            client.resource(object).inNamespace(object.getMetadata().getNamespace()).create();
         } catch (KubernetesClientException e) {
             if (e.getCode() != 409) {
                 throw e;
@@ -239,9 +245,9 @@ public final class KubernetesExecutor implements Executor {
      * Writes an attempt's metadata with the addresses of the pods that have one, and marks it complete once every
      * instance started so far has one (their init containers wait for that).
      */
-    private synchronized void writeMetadata(RunId runId, int attempt, ClusterMetadata metadata) {
+    private synchronized void writeMetadata(String namespace, RunId runId, int attempt, ClusterMetadata metadata) {
         Map<Integer, String> ips = new HashMap<>();
-        for (Pod pod : pods.getStore().list()) {
+        for (Pod pod : pods.get(namespace).getStore().list()) {
             var labels = pod.getMetadata().getLabels();
             if (Names.runKey(runId).equals(labels.get(Names.RUN)) && Integer.toString(attempt).equals(labels.get(Names.ATTEMPT))
                     && pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
@@ -268,8 +274,9 @@ public final class KubernetesExecutor implements Executor {
             throw new ExecutorException("cannot write the metadata of run " + runId + ": " + e.getMessage(), e);
         }
         ConfigMap wanted = manifests.metadata(runId, attempt, namespace, json, complete);
-        String key = Names.metadata(runId, attempt);
-        ConfigMap current = client.configMaps().inNamespace(namespace).withName(key).get();
+        String name = Names.metadata(runId, attempt);
+        String key = namespace + "/" + name;
+        ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
         if (current == null) {
             createIfAbsent(wanted);
         } else if (!wanted.getData().equals(current.getData())) {
@@ -291,14 +298,16 @@ public final class KubernetesExecutor implements Executor {
             return;
         }
         int attempt = Integer.parseInt(labels.get(Names.ATTEMPT));
-        String key = Names.metadata(new RunId(runId), attempt);
+        String namespace = pod.getMetadata().getNamespace();
+        String name = Names.metadata(new RunId(runId), attempt);
+        String key = namespace + "/" + name;
         // A pod still pending may wait for metadata that a control plane before a restart left incomplete.
         boolean pending = pod.getStatus() != null && "Pending".equals(pod.getStatus().getPhase());
         if (!incompleteMetadata.contains(key) && !pending) {
             return;
         }
         try {
-            ConfigMap current = client.configMaps().inNamespace(namespace).withName(key).get();
+            ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
             if (current == null || current.getData() == null || current.getData().get(Manifests.METADATA_KEY) == null) {
                 return;
             }
@@ -307,14 +316,14 @@ public final class KubernetesExecutor implements Executor {
                 return;
             }
             ClusterMetadata metadata = Json.mapper().readValue(current.getData().get(Manifests.METADATA_KEY), ClusterMetadata.class);
-            writeMetadata(new RunId(runId), attempt, metadata);
+            writeMetadata(namespace, new RunId(runId), attempt, metadata);
         } catch (RuntimeException e) {
             LOG.warn("cannot complete the metadata {}: {}", key, e.getMessage());
         }
     }
 
     private Map<String, String> track(InstanceId id, Pod pod) {
-        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, Names.pod(key)));
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, pod.getMetadata().getNamespace(), Names.pod(key)));
         instance.uid = pod.getMetadata().getUid();
         instance.node = pod.getSpec().getNodeName();
         instance.probe = pod.getSpec().getContainers().stream().anyMatch(c -> c.getStartupProbe() != null);
@@ -323,7 +332,7 @@ public final class KubernetesExecutor implements Executor {
 
     private Map<String, String> handleOf(Pod pod) {
         Map<String, String> handle = new LinkedHashMap<>();
-        handle.put("namespace", namespace);
+        handle.put("namespace", pod.getMetadata().getNamespace());
         handle.put("pod", pod.getMetadata().getName());
         handle.put("uid", pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid());
         return Map.copyOf(handle);
@@ -331,17 +340,26 @@ public final class KubernetesExecutor implements Executor {
 
     @Override
     public Optional<Map<String, String>> find(InstanceId id) {
-        Pod pod = getPod(Names.pod(id));
-        return pod == null ? Optional.empty() : Optional.of(handleOf(pod));
+        for (String namespace : pods.keySet()) {
+            Pod pod = getPod(namespace, Names.pod(id));
+            if (pod != null) {
+                return Optional.of(handleOf(pod));
+            }
+        }
+        return Optional.empty();
     }
 
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> handles) {
         Map<RunId, Integer> newestAttempt = new HashMap<>();
+        Map<RunId, String> namespaceOf = new HashMap<>();
         handles.forEach((id, handle) -> {
             newestAttempt.merge(id.runId(), id.attempt(), Math::max);
-            Pod cached = pods.getStore().getByKey(namespace + "/" + Names.pod(id)); // the informer listed them all at start
-            Pod pod = cached != null ? cached : getPod(Names.pod(id));
+            String namespace = namespace(handle);
+            namespaceOf.put(id.runId(), namespace);
+            var informer = pods.get(namespace);
+            Pod cached = informer == null ? null : informer.getStore().getByKey(namespace + "/" + Names.pod(id)); // listed at start
+            Pod pod = cached != null ? cached : getPod(namespace, Names.pod(id));
             if (pod == null || !pod.getMetadata().getUid().equals(handle.get("uid"))) {
                 report(new InstanceReport.Lost(id, "its pod " + Names.pod(id) + " is gone", clock.instant()));
                 return;
@@ -352,6 +370,7 @@ public final class KubernetesExecutor implements Executor {
         });
         // Pods of older attempts of these runs are orphans of a restart that was under way: they must not run on.
         newestAttempt.forEach((runId, attempt) -> {
+            String namespace = namespaceOf.get(runId);
             for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, Names.runKey(runId)).list().getItems()) {
                 String podAttempt = pod.getMetadata().getLabels().get(Names.ATTEMPT);
                 if (podAttempt != null && Integer.parseInt(podAttempt) < attempt && pod.getMetadata().getDeletionTimestamp() == null) {
@@ -364,7 +383,7 @@ public final class KubernetesExecutor implements Executor {
 
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
-        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, handle.getOrDefault("pod", Names.pod(key))));
+        Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, namespace(handle), handle.getOrDefault("pod", Names.pod(key))));
         InstanceReport end;
         synchronized (instance) {
             end = instance.end;
@@ -379,7 +398,7 @@ public final class KubernetesExecutor implements Executor {
         try {
             if (!gracePeriod.isZero()) {
                 String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
-                client.pods().inNamespace(namespace).withName(instance.pod).edit(pod -> {
+                client.pods().inNamespace(instance.namespace).withName(instance.pod).edit(pod -> {
                     if (pod.getMetadata().getAnnotations() == null) {
                         pod.getMetadata().setAnnotations(new HashMap<>());
                     }
@@ -388,7 +407,7 @@ public final class KubernetesExecutor implements Executor {
                 });
             }
             // Kubernetes sends SIGTERM, and SIGKILL once the grace period is over; the pod disappears once all is dead.
-            var deleted = client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(instance.terminatingGrace).delete();
+            var deleted = client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(instance.terminatingGrace).delete();
             if (deleted.isEmpty()) {
                 finish(instance, new InstanceReport.Exited(id, 137, true, clock.instant()));
             }
@@ -407,8 +426,8 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null) {
             return Activity.NONE;
         }
-        copyNewLines(pod);
-        return new Activity(logs.lastOutputAt(namespace, pod), null);
+        copyNewLines(namespace(handle), pod);
+        return new Activity(logs.lastOutputAt(namespace(handle), pod), null);
     }
 
     @Override
@@ -417,8 +436,8 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null || stream == LogStream.STDERR) {
             return new LogChunk(new byte[0], offset); // one log per container: stderr is in it
         }
-        copyNewLines(pod);
-        return logs.read(namespace, pod, offset, maxBytes);
+        copyNewLines(namespace(handle), pod);
+        return logs.read(namespace(handle), pod, offset, maxBytes);
     }
 
     @Override
@@ -427,12 +446,18 @@ public final class KubernetesExecutor implements Executor {
         if (pod == null || stream == LogStream.STDERR) {
             return new LogChunk(new byte[0], 0);
         }
-        copyNewLines(pod);
-        return logs.tail(namespace, pod, maxBytes);
+        copyNewLines(namespace(handle), pod);
+        return logs.tail(namespace(handle), pod, maxBytes);
     }
 
     @Override
     public void forget(RunId runId) {
+        pods.keySet().forEach(namespace -> forget(runId, namespace));
+        tracked.keySet().removeIf(id -> id.runId().equals(runId));
+        incompleteMetadata.removeIf(key -> key.substring(key.indexOf('/') + 1).startsWith("ss-" + Names.runKey(runId) + "-"));
+    }
+
+    private void forget(RunId runId, String namespace) {
         String run = Names.runKey(runId);
         for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems()) {
             logs.delete(namespace, pod.getMetadata().getName());
@@ -447,14 +472,12 @@ public final class KubernetesExecutor implements Executor {
         // Only the run's own claim carries its label: job and workspace claims stay.
         deleteEach(client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
                 client.persistentVolumeClaims());
-        tracked.keySet().removeIf(id -> id.runId().equals(runId));
-        incompleteMetadata.removeIf(key -> key.startsWith("ss-" + run + "-"));
     }
 
     private <T extends HasMetadata> void deleteEach(List<T> objects,
             io.fabric8.kubernetes.client.dsl.MixedOperation<T, ?, ? extends io.fabric8.kubernetes.client.dsl.Resource<T>> operation) {
         for (T object : objects) {
-            operation.inNamespace(namespace).withName(object.getMetadata().getName()).delete();
+            operation.inNamespace(object.getMetadata().getNamespace()).withName(object.getMetadata().getName()).delete();
         }
     }
 
@@ -485,7 +508,7 @@ public final class KubernetesExecutor implements Executor {
             } else if (status instanceof PodStatus.CannotStart cannot) {
                 LOG.info("pod {} cannot start: {}", instance.pod, cannot.reason());
                 if (finish(instance, new InstanceReport.Exited(instance.id, cannot.exitCode(), false, cannot.reason(), clock.instant()))) {
-                    client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(0).delete(); // stop the pull retries
+                    client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(0).delete(); // stop the pull retries
                 }
             } else if (status instanceof PodStatus.Rejected rejected) {
                 finish(instance, new InstanceReport.Lost(instance.id, "the kubelet rejected or evicted its pod: " + rejected.reason(), clock.instant()));
@@ -535,14 +558,14 @@ public final class KubernetesExecutor implements Executor {
     /** The end of an instance is reported even when its last lines cannot be copied. */
     private void copyLastLines(Tracked instance) {
         try {
-            logs.sync(namespace, instance.pod, true, true);
+            logs.sync(instance.namespace, instance.pod, true, true);
         } catch (ExecutorException e) {
             LOG.warn("the last log lines of pod {} were not copied: {}", instance.pod, e.getMessage());
         }
     }
 
     /** Copies what is new of a pod's log; if the API server cannot be asked, what was copied before is served. */
-    private void copyNewLines(String pod) {
+    private void copyNewLines(String namespace, String pod) {
         try {
             logs.sync(namespace, pod, false, false);
         } catch (ExecutorException e) {
@@ -583,7 +606,7 @@ public final class KubernetesExecutor implements Executor {
                     continue;
                 }
                 if (finish(instance, new InstanceReport.Lost(instance.id, "NodeLost: node " + instance.node + " is " + why, true, clock.instant()))) {
-                    client.pods().inNamespace(namespace).withName(instance.pod).withGracePeriod(0).delete();
+                    client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(0).delete();
                 }
             }
         } catch (RuntimeException e) {
@@ -605,8 +628,13 @@ public final class KubernetesExecutor implements Executor {
         }
     }
 
-    private Pod getPod(String name) {
+    private Pod getPod(String namespace, String name) {
         return client.pods().inNamespace(namespace).withName(name).get();
+    }
+
+    /** The namespace of a handle's pod (handles from before namespaces were per workspace have the default one). */
+    private String namespace(Map<String, String> handle) {
+        return handle.getOrDefault("namespace", config.namespace());
     }
 
     private void requireNode(String node) {
@@ -629,9 +657,7 @@ public final class KubernetesExecutor implements Executor {
         if (timer != null) {
             timer.shutdownNow();
         }
-        if (pods != null) {
-            pods.stop();
-        }
+        pods.values().forEach(SharedIndexInformer::stop);
         nodes.close();
         if (ownsClient) {
             client.close();

@@ -80,7 +80,8 @@ class KubernetesExecutorTest {
     private static ClusterMetadata metadata(KubernetesExecutor executor, RunId run, int count, String storageScope) {
         List<ClusterMetadata.Instance> instances = new ArrayList<>();
         for (int rank = 0; rank < count; rank++) {
-            var endpoint = executor.endpoint(new InstanceId(run, 1, rank), "worker-" + rank, TestCluster.NODES.get(rank % 2), 1, java.util.Set.of());
+            var endpoint = executor.endpoint(new InstanceId(run, 1, rank), "team-a", "worker-" + rank, TestCluster.NODES.get(rank % 2), 1,
+                    java.util.Set.of());
             instances.add(new ClusterMetadata.Instance("worker-" + rank, "worker", rank, rank, TestCluster.NODES.get(rank % 2), endpoint.hostname(),
                     endpoint.fqdn(), endpoint.ip(), endpoint.ports(), true));
         }
@@ -107,7 +108,7 @@ class KubernetesExecutorTest {
         assertThat(node.capacity()).isEqualTo(new Resources(32_000, 256L << 30, 8, "nvidia-h100-80gb-hbm3"));
         assertThat(node.labels()).containsEntry("slipstream.io/pool", "training");
 
-        KubernetesConfig selected = new KubernetesConfig(null, null, TestCluster.NAMESPACE, null, Map.of("slipstream.io/pool", "training"),
+        KubernetesConfig selected = new KubernetesConfig(null, null, TestCluster.NAMESPACE, null, null, Map.of("slipstream.io/pool", "training"),
                 null, Duration.ofSeconds(2), null, null, null, null, null, null);
         KubernetesExecutor pool = executor(selected);
         assertThat(pool.nodes()).extracting(NodeInfo::name).containsExactly("gpu-node-1", "gpu-node-2");
@@ -170,6 +171,29 @@ class KubernetesExecutorTest {
         assertThat(awaitReport(new InstanceId(run, 1, 1), InstanceReport.Exited.class).exitCode()).isZero();
         assertThat(cluster.admin.configMaps().inNamespace(TestCluster.NAMESPACE).withName("ss-half-1-1-metadata").get().getData())
                 .containsKey("complete");
+    }
+
+    @Test
+    void aWorkspaceWithANamespaceOfItsOwnGetsEverythingThere() {
+        KubernetesExecutor executor = executor();
+        RunId run = new RunId("ns-1");
+        var endpoint = executor.endpoint(new InstanceId(run, 1, 0), "team-b", "worker-0", "gpu-node-1", 1, java.util.Set.of());
+        assertThat(endpoint.fqdn()).isEqualTo("worker-0.ss-ns-1.team-b-jobs.svc.cluster.local");
+        ClusterMetadata metadata = new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, run.value(), "team-b", "train", 1, 1, "InParallel",
+                new ClusterMetadata.Address(endpoint.fqdn(), 29500), List.of(new ClusterMetadata.Instance("worker-0", "worker", 0, 0, "gpu-node-1",
+                        endpoint.hostname(), endpoint.fqdn(), null, endpoint.ports(), true)), List.of());
+        InstanceId id = new InstanceId(run, 1, 0);
+        Map<String, String> handle = executor.launch(spec(id, "worker-0", "gpu-node-1", "echo in-b", metadata));
+        assertThat(handle).containsEntry("namespace", TestCluster.TEAM_B_NAMESPACE);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(log(executor, id, handle)).isEqualTo("in-b\n");
+        assertThat(cluster.admin.services().inNamespace(TestCluster.TEAM_B_NAMESPACE).withName("ss-ns-1").get()).isNotNull();
+        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "ns-1").list().getItems()).isEmpty();
+        assertThat(executor().find(id)).hasValueSatisfying(found -> assertThat(found).containsEntry("namespace", TestCluster.TEAM_B_NAMESPACE));
+
+        executor.forget(run);
+        await().atMost(TIMEOUT).until(() -> executor.find(id).isEmpty());
+        assertThat(cluster.admin.services().inNamespace(TestCluster.TEAM_B_NAMESPACE).withName("ss-ns-1").get()).isNull();
     }
 
     @Test

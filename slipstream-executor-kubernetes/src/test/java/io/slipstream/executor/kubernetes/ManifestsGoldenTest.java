@@ -33,7 +33,7 @@ class ManifestsGoldenTest {
     private static final String NAMESPACE = "ml-jobs";
     private static final String IMAGE = "registry.example.com/team-b/bert:2.1";
 
-    private final Manifests manifests = new Manifests(new KubernetesConfig(null, null, NAMESPACE, null, null, null, null, "nfs-rwx", "1Ti", null,
+    private final Manifests manifests = new Manifests(new KubernetesConfig(null, null, NAMESPACE, null, null, null, null, null, "nfs-rwx", "1Ti", null,
             null, List.of("registry"), "http://slipstream.slipstream.svc:8080"));
 
     private static ClusterMetadata metadata() {

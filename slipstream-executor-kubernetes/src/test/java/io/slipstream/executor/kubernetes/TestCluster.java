@@ -14,6 +14,8 @@ import java.util.Set;
 /** A mock API server with GPU nodes and a test kubelet running their pods: a cluster in a test. */
 public final class TestCluster implements AutoCloseable {
     public static final String NAMESPACE = "slipstream-jobs";
+    /** The namespace of workspace team-b's instances. */
+    public static final String TEAM_B_NAMESPACE = "team-b-jobs";
     public static final List<String> NODES = List.of("gpu-node-1", "gpu-node-2");
 
     public final TestApiServer api = new TestApiServer();
@@ -26,7 +28,7 @@ public final class TestCluster implements AutoCloseable {
         for (String name : NODES) {
             admin.nodes().resource(node(name, true)).create();
         }
-        kubelet = new TestKubelet(api.newClient(), api, NAMESPACE, Set.copyOf(NODES), root.resolve("kubelet"));
+        kubelet = new TestKubelet(api.newClient(), api, List.of(NAMESPACE, TEAM_B_NAMESPACE), Set.copyOf(NODES), root.resolve("kubelet"));
     }
 
     static Node node(String name, boolean ready) {
@@ -60,7 +62,8 @@ public final class TestCluster implements AutoCloseable {
     }
 
     static KubernetesConfig config() {
-        return new KubernetesConfig(null, null, NAMESPACE, null, null, null, java.time.Duration.ofSeconds(2), "shared-rwx", "10Gi", null,
+        return new KubernetesConfig(null, null, NAMESPACE, Map.of("team-b", TEAM_B_NAMESPACE), null, null, null, java.time.Duration.ofSeconds(2),
+                "shared-rwx", "10Gi", null,
                 null, null, "http://slipstream.slipstream.svc:8080");
     }
 

@@ -45,7 +45,7 @@ public final class TestKubelet implements AutoCloseable {
 
     private final KubernetesClient client;
     private final TestApiServer api;
-    private final String namespace;
+    private final Set<String> namespaces;
     private final Set<String> nodes;
     private final Path root;
     private final Map<String, PodRun> runs = new ConcurrentHashMap<>();
@@ -59,6 +59,7 @@ public final class TestKubelet implements AutoCloseable {
 
     /** One pod as this kubelet runs it. */
     private final class PodRun {
+        final String namespace;
         final String name;
         final String uid;
         final Path dir;
@@ -77,6 +78,7 @@ public final class TestKubelet implements AutoCloseable {
 
         PodRun(Pod pod) {
             this.pod = pod;
+            this.namespace = pod.getMetadata().getNamespace();
             this.name = pod.getMetadata().getName();
             this.uid = pod.getMetadata().getUid();
             this.dir = root.resolve("pods").resolve(uid);
@@ -87,14 +89,14 @@ public final class TestKubelet implements AutoCloseable {
     private record Line(Instant at, String text) {
     }
 
-    TestKubelet(KubernetesClient client, TestApiServer api, String namespace, Set<String> nodes, Path root) {
+    TestKubelet(KubernetesClient client, TestApiServer api, List<String> namespaces, Set<String> nodes, Path root) {
         this.client = client;
         this.api = api;
-        this.namespace = namespace;
+        this.namespaces = Set.copyOf(namespaces);
         this.nodes = Set.copyOf(nodes);
         this.root = root;
         api.serveLogsFrom(this);
-        this.configMapInformer = client.configMaps().inNamespace(namespace).inform(new ResourceEventHandler<>() {
+        this.configMapInformer = client.configMaps().inAnyNamespace().inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(ConfigMap map) {
                 refreshVolumes();
@@ -109,7 +111,7 @@ public final class TestKubelet implements AutoCloseable {
             public void onDelete(ConfigMap map, boolean unknown) {
             }
         }, 0);
-        this.podInformer = client.pods().inNamespace(namespace).inform(new ResourceEventHandler<>() {
+        this.podInformer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(Pod pod) {
                 changed(pod);
@@ -127,7 +129,8 @@ public final class TestKubelet implements AutoCloseable {
     }
 
     private void changed(Pod pod) {
-        if (pod.getSpec().getNodeName() == null || !nodes.contains(pod.getSpec().getNodeName())) {
+        if (pod.getSpec().getNodeName() == null || !nodes.contains(pod.getSpec().getNodeName())
+                || !namespaces.contains(pod.getMetadata().getNamespace())) {
             return;
         }
         PodRun run = runs.get(pod.getMetadata().getUid());
@@ -167,7 +170,7 @@ public final class TestKubelet implements AutoCloseable {
     private void run(PodRun run) {
         try {
             paused.await();
-            client.pods().inNamespace(namespace).withName(run.name).edit(p -> {
+            client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
                 p.getMetadata().getFinalizers().add(FINALIZER);
                 return p;
             });
@@ -247,7 +250,7 @@ public final class TestKubelet implements AutoCloseable {
 
     /** Removes the finalizer: a pod being deleted goes away now, others just carry no more claim of ours. */
     private void release(PodRun run) {
-        client.pods().inNamespace(namespace).withName(run.name).edit(p -> {
+        client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
             p.getMetadata().getFinalizers().remove(FINALIZER);
             return p;
         });
@@ -260,7 +263,7 @@ public final class TestKubelet implements AutoCloseable {
     }
 
     private void stop(PodRun run) {
-        Long asked = api.deletionGrace(namespace, run.name);
+        Long asked = api.deletionGrace(run.namespace, run.name);
         long grace = asked != null ? asked : run.pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30
                 : run.pod.getSpec().getTerminationGracePeriodSeconds();
         if (run.process == null) {
@@ -362,7 +365,7 @@ public final class TestKubelet implements AutoCloseable {
             }
             if (var.getValueFrom() != null && var.getValueFrom().getSecretKeyRef() != null) {
                 var ref = var.getValueFrom().getSecretKeyRef();
-                var secret = client.secrets().inNamespace(namespace).withName(ref.getName()).get();
+                var secret = client.secrets().inNamespace(run.namespace).withName(ref.getName()).get();
                 if (secret == null || secret.getData() == null || !secret.getData().containsKey(ref.getKey())) {
                     throw new IllegalStateException("CreateContainerConfigError: secret " + ref.getName() + " has no key " + ref.getKey());
                 }
@@ -398,7 +401,7 @@ public final class TestKubelet implements AutoCloseable {
         for (Volume volume : volumes.values()) {
             if (volume.getPersistentVolumeClaim() != null) {
                 String claim = volume.getPersistentVolumeClaim().getClaimName();
-                while (client.persistentVolumeClaims().inNamespace(namespace).withName(claim).get() == null) {
+                while (client.persistentVolumeClaims().inNamespace(run.namespace).withName(claim).get() == null) {
                     if (run.deleting) {
                         return false;
                     }
@@ -430,7 +433,7 @@ public final class TestKubelet implements AutoCloseable {
                     continue;
                 }
                 ConfigMap map = configMapInformer == null ? null
-                        : configMapInformer.getStore().getByKey(namespace + "/" + volume.getConfigMap().getName());
+                        : configMapInformer.getStore().getByKey(run.namespace + "/" + volume.getConfigMap().getName());
                 Path dir = run.dir.resolve("volumes").resolve(volume.getName());
                 if (map == null || !Files.isDirectory(dir)) {
                     continue;
@@ -497,7 +500,7 @@ public final class TestKubelet implements AutoCloseable {
             status = new PodStatusBuilder().withPhase(run.phase).withPodIP(run.ip).withHostIP("192.168.0.1").withContainerStatuses(statuses).build();
         }
         PodStatus finalStatus = status;
-        client.pods().inNamespace(namespace).withName(run.name).editStatus(p -> {
+        client.pods().inNamespace(run.namespace).withName(run.name).editStatus(p -> {
             p.setStatus(finalStatus);
             return p;
         });
@@ -508,7 +511,7 @@ public final class TestKubelet implements AutoCloseable {
     /** The pod's log as the API serves it; {@code null} if this kubelet runs no such pod. */
     String log(String namespace, String pod, boolean timestamps, String sinceTime) {
         Instant since = sinceTime == null ? null : Instant.parse(sinceTime);
-        PodRun run = runs.values().stream().filter(r -> r.name.equals(pod)).reduce((a, b) -> b).orElse(null);
+        PodRun run = runs.values().stream().filter(r -> r.name.equals(pod) && r.namespace.equals(namespace)).reduce((a, b) -> b).orElse(null);
         if (run == null) {
             return null;
         }

@@ -157,7 +157,8 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Every node is this machine: instances reach each other on the loopback address, each on ports of its own. */
     @Override
-    public Endpoint endpoint(io.slipstream.api.run.InstanceId id, String name, String node, int ports, java.util.Set<Integer> taken) {
+    public Endpoint endpoint(io.slipstream.api.run.InstanceId id, String workspace, String name, String node, int ports,
+                             java.util.Set<Integer> taken) {
         if (!nodes.containsKey(node)) {
             throw new ExecutorException("no node named " + node);
         }

@@ -181,6 +181,21 @@ public final class ConfigReader {
         if (namespace != null && Names.dnsLabelProblem(namespace) != null) {
             problems.add(cluster.pathOf("namespace"), Names.dnsLabelProblem(namespace));
         }
+        Map<String, String> namespaces = new LinkedHashMap<>();
+        var perWorkspace = cluster.entries("namespaces", false, 1000);
+        if (perWorkspace != null) {
+            for (var entry : perWorkspace) {
+                String field = cluster.pathOf("namespaces") + "." + entry.getKey();
+                String value = entry.getValue().isString() ? entry.getValue().asString() : "";
+                if (Names.dnsLabelProblem(entry.getKey()) != null) {
+                    problems.add(field, "is not a workspace name: " + Names.dnsLabelProblem(entry.getKey()));
+                } else if (Names.dnsLabelProblem(value) != null) {
+                    problems.add(field, "must be a namespace name: " + Names.dnsLabelProblem(value));
+                } else {
+                    namespaces.put(entry.getKey(), value);
+                }
+            }
+        }
         String clusterDomain = cluster.string("clusterDomain", false, 253);
         Map<String, String> nodeSelector = new LinkedHashMap<>();
         var selector = cluster.entries("nodeSelector", false, 32);
@@ -237,7 +252,7 @@ public final class ConfigReader {
             }
         }
         cluster.finish();
-        return new KubernetesConfig(kubeconfig, context, namespace == null ? defaults.namespace() : namespace, clusterDomain, nodeSelector,
+        return new KubernetesConfig(kubeconfig, context, namespace == null ? defaults.namespace() : namespace, namespaces, clusterDomain, nodeSelector,
                 gpuModelLabel, notReadyTimeout, storageClass, storageSize, existingClaim, utilityImage, pullSecrets, serverUrl);
     }
 

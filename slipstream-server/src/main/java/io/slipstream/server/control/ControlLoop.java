@@ -680,7 +680,8 @@ public final class ControlLoop implements AutoCloseable {
             String[] group = groupOfRank.get(placement.rank());
             io.slipstream.api.run.Endpoint endpoint;
             try {
-                endpoint = executor.endpoint(new InstanceId(run.id(), run.attempt(), placement.rank()), group[0] + "-" + group[1], placement.node(),
+                endpoint = executor.endpoint(new InstanceId(run.id(), run.attempt(), placement.rank()), run.workspace(), group[0] + "-" + group[1],
+                        placement.node(),
                         groups.get(group[0]).ports(), takenPorts);
             } catch (ExecutorException e) {
                 LOG.warn("run {}: no address for rank {} on {}; trying again next cycle: {}", run.id(), placement.rank(), placement.node(),

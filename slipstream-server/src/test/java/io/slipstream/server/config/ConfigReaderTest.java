@@ -103,6 +103,7 @@ class ConfigReaderTest {
                   kubeconfig: /etc/slipstream/kubeconfig
                   context: training
                   namespace: ml-jobs
+                  namespaces: {team-b: team-b-jobs}
                   nodeSelector: {slipstream.io/pool: training}
                   notReadyTimeout: 90s
                   storage: {storageClass: nfs-rwx, size: 2Ti}
@@ -112,6 +113,8 @@ class ConfigReaderTest {
         assertThat(kubernetes.kubeconfig()).isEqualTo("/etc/slipstream/kubeconfig");
         assertThat(kubernetes.context()).isEqualTo("training");
         assertThat(kubernetes.namespace()).isEqualTo("ml-jobs");
+        assertThat(kubernetes.namespaceOf("team-b")).isEqualTo("team-b-jobs");
+        assertThat(kubernetes.namespaceOf("team-a")).isEqualTo("ml-jobs");
         assertThat(kubernetes.nodeSelector()).containsExactly(Map.entry("slipstream.io/pool", "training"));
         assertThat(kubernetes.notReadyTimeout()).isEqualTo(Duration.ofSeconds(90));
         assertThat(kubernetes.storageClass()).isEqualTo("nfs-rwx");
@@ -129,13 +132,14 @@ class ConfigReaderTest {
                 nodes: auto
                 kubernetes:
                   namespace: Jobs_Here
+                  namespaces: {team-b: "Team B"}
                   nodeSelector: {"bad key!": x, pool: "a b"}
                   notReadyTimeout: 1s
                   storage: {size: lots, storageClass: x, existingClaim: y, mode: rwx}
                   imagePullSecrets: [1]
                   colour: blue
                 """)).extracting(Problem::field).containsExactlyInAnyOrder(
-                "nodes", "kubernetes.namespace", "kubernetes.nodeSelector.bad key!", "kubernetes.nodeSelector.pool",
+                "nodes", "kubernetes.namespace", "kubernetes.namespaces.team-b", "kubernetes.nodeSelector.bad key!", "kubernetes.nodeSelector.pool",
                 "kubernetes.notReadyTimeout", "kubernetes.storage.size", "kubernetes.storage.existingClaim", "kubernetes.storage.mode",
                 "kubernetes.imagePullSecrets[0]", "kubernetes.colour");
         assertThat(problemsOf("kubernetes: {namespace: x}\n")).extracting(Problem::field).containsExactly("kubernetes");

@@ -35,7 +35,7 @@ class KubernetesRunTest {
     void start() throws Exception {
         cluster = new TestCluster(root.resolve("cluster"));
         Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
-        kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, Map.of(), null,
+        kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, null, Map.of(), null,
                 Duration.ofSeconds(2), null, null, null, null, List.of(), "http://slipstream.slipstream.svc:8080");
         server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
         admin = server.adminToken();

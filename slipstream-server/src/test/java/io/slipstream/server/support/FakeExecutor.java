@@ -90,7 +90,7 @@ public final class FakeExecutor implements Executor {
 
     /** Every instance on 10.0.0.<node number>, ports counted up from 30000. */
     @Override
-    public synchronized io.slipstream.api.run.Endpoint endpoint(io.slipstream.api.run.InstanceId id, String name, String node, int ports, Set<Integer> taken) {
+    public synchronized io.slipstream.api.run.Endpoint endpoint(io.slipstream.api.run.InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
         List<Integer> given = new ArrayList<>();
         while (given.size() < ports) {
             int port = nextPort++;
