@@ -25,12 +25,24 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LogSpool {
     private static final Duration MIN_INTERVAL = Duration.ofMillis(500);
 
-    private final KubernetesClient client;
+    /** Where logs come from: a pod's log with a timestamp on each line, from a second on ({@code null}: all of it). */
+    interface Source {
+        String log(String namespace, String pod, Instant since);
+    }
+
+    private final Source source;
     private final Path dir;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
     LogSpool(KubernetesClient client, Path dir) {
-        this.client = client;
+        this((namespace, pod, since) -> {
+            var log = client.pods().inNamespace(namespace).withName(pod).inContainer(Manifests.MAIN_CONTAINER).usingTimestamps();
+            return since == null ? log.getLog() : log.sinceTime(since.toString()).getLog();
+        }, dir);
+    }
+
+    LogSpool(Source source, Path dir) {
+        this.source = source;
         this.dir = dir;
     }
 
@@ -52,9 +64,7 @@ final class LogSpool {
             }
             String text;
             try {
-                var log = client.pods().inNamespace(namespace).withName(pod).inContainer(Manifests.MAIN_CONTAINER).usingTimestamps();
-                text = position.last() == null ? log.getLog()
-                        : log.sinceTime(position.last().truncatedTo(ChronoUnit.SECONDS).toString()).getLog();
+                text = source.log(namespace, pod, position.last() == null ? null : position.last().truncatedTo(ChronoUnit.SECONDS));
             } catch (KubernetesClientException e) {
                 if (e.getCode() == 404 || e.getCode() == 400) {
                     return; // the pod is gone, or its container has not started: nothing (more) to copy
