@@ -71,8 +71,8 @@ final class Manifests {
         this.config = config;
     }
 
-    /** Where one piece of storage comes from: a claim and the path inside it. */
-    record Mount(String volume, String claim, String subPath, String mountPath) {
+    /** Where one piece of storage comes from: a claim and the path inside it; {@code storage}: the job's name for it. */
+    record Mount(String storage, String claim, String subPath, String mountPath) {
     }
 
     /** The claims a run's instances mount: the run's own, and those of its job- and workspace-scoped storage. */
@@ -82,20 +82,20 @@ final class Manifests {
         String workspace = metadata.workspace();
         String runRoot = existing == null ? "" : "workspaces/" + segment(workspace) + "/runs/" + Names.runKey(runId) + "/";
         String runClaim = existing == null ? Names.runClaim(runId) : existing;
-        mounts.add(new Mount("checkpoints", runClaim, runRoot + "checkpoints", CHECKPOINT_DIR));
-        mounts.add(new Mount("shared", runClaim, runRoot + "shared", SHARED_DIR));
+        mounts.add(new Mount(null, runClaim, runRoot + "checkpoints", CHECKPOINT_DIR));
+        mounts.add(new Mount(null, runClaim, runRoot + "shared", SHARED_DIR));
         for (ClusterMetadata.Storage storage : metadata.storage()) {
             String path = relative(storage.path() == null ? storage.name() : storage.path(), storage.name());
-            String volume = "storage-" + Names.labelValue(storage.name()).toLowerCase(java.util.Locale.ROOT);
+            String name = storage.name();
             Mount mount = switch (storage.scope()) {
-                case "run" -> new Mount(volume, runClaim, runRoot + "storage/" + path, storage.mountPath());
+                case "run" -> new Mount(name, runClaim, runRoot + "storage/" + path, storage.mountPath());
                 case "job" -> existing == null
-                        ? new Mount(volume, Names.jobClaim(workspace, metadata.job()), path, storage.mountPath())
-                        : new Mount(volume, existing, "workspaces/" + segment(workspace) + "/jobs/" + segment(metadata.job()) + "/" + path,
+                        ? new Mount(name, Names.jobClaim(workspace, metadata.job()), path, storage.mountPath())
+                        : new Mount(name, existing, "workspaces/" + segment(workspace) + "/jobs/" + segment(metadata.job()) + "/" + path,
                                 storage.mountPath());
                 case "workspace" -> existing == null
-                        ? new Mount(volume, Names.workspaceClaim(workspace), path, storage.mountPath())
-                        : new Mount(volume, existing, "workspaces/" + segment(workspace) + "/shared/" + path, storage.mountPath());
+                        ? new Mount(name, Names.workspaceClaim(workspace), path, storage.mountPath())
+                        : new Mount(name, existing, "workspaces/" + segment(workspace) + "/shared/" + path, storage.mountPath());
                 default -> throw new ExecutorException("storage " + storage.name() + ": unknown scope " + storage.scope());
             };
             mounts.add(mount);
@@ -185,11 +185,8 @@ final class Manifests {
             for (Mount storage : mounts(id.runId(), metadata)) {
                 String volume = claimVolumes.computeIfAbsent(storage.claim(), claim -> "claim-" + claimVolumes.size());
                 volumeMounts.add(mount(volume, storage.mountPath(), storage.subPath(), false));
-                if (!storage.volume().equals("checkpoints") && !storage.volume().equals("shared")) {
-                    String name = metadata.storage().stream().filter(s -> storage.volume().equals(
-                            "storage-" + Names.labelValue(s.name()).toLowerCase(java.util.Locale.ROOT))).map(ClusterMetadata.Storage::name)
-                            .findFirst().orElseThrow();
-                    env.add(env(StorageSpec.envNameOf(name), storage.mountPath()));
+                if (storage.storage() != null) {
+                    env.add(env(StorageSpec.envNameOf(storage.storage()), storage.mountPath()));
                 }
             }
             claimVolumes.forEach((claim, volume) -> volumes.add(new VolumeBuilder().withName(volume).withNewPersistentVolumeClaim()
