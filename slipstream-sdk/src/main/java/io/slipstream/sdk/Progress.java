@@ -13,7 +13,8 @@ import java.util.Map;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Reports progress to the platform through {@code SLIPSTREAM_PROGRESS_FILE}: the step reached, the newest checkpoint
+ * Reports progress to the platform through {@code SLIPSTREAM_PROGRESS_FILE}, or where there is none, to the API with
+ * the run's token ({@code SLIPSTREAM_SERVER}, {@code SLIPSTREAM_RUN_TOKEN}): the step reached, the newest checkpoint
  * and a few metrics. The platform reads it for hang detection (progress counts as a sign of life) and to tell how much
  * work a preemption or failure throws away. Writes are atomic and at most one a second, except checkpoints, which are
  * always written at once. Outside Slipstream (no such variable) reports go nowhere.
@@ -22,6 +23,7 @@ public final class Progress {
     private static final Duration MIN_INTERVAL = Duration.ofSeconds(1);
 
     private final Path file;
+    private final ProgressApi api;
     private final Clock clock;
     private long step = -1;
     private Long checkpointStep;
@@ -29,7 +31,13 @@ public final class Progress {
     private Instant lastWrite = Instant.MIN;
 
     Progress(Path file, Clock clock) {
+        this(file, null, clock);
+    }
+
+    /** @param api where reports go when there is no {@code file}, or {@code null} */
+    Progress(Path file, ProgressApi api, Clock clock) {
         this.file = file;
+        this.api = api;
         this.clock = clock;
     }
 
@@ -53,7 +61,7 @@ public final class Progress {
 
     private void write(Instant now, Map<String, Double> metrics) {
         lastWrite = now;
-        if (file == null) {
+        if (file == null && api == null) {
             return;
         }
         ObjectNode node = Json.mapper().createObjectNode();
@@ -69,6 +77,10 @@ public final class Progress {
                 values.put(name, value);
             }
         });
+        if (file == null) {
+            api.send(node.toString());
+            return;
+        }
         try {
             AtomicFiles.writeAtomically(file, (node + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {

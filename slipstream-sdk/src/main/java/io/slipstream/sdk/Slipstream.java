@@ -25,7 +25,8 @@ public final class Slipstream {
 
     Slipstream(Map<String, String> variables, Clock clock) {
         this.env = new Environment(variables);
-        this.progress = new Progress(env.path("SLIPSTREAM_PROGRESS_FILE"), clock);
+        Path progressFile = env.path("SLIPSTREAM_PROGRESS_FILE");
+        this.progress = new Progress(progressFile, progressFile == null ? ProgressApi.of(env) : null, clock);
     }
 
     public static Slipstream fromEnvironment() {

@@ -58,6 +58,45 @@ class ProgressTest {
     }
 
     @Test
+    void withoutAFileReportsGoToTheApiWithTheRunsToken() throws Exception {
+        java.util.concurrent.BlockingQueue<String[]> received = new java.util.concurrent.LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", exchange -> {
+            received.add(new String[] {exchange.getRequestMethod() + " " + exchange.getRequestURI(),
+                    exchange.getRequestHeaders().getFirst("Authorization"), new String(exchange.getRequestBody().readAllBytes(),
+                    java.nio.charset.StandardCharsets.UTF_8)});
+            exchange.sendResponseHeaders(204, -1);
+            exchange.close();
+        });
+        server.start();
+        try {
+            Slipstream slipstream = new Slipstream(Map.of("SLIPSTREAM_RUN_ID", "train-x1", "SLIPSTREAM_RANK", "2",
+                    "SLIPSTREAM_SERVER", "http://127.0.0.1:" + server.getAddress().getPort() + "/", "SLIPSTREAM_RUN_TOKEN", "ss_secret"),
+                    new MovingClock());
+            slipstream.progress().checkpointed(40);
+            String[] request = received.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(request).isNotNull();
+            assertThat(request[0]).isEqualTo("POST /api/v1/runs/train-x1/instances/2/progress");
+            assertThat(request[1]).isEqualTo("Bearer ss_secret");
+            var node = Json.mapper().readTree(request[2]);
+            assertThat(node.path("step").asLong()).isEqualTo(40);
+            assertThat(node.path("checkpointStep").asLong()).isEqualTo(40);
+            assertThat(node.path("checkpointTime").asString()).isEqualTo("2026-11-29T10:00:00Z");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void aServerThatCannotBeReachedDoesNotFailTheWorkload() {
+        Slipstream slipstream = new Slipstream(Map.of("SLIPSTREAM_RUN_ID", "train-x1", "SLIPSTREAM_SERVER", "http://127.0.0.1:1",
+                "SLIPSTREAM_RUN_TOKEN", "ss_secret"), new MovingClock());
+        slipstream.progress().checkpointed(1);
+        slipstream.progress().report(2, Map.of());
+    }
+
+    @Test
     void outsideSlipstreamReportsGoNowhere() {
         new Progress(null, new MovingClock()).report(1, Map.of());
         new Progress(null, new MovingClock()).checkpointed(1);

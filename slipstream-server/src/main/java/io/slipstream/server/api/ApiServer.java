@@ -82,11 +82,49 @@ public final class ApiServer implements AutoCloseable {
         this.clock = clock;
     }
 
-    /** A run's token reads its own run (state, events, logs) and who it is; nothing else. */
+    /** A run's token reads its own run (state, events, logs) and who it is, and reports its instances' progress. */
     static boolean mayRunTokenCall(String run, String method, String path) {
         String own = "/api/v1/runs/" + run;
         String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        if (method.equals("POST")) {
+            return trimmed.matches(java.util.regex.Pattern.quote(own) + "/instances/[0-9]{1,6}/progress");
+        }
         return method.equals("GET") && (trimmed.equals("/api/v1/whoami") || trimmed.equals(own) || trimmed.startsWith(own + "/"));
+    }
+
+    /** A progress report, as the SDK sends it (the same fields as the progress file); every field checked. */
+    static io.slipstream.executor.Activity.Progress progress(byte[] body, java.time.Instant now) {
+        Problems problems = new Problems();
+        FieldReader report = FieldReader.of(DocumentParser.parseOne(body), "", problems);
+        Long step = report.integer("step", true, 0, Long.MAX_VALUE);
+        Long checkpointStep = report.integer("checkpointStep", false, 0, Long.MAX_VALUE);
+        String checkpointTime = report.string("checkpointTime", false, 64);
+        report.string("time", false, 64); // when it was written; the server's clock is what counts
+        java.time.Instant checkpointAt = null;
+        if (checkpointTime != null) {
+            try {
+                checkpointAt = java.time.Instant.parse(checkpointTime);
+            } catch (java.time.format.DateTimeParseException e) {
+                problems.add("checkpointTime", "must be an instant such as 2026-11-30T10:00:00Z");
+            }
+        }
+        if (checkpointStep != null && checkpointTime == null) {
+            problems.add("checkpointTime", "is required with checkpointStep");
+        }
+        Map<String, Double> metrics = new java.util.LinkedHashMap<>();
+        var entries = report.entries("metrics", false, 64);
+        if (entries != null) {
+            for (var entry : entries) {
+                if (!entry.getValue().isNumber() || !Double.isFinite(entry.getValue().asDouble())) {
+                    problems.add("metrics." + entry.getKey(), "must be a finite number");
+                } else {
+                    metrics.put(entry.getKey(), entry.getValue().asDouble());
+                }
+            }
+        }
+        report.finish();
+        problems.throwIfAny("the progress report is invalid");
+        return new io.slipstream.executor.Activity.Progress(step, now, checkpointStep, checkpointAt, metrics);
     }
 
     /** Starts listening; {@code port} 0 picks a free port (see {@link #port()}). */
@@ -198,6 +236,11 @@ public final class ApiServer implements AutoCloseable {
             ctx.json(ListView.of(runs.events(caller(ctx), ctx.pathParam("run"), after, limit).stream().map(Views::event).toList()));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}/logs", this::streamLogs);
+        route(r, HandlerType.POST, "/api/v1/runs/{run}/instances/{rank}/progress", ctx -> {
+            Principal caller = caller(ctx);
+            runs.reportProgress(caller, ctx.pathParam("run"), ctx.pathParam("rank"), progress(body(ctx), clock.instant()));
+            ctx.status(204);
+        });
 
         route(r, HandlerType.POST, "/api/v1/tokens", ctx -> {
             FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());

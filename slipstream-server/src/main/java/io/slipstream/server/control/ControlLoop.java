@@ -91,8 +91,14 @@ public final class ControlLoop implements AutoCloseable {
      */
     private final Set<InstanceId> awaitingAdoption = ConcurrentHashMap.newKeySet();
     private Instant adoptionDeadline = Instant.MIN;
+    private final ProgressReports progressReports = new ProgressReports();
     private volatile boolean running;
     private Thread thread;
+
+    /** Where instances' progress reported through the API goes. */
+    public ProgressReports progressReports() {
+        return progressReports;
+    }
 
     public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick) {
         this(store, executor, scheduler, clock, limits, tick, null);
@@ -110,7 +116,7 @@ public final class ControlLoop implements AutoCloseable {
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
         this.launcher = new Launcher(store, executor, clock, runTokens);
         this.retention = new Retention(store, executor, clock, limits.retention());
-        this.faultWatch = new FaultWatch(executor);
+        this.faultWatch = new FaultWatch(executor, progressReports);
         executor.setListener(report -> {
             reports.add(report);
             wakeUp();

@@ -33,10 +33,12 @@ final class FaultWatch {
     private static final int LOG_TAIL_BYTES = 64 * 1024;
 
     private final Executor executor;
+    private final ProgressReports reports;
     private final Map<io.slipstream.api.run.RunId, Instant> nextSample = new ConcurrentHashMap<>();
 
-    FaultWatch(Executor executor) {
+    FaultWatch(Executor executor, ProgressReports reports) {
         this.executor = executor;
+        this.reports = reports;
     }
 
     /** Whether the run's instances are due to be looked at again. */
@@ -56,6 +58,7 @@ final class FaultWatch {
     /** Forgets the runs that are no longer active. */
     void retainOnly(java.util.Set<io.slipstream.api.run.RunId> active) {
         nextSample.keySet().retainAll(active);
+        reports.retainOnly(active);
     }
 
     Activity activityOf(InstanceRecord instance) {
@@ -63,7 +66,10 @@ final class FaultWatch {
             return Activity.NONE;
         }
         try {
-            return executor.activity(instance.id(), instance.handle());
+            Activity seen = executor.activity(instance.id(), instance.handle());
+            Activity.Progress reported = reports.latest(instance.id());
+            // The progress file where the executor reads it, else what the instance reported through the API.
+            return seen.progress() != null || reported == null ? seen : new Activity(seen.lastOutputAt(), reported);
         } catch (RuntimeException e) {
             LOG.debug("cannot look at {}: {}", instance.id(), e.toString());
             return Activity.NONE;

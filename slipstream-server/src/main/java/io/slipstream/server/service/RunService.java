@@ -158,6 +158,25 @@ public final class RunService {
                 .orElseThrow(() -> ApiException.notFound("run " + id + " not found"));
     }
 
+    /**
+     * Records the progress an instance of the run's current attempt reports through the API (where the executor cannot
+     * read its progress file). Only the run's own token (and admins) may: progress decides how much work counts lost.
+     */
+    public void reportProgress(Principal caller, String runId, String rank, io.slipstream.executor.Activity.Progress progress) {
+        RunRecord run = get(caller, runId);
+        if (!caller.admin() && !run.id().value().equals(caller.run())) {
+            throw ApiException.forbidden("only the run's own token (SLIPSTREAM_RUN_TOKEN) reports its instances' progress");
+        }
+        io.slipstream.store.InstanceRecord instance = store.instancesOf(run.id()).stream()
+                .filter(i -> i.id().attempt() == run.attempt() && Integer.toString(i.id().rank()).equals(rank))
+                .findFirst()
+                .orElseThrow(() -> ApiException.notFound("run " + runId + " has no instance of rank " + rank + " in attempt " + run.attempt()));
+        if (instance.state().isFinal()) {
+            throw ApiException.conflict("instance " + instance.displayName() + " of run " + runId + " is " + instance.state() + ": it reports no more");
+        }
+        loop.progressReports().record(instance.id(), progress);
+    }
+
     public List<RunRecord> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until, int limit,
             RunQuery.Cursor before) {
         return store.listRuns(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, limit, before));

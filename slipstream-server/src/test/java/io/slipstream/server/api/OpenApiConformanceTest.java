@@ -132,6 +132,11 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "format=jsonl"), alice, null);
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "stream=sideways"), alice, null);
         check("POST", "/api/v1/runs/{run}/cancel", Map.of("run", id), alice, "{}");
+        // The run has ended: a report now is refused (409); alice is no admin and not the run's token (403); bad input (400).
+        check("POST", "/api/v1/runs/{run}/instances/{rank}/progress", Map.of("run", id, "rank", "0"), admin, "{\"step\": 3}");
+        check("POST", "/api/v1/runs/{run}/instances/{rank}/progress", Map.of("run", id, "rank", "0"), alice, "{\"step\": 3}");
+        check("POST", "/api/v1/runs/{run}/instances/{rank}/progress", Map.of("run", id, "rank", "0"), admin, "{\"step\": \"many\"}");
+        check("POST", "/api/v1/runs/{run}/instances/{rank}/progress", Map.of("run", id, "rank", "9"), admin, "{\"step\": 3}");
 
         JsonNode token = check("POST", "/api/v1/tokens", Map.of(), admin, "{\"user\":\"bob\",\"description\":\"ci\",\"expiresInDays\":30}");
         check("POST", "/api/v1/tokens", Map.of(), admin, "{\"user\":\"Bad User\"}");

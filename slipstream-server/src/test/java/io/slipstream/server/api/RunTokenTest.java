@@ -42,6 +42,20 @@ class RunTokenTest {
             assertThat(server.post("/api/v1/runs/" + run + "/cancel", token, "{}").status()).isEqualTo(403);
             assertThat(server.post("/api/v1/runs", token, job("sneaky")).status()).isEqualTo(403);
 
+            // Progress, as the SDK reports it where no executor reads a progress file.
+            String progressPath = "/api/v1/runs/" + run + "/instances/0/progress";
+            assertThat(server.post(progressPath, token, "{\"step\": 120, \"checkpointStep\": 100, \"checkpointTime\": \"2026-11-30T10:00:00Z\", "
+                    + "\"metrics\": {\"loss\": 0.5}}").status()).isEqualTo(204);
+            server.awaitRun(admin, run, r -> r.path("progress").path("step").asLong(-1) == 120);
+            assertThat(server.get("/api/v1/runs/" + run, admin).json().get("progress").get("checkpointStep").asLong()).isEqualTo(100);
+            TestServer.Response bad = server.post(progressPath, token, "{\"step\": -1, \"checkpointStep\": 3, \"metrics\": {\"loss\": \"low\"}, \"x\": 1}");
+            assertThat(bad.status()).isEqualTo(400);
+            assertThat(bad.json().get("problems").toString()).contains("step", "checkpointTime", "metrics.loss", "\"x\"");
+            assertThat(server.post("/api/v1/runs/" + run + "/instances/7/progress", token, "{\"step\": 1}").status()).isEqualTo(404);
+            assertThat(server.post("/api/v1/runs/" + other + "/instances/0/progress", token, "{\"step\": 1}").status()).isEqualTo(403);
+            String member = server.tokenFor("someone");
+            assertThat(server.post(progressPath, member, "{\"step\": 1}").status()).as("not a member: the run is not found").isEqualTo(404);
+
             assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
             server.awaitState(admin, run, "CANCELLED");
             TestServer.Response ended = server.get("/api/v1/runs/" + run, token);
