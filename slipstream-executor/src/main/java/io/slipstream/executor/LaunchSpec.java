@@ -32,6 +32,9 @@ public record LaunchSpec(
         io.slipstream.api.run.ClusterMetadata metadata,
         io.slipstream.api.spec.StartupProbe probe,
         io.slipstream.api.spec.Resources resources) {
+    /** The run's own API token in {@code env}: a credential (see {@code env}). */
+    public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
+
     public LaunchSpec {
         requireNonNull(id, "id is null");
         requireNonNull(name, "name is null");

@@ -66,6 +66,8 @@ public final class KubernetesExecutor implements Executor {
     private final Map<InstanceId, Tracked> tracked = new ConcurrentHashMap<>();
     /** Attempts whose metadata does not yet list every started instance's address. */
     private final Set<String> incompleteMetadata = ConcurrentHashMap.newKeySet();
+    /** What this executor last wrote to each metadata config map: an unchanged one is neither read nor written again. */
+    private final Map<String, Map<String, String>> writtenMetadata = new ConcurrentHashMap<>();
     private volatile Consumer<InstanceReport> listener = report -> {
     };
 
@@ -111,11 +113,6 @@ public final class KubernetesExecutor implements Executor {
             client.close();
             throw e;
         }
-    }
-
-    /** An executor over a client someone else owns (and closes). */
-    public KubernetesExecutor(KubernetesClient client, KubernetesConfig config, Path dataDir, Clock clock) {
-        this(client, false, config, dataDir, clock);
     }
 
     KubernetesExecutor(KubernetesClient client, boolean ownsClient, KubernetesConfig config, Path dataDir, Clock clock) {
@@ -194,7 +191,8 @@ public final class KubernetesExecutor implements Executor {
         requireNode(spec.node());
         InstanceId id = spec.id();
         String namespace = config.namespaceOf(spec.metadata() != null ? spec.metadata().workspace() : spec.env().get("SLIPSTREAM_WORKSPACE"));
-        Pod existing = getPod(namespace, Names.pod(id));
+        // The watch knows every pod of ours; one it has not seen yet shows up as a conflict on create below.
+        Pod existing = pods.get(namespace).getStore().getByKey(namespace + "/" + Names.pod(id));
         if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
             return track(id, existing);
         }
@@ -207,7 +205,7 @@ public final class KubernetesExecutor implements Executor {
                 createRunObjects(id.runId(), spec.metadata(), namespace);
                 writeMetadata(namespace, id.runId(), id.attempt(), spec.metadata());
             }
-            String token = spec.env().get(Manifests.TOKEN_ENV);
+            String token = spec.env().get(LaunchSpec.RUN_TOKEN_ENV);
             if (token != null) {
                 createIfAbsent(manifests.runToken(id.runId(), id.attempt(), namespace, token)); // the first launch of the attempt makes it
             }
@@ -276,12 +274,15 @@ public final class KubernetesExecutor implements Executor {
         ConfigMap wanted = manifests.metadata(runId, attempt, namespace, json, complete);
         String name = Names.metadata(runId, attempt);
         String key = namespace + "/" + name;
-        ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
-        if (current == null) {
-            createIfAbsent(wanted);
-        } else if (!wanted.getData().equals(current.getData())) {
-            current.setData(wanted.getData());
-            client.configMaps().inNamespace(namespace).resource(current).update();
+        if (!wanted.getData().equals(writtenMetadata.get(key))) {
+            ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
+            if (current == null) {
+                createIfAbsent(wanted);
+            } else if (!wanted.getData().equals(current.getData())) {
+                current.setData(wanted.getData());
+                client.configMaps().inNamespace(namespace).resource(current).update();
+            }
+            writtenMetadata.put(key, wanted.getData());
         }
         if (complete) {
             incompleteMetadata.remove(key);
@@ -307,15 +308,19 @@ public final class KubernetesExecutor implements Executor {
             return;
         }
         try {
-            ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get();
-            if (current == null || current.getData() == null || current.getData().get(Manifests.METADATA_KEY) == null) {
+            Map<String, String> data = writtenMetadata.get(key);
+            if (data == null) {
+                ConfigMap current = client.configMaps().inNamespace(namespace).withName(name).get(); // written before a restart
+                data = current == null ? null : current.getData();
+            }
+            if (data == null || data.get(Manifests.METADATA_KEY) == null) {
                 return;
             }
-            if (current.getData().containsKey(Manifests.COMPLETE_KEY)) {
+            if (data.containsKey(Manifests.COMPLETE_KEY)) {
                 incompleteMetadata.remove(key);
                 return;
             }
-            ClusterMetadata metadata = Json.mapper().readValue(current.getData().get(Manifests.METADATA_KEY), ClusterMetadata.class);
+            ClusterMetadata metadata = Json.mapper().readValue(data.get(Manifests.METADATA_KEY), ClusterMetadata.class);
             writeMetadata(namespace, new RunId(runId), attempt, metadata);
         } catch (RuntimeException e) {
             LOG.warn("cannot complete the metadata {}: {}", key, e.getMessage());
@@ -398,13 +403,17 @@ public final class KubernetesExecutor implements Executor {
         try {
             if (!gracePeriod.isZero()) {
                 String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
-                client.pods().inNamespace(instance.namespace).withName(instance.pod).edit(pod -> {
-                    if (pod.getMetadata().getAnnotations() == null) {
-                        pod.getMetadata().setAnnotations(new HashMap<>());
+                // A merge patch without a resource version: the kubelet updating the pod's status meanwhile is no conflict.
+                String patch = Json.mapper().writeValueAsString(Map.of("metadata", Map.of("annotations", Map.of(Names.NOTICE_ANNOTATION, notice))));
+                try {
+                    client.pods().inNamespace(instance.namespace).withName(instance.pod)
+                            .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE), patch);
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() == 404) {
+                        throw e;
                     }
-                    pod.getMetadata().getAnnotations().put(Names.NOTICE_ANNOTATION, notice);
-                    return pod;
-                });
+                    LOG.warn("no notice on pod {} (it is stopped all the same): {}", instance.pod, e.getMessage());
+                }
             }
             // Kubernetes sends SIGTERM, and SIGKILL once the grace period is over; the pod disappears once all is dead.
             var deleted = client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(instance.terminatingGrace).delete();
@@ -454,7 +463,11 @@ public final class KubernetesExecutor implements Executor {
     public void forget(RunId runId) {
         pods.keySet().forEach(namespace -> forget(runId, namespace));
         tracked.keySet().removeIf(id -> id.runId().equals(runId));
-        incompleteMetadata.removeIf(key -> key.substring(key.indexOf('/') + 1).startsWith("ss-" + Names.runKey(runId) + "-"));
+        // Exactly this run's config maps (another run's key may start with this one's).
+        java.util.regex.Pattern names = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote("ss-" + Names.runKey(runId) + "-") + "\\d+-metadata");
+        java.util.function.Predicate<String> ofRun = key -> names.matcher(key.substring(key.indexOf('/') + 1)).matches();
+        incompleteMetadata.removeIf(ofRun);
+        writtenMetadata.keySet().removeIf(ofRun);
     }
 
     private void forget(RunId runId, String namespace) {

@@ -32,7 +32,8 @@ final class LogSpool {
 
     private final Source source;
     private final Path dir;
-    private final Map<String, Object> locks = new ConcurrentHashMap<>();
+    /** Each pod's copy as far as it goes, read from disk once; a copy is also the lock of its pod. */
+    private final Map<String, Copy> copies = new ConcurrentHashMap<>();
 
     LogSpool(KubernetesClient client, Path dir) {
         this((namespace, pod, since) -> {
@@ -46,9 +47,22 @@ final class LogSpool {
         this.dir = dir;
     }
 
-    /** Where the copy is, and how far it goes: the last line's timestamp and how many lines carried it. */
-    private record Position(Instant last, int atLast, Instant syncedAt, boolean complete) {
-        static final Position START = new Position(null, 0, Instant.EPOCH, false);
+    /** How far a copy goes: the last line's timestamp, how many lines carried it, and whether the log is over. */
+    private record Position(Instant last, int atLast, boolean complete) {
+        static final Position START = new Position(null, 0, false);
+    }
+
+    private static final class Copy {
+        Position position;
+        Instant syncedAt = Instant.EPOCH; // in memory only: after a restart, the first read copies at once
+    }
+
+    private Copy copy(String namespace, String pod) {
+        return copies.computeIfAbsent(namespace + "/" + pod, key -> {
+            Copy copy = new Copy();
+            copy.position = readPosition(namespace, pod);
+            return copy;
+        });
     }
 
     /**
@@ -56,12 +70,14 @@ final class LogSpool {
      * this is the last copy needed. Without {@code force}, copies at most every half second.
      */
     void sync(String namespace, String pod, boolean ended, boolean force) {
-        synchronized (locks.computeIfAbsent(namespace + "/" + pod, key -> new Object())) {
-            Position position = readPosition(namespace, pod);
+        Copy copy = copy(namespace, pod);
+        synchronized (copy) {
+            Position position = copy.position;
             Instant now = Instant.now();
-            if (position.complete() || !force && Duration.between(position.syncedAt(), now).compareTo(MIN_INTERVAL) < 0) {
+            if (position.complete() || !force && Duration.between(copy.syncedAt, now).compareTo(MIN_INTERVAL) < 0) {
                 return;
             }
+            copy.syncedAt = now;
             String text;
             try {
                 text = source.log(namespace, pod, position.last() == null ? null : position.last().truncatedTo(ChronoUnit.SECONDS));
@@ -71,11 +87,12 @@ final class LogSpool {
                 }
                 throw new ExecutorException("cannot read the log of pod " + pod + ": " + e.getMessage(), e);
             }
-            append(namespace, pod, text == null ? "" : text, position, ended, now);
+            copy.position = append(namespace, pod, text == null ? "" : text, position, ended);
         }
     }
 
-    private void append(String namespace, String pod, String text, Position position, boolean ended, Instant now) {
+    /** Appends what is new in {@code text} and returns the position after it; disk is touched only if something changed. */
+    private Position append(String namespace, String pod, String text, Position position, boolean ended) {
         StringBuilder fresh = new StringBuilder();
         Instant last = position.last();
         int atLast = position.atLast();
@@ -113,11 +130,16 @@ final class LogSpool {
             }
             fresh.append(content);
         }
+        Position after = new Position(last, atLast, ended);
+        if (after.equals(position)) {
+            return position;
+        }
         try {
             Path file = file(namespace, pod);
             Files.createDirectories(file.getParent());
             Files.writeString(file, fresh, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            writePosition(namespace, pod, new Position(last, atLast, now, ended));
+            writePosition(namespace, pod, after);
+            return after;
         } catch (IOException e) {
             throw new ExecutorException("cannot copy the log of pod " + pod + ": " + e.getMessage(), e);
         }
@@ -155,17 +177,20 @@ final class LogSpool {
 
     /** When the pod last wrote a line, as far as copied; {@code null}: never. */
     Instant lastOutputAt(String namespace, String pod) {
-        return readPosition(namespace, pod).last();
+        Copy copy = copy(namespace, pod);
+        synchronized (copy) {
+            return copy.position.last();
+        }
     }
 
     void delete(String namespace, String pod) {
+        copies.remove(namespace + "/" + pod);
         try {
             Files.deleteIfExists(file(namespace, pod));
             Files.deleteIfExists(positionFile(namespace, pod));
         } catch (IOException e) {
             throw new ExecutorException("cannot delete the log copy of pod " + pod + ": " + e.getMessage(), e);
         }
-        locks.remove(namespace + "/" + pod);
     }
 
     private Path file(String namespace, String pod) {
@@ -185,7 +210,7 @@ final class LogSpool {
             }
             String[] fields = Files.readString(file, StandardCharsets.UTF_8).strip().split(" ");
             return new Position(fields[0].equals("-") ? null : Instant.parse(fields[0]), Integer.parseInt(fields[1]),
-                    Instant.parse(fields[2]), Boolean.parseBoolean(fields[3]));
+                    Boolean.parseBoolean(fields[2]));
         } catch (IOException | RuntimeException e) {
             return Position.START;
         }
@@ -195,7 +220,7 @@ final class LogSpool {
         Path file = positionFile(namespace, pod);
         Path temp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.writeString(temp, (position.last() == null ? "-" : position.last().toString()) + " " + position.atLast() + " "
-                + position.syncedAt() + " " + position.complete() + "\n", StandardCharsets.UTF_8);
+                + position.complete() + "\n", StandardCharsets.UTF_8);
         Files.move(temp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 }

@@ -57,13 +57,11 @@ final class Manifests {
     static final String WORKSPACE_DIR = "/workspace";
     static final String GPU_RESOURCE = "nvidia.com/gpu";
 
-    /** The run's token: in a Secret, never in the pod's spec. */
-    static final String TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** The server's address as the control plane sees it; pods get the configured one instead. */
     static final String SERVER_ENV = "SLIPSTREAM_SERVER";
     /** What the pod says itself; the same names in the spec's env are dropped (the spec reader refuses them anyway). */
     private static final java.util.Set<String> OWN_ENV = java.util.Set.of("SLIPSTREAM_IP", "SLIPSTREAM_PREEMPTION_NOTICE_FILE",
-            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", TOKEN_ENV, SERVER_ENV);
+            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", LaunchSpec.RUN_TOKEN_ENV, SERVER_ENV);
 
     private final KubernetesConfig config;
 
@@ -161,9 +159,9 @@ final class Manifests {
                 .forEach(e -> env.add(new EnvVarBuilder().withName(e.getKey()).withValue(e.getValue()).build()));
         env.add(new EnvVarBuilder().withName("SLIPSTREAM_IP").withNewValueFrom().withNewFieldRef().withFieldPath("status.podIP")
                 .endFieldRef().endValueFrom().build());
-        if (spec.env().containsKey(TOKEN_ENV)) {
-            env.add(new EnvVarBuilder().withName(TOKEN_ENV).withNewValueFrom().withNewSecretKeyRef()
-                    .withName(Names.token(id.runId(), id.attempt())).withKey(TOKEN_ENV).endSecretKeyRef().endValueFrom().build());
+        if (spec.env().containsKey(LaunchSpec.RUN_TOKEN_ENV)) {
+            env.add(new EnvVarBuilder().withName(LaunchSpec.RUN_TOKEN_ENV).withNewValueFrom().withNewSecretKeyRef()
+                    .withName(Names.token(id.runId(), id.attempt())).withKey(LaunchSpec.RUN_TOKEN_ENV).endSecretKeyRef().endValueFrom().build());
         }
         if (config.serverUrl() != null) {
             env.add(env(SERVER_ENV, config.serverUrl()));
@@ -274,7 +272,7 @@ final class Manifests {
                 .withNewMetadata().withName(Names.token(runId, attempt)).withNamespace(namespace).withLabels(labels)
                 .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
                 .withType("Opaque")
-                .withData(Map.of(TOKEN_ENV, java.util.Base64.getEncoder().encodeToString(token.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .withData(Map.of(LaunchSpec.RUN_TOKEN_ENV, java.util.Base64.getEncoder().encodeToString(token.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
                 .build();
     }
 

@@ -32,11 +32,14 @@ sealed interface PodStatus {
     record Rejected(String reason) implements PodStatus {
     }
 
-    /** Waiting reasons that a retry does not fix: the instance fails with the reason instead of hanging. */
-    Set<String> IMAGE_ERRORS = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable");
+    /**
+     * Waiting reasons that a retry does not fix: the instance fails with the reason instead of hanging. A first
+     * {@code ErrImagePull} is not among them: it may be a blip, and turns into {@code ImagePullBackOff} if it is not.
+     */
+    Set<String> IMAGE_ERRORS = Set.of("ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable");
     Set<String> CONFIG_ERRORS = Set.of("CreateContainerConfigError", "CreateContainerError", "RunContainerError");
 
-    /** The status of {@code pod}'s main container; {@code ErrImagePull} counts only once it turned into a back-off. */
+    /** The status of {@code pod}'s main container. */
     static PodStatus of(Pod pod) {
         var status = pod.getStatus();
         ContainerStatus main = status == null || status.getContainerStatuses() == null ? null : status.getContainerStatuses().stream()
@@ -64,7 +67,7 @@ sealed interface PodStatus {
             }
             if (state.getWaiting() != null) {
                 String reason = state.getWaiting().getReason();
-                if (reason != null && IMAGE_ERRORS.contains(reason) && cannotStart(reason)) {
+                if (reason != null && IMAGE_ERRORS.contains(reason)) {
                     return new CannotStart(127, "ImagePullFailed: " + reason + ": " + message(state.getWaiting().getMessage()));
                 }
                 if (reason != null && CONFIG_ERRORS.contains(reason)) {
@@ -83,7 +86,7 @@ sealed interface PodStatus {
     }
 
     private static boolean cannotStart(String reason) {
-        return IMAGE_ERRORS.contains(reason) && !reason.equals("ErrImagePull") || CONFIG_ERRORS.contains(reason);
+        return IMAGE_ERRORS.contains(reason) || CONFIG_ERRORS.contains(reason);
     }
 
     private static String message(String message) {

@@ -170,10 +170,10 @@ public final class TestKubelet implements AutoCloseable {
     private void run(PodRun run) {
         try {
             paused.await();
-            client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
+            retryOnConflict(() -> client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
                 p.getMetadata().getFinalizers().add(FINALIZER);
                 return p;
-            });
+            }));
             Files.createDirectories(run.dir);
             publish(run);
             Container main = run.pod.getSpec().getContainers().get(0);
@@ -250,10 +250,24 @@ public final class TestKubelet implements AutoCloseable {
 
     /** Removes the finalizer: a pod being deleted goes away now, others just carry no more claim of ours. */
     private void release(PodRun run) {
-        client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
+        retryOnConflict(() -> client.pods().inNamespace(run.namespace).withName(run.name).edit(p -> {
             p.getMetadata().getFinalizers().remove(FINALIZER);
             return p;
-        });
+        }));
+    }
+
+    /** As a kubelet does: an update that lost a race with another writer of the pod is made again on the new version. */
+    private static void retryOnConflict(Runnable update) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                update.run();
+                return;
+            } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt == 10) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private void awaitDeletion(PodRun run) throws InterruptedException {
@@ -500,10 +514,10 @@ public final class TestKubelet implements AutoCloseable {
             status = new PodStatusBuilder().withPhase(run.phase).withPodIP(run.ip).withHostIP("192.168.0.1").withContainerStatuses(statuses).build();
         }
         PodStatus finalStatus = status;
-        client.pods().inNamespace(run.namespace).withName(run.name).editStatus(p -> {
+        retryOnConflict(() -> client.pods().inNamespace(run.namespace).withName(run.name).editStatus(p -> {
             p.setStatus(finalStatus);
             return p;
-        });
+        }));
     }
 
     // --- what tests ask ---

@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  */
 public final class RunTokens {
     public static final String USER_PREFIX = "run:";
-    public static final String TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
+    public static final String TOKEN_ENV = io.slipstream.executor.LaunchSpec.RUN_TOKEN_ENV;
     public static final String SERVER_ENV = "SLIPSTREAM_SERVER";
     /** Runs are never longer than 30 days; the token lapses a day after that at the latest. */
     private static final Duration LIFETIME = Duration.ofDays(31);
