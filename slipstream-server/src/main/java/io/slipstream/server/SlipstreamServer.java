@@ -5,9 +5,11 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.kubernetes.KubernetesExecutor;
 import io.slipstream.server.auth.RunTokens;
 import io.slipstream.executor.local.Isolation;
+import io.slipstream.executor.local.UidRangeClaims;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.api.ApiServer;
+import io.slipstream.server.api.Readiness;
 import io.slipstream.server.auth.Authenticator;
 import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
@@ -77,16 +79,17 @@ public final class SlipstreamServer implements AutoCloseable {
             executor = config.kubernetes() != null
                     ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
                     : new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
-                            InstanceTools.install(dataDir).orElse(null), clock);
+                            InstanceTools.install(dataDir).orElse(null), config.instances().logLimit(), clock);
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
                     new RunTokens(tokens, apiUrl::get));
             loop.start();
+            ControlLoop cycling = loop;
             Executor nodesOf = executor;
             DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage());
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor, loop::wakeUp, clock), tokens,
-                    new LogService(store, executor), clock);
+                    new LogService(store, executor), new Readiness(cycling::lastCycleAt, clock), clock);
             api.start(config.host(), config.port());
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
@@ -148,13 +151,14 @@ public final class SlipstreamServer implements AutoCloseable {
      * which is said loudly (or, with {@code isolation: on}, refused).
      */
     private static Isolation isolation(ServerConfig config, Path dataDir) {
-        if (config.isolation() == Isolation.Mode.off) {
+        Isolation.Mode mode = config.instances().isolation();
+        if (mode == Isolation.Mode.off) {
             LOG.warn("instance isolation is off: every job runs as this server's user and can read its data directory");
             return Isolation.off();
         }
         String obstacle = Isolation.obstacle(dataDir);
         if (obstacle != null) {
-            if (config.isolation() == Isolation.Mode.on) {
+            if (mode == Isolation.Mode.on) {
                 throw new IllegalStateException("instances cannot be isolated: " + obstacle);
             }
             LOG.warn("instances run as this server's user and can read its data directory, the admin token included, because {}",
@@ -162,8 +166,10 @@ public final class SlipstreamServer implements AutoCloseable {
             return Isolation.off();
         }
         allowPassingThrough(dataDir); // instances' uids reach their directories through it, and see nothing else
-        LOG.info("instances run under uids of their own, from {} on", config.firstUid());
-        return new Isolation(true, config.firstUid(), config.uidCount());
+        Isolation isolation = UidRangeClaims.claim(config.instances().uidClaims(), dataDir, config.instances().uidRange());
+        LOG.info("instances run under uids of their own, from the range {}-{} this server holds ({})", isolation.firstUid(),
+                isolation.firstUid() + isolation.uidCount() - 1, config.instances().uidClaims());
+        return isolation;
     }
 
     private static void allowPassingThrough(Path dir) {

@@ -3,21 +3,40 @@ package io.slipstream.executor.local;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
-import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * The files of one instance: {@code work/} (its sandbox and default working directory), {@code tmp/},
- * {@code stdout.log}, {@code stderr.log}, and what its supervisor writes so that the instance can be found again
- * after a crash of the control plane: {@code pid} ("supervisor-pid instance-pid") and {@code exit_code}.
+ * The files of one instance. The directory itself is the server's <em>control directory</em>: the workload can pass
+ * through it (mode 0711) but can create, rename or replace nothing in it, so what the server keeps there cannot be
+ * swapped for a link or a FIFO:
+ * <ul>
+ *   <li>{@code pid} ("supervisor-pid instance-pid") and {@code exit_code}, written by the instance's supervisor, which
+ *       runs as the server's user; {@code stdout.log}, {@code stderr.log} (the workload writes them through the
+ *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log};</li>
+ *   <li>{@code metadata.json}, {@code preemption_notice.json} (readable by the workload), {@code terminate_requested},
+ *       {@code probe.json}, {@code ready}.</li>
+ * </ul>
+ * The workload owns three directories below it: {@code work/} (its sandbox, default working directory and home),
+ * {@code tmp/}, and {@code report/}, where it writes what the server reads from it: {@code progress.json} and
+ * {@code preemption_ack}. Those are read with {@link SafeFiles#readWorkloadFile} or only looked at.
  */
 final class InstanceDirectory {
+    static final int MAX_CONTROL_FILE_BYTES = 64;
+    private static final String[] WORKLOAD_DIRECTORIES = {"work", "tmp", "report"};
+
     private final Path dir;
 
     InstanceDirectory(Path dir) {
@@ -36,31 +55,70 @@ final class InstanceDirectory {
         return dir.resolve("supervisor.log");
     }
 
-    private Path sandbox() {
+    Path sandbox() {
         return dir.resolve("work");
     }
 
-    /** Makes the directory; with a uid, the instance's own directories belong to that uid and nobody else may enter. */
-    void create(Integer uid) throws IOException {
-        Files.createDirectories(sandbox());
-        Files.createDirectories(tmp());
-        if (uid != null) {
-            for (Path path : new Path[] {dir, sandbox(), tmp()}) {
-                Files.setAttribute(path, "unix:uid", uid);
-                Files.setAttribute(path, "unix:gid", uid);
+    private Path reportDir() {
+        return dir.resolve("report");
+    }
+
+    Path log(LogStream stream) {
+        return dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
+    }
+
+    /**
+     * Makes the directory and the workload's own directories in it, and the working directory {@code workingDir}
+     * (relative to the sandbox, or {@code null} for the sandbox itself), which is returned. Everything is made by the
+     * server first and given to {@code uid} last, so no instance (not even another of the same run) can have put a
+     * link where a directory is made. With a uid, nobody but that uid may enter the workload's directories.
+     */
+    Path create(Integer uid, String workingDir) throws IOException {
+        Path target = sandbox();
+        if (workingDir != null) {
+            target = sandbox().resolve(workingDir).normalize();
+            if (!target.startsWith(sandbox()) || target.equals(dir)) {
+                throw new ExecutorException("workingDir " + workingDir + " leaves the instance's directory");
             }
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         }
+        if (Files.exists(sandbox(), LinkOption.NOFOLLOW_LINKS)) {
+            // Made before, by a launch that crashed before its supervisor started: nothing of the workload ran yet.
+            for (String name : WORKLOAD_DIRECTORIES) {
+                if (!Files.isDirectory(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
+                    throw new ExecutorException("instance directory " + dir + " is incomplete (" + name + "); remove it to launch again");
+                }
+            }
+            if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !target.toRealPath().startsWith(sandbox().toRealPath())) {
+                throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
+            }
+            return target;
+        }
+        Files.createDirectories(dir);
+        if (uid != null) {
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+        }
+        List<Path> made = new ArrayList<>();
+        for (String name : WORKLOAD_DIRECTORIES) {
+            made.add(Files.createDirectory(dir.resolve(name), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))));
+        }
+        for (Path path = target; !path.equals(sandbox()); path = path.getParent()) {
+            made.add(path);
+        }
+        Files.createDirectories(target);
+        if (uid != null) {
+            // Deepest first: until "work" itself is the uid's, nobody but the server can enter it.
+            for (int i = made.size() - 1; i >= 0; i--) {
+                SafeFiles.chown(made.get(i), uid, uid);
+            }
+        }
+        return target;
     }
 
     /** Writes the run's metadata where the instance can read it (and only read it), completely, before it starts. */
     Path writeMetadata(io.slipstream.api.run.ClusterMetadata metadata) throws IOException {
         Path file = dir.resolve("metadata.json");
-        Path temporary = dir.resolve("metadata.json.tmp");
-        Files.writeString(temporary, io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata) + "\n",
-                StandardCharsets.UTF_8);
-        Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        String json = io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata) + "\n";
+        SafeFiles.writeControlFile(file, json.getBytes(StandardCharsets.UTF_8), "rw-r--r--");
         return file;
     }
 
@@ -70,15 +128,12 @@ final class InstanceDirectory {
     }
 
     /** Writes the notice atomically: an instance never reads half of it. */
-    void writeNotice(String reason, java.time.Instant deadline) {
+    void writeNotice(String reason, Instant deadline) {
         try {
             var notice = io.slipstream.api.codec.Json.mapper().createObjectNode();
             notice.put("reason", reason);
             notice.put("deadline", deadline.toString());
-            Path temporary = dir.resolve("preemption_notice.json.tmp");
-            Files.writeString(temporary, notice.toString() + "\n");
-            Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
-            Files.move(temporary, noticeFile(), java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            SafeFiles.writeControlFile(noticeFile(), (notice + "\n").getBytes(StandardCharsets.UTF_8), "rw-r--r--");
         } catch (IOException e) {
             // Best effort: the signal still comes.
         }
@@ -86,21 +141,27 @@ final class InstanceDirectory {
 
     /** Where the instance writes to say it saved its work and may be stopped now ({@code SLIPSTREAM_PREEMPTION_ACK_FILE}). */
     Path ackFile() {
-        return dir.resolve("preemption_ack");
+        return reportDir().resolve("preemption_ack");
+    }
+
+    /** Whether the instance acknowledged its notice: anything by that name counts, and nothing of it is opened. */
+    boolean acknowledged() {
+        return SafeFiles.exists(ackFile());
     }
 
     /** Where the instance reports its progress ({@code SLIPSTREAM_PROGRESS_FILE}). */
     Path progressFile() {
-        return dir.resolve("progress.json");
+        return reportDir().resolve("progress.json");
     }
 
     /** When the instance last wrote to stdout or stderr, or {@code null}. */
-    java.time.Instant lastOutputAt() {
-        java.time.Instant last = null;
-        for (String name : new String[] {"stdout.log", "stderr.log"}) {
+    Instant lastOutputAt() {
+        Instant last = null;
+        for (LogStream stream : LogStream.values()) {
             try {
-                java.time.Instant modified = Files.getLastModifiedTime(dir.resolve(name)).toInstant();
-                if (Files.size(dir.resolve(name)) > 0 && (last == null || modified.isAfter(last))) {
+                BasicFileAttributes log = Files.readAttributes(log(stream), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                Instant modified = log.lastModifiedTime().toInstant();
+                if (log.isRegularFile() && log.size() > 0 && (last == null || modified.isAfter(last))) {
                     last = modified;
                 }
             } catch (IOException e) {
@@ -113,64 +174,43 @@ final class InstanceDirectory {
     /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
     void markTerminationRequested() {
         try {
-            Files.writeString(dir.resolve("terminate_requested"), "");
+            SafeFiles.touchControlFile(dir.resolve("terminate_requested"));
         } catch (IOException e) {
             // Best effort: without it a stop looks like a failure after a restart.
         }
     }
 
     boolean terminationRequested() {
-        return Files.exists(dir.resolve("terminate_requested"));
-    }
-
-    /**
-     * The working directory a spec asked for, inside the sandbox, made if missing (and given to {@code uid} if not
-     * null); refuses paths, or symlinks, that lead out.
-     */
-    Path workingDir(String relative, Integer uid) throws IOException {
-        Path sandbox = sandbox();
-        if (relative == null) {
-            return sandbox;
-        }
-        Path target = sandbox.resolve(relative).normalize();
-        if (!target.startsWith(sandbox)) {
-            throw new ExecutorException("workingDir " + relative + " leaves the instance's directory");
-        }
-        Files.createDirectories(target);
-        if (!target.toRealPath().startsWith(sandbox.toRealPath())) {
-            throw new ExecutorException("workingDir " + relative + " leads outside the instance's directory");
-        }
-        for (Path path = target; uid != null && !path.equals(sandbox); path = path.getParent()) {
-            Files.setAttribute(path, "unix:uid", uid);
-            Files.setAttribute(path, "unix:gid", uid);
-        }
-        return target;
+        return SafeFiles.exists(dir.resolve("terminate_requested"));
     }
 
     /** {supervisor pid, instance pid} once the supervisor started the command, else {@code null}. */
     long[] pids() throws IOException {
         Path file = dir.resolve("pid");
+        byte[] data = SafeFiles.readControlFile(file, MAX_CONTROL_FILE_BYTES);
+        if (data == null) {
+            return null;
+        }
+        String line = new String(data, StandardCharsets.US_ASCII);
+        if (!line.endsWith("\n")) {
+            return null; // being written
+        }
+        String[] fields = line.trim().split(" ");
         try {
-            String line = Files.readString(file, StandardCharsets.UTF_8);
-            if (!line.endsWith("\n")) {
-                return null; // being written
-            }
-            String[] fields = line.trim().split(" ");
             if (fields.length != 2) {
                 throw new IOException("unreadable " + file);
             }
             return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
-        } catch (NoSuchFileException e) {
-            return null;
         } catch (NumberFormatException e) {
             throw new IOException("unreadable " + file + ": " + e.getMessage());
         }
     }
 
-    /** The exit code the supervisor recorded, or {@code null} if it has not (yet). */
+    /** The exit code the supervisor recorded, or {@code null} if it has not (yet) or it cannot be read. */
     Integer exitCode() {
         try {
-            String line = Files.readString(dir.resolve("exit_code"), StandardCharsets.UTF_8);
+            byte[] data = SafeFiles.readControlFile(dir.resolve("exit_code"), MAX_CONTROL_FILE_BYTES);
+            String line = data == null ? "" : new String(data, StandardCharsets.US_ASCII);
             return line.endsWith("\n") ? Integer.valueOf(line.trim()) : null; // no newline yet: being written
         } catch (IOException | NumberFormatException e) {
             return null;
@@ -180,40 +220,73 @@ final class InstanceDirectory {
     /** The end of what the supervisor itself printed (normally nothing), for error messages. */
     String supervisorOutput() {
         try {
-            String text = Files.readString(supervisorLog(), StandardCharsets.UTF_8).trim();
-            return text.length() > 500 ? text.substring(text.length() - 500) : text;
-        } catch (IOException e) {
+            String text = new String(tail(supervisorLog(), 0, 500).data(), StandardCharsets.UTF_8).trim();
+            return text.isEmpty() ? "(no output)" : text;
+        } catch (RuntimeException e) {
             return "(no output)";
         }
     }
 
     /** The last {@code maxBytes} of a log. */
     LogChunk tail(LogStream stream, int maxBytes) {
-        Path file = dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
-        long length;
-        try {
-            length = Files.size(file);
-        } catch (IOException e) {
-            return new LogChunk(new byte[0], 0);
-        }
-        return read(stream, Math.max(0, length - maxBytes), maxBytes);
+        return tail(log(stream), keptFrom(stream), maxBytes);
     }
 
+    private static LogChunk tail(Path file, long keptFrom, int maxBytes) {
+        long length;
+        try {
+            length = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).size();
+        } catch (IOException e) {
+            return new LogChunk(new byte[0], 0);
+        }
+        return read(file, Math.max(keptFrom, length - maxBytes), maxBytes);
+    }
+
+    /** Up to {@code maxBytes} from {@code offset}; offsets before what is kept (see {@link LogLimit}) start where it begins. */
     LogChunk read(LogStream stream, long offset, int maxBytes) {
-        Path file = dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
-        try (RandomAccessFile log = new RandomAccessFile(file.toFile(), "r")) {
-            long length = log.length();
-            if (offset >= length) {
-                return new LogChunk(new byte[0], Math.max(offset, 0));
+        return read(log(stream), Math.max(offset, keptFrom(stream)), maxBytes);
+    }
+
+    private static LogChunk read(Path file, long offset, int maxBytes) {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isRegularFile()) {
+                throw new ExecutorException("cannot read " + file.getFileName() + ": not a regular file");
             }
-            byte[] data = new byte[(int) Math.min(maxBytes, length - offset)];
-            log.seek(offset);
-            log.readFully(data);
-            return new LogChunk(data, offset + data.length);
-        } catch (NoSuchFileException | FileNotFoundException e) {
+            try (SeekableByteChannel log = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                long length = log.size();
+                if (offset >= length) {
+                    return new LogChunk(new byte[0], Math.max(offset, 0));
+                }
+                ByteBuffer data = ByteBuffer.allocate((int) Math.min(maxBytes, length - offset));
+                log.position(offset);
+                while (data.hasRemaining() && log.read(data) > 0) {
+                    // fill
+                }
+                return new LogChunk(java.util.Arrays.copyOf(data.array(), data.position()), offset + data.position());
+            }
+        } catch (NoSuchFileException e) {
             return new LogChunk(new byte[0], 0);
         } catch (IOException e) {
-            throw new ExecutorException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new ExecutorException("cannot read " + file.getFileName() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Where what is kept of a log begins: 0, or past the oldest part {@link LogLimit} let go of. */
+    long keptFrom(LogStream stream) {
+        try {
+            byte[] data = SafeFiles.readControlFile(keptFromFile(stream), MAX_CONTROL_FILE_BYTES);
+            return data == null ? 0 : Long.parseLong(new String(data, StandardCharsets.US_ASCII).trim());
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    void setKeptFrom(LogStream stream, long offset) throws IOException {
+        SafeFiles.writeControlFile(keptFromFile(stream), (offset + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
+    }
+
+    private Path keptFromFile(LogStream stream) {
+        return dir.resolve(log(stream).getFileName() + ".start");
     }
 }

@@ -40,39 +40,29 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs each instance as an OS process on this machine, over a declared set of (virtual) nodes.
  *
- * <p>Each instance has a directory {@code <root>/<run>/<attempt>/<rank>/} (see {@link InstanceDirectory}). A small
- * fixed shell script (never built from input: the command travels as its arguments) supervises the instance: it
- * starts the command in a session of its own with {@code setsid}, waits for it, and records its exit code. Both the
- * supervisor and the instance run in sessions apart from the server, so neither a {@code kill -9} of the server nor a
- * Ctrl-C in its terminal reaches them, and a restarted server finds them again from the files they leave.
+ * <p>Each instance has a directory {@code <root>/<run>/<attempt>/<rank>/} (see {@link InstanceDirectory}) that belongs
+ * to the server, with the workload's own directories below it. A {@link Supervisor} starts the command in a session of
+ * its own, waits for it and records its exit code. Both run in sessions apart from the server, so neither a
+ * {@code kill -9} of the server nor a Ctrl-C in its terminal reaches them, and a restarted server finds them again
+ * from the files they leave.
  *
- * <p>With {@link Isolation} on, the supervisor and the instance run under the run's own uid ({@code setpriv}).
+ * <p>With {@link Isolation} on, the instance runs under the run's own uid ({@code setpriv}); the supervisor stays the
+ * server's. When the last instance of a run ends, every process of the run's uid is killed before that end is
+ * reported ({@link UidSweep}): a daemon cannot outlive its run.
  *
  * <p>Linux only: process trees are found through {@code /proc}.
  */
 public final class LocalProcessExecutor implements Executor {
     private static final Logger LOG = LoggerFactory.getLogger(LocalProcessExecutor.class);
 
-    /**
-     * $1 is the instance directory, the rest is the command ({@code --}: a command may start with a dash). The pid
-     * and exit code are written by the shell's own printf, one short write each, instead of a temporary file and an
-     * {@code mv} (two fewer processes per instance); readers take a line only once its newline is there.
-     */
-    static final String SUPERVISOR = String.join("\n",
-            "dir=$1; shift",
-            "umask 002",
-            "setsid -- \"$@\" </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
-            "child=$!",
-            "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
-            "wait \"$child\"",
-            "code=$?",
-            "printf '%s\\n' \"$code\" >\"$dir/exit_code\"",
-            "");
-
     /** Variables of the server's environment that instances see too; everything else comes from the spec. */
     public static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
 
     private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
+    /** What is kept of each log of an instance unless said otherwise. */
+    public static final long DEFAULT_LOG_LIMIT_BYTES = 1L << 30;
+    /** How often logs are held to their limit. */
+    private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(5);
 
     static {
         // Every instance is a few processes, and the JDK's default launch (posix_spawn of a helper that then execs
@@ -98,9 +88,16 @@ public final class LocalProcessExecutor implements Executor {
     private static final Duration ACK_POLL = Duration.ofMillis(100);
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
-    private final Map<InstanceId, Boolean> watched = new ConcurrentHashMap<>();
-    /** Launches of one instance are serialized (so that it starts once); striped to bound memory. */
-    private final Object[] launchLocks = newLocks(64);
+    /** The instances being watched, with their directories. */
+    private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
+    /**
+     * Launches of one run are serialized (so that an instance starts once), and so are a launch and the sweep of the
+     * run's uid when its last instance ended; striped by run to bound memory.
+     */
+    private final Object[] runLocks = newLocks(64);
+    private final Path pins;
+    private final Trash trash;
+    private final LogLimit logLimit;
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
@@ -110,7 +107,7 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, null, clock);
+        this(root, nodes, inheritedEnv, isolation, null, DEFAULT_LOG_LIMIT_BYTES, clock);
     }
 
     /**
@@ -119,8 +116,10 @@ public final class LocalProcessExecutor implements Executor {
      * @param nodes        the nodes to run on; their names must be unique
      * @param inheritedEnv names of the server's environment variables passed on to instances
      * @param toolsDir     put first on the instances' PATH (the {@code slipstream} command), or {@code null}
+     * @param logLimit     bytes kept of each log of an instance (older output is let go of); 0 keeps everything
      */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, Clock clock) {
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                                Clock clock) {
         this.root = root.toAbsolutePath().normalize();
         this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
@@ -132,6 +131,7 @@ public final class LocalProcessExecutor implements Executor {
         this.inheritedEnv = List.copyOf(inheritedEnv);
         this.isolation = requireNonNull(isolation, "isolation is null");
         this.clock = requireNonNull(clock, "clock is null");
+        this.logLimit = new LogLimit(logLimit);
         Path storageRoot = this.root.resolveSibling("storage");
         try {
             for (Path dir : List.of(this.root, storageRoot)) {
@@ -140,14 +140,27 @@ public final class LocalProcessExecutor implements Executor {
                     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
                 }
             }
+            // Both on the root's file system: pins are hard links, and taking out the trash is a rename.
+            this.pins = Files.createDirectories(this.root.resolve(".pins"));
+            Files.setPosixFilePermissions(pins, PosixFilePermissions.fromString("rwx------"));
+            try (java.nio.file.DirectoryStream<Path> stale = Files.newDirectoryStream(pins)) {
+                for (Path pin : stale) {
+                    Files.deleteIfExists(pin); // a pin a crash left behind
+                }
+            }
+            this.trash = new Trash(this.root.resolve(".trash"));
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
-        this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation) : null;
+        this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report);
+        workers.execute(this::emptyTrash); // what a previous life left there
+        if (logLimit > 0) {
+            timers.scheduleWithFixedDelay(this::limitLogs, LOG_LIMIT_EVERY.toMillis(), LOG_LIMIT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        }
     }
 
     @Override
@@ -197,7 +210,7 @@ public final class LocalProcessExecutor implements Executor {
                 throw new ExecutorException("node " + node.name() + " has no GPU " + gpu);
             }
         }
-        synchronized (launchLocks[Math.floorMod(spec.id().hashCode(), launchLocks.length)]) {
+        synchronized (runLock(spec.id().runId())) {
             InstanceDirectory dir = directoryOf(spec.id());
             Optional<Map<String, String>> existing;
             try {
@@ -217,25 +230,17 @@ public final class LocalProcessExecutor implements Executor {
     private Map<String, String> start(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) {
         try {
             Integer uid = uids == null ? null : uids.uidFor(spec.id().runId());
-            if (uid != null) {
-                for (Path path = dir.path().getParent(); path.startsWith(root); path = path.getParent()) {
-                    Files.createDirectories(path);
+            for (Path path = dir.path().getParent(); path.startsWith(root) && !path.equals(root); path = path.getParent()) {
+                Files.createDirectories(path);
+                if (uid != null) {
                     Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx--x--x"));
                 }
             }
-            dir.create(uid);
-            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
+            Path workingDir = dir.create(uid, spec.workingDir());
+            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata(), uid);
             Integer gid = shared == null ? null : shared.gid();
-            List<String> argv = new ArrayList<>(List.of("setsid"));
-            if (uid != null) {
-                argv.addAll(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, gid == null ? "--clear-groups" : "--groups=" + gid,
-                        "--no-new-privs"));
-            }
-            argv.addAll(List.of("sh", "-c", SUPERVISOR, "slipstream-supervisor", dir.path().toString()));
-            argv.addAll(spec.command());
-            Path workingDir = dir.workingDir(spec.workingDir(), uid);
-            ProcessBuilder builder = new ProcessBuilder(argv)
-                    .directory(workingDir.toFile())
+            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, spec.command()))
+                    .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
                     .redirectErrorStream(true);
@@ -272,7 +277,7 @@ public final class LocalProcessExecutor implements Executor {
             env.put("PATH", toolsDir + (env.containsKey("PATH") ? ":" + env.get("PATH") : ""));
         }
         if (uid != null) {
-            env.put("HOME", dir.workingDir(null, null).toString()); // the server's home is not the instance's to read
+            env.put("HOME", dir.sandbox().toString()); // the server's home is not the instance's to read
         }
         env.putAll(spec.env());
         env.put("TMPDIR", dir.tmp().toString());
@@ -357,7 +362,7 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Watches an instance's supervisor (once per instance) and reports when it ends. */
     private void watch(InstanceId id, Map<String, String> handle, Process supervisor) {
-        if (closed || watched.putIfAbsent(id, Boolean.TRUE) != null) {
+        if (closed || watched.putIfAbsent(id, directoryOf(handle)) != null) {
             return;
         }
         CompletableFuture<?> ended;
@@ -389,12 +394,31 @@ public final class LocalProcessExecutor implements Executor {
         }
         if (sameBoot(handle)) {
             killUntilGone(tree(handle)); // whatever the main process left behind goes with it
+            sweepIfLast(id);
         }
         watched.remove(id);
         if (exitCode == null) {
             report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else {
             report(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
+        }
+    }
+
+    /**
+     * When this is the run's last watched instance, kills whatever else runs under the run's uid (daemons that left
+     * the instance's session), before the end is reported: so a run is over only once nothing of it runs. Under the
+     * run's lock, so that no instance of the run is being launched meanwhile.
+     */
+    private void sweepIfLast(InstanceId id) {
+        if (uids == null) {
+            return;
+        }
+        synchronized (runLock(id.runId())) {
+            boolean last = watched.keySet().stream().noneMatch(other -> !other.equals(id) && other.runId().equals(id.runId()));
+            Integer uid = last ? uids.uidOf(id.runId()) : null;
+            if (uid != null && UidSweep.killAll(uid) > 0) {
+                LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
+            }
         }
     }
 
@@ -457,7 +481,7 @@ public final class LocalProcessExecutor implements Executor {
         if (closed || !watched.containsKey(id) || clock.instant().isAfter(deadline)) {
             return;
         }
-        if (Files.exists(dir.ackFile())) {
+        if (dir.acknowledged()) {
             LOG.debug("instance {} acknowledged its notice: stopping it now", id);
             forceKill(id, tree, 5);
             return;
@@ -468,17 +492,8 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public io.slipstream.executor.Activity activity(InstanceId id, Map<String, String> handle) {
         InstanceDirectory dir = directoryOf(id, handle);
-        // The workload owns the file: if it swapped in a FIFO after the checks, the read would block, so it gets a second.
-        io.slipstream.executor.Activity.Progress progress;
-        try {
-            progress = CompletableFuture.supplyAsync(() -> ProgressFile.read(dir.progressFile()), workers).get(1, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            progress = null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            progress = null;
-        }
-        return new io.slipstream.executor.Activity(dir.lastOutputAt(), progress);
+        Integer owner = uids == null ? null : uids.uidOf(id.runId());
+        return new io.slipstream.executor.Activity(dir.lastOutputAt(), ProgressFile.read(dir.progressFile(), pins, owner));
     }
 
     /** One round of SIGKILL, repeated from the timer until the instance is gone: a stuck process blocks nothing else. */
@@ -527,25 +542,41 @@ public final class LocalProcessExecutor implements Executor {
             }
         }
         try {
+            // Taken out of the way at once (a rename each); deleted from the trash on a thread of the executor's.
             if (Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                Path uidFile = dir.resolve("uid");
-                // Links are removed, never followed; the uid file goes last, so a half-done removal keeps the uid taken.
-                try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-                    for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                        if (!path.equals(uidFile) && !path.equals(dir)) {
-                            Files.deleteIfExists(path);
-                        }
-                    }
-                }
-                Files.deleteIfExists(uidFile);
-                Files.deleteIfExists(dir);
+                trash.take(dir, runId.value());
             }
-            storage.forgetRun(runId);
-        } catch (IOException | java.io.UncheckedIOException e) {
+            storage.forgetRun(runId, trash);
+        } catch (IOException e) {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }
         if (uids != null) {
-            uids.release(runId);
+            uids.release(runId); // its uid stays taken until its files are gone from the trash
+        }
+        workers.execute(this::emptyTrash);
+    }
+
+    /** Deletes what waits in the trash; a run's uid is free once its files are gone. */
+    private synchronized void emptyTrash() {
+        try {
+            for (Path entry : trash.entries()) {
+                Integer uid = UidAllocator.read(entry.resolve("uid"));
+                trash.delete(entry);
+                if (uid != null && uids != null) {
+                    uids.free(uid);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot empty {}: {}", trash.dir(), e.getMessage());
+        }
+    }
+
+    /** Holds every watched instance's logs to the limit. */
+    private void limitLogs() {
+        try {
+            watched.values().forEach(logLimit::enforce);
+        } catch (RuntimeException e) {
+            LOG.warn("cannot hold instance logs to their limit: {}", e.toString());
         }
     }
 
@@ -602,6 +633,10 @@ public final class LocalProcessExecutor implements Executor {
         handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
         return Optional.of(handle);
+    }
+
+    private Object runLock(RunId run) {
+        return runLocks[Math.floorMod(run.hashCode(), runLocks.length)];
     }
 
     private static Object[] newLocks(int count) {

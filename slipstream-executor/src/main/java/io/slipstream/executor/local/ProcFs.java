@@ -95,9 +95,13 @@ final class ProcFs {
         return live;
     }
 
-    /** The live processes whose owner is {@code uid}. */
+    /**
+     * The live processes whose real uid is {@code uid}, from {@code /proc/<pid>/status} (the owner of {@code /proc/<pid>}
+     * is not enough: a process that made itself non-dumpable shows as root's there).
+     */
     static List<Long> ownedBy(int uid) {
         List<Long> owned = new ArrayList<>();
+        String wanted = Integer.toString(uid);
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
@@ -105,9 +109,8 @@ final class ProcFs {
                     continue;
                 }
                 try {
-                    Object owner = Files.getAttribute(entry, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
                     long pid = Long.parseLong(name);
-                    if (owner instanceof Integer id && id == uid && stat(pid).filter(s -> !s.isZombie()).isPresent()) {
+                    if (wanted.equals(realUid(entry)) && stat(pid).filter(s -> !s.isZombie()).isPresent()) {
                         owned.add(pid);
                     }
                 } catch (IOException | RuntimeException e) {
@@ -118,6 +121,39 @@ final class ProcFs {
             throw new IllegalStateException("cannot read /proc", e);
         }
         return owned;
+    }
+
+    /** The real uids of all live processes. */
+    static java.util.Set<Integer> realUids() {
+        java.util.Set<Integer> uids = new HashSet<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (!name.isEmpty() && Character.isDigit(name.charAt(0))) {
+                    try {
+                        String uid = realUid(entry);
+                        if (uid != null) {
+                            uids.add(Integer.valueOf(uid));
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // ended while we looked
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read /proc", e);
+        }
+        return uids;
+    }
+
+    /** The real uid of a process, from the {@code Uid:} line of its status ("real effective saved fs"). */
+    private static String realUid(Path processDir) throws IOException {
+        for (String line : Files.readAllLines(processDir.resolve("status"), StandardCharsets.UTF_8)) {
+            if (line.startsWith("Uid:")) {
+                return line.substring(4).trim().split("\\s+")[0];
+            }
+        }
+        return null;
     }
 
     /** Identifies this boot of the machine: a pid recorded before a reboot means nothing after it. */

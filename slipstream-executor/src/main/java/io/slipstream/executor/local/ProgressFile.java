@@ -3,11 +3,7 @@ package io.slipstream.executor.local;
 import io.slipstream.api.codec.Json;
 import io.slipstream.executor.Activity;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
@@ -28,18 +24,15 @@ final class ProgressFile {
     private ProgressFile() {
     }
 
-    /** The progress in {@code file}, or {@code null} if there is none or it cannot be understood. */
-    static Activity.Progress read(Path file) {
+    /**
+     * The progress the instance reported, or {@code null} if there is none or it cannot be understood. The file is the
+     * workload's: it is read only as a small regular file of {@code owner} (when not {@code null}), pinned first into
+     * {@code pinDir} so that it cannot be swapped for a link or a FIFO while it is read (see {@link SafeFiles}).
+     */
+    static Activity.Progress read(Path file, Path pinDir, Integer owner) {
         try {
-            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
-                return null;
-            }
-            Instant modified = Files.getLastModifiedTime(file, LinkOption.NOFOLLOW_LINKS).toInstant();
-            byte[] data;
-            try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                data = in.readNBytes(MAX_BYTES + 1);
-            }
-            return data.length > MAX_BYTES ? null : parse(data, modified);
+            SafeFiles.Content content = SafeFiles.readWorkloadFile(file, pinDir, MAX_BYTES, owner);
+            return content == null ? null : parse(content.data(), content.modified());
         } catch (IOException | RuntimeException e) {
             return null;
         }

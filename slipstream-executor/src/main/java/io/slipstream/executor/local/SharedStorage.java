@@ -9,9 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * The runs' shared storage on this machine, under {@code <data>/storage/<workspace>/}: {@code workspace/} for
@@ -38,7 +36,8 @@ final class SharedStorage {
     record Prepared(List<ClusterMetadata.Storage> storage, Path shared, Path checkpoints, Integer gid) {
     }
 
-    Prepared prepare(ClusterMetadata metadata) throws IOException {
+    /** @param uid the run's uid when instances run under uids of their own, else {@code null} */
+    Prepared prepare(ClusterMetadata metadata, Integer uid) throws IOException {
         Integer gid = ids == null ? null : ids.gidFor(metadata.workspace());
         Path workspace = directory(root, metadata.workspace(), gid, GROUP_READ_ONLY);
         if (gid != null) {
@@ -55,14 +54,61 @@ final class SharedStorage {
                 case "run" -> runRoot;
                 default -> throw new ExecutorException("storage " + storage.name() + ": unknown scope " + storage.scope());
             };
-            Path path = scopeRoot;
-            for (Path segment : Path.of(storage.path() == null ? storage.name() : storage.path())) {
-                path = directory(path, segment.toString(), gid, GROUP_DIRECTORY);
-            }
+            List<String> segments = new ArrayList<>();
+            Path.of(storage.path() == null ? storage.name() : storage.path()).forEach(segment -> segments.add(segment.toString()));
+            // The first level is made in a directory only the server writes; deeper ones in the workspace's own.
+            Path path = directory(scopeRoot, segments.get(0), gid, GROUP_DIRECTORY);
+            path = nested(path, segments.subList(1, segments.size()), uid, gid);
             resolved.add(new ClusterMetadata.Storage(storage.name(), storage.scope(), path.toString(), storage.mountPath()));
         }
         return new Prepared(resolved, directory(runRoot, ".shared", gid, GROUP_DIRECTORY), directory(runRoot, ".checkpoints", gid, GROUP_DIRECTORY),
                 gid);
+    }
+
+    /**
+     * The levels of a storage path below its first: they lie in a directory every run of the workspace may change, so
+     * with isolation they are made by the run's own uid ({@code mkdir -p} under {@code setpriv}), never by the server:
+     * a link another run swaps in there can then lead nowhere the run could not go anyway. Each level must end up a
+     * directory, not a link.
+     */
+    private Path nested(Path parent, List<String> segments, Integer uid, Integer gid) throws IOException {
+        if (segments.isEmpty()) {
+            return parent;
+        }
+        if (uid == null || gid == null) {
+            Path path = parent;
+            for (String segment : segments) {
+                path = directory(path, segment, gid, GROUP_DIRECTORY);
+            }
+            return path;
+        }
+        Path target = parent;
+        for (String segment : segments) {
+            if (segment.isEmpty() || segment.equals(".") || segment.equals("..") || segment.contains("/")) {
+                throw new ExecutorException("storage path segment '" + segment + "' is not allowed");
+            }
+            target = target.resolve(segment);
+        }
+        if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+            makeAs(uid, gid, target);
+        }
+        for (Path path = target; !path.equals(parent); path = path.getParent()) {
+            if (Files.isSymbolicLink(path)) {
+                throw new ExecutorException("storage path " + root.relativize(path) + " is a symbolic link; storage never follows links");
+            }
+            if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                throw new ExecutorException("storage path " + root.relativize(path) + " is a file, not a directory");
+            }
+        }
+        return target;
+    }
+
+    private static void makeAs(int uid, int gid, Path target) throws IOException {
+        SystemCommand.Result mkdir = SystemCommand.run(List.of("setpriv", "--reuid=" + uid, "--regid=" + gid, "--groups=" + gid, "--no-new-privs",
+                "mkdir", "-p", "-m", "2770", "--", target.toString()));
+        if (!mkdir.succeeded()) {
+            throw new ExecutorException("cannot make storage directory " + target.getFileName() + ": " + mkdir.output());
+        }
     }
 
     /** One directory level: made if missing, refused if it is a link or not a directory or leads out of the root. */
@@ -92,26 +138,20 @@ final class SharedStorage {
         return path;
     }
 
-    /** Removes a run's run-scoped storage (and its shared and checkpoint directories), in whichever workspace it is. */
-    void forgetRun(RunId runId) throws IOException {
+    /**
+     * Moves a run's run-scoped storage (and its shared and checkpoint directories), in whichever workspace it is, into
+     * {@code trash}, to be deleted from there.
+     */
+    void forgetRun(RunId runId, Trash trash) throws IOException {
         if (!Files.isDirectory(root)) {
             return;
         }
         try (DirectoryStream<Path> workspaces = Files.newDirectoryStream(root)) {
             for (Path workspace : workspaces) {
                 Path run = workspace.resolve("runs").resolve(runId.value());
-                if (Files.isDirectory(run, LinkOption.NOFOLLOW_LINKS) && run.normalize().startsWith(root)) {
-                    deleteTree(run);
+                if (!workspace.equals(trash.dir()) && Files.isDirectory(run, LinkOption.NOFOLLOW_LINKS) && run.normalize().startsWith(root)) {
+                    trash.take(run, "storage-" + workspace.getFileName() + "-" + runId.value());
                 }
-            }
-        }
-    }
-
-    /** Deletes a tree without following links (a link is removed, never its target). */
-    static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
             }
         }
     }

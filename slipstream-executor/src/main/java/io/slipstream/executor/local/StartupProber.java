@@ -6,9 +6,7 @@ import io.slipstream.executor.InstanceReport;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +29,8 @@ final class StartupProber {
                  String workingDir, Integer uid, Integer gid) {
     }
 
+    private static final int MAX_PROBE_BYTES = 1024 * 1024;
+
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
     private final Clock clock;
@@ -44,21 +44,20 @@ final class StartupProber {
     }
 
     static void save(Path dir, Probe probe) throws IOException {
-        Path file = dir.resolve("probe.json");
-        Files.writeString(file, Json.mapper().writeValueAsString(probe), StandardCharsets.UTF_8);
-        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        SafeFiles.writeControlFile(dir.resolve("probe.json"), Json.mapper().writeValueAsBytes(probe), "rw-------");
     }
 
     static Probe load(Path dir) {
         try {
-            return Json.mapper().readValue(Files.readString(dir.resolve("probe.json"), StandardCharsets.UTF_8), Probe.class);
+            byte[] data = SafeFiles.readControlFile(dir.resolve("probe.json"), MAX_PROBE_BYTES);
+            return data == null ? null : Json.mapper().readValue(data, Probe.class);
         } catch (IOException | RuntimeException e) {
             return null;
         }
     }
 
     static boolean isReady(Path dir) {
-        return Files.exists(dir.resolve("ready"));
+        return SafeFiles.exists(dir.resolve("ready"));
     }
 
     /**
@@ -82,13 +81,13 @@ final class StartupProber {
         if (!running.test(id)) {
             return;
         }
-        int exit = run(probe);
+        int exit = run(dir, probe);
         if (!running.test(id)) {
             return;
         }
         if (exit == 0) {
             try {
-                Files.writeString(dir.resolve("ready"), clock.instant().toString());
+                SafeFiles.writeControlFile(dir.resolve("ready"), clock.instant().toString().getBytes(StandardCharsets.UTF_8), "rw-r--r--");
             } catch (IOException e) {
                 // reported anyway; after a restart it is probed again
             }
@@ -104,18 +103,22 @@ final class StartupProber {
         schedule(id, dir, probe, probe.periodSeconds(), failed, running);
     }
 
-    /** One try, killed (with everything it started) if it takes longer than a period. */
-    private static int run(Probe probe) {
+    /**
+     * One try, killed (with everything it started) if it takes longer than a period. It starts in the instance's
+     * control directory and enters its working directory only once it runs as the instance's uid: the server never
+     * follows a path of the workload's.
+     */
+    private static int run(Path dir, Probe probe) {
         List<String> argv = new ArrayList<>(List.of("setsid"));
         if (probe.uid() != null) {
             argv.addAll(List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
                     probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs"));
         }
         // timeout runs the probe in a process group of its own and signals the whole group when time is up.
-        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
+        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s", "env", "-C", probe.workingDir(), "--"));
         argv.addAll(probe.command());
         ProcessBuilder builder = new ProcessBuilder(argv)
-                .directory(new File(probe.workingDir()))
+                .directory(dir.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);

@@ -11,7 +11,8 @@ import java.util.BitSet;
 
 /**
  * Gives every run a uid of its own, recorded in {@code <root>/<run>/uid} so that every attempt of the run, and a
- * restarted server, uses the same one. A uid is not given to a second run while the first one's directory exists.
+ * restarted server, uses the same one. A uid is not given to a second run while the first one's directory exists
+ * (also while it waits in the trash to be deleted), nor while any process runs under it.
  * Workspaces get a group id from the same range, recorded in {@code <storage>/<workspace>/gid} and kept for good, so
  * that the runs of a workspace share its storage and no other run can.
  */
@@ -23,7 +24,7 @@ final class UidAllocator {
     /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
     private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
 
-    UidAllocator(Path root, Path storageRoot, Isolation isolation) {
+    UidAllocator(Path root, Path storageRoot, Isolation isolation, Trash trash) {
         this.root = root;
         this.storageRoot = storageRoot;
         this.isolation = isolation;
@@ -52,12 +53,32 @@ final class UidAllocator {
         } catch (IOException e) {
             throw new ExecutorException("cannot read " + root, e);
         }
+        try {
+            for (Path trashed : trash.entries()) {
+                Integer uid = read(trashed.resolve("uid"));
+                if (uid != null && inRange(uid)) {
+                    used.set(uid - isolation.firstUid());
+                }
+            }
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read " + trash.dir(), e);
+        }
+        // A uid of the range that something runs under is not free, whatever the files say.
+        for (int uid : ProcFs.realUids()) {
+            if (inRange(uid)) {
+                used.set(uid - isolation.firstUid());
+            }
+        }
     }
 
     synchronized int uidFor(RunId runId) {
         Path file = root.resolve(runId.value()).resolve("uid");
         Integer existing = read(file);
         if (existing != null) {
+            if (!inRange(existing)) {
+                throw new ExecutorException("run " + runId + " was given uid " + existing + ", outside this server's range "
+                        + isolation.firstUid() + "+" + isolation.uidCount() + "; it cannot run again here");
+            }
             given.put(runId, existing);
             return existing;
         }
@@ -90,19 +111,20 @@ final class UidAllocator {
         return id;
     }
 
-    /** The uid the run was given, if any. */
+    /** The uid the run was given, if any (and if it is this server's to use). */
     Integer uidOf(RunId runId) {
-        return read(root.resolve(runId.value()).resolve("uid"));
+        Integer uid = read(root.resolve(runId.value()).resolve("uid"));
+        return uid != null && inRange(uid) ? uid : null;
     }
 
-    /** Frees the run's uid for another run once its directory is gone. */
+    /** The run no longer holds its uid; the uid stays taken until {@link #free} (its files are gone). */
     synchronized void release(RunId runId) {
-        Path file = root.resolve(runId.value()).resolve("uid");
-        if (Files.exists(file)) {
-            return; // its files are still there: the uid still owns them
-        }
-        Integer uid = given.remove(runId);
-        if (uid != null && inRange(uid)) {
+        given.remove(runId);
+    }
+
+    /** Frees a uid whose files are all gone, unless a run holds it. */
+    synchronized void free(int uid) {
+        if (inRange(uid) && !given.containsValue(uid)) {
             used.clear(uid - isolation.firstUid());
         }
     }
@@ -111,7 +133,7 @@ final class UidAllocator {
         return uid >= isolation.firstUid() && uid < isolation.firstUid() + isolation.uidCount();
     }
 
-    private static Integer read(Path file) {
+    static Integer read(Path file) {
         try {
             return Integer.valueOf(Files.readString(file, StandardCharsets.UTF_8).trim());
         } catch (IOException | NumberFormatException e) {

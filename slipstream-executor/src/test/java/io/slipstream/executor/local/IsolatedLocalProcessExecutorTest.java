@@ -29,17 +29,21 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     @TempDir
     Path dataDir;
 
+    private Isolation isolation;
+
     @BeforeEach
     void needsRoot() throws Exception {
         assumeTrue(Isolation.runningAsRoot(), "switching users needs root");
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
+        // Claimed like a server claims its uids, so that no other test or server on this machine shares them.
+        isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), dataDir, null);
     }
 
     @Override
     protected Executor createExecutor() {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                new Isolation(true, 300_000, 100), Clock.systemUTC());
+                isolation, Clock.systemUTC());
     }
 
     @Override
@@ -88,8 +92,10 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         String out = readAll(executor, intruder, handle, LogStream.STDOUT);
         String victimUid = readAll(executor, victim, victimHandle, LogStream.STDOUT).lines().findFirst().orElseThrow();
         assertThat(out).contains("cannot-read", "cannot-signal", "cannot-list").doesNotContain("ss_secret");
-        assertThat(out.lines().findFirst().orElseThrow()).startsWith("uid=3000").isNotEqualTo(victimUid);
-        assertThat(victimUid).startsWith("uid=3000");
+        assertThat(out.lines().findFirst().orElseThrow()).isNotEqualTo(victimUid);
+        for (String uid : List.of(out.lines().findFirst().orElseThrow(), victimUid)) {
+            assertThat(Integer.parseInt(uid.substring("uid=".length()))).isBetween(isolation.firstUid(), isolation.firstUid() + isolation.uidCount() - 1);
+        }
     }
 
     @Test
@@ -105,7 +111,7 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
-    void forgettingARunKillsWhatEscapedItsProcessTreeBeforeItsUidIsFreed() throws Exception {
+    void aDaemonThatLeftItsInstanceIsKilledBeforeTheEndOfTheRunsLastInstanceIsReported() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         String marker = "escaped-" + System.nanoTime();
@@ -114,15 +120,43 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         launch(executor, spec(id, "node-1", "setsid sh -c 'touch \"$TMPDIR/detached\"; sleep 600; echo " + marker
                 + "' > /dev/null 2>&1 < /dev/null & while [ ! -e \"$TMPDIR/detached\" ]; do sleep 0.05; done; exit 0"));
         awaitReport(id, InstanceReport.Exited.class);
-        assertThat(processesWith(marker)).isNotEmpty();
+        assertThat(processesWith(marker)).as("killed before the end was reported").isEmpty();
+
+        executor.forget(id.runId());
+        assertThat(executor.find(id)).isEmpty();
+    }
+
+    @Test
+    void aDaemonOutlivesItsInstanceOnlyWhileAnotherInstanceOfTheRunRuns() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId first = newInstanceId();
+        InstanceId second = new InstanceId(first.runId(), 1, 1);
+        String marker = "escaped-" + System.nanoTime();
+        Map<String, String> peer = launch(executor, spec(second, "node-1", "echo started; sleep 600"));
+        awaitOutput(executor, second, peer, "started");
+        launch(executor, spec(first, "node-1", "setsid sh -c 'touch \"$TMPDIR/detached\"; sleep 600; echo " + marker
+                + "' > /dev/null 2>&1 < /dev/null & while [ ! -e \"$TMPDIR/detached\" ]; do sleep 0.05; done; exit 0"));
+        awaitReport(first, InstanceReport.Exited.class);
+        assertThat(processesWith(marker)).as("the run still runs").isNotEmpty();
+
+        executor.terminate(second, peer, java.time.Duration.ofSeconds(5), "cancelled");
+        awaitReport(second, InstanceReport.Exited.class);
+        assertThat(processesWith(marker)).as("killed before the run's last end was reported").isEmpty();
+    }
+
+    @Test
+    void forgettingARunKillsAnythingStillRunningUnderItsUid() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "id -u"));
+        awaitReport(id, InstanceReport.Exited.class);
+        int uid = Integer.parseInt(readAll(executor, id, handle, LogStream.STDOUT).trim());
+        // Something started under the uid after the run ended (only root can do that).
+        Process straggler = new ProcessBuilder("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "sleep", "600").start();
 
         assertThatThrownBy(() -> executor.forget(id.runId())).isInstanceOf(io.slipstream.executor.ExecutorException.class)
                 .hasMessageContaining("outlived it and were killed");
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
-        while (!processesWith(marker).isEmpty()) {
-            assertThat(System.nanoTime()).isLessThan(deadline);
-            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(20);
-        }
+        assertThat(straggler.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         executor.forget(id.runId());
         assertThat(executor.find(id)).isEmpty();
     }

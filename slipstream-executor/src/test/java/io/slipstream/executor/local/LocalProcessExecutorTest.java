@@ -78,8 +78,11 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     void aSymlinkCannotLeadTheWorkingDirectoryOutOfTheSandbox() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
-        Path sandbox = ((LocalProcessExecutor) executor).directoryOf(id).path().resolve("work");
-        Files.createDirectories(sandbox);
+        // What a launch that crashed before starting its supervisor leaves, with a link planted in the sandbox.
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Path sandbox = Files.createDirectories(dir.resolve("work"));
+        Files.createDirectories(dir.resolve("tmp"));
+        Files.createDirectories(dir.resolve("report"));
         Files.createSymbolicLink(sandbox.resolve("escape"), Path.of("/tmp"));
         LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape", null);
         assertThatThrownBy(() -> executor.launch(spec))

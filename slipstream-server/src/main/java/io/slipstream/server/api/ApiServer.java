@@ -67,11 +67,12 @@ public final class ApiServer implements AutoCloseable {
     private final TokenService tokens;
     private final LogService logs;
     private final java.time.Clock clock;
+    private final Readiness readiness;
     private final List<Route> routes = new ArrayList<>();
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     TokenService tokens, LogService logs, java.time.Clock clock) {
+                     TokenService tokens, LogService logs, Readiness readiness, java.time.Clock clock) {
         this.store = store;
         this.authenticator = authenticator;
         this.documents = documents;
@@ -79,6 +80,7 @@ public final class ApiServer implements AutoCloseable {
         this.nodes = nodes;
         this.tokens = tokens;
         this.logs = logs;
+        this.readiness = readiness;
         this.clock = clock;
     }
 
@@ -171,6 +173,19 @@ public final class ApiServer implements AutoCloseable {
 
     private void registerRoutes(io.javalin.config.RoutesConfig r) {
         route(r, HandlerType.GET, "/healthz", ctx -> ctx.json(Map.of("status", "ok")));
+        route(r, HandlerType.GET, "/readyz", ctx -> {
+            Readiness.Status status = readiness.now();
+            Map<String, Object> body = new java.util.LinkedHashMap<>();
+            body.put("status", status.ready() ? "ready" : "not ready");
+            if (status.lastCycleAt() != null) {
+                body.put("lastCycleAt", status.lastCycleAt().toString());
+            }
+            if (status.reason() != null) {
+                body.put("reason", status.reason());
+                ctx.header("Retry-After", "5");
+            }
+            ctx.status(status.ready() ? 200 : 503).json(body);
+        });
         route(r, HandlerType.GET, "/api/v1/whoami", ctx -> {
             Principal caller = caller(ctx);
             ctx.json(new WhoAmIView(caller.user(), caller.admin(), new ArrayList<>(new TreeSet<>(caller.workspaces()))));

@@ -49,8 +49,7 @@ public final class ConfigReader {
 
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
-                LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, Isolation.DEFAULT_FIRST_UID, Isolation.DEFAULT_UID_COUNT,
-                RunLimits.DEFAULTS, Duration.ofSeconds(1), null);
+                LocalProcessExecutor.DEFAULT_INHERITED_ENV, LocalInstances.DEFAULTS, RunLimits.DEFAULTS, Duration.ofSeconds(1), null);
     }
 
     private ConfigReader() {
@@ -107,9 +106,7 @@ public final class ConfigReader {
         }
         List<NodeInfo> nodes = readNodes(root, base.nodes(), machine, problems);
         List<String> inheritEnv = base.inheritEnv();
-        Isolation.Mode isolation = base.isolation();
-        int firstUid = base.firstUid();
-        int uidCount = base.uidCount();
+        LocalInstances local = base.instances();
         Duration gracePeriod = base.limits().gracePeriod();
         Duration maxGracePeriod = base.limits().maxGracePeriod();
         Duration maxRuntime = base.limits().maxRuntime();
@@ -133,12 +130,19 @@ public final class ConfigReader {
             Duration maxGrace = duration(instances, "maxGracePeriod", problems);
             maxGracePeriod = maxGrace == null ? maxGracePeriod : maxGrace;
             Isolation.Mode mode = instances.enumValue("isolation", Isolation.Mode.class, false);
-            isolation = mode == null ? isolation : mode;
+            local = mode == null ? local : local.withIsolation(mode);
             int[] range = readUidRange(instances, problems);
             if (range != null) {
-                firstUid = range[0];
-                uidCount = range[1];
+                local = local.withUidRange(new io.slipstream.executor.local.UidRangeClaims.Range(range[0], range[1]));
             }
+            String claims = instances.string("uidClaims", false, 4096);
+            if (claims != null && !claims.startsWith("/")) {
+                problems.add(instances.pathOf("uidClaims"), "must be an absolute path (is '" + claims + "')");
+            } else if (claims != null) {
+                local = local.withUidClaims(Path.of(claims));
+            }
+            Long logLimit = quantity(instances, "logLimit", problems);
+            local = logLimit == null ? local : local.withLogLimit(logLimit);
             instances.finish();
         }
         FieldReader runs = root.object("runs", false);
@@ -163,8 +167,8 @@ public final class ConfigReader {
             problems.add("instances.gracePeriod", "must not be longer than instances.maxGracePeriod (" + Durations.format(maxGracePeriod) + ")");
         }
         problems.throwIfAny("the config file is invalid");
-        return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid,
-                uidCount, new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), kubernetes);
+        return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, local,
+                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), kubernetes);
     }
 
     private static final java.util.regex.Pattern QUANTITY = java.util.regex.Pattern.compile("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?");
@@ -270,6 +274,29 @@ public final class ConfigReader {
             return null;
         }
         return new int[] {(int) from, (int) (to - from + 1)};
+    }
+
+    /** A size such as {@code 1Gi}: 0 (no limit) or at least 1Mi; {@code null} if absent or wrong (the problem is recorded). */
+    private static Long quantity(FieldReader reader, String field, Problems problems) {
+        JsonNode value = reader.get(field);
+        if (value == null) {
+            return null;
+        }
+        if (!value.isString() && !value.isIntegralNumber()) {
+            problems.add(reader.pathOf(field), "must be a size such as 1Gi or 500Mi (0: no limit), not " + FieldReader.describe(value));
+            return null;
+        }
+        try {
+            long bytes = io.slipstream.api.spec.Quantities.MEMORY.parse(value.asString());
+            if (bytes != 0 && bytes < (1L << 20)) {
+                problems.add(reader.pathOf(field), "must be 0 (no limit) or at least 1Mi (is " + value.asString() + ")");
+                return null;
+            }
+            return bytes;
+        } catch (IllegalArgumentException e) {
+            problems.add(reader.pathOf(field), e.getMessage());
+            return null;
+        }
     }
 
     private static Duration duration(FieldReader reader, String field, Problems problems) {

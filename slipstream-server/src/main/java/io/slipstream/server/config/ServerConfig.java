@@ -13,7 +13,7 @@ import java.util.List;
  *
  * @param storeUrl     a JDBC URL, or {@code null} for the embedded H2 store under {@code dataDir}
  * @param nodes        the local executor's nodes
- * @param isolation    whether instances run under uids of their own, from [firstUid, firstUid + uidCount)
+ * @param instances    how the local executor runs instances: isolation, uids, log limit
  * @param limits       grace periods, runtime limit and retention of runs
  * @param tickInterval how often the control loop runs when nothing wakes it
  * @param kubernetes   with the Kubernetes executor, how it reaches the cluster; {@code null}: the local executor
@@ -27,9 +27,7 @@ public record ServerConfig(
         String storePassword,
         List<NodeInfo> nodes,
         List<String> inheritEnv,
-        Isolation.Mode isolation,
-        int firstUid,
-        int uidCount,
+        LocalInstances instances,
         RunLimits limits,
         Duration tickInterval,
         io.slipstream.executor.kubernetes.KubernetesConfig kubernetes) {
@@ -39,46 +37,47 @@ public record ServerConfig(
         requireNonNull(dataDir, "dataDir is null");
         nodes = List.copyOf(nodes);
         inheritEnv = List.copyOf(inheritEnv);
-        requireNonNull(isolation, "isolation is null");
-        if (firstUid < 1000 || uidCount < 1) {
-            throw new IllegalArgumentException("bad uid range");
-        }
+        requireNonNull(instances, "instances is null");
         requireNonNull(limits, "limits is null");
         requireNonNull(tickInterval, "tickInterval is null");
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+        return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
                 limits, tickInterval, kubernetes);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
-        return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, limits,
+        return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, instances, limits,
                 tickInterval, kubernetes);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount,
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, instances,
                 limits, tickInterval, kubernetes);
     }
 
     public ServerConfig withIsolation(Isolation.Mode mode) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, limits,
-                tickInterval, kubernetes);
+        return withInstances(instances.withIsolation(mode));
+    }
+
+    public ServerConfig withInstances(LocalInstances newInstances) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, newInstances, limits, tickInterval,
+                kubernetes);
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
                 newLimits, tickInterval, kubernetes);
     }
 
     public ServerConfig withKubernetes(io.slipstream.executor.kubernetes.KubernetesConfig newKubernetes) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
                 limits, tickInterval, newKubernetes);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
-        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
                 limits, newTick, kubernetes);
     }
 }

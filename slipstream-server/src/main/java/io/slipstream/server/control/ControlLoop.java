@@ -94,6 +94,13 @@ public final class ControlLoop implements AutoCloseable {
     private final ProgressReports progressReports = new ProgressReports();
     private volatile boolean running;
     private Thread thread;
+    /** When the loop last completed a cycle ({@code null}: not yet); readiness reads it from other threads. */
+    private volatile Instant lastCycleAt;
+
+    /** When the loop last completed a cycle, or {@code null} if it has not yet. */
+    public Instant lastCycleAt() {
+        return lastCycleAt;
+    }
 
     /** Where instances' progress reported through the API goes. */
     public ProgressReports progressReports() {
@@ -165,6 +172,7 @@ public final class ControlLoop implements AutoCloseable {
                 wakeUps.drainPermits();
                 if (running) {
                     cycle();
+                    lastCycleAt = clock.instant();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

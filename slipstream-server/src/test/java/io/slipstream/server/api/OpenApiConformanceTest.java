@@ -67,6 +67,7 @@ class OpenApiConformanceTest {
     void everyResponseMatchesTheDocument() {
         String admin = server.adminToken();
         check("GET", "/healthz", Map.of(), null, null);
+        check("GET", "/readyz", Map.of(), null, null);
         check("GET", "/api/v1/whoami", Map.of(), admin, null);
         check("GET", "/api/v1/whoami", Map.of(), "ss_wrong", null);
         check("POST", "/api/v1/apply", Map.of(), admin, """

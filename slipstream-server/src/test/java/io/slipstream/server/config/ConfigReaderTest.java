@@ -52,7 +52,7 @@ class ConfigReaderTest {
                 nodes:
                   - {namePrefix: gpu, count: 2, cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
                   - {name: cpu-only, cpu: "500m", memory: 1Gi, labels: {zone: b}}
-                instances: {inheritEnv: [PATH], gracePeriod: 5s, isolation: "on", uidRange: 300000-300999}
+                instances: {inheritEnv: [PATH], gracePeriod: 5s, isolation: "on", uidRange: 300000-300999, uidClaims: /srv/uids, logLimit: 2Gi}
                 """);
         assertThat(config.host()).isEqualTo("0.0.0.0");
         assertThat(config.port()).isEqualTo(9090);
@@ -63,9 +63,10 @@ class ConfigReaderTest {
         assertThat(config.nodes().get(2).labels()).containsEntry("zone", "b");
         assertThat(config.inheritEnv()).containsExactly("PATH");
         assertThat(config.limits().gracePeriod()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(config.isolation()).isEqualTo(io.slipstream.executor.local.Isolation.Mode.on);
-        assertThat(config.firstUid()).isEqualTo(300_000);
-        assertThat(config.uidCount()).isEqualTo(1000);
+        assertThat(config.instances().isolation()).isEqualTo(io.slipstream.executor.local.Isolation.Mode.on);
+        assertThat(config.instances().uidRange()).isEqualTo(new io.slipstream.executor.local.UidRangeClaims.Range(300_000, 1000));
+        assertThat(config.instances().uidClaims()).isEqualTo(java.nio.file.Path.of("/srv/uids"));
+        assertThat(config.instances().logLimit()).isEqualTo(2L << 30);
     }
 
     @Test

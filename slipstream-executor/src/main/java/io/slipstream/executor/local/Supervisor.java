@@ -1,0 +1,46 @@
+package io.slipstream.executor.local;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The command line that starts an instance: a small fixed shell script (never built from input: the command
+ * travels as its arguments) in a session of its own. It runs as the server's user, so the workload can neither
+ * signal it nor touch what it writes in the instance's control directory: it starts the command in a session of the
+ * command's own (as the run's uid when there is one, entering the working directory only after the switch), writes
+ * the pids, waits, and records the exit code. The pid and exit code are written by the shell's own printf, one short
+ * write each (readers take a line only once its newline is there).
+ */
+final class Supervisor {
+    /** $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option; the rest is the command. */
+    static final String SCRIPT = String.join("\n",
+            "dir=$1; wd=$2; uid=$3; groups=$4; shift 4",
+            "umask 077",
+            "if [ -n \"$uid\" ]; then",
+            "  (umask 002; exec setsid setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs -- sh -c 'cd -- \"$0\" && exec \"$@\"' \"$wd\" \"$@\")"
+                    + " </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "else",
+            "  (umask 002; cd -- \"$wd\" && exec setsid -- \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "fi",
+            "child=$!",
+            "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
+            "wait \"$child\"",
+            "code=$?",
+            "printf '%s\\n' \"$code\" >\"$dir/exit_code\"",
+            "");
+
+    private Supervisor() {
+    }
+
+    /**
+     * @param uid the run's uid, or {@code null} to run as the server's user
+     * @param gid the group of the workspace's storage the instance joins, or {@code null} for none
+     */
+    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SCRIPT, "slipstream-supervisor", controlDir.toString(),
+                workingDir.toString(), uid == null ? "" : uid.toString(), gid == null ? "--clear-groups" : "--groups=" + gid));
+        argv.addAll(command);
+        return argv;
+    }
+}
