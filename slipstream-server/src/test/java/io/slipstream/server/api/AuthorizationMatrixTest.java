@@ -476,6 +476,20 @@ class AuthorizationMatrixTest {
                 .as("the scheme is case-insensitive").isEqualTo(200);
     }
 
+    @Test
+    @Order(7)
+    void aSecretIsTakenExactlyAsSentAlsoOnAConnectionThatCarriedTheRealOne() {
+        String secret = TOKENS.get(Who.MEMBER);
+        // The client keeps its connection open between calls: the server has just read the real secret on it.
+        assertThat(server.get("/api/v1/whoami", secret).status()).isEqualTo(200);
+        for (String variant : List.of(secret.toUpperCase(java.util.Locale.ROOT), secret.toLowerCase(java.util.Locale.ROOT))) {
+            if (!variant.equals(secret)) {
+                Response response = server.get("/api/v1/whoami", variant);
+                assertThat(response.status()).as("%s, for the secret %s: %s", variant, secret, response.text()).isEqualTo(401);
+            }
+        }
+    }
+
     /** Runs one cell: the call, its status, what the answer shows, what it changed, and what a probe would learn. */
     private static void check(Row row, Who who) {
         int expected = row.expected().get(who);
