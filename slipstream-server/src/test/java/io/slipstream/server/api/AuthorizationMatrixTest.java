@@ -212,11 +212,13 @@ class AuthorizationMatrixTest {
             row("DELETE /api/v1/shapes/{shape}",                                 "204 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("shape", allowed ? freshShape() : "cpu.small"), p -> document("/api/v1/shapes/" + p.get("shape"))),
             row("GET    /api/v1/quotas",                                         "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/quotas?workspace={workspace}",                   "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/workspaces/{workspace}/quotas/{quota}",          "200 200 404 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/workspaces/{workspace}/quotas/{quota}",          "204 403 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("quota", allowed ? freshQuota() : "alpha-quota"),
                             p -> document("/api/v1/workspaces/alpha/quotas/" + p.get("quota"))),
             row("GET    /api/v1/jobs",                                           "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/jobs?workspace={workspace}",                     "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/workspaces/{workspace}/jobs/{job}",              "200 200 404 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/workspaces/{workspace}/jobs/{job}",              "204 204 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("job", allowed ? freshJob() : "alpha-job"), p -> document("/api/v1/workspaces/alpha/jobs/" + p.get("job"))),
@@ -233,6 +235,7 @@ class AuthorizationMatrixTest {
                     .body(RUN_DOCUMENT).changes(allowed -> Map.of("job", allowed ? fresh("alpha-submitted") : "alpha-quick"),
                             p -> document("/api/v1/workspaces/alpha/jobs/" + p.get("job")) + " " + runsOf(p.get("job"))),
             row("GET    /api/v1/runs",                                           "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/runs?workspace={workspace}&job=alpha-live",      "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/runs/{run}",                                     "200 200 404 200 403  401 401 401 401  401"),
             row("POST   /api/v1/runs/{run}/cancel",                              "200 200 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("run", allowed ? freshRun() : liveRun),
@@ -329,7 +332,7 @@ class AuthorizationMatrixTest {
         Set<String> registered = new TreeSet<>();
         server.server().routes().forEach(route -> registered.add(route.method() + " " + route.path()));
         Set<String> covered = new TreeSet<>();
-        TABLE.forEach(row -> covered.add(row.method() + " " + row.path()));
+        TABLE.forEach(row -> covered.add(row.method() + " " + row.route()));
         Set<String> missing = new TreeSet<>(registered);
         missing.removeAll(covered);
         assertThat(missing).as("routes without a row in the authorization matrix: say who may call them").isEmpty();
@@ -488,6 +491,38 @@ class AuthorizationMatrixTest {
                 assertThat(response.status()).as("%s, for the secret %s: %s", variant, secret, response.text()).isEqualTo(401);
             }
         }
+    }
+
+    @Test
+    @Order(8)
+    void methodsNotRegisteredOnAPathAreNotServed() {
+        Map<String, Set<String>> methods = new LinkedHashMap<>();
+        server.server().routes().forEach(route -> methods.computeIfAbsent(route.path(), p -> new TreeSet<>()).add(route.method()));
+        Map<String, String> params = fixture();
+        methods.forEach((path, registered) -> {
+            for (String method : List.of("GET", "POST", "PUT", "PATCH", "DELETE")) {
+                if (!registered.contains(method)) {
+                    Response response = server.call(method, fill(path, params), admin, method.equals("GET") ? null : "{}", "application/json");
+                    assertThat(response.status()).as("%s %s: %s", method, path, response.text()).isIn(404, 405);
+                    assertThat(server.call(method, fill(path, params), null, null, null).status()).as("%s %s without a token", method, path)
+                            .isIn(401, 404, 405);
+                }
+            }
+        });
+    }
+
+    @Test
+    @Order(9)
+    void leavingAWorkspaceTakesEffectAtOnce() {
+        String alice = TOKENS.get(Who.MEMBER);
+        String workspace = fresh("ws");
+        applyAsAdmin("apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: " + workspace + "}\nspec: {members: [alice]}\n"
+                + job(workspace, "j", "[\"true\"]"));
+        assertThat(server.get("/api/v1/workspaces/" + workspace + "/jobs/j", alice).status()).isEqualTo(200);
+        applyAsAdmin("apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: " + workspace + "}\nspec: {members: [carol]}\n");
+        assertThat(server.get("/api/v1/workspaces/" + workspace + "/jobs/j", alice).status()).isEqualTo(404);
+        assertThat(server.post("/api/v1/runs", alice, "{\"workspace\": \"" + workspace + "\", \"job\": \"j\"}").status()).isEqualTo(404);
+        assertThat(server.get("/api/v1/whoami", alice).json().get("workspaces").toString()).isEqualTo("[\"alpha\"]");
     }
 
     /** Runs one cell: the call, its status, what the answer shows, what it changed, and what a probe would learn. */
@@ -709,6 +744,11 @@ class AuthorizationMatrixTest {
                Consumer<Map<String, String>> cleanUp) {
         String name() {
             return method + " " + path + (variant == null ? "" : " (" + variant + ")");
+        }
+
+        /** The route as registered: the path without the query. */
+        String route() {
+            return path.contains("?") ? path.substring(0, path.indexOf('?')) : path;
         }
 
         /** Whether the call names an object of a workspace, which who may not see must not learn exists. */
