@@ -186,70 +186,70 @@ class AuthorizationMatrixTest {
      * ("does not exist or you are not a member"), the same as for a workspace that does not exist.
      */
     private static final List<Row> TABLE = List.of(
-            //  route                                                             adm mem oth run orun end rev exp none bad
-            row("GET    /healthz",                                               "200 200 200 200 200  200 200 200 200  200"),
-            row("GET    /api/v1/whoami",                                         "200 200 200 200 200  401 401 401 401  401"),
-            row("POST   /api/v1/apply (a Job)",                                  "200 200 400 403 403  401 401 401 401  401")
+            //  route                                                         adm mem oth run orun end rev exp none bad
+            row("GET    /healthz",                                           "200 200 200 200 200  200 200 200 200  200"),
+            row("GET    /api/v1/whoami",                                     "200 200 200 200 200  401 401 401 401  401"),
+            row("POST   /api/v1/apply (a Job)",                              "200 200 400 403 403  401 401 401 401  401")
                     .body(APPLY_JOB).changes(allowed -> Map.of("job", allowed ? fresh("alpha-job") : "alpha-job"),
                             p -> document("/api/v1/workspaces/" + p.get("workspace") + "/jobs/" + p.get("job"))),
-            row("POST   /api/v1/apply (a Quota)",                                "200 403 403 403 403  401 401 401 401  401")
+            row("POST   /api/v1/apply (a Quota)",                            "200 403 403 403 403  401 401 401 401  401")
                     .body(APPLY_QUOTA).changes(allowed -> Map.of("quota", allowed ? fresh("alpha-quota") : "alpha-quota"),
                             p -> document("/api/v1/workspaces/" + p.get("workspace") + "/quotas/" + p.get("quota"))),
-            row("POST   /api/v1/apply (a Workspace adding members)",             "200 403 403 403 403  401 401 401 401  401")
+            row("POST   /api/v1/apply (a Workspace adding members)",         "200 403 403 403 403  401 401 401 401  401")
                     .body(APPLY_WORKSPACE).changes(allowed -> Map.of("workspace", allowed ? fresh("ws") : "alpha"),
                             p -> document("/api/v1/workspaces/" + p.get("workspace")))
                     .cleanUp(p -> deleteAsAdmin("/api/v1/workspaces/" + p.get("workspace"), "alpha")),
-            row("POST   /api/v1/apply (a Shape)",                                "200 403 403 403 403  401 401 401 401  401")
+            row("POST   /api/v1/apply (a Shape)",                            "200 403 403 403 403  401 401 401 401  401")
                     .body(APPLY_SHAPE).changes(allowed -> Map.of("shape", allowed ? fresh("shape") : "cpu.small"),
                             p -> document("/api/v1/shapes/" + p.get("shape"))),
-            row("GET    /api/v1/workspaces",                                     "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/workspaces/{workspace}",                         "200 200 404 403 403  401 401 401 401  401"),
-            row("DELETE /api/v1/workspaces/{workspace}",                         "204 403 404 403 403  401 401 401 401  401")
+            row("GET    /api/v1/workspaces",                                 "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/workspaces/{workspace}",                     "200 200 404 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/workspaces/{workspace}",                     "204 403 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("workspace", allowed ? freshWorkspace() : "alpha"),
                             p -> document("/api/v1/workspaces/" + p.get("workspace"))),
-            row("GET    /api/v1/shapes",                                         "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/shapes/{shape}",                                 "200 200 200 403 403  401 401 401 401  401"),
-            row("DELETE /api/v1/shapes/{shape}",                                 "204 403 403 403 403  401 401 401 401  401")
+            row("GET    /api/v1/shapes",                                     "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/shapes/{shape}",                             "200 200 200 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/shapes/{shape}",                             "204 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("shape", allowed ? freshShape() : "cpu.small"), p -> document("/api/v1/shapes/" + p.get("shape"))),
-            row("GET    /api/v1/quotas",                                         "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/quotas?workspace={workspace}",                   "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/workspaces/{workspace}/quotas/{quota}",          "200 200 404 403 403  401 401 401 401  401"),
-            row("DELETE /api/v1/workspaces/{workspace}/quotas/{quota}",          "204 403 404 403 403  401 401 401 401  401")
+            row("GET    /api/v1/quotas",                                     "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/quotas?workspace={workspace}",               "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/workspaces/{workspace}/quotas/{quota}",      "200 200 404 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/workspaces/{workspace}/quotas/{quota}",      "204 403 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("quota", allowed ? freshQuota() : "alpha-quota"),
                             p -> document("/api/v1/workspaces/alpha/quotas/" + p.get("quota"))),
-            row("GET    /api/v1/jobs",                                           "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/jobs?workspace={workspace}",                     "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/workspaces/{workspace}/jobs/{job}",              "200 200 404 403 403  401 401 401 401  401"),
-            row("DELETE /api/v1/workspaces/{workspace}/jobs/{job}",              "204 204 404 403 403  401 401 401 401  401")
+            row("GET    /api/v1/jobs",                                       "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/jobs?workspace={workspace}",                 "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/workspaces/{workspace}/jobs/{job}",          "200 200 404 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/workspaces/{workspace}/jobs/{job}",          "204 204 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("job", allowed ? freshJob() : "alpha-job"), p -> document("/api/v1/workspaces/alpha/jobs/" + p.get("job"))),
-            row("GET    /api/v1/nodes",                                          "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/nodes/{node}",                                   "200 200 200 403 403  401 401 401 401  401"),
-            row("POST   /api/v1/nodes/{node}/down",                              "200 403 403 403 403  401 401 401 401  401")
+            row("GET    /api/v1/nodes",                                      "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/nodes/{node}",                               "200 200 200 403 403  401 401 401 401  401"),
+            row("POST   /api/v1/nodes/{node}/down",                          "200 403 403 403 403  401 401 401 401  401")
                     .body("{\"reason\": \"taken down by a test\"}").changes(allowed -> Map.of(), p -> condition(p.get("node")))
                     .cleanUp(p -> nodeUp(p.get("node"))),
-            row("POST   /api/v1/nodes/{node}/up",                                "200 403 403 403 403  401 401 401 401  401")
+            row("POST   /api/v1/nodes/{node}/up",                            "200 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> nodeDown(spareNode), p -> condition(p.get("node"))).cleanUp(p -> nodeUp(p.get("node"))),
-            row("POST   /api/v1/runs (a job)",                                   "201 201 404 403 403  401 401 401 401  401")
+            row("POST   /api/v1/runs (a job)",                               "201 201 404 403 403  401 401 401 401  401")
                     .body(RUN_JOB).changes(allowed -> Map.of("job", "alpha-quick"), p -> runsOf(p.get("job"))),
-            row("POST   /api/v1/runs (a job document)",                          "201 201 400 403 403  401 401 401 401  401")
+            row("POST   /api/v1/runs (a job document)",                      "201 201 400 403 403  401 401 401 401  401")
                     .body(RUN_DOCUMENT).changes(allowed -> Map.of("job", allowed ? fresh("alpha-submitted") : "alpha-quick"),
                             p -> document("/api/v1/workspaces/alpha/jobs/" + p.get("job")) + " " + runsOf(p.get("job"))),
-            row("GET    /api/v1/runs",                                           "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/runs?workspace={workspace}&job=alpha-live",      "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/runs/{run}",                                     "200 200 404 200 403  401 401 401 401  401"),
-            row("POST   /api/v1/runs/{run}/cancel",                              "200 200 404 403 403  401 401 401 401  401")
+            row("GET    /api/v1/runs",                                       "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/runs?workspace={workspace}&job=alpha-live",  "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/runs/{run}",                                 "200 200 404 200 403  401 401 401 401  401"),
+            row("POST   /api/v1/runs/{run}/cancel",                          "200 200 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("run", allowed ? freshRun() : liveRun),
                             p -> "cancel requested at " + server.get("/api/v1/runs/" + p.get("run"), admin).json().path("cancelRequestedAt")),
-            row("GET    /api/v1/runs/{run}/events",                              "200 200 404 200 403  401 401 401 401  401"),
-            row("GET    /api/v1/runs/{run}/logs",                                "200 200 404 200 403  401 401 401 401  401"),
+            row("GET    /api/v1/runs/{run}/events",                          "200 200 404 200 403  401 401 401 401  401"),
+            row("GET    /api/v1/runs/{run}/logs",                            "200 200 404 200 403  401 401 401 401  401"),
             // What a progress report changes is seen a sampling later: the last test of the matrix looks.
-            row("POST   /api/v1/runs/{run}/instances/{rank}/progress",          "204 403 404 204 403  401 401 401 401  401")
+            row("POST   /api/v1/runs/{run}/instances/{rank}/progress",       "204 403 404 204 403  401 401 401 401  401")
                     .body("{\"step\": {step}}").changes(AuthorizationMatrixTest::progressStep, null),
-            row("POST   /api/v1/tokens",                                         "201 403 403 403 403  401 401 401 401  401")
+            row("POST   /api/v1/tokens",                                     "201 403 403 403 403  401 401 401 401  401")
                     .body("{\"user\": \"mallory\", \"admin\": true}").changes(allowed -> Map.of(), p -> tokensOf("mallory"))
                     .cleanUp(p -> revokeTokensOf("mallory")),
-            row("GET    /api/v1/tokens",                                         "200 403 403 403 403  401 401 401 401  401"),
-            row("DELETE /api/v1/tokens/{token}",                                 "204 403 403 403 403  401 401 401 401  401")
+            row("GET    /api/v1/tokens",                                     "200 403 403 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/tokens/{token}",                             "204 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("token", allowed ? freshToken() : victimToken),
                             p -> String.valueOf(server.get("/api/v1/whoami", SECRETS.get(p.get("token"))).status())));
 
