@@ -137,6 +137,9 @@ public final class ApiServer implements AutoCloseable {
             config.jsonMapper(new JavalinJackson3(Json.mapper(), false));
             config.http.maxRequestSize = MAX_BODY_BYTES;
             config.router.ignoreTrailingSlashes = true;
+            // Jetty reuses header fields it saw on a connection and by default matches their values ignoring case: a
+            // token secret changed only in case (or an Idempotency-Key) would be read as the one seen before.
+            config.jetty.modifyHttpConfiguration(http -> http.setHeaderCacheCaseSensitive(true));
             config.requestLogger.http((ctx, millis) -> LOG.debug("{} {} -> {} in {} ms", ctx.method(), ctx.path(), ctx.status().getCode(), millis));
             config.routes.before("/api/*", ctx -> {
                 Principal caller = authenticator.authenticate(ctx.header("Authorization"));

@@ -35,9 +35,14 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize) {
+        return start(dataDir, customize, SlipstreamServer.systemClock());
+    }
+
+    /** A server on {@code clock} (a {@link ShiftedClock}, say, to make tokens that have expired). */
+    public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize, java.time.Clock clock) {
         ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5))));
         try {
-            return new TestServer(SlipstreamServer.start(config, SlipstreamServer.systemClock()), dataDir);
+            return new TestServer(SlipstreamServer.start(config, clock), dataDir);
         } catch (IOException e) {
             throw new AssertionError(e);
         }
