@@ -188,6 +188,7 @@ class AuthorizationMatrixTest {
     private static final List<Row> TABLE = List.of(
             //  route                                                         adm mem oth run orun end rev exp none bad
             row("GET    /healthz",                                           "200 200 200 200 200  200 200 200 200  200"),
+            row("GET    /readyz",                                            "200 200 200 200 200  200 200 200 200  200"),
             row("GET    /api/v1/whoami",                                     "200 200 200 200 200  401 401 401 401  401"),
             row("POST   /api/v1/apply (a Job)",                              "200 200 400 403 403  401 401 401 401  401")
                     .body(APPLY_JOB).changes(allowed -> Map.of("job", allowed ? fresh("alpha-job") : "alpha-job"),
