@@ -26,6 +26,22 @@ public interface Executor extends AutoCloseable {
      */
     io.slipstream.api.run.Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, java.util.Set<Integer> taken);
 
+    /** What ending an instance guarantees about the processes it started. */
+    enum Containment {
+        /** Every process an instance started is gone once its end is reported (a uid of the run's own, a container). */
+        EVERY_PROCESS,
+        /**
+         * Only the instance's session, process group and their descendants are stopped: a process that detached itself
+         * ({@code setsid} after a double fork) can outlive it.
+         */
+        PROCESS_TREE
+    }
+
+    /** What ending an instance guarantees about the processes it started. */
+    default Containment containment() {
+        return Containment.EVERY_PROCESS;
+    }
+
     /** Whether every instance must name a container image (executors that run containers); a job without one is refused. */
     default boolean requiresImage() {
         return false;

@@ -192,6 +192,12 @@ public final class LocalProcessExecutor implements Executor {
         return new Endpoint("localhost", "localhost", "127.0.0.1", List.copyOf(chosen));
     }
 
+    /** With a uid per run, every process of a run is killed before its end is reported; without, only its process trees. */
+    @Override
+    public Containment containment() {
+        return uids == null ? Containment.PROCESS_TREE : Containment.EVERY_PROCESS;
+    }
+
     @Override
     public void setListener(Consumer<InstanceReport> listener) {
         this.listener = requireNonNull(listener, "listener is null");

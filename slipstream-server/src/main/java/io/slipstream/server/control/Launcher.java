@@ -89,7 +89,8 @@ final class Launcher {
             current.add(store.inTransaction(tx -> {
                 InstanceRecord stored = tx.updateInstance(launched);
                 tx.appendEvent(io.slipstream.store.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
-                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) : stored.reason(), null, stored.displayName()));
+                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
+                        stored.displayName()));
                 return stored;
             }));
         }
@@ -111,6 +112,14 @@ final class Launcher {
             }
         }
         return pending;
+    }
+
+    /** Said on the run where stopping it cannot guarantee that nothing of it survives (see docs/security.md). */
+    private String containmentNote() {
+        return switch (executor.containment()) {
+            case EVERY_PROCESS -> "";
+            case PROCESS_TREE -> " (not contained: it runs as the server's user, so processes it detaches can outlive it)";
+        };
     }
 
     private static String gpusText(InstanceRecord instance) {
