@@ -13,7 +13,6 @@ import java.nio.file.Path;
  */
 public record Isolation(boolean enabled, int firstUid, int uidCount) {
     public static final int DEFAULT_FIRST_UID = 200_000;
-    public static final int DEFAULT_UID_COUNT = 65_536;
 
     /** How a server chooses: {@code auto} isolates when it can (root, and a data dir others may pass through). */
     public enum Mode {

@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +32,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +56,6 @@ public final class LocalProcessExecutor implements Executor {
     /** Variables of the server's environment that instances see too; everything else comes from the spec. */
     public static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
 
-    private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
     /** What is kept of each log of an instance unless said otherwise. */
     public static final long DEFAULT_LOG_LIMIT_BYTES = 1L << 30;
     /** How often logs are held to their limit. */
@@ -78,14 +75,13 @@ public final class LocalProcessExecutor implements Executor {
     private final Path toolsDir;
     private final SharedStorage storage;
     private final StartupProber prober;
+    private final Stopper stopper;
     private final Map<String, NodeInfo> nodes;
     private final List<String> inheritedEnv;
     private final Isolation isolation;
     private final UidAllocator uids;
     private final Clock clock;
-    private final String bootId = ProcFs.bootId();
-    /** How often a stopping instance's acknowledgement is looked for. */
-    private static final Duration ACK_POLL = Duration.ofMillis(100);
+    private final InstanceHandles handles;
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
     /** The instances being watched, with their directories. */
@@ -97,6 +93,7 @@ public final class LocalProcessExecutor implements Executor {
     private final Object[] runLocks = newLocks(64);
     private final Path pins;
     private final Trash trash;
+    private final RunFiles runFiles;
     private final LogLimit logLimit;
     private volatile Consumer<InstanceReport> listener = report -> {
     };
@@ -121,6 +118,7 @@ public final class LocalProcessExecutor implements Executor {
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 Clock clock) {
         this.root = root.toAbsolutePath().normalize();
+        this.handles = new InstanceHandles(this.root);
         this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
@@ -154,10 +152,12 @@ public final class LocalProcessExecutor implements Executor {
         }
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
+        this.runFiles = new RunFiles(this.root, storage, trash, uids);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report);
-        workers.execute(this::emptyTrash); // what a previous life left there
+        this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
+        workers.execute(runFiles::emptyTrash); // what a previous life left there
         if (logLimit > 0) {
             timers.scheduleWithFixedDelay(this::limitLogs, LOG_LIMIT_EVERY.toMillis(), LOG_LIMIT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         }
@@ -175,21 +175,7 @@ public final class LocalProcessExecutor implements Executor {
         if (!nodes.containsKey(node)) {
             throw new ExecutorException("no node named " + node);
         }
-        java.util.Set<Integer> chosen = new java.util.LinkedHashSet<>();
-        for (int tries = 0; chosen.size() < ports; tries++) {
-            if (tries > 1000) {
-                throw new ExecutorException("cannot find " + ports + " free port(s)");
-            }
-            try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                int port = socket.getLocalPort();
-                if (!taken.contains(port)) {
-                    chosen.add(port);
-                }
-            } catch (IOException e) {
-                throw new ExecutorException("cannot find a free port: " + e.getMessage(), e);
-            }
-        }
-        return new Endpoint("localhost", "localhost", "127.0.0.1", List.copyOf(chosen));
+        return new Endpoint("localhost", "localhost", "127.0.0.1", freeLoopbackPorts(ports, taken));
     }
 
     /** With a uid per run, every process of a run is killed before its end is reported; without, only its process trees. */
@@ -220,7 +206,7 @@ public final class LocalProcessExecutor implements Executor {
             InstanceDirectory dir = directoryOf(spec.id());
             Optional<Map<String, String>> existing;
             try {
-                existing = readHandle(dir);
+                existing = handles.read(dir);
             } catch (IOException e) {
                 throw new ExecutorException("cannot read the state of instance " + spec.id() + ": " + e.getMessage(), e);
             }
@@ -252,10 +238,10 @@ public final class LocalProcessExecutor implements Executor {
                     .redirectErrorStream(true);
             Map<String, String> env = builder.environment();
             env.clear();
-            env.putAll(environment(spec, node, dir, uid, shared));
+            env.putAll(InstanceEnvironment.of(spec, node, dir, uid, shared, inheritedEnv, toolsDir));
             Process supervisor = builder.start();
-            awaitPidFile(dir, supervisor);
-            Map<String, String> handle = readHandle(dir).orElseThrow();
+            Supervisor.awaitStarted(dir, supervisor);
+            Map<String, String> handle = handles.read(dir).orElseThrow();
             watch(spec.id(), handle, supervisor);
             if (spec.probe() != null) {
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
@@ -269,68 +255,10 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    /** What the instance sees: inherited variables, the spec's, then what only this executor knows. */
-    private Map<String, String> environment(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, SharedStorage.Prepared shared)
-            throws IOException {
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String name : inheritedEnv) {
-            String value = System.getenv(name);
-            if (value != null) {
-                env.put(name, value);
-            }
-        }
-        if (toolsDir != null) {
-            env.put("PATH", toolsDir + (env.containsKey("PATH") ? ":" + env.get("PATH") : ""));
-        }
-        if (uid != null) {
-            env.put("HOME", dir.sandbox().toString()); // the server's home is not the instance's to read
-        }
-        env.putAll(spec.env());
-        env.put("TMPDIR", dir.tmp().toString());
-        env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
-        env.put("SLIPSTREAM_PREEMPTION_ACK_FILE", dir.ackFile().toString());
-        env.put("SLIPSTREAM_PROGRESS_FILE", dir.progressFile().toString());
-        String devices = spec.gpus().stream().map(node::gpuId).collect(Collectors.joining(","));
-        env.put("CUDA_VISIBLE_DEVICES", devices);
-        env.put("NVIDIA_VISIBLE_DEVICES", devices.isEmpty() ? "none" : devices);
-        env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-        if (shared != null) {
-            env.put("SLIPSTREAM_SHARED_DIR", shared.shared().toString());
-            env.put("SLIPSTREAM_CHECKPOINT_DIR", shared.checkpoints().toString());
-            for (var storageEntry : shared.storage()) {
-                env.put(io.slipstream.api.spec.StorageSpec.envNameOf(storageEntry.name()), storageEntry.path());
-            }
-            env.put("SLIPSTREAM_METADATA_FILE", dir.writeMetadata(spec.metadata().withStorage(shared.storage())).toString());
-        }
-        return env;
-    }
-
-    /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
-    private static void awaitPidFile(InstanceDirectory dir, Process supervisor) throws IOException {
-        long deadline = System.nanoTime() + PID_FILE_TIMEOUT.toNanos();
-        long pause = 1;
-        while (dir.pids() == null) {
-            if (!supervisor.isAlive() && dir.pids() == null) {
-                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
-            }
-            if (System.nanoTime() > deadline) {
-                supervisor.destroyForcibly();
-                throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while starting the instance", e);
-            }
-            pause = Math.min(pause * 2, 20);
-        }
-    }
-
     @Override
     public Optional<Map<String, String>> find(InstanceId id) {
         try {
-            return readHandle(directoryOf(id));
+            return handles.read(directoryOf(id));
         } catch (IOException e) {
             throw new ExecutorException("cannot read the state of instance " + id + ": " + e.getMessage(), e);
         }
@@ -339,16 +267,16 @@ public final class LocalProcessExecutor implements Executor {
     // --- watching and reporting ---
 
     @Override
-    public void adopt(Map<InstanceId, Map<String, String>> handles) {
-        handles.forEach((id, handle) -> {
-            if (!sameBoot(handle) && directoryOf(handle).exitCode() == null) {
+    public void adopt(Map<InstanceId, Map<String, String>> adopted) {
+        adopted.forEach((id, handle) -> {
+            if (!handles.sameBoot(handle) && handles.directoryOf(handle).exitCode() == null) {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
                 return;
             }
             watch(id, handle, null);
-            if (supervisorAlive(handle)) {
+            if (handles.supervisorAlive(handle)) {
                 report(new InstanceReport.Running(id, handle, clock.instant()));
-                resumeProbe(id, directoryOf(handle).path());
+                resumeProbe(id, handles.directoryOf(handle).path());
             }
         });
     }
@@ -368,13 +296,13 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Watches an instance's supervisor (once per instance) and reports when it ends. */
     private void watch(InstanceId id, Map<String, String> handle, Process supervisor) {
-        if (closed || watched.putIfAbsent(id, directoryOf(handle)) != null) {
+        if (closed || watched.putIfAbsent(id, handles.directoryOf(handle)) != null) {
             return;
         }
         CompletableFuture<?> ended;
         if (supervisor != null) {
             ended = supervisor.onExit();
-        } else if (supervisorAlive(handle)) {
+        } else if (handles.supervisorAlive(handle)) {
             ended = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid")))
                     .map(ProcessHandle::onExit)
                     .orElse(CompletableFuture.completedFuture(null));
@@ -389,17 +317,17 @@ public final class LocalProcessExecutor implements Executor {
         if (closed) {
             return;
         }
-        InstanceDirectory dir = directoryOf(handle);
+        InstanceDirectory dir = handles.directoryOf(handle);
         long pid = Long.parseLong(handle.get("pid"));
         Integer exitCode = dir.exitCode();
-        if (exitCode == null && sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
+        if (exitCode == null && handles.sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
             // The supervisor was killed but the instance still runs: follow the instance itself.
             ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null))
                     .whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
             return;
         }
-        if (sameBoot(handle)) {
-            killUntilGone(tree(handle)); // whatever the main process left behind goes with it
+        if (handles.sameBoot(handle)) {
+            InstanceHandles.tree(handle).killUntilGone(); // whatever the main process left behind goes with it
             sweepIfLast(id);
         }
         watched.remove(id);
@@ -428,24 +356,6 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    private static void killUntilGone(ProcessTree tree) {
-        long pause = 5;
-        long warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (tree.killOnce() > 0) {
-            if (System.nanoTime() > warnAt) {
-                LOG.warn("processes of an instance survive SIGKILL (stuck in the kernel?); still trying");
-                warnAt = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            pause = Math.min(pause * 2, 500);
-        }
-    }
-
     private void report(InstanceReport report) {
         try {
             listener.accept(report);
@@ -459,7 +369,7 @@ public final class LocalProcessExecutor implements Executor {
     /** Returns at once: the signals go out from the executor's own threads. */
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
-        InstanceDirectory dir = directoryOf(handle);
+        InstanceDirectory dir = handles.directoryOf(handle);
         if (dir.exitCode() == null) {
             dir.markTerminationRequested();
             if (!gracePeriod.isZero()) {
@@ -467,32 +377,10 @@ public final class LocalProcessExecutor implements Executor {
             }
         }
         watch(id, handle, null);
-        if (!sameBoot(handle)) {
+        if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
-        ProcessTree tree = tree(handle);
-        if (gracePeriod.isZero()) {
-            workers.execute(() -> forceKill(id, tree, 5)); // no grace (a lost node): no notice, no SIGTERM
-            return;
-        }
-        workers.execute(tree::terminate);
-        timers.schedule(() -> forceKill(id, tree, 5), gracePeriod.toMillis(), TimeUnit.MILLISECONDS);
-        if (gracePeriod.compareTo(ACK_POLL) > 0) {
-            timers.schedule(() -> releaseOnAck(id, tree, dir, clock.instant().plus(gracePeriod)), ACK_POLL.toMillis(), TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** An instance that acknowledged the notice has saved what it wanted to: it need not wait for the grace period. */
-    private void releaseOnAck(InstanceId id, ProcessTree tree, InstanceDirectory dir, java.time.Instant deadline) {
-        if (closed || !watched.containsKey(id) || clock.instant().isAfter(deadline)) {
-            return;
-        }
-        if (dir.acknowledged()) {
-            LOG.debug("instance {} acknowledged its notice: stopping it now", id);
-            forceKill(id, tree, 5);
-            return;
-        }
-        timers.schedule(() -> releaseOnAck(id, tree, dir, deadline), ACK_POLL.toMillis(), TimeUnit.MILLISECONDS);
+        stopper.stop(id, InstanceHandles.tree(handle), dir, gracePeriod);
     }
 
     @Override
@@ -500,15 +388,6 @@ public final class LocalProcessExecutor implements Executor {
         InstanceDirectory dir = directoryOf(id, handle);
         Integer owner = uids == null ? null : uids.uidOf(id.runId());
         return new io.slipstream.executor.Activity(dir.lastOutputAt(), ProgressFile.read(dir.progressFile(), pins, owner));
-    }
-
-    /** One round of SIGKILL, repeated from the timer until the instance is gone: a stuck process blocks nothing else. */
-    private void forceKill(InstanceId id, ProcessTree tree, long pauseMillis) {
-        if (closed || !watched.containsKey(id) || tree.killOnce() == 0) {
-            return;
-        }
-        long next = Math.min(pauseMillis * 2, 1000);
-        timers.schedule(() -> forceKill(id, tree, next), pauseMillis, TimeUnit.MILLISECONDS);
     }
 
     // --- logs ---
@@ -525,56 +404,16 @@ public final class LocalProcessExecutor implements Executor {
 
     /** The instance's directory: from its handle when it has one, else where its id puts it. */
     private InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
-        return handle.containsKey("dir") ? directoryOf(handle) : directoryOf(id);
+        return handle.containsKey("dir") ? handles.directoryOf(handle) : directoryOf(id);
     }
 
     @Override
     public void forget(RunId runId) {
-        Path dir = root.resolve(runId.value()).normalize();
-        if (!dir.startsWith(root) || dir.equals(root)) {
-            throw new ExecutorException("run directory " + dir + " is outside " + root);
-        }
         if (watched.keySet().stream().anyMatch(id -> id.runId().equals(runId))) {
             throw new ExecutorException("run " + runId + " still has instances running");
         }
-        Integer uid = uids == null ? null : uids.uidOf(runId);
-        if (uid != null) {
-            // Only this run ever ran as this uid: a process of it now escaped the instance's process tree (a daemon).
-            List<Long> escaped = ProcFs.ownedBy(uid);
-            if (!escaped.isEmpty()) {
-                escaped.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
-                throw new ExecutorException(escaped.size() + " process(es) of run " + runId + " (uid " + uid
-                        + ") outlived it and were killed; its files go once they are gone");
-            }
-        }
-        try {
-            // Taken out of the way at once (a rename each); deleted from the trash on a thread of the executor's.
-            if (Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                trash.take(dir, runId.value());
-            }
-            storage.forgetRun(runId, trash);
-        } catch (IOException e) {
-            throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
-        }
-        if (uids != null) {
-            uids.release(runId); // its uid stays taken until its files are gone from the trash
-        }
-        workers.execute(this::emptyTrash);
-    }
-
-    /** Deletes what waits in the trash; a run's uid is free once its files are gone. */
-    private synchronized void emptyTrash() {
-        try {
-            for (Path entry : trash.entries()) {
-                Integer uid = UidAllocator.read(entry.resolve("uid"));
-                trash.delete(entry);
-                if (uid != null && uids != null) {
-                    uids.free(uid);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("cannot empty {}: {}", trash.dir(), e.getMessage());
-        }
+        runFiles.remove(runId);
+        workers.execute(runFiles::emptyTrash);
     }
 
     /** Holds every watched instance's logs to the limit. */
@@ -600,45 +439,23 @@ public final class LocalProcessExecutor implements Executor {
                 .resolve(Integer.toString(id.rank())));
     }
 
-    /** The directory a stored handle names, refused if it is not under this executor's root. */
-    private InstanceDirectory directoryOf(Map<String, String> handle) {
-        Path dir = Path.of(handle.get("dir")).toAbsolutePath().normalize();
-        if (!dir.startsWith(root)) {
-            throw new ExecutorException("instance directory " + dir + " is outside " + root);
+    /** Ports free on the loopback address now, none of them in {@code taken}. */
+    private static List<Integer> freeLoopbackPorts(int ports, java.util.Set<Integer> taken) {
+        java.util.Set<Integer> chosen = new java.util.LinkedHashSet<>();
+        for (int tries = 0; chosen.size() < ports; tries++) {
+            if (tries > 1000) {
+                throw new ExecutorException("cannot find " + ports + " free port(s)");
+            }
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                int port = socket.getLocalPort();
+                if (!taken.contains(port)) {
+                    chosen.add(port);
+                }
+            } catch (IOException e) {
+                throw new ExecutorException("cannot find a free port: " + e.getMessage(), e);
+            }
         }
-        return new InstanceDirectory(dir);
-    }
-
-    private static ProcessTree tree(Map<String, String> handle) {
-        return new ProcessTree(Long.parseLong(handle.get("pid")), Long.parseLong(handle.get("pidStart")));
-    }
-
-    private boolean sameBoot(Map<String, String> handle) {
-        return bootId.equals(handle.get("bootId"));
-    }
-
-    private boolean supervisorAlive(Map<String, String> handle) {
-        return sameBoot(handle)
-                && ProcFs.isAlive(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
-    }
-
-    /**
-     * The handle of an instance launched before, from the pid file its supervisor wrote (so that it can be derived
-     * even if the control plane crashed right after the launch); empty if it was never launched.
-     */
-    private Optional<Map<String, String>> readHandle(InstanceDirectory dir) throws IOException {
-        long[] pids = dir.pids();
-        if (pids == null) {
-            return Optional.empty();
-        }
-        Map<String, String> handle = new LinkedHashMap<>();
-        handle.put("dir", dir.path().toString());
-        handle.put("supervisorPid", Long.toString(pids[0]));
-        handle.put("supervisorStart", Long.toString(ProcFs.stat(pids[0]).map(ProcFs.Stat::startTime).orElse(-1L)));
-        handle.put("pid", Long.toString(pids[1]));
-        handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
-        handle.put("bootId", bootId);
-        return Optional.of(handle);
+        return List.copyOf(chosen);
     }
 
     private Object runLock(RunId run) {

@@ -27,6 +27,25 @@ final class ProcessTree {
         members().forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
     }
 
+    /** SIGKILL until nothing of the tree is left; may take a while for a process stuck in the kernel. */
+    void killUntilGone() {
+        long pause = 5;
+        long warnAt = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        while (killOnce() > 0) {
+            if (System.nanoTime() > warnAt) {
+                org.slf4j.LoggerFactory.getLogger(ProcessTree.class).warn("processes of an instance survive SIGKILL (stuck in the kernel?); still trying");
+                warnAt = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            pause = Math.min(pause * 2, 500);
+        }
+    }
+
     /** One round of SIGKILL; returns how many processes were still alive to receive it. */
     int killOnce() {
         List<Long> live = members();

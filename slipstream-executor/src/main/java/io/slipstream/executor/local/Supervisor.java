@@ -1,6 +1,8 @@
 package io.slipstream.executor.local;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,7 +32,31 @@ final class Supervisor {
             "printf '%s\\n' \"$code\" >\"$dir/exit_code\"",
             "");
 
+    private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
+
     private Supervisor() {
+    }
+
+    /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
+    static void awaitStarted(InstanceDirectory dir, Process supervisor) throws IOException {
+        long deadline = System.nanoTime() + PID_FILE_TIMEOUT.toNanos();
+        long pause = 1;
+        while (dir.pids() == null) {
+            if (!supervisor.isAlive() && dir.pids() == null) {
+                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
+            }
+            if (System.nanoTime() > deadline) {
+                supervisor.destroyForcibly();
+                throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while starting the instance", e);
+            }
+            pause = Math.min(pause * 2, 20);
+        }
     }
 
     /**

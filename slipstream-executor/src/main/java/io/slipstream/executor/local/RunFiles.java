@@ -1,0 +1,78 @@
+package io.slipstream.executor.local;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.executor.ExecutorException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Removes what is kept of finished runs: their instances' directories and run-scoped storage go into the
+ * {@link Trash} at once (a rename each), and are deleted from there later; a run's uid is free once they are gone.
+ */
+final class RunFiles {
+    private static final Logger LOG = LoggerFactory.getLogger(RunFiles.class);
+
+    private final Path root;
+    private final SharedStorage storage;
+    private final Trash trash;
+    private final UidAllocator uids;
+
+    /** @param uids the run uids, or {@code null} without isolation */
+    RunFiles(Path root, SharedStorage storage, Trash trash, UidAllocator uids) {
+        this.root = root;
+        this.storage = storage;
+        this.trash = trash;
+        this.uids = uids;
+    }
+
+    /**
+     * Takes a finished run's files out of the way. Refused while a process of the run's uid is left (one that escaped
+     * every instance's end is killed then, and the next call goes on).
+     */
+    void remove(RunId runId) {
+        Path dir = root.resolve(runId.value()).normalize();
+        if (!dir.startsWith(root) || dir.equals(root)) {
+            throw new ExecutorException("run directory " + dir + " is outside " + root);
+        }
+        Integer uid = uids == null ? null : uids.uidOf(runId);
+        if (uid != null) {
+            List<Long> escaped = ProcFs.ownedBy(uid);
+            if (!escaped.isEmpty()) {
+                escaped.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+                throw new ExecutorException(escaped.size() + " process(es) of run " + runId + " (uid " + uid
+                        + ") outlived it and were killed; its files go once they are gone");
+            }
+        }
+        try {
+            if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                trash.take(dir, runId.value());
+            }
+            storage.forgetRun(runId, trash);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
+        }
+        if (uids != null) {
+            uids.release(runId); // its uid stays taken until its files are gone from the trash
+        }
+    }
+
+    /** Deletes what waits in the trash, freeing each run's uid once its files are gone. */
+    synchronized void emptyTrash() {
+        try {
+            for (Path entry : trash.entries()) {
+                Integer uid = UidAllocator.read(entry.resolve("uid"));
+                trash.delete(entry);
+                if (uid != null && uids != null) {
+                    uids.free(uid);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot empty {}: {}", trash.dir(), e.getMessage());
+        }
+    }
+}
