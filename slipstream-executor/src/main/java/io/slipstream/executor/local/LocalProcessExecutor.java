@@ -224,6 +224,7 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             dir.create(uid);
+            Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();
             List<String> argv = new ArrayList<>(List.of("setsid"));
@@ -241,7 +242,7 @@ public final class LocalProcessExecutor implements Executor {
                     .redirectErrorStream(true);
             Map<String, String> env = builder.environment();
             env.clear();
-            env.putAll(environment(spec, node, dir, uid, shared));
+            env.putAll(environment(spec, node, dir, uid, shared, secretsDir));
             Process supervisor = builder.start();
             awaitPidFile(dir, supervisor);
             Map<String, String> handle = readHandle(dir).orElseThrow();
@@ -249,7 +250,11 @@ public final class LocalProcessExecutor implements Executor {
             if (spec.probe() != null) {
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
                         spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), Map.copyOf(env), workingDir.toString(), uid, gid);
-                StartupProber.save(dir.path(), probe);
+                // Kept on disk without the secret variables (a probe resumed after a restart runs without them).
+                Map<String, String> saved = new LinkedHashMap<>(env);
+                saved.keySet().removeAll(spec.secretEnv().keySet());
+                StartupProber.save(dir.path(), new StartupProber.Probe(probe.command(), probe.periodSeconds(), probe.failureThreshold(),
+                        probe.initialDelaySeconds(), saved, probe.workingDir(), uid, gid));
                 prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds(), watched::containsKey);
             }
             return handle;
@@ -258,9 +263,9 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    /** What the instance sees: inherited variables, the spec's, then what only this executor knows. */
-    private Map<String, String> environment(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, SharedStorage.Prepared shared)
-            throws IOException {
+    /** What the instance sees: inherited variables, the spec's (its secrets too), then what only this executor knows. */
+    private Map<String, String> environment(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, SharedStorage.Prepared shared,
+                                            Path secretsDir) throws IOException {
         Map<String, String> env = new LinkedHashMap<>();
         for (String name : inheritedEnv) {
             String value = System.getenv(name);
@@ -275,6 +280,10 @@ public final class LocalProcessExecutor implements Executor {
             env.put("HOME", dir.workingDir(null, null).toString()); // the server's home is not the instance's to read
         }
         env.putAll(spec.env());
+        spec.secretEnv().forEach((name, secret) -> env.put(name, secret.value().reveal()));
+        if (secretsDir != null) {
+            env.put(LaunchSpec.SECRETS_DIR_ENV, secretsDir.toString());
+        }
         env.put("TMPDIR", dir.tmp().toString());
         env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
         env.put("SLIPSTREAM_PREEMPTION_ACK_FILE", dir.ackFile().toString());
@@ -390,11 +399,21 @@ public final class LocalProcessExecutor implements Executor {
         if (sameBoot(handle)) {
             killUntilGone(tree(handle)); // whatever the main process left behind goes with it
         }
+        removeSecretFiles(id, dir);
         watched.remove(id);
         if (exitCode == null) {
             report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else {
             report(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
+        }
+    }
+
+    /** An instance's secrets stay on disk while it runs, no longer. */
+    private static void removeSecretFiles(InstanceId id, InstanceDirectory dir) {
+        try {
+            SecretFiles.remove(dir.path());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot remove the secret files of instance {}: {}", id, e.toString());
         }
     }
 
