@@ -17,6 +17,7 @@ import java.util.List;
  * @param limits       grace periods, runtime limit and retention of runs
  * @param tickInterval how often the control loop runs when nothing wakes it
  * @param kubernetes   with the Kubernetes executor, how it reaches the cluster; {@code null}: the local executor
+ * @param keys         where the secret key and the token pepper are
  */
 public record ServerConfig(
         String host,
@@ -32,9 +33,19 @@ public record ServerConfig(
         int uidCount,
         RunLimits limits,
         Duration tickInterval,
-        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes) {
+        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes,
+        KeyFiles keys) {
+
+    /** With the key files in the data dir. */
+    public ServerConfig(String host, int port, Path dataDir, String storeUrl, String storeUser, String storePassword, List<NodeInfo> nodes,
+                        List<String> inheritEnv, Isolation.Mode isolation, int firstUid, int uidCount, RunLimits limits, Duration tickInterval,
+                        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes) {
+        this(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, limits, tickInterval,
+                kubernetes, KeyFiles.DEFAULTS);
+    }
 
     public ServerConfig {
+        keys = keys == null ? KeyFiles.DEFAULTS : keys;
         requireNonNull(host, "host is null");
         requireNonNull(dataDir, "dataDir is null");
         nodes = List.copyOf(nodes);
@@ -49,36 +60,41 @@ public record ServerConfig(
 
     public ServerConfig withPort(int newPort) {
         return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, tickInterval, kubernetes);
+                limits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
         return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, isolation, firstUid, uidCount, limits,
-                tickInterval, kubernetes);
+                tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, tickInterval, kubernetes);
+                limits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withIsolation(Isolation.Mode mode) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, mode, firstUid, uidCount, limits,
-                tickInterval, kubernetes);
+                tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                newLimits, tickInterval, kubernetes);
+                newLimits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withKubernetes(io.slipstream.executor.kubernetes.KubernetesConfig newKubernetes) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, tickInterval, newKubernetes);
+                limits, tickInterval, newKubernetes, keys);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount,
-                limits, newTick, kubernetes);
+                limits, newTick, kubernetes, keys);
+    }
+
+    public ServerConfig withKeys(KeyFiles newKeys) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, isolation, firstUid, uidCount, limits,
+                tickInterval, kubernetes, newKeys);
     }
 }
