@@ -70,7 +70,7 @@ final class Launcher {
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         List<InstanceRecord> current = new ArrayList<>(instances.size());
         // Read once per group and launch: the instances started together see the same values.
-        Map<String, Object> resolved = new java.util.HashMap<>();
+        Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
         for (InstanceRecord instance : instances) {
             if (!starting.contains(instance.id())) {
                 current.add(instance);
@@ -81,16 +81,15 @@ final class Launcher {
             env.putAll(credentials);
             LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                     group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources());
-            Object groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
+            GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
             InstanceRecord updated;
             String type;
-            if (groupSecrets instanceof LaunchSecrets.Unavailable unavailable) {
-                LOG.warn("instance {} cannot start: {}", instance.id(), unavailable.getMessage());
-                updated = instance.finished(InstanceState.FAILED, null, LaunchSecrets.Unavailable.REASON + ": " + unavailable.getMessage(),
-                        clock.instant());
+            if (groupSecrets instanceof Refused refused) {
+                LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
+                updated = instance.finished(InstanceState.FAILED, null, LaunchSecrets.Unavailable.REASON + ": " + refused.why(), clock.instant());
                 type = "InstanceExited";
             } else {
-                LaunchSecrets.Resolved values = (LaunchSecrets.Resolved) groupSecrets;
+                LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
                 try {
                     updated = instance.running(executor.launch(spec.withSecrets(values.env(), values.files())), clock.instant());
                     type = "InstanceStarted";
@@ -112,18 +111,27 @@ final class Launcher {
         return current;
     }
 
-    /** The group's secret values, or why it cannot have them. */
-    private Object secretsOf(RunRecord run, NodeGroupSpec group) {
+    /** What a group's instances get of Secrets: the values, or why they cannot have them. */
+    private sealed interface GroupSecrets permits Given, Refused {
+    }
+
+    private record Given(LaunchSecrets.Resolved values) implements GroupSecrets {
+    }
+
+    private record Refused(String why) implements GroupSecrets {
+    }
+
+    private GroupSecrets secretsOf(RunRecord run, NodeGroupSpec group) {
         if (!group.usesSecrets()) {
-            return LaunchSecrets.Resolved.NONE;
+            return new Given(LaunchSecrets.Resolved.NONE);
         }
         if (secrets == null) {
-            return new LaunchSecrets.Unavailable("this server gives instances no secrets");
+            return new Refused("this server gives instances no secrets");
         }
         try {
-            return secrets.resolve(run.workspace(), group);
+            return new Given(secrets.resolve(run.workspace(), group));
         } catch (LaunchSecrets.Unavailable e) {
-            return e;
+            return new Refused(e.getMessage());
         }
     }
 

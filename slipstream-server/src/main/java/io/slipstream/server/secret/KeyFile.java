@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
@@ -65,7 +64,10 @@ final class KeyFile {
             Files.deleteIfExists(temporary);
             Files.createFile(temporary, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(temporary, Base64.getEncoder().encodeToString(key) + "\n", StandardCharsets.US_ASCII);
-            Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE); // never over an existing one
+            Files.createLink(file, temporary); // complete when it appears, and never over an existing one
+            Files.delete(temporary);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            throw new IllegalStateException("the " + what + " " + file + " appeared while this server was making one: start again", e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the " + what + " " + file, e);
         }

@@ -47,12 +47,12 @@ public final class SecretService implements LaunchSecrets {
         String name = document.name();
         Optional<SecretRecord> existing = tx.getSecret(workspace, name);
         Long expected = document.metadata().version();
-        Map<String, String> sealed = seal(workspace, name, document.spec().data());
         if (existing.isEmpty()) {
             if (expected != null) {
                 throw new ConflictException(document.reference() + " does not exist, but version " + expected + " was expected");
             }
-            SecretRecord created = tx.createSecret(new SecretRecord(workspace, name, cipher.keyId(), sealed, 0, now, now));
+            SecretRecord created = tx.createSecret(new SecretRecord(workspace, name, cipher.keyId(), seal(workspace, name, document.spec().data()),
+                    0, now, now));
             return result(document, "created", created.version());
         }
         SecretRecord current = existing.get();
@@ -63,7 +63,7 @@ public final class SecretService implements LaunchSecrets {
         if (open(current).equals(document.spec().data())) {
             return result(document, "unchanged", current.version());
         }
-        SecretRecord updated = tx.updateSecret(current.withSealed(cipher.keyId(), sealed, now));
+        SecretRecord updated = tx.updateSecret(current.withSealed(cipher.keyId(), seal(workspace, name, document.spec().data()), now));
         return result(document, "updated", updated.version());
     }
 
