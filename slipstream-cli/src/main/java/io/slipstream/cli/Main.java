@@ -4,6 +4,7 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.cli.command.ApplyCommand;
 import io.slipstream.cli.command.CancelCommand;
+import io.slipstream.cli.command.DeleteCommand;
 import io.slipstream.cli.command.DemoCommand;
 import io.slipstream.cli.command.EventsCommand;
 import io.slipstream.cli.command.ExampleCommand;
@@ -36,6 +37,7 @@ import picocli.CommandLine.Command;
                 RunCommand.class,
                 ExampleCommand.class,
                 GetCommand.class,
+                DeleteCommand.class,
                 LogsCommand.class,
                 CancelCommand.class,
                 NodeCommand.class,

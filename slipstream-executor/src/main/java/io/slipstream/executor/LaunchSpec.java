@@ -3,22 +3,29 @@ package io.slipstream.executor;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.spec.SecretValue;
 import java.util.List;
 import java.util.Map;
 
 /**
  * Everything an executor needs to start one instance, decided and persisted by the control plane beforehand.
  *
- * @param env        the complete environment the control plane wants the instance to see (its spec's env and the
- *                   {@code SLIPSTREAM_*} variables); executors add only what is theirs to know (GPU visibility).
- *                   {@code SLIPSTREAM_RUN_TOKEN} is a credential: an executor that writes specs where others read
- *                   them keeps it in its secret store (Kubernetes: a Secret), and it never goes to a log
- * @param workingDir relative to the instance's own directory, or {@code null}
- * @param metadata   the run as the instance sees it, written to {@code SLIPSTREAM_METADATA_FILE} before it starts; the
- *                   executor fills in where the storage is; {@code null} for none
- * @param probe      tells when the instance is ready ({@code null}: once it runs); its result is reported
- * @param resources  what the instance was given by the scheduler (cpu, memory, GPU count), or {@code null}; executors
- *                   that enforce resources (Kubernetes requests and limits) read it
+ * @param env         the complete environment the control plane wants the instance to see (its spec's env and the
+ *                    {@code SLIPSTREAM_*} variables); executors add only what is theirs to know (GPU visibility).
+ *                    {@code SLIPSTREAM_RUN_TOKEN} is a credential: an executor that writes specs where others read
+ *                    them keeps it in its secret store (Kubernetes: a Secret), and it never goes to a log
+ * @param workingDir  relative to the instance's own directory, or {@code null}
+ * @param metadata    the run as the instance sees it, written to {@code SLIPSTREAM_METADATA_FILE} before it starts; the
+ *                    executor fills in where the storage is; {@code null} for none
+ * @param probe       tells when the instance is ready ({@code null}: once it runs); its result is reported
+ * @param resources   what the instance was given by the scheduler (cpu, memory, GPU count), or {@code null}; executors
+ *                    that enforce resources (Kubernetes requests and limits) read it
+ * @param secretEnv   environment variables whose values are secrets, resolved at launch; set in the instance's
+ *                    environment only, never in a spec, file or log that others read (Kubernetes: from a Secret). Their
+ *                    names are not in {@code env}
+ * @param secretFiles Secrets given to the instance as files: one file per key under
+ *                    {@code $SLIPSTREAM_SECRETS_DIR/<name>/}, readable by the instance only; container executors also
+ *                    mount them at {@code mountPath} when it is given
  */
 public record LaunchSpec(
         InstanceId id,
@@ -31,9 +38,30 @@ public record LaunchSpec(
         String image,
         io.slipstream.api.run.ClusterMetadata metadata,
         io.slipstream.api.spec.StartupProbe probe,
-        io.slipstream.api.spec.Resources resources) {
+        io.slipstream.api.spec.Resources resources,
+        Map<String, SecretEnv> secretEnv,
+        List<SecretFiles> secretFiles) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
+    /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
+    public static final String SECRETS_DIR_ENV = "SLIPSTREAM_SECRETS_DIR";
+
+    /** A secret environment variable: the value of {@code key} of the workspace's Secret {@code secret}. */
+    public record SecretEnv(String secret, String key, SecretValue value) {
+        public SecretEnv {
+            requireNonNull(secret, "secret is null");
+            requireNonNull(key, "key is null");
+            requireNonNull(value, "value is null");
+        }
+    }
+
+    /** One Secret as files: key to value, each a file named after its key. */
+    public record SecretFiles(String name, String mountPath, Map<String, SecretValue> files) {
+        public SecretFiles {
+            requireNonNull(name, "name is null");
+            files = Map.copyOf(files);
+        }
+    }
 
     public LaunchSpec {
         requireNonNull(id, "id is null");
@@ -42,9 +70,23 @@ public record LaunchSpec(
         gpus = List.copyOf(gpus);
         command = List.copyOf(command);
         env = Map.copyOf(env);
+        secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
+        secretFiles = secretFiles == null ? List.of() : List.copyOf(secretFiles);
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
+        for (String secret : secretEnv.keySet()) {
+            if (env.containsKey(secret)) {
+                throw new IllegalArgumentException(secret + " is both a plain and a secret variable");
+            }
+        }
+    }
+
+    /** An instance without secrets. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
+                      io.slipstream.api.spec.Resources resources) {
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, Map.of(), List.of());
     }
 
     /** An instance without stated resources. */
@@ -57,5 +99,17 @@ public record LaunchSpec(
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image) {
         this(id, name, node, gpus, command, env, workingDir, image, null, null, null);
+    }
+
+    /** The same instance with these secrets. */
+    public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles);
+    }
+
+    /** Names, never values: neither the environment (it holds the run's token) nor a secret shows up in a log. */
+    @Override
+    public String toString() {
+        return "LaunchSpec[id=" + id + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", env=" + env.keySet()
+                + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
     }
 }

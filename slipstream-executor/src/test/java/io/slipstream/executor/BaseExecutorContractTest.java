@@ -472,6 +472,27 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void secretsReachTheInstanceAsItsEnvironmentAndFilesOnly() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        String value = "hf_secret-" + System.nanoTime();
+        io.slipstream.api.spec.SecretValue secret = io.slipstream.api.spec.SecretValue.of(value);
+        LaunchSpec spec = withMetadata(id, nodeName(), "printf %s \"$API_KEY\" | sha256sum; sha256sum < \"$SLIPSTREAM_SECRETS_DIR/hf/token\"; "
+                + "cat \"$SLIPSTREAM_SECRETS_DIR/hf/user\"; echo; ls \"$SLIPSTREAM_SECRETS_DIR/hf\"", metadata(id, "secrets", 1), null)
+                .withSecrets(Map.of("API_KEY", new LaunchSpec.SecretEnv("hf", "token", secret)),
+                        List.of(new LaunchSpec.SecretFiles("hf", "/var/run/secrets/hf", Map.of("token", secret,
+                                "user", io.slipstream.api.spec.SecretValue.of("bot")))));
+        assertThat(spec.toString()).doesNotContain(value);
+        Map<String, String> handle = launch(executor, spec);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String checksum = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(value.getBytes(StandardCharsets.UTF_8)));
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList())
+                .containsExactly(checksum + "  -", checksum + "  -", "bot", "token", "user");
+        assertThat(handle.toString()).doesNotContain(value);
+    }
+
+    @Test
     void launchOnAnUnknownNodeIsRefused() {
         Executor executor = newExecutor();
         assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "no-such-node", "true")))

@@ -17,7 +17,9 @@ import io.slipstream.server.control.RunFactory;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
+import io.slipstream.server.secret.ServerKeys;
 import io.slipstream.server.service.RunService;
+import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.Store;
 import io.slipstream.store.jdbc.JdbcStore;
@@ -35,7 +37,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated,
+ * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated, the
+ * key files are read and checked against it (a wrong or missing one stops the start),
  * the admin token exists, instances that outlived a previous server are adopted, and only then the API listens.
  */
 public final class SlipstreamServer implements AutoCloseable {
@@ -74,7 +77,10 @@ public final class SlipstreamServer implements AutoCloseable {
         ControlLoop loop = null;
         ApiServer api = null;
         try {
-            TokenService tokens = new TokenService(store, clock);
+            ServerKeys keys = ServerKeys.open(store, config.keys().secretKeyIn(dataDir), config.keys().previousSecretKey(),
+                    config.keys().tokenPepperIn(dataDir), clock);
+            TokenService tokens = new TokenService(store, clock, keys.tokens());
+            SecretService secrets = new SecretService(store, keys.secrets());
             ensureAdminToken(store, tokens, dataDir, clock);
             executor = config.kubernetes() != null
                     ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
@@ -82,14 +88,15 @@ public final class SlipstreamServer implements AutoCloseable {
                             InstanceTools.install(dataDir).orElse(null), config.instances().logLimit(), clock);
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
-                    new RunTokens(tokens, apiUrl::get));
+                    new RunTokens(tokens, apiUrl::get), secrets);
             loop.start();
             ControlLoop cycling = loop;
             Executor nodesOf = executor;
-            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage());
+            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage(), secrets);
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
-            api = new ApiServer(store, new Authenticator(store, clock), documents, runs, new NodeService(store, executor, loop::wakeUp, clock), tokens,
-                    new LogService(store, executor), new Readiness(cycling::lastCycleAt, clock), clock);
+            api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
+                    new NodeService(store, executor, loop::wakeUp, clock), tokens, new LogService(store, executor), secrets,
+                    new Readiness(cycling::lastCycleAt, clock), clock);
             api.start(config.host(), config.port());
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"

@@ -47,6 +47,7 @@ public interface Store extends AutoCloseable {
 
     void createToken(TokenRecord token);
 
+    /** The token with this hash, whatever its hash scheme (the caller checks the scheme). */
     Optional<TokenRecord> findTokenByHash(String hash);
 
     List<TokenRecord> listTokens();
@@ -55,6 +56,45 @@ public interface Store extends AutoCloseable {
     boolean revokeToken(String id, Instant at);
 
     boolean hasAdminToken(Instant now);
+
+    /**
+     * Records that a token authenticated a request at {@code at}, unless its recorded last use is at or after
+     * {@code unlessUsedSince} (so that not every request writes); returns whether it wrote.
+     */
+    boolean recordTokenUse(String id, Instant at, Instant unlessUsedSince);
+
+    /**
+     * Replaces a token's hash and scheme if its hash is still {@code expectedHash} (upgrading an old scheme); returns
+     * whether it did.
+     */
+    boolean rehashToken(String id, String expectedHash, String hash, String hashScheme);
+
+    // --- secrets (sealed by the server: the store never sees a value in clear) ---
+
+    Optional<SecretRecord> getSecret(String workspace, String name);
+
+    /** Secrets ordered by workspace then name, of {@code workspaces} ({@code null}: all). */
+    List<SecretRecord> listSecrets(Set<String> workspaces);
+
+    /** Stores a new secret at version 1; {@link ConflictException} if it exists. */
+    SecretRecord createSecret(SecretRecord secret);
+
+    /** Replaces a secret's values if its stored version is {@code secret.version()}; returns it at the next version. */
+    SecretRecord updateSecret(SecretRecord secret);
+
+    /** Deletes a secret if its stored version is {@code expectedVersion}. */
+    void deleteSecret(String workspace, String name, long expectedVersion);
+
+    // --- server keys (ids only, to refuse a wrong key file) ---
+
+    /** The id of the key the store's data of {@code purpose} is protected with, if one was registered. */
+    Optional<String> serverKeyId(String purpose);
+
+    /** Registers the key of {@code purpose}; {@link ConflictException} if one is registered already. */
+    void registerServerKey(String purpose, String keyId, Instant at);
+
+    /** Moves {@code purpose} from key {@code expectedKeyId} to {@code keyId} (a rotation); {@link ConflictException} if it moved. */
+    void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at);
 
     // --- runs, instances, events ---
 

@@ -166,6 +166,75 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aTokensUseIsRecordedAtMostOncePerIntervalAndOldHashesAreUpgradedByCompareAndSet() {
+        store.createToken(new TokenRecord("tok-old", "0a".repeat(32), TokenRecord.SHA256, "alice", false, null, T0, null, null, null));
+        assertThat(store.findTokenByHash("0a".repeat(32))).get().extracting(TokenRecord::hashScheme).isEqualTo(TokenRecord.SHA256);
+        assertThat(store.rehashToken("tok-old", "ff".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256)).as("not the stored hash").isFalse();
+        assertThat(store.rehashToken("tok-old", "0a".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256)).isTrue();
+        assertThat(store.findTokenByHash("0a".repeat(32))).isEmpty();
+        TokenRecord upgraded = store.findTokenByHash("1b".repeat(32)).orElseThrow();
+        assertThat(upgraded.hashScheme()).isEqualTo(TokenRecord.HMAC_SHA256);
+        assertThat(upgraded.lastUsedAt()).isNull();
+
+        Instant used = T0.plusSeconds(10);
+        assertThat(store.recordTokenUse("tok-old", used, used.minusSeconds(60))).isTrue();
+        assertThat(store.recordTokenUse("tok-old", used.plusSeconds(30), used.plusSeconds(30).minusSeconds(60))).as("within a minute").isFalse();
+        assertThat(store.findTokenByHash("1b".repeat(32)).orElseThrow().lastUsedAt()).isEqualTo(used);
+        assertThat(store.recordTokenUse("tok-old", used.plusSeconds(61), used.plusSeconds(1))).isTrue();
+        assertThat(store.listTokens()).singleElement().extracting(TokenRecord::lastUsedAt).isEqualTo(used.plusSeconds(61));
+        assertThat(store.recordTokenUse("tok-none", used, used)).isFalse();
+    }
+
+    @Test
+    void secretsKeepTheirSealedValuesAndChangeByCompareAndSet() {
+        SecretRecord secret = new SecretRecord("team-a", "hf", "k1", Map.of("token", "c2VhbGVk", "user", "b3RoZXI="), 0, T0, T0);
+        SecretRecord created = store.createSecret(secret);
+        assertThat(created.version()).isEqualTo(1);
+        assertThat(store.getSecret("team-a", "hf")).contains(created);
+        assertThat(created.keys()).containsExactly("token", "user");
+        assertThatThrownBy(() -> store.createSecret(secret)).isInstanceOf(ConflictException.class);
+        store.createSecret(new SecretRecord("team-b", "hf", "k1", Map.of(), 0, T0, T0));
+        store.createSecret(new SecretRecord("team-a", "db", "k1", Map.of("password", "eA=="), 0, T0, T0));
+
+        assertThat(store.listSecrets(null)).extracting(s -> s.workspace() + "/" + s.name()).containsExactly("team-a/db", "team-a/hf", "team-b/hf");
+        assertThat(store.listSecrets(Set.of("team-b"))).extracting(SecretRecord::name).containsExactly("hf");
+        assertThat(store.listSecrets(Set.of())).isEmpty();
+
+        SecretRecord changed = store.updateSecret(created.withSealed("k2", Map.of("token", "bmV3"), T0.plusSeconds(5)));
+        assertThat(changed.version()).isEqualTo(2);
+        assertThat(store.getSecret("team-a", "hf")).contains(changed);
+        assertThat(changed.keyId()).isEqualTo("k2");
+        assertThat(changed.createdAt()).isEqualTo(T0);
+        assertThat(changed.updatedAt()).isEqualTo(T0.plusSeconds(5));
+        assertThatThrownBy(() -> store.updateSecret(created)).as("stale version").isInstanceOf(ConflictException.class);
+        assertThatThrownBy(() -> store.deleteSecret("team-a", "hf", 1)).isInstanceOf(ConflictException.class);
+        store.deleteSecret("team-a", "hf", 2);
+        assertThat(store.getSecret("team-a", "hf")).isEmpty();
+        assertThat(store.getSecret("team-b", "hf")).isPresent();
+    }
+
+    @Test
+    void aSecretIsNeverStoredAsADocument() {
+        var secret = new Document<>(ObjectMeta.of("hf", "team-a"),
+                new io.slipstream.api.spec.SecretSpec(Map.of("token", io.slipstream.api.spec.SecretValue.of("hf_clear"))));
+        assertThatThrownBy(() -> store.createDocument(secret, T0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(store.listDocuments(Kind.Secret, null)).isEmpty();
+    }
+
+    @Test
+    void serverKeysAreRegisteredOnceAndMovedByCompareAndSet() {
+        assertThat(store.serverKeyId("secrets")).isEmpty();
+        store.registerServerKey("secrets", "k1", T0);
+        assertThatThrownBy(() -> store.registerServerKey("secrets", "k9", T0)).isInstanceOf(ConflictException.class);
+        store.registerServerKey("tokens", "p1", T0);
+        assertThat(store.serverKeyId("secrets")).contains("k1");
+        assertThatThrownBy(() -> store.replaceServerKey("secrets", "k0", "k2", T0)).isInstanceOf(ConflictException.class);
+        store.replaceServerKey("secrets", "k1", "k2", T0.plusSeconds(1));
+        assertThat(store.serverKeyId("secrets")).contains("k2");
+        assertThat(store.serverKeyId("tokens")).contains("p1");
+    }
+
+    @Test
     void runsRoundTripExactly() {
         RunRecord run = queuedRun("train", "team-a", T0);
         RunRecord stored = createRun(run);

@@ -35,6 +35,9 @@ public final class Documents {
         Problems problems = new Problems();
         Document<?> document = SpecReader.read(tree, SpecReader.Mode.STORED, "", problems);
         problems.throwIfAny("a stored document is invalid");
+        if (document.kind() == Kind.Secret) {
+            throw new IllegalStateException("a Secret is never stored as a document");
+        }
         return document;
     }
 }

@@ -5,7 +5,9 @@ public enum Kind {
     Workspace(false),
     Shape(false),
     Quota(true),
-    Job(true);
+    Job(true),
+    /** Values jobs refer to; kept encrypted, never shown (see {@link SecretSpec}). */
+    Secret(true);
 
     private final boolean workspaced;
 

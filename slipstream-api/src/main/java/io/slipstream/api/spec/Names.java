@@ -8,6 +8,7 @@ public final class Names {
     /** Shapes may carry dots ({@code gpu.8x.h100}): a DNS subdomain of labels. */
     private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final Pattern SECRET_KEY = Pattern.compile("[-._a-zA-Z0-9]+");
     private static final Pattern USER_NAME = Pattern.compile("[a-z0-9]([a-z0-9._@-]*[a-z0-9])?");
     public static final String RESERVED_ENV_PREFIX = "SLIPSTREAM_";
 
@@ -52,6 +53,24 @@ public final class Names {
         }
         if (name.startsWith(RESERVED_ENV_PREFIX)) {
             return "'" + name + "' is reserved: names starting with " + RESERVED_ENV_PREFIX + " are set by Slipstream";
+        }
+        return null;
+    }
+
+    /**
+     * Returns why {@code key} cannot name a value of a Secret, or {@code null}. Keys become file names (and Kubernetes
+     * Secret keys): letters, digits, '-', '_' and '.', at most 128 characters, not {@code .}, {@code ..} or starting
+     * with {@code ..}.
+     */
+    public static String secretKeyProblem(String key) {
+        if (key.isEmpty() || key.length() > 128) {
+            return "a secret's key must be 1 to 128 characters";
+        }
+        if (!SECRET_KEY.matcher(key).matches()) {
+            return "'" + key + "' is not a key of a secret: use letters, digits, '-', '_' and '.' (it becomes a file name)";
+        }
+        if (key.equals(".") || key.startsWith("..")) {
+            return "'" + key + "' is not a key of a secret: it must not be '.' or start with '..'";
         }
         return null;
     }

@@ -10,12 +10,17 @@ import java.util.Map;
  * One group of identical instances of a job. Exactly one of {@code shape} and {@code resources} is given by the
  * user; in a run's effective spec the shape is resolved and both are set.
  *
+ * @param env                 plain environment variables: stored and shown as written (anyone who may read the job
+ *                            sees them), so credentials belong in a Secret
  * @param workingDir relative to the instance's sandbox directory; {@code null} for the sandbox itself
  * @param maxRuntime          how long this group's instances may run, at most ({@code null}: as long as the run)
  * @param minSuccessReplicas  how many of its instances must succeed for the run to succeed ({@code null}: all); once
  *                            every group has that many, the rest are stopped and the run succeeds
  * @param startupProbe        when an instance is ready ({@code null}: as soon as it runs)
  * @param ports               how many network ports each instance is given (at least 1)
+ * @param secretEnv           environment variables whose values come from Secrets of the job's workspace (written
+ *                            in {@code env} as {@code {secretRef: secret/key}}); never in {@code env} as well
+ * @param secrets             Secrets of the job's workspace given to the instances as files
  */
 public record NodeGroupSpec(
         String name,
@@ -29,12 +34,23 @@ public record NodeGroupSpec(
         Duration maxRuntime,
         Integer minSuccessReplicas,
         StartupProbe startupProbe,
-        int ports) {
+        int ports,
+        Map<String, SecretRef> secretEnv,
+        List<SecretMount> secrets) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
         env = Map.copyOf(env);
         ports = Math.max(1, ports);
+        secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
+        secrets = secrets == null ? List.of() : List.copyOf(secrets);
+    }
+
+    /** A group without secrets. */
+    public NodeGroupSpec(String name, int replicas, String shape, Resources resources, List<String> command, Map<String, String> env,
+                         String image, String workingDir, Duration maxRuntime, Integer minSuccessReplicas, StartupProbe startupProbe, int ports) {
+        this(name, replicas, shape, resources, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe, ports, Map.of(),
+                List.of());
     }
 
     /** A group with the defaults for everything after {@code maxRuntime}. */
@@ -45,17 +61,22 @@ public record NodeGroupSpec(
 
     public NodeGroupSpec withResources(Resources resolved) {
         return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
-                ports);
+                ports, secretEnv, secrets);
     }
 
     /** Sized by {@code resolved} instead of a shape. */
     public NodeGroupSpec withResourcesInsteadOfShape(Resources resolved) {
         return new NodeGroupSpec(name, replicas, null, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
-                ports);
+                ports, secretEnv, secrets);
     }
 
     /** How many instances must succeed: {@code minSuccessReplicas}, or all. */
     public int requiredSuccesses() {
         return minSuccessReplicas == null ? replicas : minSuccessReplicas;
+    }
+
+    /** Whether its instances get anything from a Secret. */
+    public boolean usesSecrets() {
+        return !secretEnv.isEmpty() || !secrets.isEmpty();
     }
 }

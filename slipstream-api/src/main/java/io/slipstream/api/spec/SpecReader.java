@@ -36,6 +36,7 @@ public final class SpecReader {
     static final int MAX_PORTS = 16;
     static final int MAX_ARG_LENGTH = 128 * 1024;
     static final int MAX_ENV_VALUE_LENGTH = 128 * 1024;
+    static final int MAX_SECRET_MOUNTS = 16;
 
     private SpecReader() {
     }
@@ -67,6 +68,7 @@ public final class SpecReader {
                 case Shape -> readShape(specReader);
                 case Quota -> readQuota(specReader);
                 case Job -> readJob(specReader, mode);
+                case Secret -> readSecret(specReader);
             };
         }
         for (var problem : local.list()) {
@@ -133,6 +135,57 @@ public final class SpecReader {
         }
         spec.finish();
         return new WorkspaceSpec(members);
+    }
+
+    /**
+     * {@code data}: key to value, both strings. Problems name the key, never the value; a value of {@code ***} (how
+     * the API shows a hidden value) is refused, so a secret fetched and applied again cannot lose its values.
+     */
+    private static SecretSpec readSecret(FieldReader spec) {
+        if (spec == null) {
+            return null;
+        }
+        Problems problems = spec.problems();
+        int before = problems.list().size();
+        var entries = spec.entries("data", true, SecretSpec.MAX_KEYS);
+        Map<String, SecretValue> data = new LinkedHashMap<>();
+        long total = 0;
+        if (entries != null) {
+            for (var entry : entries) {
+                String path = spec.pathOf("data") + "." + entry.getKey();
+                String problem = Names.secretKeyProblem(entry.getKey());
+                if (problem != null) {
+                    problems.add(path, problem);
+                    continue;
+                }
+                JsonNode value = entry.getValue();
+                if (value == null || !value.isString()) {
+                    problems.add(path, "must be a string (the secret's value, quoted), not " + FieldReader.describe(value));
+                    continue;
+                }
+                String text = value.asString();
+                if (text.indexOf('\0') >= 0) {
+                    problems.add(path, "must not contain NUL characters");
+                    continue;
+                }
+                if (text.equals(SecretValue.MASK)) {
+                    problems.add(path, "is " + SecretValue.MASK + ", which is how Slipstream shows a hidden value: give the value itself");
+                    continue;
+                }
+                SecretValue secret = SecretValue.of(text);
+                if (secret.utf8Length() > SecretSpec.MAX_VALUE_BYTES) {
+                    problems.add(path, "must be at most " + SecretSpec.MAX_VALUE_BYTES + " bytes (is " + secret.utf8Length() + ")");
+                    continue;
+                }
+                total += secret.utf8Length();
+                data.put(entry.getKey(), secret);
+            }
+        }
+        if (total > SecretSpec.MAX_TOTAL_BYTES) {
+            problems.add(spec.pathOf("data"), "a secret's values must be at most " + SecretSpec.MAX_TOTAL_BYTES + " bytes together (are " + total + ")");
+        }
+        spec.finish();
+        return problems.list().size() > before ? null : new SecretSpec(data);
     }
 
     private static ShapeSpec readShape(FieldReader spec) {
@@ -290,9 +343,11 @@ public final class SpecReader {
                 problems.add(spec.pathOf("nodeGroups"), "must have at least one node group");
             }
             Set<String> names = new HashSet<>();
+            Set<String> storagePaths = new HashSet<>();
+            storage.stream().map(StorageSpec::mountPath).filter(java.util.Objects::nonNull).forEach(storagePaths::add);
             for (int i = 0; i < groups.size(); i++) {
                 FieldReader group = FieldReader.of(groups.get(i), spec.pathOf("nodeGroups") + "[" + i + "]", problems);
-                NodeGroupSpec nodeGroup = readNodeGroup(group, mode);
+                NodeGroupSpec nodeGroup = readNodeGroup(group, mode, storagePaths);
                 if (nodeGroup != null && !names.add(nodeGroup.name())) {
                     problems.add(group.pathOf("name"), "'" + nodeGroup.name() + "' is used by another node group");
                 } else if (nodeGroup != null) {
@@ -534,7 +589,7 @@ public final class SpecReader {
         }
     }
 
-    private static NodeGroupSpec readNodeGroup(FieldReader group, Mode mode) {
+    private static NodeGroupSpec readNodeGroup(FieldReader group, Mode mode, Set<String> storagePaths) {
         Problems problems = group.problems();
         int before = problems.list().size();
         String name = group.string("name", true, 63);
@@ -558,7 +613,10 @@ public final class SpecReader {
             problems.add(group.pathOf("shape"), "either shape or resources is required");
         }
         List<String> command = readCommand(group);
-        Map<String, String> env = readEnv(group);
+        Map<String, String> env = new LinkedHashMap<>();
+        Map<String, SecretRef> secretEnv = new LinkedHashMap<>();
+        readEnv(group, env, secretEnv);
+        List<SecretMount> secrets = readSecretMounts(group, storagePaths);
         String image = group.string("image", false, 1024);
         if (image != null && (image.isBlank() || image.chars().anyMatch(Character::isWhitespace))) {
             problems.add(group.pathOf("image"), "must be an image reference without spaces");
@@ -577,7 +635,7 @@ public final class SpecReader {
             return null;
         }
         return new NodeGroupSpec(name, count, shape, resources, command, env, image, workingDir, maxRuntime,
-                minSuccess == null ? null : minSuccess.intValue(), probe, ports == null ? 1 : ports.intValue());
+                minSuccess == null ? null : minSuccess.intValue(), probe, ports == null ? 1 : ports.intValue(), secretEnv, secrets);
     }
 
     private static List<String> readCommand(FieldReader group) {
@@ -606,11 +664,14 @@ public final class SpecReader {
         return command;
     }
 
-    private static Map<String, String> readEnv(FieldReader group) {
+    /**
+     * {@code env}: each value exactly a string (a plain variable) or exactly {@code {secretRef: <secret>/<key>}} (its
+     * value comes from a Secret of the job's workspace when the instance starts).
+     */
+    private static void readEnv(FieldReader group, Map<String, String> env, Map<String, SecretRef> secretEnv) {
         var entries = group.entries("env", false, 1000);
-        Map<String, String> env = new LinkedHashMap<>();
         if (entries == null) {
-            return env;
+            return;
         }
         for (var entry : entries) {
             String path = group.pathOf("env") + "." + entry.getKey();
@@ -620,8 +681,16 @@ public final class SpecReader {
                 continue;
             }
             JsonNode value = entry.getValue();
-            if (!value.isString()) {
-                group.problems().add(path, "must be a string (quote it: \"" + value.asString() + "\"), not " + FieldReader.describe(value));
+            if (value != null && value.isObject()) {
+                SecretRef ref = readSecretRef(FieldReader.of(value, path, group.problems()));
+                if (ref != null) {
+                    secretEnv.put(entry.getKey(), ref);
+                }
+                continue;
+            }
+            if (value == null || !value.isString()) {
+                group.problems().add(path, "must be a string (quote numbers and booleans), or {secretRef: <secret>/<key>} for a value from a "
+                        + "Secret, not " + FieldReader.describe(value));
                 continue;
             }
             String text = group.checkString(path, value.asString(), MAX_ENV_VALUE_LENGTH);
@@ -629,7 +698,62 @@ public final class SpecReader {
                 env.put(entry.getKey(), text);
             }
         }
-        return env;
+    }
+
+    /** {@code {secretRef: "<secret>/<key>"}} and nothing else. */
+    private static SecretRef readSecretRef(FieldReader reader) {
+        String text = reader.string("secretRef", true, 256);
+        reader.finish();
+        if (text == null) {
+            return null;
+        }
+        int slash = text.indexOf('/');
+        String secret = slash < 0 ? text : text.substring(0, slash);
+        String key = slash < 0 ? "" : text.substring(slash + 1);
+        if (slash < 0 || Names.dnsLabelProblem(secret) != null || Names.secretKeyProblem(key) != null) {
+            reader.problems().add(reader.pathOf("secretRef"), "must be <secret>/<key>: a Secret of the job's workspace and one of its keys, not '"
+                    + text + "'" + (slash < 0 ? "" : Names.dnsLabelProblem(secret) != null ? " (" + Names.dnsLabelProblem(secret) + ")"
+                    : " (" + Names.secretKeyProblem(key) + ")"));
+            return null;
+        }
+        return new SecretRef(secret, key);
+    }
+
+    /** {@code secrets: [{name: hf, mountPath: /var/run/secrets/hf}]}: Secrets given to the instances as files. */
+    private static List<SecretMount> readSecretMounts(FieldReader group, Set<String> storagePaths) {
+        List<JsonNode> items = group.array("secrets", false, MAX_SECRET_MOUNTS);
+        List<SecretMount> mounts = new ArrayList<>();
+        if (items == null) {
+            return mounts;
+        }
+        Set<String> names = new HashSet<>();
+        Set<String> mountPaths = new HashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            FieldReader item = FieldReader.of(items.get(i), group.pathOf("secrets") + "[" + i + "]", group.problems());
+            int before = item.problems().list().size();
+            String name = item.string("name", true, 63);
+            if (name != null && Names.dnsLabelProblem(name) != null) {
+                item.problems().add(item.pathOf("name"), Names.dnsLabelProblem(name) + " (a Secret of the job's workspace)");
+            } else if (name != null && !names.add(name)) {
+                item.problems().add(item.pathOf("name"), "'" + name + "' is mounted twice");
+            }
+            String mountPath = item.string("mountPath", false, 1024);
+            if (mountPath != null) {
+                String problem = mountPathProblem(mountPath);
+                if (problem != null) {
+                    item.problems().add(item.pathOf("mountPath"), problem);
+                } else if (storagePaths.contains(Path.of(mountPath).normalize().toString())) {
+                    item.problems().add(item.pathOf("mountPath"), "'" + mountPath + "' is the mountPath of a storage");
+                } else if (!mountPaths.add(Path.of(mountPath).normalize().toString())) {
+                    item.problems().add(item.pathOf("mountPath"), "'" + mountPath + "' is used by another secret");
+                }
+            }
+            item.finish();
+            if (item.problems().list().size() == before) {
+                mounts.add(new SecretMount(name, mountPath == null ? null : Path.of(mountPath).normalize().toString()));
+            }
+        }
+        return mounts;
     }
 
     private static String readWorkingDir(FieldReader group) {

@@ -1,11 +1,14 @@
 package io.slipstream.api.spec;
 
 import io.slipstream.api.codec.Json;
-import java.util.Map;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
-/** Writes documents back in the form users write them (quantities as {@code "64Gi"}), readable by {@link SpecReader}. */
+/**
+ * Writes documents back in the form users write them (quantities as {@code "64Gi"}), readable by {@link SpecReader}.
+ * A Secret is never written: its values exist in clear only in memory (the server stores them encrypted, and shows
+ * them as {@code ***}).
+ */
 public final class SpecWriter {
     private SpecWriter() {
     }
@@ -28,6 +31,9 @@ public final class SpecWriter {
 
     public static ObjectNode writeSpec(Spec spec) {
         ObjectNode node = Json.mapper().createObjectNode();
+        if (spec instanceof SecretSpec) {
+            throw new IllegalArgumentException("a Secret is never written as a document: its values stay encrypted");
+        }
         if (spec instanceof WorkspaceSpec workspace) {
             ArrayNode members = node.putArray("members");
             workspace.members().forEach(members::add);
@@ -164,9 +170,27 @@ public final class SpecWriter {
         }
         ArrayNode command = node.putArray("command");
         group.command().forEach(command::add);
-        if (!group.env().isEmpty()) {
+        if (!group.env().isEmpty() || !group.secretEnv().isEmpty()) {
             ObjectNode env = node.putObject("env");
-            group.env().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> env.put(e.getKey(), e.getValue()));
+            java.util.SortedMap<String, Object> all = new java.util.TreeMap<>(group.env());
+            all.putAll(group.secretEnv());
+            all.forEach((name, value) -> {
+                if (value instanceof SecretRef ref) {
+                    env.putObject(name).put("secretRef", ref.toString());
+                } else {
+                    env.put(name, (String) value);
+                }
+            });
+        }
+        if (!group.secrets().isEmpty()) {
+            ArrayNode secrets = node.putArray("secrets");
+            for (SecretMount mount : group.secrets()) {
+                ObjectNode entry = secrets.addObject();
+                entry.put("name", mount.name());
+                if (mount.mountPath() != null) {
+                    entry.put("mountPath", mount.mountPath());
+                }
+            }
         }
         if (group.image() != null) {
             node.put("image", group.image());

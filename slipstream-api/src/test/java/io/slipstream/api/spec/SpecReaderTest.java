@@ -340,7 +340,7 @@ class SpecReaderTest {
                 spec: {}
                 """))
                 .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems())
-                        .containsExactly(new Problem("documents[1].kind", "'Widget' is not one of Workspace, Shape, Quota, Job")));
+                        .containsExactly(new Problem("documents[1].kind", "'Widget' is not one of Workspace, Shape, Quota, Job, Secret")));
     }
 
     @Test

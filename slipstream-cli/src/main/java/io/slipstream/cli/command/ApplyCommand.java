@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "apply", description = "Create or update workspaces, shapes, quotas and jobs from YAML or JSON documents.")
+@Command(name = "apply", description = "Create or update workspaces, shapes, quotas, jobs and secrets from YAML or JSON documents.")
 public final class ApplyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

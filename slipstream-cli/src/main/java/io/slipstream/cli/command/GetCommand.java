@@ -19,8 +19,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, nodes, workspaces, shapes.",
-        "Jobs and quotas of one workspace with -w."})
+@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, secrets, secret WS/NAME, nodes, workspaces, shapes.",
+        "Jobs, quotas and secrets of one workspace with -w. A secret shows its keys, never its values (***)."})
 public final class GetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -28,10 +28,12 @@ public final class GetCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
 
-    @Parameters(index = "0", paramLabel = "TYPE", description = "runs | run | jobs | job | quotas | quota | nodes | node | workspaces | workspace | shapes | shape")
+    @Parameters(index = "0", paramLabel = "TYPE",
+            description = "runs | run | jobs | job | quotas | quota | secrets | secret | nodes | node | workspaces | workspace | shapes | shape")
     String type;
 
-    @Parameters(index = "1", arity = "0..1", paramLabel = "NAME", description = "The run id or object name, for one object.")
+    @Parameters(index = "1", arity = "0..1", paramLabel = "NAME",
+            description = "The run id or object name, for one object; WORKSPACE/NAME for a job, quota or secret (or NAME with -w).")
     String name;
 
     @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "Only this workspace.")
@@ -65,8 +67,9 @@ public final class GetCommand implements Callable<Integer> {
             case "node", "nodes" -> "nodes";
             case "workspace", "workspaces", "ws" -> "workspaces";
             case "shape", "shapes" -> "shapes";
+            case "secret", "secrets" -> "secrets";
             default -> throw new CliException(CliException.REJECTED,
-                    "unknown type '" + type + "': use runs, jobs, quotas, nodes, workspaces or shapes");
+                    "unknown type '" + type + "': use runs, jobs, quotas, secrets, nodes, workspaces or shapes");
         };
         JsonNode result = name == null ? list(api, kind) : one(api, kind);
         PrintWriter out = spec.commandLine().getOut();
@@ -97,7 +100,7 @@ public final class GetCommand implements Callable<Integer> {
             query.put("since", since);
             query.put("until", until);
             query.put("limit", Integer.toString(limit));
-        } else if (kind.equals("jobs") || kind.equals("quotas")) {
+        } else if (kind.equals("jobs") || kind.equals("quotas") || kind.equals("secrets")) {
             query.put("workspace", workspace);
         }
         return api.get("/api/v1/" + kind, query);
@@ -107,11 +110,9 @@ public final class GetCommand implements Callable<Integer> {
         String encoded = Runs.encode(name);
         return switch (kind) {
             case "runs" -> api.get("/api/v1/runs/" + encoded);
-            case "jobs", "quotas" -> {
-                if (workspace == null) {
-                    throw new CliException(CliException.REJECTED, "name the workspace with -w to get one " + type);
-                }
-                yield api.get("/api/v1/workspaces/" + Runs.encode(workspace) + "/" + kind + "/" + encoded);
+            case "jobs", "quotas", "secrets" -> {
+                String[] qualified = qualified(type, name, workspace);
+                yield api.get("/api/v1/workspaces/" + Runs.encode(qualified[0]) + "/" + kind + "/" + Runs.encode(qualified[1]));
             }
             default -> api.get("/api/v1/" + kind + "/" + encoded);
         };
@@ -148,6 +149,14 @@ public final class GetCommand implements Callable<Integer> {
                 }
                 Output.table(out, List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT"), rows);
             }
+            case "secrets" -> {
+                for (JsonNode item : items) {
+                    List<String> keys = new ArrayList<>(item.path("spec").path("data").propertyNames());
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), String.join(",", keys), meta(item, "version"),
+                            meta(item, "updatedAt")));
+                }
+                Output.table(out, List.of("WORKSPACE", "NAME", "KEYS", "VERSION", "UPDATED"), rows);
+            }
             case "nodes" -> {
                 for (JsonNode item : items) {
                     JsonNode capacity = item.path("capacity");
@@ -178,6 +187,18 @@ public final class GetCommand implements Callable<Integer> {
             }
         }
         out.flush();
+    }
+
+    /** {workspace, name} of {@code WORKSPACE/NAME}, or of {@code NAME} with {@code -w}. */
+    static String[] qualified(String type, String name, String workspace) {
+        int slash = name.indexOf('/');
+        if (slash > 0 && workspace == null) {
+            return new String[] {name.substring(0, slash), name.substring(slash + 1)};
+        }
+        if (workspace == null) {
+            throw new CliException(CliException.REJECTED, "name the workspace to get one " + type + ": WORKSPACE/NAME, or -w WORKSPACE");
+        }
+        return new String[] {workspace, name};
     }
 
     private static String meta(JsonNode item, String field) {

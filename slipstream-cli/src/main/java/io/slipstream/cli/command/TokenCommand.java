@@ -75,9 +75,11 @@ public final class TokenCommand {
             List<List<String>> rows = new ArrayList<>();
             for (JsonNode token : tokens.get("items")) {
                 rows.add(List.of(Output.text(token, "id"), Output.text(token, "user"), Output.text(token, "admin"),
-                        Output.text(token, "createdAt"), Output.text(token, "expiresAt"), Output.text(token, "description")));
+                        Output.text(token, "createdAt"), Output.text(token, "expiresAt"), Output.text(token, "lastUsedAt"),
+                        Output.text(token, "revokedAt"), Output.text(token, "description")));
             }
-            Output.table(spec.commandLine().getOut(), List.of("ID", "USER", "ADMIN", "CREATED", "EXPIRES", "DESCRIPTION"), rows);
+            Output.table(spec.commandLine().getOut(), List.of("ID", "USER", "ADMIN", "CREATED", "EXPIRES", "LAST USED", "REVOKED", "DESCRIPTION"),
+                    rows);
             return 0;
         }
     }

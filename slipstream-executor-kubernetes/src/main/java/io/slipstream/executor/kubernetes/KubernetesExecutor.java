@@ -206,8 +206,8 @@ public final class KubernetesExecutor implements Executor {
                 writeMetadata(namespace, id.runId(), id.attempt(), spec.metadata());
             }
             String token = spec.env().get(LaunchSpec.RUN_TOKEN_ENV);
-            if (token != null) {
-                createIfAbsent(manifests.runToken(id.runId(), id.attempt(), namespace, token)); // the first launch of the attempt makes it
+            if (token != null || !Manifests.secretData(spec).isEmpty()) {
+                ensureAttemptSecret(namespace, spec, token);
             }
             Pod created = client.pods().inNamespace(namespace).resource(pod).create();
             return track(id, created);
@@ -219,6 +219,32 @@ public final class KubernetesExecutor implements Executor {
                 }
             }
             throw new ExecutorException("cannot create pod " + pod.getMetadata().getName() + " on node " + spec.node() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The first launch of an attempt makes its Secret; a later one (a node group that starts after another) adds the
+     * values of the Secrets it refers to, if the others did not.
+     */
+    private void ensureAttemptSecret(String namespace, LaunchSpec spec, String token) {
+        InstanceId id = spec.id();
+        io.fabric8.kubernetes.api.model.Secret secret = manifests.attemptSecret(id.runId(), id.attempt(), namespace, token, spec);
+        try {
+            client.resource(secret).inNamespace(namespace).create();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            Map<String, String> values = Manifests.secretData(spec);
+            if (!values.isEmpty()) {
+                var patch = io.slipstream.api.codec.Json.mapper().createObjectNode();
+                var data = patch.putObject("data");
+                values.forEach(data::put);
+                // A merge patch of the data alone: it adds these keys and leaves the others (the token) as they are.
+                client.secrets().inNamespace(namespace).resource(secret)
+                        .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+                                patch.toString());
+            }
         }
     }
 

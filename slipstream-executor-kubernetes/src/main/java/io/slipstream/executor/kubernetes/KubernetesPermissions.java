@@ -24,7 +24,7 @@ public final class KubernetesPermissions {
             new Rule("", "pods/log", List.of("get")),
             new Rule("", "services", List.of("list", "create", "delete")),
             new Rule("", "configmaps", List.of("get", "list", "create", "update", "delete")),
-            new Rule("", "secrets", List.of("list", "create", "delete")),
+            new Rule("", "secrets", List.of("list", "create", "patch", "delete")),
             new Rule("", "persistentvolumeclaims", List.of("list", "create", "delete")),
             new Rule("networking.k8s.io", "networkpolicies", List.of("list", "create", "delete")));
 

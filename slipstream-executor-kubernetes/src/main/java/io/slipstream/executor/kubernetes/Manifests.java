@@ -55,13 +55,18 @@ final class Manifests {
     static final String CHECKPOINT_DIR = "/var/lib/slipstream/checkpoints";
     static final String SHARED_DIR = "/var/lib/slipstream/shared";
     static final String WORKSPACE_DIR = "/workspace";
+    /** {@code SLIPSTREAM_SECRETS_DIR}: every mounted Secret of the instance under it, as {@code <name>/<key>}. */
+    static final String SECRETS_DIR = "/var/run/slipstream/secrets";
+    /** Secret files are the container's to read, whatever user its image runs as; nothing else is in the pod. */
+    static final int SECRET_FILE_MODE = 0444;
     static final String GPU_RESOURCE = "nvidia.com/gpu";
 
     /** The server's address as the control plane sees it; pods get the configured one instead. */
     static final String SERVER_ENV = "SLIPSTREAM_SERVER";
     /** What the pod says itself; the same names in the spec's env are dropped (the spec reader refuses them anyway). */
     private static final java.util.Set<String> OWN_ENV = java.util.Set.of("SLIPSTREAM_IP", "SLIPSTREAM_PREEMPTION_NOTICE_FILE",
-            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", LaunchSpec.RUN_TOKEN_ENV, SERVER_ENV);
+            "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", LaunchSpec.RUN_TOKEN_ENV, SERVER_ENV,
+            LaunchSpec.SECRETS_DIR_ENV);
 
     private final KubernetesConfig config;
 
@@ -162,6 +167,23 @@ final class Manifests {
         if (spec.env().containsKey(LaunchSpec.RUN_TOKEN_ENV)) {
             env.add(new EnvVarBuilder().withName(LaunchSpec.RUN_TOKEN_ENV).withNewValueFrom().withNewSecretKeyRef()
                     .withName(Names.token(id.runId(), id.attempt())).withKey(LaunchSpec.RUN_TOKEN_ENV).endSecretKeyRef().endValueFrom().build());
+        }
+        // Secret values live in the attempt's Secret only: the pod names the keys, never the values.
+        String attemptSecret = Names.token(id.runId(), id.attempt());
+        spec.secretEnv().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> env.add(new EnvVarBuilder().withName(e.getKey())
+                .withNewValueFrom().withNewSecretKeyRef().withName(attemptSecret).withKey(secretKey(e.getValue().secret(), e.getValue().key()))
+                .endSecretKeyRef().endValueFrom().build()));
+        if (!spec.secretFiles().isEmpty()) {
+            env.add(env(LaunchSpec.SECRETS_DIR_ENV, SECRETS_DIR));
+            volumes.add(secretVolume("secrets", attemptSecret, spec.secretFiles(), true));
+            volumeMounts.add(mount("secrets", SECRETS_DIR, null, true));
+            for (int i = 0; i < spec.secretFiles().size(); i++) {
+                LaunchSpec.SecretFiles files = spec.secretFiles().get(i);
+                if (files.mountPath() != null) {
+                    volumes.add(secretVolume("secret-" + i, attemptSecret, List.of(files), false));
+                    volumeMounts.add(mount("secret-" + i, files.mountPath(), null, true));
+                }
+            }
         }
         if (config.serverUrl() != null) {
             env.add(env(SERVER_ENV, config.serverUrl()));
@@ -264,16 +286,55 @@ final class Manifests {
                 .build();
     }
 
-    /** The token of one attempt of a run, for its pods' {@code SLIPSTREAM_RUN_TOKEN}. */
-    Secret runToken(RunId runId, int attempt, String namespace, String token) {
+    /**
+     * The Secret of one attempt of a run: its token (for its pods' {@code SLIPSTREAM_RUN_TOKEN}, {@code null}: none) and
+     * the values of the Secrets {@code spec} refers to, each under {@link #secretKey}.
+     */
+    Secret attemptSecret(RunId runId, int attempt, String namespace, String token, LaunchSpec spec) {
         Map<String, String> labels = Names.runLabels(runId);
         labels.put(Names.ATTEMPT, Integer.toString(attempt));
+        Map<String, String> data = new java.util.TreeMap<>(secretData(spec));
+        if (token != null) {
+            data.put(LaunchSpec.RUN_TOKEN_ENV, base64(token));
+        }
         return new SecretBuilder()
                 .withNewMetadata().withName(Names.token(runId, attempt)).withNamespace(namespace).withLabels(labels)
                 .withAnnotations(Map.of(Names.RUN_ID_ANNOTATION, runId.value())).endMetadata()
                 .withType("Opaque")
-                .withData(Map.of(LaunchSpec.RUN_TOKEN_ENV, java.util.Base64.getEncoder().encodeToString(token.getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .withData(data)
                 .build();
+    }
+
+    /** The values of the Secrets {@code spec} refers to, base64, under {@link #secretKey}. */
+    static Map<String, String> secretData(LaunchSpec spec) {
+        Map<String, String> data = new java.util.TreeMap<>();
+        spec.secretEnv().values().forEach(secret -> data.put(secretKey(secret.secret(), secret.key()), base64(secret.value().reveal())));
+        for (LaunchSpec.SecretFiles files : spec.secretFiles()) {
+            files.files().forEach((key, value) -> data.put(secretKey(files.name(), key), base64(value.reveal())));
+        }
+        return data;
+    }
+
+    /**
+     * Where a Secret's key is in the attempt's Secret: {@code secret.<name>.<key>} (names have no dots, so two references
+     * never share one; the run token's {@code SLIPSTREAM_RUN_TOKEN} is apart).
+     */
+    static String secretKey(String secret, String key) {
+        return "secret." + secret + "." + key;
+    }
+
+    private static Volume secretVolume(String name, String attemptSecret, List<LaunchSpec.SecretFiles> secrets, boolean underTheirNames) {
+        List<io.fabric8.kubernetes.api.model.KeyToPath> items = new ArrayList<>();
+        for (LaunchSpec.SecretFiles files : secrets) {
+            files.files().keySet().stream().sorted().forEach(key -> items.add(new io.fabric8.kubernetes.api.model.KeyToPathBuilder()
+                    .withKey(secretKey(files.name(), key)).withPath(underTheirNames ? files.name() + "/" + key : key).build()));
+        }
+        return new VolumeBuilder().withName(name).withNewSecret().withSecretName(attemptSecret).withItems(items)
+                .withDefaultMode(SECRET_FILE_MODE).endSecret().build();
+    }
+
+    private static String base64(String text) {
+        return java.util.Base64.getEncoder().encodeToString(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** The metadata file of one attempt; {@code complete}: every started instance's address is in it. */

@@ -197,6 +197,46 @@ class KubernetesExecutorTest {
     }
 
     @Test
+    void aNodeGroupThatStartsLaterAddsItsSecretsToTheAttemptsSecretWhichGoesWithTheRun() {
+        KubernetesExecutor executor = executor();
+        RunId run = new RunId("secrets-1");
+        ClusterMetadata metadata = metadata(executor, run, 2, null);
+        // InOrder: the second group is not started when the first is.
+        List<ClusterMetadata.Instance> onlyFirst = new ArrayList<>();
+        for (ClusterMetadata.Instance i : metadata.instances()) {
+            onlyFirst.add(new ClusterMetadata.Instance(i.name(), i.nodeGroup(), i.rank(), i.groupRank(), i.node(), i.hostname(), i.fqdn(), i.ip(),
+                    i.ports(), i.rank() == 0));
+        }
+        ClusterMetadata firstStarted = new ClusterMetadata(metadata.version(), metadata.runId(), metadata.workspace(), metadata.job(),
+                metadata.attempt(), metadata.worldSize(), "InOrder", metadata.master(), onlyFirst, metadata.storage());
+        io.slipstream.api.spec.SecretValue first = io.slipstream.api.spec.SecretValue.of("value-of-a");
+        io.slipstream.api.spec.SecretValue second = io.slipstream.api.spec.SecretValue.of("value-of-b");
+        InstanceId coordinator = new InstanceId(run, 1, 0);
+        LaunchSpec withToken = new LaunchSpec(coordinator, "worker-0", TestCluster.NODES.get(0), List.of(), List.of("sh", "-c", "echo \"$A\""),
+                Map.of(LaunchSpec.RUN_TOKEN_ENV, "ss_token"), null, IMAGE, firstStarted, null, null)
+                .withSecrets(Map.of("A", new LaunchSpec.SecretEnv("a", "x", first)), List.of());
+        Map<String, String> firstHandle = executor.launch(withToken);
+        assertThat(awaitReport(coordinator, InstanceReport.Exited.class).exitCode()).isZero();
+        InstanceId worker = new InstanceId(run, 1, 1);
+        Map<String, String> secondHandle = executor.launch(spec(worker, "worker-1", TestCluster.NODES.get(1),
+                "cat \"$SLIPSTREAM_SECRETS_DIR/b/y\"", metadata)
+                .withSecrets(Map.of(), List.of(new LaunchSpec.SecretFiles("b", "/etc/b", Map.of("y", second)))));
+        assertThat(awaitReport(worker, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(log(executor, coordinator, firstHandle)).isEqualTo("value-of-a\n");
+        assertThat(log(executor, worker, secondHandle)).isEqualTo("value-of-b");
+        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName(Names.pod(worker)).get().getSpec().getContainers().get(0)
+                .getVolumeMounts()).anySatisfy(mount -> assertThat(mount.getMountPath()).isEqualTo("/etc/b"));
+
+        var secrets = cluster.admin.secrets().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "secrets-1");
+        assertThat(secrets.list().getItems()).singleElement().satisfies(secret -> assertThat(secret.getData())
+                .containsOnlyKeys(LaunchSpec.RUN_TOKEN_ENV, "secret.a.x", "secret.b.y"));
+        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", "secrets-1").list().getItems())
+                .allSatisfy(pod -> assertThat(io.slipstream.api.codec.Json.mapper().writeValueAsString(pod)).doesNotContain("value-of"));
+        executor.forget(run);
+        await().atMost(TIMEOUT).until(() -> secrets.list().getItems().isEmpty());
+    }
+
+    @Test
     void anImageThatCannotBePulledFailsTheInstanceWithTheReasonInsteadOfHanging() {
         KubernetesExecutor executor = executor();
         InstanceId id = new InstanceId(new RunId("pull-1"), 1, 0);

@@ -10,6 +10,7 @@ import io.slipstream.api.run.ClusterMetadata;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.SecretValue;
 import io.slipstream.api.spec.StartupProbe;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
@@ -23,8 +24,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The exact objects made for a two-group job (one coordinator with a startup probe, two 8-GPU workers, job- and
- * run-scoped storage), against a file under version control. After a deliberate change, regenerate it with
+ * The exact objects made for a two-group job (one coordinator with a startup probe, two 8-GPU workers that get a
+ * secret variable and a secret's files, job- and run-scoped storage), against a file under version control. After a deliberate change, regenerate it with
  * {@code mvn test -pl slipstream-executor-kubernetes -Dtest=ManifestsGoldenTest -Dgolden.update=true} and review the diff.
  */
 class ManifestsGoldenTest {
@@ -32,6 +33,7 @@ class ManifestsGoldenTest {
     private static final RunId RUN = new RunId("bert-pretrain-7k2m9x4q");
     private static final String NAMESPACE = "ml-jobs";
     private static final String IMAGE = "registry.example.com/team-b/bert:2.1";
+    private static final String SECRET_VALUE = "hf_never-in-a-pod-spec";
 
     private final Manifests manifests = new Manifests(new KubernetesConfig(null, null, NAMESPACE, null, null, null, null, null, "nfs-rwx", "1Ti", null,
             null, List.of("registry"), "http://slipstream.slipstream.svc:8080"));
@@ -60,8 +62,14 @@ class ManifestsGoldenTest {
         env.put("MASTER_PORT", "29500");
         env.put("SLIPSTREAM_RUN_TOKEN", "ss_not-in-the-pod-spec");
         env.put("SLIPSTREAM_SERVER", "http://127.0.0.1:8080");
-        return new LaunchSpec(new InstanceId(RUN, 2, rank), name, node, resources.gpu() == 0 ? List.of() : List.of(0, 1, 2, 3, 4, 5, 6, 7),
+        LaunchSpec spec = new LaunchSpec(new InstanceId(RUN, 2, rank), name, node, resources.gpu() == 0 ? List.of() : List.of(0, 1, 2, 3, 4, 5, 6, 7),
                 List.of("python", "-m", "bert.train", "--role", name.replaceAll("-\\d+$", "")), env, null, IMAGE, metadata(), probe, resources);
+        if (!name.startsWith("worker")) {
+            return spec;
+        }
+        SecretValue token = SecretValue.of(SECRET_VALUE);
+        return spec.withSecrets(Map.of("HF_TOKEN", new LaunchSpec.SecretEnv("hf", "token", token)),
+                List.of(new LaunchSpec.SecretFiles("hf", "/root/.cache/huggingface", Map.of("token", token, "config.json", SecretValue.of("{}")))));
     }
 
     private List<HasMetadata> objects() {
@@ -69,7 +77,8 @@ class ManifestsGoldenTest {
         objects.add(manifests.service(RUN, NAMESPACE));
         objects.add(manifests.networkPolicy(RUN, NAMESPACE));
         objects.addAll(manifests.claims(RUN, metadata(), NAMESPACE));
-        objects.add(manifests.runToken(RUN, 2, NAMESPACE, "ss_not-in-the-pod-spec"));
+        objects.add(manifests.attemptSecret(RUN, 2, NAMESPACE, "ss_not-in-the-pod-spec", instance(1, "worker-0", "gpu-node-1",
+                new Resources(32_000, 200L << 30, 8, "nvidia-h100-80gb-hbm3"), null)));
         objects.add(manifests.metadata(RUN, 2, NAMESPACE, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata()), false));
         objects.add(manifests.pod(instance(0, "coordinator-0", "gpu-node-1", new Resources(4_000, 16L << 30, 0, null),
                 new StartupProbe(List.of("test", "-f", "/tmp/ready"), 5, 60, 10)), NAMESPACE));
@@ -92,6 +101,22 @@ class ManifestsGoldenTest {
             Files.writeString(GOLDEN, yaml, StandardCharsets.UTF_8);
         }
         assertThat(yaml.toString()).isEqualTo(Files.readString(GOLDEN, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void secretValuesAreInTheAttemptsSecretOnlyNeverInAPodSpec() throws Exception {
+        KubernetesSerialization serialization = new KubernetesSerialization();
+        String base64 = java.util.Base64.getEncoder().encodeToString(SECRET_VALUE.getBytes(StandardCharsets.UTF_8));
+        for (HasMetadata object : objects()) {
+            String yaml = serialization.asYaml(object);
+            assertThat(yaml).doesNotContain(SECRET_VALUE).doesNotContain("ss_not-in-the-pod-spec");
+            if (!(object instanceof io.fabric8.kubernetes.api.model.Secret)) {
+                assertThat(yaml).doesNotContain(base64);
+            }
+        }
+        LaunchSpec worker = instance(1, "worker-0", "gpu-node-1", new Resources(32_000, 200L << 30, 8, null), null);
+        assertThat(manifests.attemptSecret(RUN, 2, NAMESPACE, null, worker).getData())
+                .containsEntry("secret.hf.token", base64).containsKey("secret.hf.config.json").doesNotContainKey("SLIPSTREAM_RUN_TOKEN");
     }
 
     @Test

@@ -436,7 +436,40 @@ public final class TestKubelet implements AutoCloseable {
             }
         }
         writeDownwardApi(run);
+        if (!writeSecretVolumes(run)) {
+            return false;
+        }
         refreshVolumes();
+        return true;
+    }
+
+    /** Secret volumes: each item of the Secret as a file (waiting for the Secret to exist, as a kubelet does). */
+    private boolean writeSecretVolumes(PodRun run) throws IOException, InterruptedException {
+        for (Volume volume : run.pod.getSpec().getVolumes()) {
+            if (volume.getSecret() == null) {
+                continue;
+            }
+            io.fabric8.kubernetes.api.model.Secret secret;
+            while ((secret = client.secrets().inNamespace(run.namespace).withName(volume.getSecret().getSecretName()).get()) == null) {
+                if (run.deleting) {
+                    return false;
+                }
+                TimeUnit.MILLISECONDS.sleep(50);
+            }
+            Path dir = Files.createDirectories(run.dir.resolve("volumes").resolve(volume.getName()));
+            for (var item : volume.getSecret().getItems()) {
+                String value = secret.getData() == null ? null : secret.getData().get(item.getKey());
+                if (value == null) {
+                    throw new IllegalStateException("CreateContainerConfigError: secret " + secret.getMetadata().getName() + " has no key " + item.getKey());
+                }
+                Path file = dir.resolve(item.getPath()).normalize();
+                if (!file.startsWith(dir)) {
+                    throw new IllegalStateException("secret item path " + item.getPath() + " leaves its volume");
+                }
+                Files.createDirectories(file.getParent());
+                Files.write(file, java.util.Base64.getDecoder().decode(value));
+            }
+        }
         return true;
     }
 

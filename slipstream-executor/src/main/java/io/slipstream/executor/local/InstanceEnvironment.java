@@ -14,9 +14,10 @@ final class InstanceEnvironment {
     private InstanceEnvironment() {
     }
 
-    /** What the instance sees: inherited variables, the spec's, then what only this executor knows. */
+    /** What the instance sees: inherited variables, the spec's (its secrets too), then what only this executor knows. */
+    /** @param secretsDir where the instance's secret files are ({@code null}: it mounts none) */
     static Map<String, String> of(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, SharedStorage.Prepared shared,
-                                  List<String> inheritedEnv, Path toolsDir) throws IOException {
+                                  Path secretsDir, List<String> inheritedEnv, Path toolsDir) throws IOException {
         Map<String, String> env = new LinkedHashMap<>();
         for (String name : inheritedEnv) {
             String value = System.getenv(name);
@@ -31,6 +32,10 @@ final class InstanceEnvironment {
             env.put("HOME", dir.sandbox().toString()); // the server's home is not the instance's to read
         }
         env.putAll(spec.env());
+        spec.secretEnv().forEach((name, secret) -> env.put(name, secret.value().reveal()));
+        if (secretsDir != null) {
+            env.put(LaunchSpec.SECRETS_DIR_ENV, secretsDir.toString());
+        }
         env.put("TMPDIR", dir.tmp().toString());
         env.put("SLIPSTREAM_PREEMPTION_NOTICE_FILE", dir.noticeFile().toString());
         env.put("SLIPSTREAM_PREEMPTION_ACK_FILE", dir.ackFile().toString());

@@ -229,6 +229,7 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             Path workingDir = dir.create(uid, spec.workingDir());
+            Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata(), uid);
             Integer gid = shared == null ? null : shared.gid();
             ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, spec.command()))
@@ -238,7 +239,7 @@ public final class LocalProcessExecutor implements Executor {
                     .redirectErrorStream(true);
             Map<String, String> env = builder.environment();
             env.clear();
-            env.putAll(InstanceEnvironment.of(spec, node, dir, uid, shared, inheritedEnv, toolsDir));
+            env.putAll(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir));
             Process supervisor = builder.start();
             Supervisor.awaitStarted(dir, supervisor);
             Map<String, String> handle = handles.read(dir).orElseThrow();
@@ -246,7 +247,11 @@ public final class LocalProcessExecutor implements Executor {
             if (spec.probe() != null) {
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
                         spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), Map.copyOf(env), workingDir.toString(), uid, gid);
-                StartupProber.save(dir.path(), probe);
+                // Kept on disk without the secret variables (a probe resumed after a restart runs without them).
+                Map<String, String> saved = new LinkedHashMap<>(env);
+                saved.keySet().removeAll(spec.secretEnv().keySet());
+                StartupProber.save(dir.path(), new StartupProber.Probe(probe.command(), probe.periodSeconds(), probe.failureThreshold(),
+                        probe.initialDelaySeconds(), saved, probe.workingDir(), uid, gid));
                 prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds(), watched::containsKey);
             }
             return handle;
@@ -330,11 +335,21 @@ public final class LocalProcessExecutor implements Executor {
             InstanceHandles.tree(handle).killUntilGone(); // whatever the main process left behind goes with it
             sweepIfLast(id);
         }
+        removeSecretFiles(id, dir);
         watched.remove(id);
         if (exitCode == null) {
             report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else {
             report(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
+        }
+    }
+
+    /** An instance's secrets stay on disk while it runs, no longer. */
+    private static void removeSecretFiles(InstanceId id, InstanceDirectory dir) {
+        try {
+            SecretFiles.remove(dir.path());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot remove the secret files of instance {}: {}", id, e.toString());
         }
     }
 

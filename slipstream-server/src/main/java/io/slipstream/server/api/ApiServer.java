@@ -26,6 +26,7 @@ import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
 import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.RunService;
+import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.RunQuery;
@@ -66,13 +67,14 @@ public final class ApiServer implements AutoCloseable {
     private final NodeService nodes;
     private final TokenService tokens;
     private final LogService logs;
+    private final SecretService secrets;
     private final java.time.Clock clock;
     private final Readiness readiness;
     private final List<Route> routes = new ArrayList<>();
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     TokenService tokens, LogService logs, Readiness readiness, java.time.Clock clock) {
+                     TokenService tokens, LogService logs, SecretService secrets, Readiness readiness, java.time.Clock clock) {
         this.store = store;
         this.authenticator = authenticator;
         this.documents = documents;
@@ -80,6 +82,7 @@ public final class ApiServer implements AutoCloseable {
         this.nodes = nodes;
         this.tokens = tokens;
         this.logs = logs;
+        this.secrets = secrets;
         this.readiness = readiness;
         this.clock = clock;
     }
@@ -215,6 +218,15 @@ public final class ApiServer implements AutoCloseable {
                 ctx -> getDocument(ctx, Kind.Job, ctx.pathParam("workspace"), ctx.pathParam("job")));
         route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/jobs/{job}",
                 ctx -> deleteDocument(ctx, Kind.Job, ctx.pathParam("workspace"), ctx.pathParam("job")));
+
+        // Secrets are applied like every document; here they are listed, shown (keys only, values ***) and deleted.
+        route(r, HandlerType.GET, "/api/v1/secrets", ctx -> ctx.json(ListView.of(secrets.list(caller(ctx), ctx.queryParam("workspace")))));
+        route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/secrets/{secret}",
+                ctx -> ctx.json(secrets.get(caller(ctx), ctx.pathParam("workspace"), ctx.pathParam("secret"))));
+        route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/secrets/{secret}", ctx -> {
+            secrets.delete(caller(ctx), ctx.pathParam("workspace"), ctx.pathParam("secret"));
+            ctx.status(204);
+        });
 
         route(r, HandlerType.GET, "/api/v1/nodes", ctx -> {
             caller(ctx);

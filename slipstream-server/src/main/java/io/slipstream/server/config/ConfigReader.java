@@ -35,6 +35,8 @@ import tools.jackson.databind.JsonNode;
  *   - {namePrefix: node, count: 4, cpu: 32, memory: 256Gi, gpu: 8, gpuModel: sim-gpu}
  * instances: {inheritEnv: [PATH, HOME], gracePeriod: 30s}
  * runs: {maxRuntime: 30d, retention: 30d}
+ * secrets: {keyFile: /etc/slipstream/secret.key}   # previousKeyFile: while rotating it
+ * tokens: {pepperFile: /etc/slipstream/token.pepper}
  * </pre>
  */
 public final class ConfigReader {
@@ -49,7 +51,8 @@ public final class ConfigReader {
 
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig("127.0.0.1", 8080, dataDir, null, null, null, defaultNodes(),
-                LocalProcessExecutor.DEFAULT_INHERITED_ENV, LocalInstances.DEFAULTS, RunLimits.DEFAULTS, Duration.ofSeconds(1), null);
+                LocalProcessExecutor.DEFAULT_INHERITED_ENV, LocalInstances.DEFAULTS, RunLimits.DEFAULTS, Duration.ofSeconds(1), null,
+                KeyFiles.DEFAULTS);
     }
 
     private ConfigReader() {
@@ -135,12 +138,8 @@ public final class ConfigReader {
             if (range != null) {
                 local = local.withUidRange(new io.slipstream.executor.local.UidRangeClaims.Range(range[0], range[1]));
             }
-            String claims = instances.string("uidClaims", false, 4096);
-            if (claims != null && !claims.startsWith("/")) {
-                problems.add(instances.pathOf("uidClaims"), "must be an absolute path (is '" + claims + "')");
-            } else if (claims != null) {
-                local = local.withUidClaims(Path.of(claims));
-            }
+            Path claims = absolutePath(instances, "uidClaims", problems);
+            local = claims == null ? local : local.withUidClaims(claims);
             Long logLimit = quantity(instances, "logLimit", problems);
             local = logLimit == null ? local : local.withLogLimit(logLimit);
             instances.finish();
@@ -162,13 +161,30 @@ public final class ConfigReader {
             }
             runs.finish();
         }
+        KeyFiles keys = base.keys();
+        FieldReader secrets = root.object("secrets", false);
+        if (secrets != null) {
+            Path keyFile = absolutePath(secrets, "keyFile", problems);
+            Path previousKeyFile = absolutePath(secrets, "previousKeyFile", problems);
+            if (keyFile != null && keyFile.equals(previousKeyFile)) {
+                problems.add(secrets.pathOf("previousKeyFile"), "must be another file than keyFile (the key the secrets were sealed with before)");
+            }
+            secrets.finish();
+            keys = new KeyFiles(keyFile == null ? keys.secretKey() : keyFile, previousKeyFile, keys.tokenPepper());
+        }
+        FieldReader tokens = root.object("tokens", false);
+        if (tokens != null) {
+            Path pepperFile = absolutePath(tokens, "pepperFile", problems);
+            tokens.finish();
+            keys = new KeyFiles(keys.secretKey(), keys.previousSecretKey(), pepperFile == null ? keys.tokenPepper() : pepperFile);
+        }
         root.finish();
         if (gracePeriod.compareTo(maxGracePeriod) > 0) {
             problems.add("instances.gracePeriod", "must not be longer than instances.maxGracePeriod (" + Durations.format(maxGracePeriod) + ")");
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), storeUrl, storeUser, storePassword, nodes, inheritEnv, local,
-                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), kubernetes);
+                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), kubernetes, keys);
     }
 
     private static final java.util.regex.Pattern QUANTITY = java.util.regex.Pattern.compile("[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?");
@@ -297,6 +313,24 @@ public final class ConfigReader {
             problems.add(reader.pathOf(field), e.getMessage());
             return null;
         }
+    }
+
+    /** An absolute path, or {@code null} if absent or not one (the problem is recorded). */
+    private static Path absolutePath(FieldReader reader, String field, Problems problems) {
+        String text = reader.string(field, false, 4096);
+        if (text == null) {
+            return null;
+        }
+        try {
+            Path path = Path.of(text);
+            if (path.isAbsolute()) {
+                return path.normalize();
+            }
+        } catch (java.nio.file.InvalidPathException e) {
+            // reported below
+        }
+        problems.add(reader.pathOf(field), "must be an absolute path (is '" + text + "')");
+        return null;
     }
 
     private static Duration duration(FieldReader reader, String field, Problems problems) {

@@ -17,6 +17,7 @@ import java.util.List;
  * @param limits       grace periods, runtime limit and retention of runs
  * @param tickInterval how often the control loop runs when nothing wakes it
  * @param kubernetes   with the Kubernetes executor, how it reaches the cluster; {@code null}: the local executor
+ * @param keys         where the secret key and the token pepper are
  */
 public record ServerConfig(
         String host,
@@ -30,9 +31,11 @@ public record ServerConfig(
         LocalInstances instances,
         RunLimits limits,
         Duration tickInterval,
-        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes) {
+        io.slipstream.executor.kubernetes.KubernetesConfig kubernetes,
+        KeyFiles keys) {
 
     public ServerConfig {
+        keys = keys == null ? KeyFiles.DEFAULTS : keys;
         requireNonNull(host, "host is null");
         requireNonNull(dataDir, "dataDir is null");
         nodes = List.copyOf(nodes);
@@ -44,17 +47,17 @@ public record ServerConfig(
 
     public ServerConfig withPort(int newPort) {
         return new ServerConfig(host, newPort, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
-                limits, tickInterval, kubernetes);
+                limits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withStore(String url, String user, String password) {
         return new ServerConfig(host, port, dataDir, url, user, password, nodes, inheritEnv, instances, limits,
-                tickInterval, kubernetes);
+                tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withNodes(List<NodeInfo> newNodes) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, newNodes, inheritEnv, instances,
-                limits, tickInterval, kubernetes);
+                limits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withIsolation(Isolation.Mode mode) {
@@ -63,21 +66,26 @@ public record ServerConfig(
 
     public ServerConfig withInstances(LocalInstances newInstances) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, newInstances, limits, tickInterval,
-                kubernetes);
+                kubernetes, keys);
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
-                newLimits, tickInterval, kubernetes);
+                newLimits, tickInterval, kubernetes, keys);
     }
 
     public ServerConfig withKubernetes(io.slipstream.executor.kubernetes.KubernetesConfig newKubernetes) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
-                limits, tickInterval, newKubernetes);
+                limits, tickInterval, newKubernetes, keys);
+    }
+
+    public ServerConfig withKeys(KeyFiles newKeys) {
+        return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances, limits, tickInterval,
+                kubernetes, newKeys);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
         return new ServerConfig(host, port, dataDir, storeUrl, storeUser, storePassword, nodes, inheritEnv, instances,
-                limits, newTick, kubernetes);
+                limits, newTick, kubernetes, keys);
     }
 }

@@ -114,6 +114,15 @@ public final class ControlLoop implements AutoCloseable {
     /** @param runTokens gives each run's instances their run's token, or {@code null} for none */
     public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
                        io.slipstream.server.auth.RunTokens runTokens) {
+        this(store, executor, scheduler, clock, limits, tick, runTokens, null);
+    }
+
+    /**
+     * @param runTokens gives each run's instances their run's token, or {@code null} for none
+     * @param secrets   the values of the Secrets node groups refer to, read at launch, or {@code null} for none
+     */
+    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
+                       io.slipstream.server.auth.RunTokens runTokens, LaunchSecrets secrets) {
         this.store = store;
         this.executor = executor;
         this.scheduler = scheduler;
@@ -121,7 +130,7 @@ public final class ControlLoop implements AutoCloseable {
         this.limits = limits;
         this.tick = tick;
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
-        this.launcher = new Launcher(store, executor, clock, runTokens);
+        this.launcher = new Launcher(store, executor, clock, runTokens, secrets);
         this.retention = new Retention(store, executor, clock, limits.retention());
         this.faultWatch = new FaultWatch(executor, progressReports);
         executor.setListener(report -> {

@@ -32,13 +32,18 @@ final class Launcher {
     private final Executor executor;
     private final Clock clock;
     private final io.slipstream.server.auth.RunTokens runTokens;
+    private final LaunchSecrets secrets;
 
-    /** @param runTokens gives instances their run's token, or {@code null} */
-    Launcher(Store store, Executor executor, Clock clock, io.slipstream.server.auth.RunTokens runTokens) {
+    /**
+     * @param runTokens gives instances their run's token, or {@code null}
+     * @param secrets   the values of the Secrets node groups refer to, or {@code null} (such a group then cannot start)
+     */
+    Launcher(Store store, Executor executor, Clock clock, io.slipstream.server.auth.RunTokens runTokens, LaunchSecrets secrets) {
         this.store = store;
         this.executor = executor;
         this.clock = clock;
         this.runTokens = runTokens;
+        this.secrets = secrets;
     }
 
     /** Whether an instance lets the next group start: its probe passed, it runs without a probe, or it succeeded. */
@@ -64,6 +69,8 @@ final class Launcher {
         var metadata = RunMetadata.of(run, instances, starting);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         List<InstanceRecord> current = new ArrayList<>(instances.size());
+        // Read once per group and launch: the instances started together see the same values.
+        Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
         for (InstanceRecord instance : instances) {
             if (!starting.contains(instance.id())) {
                 current.add(instance);
@@ -74,15 +81,23 @@ final class Launcher {
             env.putAll(credentials);
             LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                     group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources());
+            GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
             InstanceRecord updated;
             String type;
-            try {
-                updated = instance.running(executor.launch(spec), clock.instant());
-                type = "InstanceStarted";
-            } catch (ExecutorException e) {
-                LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
-                updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
+            if (groupSecrets instanceof Refused refused) {
+                LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
+                updated = instance.finished(InstanceState.FAILED, null, LaunchSecrets.Unavailable.REASON + ": " + refused.why(), clock.instant());
                 type = "InstanceExited";
+            } else {
+                LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
+                try {
+                    updated = instance.running(executor.launch(spec.withSecrets(values.env(), values.files())), clock.instant());
+                    type = "InstanceStarted";
+                } catch (ExecutorException e) {
+                    LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
+                    updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
+                    type = "InstanceExited";
+                }
             }
             InstanceRecord launched = updated;
             String eventType = type;
@@ -95,6 +110,30 @@ final class Launcher {
             }));
         }
         return current;
+    }
+
+    /** What a group's instances get of Secrets: the values, or why they cannot have them. */
+    private sealed interface GroupSecrets permits Given, Refused {
+    }
+
+    private record Given(LaunchSecrets.Resolved values) implements GroupSecrets {
+    }
+
+    private record Refused(String why) implements GroupSecrets {
+    }
+
+    private GroupSecrets secretsOf(RunRecord run, NodeGroupSpec group) {
+        if (!group.usesSecrets()) {
+            return new Given(LaunchSecrets.Resolved.NONE);
+        }
+        if (secrets == null) {
+            return new Refused("this server gives instances no secrets");
+        }
+        try {
+            return new Given(secrets.resolve(run.workspace(), group));
+        } catch (LaunchSecrets.Unavailable e) {
+            return new Refused(e.getMessage());
+        }
     }
 
     /** The pending instances that may start: all of them, or with InOrder those of the first group not yet ready. */

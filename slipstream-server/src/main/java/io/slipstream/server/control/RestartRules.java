@@ -61,6 +61,9 @@ final class RestartRules {
         }
         InstanceFailed failed = (InstanceFailed) fault;
         String what = failed.instance() + " (" + failed.detail() + ")";
+        if (failed.exitCode() == null && failed.detail() != null && failed.detail().startsWith(LaunchSecrets.Unavailable.REASON + ":")) {
+            return fail(failed.detail() + "; a restart would fail the same way", faults); // nothing ran: no budget to spend
+        }
         String rule = matchingRule(policy, failed);
         if (rule == null && policy.otherFailures() == FaultTolerance.FailureAction.Fail) {
             String hint = policy.retryExitCodes().isEmpty() && policy.retryPatterns().isEmpty() ? "" : "; no retry rule matches";

@@ -59,9 +59,28 @@ public final class RunFactory {
             problems.throwIfAny("the job with these overrides is invalid");
         }
         spec = effectiveSpec(tx, spec);
+        checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
         return tx.createRun(run, RunEvent.of(run.id(), now, "StateChanged", RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+    }
+
+    /**
+     * Every Secret and key the run refers to exists now (values are read at launch): a reference that went away since
+     * the job was applied, or that an override adds, is refused here, named by its field or override.
+     */
+    private static void checkSecretReferences(Store tx, String workspace, JobSpec spec, RunOrigin origin) {
+        Problems found = new Problems();
+        io.slipstream.server.secret.SecretReferences.check(tx, workspace, spec, "spec.", found);
+        if (found.isEmpty()) {
+            return;
+        }
+        Problems problems = new Problems();
+        for (var problem : found.list()) {
+            String key = Overrides.keyFor(problem.field(), spec, origin.overrides());
+            problems.add(origin.overrides().containsKey(key) ? "overrides." + key : problem.field(), problem.message());
+        }
+        problems.throwIfAny("the run refers to secrets that do not exist");
     }
 
     /**

@@ -22,9 +22,10 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * Applies, reads and deletes documents (workspaces, shapes, quotas, jobs), enforcing who may do what: workspaces,
- * shapes and quotas are the admins'; jobs belong to their workspace's members. A caller never learns of objects in
- * workspaces it is not a member of: they answer "not found".
+ * Applies, reads and deletes documents (workspaces, shapes, quotas, jobs, secrets), enforcing who may do what:
+ * workspaces, shapes and quotas are the admins'; jobs and secrets belong to their workspace's members (secrets are
+ * kept by {@link SecretService}, sealed). A caller never learns of objects in workspaces it is not a member of: they
+ * answer "not found", and a document for such a workspace is refused before anything is looked up.
  */
 public final class DocumentService {
     private final Store store;
@@ -32,18 +33,22 @@ public final class DocumentService {
     private final Supplier<List<NodeInfo>> nodes;
     private final RunLimits limits;
     private final boolean imageRequired;
+    private final SecretService secrets;
 
     /**
      * @param nodes         the cluster's nodes, to check quotas against its capacity
      * @param limits        the longest grace period and runtime a job may ask for
      * @param imageRequired whether every node group must name its container image (the executor runs containers)
+     * @param secrets       where Secret documents go
      */
-    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired) {
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
+                           SecretService secrets) {
         this.store = store;
         this.clock = clock;
         this.nodes = nodes;
         this.limits = limits;
         this.imageRequired = imageRequired;
+        this.secrets = secrets;
     }
 
     /**
@@ -51,11 +56,19 @@ public final class DocumentService {
      * once the earlier documents of the batch are applied). Any problem anywhere rejects the whole batch.
      */
     public List<ApplyResultView> apply(Principal caller, List<Document<?>> documents) {
-        for (Document<?> document : documents) {
+        Problems outside = new Problems();
+        for (int i = 0; i < documents.size(); i++) {
+            Document<?> document = documents.get(i);
             if (!document.kind().workspaced() || document.kind() == Kind.Quota) {
                 requireAdmin(caller, document.kind());
             }
+            if (document.kind().workspaced() && !caller.canAccess(document.workspace())) {
+                // Before any lookup: not even a version conflict may tell that something exists there.
+                outside.add((documents.size() == 1 ? "" : "documents[" + i + "].") + "metadata.workspace",
+                        "workspace '" + document.workspace() + "' does not exist or you are not a member of it");
+            }
         }
+        outside.throwIfAny("the input refers to things that do not exist or do not fit");
         try {
             return store.inTransaction(tx -> {
                 Problems problems = new Problems();
@@ -91,6 +104,7 @@ public final class DocumentService {
                 problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
             }
             limits.check(job, prefix + "spec.", problems);
+            io.slipstream.server.secret.SecretReferences.check(tx, document.workspace(), job, prefix + "spec.", problems);
             if (imageRequired) {
                 for (int i = 0; i < job.nodeGroups().size(); i++) {
                     if (job.nodeGroups().get(i).image() == null) {
@@ -116,7 +130,11 @@ public final class DocumentService {
         }
     }
 
-    private static ApplyResultView applyOne(Store tx, Document<?> document, Instant now) {
+    @SuppressWarnings("unchecked")
+    private ApplyResultView applyOne(Store tx, Document<?> document, Instant now) {
+        if (document.spec() instanceof io.slipstream.api.spec.SecretSpec) {
+            return secrets.apply(tx, (Document<io.slipstream.api.spec.SecretSpec>) document, now);
+        }
         Optional<StoredDocument> existing = tx.getDocument(document.kind(), document.workspace(), document.name());
         Long expected = document.metadata().version();
         if (existing.isEmpty()) {
@@ -173,8 +191,8 @@ public final class DocumentService {
         try {
             store.inTransaction(tx -> {
                 if (kind == Kind.Workspace && (!tx.listDocuments(Kind.Job, java.util.Set.of(name)).isEmpty()
-                        || !tx.listDocuments(Kind.Quota, java.util.Set.of(name)).isEmpty())) {
-                    throw ApiException.conflict("workspace " + name + " still has jobs or quotas: delete them first");
+                        || !tx.listDocuments(Kind.Quota, java.util.Set.of(name)).isEmpty() || !tx.listSecrets(java.util.Set.of(name)).isEmpty())) {
+                    throw ApiException.conflict("workspace " + name + " still has jobs, quotas or secrets: delete them first");
                 }
                 tx.deleteDocument(kind, workspace, name, current.version());
                 return null;

@@ -13,14 +13,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-/** Creates, lists and revokes API tokens; admins only. */
+/** Creates, lists (with their expiry and last use) and revokes API tokens; admins only. */
 public final class TokenService {
     private final Store store;
     private final Clock clock;
+    private final io.slipstream.server.secret.TokenHasher hasher;
 
-    public TokenService(Store store, Clock clock) {
+    public TokenService(Store store, Clock clock, io.slipstream.server.secret.TokenHasher hasher) {
         this.store = store;
         this.clock = clock;
+        this.hasher = hasher;
     }
 
     /** Creates a token and returns it with its secret, the only time the secret is ever shown. */
@@ -46,7 +48,7 @@ public final class TokenService {
     public TokenView issue(String user, boolean admin, String description, Duration lifetime) {
         Instant now = clock.instant();
         String secret = Tokens.newSecret();
-        TokenRecord record = new TokenRecord(Tokens.newId(), Tokens.hash(secret), user, admin, description, now,
+        TokenRecord record = new TokenRecord(Tokens.newId(), hasher.hash(secret), user, admin, description, now,
                 lifetime == null ? null : now.plus(lifetime), null);
         store.createToken(record);
         return view(record, secret);
@@ -65,7 +67,8 @@ public final class TokenService {
     }
 
     private static TokenView view(TokenRecord record, String secret) {
-        return new TokenView(record.id(), record.user(), record.admin(), record.description(), record.createdAt(), record.expiresAt(), secret);
+        return new TokenView(record.id(), record.user(), record.admin(), record.description(), record.createdAt(), record.expiresAt(),
+                record.revokedAt(), record.lastUsedAt(), secret);
     }
 
     private static void requireAdmin(Principal caller) {

@@ -108,6 +108,18 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        check("POST", "/api/v1/apply", Map.of(), alice, """
+                apiVersion: slipstream/v1
+                kind: Secret
+                metadata: {name: hf, workspace: team-a}
+                spec: {data: {token: hf_abc, user: bot}}
+                """);
+        check("POST", "/api/v1/apply", Map.of(), alice, "apiVersion: slipstream/v1\nkind: Secret\nmetadata: {name: x, workspace: team-a}\n"
+                + "spec: {data: {token: \"***\"}}\n");
+        check("GET", "/api/v1/secrets", Map.of(), alice, null);
+        check("GET", "/api/v1/secrets", Map.of("?", "workspace=team-a"), admin, null);
+        check("GET", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "hf"), alice, null);
+        check("GET", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "none"), alice, null);
         check("GET", "/api/v1/nodes", Map.of(), alice, null);
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-99"), alice, null);
@@ -147,6 +159,8 @@ class OpenApiConformanceTest {
         check("DELETE", "/api/v1/tokens/{token}", Map.of("token", "tok-none"), admin, null);
 
         check("DELETE", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "hf"), alice, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "hf"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), admin, null);
         check("DELETE", "/api/v1/shapes/{shape}", Map.of("shape", "cpu.small"), admin, null);

@@ -156,6 +156,21 @@ class ConfigReaderTest {
     }
 
     @Test
+    void theKeyFilesMayLiveElsewhere() {
+        assertThat(read("server: {port: 9000}\n").keys()).isEqualTo(KeyFiles.DEFAULTS);
+        assertThat(DEFAULTS.keys().secretKeyIn(Path.of("/data"))).isEqualTo(Path.of("/data/secret.key"));
+        assertThat(DEFAULTS.keys().tokenPepperIn(Path.of("/data"))).isEqualTo(Path.of("/data/token.pepper"));
+        ServerConfig config = read("secrets: {keyFile: /etc/slipstream/secret.key, previousKeyFile: /etc/slipstream/old.key}\n"
+                + "tokens: {pepperFile: /etc/slipstream/token.pepper}\n");
+        assertThat(config.keys()).isEqualTo(new KeyFiles(Path.of("/etc/slipstream/secret.key"), Path.of("/etc/slipstream/old.key"),
+                Path.of("/etc/slipstream/token.pepper")));
+        assertThat(config.withPort(1).keys()).isEqualTo(config.keys());
+        assertThat(problemsOf("secrets: {keyFile: relative.key, previousKeyFile: relative.key, keyfile: x}\ntokens: {pepperFile: 3}\n"))
+                .extracting(io.slipstream.api.problem.Problem::field)
+                .containsExactlyInAnyOrder("secrets.keyFile", "secrets.previousKeyFile", "secrets.keyfile", "tokens.pepperFile");
+    }
+
+    @Test
     void duplicateNodeNamesAreRefused() {
         assertThat(problemsOf("""
                 nodes:

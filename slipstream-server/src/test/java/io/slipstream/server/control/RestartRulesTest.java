@@ -36,6 +36,11 @@ class RestartRulesTest {
         var launch = RestartRules.judge(retrying(List.of(), List.of(), FaultTolerance.FailureAction.Retry), FaultState.NONE,
                 new RestartRules.InstanceFailed("w-0", null, "LaunchFailed: no such file", List.of()));
         assertThat(launch.restart()).as("otherFailures: Retry").isTrue();
+
+        var noSecret = RestartRules.judge(retrying(List.of(), List.of(), FaultTolerance.FailureAction.Retry), FaultState.NONE,
+                new RestartRules.InstanceFailed("w-0", null, "SecretUnavailable: secret team-a/hf does not exist any more", List.of()));
+        assertThat(noSecret.restart()).as("a restart would fail the same way").isFalse();
+        assertThat(noSecret.reason()).startsWith("SecretUnavailable: secret team-a/hf does not exist any more");
     }
 
     @Test

@@ -24,6 +24,7 @@ import io.slipstream.store.RunEvent;
 import io.slipstream.store.RunOrigin;
 import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunRecord;
+import io.slipstream.store.SecretRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
 import io.slipstream.store.TokenRecord;
@@ -183,6 +184,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public StoredDocument createDocument(Document<?> document, Instant now) {
+        requireNotSecret(document.kind());
         return inTransaction(store -> withHandle(h -> {
             boolean exists = h.createQuery("SELECT COUNT(*) FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name")
                     .bind("kind", document.kind().name())
@@ -206,6 +208,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public StoredDocument updateDocument(Document<?> document, long expectedVersion, Instant now) {
+        requireNotSecret(document.kind());
         return inTransaction(store -> withHandle(h -> {
             int updated = time(h.createUpdate("UPDATE documents SET body = :body, version = version + 1, updated_at = :updated "
                             + "WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
@@ -246,6 +249,13 @@ public final class JdbcStore implements Store {
             }
             return null;
         }));
+    }
+
+    /** Secrets have a table of their own, with sealed values: a Secret document would hold them in clear. */
+    private static void requireNotSecret(Kind kind) {
+        if (kind == Kind.Secret) {
+            throw new IllegalArgumentException("a Secret is stored with createSecret, sealed, never as a document");
+        }
     }
 
     private static void syncMembers(Handle h, Document<?> document) {
@@ -290,14 +300,16 @@ public final class JdbcStore implements Store {
 
     @Override
     public void createToken(TokenRecord token) {
-        withHandle(h -> time(time(time(h.createUpdate("INSERT INTO tokens (id, hash, user_name, admin, description, created_at, expires_at, revoked_at) "
-                                + "VALUES (:id, :hash, :user, :admin, :description, :created, :expires, :revoked)")
+        withHandle(h -> time(time(time(time(h.createUpdate("INSERT INTO tokens (id, hash, hash_scheme, user_name, admin, description, created_at, "
+                                + "expires_at, revoked_at, last_used_at) VALUES (:id, :hash, :scheme, :user, :admin, :description, :created, :expires, "
+                                + ":revoked, :lastUsed)")
                         .bind("id", token.id())
                         .bind("hash", token.hash())
+                        .bind("scheme", token.hashScheme())
                         .bind("user", token.user())
                         .bind("admin", token.admin())
                         .bind("description", token.description()), "created", token.createdAt()), "expires", token.expiresAt()),
-                "revoked", token.revokedAt())
+                "revoked", token.revokedAt()), "lastUsed", token.lastUsedAt())
                 .execute());
     }
 
@@ -323,9 +335,142 @@ public final class JdbcStore implements Store {
         return listTokens().stream().anyMatch(t -> t.admin() && t.isUsableAt(now));
     }
 
+    @Override
+    public boolean recordTokenUse(String id, Instant at, Instant unlessUsedSince) {
+        return withHandle(h -> time(time(h.createUpdate("UPDATE tokens SET last_used_at = :at WHERE id = :id "
+                        + "AND (last_used_at IS NULL OR last_used_at < :since)")
+                .bind("id", id), "at", at), "since", unlessUsedSince)
+                .execute() > 0);
+    }
+
+    @Override
+    public boolean rehashToken(String id, String expectedHash, String hash, String hashScheme) {
+        return withHandle(h -> h.createUpdate("UPDATE tokens SET hash = :hash, hash_scheme = :scheme WHERE id = :id AND hash = :expected")
+                .bind("id", id)
+                .bind("expected", expectedHash)
+                .bind("hash", hash)
+                .bind("scheme", hashScheme)
+                .execute() > 0);
+    }
+
     private static TokenRecord token(ResultSet rs, StatementContext ctx) throws SQLException {
-        return new TokenRecord(rs.getString("id"), rs.getString("hash"), rs.getString("user_name"), rs.getBoolean("admin"),
-                rs.getString("description"), instant(rs, "created_at"), instant(rs, "expires_at"), instant(rs, "revoked_at"));
+        return new TokenRecord(rs.getString("id"), rs.getString("hash"), rs.getString("hash_scheme"), rs.getString("user_name"),
+                rs.getBoolean("admin"), rs.getString("description"), instant(rs, "created_at"), instant(rs, "expires_at"),
+                instant(rs, "revoked_at"), instant(rs, "last_used_at"));
+    }
+
+    // --- secrets ---
+
+    @Override
+    public Optional<SecretRecord> getSecret(String workspace, String name) {
+        return withHandle(h -> h.createQuery("SELECT * FROM secrets WHERE workspace = :workspace AND name = :name")
+                .bind("workspace", workspace)
+                .bind("name", name)
+                .map(JdbcStore::secret)
+                .findOne());
+    }
+
+    @Override
+    public List<SecretRecord> listSecrets(Set<String> workspaces) {
+        if (workspaces != null && workspaces.isEmpty()) {
+            return List.of();
+        }
+        return withHandle(h -> {
+            var query = h.createQuery("SELECT * FROM secrets" + (workspaces == null ? "" : " WHERE workspace IN (<workspaces>)")
+                    + " ORDER BY workspace, name");
+            if (workspaces != null) {
+                query.bindList("workspaces", new ArrayList<>(workspaces));
+            }
+            return query.map(JdbcStore::secret).list();
+        });
+    }
+
+    @Override
+    public SecretRecord createSecret(SecretRecord secret) {
+        return inTransaction(store -> withHandle(h -> {
+            boolean exists = h.createQuery("SELECT COUNT(*) FROM secrets WHERE workspace = :workspace AND name = :name")
+                    .bind("workspace", secret.workspace())
+                    .bind("name", secret.name())
+                    .mapTo(Long.class).one() > 0;
+            if (exists) {
+                throw new ConflictException("Secret " + secret.workspace() + "/" + secret.name() + " already exists");
+            }
+            SecretRecord stored = new SecretRecord(secret.workspace(), secret.name(), secret.keyId(), secret.sealed(), 1, secret.createdAt(),
+                    secret.updatedAt());
+            time(time(h.createUpdate("INSERT INTO secrets (workspace, name, key_id, data, version, created_at, updated_at) "
+                            + "VALUES (:workspace, :name, :keyId, :data, 1, :created, :updated)")
+                    .bind("workspace", stored.workspace())
+                    .bind("name", stored.name())
+                    .bind("keyId", stored.keyId())
+                    .bind("data", Json.mapper().writeValueAsString(stored.sealed())), "created", stored.createdAt()), "updated", stored.updatedAt())
+                    .execute();
+            return stored;
+        }));
+    }
+
+    @Override
+    public SecretRecord updateSecret(SecretRecord secret) {
+        int updated = withHandle(h -> time(h.createUpdate("UPDATE secrets SET key_id = :keyId, data = :data, version = version + 1, "
+                        + "updated_at = :updated WHERE workspace = :workspace AND name = :name AND version = :version")
+                .bind("workspace", secret.workspace())
+                .bind("name", secret.name())
+                .bind("keyId", secret.keyId())
+                .bind("data", Json.mapper().writeValueAsString(secret.sealed()))
+                .bind("version", secret.version()), "updated", secret.updatedAt())
+                .execute());
+        if (updated == 0) {
+            throw new ConflictException("Secret " + secret.workspace() + "/" + secret.name() + " is not at version " + secret.version()
+                    + " (it was changed or deleted meanwhile)");
+        }
+        return new SecretRecord(secret.workspace(), secret.name(), secret.keyId(), secret.sealed(), secret.version() + 1, secret.createdAt(),
+                secret.updatedAt());
+    }
+
+    @Override
+    public void deleteSecret(String workspace, String name, long expectedVersion) {
+        int deleted = withHandle(h -> h.createUpdate("DELETE FROM secrets WHERE workspace = :workspace AND name = :name AND version = :version")
+                .bind("workspace", workspace)
+                .bind("name", name)
+                .bind("version", expectedVersion)
+                .execute());
+        if (deleted == 0) {
+            throw new ConflictException("Secret " + workspace + "/" + name + " is not at version " + expectedVersion);
+        }
+    }
+
+    private static SecretRecord secret(ResultSet rs, StatementContext ctx) throws SQLException {
+        return new SecretRecord(rs.getString("workspace"), rs.getString("name"), rs.getString("key_id"),
+                Json.mapper().readValue(rs.getString("data"), STRING_MAP), rs.getLong("version"), instant(rs, "created_at"),
+                instant(rs, "updated_at"));
+    }
+
+    // --- server keys ---
+
+    @Override
+    public Optional<String> serverKeyId(String purpose) {
+        return withHandle(h -> h.createQuery("SELECT key_id FROM server_keys WHERE purpose = :purpose").bind("purpose", purpose)
+                .mapTo(String.class).findOne());
+    }
+
+    @Override
+    public void registerServerKey(String purpose, String keyId, Instant at) {
+        inTransaction(store -> withHandle(h -> {
+            if (h.createQuery("SELECT COUNT(*) FROM server_keys WHERE purpose = :purpose").bind("purpose", purpose).mapTo(Long.class).one() > 0) {
+                throw new ConflictException("a " + purpose + " key is registered already");
+            }
+            return time(h.createUpdate("INSERT INTO server_keys (purpose, key_id, created_at) VALUES (:purpose, :keyId, :at)")
+                    .bind("purpose", purpose).bind("keyId", keyId), "at", at).execute();
+        }));
+    }
+
+    @Override
+    public void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at) {
+        int changed = withHandle(h -> time(h.createUpdate("UPDATE server_keys SET key_id = :keyId, created_at = :at "
+                        + "WHERE purpose = :purpose AND key_id = :expected")
+                .bind("purpose", purpose).bind("keyId", keyId).bind("expected", expectedKeyId), "at", at).execute());
+        if (changed == 0) {
+            throw new ConflictException("the " + purpose + " key is not " + expectedKeyId + " (it changed meanwhile)");
+        }
     }
 
     // --- runs ---
