@@ -229,12 +229,20 @@ public final class DocumentParser {
         return "";
     }
 
+    /** The first line of a parser's message, in words: without the parser's own class names, features and source. */
     private static String firstLine(String message) {
         if (message == null || message.isBlank()) {
             return "syntax error";
         }
         int newline = message.indexOf('\n');
-        return (newline < 0 ? message : message.substring(0, newline)).trim();
+        String line = (newline < 0 ? message : message.substring(0, newline)).trim();
+        if (line.startsWith("Trailing token")) {
+            return "there is more after the document (send several documents as a JSON array)";
+        }
+        line = line.replaceAll("\\s*\\(start marker at \\[[^\\]]*]\\)", "")
+                .replaceAll("\\s*\\[Source: [^\\]]*]", "")
+                .replaceAll("\\s*\\([^()]*`[^`]*`[^()]*\\)", "");
+        return line.isBlank() || line.contains("tools.jackson") || line.contains("Feature") || line.contains("org.snakeyaml") ? "syntax error" : line;
     }
 
     private static InvalidInputException invalid(String field, String message) {

@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -16,6 +17,7 @@ import org.snakeyaml.engine.v2.events.Event;
 import org.snakeyaml.engine.v2.events.NodeEvent;
 import org.snakeyaml.engine.v2.events.ScalarEvent;
 import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.TokenStreamContext;
@@ -138,7 +140,20 @@ final class StructureChecks {
      */
     static YamlResult yaml(LoadSettings settings, String text, boolean listsHoldDocuments) {
         YamlWalk walk = new YamlWalk(listsHoldDocuments);
-        for (Event event : new Parse(settings).parseString(text)) {
+        Iterator<Event> events = new Parse(settings).parseString(text).iterator();
+        while (true) {
+            Event event;
+            try {
+                if (!events.hasNext()) {
+                    break;
+                }
+                event = events.next();
+            } catch (YamlEngineException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                // SnakeYAML's own failures on some malformed input: a cut-short "\x" escape is a NumberFormatException.
+                throw new YamlEngineException("a malformed escape sequence or scalar", e);
+            }
             walk.on(event);
         }
         return new YamlResult(problems(walk.findings, walk.documents), walk.documents);

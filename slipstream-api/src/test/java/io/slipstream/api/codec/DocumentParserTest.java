@@ -199,6 +199,13 @@ class DocumentParserTest {
     }
 
     @Test
+    void aMalformedEscapeThatTheYamlScannerCannotReadIsAFourHundred() {
+        // Found by DocumentReaderFuzzTest: SnakeYAML throws NumberFormatException on a "\x" cut short by the end.
+        assertThat(messageOf(" \":not\n\\x")).contains("not valid YAML");
+        assertThatThrownBy(() -> DocumentParser.parseValue("\"\\x")).isInstanceOf(InvalidInputException.class);
+    }
+
+    @Test
     void refusesTooManyDocuments() {
         assertThat(messageOf("a: 1\n---\n".repeat(DocumentParser.MAX_DOCUMENTS + 1))).contains("at most");
     }
