@@ -43,7 +43,7 @@ class OverridesFuzzTest {
     @FuzzTest(maxDuration = "10s")
     @DictionaryEntries({"nodeGroups.", "worker.", "coordinator.", "env.", "LR", "replicas", "command", "resources.", "gpu", "cpu", "memory",
             "shape", "startupProbe.", "periodSeconds", "faultTolerance.", "retryOn.", "exitCodes", "maxRuntime", "priority", "schedule.",
-            "cron", "storage", "quota", "=", "\\x0a", "..", "../", "[a, b]", "{a: 1}", "!custom ", "&a ", "*a", "\\x5cud800", "null", "~"})
+            "cron", "storage", "quota", "=", "..", "../", "[a, b]", "{a: 1}", "!custom ", "&a ", "*a", "\\ud800", "null", "~"})
     void appliesAnyOverrides(byte[] input) {
         Map<String, String> overrides = overrides(input);
         try {
