@@ -106,6 +106,8 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/quotas", Map.of(), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);
+        check("GET", "/api/v1/jobs", Map.of("?", "workspace=Not_A_Name"), alice, null);
+        check("GET", "/api/v1/quotas", Map.of("?", "workspace=team-a&workspace=team-b"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
         check("GET", "/api/v1/nodes", Map.of(), alice, null);
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
@@ -128,6 +130,7 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/runs/{run}", Map.of("run", id), alice, null);
         check("GET", "/api/v1/runs/{run}", Map.of("run", "missing-12345678"), alice, null);
         check("GET", "/api/v1/runs/{run}/events", Map.of("run", id), alice, null);
+        check("GET", "/api/v1/runs/{run}/events", Map.of("run", "%00"), alice, null); // refused before routing, same body
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id), alice, null);
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "format=jsonl"), alice, null);
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "stream=sideways"), alice, null);
