@@ -56,6 +56,9 @@ public final class ApiServer implements AutoCloseable {
     private static final String PRINCIPAL = "slipstream.principal";
     private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
     private static final int MAX_OVERRIDES = 100;
+    /** The earliest and latest instants a query may name: what every store can hold. */
+    private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
+    private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
 
     /** One registered route, as the OpenAPI file must describe it. */
     public record Route(String method, String path) {
@@ -441,10 +444,6 @@ public final class ApiServer implements AutoCloseable {
         }
         return text;
     }
-
-    /** The earliest and latest instants a query may name: what every store can hold. */
-    private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
-    private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
 
     /** A point in time: an ISO-8601 instant ({@code 2026-11-29T10:00:00Z}) or a duration ago ({@code 2h}, {@code 7d}). */
     private java.time.Instant timeParam(Context ctx, String name, Problems problems) {

@@ -277,6 +277,20 @@ class BadInputApiTest {
     }
 
     @Test
+    void garbageAuthorizationHeadersAreFourHundredsNotFiveHundreds() throws Exception {
+        for (String header : List.of("Bearer", "Bearer ", "Basic YWxpY2U6c2VjcmV0", "Bearer ss_" + "x".repeat(4000), "Bearer ss_\u00e9\u00ff",
+                "Bearer " + admin + " " + admin, "bearer " + admin.toUpperCase(java.util.Locale.ROOT), "Bearer ss_%00")) {
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.server().port())) {
+                socket.setSoTimeout(60_000);
+                socket.getOutputStream().write(("GET /api/v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + header
+                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                String status = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
+                assertThat(status).as(header.length() > 40 ? header.substring(0, 40) : header).matches("HTTP/1\\.1 4\\d\\d .*");
+            }
+        }
+    }
+
+    @Test
     void requestTargetsThatNoUriHoldsAreFourHundreds() {
         for (String target : List.of("/api/v1/runs?limit=%ZZ", "/api/v1/runs/%ZZ", "/api/v1/runs?workspace=%FF", "/api/v1/runs/%FF%FE",
                 "/api/v1/workspaces/%C0%80", "/api/v1/runs?state=%", "/api/v1/runs/\u00e9", "/api/v1/runs?job=\u00ff")) {
