@@ -66,13 +66,35 @@ public final class FieldReader {
             missing(field, required);
             return null;
         }
-        if (!value.isString()) {
-            problems.add(pathOf(field), "must be a string, not " + describe(value));
-            return null;
-        }
-        return checkString(pathOf(field), value.asString(), maxLength);
+        return text(pathOf(field), value, maxLength);
     }
 
+    /**
+     * The one place where "a string" is read, whatever holds it (a field, a list item, a map value): anything else (an
+     * object, a list, a number, true/false, null) is a problem at {@code fieldPath}, as is a string that
+     * {@link #checkString} refuses. Returns {@code null} after recording the problem.
+     */
+    public String text(String fieldPath, JsonNode value, int maxLength) {
+        if (value == null || !value.isString()) {
+            problems.add(fieldPath, "must be a string, not " + describe(value) + quoteHint(value));
+            return null;
+        }
+        return checkString(fieldPath, value.asString(), maxLength);
+    }
+
+    /** For a number or true/false, how to write it as a string; nothing for other kinds (their text could be anything). */
+    private static String quoteHint(JsonNode value) {
+        if (value != null && (value.isNumber() || value.isBoolean())) {
+            return " (quote it: \"" + value.asString() + "\")";
+        }
+        return "";
+    }
+
+    /**
+     * Checks text that will leave the server (in a process's arguments or environment, a file, the store): at most
+     * {@code maxLength} characters, no NUL (it ends a C string), and only whole characters (a lone UTF-16 surrogate,
+     * as a JSON escape like {@code \\ud800} can make, has no UTF-8 form and would be silently replaced).
+     */
     public String checkString(String fieldPath, String text, int maxLength) {
         if (text.length() > maxLength) {
             problems.add(fieldPath, "must be at most " + maxLength + " characters (is " + text.length() + ")");
@@ -82,7 +104,26 @@ public final class FieldReader {
             problems.add(fieldPath, "must not contain NUL characters");
             return null;
         }
+        int surrogate = loneSurrogate(text);
+        if (surrogate >= 0) {
+            problems.add(fieldPath, "must be valid Unicode: a lone surrogate (\\u" + Integer.toHexString(text.charAt(surrogate))
+                    + ") is at character " + surrogate);
+            return null;
+        }
         return text;
+    }
+
+    /** The index of the first UTF-16 surrogate that is not half of a pair, or -1. */
+    static int loneSurrogate(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** A whole number within [min, max]; {@code null} when absent or invalid (the problem is recorded). */

@@ -118,18 +118,17 @@ public final class SpecReader {
             Set<String> seen = new HashSet<>();
             for (int i = 0; i < items.size(); i++) {
                 String path = spec.pathOf("members") + "[" + i + "]";
-                JsonNode item = items.get(i);
-                if (!item.isString()) {
-                    spec.problems().add(path, "must be a user name (a string), not " + FieldReader.describe(item));
+                String member = spec.text(path, items.get(i), 128);
+                if (member == null) {
                     continue;
                 }
-                String problem = Names.userNameProblem(item.asString());
+                String problem = Names.userNameProblem(member);
                 if (problem != null) {
                     spec.problems().add(path, problem);
-                } else if (!seen.add(item.asString())) {
-                    spec.problems().add(path, "'" + item.asString() + "' is listed twice");
+                } else if (!seen.add(member)) {
+                    spec.problems().add(path, "'" + member + "' is listed twice");
                 } else {
-                    members.add(item.asString());
+                    members.add(member);
                 }
             }
         }
@@ -403,7 +402,7 @@ public final class SpecReader {
                 FaultTolerance.ExitCodeRange range = exitCodeRange(codes.get(i));
                 if (range == null) {
                     problems.add(retryOn.pathOf("exitCodes") + "[" + i + "]",
-                            "must be an exit code (0-255) or a range like \"128-255\", got " + FieldReader.describe(codes.get(i)));
+                            "must be an exit code (0-255) or a range like \"128-255\", not " + describeExitCode(codes.get(i)));
                 } else {
                     exitCodes.add(range);
                 }
@@ -411,11 +410,7 @@ public final class SpecReader {
             List<JsonNode> regexes = retryOn.array("errorPatterns", false, 32);
             for (int i = 0; regexes != null && i < regexes.size(); i++) {
                 String path = retryOn.pathOf("errorPatterns") + "[" + i + "]";
-                if (!regexes.get(i).isString()) {
-                    problems.add(path, "must be a string, not " + FieldReader.describe(regexes.get(i)));
-                    continue;
-                }
-                String text = retryOn.checkString(path, regexes.get(i).asString(), 512);
+                String text = retryOn.text(path, regexes.get(i), 512);
                 if (text == null) {
                     continue;
                 }
@@ -441,6 +436,15 @@ public final class SpecReader {
                 maxNodeLost == null ? FaultTolerance.DEFAULT_MAX_RESTARTS : maxNodeLost.intValue(),
                 maxHangs == null ? FaultTolerance.DEFAULT_MAX_RESTARTS : maxHangs.intValue(), base, cap, exitCodes, patterns, other,
                 sameErrorLimit == null ? 0 : sameErrorLimit.intValue(), hangTimeout, exitHangTimeout);
+    }
+
+    /** What an exit code that is none was: its kind, and for a number or a string its value. */
+    private static String describeExitCode(JsonNode node) {
+        if (node.isNumber() || node.isString()) {
+            String text = node.asString();
+            return FieldReader.describe(node) + " (" + (text.length() > 20 ? text.substring(0, 20) + "..." : text) + ")";
+        }
+        return FieldReader.describe(node);
     }
 
     /** {@code 137} or {@code "137"} or {@code "128-255"}; {@code null} if it is none of them. */
@@ -649,13 +653,8 @@ public final class SpecReader {
         }
         List<String> command = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
-            JsonNode item = items.get(i);
             String itemPath = path + "[" + i + "]";
-            if (!item.isString()) {
-                group.problems().add(itemPath, "must be a string (quote numbers: \"" + item.asString() + "\"), not " + FieldReader.describe(item));
-                continue;
-            }
-            String arg = group.checkString(itemPath, item.asString(), MAX_ARG_LENGTH);
+            String arg = group.text(itemPath, items.get(i), MAX_ARG_LENGTH);
             if (arg != null && i == 0 && arg.isBlank()) {
                 group.problems().add(itemPath, "must name the program to run");
             }
@@ -693,7 +692,7 @@ public final class SpecReader {
                         + "Secret, not " + FieldReader.describe(value));
                 continue;
             }
-            String text = group.checkString(path, value.asString(), MAX_ENV_VALUE_LENGTH);
+            String text = readEnvValue(group, path, value);
             if (text != null) {
                 env.put(entry.getKey(), text);
             }
@@ -754,6 +753,11 @@ public final class SpecReader {
             }
         }
         return mounts;
+    }
+
+    /** One env value: a string. Anything else (an object, a list, a number, true/false, null) is refused with its path. */
+    private static String readEnvValue(FieldReader group, String path, JsonNode value) {
+        return group.text(path, value, MAX_ENV_VALUE_LENGTH);
     }
 
     private static String readWorkingDir(FieldReader group) {

@@ -77,6 +77,71 @@ class OverridesTest {
     }
 
     @Test
+    void pathsThatAreNotPathsAreNamedAsGiven() {
+        for (String key : List.of("../../x", "..", ".priority", "priority.", "a..b", " priority", "nodeGroups.worker./etc/passwd",
+                "nodeGroups.worker.env.A B", "nodeGroups.worker.env.\u0000", "spec\\x", "nodeGroups.worker.command[0]")) {
+            Map<String, String> overrides = new LinkedHashMap<>();
+            overrides.put(key, "1");
+            assertThat(problems(overrides)).as(key).singleElement().satisfies(p -> {
+                assertThat(p.field()).isEqualTo("overrides." + key);
+                assertThat(p.message()).contains("is not a path");
+            });
+        }
+        assertThat(problems(overrides("=1"))).singleElement().satisfies(p -> assertThat(p.field()).isEqualTo("overrides."));
+        String deep = "a.".repeat(20) + "b";
+        assertThat(problems(overrides(deep + "=1"))).singleElement().satisfies(p -> assertThat(p.message()).contains("at most"));
+        String longKey = "k".repeat(10_000);
+        assertThat(problems(overrides(longKey + "=1"))).singleElement()
+                .satisfies(p -> assertThat(p.field()).as("a huge key is cut in the report").hasSizeLessThan(300).startsWith("overrides.kkk"));
+    }
+
+    @Test
+    void envValuesAreStringsWithNothingUnderThem() {
+        assertThat(problems(overrides("nodeGroups.worker.env.LR.deeper=1"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.env.LR.deeper");
+            assertThat(p.message()).contains("env values are strings");
+        });
+        assertThat(problems(overrides("nodeGroups.worker.env.LR=a\u0000b"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.env.LR");
+            assertThat(p.message()).contains("NUL");
+        });
+        assertThat(problems(overrides("nodeGroups.worker.env={LR: [1]}"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.env.LR");
+            assertThat(p.message()).isEqualTo("must be a string, not a list");
+        });
+        assertThat(Overrides.apply(JOB, overrides("nodeGroups.worker.env.LR=!custom {a: 1}")).nodeGroups().get(1).env())
+                .as("env values are text, never parsed").containsEntry("LR", "!custom {a: 1}");
+    }
+
+    @Test
+    void valuesAreReadAsStrictlyAsDocuments() {
+        assertThat(problems(overrides("priority=!custom 5"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.priority");
+            assertThat(p.message()).contains("tag !custom");
+        });
+        assertThat(problems(overrides("nodeGroups.worker.resources={cpu: 1, cpu: 2, memory: 1Gi}"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.resources");
+            assertThat(p.message()).contains("cpu").contains("given twice");
+        });
+        assertThat(problems(overrides("nodeGroups.worker.command=[&a x, *a]"))).singleElement()
+                .satisfies(p -> assertThat(p.message()).contains("alias"));
+        assertThat(problems(overrides("nodeGroups.worker.command=[a, {b: 1}]"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.command[1]");
+            assertThat(p.message()).isEqualTo("must be a string, not an object");
+        });
+        assertThat(problems(overrides("nodeGroups.worker.resources={cpu: 1, memory: 1Gi, gpu: x}"))).singleElement()
+                .satisfies(p -> assertThat(p.field()).isEqualTo("overrides.nodeGroups.worker.resources.gpu"));
+    }
+
+    @Test
+    void anUnknownFieldIsNamedByTheOverrideThatMadeIt() {
+        assertThat(problems(overrides("colour.shade=red"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("overrides.colour.shade");
+            assertThat(p.message()).contains("unknown field");
+        });
+    }
+
+    @Test
     void aShapeReplacesExplicitResources() {
         JobSpec spec = Overrides.apply(JOB, overrides("nodeGroups.worker.shape=gpu.small"));
         assertThat(spec.nodeGroups().get(1).shape()).isEqualTo("gpu.small");

@@ -11,10 +11,12 @@ import io.slipstream.api.codec.Json;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.problem.Problems;
+import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Documents;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.Overrides;
 import io.slipstream.api.wire.ErrorView;
 import io.slipstream.api.wire.ListView;
 import io.slipstream.api.wire.RunView;
@@ -55,6 +57,9 @@ public final class ApiServer implements AutoCloseable {
     private static final String PRINCIPAL = "slipstream.principal";
     private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
     private static final int MAX_OVERRIDES = 100;
+    /** The earliest and latest instants a query may name: what every store can hold. */
+    private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
+    private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
 
     /** One registered route, as the OpenAPI file must describe it. */
     public record Route(String method, String path) {
@@ -151,6 +156,8 @@ public final class ApiServer implements AutoCloseable {
                 }
                 ctx.attribute(PRINCIPAL, caller);
             });
+            config.routes.before("/api/*", ctx -> QueryString.check(ctx.queryString()));
+            config.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
             config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), e.problems()));
             config.routes.exception(ApiException.class, (e, ctx) -> error(ctx, e.status(), e.code(), e.getMessage(), List.of()));
             config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "CONFLICT", e.getMessage(), List.of()));
@@ -317,7 +324,10 @@ public final class ApiServer implements AutoCloseable {
         }
     }
 
-    /** {@code overrides}: a map of paths to values; values other than strings (numbers, lists, maps) are kept as JSON, which is YAML. */
+    /**
+     * {@code overrides}: a map of paths to values; values other than strings (numbers, lists, maps) are kept as JSON, which
+     * is YAML. An env value is text: a number or true/false is taken as written, a list or a map is refused.
+     */
     private static Map<String, String> overrides(FieldReader body) {
         List<Map.Entry<String, JsonNode>> entries = body.entries("overrides", false, MAX_OVERRIDES);
         Map<String, String> overrides = new java.util.LinkedHashMap<>();
@@ -326,6 +336,8 @@ public final class ApiServer implements AutoCloseable {
                 JsonNode value = entry.getValue();
                 if (value.isNull()) {
                     body.problems().add("overrides." + entry.getKey(), "must be a value, not null");
+                } else if (Overrides.isEnvValue(entry.getKey()) && value.isContainer()) {
+                    body.problems().add("overrides." + entry.getKey(), "must be a string, not " + FieldReader.describe(value));
                 } else {
                     overrides.put(entry.getKey(), value.isString() ? value.asString() : value.toString());
                 }
@@ -340,7 +352,7 @@ public final class ApiServer implements AutoCloseable {
         Set<RunState> states = EnumSet.noneOf(RunState.class);
         String stateParam = ctx.queryParam("state");
         if (stateParam != null && !stateParam.isBlank()) {
-            for (String state : stateParam.split(",")) {
+            for (String state : stateParam.split(",", -1)) {
                 try {
                     states.add(RunState.valueOf(state.trim().toUpperCase(Locale.ROOT)));
                 } catch (IllegalArgumentException e) {
@@ -354,6 +366,10 @@ public final class ApiServer implements AutoCloseable {
             String[] parts = cursor.split("_", 2);
             try {
                 before = new RunQuery.Cursor(Long.parseLong(parts[0]), parts[1]);
+                if (!RunId.isValid(parts[1]) || before.createdAtMillis() < 0 || before.createdAtMillis() > LATEST.toEpochMilli()) {
+                    before = null;
+                    problems.add("before", "is not a cursor returned as 'next' by this API");
+                }
             } catch (RuntimeException e) {
                 problems.add("before", "is not a cursor returned as 'next' by this API");
             }
@@ -361,8 +377,10 @@ public final class ApiServer implements AutoCloseable {
         int limit = (int) longParam(ctx, "limit", 100, 1, 1000);
         java.time.Instant since = timeParam(ctx, "since", problems);
         java.time.Instant until = timeParam(ctx, "until", problems);
+        String workspace = nameParam(ctx, "workspace", problems);
+        String job = nameParam(ctx, "job", problems);
         problems.throwIfAny("the query is invalid");
-        List<RunRecord> page = runs.list(caller, ctx.queryParam("workspace"), ctx.queryParam("job"), states, since, until, limit + 1, before);
+        List<RunRecord> page = runs.list(caller, workspace, job, states, since, until, limit + 1, before);
         String next = null;
         if (page.size() > limit) {
             page = page.subList(0, limit);
@@ -398,6 +416,11 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private void listDocuments(Context ctx, Kind kind, String workspace) {
+        if (workspace != null) {
+            Problems problems = new Problems();
+            nameParam(ctx, "workspace", problems);
+            problems.throwIfAny("the query is invalid");
+        }
         ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream().map(Views::document).toList()));
     }
 
@@ -438,22 +461,42 @@ public final class ApiServer implements AutoCloseable {
         }
     }
 
+    /** A filter by name ({@code workspace}, {@code job}): {@code null} when not given; a name that cannot be one is a problem. */
+    private static String nameParam(Context ctx, String name, Problems problems) {
+        String text = ctx.queryParam(name);
+        if (text == null) {
+            return null;
+        }
+        String problem = io.slipstream.api.spec.Names.dnsLabelProblem(text);
+        if (problem != null) {
+            problems.add(name, (text.length() > 64 ? "" : "'" + text + "': ") + problem);
+            return null;
+        }
+        return text;
+    }
+
     /** A point in time: an ISO-8601 instant ({@code 2026-11-29T10:00:00Z}) or a duration ago ({@code 2h}, {@code 7d}). */
     private java.time.Instant timeParam(Context ctx, String name, Problems problems) {
         String text = ctx.queryParam(name);
         if (text == null || text.isBlank()) {
             return null;
         }
+        java.time.Instant instant;
         try {
-            return java.time.Instant.parse(text);
+            instant = java.time.Instant.parse(text);
         } catch (java.time.format.DateTimeParseException notAnInstant) {
             try {
-                return clock.instant().minus(io.slipstream.api.spec.Durations.parse(text));
+                instant = clock.instant().minus(io.slipstream.api.spec.Durations.parse(text));
             } catch (RuntimeException notADuration) { // also a duration too long to subtract
                 problems.add(name, "must be a time like 2026-11-29T10:00:00Z or a duration ago like 2h (is '" + text + "')");
                 return null;
             }
         }
+        if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+            problems.add(name, "must be between the years 1 and 9999 (is '" + text + "')");
+            return null;
+        }
+        return instant;
     }
 
     private static boolean boolParam(Context ctx, String name) {
@@ -471,7 +514,7 @@ public final class ApiServer implements AutoCloseable {
         ctx.status(status).json(new ErrorView(status, code, message, problems));
     }
 
-    private static String codeOf(int status) {
+    static String codeOf(int status) {
         return switch (status) {
             case 400 -> "BAD_REQUEST";
             case 401 -> "UNAUTHORIZED";
@@ -480,7 +523,7 @@ public final class ApiServer implements AutoCloseable {
             case 405 -> "METHOD_NOT_ALLOWED";
             case 409 -> "CONFLICT";
             case 422 -> "UNPROCESSABLE";
-            case 413 -> "TOO_LARGE";
+            case 413, 414, 431 -> "TOO_LARGE";
             default -> status >= 500 ? "INTERNAL" : "ERROR";
         };
     }

@@ -4,6 +4,7 @@ import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.Document;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.Names;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.wire.ApplyResultView;
 import io.slipstream.server.api.ApiException;
@@ -161,6 +162,9 @@ public final class DocumentService {
     }
 
     public StoredDocument get(Principal caller, Kind kind, String workspace, String name) {
+        if (!couldExist(kind, workspace, name)) {
+            throw notFound(kind, workspace, name);
+        }
         if (kind.workspaced() && !caller.canAccess(workspace)) {
             throw notFound(kind, workspace, name);
         }
@@ -200,6 +204,14 @@ public final class DocumentService {
         } catch (ConflictException e) {
             throw ApiException.conflict(e.getMessage());
         }
+    }
+
+    /** Whether an object of {@code kind} could have these names; one that could not is simply not found. */
+    private static boolean couldExist(Kind kind, String workspace, String name) {
+        if (kind.workspaced() && (workspace == null || Names.dnsLabelProblem(workspace) != null)) {
+            return false;
+        }
+        return name != null && (kind == Kind.Shape ? Names.dnsSubdomainProblem(name) : Names.dnsLabelProblem(name)) == null;
     }
 
     private static void requireAdmin(Principal caller, Kind kind) {

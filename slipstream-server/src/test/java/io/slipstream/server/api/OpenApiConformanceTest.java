@@ -107,6 +107,8 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/quotas", Map.of(), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);
+        check("GET", "/api/v1/jobs", Map.of("?", "workspace=Not_A_Name"), alice, null);
+        check("GET", "/api/v1/quotas", Map.of("?", "workspace=team-a&workspace=team-b"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
         check("POST", "/api/v1/apply", Map.of(), alice, """
                 apiVersion: slipstream/v1
@@ -141,6 +143,7 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/runs/{run}", Map.of("run", id), alice, null);
         check("GET", "/api/v1/runs/{run}", Map.of("run", "missing-12345678"), alice, null);
         check("GET", "/api/v1/runs/{run}/events", Map.of("run", id), alice, null);
+        check("GET", "/api/v1/runs/{run}/events", Map.of("run", "%00"), alice, null); // refused before routing, same body
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id), alice, null);
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "format=jsonl"), alice, null);
         check("GET", "/api/v1/runs/{run}/logs", Map.of("run", id, "?", "stream=sideways"), alice, null);

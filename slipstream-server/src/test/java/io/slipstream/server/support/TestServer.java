@@ -95,6 +95,47 @@ public final class TestServer implements AutoCloseable {
         }
     }
 
+    /** A call with a body of raw bytes, which need not be text in any encoding. */
+    public Response callBytes(String method, String path, String token, byte[] body, String contentType) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.url() + path)).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", contentType)
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        try {
+            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""),
+                    response.headers());
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * The status of a GET of {@code target} sent as is, byte for byte, on a socket: for request targets that a URI
+     * refuses to hold (a broken escape like {@code %ZZ}, bytes that are not UTF-8).
+     */
+    public int rawGet(String target, String token) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+            socket.setSoTimeout(60_000);
+            String request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\nConnection: close\r\n\r\n";
+            socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            String statusLine = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1))
+                    .readLine();
+            if (statusLine == null || !statusLine.startsWith("HTTP/1.1 ")) {
+                throw new AssertionError("no HTTP response to GET " + target + ": " + statusLine);
+            }
+            return Integer.parseInt(statusLine.substring(9, 12));
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     public Response get(String path, String token) {
         return call("GET", path, token, null, null);
     }

@@ -1,0 +1,300 @@
+package io.slipstream.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.support.TestServer;
+import io.slipstream.server.support.TestServer.Response;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Bad input through HTTP against a real server: every type confusion, duplicate key, byte that is not UTF-8, YAML tag,
+ * override path and query or path parameter answers 4xx (400 with the field's path where there is one), never 500,
+ * and a refused request leaves nothing behind.
+ */
+class BadInputApiTest {
+    @TempDir
+    static Path dataDir;
+
+    private static TestServer server;
+    private static String admin;
+    private static String alice;
+    private static String runId;
+
+    @BeforeAll
+    static void start() {
+        server = TestServer.start(dataDir);
+        admin = server.adminToken();
+        Response setup = server.post("/api/v1/apply", admin, """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-a}
+                spec: {members: [alice]}
+                ---
+                apiVersion: slipstream/v1
+                kind: Shape
+                metadata: {name: cpu.small}
+                spec: {cpu: 1, memory: 1Gi}
+                """ + "---\n" + job("ok", "\"true\""));
+        assertThat(setup.status()).as(setup.text()).isEqualTo(200);
+        alice = server.tokenFor("alice");
+        Response run = server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\"}");
+        assertThat(run.status()).as(run.text()).isEqualTo(201);
+        runId = run.json().get("id").asString();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    /** A job whose first node group's command ends with {@code lastArg} (YAML). */
+    private static String job(String name, String lastArg) {
+        return """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: %s, workspace: team-a}
+                spec:
+                  nodeGroups:
+                    - {name: main, shape: cpu.small, command: ["sh", %s]}
+                """.formatted(name, lastArg);
+    }
+
+    /** What the store holds: every document with its version, and every run's id. */
+    private static String snapshot() {
+        List<String> lines = new ArrayList<>();
+        for (String list : List.of("workspaces", "shapes", "quotas", "jobs")) {
+            server.get("/api/v1/" + list, admin).json().get("items")
+                    .forEach(d -> lines.add(list + " " + d.get("metadata").get("workspace") + "/" + d.get("metadata").get("name").asString()
+                            + " v" + d.get("metadata").get("version")));
+        }
+        server.get("/api/v1/runs?limit=1000", admin).json().get("items").forEach(r -> lines.add("run " + r.get("id").asString()));
+        return String.join("\n", new TreeSet<>(lines));
+    }
+
+    private static void assertRefused(Response response, String field, String messagePart) {
+        assertThat(response.status()).as(response.text()).isEqualTo(400);
+        JsonNode body = response.json();
+        assertThat(body.get("code").asString()).isEqualTo("INVALID_INPUT");
+        assertThat(body.get("problems")).as(response.text())
+                .anySatisfy(p -> {
+                    assertThat(p.get("field").asString()).isEqualTo(field);
+                    assertThat(p.get("message").asString()).contains(messagePart);
+                });
+        assertThat(response.text()).doesNotContain("Exception");
+    }
+
+    /** The issue's cases: an object or a list where a command item, an env value or a probe's command item goes. */
+    static Stream<Arguments> typeConfusions() {
+        List<Arguments> cases = new ArrayList<>();
+        Map<String, String> places = Map.of(
+                "command: [{BAD}]", "spec.nodeGroups[0].command[0]",
+                "command: [sh, {BAD}]", "spec.nodeGroups[0].command[1]",
+                "command: [sh], env: {X: {BAD}}", "spec.nodeGroups[0].env.X",
+                "command: [sh], startupProbe: {command: [{BAD}]}", "spec.nodeGroups[0].startupProbe.command[0]",
+                "command: [sh], startupProbe: {command: [test, {BAD}]}", "spec.nodeGroups[0].startupProbe.command[1]");
+        Map<String, String> values = Map.of("{a: 1}", "an object", "{}", "an object", "[1]", "a list", "[]", "a list", "[{}]", "a list");
+        places.forEach((place, field) -> values.forEach((value, kind) -> cases.add(Arguments.of(place.replace("{BAD}", value), field, kind))));
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("typeConfusions")
+    void typeConfusionsAreFourHundredsOnApplyAndInAJobDocument(String group, String field, String kind) {
+        String before = snapshot();
+        String document = """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: confused, workspace: team-a}
+                spec:
+                  nodeGroups:
+                    - {name: main, shape: cpu.small, %s}
+                """.formatted(group);
+        assertRefused(server.post("/api/v1/apply", alice, document), field, "must be a string, not " + kind);
+        String json = Json.mapper().writeValueAsString(Json.yaml().readTree(document));
+        assertRefused(server.post("/api/v1/apply", alice, json), field, "must be a string, not " + kind);
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + "}"), "jobDocument." + field, "must be a string, not " + kind);
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void duplicateKeysAreRefusedInJsonAsInYaml() {
+        String before = snapshot();
+        assertRefused(server.post("/api/v1/apply", alice, job("dup", "x").replace("command:", "command: [a], command:")),
+                "spec.nodeGroups[0].command", "given twice");
+        String json = Json.mapper().writeValueAsString(Json.yaml().readTree(job("dup", "x")))
+                .replace("\"name\":\"main\"", "\"name\":\"main\",\"env\":{\"X\":\"1\",\"X\":\"2\"}");
+        assertRefused(server.post("/api/v1/apply", alice, json), "spec.nodeGroups[0].env.X", "given twice");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + "}"), "jobDocument.spec.nodeGroups[0].env.X", "given twice");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"job\": \"other\"}"), "job", "given twice");
+        assertRefused(server.post("/api/v1/tokens", admin, "{\"user\": \"bob\", \"admin\": false, \"admin\": true}"), "admin", "given twice");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    private static byte[] bytes(Object... parts) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (Object part : parts) {
+            out.writeBytes(part instanceof String text ? text.getBytes(StandardCharsets.UTF_8) : (byte[]) part);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void bytesThatAreNotUtf8AreRefusedNotReplaced() {
+        String before = snapshot();
+        String text = job("latin1", "\"caf@\"");
+        byte[] yaml = bytes(text.substring(0, text.indexOf('@')), new byte[] {(byte) 0xE9}, text.substring(text.indexOf('@') + 1));
+        Response apply = server.callBytes("POST", "/api/v1/apply", alice, yaml, "application/yaml");
+        assertRefused(apply, "", "not valid UTF-8");
+        int offset = text.indexOf('@');
+        assertThat(apply.text()).contains("byte 0xE9 at offset " + offset + " (line 6, column " + (offset - text.lastIndexOf('\n', offset)) + ")");
+        String json = Json.mapper().writeValueAsString(Json.yaml().readTree(job("latin1", "x")))
+                .replace("\"name\":\"main\"", "\"name\":\"main\",\"env\":{\"X\":\"@\"}");
+        byte[] run = bytes("{\"jobDocument\": " + json.substring(0, json.indexOf('@')), new byte[] {(byte) 0xC3, (byte) 0x28},
+                json.substring(json.indexOf('@') + 1) + "}");
+        assertRefused(server.callBytes("POST", "/api/v1/runs", alice, run, "application/json"), "", "not valid UTF-8");
+        Response escaped = server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json.replace("\"x\"", "\"\\ud800\"").replace("@", "y") + "}");
+        assertRefused(escaped, "jobDocument.spec.nodeGroups[0].command[1]", "lone surrogate");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void yamlTagsAreRefusedWithTheirPath() {
+        String before = snapshot();
+        assertRefused(server.post("/api/v1/apply", alice, job("tagged", "!custom x")), "spec.nodeGroups[0].command[1]", "tag !custom");
+        assertRefused(server.post("/api/v1/apply", alice, job("tagged", "!!binary aGk=")), "spec.nodeGroups[0].command[1]", "tag !!binary");
+        assertRefused(server.post("/api/v1/apply", alice, job("tagged", "x").replace("kind: Job", "kind: !!python/name:Job Job")), "kind", "tag");
+        assertThat(server.post("/api/v1/apply", alice, job("tagged", "!!str 5")).status()).as("!!str makes a string").isEqualTo(200);
+        assertThat(server.call("DELETE", "/api/v1/workspaces/team-a/jobs/tagged", alice, null, null).status()).isEqualTo(204);
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void overridePathsAreReportedAsGivenAndNothingIsStored() {
+        String before = snapshot();
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"../../x\": 1}}"),
+                "overrides.../../x", "is not a path");
+        assertRefused(server.post("/api/v1/runs", alice,
+                "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"nodeGroups.main.env.X\": {\"secretRef\": \"s/k\"}}}"),
+                "overrides.nodeGroups.main.env.X", "must be a string, not an object");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"priority\": \"!custom 5\"}}"),
+                "overrides.priority", "tag !custom");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"nodeGroups.main.env.X.Y\": \"1\"}}"),
+                "overrides.nodeGroups.main.env.X.Y", "env values are strings");
+        String json = Json.mapper().writeValueAsString(Json.yaml().readTree(job("submitted", "x")));
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + ", \"overrides\": {\"a..b\": 1}}"), "overrides.a..b", "is not a path");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + ", \"overrides\": {\"nodeGroups.main.replicas\": \"many\"}}"),
+                "overrides.nodeGroups.main.replicas", "whole number");
+        assertThat(server.get("/api/v1/workspaces/team-a/jobs/submitted", alice).status()).as("the job was not applied either").isEqualTo(404);
+        assertThat(snapshot()).isEqualTo(before);
+        Response good = server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"nodeGroups.main.env.X\": 5}}");
+        assertThat(good.status()).as(good.text()).isEqualTo(201);
+    }
+
+    @Test
+    void otherBodiesOfTheWrongShapeAreFourHundreds() {
+        String before = snapshot();
+        assertRefused(server.post("/api/v1/nodes/node-1/down", admin, "{\"reason\": {\"a\": 1}}"), "reason", "must be a string, not an object");
+        assertRefused(server.post("/api/v1/tokens", admin, "{\"user\": [\"bob\"]}"), "user", "must be a string, not a list");
+        assertRefused(server.post("/api/v1/tokens", admin, "{\"user\": \"bob\", \"expiresInDays\": 1e400}"), "expiresInDays", "whole number");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": [1]}"), "overrides", "not a list");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": [1]}"), "jobDocument", "not a list");
+        assertRefused(server.post("/api/v1/runs/" + runId + "/instances/0/progress", admin, "{\"step\": {}}"), "step", "whole number");
+        assertRefused(server.post("/api/v1/runs/" + runId + "/instances/0/progress", admin, "{\"step\": 1, \"metrics\": {\"loss\": []}}"),
+                "metrics.loss", "finite number");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    static Stream<String> badParameters() {
+        String huge = "x".repeat(8000);
+        return Stream.of(
+                "/api/v1/runs?limit=99999999999999999999", "/api/v1/runs?limit=-1", "/api/v1/runs?limit=1e3", "/api/v1/runs?limit=%00",
+                "/api/v1/runs?limit=", "/api/v1/runs?since=9999999999d", "/api/v1/runs?since=-2h", "/api/v1/runs?since=%2B1000000000-01-01T00:00:00Z",
+                "/api/v1/runs?until=P1D", "/api/v1/runs?since=%00", "/api/v1/runs?before=1_", "/api/v1/runs?before=_x",
+                "/api/v1/runs?before=99999999999999999999_x", "/api/v1/runs?before=1_%00", "/api/v1/runs?before=9223372036854775807_ok-aaaaaaaa",
+                "/api/v1/runs?before=-5_ok-aaaaaaaa", "/api/v1/runs?until=-999999999-01-01T00:00:00Z", "/api/v1/runs?=x", "/api/v1/runs?before=" + huge,
+                "/api/v1/runs?state=%00", "/api/v1/runs?state=,,", "/api/v1/runs?state=running%E2%80%8B", "/api/v1/runs?workspace=%00",
+                "/api/v1/runs?workspace=" + huge, "/api/v1/runs?job=%C3%28", "/api/v1/runs?job=%ED%A0%80", "/api/v1/runs?workspace=a&workspace=b",
+                "/api/v1/jobs?workspace=%00", "/api/v1/quotas?workspace=" + huge,
+                "/api/v1/runs/RUN/events?after=-1", "/api/v1/runs/RUN/events?after=abc", "/api/v1/runs/RUN/events?limit=0",
+                "/api/v1/runs/RUN/events?limit=99999", "/api/v1/runs/RUN/events?after=99999999999999999999",
+                "/api/v1/runs/RUN/logs?attempt=0", "/api/v1/runs/RUN/logs?attempt=abc", "/api/v1/runs/RUN/logs?attempt=99999999999",
+                "/api/v1/runs/RUN/logs?format=xml", "/api/v1/runs/RUN/logs?stream=bogus", "/api/v1/runs/RUN/logs?stream=%00",
+                "/api/v1/runs/RUN/logs?follow=maybe", "/api/v1/runs/RUN/logs?instance=%00", "/api/v1/runs/RUN/logs?instance=..%2F..%2Fetc",
+                "/api/v1/runs/RUN/logs?instance=main-99999999999", "/api/v1/runs/RUN/logs?instance=" + huge,
+                "/api/v1/runs/%00", "/api/v1/runs/" + huge, "/api/v1/runs/%E2%98%83", "/api/v1/runs/..%2F..%2Fetc%2Fpasswd",
+                "/api/v1/runs/%00/events", "/api/v1/runs/%00/logs", "/api/v1/workspaces/%00", "/api/v1/workspaces/" + huge,
+                "/api/v1/workspaces/team-a/jobs/%00", "/api/v1/workspaces/%00/quotas/q", "/api/v1/workspaces/team-a/quotas/%C3%28",
+                "/api/v1/shapes/%00", "/api/v1/shapes/" + huge, "/api/v1/nodes/%00", "/api/v1/nodes/" + huge);
+    }
+
+    @ParameterizedTest
+    @MethodSource("badParameters")
+    void queryAndPathParametersNeverGiveFiveHundreds(String target) {
+        String path = target.replace("RUN", runId);
+        Response response = server.get(path, admin);
+        String shown = (path.length() > 100 ? path.substring(0, 100) + "..." : path) + " -> " + response.status() + " " + response.text();
+        assertThat(response.status()).as(shown).isBetween(400, 499);
+        assertThat(response.contentType()).as(shown).startsWith("application/json");
+        assertThat(response.json().get("status").asInt()).as(shown).isEqualTo(response.status());
+    }
+
+    @Test
+    void writesWithBadPathParametersAreFourHundredsAndChangeNothing() {
+        String before = snapshot();
+        for (String path : List.of("/api/v1/runs/%00/cancel", "/api/v1/nodes/%00/down", "/api/v1/nodes/%00/up",
+                "/api/v1/runs/" + runId + "/instances/abc/progress", "/api/v1/runs/" + runId + "/instances/99999999999999999999/progress",
+                "/api/v1/runs/" + runId + "/instances/-1/progress", "/api/v1/runs/" + runId + "/instances/%00/progress")) {
+            Response response;
+            try {
+                response = server.post(path, admin, "{\"reason\": \"test\", \"step\": 1}");
+            } catch (AssertionError e) {
+                throw new AssertionError("POST " + path, e);
+            }
+            assertThat(response.status()).as(path + " -> " + response.text()).isBetween(400, 499);
+        }
+        for (String path : List.of("/api/v1/tokens/%00", "/api/v1/workspaces/%00", "/api/v1/shapes/%00", "/api/v1/workspaces/team-a/jobs/%00",
+                "/api/v1/workspaces/%00/quotas/%00")) {
+            Response response = server.call("DELETE", path, admin, null, null);
+            assertThat(response.status()).as(path + " -> " + response.text()).isBetween(400, 499);
+        }
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    @Test
+    void garbageAuthorizationHeadersAreFourHundredsNotFiveHundreds() throws Exception {
+        for (String header : List.of("Bearer", "Bearer ", "Basic YWxpY2U6c2VjcmV0", "Bearer ss_" + "x".repeat(4000), "Bearer ss_\u00e9\u00ff",
+                "Bearer " + admin + " " + admin, "bearer " + admin.toUpperCase(java.util.Locale.ROOT), "Bearer ss_%00")) {
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.server().port())) {
+                socket.setSoTimeout(60_000);
+                socket.getOutputStream().write(("GET /api/v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + header
+                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                String status = new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
+                assertThat(status).as(header.length() > 40 ? header.substring(0, 40) : header).matches("HTTP/1\\.1 4\\d\\d .*");
+            }
+        }
+    }
+
+    @Test
+    void requestTargetsThatNoUriHoldsAreFourHundreds() {
+        for (String target : List.of("/api/v1/runs?limit=%ZZ", "/api/v1/runs/%ZZ", "/api/v1/runs?workspace=%FF", "/api/v1/runs/%FF%FE",
+                "/api/v1/workspaces/%C0%80", "/api/v1/runs?state=%", "/api/v1/runs/\u00e9", "/api/v1/runs?job=\u00ff")) {
+            assertThat(server.rawGet(target, admin)).as(target).isBetween(400, 499);
+        }
+    }
+}
