@@ -103,8 +103,13 @@ public final class Overrides {
             if (path[2].equals("name")) {
                 return "a node group's name cannot be overridden";
             }
+            if (path[2].equals("env") && path.length == 5 && path[4].equals("secretRef")) {
+                ObjectNode env = target.get("env") instanceof ObjectNode existing ? existing : target.putObject("env");
+                env.putObject(path[3]).put("secretRef", value); // replaces a plain value; checked when the job is read
+                return null;
+            }
             if (path[2].equals("env") && path.length > 4) {
-                return "env values are strings: there is nothing under env." + path[3] + " to set";
+                return "env values are strings: there is nothing under env." + path[3] + " to set but secretRef";
             }
         }
         for (; i < path.length - 1; i++) {

@@ -124,6 +124,16 @@ class AuthorizationMatrixTest {
             kind: Quota
             metadata: {name: beta-quota, workspace: beta}
             spec: {type: General, min: {cpu: 1, memory: 1Gi}}
+            ---
+            apiVersion: slipstream/v1
+            kind: Secret
+            metadata: {name: alpha-secret, workspace: alpha}
+            spec: {data: {token: alpha-value}}
+            ---
+            apiVersion: slipstream/v1
+            kind: Secret
+            metadata: {name: beta-secret, workspace: beta}
+            spec: {data: {token: beta-value}}
             """
             + job("alpha", "alpha-job", "[\"true\"]")
             + job("alpha", "alpha-quick", "[\"true\"]")
@@ -172,6 +182,12 @@ class AuthorizationMatrixTest {
             metadata: {name: {shape}}
             spec: {cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
             """;
+    private static final String APPLY_SECRET = """
+            apiVersion: slipstream/v1
+            kind: Secret
+            metadata: {name: {secret}, workspace: {workspace}}
+            spec: {data: {token: changed}}
+            """;
     private static final String RUN_JOB = "{\"workspace\": \"{workspace}\", \"job\": \"{job}\"}";
     private static final String RUN_DOCUMENT = """
             {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "{job}", "workspace": "{workspace}"},
@@ -203,6 +219,14 @@ class AuthorizationMatrixTest {
             row("POST   /api/v1/apply (a Shape)",                            "200 403 403 403 403  401 401 401 401  401")
                     .body(APPLY_SHAPE).changes(allowed -> Map.of("shape", allowed ? fresh("shape") : "cpu.small"),
                             p -> document("/api/v1/shapes/" + p.get("shape"))),
+            row("POST   /api/v1/apply (a Secret)",                           "200 200 400 403 403  401 401 401 401  401")
+                    .body(APPLY_SECRET).changes(allowed -> Map.of("secret", allowed ? fresh("alpha-secret") : "alpha-secret"),
+                            p -> document("/api/v1/workspaces/" + p.get("workspace") + "/secrets/" + p.get("secret"))),
+            row("GET    /api/v1/secrets",                                    "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/workspaces/{workspace}/secrets/{secret}",    "200 200 404 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/workspaces/{workspace}/secrets/{secret}",    "204 204 404 403 403  401 401 401 401  401")
+                    .changes(allowed -> Map.of("secret", allowed ? freshSecret() : "alpha-secret"),
+                            p -> document("/api/v1/workspaces/alpha/secrets/" + p.get("secret"))),
             row("GET    /api/v1/workspaces",                                 "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/workspaces/{workspace}",                     "200 200 404 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/workspaces/{workspace}",                     "204 403 404 403 403  401 401 401 401  401")
@@ -256,7 +280,8 @@ class AuthorizationMatrixTest {
 
     /** Objects that do not exist, one per path parameter: answers about them must read like those about hidden ones. */
     private static final Map<String, String> GHOSTS = Map.of("workspace", "ghost-ws", "quota", "ghost-quota", "job", "ghost-job",
-            "run", "ghost-run-00000000", "node", "ghost-node", "shape", "ghost-shape", "token", "tok-000000000000");
+            "run", "ghost-run-00000000", "node", "ghost-node", "shape", "ghost-shape", "token", "tok-000000000000",
+            "secret", "ghost-secret");
 
     @BeforeAll
     static void start() {
@@ -579,6 +604,7 @@ class AuthorizationMatrixTest {
         params.put("workspace", "alpha");
         params.put("quota", "alpha-quota");
         params.put("job", "alpha-job");
+        params.put("secret", "alpha-secret");
         params.put("run", liveRun);
         params.put("rank", "0");
         params.put("node", spareNode);
@@ -639,6 +665,12 @@ class AuthorizationMatrixTest {
     private static String freshJob() {
         String name = fresh("alpha-job");
         applyAsAdmin(job("alpha", name, "[\"true\"]"));
+        return name;
+    }
+
+    private static String freshSecret() {
+        String name = fresh("alpha-secret");
+        applyAsAdmin("apiVersion: slipstream/v1\nkind: Secret\nmetadata: {name: " + name + ", workspace: alpha}\nspec: {data: {k: v}}\n");
         return name;
     }
 
