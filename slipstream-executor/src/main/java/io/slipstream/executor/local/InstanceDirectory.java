@@ -35,6 +35,7 @@ import java.util.List;
  */
 final class InstanceDirectory {
     static final int MAX_CONTROL_FILE_BYTES = 64;
+    private static final java.util.regex.Pattern ENV_NAME = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final String[] WORKLOAD_DIRECTORIES = {"work", "tmp", "report"};
 
     private final Path dir;
@@ -95,7 +96,7 @@ final class InstanceDirectory {
         }
         Files.createDirectories(dir);
         if (uid != null) {
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+            passableByGroup(dir, uid);
         }
         List<Path> made = new ArrayList<>();
         for (String name : WORKLOAD_DIRECTORIES) {
@@ -114,12 +115,57 @@ final class InstanceDirectory {
         return target;
     }
 
+    /**
+     * A directory of the server's that only the run's uid (its group, of the same number) may pass through: other runs
+     * can neither enter it nor read what is in it.
+     */
+    static void passableByGroup(Path directory, int gid) throws IOException {
+        Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwx--x---"));
+        Files.setAttribute(directory, "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** Writes a file of the server's that the instance (and only its run) may read, atomically. */
+    private void writeForInstance(Path file, byte[] data) throws IOException {
+        SafeFiles.writeControlFile(file, data, "rw-r-----");
+        Object group = Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(file, "unix:gid", group, LinkOption.NOFOLLOW_LINKS);
+    }
+
     /** Writes the run's metadata where the instance can read it (and only read it), completely, before it starts. */
     Path writeMetadata(io.slipstream.api.run.ClusterMetadata metadata) throws IOException {
         Path file = dir.resolve("metadata.json");
         String json = io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata) + "\n";
-        SafeFiles.writeControlFile(file, json.getBytes(StandardCharsets.UTF_8), "rw-r--r--");
+        writeForInstance(file, json.getBytes(StandardCharsets.UTF_8));
         return file;
+    }
+
+    /**
+     * The file the instance's environment travels in ({@code env}): the processes that start the instance run as the
+     * server's user with a fixed environment of their own (a job's {@code LD_PRELOAD} or {@code PATH} must never reach
+     * a process of the server's), and the workload's is applied by the first process that runs as the instance's uid.
+     */
+    Path environmentFile() {
+        return dir.resolve("env");
+    }
+
+    /**
+     * Writes the environment as {@code export NAME='value'} lines, read by the instance's own shell (as the instance's
+     * uid: nothing in it reaches the server), readable by the instance's run only.
+     */
+    void writeEnvironment(java.util.Map<String, String> env) throws IOException {
+        StringBuilder text = new StringBuilder();
+        for (var entry : env.entrySet()) {
+            if (!ENV_NAME.matcher(entry.getKey()).matches()) {
+                throw new ExecutorException("'" + entry.getKey() + "' is not an environment variable name");
+            }
+            text.append("export ").append(entry.getKey()).append("='").append(entry.getValue().replace("'", "'\\''")).append("'\n");
+        }
+        writeForInstance(environmentFile(), text.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The environment and secrets stay on disk while the instance runs, no longer. */
+    void removeEnvironment() throws IOException {
+        Files.deleteIfExists(environmentFile());
     }
 
     /** Where the instance finds the notice that it is being stopped ({@code SLIPSTREAM_PREEMPTION_NOTICE_FILE}). */
@@ -133,7 +179,7 @@ final class InstanceDirectory {
             var notice = io.slipstream.api.codec.Json.mapper().createObjectNode();
             notice.put("reason", reason);
             notice.put("deadline", deadline.toString());
-            SafeFiles.writeControlFile(noticeFile(), (notice + "\n").getBytes(StandardCharsets.UTF_8), "rw-r--r--");
+            writeForInstance(noticeFile(), (notice + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             // Best effort: the signal still comes.
         }

@@ -87,14 +87,21 @@ public final class LocalProcessExecutor implements Executor {
     /** The instances being watched, with their directories. */
     private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
     /**
-     * Launches of one run are serialized (so that an instance starts once), and so are a launch and the sweep of the
-     * run's uid when its last instance ended; striped by run to bound memory.
+     * Per run: launches are serialized (so that an instance starts once), and so are a launch (or a probe starting) and
+     * the sweep of the run's uid when its last instance ended. One lock per run, so that nothing a run does can make
+     * another run's launch wait.
      */
-    private final Object[] runLocks = newLocks(64);
+    private final Map<RunId, java.util.concurrent.locks.ReentrantLock> runLocks = new ConcurrentHashMap<>();
+    /**
+     * A launch waits this long for a sweep of the run's uid that is under way (milliseconds, normally); one that takes
+     * longer (processes stuck in the kernel) fails the launch, rather than hold up the control loop.
+     */
+    private static final Duration LAUNCH_LOCK_WAIT = Duration.ofSeconds(2);
     private final Path pins;
     private final Trash trash;
     private final RunFiles runFiles;
     private final LogLimit logLimit;
+    private final java.util.concurrent.atomic.AtomicBoolean limitingLogs = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
@@ -155,11 +162,13 @@ public final class LocalProcessExecutor implements Executor {
         this.runFiles = new RunFiles(this.root, storage, trash, uids);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
-        this.prober = new StartupProber(timers, workers, clock, this::report);
+        this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
         this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
         workers.execute(runFiles::emptyTrash); // what a previous life left there
         if (logLimit > 0) {
-            timers.scheduleWithFixedDelay(this::limitLogs, LOG_LIMIT_EVERY.toMillis(), LOG_LIMIT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+            // On a worker, not the timer thread, which also sends every stop's SIGKILLs; one round at a time.
+            timers.scheduleWithFixedDelay(() -> workers.execute(this::limitLogs), LOG_LIMIT_EVERY.toMillis(), LOG_LIMIT_EVERY.toMillis(),
+                    TimeUnit.MILLISECONDS);
         }
     }
 
@@ -202,7 +211,16 @@ public final class LocalProcessExecutor implements Executor {
                 throw new ExecutorException("node " + node.name() + " has no GPU " + gpu);
             }
         }
-        synchronized (runLock(spec.id().runId())) {
+        java.util.concurrent.locks.ReentrantLock lock = runLock(spec.id().runId());
+        try {
+            if (!lock.tryLock(LAUNCH_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new ExecutorException("instance " + spec.id() + " cannot start: processes of the run's last attempt are still being killed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ExecutorException("interrupted while launching " + spec.id(), e);
+        }
+        try {
             InstanceDirectory dir = directoryOf(spec.id());
             Optional<Map<String, String>> existing;
             try {
@@ -216,6 +234,8 @@ public final class LocalProcessExecutor implements Executor {
                 return existing.get();
             }
             return start(spec, node, dir);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -225,34 +245,31 @@ public final class LocalProcessExecutor implements Executor {
             for (Path path = dir.path().getParent(); path.startsWith(root) && !path.equals(root); path = path.getParent()) {
                 Files.createDirectories(path);
                 if (uid != null) {
-                    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx--x--x"));
+                    InstanceDirectory.passableByGroup(path, uid);
                 }
             }
             Path workingDir = dir.create(uid, spec.workingDir());
             Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
-            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata(), uid);
+            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();
             ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, spec.command()))
                     .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
                     .redirectErrorStream(true);
-            Map<String, String> env = builder.environment();
-            env.clear();
-            env.putAll(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir));
+            builder.environment().clear();
+            builder.environment().putAll(Supervisor.ENVIRONMENT);
+            dir.writeEnvironment(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir));
             Process supervisor = builder.start();
             Supervisor.awaitStarted(dir, supervisor);
             Map<String, String> handle = handles.read(dir).orElseThrow();
             watch(spec.id(), handle, supervisor);
             if (spec.probe() != null) {
+                // It runs in the instance's environment, from the same file.
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
-                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), Map.copyOf(env), workingDir.toString(), uid, gid);
-                // Kept on disk without the secret variables (a probe resumed after a restart runs without them).
-                Map<String, String> saved = new LinkedHashMap<>(env);
-                saved.keySet().removeAll(spec.secretEnv().keySet());
-                StartupProber.save(dir.path(), new StartupProber.Probe(probe.command(), probe.periodSeconds(), probe.failureThreshold(),
-                        probe.initialDelaySeconds(), saved, probe.workingDir(), uid, gid));
-                prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds(), watched::containsKey);
+                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid);
+                StartupProber.save(dir.path(), probe);
+                prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds());
             }
             return handle;
         } catch (IOException e) {
@@ -295,7 +312,7 @@ public final class LocalProcessExecutor implements Executor {
         if (StartupProber.isReady(dir)) {
             report(new InstanceReport.Ready(id, clock.instant()));
         } else {
-            prober.start(id, dir, probe, 0, watched::containsKey);
+            prober.start(id, dir, probe, 0);
         }
     }
 
@@ -333,10 +350,9 @@ public final class LocalProcessExecutor implements Executor {
         }
         if (handles.sameBoot(handle)) {
             InstanceHandles.tree(handle).killUntilGone(); // whatever the main process left behind goes with it
-            sweepIfLast(id);
         }
+        endWatching(id, handles.sameBoot(handle));
         removeSecretFiles(id, dir);
-        watched.remove(id);
         if (exitCode == null) {
             report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else {
@@ -344,30 +360,44 @@ public final class LocalProcessExecutor implements Executor {
         }
     }
 
-    /** An instance's secrets stay on disk while it runs, no longer. */
+    /** An instance's secrets (and its environment, which may hold some) stay on disk while it runs, no longer. */
     private static void removeSecretFiles(InstanceId id, InstanceDirectory dir) {
         try {
             SecretFiles.remove(dir.path());
+            dir.removeEnvironment();
         } catch (IOException | RuntimeException e) {
             LOG.warn("cannot remove the secret files of instance {}: {}", id, e.toString());
         }
     }
 
     /**
-     * When this is the run's last watched instance, kills whatever else runs under the run's uid (daemons that left
-     * the instance's session), before the end is reported: so a run is over only once nothing of it runs. Under the
-     * run's lock, so that no instance of the run is being launched meanwhile.
+     * Stops watching the instance; when it was the run's last one, kills whatever else runs under the run's uid (daemons
+     * that left the instance's session, a probe), before its end is reported: so a run is over only once nothing of it
+     * runs. Under the run's lock, so that no instance or probe of the run is being started meanwhile.
      */
-    private void sweepIfLast(InstanceId id) {
-        if (uids == null) {
-            return;
-        }
-        synchronized (runLock(id.runId())) {
-            boolean last = watched.keySet().stream().noneMatch(other -> !other.equals(id) && other.runId().equals(id.runId()));
-            Integer uid = last ? uids.uidOf(id.runId()) : null;
+    private void endWatching(InstanceId id, boolean sameBoot) {
+        java.util.concurrent.locks.ReentrantLock lock = runLock(id.runId());
+        lock.lock();
+        try {
+            watched.remove(id);
+            boolean last = watched.keySet().stream().noneMatch(other -> other.runId().equals(id.runId()));
+            Integer uid = last && sameBoot && uids != null ? uids.uidOf(id.runId()) : null;
             if (uid != null && UidSweep.killAll(uid) > 0) {
                 LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Runs {@code start} under the run's lock if the instance is still watched; {@code null} if it is not. */
+    private <T> T whileWatched(InstanceId id, java.util.function.Supplier<T> start) {
+        java.util.concurrent.locks.ReentrantLock lock = runLock(id.runId());
+        lock.lock();
+        try {
+            return !closed && watched.containsKey(id) ? start.get() : null;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -428,15 +458,21 @@ public final class LocalProcessExecutor implements Executor {
             throw new ExecutorException("run " + runId + " still has instances running");
         }
         runFiles.remove(runId);
+        runLocks.remove(runId);
         workers.execute(runFiles::emptyTrash);
     }
 
     /** Holds every watched instance's logs to the limit. */
     private void limitLogs() {
+        if (!limitingLogs.compareAndSet(false, true)) {
+            return; // the last round is still going
+        }
         try {
-            watched.values().forEach(logLimit::enforce);
+            logLimit.enforce(List.copyOf(watched.values()));
         } catch (RuntimeException e) {
             LOG.warn("cannot hold instance logs to their limit: {}", e.toString());
+        } finally {
+            limitingLogs.set(false);
         }
     }
 
@@ -473,16 +509,8 @@ public final class LocalProcessExecutor implements Executor {
         return List.copyOf(chosen);
     }
 
-    private Object runLock(RunId run) {
-        return runLocks[Math.floorMod(run.hashCode(), runLocks.length)];
-    }
-
-    private static Object[] newLocks(int count) {
-        Object[] locks = new Object[count];
-        for (int i = 0; i < count; i++) {
-            locks[i] = new Object();
-        }
-        return locks;
+    private java.util.concurrent.locks.ReentrantLock runLock(RunId run) {
+        return runLocks.computeIfAbsent(run, r -> new java.util.concurrent.locks.ReentrantLock());
     }
 
     private static ThreadFactory daemon(String name) {

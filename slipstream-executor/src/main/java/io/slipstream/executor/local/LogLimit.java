@@ -2,24 +2,31 @@ package io.slipstream.executor.local;
 
 import io.slipstream.executor.LogStream;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps at most {@code bytes} of each log of an instance on disk. The workload appends to its logs through
- * descriptors of its own, so they cannot be renamed away; instead the oldest part is let go of in place
- * ({@code fallocate --punch-hole}): its blocks are freed, offsets stay valid for readers that follow the log, and
- * reads of what was let go of start where the kept part begins (recorded beside the log). It is checked now and then
- * (see {@link LocalProcessExecutor}), and only trimmed once it exceeds the limit by an eighth, so rarely.
+ * Keeps at most {@code bytes} of each log of an instance on disk. The workload writes its logs through descriptors of
+ * its own, so they cannot be renamed away, and it may write anywhere in them (it can drop {@code O_APPEND}); so what
+ * counts is the space a log takes on disk (its allocated blocks), and what goes is everything before its last
+ * {@code bytes}: it is let go of in place ({@code fallocate --punch-hole}), which frees the blocks and keeps offsets
+ * valid for readers that follow the log; reads of what was let go of start where the kept part begins (recorded
+ * beside the log). Checked now and then (see {@link LocalProcessExecutor}) with one {@code stat} for many logs, and
+ * only acted on once a log takes more than an eighth over the limit, so rarely.
  */
 final class LogLimit {
     private static final Logger LOG = LoggerFactory.getLogger(LogLimit.class);
     /** Trims are made in whole blocks of this size (punching a partial block only zeroes it). */
     private static final long BLOCK = 4096;
+    private static final int LOGS_PER_STAT = 500;
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private final long bytes;
     private volatile boolean unsupportedWarned;
@@ -29,35 +36,54 @@ final class LogLimit {
         this.bytes = bytes;
     }
 
-    long bytes() {
-        return bytes;
-    }
-
-    /** Trims the instance's logs that are over the limit. */
-    void enforce(InstanceDirectory dir) {
+    /** Trims the logs of these instances that take more than the limit on disk. */
+    void enforce(Collection<InstanceDirectory> instances) {
         if (bytes <= 0) {
             return;
         }
-        for (LogStream stream : LogStream.values()) {
+        Map<String, InstanceDirectory> owners = new HashMap<>();
+        Map<String, LogStream> streams = new HashMap<>();
+        List<String> logs = new ArrayList<>();
+        for (InstanceDirectory dir : instances) {
+            for (LogStream stream : LogStream.values()) {
+                String log = dir.log(stream).toString();
+                owners.put(log, dir);
+                streams.put(log, stream);
+                logs.add(log);
+            }
+        }
+        for (int from = 0; from < logs.size(); from += LOGS_PER_STAT) {
+            List<String> argv = new ArrayList<>(List.of("stat", "--format=%b %B %s %n", "--"));
+            argv.addAll(logs.subList(from, Math.min(logs.size(), from + LOGS_PER_STAT)));
             try {
-                BasicFileAttributes log = Files.readAttributes(dir.log(stream), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                long keptFrom = dir.keptFrom(stream);
-                if (!log.isRegularFile() || log.size() - keptFrom <= bytes + bytes / 8) {
-                    continue;
+                // A log that is not there yet makes stat fail for it alone: the lines of the others are still read.
+                String output = SystemCommand.run(argv, TIMEOUT, 1 << 20).output();
+                for (String line : output.split("\n")) {
+                    String[] fields = line.split(" ", 4);
+                    if (fields.length == 4 && owners.containsKey(fields[3]) && fields[0].matches("\\d+") && fields[1].matches("\\d+")
+                            && fields[2].matches("\\d+")) {
+                        long allocated = Long.parseLong(fields[0]) * Long.parseLong(fields[1]);
+                        trimIfOver(owners.get(fields[3]), streams.get(fields[3]), allocated, Long.parseLong(fields[2]));
+                    }
                 }
-                long cut = (log.size() - bytes) / BLOCK * BLOCK;
-                // The new start is recorded first, so a reader never gets the zeros of a hole.
-                dir.setKeptFrom(stream, cut);
-                punch(dir, stream, cut);
-            } catch (IOException e) {
-                // not there yet, or gone
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("cannot look at instance logs: {}", e.toString());
             }
         }
     }
 
-    private void punch(InstanceDirectory dir, LogStream stream, long length) throws IOException {
-        SystemCommand.Result fallocate = SystemCommand.run(List.of("fallocate", "--punch-hole", "--offset", "0", "--length", Long.toString(length),
-                dir.log(stream).toString()));
+    private void trimIfOver(InstanceDirectory dir, LogStream stream, long allocated, long size) throws IOException {
+        if (allocated <= bytes + bytes / 8) {
+            return;
+        }
+        long cut = Math.max(dir.keptFrom(stream), (size - bytes) / BLOCK * BLOCK);
+        if (cut <= 0) {
+            return;
+        }
+        // The new start is recorded first, so a reader never gets the zeros of a hole.
+        dir.setKeptFrom(stream, cut);
+        SystemCommand.Result fallocate = SystemCommand.run(List.of("fallocate", "--punch-hole", "--offset", "0", "--length", Long.toString(cut),
+                dir.log(stream).toString()), TIMEOUT);
         if (!fallocate.succeeded() && !unsupportedWarned) {
             unsupportedWarned = true;
             LOG.warn("cannot trim instance logs to {} bytes on this file system ({}); they grow without limit", bytes, fallocate.output());

@@ -67,7 +67,8 @@ final class RunFiles {
             for (Path entry : trash.entries()) {
                 Integer uid = UidAllocator.read(entry.resolve("uid"));
                 trash.delete(entry);
-                if (uid != null && uids != null) {
+                if (uid != null && uids != null && uids.inRange(uid)) {
+                    UidLeftovers.remove(uid);
                     uids.free(uid);
                 }
             }

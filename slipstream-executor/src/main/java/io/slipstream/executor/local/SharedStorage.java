@@ -23,6 +23,9 @@ final class SharedStorage {
     private static final int GROUP_DIRECTORY = 02770;
     private static final int GROUP_READ_ONLY = 02750;
 
+    /** The server's own uid: the owner of every directory it makes. */
+    private static final int SERVER_UID = serverUid();
+
     private final Path root;
     private final UidAllocator ids;
 
@@ -32,12 +35,19 @@ final class SharedStorage {
         this.ids = ids;
     }
 
+    private static int serverUid() {
+        try {
+            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
     /** What a run's instance gets: its storage with local paths, and the run's own shared and checkpoint directories. */
     record Prepared(List<ClusterMetadata.Storage> storage, Path shared, Path checkpoints, Integer gid) {
     }
 
-    /** @param uid the run's uid when instances run under uids of their own, else {@code null} */
-    Prepared prepare(ClusterMetadata metadata, Integer uid) throws IOException {
+    Prepared prepare(ClusterMetadata metadata) throws IOException {
         Integer gid = ids == null ? null : ids.gidFor(metadata.workspace());
         Path workspace = directory(root, metadata.workspace(), gid, GROUP_READ_ONLY);
         if (gid != null) {
@@ -56,9 +66,11 @@ final class SharedStorage {
             };
             List<String> segments = new ArrayList<>();
             Path.of(storage.path() == null ? storage.name() : storage.path()).forEach(segment -> segments.add(segment.toString()));
-            // The first level is made in a directory only the server writes; deeper ones in the workspace's own.
-            Path path = directory(scopeRoot, segments.get(0), gid, GROUP_DIRECTORY);
-            path = nested(path, segments.subList(1, segments.size()), uid, gid);
+            Path path = scopeRoot;
+            for (String segment : segments.subList(0, segments.size() - 1)) {
+                path = passage(path, segment, gid);
+            }
+            path = directory(path, segments.get(segments.size() - 1), gid, GROUP_DIRECTORY);
             resolved.add(new ClusterMetadata.Storage(storage.name(), storage.scope(), path.toString(), storage.mountPath()));
         }
         return new Prepared(resolved, directory(runRoot, ".shared", gid, GROUP_DIRECTORY), directory(runRoot, ".checkpoints", gid, GROUP_DIRECTORY),
@@ -66,49 +78,22 @@ final class SharedStorage {
     }
 
     /**
-     * The levels of a storage path below its first: they lie in a directory every run of the workspace may change, so
-     * with isolation they are made by the run's own uid ({@code mkdir -p} under {@code setpriv}), never by the server:
-     * a link another run swaps in there can then lead nowhere the run could not go anyway. Each level must end up a
-     * directory, not a link.
+     * A level of a storage path above the storage itself ({@code a} and {@code b} of {@code a/b/c}): it belongs to the
+     * server and the workspace's runs may only pass through it (2750), so that no run can swap what lies below for a
+     * link while the server makes it. One that the runs may write (another storage's own directory, or one made by an
+     * older version) is refused: the server never resolves a path through a directory a workload can change.
      */
-    private Path nested(Path parent, List<String> segments, Integer uid, Integer gid) throws IOException {
-        if (segments.isEmpty()) {
-            return parent;
-        }
-        if (uid == null || gid == null) {
-            Path path = parent;
-            for (String segment : segments) {
-                path = directory(path, segment, gid, GROUP_DIRECTORY);
-            }
-            return path;
-        }
-        Path target = parent;
-        for (String segment : segments) {
-            if (segment.isEmpty() || segment.equals(".") || segment.equals("..") || segment.contains("/")) {
-                throw new ExecutorException("storage path segment '" + segment + "' is not allowed");
-            }
-            target = target.resolve(segment);
-        }
-        if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-            makeAs(uid, gid, target);
-        }
-        for (Path path = target; !path.equals(parent); path = path.getParent()) {
-            if (Files.isSymbolicLink(path)) {
-                throw new ExecutorException("storage path " + root.relativize(path) + " is a symbolic link; storage never follows links");
-            }
-            if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
-                throw new ExecutorException("storage path " + root.relativize(path) + " is a file, not a directory");
+    private Path passage(Path parent, String name, Integer gid) throws IOException {
+        Path path = directory(parent, name, gid, GROUP_READ_ONLY);
+        if (gid != null) {
+            int mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            int owner = (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            if ((mode & 0022) != 0 || owner != SERVER_UID) {
+                throw new ExecutorException("storage path " + root.relativize(path) + " is a directory the workspace's runs can change (another "
+                        + "storage's, or made by an earlier version): a storage path cannot lie inside it; choose a subPath beside it");
             }
         }
-        return target;
-    }
-
-    private static void makeAs(int uid, int gid, Path target) throws IOException {
-        SystemCommand.Result mkdir = SystemCommand.run(List.of("setpriv", "--reuid=" + uid, "--regid=" + gid, "--groups=" + gid, "--no-new-privs",
-                "mkdir", "-p", "-m", "2770", "--", target.toString()));
-        if (!mkdir.succeeded()) {
-            throw new ExecutorException("cannot make storage directory " + target.getFileName() + ": " + mkdir.output());
-        }
+        return path;
     }
 
     /** One directory level: made if missing, refused if it is a link or not a directory or leads out of the root. */

@@ -10,12 +10,10 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 /**
  * Runs instances' startup probes: the probe command, in the instance's environment, directory and uid, every
@@ -25,8 +23,9 @@ import java.util.function.Predicate;
  */
 final class StartupProber {
     /** A probe as kept on disk: everything needed to run it again after a restart. */
-    record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, Map<String, String> env,
-                 String workingDir, Integer uid, Integer gid) {
+    @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
+    record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
+                 Integer gid) {
     }
 
     private static final int MAX_PROBE_BYTES = 1024 * 1024;
@@ -35,12 +34,20 @@ final class StartupProber {
     private final ExecutorService workers;
     private final Clock clock;
     private volatile Consumer<InstanceReport> report;
+    private final Guard guard;
 
-    StartupProber(ScheduledExecutorService timers, ExecutorService workers, Clock clock, Consumer<InstanceReport> report) {
+    /** Starts a probe only while its instance is watched, under its run's lock (so no probe starts once the run is over). */
+    interface Guard {
+        /** {@code start}'s result, or {@code null} without calling it if the instance is not watched any more. */
+        <T> T whileWatched(InstanceId id, java.util.function.Supplier<T> start);
+    }
+
+    StartupProber(ScheduledExecutorService timers, ExecutorService workers, Clock clock, Consumer<InstanceReport> report, Guard guard) {
         this.timers = timers;
         this.workers = workers;
         this.clock = clock;
         this.report = report;
+        this.guard = guard;
     }
 
     static void save(Path dir, Probe probe) throws IOException {
@@ -61,28 +68,29 @@ final class StartupProber {
     }
 
     /**
-     * Probes until ready, failed, or {@code running} says the instance is gone.
+     * Probes until ready, failed, or the instance is gone.
      *
      * @param firstDelaySeconds before the first try (the probe's initial delay at launch; none after a restart)
      */
-    void start(InstanceId id, Path dir, Probe probe, int firstDelaySeconds, Predicate<InstanceId> running) {
-        schedule(id, dir, probe, firstDelaySeconds, 0, running);
+    void start(InstanceId id, Path dir, Probe probe, int firstDelaySeconds) {
+        schedule(id, dir, probe, firstDelaySeconds, 0);
     }
 
-    private void schedule(InstanceId id, Path dir, Probe probe, long delaySeconds, int failures, Predicate<InstanceId> running) {
+    private void schedule(InstanceId id, Path dir, Probe probe, long delaySeconds, int failures) {
         try {
-            timers.schedule(() -> workers.execute(() -> attempt(id, dir, probe, failures, running)), delaySeconds, TimeUnit.SECONDS);
+            timers.schedule(() -> workers.execute(() -> attempt(id, dir, probe, failures)), delaySeconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // shutting down: a restarted server probes again
         }
     }
 
-    private void attempt(InstanceId id, Path dir, Probe probe, int failures, Predicate<InstanceId> running) {
-        if (!running.test(id)) {
-            return;
+    private void attempt(InstanceId id, Path dir, Probe probe, int failures) {
+        Started started = guard.whileWatched(id, () -> start(dir, probe));
+        if (started == null) {
+            return; // the instance is gone
         }
-        int exit = run(dir, probe);
-        if (!running.test(id)) {
+        int exit = started.exitCode(probe);
+        if (guard.whileWatched(id, () -> Boolean.TRUE) == null) {
             return;
         }
         if (exit == 0) {
@@ -100,22 +108,44 @@ final class StartupProber {
                     clock.instant()));
             return;
         }
-        schedule(id, dir, probe, probe.periodSeconds(), failed, running);
+        schedule(id, dir, probe, probe.periodSeconds(), failed);
+    }
+
+    /** A try that was started, or could not be (its exit code then says why, as a shell's would). */
+    private record Started(Process process, int failedToStart) {
+        /** Its exit code, once it ended; killed (with everything it started) if it takes longer than a period. */
+        int exitCode(Probe probe) {
+            if (process == null) {
+                return failedToStart;
+            }
+            try {
+                if (!process.waitFor(probe.periodSeconds() + 5L, TimeUnit.SECONDS)) {
+                    process.descendants().forEach(ProcessHandle::destroyForcibly);
+                    process.destroyForcibly();
+                    return 137;
+                }
+                return process.exitValue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 130;
+            }
+        }
     }
 
     /**
-     * One try, killed (with everything it started) if it takes longer than a period. It starts in the instance's
-     * control directory and enters its working directory only once it runs as the instance's uid: the server never
-     * follows a path of the workload's.
+     * Starts one try. It starts in the instance's control directory, with nothing of the job's environment, and takes
+     * on the instance's environment and working directory only once it runs as the instance's uid: the server never
+     * follows a path of the workload's, nor runs with its environment.
      */
-    private static int run(Path dir, Probe probe) {
+    private static Started start(Path dir, Probe probe) {
         List<String> argv = new ArrayList<>(List.of("setsid"));
         if (probe.uid() != null) {
             argv.addAll(List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
-                    probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs"));
+                    probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--"));
         }
+        argv.addAll(List.of("sh", "-c", Supervisor.ENTER, dir.resolve("env").toString(), probe.workingDir()));
         // timeout runs the probe in a process group of its own and signals the whole group when time is up.
-        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s", "env", "-C", probe.workingDir(), "--"));
+        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
         argv.addAll(probe.command());
         ProcessBuilder builder = new ProcessBuilder(argv)
                 .directory(dir.toFile())
@@ -123,19 +153,11 @@ final class StartupProber {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
         builder.environment().clear();
-        builder.environment().putAll(probe.env());
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
         try {
-            Process process = builder.start();
-            if (!process.waitFor(probe.periodSeconds() + 5L, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                return 137;
-            }
-            return process.exitValue();
+            return new Started(builder.start(), 0);
         } catch (IOException e) {
-            return 127;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 130;
+            return new Started(null, 127);
         }
     }
 }

@@ -2,12 +2,18 @@ package io.slipstream.executor.local;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one of the system's own tools ({@code rm}, {@code mkdir}, {@code fallocate}, {@code kill}) with an argument list
- * (never a shell string), no input, a fixed PATH and nothing else of the server's environment, and waits for it.
+ * Runs one of the system's own tools ({@code rm}, {@code fallocate}, {@code find}) as the server, with an argument list
+ * (never a shell string), no input, a fixed PATH and nothing else of the server's environment, and waits for it, at
+ * most {@code timeout}: one that takes longer (a file system that hangs) is killed and counts as failed.
  */
 final class SystemCommand {
     private static final String PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
@@ -22,21 +28,38 @@ final class SystemCommand {
     private SystemCommand() {
     }
 
-    static Result run(List<String> argv) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(argv)
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectErrorStream(true);
-        builder.environment().clear();
-        builder.environment().put("PATH", PATH);
-        Process process = builder.start();
-        String output = new String(process.getInputStream().readNBytes(2000), StandardCharsets.UTF_8).trim();
-        process.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+    static Result run(List<String> argv, Duration timeout) throws IOException {
+        return run(argv, timeout, 2000);
+    }
+
+    /** @param maxOutput how much of what it printed is kept, in bytes */
+    static Result run(List<String> argv, Duration timeout, int maxOutput) throws IOException {
+        // Output goes to a file, not a pipe: a pipe is read until every holder closes it, which a deadline cannot bound.
+        Path output = Files.createTempFile("slipstream-command", ".out");
         try {
-            return new Result(process.waitFor(), output);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            process.destroyForcibly();
-            throw new IOException("interrupted while running " + argv.get(0), e);
+            ProcessBuilder builder = new ProcessBuilder(argv)
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(output.toFile())
+                    .redirectErrorStream(true);
+            builder.environment().clear();
+            builder.environment().put("PATH", PATH);
+            Process process = builder.start();
+            try {
+                if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.descendants().forEach(ProcessHandle::destroyForcibly);
+                    process.destroyForcibly();
+                    return new Result(124, argv.get(0) + " took longer than " + timeout.toSeconds() + " s and was killed");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+                throw new IOException("interrupted while running " + argv.get(0), e);
+            }
+            try (InputStream in = Files.newInputStream(output)) {
+                return new Result(process.exitValue(), new String(in.readNBytes(maxOutput), StandardCharsets.UTF_8).trim());
+            }
+        } finally {
+            Files.deleteIfExists(output);
         }
     }
 }

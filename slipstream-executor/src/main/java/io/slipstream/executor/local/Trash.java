@@ -19,6 +19,9 @@ import java.util.List;
  * belongs to the server (0700).
  */
 final class Trash {
+    /** Deleting a tree of millions of files takes minutes; one that takes this long is on a file system that hangs. */
+    private static final java.time.Duration DELETE_TIMEOUT = java.time.Duration.ofMinutes(30);
+
     private final Path dir;
 
     Trash(Path dir) throws IOException {
@@ -56,7 +59,7 @@ final class Trash {
 
     /** Deletes one entry of the trash (or a tree that could not be moved into it); throws if anything of it is left. */
     void delete(Path entry) throws IOException {
-        SystemCommand.Result rm = SystemCommand.run(List.of("rm", "-rf", "--one-file-system", "--", entry.toString()));
+        SystemCommand.Result rm = SystemCommand.run(List.of("rm", "-rf", "--one-file-system", "--", entry.toString()), DELETE_TIMEOUT);
         if (!rm.succeeded() || Files.exists(entry, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException("cannot delete " + entry + " (rm exit code " + rm.exitCode() + "): " + rm.output());
         }

@@ -21,6 +21,9 @@ final class UidAllocator {
     private final Path storageRoot;
     private final Isolation isolation;
     private final BitSet used = new BitSet();
+    /** Where the next id is looked for (kept in {@link #CURSOR}, so that a restart goes on where it was). */
+    private int cursor;
+    private static final String CURSOR = ".uid-cursor";
     /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
     private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
 
@@ -63,6 +66,8 @@ final class UidAllocator {
         } catch (IOException e) {
             throw new ExecutorException("cannot read " + trash.dir(), e);
         }
+        Integer saved = read(root.resolve(CURSOR));
+        cursor = saved == null || saved < 0 || saved > isolation.uidCount() ? 0 : saved;
         // A uid of the range that something runs under is not free, whatever the files say.
         for (int uid : ProcFs.realUids()) {
             if (inRange(uid)) {
@@ -94,8 +99,16 @@ final class UidAllocator {
         return existing != null ? existing : allocate(file, "workspace " + workspace);
     }
 
+    /**
+     * The next free id after the last one given, round the range: an id that was freed is given again only once every
+     * other id of the range has been, so a new run of another team rarely gets a uid that ran before (and when it does,
+     * what that uid left in shared places such as {@code /tmp} was removed when it was freed, see {@link UidLeftovers}).
+     */
     private int allocate(Path file, String owner) {
-        int index = used.nextClearBit(0);
+        int index = used.nextClearBit(cursor);
+        if (index >= isolation.uidCount()) {
+            index = used.nextClearBit(0);
+        }
         if (index >= isolation.uidCount()) {
             throw new ExecutorException("every id of the range " + isolation.firstUid() + "+" + isolation.uidCount()
                     + " belongs to a run whose files still exist or to a workspace; widen instances.uidRange or remove old runs");
@@ -108,6 +121,12 @@ final class UidAllocator {
             throw new ExecutorException("cannot record the id of " + owner, e);
         }
         used.set(index);
+        cursor = index + 1;
+        try {
+            SafeFiles.writeControlFile(root.resolve(CURSOR), (cursor + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
+        } catch (IOException e) {
+            // Not fatal: after a restart allocation goes on from the ids taken then.
+        }
         return id;
     }
 
@@ -129,7 +148,8 @@ final class UidAllocator {
         }
     }
 
-    private boolean inRange(int uid) {
+    /** Whether {@code uid} is this server's to give. */
+    boolean inRange(int uid) {
         return uid >= isolation.firstUid() && uid < isolation.firstUid() + isolation.uidCount();
     }
 

@@ -193,6 +193,133 @@ class HostileInstanceTest {
         awaitReport(id, InstanceReport.Exited.class);
     }
 
+    @Test
+    void theJobsEnvironmentNeverReachesAProcessOfTheServers() throws Exception {
+        LocalProcessExecutor executor = newExecutor(0);
+        // Programs named as the ones that start an instance, first on the job's PATH: run as root, they would say so.
+        Path evil = Files.createDirectories(dataDir.resolve("evil"));
+        Files.setPosixFilePermissions(evil, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path marker = dataDir.resolve("ran-as-root");
+        for (String tool : List.of("setsid", "setpriv", "sh", "timeout", "env")) {
+            Path fake = Files.writeString(evil.resolve(tool), "#!/bin/sh\n[ \"$(id -u)\" = 0 ] && echo " + tool + " >> " + marker + "\nexec /usr/bin/" + tool
+                    + " \"$@\"\n");
+            Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        InstanceId id = newInstanceId();
+        Map<String, String> env = Map.of("PATH", evil + ":/usr/bin:/bin", "LD_PRELOAD", "/nonexistent/hook.so", "LD_LIBRARY_PATH", evil.toString(),
+                "ENV", evil.resolve("sh").toString(), "IFS", "x");
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("sh", "-c", "echo \"path=$PATH preload=$LD_PRELOAD\"; exec sleep 600"),
+                env, null, null, null, new io.slipstream.api.spec.StartupProbe(List.of("true"), 1, 3, 0), null);
+        Map<String, String> handle = executor.launch(spec);
+        String out = awaitOutput(executor, id, handle, "path=");
+        awaitReport(id, InstanceReport.Ready.class); // a probe ran too
+        assertThat(out).as("the workload has its environment").contains("path=" + evil + ":/usr/bin:/bin preload=/nonexistent/hook.so");
+        assertThat(Files.exists(marker)).as("no program of the job's ran as root").isFalse();
+        String supervisor = Files.readString(Path.of(handle.get("dir")).resolve("supervisor.log"));
+        assertThat(supervisor).as("the dynamic loader of the server's processes never saw LD_PRELOAD").doesNotContain("LD_PRELOAD");
+        executor.terminate(id, handle, Duration.ZERO, "test");
+        awaitReport(id, InstanceReport.Exited.class);
+    }
+
+    @Test
+    void aDaemonThatStopsEveryProcessOfItsUidStillDiesWithTheRun() throws Exception {
+        LocalProcessExecutor executor = newExecutor(0);
+        InstanceId id = newInstanceId();
+        String marker = "stopper-" + System.nanoTime();
+        // Detached, it stops every other process of the uid over and over: a kill made as the uid would be stopped too.
+        Map<String, String> handle = executor.launch(spec(id, "setsid sh -c 'while :; do kill -STOP -1 2>/dev/null; done; : " + marker
+                + "' </dev/null >/dev/null 2>&1 & echo started; exec sleep 600"));
+        awaitOutput(executor, id, handle, "started");
+        executor.terminate(id, handle, Duration.ofSeconds(1), "test");
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains(marker)).toList())
+                .as("nothing of the run is left when its end is reported").isEmpty();
+    }
+
+    @Test
+    void aPathOfTheWorkspaceThatALinkWasSwappedIntoIsNeverFollowed() throws Exception {
+        LocalProcessExecutor executor = newExecutor(0);
+        Path outside = Files.createDirectories(dataDir.resolve("outside"));
+        // A run of the workspace made a storage directory and put a link in it where another job's storage path passes.
+        InstanceId first = newInstanceId();
+        executor.launch(new LaunchSpec(first, "main-0", "node-1", List.of(), List.of("sh", "-c",
+                "ln -s " + outside + " \"$SLIPSTREAM_STORAGE_DATA/cache\" && echo planted"), Map.of(), null, null,
+                metadata(first, "data", null), null, null));
+        awaitReport(first, InstanceReport.Exited.class);
+        InstanceId second = newInstanceId();
+        LaunchSpec nested = new LaunchSpec(second, "main-0", "node-1", List.of(), List.of("true"), Map.of(), null, null,
+                metadata(second, "deep", "data/cache/models"), null, null);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.launch(nested)).hasMessageContaining("storage path");
+        try (var made = Files.list(outside)) {
+            assertThat(made).as("nothing was made where the link leads").isEmpty();
+        }
+    }
+
+    /** A run of job {@code train} of {@code team-a} with one storage. */
+    private static io.slipstream.api.run.ClusterMetadata metadata(InstanceId id, String storage, String subPath) {
+        var self = new io.slipstream.api.run.ClusterMetadata.Instance("main-0", "main", 0, 0, "node-1", "localhost", "localhost", "127.0.0.1",
+                List.of(40000), true);
+        return new io.slipstream.api.run.ClusterMetadata(io.slipstream.api.run.ClusterMetadata.FORMAT_VERSION, id.runId().value(), "team-a", "train",
+                id.attempt(), 1, "InParallel", new io.slipstream.api.run.ClusterMetadata.Address("127.0.0.1", 40000), List.of(self),
+                List.of(new io.slipstream.api.run.ClusterMetadata.Storage(storage, "job", subPath, null)));
+    }
+
+    @Test
+    void whatAUidLeftInSharedPlacesGoesBeforeTheUidIsGivenAgain() throws Exception {
+        LocalProcessExecutor executor = newExecutor(0);
+        InstanceId id = newInstanceId();
+        Path left = Path.of("/tmp/slipstream-left-" + System.nanoTime());
+        Map<String, String> handle = executor.launch(spec(id, "id -u; echo private > " + left + "; chmod 600 " + left));
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(Files.exists(left)).isTrue();
+        String uid = new String(executor.readLogTail(id, handle, LogStream.STDOUT, 100).data(), StandardCharsets.UTF_8).trim();
+        executor.forget(id.runId());
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (Files.exists(left)) {
+            assertThat(System.nanoTime()).as("removed once the run's files are gone").isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        // And the next run gets another uid.
+        InstanceId next = newInstanceId();
+        Map<String, String> nextHandle = executor.launch(spec(next, "id -u"));
+        awaitReport(next, InstanceReport.Exited.class);
+        assertThat(new String(executor.readLogTail(next, nextHandle, LogStream.STDOUT, 100).data(), StandardCharsets.UTF_8).trim()).isNotEqualTo(uid);
+    }
+
+    @Test
+    void aLogWrittenBelowWhereItIsKeptIsTrimmedAllTheSame() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3 to drop O_APPEND");
+        long limit = 1 << 20;
+        LocalProcessExecutor executor = newExecutor(limit);
+        InstanceId id = newInstanceId();
+        // 4 MB appended; once trimmed, O_APPEND dropped and 6 MB written again from offset 0, below the kept part.
+        String script = "import fcntl, os, sys, time\n"
+                + "os.write(1, b'x' * 4_000_000 + b'\\nappended\\n')\n"
+                + "while not os.path.exists(os.environ['TMPDIR'] + '/go'): time.sleep(0.05)\n"
+                + "fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) & ~os.O_APPEND)\n"
+                + "os.pwrite(1, b'y' * 6_000_000, 0)\n"
+                + "os.lseek(1, 0, os.SEEK_END)\n"
+                + "print('rewritten', flush=True)\n"
+                + "time.sleep(600)\n";
+        Map<String, String> handle = executor.launch(new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("/usr/bin/python3", "-c", script),
+                Map.of(), null, null));
+        Path log = Path.of(handle.get("dir")).resolve("stdout.log");
+        awaitAllocatedAtMost(log, limit + limit / 4);
+        Files.writeString(Path.of(handle.get("dir")).resolve("tmp/go"), "");
+        awaitOutput(executor, id, handle, "rewritten");
+        awaitAllocatedAtMost(log, limit + limit / 4); // without counting blocks, the rewritten 6 MB would stay
+        executor.terminate(id, handle, Duration.ZERO, "test");
+        awaitReport(id, InstanceReport.Exited.class);
+    }
+
+    private static void awaitAllocatedAtMost(Path log, long bytes) throws Exception {
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (!Files.exists(log) || allocatedBytes(log) > bytes || Files.size(log) < 4_000_000) {
+            assertThat(System.nanoTime()).as("the log takes at most " + bytes + " bytes on disk within the deadline").isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(100);
+        }
+    }
+
     private static long allocatedBytes(Path file) throws Exception {
         Process stat = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).start();
         String[] fields = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim().split(" ");

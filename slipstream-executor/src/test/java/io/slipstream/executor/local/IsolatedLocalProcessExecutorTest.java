@@ -153,6 +153,11 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         int uid = Integer.parseInt(readAll(executor, id, handle, LogStream.STDOUT).trim());
         // Something started under the uid after the run ended (only root can do that).
         Process straggler = new ProcessBuilder("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "sleep", "600").start();
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while (!ProcFs.ownedBy(uid).contains(straggler.pid())) { // until setpriv has switched
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            java.util.concurrent.TimeUnit.MILLISECONDS.sleep(5);
+        }
 
         assertThatThrownBy(() -> executor.forget(id.runId())).isInstanceOf(io.slipstream.executor.ExecutorException.class)
                 .hasMessageContaining("outlived it and were killed");

@@ -128,6 +128,33 @@ class HostileTenantTest {
     }
 
     @Test
+    void aJobsEnvironmentNeverReachesAProcessOfTheServers() throws Exception {
+        // First a run leaves programs named as those that start instances in a world-writable place ...
+        Path evil = Path.of("/tmp/slipstream-evil-" + System.nanoTime());
+        String marker = evil + "/ran-as-root";
+        StringBuilder plant = new StringBuilder("mkdir -p " + evil + " && chmod 777 " + evil + "; ");
+        for (String tool : List.of("sh", "setsid", "setpriv", "timeout")) {
+            plant.append("printf '#!/bin/sh\\n[ \"$(id -u)\" = 0 ] && id >> ").append(marker).append("\\nexec /usr/bin/").append(tool)
+                    .append(" \"$@\"\\n' > ").append(evil).append('/').append(tool).append(" && chmod 755 ").append(evil).append('/').append(tool).append("; ");
+        }
+        String planter = submit(mallory, "evil", "planter", plant + "echo planted");
+        server.awaitState(mallory, planter, "SUCCEEDED");
+        // ... then a job puts them first on its PATH and asks the dynamic loader for a library of its own.
+        String run = server.post("/api/v1/runs", mallory, jobRequest("evil", "env-attack", "echo \"path=$PATH\"; echo attacked",
+                ", \"env\": {\"PATH\": \"" + evil + ":/usr/bin:/bin\", \"LD_PRELOAD\": \"" + evil + "/hook.so\"}"
+                        + ", \"startupProbe\": {\"command\": [\"true\"], \"periodSeconds\": 1}", "")).json().get("id").asString();
+        try {
+            server.awaitState(mallory, run, "SUCCEEDED");
+            assertThat(server.get("/api/v1/runs/" + run + "/logs", mallory).text()).contains("path=" + evil);
+            assertThat(Files.exists(Path.of(marker))).as("no program of the job's ran as root").isFalse();
+        } finally {
+            try (var files = Files.walk(evil)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    @Test
     void aDaemonThatLeftItsInstanceIsGoneWhenTheRunIsCancelled() throws Exception {
         String script = "setsid sh -c 'echo daemon=$$; exec sleep 600' & sleep 0.5; echo started; exec sleep 600";
         String run = submit(mallory, "evil", "daemon", script);
@@ -147,11 +174,13 @@ class HostileTenantTest {
         String script = "for p in /proc/[0-9]*; do [ ${p#/proc/} = $$ ] && continue; if grep -q " + marker + " $p/cmdline 2>/dev/null; then kill -9 ${p#/proc/} 2>/dev/null "
                 + "&& echo ALLOWED kill || echo cannot-kill; fi; done; cat " + victimDir.resolve("work/secret.txt") + " 2>/dev/null || echo cannot-read; "
                 + "ls " + victimDir.resolve("work") + " 2>/dev/null || echo cannot-list; cat " + victimDir.resolve("stdout.log")
-                + " 2>/dev/null || echo cannot-read-log; echo attacked";
+                + " 2>/dev/null || echo cannot-read-log; cat " + victimDir.resolve("metadata.json") + " 2>/dev/null || echo cannot-read-metadata; "
+                + "ls " + victimDir.getParent() + " 2>/dev/null || echo cannot-list-run; echo attacked";
         String run = submit(mallory, "evil", "intruder", script);
         server.awaitState(mallory, run, "SUCCEEDED");
         String out = server.get("/api/v1/runs/" + run + "/logs", mallory).text();
-        assertThat(out).contains("cannot-kill", "cannot-read", "cannot-list", "cannot-read-log", "attacked").doesNotContain("ALLOWED", "secret-of-bob");
+        assertThat(out).contains("cannot-kill", "cannot-read", "cannot-list", "cannot-read-log", "cannot-read-metadata", "cannot-list-run", "attacked")
+                .doesNotContain("ALLOWED", "secret-of-bob");
         assertThat(server.get("/api/v1/runs/" + victim, bob).json().get("state").asString()).isEqualTo("RUNNING");
         assertThat(server.post("/api/v1/runs/" + victim + "/cancel", bob, "{}").status()).isEqualTo(200);
         server.awaitState(bob, victim, "CANCELLED");
