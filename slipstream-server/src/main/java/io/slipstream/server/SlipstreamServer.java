@@ -85,7 +85,8 @@ public final class SlipstreamServer implements AutoCloseable {
             executor = config.kubernetes() != null
                     ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
                     : new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
-                            InstanceTools.install(dataDir).orElse(null), config.instances().logLimit(), clock);
+                            InstanceTools.install(dataDir).orElse(null), config.instances().logLimit(),
+                            config.instances().maxProcessesPerRun(), clock);
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
                     new RunTokens(tokens, apiUrl::get), secrets);

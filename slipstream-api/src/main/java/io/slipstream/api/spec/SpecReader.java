@@ -162,9 +162,8 @@ public final class SpecReader {
                     problems.add(path, "must be a string (the secret's value, quoted), not " + FieldReader.describe(value));
                     continue;
                 }
-                String text = value.asString();
-                if (text.indexOf('\0') >= 0) {
-                    problems.add(path, "must not contain NUL characters");
+                String text = spec.checkString(path, value.asString(), Integer.MAX_VALUE); // NUL, lone surrogates; size below
+                if (text == null) {
                     continue;
                 }
                 if (text.equals(SecretValue.MASK)) {

@@ -91,6 +91,11 @@ class SecretSpecReaderTest {
         assertThat(problems).extracting(Problem::field).containsExactlyInAnyOrder("spec.data.../escape", "spec.data...data",
                 "spec.data.with space", "spec.data.number", "spec.data.masked", "spec.data.big", "spec.stringData");
         assertThat(problems.toString()).doesNotContain(big);
+        assertThat(problemsOf("{\"apiVersion\": \"slipstream/v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"hf\", \"workspace\": \"w\"}, "
+                + "\"spec\": {\"data\": {\"k\": \"SECRET\\ud800\"}}}")).singleElement().satisfies(p -> {
+                    assertThat(p.field()).isEqualTo("spec.data.k");
+                    assertThat(p.message()).contains("lone surrogate").doesNotContain("SECRET");
+                });
         assertThat(problemsOf("apiVersion: slipstream/v1\nkind: Secret\nmetadata: {name: hf}\nspec: {data: {a: b}}\n"))
                 .extracting(Problem::field).containsExactly("metadata.workspace");
         StringBuilder many = new StringBuilder();

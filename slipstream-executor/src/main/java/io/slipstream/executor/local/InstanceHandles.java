@@ -13,10 +13,13 @@ import java.util.Optional;
  */
 final class InstanceHandles {
     private final Path root;
+    private final boolean pidNamespaces;
     private final String bootId = ProcFs.bootId();
 
-    InstanceHandles(Path root) {
+    /** @param pidNamespaces whether instances are launched in PID namespaces of their own (with a uid per run) */
+    InstanceHandles(Path root, boolean pidNamespaces) {
         this.root = root;
+        this.pidNamespaces = pidNamespaces;
     }
 
     /** The directory a stored handle names, refused if it is not under this executor's root. */
@@ -28,8 +31,11 @@ final class InstanceHandles {
         return new InstanceDirectory(dir);
     }
 
-    static ProcessTree tree(Map<String, String> handle) {
-        return new ProcessTree(Long.parseLong(handle.get("pid")), Long.parseLong(handle.get("pidStart")));
+    /** The instance's processes: its PID namespace, or (launched without one) its process tree. */
+    static InstanceProcesses processes(Map<String, String> handle) {
+        long pid = Long.parseLong(handle.get("pid"));
+        long start = Long.parseLong(handle.get("pidStart"));
+        return "true".equals(handle.get("pidNamespace")) ? new PidNamespace(pid, start) : new ProcessTree(pid, start);
     }
 
     boolean sameBoot(Map<String, String> handle) {
@@ -57,6 +63,9 @@ final class InstanceHandles {
         handle.put("pid", Long.toString(pids[1]));
         handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
+        if (pidNamespaces) {
+            handle.put("pidNamespace", "true");
+        }
         return Optional.of(handle);
     }
 }

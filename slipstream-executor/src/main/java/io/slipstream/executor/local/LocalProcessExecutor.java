@@ -99,8 +99,10 @@ public final class LocalProcessExecutor implements Executor {
     private static final Duration LAUNCH_LOCK_WAIT = Duration.ofSeconds(2);
     private final Path pins;
     private final Trash trash;
+    private final Trash storageTrash;
     private final RunFiles runFiles;
     private final LogLimit logLimit;
+    private final int maxProcessesPerRun;
     private final java.util.concurrent.atomic.AtomicBoolean limitingLogs = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile Consumer<InstanceReport> listener = report -> {
     };
@@ -111,7 +113,7 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, null, DEFAULT_LOG_LIMIT_BYTES, clock);
+        this(root, nodes, inheritedEnv, isolation, null, DEFAULT_LOG_LIMIT_BYTES, 0, clock);
     }
 
     /**
@@ -121,11 +123,14 @@ public final class LocalProcessExecutor implements Executor {
      * @param inheritedEnv names of the server's environment variables passed on to instances
      * @param toolsDir     put first on the instances' PATH (the {@code slipstream} command), or {@code null}
      * @param logLimit     bytes kept of each log of an instance (older output is let go of); 0 keeps everything
+     * @param maxProcessesPerRun with isolation, how many processes (threads count) a run may have at once; 0: an eighth
+     *                     of the machine's {@code pid_max}, at least 1,024 and at most 65,536
      */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                                Clock clock) {
+                                int maxProcessesPerRun, Clock clock) {
         this.root = root.toAbsolutePath().normalize();
-        this.handles = new InstanceHandles(this.root);
+        this.handles = new InstanceHandles(this.root, isolation.enabled());
+        this.maxProcessesPerRun = maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun();
         this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
@@ -154,12 +159,13 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             this.trash = new Trash(this.root.resolve(".trash"));
+            this.storageTrash = new Trash(storageRoot.resolve(".trash"));
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
-        this.runFiles = new RunFiles(this.root, storage, trash, uids);
+        this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
@@ -249,10 +255,20 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             Path workingDir = dir.create(uid, spec.workingDir());
-            Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();
-            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, spec.command()))
+            return startSupervisor(spec, node, dir, uid, gid, workingDir, shared);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Writes the secrets and the environment last, and takes them away again if the instance does not start. */
+    private Map<String, String> startSupervisor(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, Integer gid, Path workingDir,
+                                                SharedStorage.Prepared shared) throws IOException {
+        try {
+            Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
+            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, maxProcessesPerRun, spec.command()))
                     .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
@@ -267,13 +283,17 @@ public final class LocalProcessExecutor implements Executor {
             if (spec.probe() != null) {
                 // It runs in the instance's environment, from the same file.
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
-                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid);
+                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid,
+                        uid == null ? null : maxProcessesPerRun);
                 StartupProber.save(dir.path(), probe);
                 prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds());
             }
             return handle;
-        } catch (IOException e) {
-            throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            if (!watched.containsKey(spec.id())) {
+                removeSecretFiles(spec.id(), dir);
+            }
+            throw e;
         }
     }
 
@@ -349,7 +369,7 @@ public final class LocalProcessExecutor implements Executor {
             return;
         }
         if (handles.sameBoot(handle)) {
-            InstanceHandles.tree(handle).killUntilGone(); // whatever the main process left behind goes with it
+            InstanceHandles.processes(handle).killUntilGone(); // whatever the main process left behind goes with it
         }
         endWatching(id, handles.sameBoot(handle));
         removeSecretFiles(id, dir);
@@ -425,7 +445,7 @@ public final class LocalProcessExecutor implements Executor {
         if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
-        stopper.stop(id, InstanceHandles.tree(handle), dir, gracePeriod);
+        stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
     }
 
     @Override
@@ -507,6 +527,16 @@ public final class LocalProcessExecutor implements Executor {
             }
         }
         return List.copyOf(chosen);
+    }
+
+    /** So that no run can take every pid of the machine (the server then could not start a thread). */
+    private static int defaultMaxProcessesPerRun() {
+        try {
+            long pidMax = Long.parseLong(Files.readString(Path.of("/proc/sys/kernel/pid_max")).trim());
+            return (int) Math.max(1024, Math.min(65_536, pidMax / 8));
+        } catch (IOException | RuntimeException e) {
+            return 4096;
+        }
     }
 
     private java.util.concurrent.locks.ReentrantLock runLock(RunId run) {

@@ -47,9 +47,31 @@ final class ProcFs {
                 Long.parseLong(fields[19]));
     }
 
-    /** Whether a process with this pid and start time is alive (not a zombie): guards against pid reuse. */
+    /** Whether a process with this pid and start time is alive: guards against pid reuse. */
     static boolean isAlive(long pid, long startTime) {
-        return stat(pid).filter(s -> !s.isZombie() && (startTime < 0 || s.startTime() == startTime)).isPresent();
+        return stat(pid).filter(s -> isLive(s) && (startTime < 0 || s.startTime() == startTime)).isPresent();
+    }
+
+    /**
+     * Whether a process is alive: not a zombie, or a zombie whose main thread alone has exited while others run on
+     * (its stat shows Z then, but it is very much alive).
+     */
+    static boolean isLive(Stat stat) {
+        if (!stat.isZombie()) {
+            return true;
+        }
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(PROC.resolve(Long.toString(stat.pid())).resolve("task"))) {
+            for (Path task : tasks) {
+                String line = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
+                char state = line.charAt(line.lastIndexOf(')') + 2);
+                if (state != 'Z' && state != 'X') {
+                    return true;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return false; // gone
+        }
+        return false;
     }
 
     /**
@@ -88,7 +110,7 @@ final class ProcFs {
         }
         List<Long> live = new ArrayList<>();
         for (Stat stat : all) {
-            if (members.contains(stat.pid()) && !stat.isZombie()) {
+            if (members.contains(stat.pid()) && isLive(stat)) {
                 live.add(stat.pid());
             }
         }
@@ -110,7 +132,7 @@ final class ProcFs {
                 }
                 try {
                     long pid = Long.parseLong(name);
-                    if (wanted.equals(realUid(entry)) && stat(pid).filter(s -> !s.isZombie()).isPresent()) {
+                    if (wanted.equals(realUid(entry)) && stat(pid).filter(ProcFs::isLive).isPresent()) {
                         owned.add(pid);
                     }
                 } catch (IOException | RuntimeException e) {

@@ -8,7 +8,7 @@ import java.util.List;
  * reuses a pid only once its session and group are empty, so a live pid with another start time means that
  * nothing of the instance is left.
  */
-final class ProcessTree {
+final class ProcessTree implements InstanceProcesses {
     private final long leader;
     private final long leaderStart;
 
@@ -23,31 +23,14 @@ final class ProcessTree {
     }
 
     /** SIGTERM to every live process of the tree, once. */
-    void terminate() {
+    @Override
+    public void terminate() {
         members().forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
     }
 
-    /** SIGKILL until nothing of the tree is left; may take a while for a process stuck in the kernel. */
-    void killUntilGone() {
-        long pause = 5;
-        long warnAt = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
-        while (killOnce() > 0) {
-            if (System.nanoTime() > warnAt) {
-                org.slf4j.LoggerFactory.getLogger(ProcessTree.class).warn("processes of an instance survive SIGKILL (stuck in the kernel?); still trying");
-                warnAt = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            pause = Math.min(pause * 2, 500);
-        }
-    }
-
     /** One round of SIGKILL; returns how many processes were still alive to receive it. */
-    int killOnce() {
+    @Override
+    public int killOnce() {
         List<Long> live = members();
         live.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         return live.size();

@@ -20,13 +20,19 @@ final class RunFiles {
     private final Path root;
     private final SharedStorage storage;
     private final Trash trash;
+    private final Trash storageTrash;
     private final UidAllocator uids;
 
-    /** @param uids the run uids, or {@code null} without isolation */
-    RunFiles(Path root, SharedStorage storage, Trash trash, UidAllocator uids) {
+    /**
+     * @param trash        for instance directories, on their file system
+     * @param storageTrash for run-scoped storage, on the storage's file system (so that taking it is a rename too)
+     * @param uids         the run uids, or {@code null} without isolation
+     */
+    RunFiles(Path root, SharedStorage storage, Trash trash, Trash storageTrash, UidAllocator uids) {
         this.root = root;
         this.storage = storage;
         this.trash = trash;
+        this.storageTrash = storageTrash;
         this.uids = uids;
     }
 
@@ -52,7 +58,7 @@ final class RunFiles {
             if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
                 trash.take(dir, runId.value());
             }
-            storage.forgetRun(runId, trash);
+            storage.forgetRun(runId, storageTrash);
         } catch (IOException e) {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }
@@ -63,17 +69,30 @@ final class RunFiles {
 
     /** Deletes what waits in the trash, freeing each run's uid once its files are gone. */
     synchronized void emptyTrash() {
+        for (Trash bin : List.of(storageTrash, trash)) { // a run's uid file is in the second: its storage goes first
+            empty(bin);
+        }
+    }
+
+    private void empty(Trash bin) {
+        List<Path> entries;
         try {
-            for (Path entry : trash.entries()) {
+            entries = bin.entries();
+        } catch (IOException e) {
+            LOG.warn("cannot list {}: {}", bin.dir(), e.getMessage());
+            return;
+        }
+        for (Path entry : entries) { // one that cannot go now is tried again next time; the others go
+            try {
                 Integer uid = UidAllocator.read(entry.resolve("uid"));
-                trash.delete(entry);
+                bin.delete(entry);
                 if (uid != null && uids != null && uids.inRange(uid)) {
                     UidLeftovers.remove(uid);
                     uids.free(uid);
                 }
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("cannot delete {} yet: {}", entry, e.getMessage());
             }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("cannot empty {}: {}", trash.dir(), e.getMessage());
         }
     }
 }

@@ -24,7 +24,7 @@ import java.util.Set;
 
 /**
  * The files of an instance's Secrets: {@code <instance dir>/secrets/<secret>/<key>}, written before the instance starts,
- * each readable by the instance only (mode 0400, owned by the run's uid when instances are isolated; directories 0500),
+ * each readable by the instance's run only (with isolation 0440, the server's, in the run's group; directories 0550),
  * and removed when it ends. Nothing here follows a link: files are created new ({@code CREATE_NEW},
  * {@code NOFOLLOW_LINKS}) and removal works relative to open directories, so a link the workload plants leads nowhere.
  */
@@ -52,7 +52,7 @@ final class SecretFiles {
                 Path path = child(dir, file.getKey());
                 Set<OpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, NOFOLLOW);
                 try (SeekableByteChannel channel = Files.newByteChannel(path, options,
-                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--------")))) {
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(uid == null ? "r--------" : "r--r-----")))) {
                     ByteBuffer bytes = ByteBuffer.wrap(file.getValue().reveal().getBytes(StandardCharsets.UTF_8));
                     while (bytes.hasRemaining()) {
                         channel.write(bytes);
@@ -60,10 +60,10 @@ final class SecretFiles {
                 }
                 own(path, uid);
             }
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(uid == null ? "r-x------" : "r-xr-x---"));
             own(dir, uid);
         }
-        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("r-x------"));
+        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString(uid == null ? "r-x------" : "r-xr-x---"));
         own(root, uid);
         return root;
     }
@@ -109,9 +109,12 @@ final class SecretFiles {
         return child;
     }
 
+    /**
+     * Readable by the run through its group (the gid of the run's uid's number), but the server's: the workload can
+     * neither change the files nor rearrange the directories, so removing them never meets what it planted.
+     */
     private static void own(Path path, Integer uid) throws IOException {
         if (uid != null) {
-            Files.setAttribute(path, "unix:uid", uid, NOFOLLOW);
             Files.setAttribute(path, "unix:gid", uid, NOFOLLOW);
         }
     }

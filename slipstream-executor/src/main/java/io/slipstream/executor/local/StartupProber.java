@@ -25,7 +25,7 @@ final class StartupProber {
     /** A probe as kept on disk: everything needed to run it again after a restart. */
     @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
     record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
-                 Integer gid) {
+                 Integer gid, Integer maxProcesses) {
     }
 
     private static final int MAX_PROBE_BYTES = 1024 * 1024;
@@ -140,8 +140,11 @@ final class StartupProber {
     private static Started start(Path dir, Probe probe) {
         List<String> argv = new ArrayList<>(List.of("setsid"));
         if (probe.uid() != null) {
-            argv.addAll(List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
-                    probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--"));
+            // As the instance: capped in processes, in a PID namespace of its own (timeout its init: all of it ends with it).
+            int processes = probe.maxProcesses() == null ? 4096 : probe.maxProcesses();
+            argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child", "--",
+                    "setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(), probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(),
+                    "--no-new-privs", "--"));
         }
         argv.addAll(List.of("sh", "-c", Supervisor.ENTER, dir.resolve("env").toString(), probe.workingDir()));
         // timeout runs the probe in a process group of its own and signals the whole group when time is up.

@@ -34,7 +34,7 @@ final class Stopper {
         this.watched = watched;
     }
 
-    void stop(InstanceId id, ProcessTree tree, InstanceDirectory dir, Duration gracePeriod) {
+    void stop(InstanceId id, InstanceProcesses tree, InstanceDirectory dir, Duration gracePeriod) {
         if (gracePeriod.isZero()) {
             workers.execute(() -> forceKill(id, tree, 5)); // no grace (a lost node): no notice, no SIGTERM
             return;
@@ -47,7 +47,7 @@ final class Stopper {
     }
 
     /** An instance that acknowledged the notice has saved what it wanted to: it need not wait for the grace period. */
-    private void releaseOnAck(InstanceId id, ProcessTree tree, InstanceDirectory dir, Instant deadline) {
+    private void releaseOnAck(InstanceId id, InstanceProcesses tree, InstanceDirectory dir, Instant deadline) {
         if (!watched.test(id) || clock.instant().isAfter(deadline)) {
             return;
         }
@@ -60,7 +60,7 @@ final class Stopper {
     }
 
     /** One round of SIGKILL, repeated from the timer until the instance is gone. */
-    private void forceKill(InstanceId id, ProcessTree tree, long pauseMillis) {
+    private void forceKill(InstanceId id, InstanceProcesses tree, long pauseMillis) {
         if (!watched.test(id) || tree.killOnce() == 0) {
             return;
         }

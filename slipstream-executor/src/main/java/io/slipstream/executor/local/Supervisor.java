@@ -10,29 +10,56 @@ import java.util.List;
  * The command line that starts an instance: a small fixed shell script (never built from input: the command
  * travels as its arguments) in a session of its own. It runs as the server's user with a fixed environment of its own
  * ({@link #ENVIRONMENT}), so the workload can neither signal it, nor touch what it writes in the instance's control
- * directory, nor reach it through its environment: it starts the command in a session of the command's own (as the
- * run's uid when there is one; the workload's environment and working directory are taken on only after the switch,
- * see {@link #ENTER}), writes the pids, waits, and records the exit code. The pid and exit code are written by the shell's own printf, one short
- * write each (readers take a line only once its newline is there).
+ * directory, nor reach it through its environment. It starts the command, writes the pids, waits, and records the exit
+ * code (each written by the shell's own printf, one short write: readers take a line only once its newline is there).
+ *
+ * <p>With a uid for the run, the command runs in a PID namespace of its own ({@code unshare --pid}), under a small
+ * init ({@link #INIT}) that runs as the run's uid: everything the instance starts stays in that namespace, whatever it
+ * does (double forks, {@code setsid}, changing pids), and when the init ends, or is killed, the kernel kills all of it
+ * at once. The instance's environment and working directory are taken on only after the switch to the uid; its
+ * process count is capped ({@code ulimit -p}, per uid, so per run). Without a uid (a server that is not root) the
+ * command starts in a session of its own ({@link #ENTER}).
  */
 final class Supervisor {
     /**
-     * What the instance's first process does, as the instance's uid: takes on the workload's environment from its file
-     * ($0), enters the working directory ($1), and becomes the command. Never run by the server's user with the
-     * workload's environment.
+     * Without a uid: takes on the workload's environment from its file ($0), enters the working directory ($1), and
+     * becomes the command.
      */
-    static final String ENTER = "unset ENTER; . \"$0\" && cd -- \"$1\" && shift && exec \"$@\"";
+    static final String ENTER = "unset ENTER INIT; . \"$0\" && cd -- \"$1\" && shift && exec \"$@\"";
+
+    /**
+     * With a uid, as that uid, the first process of the instance's PID namespace: takes on its environment ($0) and
+     * working directory ($1), starts the command, and waits for it. An init gets only the signals it has a handler for:
+     * SIGTERM is passed on to everything in the namespace, and SIGHUP becomes a SIGKILL of everything in it (the
+     * server's forced stop, so that the command's exit code still says how it ended: 137). Its own messages go nowhere;
+     * the command keeps the instance's stderr. It exits with the command's exit code, and the namespace goes with it.
+     */
+    static final String INIT = String.join("\n",
+            "unset ENTER INIT; . \"$0\" && cd -- \"$1\" || exit 2",
+            "shift",
+            "exec 3>&2 2>/dev/null",
+            "trap 'kill -TERM -1' TERM",
+            "trap 'kill -KILL -1' HUP",
+            "\"$@\" 2>&3 3>&- &",
+            "child=$!",
+            "exec 3>&-",
+            "while :; do wait \"$child\"; code=$?; kill -0 \"$child\" || break; done",
+            "exit \"$code\"");
 
     /** The only environment of the processes that start an instance: nothing of the job's. */
-    static final java.util.Map<String, String> ENVIRONMENT = java.util.Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "ENTER", ENTER);
+    static final java.util.Map<String, String> ENVIRONMENT = java.util.Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "ENTER", ENTER,
+            "INIT", INIT);
 
-    /** $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option; the rest is the command. */
+    /**
+     * $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option, $5 most processes of the uid;
+     * the rest is the command.
+     */
     static final String SCRIPT = String.join("\n",
-            "dir=$1; wd=$2; uid=$3; groups=$4; shift 4",
+            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; shift 5",
             "umask 077",
             "if [ -n \"$uid\" ]; then",
-            "  (umask 002; exec setsid setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\")"
-                    + " </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "  (umask 002; ulimit -p \"$nproc\"; exec setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
+                    + " --no-new-privs -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "else",
             "  (umask 002; exec setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",
@@ -57,7 +84,7 @@ final class Supervisor {
                 throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
             }
             if (System.nanoTime() > deadline) {
-                new ProcessTree(supervisor.pid(), -1).killUntilGone(); // the supervisor, and whatever it started already
+                new ProcessTree(supervisor.pid(), -1).killUntilGone(); // the supervisor, and whatever it started already (as its descendants)
                 supervisor.destroyForcibly();
                 throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
             }
@@ -72,12 +99,14 @@ final class Supervisor {
     }
 
     /**
-     * @param uid the run's uid, or {@code null} to run as the server's user
-     * @param gid the group of the workspace's storage the instance joins, or {@code null} for none
+     * @param uid          the run's uid, or {@code null} to run as the server's user
+     * @param gid          the group of the workspace's storage the instance joins, or {@code null} for none
+     * @param maxProcesses how many processes (threads count) the run's uid may have, with a uid
      */
-    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, List<String> command) {
+    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, List<String> command) {
         List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SCRIPT, "slipstream-supervisor", controlDir.toString(),
-                workingDir.toString(), uid == null ? "" : uid.toString(), gid == null ? "--clear-groups" : "--groups=" + gid));
+                workingDir.toString(), uid == null ? "" : uid.toString(), gid == null ? "--clear-groups" : "--groups=" + gid,
+                Integer.toString(maxProcesses)));
         argv.addAll(command);
         return argv;
     }

@@ -11,13 +11,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Removes what a run's uid left in the places every user may write ({@code /tmp}, {@code /var/tmp}, {@code /dev/shm},
- * {@code /dev/mqueue}) before the uid is given to another run, which would otherwise own those files. Done with
+ * {@code /dev/mqueue}, {@code /run/lock}) before the uid is given to another run, which would otherwise own those files. Done with
  * {@code find -xdev -uid U -delete}, which walks with {@code openat} and never follows a link. System V IPC objects
  * are not covered (see docs/security.md).
  */
 final class UidLeftovers {
     private static final Logger LOG = LoggerFactory.getLogger(UidLeftovers.class);
-    private static final List<Path> SHARED_PLACES = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/dev/shm"), Path.of("/dev/mqueue"));
+    private static final List<Path> SHARED_PLACES = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/dev/shm"), Path.of("/dev/mqueue"),
+            Path.of("/run/lock"));
     private static final Duration TIMEOUT = Duration.ofMinutes(5);
 
     private UidLeftovers() {

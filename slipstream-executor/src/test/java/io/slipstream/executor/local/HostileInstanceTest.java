@@ -81,7 +81,7 @@ class HostileInstanceTest {
     private LocalProcessExecutor newExecutor(long logLimit) {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, logLimit, Clock.systemUTC());
+                isolation, null, logLimit, 0, Clock.systemUTC());
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;
@@ -234,6 +234,24 @@ class HostileInstanceTest {
         awaitReport(id, InstanceReport.Exited.class);
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains(marker)).toList())
                 .as("nothing of the run is left when its end is reported").isEmpty();
+    }
+
+    @Test
+    void processesThatHideFromProcFsAreGoneWhenTheInstanceEnds() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3 for a process whose main thread alone exits");
+        LocalProcessExecutor executor = newExecutor(0);
+        InstanceId id = newInstanceId();
+        // One keeps changing its pid (fork, parent exits, every 10 ms); one ends its main thread alone (raw exit(2)), so
+        // /proc shows it as a zombie while a thread of it runs on. Both detached; then the instance's main process ends.
+        String zombie = "import ctypes, threading, time\n"
+                + "threading.Thread(target=lambda: time.sleep(600)).start()\n"
+                + "ctypes.CDLL(None).syscall(60, 0)\n";
+        String script = "printf 'sleep 0.01\\nsh \"$0\" &\\n' > \"$TMPDIR/hop.sh\"; setsid sh \"$TMPDIR/hop.sh\" </dev/null >/dev/null 2>&1 & "
+                + "setsid /usr/bin/python3 -c '" + zombie + "' </dev/null >/dev/null 2>&1 & sleep 1; id -u; exit 0";
+        Map<String, String> handle = executor.launch(spec(id, script));
+        awaitReport(id, InstanceReport.Exited.class);
+        int uid = Integer.parseInt(new String(executor.readLogTail(id, handle, LogStream.STDOUT, 100).data(), StandardCharsets.UTF_8).trim());
+        assertThat(ProcFs.ownedBy(uid)).as("nothing of the instance is left when its end is reported").isEmpty();
     }
 
     @Test

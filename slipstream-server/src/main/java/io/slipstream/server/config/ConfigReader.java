@@ -142,6 +142,8 @@ public final class ConfigReader {
             local = claims == null ? local : local.withUidClaims(claims);
             Long logLimit = quantity(instances, "logLimit", problems);
             local = logLimit == null ? local : local.withLogLimit(logLimit);
+            Long processes = instances.integer("maxProcessesPerRun", false, 64, 4_194_304);
+            local = processes == null ? local : local.withMaxProcessesPerRun(processes.intValue());
             instances.finish();
         }
         FieldReader runs = root.object("runs", false);

@@ -203,6 +203,7 @@ public final class ControlLoop implements AutoCloseable {
 
     /** One full cycle. Package-private so tests can drive the loop step by step. */
     void cycle() {
+        launcher.newCycle();
         downNodes = store.downNodes();
         applyReports();
         housekeeping();
@@ -234,6 +235,9 @@ public final class ControlLoop implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> fresh = store.instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
         schedule(current, fresh);
+        if (launcher.deferred()) {
+            wakeUp(); // instances wait for the next cycle's launches: it follows at once
+        }
     }
 
     /**

@@ -32,6 +32,10 @@ final class Launcher {
     private final Executor executor;
     private final Clock clock;
     private final io.slipstream.server.auth.RunTokens runTokens;
+    /** Per run and cycle (see {@link #newCycle}). */
+    static final int LAUNCHES_PER_CYCLE = 64;
+    private int budget = LAUNCHES_PER_CYCLE;
+    private boolean deferred;
     private final LaunchSecrets secrets;
 
     /**
@@ -57,11 +61,26 @@ final class Launcher {
      * the attempt's instances as they are afterwards.
      */
     List<InstanceRecord> launchWhatMayStart(RunRecord run, List<InstanceRecord> instances) {
+        budget = LAUNCHES_PER_CYCLE;
         List<InstanceRecord> current = instances;
-        for (Set<InstanceId> starting = startable(run, current); !starting.isEmpty(); starting = startable(run, current)) {
+        for (Set<InstanceId> starting = startable(run, current); !starting.isEmpty() && budget > 0; starting = startable(run, current)) {
             current = launch(run, current, starting);
         }
         return current;
+    }
+
+    /**
+     * A run launches at most {@link #LAUNCHES_PER_CYCLE} instances a cycle, so that a run of thousands of instances
+     * makes the other runs wait a moment, not minutes: the rest stay pending and start in the next cycles, which
+     * follow at once.
+     */
+    void newCycle() {
+        deferred = false;
+    }
+
+    /** Whether the cycle left instances pending that it could have started. */
+    boolean deferred() {
+        return deferred;
     }
 
     private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
@@ -76,6 +95,12 @@ final class Launcher {
                 current.add(instance);
                 continue;
             }
+            if (budget <= 0) {
+                current.add(instance); // next cycle
+                deferred = true;
+                continue;
+            }
+            budget--;
             NodeGroupSpec group = groups.get(instance.nodeGroup());
             Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
             env.putAll(credentials);

@@ -96,6 +96,22 @@ class ControlLoopTest {
     }
 
     @Test
+    void aHugeRunIsLaunchedOverSeveralCyclesSoThatOthersDoNotWaitForAllOfIt() {
+        int replicas = Launcher.LAUNCHES_PER_CYCLE * 2 + 10;
+        RunId huge = submit(aJob("huge").replicas(replicas).cpu(0.1).memoryGi(1).spec());
+        loop.cycle();
+        assertThat(executor.launched()).hasSize(Launcher.LAUNCHES_PER_CYCLE);
+        RunId small = submit(aJob("small").spec());
+        loop.cycle();
+        assertThat(executor.launched()).as("the small run started with the next part of the huge one")
+                .containsKey(new InstanceId(small, 1, 0)).hasSize(2 * Launcher.LAUNCHES_PER_CYCLE + 1);
+        loop.cycle();
+        loop.cycle();
+        assertThat(executor.launched().keySet().stream().filter(id -> id.runId().equals(huge))).hasSize(replicas);
+        assertThat(run(huge).state()).isEqualTo(RunState.RUNNING);
+    }
+
+    @Test
     void oneFailedInstanceStopsTheOthersAndFailsTheRunOnceTheyAreGone() {
         RunId id = submit(aJob("job").replicas(3).spec());
         loop.cycle();
