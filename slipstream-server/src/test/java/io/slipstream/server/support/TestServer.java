@@ -83,6 +83,10 @@ public final class TestServer implements AutoCloseable {
         } else {
             request.method(method, HttpRequest.BodyPublishers.noBody());
         }
+        return send(request);
+    }
+
+    private Response send(HttpRequest.Builder request) {
         try {
             HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""),
@@ -103,16 +107,7 @@ public final class TestServer implements AutoCloseable {
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
-        try {
-            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-            return new Response(response.statusCode(), response.body(), response.headers().firstValue("Content-Type").orElse(""),
-                    response.headers());
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return send(request);
     }
 
     /**
