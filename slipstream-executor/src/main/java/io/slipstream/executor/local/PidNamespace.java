@@ -2,18 +2,29 @@ package io.slipstream.executor.local;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * The processes of an instance that runs in a PID namespace of its own (see {@link Supervisor#INIT}): everything in
- * the namespace, whatever it did. The namespace's init is the only child of {@code unshare}, found through
- * {@code /proc/<pid>/task/<pid>/children} (no scan of {@code /proc}). SIGTERM goes to the init, which passes it on to
- * the whole namespace; SIGKILL to the init kills the whole namespace at once (the kernel's doing, atomically).
+ * the namespace, whatever it did. In a PID namespace every orphan becomes the init's child, so all of it descends from
+ * the init, the only child of {@code unshare}: it is found by following {@code /proc/<pid>/task/<tid>/children}
+ * from there (no scan of {@code /proc}). Signals go to everything below the init (which ignores what it has no handler
+ * for); once the command is gone the init exits with its exit code, and the kernel kills whatever else is in the
+ * namespace at once. An init that does not end (a workload that keeps forking in a race with the signals) is killed
+ * after {@link #INIT_GRACE_NANOS}, and the whole namespace with it.
  */
 final class PidNamespace implements InstanceProcesses {
-    /** How long the init gets to kill the namespace itself before it is killed with it. */
+    /** How long the processes below the init get to be killed before the init is killed with them. */
     private static final long INIT_GRACE_NANOS = java.time.Duration.ofSeconds(2).toNanos();
+    private static final int MAX_MEMBERS = 1 << 20;
 
     private final long unshare;
     private final long unshareStart;
@@ -27,17 +38,9 @@ final class PidNamespace implements InstanceProcesses {
 
     @Override
     public void terminate() {
-        Long init = init();
-        if (init != null) {
-            ProcessHandle.of(init).ifPresent(ProcessHandle::destroy);
-        }
+        below(init()).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
     }
 
-    /**
-     * First asks the init to SIGKILL everything in the namespace (SIGHUP: the command then ends with 137, which the
-     * init reports); an init that has not ended within {@link #INIT_GRACE_NANOS} is itself killed, and the namespace
-     * with it (the exit code then is unshare's own).
-     */
     @Override
     public synchronized int killOnce() {
         if (!ProcFs.isAlive(unshare, unshareStart)) {
@@ -46,23 +49,12 @@ final class PidNamespace implements InstanceProcesses {
         long now = System.nanoTime();
         firstKillAt = firstKillAt < 0 ? now : firstKillAt;
         Long init = init();
-        if (init == null) {
-            ProcessHandle.of(unshare).ifPresent(ProcessHandle::destroyForcibly);
-        } else if (now - firstKillAt < INIT_GRACE_NANOS) {
-            signal(init, "HUP");
+        if (init == null || now - firstKillAt >= INIT_GRACE_NANOS) {
+            ProcessHandle.of(init == null ? unshare : init).ifPresent(ProcessHandle::destroyForcibly);
         } else {
-            ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly);
+            below(init).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         }
         return 1;
-    }
-
-    /** A signal Java's ProcessHandle cannot send, through the kill the server runs as itself. */
-    private static void signal(long pid, String name) {
-        try {
-            SystemCommand.run(java.util.List.of("kill", "-s", name, Long.toString(pid)), java.time.Duration.ofSeconds(5));
-        } catch (IOException e) {
-            // the next round tries again, and then kills the init
-        }
     }
 
     /** The namespace's init (as the host numbers it), or {@code null} if it is gone or not started yet. */
@@ -70,12 +62,44 @@ final class PidNamespace implements InstanceProcesses {
         if (!ProcFs.isAlive(unshare, unshareStart)) {
             return null;
         }
-        try {
-            String children = Files.readString(Path.of("/proc", Long.toString(unshare), "task", Long.toString(unshare), "children"),
-                    StandardCharsets.US_ASCII).trim();
-            return children.isEmpty() ? null : Long.valueOf(children.split(" ")[0]);
-        } catch (IOException | NumberFormatException e) {
-            return null;
+        List<Long> children = children(unshare);
+        return children.isEmpty() ? null : children.get(0);
+    }
+
+    /** Every process that descends from {@code init} (not the init itself). */
+    private static Set<Long> below(Long init) {
+        Set<Long> members = new LinkedHashSet<>();
+        if (init == null) {
+            return members;
         }
+        Deque<Long> frontier = new ArrayDeque<>(children(init));
+        while (!frontier.isEmpty() && members.size() < MAX_MEMBERS) {
+            long pid = frontier.pop();
+            if (members.add(pid)) {
+                frontier.addAll(children(pid));
+            }
+        }
+        return members;
+    }
+
+    /** The children of every thread of {@code pid}. */
+    private static List<Long> children(long pid) {
+        List<Long> children = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : tasks) {
+                try {
+                    for (String child : Files.readString(task.resolve("children"), StandardCharsets.US_ASCII).trim().split(" ")) {
+                        if (!child.isEmpty()) {
+                            children.add(Long.valueOf(child));
+                        }
+                    }
+                } catch (IOException | NumberFormatException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            // the process ended meanwhile
+        }
+        return children;
     }
 }

@@ -29,22 +29,19 @@ final class Supervisor {
 
     /**
      * With a uid, as that uid, the first process of the instance's PID namespace: takes on its environment ($0) and
-     * working directory ($1), starts the command, and waits for it. An init gets only the signals it has a handler for:
-     * SIGTERM is passed on to everything in the namespace, and SIGHUP becomes a SIGKILL of everything in it (the
-     * server's forced stop, so that the command's exit code still says how it ended: 137). Its own messages go nowhere;
-     * the command keeps the instance's stderr. It exits with the command's exit code, and the namespace goes with it.
+     * working directory ($1), starts the command, waits for it, and exits with its exit code; the namespace goes with
+     * it. An init gets no signal it has no handler for, and this one has none: nothing in the namespace can stop or
+     * kill it, and the server signals the processes below it (see {@link PidNamespace}). Its own messages go nowhere;
+     * the command keeps the instance's stderr.
      */
     static final String INIT = String.join("\n",
             "unset ENTER INIT; . \"$0\" && cd -- \"$1\" || exit 2",
             "shift",
             "exec 3>&2 2>/dev/null",
-            "trap 'kill -TERM -1' TERM",
-            "trap 'kill -KILL -1' HUP",
             "\"$@\" 2>&3 3>&- &",
-            "child=$!",
             "exec 3>&-",
-            "while :; do wait \"$child\"; code=$?; kill -0 \"$child\" || break; done",
-            "exit \"$code\"");
+            "wait \"$!\"",
+            "exit \"$?\"");
 
     /** The only environment of the processes that start an instance: nothing of the job's. */
     static final java.util.Map<String, String> ENVIRONMENT = java.util.Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "ENTER", ENTER,
