@@ -59,7 +59,7 @@ public final class LocalProcessExecutor implements Executor {
     /** What is kept of each log of an instance unless said otherwise. */
     public static final long DEFAULT_LOG_LIMIT_BYTES = 1L << 30;
     /** How often logs are held to their limit. */
-    private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(5);
+    private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(2);
 
     static {
         // Every instance is a few processes, and the JDK's default launch (posix_spawn of a helper that then execs
