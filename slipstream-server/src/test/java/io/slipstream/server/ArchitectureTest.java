@@ -35,6 +35,17 @@ class ArchitectureTest {
     }
 
     @Test
+    void theModelIsPure() {
+        noClasses().that().resideInAPackage("io.slipstream.model..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.server..", "io.slipstream.store..", "io.slipstream.executor..",
+                        "io.slipstream.scheduler..", "java.io..", "java.nio..", "java.net..", "java.sql..")
+                .orShould().callMethod(java.time.Instant.class, "now")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().callMethod(System.class, "nanoTime")
+                .check(classes);
+    }
+
+    @Test
     void adaptersNeverReachIntoTheServer() {
         noClasses().that().resideInAnyPackage("io.slipstream.store..", "io.slipstream.executor..", "io.slipstream.api..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.server..", "io.slipstream.cli..")

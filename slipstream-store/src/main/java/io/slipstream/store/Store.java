@@ -1,5 +1,8 @@
 package io.slipstream.store;
 
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Document;

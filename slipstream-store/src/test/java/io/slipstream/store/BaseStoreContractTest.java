@@ -1,5 +1,10 @@
 package io.slipstream.store;
 
+import io.slipstream.model.RunOrigin;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.FaultState;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

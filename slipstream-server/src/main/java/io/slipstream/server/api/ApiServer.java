@@ -32,7 +32,7 @@ import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.RunQuery;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -66,7 +66,7 @@ public final class Authenticator {
     /** A run's token works while its run is not over. */
     private Principal runPrincipal(TokenRecord record) {
         String id = record.user().substring(RunTokens.USER_PREFIX.length());
-        var run = RunId.isValid(id) ? store.getRun(new RunId(id)) : Optional.<io.slipstream.store.RunRecord>empty();
+        var run = RunId.isValid(id) ? store.getRun(new RunId(id)) : Optional.<io.slipstream.model.RunRecord>empty();
         if (run.isEmpty() || run.get().state().isFinal()) {
             throw ApiException.unauthorized("the run of this token has ended");
         }

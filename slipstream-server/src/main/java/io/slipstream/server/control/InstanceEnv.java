@@ -2,8 +2,8 @@ package io.slipstream.server.control;
 
 import io.slipstream.api.run.ClusterMetadata;
 import io.slipstream.api.spec.NodeGroupSpec;
-import io.slipstream.store.InstanceRecord;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;

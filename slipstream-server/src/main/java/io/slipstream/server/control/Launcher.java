@@ -7,8 +7,8 @@ import io.slipstream.api.spec.StartupOrder;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
-import io.slipstream.store.InstanceRecord;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -128,7 +128,7 @@ final class Launcher {
             String eventType = type;
             current.add(store.inTransaction(tx -> {
                 InstanceRecord stored = tx.updateInstance(launched);
-                tx.appendEvent(io.slipstream.store.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
+                tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
                         stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
                         stored.displayName()));
                 return stored;

@@ -2,8 +2,8 @@ package io.slipstream.server.control;
 
 import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FaultTolerance;
-import io.slipstream.store.FaultState;
-import io.slipstream.store.FaultState.RestartCause;
+import io.slipstream.model.FaultState;
+import io.slipstream.model.FaultState.RestartCause;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;

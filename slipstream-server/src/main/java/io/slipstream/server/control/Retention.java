@@ -2,7 +2,7 @@ package io.slipstream.server.control;
 
 import io.slipstream.executor.Executor;
 import io.slipstream.store.ConflictException;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.time.Clock;
 import java.time.Duration;

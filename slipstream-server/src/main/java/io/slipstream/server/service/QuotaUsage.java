@@ -2,7 +2,7 @@ package io.slipstream.server.service;
 
 import io.slipstream.api.codec.Json;
 import io.slipstream.store.RunQuery;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.util.List;
 import java.util.Set;

@@ -13,10 +13,10 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.RunFactory;
 import io.slipstream.store.ConflictException;
-import io.slipstream.store.RunEvent;
-import io.slipstream.store.RunOrigin;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunOrigin;
 import io.slipstream.store.RunQuery;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
 import java.time.Clock;
@@ -167,7 +167,7 @@ public final class RunService {
         if (!caller.admin() && !run.id().value().equals(caller.run())) {
             throw ApiException.forbidden("only the run's own token (SLIPSTREAM_RUN_TOKEN) reports its instances' progress");
         }
-        io.slipstream.store.InstanceRecord instance = store.instancesOf(run.id()).stream()
+        io.slipstream.model.InstanceRecord instance = store.instancesOf(run.id()).stream()
                 .filter(i -> i.id().attempt() == run.attempt() && Integer.toString(i.id().rank()).equals(rank))
                 .findFirst()
                 .orElseThrow(() -> ApiException.notFound("run " + runId + " has no instance of rank " + rank + " in attempt " + run.attempt()));

@@ -3,7 +3,7 @@ package io.slipstream.server.control;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.spec.FaultTolerance;
-import io.slipstream.store.FaultState;
+import io.slipstream.model.FaultState;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,9 +4,9 @@ import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.run.RunId;
-import io.slipstream.store.FaultState;
-import io.slipstream.store.RunEvent;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.FaultState;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.jdbc.JdbcStore;
 import java.nio.file.Path;

@@ -3,8 +3,8 @@ package io.slipstream.store.jdbc;
 import static io.slipstream.testing.JobBuilder.aJob;
 
 import io.slipstream.api.run.RunId;
-import io.slipstream.store.RunEvent;
-import io.slipstream.store.RunRecord;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.nio.file.Path;
 import java.time.Instant;

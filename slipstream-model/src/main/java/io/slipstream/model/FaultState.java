@@ -1,4 +1,4 @@
-package io.slipstream.store;
+package io.slipstream.model;
 
 import java.time.Instant;
 

@@ -1,4 +1,4 @@
-package io.slipstream.store;
+package io.slipstream.model;
 
 import static java.util.Objects.requireNonNull;
 
