@@ -17,15 +17,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import io.slipstream.testing.NoProcessLeftBehind;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
  * The shipped distributed-training example through the real server, CLI and processes: four ranks find each other
  * through the metadata file, train over a ring all-reduce and agree on the final weights; InOrder waits for the
- * coordinator's probe, InParallel does not; overrides change the world size.
+ * coordinator's probe, InParallel does not; overrides change the world size. (A storage path that would leave the
+ * workspace is refused: {@code CliCommandsTest}.)
  */
+@ExtendWith(NoProcessLeftBehind.class)
 class DistributedTrainingIT {
     private static final Path JOB = Path.of(System.getProperty("slipstream.repo", "..")).resolve("examples/distributed-training/job.yaml");
     private static final Pattern SHA = Pattern.compile("\\[(\\S+)\\|r(\\d+)\\|[^]]*] final weights sha256=([0-9a-f]{64})");
@@ -110,11 +114,8 @@ class DistributedTrainingIT {
             assertThat(Instant.parse(instances.get(rank).get("startedAt").asString())).isAfterOrEqualTo(coordinatorReady);
         }
 
-        // The same seed and world size: bit-identical weights on a second run.
-        String again = train();
-        Matcher second = SHA.matcher(cli("logs", again).out());
-        assertThat(second.find()).isTrue();
-        assertThat(second.group(3)).isEqualTo(digests.iterator().next());
+        // Bit-identical weights for the same seed on every run: MlpTest and RingAllReduceTest (the example's own tests), and
+        // FaultToleranceIT, whose resumed run ends with the uninterrupted run's weights.
     }
 
     @Test
@@ -136,23 +137,5 @@ class DistributedTrainingIT {
         }
         assertThat(count).isEqualTo(3);
         assertThat(digests).hasSize(1);
-    }
-
-    @Test
-    void storageThatWouldLeaveTheWorkspaceIsRefused() throws Exception {
-        Files.writeString(work.resolve("escape.yaml"), """
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: escape, workspace: demo}
-                spec:
-                  storage:
-                    - {name: a, scope: workspace, subPath: ../other-team}
-                    - {name: b, scope: job, subPath: /etc}
-                  nodeGroups:
-                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: ["true"]}
-                """);
-        Result refused = cli("apply", "-f", "escape.yaml");
-        assertThat(refused.exit()).isEqualTo(2);
-        assertThat(refused.err()).contains("spec.storage[0].subPath").contains("spec.storage[1].subPath");
     }
 }

@@ -15,11 +15,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import io.slipstream.testing.NoProcessLeftBehind;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
-/** The packaged jar, end to end: a real server process driven by real CLI processes. */
+/**
+ * The packaged jar, end to end: a real server process driven by real CLI processes. A job submitted and watched, a
+ * kill -9 of the server, and {@code slipstream demo} (its story is the fault-tolerance one: preempted on borrowed
+ * GPUs, a checkpoint on the notice, resumed, weights bit-identical to a run never interrupted). The commands' exit
+ * codes, messages and scoping are {@code CliCommandsTest}'s, against a server in the test's JVM.
+ */
+@ExtendWith(NoProcessLeftBehind.class)
 class EndToEndIT {
     @TempDir
     static Path work;
@@ -68,17 +76,6 @@ class EndToEndIT {
         return Json.mapper().readTree(result.out());
     }
 
-    private static JsonNode awaitRun(String id, Predicate<JsonNode> done) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        JsonNode run = run(id);
-        while (!done.test(run)) {
-            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
-            TimeUnit.MILLISECONDS.sleep(100);
-            run = run(id);
-        }
-        return run;
-    }
-
     @Test
     void submitWaitsAndPrintsTheRunIdLastAndLogsAreAttributed() throws Exception {
         Result submit = cli("submit", "-f", "hello.yaml", "--wait");
@@ -102,125 +99,47 @@ class EndToEndIT {
         assertThat(yaml.out()).contains("state: SUCCEEDED");
     }
 
-    @Test
-    void exitCodesSayWhatHappened() throws Exception {
-        cli("apply", "-f", "hello.yaml");
-        write("fails.yaml", job("fails", "demo", "exit 3"));
-        Result failed = cli("submit", "-f", "fails.yaml", "--wait");
-        assertThat(failed.exit()).isEqualTo(1);
-        assertThat(failed.err()).contains("FAILED").contains("Exited with code 3");
-
-        write("bad.yaml", """
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: Bad, workspace: demo}
-                spec:
-                  nodeGroups:
-                    - {name: main, replicas: 0, resources: {cpu: 1, memory: 1Gi}, command: [x], env: {"no good": y}}
-                """);
-        Result bad = cli("submit", "-f", "bad.yaml");
-        assertThat(bad.exit()).isEqualTo(2);
-        assertThat(bad.err()).contains("metadata.name:").contains("spec.nodeGroups[0].replicas:").contains("spec.nodeGroups[0].env.no good:")
-                .doesNotContain("Exception").doesNotContain("\tat ");
-        assertThat(cli("get", "jobs", "-w", "demo").out()).doesNotContain("Bad");
-        write("half.yaml", """
-                apiVersion: slipstream/v1
-                kind: Workspace
-                metadata: {name: never-made}
-                ---
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: half, workspace: never-made}
-                spec:
-                  nodeGroups:
-                    - {name: main, shape: no-such-shape, command: ["true"]}
-                """);
-        Result half = cli("submit", "-f", "half.yaml");
-        assertThat(half.exit()).isEqualTo(2);
-        assertThat(half.err()).contains("documents[1].spec.nodeGroups[0].shape: unknown shape 'no-such-shape'");
-        assertThat(cli("get", "workspaces").out()).doesNotContain("never-made");
-
-        assertThat(cli("get", "frobs").exit()).isEqualTo(2);
-        assertThat(cli("submit").exit()).isEqualTo(2);
-        assertThat(cli("cancel", "no-such-run-1").exit()).isEqualTo(2);
-
-        Result unreachable = SlipstreamProcess.cli(work, "get", "runs", "--server", "http://127.0.0.1:1");
-        assertThat(unreachable.exit()).isEqualTo(3);
-        assertThat(unreachable.err()).contains("cannot reach");
-    }
-
-    @Test
-    void cancelLeavesNoProcessBehind() throws Exception {
-        String marker = "e2e-cancel-" + System.nanoTime();
-        cli("apply", "-f", "hello.yaml");
-        write("sleeper.yaml", job("sleeper", "demo", "sleep 600 & sleep 600 & echo " + marker + "; wait"));
-        Result submit = cli("submit", "-f", "sleeper.yaml");
-        String id = submit.lastLine();
-        awaitRun(id, r -> r.get("state").asString().equals("RUNNING"));
-        assertThat(processesWith(marker)).isNotEmpty();
-
-        Result cancel = cli("cancel", id, "--wait");
-        assertThat(cancel.exit()).as(cancel.err()).isZero();
-        assertThat(cancel.out()).contains("CANCELLED");
-        assertThat(processesWith(marker)).isEmpty();
-        assertThat(cli("cancel", id).out()).contains("already finished");
-    }
-
-    @Test
-    void tokensScopeWhatAUserSees() throws Exception {
-        write("teams.yaml", """
-                apiVersion: slipstream/v1
-                kind: Workspace
-                metadata: {name: team-x}
-                spec: {members: [xavier]}
-                ---
-                apiVersion: slipstream/v1
-                kind: Workspace
-                metadata: {name: team-y}
-                spec: {members: [yvonne]}
-                """);
-        assertThat(cli("apply", "-f", "teams.yaml").exit()).isZero();
-        String xavier = cli("token", "create", "--user", "xavier").lastLine();
-        assertThat(xavier).startsWith("ss_");
-        write("x.yaml", job("xjob", "team-x", "true"));
-        write("y.yaml", job("yjob", "team-y", "true"));
-        String yRun = cli("submit", "-f", "y.yaml").lastLine();
-        Result xSubmit = cli("submit", "-f", "x.yaml", "--token", xavier);
-        assertThat(xSubmit.exit()).as(xSubmit.err()).isZero();
-
-        Result xRuns = cli("get", "runs", "-o", "json", "--token", xavier);
-        assertThat(xRuns.out()).contains("team-x").doesNotContain("team-y");
-        Result stolen = cli("get", "run", yRun, "--token", xavier);
-        assertThat(stolen.exit()).isEqualTo(2);
-        assertThat(stolen.err()).contains("not found");
-        Result intoY = cli("submit", "-f", "y.yaml", "--token", xavier);
-        assertThat(intoY.exit()).isEqualTo(2);
-        assertThat(cli("whoami", "--token", xavier).out()).contains("xavier").contains("team-x");
-    }
-
+    /**
+     * A kill -9 of the server: what it acknowledged survives, instances outlive it and are adopted (also what ended
+     * meanwhile, with its exit code), and a cancel it accepted just before (its processes ignore SIGTERM for the grace
+     * period) is finished after the restart: CANCELLED only once every process is gone.
+     */
     @Test
     void aKilledServerAdoptsItsInstancesAndLosesNothingAcknowledged() throws Exception {
         Path dataDir = work.resolve("crash-data");
-        Server crashing = SlipstreamProcess.startServer(dataDir);
+        Path config = work.resolve("crash.yaml");
+        Files.writeString(config, "instances: {gracePeriod: 5s}\n");
+        Server crashing = SlipstreamProcess.startServer(dataDir, "--config", config.toString());
         List<String> acknowledged = new ArrayList<>();
+        String marker = "e2e-mid-cancel-" + System.nanoTime();
         String longId;
         String shortId;
+        String cancelledId;
         try {
-            Result apply = SlipstreamProcess.cli(work, "apply", "-f", "hello.yaml", "--server", crashing.url(), "--data-dir", dataDir.toString());
+            String[] target = {"--server", crashing.url(), "--data-dir", dataDir.toString()};
+            Result apply = SlipstreamProcess.cli(work, concat(new String[] {"apply", "-f", "hello.yaml"}, target));
             assertThat(apply.exit()).as(apply.err()).isZero();
             write("long.yaml", job("long", "demo", "echo begun; sleep 4; echo finished"));
             write("short.yaml", job("short", "demo", "sleep 1; exit 7"));
-            longId = SlipstreamProcess.cli(work, "submit", "-f", "long.yaml", "--server", crashing.url(), "--data-dir", dataDir.toString()).lastLine();
-            shortId = SlipstreamProcess.cli(work, "submit", "-f", "short.yaml", "--server", crashing.url(), "--data-dir", dataDir.toString()).lastLine();
+            write("mid-cancel.yaml", job("mid-cancel", "demo", "trap '' TERM; sh -c 'sleep 600; echo " + marker + "' & wait"));
+            cancelledId = SlipstreamProcess.cli(work, concat(new String[] {"submit", "-f", "mid-cancel.yaml"}, target)).lastLine();
+            longId = SlipstreamProcess.cli(work, concat(new String[] {"submit", "-f", "long.yaml"}, target)).lastLine();
+            shortId = SlipstreamProcess.cli(work, concat(new String[] {"submit", "-f", "short.yaml"}, target)).lastLine();
             for (int i = 0; i < 5; i++) {
-                Result submit = SlipstreamProcess.cli(work, "submit", "-f", "long.yaml", "--server", crashing.url(), "--data-dir", dataDir.toString());
+                Result submit = SlipstreamProcess.cli(work, concat(new String[] {"submit", "-f", "long.yaml"}, target));
                 assertThat(submit.exit()).isZero();
                 acknowledged.add(submit.lastLine());
             }
+            awaitWith(cancelledId, target, r -> r.get("state").asString().equals("RUNNING"));
+            awaitProcesses(marker);
+            Result cancel = SlipstreamProcess.cli(work, concat(new String[] {"cancel", cancelledId}, target));
+            assertThat(cancel.out()).contains("cancelling run " + cancelledId);
         } finally {
-            crashing.kill9();
+            crashing.kill9(); // between "cancel accepted" and "processes gone": they ignore SIGTERM for 5s
         }
-        Server restarted = SlipstreamProcess.startServer(dataDir);
+        assertThat(processesWith(marker)).as("still running while the server is down").isNotEmpty();
+
+        Server restarted = SlipstreamProcess.startServer(dataDir, "--config", config.toString());
         try {
             String[] target = {"--server", restarted.url(), "--data-dir", dataDir.toString()};
             for (String id : acknowledged) {
@@ -231,8 +150,23 @@ class EndToEndIT {
             awaitWith(longId, target, r -> r.get("state").asString().equals("SUCCEEDED"));
             Result logs = SlipstreamProcess.cli(work, concat(new String[] {"logs", longId}, target));
             assertThat(logs.out()).contains("begun").contains("finished");
+
+            JsonNode cancelled = awaitWith(cancelledId, target, r -> List.of("SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT")
+                    .contains(r.get("state").asString()));
+            assertThat(cancelled.get("state").asString()).isEqualTo("CANCELLED");
+            assertThat(processesWith(marker)).as("CANCELLED only once every process is gone").isEmpty();
+            assertThat(SlipstreamProcess.cli(work, concat(new String[] {"events", cancelledId}, target)).out())
+                    .contains("CancelRequested").contains("Cancelled: every instance stopped");
         } finally {
             restarted.close();
+        }
+    }
+
+    private static void awaitProcesses(String marker) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (processesWith(marker).isEmpty()) {
+            assertThat(System.nanoTime()).as("processes with %s", marker).isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(50);
         }
     }
 

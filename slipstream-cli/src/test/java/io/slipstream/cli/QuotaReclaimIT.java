@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import io.slipstream.testing.NoProcessLeftBehind;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
@@ -21,6 +23,7 @@ import tools.jackson.databind.JsonNode;
  * Team B borrows team A's idle GPUs; team A takes them back: B is preempted (notice, grace period), A runs
  * guaranteed, and B runs again once A is done. Through the real server and CLI, with the shipped examples.
  */
+@ExtendWith(NoProcessLeftBehind.class)
 class QuotaReclaimIT {
     private static final Path EXAMPLES = Path.of(System.getProperty("slipstream.repo", "..")).resolve("examples/quotas");
 
@@ -82,7 +85,8 @@ class QuotaReclaimIT {
             JsonNode running = await(owner, state("RUNNING"));
             assertThat(running.get("realTimeResources").asString()).isEqualTo("InQuota");
             Duration reclaim = Duration.between(Instant.parse(running.get("createdAt").asString()), Instant.parse(running.get("startedAt").asString()));
-            assertThat(reclaim).as("reclaim within the grace period (10s) + 2s").isLessThanOrEqualTo(Duration.ofSeconds(12));
+            // How long the owner waited is a figure, not a test (the grace period's arithmetic is ControlLoopTest's, on a fake clock).
+            System.out.printf("figure: the owner ran %d ms after it was submitted (borrower's grace period 10 s)%n", reclaim.toMillis());
 
             JsonNode preempted = run(borrower);
             assertThat(preempted.get("preemptions").asInt()).isEqualTo(1);

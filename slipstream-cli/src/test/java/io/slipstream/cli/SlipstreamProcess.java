@@ -1,6 +1,11 @@
 package io.slipstream.cli;
 
+import io.slipstream.api.codec.Json;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,14 +47,66 @@ final class SlipstreamProcess {
             process.waitFor(30, TimeUnit.SECONDS);
         }
 
+        /**
+         * Cancels every run that is still active and waits until each has ended, then stops the server. Instances
+         * outlive the server by design: without this, a test that ends with a run still active (a schedule's, a
+         * sleeping borrower's) would leave its processes running after the build.
+         */
         @Override
         public void close() throws InterruptedException {
-            if (process.isAlive()) {
+            if (!process.isAlive()) {
+                return;
+            }
+            try {
+                cancelEveryActiveRun();
+            } finally {
                 process.destroy();
                 process.waitFor(30, TimeUnit.SECONDS);
             }
         }
+
+        private void cancelEveryActiveRun() throws InterruptedException {
+            HttpClient http = HttpClient.newHttpClient();
+            String token;
+            try {
+                token = Files.readString(dataDir.resolve("admin.token"), StandardCharsets.UTF_8).trim();
+            } catch (IOException e) {
+                return; // it never got as far as making one
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            while (true) {
+                List<String> active = new ArrayList<>();
+                Json.mapper().readTree(send(http, "GET", "/api/v1/runs?limit=1000", token)).get("items").forEach(run -> {
+                    if (!io.slipstream.api.run.RunState.valueOf(run.get("state").asString()).isFinal()) {
+                        active.add(run.get("id").asString());
+                    }
+                });
+                if (active.isEmpty()) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("runs still active 90 s after they were cancelled: " + active);
+                }
+                for (String id : active) {
+                    send(http, "POST", "/api/v1/runs/" + id + "/cancel", token);
+                }
+                TimeUnit.MILLISECONDS.sleep(200); // polling with a deadline
+            }
+        }
+
+        private String send(HttpClient http, String method, String path, String token) throws InterruptedException {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(30))
+                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                    .method(method, method.equals("GET") ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("{}"))
+                    .build();
+            try {
+                return http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8)).body();
+            } catch (IOException e) {
+                throw new AssertionError(method + " " + path + ": " + e, e);
+            }
+        }
     }
+
 
     static Server startServer(Path dataDir, String... extraArgs) throws IOException, InterruptedException {
         Files.createDirectories(dataDir.getParent());

@@ -6,11 +6,14 @@ import io.slipstream.api.codec.Json;
 import io.slipstream.server.support.TestServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.slipstream.testing.NoProcessLeftBehind;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /** Real processes outlive the server: a new server on the same data dir adopts them and records how they ended. */
+@ExtendWith(NoProcessLeftBehind.class)
 class ServerRestartTest {
     @TempDir
     Path dataDir;

@@ -1,0 +1,291 @@
+package io.slipstream.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.SlipstreamServer;
+import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.RunLimits;
+import io.slipstream.testing.NoProcessLeftBehind;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The commands' exit codes, messages and output against a real server (real local executor) in this JVM: what the
+ * end-to-end tests used to check through a JVM per command. {@code EndToEndIT} and {@code RunLifecycleIT} keep one
+ * story each through the packaged jar.
+ */
+@ExtendWith(NoProcessLeftBehind.class)
+class CliCommandsTest {
+    private static final Path EXAMPLES = Path.of("..", "examples");
+
+    @TempDir
+    static Path work;
+
+    private static SlipstreamServer server;
+
+    record Result(int exit, String out, String err) {
+        String lastLine() {
+            List<String> lines = out.strip().lines().toList();
+            return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+        }
+    }
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = SlipstreamServer.start(ConfigReader.defaults(work.resolve("data")).withPort(0)
+                .withLimits(RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(3))), SlipstreamServer.systemClock());
+        Files.copy(EXAMPLES.resolve("hello.yaml"), work.resolve("hello.yaml"));
+        assertThat(cli("apply", "-f", file("hello.yaml")).exit()).isZero();
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        try {
+            JsonNode runs = Json.mapper().readTree(cli("get", "runs", "-o", "json").out());
+            for (JsonNode run : runs.has("items") ? runs.get("items") : runs) {
+                if (!io.slipstream.api.run.RunState.valueOf(run.get("state").asString()).isFinal()) {
+                    cli("cancel", run.get("id").asString(), "--wait");
+                }
+            }
+        } finally {
+            server.close();
+        }
+    }
+
+    private static String file(String name) {
+        return work.resolve(name).toString();
+    }
+
+    private static void write(String name, String content) throws Exception {
+        Files.writeString(work.resolve(name), content);
+    }
+
+    /** {@code slipstream <args> --server URL --data-dir DIR}, in this JVM. */
+    private static Result cli(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--server", server.url(), "--data-dir", work.resolve("data").toString()));
+        return bare(all.toArray(String[]::new));
+    }
+
+    private static Result bare(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    private static String job(String name, String workspace, String script) {
+        return """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: %s, workspace: %s}
+                spec:
+                  nodeGroups:
+                    - name: main
+                      replicas: 2
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [sh, -c, %s]
+                """.formatted(name, workspace, Json.mapper().writeValueAsString(script));
+    }
+
+    private static JsonNode run(String id) {
+        Result result = cli("get", "run", id, "-o", "json");
+        assertThat(result.exit()).as(result.err()).isZero();
+        return Json.mapper().readTree(result.out());
+    }
+
+    private static JsonNode await(String id, Predicate<JsonNode> done) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        JsonNode run = run(id);
+        while (!done.test(run)) {
+            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(50); // polling with a deadline
+            run = run(id);
+        }
+        return run;
+    }
+
+    /** Live processes whose command line contains {@code marker}. */
+    private static List<Long> processesWith(String marker) {
+        return ProcessHandle.allProcesses().filter(p -> p.isAlive() && p.info().commandLine().map(l -> l.contains(marker)).orElse(false))
+                .map(ProcessHandle::pid).toList();
+    }
+
+    // From EndToEndIT.
+    @Test
+    void exitCodesSayWhatHappened() throws Exception {
+        write("fails.yaml", job("fails", "demo", "exit 3"));
+        Result failed = cli("submit", "-f", file("fails.yaml"), "--wait");
+        assertThat(failed.exit()).isEqualTo(1);
+        assertThat(failed.err()).contains("FAILED").contains("Exited with code 3");
+
+        write("bad.yaml", """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: Bad, workspace: demo}
+                spec:
+                  nodeGroups:
+                    - {name: main, replicas: 0, resources: {cpu: 1, memory: 1Gi}, command: [x], env: {"no good": y}}
+                """);
+        Result bad = cli("submit", "-f", file("bad.yaml"));
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("metadata.name:").contains("spec.nodeGroups[0].replicas:").contains("spec.nodeGroups[0].env.no good:")
+                .doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(cli("get", "jobs", "-w", "demo").out()).doesNotContain("Bad");
+        write("half.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: never-made}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: half, workspace: never-made}
+                spec:
+                  nodeGroups:
+                    - {name: main, shape: no-such-shape, command: ["true"]}
+                """);
+        Result half = cli("submit", "-f", file("half.yaml"));
+        assertThat(half.exit()).isEqualTo(2);
+        assertThat(half.err()).contains("documents[1].spec.nodeGroups[0].shape: unknown shape 'no-such-shape'");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("never-made");
+
+        assertThat(cli("get", "frobs").exit()).isEqualTo(2);
+        assertThat(cli("submit").exit()).isEqualTo(2);
+        assertThat(cli("cancel", "no-such-run-1").exit()).isEqualTo(2);
+
+        Result unreachable = bare("get", "runs", "--server", "http://127.0.0.1:1");
+        assertThat(unreachable.exit()).isEqualTo(3);
+        assertThat(unreachable.err()).contains("cannot reach");
+    }
+
+    // From EndToEndIT.
+    @Test
+    void cancelLeavesNoProcessBehind() throws Exception {
+        String marker = "cli-cancel-" + System.nanoTime();
+        write("sleeper.yaml", job("sleeper", "demo", "sleep 600 & sleep 600 & echo " + marker + "; wait"));
+        String id = cli("submit", "-f", file("sleeper.yaml")).lastLine();
+        await(id, r -> r.get("state").asString().equals("RUNNING"));
+        assertThat(processesWith(marker)).isNotEmpty();
+
+        Result cancel = cli("cancel", id, "--wait");
+        assertThat(cancel.exit()).as(cancel.err()).isZero();
+        assertThat(cancel.out()).contains("CANCELLED");
+        assertThat(processesWith(marker)).isEmpty();
+        assertThat(cli("cancel", id).out()).contains("already finished");
+    }
+
+    // From EndToEndIT.
+    @Test
+    void tokensScopeWhatAUserSees() throws Exception {
+        write("teams.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-x}
+                spec: {members: [xavier]}
+                ---
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-y}
+                spec: {members: [yvonne]}
+                """);
+        assertThat(cli("apply", "-f", file("teams.yaml")).exit()).isZero();
+        String xavier = cli("token", "create", "--user", "xavier").lastLine();
+        assertThat(xavier).startsWith("ss_");
+        write("x.yaml", job("xjob", "team-x", "true"));
+        write("y.yaml", job("yjob", "team-y", "true"));
+        String yRun = cli("submit", "-f", file("y.yaml")).lastLine();
+        Result xSubmit = cli("submit", "-f", file("x.yaml"), "--token", xavier);
+        assertThat(xSubmit.exit()).as(xSubmit.err()).isZero();
+
+        Result xRuns = cli("get", "runs", "-o", "json", "--token", xavier);
+        assertThat(xRuns.out()).contains("team-x").doesNotContain("team-y");
+        Result stolen = cli("get", "run", yRun, "--token", xavier);
+        assertThat(stolen.exit()).isEqualTo(2);
+        assertThat(stolen.err()).contains("not found");
+        Result intoY = cli("submit", "-f", file("y.yaml"), "--token", xavier);
+        assertThat(intoY.exit()).isEqualTo(2);
+        assertThat(cli("whoami", "--token", xavier).out()).contains("xavier").contains("team-x");
+    }
+
+    // From RunLifecycleIT.
+    @Test
+    void aQueuedRunIsCancelledAtOnce() throws Exception {
+        // Five instances of 8 GPUs on four nodes of 8: it can never start.
+        write("too-big.yaml", """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: too-big, workspace: demo}
+                spec:
+                  nodeGroups:
+                    - {name: main, replicas: 5, resources: {cpu: 1, memory: 1Gi, gpu: 8}, command: ["true"]}
+                """);
+        Result submitted = cli("submit", "-f", file("too-big.yaml"));
+        assertThat(submitted.exit()).as(submitted.err()).isZero();
+        String id = submitted.lastLine();
+        assertThat(run(id).get("state").asString()).isEqualTo("QUEUED");
+        Result cancel = cli("cancel", id, "--wait");
+        assertThat(cancel.exit()).as(cancel.err()).isZero();
+        assertThat(cancel.out()).contains("CANCELLED");
+        Result again = cli("cancel", id);
+        assertThat(again.exit()).isZero();
+        assertThat(again.out()).contains("already finished (CANCELLED); nothing to cancel");
+    }
+
+    // From RunLifecycleIT.
+    @Test
+    void aJobRunsWithOverridesAndAnIdempotencyKeyGivesOneRun() {
+        Result run = cli("run", "demo/hello", "--set", "nodeGroups.main.env.GREETING=bonjour", "--set", "nodeGroups.main.replicas=3", "--wait");
+        assertThat(run.exit()).as(run.err()).isZero();
+        String id = run.lastLine();
+        assertThat(cli("logs", id).out()).contains("bonjour from rank 2 of 3");
+        Result described = cli("get", "run", id);
+        assertThat(described.out()).contains("Overrides:  nodeGroups.main.env.GREETING=bonjour nodeGroups.main.replicas=3");
+        assertThat(cli("get", "job", "hello", "-w", "demo", "-o", "yaml").out()).contains("GREETING: hello").doesNotContain("bonjour");
+
+        Result first = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
+        Result retry = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(retry.lastLine()).isEqualTo(first.lastLine());
+
+        Result bad = cli("run", "demo/hello", "--set", "nodeGroups.nope.replicas=2");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("overrides.nodeGroups.nope.replicas").contains("no node group 'nope'");
+
+        Result recent = cli("get", "runs", "--job", "hello", "--since", "10m");
+        assertThat(recent.out()).contains(id).contains(first.lastLine());
+        assertThat(cli("get", "runs", "--job", "hello", "--until", "10m").out()).doesNotContain(id);
+    }
+
+    // From DistributedTrainingIT.
+    @Test
+    void storageThatWouldLeaveTheWorkspaceIsRefused() throws Exception {
+        write("escape.yaml", """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: escape, workspace: demo}
+                spec:
+                  storage:
+                    - {name: a, scope: workspace, subPath: ../other-team}
+                    - {name: b, scope: job, subPath: /etc}
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: ["true"]}
+                """);
+        Result refused = cli("apply", "-f", file("escape.yaml"));
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).contains("spec.storage[0].subPath").contains("spec.storage[1].subPath");
+    }
+}

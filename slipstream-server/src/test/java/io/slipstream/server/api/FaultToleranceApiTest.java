@@ -1,0 +1,300 @@
+package io.slipstream.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.support.TestServer;
+import io.slipstream.testing.NoProcessLeftBehind;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Restarts by policy through the real API and the real local executor, with shell workloads: failures retried by rule,
+ * hangs, preemptions that never use up the failure budget, lost nodes, checkpoints on the stop notice, and a cancel
+ * while being preempted. (These were end-to-end tests of the packaged jar; the process boundary added nothing to them.
+ * {@code FaultToleranceIT} keeps the story of the real training resumed bit for bit.)
+ */
+@ExtendWith(NoProcessLeftBehind.class)
+class FaultToleranceApiTest {
+    private static final Path EXAMPLES = Path.of("..", "examples");
+
+    @TempDir
+    Path dataDir;
+
+    private TestServer server;
+    private String admin;
+    private String bob;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = TestServer.start(dataDir);
+        admin = server.adminToken();
+        apply(Files.readString(EXAMPLES.resolve("quotas/teams.yaml")));
+        bob = server.tokenFor("bob");
+    }
+
+    @AfterEach
+    void stop() {
+        try {
+            cancelWhatIsActive();
+        } finally {
+            server.close();
+        }
+    }
+
+    private void cancelWhatIsActive() {
+        for (JsonNode run : server.get("/api/v1/runs?limit=1000", admin).json().get("items")) {
+            String id = run.get("id").asString();
+            if (!isFinal(run)) {
+                server.post("/api/v1/runs/" + id + "/cancel", admin, "{}");
+                server.awaitRun(admin, id, FaultToleranceApiTest::isFinal);
+            }
+        }
+    }
+
+    private static boolean isFinal(JsonNode run) {
+        return io.slipstream.api.run.RunState.valueOf(run.get("state").asString()).isFinal();
+    }
+
+    private void apply(String yaml) {
+        TestServer.Response applied = server.post("/api/v1/apply", admin, yaml);
+        assertThat(applied.status()).as(applied.text()).isEqualTo(200);
+    }
+
+    private String start(String token, String workspace, String job, Map<String, Object> overrides) {
+        TestServer.Response created = server.post("/api/v1/runs", token,
+                Json.mapper().writeValueAsString(Map.of("workspace", workspace, "job", job, "overrides", overrides)));
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        return created.json().get("id").asString();
+    }
+
+    private JsonNode await(String token, String id, Predicate<JsonNode> done) {
+        return server.awaitRun(token, id, done);
+    }
+
+    private static Predicate<JsonNode> state(String state) {
+        return run -> run.get("state").asString().equals(state);
+    }
+
+    private static Predicate<JsonNode> running(int attempt) {
+        return run -> run.get("state").asString().equals("RUNNING") && run.get("attempt").asInt() == attempt;
+    }
+
+    private String events(String id) {
+        return server.get("/api/v1/runs/" + id + "/events?limit=1000", admin).text();
+    }
+
+    private String logs(String id, int attempt) {
+        return server.get("/api/v1/runs/" + id + "/logs?attempt=" + attempt, admin).text();
+    }
+
+    /** The owner of examples/quotas: team A's guarantee, the whole cluster, for {@code seconds}. */
+    private String owner(double seconds) {
+        return start(admin, "team-a", "owner", Map.of("nodeGroups.worker.env.SECONDS_TO_RUN", Double.toString(seconds)));
+    }
+
+    @Test
+    void failuresAreRetriedByRuleAndOthersFailTheRunAtOnce() {
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: flaky, workspace: team-a}
+                spec:
+                  quota: gpus
+                  faultTolerance:
+                    maxRestarts: 2
+                    backoff: {base: 1s, cap: 2s}
+                    retryOn: {exitCodes: [75], errorPatterns: ["NCCL error"]}
+                  nodeGroups:
+                    - name: main
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [sh, -c, 'echo "attempt $SLIPSTREAM_ATTEMPT"; echo "$MESSAGE" >&2; exit "$CODE"']
+                      env: {CODE: "3", MESSAGE: "ValueError: bad config"}
+                """);
+        String plain = start(admin, "team-a", "flaky", Map.of());
+        JsonNode failed = await(admin, plain, state("FAILED"));
+        assertThat(failed.get("attempt").asInt()).isEqualTo(1);
+        assertThat(failed.get("reason").asString()).isEqualTo("InstanceFailed: main-0 (Exited with code 3); no retry rule matches");
+
+        String nccl = start(admin, "team-a", "flaky", Map.of("nodeGroups.main.env.MESSAGE", "RuntimeError: NCCL error: unhandled system error"));
+        JsonNode exhausted = await(admin, nccl, state("FAILED"));
+        assertThat(exhausted.get("attempt").asInt()).isEqualTo(3);
+        assertThat(exhausted.get("restarts").get("failures").asInt()).isEqualTo(2);
+        assertThat(exhausted.get("reason").asString())
+                .startsWith("RestartBudgetExhausted: restarted 2 time(s) for failures (faultTolerance.maxRestarts: 2); last: main-0 (Exited with code 3)")
+                .contains("retryOn.errorPatterns 'NCCL error'");
+    }
+
+    @Test
+    void aWorkloadThatStopsLoggingIsRestartedAsHung() {
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: stuck, workspace: team-a}
+                spec:
+                  quota: gpus
+                  faultTolerance:
+                    hangTimeout: 2s
+                    maxHangRestarts: 1
+                    backoff: {base: 1s, cap: 1s}
+                  nodeGroups:
+                    - name: main
+                      replicas: 2
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [sh, -c, 'echo "waiting on a collective that never completes"; exec sleep 600']
+                """);
+        String id = start(admin, "team-a", "stuck", Map.of());
+        JsonNode hung = await(admin, id, state("FAILED"));
+        assertThat(hung.get("attempt").asInt()).isEqualTo(2);
+        assertThat(hung.get("restarts").get("hangs").asInt()).isEqualTo(1);
+        assertThat(hung.get("reason").asString()).startsWith("HangBudgetExhausted").contains("no output and no progress");
+        assertThat(events(id)).contains("Hung: no output and no progress from any instance for");
+    }
+
+    @Test
+    void aRunPreemptedFiveTimesStillHasItsWholeFailureBudget() throws Exception {
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: borrower, workspace: team-b}
+                spec:
+                  quota: gpus
+                  idleResources: OnlyIdle
+                  preemptionGracePeriod: 5s
+                  faultTolerance:
+                    maxRestarts: 1
+                    backoff: {base: 1s, cap: 1s}
+                    retryOn: {exitCodes: [7]}
+                  nodeGroups:
+                    - name: worker
+                      replicas: 4
+                      resources: {cpu: 32, memory: 256Gi, gpu: 8}
+                      command: [sh, -c, 'trap "exit 0" TERM; if [ "$SLIPSTREAM_ATTEMPT" = 6 ]; then exit 7; fi; while true; do sleep 1 & wait $!; done']
+                """);
+        apply(ownerJob());
+        String id = start(bob, "team-b", "borrower", Map.of());
+        for (int attempt = 1; attempt <= 5; attempt++) {
+            await(bob, id, running(attempt));
+            String owner = owner(0.1);
+            await(admin, owner, state("SUCCEEDED"));
+        }
+        JsonNode after = await(bob, id, running(7)); // attempt 6 failed (exit 7): its one failure restart
+        assertThat(after.get("restarts").get("preemptions").asInt()).isEqualTo(5);
+        assertThat(after.get("restarts").get("failures").asInt()).isEqualTo(1);
+    }
+
+    /** A job whose steps take {@code stepSeconds} (the shell checkpoint example, faster). */
+    private static String shellCheckpoint(String workspace, String extraSpec, int steps, String stepSeconds) throws Exception {
+        String example = Files.readString(EXAMPLES.resolve("fault-tolerance/shell-checkpoint.yaml"));
+        String job = example.substring(example.indexOf("apiVersion: slipstream/v1\nkind: Job"));
+        String changed = job.replace("metadata: {name: shell-checkpoint, workspace: demo}", "metadata: {name: shell-checkpoint, workspace: " + workspace + "}")
+                .replace("  preemptionGracePeriod: 20s", extraSpec + "  preemptionGracePeriod: 20s")
+                .replace("STEPS: \"120\"", "STEPS: \"" + steps + "\"")
+                .replace("sleep 1 & wait $!", "sleep " + stepSeconds + " & wait $!");
+        assertThat(changed).isNotEqualTo(job).contains("sleep " + stepSeconds + " &").contains("STEPS: \"" + steps + "\"");
+        return changed;
+    }
+
+    private static Predicate<JsonNode> atStep(long step) {
+        return run -> run.get("state").asString().equals("RUNNING") && run.path("progress").path("step").asLong() >= step;
+    }
+
+    @Test
+    void aLostNodeRestartsTheRunElsewhereAndTheShellContractResumesFromItsCheckpoint() throws Exception {
+        apply(shellCheckpoint("team-a", "  quota: gpus\n", 16, "0.5"));
+        String id = start(admin, "team-a", "shell-checkpoint", Map.of());
+        JsonNode running = await(admin, id, atStep(14));
+        assertThat(running.get("progress").get("checkpointStep").asLong()).isEqualTo(10);
+        String node = running.get("instances").get(0).get("node").asString();
+
+        TestServer.Response down = server.post("/api/v1/nodes/" + node + "/down", admin, "{\"reason\": \"disk failure\"}");
+        assertThat(down.status()).as(down.text()).isEqualTo(200);
+        assertThat(server.get("/api/v1/nodes/" + node, admin).text()).contains("Down");
+        JsonNode restarted = await(admin, id, running(2));
+        assertThat(restarted.get("restarts").get("nodeLost").asInt()).isEqualTo(1);
+        assertThat(restarted.get("instances")).filteredOn(i -> i.get("attempt").asInt() == 1).singleElement()
+                .satisfies(i -> assertThat(i.get("state").asString()).isEqualTo("NODE_LOST"));
+        assertThat(restarted.get("instances")).filteredOn(i -> i.get("attempt").asInt() == 2).singleElement()
+                .satisfies(i -> assertThat(i.get("node").asString()).isNotEqualTo(node));
+        assertThat(server.post("/api/v1/nodes/" + node + "/up", admin, "{}").status()).isEqualTo(200);
+
+        JsonNode done = await(admin, id, state("SUCCEEDED"));
+        assertThat(logs(id, 2)).contains("attempt 2 starts at step 10").contains("done at step 16");
+        assertThat(done.get("progress").get("workLostSeconds").asDouble()).as("the steps after the checkpoint of step 10").isGreaterThan(1);
+        assertThat(events(id)).contains("NodeLost: node " + node + " is down (disk failure)");
+    }
+
+    @Test
+    void aPreemptedRunCheckpointsOnTheNoticeAndResumesFromThatCheckpoint() throws Exception {
+        apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 40, "0.2")
+                .replace("resources: {cpu: 1, memory: 256Mi}", "resources: {cpu: 4, memory: 32Gi, gpu: 8}"));
+        apply(ownerJob());
+        String id = start(bob, "team-b", "shell-checkpoint", Map.of());
+        await(bob, id, atStep(13)); // between two periodic checkpoints (every 10 steps)
+        String owner = owner(0.5);
+        await(admin, owner, state("SUCCEEDED"));
+        JsonNode done = await(admin, id, state("SUCCEEDED"));
+        assertThat(done.get("attempt").asInt()).isEqualTo(2);
+        assertThat(done.get("restarts").get("preemptions").asInt()).isEqualTo(1);
+        assertThat(done.get("restarts").get("failures").asInt()).isZero();
+
+        java.util.regex.Matcher saved = java.util.regex.Pattern.compile("\\[main-0\\|r0\\|[^]]*] .*saved step (\\d+)").matcher(logs(id, 1));
+        assertThat(saved.find()).as(logs(id, 1)).isTrue();
+        long step = Long.parseLong(saved.group(1));
+        assertThat(step).as("a checkpoint newer than the periodic one of step 10").isGreaterThan(10);
+        assertThat(logs(id, 1)).contains("stop notice: ").contains("Reclaimed");
+        assertThat(logs(id, 2)).contains("attempt 2 starts at step " + step).contains("done at step 40");
+        assertThat(events(id)).contains("Reclaimed").contains("WorkLost").contains("since the checkpoint of step ");
+        assertThat(done.get("progress").get("workLostSeconds").asDouble()).as("work lost is under one checkpoint interval (2 s)").isLessThan(2);
+    }
+
+    @Test
+    void aRunBeingPreemptedCanBeCancelledAndEndsCancelled() throws Exception {
+        String marker = "fault-tolerance-api-" + System.nanoTime();
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: borrower, workspace: team-b}
+                spec:
+                  quota: gpus
+                  idleResources: OnlyIdle
+                  preemptionGracePeriod: 8s
+                  nodeGroups:
+                    - name: main
+                      resources: {cpu: 4, memory: 32Gi, gpu: 8}
+                      command: [sh, -c, "trap '' TERM; sh -c 'sleep 600; echo %s' & wait"]
+                """.formatted(marker));
+        apply(ownerJob());
+        String borrower = start(bob, "team-b", "borrower", Map.of());
+        await(bob, borrower, state("RUNNING"));
+        String owner = owner(1);
+        JsonNode preempting = await(admin, borrower, state("TERMINATING"));
+        assertThat(preempting.get("reason").asString()).contains("Reclaimed");
+
+        JsonNode cancel = server.post("/api/v1/runs/" + borrower + "/cancel", admin, "{}").json();
+        assertThat(cancel.get("accepted").asBoolean()).as(cancel.toString()).isTrue();
+        JsonNode cancelled = await(admin, borrower, FaultToleranceApiTest::isFinal);
+        assertThat(cancelled.get("state").asString()).as("cancelled, not queued again").isEqualTo("CANCELLED");
+        assertThat(processesWith(marker)).isEmpty();
+        await(admin, owner, state("SUCCEEDED"));
+    }
+
+    private static String ownerJob() throws Exception {
+        return Files.readString(EXAMPLES.resolve("quotas/owner.yaml"));
+    }
+
+    /** Live processes whose command line contains {@code marker}. */
+    static List<Long> processesWith(String marker) {
+        return ProcessHandle.allProcesses().filter(p -> p.isAlive() && p.info().commandLine().map(l -> l.contains(marker)).orElse(false))
+                .map(ProcessHandle::pid).toList();
+    }
+}
