@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import io.slipstream.testing.NoProcessLeftBehind;
@@ -130,7 +129,7 @@ class EndToEndIT {
                 assertThat(submit.exit()).isZero();
                 acknowledged.add(submit.lastLine());
             }
-            awaitWith(cancelledId, target, r -> r.get("state").asString().equals("RUNNING"));
+            crashing.awaitRun(cancelledId, Duration.ofSeconds(90), r -> r.get("state").asString().equals("RUNNING"));
             awaitProcesses(marker);
             Result cancel = SlipstreamProcess.cli(work, concat(new String[] {"cancel", cancelledId}, target));
             assertThat(cancel.out()).contains("cancelling run " + cancelledId);
@@ -145,13 +144,13 @@ class EndToEndIT {
             for (String id : acknowledged) {
                 assertThat(SlipstreamProcess.cli(work, concat(new String[] {"get", "run", id}, target)).exit()).as("run %s survived", id).isZero();
             }
-            JsonNode shortRun = awaitWith(shortId, target, r -> r.get("state").asString().equals("FAILED"));
+            JsonNode shortRun = restarted.awaitRun(shortId, Duration.ofSeconds(90), r -> r.get("state").asString().equals("FAILED"));
             assertThat(shortRun.get("instances").get(0).get("exitCode").asInt()).isEqualTo(7);
-            awaitWith(longId, target, r -> r.get("state").asString().equals("SUCCEEDED"));
+            restarted.awaitRun(longId, Duration.ofSeconds(90), r -> r.get("state").asString().equals("SUCCEEDED"));
             Result logs = SlipstreamProcess.cli(work, concat(new String[] {"logs", longId}, target));
             assertThat(logs.out()).contains("begun").contains("finished");
 
-            JsonNode cancelled = awaitWith(cancelledId, target, r -> List.of("SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT")
+            JsonNode cancelled = restarted.awaitRun(cancelledId, Duration.ofSeconds(90), r -> List.of("SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT")
                     .contains(r.get("state").asString()));
             assertThat(cancelled.get("state").asString()).isEqualTo("CANCELLED");
             assertThat(processesWith(marker)).as("CANCELLED only once every process is gone").isEmpty();
@@ -187,19 +186,6 @@ class EndToEndIT {
                 .contains("identical, bit for bit");
         assertThat(demo.err()).as("the server's log stays out of the story").doesNotContain("INFO");
         System.out.printf("figure: the demo story took %d s%n", Duration.ofNanos(System.nanoTime() - began).toSeconds());
-    }
-
-    private static JsonNode awaitWith(String id, String[] target, Predicate<JsonNode> done) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (true) {
-            Result result = SlipstreamProcess.cli(work, concat(new String[] {"get", "run", id, "-o", "json"}, target));
-            JsonNode run = Json.mapper().readTree(result.out());
-            if (done.test(run)) {
-                return run;
-            }
-            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
     }
 
     private static String[] concat(String[] a, String[] b) {

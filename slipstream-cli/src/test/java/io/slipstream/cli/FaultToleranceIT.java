@@ -79,14 +79,7 @@ class FaultToleranceIT {
     }
 
     private static JsonNode await(String id, Predicate<JsonNode> done) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-        JsonNode run = run(id);
-        while (!done.test(run)) {
-            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
-            TimeUnit.MILLISECONDS.sleep(500); // polling with a deadline (each poll starts a JVM)
-            run = run(id);
-        }
-        return run;
+        return server.awaitRun(id, Duration.ofSeconds(180), done);
     }
 
     private static Predicate<JsonNode> state(String state) {

@@ -46,15 +46,10 @@ class QuotaReclaimIT {
         return Json.mapper().readTree(result.out());
     }
 
+    /** Polls over HTTP; then the CLI's view of the run, with the caller's token. */
     private JsonNode await(String id, Predicate<JsonNode> done, String... tokenArgs) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        JsonNode run = run(id, tokenArgs);
-        while (!done.test(run)) {
-            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
-            TimeUnit.MILLISECONDS.sleep(100);
-            run = run(id, tokenArgs);
-        }
-        return run;
+        server.awaitRun(id, Duration.ofSeconds(120), done);
+        return run(id, tokenArgs);
     }
 
     private static Predicate<JsonNode> state(String state) {

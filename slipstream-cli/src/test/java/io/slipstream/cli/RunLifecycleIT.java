@@ -69,14 +69,7 @@ class RunLifecycleIT {
     }
 
     private static JsonNode await(String id, Predicate<JsonNode> done) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        JsonNode run = run(id);
-        while (!done.test(run)) {
-            assertThat(System.nanoTime()).as("run %s never got there; last: %s", id, run).isLessThan(deadline);
-            TimeUnit.MILLISECONDS.sleep(100);
-            run = run(id);
-        }
-        return run;
+        return server.awaitRun(id, Duration.ofSeconds(120), done);
     }
 
     @Test

@@ -47,6 +47,38 @@ final class SlipstreamProcess {
             process.waitFor(30, TimeUnit.SECONDS);
         }
 
+        /** The admin's token, from the data dir. */
+        String adminToken() {
+            try {
+                return Files.readString(dataDir.resolve("admin.token"), StandardCharsets.UTF_8).trim();
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        /**
+         * Polls a run over HTTP (as {@code get run -o json} prints it) until {@code done} holds, with a deadline. Not
+         * through the CLI: a JVM per poll would take the CPU that the run's instances need.
+         */
+        JsonNode awaitRun(String id, Duration timeout, java.util.function.Predicate<JsonNode> done) throws InterruptedException {
+            return awaitRun(id, timeout, adminToken(), done);
+        }
+
+        JsonNode awaitRun(String id, Duration timeout, String token, java.util.function.Predicate<JsonNode> done) throws InterruptedException {
+            HttpClient http = HttpClient.newHttpClient();
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                JsonNode run = Json.mapper().readTree(send(http, "GET", "/api/v1/runs/" + id, token));
+                if (done.test(run)) {
+                    return run;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("run " + id + " never got there; last: " + run);
+                }
+                TimeUnit.MILLISECONDS.sleep(100); // polling with a deadline
+            }
+        }
+
         /**
          * Cancels every run that is still active and waits until each has ended, then stops the server. Instances
          * outlive the server by design: without this, a test that ends with a run still active (a schedule's, a
