@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import tools.jackson.databind.JsonNode;
 
 /** Runs the packaged slipstream jar as real processes: a server, and CLI commands against it. */
 final class SlipstreamProcess {
