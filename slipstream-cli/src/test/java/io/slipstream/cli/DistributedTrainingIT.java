@@ -61,9 +61,9 @@ class DistributedTrainingIT {
         return Json.mapper().readTree(cli("get", "run", id, "-o", "json").out());
     }
 
-    private static String train(String... overrides) throws Exception {
+    private static String train(int steps, String... overrides) throws Exception {
         List<String> args = new ArrayList<>(List.of("submit", "-f", "job.yaml", "--wait",
-                "--set", "nodeGroups.coordinator.env.STEPS=300", "--set", "nodeGroups.worker.env.STEPS=300",
+                "--set", "nodeGroups.coordinator.env.STEPS=" + steps, "--set", "nodeGroups.worker.env.STEPS=" + steps,
                 "--set", "nodeGroups.coordinator.env.CHECKPOINT_EVERY=100", "--set", "nodeGroups.worker.env.CHECKPOINT_EVERY=100"));
         for (String override : overrides) {
             args.addAll(List.of("--set", override));
@@ -75,7 +75,7 @@ class DistributedTrainingIT {
 
     @Test
     void fourRanksTrainOverARingAndAgreeOnTheWeights() throws Exception {
-        String id = train();
+        String id = train(300);
         JsonNode run = run(id);
         assertThat(run.get("state").asString()).isEqualTo("SUCCEEDED");
 
@@ -120,7 +120,7 @@ class DistributedTrainingIT {
 
     @Test
     void inParallelDoesNotWaitAndOverridesChangeTheWorldSize() throws Exception {
-        String id = train("startupOrder=InParallel", "nodeGroups.worker.replicas=2");
+        String id = train(100, "startupOrder=InParallel", "nodeGroups.worker.replicas=2");
         JsonNode run = run(id);
         assertThat(run.get("overrides").get("nodeGroups.worker.replicas").asString()).isEqualTo("2");
         assertThat(run.get("spec").get("spec").get("nodeGroups").get(1).get("replicas").asInt()).isEqualTo(2);

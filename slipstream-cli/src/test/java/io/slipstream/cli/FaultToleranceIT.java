@@ -39,7 +39,7 @@ import tools.jackson.databind.JsonNode;
 class FaultToleranceIT {
     private static final Path REPO = Path.of(System.getProperty("slipstream.repo", ".."));
     private static final Pattern SHA = Pattern.compile("final weights sha256=([0-9a-f]{64})");
-    private static final int STEPS = 500;
+    private static final int STEPS = 300;
     private static final int CHECKPOINT_EVERY = 100;
 
     @TempDir

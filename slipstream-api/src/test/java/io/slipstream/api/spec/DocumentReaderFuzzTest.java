@@ -21,7 +21,7 @@ class DocumentReaderFuzzTest {
     /** What a message in words never holds, unless the input put it there. */
     static final List<String> INTERNALS = List.of("Exception", "tools.jackson", "org.snakeyaml", "Feature", "\tat ");
 
-    @FuzzTest(maxDuration = "12s")
+    @FuzzTest(maxDuration = "9s")
     // Jazzer escapes entries for libFuzzer, but not newlines (which break the dictionary): entries are on one line.
     @DictionaryEntries({"apiVersion: slipstream/v1", "kind: Job", "kind: Quota", "kind: Shape", "kind: Workspace",
             "metadata", "spec", "nodeGroups", "command", "env", "startupProbe", "resources", "storage", "faultTolerance", "retryOn",

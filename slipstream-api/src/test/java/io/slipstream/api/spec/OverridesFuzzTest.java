@@ -40,7 +40,7 @@ class OverridesFuzzTest {
             """.getBytes(StandardCharsets.UTF_8)).get(0);
     private static final String JOB_AS_WRITTEN = SpecWriter.write(JOB).toString();
 
-    @FuzzTest(maxDuration = "6s")
+    @FuzzTest(maxDuration = "4s")
     @DictionaryEntries({"nodeGroups.", "worker.", "coordinator.", "env.", "LR", "replicas", "command", "resources.", "gpu", "cpu", "memory",
             "shape", "startupProbe.", "periodSeconds", "faultTolerance.", "retryOn.", "exitCodes", "maxRuntime", "priority", "schedule.",
             "cron", "storage", "quota", "=", "..", "../", "[a, b]", "{a: 1}", "!custom ", "&a ", "*a", "\\ud800", "null", "~"})

@@ -87,7 +87,7 @@ class ApiFuzzTest {
         }
     }
 
-    @FuzzTest(maxDuration = "20s")
+    @FuzzTest(maxDuration = "15s")
     @DictionaryEntries({"apiVersion: slipstream/v1", "kind: Job", "metadata: {name: j, workspace: team-a}", "spec",
             "nodeGroups", "command", "env", "startupProbe", "shape: cpu.small", "jobDocument", "overrides", "workspace", "job",
             "\"team-a\"", "\"ok\"", "nodeGroups.main.", "env.X", "replicas", "reason", "user", "step", "metrics", "limit=",

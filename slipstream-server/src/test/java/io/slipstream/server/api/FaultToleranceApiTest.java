@@ -143,7 +143,7 @@ class FaultToleranceApiTest {
                 spec:
                   quota: gpus
                   faultTolerance:
-                    hangTimeout: 2s
+                    hangTimeout: 1s
                     maxHangRestarts: 1
                     backoff: {base: 1s, cap: 1s}
                   nodeGroups:
@@ -235,7 +235,7 @@ class FaultToleranceApiTest {
 
     @Test
     void aPreemptedRunCheckpointsOnTheNoticeAndResumesFromThatCheckpoint() throws Exception {
-        apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 40, "0.2")
+        apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 25, "0.2")
                 .replace("resources: {cpu: 1, memory: 256Mi}", "resources: {cpu: 4, memory: 32Gi, gpu: 8}"));
         apply(ownerJob());
         String id = start(bob, "team-b", "shell-checkpoint", Map.of());
@@ -252,7 +252,7 @@ class FaultToleranceApiTest {
         long step = Long.parseLong(saved.group(1));
         assertThat(step).as("a checkpoint newer than the periodic one of step 10").isGreaterThan(10);
         assertThat(logs(id, 1)).contains("stop notice: ").contains("Reclaimed");
-        assertThat(logs(id, 2)).contains("attempt 2 starts at step " + step).contains("done at step 40");
+        assertThat(logs(id, 2)).contains("attempt 2 starts at step " + step).contains("done at step 25");
         assertThat(events(id)).contains("Reclaimed").contains("WorkLost").contains("since the checkpoint of step ");
         assertThat(done.get("progress").get("workLostSeconds").asDouble()).as("work lost is under one checkpoint interval (2 s)").isLessThan(2);
     }
@@ -267,7 +267,7 @@ class FaultToleranceApiTest {
                 spec:
                   quota: gpus
                   idleResources: OnlyIdle
-                  preemptionGracePeriod: 8s
+                  preemptionGracePeriod: 3s
                   nodeGroups:
                     - name: main
                       resources: {cpu: 4, memory: 32Gi, gpu: 8}
