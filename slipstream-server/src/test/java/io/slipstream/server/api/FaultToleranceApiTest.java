@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
@@ -24,6 +26,7 @@ import tools.jackson.databind.JsonNode;
  * {@code FaultToleranceIT} keeps the story of the real training resumed bit for bit.)
  */
 @ExtendWith(NoProcessLeftBehind.class)
+@Execution(ExecutionMode.CONCURRENT) // each test has its own server and data dir, and mostly waits on processes
 class FaultToleranceApiTest {
     private static final Path EXAMPLES = Path.of("..", "examples");
 
@@ -36,7 +39,11 @@ class FaultToleranceApiTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = TestServer.start(dataDir);
+        // UidRangeClaims locks its file with FileChannel.lock, which throws OverlappingFileLockException when another
+        // thread of the same JVM holds it: servers in one JVM start (and stop) one at a time.
+        synchronized (FaultToleranceApiTest.class) {
+            server = TestServer.start(dataDir);
+        }
         admin = server.adminToken();
         apply(Files.readString(EXAMPLES.resolve("quotas/teams.yaml")));
         bob = server.tokenFor("bob");
@@ -44,10 +51,15 @@ class FaultToleranceApiTest {
 
     @AfterEach
     void stop() {
+        if (server == null) {
+            return;
+        }
         try {
             cancelWhatIsActive();
         } finally {
-            server.close();
+            synchronized (FaultToleranceApiTest.class) {
+                server.close();
+            }
         }
     }
 
@@ -210,9 +222,10 @@ class FaultToleranceApiTest {
 
     @Test
     void aLostNodeRestartsTheRunElsewhereAndTheShellContractResumesFromItsCheckpoint() throws Exception {
-        apply(shellCheckpoint("team-a", "  quota: gpus\n", 16, "0.5"));
+        // As the example runs it: a step a second (progress is read every few seconds; the run must still be running).
+        apply(shellCheckpoint("team-a", "  quota: gpus\n", 25, "1"));
         String id = start(admin, "team-a", "shell-checkpoint", Map.of());
-        JsonNode running = await(admin, id, atStep(14));
+        JsonNode running = await(admin, id, atStep(12));
         assertThat(running.get("progress").get("checkpointStep").asLong()).isEqualTo(10);
         String node = running.get("instances").get(0).get("node").asString();
 
@@ -228,18 +241,19 @@ class FaultToleranceApiTest {
         assertThat(server.post("/api/v1/nodes/" + node + "/up", admin, "{}").status()).isEqualTo(200);
 
         JsonNode done = await(admin, id, state("SUCCEEDED"));
-        assertThat(logs(id, 2)).contains("attempt 2 starts at step 10").contains("done at step 16");
+        assertThat(logs(id, 2)).contains("attempt 2 starts at step 10").contains("done at step 25");
         assertThat(done.get("progress").get("workLostSeconds").asDouble()).as("the steps after the checkpoint of step 10").isGreaterThan(1);
         assertThat(events(id)).contains("NodeLost: node " + node + " is down (disk failure)");
     }
 
     @Test
     void aPreemptedRunCheckpointsOnTheNoticeAndResumesFromThatCheckpoint() throws Exception {
-        apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 25, "0.2")
+        apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 40, "0.2")
                 .replace("resources: {cpu: 1, memory: 256Mi}", "resources: {cpu: 4, memory: 32Gi, gpu: 8}"));
         apply(ownerJob());
         String id = start(bob, "team-b", "shell-checkpoint", Map.of());
-        await(bob, id, atStep(13)); // between two periodic checkpoints (every 10 steps)
+        // Between two periodic checkpoints (every 10 steps); progress is sampled every 2 s, so 5 s of steps are left.
+        await(bob, id, atStep(13));
         String owner = owner(0.5);
         await(admin, owner, state("SUCCEEDED"));
         JsonNode done = await(admin, id, state("SUCCEEDED"));
@@ -252,7 +266,7 @@ class FaultToleranceApiTest {
         long step = Long.parseLong(saved.group(1));
         assertThat(step).as("a checkpoint newer than the periodic one of step 10").isGreaterThan(10);
         assertThat(logs(id, 1)).contains("stop notice: ").contains("Reclaimed");
-        assertThat(logs(id, 2)).contains("attempt 2 starts at step " + step).contains("done at step 25");
+        assertThat(logs(id, 2)).contains("attempt 2 starts at step " + step).contains("done at step 40");
         assertThat(events(id)).contains("Reclaimed").contains("WorkLost").contains("since the checkpoint of step ");
         assertThat(done.get("progress").get("workLostSeconds").asDouble()).as("work lost is under one checkpoint interval (2 s)").isLessThan(2);
     }
