@@ -13,7 +13,7 @@ import java.time.Instant;
  * once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is where a {@code TERMINATING} run
  * goes once all its processes are confirmed gone: a final state, or {@code QUEUED} after a preemption.
  * {@code realTimeResources} says where a run holding resources got them; {@code reclaimFor} names the run a
- * preempted run's resources go to. {@code attemptStartedAt} is when the current attempt was admitted (from then on it holds resources) and
+ * preempted run's resources go to (while it stops, and once queued again until it is admitted again). {@code attemptStartedAt} is when the current attempt was admitted (from then on it holds resources) and
  * {@code priorRuntimeMillis} how long earlier attempts ran: queued time never counts towards {@code maxRuntime}.
  */
 public record RunRecord(
@@ -161,8 +161,9 @@ public record RunRecord(
         if (cause == null) {
             throw new IllegalStateException("run " + id + " is not being restarted");
         }
+        // It keeps naming the run its resources went to: until that one is admitted, what it gave back is that run's.
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
-                startedAt, null, cancelRequestedAt, null, null, preemptions + (cause == FaultState.RestartCause.PREEMPTION ? 1 : 0), origin, null,
+                startedAt, null, cancelRequestedAt, null, reclaimFor, preemptions + (cause == FaultState.RestartCause.PREEMPTION ? 1 : 0), origin, null,
                 priorRuntimeMillis + currentAttemptMillis(now), faults.restarted(notBefore), version);
     }
 

@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
@@ -123,7 +124,7 @@ public final class Scheduler {
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
                 boolean underMax = run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request);
                 if (run.quota() != null && !book.exists(run.quota())) {
-                    wait(run, "QuotaNotFound", "quota " + run.quota() + " does not exist");
+                    wait(run, WaitReason.QuotaNotFound, "quota " + run.quota() + " does not exist");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
                 } else if (guarantee && makeRoomUnderMax(run, request)) {
@@ -343,13 +344,13 @@ public final class Scheduler {
             List<ActiveRun> victims = chooseVictims(run, model, alreadyStopping);
             if (victims == null) {
                 if (!cluster.couldEverFit(largest(run), model)) {
-                    wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                    wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
                 }
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
-                wait(run, "WaitingForResources", "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
+                wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
             for (ActiveRun victim : victims) {
@@ -373,7 +374,7 @@ public final class Scheduler {
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + victims.size();
-            wait(run, "WaitingForReclaim", "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+            wait(run, WaitReason.WaitingForReclaim, "waiting for " + stopping + " run(s) on borrowed capacity to stop");
         }
 
         /**
@@ -604,27 +605,27 @@ public final class Scheduler {
                 return;
             }
             if (!book.fitsMax(run.quota(), request)) {
-                wait(run, "ExceedsQuotaMax", "its quota's max would be exceeded");
+                wait(run, WaitReason.ExceedsQuotaMax, "its quota's max would be exceeded");
                 return;
             }
             if (!run.idleMode().mayBorrow()) {
                 // Guarantees do not change in this pass: one message per quota, however long its queue.
                 String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
-                wait(run, "WaitingForQuota", message);
+                wait(run, WaitReason.WaitingForQuota, message);
                 return;
             }
             Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
             if (!cluster.couldEverFit(largest(run), model)) {
-                wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                 return;
             }
             if (!book.idleAvailable(book.poolOf(run.quota()), request)) {
-                wait(run, "WaitingForIdleCapacity", "its sharing pool has no idle capacity to lend now");
+                wait(run, WaitReason.WaitingForIdleCapacity, "its sharing pool has no idle capacity to lend now");
                 return;
             }
             List<Placement> placements = cluster.placeGang(run.instances(), model);
             if (placements == null) {
-                wait(run, "WaitingForIdleCapacity", "no idle capacity where its instances fit now");
+                wait(run, WaitReason.WaitingForIdleCapacity, "no idle capacity where its instances fit now");
                 return;
             }
             admit(run, placements, RealTimeResources.NotInQuota, request);
@@ -642,7 +643,7 @@ public final class Scheduler {
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
 
-        private void wait(PendingRun run, String reason, String message) {
+        private void wait(PendingRun run, WaitReason reason, String message) {
             waits.put(run, new Decision.Wait(run.id(), reason, message, 0));
         }
 

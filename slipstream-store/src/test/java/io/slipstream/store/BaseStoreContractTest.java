@@ -1,6 +1,7 @@
 package io.slipstream.store;
 
 import io.slipstream.model.RunOrigin;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.InstanceRecord;
@@ -65,7 +66,7 @@ public abstract class BaseStoreContractTest {
     }
 
     private RunRecord createRun(RunRecord run) {
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
     }
 
     @Test
@@ -429,7 +430,7 @@ public abstract class BaseStoreContractTest {
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {
-            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), "InstanceExited", null, "Exited", "code " + i, "main-0"));
+            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), EventType.InstanceExited, null, "Exited", "code " + i, "main-0"));
         }
         List<RunEvent> events = store.eventsOf(run.id(), 0, 100);
         assertThat(events).hasSize(6);

@@ -16,6 +16,7 @@ import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.server.support.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
@@ -61,7 +62,7 @@ class ControlLoopTest {
     private RunId submit(JobSpec spec) {
         RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, spec, clock.instant());
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)).id();
     }
 
     private RunRecord run(RunId id) {
@@ -246,7 +247,7 @@ class ControlLoopTest {
     private RunId submitIn(String workspace, JobSpec spec) {
         RunRecord run = RunRecord.queued(RunId.newFor("job"), workspace, "job", 1, spec, clock.instant());
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)).id();
     }
 
     @Test
@@ -327,7 +328,7 @@ class ControlLoopTest {
         loop.cycle();
         loop.cycle();
         assertThat(run(second).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
-        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains("Promoted");
+        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains(EventType.Promoted);
     }
 
     @Test
@@ -647,7 +648,7 @@ class ControlLoopTest {
         assertThat(executor.launched()).hasSize(3);
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
         assertThat(instances(id).get(0).readyAt()).isNotNull();
-        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains("InstanceReady");
+        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains(EventType.InstanceReady);
     }
 
     @Test

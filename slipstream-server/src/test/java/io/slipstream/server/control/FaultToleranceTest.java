@@ -18,6 +18,7 @@ import io.slipstream.server.config.RunLimits;
 import io.slipstream.server.support.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.store.NodeDown;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
@@ -65,7 +66,7 @@ class FaultToleranceTest {
     private RunId submit(JobSpec spec) {
         RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, spec, clock.instant());
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)).id();
     }
 
     private RunRecord run(RunId id) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.run.RunId;
 import io.slipstream.model.FaultState;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
@@ -23,7 +24,7 @@ class QuotaUsageTest {
     private static void run(Store store, String workspace, String quota, int preemptions, FaultState faults, int index) {
         RunRecord queued = RunRecord.queued(RunId.newFor("job"), workspace, "job", 1, aJob("job").workspace(workspace).quota(quota).spec(),
                 T0.plusSeconds(index));
-        RunRecord created = store.createRun(queued, RunEvent.of(queued.id(), queued.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+        RunRecord created = store.createRun(queued, RunEvent.of(queued.id(), queued.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
         RunRecord withFaults = created.withFaults(faults);
         for (int i = 0; i < preemptions; i++) {
             withFaults = withFaults.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0).preempting(null, "test")

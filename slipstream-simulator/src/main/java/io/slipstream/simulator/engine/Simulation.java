@@ -2,6 +2,7 @@ package io.slipstream.simulator.engine;
 
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.scheduler.ActiveRun;
@@ -273,7 +274,7 @@ public final class Simulation {
                 job.inQuota = true;
                 recorder.promote(job.tenant, job.gpus());
             } else if (decision instanceof Decision.Wait wait) {
-                if (job.entitledAt < 0 && (wait.reason().equals("WaitingForReclaim") || wait.reason().equals("WaitingForResources"))) {
+                if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
                     // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
                     job.entitledAt = Math.max(job.queuedSince, changedAt);
                 }

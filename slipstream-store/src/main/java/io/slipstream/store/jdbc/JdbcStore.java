@@ -18,7 +18,9 @@ import io.slipstream.api.spec.SpecWriter;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
 import io.slipstream.model.FaultState;
+import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.LaunchFailure;
 import io.slipstream.store.NodeDown;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
@@ -732,9 +734,10 @@ public final class JdbcStore implements Store {
             for (InstanceRecord instance : instances) {
                 InstanceRecord next = instance.withVersion(1);
                 bindInstance(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
-                        + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, active, version) VALUES (:runId, :attempt, "
-                        + ":rank, :nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, "
-                        + ":ready, :active, :version)"),
+                        + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
+                        + "launch_failure, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
+                        + ":exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, :launchFailure, "
+                        + ":active, :version)"),
                         next).execute();
                 stored.add(next);
             }
@@ -780,7 +783,8 @@ public final class JdbcStore implements Store {
         InstanceRecord next = instance.withVersion(instance.version() + 1);
         int updated = withHandle(h -> bindInstance(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
-                + "endpoint = :endpoint, ready_at = :ready, active = :active, version = :version "
+                + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
+                + "launch_failure = :launchFailure, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute());
@@ -802,6 +806,8 @@ public final class JdbcStore implements Store {
                 .bind("reason", truncate(instance.reason(), 1024))
                 .bind("handle", Json.mapper().writeValueAsString(new LinkedHashMap<>(instance.handle())))
                 .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
+                .bind("probeFailure", truncate(instance.probeFailure(), 1024))
+                .bind("launchFailure", instance.launchFailure() == null ? null : instance.launchFailure().name())
                 .bind("active", !instance.state().isFinal())
                 .bind("version", instance.version());
         if (instance.exitCode() == null) {
@@ -811,6 +817,7 @@ public final class JdbcStore implements Store {
         }
         time(statement, "started", instance.startedAt());
         time(statement, "ready", instance.readyAt());
+        time(statement, "stopRequested", instance.stopRequestedAt());
         return time(statement, "finished", instance.finishedAt());
     }
 
@@ -826,7 +833,8 @@ public final class JdbcStore implements Store {
                 Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
                 instant(rs, "started_at"), instant(rs, "finished_at"),
                 rs.getString("endpoint") == null ? null : Json.mapper().readValue(rs.getString("endpoint"), Endpoint.class),
-                instant(rs, "ready_at"), rs.getLong("version"));
+                instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
+                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getLong("version"));
     }
 
     // --- events ---
@@ -836,7 +844,7 @@ public final class JdbcStore implements Store {
         long seq = withHandle(h -> time(h.createUpdate("INSERT INTO run_events (run_id, event_time, type, state, reason, message, instance) "
                         + "VALUES (:runId, :time, :type, :state, :reason, :message, :instance)")
                 .bind("runId", event.runId().value())
-                .bind("type", event.type())
+                .bind("type", event.type().name())
                 .bind("state", event.state())
                 .bind("reason", truncate(event.reason(), 1024))
                 .bind("message", truncate(event.message(), 4096))
@@ -854,7 +862,7 @@ public final class JdbcStore implements Store {
                 .bind("after", afterSeq)
                 .bind("limit", limit)
                 .map((rs, ctx) -> new RunEvent(rs.getLong("seq"), new RunId(rs.getString("run_id")), instant(rs, "event_time"),
-                        rs.getString("type"), rs.getString("state"), rs.getString("reason"), rs.getString("message"),
+                        EventType.valueOf(rs.getString("type")), rs.getString("state"), rs.getString("reason"), rs.getString("message"),
                         rs.getString("instance")))
                 .list());
     }
