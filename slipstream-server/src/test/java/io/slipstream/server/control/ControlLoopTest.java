@@ -14,7 +14,7 @@ import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
-import io.slipstream.server.support.FakeExecutor;
+import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;

@@ -15,7 +15,7 @@ import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.Activity;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
-import io.slipstream.server.support.FakeExecutor;
+import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.store.NodeDown;
 import io.slipstream.model.RunEvent;
