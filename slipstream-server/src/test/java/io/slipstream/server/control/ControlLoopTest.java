@@ -1,5 +1,7 @@
 package io.slipstream.server.control;
 
+import static io.slipstream.model.testing.Runs.aRun;
+import static io.slipstream.model.testing.Runs.anInstance;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,6 +17,7 @@ import io.slipstream.executor.InstanceReport;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.executor.testing.FakeExecutor;
+import io.slipstream.model.testing.Runs;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
@@ -59,9 +62,7 @@ class ControlLoopTest {
     }
 
     private RunId submit(JobSpec spec) {
-        RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, spec, clock.instant());
-        clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return submitIn("team-a", spec);
     }
 
     private RunRecord run(RunId id) {
@@ -244,9 +245,9 @@ class ControlLoopTest {
     }
 
     private RunId submitIn(String workspace, JobSpec spec) {
-        RunRecord run = RunRecord.queued(RunId.newFor("job"), workspace, "job", 1, spec, clock.instant());
+        RunRecord run = aRun().workspace(workspace).spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return store.createRun(run, Runs.created(run)).id();
     }
 
     @Test
@@ -368,8 +369,7 @@ class ControlLoopTest {
         // A server crashed after admitting a run (STARTING, instances PENDING) and launching only its first instance.
         RunId id = submit(aJob("job").replicas(2).spec());
         RunRecord starting = store.updateRun(run(id).admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", clock.instant()));
-        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(id, 1, 0), "main", 0, "node-1", List.of()),
-                InstanceRecord.pending(new InstanceId(id, 1, 1), "main", 1, "node-1", List.of())));
+        store.createInstances(anInstance(starting).gang(2));
         executor.pretendLaunched(new io.slipstream.executor.LaunchSpec(new InstanceId(id, 1, 0), "main-0", "node-1", List.of(), List.of("true"),
                 Map.of(), null, null));
         store.updateRun(starting.withCancelRequestedAt(clock.instant()));
