@@ -33,7 +33,6 @@ public record RunRecord(
         Instant cancelRequestedAt,
         RealTimeResources realTimeResources,
         RunId reclaimFor,
-        int preemptions,
         RunOrigin origin,
         Instant attemptStartedAt,
         long priorRuntimeMillis,
@@ -59,7 +58,12 @@ public record RunRecord(
 
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, RunOrigin origin, Instant now) {
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, origin.scheduleTime() != null ? "Scheduled" : "Submitted", null, 1,
-                spec.priority(), spec, now, null, null, null, null, null, 0, origin, null, 0, FaultState.NONE, 0);
+                spec.priority(), spec, now, null, null, null, null, null, origin, null, 0, FaultState.NONE, 0);
+    }
+
+    /** How many times it was preempted and queued again. */
+    public int preemptions() {
+        return faults.preemptions();
     }
 
     /** How long the run has run, over all its attempts, at {@code now}. */
@@ -93,7 +97,7 @@ public record RunRecord(
                 startedAt == null && next == RunState.RUNNING ? now : startedAt,
                 next.isFinal() ? now : finishedAt,
                 cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
-                preemptions, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
+                origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
                 next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, faults, version);
     }
 
@@ -102,13 +106,13 @@ public record RunRecord(
         RunRecord starting = moveTo(RunState.STARTING, why, now);
         // Its runtime counts from here: it holds its resources from admission on, while it starts too.
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, preemptions, origin, now, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, where, null, origin, now, priorRuntimeMillis, faults, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */
     public RunRecord promoted() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -143,7 +147,7 @@ public record RunRecord(
             throw new IllegalStateException("run " + id + " cannot move from " + state + " to TERMINATING");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
-                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, origin, attemptStartedAt,
+                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, origin, attemptStartedAt,
                 priorRuntimeMillis, faults, version);
     }
 
@@ -163,13 +167,13 @@ public record RunRecord(
         }
         // It keeps naming the run its resources went to: until that one is admitted, what it gave back is that run's.
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
-                startedAt, null, cancelRequestedAt, null, reclaimFor, preemptions + (cause == FaultState.RestartCause.PREEMPTION ? 1 : 0), origin, null,
-                priorRuntimeMillis + currentAttemptMillis(now), faults.restarted(notBefore), version);
+                startedAt, null, cancelRequestedAt, null, reclaimFor, origin, null,
+                priorRuntimeMillis + currentAttemptMillis(now), faults.restarting(cause).restarted(notBefore), version);
     }
 
     public RunRecord withFaults(FaultState newFaults) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
                 version);
     }
 
@@ -179,11 +183,11 @@ public record RunRecord(
 
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, at, realTimeResources, reclaimFor, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
     }
 }

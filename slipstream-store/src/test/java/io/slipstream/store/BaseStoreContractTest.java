@@ -295,7 +295,7 @@ public abstract class BaseStoreContractTest {
         RunRecord requeued = store.updateRun(restarting.withFaults(restarting.faults().lost(20_000))
                 .requeued("Restarted", T0.plusSeconds(70), T0.plusSeconds(80)));
         assertThat(store.getRun(stored.id())).contains(requeued);
-        assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
+        assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
                 T0.plusSeconds(50), 1200L, T0.plusSeconds(60), 20_000));
         assertThat(requeued.preemptions()).as("a failure is not a preemption").isZero();
         assertThat(requeued.attempt()).isEqualTo(2);
@@ -619,7 +619,7 @@ public abstract class BaseStoreContractTest {
         RunRecord stored = createRun(RunRecord.queued(RunId.newFor("fixed"), "team-a", "fixed", 3, aJob("fixed").spec(), origin, T0));
         JobSpec otherSpec = aJob("other").replicas(7).spec();
         RunRecord rewritten = new RunRecord(stored.id(), "team-b", "other", 9, RunState.STARTING, "Admitted", null, 1, 99, otherSpec,
-                T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, 0, RunOrigin.MANUAL, T0, 0,
+                T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, RunOrigin.MANUAL, T0, 0,
                 FaultState.NONE, stored.version());
         store.updateRun(rewritten);
         RunRecord read = store.getRun(stored.id()).orElseThrow();

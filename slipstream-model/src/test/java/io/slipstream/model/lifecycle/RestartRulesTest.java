@@ -62,7 +62,7 @@ class RestartRulesTest {
     @Test
     void backoffDoublesPerRestartOfItsCauseAndPreemptionsAndLostNodesWaitNone() {
         FaultTolerance policy = retrying(List.of(), List.of(), FaultTolerance.FailureAction.Retry);
-        FaultState twoFailures = new FaultState(2, 0, 0, null, 0, null, null, null, null, null, null, 0);
+        FaultState twoFailures = new FaultState(2, 0, 0, 0, null, 0, null, null, null, null, null, null, 0);
         assertThat(RestartRules.backoff(policy, FaultState.NONE, FaultState.RestartCause.FAILURE)).isEqualTo(Duration.ofSeconds(10));
         assertThat(RestartRules.backoff(policy, twoFailures, FaultState.RestartCause.FAILURE)).isEqualTo(Duration.ofSeconds(40));
         assertThat(RestartRules.backoff(policy, twoFailures, FaultState.RestartCause.HANG)).as("counted per cause").isEqualTo(Duration.ofSeconds(10));
@@ -73,7 +73,7 @@ class RestartRulesTest {
     @Test
     void lostNodesAndHangsHaveBudgetsOfTheirOwn() {
         FaultTolerance policy = retrying(List.of(), List.of(), FaultTolerance.FailureAction.Fail);
-        FaultState twoLost = new FaultState(0, 2, 0, null, 0, null, null, null, null, null, null, 0);
+        FaultState twoLost = new FaultState(0, 2, 0, 0, null, 0, null, null, null, null, null, null, 0);
         var lost = RestartRules.judge(policy, twoLost, new RestartRules.NodeLost("w-1", "NodeLost: node node-2 is down"));
         assertThat(lost.restart()).isFalse();
         assertThat(lost.reason()).startsWith("NodeLostBudgetExhausted: restarted 2 time(s) for lost nodes (faultTolerance.maxNodeLostRestarts: 2)");

@@ -29,10 +29,10 @@ class QuotaUsageTest {
     @Test
     void sumsWhatTheQuotasRunsWentThrough() {
         try (Store store = new InMemoryStore()) { // a pure read of the store: no database needed
-            run(store, "team-a", "gpus", 2, new FaultState(1, 0, 1, null, 0, null, null, null, null, null, null, 1500), 1);
-            run(store, "team-a", "gpus", 0, new FaultState(0, 1, 0, null, 0, null, null, null, null, null, null, 500), 2);
-            run(store, "team-a", "other", 5, new FaultState(3, 3, 3, null, 0, null, null, null, null, null, null, 99_000), 3);
-            run(store, "team-b", "gpus", 5, new FaultState(3, 3, 3, null, 0, null, null, null, null, null, null, 99_000), 4);
+            run(store, "team-a", "gpus", 2, new FaultState(1, 0, 1, 0, null, 0, null, null, null, null, null, null, 1500), 1);
+            run(store, "team-a", "gpus", 0, new FaultState(0, 1, 0, 0, null, 0, null, null, null, null, null, null, 500), 2);
+            run(store, "team-a", "other", 5, new FaultState(3, 3, 3, 0, null, 0, null, null, null, null, null, null, 99_000), 3);
+            run(store, "team-b", "gpus", 5, new FaultState(3, 3, 3, 0, null, 0, null, null, null, null, null, null, 99_000), 4);
 
             var status = QuotaUsage.of(store, "team-a", "gpus");
             assertThat(status.get("runs").asLong()).isEqualTo(2);

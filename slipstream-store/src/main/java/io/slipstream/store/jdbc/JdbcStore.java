@@ -618,8 +618,9 @@ public final class JdbcStore implements Store {
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
-                reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), origin(rs), instant(rs, "attempt_started_at"),
-                rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")), rs.getLong("version"));
+                reclaimFor == null ? null : new RunId(reclaimFor), origin(rs), instant(rs, "attempt_started_at"),
+                rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")).withPreemptionsAtLeast(rs.getInt("preemptions")),
+                rs.getLong("version"));
     }
 
     private static FaultState faults(String json) {
