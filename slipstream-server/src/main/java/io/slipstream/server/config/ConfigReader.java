@@ -104,7 +104,10 @@ public final class ConfigReader {
         if (executor == null && executorName != null) {
             problems.add("executor", "'" + executorName + "' is not an executor of this build (available: " + plugins.executorNames() + ")");
             executor = plugins.executor(DEFAULT_EXECUTOR); // the rest is still checked, as the default executor reads it
+        } else if (executor == null) {
+            problems.add("executor", "is required: this build has no " + DEFAULT_EXECUTOR + " executor (available: " + plugins.executorNames() + ")");
         }
+        String chosenName = executorName == null ? DEFAULT_EXECUTOR : executorName;
         ObjectNode executorView = Json.mapper().createObjectNode();
         Duration gracePeriod = base.limits().gracePeriod();
         Duration maxGracePeriod = base.limits().maxGracePeriod();
@@ -117,26 +120,31 @@ public final class ConfigReader {
             Duration maxGrace = duration(instances, "maxGracePeriod", problems);
             maxGracePeriod = maxGrace == null ? maxGracePeriod : maxGrace;
         }
+        java.util.Set<String> seen = new java.util.HashSet<>();
         for (ExecutorFactory factory : plugins.executors()) {
             for (String field : factory.configFields()) {
+                if (!seen.add(field)) {
+                    continue;
+                }
                 boolean chosen = executor != null && executor.configFields().contains(field);
                 if (field.startsWith("instances.")) {
                     String name = field.substring("instances.".length());
                     JsonNode value = instances == null ? null : instances.get(name);
                     if (value != null && chosen) {
-                        executorView.withObject("instances").set(name, value);
-                    } else if (value != null && factory != executor) {
+                        if (!executorView.has("instances")) {
+                            executorView.putObject("instances");
+                        }
+                        ((ObjectNode) executorView.get("instances")).set(name, value);
+                    } else if (value != null) {
                         // Accepted before executors were plug-ins; said rather than silently ignored.
-                        LOG.warn("{} is ignored: it is the {} executor's, and the executor is {}", field, factory.name(),
-                                executorName == null ? DEFAULT_EXECUTOR : executorName);
+                        LOG.warn("{} is ignored: it is the {} executor's, and the executor is {}", field, factory.name(), chosenName);
                     }
                 } else {
                     JsonNode value = root.get(field);
                     if (value != null && chosen) {
                         executorView.set(field, value);
-                    } else if (value != null && factory != executor) {
-                        problems.add(field, "is read only with executor: " + factory.name()
-                                + " (this config's executor is " + (executorName == null ? DEFAULT_EXECUTOR : executorName) + ")");
+                    } else if (value != null) {
+                        problems.add(field, "is read only with executor: " + factory.name() + " (this config's executor is " + chosenName + ")");
                     }
                 }
             }

@@ -217,6 +217,12 @@ class ConfigReaderTest {
                 .isInstanceOf(InvalidInputException.class)
                 .satisfies(e -> assertThat(((InvalidInputException) e).problems()).extracting(Problem::message)
                         .containsExactly("'kubernetes' is not an executor of this build (available: local)"));
+        Plugins kubernetesOnly = new Plugins(List.of(new KubernetesExecutorFactory()), List.of(new JdbcStoreFactory.H2()));
+        assertThat(ConfigReader.read("executor: kubernetes\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), kubernetesOnly).executor())
+                .isInstanceOf(KubernetesConfig.class);
+        assertThatThrownBy(() -> ConfigReader.read("server: {port: 1}\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), kubernetesOnly))
+                .isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).problems()).extracting(Problem::field).containsExactly("executor"));
     }
 
     @Test
