@@ -4,6 +4,7 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.cli.CliException;
 import io.slipstream.server.SlipstreamServer;
 import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -80,7 +81,7 @@ public final class ServerCommand implements Callable<Integer> {
         }
         try {
             config = file == null && overrides.isEmpty() ? config
-                    : ConfigReader.read(file, config, overrides, io.slipstream.server.config.Plugins.installed());
+                    : ConfigReader.read(file, config, overrides, Plugins.installed());
         } catch (InvalidInputException e) {
             if (storeUrl != null && e.problems().stream().anyMatch(p -> p.field().equals("store.url"))) {
                 String why = e.problems().stream().filter(p -> p.field().equals("store.url")).findFirst().orElseThrow().message();
