@@ -8,9 +8,7 @@ import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.executor.Executor;
-import io.slipstream.executor.InstanceReport;
 import io.slipstream.model.EventType;
-import io.slipstream.model.FaultState;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
@@ -37,8 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -73,14 +69,8 @@ public final class ControlLoop implements AutoCloseable {
     private final FaultWatch faultWatch;
     private final ProgressReports progressReports = new ProgressReports();
     private final QueueStatus queueStatus = new QueueStatus();
-    private final ConcurrentLinkedQueue<InstanceReport> reports = new ConcurrentLinkedQueue<>();
     private final Semaphore wakeUps = new Semaphore(0);
-    /**
-     * Instances adopted after a restart that have not reported yet: what this process has not heard since it started
-     * (a restart asks again). Until an instance's report is in, its run's runtime is unknown, so it is not timed out.
-     */
-    private final Set<InstanceId> unconfirmed = ConcurrentHashMap.newKeySet();
-    private Instant adoptionDeadline = Instant.MIN;
+    private final ReportIntake reports;
     /** Nodes declared down, as read at the start of the cycle. */
     private Map<String, NodeDown> downNodes = Map.of();
     private Instant nextSchedulesCheck = Instant.MIN;
@@ -116,10 +106,8 @@ public final class ControlLoop implements AutoCloseable {
         this.admissions = new Admissions(store, executor, clock);
         this.retention = new Retention(store, executor, clock, limits.retention());
         this.faultWatch = new FaultWatch(executor, progressReports);
-        executor.setListener(report -> {
-            reports.add(report);
-            wakeUp();
-        });
+        this.reports = new ReportIntake(store, clock, this::wakeUp);
+        executor.setListener(reports::offer);
     }
 
     /** When the loop last completed a cycle, or {@code null} if it has not yet. */
@@ -164,8 +152,8 @@ public final class ControlLoop implements AutoCloseable {
             return;
         }
         LOG.info("adopting {} instance(s) that ran before this start", handles.size());
-        unconfirmed.addAll(handles.keySet());
-        adoptionDeadline = clock.instant().plus(ADOPTION_WAIT);
+        // Until an adopted instance's report is in, its run's runtime is unknown: it is not timed out meanwhile.
+        reports.awaitAdopted(handles.keySet(), clock.instant().plus(ADOPTION_WAIT));
         executor.adopt(handles);
         Map<String, NodeDown> down = store.downNodes();
         for (InstanceRecord instance : stopping) {
@@ -215,7 +203,7 @@ public final class ControlLoop implements AutoCloseable {
     /** One full cycle. Package-private so tests can drive the loop step by step. */
     void cycle() {
         downNodes = store.downNodes();
-        applyReports();
+        reports.applyAll(downNodes);
         housekeeping();
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
         List<RunRecord> current = new ArrayList<>();
@@ -254,12 +242,9 @@ public final class ControlLoop implements AutoCloseable {
     /** What every decision of this moment sees: the time, the nodes down, the instances not heard of since the start. */
     private Observation observation() {
         Instant now = clock.instant();
-        if (!unconfirmed.isEmpty() && now.isAfter(adoptionDeadline)) {
-            unconfirmed.clear(); // an executor reports adopted instances within moments: waiting longer would hide a timeout
-        }
         Map<String, String> down = new HashMap<>();
         downNodes.forEach((node, why) -> down.put(node, why.reason()));
-        return new Observation(now, down, Set.copyOf(unconfirmed), null, Map.of());
+        return new Observation(now, down, reports.unconfirmed(now), null, Map.of());
     }
 
     /**
@@ -286,53 +271,6 @@ public final class ControlLoop implements AutoCloseable {
                 LOG.warn("old runs could not be removed; trying again in a minute: {}", e.toString());
             }
         }
-    }
-
-    // --- reports ---
-
-    /** A report is dropped only once it is applied: executors report an exit once, so losing it would strand the run. */
-    private void applyReports() {
-        InstanceReport report;
-        while ((report = reports.peek()) != null) {
-            try {
-                apply(report);
-            } catch (ConflictException e) {
-                wakeUp(); // the instance changed meanwhile: apply it again next cycle
-                return;
-            } catch (RuntimeException e) {
-                LOG.warn("could not record {}; retrying next cycle: {}", report, e.toString());
-                return;
-            }
-            reports.remove();
-        }
-    }
-
-    private void apply(InstanceReport report) {
-        unconfirmed.remove(report.id());
-        Optional<InstanceRecord> found = store.getInstance(report.id());
-        if (found.isEmpty()) {
-            return; // late: its run is gone
-        }
-        InstanceRecord instance = found.get();
-        NodeDown down = downNodes.get(instance.node());
-        boolean preempted = report instanceof InstanceReport.Exited exited && exited.terminated() && beingPreempted(instance);
-        InstanceReports.apply(instance, report, down == null ? null : down.reason(), preempted, clock.instant()).ifPresent(change -> {
-            if (change.event() == null) {
-                store.updateInstance(change.next());
-            } else {
-                store.inTransaction(tx -> {
-                    tx.updateInstance(change.next());
-                    return tx.appendEvent(change.event());
-                });
-            }
-            if (change.wakeUp()) {
-                wakeUp(); // with InOrder startup, the next node group may start
-            }
-        });
-    }
-
-    private boolean beingPreempted(InstanceRecord instance) {
-        return store.getRun(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
     }
 
     // --- scheduling ---
