@@ -2,6 +2,7 @@ package io.slipstream.model;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
@@ -77,9 +78,9 @@ public record RunRecord(
         return java.time.Duration.ofMillis(state.holdsResources() ? currentAttemptMillis(now) : 0);
     }
 
-    /** The id of the quota the run is charged to ({@code workspace/name}), or {@code null}. */
-    public String quotaId() {
-        return spec.quota() == null ? null : workspace + "/" + spec.quota();
+    /** The quota the run is charged to (one of its workspace), or {@code null}. */
+    public QuotaId quotaId() {
+        return spec.quota() == null ? null : new QuotaId(workspace, spec.quota());
     }
 
     /**

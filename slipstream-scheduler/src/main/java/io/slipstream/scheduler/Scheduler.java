@@ -1,5 +1,6 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
@@ -72,8 +73,8 @@ public final class Scheduler {
         private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
-        private final Set<String> reservedQuotas = new HashSet<>();
-        private final Map<String, String> quotaInUse = new HashMap<>();
+        private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
@@ -155,7 +156,7 @@ public final class Scheduler {
 
         // --- where a run may go ---
 
-        private boolean isGeneral(String quota) {
+        private boolean isGeneral(QuotaId quota) {
             QuotaState state = book.quota(quota);
             return state != null && state.type() == QuotaType.General;
         }
@@ -171,7 +172,7 @@ public final class Scheduler {
          * quota's guaranteed runs stay off capacity that Dedicated quotas are guaranteed: on a model with Dedicated
          * quotas they may use only what those do not need. Runs on idle capacity may go anywhere: they are reclaimed.
          */
-        private Set<String> modelsFor(String quota, RealTimeResources where, Resources request) {
+        private Set<String> modelsFor(QuotaId quota, RealTimeResources where, Resources request) {
             String dedicated = book.modelOf(quota);
             if (dedicated != null) {
                 return Set.of(dedicated);
@@ -649,11 +650,11 @@ public final class Scheduler {
 
         /** Waits get their position among the waiting runs of their quota, in queue order. */
         private List<Decision> withPositions(List<PendingRun> queue) {
-            Map<String, Integer> positions = new HashMap<>();
+            Map<QuotaId, Integer> positions = new HashMap<>(); // runs without a quota (null) queue together
             for (PendingRun run : queue) {
                 Decision.Wait wait = waits.get(run);
                 if (wait != null) {
-                    int position = positions.merge(run.quota() == null ? QuotaBook.NO_POOL : run.quota(), 1, Integer::sum);
+                    int position = positions.merge(run.quota(), 1, Integer::sum);
                     decisions.add(new Decision.Wait(run.id(), wait.reason(), wait.message(), position));
                 }
             }
