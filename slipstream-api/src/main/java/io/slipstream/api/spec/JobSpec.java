@@ -1,5 +1,6 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import java.time.Duration;
 import java.util.List;
 
@@ -27,8 +28,9 @@ public record JobSpec(
     /** No run may be given longer than this, whatever it asks. */
     public static final Duration MAX_RUNTIME = Duration.ofDays(30);
 
+    @JsonCreator
     public JobSpec {
-        nodeGroups = List.copyOf(nodeGroups);
+        nodeGroups = nodeGroups == null ? List.of() : List.copyOf(nodeGroups);
         storage = storage == null ? List.of() : List.copyOf(storage);
         startupOrder = startupOrder == null ? StartupOrder.InParallel : startupOrder;
         faultTolerance = faultTolerance == null ? FaultTolerance.DEFAULT : faultTolerance;

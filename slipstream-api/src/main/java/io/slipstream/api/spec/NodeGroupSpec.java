@@ -2,6 +2,8 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +59,33 @@ public record NodeGroupSpec(
     public NodeGroupSpec(String name, int replicas, String shape, Resources resources, List<String> command, Map<String, String> env,
                          String image, String workingDir, Duration maxRuntime) {
         this(name, replicas, shape, resources, command, env, image, workingDir, maxRuntime, null, null, 1);
+    }
+
+    /**
+     * The document form: {@code replicas} and {@code ports} default to 1, {@code env} holds both plain values and
+     * {@code {secretRef: secret/key}} (split into {@code env} and {@code secretEnv}), {@code workingDir} is normalized.
+     */
+    @JsonCreator
+    public static NodeGroupSpec of(@JsonProperty("name") String name, @JsonProperty("replicas") Integer replicas,
+                                   @JsonProperty("shape") String shape, @JsonProperty("resources") Resources resources,
+                                   @JsonProperty("command") List<String> command, @JsonProperty("env") Map<String, Object> env,
+                                   @JsonProperty("image") String image, @JsonProperty("workingDir") String workingDir,
+                                   @JsonProperty("maxRuntime") Duration maxRuntime, @JsonProperty("minSuccessReplicas") Integer minSuccessReplicas,
+                                   @JsonProperty("startupProbe") StartupProbe startupProbe, @JsonProperty("ports") Integer ports,
+                                   @JsonProperty("secrets") List<SecretMount> secrets) {
+        Map<String, String> plain = new java.util.LinkedHashMap<>();
+        Map<String, SecretRef> fromSecrets = new java.util.LinkedHashMap<>();
+        if (env != null) {
+            env.forEach((key, value) -> {
+                if (value instanceof Map<?, ?> ref && ref.get("secretRef") instanceof String text) {
+                    fromSecrets.put(key, SecretRef.parse(text));
+                } else if (value != null) {
+                    plain.put(key, value.toString());
+                }
+            });
+        }
+        return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, command == null ? List.of() : command, plain, image,
+                SecretMount.normalized(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
     }
 
     public NodeGroupSpec withResources(Resources resolved) {

@@ -2,6 +2,10 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import tools.jackson.databind.annotation.JsonDeserialize;
+
 /**
  * Guaranteed resources of a workspace. {@code min} is guaranteed; {@code max} (optional) caps everything the quota's
  * runs use at once, idle capacity included; {@code parent} (optional, {@code name} in the same workspace or
@@ -18,6 +22,19 @@ public record QuotaSpec(QuotaType type, Resources min, Resources max, String par
         requireNonNull(type, "type is null");
         requireNonNull(min, "min is null");
         withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
+    }
+
+    /** The document form: absent dimensions of {@code max} are uncapped, {@code gpuModel} is the model of {@code min}. */
+    @JsonCreator
+    public static QuotaSpec of(@JsonProperty("type") QuotaType type, @JsonProperty("min") Resources min,
+                               @JsonProperty("max") @JsonDeserialize(using = SpecBinding.ResourcesDeserializer.class) Resources max,
+                               @JsonProperty("parent") String parent, @JsonProperty("overcommit") Boolean overcommit,
+                               @JsonProperty("withinQuota") WithinQuota withinQuota, @JsonProperty("gpuModel") String gpuModel) {
+        Resources guarantee = min == null ? Resources.NONE : min;
+        String model = gpuModel != null ? gpuModel : guarantee.gpuModel();
+        return new QuotaSpec(type == null ? QuotaType.General : type,
+                new Resources(guarantee.milliCpu(), guarantee.memoryBytes(), guarantee.gpu(), model), max, parent,
+                overcommit != null && overcommit, withinQuota);
     }
 
     public QuotaSpec(QuotaType type, Resources min, Resources max, String parent) {

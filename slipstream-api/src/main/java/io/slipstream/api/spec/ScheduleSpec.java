@@ -2,6 +2,9 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
 import java.time.Duration;
 import java.time.ZoneId;
 
@@ -15,5 +18,14 @@ public record ScheduleSpec(String cron, ZoneId timeZone, ConcurrencyPolicy concu
         requireNonNull(cron, "cron is null");
         requireNonNull(timeZone, "timeZone is null");
         requireNonNull(concurrencyPolicy, "concurrencyPolicy is null");
+    }
+
+    /** The document form, with the defaults: UTC, {@code Allow}, no deadline, not suspended. */
+    @JsonCreator
+    public static ScheduleSpec of(@JsonProperty("cron") String cron, @JsonProperty("timeZone") ZoneId timeZone,
+                                  @JsonProperty("concurrencyPolicy") ConcurrencyPolicy concurrencyPolicy,
+                                  @JsonProperty("startingDeadline") Duration startingDeadline, @JsonProperty("suspend") Boolean suspend) {
+        return new ScheduleSpec(cron == null ? null : cron.trim(), timeZone == null ? ZoneId.of("UTC") : timeZone,
+                concurrencyPolicy == null ? ConcurrencyPolicy.Allow : concurrencyPolicy, startingDeadline, suspend != null && suspend);
     }
 }
