@@ -87,6 +87,8 @@ public final class SpecBinding {
 
     /** {@code {cpu, memory, gpu, gpuModel}}, quantities as written; a dimension not given is 0, or uncapped in a cap. */
     static final class ResourcesDeserializer extends ValueDeserializer<Resources> {
+        /** The fields of resources in a document. */
+        static final java.util.List<String> FIELDS = java.util.List.of("cpu", "memory", "gpu", "gpuModel");
         private final boolean cap;
 
         ResourcesDeserializer(boolean cap) {

@@ -9,6 +9,7 @@ import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.dialect.Dialect;
 import com.networknt.schema.dialect.Dialects;
 import com.networknt.schema.format.Format;
+import com.networknt.schema.keyword.NonValidationKeyword;
 import com.networknt.schema.path.NodePath;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.problem.Problem;
@@ -47,7 +48,7 @@ public final class SpecValidator {
             trees.put(fileName(kind), load(fileName(kind)));
         }
         trees.values().forEach(tree -> collectFormats(tree, formats));
-        Dialect.Builder dialect = Dialect.builder(Dialects.getDraft202012());
+        Dialect.Builder dialect = Dialect.builder(Dialects.getDraft202012()).keyword(new NonValidationKeyword("x-messages"));
         for (String name : formats) {
             dialect.format(new Format() {
                 @Override
