@@ -1,5 +1,8 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonValue;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Duration;
@@ -28,14 +31,14 @@ public record FaultTolerance(
         RunType runType,
         int maxRestarts,
         Integer maxPreemptions,
-        int maxNodeLost,
-        int maxHangs,
-        Duration backoffBase,
-        Duration backoffCap,
-        List<ExitCodeRange> retryExitCodes,
-        List<String> retryPatterns,
+        @JsonProperty("maxNodeLostRestarts") int maxNodeLost,
+        @JsonProperty("maxHangRestarts") int maxHangs,
+        @JsonIgnore Duration backoffBase,
+        @JsonIgnore Duration backoffCap,
+        @JsonIgnore List<ExitCodeRange> retryExitCodes,
+        @JsonIgnore List<String> retryPatterns,
         FailureAction otherFailures,
-        int sameErrorLimit,
+        @JsonInclude(JsonInclude.Include.NON_DEFAULT) int sameErrorLimit,
         Duration hangTimeout,
         Duration exitHangTimeout) {
 
@@ -71,6 +74,31 @@ public record FaultTolerance(
                 otherFailures, sameErrorLimit == null ? 0 : sameErrorLimit, hangTimeout, exitHangTimeout);
     }
 
+    /** {@code backoff} as written. */
+    @JsonProperty("backoff")
+    Backoff writtenBackoff() {
+        return new Backoff(backoffBase, backoffCap);
+    }
+
+    /** {@code retryOn} as written ({@code null}: nothing is retried by rule). */
+    @JsonProperty("retryOn")
+    RetryOn writtenRetryOn() {
+        return retryExitCodes.isEmpty() && retryPatterns.isEmpty() ? null : new RetryOn(retryExitCodes, retryPatterns);
+    }
+
+    /** For writing: the default policy is left out. */
+    static final class IsDefault {
+        @Override
+        public boolean equals(Object value) {
+            return DEFAULT.equals(value);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
+    }
+
     private static int orDefault(Integer budget) {
         return budget == null ? DEFAULT_MAX_RESTARTS : budget;
     }
@@ -80,7 +108,8 @@ public record FaultTolerance(
     }
 
     /** {@code retryOn} in a document. */
-    public record RetryOn(List<ExitCodeRange> exitCodes, List<String> errorPatterns) {
+    public record RetryOn(@JsonInclude(JsonInclude.Include.NON_EMPTY) List<ExitCodeRange> exitCodes,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> errorPatterns) {
     }
 
     /** How a restart is done. */
@@ -120,6 +149,12 @@ public record FaultTolerance(
 
         public boolean contains(int code) {
             return code >= from && code <= to;
+        }
+
+        /** As written: {@code 137}, or {@code "128-255"}. */
+        @JsonValue
+        Object written() {
+            return from == to ? (Object) from : toString();
         }
 
         @Override

@@ -1,5 +1,11 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.databind.SerializationContext;
+import tools.jackson.databind.ValueSerializer;
+import tools.jackson.databind.annotation.JsonSerialize;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
@@ -30,15 +36,15 @@ public record NodeGroupSpec(
         String shape,
         Resources resources,
         List<String> command,
-        Map<String, String> env,
+        @JsonSerialize(using = NodeGroupSpec.EnvWriter.class) Map<String, String> env,
         String image,
         String workingDir,
         Duration maxRuntime,
         Integer minSuccessReplicas,
         StartupProbe startupProbe,
-        int ports,
-        Map<String, SecretRef> secretEnv,
-        List<SecretMount> secrets) {
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = NodeGroupSpec.OnePort.class) int ports,
+        @JsonIgnore Map<String, SecretRef> secretEnv,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<SecretMount> secrets) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
@@ -86,6 +92,31 @@ public record NodeGroupSpec(
         }
         return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, command == null ? List.of() : command, plain, image,
                 SecretMount.normalized(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
+    }
+
+    /** {@code env} as written: plain values and {@code {secretRef: secret/key}} ({@code secretEnv}), by name. */
+    static final class EnvWriter extends ValueSerializer<Map<String, String>> {
+        @Override
+        public void serialize(Map<String, String> env, JsonGenerator gen, SerializationContext ctxt) {
+            Map<String, Object> all = new java.util.TreeMap<>(env);
+            if (gen.currentValue() instanceof NodeGroupSpec group) {
+                group.secretEnv().forEach((key, ref) -> all.put(key, Map.of("secretRef", ref.toString())));
+            }
+            ctxt.writeValue(gen, all);
+        }
+    }
+
+    /** For writing: one port, the default, is left out. */
+    static final class OnePort {
+        @Override
+        public boolean equals(Object value) {
+            return Integer.valueOf(1).equals(value);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
     }
 
     public NodeGroupSpec withResources(Resources resolved) {

@@ -1,5 +1,7 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.databind.annotation.JsonSerialize;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
@@ -13,7 +15,9 @@ import tools.jackson.databind.annotation.JsonDeserialize;
  * lets an admin guarantee more than the cluster has; {@code withinQuota} says whether a run may preempt lower-priority
  * guaranteed runs of the same quota.
  */
-public record QuotaSpec(QuotaType type, Resources min, Resources max, String parent, boolean overcommit, WithinQuota withinQuota)
+public record QuotaSpec(QuotaType type, @JsonSerialize(using = SpecBinding.ResourcesWithoutModel.class) Resources min, Resources max,
+                        String parent, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean overcommit,
+                        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = WithinQuota.IsDefault.class) WithinQuota withinQuota)
         implements Spec {
     /** A dimension of {@code max} that is not capped holds this (or {@link Long#MAX_VALUE} for cpu and memory). */
     public static final int UNCAPPED = Integer.MAX_VALUE;
@@ -42,6 +46,7 @@ public record QuotaSpec(QuotaType type, Resources min, Resources max, String par
     }
 
     /** The GPU model of a Dedicated quota ({@code null} for General). */
+    @JsonProperty("gpuModel")
     public String gpuModel() {
         return min.gpuModel();
     }

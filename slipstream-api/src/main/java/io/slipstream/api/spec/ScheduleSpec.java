@@ -1,5 +1,6 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
@@ -13,7 +14,8 @@ import java.time.ZoneId;
  * zone. {@code startingDeadline}: how late a missed due time may still start (after downtime: one late run, never a
  * burst); {@code null} means any lateness. {@code suspend} stops new runs without removing the schedule.
  */
-public record ScheduleSpec(String cron, ZoneId timeZone, ConcurrencyPolicy concurrencyPolicy, Duration startingDeadline, boolean suspend) {
+public record ScheduleSpec(String cron, ZoneId timeZone, ConcurrencyPolicy concurrencyPolicy, Duration startingDeadline,
+                           @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean suspend) {
     public ScheduleSpec {
         requireNonNull(cron, "cron is null");
         requireNonNull(timeZone, "timeZone is null");

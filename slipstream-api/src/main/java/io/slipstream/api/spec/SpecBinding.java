@@ -81,8 +81,66 @@ public final class SpecBinding {
                 return ZoneId.of(p.getValueAsString());
             }
         });
+        module.addSerializer(ZoneId.class, new ValueSerializer<>() {
+            @Override
+            public void serialize(ZoneId value, JsonGenerator gen, SerializationContext ctxt) {
+                gen.writeString(value.getId());
+            }
+        });
         module.addDeserializer(Resources.class, new ResourcesDeserializer(false));
+        module.addSerializer(Resources.class, new ResourcesSerializer(true));
         return module;
+    }
+
+    /** Writes a whole document as users write it (a Secret never: its values stay encrypted). */
+    public static tools.jackson.databind.node.ObjectNode write(Document<?> document) {
+        if (document.spec() instanceof SecretSpec) {
+            throw new IllegalArgumentException("a Secret is never written as a document: its values stay encrypted");
+        }
+        tools.jackson.databind.node.ObjectNode root = MAPPER.createObjectNode();
+        root.put("apiVersion", Document.API_VERSION);
+        root.put("kind", document.kind().name());
+        root.set("metadata", MAPPER.valueToTree(document.metadata()));
+        root.set("spec", MAPPER.valueToTree(document.spec()));
+        return root;
+    }
+
+    /** Resources as written: whole cores as a number, else {@code "7500m"}; memory with a suffix; uncapped dimensions left out. */
+    static class ResourcesSerializer extends ValueSerializer<Resources> {
+        private final boolean withModel;
+
+        ResourcesSerializer(boolean withModel) {
+            this.withModel = withModel;
+        }
+
+        @Override
+        public void serialize(Resources resources, JsonGenerator gen, SerializationContext ctxt) {
+            gen.writeStartObject();
+            if (resources.milliCpu() != Long.MAX_VALUE) {
+                if (resources.milliCpu() % 1000 == 0) {
+                    gen.writeNumberProperty("cpu", resources.milliCpu() / 1000);
+                } else {
+                    gen.writeStringProperty("cpu", Quantities.formatMilliCpu(resources.milliCpu()));
+                }
+            }
+            if (resources.memoryBytes() != Long.MAX_VALUE) {
+                gen.writeStringProperty("memory", Quantities.formatBytes(resources.memoryBytes()));
+            }
+            if (resources.gpu() != QuotaSpec.UNCAPPED) {
+                gen.writeNumberProperty("gpu", resources.gpu());
+            }
+            if (withModel && resources.gpuModel() != null) {
+                gen.writeStringProperty("gpuModel", resources.gpuModel());
+            }
+            gen.writeEndObject();
+        }
+    }
+
+    /** A quota's guarantee: its GPU model is the quota's own field. */
+    public static final class ResourcesWithoutModel extends ResourcesSerializer {
+        public ResourcesWithoutModel() {
+            super(false);
+        }
     }
 
     /** {@code {cpu, memory, gpu, gpuModel}}, quantities as written; a dimension not given is 0, or uncapped in a cap. */

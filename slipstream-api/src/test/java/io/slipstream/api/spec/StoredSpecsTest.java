@@ -10,66 +10,67 @@ import tools.jackson.databind.node.ObjectNode;
 
 /** Stored documents are data: what the server wrote reads back equal, however the rules for user input change. */
 class StoredSpecsTest {
+    static final String ALL = SpecReaderTest.JOB + """
+            ---
+            apiVersion: slipstream/v1
+            kind: Shape
+            metadata: {name: gpu.8x.sim}
+            spec: {cpu: "7500m", memory: 64Gi, gpu: 8, gpuModel: sim-gpu}
+            ---
+            apiVersion: slipstream/v1
+            kind: Quota
+            metadata: {name: team-a-gpu, workspace: team-a}
+            spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}, parent: org/root,
+                   withinQuota: LowerPriority, overcommit: true}
+            ---
+            apiVersion: slipstream/v1
+            kind: Job
+            metadata: {name: borrower, workspace: team-b}
+            spec:
+              quota: gpus
+              idleResources: Acceptable
+              preemptionGracePeriod: 90s
+              nodeGroups:
+                - {name: w, resources: {cpu: 1, memory: 1Gi}, command: [x]}
+            ---
+            apiVersion: slipstream/v1
+            kind: Job
+            metadata: {name: distributed, workspace: team-b}
+            spec:
+              startupOrder: InOrder
+              faultTolerance:
+                runType: Sync
+                maxRestarts: 5
+                maxPreemptions: 100
+                maxNodeLostRestarts: 2
+                maxHangRestarts: 1
+                backoff: {base: 5s, cap: 2m}
+                retryOn: {exitCodes: [137, "200-255"], errorPatterns: ["NCCL error", "CUDA error: an illegal memory access"]}
+                otherFailures: Fail
+                sameErrorLimit: 3
+                hangTimeout: 30m
+                exitHangTimeout: 10m
+              storage:
+                - {name: data, scope: workspace, subPath: datasets/mnist}
+                - {name: out, scope: job, mountPath: /mnt/out}
+                - {name: scratch, scope: run}
+              nodeGroups:
+                - name: coordinator
+                  resources: {cpu: 1, memory: 1Gi}
+                  command: [x]
+                  ports: 2
+                  startupProbe: {command: [test, -f, ready], periodSeconds: 2, failureThreshold: 5, initialDelaySeconds: 1}
+                - {name: worker, replicas: 3, minSuccessReplicas: 2, resources: {cpu: 1, memory: 1Gi}, command: [y]}
+            ---
+            apiVersion: slipstream/v1
+            kind: Workspace
+            metadata: {name: team-a}
+            spec: {members: [alice, bob]}
+            """;
+
     @Test
     void everyWrittenDocumentReadsBackEqual() {
-        String all = SpecReaderTest.JOB + """
-                ---
-                apiVersion: slipstream/v1
-                kind: Shape
-                metadata: {name: gpu.8x.sim}
-                spec: {cpu: "7500m", memory: 64Gi, gpu: 8, gpuModel: sim-gpu}
-                ---
-                apiVersion: slipstream/v1
-                kind: Quota
-                metadata: {name: team-a-gpu, workspace: team-a}
-                spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}, parent: org/root,
-                       withinQuota: LowerPriority, overcommit: true}
-                ---
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: borrower, workspace: team-b}
-                spec:
-                  quota: gpus
-                  idleResources: Acceptable
-                  preemptionGracePeriod: 90s
-                  nodeGroups:
-                    - {name: w, resources: {cpu: 1, memory: 1Gi}, command: [x]}
-                ---
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: distributed, workspace: team-b}
-                spec:
-                  startupOrder: InOrder
-                  faultTolerance:
-                    runType: Sync
-                    maxRestarts: 5
-                    maxPreemptions: 100
-                    maxNodeLostRestarts: 2
-                    maxHangRestarts: 1
-                    backoff: {base: 5s, cap: 2m}
-                    retryOn: {exitCodes: [137, "200-255"], errorPatterns: ["NCCL error", "CUDA error: an illegal memory access"]}
-                    otherFailures: Fail
-                    sameErrorLimit: 3
-                    hangTimeout: 30m
-                    exitHangTimeout: 10m
-                  storage:
-                    - {name: data, scope: workspace, subPath: datasets/mnist}
-                    - {name: out, scope: job, mountPath: /mnt/out}
-                    - {name: scratch, scope: run}
-                  nodeGroups:
-                    - name: coordinator
-                      resources: {cpu: 1, memory: 1Gi}
-                      command: [x]
-                      ports: 2
-                      startupProbe: {command: [test, -f, ready], periodSeconds: 2, failureThreshold: 5, initialDelaySeconds: 1}
-                    - {name: worker, replicas: 3, minSuccessReplicas: 2, resources: {cpu: 1, memory: 1Gi}, command: [y]}
-                ---
-                apiVersion: slipstream/v1
-                kind: Workspace
-                metadata: {name: team-a}
-                spec: {members: [alice, bob]}
-                """;
-        for (Document<?> document : Documents.readAll(all.getBytes(StandardCharsets.UTF_8))) {
+        for (Document<?> document : Documents.readAll(ALL.getBytes(StandardCharsets.UTF_8))) {
             ObjectNode written = SpecWriter.write(document);
             assertThat(StoredSpecs.read(Json.mapper().readTree(written.toString()))).as(written.toString()).isEqualTo(document);
         }
