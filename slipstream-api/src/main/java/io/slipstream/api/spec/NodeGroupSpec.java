@@ -1,10 +1,8 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonAnyGetter;
 import com.fasterxml.jackson.annotation.JsonIgnore;
-import tools.jackson.core.JsonGenerator;
-import tools.jackson.databind.SerializationContext;
-import tools.jackson.databind.ValueSerializer;
-import tools.jackson.databind.annotation.JsonSerialize;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import static java.util.Objects.requireNonNull;
 
@@ -36,7 +34,7 @@ public record NodeGroupSpec(
         String shape,
         Resources resources,
         List<String> command,
-        @JsonSerialize(using = NodeGroupSpec.EnvWriter.class) Map<String, String> env,
+        @JsonProperty(access = JsonProperty.Access.WRITE_ONLY) Map<String, String> env,
         String image,
         String workingDir,
         Duration maxRuntime,
@@ -94,16 +92,15 @@ public record NodeGroupSpec(
                 SecretMount.normalized(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
     }
 
-    /** {@code env} as written: plain values and {@code {secretRef: secret/key}} ({@code secretEnv}), by name. */
-    static final class EnvWriter extends ValueSerializer<Map<String, String>> {
-        @Override
-        public void serialize(Map<String, String> env, JsonGenerator gen, SerializationContext ctxt) {
-            Map<String, Object> all = new java.util.TreeMap<>(env);
-            if (gen.currentValue() instanceof NodeGroupSpec group) {
-                group.secretEnv().forEach((key, ref) -> all.put(key, Map.of("secretRef", ref.toString())));
-            }
-            ctxt.writeValue(gen, all);
+    /** {@code env} as written, when there is any: plain values and {@code {secretRef: secret/key}}, by name. */
+    @JsonAnyGetter
+    Map<String, Object> writtenEnv() {
+        if (env.isEmpty() && secretEnv.isEmpty()) {
+            return Map.of();
         }
+        Map<String, Object> all = new java.util.TreeMap<>(env);
+        secretEnv.forEach((key, ref) -> all.put(key, Map.of("secretRef", ref.toString())));
+        return Map.of("env", all);
     }
 
     /** For writing: one port, the default, is left out. */

@@ -93,4 +93,23 @@ class StoredSpecsTest {
         assertThat(group.env()).containsExactly(java.util.Map.entry("A", "1"));
         assertThat(group.secretEnv()).containsEntry("T", new SecretRef("hf", "token"));
     }
+
+    @Test
+    void documentsAreWrittenAsUsersWriteThemWithoutTheDefaults() {
+        Document<?> job = Documents.readAll("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: team-a}
+                spec:
+                  nodeGroups:
+                    - {name: a, resources: {cpu: "1.5", memory: 1Gi}, command: [x]}
+                    - {name: b, shape: s, command: [y], env: {T: {secretRef: hf/token}, A: "1"}, ports: 2}
+                """.getBytes(StandardCharsets.UTF_8)).get(0);
+        assertThat(SpecWriter.write(job)).isEqualTo(Json.mapper().readTree("""
+                {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "j", "workspace": "team-a"},
+                 "spec": {"priority": 0, "idleResources": "OnlyIdle", "nodeGroups": [
+                   {"name": "a", "replicas": 1, "resources": {"cpu": "1500m", "memory": "1Gi", "gpu": 0}, "command": ["x"]},
+                   {"name": "b", "replicas": 1, "shape": "s", "command": ["y"], "ports": 2, "env": {"A": "1", "T": {"secretRef": "hf/token"}}}]}}
+                """));
+    }
 }
