@@ -63,7 +63,7 @@ public final class SpecValidator {
             });
         }
         SchemaRegistry registry = SchemaRegistry.withDialect(dialect.build(),
-                builder -> builder.schemaRegistryConfig(SchemaRegistryConfig.builder().formatAssertionsEnabled(true).build()));
+                builder -> builder.schemaRegistryConfig(SchemaRegistryConfig.builder().formatAssertionsEnabled(true).locale(java.util.Locale.ENGLISH).build()));
         ENVELOPE = new Loaded(trees.get(DOCUMENT), registry.getSchema(trees.get(DOCUMENT).toString(), InputFormat.JSON));
         for (Kind kind : Kind.values()) {
             JsonNode tree = trees.get(fileName(kind));
