@@ -10,11 +10,11 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Document;
-import io.slipstream.api.spec.Documents;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
+import io.slipstream.api.spec.StoredSpecs;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
 import io.slipstream.model.FaultState;
@@ -294,7 +294,7 @@ public final class JdbcStore implements Store {
     }
 
     private static StoredDocument document(ResultSet rs, StatementContext ctx) throws SQLException {
-        Document<?> document = Documents.readStored(Json.mapper().readTree(rs.getString("body")));
+        Document<?> document = StoredSpecs.read(Json.mapper().readTree(rs.getString("body")));
         return new StoredDocument(document, rs.getLong("version"), instant(rs, "created_at"), instant(rs, "updated_at"));
     }
 
@@ -610,7 +610,7 @@ public final class JdbcStore implements Store {
     }
 
     private static RunRecord run(ResultSet rs, StatementContext ctx) throws SQLException {
-        JobSpec spec = (JobSpec) Documents.readStored(Json.mapper().readTree(rs.getString("spec"))).spec();
+        JobSpec spec = StoredSpecs.readJob(Json.mapper().readTree(rs.getString("spec")));
         String outcome = rs.getString("outcome");
         String where = rs.getString("real_time_resources");
         String reclaimFor = rs.getString("reclaim_for");
