@@ -104,6 +104,12 @@ public record InstanceRecord(
                 readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, version);
     }
 
+    /** The stop it was told of may not have arrived: its run's lifecycle sends it again. */
+    public InstanceRecord stopToResend() {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
+                readyAt, null, probeFailure, launchFailure, version);
+    }
+
     private InstanceRecord withLaunchFailure(LaunchFailure cause) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
                 readyAt, stopRequestedAt, probeFailure, cause, version);

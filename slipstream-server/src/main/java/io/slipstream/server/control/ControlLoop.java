@@ -162,8 +162,17 @@ public final class ControlLoop implements AutoCloseable {
                 Duration grace = down.containsKey(instance.node()) ? Duration.ZERO : lifecycle.graceFor(run);
                 executor.terminate(instance.id(), instance.handle(), grace, run.reason());
             } catch (RuntimeException e) {
-                LOG.warn("could not tell {} to stop again after the restart: {}", instance.id(), e.toString());
+                LOG.warn("could not tell {} to stop again after the restart; its run's next cycle will: {}", instance.id(), e.toString());
+                resendLater(instance);
             }
+        }
+    }
+
+    private void resendLater(InstanceRecord instance) {
+        try {
+            store.updateInstance(instance.stopToResend());
+        } catch (RuntimeException e) {
+            LOG.warn("could not record that {} is to be told to stop again: {}", instance.id(), e.toString());
         }
     }
 
