@@ -163,10 +163,12 @@ final class RunSteps implements Step.Handler<Boolean> {
         return false;
     }
 
-    /** Tells each instance to stop and records that it was told; one the executor never heard of never started. */
+    /**
+     * Tells each instance to stop and records, as soon as it was told, that it was (if a later one cannot be told,
+     * those told are not told again); one the executor never heard of never started.
+     */
     private void stop(List<Step.Stop> stops) {
         Instant now = clock.instant();
-        List<InstanceRecord> sent = new ArrayList<>();
         for (Step.Stop stop : stops) {
             InstanceRecord instance = stop.instance();
             if (instance.state() == InstanceState.PENDING) {
@@ -183,13 +185,7 @@ final class RunSteps implements Step.Handler<Boolean> {
                 replace(instance);
             }
             executor.terminate(instance.id(), instance.handle(), stop.grace(), stop.reason());
-            sent.add(instance.stopRequested(now));
-        }
-        if (!sent.isEmpty()) {
-            store.inTransaction(tx -> {
-                sent.forEach(instance -> replace(tx.updateInstance(instance)));
-                return null;
-            });
+            replace(store.updateInstance(instance.stopRequested(now)));
         }
     }
 
