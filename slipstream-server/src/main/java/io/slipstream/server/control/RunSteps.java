@@ -30,8 +30,11 @@ import org.slf4j.LoggerFactory;
  */
 final class RunSteps implements Step.Handler<Boolean> {
     private static final Logger LOG = LoggerFactory.getLogger(RunSteps.class);
-    /** A bound, never reached by a run that behaves: each step changes something, and few follow one another. */
-    static final int MAX_STEPS = 32;
+    /**
+     * A bound, never reached by a run that behaves: each step changes something, and few follow one another, but
+     * an InOrder run without probes launches each of its node groups (up to 64) in a step of its own.
+     */
+    static final int MAX_STEPS = 128;
 
     private final Store store;
     private final Executor executor;
