@@ -306,4 +306,26 @@ class ControlLoopRegressionTest {
         assertThat(executor.launched().size()).isEqualTo(40);
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
     }
+
+    /**
+     * Upgrade: an instance of a TERMINATING run stored before V7 has no stopRequestedAt although its stop was sent.
+     * After the restart it is told again once (as the old loop did after any restart), not every cycle.
+     */
+    @Test
+    void aStopSentBeforeTheUpgradeIsSentAgainOnceAfterIt() {
+        RunId id = submitIn("team-a", aJob("job").spec());
+        loop.cycle();
+        store.updateRun(run(id).terminating(RunState.CANCELLED, "CancelRequested")); // as the old server left it
+        assertThat(store.instancesOf(id).get(0).stopRequestedAt()).isNull();
+        loop = newLoop();
+        loop.recover();
+        for (int i = 0; i < 3; i++) {
+            clock.advance(Duration.ofSeconds(1));
+            loop.cycle();
+        }
+        assertThat(executor.terminated()).containsExactly(new InstanceId(id, 1, 0));
+        executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
+    }
 }
