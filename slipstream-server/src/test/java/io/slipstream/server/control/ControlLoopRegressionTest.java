@@ -328,4 +328,22 @@ class ControlLoopRegressionTest {
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
     }
+
+    /**
+     * A run of more than 64 instances is launched over several cycles. Its instances start InParallel: the metadata
+     * file of each says every instance is started (docs/distributed.md: only InOrder lists instances of groups not
+     * started yet with "started": false). The old launcher passed the whole startable set to the metadata; now only
+     * the instances launched in this cycle count as started.
+     */
+    @Test
+    void inParallelEveryInstanceOfAHugeRunIsListedAsStartedInTheFirstInstancesMetadata() {
+        executor = new FakeExecutor(clock, 2, 8);
+        loop = newLoop();
+        int replicas = Launcher.LAUNCHES_PER_CYCLE + 10;
+        RunId id = submitIn("team-a", aJob("huge").replicas(replicas).cpu(0.1).memoryGi(1).spec());
+        loop.cycle();
+        var metadata = executor.launched().get(new InstanceId(id, 1, 0)).metadata();
+        assertThat(metadata.instances().stream().filter(i -> !i.started()).map(i -> i.rank()).toList())
+                .as("ranks listed as not started").isEmpty();
+    }
 }
