@@ -60,17 +60,24 @@ final class Launcher {
      */
     Launched launch(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> starting, int allowed) {
         Set<InstanceId> chosen = new HashSet<>();
+        Set<InstanceId> all = new HashSet<>();
         for (InstanceRecord instance : starting) {
+            all.add(instance.id());
             if (chosen.size() < allowed) {
                 chosen.add(instance.id());
             }
         }
-        return new Launched(launch(run, instances, chosen), chosen.size());
+        return new Launched(launch(run, instances, chosen, all), chosen.size());
     }
 
-    private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
+    /**
+     * @param starting launched now
+     * @param started  what the metadata lists as started: every instance allowed to start, those the budget leaves
+     *                 for the next cycles too (they start with these, moments later)
+     */
+    private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Set<InstanceId> started) {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
-        var metadata = RunMetadata.of(run, instances, starting);
+        var metadata = RunMetadata.of(run, instances, started);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         List<InstanceRecord> current = new ArrayList<>(instances.size());
         // Read once per group and launch: the instances started together see the same values.
