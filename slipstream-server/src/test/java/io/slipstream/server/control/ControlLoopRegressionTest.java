@@ -236,6 +236,7 @@ class ControlLoopRegressionTest {
      * stop that failed failed the cycle, which was tried again. Now the stops recorded as sent are sent again once,
      * in {@code recover()}, and a failure there is only logged: the instance is never told to stop again, and if the
      * previous process died before its grace period ended (nothing left to SIGKILL it), the run stays TERMINATING.
+     * (Failed at 8937412; passes since d007f66, which clears stopRequestedAt so that the run's next cycle sends it.)
      */
     @Test
     void aStopThatCannotBeSentAgainAfterARestartIsTriedAgainByTheCycles() {
