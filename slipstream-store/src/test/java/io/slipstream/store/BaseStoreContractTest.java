@@ -614,12 +614,22 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aReclaimedClaimIsKeptWithTheRunUntilItIsAdmitted() {
+        RunRecord owner = createRun(RunRecord.queued(RunId.newFor("owner"), "team-a", "owner", 1, aJob("owner").spec(), T0));
+        store.updateRun(owner.withCapacityReclaimed());
+        RunRecord claimed = store.getRun(owner.id()).orElseThrow();
+        assertThat(claimed.capacityReclaimed()).isTrue();
+        store.updateRun(claimed.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1)));
+        assertThat(store.getRun(owner.id()).orElseThrow().capacityReclaimed()).isFalse();
+    }
+
+    @Test
     void anUpdateNeverChangesWhatARunIsOnlyWhereItStands() {
         RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "2"), null, "key-fixed");
         RunRecord stored = createRun(RunRecord.queued(RunId.newFor("fixed"), "team-a", "fixed", 3, aJob("fixed").spec(), origin, T0));
         JobSpec otherSpec = aJob("other").replicas(7).spec();
         RunRecord rewritten = new RunRecord(stored.id(), "team-b", "other", 9, RunState.STARTING, "Admitted", null, 1, 99, otherSpec,
-                T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, RunOrigin.MANUAL, T0, 0,
+                T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, false, RunOrigin.MANUAL, T0, 0,
                 FaultState.NONE, stored.version());
         store.updateRun(rewritten);
         RunRecord read = store.getRun(stored.id()).orElseThrow();

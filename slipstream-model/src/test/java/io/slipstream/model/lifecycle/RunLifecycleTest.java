@@ -127,7 +127,7 @@ class RunLifecycleTest {
     }
 
     @Test
-    void aPreemptedRunWhoseInstancesAreGoneIsQueuedAgainAndKeepsNamingTheRunItsCapacityWentTo() {
+    void aPreemptedRunWhoseInstancesAreGoneIsQueuedAgainWithTheWorkItLost() {
         RunRecord preempted = started(TWO_WORKERS).preempting(new RunId("owner-r1"), "Reclaimed by owner-r1");
         List<InstanceRecord> gone = instances(preempted, preemptedAt(70), preemptedAt(70));
         Step.Requeue step = (Step.Requeue) LIFECYCLE.next(preempted, gone, at(75).withActivities(Map.of(
@@ -136,7 +136,7 @@ class RunLifecycleTest {
         assertThat(step.next().attempt()).isEqualTo(2);
         assertThat(step.next().preemptions()).isEqualTo(1);
         assertThat(step.next().reason()).isEqualTo("Preempted: Reclaimed by owner-r1");
-        assertThat(step.next().reclaimFor()).isEqualTo(new RunId("owner-r1"));
+        assertThat(step.next().reclaimFor()).as("its owner now holds the claim (RunRecord.capacityReclaimed)").isNull();
         assertThat(step.next().faults().retryAt()).as("no backoff after a preemption").isNull();
         assertThat(step.next().faults().checkpointStep()).isEqualTo(300L);
         // Both ran from 0 s (started at admission + 0) to 70 s; the checkpoint at 50 s saves the first 50 s of each.

@@ -236,8 +236,9 @@ public final class ControlLoop implements AutoCloseable {
             wakeUp(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
         }
-        // Instances ended or started while the runs stepped: read them again for an exact snapshot.
-        deferred |= schedule(current, instancesByRun());
+        // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
+        List<RunRecord> active = store.activeRuns().stream().filter(run -> !run.state().isFinal()).toList();
+        deferred |= schedule(active, instancesByRun());
         if (deferred) {
             wakeUp(); // instances wait for the next cycle's launches: it follows at once
         }
@@ -351,14 +352,9 @@ public final class ControlLoop implements AutoCloseable {
         return steps.deferred();
     }
 
-    /**
-     * Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first.
-     * Derived from the store: a preempted run, queued again, names the run it was preempted for until it is admitted.
-     */
+    /** Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first. */
     private static Set<RunId> reclaimedOwners(List<RunRecord> runs) {
-        Set<RunId> queued = runs.stream().filter(r -> r.state() == RunState.QUEUED).map(RunRecord::id).collect(Collectors.toSet());
-        return runs.stream().filter(r -> r.state() == RunState.QUEUED && r.reclaimFor() != null).map(RunRecord::reclaimFor)
-                .filter(queued::contains).collect(Collectors.toSet());
+        return runs.stream().filter(r -> r.state() == RunState.QUEUED && r.capacityReclaimed()).map(RunRecord::id).collect(Collectors.toSet());
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.slipstream.server.control;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunState;
 import io.slipstream.executor.Executor;
 import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
@@ -211,6 +212,11 @@ final class RunSteps implements Step.Handler<Boolean> {
             }
             tx.appendEvent(RunEvent.of(after.id(), now, EventType.StateChanged, after.state().name(), after.reason(),
                     before.state() + " -> " + after.state(), null));
+            if (before.reclaimFor() != null && after.state() != RunState.TERMINATING) {
+                // Preempted for another run and now gone: what it held is that run's.
+                tx.getRun(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
+                        .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
+            }
             return updated;
         });
         LOG.info("run {}: {} -> {} ({})", after.id(), before.state(), after.state(), after.reason());

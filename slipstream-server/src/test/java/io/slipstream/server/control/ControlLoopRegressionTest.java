@@ -26,7 +26,6 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** Behaviour of the control loop before the lifecycle rewrite (7c4d738) that the rewrite must keep. */
@@ -113,7 +112,7 @@ class ControlLoopRegressionTest {
      * nothing for.
      */
     @Test
-    @Disabled("bug: a queued victim keeps reclaimFor after its owner was admitted; the owner, queued again, is still 'reclaimed'")
+
     void anOwnerOnceAdmittedHasNoReclaimPriorityWhenItIsQueuedAgainLater() {
         Reclaim r = reclaimWithLatecomer(FaultTolerance.DEFAULT);
         assertThat(run(r.owner()).state()).isEqualTo(RunState.RUNNING);
@@ -137,7 +136,7 @@ class ControlLoopRegressionTest {
      * victim that ends FAILED no longer has: the capacity it gave back goes to the higher-priority latecomer.
      */
     @Test
-    @Disabled("bug: reclaimed owners are derived from queued victims only; a victim that ends FAILED (PreemptionBudgetExhausted) names none")
+
     void theCapacityAVictimOutOfPreemptionsGivesBackStillGoesToTheRunItWasReclaimedFor() {
         Reclaim r = reclaimWithLatecomer(maxPreemptions(0));
         assertThat(run(r.borrower()).state()).isEqualTo(RunState.FAILED);

@@ -486,10 +486,10 @@ public final class JdbcStore implements Store {
             }
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
-                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, overrides, schedule_time, "
+                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
                     + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
-                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
+                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
                     + ":attemptStarted, :priorRuntime, :faults, :active, :version)"), stored)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
@@ -574,7 +574,7 @@ public final class JdbcStore implements Store {
         RunRecord next = run.withVersion(run.version() + 1);
         int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
-                + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, preemptions = :preemptions, "
+                + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, capacity_reclaimed = :capacityReclaimed, preemptions = :preemptions, "
                 + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, faults = :faults, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
@@ -593,6 +593,7 @@ public final class JdbcStore implements Store {
                 .bind("attempt", run.attempt())
                 .bind("realTimeResources", run.realTimeResources() == null ? null : run.realTimeResources().name())
                 .bind("reclaimFor", run.reclaimFor() == null ? null : run.reclaimFor().value())
+                .bind("capacityReclaimed", run.capacityReclaimed())
                 .bind("preemptions", run.preemptions())
                 .bind("priorRuntime", run.priorRuntimeMillis())
                 .bind("faults", run.faults().equals(FaultState.NONE) ? null : Json.mapper().writeValueAsString(run.faults()))
@@ -618,7 +619,7 @@ public final class JdbcStore implements Store {
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
-                reclaimFor == null ? null : new RunId(reclaimFor), origin(rs), instant(rs, "attempt_started_at"),
+                reclaimFor == null ? null : new RunId(reclaimFor), rs.getBoolean("capacity_reclaimed"), origin(rs), instant(rs, "attempt_started_at"),
                 rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")).withPreemptionsAtLeast(rs.getInt("preemptions")),
                 rs.getLong("version"));
     }

@@ -472,7 +472,7 @@ public final class InMemoryStore implements Store {
         RunOrigin origin = created.origin();
         return new RunRecord(run.id(), created.workspace(), created.job(), created.jobVersion(), run.state(), truncate(run.reason(), REASON_LENGTH),
                 run.outcome(), run.attempt(), created.priority(), created.spec(), micros(created.createdAt()), micros(run.startedAt()),
-                micros(run.finishedAt()), micros(run.cancelRequestedAt()), run.realTimeResources(), run.reclaimFor(),
+                micros(run.finishedAt()), micros(run.cancelRequestedAt()), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(),
                 new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey()), micros(run.attemptStartedAt()),
                 run.priorRuntimeMillis(), run.faults(), run.version());
     }
@@ -495,7 +495,7 @@ public final class InMemoryStore implements Store {
                 RunOrigin origin = new RunOrigin(run.origin().overrides(), run.origin().scheduleTime(), null);
                 t.runs().put(id.value(), new RunRecord(run.id(), run.workspace(), run.job(), run.jobVersion(), run.state(), run.reason(),
                         run.outcome(), run.attempt(), run.priority(), run.spec(), run.createdAt(), run.startedAt(), run.finishedAt(),
-                        run.cancelRequestedAt(), run.realTimeResources(), run.reclaimFor(), origin, run.attemptStartedAt(),
+                        run.cancelRequestedAt(), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(), origin, run.attemptStartedAt(),
                         run.priorRuntimeMillis(), run.faults(), run.version()));
             }
             return null;
