@@ -54,8 +54,23 @@ public final class RestartRules {
     public record Hung(String why) implements Fault {
     }
 
-    /** What to do: restart for {@code cause} after {@code backoff}, or fail; {@code faults} is the run's updated record. */
-    public record Verdict(boolean restart, RestartCause cause, Duration backoff, String reason, FaultState faults) {
+    /** What to do: restart, or fail; {@code faults} is the run's updated record, {@code reason} says why. */
+    public sealed interface Verdict permits Restart, Fail {
+        String reason();
+
+        FaultState faults();
+
+        default boolean restart() {
+            return this instanceof Restart;
+        }
+    }
+
+    /** A new attempt of the whole gang, for {@code cause}, after {@code backoff}. */
+    public record Restart(RestartCause cause, Duration backoff, String reason, FaultState faults) implements Verdict {
+    }
+
+    /** The run fails. */
+    public record Fail(String reason, FaultState faults) implements Verdict {
     }
 
     /**
@@ -88,7 +103,7 @@ public final class RestartRules {
             if (faults.nodeLost() >= policy.maxNodeLost()) {
                 return fail("NodeLostBudgetExhausted: " + budget(faults.nodeLost(), policy.maxNodeLost(), "lost nodes", "maxNodeLostRestarts") + "; last: " + what, faults);
             }
-            return new Verdict(true, RestartCause.NODE_LOST, Duration.ZERO, what + "; restarting elsewhere", faults);
+            return new Restart(RestartCause.NODE_LOST, Duration.ZERO, what + "; restarting elsewhere", faults);
         }
         if (fault instanceof Hung hung) {
             String what = "Hung: " + hung.why();
@@ -96,7 +111,7 @@ public final class RestartRules {
                 return fail("HangBudgetExhausted: " + budget(faults.hangs(), policy.maxHangs(), "hangs", "maxHangRestarts") + "; last: " + what, faults);
             }
             Duration backoff = backoff(policy, faults, RestartCause.HANG);
-            return new Verdict(true, RestartCause.HANG, backoff, what + "; restarting" + after(backoff), faults);
+            return new Restart(RestartCause.HANG, backoff, what + "; restarting" + after(backoff), faults);
         }
         InstanceFailed failed = (InstanceFailed) fault;
         String what = failed.instance() + " (" + failed.detail() + ")";
@@ -118,7 +133,7 @@ public final class RestartRules {
                     + (rule == null ? "" : " (" + rule + ")"), counted);
         }
         Duration backoff = backoff(policy, faults, RestartCause.FAILURE);
-        return new Verdict(true, RestartCause.FAILURE, backoff,
+        return new Restart(RestartCause.FAILURE, backoff,
                 "InstanceFailed: " + what + (rule == null ? "" : " (" + rule + ")") + "; restarting" + after(backoff), counted);
     }
 
@@ -147,7 +162,7 @@ public final class RestartRules {
     }
 
     private static Verdict fail(String why, FaultState faults) {
-        return new Verdict(false, null, Duration.ZERO, why, faults);
+        return new Fail(why, faults);
     }
 
     private static String budget(int used, int max, String what, String field) {

@@ -229,7 +229,8 @@ public final class RunLifecycle {
     private Step fault(RunRecord run, List<InstanceRecord> instances, RestartRules.Fault fault) {
         RestartRules.Verdict verdict = RestartRules.judge(run.spec().faultTolerance(), run.faults(), fault);
         RunRecord counted = run.withFaults(verdict.faults());
-        RunRecord next = verdict.restart() ? counted.restarting(verdict.cause(), verdict.reason()) : counted.terminating(RunState.FAILED, verdict.reason());
+        RunRecord next = verdict instanceof RestartRules.Restart restart ? counted.restarting(restart.cause(), restart.reason())
+                : counted.terminating(RunState.FAILED, verdict.reason());
         return terminate(next, instances);
     }
 

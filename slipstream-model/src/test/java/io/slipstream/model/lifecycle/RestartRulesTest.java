@@ -21,8 +21,8 @@ class RestartRulesTest {
                 FaultTolerance.FailureAction.Fail);
         var killed = RestartRules.judge(policy, FaultState.NONE, new RestartRules.InstanceFailed("w-0", 137, "Exited with code 137", List.of()));
         assertThat(killed.restart()).isTrue();
-        assertThat(killed.cause()).isEqualTo(FaultState.RestartCause.FAILURE);
-        assertThat(killed.backoff()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(((RestartRules.Restart) killed).cause()).isEqualTo(FaultState.RestartCause.FAILURE);
+        assertThat(((RestartRules.Restart) killed).backoff()).isEqualTo(Duration.ofSeconds(10));
         assertThat(killed.faults().lastError()).isEqualTo("exit code 137, retryOn.exitCodes 128-255");
 
         var cuda = RestartRules.judge(policy, FaultState.NONE, new RestartRules.InstanceFailed("w-0", 1, "Exited with code 1",
@@ -79,6 +79,6 @@ class RestartRulesTest {
         assertThat(lost.reason()).startsWith("NodeLostBudgetExhausted: restarted 2 time(s) for lost nodes (faultTolerance.maxNodeLostRestarts: 2)");
         var hang = RestartRules.judge(policy, twoLost, new RestartRules.Hung("no output for 30m"));
         assertThat(hang.restart()).isTrue();
-        assertThat(hang.cause()).isEqualTo(FaultState.RestartCause.HANG);
+        assertThat(((RestartRules.Restart) hang).cause()).isEqualTo(FaultState.RestartCause.HANG);
     }
 }
