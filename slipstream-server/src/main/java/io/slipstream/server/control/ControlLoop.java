@@ -215,29 +215,25 @@ public final class ControlLoop implements AutoCloseable {
         reports.applyAll(downNodes);
         housekeeping();
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
-        List<RunRecord> current = new ArrayList<>();
         boolean conflicted = false;
         boolean deferred = false;
         for (RunRecord run : store.activeRuns()) {
             try {
                 RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, run, instances.getOrDefault(run.id(), List.of()));
-                RunRecord now = steps.take(lifecycle, observation());
+                steps.take(lifecycle, observation());
                 deferred |= steps.deferred();
-                if (!now.state().isFinal()) {
-                    current.add(now);
-                }
             } catch (ConflictException e) {
                 LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
                 conflicted = true;
             }
         }
-        faultWatch.retainOnly(current.stream().map(RunRecord::id).collect(Collectors.toSet()));
         if (conflicted) {
             wakeUp(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
         }
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.activeRuns().stream().filter(run -> !run.state().isFinal()).toList();
+        faultWatch.retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
         deferred |= schedule(active, instancesByRun());
         if (deferred) {
             wakeUp(); // instances wait for the next cycle's launches: it follows at once
