@@ -64,6 +64,21 @@ public abstract class BaseExecutorContractTest {
         return true;
     }
 
+    /**
+     * Whether an instance runs its command. A fake executor runs none: its instances live from their launch until they
+     * are stopped, print nothing and never end by themselves. The tests of what a command does (exit codes, output,
+     * environment, signals, files, probes, secrets) are skipped for it; the rest of the life cycle still holds it: one
+     * launch per instance, find, adopt after a restart, terminate (143 after a notice, 137 without a grace period),
+     * forget, endpoints, unknown nodes.
+     */
+    protected boolean runsCommands() {
+        return true;
+    }
+
+    private void assumeRunsCommands() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(runsCommands(), "the executor runs no commands");
+    }
+
     private record Running(Executor executor, InstanceId id, Map<String, String> handle) {
     }
 
@@ -162,6 +177,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void reportsTheExitCodeOfTheMainProcess() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId ok = newInstanceId();
         InstanceId failing = newInstanceId();
@@ -175,6 +191,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void passesTheEnvironmentAndKeepsStdoutAndStderrApart() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(),
@@ -195,6 +212,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void argumentsAreNeverInterpretedByAShell() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(),
@@ -206,6 +224,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void aCommandThatCannotBeFoundFailsWithAnExitCode() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("no-such-program-xyz"), Map.of(), null, image());
@@ -219,7 +238,7 @@ public abstract class BaseExecutorContractTest {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & sleep 600 & echo started; wait"));
-        awaitOutput(executor, id, handle, "started");
+        awaitStarted(executor, id, handle, "started");
         executor.terminate(id, handle, Duration.ofSeconds(10), "test");
         InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
         assertThat(exited.terminated()).isTrue();
@@ -229,6 +248,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void terminateKillsWhatIgnoresTheSignalAfterTheGracePeriod() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap '' TERM; echo started; while true; do sleep 1; done"));
@@ -243,6 +263,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void anInstanceThatAcknowledgesTheNoticeIsReleasedBeforeTheGracePeriodEnds() throws Exception {
+        assumeRunsCommands();
         org.junit.jupiter.api.Assumptions.assumeTrue(seesNoticeAcknowledgement(), "the executor releases instances when they exit");
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
@@ -265,16 +286,18 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "trap 'echo got-term; exit 0' TERM; echo started; "
                 + "while true; do sleep 1 & wait $!; done"));
-        awaitOutput(executor, id, handle, "started");
+        awaitStarted(executor, id, handle, "started");
         executor.terminate(id, handle, Duration.ZERO, "NodeLost: test");
         InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
         assertThat(exited.exitCode()).isEqualTo(137);
+        assertThat(exited.terminated()).isTrue();
         assertThat(readAll(executor, id, handle, LogStream.STDOUT)).doesNotContain("got-term");
         assertNothingRuns(handle);
     }
 
     @Test
     void activityShowsTheLastOutputAndTheReportedProgress() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         if (!readsProgressFile()) {
             InstanceId id = newInstanceId();
@@ -302,6 +325,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void theEndOfALogCanBeReadWithoutReadingItAll() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "seq 1 100000 >&2; echo NCCL error >&2; exit 1"));
@@ -313,6 +337,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void leftoverChildrenOfAFinishedInstanceAreKilled() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & exit 0"));
@@ -328,10 +353,12 @@ public abstract class BaseExecutorContractTest {
         Map<String, String> first = launch(executor, spec);
         Map<String, String> second = executor.launch(spec);
         assertThat(second.get(identityKey())).as("the same instance").isNotNull().isEqualTo(first.get(identityKey()));
-        awaitOutput(executor, id, first, "once");
+        awaitStarted(executor, id, first, "once");
         executor.terminate(id, first, Duration.ofSeconds(5), "test");
         awaitReport(id, InstanceReport.Exited.class);
-        assertThat(readAll(executor, id, first, LogStream.STDOUT)).isEqualTo("once\n");
+        if (runsCommands()) {
+            assertThat(readAll(executor, id, first, LogStream.STDOUT)).isEqualTo("once\n");
+        }
     }
 
     @Test
@@ -339,7 +366,7 @@ public abstract class BaseExecutorContractTest {
         Executor before = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(before, spec(id, nodeName(), "echo up; sleep 600"));
-        awaitOutput(before, id, handle, "up");
+        awaitStarted(before, id, handle, "up");
         before.close(); // the control plane "crashes": instances keep running
 
         Executor after = newExecutor();
@@ -352,6 +379,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void aRestartedExecutorReportsTheExitCodeOfAnInstanceThatEndedWhileItWasDown() throws Exception {
+        assumeRunsCommands();
         Executor before = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(before, spec(id, nodeName(), "read line < \"$GATE\"; exit 7",
@@ -370,7 +398,9 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         assertThat(executor.find(id)).isEmpty();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "exit 0"));
-        awaitReport(id, InstanceReport.Exited.class);
+        if (runsCommands()) {
+            awaitReport(id, InstanceReport.Exited.class); // found after its end too
+        }
         assertThat(handle.get(identityKey())).isNotNull();
         assertThat(newExecutor().find(id)).hasValueSatisfying(found -> assertThat(found.get(identityKey())).isEqualTo(handle.get(identityKey())));
     }
@@ -381,10 +411,16 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         InstanceId other = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "echo bye"));
-        launch(executor, spec(other, nodeName(), "echo stays"));
+        Map<String, String> otherHandle = launch(executor, spec(other, nodeName(), "echo stays"));
+        if (!runsCommands()) { // its instances end only when stopped
+            executor.terminate(id, handle, Duration.ZERO, "test");
+            executor.terminate(other, otherHandle, Duration.ZERO, "test");
+        }
         awaitReport(id, InstanceReport.Exited.class);
         awaitReport(other, InstanceReport.Exited.class);
-        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("bye\n");
+        if (runsCommands()) {
+            assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("bye\n");
+        }
 
         executor.forget(id.runId());
         executor.forget(id.runId()); // idempotent
@@ -425,6 +461,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void instancesReadTheRunsMetadataAndShareStorageThatOutlivesTheRun() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId writer = newInstanceId();
         Map<String, String> writerHandle = launch(executor, withMetadata(writer, nodeName(),
@@ -459,6 +496,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void aStartupProbeReportsReadinessOrFailure() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId ready = newInstanceId();
         launch(executor, withMetadata(ready, nodeName(), "sleep 1; touch started; sleep 600", metadata(ready, "probed", 1),
@@ -473,6 +511,7 @@ public abstract class BaseExecutorContractTest {
 
     @Test
     void secretsReachTheInstanceAsItsEnvironmentAndFilesOnly() throws Exception {
+        assumeRunsCommands();
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
         String value = "hf_secret-" + System.nanoTime();
@@ -504,6 +543,15 @@ public abstract class BaseExecutorContractTest {
     protected abstract String gate(InstanceId id);
 
     protected abstract void openGate(InstanceId id) throws Exception;
+
+    /** Waits until the instance printed {@code text}, where it runs its command; else until the executor reports it running. */
+    private void awaitStarted(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
+        if (runsCommands()) {
+            awaitOutput(executor, id, handle, text);
+        } else {
+            awaitReport(id, InstanceReport.Running.class);
+        }
+    }
 
     protected final void awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();

@@ -8,6 +8,7 @@ import java.time.Instant;
  * @param failures       restarts after retryable failures
  * @param nodeLost       restarts after a node was lost
  * @param hangs          restarts after the run was declared hung
+ * @param preemptions    restarts after its resources were reclaimed (never counted against the others' budgets)
  * @param lastError      the last failure's signature (exit code and matched rule), for "the same error N times"
  * @param sameErrorCount how many failures in a row had {@code lastError}
  * @param restarting     why a {@code TERMINATING} run is stopping to be queued again ({@code null}: not restarting)
@@ -22,6 +23,7 @@ public record FaultState(
         int failures,
         int nodeLost,
         int hangs,
+        int preemptions,
         String lastError,
         int sameErrorCount,
         RestartCause restarting,
@@ -32,7 +34,7 @@ public record FaultState(
         Instant progressAt,
         long workLostMillis) {
 
-    public static final FaultState NONE = new FaultState(0, 0, 0, null, 0, null, null, null, null, null, null, 0);
+    public static final FaultState NONE = new FaultState(0, 0, 0, 0, null, 0, null, null, null, null, null, null, 0);
 
     /** Why a run is started again. */
     public enum RestartCause {
@@ -43,14 +45,14 @@ public record FaultState(
     }
 
     public FaultState restarting(RestartCause cause) {
-        return new FaultState(failures, nodeLost, hangs, lastError, sameErrorCount, cause, retryAt, checkpointStep, checkpointAt, progressStep,
+        return new FaultState(failures, nodeLost, hangs, preemptions, lastError, sameErrorCount, cause, retryAt, checkpointStep, checkpointAt, progressStep,
                 progressAt, workLostMillis);
     }
 
     /** A failure with {@code signature} happened: counts it towards "the same error in a row". */
     public FaultState failedWith(String signature) {
         int same = signature.equals(lastError) ? sameErrorCount + 1 : 1;
-        return new FaultState(failures, nodeLost, hangs, signature, same, restarting, retryAt, checkpointStep, checkpointAt, progressStep,
+        return new FaultState(failures, nodeLost, hangs, preemptions, signature, same, restarting, retryAt, checkpointStep, checkpointAt, progressStep,
                 progressAt, workLostMillis);
     }
 
@@ -58,7 +60,7 @@ public record FaultState(
     public FaultState restarted(Instant notBefore) {
         RestartCause cause = restarting;
         return new FaultState(failures + (cause == RestartCause.FAILURE ? 1 : 0), nodeLost + (cause == RestartCause.NODE_LOST ? 1 : 0),
-                hangs + (cause == RestartCause.HANG ? 1 : 0), lastError, sameErrorCount, null, notBefore, checkpointStep, checkpointAt,
+                hangs + (cause == RestartCause.HANG ? 1 : 0), preemptions + (cause == RestartCause.PREEMPTION ? 1 : 0), lastError, sameErrorCount, null, notBefore, checkpointStep, checkpointAt,
                 progressStep, progressAt, workLostMillis);
     }
 
@@ -66,13 +68,19 @@ public record FaultState(
     public FaultState progressed(Long step, Instant at, Long checkpoint, Instant checkpointTime) {
         boolean newCheckpoint = checkpoint != null && checkpointTime != null && (checkpointAt == null || checkpointTime.isAfter(checkpointAt));
         boolean newProgress = step != null && at != null && (progressAt == null || at.isAfter(progressAt));
-        return new FaultState(failures, nodeLost, hangs, lastError, sameErrorCount, restarting, retryAt,
+        return new FaultState(failures, nodeLost, hangs, preemptions, lastError, sameErrorCount, restarting, retryAt,
                 newCheckpoint ? checkpoint : checkpointStep, newCheckpoint ? checkpointTime : checkpointAt, newProgress ? step : progressStep,
                 newProgress ? at : progressAt, workLostMillis);
     }
 
+    /** With at least {@code count} preemptions (runs stored before the count moved here kept it in a column of its own). */
+    public FaultState withPreemptionsAtLeast(int count) {
+        return count <= preemptions ? this : new FaultState(failures, nodeLost, hangs, count, lastError, sameErrorCount, restarting, retryAt,
+                checkpointStep, checkpointAt, progressStep, progressAt, workLostMillis);
+    }
+
     public FaultState lost(long instanceMillis) {
-        return new FaultState(failures, nodeLost, hangs, lastError, sameErrorCount, restarting, retryAt, checkpointStep, checkpointAt,
+        return new FaultState(failures, nodeLost, hangs, preemptions, lastError, sameErrorCount, restarting, retryAt, checkpointStep, checkpointAt,
                 progressStep, progressAt, workLostMillis + Math.max(0, instanceMillis));
     }
 }

@@ -13,7 +13,10 @@ import java.util.Map;
  * One instance as stored. The placement ({@code node}, {@code gpus}) is written before the executor is told
  * anything, with its {@code endpoint} (address and ports, so that every instance's metadata lists all of them);
  * {@code handle} is what the executor needs to find the instance again after a restart; {@code readyAt} is when its
- * startup probe passed ({@code null}: not yet, or it has none).
+ * startup probe passed ({@code null}: not yet, or it has none). {@code stopRequestedAt} is when the executor was
+ * told to stop it ({@code null}: not yet), so that the stop is sent once; {@code probeFailure} why its startup probe
+ * failed ({@code null}: it has not); {@code launchFailure} why it could not be launched ({@code null}: it was, or it
+ * is pending).
  */
 public record InstanceRecord(
         InstanceId id,
@@ -29,6 +32,9 @@ public record InstanceRecord(
         Instant finishedAt,
         Endpoint endpoint,
         Instant readyAt,
+        Instant stopRequestedAt,
+        String probeFailure,
+        LaunchFailure launchFailure,
         long version) {
 
     public InstanceRecord {
@@ -46,7 +52,7 @@ public record InstanceRecord(
 
     public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus, Endpoint endpoint) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Placed", Map.of(), null, null, endpoint,
-                null, 0);
+                null, null, null, null, 0);
     }
 
     /** A short name for logs and tables: {@code worker-2}. */
@@ -56,7 +62,7 @@ public record InstanceRecord(
 
     public InstanceRecord running(Map<String, String> newHandle, Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.RUNNING, null, "Launched", newHandle,
-                startedAt == null ? at : startedAt, null, endpoint, readyAt, version);
+                startedAt == null ? at : startedAt, null, endpoint, readyAt, stopRequestedAt, probeFailure, launchFailure, version);
     }
 
     public InstanceRecord finished(InstanceState finalState, Integer code, String why, Instant at) {
@@ -66,30 +72,51 @@ public record InstanceRecord(
         if (state.isFinal()) {
             throw new IllegalStateException("instance " + id + " already ended " + state);
         }
-        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, endpoint, readyAt, version);
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, endpoint, readyAt,
+                stopRequestedAt, probeFailure, launchFailure, version);
+    }
+
+    /** It could not be launched, for {@code cause}: it ends FAILED without having run. */
+    public InstanceRecord notLaunched(LaunchFailure cause, String why, Instant at) {
+        return finished(InstanceState.FAILED, null, cause.label() + ": " + why, at).withLaunchFailure(cause);
     }
 
     /** Its startup probe passed. */
     public InstanceRecord ready(Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt == null ? at : readyAt, version);
+                readyAt == null ? at : readyAt, stopRequestedAt, probeFailure, launchFailure, version);
     }
 
     /** Its startup probe failed: it still runs (until it is stopped), with the reason kept. */
     public InstanceRecord probeFailed(String why) {
-        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, PROBE_FAILED + why, handle, startedAt, finishedAt,
-                endpoint, readyAt, version);
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, "StartupProbeFailed: " + why, handle, startedAt,
+                finishedAt, endpoint, readyAt, stopRequestedAt, why, launchFailure, version);
     }
 
     /** Whether its startup probe has failed. */
     public boolean hasFailedProbe() {
-        return reason != null && reason.startsWith(PROBE_FAILED);
+        return probeFailure != null;
     }
 
-    private static final String PROBE_FAILED = "StartupProbeFailed: ";
+    /** The executor was told to stop it at {@code at}. */
+    public InstanceRecord stopRequested(Instant at) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
+                readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, version);
+    }
+
+    /** The stop it was told of may not have arrived: its run's lifecycle sends it again. */
+    public InstanceRecord stopToResend() {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
+                readyAt, null, probeFailure, launchFailure, version);
+    }
+
+    private InstanceRecord withLaunchFailure(LaunchFailure cause) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
+                readyAt, stopRequestedAt, probeFailure, cause, version);
+    }
 
     public InstanceRecord withVersion(long newVersion) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
-                newVersion);
+                stopRequestedAt, probeFailure, launchFailure, newVersion);
     }
 }

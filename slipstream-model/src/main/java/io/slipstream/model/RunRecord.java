@@ -2,6 +2,7 @@ package io.slipstream.model;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
@@ -13,8 +14,10 @@ import java.time.Instant;
  * once a cancel was accepted, so that a restart finishes the cancel. {@code outcome} is where a {@code TERMINATING} run
  * goes once all its processes are confirmed gone: a final state, or {@code QUEUED} after a preemption.
  * {@code realTimeResources} says where a run holding resources got them; {@code reclaimFor} names the run a
- * preempted run's resources go to. {@code attemptStartedAt} is when the current attempt was admitted (from then on it holds resources) and
- * {@code priorRuntimeMillis} how long earlier attempts ran: queued time never counts towards {@code maxRuntime}.
+ * preempted run's resources go to while it stops; {@code capacityReclaimed} says that a run preempted for this one is
+ * gone, so what it held is this one's until it is admitted. {@code attemptStartedAt} is when the current attempt was
+ * admitted (from then on it holds resources) and {@code priorRuntimeMillis} how long earlier attempts ran: queued time
+ * never counts towards {@code maxRuntime}.
  */
 public record RunRecord(
         RunId id,
@@ -33,7 +36,7 @@ public record RunRecord(
         Instant cancelRequestedAt,
         RealTimeResources realTimeResources,
         RunId reclaimFor,
-        int preemptions,
+        boolean capacityReclaimed,
         RunOrigin origin,
         Instant attemptStartedAt,
         long priorRuntimeMillis,
@@ -59,7 +62,12 @@ public record RunRecord(
 
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, RunOrigin origin, Instant now) {
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, origin.scheduleTime() != null ? "Scheduled" : "Submitted", null, 1,
-                spec.priority(), spec, now, null, null, null, null, null, 0, origin, null, 0, FaultState.NONE, 0);
+                spec.priority(), spec, now, null, null, null, null, null, false, origin, null, 0, FaultState.NONE, 0);
+    }
+
+    /** How many times it was preempted and queued again. */
+    public int preemptions() {
+        return faults.preemptions();
     }
 
     /** How long the run has run, over all its attempts, at {@code now}. */
@@ -73,9 +81,9 @@ public record RunRecord(
         return java.time.Duration.ofMillis(state.holdsResources() ? currentAttemptMillis(now) : 0);
     }
 
-    /** The id of the quota the run is charged to ({@code workspace/name}), or {@code null}. */
-    public String quotaId() {
-        return spec.quota() == null ? null : workspace + "/" + spec.quota();
+    /** The quota the run is charged to (one of its workspace), or {@code null}. */
+    public QuotaId quotaId() {
+        return spec.quota() == null ? null : new QuotaId(workspace, spec.quota());
     }
 
     /**
@@ -93,7 +101,7 @@ public record RunRecord(
                 startedAt == null && next == RunState.RUNNING ? now : startedAt,
                 next.isFinal() ? now : finishedAt,
                 cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
-                preemptions, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
+                capacityReclaimed, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
                 next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, faults, version);
     }
 
@@ -102,13 +110,13 @@ public record RunRecord(
         RunRecord starting = moveTo(RunState.STARTING, why, now);
         // Its runtime counts from here: it holds its resources from admission on, while it starts too.
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, preemptions, origin, now, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, where, null, false, origin, now, priorRuntimeMillis, faults, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */
     public RunRecord promoted() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -143,7 +151,7 @@ public record RunRecord(
             throw new IllegalStateException("run " + id + " cannot move from " + state + " to TERMINATING");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
-                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, preemptions, origin, attemptStartedAt,
+                createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, capacityReclaimed, origin, attemptStartedAt,
                 priorRuntimeMillis, faults, version);
     }
 
@@ -162,13 +170,13 @@ public record RunRecord(
             throw new IllegalStateException("run " + id + " is not being restarted");
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
-                startedAt, null, cancelRequestedAt, null, null, preemptions + (cause == FaultState.RestartCause.PREEMPTION ? 1 : 0), origin, null,
-                priorRuntimeMillis + currentAttemptMillis(now), faults.restarted(notBefore), version);
+                startedAt, null, cancelRequestedAt, null, null, capacityReclaimed, origin, null,
+                priorRuntimeMillis + currentAttemptMillis(now), faults.restarting(cause).restarted(notBefore), version);
     }
 
     public RunRecord withFaults(FaultState newFaults) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
                 version);
     }
 
@@ -176,13 +184,22 @@ public record RunRecord(
         return attemptStartedAt == null || now == null ? 0 : Math.max(0, java.time.Duration.between(attemptStartedAt, now).toMillis());
     }
 
+    /**
+     * A run it preempted is gone: the capacity that run held is this queued run's, and the scheduler places it first
+     * until it is admitted.
+     */
+    public RunRecord withCapacityReclaimed() {
+        return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, true, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+    }
+
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, at, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, preemptions, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
     }
 }

@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
@@ -15,7 +16,7 @@ import java.util.List;
  */
 public record ActiveRun(
         RunId id,
-        String quota,
+        QuotaId quota,
         IdleMode idleMode,
         int priority,
         Instant startedAt,

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
 import java.util.List;
 
 /** What the scheduler decided for one run. */
@@ -40,7 +41,7 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
      * {@code NoNodeFits}, {@code WaitingForResources}, {@code WaitingForReclaim}, {@code WaitingForIdleCapacity},
      * {@code QuotaNotFound}); {@code message} says it for people; {@code position} is 1 for the next run of its queue.
      */
-    record Wait(RunId runId, String reason, String message, int position) implements Decision {
+    record Wait(RunId runId, WaitReason reason, String message, int position) implements Decision {
         public Wait {
             requireNonNull(runId, "runId is null");
             requireNonNull(reason, "reason is null");

@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
 import java.time.Instant;
@@ -13,7 +14,7 @@ import java.util.List;
  * preempted for it and are gone, so the capacity they gave back is its own: it is placed before the rest of the
  * queue (else an earlier run could take that capacity and it would have to preempt others again).
  */
-public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances, boolean reclaimed) {
+public record PendingRun(RunId id, QuotaId quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances, boolean reclaimed) {
     public PendingRun {
         requireNonNull(id, "id is null");
         requireNonNull(idleMode, "idleMode is null");
@@ -24,7 +25,7 @@ public record PendingRun(RunId id, String quota, IdleMode idleMode, int priority
         }
     }
 
-    public PendingRun(RunId id, String quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
+    public PendingRun(RunId id, QuotaId quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
         this(id, quota, idleMode, priority, createdAt, instances, false);
     }
 

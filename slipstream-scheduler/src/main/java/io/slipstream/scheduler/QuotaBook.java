@@ -1,5 +1,6 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
@@ -38,8 +39,8 @@ final class QuotaBook {
         }
     }
 
-    private final Map<String, QuotaState> quotas = new HashMap<>();
-    private final Map<String, Entry> entries = new HashMap<>();
+    private final Map<QuotaId, QuotaState> quotas = new HashMap<>();
+    private final Map<QuotaId, Entry> entries = new HashMap<>();
     private final Map<String, Amount> lendable = new HashMap<>();
     private final Map<String, Amount> borrowed = new HashMap<>();
     private final Amount unguaranteed;
@@ -48,7 +49,7 @@ final class QuotaBook {
         for (QuotaState quota : states) {
             quotas.put(quota.id(), quota);
         }
-        Map<String, List<QuotaState>> children = new HashMap<>();
+        Map<QuotaId, List<QuotaState>> children = new HashMap<>();
         for (QuotaState quota : states) {
             if (quota.parent() != null && quotas.containsKey(quota.parent())) {
                 children.computeIfAbsent(quota.parent(), p -> new ArrayList<>()).add(quota);
@@ -87,31 +88,31 @@ final class QuotaBook {
         return "tree:" + root.id();
     }
 
-    boolean exists(String quota) {
+    boolean exists(QuotaId quota) {
         return quota != null && quotas.containsKey(quota);
     }
 
-    QuotaState quota(String id) {
+    QuotaState quota(QuotaId id) {
         return quotas.get(id);
     }
 
-    String poolOf(String quota) {
+    String poolOf(QuotaId quota) {
         Entry entry = quota == null ? null : entries.get(quota);
         return entry == null ? NO_POOL : entry.pool;
     }
 
     /** The GPU model a run of this quota is confined to ({@code null}: any). */
-    String modelOf(String quota) {
+    String modelOf(QuotaId quota) {
         QuotaState state = quota == null ? null : quotas.get(quota);
         return state != null && state.type() == QuotaType.Dedicated ? state.gpuModel() : null;
     }
 
-    boolean fitsGuarantee(String quota, Resources request) {
+    boolean fitsGuarantee(QuotaId quota, Resources request) {
         Entry entry = quota == null ? null : entries.get(quota);
         return entry != null && entry.guaranteed.fitsWithin(request, entry.own);
     }
 
-    boolean fitsMax(String quota, Resources request) {
+    boolean fitsMax(QuotaId quota, Resources request) {
         Entry entry = quota == null ? null : entries.get(quota);
         if (entry == null || entry.state.max() == null) {
             return true;
@@ -149,7 +150,7 @@ final class QuotaBook {
     }
 
     /** Books a run's resources: on its quota's guarantee, or borrowed from its pool. */
-    void charge(String quota, Resources amount, RealTimeResources where, int sign) {
+    void charge(QuotaId quota, Resources amount, RealTimeResources where, int sign) {
         Entry entry = quota == null ? null : entries.get(quota);
         if (entry != null) {
             entry.total.add(amount, sign);
@@ -163,13 +164,13 @@ final class QuotaBook {
     }
 
     /** A borrowing run of the quota becomes guaranteed. */
-    void promote(String quota, Resources amount) {
+    void promote(QuotaId quota, Resources amount) {
         charge(quota, amount, RealTimeResources.NotInQuota, -1);
         charge(quota, amount, RealTimeResources.InQuota, 1);
     }
 
     /** What is left of a quota's own guarantee, for messages. */
-    String freeGuarantee(String quota) {
+    String freeGuarantee(QuotaId quota) {
         Entry entry = quota == null ? null : entries.get(quota);
         if (entry == null) {
             return Resources.NONE.toString();

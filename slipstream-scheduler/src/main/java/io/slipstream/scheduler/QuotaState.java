@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.QuotaSpec;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
@@ -12,7 +13,7 @@ import io.slipstream.api.spec.WithinQuota;
  * ({@code min}), cap on all its runs' use ({@code max}, {@code null}: none) and whether its runs may preempt its own
  * lower-priority guaranteed runs.
  */
-public record QuotaState(String id, QuotaType type, String gpuModel, String parent, Resources min, Resources max, WithinQuota withinQuota) {
+public record QuotaState(QuotaId id, QuotaType type, String gpuModel, QuotaId parent, Resources min, Resources max, WithinQuota withinQuota) {
     public QuotaState {
         requireNonNull(id, "id is null");
         requireNonNull(type, "type is null");
@@ -22,15 +23,12 @@ public record QuotaState(String id, QuotaType type, String gpuModel, String pare
 
     /** The scheduler's view of a Quota document of {@code workspace}: its id is {@code workspace/name}. */
     public static QuotaState of(String workspace, String name, QuotaSpec spec) {
-        return new QuotaState(workspace + "/" + name, spec.type(), spec.gpuModel(), parentId(workspace, spec.parent()), spec.min(), spec.max(),
+        return new QuotaState(new QuotaId(workspace, name), spec.type(), spec.gpuModel(), parentId(workspace, spec.parent()), spec.min(), spec.max(),
                 spec.withinQuota());
     }
 
     /** A parent named {@code name} is a quota of the same workspace; {@code workspace/name} names one anywhere. */
-    public static String parentId(String workspace, String parent) {
-        if (parent == null) {
-            return null;
-        }
-        return parent.contains("/") ? parent : workspace + "/" + parent;
+    public static QuotaId parentId(String workspace, String parent) {
+        return parent == null ? null : QuotaId.of(workspace, parent);
     }
 }

@@ -1,7 +1,9 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
@@ -71,8 +73,8 @@ public final class Scheduler {
         private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
-        private final Set<String> reservedQuotas = new HashSet<>();
-        private final Map<String, String> quotaInUse = new HashMap<>();
+        private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
@@ -123,7 +125,7 @@ public final class Scheduler {
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
                 boolean underMax = run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request);
                 if (run.quota() != null && !book.exists(run.quota())) {
-                    wait(run, "QuotaNotFound", "quota " + run.quota() + " does not exist");
+                    wait(run, WaitReason.QuotaNotFound, "quota " + run.quota() + " does not exist");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
                 } else if (guarantee && makeRoomUnderMax(run, request)) {
@@ -154,7 +156,7 @@ public final class Scheduler {
 
         // --- where a run may go ---
 
-        private boolean isGeneral(String quota) {
+        private boolean isGeneral(QuotaId quota) {
             QuotaState state = book.quota(quota);
             return state != null && state.type() == QuotaType.General;
         }
@@ -170,7 +172,7 @@ public final class Scheduler {
          * quota's guaranteed runs stay off capacity that Dedicated quotas are guaranteed: on a model with Dedicated
          * quotas they may use only what those do not need. Runs on idle capacity may go anywhere: they are reclaimed.
          */
-        private Set<String> modelsFor(String quota, RealTimeResources where, Resources request) {
+        private Set<String> modelsFor(QuotaId quota, RealTimeResources where, Resources request) {
             String dedicated = book.modelOf(quota);
             if (dedicated != null) {
                 return Set.of(dedicated);
@@ -343,13 +345,13 @@ public final class Scheduler {
             List<ActiveRun> victims = chooseVictims(run, model, alreadyStopping);
             if (victims == null) {
                 if (!cluster.couldEverFit(largest(run), model)) {
-                    wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                    wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
                 }
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
-                wait(run, "WaitingForResources", "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
+                wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
             for (ActiveRun victim : victims) {
@@ -373,7 +375,7 @@ public final class Scheduler {
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + victims.size();
-            wait(run, "WaitingForReclaim", "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+            wait(run, WaitReason.WaitingForReclaim, "waiting for " + stopping + " run(s) on borrowed capacity to stop");
         }
 
         /**
@@ -604,27 +606,27 @@ public final class Scheduler {
                 return;
             }
             if (!book.fitsMax(run.quota(), request)) {
-                wait(run, "ExceedsQuotaMax", "its quota's max would be exceeded");
+                wait(run, WaitReason.ExceedsQuotaMax, "its quota's max would be exceeded");
                 return;
             }
             if (!run.idleMode().mayBorrow()) {
                 // Guarantees do not change in this pass: one message per quota, however long its queue.
                 String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
-                wait(run, "WaitingForQuota", message);
+                wait(run, WaitReason.WaitingForQuota, message);
                 return;
             }
             Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
             if (!cluster.couldEverFit(largest(run), model)) {
-                wait(run, "NoNodeFits", "no node can ever hold its largest instance (" + largest(run) + ")");
+                wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                 return;
             }
             if (!book.idleAvailable(book.poolOf(run.quota()), request)) {
-                wait(run, "WaitingForIdleCapacity", "its sharing pool has no idle capacity to lend now");
+                wait(run, WaitReason.WaitingForIdleCapacity, "its sharing pool has no idle capacity to lend now");
                 return;
             }
             List<Placement> placements = cluster.placeGang(run.instances(), model);
             if (placements == null) {
-                wait(run, "WaitingForIdleCapacity", "no idle capacity where its instances fit now");
+                wait(run, WaitReason.WaitingForIdleCapacity, "no idle capacity where its instances fit now");
                 return;
             }
             admit(run, placements, RealTimeResources.NotInQuota, request);
@@ -642,17 +644,17 @@ public final class Scheduler {
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
 
-        private void wait(PendingRun run, String reason, String message) {
+        private void wait(PendingRun run, WaitReason reason, String message) {
             waits.put(run, new Decision.Wait(run.id(), reason, message, 0));
         }
 
         /** Waits get their position among the waiting runs of their quota, in queue order. */
         private List<Decision> withPositions(List<PendingRun> queue) {
-            Map<String, Integer> positions = new HashMap<>();
+            Map<QuotaId, Integer> positions = new HashMap<>(); // runs without a quota (null) queue together
             for (PendingRun run : queue) {
                 Decision.Wait wait = waits.get(run);
                 if (wait != null) {
-                    int position = positions.merge(run.quota() == null ? QuotaBook.NO_POOL : run.quota(), 1, Integer::sum);
+                    int position = positions.merge(run.quota(), 1, Integer::sum);
                     decisions.add(new Decision.Wait(run.id(), wait.reason(), wait.message(), position));
                 }
             }

@@ -1,5 +1,6 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
@@ -126,7 +127,7 @@ final class Builders {
         }
 
         QuotaState build() {
-            return new QuotaState(id, type, model, parent, min, max, withinQuota);
+            return new QuotaState(QuotaId.parse(id), type, model, parent == null ? null : QuotaId.parse(parent), min, max, withinQuota);
         }
     }
 
@@ -206,7 +207,7 @@ final class Builders {
             for (int rank = 0; rank < instances; rank++) {
                 requests.add(new InstanceRequest(rank, "main", perInstance()));
             }
-            return new PendingRun(new RunId(name), quota, mode(), priority, createdAt, requests);
+            return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests);
         }
 
         /** The run as active: one instance per listed node, GPUs from {@code firstGpu} on. */
@@ -219,7 +220,7 @@ final class Builders {
                 }
                 allocations.add(new Allocation(rank, nodes[rank], perInstance(), gpuIndices));
             }
-            return new ActiveRun(new RunId(name), quota, mode(), priority, createdAt, null, where, allocations, false, null);
+            return new ActiveRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, null, where, allocations, false, null);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
@@ -72,10 +73,10 @@ class ReclaimBenchmark {
             nodes.add(NodeState.of(String.format(Locale.ROOT, "node-%05d", i), NODE));
         }
         List<QuotaState> quotas = new ArrayList<>();
-        quotas.add(new QuotaState("org/root", QuotaType.General, null, null, SchedulerBenchmark.gpus(NODES * 8), null, WithinQuota.Never));
-        quotas.add(new QuotaState("owners/gpu", QuotaType.General, null, "org/root", SchedulerBenchmark.gpus(NODES * 4), null, WithinQuota.Never));
+        quotas.add(new QuotaState(QuotaId.parse("org/root"), QuotaType.General, null, null, SchedulerBenchmark.gpus(NODES * 8), null, WithinQuota.Never));
+        quotas.add(new QuotaState(QuotaId.parse("owners/gpu"), QuotaType.General, null, QuotaId.parse("org/root"), SchedulerBenchmark.gpus(NODES * 4), null, WithinQuota.Never));
         for (int b = 0; b < 9; b++) {
-            quotas.add(new QuotaState("borrower-" + b + "/gpu", QuotaType.General, null, "org/root", SchedulerBenchmark.gpus(0), null, WithinQuota.Never));
+            quotas.add(new QuotaState(new QuotaId("borrower-" + b, "gpu"), QuotaType.General, null, QuotaId.parse("org/root"), SchedulerBenchmark.gpus(0), null, WithinQuota.Never));
         }
         // Fill the cluster with borrowers started over the last ten hours, checkpointed at various times.
         List<PendingRun> borrowers = new ArrayList<>();
@@ -213,7 +214,7 @@ class ReclaimBenchmark {
     }
 
     private static PendingRun run(String name, String quota, IdleMode mode, List<InstanceRequest> requests, Instant createdAt) {
-        return new PendingRun(new RunId(name), quota, mode, 0, createdAt, requests);
+        return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode, 0, createdAt, requests);
     }
 
     private static List<Allocation> allocations(PendingRun run, Decision.Admit admit) {

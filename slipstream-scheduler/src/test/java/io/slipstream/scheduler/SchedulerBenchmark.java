@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.QuotaType;
@@ -132,13 +133,13 @@ class SchedulerBenchmark {
         int perTree = nodeCount * 8 * 8 / 10 / trees; // 80% of the GPUs are guaranteed
         for (int t = 0; t < trees; t++) {
             String root = "org-" + t + "/root";
-            quotas.add(new QuotaState(root, QuotaType.General, null, null, gpus(perTree), null, WithinQuota.Never));
+            quotas.add(new QuotaState(QuotaId.parse(root), QuotaType.General, null, null, gpus(perTree), null, WithinQuota.Never));
             for (int l = 0; l < leavesPerTree; l++) {
-                quotas.add(new QuotaState("team-" + t + "-" + l + "/gpu", QuotaType.General, null, root, gpus(perTree / leavesPerTree), null,
+                quotas.add(new QuotaState(new QuotaId("team-" + t + "-" + l, "gpu"), QuotaType.General, null, QuotaId.parse(root), gpus(perTree / leavesPerTree), null,
                         WithinQuota.Never));
             }
         }
-        List<String> leaves = quotas.stream().filter(q -> q.parent() != null).map(QuotaState::id).toList();
+        List<QuotaId> leaves = quotas.stream().filter(q -> q.parent() != null).map(QuotaState::id).toList();
         List<PendingRun> pending = new ArrayList<>();
         for (int i = 0; i < pendingCount; i++) {
             int shape = random.nextInt(100);

@@ -4,6 +4,7 @@ import static io.slipstream.scheduler.Builders.GI;
 import static io.slipstream.scheduler.Builders.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
@@ -69,7 +70,7 @@ class SchedulerInvariantsTest {
         private final List<NodeState> nodes = new ArrayList<>();
         private final Map<String, String> nodeModel = new HashMap<>();
         private final List<QuotaState> quotas = new ArrayList<>();
-        private final Map<String, Resources> own = new HashMap<>();
+        private final Map<QuotaId, Resources> own = new HashMap<>();
         private final Map<RunId, PendingRun> pending = new LinkedHashMap<>();
         private final Map<RunId, ActiveRun> active = new LinkedHashMap<>();
         /** For liveness: the cycle from which a queued run was the head of its quota with room in its guarantee. */
@@ -100,10 +101,10 @@ class SchedulerInvariantsTest {
                 generalLeft -= take;
                 WithinQuota within = random.nextInt(3) == 0 ? WithinQuota.LowerPriority : WithinQuota.Never;
                 Resources max = random.nextInt(4) == 0 ? new Resources(Long.MAX_VALUE, Long.MAX_VALUE, 8 * (take + 1), null) : null;
-                add(new QuotaState("team-" + i + "/gpu", QuotaType.General, null, null, NODE.times(take), max, within));
+                add(new QuotaState(new QuotaId("team-" + i, "gpu"), QuotaType.General, null, null, NODE.times(take), max, within));
             }
             if (h100Nodes > 0) {
-                add(new QuotaState("team-h/h100", QuotaType.Dedicated, "h100", null, NODE.times(h100Nodes), null, WithinQuota.Never));
+                add(new QuotaState(new QuotaId("team-h", "h100"), QuotaType.Dedicated, "h100", null, NODE.times(h100Nodes), null, WithinQuota.Never));
             }
         }
 
@@ -126,7 +127,7 @@ class SchedulerInvariantsTest {
 
         private void submit() {
             RunId id = new RunId("run-" + next++);
-            String quota = random.nextInt(4) == 0 ? null : quotas.get(random.nextInt(quotas.size())).id();
+            QuotaId quota = random.nextInt(4) == 0 ? null : quotas.get(random.nextInt(quotas.size())).id();
             IdleMode mode = quota == null ? IdleMode.OnlyIdle : IdleMode.values()[random.nextInt(3)];
             int instances = 1 + random.nextInt(2);
             int gpus = wholeNodes ? 8 : new int[] {1, 2, 4, 8}[random.nextInt(4)];
@@ -288,7 +289,7 @@ class SchedulerInvariantsTest {
          * one to reclaim, one for the victims to stop, one to start.
          */
         private void assertLiveness() {
-            Map<String, PendingRun> heads = new HashMap<>();
+            Map<QuotaId, PendingRun> heads = new HashMap<>();
             pending.values().stream().filter(r -> r.quota() != null && r.idleMode() != IdleMode.OnlyIdle)
                     .sorted(Scheduler.QUEUE_ORDER)
                     .forEach(r -> heads.putIfAbsent(r.quota(), r));

@@ -40,7 +40,7 @@ class SchedulerTest {
             if (decision instanceof Decision.Admit admit) {
                 text = "admit " + admit.realTimeResources();
             } else if (decision instanceof Decision.Wait wait) {
-                text = wait.reason();
+                text = wait.reason().name();
             } else if (decision instanceof Decision.Preempt) {
                 text = "preempt";
             } else {

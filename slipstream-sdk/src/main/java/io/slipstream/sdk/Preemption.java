@@ -1,6 +1,5 @@
 package io.slipstream.sdk;
 
-import io.slipstream.api.codec.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -8,7 +7,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.function.Consumer;
-import tools.jackson.databind.JsonNode;
+import java.util.Map;
 
 /**
  * The stop notice. Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang) it writes
@@ -35,14 +34,16 @@ public final class Preemption {
             return Optional.empty();
         }
         try {
-            JsonNode node = Json.mapper().readTree(Files.readString(noticeFile));
+            Object parsed = MiniJson.parse(Files.readString(noticeFile));
+            Map<?, ?> node = parsed instanceof Map<?, ?> map ? map : Map.of();
             Instant deadline = null;
             try {
-                deadline = node.path("deadline").isString() ? Instant.parse(node.path("deadline").asString()) : null;
+                deadline = node.get("deadline") instanceof String text ? Instant.parse(text) : null;
             } catch (DateTimeParseException e) {
                 // an unknown deadline: the caller saves as fast as it can
             }
-            return Optional.of(new Notice(node.path("reason").asString("stop requested"), deadline));
+            Object reason = node.get("reason");
+            return Optional.of(new Notice(reason == null ? "stop requested" : reason.toString(), deadline));
         } catch (IOException | RuntimeException e) {
             return Optional.of(new Notice("stop requested", null));
         }

@@ -1,6 +1,5 @@
 package io.slipstream.sdk;
 
-import io.slipstream.api.codec.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -10,7 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Reports progress to the platform through {@code SLIPSTREAM_PROGRESS_FILE}, or where there is none, to the API with
@@ -64,25 +62,27 @@ public final class Progress {
         if (file == null && api == null) {
             return;
         }
-        ObjectNode node = Json.mapper().createObjectNode();
+        Map<String, Object> node = new LinkedHashMap<>();
         node.put("step", Math.max(step, 0));
         node.put("time", now.toString());
         if (checkpointStep != null) {
             node.put("checkpointStep", checkpointStep);
             node.put("checkpointTime", checkpointTime.toString());
         }
-        ObjectNode values = node.putObject("metrics");
+        Map<String, Object> values = new LinkedHashMap<>();
         new LinkedHashMap<>(metrics).forEach((name, value) -> {
             if (value != null && Double.isFinite(value)) {
                 values.put(name, value);
             }
         });
+        node.put("metrics", values);
+        String json = MiniJson.write(node);
         if (file == null) {
-            api.send(node.toString());
+            api.send(json);
             return;
         }
         try {
-            AtomicFiles.writeAtomically(file, (node + "\n").getBytes(StandardCharsets.UTF_8));
+            AtomicFiles.writeAtomically(file, (json + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the progress file " + file, e);
         }

@@ -1,16 +1,14 @@
 package io.slipstream.sdk;
 
-import io.slipstream.api.codec.Json;
-import io.slipstream.api.run.ClusterMetadata;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 
 /**
  * What a workload running under Slipstream can ask of the platform, from the variables every instance gets (see
- * docs/fault-tolerance.md for the contract, which other languages follow without this SDK):
+ * docs/fault-tolerance.md for the contract, which other languages follow without this SDK). The SDK needs nothing but
+ * the JDK: a workload gets no library with it.
  * <pre>{@code
  * Slipstream slipstream = Slipstream.fromEnvironment();
  * Checkpoints checkpoints = slipstream.checkpoints(3);
@@ -61,7 +59,7 @@ public final class Slipstream {
         if (file == null) {
             throw new IllegalStateException("SLIPSTREAM_METADATA_FILE is not set: not running under Slipstream");
         }
-        return Json.mapper().readValue(Files.readString(file), ClusterMetadata.class);
+        return ClusterMetadata.read(file);
     }
 
     /**

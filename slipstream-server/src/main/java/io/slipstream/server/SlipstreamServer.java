@@ -2,15 +2,14 @@ package io.slipstream.server;
 
 import io.slipstream.api.wire.TokenView;
 import io.slipstream.executor.Executor;
-import io.slipstream.executor.kubernetes.KubernetesExecutor;
+import io.slipstream.executor.ExecutorContext;
+import io.slipstream.executor.NodeInfo;
 import io.slipstream.server.auth.RunTokens;
-import io.slipstream.executor.local.Isolation;
-import io.slipstream.executor.local.UidRangeClaims;
-import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.api.ApiServer;
 import io.slipstream.server.api.Readiness;
 import io.slipstream.server.auth.Authenticator;
+import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.RunFactory;
@@ -22,7 +21,7 @@ import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.Store;
-import io.slipstream.store.jdbc.JdbcStore;
+import io.slipstream.store.StoreContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +32,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,15 +65,19 @@ public final class SlipstreamServer implements AutoCloseable {
         return Clock.tick(Clock.systemUTC(), Duration.ofMillis(1));
     }
 
+    /** Starts with the store and the executor of the class path that {@code config} names ({@link Plugins#installed()}). */
     public static SlipstreamServer start(ServerConfig config, Clock clock) {
+        return start(config, clock, Plugins.installed());
+    }
+
+    public static SlipstreamServer start(ServerConfig config, Clock clock, Plugins plugins) {
         Path dataDir = config.dataDir().toAbsolutePath().normalize();
+        var storeFactory = plugins.storeOf(config.store().store());
+        var executorFactory = plugins.executorOf(config.executor().executor());
         createDirectory(dataDir, "rwx------");
         createDirectory(dataDir.resolve("store"), "rwx------");
-        // Pods are isolated by the cluster (containers, network policies); local isolation concerns local processes only.
-        Isolation isolation = config.kubernetes() == null ? isolation(config, dataDir) : Isolation.off();
-        Store store = config.storeUrl() == null
-                ? JdbcStore.openH2(dataDir)
-                : JdbcStore.open(config.storeUrl(), config.storeUser(), config.storePassword());
+        StoreContext storeContext = () -> dataDir;
+        Store store = storeFactory.create(config.store(), storeContext);
         Executor executor = null;
         ControlLoop loop = null;
         ApiServer api = null;
@@ -82,11 +87,7 @@ public final class SlipstreamServer implements AutoCloseable {
             TokenService tokens = new TokenService(store, clock, keys.tokens());
             SecretService secrets = new SecretService(store, keys.secrets());
             ensureAdminToken(store, tokens, dataDir, clock);
-            executor = config.kubernetes() != null
-                    ? KubernetesExecutor.connect(config.kubernetes(), dataDir, clock)
-                    : new LocalProcessExecutor(dataDir.resolve("instances"), config.nodes(), config.inheritEnv(), isolation,
-                            InstanceTools.install(dataDir).orElse(null), config.instances().logLimit(),
-                            config.instances().maxProcessesPerRun(), clock);
+            executor = executorFactory.create(config.executor(), executorContext(dataDir, clock));
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
                     new RunTokens(tokens, apiUrl::get), secrets);
@@ -154,41 +155,29 @@ public final class SlipstreamServer implements AutoCloseable {
         }
     }
 
-    /**
-     * Instances run under uids of their own when they can; otherwise they could read the store and the admin token,
-     * which is said loudly (or, with {@code isolation: on}, refused).
-     */
-    private static Isolation isolation(ServerConfig config, Path dataDir) {
-        Isolation.Mode mode = config.instances().isolation();
-        if (mode == Isolation.Mode.off) {
-            LOG.warn("instance isolation is off: every job runs as this server's user and can read its data directory");
-            return Isolation.off();
-        }
-        String obstacle = Isolation.obstacle(dataDir);
-        if (obstacle != null) {
-            if (mode == Isolation.Mode.on) {
-                throw new IllegalStateException("instances cannot be isolated: " + obstacle);
-            }
-            LOG.warn("instances run as this server's user and can read its data directory, the admin token included, because {}",
-                    obstacle);
-            return Isolation.off();
-        }
-        allowPassingThrough(dataDir); // instances' uids reach their directories through it, and see nothing else
-        Isolation isolation = UidRangeClaims.claim(config.instances().uidClaims(), dataDir, config.instances().uidRange());
-        LOG.info("instances run under uids of their own, from the range {}-{} this server holds ({})", isolation.firstUid(),
-                isolation.firstUid() + isolation.uidCount() - 1, config.instances().uidClaims());
-        return isolation;
-    }
+    /** What an executor is given: the data dir, the clock, and the {@code slipstream} command for local instances. */
+    private static ExecutorContext executorContext(Path dataDir, Clock clock) {
+        return new ExecutorContext() {
+            private Optional<Path> tools;
 
-    private static void allowPassingThrough(Path dir) {
-        try {
-            var permissions = Files.getPosixFilePermissions(dir);
-            permissions.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
-            permissions.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
-            Files.setPosixFilePermissions(dir, permissions);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open " + dir + " for passing through", e);
-        }
+            @Override
+            public Path dataDir() {
+                return dataDir;
+            }
+
+            @Override
+            public Clock clock() {
+                return clock;
+            }
+
+            @Override
+            public synchronized Optional<Path> instanceTools() {
+                if (tools == null) {
+                    tools = InstanceTools.install(dataDir);
+                }
+                return tools;
+            }
+        };
     }
 
     public int port() {
@@ -198,6 +187,11 @@ public final class SlipstreamServer implements AutoCloseable {
     public String url() {
         String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
         return "http://" + host + ":" + port();
+    }
+
+    /** The nodes the executor runs instances on. */
+    public List<NodeInfo> nodes() {
+        return executor.nodes();
     }
 
     public Path adminTokenFile() {

@@ -57,4 +57,17 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.store..", "io.slipstream.scheduler..")
                 .check(classes);
     }
+
+    /**
+     * Executors and stores are plug-ins, found by name ({@code Plugins}, {@link java.util.ServiceLoader}): the server
+     * knows their SPIs only, so one can be added, or left out of a build, without touching it.
+     */
+    @Test
+    void theServerKnowsNoExecutorOrStoreImplementation() {
+        noClasses().that().resideInAPackage("io.slipstream.server..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.executor.local..", "io.slipstream.executor.kubernetes..",
+                        "io.slipstream.store.jdbc..")
+                .because("the server finds executors and stores by name (ExecutorFactory, StoreFactory)")
+                .check(classes);
+    }
 }

@@ -1,6 +1,7 @@
 package io.slipstream.store;
 
 import io.slipstream.model.RunOrigin;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.InstanceRecord;
@@ -27,9 +28,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,7 +68,7 @@ public abstract class BaseStoreContractTest {
     }
 
     private RunRecord createRun(RunRecord run) {
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
     }
 
     @Test
@@ -292,7 +295,7 @@ public abstract class BaseStoreContractTest {
         RunRecord requeued = store.updateRun(restarting.withFaults(restarting.faults().lost(20_000))
                 .requeued("Restarted", T0.plusSeconds(70), T0.plusSeconds(80)));
         assertThat(store.getRun(stored.id())).contains(requeued);
-        assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
+        assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
                 T0.plusSeconds(50), 1200L, T0.plusSeconds(60), 20_000));
         assertThat(requeued.preemptions()).as("a failure is not a preemption").isZero();
         assertThat(requeued.attempt()).isEqualTo(2);
@@ -429,7 +432,7 @@ public abstract class BaseStoreContractTest {
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {
-            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), "InstanceExited", null, "Exited", "code " + i, "main-0"));
+            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), EventType.InstanceExited, null, "Exited", "code " + i, "main-0"));
         }
         List<RunEvent> events = store.eventsOf(run.id(), 0, 100);
         assertThat(events).hasSize(6);
@@ -463,4 +466,286 @@ public abstract class BaseStoreContractTest {
             pool.shutdownNow();
         }
     }
+
+    // --- transactions: every kind of write rolls back, commits are atomic and invisible until done ---
+
+    @Test
+    void aFailedTransactionUndoesEveryKindOfWriteAndRethrowsTheFailure() {
+        RunRecord kept = createRun(queuedRun("kept", "team-a", T0));
+        InstanceRecord placed = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(kept.id(), 1, 0), "main", 0, "node-1",
+                List.of()))).get(0);
+        RunRecord fresh = queuedRun("fresh", "team-a", T0);
+        RuntimeException failure = new IllegalStateException("the work failed");
+
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            tx.createRun(fresh, RunEvent.of(fresh.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+            tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(fresh.id(), 1, 0), "main", 0, "node-1", List.of())));
+            tx.updateRun(kept.moveTo(RunState.STARTING, "Admitted", T0));
+            tx.updateInstance(placed.running(Map.of("pid", "1"), T0));
+            tx.appendEvent(RunEvent.of(kept.id(), T0, EventType.InstanceStarted, null, "Launched", null, "main-0"));
+            tx.createToken(new TokenRecord("tok-tx", "ab".repeat(32), "alice", false, null, T0, null, null));
+            tx.createSecret(new SecretRecord("team-a", "hf", "k1", Map.of("token", "c2VhbGVk"), 0, T0, T0));
+            tx.registerServerKey("secrets", "k1", T0);
+            tx.recordScheduled("team-a", "nightly", null, T0);
+            tx.markNodeDown(new NodeDown("node-1", "disk", T0));
+            tx.createDocument(workspace("team-tx", "alice"), T0);
+            // Inside, the transaction reads its own writes.
+            assertThat(tx.getRun(fresh.id())).isPresent();
+            assertThat(tx.getRun(kept.id()).orElseThrow().state()).isEqualTo(RunState.STARTING);
+            assertThat(tx.getInstance(placed.id()).orElseThrow().version()).isEqualTo(2);
+            assertThat(tx.workspacesOf("alice")).containsExactly("team-tx");
+            throw failure;
+        })).isSameAs(failure);
+
+        assertThat(store.getRun(fresh.id())).isEmpty();
+        assertThat(store.instancesOf(fresh.id())).isEmpty();
+        assertThat(store.eventsOf(fresh.id(), 0, 10)).isEmpty();
+        assertThat(store.getRun(kept.id())).contains(kept);
+        assertThat(store.getInstance(placed.id())).contains(placed);
+        assertThat(store.eventsOf(kept.id(), 0, 10)).hasSize(1);
+        assertThat(store.activeRuns()).containsExactly(kept);
+        assertThat(store.findTokenByHash("ab".repeat(32))).isEmpty();
+        assertThat(store.listSecrets(null)).isEmpty();
+        assertThat(store.serverKeyId("secrets")).isEmpty();
+        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
+        assertThat(store.downNodes()).isEmpty();
+        assertThat(store.workspacesOf("alice")).isEmpty();
+        // Nothing is left locked either: the same writes succeed afterwards.
+        store.updateRun(kept.moveTo(RunState.STARTING, "Admitted", T0));
+        store.updateInstance(placed.running(Map.of("pid", "1"), T0));
+    }
+
+    @Test
+    void aTransactionCommitsEverythingItWroteAndNestedOnesJoinIt() {
+        RunRecord run = queuedRun("nightly", "team-a", T0);
+        RunRecord created = store.inTransaction(tx -> {
+            RunRecord stored = tx.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Scheduled", null, null));
+            tx.recordScheduled("team-a", "nightly", null, T0);
+            tx.inTransaction(inner -> inner.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "inner", null)));
+            return stored;
+        });
+        assertThat(store.getRun(run.id())).contains(created);
+        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0);
+        assertThat(store.eventsOf(run.id(), 0, 10)).extracting(RunEvent::message).containsExactly(null, "inner");
+
+        // A nested transaction that fails takes the outer one down with it.
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            tx.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60));
+            return tx.inTransaction(inner -> {
+                inner.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "lost", null));
+                throw new ConflictException("inner conflict");
+            });
+        })).isInstanceOf(ConflictException.class).hasMessage("inner conflict");
+        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0);
+        assertThat(store.eventsOf(run.id(), 0, 10)).hasSize(2);
+    }
+
+    @Test
+    void aTransactionsWritesAreInvisibleToOthersUntilItCommits() throws Exception {
+        CountDownLatch written = new CountDownLatch(1);
+        CountDownLatch looked = new CountDownLatch(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<StoredDocument> writer = pool.submit(() -> store.inTransaction(tx -> {
+                StoredDocument created = tx.createDocument(workspace("pending", "alice"), T0);
+                written.countDown();
+                try {
+                    assertThat(looked.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return created;
+            }));
+            assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.getDocument(Kind.Workspace, null, "pending")).as("not committed yet").isEmpty();
+            assertThat(store.listDocuments(Kind.Workspace, null)).isEmpty();
+            assertThat(store.workspacesOf("alice")).isEmpty();
+            looked.countDown();
+            writer.get(10, TimeUnit.SECONDS);
+            assertThat(store.getDocument(Kind.Workspace, null, "pending")).isPresent();
+            assertThat(store.workspacesOf("alice")).containsExactly("pending");
+        } finally {
+            looked.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    // --- versions and uniqueness beyond documents and runs ---
+
+    @Test
+    void instancesAreCreatedOnceAndChangedOnlyFromTheVersionRead() throws Exception {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        InstanceRecord pending = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of());
+        InstanceRecord created = store.createInstances(List.of(pending)).get(0);
+        assertThat(created.version()).isEqualTo(1);
+        assertThatThrownBy(() -> store.createInstances(List.of(pending))).isInstanceOf(ConflictException.class);
+        InstanceRecord other = InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-1", List.of());
+        assertThatThrownBy(() -> store.createInstances(List.of(other, pending))).as("one taken id: none of the batch")
+                .isInstanceOf(ConflictException.class);
+        assertThat(store.getInstance(other.id())).isEmpty();
+        assertThatThrownBy(() -> store.updateInstance(other.withVersion(1))).as("never created").isInstanceOf(ConflictException.class);
+        assertThat(store.getInstance(other.id())).isEmpty();
+
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Callable<Boolean>> attempts = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                String pid = Integer.toString(100 + i);
+                attempts.add(() -> {
+                    try {
+                        store.updateInstance(created.running(Map.of("pid", pid), T0.plusSeconds(1)));
+                        return true;
+                    } catch (ConflictException e) {
+                        return false;
+                    }
+                });
+            }
+            int wins = 0;
+            for (Future<Boolean> result : pool.invokeAll(attempts)) {
+                wins += result.get() ? 1 : 0;
+            }
+            assertThat(wins).isEqualTo(1);
+            assertThat(store.getInstance(pending.id()).orElseThrow().version()).isEqualTo(2);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThatThrownBy(() -> store.updateRun(queuedRun("never", "team-a", T0).withVersion(1))).as("a run never created")
+                .isInstanceOf(ConflictException.class);
+    }
+
+    @Test
+    void aReclaimedClaimIsKeptWithTheRunUntilItIsAdmitted() {
+        RunRecord owner = createRun(RunRecord.queued(RunId.newFor("owner"), "team-a", "owner", 1, aJob("owner").spec(), T0));
+        store.updateRun(owner.withCapacityReclaimed());
+        RunRecord claimed = store.getRun(owner.id()).orElseThrow();
+        assertThat(claimed.capacityReclaimed()).isTrue();
+        store.updateRun(claimed.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1)));
+        assertThat(store.getRun(owner.id()).orElseThrow().capacityReclaimed()).isFalse();
+    }
+
+    @Test
+    void anUpdateNeverChangesWhatARunIsOnlyWhereItStands() {
+        RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "2"), null, "key-fixed");
+        RunRecord stored = createRun(RunRecord.queued(RunId.newFor("fixed"), "team-a", "fixed", 3, aJob("fixed").spec(), origin, T0));
+        JobSpec otherSpec = aJob("other").replicas(7).spec();
+        RunRecord rewritten = new RunRecord(stored.id(), "team-b", "other", 9, RunState.STARTING, "Admitted", null, 1, 99, otherSpec,
+                T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, false, RunOrigin.MANUAL, T0, 0,
+                FaultState.NONE, stored.version());
+        store.updateRun(rewritten);
+        RunRecord read = store.getRun(stored.id()).orElseThrow();
+        assertThat(read.state()).isEqualTo(RunState.STARTING);
+        assertThat(read.realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
+        assertThat(read.version()).isEqualTo(2);
+        assertThat(read.workspace()).isEqualTo("team-a");
+        assertThat(read.job()).isEqualTo("fixed");
+        assertThat(read.jobVersion()).isEqualTo(3);
+        assertThat(read.priority()).isEqualTo(stored.priority());
+        assertThat(read.spec()).isEqualTo(stored.spec());
+        assertThat(read.createdAt()).isEqualTo(T0);
+        assertThat(read.origin()).isEqualTo(origin);
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-fixed")).map(RunRecord::id).contains(stored.id());
+    }
+
+    @Test
+    void aReleasedIdempotencyKeyLeavesItsRunAloneAndADeletedRunFreesItsKey() {
+        JobSpec spec = aJob("keyed").spec();
+        RunOrigin origin = new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), "key-2");
+        RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
+        store.releaseIdempotencyKey(first.id());
+        RunRecord released = store.getRun(first.id()).orElseThrow();
+        assertThat(released.origin()).isEqualTo(new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), null));
+        assertThat(released.version()).as("a writer holding the run is not disturbed").isEqualTo(first.version());
+
+        RunRecord second = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0.plusSeconds(1)));
+        // Writing the first run from a copy read before the release does not take the key back.
+        store.updateRun(first.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(2)));
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).map(RunRecord::id).contains(second.id());
+        assertThat(store.getRun(first.id()).orElseThrow().origin().idempotencyKey()).isNull();
+
+        store.updateRun(second.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(3)));
+        store.deleteRun(second.id());
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).isEmpty();
+        createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0.plusSeconds(4)));
+        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).isPresent();
+    }
+
+    @Test
+    void aTokensIdAndHashAreEachTakenOnce() {
+        store.createToken(new TokenRecord("tok-1", "ab".repeat(32), "alice", false, null, T0, null, null));
+        assertThatThrownBy(() -> store.createToken(new TokenRecord("tok-1", "cd".repeat(32), "bob", false, null, T0, null, null)))
+                .isInstanceOf(ConflictException.class);
+        assertThatThrownBy(() -> store.createToken(new TokenRecord("tok-2", "ab".repeat(32), "bob", true, null, T0, null, null)))
+                .isInstanceOf(ConflictException.class);
+        assertThat(store.listTokens()).singleElement().extracting(TokenRecord::user).isEqualTo("alice");
+        assertThat(store.hasAdminToken(T0)).isFalse();
+    }
+
+    // --- events, instances of attempts, what is kept ---
+
+    @Test
+    void eventsAreNumberedInTheOrderTheyWereAppendedAndKeptApartByRun() {
+        RunRecord a = createRun(queuedRun("a", "team-a", T0));
+        RunRecord b = createRun(queuedRun("b", "team-a", T0));
+        List<RunEvent> appended = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            // Times go backwards: the order is the order of appending, not of times.
+            appended.add(store.appendEvent(RunEvent.of(i % 2 == 0 ? a.id() : b.id(), T0.plusSeconds(10 - i), EventType.StateChanged, null, "Noted", "n" + i, null)));
+        }
+        assertThat(appended).extracting(RunEvent::seq).isSorted().doesNotHaveDuplicates().allMatch(seq -> seq > 0);
+        List<RunEvent> ofA = store.eventsOf(a.id(), 0, 100);
+        assertThat(ofA).hasSize(4);
+        assertThat(ofA.subList(1, 4)).containsExactly(appended.get(0), appended.get(2), appended.get(4));
+        assertThat(ofA.get(0).seq()).isLessThan(appended.get(0).seq());
+        assertThat(store.eventsOf(b.id(), 0, 100).subList(1, 4)).containsExactly(appended.get(1), appended.get(3), appended.get(5));
+        assertThat(store.eventsOf(a.id(), appended.get(0).seq(), 1)).containsExactly(appended.get(2));
+        assertThat(store.eventsOf(a.id(), appended.get(4).seq(), 10)).isEmpty();
+    }
+
+    @Test
+    void onlyTheCurrentAttemptsInstancesAreTheActiveRunsOnes() {
+        RunRecord run = createRun(queuedRun("again", "team-a", T0));
+        RunRecord admitted = store.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0));
+        InstanceRecord first = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
+                List.of()))).get(0);
+        store.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1)));
+        RunRecord requeued = store.updateRun(store.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
+                .requeued("Preempted", T0.plusSeconds(2)));
+        store.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3)));
+        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
+                InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of())));
+
+        assertThat(store.instancesOfActiveRuns()).extracting(InstanceRecord::id)
+                .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
+        assertThat(store.instancesOf(run.id())).extracting(InstanceRecord::id)
+                .containsExactly(new InstanceId(run.id(), 1, 0), new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
+        assertThat(store.activeInstances()).extracting(InstanceRecord::id)
+                .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
+    }
+
+    @Test
+    void longTextIsShortenedToWhatTheStoreKeepsNotRefused() {
+        RunRecord run = createRun(queuedRun("wordy", "team-a", T0));
+        store.updateRun(run.moveTo(RunState.CANCELLED, "r".repeat(5000), T0));
+        assertThat(store.getRun(run.id()).orElseThrow().reason()).hasSize(1024).startsWith("rrr").endsWith("…");
+        store.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, "e".repeat(2000), "m".repeat(10_000), null));
+        RunEvent event = store.eventsOf(run.id(), 0, 10).get(1);
+        assertThat(event.reason()).hasSize(1024).endsWith("…");
+        assertThat(event.message()).hasSize(4096).endsWith("…");
+        store.markNodeDown(new NodeDown("node-1", "d".repeat(2000), T0));
+        assertThat(store.downNodes().get("node-1").reason()).hasSize(1024);
+    }
+
+    @Test
+    void timesAreKeptToTheMicrosecond() {
+        Instant precise = Instant.parse("2026-03-01T10:00:00.123456789Z");
+        Instant kept = Instant.parse("2026-03-01T10:00:00.123457Z");
+        RunRecord run = createRun(queuedRun("precise", "team-a", precise));
+        assertThat(store.getRun(run.id()).orElseThrow().createdAt()).isEqualTo(kept);
+        assertThat(store.eventsOf(run.id(), 0, 10).get(0).time()).isEqualTo(kept);
+        store.createDocument(workspace("team-a"), precise);
+        assertThat(store.getDocument(Kind.Workspace, null, "team-a").orElseThrow().createdAt()).isEqualTo(kept);
+        store.recordScheduled("team-a", "nightly", null, precise);
+        assertThat(store.lastScheduled("team-a", "nightly")).contains(kept);
+    }
+
 }

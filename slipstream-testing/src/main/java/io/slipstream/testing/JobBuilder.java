@@ -18,6 +18,7 @@ public final class JobBuilder {
     private String quota;
     private io.slipstream.api.spec.IdleMode idleMode;
     private java.time.Duration maxRuntime;
+    private java.time.Duration preemptionGracePeriod;
     private boolean maxRuntimePerAttempt;
     private io.slipstream.api.spec.ScheduleSpec schedule;
     private io.slipstream.api.spec.StartupOrder startupOrder;
@@ -66,6 +67,12 @@ public final class JobBuilder {
 
     public JobBuilder faultTolerance(io.slipstream.api.spec.FaultTolerance policy) {
         this.faultTolerance = policy;
+        return this;
+    }
+
+    /** How long a preempted run's instances have between the stop signal and the kill. */
+    public JobBuilder preemptionGrace(java.time.Duration grace) {
+        this.preemptionGracePeriod = grace;
         return this;
     }
 
@@ -177,7 +184,7 @@ public final class JobBuilder {
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, null, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all);
+        return new JobSpec(priority, quota, idleMode, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all);
     }
 
     public Document<JobSpec> build() {

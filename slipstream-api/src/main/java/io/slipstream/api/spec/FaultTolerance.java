@@ -1,5 +1,10 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Duration;
 import java.util.List;
 
@@ -26,14 +31,14 @@ public record FaultTolerance(
         RunType runType,
         int maxRestarts,
         Integer maxPreemptions,
-        int maxNodeLost,
-        int maxHangs,
-        Duration backoffBase,
-        Duration backoffCap,
-        List<ExitCodeRange> retryExitCodes,
-        List<String> retryPatterns,
+        @JsonProperty("maxNodeLostRestarts") int maxNodeLost,
+        @JsonProperty("maxHangRestarts") int maxHangs,
+        @JsonIgnore Duration backoffBase,
+        @JsonIgnore Duration backoffCap,
+        @JsonIgnore List<ExitCodeRange> retryExitCodes,
+        @JsonIgnore List<String> retryPatterns,
         FailureAction otherFailures,
-        int sameErrorLimit,
+        @JsonInclude(JsonInclude.Include.NON_DEFAULT) int sameErrorLimit,
         Duration hangTimeout,
         Duration exitHangTimeout) {
 
@@ -52,6 +57,61 @@ public record FaultTolerance(
         otherFailures = otherFailures == null ? FailureAction.Fail : otherFailures;
     }
 
+    /** The document form: budgets named by cause, {@code backoff: {base, cap}}, {@code retryOn: {exitCodes, errorPatterns}}. */
+    @JsonCreator
+    public static FaultTolerance of(@JsonProperty("runType") RunType runType, @JsonProperty("maxRestarts") Integer maxRestarts,
+                                    @JsonProperty("maxPreemptions") Integer maxPreemptions,
+                                    @JsonProperty("maxNodeLostRestarts") Integer maxNodeLostRestarts,
+                                    @JsonProperty("maxHangRestarts") Integer maxHangRestarts, @JsonProperty("backoff") Backoff backoff,
+                                    @JsonProperty("retryOn") RetryOn retryOn, @JsonProperty("otherFailures") FailureAction otherFailures,
+                                    @JsonProperty("sameErrorLimit") Integer sameErrorLimit, @JsonProperty("hangTimeout") Duration hangTimeout,
+                                    @JsonProperty("exitHangTimeout") Duration exitHangTimeout) {
+        Backoff waits = backoff == null ? new Backoff(null, null) : backoff;
+        RetryOn retry = retryOn == null ? new RetryOn(null, null) : retryOn;
+        return new FaultTolerance(runType, orDefault(maxRestarts), maxPreemptions, orDefault(maxNodeLostRestarts), orDefault(maxHangRestarts),
+                waits.base() == null ? DEFAULT_BACKOFF_BASE : waits.base(), waits.cap() == null ? DEFAULT_BACKOFF_CAP : waits.cap(),
+                retry.exitCodes() == null ? List.of() : retry.exitCodes(), retry.errorPatterns() == null ? List.of() : retry.errorPatterns(),
+                otherFailures, sameErrorLimit == null ? 0 : sameErrorLimit, hangTimeout, exitHangTimeout);
+    }
+
+    /** {@code backoff} as written. */
+    @JsonProperty("backoff")
+    Backoff writtenBackoff() {
+        return new Backoff(backoffBase, backoffCap);
+    }
+
+    /** {@code retryOn} as written ({@code null}: nothing is retried by rule). */
+    @JsonProperty("retryOn")
+    RetryOn writtenRetryOn() {
+        return retryExitCodes.isEmpty() && retryPatterns.isEmpty() ? null : new RetryOn(retryExitCodes, retryPatterns);
+    }
+
+    /** For writing: the default policy is left out. */
+    static final class IsDefault {
+        @Override
+        public boolean equals(Object value) {
+            return DEFAULT.equals(value);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
+    }
+
+    private static int orDefault(Integer budget) {
+        return budget == null ? DEFAULT_MAX_RESTARTS : budget;
+    }
+
+    /** {@code backoff} in a document. */
+    public record Backoff(Duration base, Duration cap) {
+    }
+
+    /** {@code retryOn} in a document. */
+    public record RetryOn(@JsonInclude(JsonInclude.Include.NON_EMPTY) List<ExitCodeRange> exitCodes,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> errorPatterns) {
+    }
+
     /** How a restart is done. */
     public enum RunType {
         /** The whole gang stops and starts again as a new attempt, with fresh metadata. */
@@ -66,8 +126,35 @@ public record FaultTolerance(
 
     /** Exit codes {@code from..to}, both included. */
     public record ExitCodeRange(int from, int to) {
+        private static final java.util.regex.Pattern RANGE = java.util.regex.Pattern.compile("(\\d{1,3})(?:-(\\d{1,3}))?");
+
+        /** {@code 137}, {@code "137"} or {@code "128-255"}; {@code null} if it is none of them. */
+        @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+        public static ExitCodeRange parse(Object value) {
+            if (value instanceof Number number) {
+                long code = number.longValue();
+                return number.doubleValue() == code && code >= 0 && code <= 255 ? new ExitCodeRange((int) code, (int) code) : null;
+            }
+            if (!(value instanceof String text)) {
+                return null;
+            }
+            java.util.regex.Matcher m = RANGE.matcher(text.trim());
+            if (!m.matches()) {
+                return null;
+            }
+            int from = Integer.parseInt(m.group(1));
+            int to = m.group(2) == null ? from : Integer.parseInt(m.group(2));
+            return from <= to && to <= 255 ? new ExitCodeRange(from, to) : null;
+        }
+
         public boolean contains(int code) {
             return code >= from && code <= to;
+        }
+
+        /** As written: {@code 137}, or {@code "128-255"}. */
+        @JsonValue
+        Object written() {
+            return from == to ? (Object) from : toString();
         }
 
         @Override

@@ -263,9 +263,14 @@ public final class FieldReader {
     }
 
     private String closest(String name) {
+        return closest(name, known);
+    }
+
+    /** The candidate closest to {@code name} (fewer than 3 edits, case ignored), or {@code null}: a "did you mean". */
+    public static String closest(String name, Iterable<String> candidates) {
         String best = null;
         int bestDistance = 3;
-        for (String candidate : known) {
+        for (String candidate : candidates) {
             int distance = editDistance(name.toLowerCase(java.util.Locale.ROOT), candidate.toLowerCase(java.util.Locale.ROOT));
             if (distance < bestDistance) {
                 best = candidate;

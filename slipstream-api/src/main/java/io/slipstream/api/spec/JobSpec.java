@@ -1,5 +1,7 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonCreator;
 import java.time.Duration;
 import java.util.List;
 
@@ -17,18 +19,19 @@ public record JobSpec(
         IdleMode idleResources,
         Duration preemptionGracePeriod,
         Duration maxRuntime,
-        boolean maxRuntimePerAttempt,
+        @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean maxRuntimePerAttempt,
         ScheduleSpec schedule,
-        StartupOrder startupOrder,
-        List<StorageSpec> storage,
-        FaultTolerance faultTolerance,
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = StartupOrder.IsDefault.class) StartupOrder startupOrder,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<StorageSpec> storage,
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = FaultTolerance.IsDefault.class) FaultTolerance faultTolerance,
         List<NodeGroupSpec> nodeGroups) implements Spec {
 
     /** No run may be given longer than this, whatever it asks. */
     public static final Duration MAX_RUNTIME = Duration.ofDays(30);
 
+    @JsonCreator
     public JobSpec {
-        nodeGroups = List.copyOf(nodeGroups);
+        nodeGroups = nodeGroups == null ? List.of() : List.copyOf(nodeGroups);
         storage = storage == null ? List.of() : List.copyOf(storage);
         startupOrder = startupOrder == null ? StartupOrder.InParallel : startupOrder;
         faultTolerance = faultTolerance == null ? FaultTolerance.DEFAULT : faultTolerance;

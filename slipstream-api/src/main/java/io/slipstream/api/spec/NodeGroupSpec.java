@@ -1,7 +1,13 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonAnyGetter;
+import com.fasterxml.jackson.annotation.JsonIgnore;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,15 +34,15 @@ public record NodeGroupSpec(
         String shape,
         Resources resources,
         List<String> command,
-        Map<String, String> env,
+        @JsonProperty(access = JsonProperty.Access.WRITE_ONLY) Map<String, String> env,
         String image,
         String workingDir,
         Duration maxRuntime,
         Integer minSuccessReplicas,
         StartupProbe startupProbe,
-        int ports,
-        Map<String, SecretRef> secretEnv,
-        List<SecretMount> secrets) {
+        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = NodeGroupSpec.OnePort.class) int ports,
+        @JsonIgnore Map<String, SecretRef> secretEnv,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<SecretMount> secrets) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
@@ -57,6 +63,57 @@ public record NodeGroupSpec(
     public NodeGroupSpec(String name, int replicas, String shape, Resources resources, List<String> command, Map<String, String> env,
                          String image, String workingDir, Duration maxRuntime) {
         this(name, replicas, shape, resources, command, env, image, workingDir, maxRuntime, null, null, 1);
+    }
+
+    /**
+     * The document form: {@code replicas} and {@code ports} default to 1, {@code env} holds both plain values and
+     * {@code {secretRef: secret/key}} (split into {@code env} and {@code secretEnv}), {@code workingDir} is normalized.
+     */
+    @JsonCreator
+    public static NodeGroupSpec of(@JsonProperty("name") String name, @JsonProperty("replicas") Integer replicas,
+                                   @JsonProperty("shape") String shape, @JsonProperty("resources") Resources resources,
+                                   @JsonProperty("command") List<String> command, @JsonProperty("env") Map<String, Object> env,
+                                   @JsonProperty("image") String image, @JsonProperty("workingDir") String workingDir,
+                                   @JsonProperty("maxRuntime") Duration maxRuntime, @JsonProperty("minSuccessReplicas") Integer minSuccessReplicas,
+                                   @JsonProperty("startupProbe") StartupProbe startupProbe, @JsonProperty("ports") Integer ports,
+                                   @JsonProperty("secrets") List<SecretMount> secrets) {
+        Map<String, String> plain = new java.util.LinkedHashMap<>();
+        Map<String, SecretRef> fromSecrets = new java.util.LinkedHashMap<>();
+        if (env != null) {
+            env.forEach((key, value) -> {
+                if (value instanceof Map<?, ?> ref && ref.get("secretRef") instanceof String text) {
+                    fromSecrets.put(key, SecretRef.parse(text));
+                } else if (value != null) {
+                    plain.put(key, value.toString());
+                }
+            });
+        }
+        return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, command == null ? List.of() : command, plain, image,
+                SecretMount.normalized(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
+    }
+
+    /** {@code env} as written, when there is any: plain values and {@code {secretRef: secret/key}}, by name. */
+    @JsonAnyGetter
+    Map<String, Object> writtenEnv() {
+        if (env.isEmpty() && secretEnv.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, Object> all = new java.util.TreeMap<>(env);
+        secretEnv.forEach((key, ref) -> all.put(key, Map.of("secretRef", ref.toString())));
+        return Map.of("env", all);
+    }
+
+    /** For writing: one port, the default, is left out. */
+    static final class OnePort {
+        @Override
+        public boolean equals(Object value) {
+            return Integer.valueOf(1).equals(value);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
     }
 
     public NodeGroupSpec withResources(Resources resolved) {

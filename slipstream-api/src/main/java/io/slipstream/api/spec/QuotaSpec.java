@@ -1,6 +1,12 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import tools.jackson.databind.annotation.JsonSerialize;
 import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import tools.jackson.databind.annotation.JsonDeserialize;
 
 /**
  * Guaranteed resources of a workspace. {@code min} is guaranteed; {@code max} (optional) caps everything the quota's
@@ -9,7 +15,9 @@ import static java.util.Objects.requireNonNull;
  * lets an admin guarantee more than the cluster has; {@code withinQuota} says whether a run may preempt lower-priority
  * guaranteed runs of the same quota.
  */
-public record QuotaSpec(QuotaType type, Resources min, Resources max, String parent, boolean overcommit, WithinQuota withinQuota)
+public record QuotaSpec(QuotaType type, @JsonSerialize(using = SpecBinding.ResourcesWithoutModel.class) Resources min, Resources max,
+                        String parent, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean overcommit,
+                        @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = WithinQuota.IsDefault.class) WithinQuota withinQuota)
         implements Spec {
     /** A dimension of {@code max} that is not capped holds this (or {@link Long#MAX_VALUE} for cpu and memory). */
     public static final int UNCAPPED = Integer.MAX_VALUE;
@@ -20,11 +28,25 @@ public record QuotaSpec(QuotaType type, Resources min, Resources max, String par
         withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
     }
 
+    /** The document form: absent dimensions of {@code max} are uncapped, {@code gpuModel} is the model of {@code min}. */
+    @JsonCreator
+    public static QuotaSpec of(@JsonProperty("type") QuotaType type, @JsonProperty("min") Resources min,
+                               @JsonProperty("max") @JsonDeserialize(using = SpecBinding.ResourcesDeserializer.class) Resources max,
+                               @JsonProperty("parent") String parent, @JsonProperty("overcommit") Boolean overcommit,
+                               @JsonProperty("withinQuota") WithinQuota withinQuota, @JsonProperty("gpuModel") String gpuModel) {
+        Resources guarantee = min == null ? Resources.NONE : min;
+        String model = gpuModel != null ? gpuModel : guarantee.gpuModel();
+        return new QuotaSpec(type == null ? QuotaType.General : type,
+                new Resources(guarantee.milliCpu(), guarantee.memoryBytes(), guarantee.gpu(), model), max, parent,
+                overcommit != null && overcommit, withinQuota);
+    }
+
     public QuotaSpec(QuotaType type, Resources min, Resources max, String parent) {
         this(type, min, max, parent, false, WithinQuota.Never);
     }
 
     /** The GPU model of a Dedicated quota ({@code null} for General). */
+    @JsonProperty("gpuModel")
     public String gpuModel() {
         return min.gpuModel();
     }

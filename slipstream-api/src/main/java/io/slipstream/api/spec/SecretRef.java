@@ -12,6 +12,12 @@ public record SecretRef(String secret, String key) {
         requireNonNull(key, "key is null");
     }
 
+    /** {@code <secret>/<key>}, as written in a spec (checked before: see {@link SpecChecks}). */
+    public static SecretRef parse(String text) {
+        int slash = text.indexOf('/');
+        return new SecretRef(text.substring(0, Math.max(0, slash)), text.substring(slash + 1));
+    }
+
     /** {@code <secret>/<key>}, as written in a spec. */
     @Override
     public String toString() {

@@ -1,5 +1,6 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -15,7 +16,9 @@ public record SecretSpec(Map<String, SecretValue> data) implements Spec {
     /** All values of one secret together, in UTF-8 bytes (a Kubernetes Secret holds at most 1 MiB). */
     public static final int MAX_TOTAL_BYTES = 256 * 1024;
 
+    @JsonCreator(mode = JsonCreator.Mode.PROPERTIES)
     public SecretSpec {
+        data = data == null ? Map.of() : data;
         data = java.util.Collections.unmodifiableMap(new TreeMap<>(data));
     }
 

@@ -2,6 +2,7 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -21,6 +22,7 @@ public final class SecretValue {
         this.value = requireNonNull(value, "value is null");
     }
 
+    @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
     public static SecretValue of(String value) {
         return new SecretValue(value);
     }

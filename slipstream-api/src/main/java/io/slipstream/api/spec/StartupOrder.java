@@ -7,5 +7,18 @@ package io.slipstream.api.spec;
  */
 public enum StartupOrder {
     InParallel,
-    InOrder
+    InOrder;
+
+    /** For writing: the default is left out. */
+    static final class IsDefault {
+        @Override
+        public boolean equals(Object value) {
+            return value == InParallel;
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
+    }
 }

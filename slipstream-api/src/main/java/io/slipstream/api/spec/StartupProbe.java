@@ -1,5 +1,7 @@
 package io.slipstream.api.spec;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 
 /**
@@ -13,5 +15,14 @@ public record StartupProbe(List<String> command, int periodSeconds, int failureT
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
+    }
+
+    /** The document form, with the defaults: every 10 s, 3 failures, no initial delay. */
+    @JsonCreator
+    public static StartupProbe of(@JsonProperty("command") List<String> command, @JsonProperty("periodSeconds") Integer periodSeconds,
+                                  @JsonProperty("failureThreshold") Integer failureThreshold,
+                                  @JsonProperty("initialDelaySeconds") Integer initialDelaySeconds) {
+        return new StartupProbe(command == null ? List.of() : command, periodSeconds == null ? 10 : periodSeconds,
+                failureThreshold == null ? 3 : failureThreshold, initialDelaySeconds == null ? 0 : initialDelaySeconds);
     }
 }

@@ -2,6 +2,9 @@ package io.slipstream.api.spec;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
 /**
  * Storage shared by every instance of a run. Locally it is a directory under the data dir, at
  * {@code storage/<workspace>/<scope root>/<subPath or name>}; on a cluster a volume mounted at {@code mountPath}.
@@ -13,6 +16,13 @@ public record StorageSpec(String name, StorageScope scope, String subPath, Strin
     public StorageSpec {
         requireNonNull(name, "name is null");
         requireNonNull(scope, "scope is null");
+    }
+
+    /** The document form: paths normalized. */
+    @JsonCreator
+    public static StorageSpec of(@JsonProperty("name") String name, @JsonProperty("scope") StorageScope scope,
+                                 @JsonProperty("subPath") String subPath, @JsonProperty("mountPath") String mountPath) {
+        return new StorageSpec(name, scope, SecretMount.normalized(subPath), SecretMount.normalized(mountPath));
     }
 
     /** The path inside the scope's root. */

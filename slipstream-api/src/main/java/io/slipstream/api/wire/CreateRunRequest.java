@@ -1,10 +1,62 @@
 package io.slipstream.api.wire;
 
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.Overrides;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Body of {@code POST /api/v1/runs}: either {@code workspace} + {@code job} (run a job applied earlier) or
- * {@code jobDocument} (apply that Job document and run it, in one step).
+ * {@code jobDocument} (apply that Job document and run it, in one step), with optional {@code overrides} for this run
+ * only (path to value, see {@link Overrides}). The job document itself is validated where it is applied.
+ *
+ * @param overrides path to value; values other than strings (numbers, lists, maps) kept as JSON, which is YAML
  */
-public record CreateRunRequest(String workspace, String job, JsonNode jobDocument) {
+public record CreateRunRequest(String workspace, String job, JsonNode jobDocument, Map<String, String> overrides) {
+    /** The most overrides one run may have. */
+    public static final int MAX_OVERRIDES = 100;
+
+    public CreateRunRequest {
+        overrides = overrides == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(overrides));
+    }
+
+    /** Reads a request body; throws with every problem, each with its field. */
+    public static CreateRunRequest read(JsonNode tree) {
+        FieldReader body = FieldReader.of(tree, "", new Problems());
+        String workspace = body.string("workspace", false, 63);
+        String job = body.string("job", false, 63);
+        JsonNode jobDocument = body.get("jobDocument");
+        Map<String, String> overrides = overrides(body);
+        body.finish();
+        if (jobDocument != null && (workspace != null || job != null)) {
+            body.problems().add("jobDocument", "give either jobDocument, or workspace and job, not both");
+        }
+        if (jobDocument == null && (workspace == null || job == null)) {
+            body.problems().add(workspace == null ? "workspace" : "job", "is required (or give a jobDocument)");
+        }
+        body.problems().throwIfAny("the run request is invalid");
+        return new CreateRunRequest(workspace, job, jobDocument, overrides);
+    }
+
+    /** An env value is text: a number or true/false is taken as written, a list or a map is refused. */
+    private static Map<String, String> overrides(FieldReader body) {
+        List<Map.Entry<String, JsonNode>> entries = body.entries("overrides", false, MAX_OVERRIDES);
+        Map<String, String> overrides = new LinkedHashMap<>();
+        if (entries != null) {
+            for (Map.Entry<String, JsonNode> entry : entries) {
+                JsonNode value = entry.getValue();
+                if (value.isNull()) {
+                    body.problems().add("overrides." + entry.getKey(), "must be a value, not null");
+                } else if (Overrides.isEnvValue(entry.getKey()) && value.isContainer()) {
+                    body.problems().add("overrides." + entry.getKey(), "must be a string, not " + FieldReader.describe(value));
+                } else {
+                    overrides.put(entry.getKey(), value.isString() ? value.asString() : value.toString());
+                }
+            }
+        }
+        return overrides;
+    }
 }

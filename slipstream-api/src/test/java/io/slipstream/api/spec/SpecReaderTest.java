@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class SpecReaderTest {
-    private static final String JOB = """
+    static final String JOB = """
             apiVersion: slipstream/v1
             kind: Job
             metadata: {name: train, workspace: team-a}

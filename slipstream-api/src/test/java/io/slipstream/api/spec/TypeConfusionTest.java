@@ -24,19 +24,19 @@ import tools.jackson.databind.node.ObjectNode;
  * found by walking complete, valid documents, so a field added to them is covered without touching the table.
  */
 class TypeConfusionTest {
-    private static final String WORKSPACE = """
+    static final String WORKSPACE = """
             apiVersion: slipstream/v1
             kind: Workspace
             metadata: {name: team-a, version: 3}
             spec: {members: [alice, bob]}
             """;
-    private static final String SHAPE = """
+    static final String SHAPE = """
             apiVersion: slipstream/v1
             kind: Shape
             metadata: {name: gpu.small}
             spec: {cpu: 4, memory: 16Gi, gpu: 1, gpuModel: h100}
             """;
-    private static final String QUOTA = """
+    static final String QUOTA = """
             apiVersion: slipstream/v1
             kind: Quota
             metadata: {name: team-a-gpu, workspace: team-a}
@@ -49,7 +49,7 @@ class TypeConfusionTest {
               withinQuota: LowerPriority
               gpuModel: h100
             """;
-    private static final String JOB = """
+    static final String JOB = """
             apiVersion: slipstream/v1
             kind: Job
             metadata: {name: train, workspace: team-a, version: 2}

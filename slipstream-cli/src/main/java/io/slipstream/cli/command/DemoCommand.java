@@ -44,9 +44,9 @@ public final class DemoCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         ServerConfig config = ConfigReader.defaults(dataDir).withPort(0);
-        out.println("Slipstream demo: a control plane on this machine, over " + config.nodes().size() + " simulated nodes "
-                + "(32 cpu, 256Gi, 8 GPUs each)");
         try (SlipstreamServer server = SlipstreamServer.start(config, SlipstreamServer.systemClock())) {
+            out.println("Slipstream demo: a control plane on this machine, over " + server.nodes().size() + " simulated nodes "
+                    + "(32 cpu, 256Gi, 8 GPUs each)");
             out.println("1. started the server at " + server.url() + " (state in " + dataDir + ")");
             String token = Files.readString(server.adminTokenFile(), StandardCharsets.UTF_8).trim();
             ApiClient api = new ApiClient(URI.create(server.url()), token);

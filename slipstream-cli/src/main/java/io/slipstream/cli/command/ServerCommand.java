@@ -1,13 +1,16 @@
 package io.slipstream.cli.command;
 
+import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.cli.CliException;
-import io.slipstream.executor.local.MachineNode;
 import io.slipstream.server.SlipstreamServer;
 import io.slipstream.server.config.ConfigReader;
+import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -52,7 +55,8 @@ public final class ServerCommand implements Callable<Integer> {
         out.println("Slipstream listening on " + server.url());
         out.println("  data:        " + config.dataDir().toAbsolutePath().normalize());
         out.println("  admin token: " + server.adminTokenFile());
-        out.println("  nodes:       " + config.nodes().size() + " (" + config.nodes().get(0).name() + " ...)");
+        var nodes = server.nodes();
+        out.println("  nodes:       " + nodes.size() + (nodes.isEmpty() ? "" : " (" + nodes.get(0).name() + " ...)"));
         out.flush();
         stopped.await();
         return 0;
@@ -60,11 +64,30 @@ public final class ServerCommand implements Callable<Integer> {
 
     ServerConfig config() throws IOException {
         ServerConfig config = ConfigReader.defaults(dataDir);
+        byte[] file = null;
         if (configFile != null) {
             if (!Files.isRegularFile(configFile)) {
                 throw new CliException(CliException.REJECTED, "--config: no such file: " + configFile);
             }
-            config = ConfigReader.read(Files.readAllBytes(configFile), config, MachineNode::detect);
+            file = Files.readAllBytes(configFile);
+        }
+        Map<String, String> overrides = new LinkedHashMap<>();
+        if (storeUrl != null) {
+            // Read by the store the URL names, like the config file's store.url; user and password from the environment,
+            // else from the config file.
+            overrides.put("store.url", storeUrl);
+            putIfSet(overrides, "store.username", System.getenv("SLIPSTREAM_STORE_USER"));
+            putIfSet(overrides, "store.password", System.getenv("SLIPSTREAM_STORE_PASSWORD"));
+        }
+        try {
+            config = file == null && overrides.isEmpty() ? config
+                    : ConfigReader.read(file, config, overrides, Plugins.installed());
+        } catch (InvalidInputException e) {
+            if (storeUrl != null && e.problems().stream().anyMatch(p -> p.field().equals("store.url"))) {
+                String why = e.problems().stream().filter(p -> p.field().equals("store.url")).findFirst().orElseThrow().message();
+                throw new CliException(CliException.REJECTED, "--store-url: " + why);
+            }
+            throw e;
         }
         if (port != null) {
             if (port < 0 || port > 65_535) {
@@ -72,19 +95,13 @@ public final class ServerCommand implements Callable<Integer> {
             }
             config = config.withPort(port);
         }
-        if (storeUrl != null) {
-            if (!storeUrl.startsWith("jdbc:postgresql:") && !storeUrl.startsWith("jdbc:h2:")) {
-                throw new CliException(CliException.REJECTED, "--store-url: must be a jdbc:postgresql: (or jdbc:h2:) URL");
-            }
-            config = config.withStore(storeUrl, env("SLIPSTREAM_STORE_USER", config.storeUser()),
-                    env("SLIPSTREAM_STORE_PASSWORD", config.storePassword()));
-        }
         return config;
     }
 
-    private static String env(String name, String fallback) {
-        String value = System.getenv(name);
-        return value == null || value.isBlank() ? fallback : value;
+    private static void putIfSet(Map<String, String> overrides, String field, String value) {
+        if (value != null && !value.isBlank()) {
+            overrides.put(field, value);
+        }
     }
 
     static String rootMessage(Throwable e) {

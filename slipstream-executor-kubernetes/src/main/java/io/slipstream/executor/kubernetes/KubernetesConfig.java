@@ -2,12 +2,14 @@ package io.slipstream.executor.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.executor.ExecutorSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
 /**
- * How the Kubernetes executor reaches and uses a cluster.
+ * How the Kubernetes executor reaches and uses a cluster: the {@code kubernetes:} block of the config file
+ * ({@link KubernetesExecutorFactory}, docs/kubernetes.md).
  *
  * @param kubeconfig      a kubeconfig file, or {@code null}: in-cluster credentials (service account), else the usual
  *                        {@code KUBECONFIG} / {@code ~/.kube/config}
@@ -40,8 +42,9 @@ public record KubernetesConfig(
         String existingClaim,
         String utilityImage,
         List<String> imagePullSecrets,
-        String serverUrl) {
+        String serverUrl) implements ExecutorSettings {
 
+    public static final String NAME = "kubernetes";
     public static final String DEFAULT_NAMESPACE = "slipstream-jobs";
     public static final String DEFAULT_GPU_MODEL_LABEL = "nvidia.com/gpu.product";
     public static final Duration DEFAULT_NOT_READY_TIMEOUT = Duration.ofMinutes(2);
@@ -63,6 +66,11 @@ public record KubernetesConfig(
     /** The defaults: namespace {@value #DEFAULT_NAMESPACE}, every node, credentials found the usual way. */
     public static KubernetesConfig defaults() {
         return new KubernetesConfig(null, null, DEFAULT_NAMESPACE, null, null, null, null, null, null, null, null, null, null, null);
+    }
+
+    @Override
+    public String executor() {
+        return NAME;
     }
 
     /** The namespace of a workspace's instances ({@code null}: the default one). */

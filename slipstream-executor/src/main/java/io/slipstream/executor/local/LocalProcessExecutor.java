@@ -61,16 +61,6 @@ public final class LocalProcessExecutor implements Executor {
     /** How often logs are held to their limit. */
     private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(2);
 
-    static {
-        // Every instance is a few processes, and the JDK's default launch (posix_spawn of a helper that then execs
-        // the command) adds an exec to each: vfork, the default on Linux before JDK 12 and supported through 21,
-        // launches directly and takes about a third less CPU per run. An explicit setting always wins.
-        String mechanism = "jdk.lang.Process.launchMechanism";
-        if (System.getProperty(mechanism) == null && Runtime.version().feature() <= 21) {
-            System.setProperty(mechanism, "VFORK");
-        }
-    }
-
     private final Path root;
     private final Path toolsDir;
     private final SharedStorage storage;

@@ -16,7 +16,8 @@ import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Documents;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.Kind;
-import io.slipstream.api.spec.Overrides;
+import io.slipstream.api.wire.CreateRunRequest;
+import io.slipstream.api.wire.CreateTokenRequest;
 import io.slipstream.api.wire.ErrorView;
 import io.slipstream.api.wire.ListView;
 import io.slipstream.api.wire.RunView;
@@ -56,7 +57,6 @@ public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String PRINCIPAL = "slipstream.principal";
     private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
-    private static final int MAX_OVERRIDES = 100;
     /** The earliest and latest instants a query may name: what every store can hold. */
     private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
     private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
@@ -280,14 +280,8 @@ public final class ApiServer implements AutoCloseable {
         });
 
         route(r, HandlerType.POST, "/api/v1/tokens", ctx -> {
-            FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());
-            String user = body.string("user", true, 128);
-            Boolean admin = body.bool("admin", false);
-            String description = body.string("description", false, 256);
-            Long days = body.integer("expiresInDays", false, 1, 3650);
-            body.finish();
-            body.problems().throwIfAny("the token request is invalid");
-            ctx.status(201).json(tokens.create(caller(ctx), user, admin != null && admin, description, days == null ? null : days.intValue()));
+            CreateTokenRequest request = CreateTokenRequest.read(DocumentParser.parseOne(body(ctx)));
+            ctx.status(201).json(tokens.create(caller(ctx), request.user(), request.admin(), request.description(), request.expiresInDays()));
         });
         route(r, HandlerType.GET, "/api/v1/tokens", ctx -> ctx.json(ListView.of(tokens.list(caller(ctx)))));
         route(r, HandlerType.DELETE, "/api/v1/tokens/{token}", ctx -> {
@@ -298,23 +292,11 @@ public final class ApiServer implements AutoCloseable {
 
     private void createRun(Context ctx) {
         Principal caller = caller(ctx);
-        FieldReader body = FieldReader.of(DocumentParser.parseOne(body(ctx)), "", new Problems());
-        String workspace = body.string("workspace", false, 63);
-        String job = body.string("job", false, 63);
-        JsonNode jobDocument = body.get("jobDocument");
-        Map<String, String> overrides = overrides(body);
-        body.finish();
-        if (jobDocument != null && (workspace != null || job != null)) {
-            body.problems().add("jobDocument", "give either jobDocument, or workspace and job, not both");
-        }
-        if (jobDocument == null && (workspace == null || job == null)) {
-            body.problems().add(workspace == null ? "workspace" : "job", "is required (or give a jobDocument)");
-        }
-        body.problems().throwIfAny("the run request is invalid");
+        CreateRunRequest request = CreateRunRequest.read(DocumentParser.parseOne(body(ctx)));
         String key = ctx.header("Idempotency-Key");
-        RunService.Created created = jobDocument != null
-                ? runs.submit(caller, jobDocument, overrides, key)
-                : runs.create(caller, workspace, job, overrides, key);
+        RunService.Created created = request.jobDocument() != null
+                ? runs.submit(caller, request.jobDocument(), request.overrides(), key)
+                : runs.create(caller, request.workspace(), request.job(), request.overrides(), key);
         RunRecord run = created.run();
         if (created.replayed()) {
             ctx.header("Idempotent-Replayed", "true"); // the run an earlier request with this key created
@@ -322,28 +304,6 @@ public final class ApiServer implements AutoCloseable {
         } else {
             ctx.status(201).json(Views.run(run, List.of(), null, true, caller.admin()));
         }
-    }
-
-    /**
-     * {@code overrides}: a map of paths to values; values other than strings (numbers, lists, maps) are kept as JSON, which
-     * is YAML. An env value is text: a number or true/false is taken as written, a list or a map is refused.
-     */
-    private static Map<String, String> overrides(FieldReader body) {
-        List<Map.Entry<String, JsonNode>> entries = body.entries("overrides", false, MAX_OVERRIDES);
-        Map<String, String> overrides = new java.util.LinkedHashMap<>();
-        if (entries != null) {
-            for (Map.Entry<String, JsonNode> entry : entries) {
-                JsonNode value = entry.getValue();
-                if (value.isNull()) {
-                    body.problems().add("overrides." + entry.getKey(), "must be a value, not null");
-                } else if (Overrides.isEnvValue(entry.getKey()) && value.isContainer()) {
-                    body.problems().add("overrides." + entry.getKey(), "must be a string, not " + FieldReader.describe(value));
-                } else {
-                    overrides.put(entry.getKey(), value.isString() ? value.asString() : value.toString());
-                }
-            }
-        }
-        return overrides;
     }
 
     private void listRuns(Context ctx) {

@@ -86,7 +86,7 @@ final class Views {
     }
 
     static RunEventView event(RunEvent event) {
-        return new RunEventView(event.seq(), event.time(), event.type(), event.state(), event.reason(), event.message(), event.instance());
+        return new RunEventView(event.seq(), event.time(), event.type().name(), event.state(), event.reason(), event.message(), event.instance());
     }
 
     static ObjectNode document(StoredDocument stored) {

@@ -3,11 +3,12 @@ package io.slipstream.server.control;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.spec.NodeGroupSpec;
-import io.slipstream.api.spec.StartupOrder;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
+import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.LaunchFailure;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.time.Clock;
@@ -21,9 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts a run's placed instances when they may start: all at once ({@code InParallel}), or a node group only once
- * every instance of the groups before it is ready ({@code InOrder}). Each launch is recorded with its event; a launch
- * the executor refuses ends that instance FAILED, which fails the run.
+ * Starts the placed instances a run's lifecycle lets start, with their environment, token and Secrets. Each launch is
+ * recorded with its event; a launch the executor refuses, or one whose Secrets are gone, ends that instance FAILED,
+ * which the lifecycle then judges.
  */
 final class Launcher {
     private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
@@ -32,10 +33,8 @@ final class Launcher {
     private final Executor executor;
     private final Clock clock;
     private final io.slipstream.server.auth.RunTokens runTokens;
-    /** Per run and cycle (see {@link #newCycle}). */
+    /** Per run and cycle (see {@link #launch}). */
     static final int LAUNCHES_PER_CYCLE = 64;
-    private int budget = LAUNCHES_PER_CYCLE;
-    private boolean deferred;
     private final LaunchSecrets secrets;
 
     /**
@@ -50,42 +49,35 @@ final class Launcher {
         this.secrets = secrets;
     }
 
-    /** Whether an instance lets the next group start: its probe passed, it runs without a probe, or it succeeded. */
-    static boolean isReady(InstanceRecord instance, NodeGroupSpec group) {
-        return instance.state() == InstanceState.SUCCEEDED
-                || instance.state() == InstanceState.RUNNING && (group.startupProbe() == null || instance.readyAt() != null);
+    /** What a launch did: the attempt's instances as they are afterwards, and how many it launched (or failed to). */
+    record Launched(List<InstanceRecord> instances, int count) {
     }
 
     /**
-     * Launches what may start now, group after group while the groups started are ready at once (no probe); returns
-     * the attempt's instances as they are afterwards.
+     * Launches {@code starting} (placed instances the run's lifecycle lets start), at most {@code allowed} of them: a
+     * run launches at most {@link #LAUNCHES_PER_CYCLE} instances a cycle, so that a run of thousands of instances
+     * makes the other runs wait a moment, not minutes; the rest stay pending for the next cycles, which follow at once.
      */
-    List<InstanceRecord> launchWhatMayStart(RunRecord run, List<InstanceRecord> instances) {
-        budget = LAUNCHES_PER_CYCLE;
-        List<InstanceRecord> current = instances;
-        for (Set<InstanceId> starting = startable(run, current); !starting.isEmpty() && budget > 0; starting = startable(run, current)) {
-            current = launch(run, current, starting);
+    Launched launch(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> starting, int allowed) {
+        Set<InstanceId> chosen = new HashSet<>();
+        Set<InstanceId> all = new HashSet<>();
+        for (InstanceRecord instance : starting) {
+            all.add(instance.id());
+            if (chosen.size() < allowed) {
+                chosen.add(instance.id());
+            }
         }
-        return current;
+        return new Launched(launch(run, instances, chosen, all), chosen.size());
     }
 
     /**
-     * A run launches at most {@link #LAUNCHES_PER_CYCLE} instances a cycle, so that a run of thousands of instances
-     * makes the other runs wait a moment, not minutes: the rest stay pending and start in the next cycles, which
-     * follow at once.
+     * @param starting launched now
+     * @param started  what the metadata lists as started: every instance allowed to start, those the budget leaves
+     *                 for the next cycles too (they start with these, moments later)
      */
-    void newCycle() {
-        deferred = false;
-    }
-
-    /** Whether the cycle left instances pending that it could have started. */
-    boolean deferred() {
-        return deferred;
-    }
-
-    private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
+    private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Set<InstanceId> started) {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
-        var metadata = RunMetadata.of(run, instances, starting);
+        var metadata = RunMetadata.of(run, instances, started);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         List<InstanceRecord> current = new ArrayList<>(instances.size());
         // Read once per group and launch: the instances started together see the same values.
@@ -95,12 +87,6 @@ final class Launcher {
                 current.add(instance);
                 continue;
             }
-            if (budget <= 0) {
-                current.add(instance); // next cycle
-                deferred = true;
-                continue;
-            }
-            budget--;
             NodeGroupSpec group = groups.get(instance.nodeGroup());
             Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
             env.putAll(credentials);
@@ -108,24 +94,24 @@ final class Launcher {
                     group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources());
             GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
             InstanceRecord updated;
-            String type;
+            EventType type;
             if (groupSecrets instanceof Refused refused) {
                 LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
-                updated = instance.finished(InstanceState.FAILED, null, LaunchSecrets.Unavailable.REASON + ": " + refused.why(), clock.instant());
-                type = "InstanceExited";
+                updated = instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant());
+                type = EventType.InstanceExited;
             } else {
                 LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
                 try {
                     updated = instance.running(executor.launch(spec.withSecrets(values.env(), values.files())), clock.instant());
-                    type = "InstanceStarted";
+                    type = EventType.InstanceStarted;
                 } catch (ExecutorException e) {
                     LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
-                    updated = instance.finished(InstanceState.FAILED, null, "LaunchFailed: " + e.getMessage(), clock.instant());
-                    type = "InstanceExited";
+                    updated = instance.notLaunched(LaunchFailure.EXECUTOR_FAILED, e.getMessage(), clock.instant());
+                    type = EventType.InstanceExited;
                 }
             }
             InstanceRecord launched = updated;
-            String eventType = type;
+            EventType eventType = type;
             current.add(store.inTransaction(tx -> {
                 InstanceRecord stored = tx.updateInstance(launched);
                 tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
@@ -159,23 +145,6 @@ final class Launcher {
         } catch (LaunchSecrets.Unavailable e) {
             return new Refused(e.getMessage());
         }
-    }
-
-    /** The pending instances that may start: all of them, or with InOrder those of the first group not yet ready. */
-    private static Set<InstanceId> startable(RunRecord run, List<InstanceRecord> instances) {
-        Set<InstanceId> pending = new HashSet<>();
-        if (run.spec().startupOrder() == StartupOrder.InParallel) {
-            instances.stream().filter(i -> i.state() == InstanceState.PENDING).forEach(i -> pending.add(i.id()));
-            return pending;
-        }
-        for (NodeGroupSpec group : run.spec().nodeGroups()) {
-            List<InstanceRecord> members = instances.stream().filter(i -> i.nodeGroup().equals(group.name())).toList();
-            members.stream().filter(i -> i.state() == InstanceState.PENDING).forEach(i -> pending.add(i.id()));
-            if (!pending.isEmpty() || !members.stream().allMatch(i -> isReady(i, group))) {
-                return pending; // this group starts (or is still starting): later groups wait for it
-            }
-        }
-        return pending;
     }
 
     /** Said on the run where stopping it cannot guarantee that nothing of it survives (see docs/security.md). */

@@ -11,6 +11,7 @@ import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.spec.Overrides;
 import io.slipstream.api.spec.ShapeSpec;
 import io.slipstream.server.config.RunLimits;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.model.RunRecord;
@@ -62,7 +63,7 @@ public final class RunFactory {
         checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
-        return tx.createRun(run, RunEvent.of(run.id(), now, "StateChanged", RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+        return tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
     }
 
     /**

@@ -6,6 +6,7 @@ import io.slipstream.api.spec.ConcurrencyPolicy;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.store.ConflictException;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.store.RunQuery;
@@ -97,7 +98,7 @@ final class Schedules {
                 for (RunRecord previous : active) {
                     if (previous.cancelRequestedAt() == null) {
                         tx.updateRun(previous.withCancelRequestedAt(now));
-                        tx.appendEvent(RunEvent.of(previous.id(), now, "CancelRequested", previous.state().name(), "ReplacedBySchedule",
+                        tx.appendEvent(RunEvent.of(previous.id(), now, EventType.CancelRequested, previous.state().name(), "ReplacedBySchedule",
                                 "run " + run.id() + " of the schedule for " + plan.fire() + " replaces it", null));
                     }
                 }

@@ -3,6 +3,7 @@ package io.slipstream.server.service;
 import static io.slipstream.scheduler.QuotaState.parentId;
 
 import io.slipstream.api.problem.Problems;
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.QuotaSpec;
 import io.slipstream.api.spec.QuotaType;
@@ -28,18 +29,18 @@ final class QuotaRules {
 
     /** Records a problem for {@code path} (the quota's document) for every rule it breaks. */
     static void check(Store tx, String workspace, String name, String path, List<NodeInfo> nodes, Problems problems) {
-        Map<String, StoredDocument> quotas = new TreeMap<>();
+        Map<QuotaId, StoredDocument> quotas = new TreeMap<>();
         for (StoredDocument stored : tx.listDocuments(Kind.Quota, null)) {
-            quotas.put(stored.document().workspace() + "/" + stored.document().name(), stored);
+            quotas.put(new QuotaId(stored.document().workspace(), stored.document().name()), stored);
         }
-        String id = workspace + "/" + name;
+        QuotaId id = new QuotaId(workspace, name);
         QuotaSpec spec = (QuotaSpec) quotas.get(id).document().spec();
         if (spec.type() == QuotaType.Dedicated && spec.parent() != null) {
             problems.add(path + "spec.parent", "a Dedicated quota takes no parent: Dedicated quotas share by GPU model, not by tree");
             return;
         }
         if (spec.parent() != null) {
-            String parentId = parentId(workspace, spec.parent());
+            QuotaId parentId = parentId(workspace, spec.parent());
             if (!quotas.containsKey(parentId)) {
                 problems.add(path + "spec.parent", "quota '" + parentId + "' does not exist");
             } else if (cycles(id, quotas)) {
@@ -63,8 +64,8 @@ final class QuotaRules {
         return sum;
     }
 
-    private static boolean cycles(String id, Map<String, StoredDocument> quotas) {
-        String current = id;
+    private static boolean cycles(QuotaId id, Map<QuotaId, StoredDocument> quotas) {
+        QuotaId current = id;
         for (int depth = 0; depth <= quotas.size(); depth++) {
             StoredDocument stored = quotas.get(current);
             QuotaSpec spec = stored == null ? null : (QuotaSpec) stored.document().spec();
@@ -79,7 +80,7 @@ final class QuotaRules {
         return true;
     }
 
-    private static void childrenWithin(String parentId, Map<String, StoredDocument> quotas, String path, Problems problems) {
+    private static void childrenWithin(QuotaId parentId, Map<QuotaId, StoredDocument> quotas, String path, Problems problems) {
         QuotaSpec parent = (QuotaSpec) quotas.get(parentId).document().spec();
         long cpu = 0;
         long memory = 0;
@@ -99,7 +100,7 @@ final class QuotaRules {
         }
     }
 
-    private static void capacity(Map<String, StoredDocument> quotas, List<NodeInfo> nodes, String path, Problems problems) {
+    private static void capacity(Map<QuotaId, StoredDocument> quotas, List<NodeInfo> nodes, String path, Problems problems) {
         Map<String, long[]> capacityByModel = new HashMap<>();
         long[] capacity = new long[3];
         for (NodeInfo node : nodes) {

@@ -13,6 +13,7 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.RunFactory;
 import io.slipstream.store.ConflictException;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.store.RunQuery;
@@ -204,7 +205,7 @@ public final class RunService {
             try {
                 RunRecord stored = store.inTransaction(tx -> {
                     RunRecord updated = tx.updateRun(requested);
-                    tx.appendEvent(RunEvent.of(updated.id(), now, "CancelRequested", updated.state().name(), "CancelRequested",
+                    tx.appendEvent(RunEvent.of(updated.id(), now, EventType.CancelRequested, updated.state().name(), "CancelRequested",
                             "by " + caller.user(), null));
                     return updated;
                 });

@@ -49,7 +49,7 @@ class ApiFuzzTest {
     /** Started at the first input, once Jazzer's agent is in place (it is not yet in {@code @BeforeAll}). */
     private static void start() throws Exception {
         dataDir = Files.createTempDirectory("api-fuzz");
-        server = TestServer.start(dataDir, config -> config.withNodes(List.of(new NodeInfo("node-1", new Resources(0, 0, 0, null), null, Map.of()))));
+        server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withNodes(List.of(new NodeInfo("node-1", new Resources(0, 0, 0, null), null, Map.of())))));
         admin = server.adminToken();
         Response setup = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1

@@ -49,7 +49,7 @@ class ThroughputBenchmark {
         report.put("clients", CLIENTS);
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
-        try (TestServer server = TestServer.start(dataDir, config -> config.withNodes(nodes))) {
+        try (TestServer server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withNodes(nodes)))) {
             String admin = server.adminToken();
             server.post("/api/v1/apply", admin, """
                     apiVersion: slipstream/v1

@@ -7,7 +7,15 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.kubernetes.KubernetesConfig;
+import io.slipstream.executor.kubernetes.KubernetesExecutorFactory;
+import io.slipstream.executor.local.Isolation;
+import io.slipstream.executor.local.LocalExecutorFactory;
+import io.slipstream.executor.local.LocalExecutorSettings;
 import io.slipstream.executor.local.LocalProcessExecutor;
+import io.slipstream.executor.local.UidRangeClaims;
+import io.slipstream.store.jdbc.JdbcStoreFactory;
+import io.slipstream.store.jdbc.JdbcStoreSettings;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,12 +25,23 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 class ConfigReaderTest {
-    private static final ServerConfig DEFAULTS = ConfigReader.defaults(Path.of("data"));
     private static final Supplier<NodeInfo> MACHINE = () -> new NodeInfo("this-machine",
             new Resources(16_000, 128L << 30, 1, "nvidia-h200"), List.of("GPU-0a1b"), Map.of());
+    /** The plug-ins of the class path, but a local executor that describes a machine of the test's. */
+    private static final Plugins PLUGINS = new Plugins(List.of(new LocalExecutorFactory(MACHINE), new KubernetesExecutorFactory()),
+            List.of(new JdbcStoreFactory.H2(), new JdbcStoreFactory.Postgresql()));
+    private static final ServerConfig DEFAULTS = ConfigReader.defaults(Path.of("data"), PLUGINS);
 
     private static ServerConfig read(String yaml) {
-        return ConfigReader.read(yaml.getBytes(StandardCharsets.UTF_8), DEFAULTS, MACHINE);
+        return ConfigReader.read(yaml.getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), PLUGINS);
+    }
+
+    private static LocalExecutorSettings local(ServerConfig config) {
+        return config.executor(LocalExecutorSettings.class);
+    }
+
+    private static JdbcStoreSettings store(ServerConfig config) {
+        return (JdbcStoreSettings) config.store();
     }
 
     private static List<Problem> problemsOf(String yaml) {
@@ -38,9 +57,11 @@ class ConfigReaderTest {
     void defaultsAreFourSimulatedGpuNodesOnLoopback() {
         assertThat(DEFAULTS.host()).isEqualTo("127.0.0.1");
         assertThat(DEFAULTS.port()).isEqualTo(8080);
-        assertThat(DEFAULTS.nodes()).extracting(NodeInfo::name).containsExactly("node-1", "node-2", "node-3", "node-4");
-        assertThat(DEFAULTS.nodes().get(0).capacity()).isEqualTo(new Resources(32_000, 256L << 30, 8, "sim-gpu"));
-        assertThat(DEFAULTS.inheritEnv()).isEqualTo(LocalProcessExecutor.DEFAULT_INHERITED_ENV);
+        assertThat(local(DEFAULTS).nodes()).extracting(NodeInfo::name).containsExactly("node-1", "node-2", "node-3", "node-4");
+        assertThat(local(DEFAULTS).nodes().get(0).capacity()).isEqualTo(new Resources(32_000, 256L << 30, 8, "sim-gpu"));
+        assertThat(local(DEFAULTS).inheritEnv()).isEqualTo(LocalProcessExecutor.DEFAULT_INHERITED_ENV);
+        assertThat(DEFAULTS.store()).isEqualTo(JdbcStoreSettings.embedded());
+        assertThat(ConfigReader.defaults(Path.of("data"))).as("with the plug-ins of the class path").isEqualTo(DEFAULTS);
     }
 
     @Test
@@ -56,23 +77,24 @@ class ConfigReaderTest {
                 """);
         assertThat(config.host()).isEqualTo("0.0.0.0");
         assertThat(config.port()).isEqualTo(9090);
-        assertThat(config.storeUrl()).isEqualTo("jdbc:postgresql://db:5432/slipstream");
-        assertThat(config.storeUser()).isEqualTo("s");
-        assertThat(config.nodes()).extracting(NodeInfo::name).containsExactly("gpu-1", "gpu-2", "cpu-only");
-        assertThat(config.nodes().get(2).capacity()).isEqualTo(new Resources(500, 1L << 30, 0, null));
-        assertThat(config.nodes().get(2).labels()).containsEntry("zone", "b");
-        assertThat(config.inheritEnv()).containsExactly("PATH");
+        assertThat(config.store()).isEqualTo(new JdbcStoreSettings("postgresql", "jdbc:postgresql://db:5432/slipstream", "s", "p"));
+        assertThat(config.store().toString()).doesNotContain("p]");
+        LocalExecutorSettings local = local(config);
+        assertThat(local.nodes()).extracting(NodeInfo::name).containsExactly("gpu-1", "gpu-2", "cpu-only");
+        assertThat(local.nodes().get(2).capacity()).isEqualTo(new Resources(500, 1L << 30, 0, null));
+        assertThat(local.nodes().get(2).labels()).containsEntry("zone", "b");
+        assertThat(local.inheritEnv()).containsExactly("PATH");
         assertThat(config.limits().gracePeriod()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(config.instances().isolation()).isEqualTo(io.slipstream.executor.local.Isolation.Mode.on);
-        assertThat(config.instances().uidRange()).isEqualTo(new io.slipstream.executor.local.UidRangeClaims.Range(300_000, 1000));
-        assertThat(config.instances().uidClaims()).isEqualTo(java.nio.file.Path.of("/srv/uids"));
-        assertThat(config.instances().logLimit()).isEqualTo(2L << 30);
+        assertThat(local.isolation()).isEqualTo(Isolation.Mode.on);
+        assertThat(local.uidRange()).isEqualTo(new UidRangeClaims.Range(300_000, 1000));
+        assertThat(local.uidClaims()).isEqualTo(java.nio.file.Path.of("/srv/uids"));
+        assertThat(local.logLimit()).isEqualTo(2L << 30);
     }
 
     @Test
     void autoDescribesThisMachine() {
         ServerConfig config = read("nodes: auto\n");
-        assertThat(config.nodes()).singleElement().satisfies(node -> {
+        assertThat(local(config).nodes()).singleElement().satisfies(node -> {
             assertThat(node.name()).isEqualTo("this-machine");
             assertThat(node.gpuId(0)).isEqualTo("GPU-0a1b");
         });
@@ -110,7 +132,7 @@ class ConfigReaderTest {
                   storage: {storageClass: nfs-rwx, size: 2Ti}
                   imagePullSecrets: [registry]
                 """);
-        var kubernetes = config.kubernetes();
+        var kubernetes = config.executor(KubernetesConfig.class);
         assertThat(kubernetes.kubeconfig()).isEqualTo("/etc/slipstream/kubeconfig");
         assertThat(kubernetes.context()).isEqualTo("training");
         assertThat(kubernetes.namespace()).isEqualTo("ml-jobs");
@@ -122,8 +144,8 @@ class ConfigReaderTest {
         assertThat(kubernetes.storageSize()).isEqualTo("2Ti");
         assertThat(kubernetes.imagePullSecrets()).containsExactly("registry");
         assertThat(kubernetes.gpuModelLabel()).isEqualTo("nvidia.com/gpu.product");
-        assertThat(read("executor: kubernetes\n").kubernetes().namespace()).isEqualTo("slipstream-jobs");
-        assertThat(read("executor: local\n").kubernetes()).isNull();
+        assertThat(read("executor: kubernetes\n").executor(KubernetesConfig.class).namespace()).isEqualTo("slipstream-jobs");
+        assertThat(read("executor: local\n").executor()).isInstanceOf(LocalExecutorSettings.class);
     }
 
     @Test
@@ -179,5 +201,91 @@ class ConfigReaderTest {
                 """)).extracting(Problem::message).anyMatch(m -> m.contains("n-2 is declared twice"));
         assertThatThrownBy(() -> read("nodes: []\n")).isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> read("nodes: 3\n")).isInstanceOf(InvalidInputException.class);
+    }
+
+    @Test
+    void executorsAndStoresAreFoundByName() {
+        Plugins installed = Plugins.installed();
+        assertThat(installed.executorNames()).isEqualTo("kubernetes, local");
+        assertThat(installed.storeNames()).isEqualTo("h2, postgresql");
+        assertThat(problemsOf("executor: slurm\n")).singleElement().satisfies(problem -> {
+            assertThat(problem.field()).isEqualTo("executor");
+            assertThat(problem.message()).isEqualTo("'slurm' is not an executor of this build (available: kubernetes, local)");
+        });
+        Plugins localOnly = new Plugins(List.of(new LocalExecutorFactory(MACHINE)), List.of(new JdbcStoreFactory.H2()));
+        assertThatThrownBy(() -> ConfigReader.read("executor: kubernetes\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), localOnly))
+                .isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).problems()).extracting(Problem::message)
+                        .containsExactly("'kubernetes' is not an executor of this build (available: local)"));
+        Plugins kubernetesOnly = new Plugins(List.of(new KubernetesExecutorFactory()), List.of(new JdbcStoreFactory.H2()));
+        assertThat(ConfigReader.read("executor: kubernetes\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), kubernetesOnly).executor())
+                .isInstanceOf(KubernetesConfig.class);
+        assertThatThrownBy(() -> ConfigReader.read("server: {port: 1}\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), kubernetesOnly))
+                .isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).problems()).extracting(Problem::field).containsExactly("executor"));
+    }
+
+    @Test
+    void theStoreIsChosenByItsUrlOrItsType() {
+        assertThat(read("store: {url: \"jdbc:h2:mem:x\"}\n").store()).isEqualTo(new JdbcStoreSettings("h2", "jdbc:h2:mem:x", null, null));
+        assertThat(read("store: {type: h2}\n").store()).isEqualTo(JdbcStoreSettings.embedded());
+        assertThat(problemsOf("store: {url: \"jdbc:mysql://db/x\"}\n")).singleElement().satisfies(problem -> {
+            assertThat(problem.field()).isEqualTo("store.url");
+            assertThat(problem.message()).contains("jdbc:h2:, jdbc:postgresql:");
+        });
+        assertThat(problemsOf("store: {type: mysql, url: x}\n")).extracting(Problem::field).containsExactly("store.type");
+        assertThat(problemsOf("store: {type: postgresql, url: \"jdbc:h2:mem:x\"}\n")).extracting(Problem::field).containsExactly("store.url");
+        assertThat(problemsOf("store: {type: postgresql}\n")).extracting(Problem::field).containsExactly("store.url");
+        assertThat(problemsOf("store: {username: x}\n")).extracting(Problem::field).containsExactly("store.url");
+        assertThat(problemsOf("store: {url: \"jdbc:postgresql://db/x\", user: x}\n")).extracting(Problem::field).containsExactly("store.user");
+    }
+
+    @Test
+    void optionsAreReadLikeTheFileSays() {
+        ServerConfig config = ConfigReader.read("store: {url: \"jdbc:postgresql://old/x\", username: u, password: p}\n"
+                .getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of("store.url", "jdbc:postgresql://new/x"), PLUGINS);
+        assertThat(config.store()).isEqualTo(new JdbcStoreSettings("postgresql", "jdbc:postgresql://new/x", "u", "p"));
+        assertThat(ConfigReader.read(null, DEFAULTS, Map.of("store.url", "jdbc:postgresql://db/x"), PLUGINS).store())
+                .isEqualTo(new JdbcStoreSettings("postgresql", "jdbc:postgresql://db/x", null, null));
+    }
+
+    @Test
+    void theLocalExecutorsInstanceFieldsAreIgnoredByTheKubernetesOne() {
+        ServerConfig config = read("executor: kubernetes\ninstances: {gracePeriod: 7s, logLimit: 2Gi, isolation: \"on\"}\n");
+        assertThat(config.executor()).isInstanceOf(KubernetesConfig.class);
+        assertThat(config.limits().gracePeriod()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(problemsOf("executor: kubernetes\ninstances: {logLimt: 2Gi}\n")).singleElement().satisfies(problem -> {
+            assertThat(problem.field()).isEqualTo("instances.logLimt");
+            assertThat(problem.message()).contains("did you mean 'logLimit'");
+        });
+    }
+
+    @Test
+    void anExecutorMayNotClaimTheServersFields() {
+        LocalExecutorFactory local = new LocalExecutorFactory(MACHINE);
+        io.slipstream.executor.ExecutorFactory greedy = new io.slipstream.executor.ExecutorFactory() {
+            @Override
+            public String name() {
+                return "greedy";
+            }
+
+            @Override
+            public java.util.Set<String> configFields() {
+                return java.util.Set.of("nodes", "instances.gracePeriod");
+            }
+
+            @Override
+            public io.slipstream.executor.ExecutorSettings read(io.slipstream.api.spec.FieldReader config) {
+                return local.read(config);
+            }
+
+            @Override
+            public io.slipstream.executor.Executor create(io.slipstream.executor.ExecutorSettings settings,
+                                                         io.slipstream.executor.ExecutorContext context) {
+                return local.create(settings, context);
+            }
+        };
+        assertThatThrownBy(() -> new Plugins(List.of(greedy), List.of())).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("instances.gracePeriod");
     }
 }

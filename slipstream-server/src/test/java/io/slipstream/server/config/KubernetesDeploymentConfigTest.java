@@ -3,6 +3,8 @@ package io.slipstream.server.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.executor.kubernetes.KubernetesConfig;
+import io.slipstream.store.jdbc.JdbcStoreSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,19 +39,21 @@ class KubernetesDeploymentConfigTest {
 
     @Test
     void theManifestsConfigIsValidAndUsesPostgresAndTheKubernetesExecutor() throws IOException {
-        ServerConfig config = ConfigReader.read(serverYaml(), ConfigReader.defaults(dataDir), () -> null);
+        ServerConfig config = ConfigReader.read(serverYaml(), ConfigReader.defaults(dataDir));
 
         assertThat(config.host()).as("reachable through the Service").isEqualTo("0.0.0.0");
         assertThat(config.port()).isEqualTo(8080);
-        assertThat(config.storeUrl()).isEqualTo("jdbc:postgresql://slipstream-db:5432/slipstream");
-        assertThat(config.storeUser()).isEqualTo("slipstream");
-        assertThat(config.storePassword()).isNotBlank();
-        assertThat(config.kubernetes()).isNotNull();
-        assertThat(config.kubernetes().namespace()).isEqualTo("slipstream-jobs");
-        assertThat(config.kubernetes().gpuModelLabel()).isEqualTo("nvidia.com/gpu.product");
-        assertThat(config.kubernetes().notReadyTimeout()).isEqualTo(Duration.ofMinutes(2));
-        assertThat(config.kubernetes().storageSize()).isEqualTo("100Gi");
-        assertThat(config.kubernetes().utilityImage()).isEqualTo("busybox:1.36");
+        JdbcStoreSettings store = (JdbcStoreSettings) config.store();
+        assertThat(store.store()).isEqualTo("postgresql");
+        assertThat(store.url()).isEqualTo("jdbc:postgresql://slipstream-db:5432/slipstream");
+        assertThat(store.username()).isEqualTo("slipstream");
+        assertThat(store.password()).isNotBlank();
+        KubernetesConfig kubernetes = config.executor(KubernetesConfig.class);
+        assertThat(kubernetes.namespace()).isEqualTo("slipstream-jobs");
+        assertThat(kubernetes.gpuModelLabel()).isEqualTo("nvidia.com/gpu.product");
+        assertThat(kubernetes.notReadyTimeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(kubernetes.storageSize()).isEqualTo("100Gi");
+        assertThat(kubernetes.utilityImage()).isEqualTo("busybox:1.36");
         assertThat(config.limits().gracePeriod()).isEqualTo(Duration.ofSeconds(30));
     }
 }

@@ -1,5 +1,7 @@
 package io.slipstream.server.control;
 
+import static io.slipstream.model.testing.Runs.aRun;
+import static io.slipstream.model.testing.Runs.anInstance;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,12 +16,14 @@ import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
-import io.slipstream.server.support.FakeExecutor;
+import io.slipstream.executor.testing.FakeExecutor;
+import io.slipstream.model.testing.Runs;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
-import io.slipstream.store.jdbc.JdbcStore;
+import io.slipstream.store.memory.InMemoryStore;
 import io.slipstream.testing.TestingClock;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,13 +32,9 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-/** The control loop driven one cycle at a time, over a real store and a scripted executor. */
+/** The control loop driven one cycle at a time, over an in-memory store (held to the store contract) and a scripted executor. */
 class ControlLoopTest {
-    @TempDir
-    Path dataDir;
-
     private final TestingClock clock = new TestingClock();
     private Store store;
     private FakeExecutor executor;
@@ -43,7 +43,7 @@ class ControlLoopTest {
 
     @BeforeEach
     void setUp() {
-        store = JdbcStore.openH2(dataDir);
+        store = new InMemoryStore(); // the store itself is held to its contract elsewhere
         store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
         executor = new FakeExecutor(clock, 2, 8);
         loop = newLoop();
@@ -59,9 +59,7 @@ class ControlLoopTest {
     }
 
     private RunId submit(JobSpec spec) {
-        RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, spec, clock.instant());
-        clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return submitIn("team-a", spec);
     }
 
     private RunRecord run(RunId id) {
@@ -244,9 +242,9 @@ class ControlLoopTest {
     }
 
     private RunId submitIn(String workspace, JobSpec spec) {
-        RunRecord run = RunRecord.queued(RunId.newFor("job"), workspace, "job", 1, spec, clock.instant());
+        RunRecord run = aRun().workspace(workspace).spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null)).id();
+        return store.createRun(run, Runs.created(run)).id();
     }
 
     @Test
@@ -327,7 +325,7 @@ class ControlLoopTest {
         loop.cycle();
         loop.cycle();
         assertThat(run(second).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
-        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains("Promoted");
+        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains(EventType.Promoted);
     }
 
     @Test
@@ -368,8 +366,7 @@ class ControlLoopTest {
         // A server crashed after admitting a run (STARTING, instances PENDING) and launching only its first instance.
         RunId id = submit(aJob("job").replicas(2).spec());
         RunRecord starting = store.updateRun(run(id).admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", clock.instant()));
-        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(id, 1, 0), "main", 0, "node-1", List.of()),
-                InstanceRecord.pending(new InstanceId(id, 1, 1), "main", 1, "node-1", List.of())));
+        store.createInstances(anInstance(starting).gang(2));
         executor.pretendLaunched(new io.slipstream.executor.LaunchSpec(new InstanceId(id, 1, 0), "main-0", "node-1", List.of(), List.of("true"),
                 Map.of(), null, null));
         store.updateRun(starting.withCancelRequestedAt(clock.instant()));
@@ -647,7 +644,7 @@ class ControlLoopTest {
         assertThat(executor.launched()).hasSize(3);
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
         assertThat(instances(id).get(0).readyAt()).isNotNull();
-        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains("InstanceReady");
+        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains(EventType.InstanceReady);
     }
 
     @Test

@@ -37,7 +37,7 @@ class KubernetesRunTest {
         Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
         kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, null, Map.of(), null,
                 Duration.ofSeconds(2), null, null, null, null, List.of(), "http://slipstream.slipstream.svc:8080");
-        server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
+        server = TestServer.start(root.resolve("data"), config -> config.withExecutor(kubernetes));
         admin = server.adminToken();
         server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
     }
@@ -124,7 +124,7 @@ class KubernetesRunTest {
         List<String> before = podUids(run);
         server.close(); // the control plane goes away; its pods run on
 
-        server = TestServer.start(root.resolve("data"), config -> config.withKubernetes(kubernetes));
+        server = TestServer.start(root.resolve("data"), config -> config.withExecutor(kubernetes));
         JsonNode adopted = server.awaitState(admin, run, "RUNNING");
         assertThat(adopted.get("attempt").asInt()).isEqualTo(1);
         assertThat(podUids(run)).isEqualTo(before);

@@ -20,7 +20,7 @@ class ContainmentTest {
 
     @Test
     void withoutARunUidTheRunsEventsSayThatDetachedProcessesCanOutliveIt() {
-        try (TestServer server = TestServer.start(dataDir, config -> config.withIsolation(Isolation.Mode.off))) {
+        try (TestServer server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withIsolation(Isolation.Mode.off)))) {
             String admin = server.adminToken();
             server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
             String run = server.post("/api/v1/runs", admin, JOB).json().get("id").asString();

@@ -218,8 +218,8 @@ class HostileTenantTest {
     void aServerRefusesAUidRangeAnotherServerHolds(@TempDir Path otherData) throws Exception {
         String range = Files.readString(dataDir.resolve("uid-range")).trim().split(" ")[0];
         long first = Long.parseLong(range);
-        Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> TestServer.start(otherData, config -> config.withInstances(
-                config.instances().withUidRange(new io.slipstream.executor.local.UidRangeClaims.Range((int) first + 10, 100)))));
+        Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> TestServer.start(otherData, config -> config.withExecutor(
+                config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withUidRange(new io.slipstream.executor.local.UidRangeClaims.Range((int) first + 10, 100)))));
         assertThat(refused).hasMessageContaining("overlaps").hasMessageContaining(dataDir.toString());
     }
 

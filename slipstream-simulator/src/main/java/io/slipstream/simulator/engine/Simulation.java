@@ -1,7 +1,9 @@
 package io.slipstream.simulator.engine;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.scheduler.ActiveRun;
@@ -109,20 +111,20 @@ public final class Simulation {
         }
         this.preemptedByTenant = new int[tenantNames.size()];
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
-        Map<String, String> quotaIds = new HashMap<>();
+        Map<String, QuotaId> quotaIds = new HashMap<>();
         for (TraceJob job : trace.jobs()) {
             List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances(), key -> requests(job));
             IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
-            // One string per quota: the core looks quotas up by id many times per cycle.
-            String quota = quotaIds.computeIfAbsent(job.tenant(), Policy::quotaOf);
+            // One id per quota: the core looks quotas up by id many times per cycle.
+            QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), Policy::quotaOf);
             PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
             SimJob simJob = new SimJob(job, tenantIndex.get(job.tenant()), pending);
             jobs.add(simJob);
             byId.put(id, simJob);
         }
         long[] quotaGpus = new long[tenantNames.size()];
-        Map<String, QuotaState> quotas = new HashMap<>();
+        Map<QuotaId, QuotaState> quotas = new HashMap<>();
         policy.quotas().forEach(q -> quotas.put(q.id(), q));
         for (int i = 0; i < tenantNames.size(); i++) {
             QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
@@ -273,7 +275,7 @@ public final class Simulation {
                 job.inQuota = true;
                 recorder.promote(job.tenant, job.gpus());
             } else if (decision instanceof Decision.Wait wait) {
-                if (job.entitledAt < 0 && (wait.reason().equals("WaitingForReclaim") || wait.reason().equals("WaitingForResources"))) {
+                if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
                     // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
                     job.entitledAt = Math.max(job.queuedSince, changedAt);
                 }
@@ -387,7 +389,7 @@ public final class Simulation {
         double allocated = 0;
         double borrowed = 0;
         List<TenantResult> tenantResults = new ArrayList<>();
-        Map<String, QuotaState> quotas = new HashMap<>();
+        Map<QuotaId, QuotaState> quotas = new HashMap<>();
         policy.quotas().forEach(q -> quotas.put(q.id(), q));
         for (int i = 0; i < tenants; i++) {
             allocated += recorder.allocatedGpuMs[i];

@@ -1,5 +1,6 @@
 package io.slipstream.simulator.input;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problems;
@@ -266,7 +267,7 @@ public final class ExperimentReader {
         StringBuilder note = new StringBuilder("quotas proportional to " + rule + " under " + QuotaFiles.SHARED_ROOT + ":");
         for (QuotaState quota : quotas) {
             if (quota.parent() != null) {
-                note.append(' ').append(quota.id().replace("/gpus", "")).append('=').append(quota.min().gpu());
+                note.append(' ').append(quota.id().toString().replace("/gpus", "")).append('=').append(quota.min().gpu());
             }
         }
         if (!notes.contains(note.toString())) {
@@ -283,7 +284,7 @@ public final class ExperimentReader {
     }
 
     private static void checkTenants(Trace trace, List<QuotaState> quotas, String path, Problems problems) {
-        Set<String> ids = new HashSet<>();
+        Set<QuotaId> ids = new HashSet<>();
         quotas.forEach(q -> ids.add(q.id()));
         for (String tenant : trace.tenants()) {
             if (!ids.contains(Policy.quotaOf(tenant))) {

@@ -1,5 +1,6 @@
 package io.slipstream.simulator.input;
 
+import io.slipstream.api.run.QuotaId;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.spec.IdleMode;
@@ -44,7 +45,8 @@ public record Policy(
     }
 
     /** The quota a trace tenant's jobs are charged to: the tenant itself when it names one, else {@code <tenant>/gpus}. */
-    public static String quotaOf(String tenant) {
-        return tenant.contains("/") ? tenant : tenant + "/gpus";
+    public static QuotaId quotaOf(String tenant) {
+        int slash = tenant.indexOf('/');
+        return slash < 0 ? new QuotaId(tenant, "gpus") : new QuotaId(tenant.substring(0, slash), tenant.substring(slash + 1));
     }
 }

@@ -1,5 +1,6 @@
 package io.slipstream.simulator.input;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problems;
@@ -26,7 +27,7 @@ import tools.jackson.databind.JsonNode;
 /** Quotas for a simulation: read from the server's own Quota documents, or derived from the trace. */
 public final class QuotaFiles {
     /** The root of derived quotas: every tenant's quota sits under it, so they lend to each other. */
-    public static final String SHARED_ROOT = "shared/gpus";
+    public static final QuotaId SHARED_ROOT = new QuotaId("shared", "gpus");
 
     private QuotaFiles() {
     }
@@ -51,7 +52,7 @@ public final class QuotaFiles {
             }
         }
         problems.throwIfAny("the quotas in " + file + " are not valid");
-        Set<String> ids = new TreeSet<>();
+        Set<QuotaId> ids = new TreeSet<>();
         quotas.forEach(q -> ids.add(q.id()));
         for (QuotaState quota : quotas) {
             if (quota.parent() != null && !ids.contains(quota.parent())) {

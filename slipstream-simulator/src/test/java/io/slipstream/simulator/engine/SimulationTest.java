@@ -3,6 +3,7 @@ package io.slipstream.simulator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
@@ -129,6 +130,6 @@ class SimulationTest {
     }
 
     private static QuotaState quota(String id, String parent, int gpus) {
-        return new QuotaState(id, QuotaType.General, null, parent, new Resources(0, 0, gpus, null), null, WithinQuota.Never);
+        return new QuotaState(QuotaId.parse(id), QuotaType.General, null, parent == null ? null : QuotaId.parse(parent), new Resources(0, 0, gpus, null), null, WithinQuota.Never);
     }
 }

@@ -3,6 +3,7 @@ package io.slipstream.simulator.input;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.spec.IdleMode;
@@ -34,7 +35,7 @@ class CsvTraceTest {
         assertThat(second.gpus()).isEqualTo(8);
         assertThat(second.totalGpus()).isEqualTo(16);
         assertThat(second.idleMode()).isEqualTo(IdleMode.OnlyIdle);
-        assertThat(Policy.quotaOf(second.tenant())).isEqualTo("vision/gpus");
+        assertThat(Policy.quotaOf(second.tenant())).isEqualTo(QuotaId.parse("vision/gpus"));
     }
 
     @Test

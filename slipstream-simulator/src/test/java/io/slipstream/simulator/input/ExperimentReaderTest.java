@@ -32,7 +32,7 @@ class ExperimentReaderTest {
         assertThat(onNotice.checkpointInterval()).isEqualTo(Duration.ofMinutes(10)); // from defaults
         assertThat(onNotice.schedulingInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(experiment.policies().get(0).idleMode()).isEqualTo(IdleMode.Disabled);
-        assertThat(onNotice.quotas()).extracting(QuotaState::id).contains("vision/gpus", "speech/gpus");
+        assertThat(onNotice.quotas()).extracting(q -> q.id().toString()).contains("vision/gpus", "speech/gpus");
     }
 
     @Test

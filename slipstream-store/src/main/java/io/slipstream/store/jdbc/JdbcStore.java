@@ -10,15 +10,17 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Document;
-import io.slipstream.api.spec.Documents;
 import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
+import io.slipstream.api.spec.StoredSpecs;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
 import io.slipstream.model.FaultState;
+import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.LaunchFailure;
 import io.slipstream.store.NodeDown;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
@@ -292,7 +294,7 @@ public final class JdbcStore implements Store {
     }
 
     private static StoredDocument document(ResultSet rs, StatementContext ctx) throws SQLException {
-        Document<?> document = Documents.readStored(Json.mapper().readTree(rs.getString("body")));
+        Document<?> document = StoredSpecs.read(Json.mapper().readTree(rs.getString("body")));
         return new StoredDocument(document, rs.getLong("version"), instant(rs, "created_at"), instant(rs, "updated_at"));
     }
 
@@ -484,10 +486,10 @@ public final class JdbcStore implements Store {
             }
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
-                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, preemptions, overrides, schedule_time, "
+                    + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
                     + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
-                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
+                    + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
                     + ":attemptStarted, :priorRuntime, :faults, :active, :version)"), stored)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
@@ -572,7 +574,7 @@ public final class JdbcStore implements Store {
         RunRecord next = run.withVersion(run.version() + 1);
         int updated = withHandle(h -> bindRun(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
-                + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, preemptions = :preemptions, "
+                + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, capacity_reclaimed = :capacityReclaimed, preemptions = :preemptions, "
                 + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, faults = :faults, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
@@ -591,6 +593,7 @@ public final class JdbcStore implements Store {
                 .bind("attempt", run.attempt())
                 .bind("realTimeResources", run.realTimeResources() == null ? null : run.realTimeResources().name())
                 .bind("reclaimFor", run.reclaimFor() == null ? null : run.reclaimFor().value())
+                .bind("capacityReclaimed", run.capacityReclaimed())
                 .bind("preemptions", run.preemptions())
                 .bind("priorRuntime", run.priorRuntimeMillis())
                 .bind("faults", run.faults().equals(FaultState.NONE) ? null : Json.mapper().writeValueAsString(run.faults()))
@@ -608,7 +611,7 @@ public final class JdbcStore implements Store {
     }
 
     private static RunRecord run(ResultSet rs, StatementContext ctx) throws SQLException {
-        JobSpec spec = (JobSpec) Documents.readStored(Json.mapper().readTree(rs.getString("spec"))).spec();
+        JobSpec spec = StoredSpecs.readJob(Json.mapper().readTree(rs.getString("spec")));
         String outcome = rs.getString("outcome");
         String where = rs.getString("real_time_resources");
         String reclaimFor = rs.getString("reclaim_for");
@@ -616,8 +619,9 @@ public final class JdbcStore implements Store {
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "cancel_requested_at"), where == null ? null : RealTimeResources.valueOf(where),
-                reclaimFor == null ? null : new RunId(reclaimFor), rs.getInt("preemptions"), origin(rs), instant(rs, "attempt_started_at"),
-                rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")), rs.getLong("version"));
+                reclaimFor == null ? null : new RunId(reclaimFor), rs.getBoolean("capacity_reclaimed"), origin(rs), instant(rs, "attempt_started_at"),
+                rs.getLong("prior_runtime_millis"), faults(rs.getString("faults")).withPreemptionsAtLeast(rs.getInt("preemptions")),
+                rs.getLong("version"));
     }
 
     private static FaultState faults(String json) {
@@ -732,9 +736,10 @@ public final class JdbcStore implements Store {
             for (InstanceRecord instance : instances) {
                 InstanceRecord next = instance.withVersion(1);
                 bindInstance(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
-                        + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, active, version) VALUES (:runId, :attempt, "
-                        + ":rank, :nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, "
-                        + ":ready, :active, :version)"),
+                        + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
+                        + "launch_failure, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
+                        + ":exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, :launchFailure, "
+                        + ":active, :version)"),
                         next).execute();
                 stored.add(next);
             }
@@ -780,7 +785,8 @@ public final class JdbcStore implements Store {
         InstanceRecord next = instance.withVersion(instance.version() + 1);
         int updated = withHandle(h -> bindInstance(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
-                + "endpoint = :endpoint, ready_at = :ready, active = :active, version = :version "
+                + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
+                + "launch_failure = :launchFailure, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute());
@@ -802,6 +808,8 @@ public final class JdbcStore implements Store {
                 .bind("reason", truncate(instance.reason(), 1024))
                 .bind("handle", Json.mapper().writeValueAsString(new LinkedHashMap<>(instance.handle())))
                 .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
+                .bind("probeFailure", truncate(instance.probeFailure(), 1024))
+                .bind("launchFailure", instance.launchFailure() == null ? null : instance.launchFailure().name())
                 .bind("active", !instance.state().isFinal())
                 .bind("version", instance.version());
         if (instance.exitCode() == null) {
@@ -811,6 +819,7 @@ public final class JdbcStore implements Store {
         }
         time(statement, "started", instance.startedAt());
         time(statement, "ready", instance.readyAt());
+        time(statement, "stopRequested", instance.stopRequestedAt());
         return time(statement, "finished", instance.finishedAt());
     }
 
@@ -826,7 +835,8 @@ public final class JdbcStore implements Store {
                 Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
                 instant(rs, "started_at"), instant(rs, "finished_at"),
                 rs.getString("endpoint") == null ? null : Json.mapper().readValue(rs.getString("endpoint"), Endpoint.class),
-                instant(rs, "ready_at"), rs.getLong("version"));
+                instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
+                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getLong("version"));
     }
 
     // --- events ---
@@ -836,7 +846,7 @@ public final class JdbcStore implements Store {
         long seq = withHandle(h -> time(h.createUpdate("INSERT INTO run_events (run_id, event_time, type, state, reason, message, instance) "
                         + "VALUES (:runId, :time, :type, :state, :reason, :message, :instance)")
                 .bind("runId", event.runId().value())
-                .bind("type", event.type())
+                .bind("type", event.type().name())
                 .bind("state", event.state())
                 .bind("reason", truncate(event.reason(), 1024))
                 .bind("message", truncate(event.message(), 4096))
@@ -854,7 +864,7 @@ public final class JdbcStore implements Store {
                 .bind("after", afterSeq)
                 .bind("limit", limit)
                 .map((rs, ctx) -> new RunEvent(rs.getLong("seq"), new RunId(rs.getString("run_id")), instant(rs, "event_time"),
-                        rs.getString("type"), rs.getString("state"), rs.getString("reason"), rs.getString("message"),
+                        EventType.valueOf(rs.getString("type")), rs.getString("state"), rs.getString("reason"), rs.getString("message"),
                         rs.getString("instance")))
                 .list());
     }

@@ -3,6 +3,7 @@ package io.slipstream.store.jdbc;
 import static io.slipstream.testing.JobBuilder.aJob;
 
 import io.slipstream.api.run.RunId;
+import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
@@ -19,7 +20,7 @@ public final class H2Writer {
         int count = Integer.parseInt(args[1]);
         for (int i = 0; i < count; i++) {
             RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
-            store.createRun(run, RunEvent.of(run.id(), run.createdAt(), "StateChanged", "QUEUED", "Submitted", null, null));
+            store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
             System.out.println("acked " + run.id());
         }
         System.out.println("done");

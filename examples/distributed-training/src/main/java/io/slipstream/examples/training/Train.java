@@ -1,7 +1,5 @@
 package io.slipstream.examples.training;
 
-import io.slipstream.api.codec.Json;
-import io.slipstream.api.run.ClusterMetadata;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -18,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import io.slipstream.sdk.ClusterMetadata;
 import io.slipstream.sdk.Preemption;
 import io.slipstream.sdk.Slipstream;
 
@@ -198,7 +197,7 @@ public final class Train {
             return new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, "local", "local", "local", 1, 1, "InParallel",
                     new ClusterMetadata.Address("127.0.0.1", 0), java.util.List.of(self), java.util.List.of());
         }
-        return Json.mapper().readValue(Files.readString(Path.of(file)), ClusterMetadata.class);
+        return ClusterMetadata.read(Path.of(file));
     }
 
     /** Tells the startup probe (see job.yaml) that this rank accepts connections. */

@@ -1,0 +1,21 @@
+package io.slipstream.api.run;
+
+/** Why a queued run is not admitted yet. Shown by name in a run's {@code queue.reason}. */
+public enum WaitReason {
+    /** Its quota's guarantee has room, but the nodes are busy; nodes are held for it. */
+    WaitingForResources,
+    /** Runs on borrowed capacity are stopping to give its quota's capacity back. */
+    WaitingForReclaim,
+    /** Its quota is full. */
+    WaitingForQuota,
+    /** It may only borrow, and nothing idle fits it now. */
+    WaitingForIdleCapacity,
+    /** Admitting it would exceed its quota's max. */
+    ExceedsQuotaMax,
+    /** The quota it names does not exist. */
+    QuotaNotFound,
+    /** No node can ever hold its largest instance. */
+    NoNodeFits,
+    /** It was restarted after a fault and waits out its backoff. */
+    BackingOff
+}

@@ -1,0 +1,239 @@
+package io.slipstream.executor.local;
+
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.Names;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.SpecReader;
+import io.slipstream.executor.ConfigValues;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorContext;
+import io.slipstream.executor.ExecutorFactory;
+import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.executor.NodeInfo;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * {@code executor: local} (the default): every instance an OS process on this machine, over the nodes of
+ * {@code nodes:}, under a uid of its run's own when the server can ({@code instances.isolation}).
+ */
+public final class LocalExecutorFactory implements ExecutorFactory {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalExecutorFactory.class);
+    private static final Pattern UID_RANGE = Pattern.compile("(\\d{4,10})-(\\d{4,10})");
+
+    private final Supplier<NodeInfo> machine;
+
+    /** The factory {@link java.util.ServiceLoader} makes: {@code nodes: auto} describes this machine. */
+    public LocalExecutorFactory() {
+        this(MachineNode::detect);
+    }
+
+    /** @param machine describes this machine, for {@code nodes: auto} (tests need no nvidia-smi) */
+    public LocalExecutorFactory(Supplier<NodeInfo> machine) {
+        this.machine = machine;
+    }
+
+    @Override
+    public String name() {
+        return LocalExecutorSettings.NAME;
+    }
+
+    @Override
+    public Set<String> configFields() {
+        return Set.of("nodes", "instances.inheritEnv", "instances.isolation", "instances.uidRange", "instances.uidClaims",
+                "instances.logLimit", "instances.maxProcessesPerRun");
+    }
+
+    @Override
+    public LocalExecutorSettings read(FieldReader config) {
+        Problems problems = config.problems();
+        LocalExecutorSettings settings = LocalExecutorSettings.defaults();
+        settings = settings.withNodes(readNodes(config, settings.nodes(), problems));
+        FieldReader instances = config.object("instances", false);
+        if (instances != null) {
+            List<JsonNode> names = instances.array("inheritEnv", false, 256);
+            if (names != null) {
+                List<String> list = new ArrayList<>();
+                for (int i = 0; i < names.size(); i++) {
+                    if (!names.get(i).isString() || !names.get(i).asString().matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                        problems.add(instances.pathOf("inheritEnv") + "[" + i + "]", "must be an environment variable name");
+                    } else {
+                        list.add(names.get(i).asString());
+                    }
+                }
+                settings = settings.withInheritEnv(list);
+            }
+            Isolation.Mode mode = instances.enumValue("isolation", Isolation.Mode.class, false);
+            settings = mode == null ? settings : settings.withIsolation(mode);
+            UidRangeClaims.Range range = readUidRange(instances, problems);
+            settings = range == null ? settings : settings.withUidRange(range);
+            Path claims = ConfigValues.absolutePath(instances, "uidClaims");
+            settings = claims == null ? settings : settings.withUidClaims(claims);
+            Long logLimit = ConfigValues.size(instances, "logLimit");
+            settings = logLimit == null ? settings : settings.withLogLimit(logLimit);
+            Long processes = instances.integer("maxProcessesPerRun", false, 64, 4_194_304);
+            settings = processes == null ? settings : settings.withMaxProcessesPerRun(processes.intValue());
+            instances.finish();
+        }
+        return settings;
+    }
+
+    @Override
+    public Executor create(ExecutorSettings settings, ExecutorContext context) {
+        LocalExecutorSettings local = (LocalExecutorSettings) settings;
+        Path dataDir = context.dataDir();
+        Isolation isolation = isolation(local, dataDir);
+        return new LocalProcessExecutor(dataDir.resolve("instances"), local.nodes(), local.inheritEnv(), isolation,
+                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), context.clock());
+    }
+
+    /**
+     * Instances run under uids of their own when they can; otherwise they could read the store and the admin token,
+     * which is said loudly (or, with {@code isolation: on}, refused).
+     */
+    static Isolation isolation(LocalExecutorSettings settings, Path dataDir) {
+        Isolation.Mode mode = settings.isolation();
+        if (mode == Isolation.Mode.off) {
+            LOG.warn("instance isolation is off: every job runs as this server's user and can read its data directory");
+            return Isolation.off();
+        }
+        String obstacle = Isolation.obstacle(dataDir);
+        if (obstacle != null) {
+            if (mode == Isolation.Mode.on) {
+                throw new IllegalStateException("instances cannot be isolated: " + obstacle);
+            }
+            LOG.warn("instances run as this server's user and can read its data directory, the admin token included, because {}",
+                    obstacle);
+            return Isolation.off();
+        }
+        allowPassingThrough(dataDir); // instances' uids reach their directories through it, and see nothing else
+        Isolation isolation = UidRangeClaims.claim(settings.uidClaims(), dataDir, settings.uidRange());
+        LOG.info("instances run under uids of their own, from the range {}-{} this server holds ({})", isolation.firstUid(),
+                isolation.firstUid() + isolation.uidCount() - 1, settings.uidClaims());
+        return isolation;
+    }
+
+    private static void allowPassingThrough(Path dir) {
+        try {
+            var permissions = Files.getPosixFilePermissions(dir);
+            permissions.add(PosixFilePermission.GROUP_EXECUTE);
+            permissions.add(PosixFilePermission.OTHERS_EXECUTE);
+            Files.setPosixFilePermissions(dir, permissions);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open " + dir + " for passing through", e);
+        }
+    }
+
+    /** {@code uidRange: "200000-265535"}, or null if absent or wrong (the problem is recorded). */
+    private static UidRangeClaims.Range readUidRange(FieldReader instances, Problems problems) {
+        String range = instances.string("uidRange", false, 32);
+        if (range == null) {
+            return null;
+        }
+        Matcher m = UID_RANGE.matcher(range);
+        long from = m.matches() ? Long.parseLong(m.group(1)) : -1;
+        long to = m.matches() ? Long.parseLong(m.group(2)) : -1;
+        if (from < 1000 || to < from || to >= Integer.MAX_VALUE) {
+            problems.add(instances.pathOf("uidRange"), "must be FIRST-LAST with 1000 <= FIRST <= LAST, e.g. 200000-265535");
+            return null;
+        }
+        return new UidRangeClaims.Range((int) from, (int) (to - from + 1));
+    }
+
+    private List<NodeInfo> readNodes(FieldReader config, List<NodeInfo> fallback, Problems problems) {
+        JsonNode value = config.get("nodes");
+        if (value == null) {
+            return fallback;
+        }
+        String path = config.pathOf("nodes");
+        if (value.isString() && value.asString().equals("auto")) {
+            return List.of(machine.get());
+        }
+        List<JsonNode> items = config.array("nodes", false, 10_000);
+        if (items == null) {
+            problems.add(path, "must be 'auto' or a list of node declarations");
+            return fallback;
+        }
+        List<NodeInfo> nodes = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < items.size(); i++) {
+            FieldReader node = FieldReader.of(items.get(i), path + "[" + i + "]", problems);
+            String name = node.string("name", false, 63);
+            String prefix = node.string("namePrefix", false, 50);
+            Long count = node.integer("count", false, 1, 10_000);
+            Resources capacity = readCapacity(node, problems);
+            Map<String, String> labels = new LinkedHashMap<>();
+            var entries = node.entries("labels", false, 64);
+            if (entries != null) {
+                entries.forEach(e -> labels.put(e.getKey(), e.getValue().asString()));
+            }
+            node.finish();
+            if (name == null && prefix == null) {
+                problems.add(node.pathOf("name"), "give a name, or a namePrefix and a count");
+                continue;
+            }
+            if (name != null && (prefix != null || count != null)) {
+                problems.add(node.pathOf("name"), "give either name, or namePrefix with count, not both");
+                continue;
+            }
+            if (capacity == null) {
+                continue;
+            }
+            List<String> nodeNames = new ArrayList<>();
+            if (name != null) {
+                nodeNames.add(name);
+            } else {
+                for (int k = 1; k <= (count == null ? 1 : count); k++) {
+                    nodeNames.add(prefix + "-" + k);
+                }
+            }
+            for (String nodeName : nodeNames) {
+                String problem = Names.dnsLabelProblem(nodeName);
+                if (problem != null) {
+                    problems.add(node.pathOf(name != null ? "name" : "namePrefix"), problem);
+                    break;
+                }
+                if (!names.add(nodeName)) {
+                    problems.add(node.path(), "node " + nodeName + " is declared twice");
+                    break;
+                }
+                nodes.add(new NodeInfo(nodeName, capacity, null, labels));
+            }
+        }
+        if (items.isEmpty()) {
+            problems.add(path, "must declare at least one node");
+        }
+        return nodes;
+    }
+
+    private static Resources readCapacity(FieldReader node, Problems problems) {
+        int before = problems.list().size();
+        Long milliCpu = SpecReader.readCpu(node, true, 1, Long.MAX_VALUE / 2);
+        Long memory = SpecReader.readMemory(node, true, 1, Long.MAX_VALUE / 2);
+        Long gpu = node.integer("gpu", false, 0, 1024);
+        String gpuModel = node.string("gpuModel", false, 128);
+        if (gpu != null && gpu > 0 && gpuModel == null) {
+            problems.add(node.pathOf("gpuModel"), "is required when the node has GPUs");
+        }
+        if (problems.list().size() > before || milliCpu == null || memory == null) {
+            return null;
+        }
+        return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
+    }
+}

@@ -1,0 +1,118 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.api.problem.Problem;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorContext;
+import io.slipstream.executor.ExecutorFactory;
+import io.slipstream.executor.NodeInfo;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The local executor's part of the config file: {@code nodes:} and its fields of {@code instances:}. */
+class LocalExecutorFactoryTest {
+    private static final NodeInfo MACHINE = new NodeInfo("this-machine", new Resources(16_000, 128L << 30, 1, "nvidia-h200"),
+            List.of("GPU-0a1b"), Map.of());
+    private final LocalExecutorFactory factory = new LocalExecutorFactory(() -> MACHINE);
+    private final Problems problems = new Problems();
+
+    /** What the server hands the factory: a view of the config file with the executor's fields only. */
+    private LocalExecutorSettings read(String yaml) {
+        return factory.read(FieldReader.of(DocumentParser.parseOne(yaml.getBytes(StandardCharsets.UTF_8)), "", problems));
+    }
+
+    @Test
+    void theServiceLoaderFindsItByName() {
+        assertThat(ServiceLoader.load(ExecutorFactory.class).stream().map(p -> p.get().name())).contains("local");
+        assertThat(factory.configFields()).contains("nodes", "instances.isolation", "instances.logLimit")
+                .doesNotContain("instances.gracePeriod");
+    }
+
+    @Test
+    void anEmptyBlockIsTheDefaults() {
+        assertThat(read("{}")).isEqualTo(LocalExecutorSettings.defaults());
+        assertThat(problems.list()).isEmpty();
+        assertThat(LocalExecutorSettings.defaults().nodes()).extracting(NodeInfo::name).containsExactly("node-1", "node-2", "node-3", "node-4");
+        assertThat(LocalExecutorSettings.defaults().isolation()).isEqualTo(Isolation.Mode.auto);
+    }
+
+    @Test
+    void readsItsFields() {
+        LocalExecutorSettings settings = read("""
+                nodes:
+                  - {namePrefix: gpu, count: 2, cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
+                instances: {inheritEnv: [PATH], isolation: "on", uidRange: 300000-300999, uidClaims: /srv/uids, logLimit: 2Gi,
+                            maxProcessesPerRun: 2048}
+                """);
+        assertThat(problems.list()).isEmpty();
+        assertThat(settings.nodes()).extracting(NodeInfo::name).containsExactly("gpu-1", "gpu-2");
+        assertThat(settings.inheritEnv()).containsExactly("PATH");
+        assertThat(settings.isolation()).isEqualTo(Isolation.Mode.on);
+        assertThat(settings.uidRange()).isEqualTo(new UidRangeClaims.Range(300_000, 1000));
+        assertThat(settings.uidClaims()).isEqualTo(Path.of("/srv/uids"));
+        assertThat(settings.logLimit()).isEqualTo(2L << 30);
+        assertThat(settings.maxProcessesPerRun()).isEqualTo(2048);
+        assertThat(read("nodes: auto\n").nodes()).containsExactly(MACHINE);
+    }
+
+    @Test
+    void everyMistakeIsNamedWithItsPath() {
+        read("""
+                nodes:
+                  - {name: Bad_Name, cpu: 1, memory: 1Gi}
+                  - {name: n, cpu: -2, memory: lots, gpu: 4}
+                  - {namePrefix: n, count: 1, name: m, cpu: 1, memory: 1Gi, colour: blue}
+                instances: {inheritEnv: ["1X"], isolation: sometimes, uidRange: 5-3, uidClaims: relative, logLimit: 1Ki,
+                            maxProcessesPerRun: 1}
+                """);
+        assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder(
+                "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name", "nodes[2].colour",
+                "instances.inheritEnv[0]", "instances.isolation", "instances.uidRange", "instances.uidClaims", "instances.logLimit",
+                "instances.maxProcessesPerRun");
+    }
+
+    @Test
+    void createsAnExecutorOverItsNodes(@TempDir Path dataDir) throws Exception {
+        LocalExecutorSettings settings = LocalExecutorSettings.defaults().withIsolation(Isolation.Mode.off)
+                .withNodes(List.of(new NodeInfo("only", new Resources(1000, 1L << 30, 0, null), null, Map.of())));
+        ExecutorContext context = new ExecutorContext() {
+            @Override
+            public Path dataDir() {
+                return dataDir;
+            }
+
+            @Override
+            public Clock clock() {
+                return Clock.systemUTC();
+            }
+
+            @Override
+            public Optional<Path> instanceTools() {
+                return Optional.empty();
+            }
+        };
+        try (Executor executor = factory.create(settings, context)) {
+            assertThat(executor).isInstanceOf(LocalProcessExecutor.class);
+            assertThat(executor.nodes()).extracting(NodeInfo::name).containsExactly("only");
+        }
+    }
+
+    @Test
+    void theExecutorChangesNoSystemProperty(@TempDir Path root) {
+        String before = System.getProperty("jdk.lang.Process.launchMechanism");
+        new LocalProcessExecutor(root, List.of(), List.of(), Clock.systemUTC()).close();
+        assertThat(System.getProperty("jdk.lang.Process.launchMechanism")).isEqualTo(before);
+    }
+}

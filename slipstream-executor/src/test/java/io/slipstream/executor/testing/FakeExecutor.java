@@ -1,0 +1,386 @@
+package io.slipstream.executor.testing;
+
+import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.Activity;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Consumer;
+
+/**
+ * An executor that runs nothing: an instance is a record that lives from its launch until the test (or, when
+ * {@link Mode#LIFELIKE}, a {@link #terminate}) ends it. What it "prints" and "reports as progress" is what the test
+ * gives it ({@link #log}, {@link #print}, {@link #activity(InstanceId, Activity)}). Every call is recorded for assertions.
+ *
+ * <p>Instances live in a {@link Cluster}: executors made over the same cluster see the same instances, as a restarted
+ * control plane's executor sees the processes the previous one started.
+ *
+ * <p>{@code FakeExecutorContractTest} holds the {@link Mode#LIFELIKE} fake to {@code BaseExecutorContractTest} (where
+ * the suite needs a command really run, its {@code runsCommands()} hook says this executor runs none).
+ */
+public final class FakeExecutor implements Executor {
+    /** Whether the fake answers on its own or waits for the test. */
+    public enum Mode {
+        /**
+         * The test plays the instances: {@link #terminate} and {@link #adopt} are only recorded, and nothing is reported
+         * unless the test says so ({@link #exit}, {@link #confirmTerminated}, {@link #report}). Lets a test stop time
+         * between a request to stop and its confirmation.
+         */
+        STEERED,
+        /**
+         * Instances do as they are told at once, as the Executor contract describes: a launch reports {@code Running}, a
+         * terminate ends the instance ({@code 143}; {@code 137} with no grace period) and reports {@code Exited(terminated)},
+         * an adoption reports each instance as it is ({@code Running}, {@code Exited}, or {@code Lost} if unknown).
+         * These reports come from the executor's own thread; the test's {@link #exit} still ends an instance.
+         */
+        LIFELIKE
+    }
+
+    private final Cluster cluster;
+    private final Clock clock;
+    private final Mode mode;
+    private final List<InstanceId> terminated = new ArrayList<>();
+    private final Map<InstanceId, String> terminations = new LinkedHashMap<>();
+    private final List<Map<InstanceId, Map<String, String>>> adoptions = new ArrayList<>();
+    private final List<RunId> forgotten = new ArrayList<>();
+    private final ExecutorService reporter;
+    private volatile boolean closed;
+    private volatile Consumer<InstanceReport> listener = r -> {
+    };
+
+    /** A {@link Mode#STEERED} fake over a cluster of its own: {@code nodeCount} nodes ({@code node-1}...) with {@code gpusPerNode} GPUs. */
+    public FakeExecutor(Clock clock, int nodeCount, int gpusPerNode) {
+        this(new Cluster(nodeCount, gpusPerNode), clock, Mode.STEERED);
+    }
+
+    /** A fake over {@code cluster}: one of several over the same instances, as after a restart of the control plane. */
+    public FakeExecutor(Cluster cluster, Clock clock, Mode mode) {
+        this.cluster = cluster;
+        this.clock = clock;
+        this.mode = mode;
+        this.reporter = mode == Mode.LIFELIKE ? Executors.newSingleThreadExecutor(r -> {
+            Thread thread = new Thread(r, "fake-executor-reports");
+            thread.setDaemon(true);
+            return thread;
+        }) : null;
+    }
+
+    /**
+     * The nodes and what runs on them, shared by the fakes made over it. Thread-safe.
+     */
+    public static final class Cluster {
+        private final List<NodeInfo> nodes;
+        private final Map<InstanceId, Instance> instances = new LinkedHashMap<>();
+        private final Map<InstanceId, StringBuilder[]> logs = new ConcurrentHashMap<>();
+        private final Map<InstanceId, Activity> activities = new ConcurrentHashMap<>();
+        private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
+        private int nextPort = 30000;
+
+        /** {@code nodeCount} nodes {@code node-1}, {@code node-2}... of 32 cpus, 256 GiB and {@code gpusPerNode} GPUs of model {@code sim-gpu}. */
+        public Cluster(int nodeCount, int gpusPerNode) {
+            List<NodeInfo> list = new ArrayList<>();
+            for (int i = 1; i <= nodeCount; i++) {
+                list.add(new NodeInfo("node-" + i, new Resources(32_000, 256L << 30, gpusPerNode, "sim-gpu"), null, Map.of()));
+            }
+            this.nodes = List.copyOf(list);
+        }
+
+        /** Whether the instance this handle names was launched and has not ended. */
+        public synchronized boolean runs(Map<String, String> handle) {
+            return instances.values().stream().anyMatch(i -> i.handle.equals(handle) && i.exitCode == null);
+        }
+
+        private synchronized Instance instance(InstanceId id) {
+            return instances.get(id);
+        }
+
+        private StringBuilder log(InstanceId id, LogStream stream) {
+            return logs.computeIfAbsent(id, k -> new StringBuilder[] {new StringBuilder(), new StringBuilder()})[stream.ordinal()];
+        }
+    }
+
+    /** An instance as the fake keeps it: its spec, its handle, and its exit once it ended. */
+    private static final class Instance {
+        final LaunchSpec spec;
+        final Map<String, String> handle;
+        Integer exitCode;
+        boolean terminated;
+
+        Instance(LaunchSpec spec) {
+            this.spec = spec;
+            this.handle = handleOf(spec.id());
+        }
+    }
+
+    private static Map<String, String> handleOf(InstanceId id) {
+        return Map.of("fake", id.toString());
+    }
+
+    /** The cluster this fake runs instances on. */
+    public Cluster cluster() {
+        return cluster;
+    }
+
+    // --- steering ---
+
+    public void refuseLaunchesOn(String node) {
+        cluster.refusingNodes.add(node);
+    }
+
+    /** The instance's process "exits" with this code (reported now, on the caller's thread). */
+    public void exit(InstanceId id, int code) {
+        end(id, code, false);
+        listener.accept(new InstanceReport.Exited(id, code, false, clock.instant()));
+    }
+
+    /** Confirms that a terminated instance is gone (reported now, on the caller's thread). */
+    public void confirmTerminated(InstanceId id, int code) {
+        end(id, code, true);
+        listener.accept(new InstanceReport.Exited(id, code, true, clock.instant()));
+    }
+
+    /** Reports anything, now, on the caller's thread (the fake's instances do not change). */
+    public void report(InstanceReport report) {
+        listener.accept(report);
+    }
+
+    /** What the instance "printed" on stderr. */
+    public void log(InstanceId id, String text) {
+        print(id, LogStream.STDERR, text);
+    }
+
+    /** What the instance "printed" on {@code stream}. */
+    public void print(InstanceId id, LogStream stream, String text) {
+        StringBuilder log = cluster.log(id, stream);
+        synchronized (log) {
+            log.append(text);
+        }
+    }
+
+    /** What the instance last showed of its life. */
+    public void activity(InstanceId id, Activity activity) {
+        cluster.activities.put(id, activity);
+    }
+
+    /** Pretends that an instance was launched earlier (by a previous server that crashed before recording it). */
+    public void pretendLaunched(LaunchSpec spec) {
+        synchronized (cluster) {
+            cluster.instances.put(spec.id(), new Instance(spec));
+        }
+    }
+
+    private void end(InstanceId id, int code, boolean byTerminate) {
+        synchronized (cluster) {
+            Instance instance = cluster.instances.get(id);
+            if (instance != null && instance.exitCode == null) {
+                instance.exitCode = code;
+                instance.terminated = byTerminate;
+            }
+        }
+    }
+
+    // --- what was asked ---
+
+    /** What was launched (and not forgotten), by instance. */
+    public Map<InstanceId, LaunchSpec> launched() {
+        synchronized (cluster) {
+            Map<InstanceId, LaunchSpec> specs = new LinkedHashMap<>();
+            cluster.instances.forEach((id, instance) -> specs.put(id, instance.spec));
+            return Map.copyOf(specs);
+        }
+    }
+
+    public synchronized List<InstanceId> terminated() {
+        return List.copyOf(terminated);
+    }
+
+    /** Why, and with which grace period, each instance was told to stop. */
+    public synchronized Map<InstanceId, String> terminations() {
+        return Map.copyOf(terminations);
+    }
+
+    public synchronized List<Map<InstanceId, Map<String, String>>> adoptions() {
+        return List.copyOf(adoptions);
+    }
+
+    public synchronized List<RunId> forgotten() {
+        return List.copyOf(forgotten);
+    }
+
+    // --- the Executor ---
+
+    @Override
+    public List<NodeInfo> nodes() {
+        return cluster.nodes;
+    }
+
+    /** Every instance on 10.0.0.<node number>, ports counted up from 30000. */
+    @Override
+    public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
+        List<Integer> given = new ArrayList<>();
+        synchronized (cluster) {
+            while (given.size() < ports) {
+                int port = cluster.nextPort++;
+                if (!taken.contains(port)) {
+                    given.add(port);
+                }
+            }
+        }
+        String ip = "10.0.0." + node.substring(node.lastIndexOf('-') + 1);
+        return new Endpoint(node, node + ".cluster.local", ip, given);
+    }
+
+    @Override
+    public void setListener(Consumer<InstanceReport> listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public Map<String, String> launch(LaunchSpec spec) {
+        if (cluster.nodes.stream().noneMatch(n -> n.name().equals(spec.node()))) {
+            throw new ExecutorException("unknown node " + spec.node());
+        }
+        if (cluster.refusingNodes.contains(spec.node())) {
+            throw new ExecutorException("node " + spec.node() + " refuses launches");
+        }
+        Instance instance;
+        boolean fresh;
+        synchronized (cluster) {
+            fresh = !cluster.instances.containsKey(spec.id());
+            instance = cluster.instances.computeIfAbsent(spec.id(), id -> new Instance(spec));
+        }
+        if (fresh) {
+            later(new InstanceReport.Running(spec.id(), instance.handle, clock.instant()));
+        }
+        return instance.handle;
+    }
+
+    @Override
+    public Optional<Map<String, String>> find(InstanceId id) {
+        Instance instance = cluster.instance(id);
+        return instance == null ? Optional.empty() : Optional.of(instance.handle);
+    }
+
+    @Override
+    public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        synchronized (this) {
+            adoptions.add(Map.copyOf(handles));
+        }
+        handles.forEach((id, handle) -> later(now(id, handle)));
+    }
+
+    /** What an instance is now, as a report. */
+    private InstanceReport now(InstanceId id, Map<String, String> handle) {
+        synchronized (cluster) {
+            Instance instance = cluster.instances.get(id);
+            if (instance == null || !instance.handle.equals(handle)) {
+                return new InstanceReport.Lost(id, "no such instance on this cluster", clock.instant());
+            }
+            if (instance.exitCode == null) {
+                return new InstanceReport.Running(id, instance.handle, clock.instant());
+            }
+            return new InstanceReport.Exited(id, instance.exitCode, instance.terminated, clock.instant());
+        }
+    }
+
+    @Override
+    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        synchronized (this) {
+            terminated.add(id);
+            terminations.put(id, reason + " / " + gracePeriod);
+        }
+        if (mode == Mode.LIFELIKE) {
+            // It stops on the notice; with no grace period it is killed without one.
+            end(id, gracePeriod.isZero() ? 137 : 143, true);
+            later(now(id, handle));
+        }
+    }
+
+    @Override
+    public Activity activity(InstanceId id, Map<String, String> handle) {
+        return cluster.activities.getOrDefault(id, Activity.NONE);
+    }
+
+    @Override
+    public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
+        byte[] text = text(id, stream);
+        int from = (int) Math.min(Math.max(0, offset), text.length);
+        int to = (int) Math.min(text.length, (long) from + maxBytes);
+        return new LogChunk(Arrays.copyOfRange(text, from, to), to);
+    }
+
+    @Override
+    public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
+        byte[] text = text(id, stream);
+        int from = Math.max(0, text.length - maxBytes);
+        return new LogChunk(Arrays.copyOfRange(text, from, text.length), text.length);
+    }
+
+    private byte[] text(InstanceId id, LogStream stream) {
+        StringBuilder[] logs = cluster.logs.get(id);
+        if (logs == null) {
+            return new byte[0];
+        }
+        StringBuilder log = logs[stream.ordinal()];
+        synchronized (log) {
+            return log.toString().getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    @Override
+    public void forget(RunId runId) {
+        synchronized (cluster) {
+            cluster.instances.keySet().removeIf(id -> id.runId().equals(runId));
+        }
+        cluster.logs.keySet().removeIf(id -> id.runId().equals(runId));
+        cluster.activities.keySet().removeIf(id -> id.runId().equals(runId));
+        synchronized (this) {
+            forgotten.add(runId);
+        }
+    }
+
+    /** Stops reporting; the cluster's instances stay as they are (a fake over the same cluster adopts them). */
+    @Override
+    public void close() {
+        closed = true;
+        if (reporter != null) {
+            reporter.shutdown();
+        }
+    }
+
+    /** A report from the executor's own thread, in {@link Mode#LIFELIKE} only, unless the fake was closed. */
+    private void later(InstanceReport report) {
+        if (mode != Mode.LIFELIKE || closed) {
+            return;
+        }
+        try {
+            reporter.execute(() -> {
+                if (!closed) {
+                    listener.accept(report);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed meanwhile: a closed executor reports nothing
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package io.slipstream.model;
+
+/** What an entry of a run's history records. Stored and shown by name. */
+public enum EventType {
+    /** The run moved to another state (or, while stopping, changed why). */
+    StateChanged,
+    /** A cancel was accepted; the control loop carries it out. */
+    CancelRequested,
+    /** A queued run on idle capacity moved onto its quota's guarantee. */
+    Promoted,
+    /** A stopped attempt's work since its last checkpoint. */
+    WorkLost,
+    InstanceStarted,
+    InstanceReady,
+    InstanceProbeFailed,
+    InstanceExited,
+    InstanceLost
+}

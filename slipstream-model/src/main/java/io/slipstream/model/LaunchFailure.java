@@ -1,0 +1,20 @@
+package io.slipstream.model;
+
+/** Why an instance could not be launched: it decides whether a restart could help. */
+public enum LaunchFailure {
+    /** The executor refused or failed the launch (a node refusing, an image missing): a restart may land elsewhere. */
+    EXECUTOR_FAILED("LaunchFailed"),
+    /** A Secret its node group refers to is missing or unreadable: a restart would fail the same way. */
+    SECRETS_UNAVAILABLE("SecretUnavailable");
+
+    private final String label;
+
+    LaunchFailure(String label) {
+        this.label = label;
+    }
+
+    /** How it reads in an instance's reason. */
+    public String label() {
+        return label;
+    }
+}

@@ -1,0 +1,106 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.model.FaultState;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.NodeDown;
+import io.slipstream.store.Store;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What executors report, queued from any thread and recorded by the control loop's thread, at least once: a report
+ * is dropped only once it is applied (executors report an exit once, so losing it would strand the run). It also
+ * knows which adopted instances have not been heard of since this process started.
+ */
+final class ReportIntake {
+    private static final Logger LOG = LoggerFactory.getLogger(ReportIntake.class);
+
+    private final Store store;
+    private final Clock clock;
+    private final Runnable wakeUp;
+    private final ConcurrentLinkedQueue<InstanceReport> reports = new ConcurrentLinkedQueue<>();
+    private final Set<InstanceId> unconfirmed = ConcurrentHashMap.newKeySet();
+    private volatile Instant unconfirmedUntil = Instant.MIN;
+
+    /** @param wakeUp asks the loop for a cycle at once */
+    ReportIntake(Store store, Clock clock, Runnable wakeUp) {
+        this.store = store;
+        this.clock = clock;
+        this.wakeUp = wakeUp;
+    }
+
+    /** From any thread. */
+    void offer(InstanceReport report) {
+        reports.add(report);
+        wakeUp.run();
+    }
+
+    /** These adopted instances are awaited until {@code until}: an executor reports them within moments. */
+    void awaitAdopted(Set<InstanceId> adopted, Instant until) {
+        unconfirmed.addAll(adopted);
+        unconfirmedUntil = until;
+    }
+
+    /** The adopted instances not heard of yet; none once the wait is over (waiting longer would hide a timeout). */
+    Set<InstanceId> unconfirmed(Instant now) {
+        if (!unconfirmed.isEmpty() && now.isAfter(unconfirmedUntil)) {
+            unconfirmed.clear();
+        }
+        return Set.copyOf(unconfirmed);
+    }
+
+    /** Records every queued report; stops at the first that cannot be, to try it again next cycle. */
+    void applyAll(Map<String, NodeDown> downNodes) {
+        InstanceReport report;
+        while ((report = reports.peek()) != null) {
+            try {
+                apply(report, downNodes);
+            } catch (ConflictException e) {
+                wakeUp.run(); // the instance changed meanwhile: apply it again next cycle
+                return;
+            } catch (RuntimeException e) {
+                LOG.warn("could not record {}; retrying next cycle: {}", report, e.toString());
+                return;
+            }
+            reports.remove();
+        }
+    }
+
+    private void apply(InstanceReport report, Map<String, NodeDown> downNodes) {
+        unconfirmed.remove(report.id());
+        Optional<InstanceRecord> found = store.getInstance(report.id());
+        if (found.isEmpty()) {
+            return; // late: its run is gone
+        }
+        InstanceRecord instance = found.get();
+        NodeDown down = downNodes.get(instance.node());
+        boolean preempted = report instanceof InstanceReport.Exited exited && exited.terminated() && beingPreempted(instance);
+        InstanceReports.apply(instance, report, down == null ? null : down.reason(), preempted, clock.instant()).ifPresent(change -> {
+            if (change.event() == null) {
+                store.updateInstance(change.next());
+            } else {
+                store.inTransaction(tx -> {
+                    tx.updateInstance(change.next());
+                    return tx.appendEvent(change.event());
+                });
+            }
+            if (change.wakeUp()) {
+                wakeUp.run(); // with InOrder startup, the next node group may start
+            }
+        });
+    }
+
+    private boolean beingPreempted(InstanceRecord instance) {
+        return store.getRun(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
+    }
+}

@@ -1,0 +1,230 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunState;
+import io.slipstream.executor.Executor;
+import io.slipstream.model.EventType;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
+import io.slipstream.model.lifecycle.InstanceActivity;
+import io.slipstream.model.lifecycle.Observation;
+import io.slipstream.model.lifecycle.RunLifecycle;
+import io.slipstream.model.lifecycle.Step;
+import io.slipstream.model.lifecycle.WorkLost;
+import io.slipstream.store.Store;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes one run through the steps its lifecycle decides, in one cycle: observe what the decision needs, decide,
+ * persist what the step carries, then act (launch, stop), and decide again until the run stays. Each step is
+ * persisted before the executor is told to act, except that a stop is recorded as sent only once it was: sending
+ * it twice is harmless, never sending it would strand the run.
+ */
+final class RunSteps implements Step.Handler<Boolean> {
+    private static final Logger LOG = LoggerFactory.getLogger(RunSteps.class);
+    /**
+     * A bound, never reached by a run that behaves: each step changes something, and few follow one another, but
+     * an InOrder run without probes launches each of its node groups (up to 64) in a step of its own.
+     */
+    static final int MAX_STEPS = 128;
+
+    private final Store store;
+    private final Executor executor;
+    private final Launcher launcher;
+    private final FaultWatch faultWatch;
+    private final Clock clock;
+    private RunRecord run;
+    private List<InstanceRecord> instances;
+    /** Looked at once per cycle at most: each look costs I/O. */
+    private Map<InstanceId, InstanceActivity> activities;
+    private int launchesLeft = Launcher.LAUNCHES_PER_CYCLE;
+    private boolean deferred;
+
+    RunSteps(Store store, Executor executor, Launcher launcher, FaultWatch faultWatch, Clock clock, RunRecord run, List<InstanceRecord> instances) {
+        this.store = store;
+        this.executor = executor;
+        this.launcher = launcher;
+        this.faultWatch = faultWatch;
+        this.clock = clock;
+        this.run = run;
+        this.instances = instances;
+    }
+
+    /** Steps the run until it stays; returns it as stored afterwards. {@code seen} is the cycle's observation. */
+    RunRecord take(RunLifecycle lifecycle, Observation seen) {
+        for (int i = 0; i < MAX_STEPS && !run.state().isFinal(); i++) {
+            Step step = lifecycle.next(run, instances, observe(seen));
+            if (!step.accept(this)) {
+                return run;
+            }
+        }
+        if (!run.state().isFinal()) {
+            LOG.warn("run {}: still changing after {} steps; going on next cycle", run.id(), MAX_STEPS);
+            deferred = true;
+        }
+        return run;
+    }
+
+    /** Moves the run as the scheduler decided (a preemption), before its lifecycle takes it on. */
+    void transitionTo(RunRecord next) {
+        run = transition(next, null);
+    }
+
+    /** Whether the run has more to do that this cycle left for the next one (launches past the budget). */
+    boolean deferred() {
+        return deferred;
+    }
+
+    private Observation observe(Observation seen) {
+        RunLifecycle.Wants wants = RunLifecycle.wants(run, instances);
+        Observation observed = seen;
+        if (wants.activities()) {
+            if (activities == null && (wants.activitiesNow() || faultWatch.due(run, seen.now()))) {
+                activities = faultWatch.activities(instances);
+            }
+            observed = activities == null ? observed : observed.withActivities(activities);
+        }
+        if (wants.logsOf() != null) {
+            observed = observed.withLogLines(wants.logsOf().id(), faultWatch.lastLines(wants.logsOf()));
+        }
+        return observed;
+    }
+
+    @Override
+    public Boolean stay(Step.Stay step) {
+        return false;
+    }
+
+    @Override
+    public Boolean transition(Step.Transition step) {
+        run = transition(step.next(), null);
+        return true;
+    }
+
+    @Override
+    public Boolean recordProgress(Step.RecordProgress step) {
+        run = store.updateRun(step.next());
+        return true;
+    }
+
+    @Override
+    public Boolean terminate(Step.Terminate step) {
+        boolean changed = !step.next().equals(run);
+        if (changed) {
+            run = transition(step.next(), null);
+        }
+        if (!step.stops().isEmpty()) {
+            stop(step.stops());
+            return true;
+        }
+        return changed;
+    }
+
+    @Override
+    public Boolean loseInstances(Step.LoseInstances step) {
+        store.inTransaction(tx -> {
+            for (InstanceRecord lost : step.lost()) {
+                replace(tx.updateInstance(lost));
+                tx.appendEvent(instanceEvent(EventType.InstanceLost, lost));
+            }
+            return null;
+        });
+        return true;
+    }
+
+    @Override
+    public Boolean launch(Step.Launch step) {
+        if (launchesLeft == 0) {
+            deferred = true;
+            return false;
+        }
+        Launcher.Launched launched = launcher.launch(run, instances, step.instances(), launchesLeft);
+        instances = launched.instances();
+        launchesLeft -= launched.count();
+        deferred |= launched.count() < step.instances().size();
+        return launched.count() > 0;
+    }
+
+    @Override
+    public Boolean requeue(Step.Requeue step) {
+        run = transition(step.next(), step.workLost());
+        return true;
+    }
+
+    @Override
+    public Boolean end(Step.End step) {
+        run = transition(step.next(), step.workLost());
+        faultWatch.forget(run);
+        return false;
+    }
+
+    /**
+     * Tells each instance to stop and records, as soon as it was told, that it was (if a later one cannot be told,
+     * those told are not told again); one the executor never heard of never started.
+     */
+    private void stop(List<Step.Stop> stops) {
+        Instant now = clock.instant();
+        for (Step.Stop stop : stops) {
+            InstanceRecord instance = stop.instance();
+            if (instance.state() == InstanceState.PENDING) {
+                Optional<Map<String, String>> handle = executor.find(instance.id());
+                if (handle.isEmpty()) {
+                    InstanceRecord killed = instance.finished(InstanceState.KILLED, null, "Never started", now);
+                    store.inTransaction(tx -> {
+                        replace(tx.updateInstance(killed));
+                        return tx.appendEvent(instanceEvent(EventType.InstanceExited, killed));
+                    });
+                    continue;
+                }
+                instance = store.updateInstance(instance.running(handle.get(), now));
+                replace(instance);
+            }
+            executor.terminate(instance.id(), instance.handle(), stop.grace(), stop.reason());
+            replace(store.updateInstance(instance.stopRequested(now)));
+        }
+    }
+
+    private void replace(InstanceRecord updated) {
+        List<InstanceRecord> next = new ArrayList<>(instances.size());
+        for (InstanceRecord instance : instances) {
+            next.add(instance.id().equals(updated.id()) ? updated : instance);
+        }
+        instances = next;
+    }
+
+    /** Persists the run's change with its events (the work its attempt lost, if counted) in one transaction. */
+    private RunRecord transition(RunRecord after, WorkLost lost) {
+        RunRecord before = run;
+        Instant now = clock.instant();
+        RunRecord stored = store.inTransaction(tx -> {
+            RunRecord updated = tx.updateRun(after);
+            if (lost != null) {
+                tx.appendEvent(RunEvent.of(after.id(), now, EventType.WorkLost, before.state().name(), "AttemptStopped", lost.message(), null));
+            }
+            tx.appendEvent(RunEvent.of(after.id(), now, EventType.StateChanged, after.state().name(), after.reason(),
+                    before.state() + " -> " + after.state(), null));
+            if (before.reclaimFor() != null && after.state() != RunState.TERMINATING) {
+                // Preempted for another run and now gone: what it held is that run's.
+                tx.getRun(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
+                        .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
+            }
+            return updated;
+        });
+        LOG.info("run {}: {} -> {} ({})", after.id(), before.state(), after.state(), after.reason());
+        return stored;
+    }
+
+    private RunEvent instanceEvent(EventType type, InstanceRecord instance) {
+        return RunEvent.of(instance.id().runId(), clock.instant(), type, instance.state().name(), instance.reason(),
+                instance.exitCode() == null ? null : "exit code " + instance.exitCode(), instance.displayName());
+    }
+}
