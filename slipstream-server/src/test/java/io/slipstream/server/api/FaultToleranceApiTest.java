@@ -26,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  * {@code FaultToleranceIT} keeps the story of the real training resumed bit for bit.)
  */
 @ExtendWith(NoProcessLeftBehind.class)
-@Execution(ExecutionMode.CONCURRENT) // each test has its own server and data dir, and mostly waits on processes
+// The tests run concurrently with each other (each has its own server and data dir, and mostly waits on processes),
+// the class not with other classes: @Execution on the methods, not on the class.
 class FaultToleranceApiTest {
     private static final Path EXAMPLES = Path.of("..", "examples");
 
@@ -115,6 +116,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void failuresAreRetriedByRuleAndOthersFailTheRunAtOnce() {
         apply("""
                 apiVersion: slipstream/v1
@@ -147,6 +149,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aWorkloadThatStopsLoggingIsRestartedAsHung() {
         apply("""
                 apiVersion: slipstream/v1
@@ -173,6 +176,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRunPreemptedFiveTimesStillHasItsWholeFailureBudget() throws Exception {
         apply("""
                 apiVersion: slipstream/v1
@@ -221,6 +225,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aLostNodeRestartsTheRunElsewhereAndTheShellContractResumesFromItsCheckpoint() throws Exception {
         // As the example runs it: a step a second (progress is read every few seconds; the run must still be running).
         apply(shellCheckpoint("team-a", "  quota: gpus\n", 25, "1"));
@@ -247,6 +252,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aPreemptedRunCheckpointsOnTheNoticeAndResumesFromThatCheckpoint() throws Exception {
         apply(shellCheckpoint("team-b", "  quota: gpus\n  idleResources: OnlyIdle\n", 40, "0.2")
                 .replace("resources: {cpu: 1, memory: 256Mi}", "resources: {cpu: 4, memory: 32Gi, gpu: 8}"));
@@ -272,6 +278,7 @@ class FaultToleranceApiTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT)
     void aRunBeingPreemptedCanBeCancelledAndEndsCancelled() throws Exception {
         String marker = "fault-tolerance-api-" + System.nanoTime();
         apply("""
