@@ -87,6 +87,13 @@ public final class UidRangeClaims {
      */
     public static Isolation claim(Path claimsDir, Path dataDir, Range requested) {
         Path data = dataDir.toAbsolutePath().normalize();
+        // A file lock excludes other processes only: threads of this one (two servers in one JVM) queue here first.
+        synchronized (UidRangeClaims.class) {
+            return claimExclusively(claimsDir, data, requested);
+        }
+    }
+
+    private static Isolation claimExclusively(Path claimsDir, Path data, Range requested) {
         try {
             Files.createDirectories(claimsDir);
             Files.setPosixFilePermissions(claimsDir, PosixFilePermissions.fromString("rwxr-xr-x"));

@@ -40,11 +40,7 @@ class FaultToleranceApiTest {
 
     @BeforeEach
     void start() throws Exception {
-        // UidRangeClaims locks its file with FileChannel.lock, which throws OverlappingFileLockException when another
-        // thread of the same JVM holds it: servers in one JVM start (and stop) one at a time.
-        synchronized (FaultToleranceApiTest.class) {
-            server = TestServer.start(dataDir);
-        }
+        server = TestServer.start(dataDir);
         admin = server.adminToken();
         apply(Files.readString(EXAMPLES.resolve("quotas/teams.yaml")));
         bob = server.tokenFor("bob");
@@ -58,9 +54,7 @@ class FaultToleranceApiTest {
         try {
             cancelWhatIsActive();
         } finally {
-            synchronized (FaultToleranceApiTest.class) {
-                server.close();
-            }
+            server.close();
         }
     }
 
