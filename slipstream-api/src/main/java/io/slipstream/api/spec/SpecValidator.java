@@ -118,7 +118,9 @@ public final class SpecValidator {
         Loaded loaded = kind == null ? ENVELOPE : SCHEMAS.get(kind);
         Map<String, Problem> byField = new LinkedHashMap<>();
         Set<String> typed = new java.util.HashSet<>();
-        for (com.networknt.schema.Error error : loaded.schema().validate(document)) {
+        JsonNode checked = withoutHugeNumbers(document, "", byField);
+        typed.addAll(byField.keySet()); // the null put in their place is no type problem of the user's
+        for (com.networknt.schema.Error error : loaded.schema().validate(checked)) {
             Problem problem = translate(error, loaded.tree());
             boolean isType = error.getKeyword().equals("type");
             if (!byField.containsKey(problem.field()) || isType && !typed.contains(problem.field())) {
@@ -129,6 +131,50 @@ public final class SpecValidator {
             }
         }
         return new ArrayList<>(byField.values());
+    }
+
+    /**
+     * The document with every number beyond 64 bits (or not finite) replaced by {@code null}, each one a problem of
+     * its own: the validator's {@code minimum} and {@code maximum} convert numbers to {@code long} and throw on those.
+     */
+    private static JsonNode withoutHugeNumbers(JsonNode node, String path, Map<String, Problem> problems) {
+        if (node.isNumber() && !fitsLong(node)) {
+            problems.put(path, new Problem(path, "is out of range: numbers here are at most " + Long.MAX_VALUE + " in size"));
+            return tools.jackson.databind.node.NullNode.getInstance();
+        }
+        if (node.isObject()) {
+            tools.jackson.databind.node.ObjectNode copy = null;
+            for (Map.Entry<String, JsonNode> entry : node.properties()) {
+                JsonNode value = entry.getValue();
+                JsonNode checked = withoutHugeNumbers(value, path.isEmpty() ? entry.getKey() : path + "." + entry.getKey(), problems);
+                if (checked != value) {
+                    copy = copy == null ? (tools.jackson.databind.node.ObjectNode) node.deepCopy() : copy;
+                    copy.set(entry.getKey(), checked);
+                }
+            }
+            return copy == null ? node : copy;
+        }
+        if (node.isArray()) {
+            tools.jackson.databind.node.ArrayNode copy = null;
+            for (int i = 0; i < node.size(); i++) {
+                JsonNode value = node.get(i);
+                JsonNode checked = withoutHugeNumbers(value, path + "[" + i + "]", problems);
+                if (checked != value) {
+                    copy = copy == null ? (tools.jackson.databind.node.ArrayNode) node.deepCopy() : copy;
+                    copy.set(i, checked);
+                }
+            }
+            return copy == null ? node : copy;
+        }
+        return node;
+    }
+
+    private static boolean fitsLong(JsonNode number) {
+        if (number.isIntegralNumber()) {
+            return number.canConvertToLong();
+        }
+        double value = number.doubleValue();
+        return Double.isFinite(value) && Math.abs(value) < 9.2e18;
     }
 
     private static Problem translate(com.networknt.schema.Error error, JsonNode root) {

@@ -152,6 +152,20 @@ class SpecReaderTest {
         }
     }
 
+    /** Found by fuzzing: the schema validator's minimum converts a number to long, and threw on 4.4e23. */
+    @Test
+    void aNumberBeyondSixtyFourBitsIsAProblemOfItsFieldNotACrash() {
+        List<Problem> problems = problemsOf("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: gpus, workspace: team-a}
+                spec: {type: General, min: {gpu: 8}, max: {gpu: 444444444444444444444441.16, cpu: 1e400}}
+                """);
+        assertThat(problems).extracting(Problem::field).contains("spec.max.gpu", "spec.max.cpu");
+        assertThat(problems).filteredOn(p -> p.field().equals("spec.max.gpu")).extracting(Problem::message)
+                .containsExactly("is out of range: numbers here are at most 9223372036854775807 in size");
+    }
+
     @Test
     void reportsEveryProblemAtOnceWithItsPath() {
         List<Problem> problems = problemsOf("""
