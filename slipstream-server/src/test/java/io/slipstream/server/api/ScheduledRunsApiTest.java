@@ -1,6 +1,7 @@
 package io.slipstream.server.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.slipstream.server.support.ShiftedClock;
 import io.slipstream.server.support.TestServer;
@@ -96,18 +97,7 @@ class ScheduledRunsApiTest {
     }
 
     private static List<JsonNode> awaitRuns(TestServer server, String token, String job, int count) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        List<JsonNode> runs = runsOf(server, token, job);
-        while (runs.size() < count) {
-            assertThat(System.nanoTime()).as("%s: %d run(s) of %d", job, runs.size(), count).isLessThan(deadline);
-            try {
-                Thread.sleep(20); // polling with a deadline
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-            runs = runsOf(server, token, job);
-        }
-        return runs;
+        return await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).alias(job + ": " + count + " run(s)")
+                .until(() -> runsOf(server, token, job), runs -> runs.size() >= count);
     }
 }
