@@ -1,0 +1,79 @@
+package io.slipstream.api.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problem;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Documents made to be expensive (security review of the schema rewrite): one request must cost a bounded amount of
+ * work. The problem list is bounded (a document with a hundred thousand bad items used to list each of them, and
+ * handling the list was quadratic: minutes of CPU from one 400 KB request), and expensive formats refuse values over
+ * their schema's length before parsing them.
+ */
+class HostileInputTest {
+    private static final String HEAD = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"workspace\":\"w\"},\"spec\":{";
+    private static final String GROUP = "{\"name\":\"g\",\"command\":[\"echo\"],\"resources\":{\"cpu\":1,\"memory\":\"1Gi\"}}";
+
+    private static String times(String item, int n) {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            text.append(i == 0 ? "" : ",").append(item.replace("#", Integer.toString(i)));
+        }
+        return text.toString();
+    }
+
+    private static List<Problem> problemsOf(String json) {
+        try {
+            Documents.readAll(json.getBytes(StandardCharsets.UTF_8));
+        } catch (InvalidInputException e) {
+            return e.problems();
+        }
+        throw new AssertionError("expected the document to be refused");
+    }
+
+    @Test
+    void manyBadItemsGiveABoundedProblemList() {
+        List<Problem> problems = problemsOf(HEAD + "\"faultTolerance\":{\"retryOn\":{\"exitCodes\":[" + times("\"a\"", 5000) + "]}},"
+                + "\"nodeGroups\":[" + GROUP + "]}}");
+        assertThat(problems).hasSizeLessThanOrEqualTo(101);
+        assertThat(problems.get(0).field()).isEqualTo("spec.faultTolerance.retryOn.exitCodes");
+        assertThat(problems.get(problems.size() - 1).message()).contains("more");
+    }
+
+    @Test
+    void manyBadNodeGroupsGiveABoundedProblemList() {
+        List<Problem> problems = problemsOf(HEAD + "\"nodeGroups\":[" + times("{\"name\":\"g\",\"x#\":1}", 3000) + "]}}");
+        assertThat(problems).hasSizeLessThanOrEqualTo(101);
+    }
+
+    @Test
+    void manyUnknownFieldsGiveABoundedProblemList() {
+        List<Problem> problems = problemsOf(HEAD + times("\"k#\":1", 5000) + ",\"nodeGroups\":[" + GROUP + "]}}");
+        assertThat(problems).hasSizeLessThanOrEqualTo(101);
+        assertThat(problems.get(0).field()).isEqualTo("spec.k0");
+    }
+
+    @Test
+    void aFewProblemsAreAllListed() {
+        List<Problem> problems = problemsOf(HEAD + times("\"k#\":1", 20) + ",\"nodeGroups\":[" + GROUP + "]}}");
+        assertThat(problems).hasSize(20);
+    }
+
+    @Test
+    void didYouMeanOnlyComparesNamesOfASimilarLength() {
+        assertThat(FieldReader.closest("x".repeat(1000), List.of("replicas", "command"))).isNull();
+        assertThat(FieldReader.closest("replica", List.of("replicas", "command"))).isEqualTo("replicas");
+        assertThat(FieldReader.closest("REPLICAS", List.of("replicas"))).isEqualTo("replicas");
+    }
+
+    @Test
+    void aCronExpressionLongerThanAnyIsRefusedBeforeItIsParsed() {
+        // 800 KB: cron-utils took 1.5 s over it, although the schema's maxLength (256) refuses it anyway
+        String problem = Cron.problem("1,".repeat(400_000) + "1 * * * *");
+        assertThat(problem).contains("at most 256 characters");
+    }
+}
