@@ -76,4 +76,21 @@ class HostileInputTest {
         String problem = Cron.problem("1,".repeat(400_000) + "1 * * * *");
         assertThat(problem).contains("at most 256 characters");
     }
+
+    /**
+     * A schedule that never fires (February 30th, April 31st) was accepted, and the control loop looks at every
+     * scheduled job every second: cron-utils searches about 150 ms before it gives up on such an expression, so a member
+     * with 200 such jobs stalled the loop for everyone (no cycle within 30 s: /readyz 503).
+     */
+    @Test
+    void aScheduleThatNeverFiresIsRefused() {
+        for (String cron : List.of("0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *")) {
+            List<Problem> problems = problemsOf(HEAD + "\"schedule\":{\"cron\":\"" + cron + "\"},\"nodeGroups\":[" + GROUP + "]}}");
+            assertThat(problems).singleElement().satisfies(p -> {
+                assertThat(p.field()).isEqualTo("spec.schedule.cron");
+                assertThat(p.message()).contains("never");
+            });
+        }
+        assertThat(Cron.problem("0 0 29 2 *")).isNull(); // leap days come
+    }
 }
