@@ -48,8 +48,13 @@ public final class Cron {
             var cron = PARSER.parse(expression.trim());
             cron.validate();
             ExecutionTime executionTime = ExecutionTime.forCron(cron);
-            executionTime.nextExecution(ZonedDateTime.now(zone)); // some garbage only fails here
+            if (executionTime.nextExecution(ZonedDateTime.now(zone)).isEmpty()) { // some garbage only fails here
+                throw new NeverFires();
+            }
             return new Cron(executionTime, zone);
+        } catch (NeverFires e) {
+            // A date no month has (0 0 31 2 *): searching for it costs the control loop ~150 ms, every second.
+            throw new IllegalArgumentException("'" + expression + "' is not a cron expression that fires: it names a date that never comes", null);
         } catch (RuntimeException e) {
             String detail = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalArgumentException("'" + expression + "' is not a cron expression: " + detail, null);
@@ -75,6 +80,12 @@ public final class Cron {
             return executionTime.lastExecution(atOrBefore.atZone(zone)).map(ZonedDateTime::toInstant);
         } catch (RuntimeException e) {
             return Optional.empty();
+        }
+    }
+
+    private static final class NeverFires extends RuntimeException {
+        NeverFires() {
+            super(null, null, false, false);
         }
     }
 }
