@@ -93,4 +93,26 @@ class HostileInputTest {
         }
         assertThat(Cron.problem("0 0 29 2 *")).isNull(); // leap days come
     }
+
+    /**
+     * {@code subPath: "."} was accepted and stored as {@code ""}: the executor refuses that at launch (every run of the
+     * job fails, LaunchFailed), and the job written back is refused ("must not be blank"), so any run of it with overrides
+     * answered 400 on a field the user never touched. A path that names no directory below its root is refused; a
+     * working directory of {@code "."} is the sandbox itself (absent).
+     */
+    @Test
+    void aPathThatNamesNoDirectoryIsRefusedOrAbsentNeverEmpty() {
+        for (String subPath : List.of(".", "./", "a/..", "./.")) {
+            List<Problem> problems = problemsOf(HEAD + "\"storage\":[{\"name\":\"d\",\"scope\":\"workspace\",\"subPath\":\"" + subPath + "\"}],"
+                    + "\"nodeGroups\":[" + GROUP + "]}}");
+            assertThat(problems).as(subPath).singleElement().satisfies(p -> assertThat(p.field()).isEqualTo("spec.storage[0].subPath"));
+        }
+        for (String workingDir : List.of(".", "./")) {
+            Document<?> job = Documents.readAll((HEAD + "\"nodeGroups\":[" + GROUP.replace("\"name\":\"g\"", "\"name\":\"g\",\"workingDir\":\"" + workingDir + "\"")
+                    + "]}}").getBytes(StandardCharsets.UTF_8)).get(0);
+            assertThat(((JobSpec) job.spec()).nodeGroups().get(0).workingDir()).as(workingDir).isNull();
+            String written = SpecBinding.write(job).toString();
+            assertThat(Documents.readAll(written.getBytes(StandardCharsets.UTF_8)).get(0).spec()).isEqualTo(job.spec());
+        }
+    }
 }
