@@ -45,6 +45,9 @@ public final class SpecFormats {
             case "relative-path" -> text(SpecReader::relativePathProblem);
             case "storage-path" -> text(t -> {
                 String problem = SpecReader.relativePathProblem(t);
+                if (problem == null && SecretMount.normalized(t).isEmpty()) { // '.', './': the scope's root, which no storage is
+                    return "must name a directory inside the storage's scope, not '" + t + "' (leave subPath out for the storage's name)";
+                }
                 return problem == null ? null : problem.replace("the instance's directory", "the workspace's storage");
             });
             case "mount-path" -> text(SpecFormats::mountPathProblem);
