@@ -115,4 +115,22 @@ class HostileInputTest {
             assertThat(Documents.readAll(written.getBytes(StandardCharsets.UTF_8)).get(0).spec()).isEqualTo(job.spec());
         }
     }
+
+    /**
+     * A path with a NUL or a lone surrogate ({@code "/a\\u0000b"}): the path formats gave it to {@code Path.of}, whose
+     * InvalidPathException escaped the validator: a 500 for any member, on any mountPath (and subPath).
+     */
+    @Test
+    void aPathThatNoFileSystemHoldsIsAFourHundred() {
+        for (String bad : List.of("/a\\u0000b", "/a\\ud800", "a\\u0000b")) {
+            String[] places = {
+                    "\"storage\":[{\"name\":\"d\",\"scope\":\"run\",\"mountPath\":\"" + bad + "\"}],\"nodeGroups\":[" + GROUP + "]}}",
+                    "\"storage\":[{\"name\":\"d\",\"scope\":\"run\",\"subPath\":\"" + bad + "\"}],\"nodeGroups\":[" + GROUP + "]}}",
+                    "\"nodeGroups\":[" + GROUP.replace("\"name\":\"g\"", "\"name\":\"g\",\"secrets\":[{\"name\":\"s\",\"mountPath\":\"" + bad + "\"}]") + "]}}",
+                    "\"nodeGroups\":[" + GROUP.replace("\"name\":\"g\"", "\"name\":\"g\",\"workingDir\":\"" + bad + "\"") + "]}}"};
+            for (String place : places) {
+                assertThat(problemsOf(HEAD + place)).as(place).isNotEmpty();
+            }
+        }
+    }
 }

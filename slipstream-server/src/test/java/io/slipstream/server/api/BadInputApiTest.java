@@ -161,6 +161,18 @@ class BadInputApiTest {
         assertThat(snapshot()).isEqualTo(before);
     }
 
+    /** Security review: a mountPath with a NUL was given to Path.of by the schema's format, and answered 500. */
+    @Test
+    void aMountPathWithANulIsAFourHundred() {
+        String before = snapshot();
+        String json = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"nul\",\"workspace\":\"team-a\"},"
+                + "\"spec\":{\"storage\":[{\"name\":\"d\",\"scope\":\"run\",\"mountPath\":\"/a\\u0000b\"}],"
+                + "\"nodeGroups\":[{\"name\":\"main\",\"shape\":\"cpu.small\",\"command\":[\"sh\"]}]}}";
+        assertRefused(server.post("/api/v1/apply", alice, json), "spec.storage[0].mountPath", "NUL");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + "}"), "jobDocument.spec.storage[0].mountPath", "NUL");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
     @Test
     void duplicateKeysAreRefusedInJsonAsInYaml() {
         String before = snapshot();
