@@ -24,4 +24,15 @@ class YamlNestingTest {
                 .isInstanceOf(YamlEngineException.class)
                 .hasMessageContaining("nested");
     }
+
+    @Test
+    void aBodyNestedHundredsOfThousandsDeepIsAFourHundred() {
+        String deep = "a: " + "[".repeat(300_000) + "]".repeat(300_000);
+        assertThatThrownBy(() -> DocumentParser.parse(deep.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .isInstanceOf(io.slipstream.api.problem.InvalidInputException.class)
+                .satisfies(e -> org.assertj.core.api.Assertions.assertThat(((io.slipstream.api.problem.InvalidInputException) e).problems().get(0).message())
+                        .contains("nested more than 64 levels"));
+        assertThatThrownBy(() -> DocumentParser.parseValue("[".repeat(300_000) + "]".repeat(300_000)))
+                .isInstanceOf(io.slipstream.api.problem.InvalidInputException.class);
+    }
 }

@@ -173,6 +173,17 @@ class BadInputApiTest {
         assertThat(snapshot()).isEqualTo(before);
     }
 
+    /** Security review: 600 KB of nested YAML ran the server out of memory (OutOfMemoryError); now a 400 at once. */
+    @Test
+    void yamlNestedHundredsOfThousandsDeepIsAFourHundred() {
+        String before = snapshot();
+        String deep = "[".repeat(300_000) + "]".repeat(300_000);
+        assertRefused(server.call("POST", "/api/v1/apply", alice, "a: " + deep, "application/yaml"), "", "nested more than 64 levels");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"priority\": \"" + deep + "\"}}"),
+                "overrides.priority", "nested more than 64 levels");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
     @Test
     void duplicateKeysAreRefusedInJsonAsInYaml() {
         String before = snapshot();
