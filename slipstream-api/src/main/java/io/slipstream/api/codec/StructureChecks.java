@@ -233,6 +233,10 @@ final class StructureChecks {
                 path = !isKey ? childPath(parent)
                         : event instanceof ScalarEvent scalar && !parent.inKey ? join(parent.path, scalar.getValue()) : parent.path;
             }
+            if (isKey && event instanceof ScalarEvent scalar && scalar.getValue().length() > Json.READ_LIMITS.getMaxNameLength()) {
+                // Before its path is made: every node under it would copy it (the parser refuses such a name later).
+                throw new YamlEngineException("a key is longer than " + Json.READ_LIMITS.getMaxNameLength() + " characters" + at(event));
+            }
             if (event instanceof AliasEvent alias) {
                 add(document, path, "uses the YAML alias *" + alias.getAlias().getValue() + at(event) + ": aliases and anchors are not supported");
             }
