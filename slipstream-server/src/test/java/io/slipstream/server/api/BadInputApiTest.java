@@ -184,6 +184,31 @@ class BadInputApiTest {
         assertThat(snapshot()).isEqualTo(before);
     }
 
+    /**
+     * Security review: problems found by the server (here 30,080 references to a Secret that does not exist, in a job the
+     * schema accepts) were all listed: a 4.7 MB answer to a 1 MB request. The answer lists a bounded number of them.
+     */
+    @Test
+    void theServersOwnProblemsAreListedUpToABound() {
+        String before = snapshot();
+        StringBuilder groups = new StringBuilder();
+        for (int g = 0; g < 64; g++) {
+            StringBuilder env = new StringBuilder();
+            for (int e = 0; e < 470; e++) {
+                env.append(e == 0 ? "" : ",").append("\"E").append(e).append("\":{\"secretRef\":\"missing/k\"}");
+            }
+            groups.append(g == 0 ? "" : ",").append("{\"name\":\"g").append(g).append("\",\"shape\":\"cpu.small\",\"command\":[\"sh\"],\"env\":{")
+                    .append(env).append("}}");
+        }
+        String json = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"refs\",\"workspace\":\"team-a\"},\"spec\":{\"nodeGroups\":["
+                + groups + "]}}";
+        Response response = server.post("/api/v1/apply", alice, json);
+        assertThat(response.status()).isEqualTo(400);
+        assertThat(response.text().length()).isLessThan(64 * 1024);
+        assertThat(response.json().get("problems").size()).isLessThanOrEqualTo(101);
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
     @Test
     void duplicateKeysAreRefusedInJsonAsInYaml() {
         String before = snapshot();
