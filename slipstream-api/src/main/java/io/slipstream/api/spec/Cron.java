@@ -53,7 +53,7 @@ public final class Cron {
             }
             return new Cron(executionTime, zone);
         } catch (NeverFires e) {
-            // A date no month has (0 0 31 2 *): searching for it costs the control loop ~150 ms, every second.
+            // A date no month has (0 0 31 2 *): the control loop would search for it every second, for nothing.
             throw new IllegalArgumentException("'" + expression + "' is not a cron expression that fires: it names a date that never comes", null);
         } catch (RuntimeException e) {
             String detail = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
