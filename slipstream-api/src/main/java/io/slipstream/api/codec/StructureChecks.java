@@ -37,6 +37,8 @@ import tools.jackson.core.json.JsonFactory;
  */
 final class StructureChecks {
     static final int MAX_FINDINGS = 100;
+    /** The reader's nesting limit, and one more for a list at the top that holds documents (the parser refuses deeper). */
+    private static final int MAX_YAML_NESTING = Json.READ_LIMITS.getMaxNestingDepth() + 1;
 
     private static final String STR = "tag:yaml.org,2002:str";
     private static final String MAP = "tag:yaml.org,2002:map";
@@ -155,6 +157,10 @@ final class StructureChecks {
                 throw new YamlEngineException("a malformed escape sequence or scalar", e);
             }
             walk.on(event);
+            if (walk.frames.size() > MAX_YAML_NESTING) { // each level keeps its path: unbounded depth is quadratic memory
+                throw new YamlEngineException("the document is nested more than " + Json.READ_LIMITS.getMaxNestingDepth() + " levels deep"
+                        + event.getStartMark().map(m -> " (line " + (m.getLine() + 1) + ", column " + (m.getColumn() + 1) + ")").orElse(""));
+            }
         }
         return new YamlResult(problems(walk.findings, walk.documents), walk.documents);
     }
@@ -226,6 +232,10 @@ final class StructureChecks {
                 document = parent.document;
                 path = !isKey ? childPath(parent)
                         : event instanceof ScalarEvent scalar && !parent.inKey ? join(parent.path, scalar.getValue()) : parent.path;
+            }
+            if (isKey && event instanceof ScalarEvent scalar && scalar.getValue().length() > Json.READ_LIMITS.getMaxNameLength()) {
+                // Before its path is made: every node under it would copy it (the parser refuses such a name later).
+                throw new YamlEngineException("a key is longer than " + Json.READ_LIMITS.getMaxNameLength() + " characters" + at(event));
             }
             if (event instanceof AliasEvent alias) {
                 add(document, path, "uses the YAML alias *" + alias.getAlias().getValue() + at(event) + ": aliases and anchors are not supported");

@@ -14,6 +14,8 @@ import java.util.Optional;
  * several kinds on garbage, so every call is wrapped: callers get a message or an empty result, never a stack trace.
  */
 public final class Cron {
+    /** The longest expression (the schema's {@code maxLength}). */
+    public static final int MAX_LENGTH = 256;
     private static final CronParser PARSER = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
 
     private final ExecutionTime executionTime;
@@ -36,6 +38,9 @@ public final class Cron {
 
     /** @throws IllegalArgumentException with a message fit for a user */
     public static Cron parse(String expression, ZoneId zone) {
+        if (expression.length() > MAX_LENGTH) { // before cron-utils, which takes seconds over a long list
+            throw new IllegalArgumentException("is not a cron expression: must be at most " + MAX_LENGTH + " characters (is " + expression.length() + ")");
+        }
         if (expression.isBlank() || expression.trim().split("\\s+").length != 5) {
             throw new IllegalArgumentException("'" + expression + "' is not a cron expression: give five fields (minute hour day-of-month month day-of-week), e.g. \"0 2 * * *\"");
         }
@@ -43,8 +48,13 @@ public final class Cron {
             var cron = PARSER.parse(expression.trim());
             cron.validate();
             ExecutionTime executionTime = ExecutionTime.forCron(cron);
-            executionTime.nextExecution(ZonedDateTime.now(zone)); // some garbage only fails here
+            if (executionTime.nextExecution(ZonedDateTime.now(zone)).isEmpty()) { // some garbage only fails here
+                throw new NeverFires();
+            }
             return new Cron(executionTime, zone);
+        } catch (NeverFires e) {
+            // A date no month has (0 0 31 2 *): the control loop would search for it every second, for nothing.
+            throw new IllegalArgumentException("'" + expression + "' is not a cron expression that fires: it names a date that never comes", null);
         } catch (RuntimeException e) {
             String detail = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalArgumentException("'" + expression + "' is not a cron expression: " + detail, null);
@@ -70,6 +80,12 @@ public final class Cron {
             return executionTime.lastExecution(atOrBefore.atZone(zone)).map(ZonedDateTime::toInstant);
         } catch (RuntimeException e) {
             return Optional.empty();
+        }
+    }
+
+    private static final class NeverFires extends RuntimeException {
+        NeverFires() {
+            super(null, null, false, false);
         }
     }
 }

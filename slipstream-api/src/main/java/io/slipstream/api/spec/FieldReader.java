@@ -271,6 +271,9 @@ public final class FieldReader {
         String best = null;
         int bestDistance = 3;
         for (String candidate : candidates) {
+            if (Math.abs(name.length() - candidate.length()) >= bestDistance) {
+                continue; // at least that many edits: a huge name costs nothing to compare
+            }
             int distance = editDistance(name.toLowerCase(java.util.Locale.ROOT), candidate.toLowerCase(java.util.Locale.ROOT));
             if (distance < bestDistance) {
                 best = candidate;

@@ -89,7 +89,7 @@ public record NodeGroupSpec(
             });
         }
         return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, command == null ? List.of() : command, plain, image,
-                SecretMount.normalized(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
+                sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
     }
 
     /** {@code env} as written, when there is any: plain values and {@code {secretRef: secret/key}}, by name. */
@@ -135,5 +135,11 @@ public record NodeGroupSpec(
     /** Whether its instances get anything from a Secret. */
     public boolean usesSecrets() {
         return !secretEnv.isEmpty() || !secrets.isEmpty();
+    }
+
+    /** A working directory normalized; {@code "."} (normalized to nothing) is the sandbox itself: absent. */
+    private static String sandboxRelative(String workingDir) {
+        String normalized = SecretMount.normalized(workingDir);
+        return normalized == null || normalized.isEmpty() ? null : normalized;
     }
 }

@@ -42,9 +42,18 @@ public final class SpecFormats {
             case "not-blank" -> text(t -> t.isBlank() ? "must not be blank" : null);
             case "program" -> text(t -> t.isBlank() ? "must name the program to run" : null);
             case "image" -> text(t -> t.isBlank() || t.chars().anyMatch(Character::isWhitespace) ? "must be an image reference without spaces" : null);
-            case "relative-path" -> text(SpecReader::relativePathProblem);
+            case "relative-path" -> text(t -> {
+                String problem = SpecReader.relativePathProblem(t);
+                return problem == null && !pathable(t) ? NOT_A_PATH : problem;
+            });
             case "storage-path" -> text(t -> {
                 String problem = SpecReader.relativePathProblem(t);
+                if (problem == null && !pathable(t)) {
+                    return NOT_A_PATH;
+                }
+                if (problem == null && SecretMount.normalized(t).isEmpty()) { // '.', './': the scope's root, which no storage is
+                    return "must name a directory inside the storage's scope, not '" + t + "' (leave subPath out for the storage's name)";
+                }
                 return problem == null ? null : problem.replace("the instance's directory", "the workspace's storage");
             });
             case "mount-path" -> text(SpecFormats::mountPathProblem);
@@ -114,9 +123,25 @@ public final class SpecFormats {
         return null;
     }
 
+    /** What a path the file system cannot hold (a NUL, a lone surrogate, or what the platform cannot encode) is told. */
+    private static final String NOT_A_PATH = "is not a path: it holds a character no file name can (a NUL, or a lone surrogate)";
+
+    /** Whether {@code Path.of} takes {@code text} (its InvalidPathException must never escape a format). */
+    static boolean pathable(String text) {
+        try {
+            Path.of(text);
+            return true;
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
+    }
+
     static String mountPathProblem(String path) {
         if (!path.startsWith("/")) {
             return "must be an absolute path in the container, like /data";
+        }
+        if (!pathable(path)) {
+            return NOT_A_PATH;
         }
         for (String segment : path.split("/")) {
             if (segment.equals("..") || segment.equals(".")) {

@@ -23,6 +23,8 @@ public final class SpecReader {
 
     /** The most instances a run may have, all node groups together. */
     static final int MAX_REPLICAS = 10_000;
+    /** The most problems listed for one document (one more says how many were left out): the list is bounded. */
+    public static final int MAX_PROBLEMS = 100;
 
     private SpecReader() {
     }
@@ -42,13 +44,20 @@ public final class SpecReader {
         }
         Kind kind = kindOf(tree.get("kind"));
         List<Problem> found = new ArrayList<>(SpecChecks.strings(tree));
+        java.util.Set<String> fields = new java.util.HashSet<>();
+        found.forEach(p -> fields.add(p.field()));
         for (Problem problem : SpecValidator.validate(kind, tree)) {
-            if (found.stream().noneMatch(p -> p.field().equals(problem.field()))) {
+            if (fields.add(problem.field())) {
                 found.add(problem);
             }
         }
-        if (kind != null) {
+        if (kind != null && found.size() <= MAX_PROBLEMS) { // a document refused anyway is not checked further
             found.addAll(SpecChecks.check(kind, tree, mode, found));
+        }
+        if (found.size() > MAX_PROBLEMS) {
+            int more = found.size() - MAX_PROBLEMS;
+            found = new ArrayList<>(found.subList(0, MAX_PROBLEMS));
+            found.add(new Problem("", "has " + more + " more problems; only the first " + MAX_PROBLEMS + " are listed"));
         }
         Document<?> document = null;
         if (found.isEmpty()) {
@@ -59,7 +68,8 @@ public final class SpecReader {
             }
         }
         for (Problem problem : found) {
-            problems.add(pathPrefix + problem.field(), problem.message());
+            problems.add(problem.field().isEmpty() && !pathPrefix.isEmpty() ? pathPrefix.substring(0, pathPrefix.length() - 1)
+                    : pathPrefix + problem.field(), problem.message());
         }
         return found.isEmpty() ? document : null;
     }

@@ -158,7 +158,7 @@ public final class ApiServer implements AutoCloseable {
             });
             config.routes.before("/api/*", ctx -> QueryString.check(ctx.queryString()));
             config.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
-            config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), e.problems()));
+            config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), bounded(e.problems())));
             config.routes.exception(ApiException.class, (e, ctx) -> error(ctx, e.status(), e.code(), e.getMessage(), List.of()));
             config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "CONFLICT", e.getMessage(), List.of()));
             config.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), codeOf(e.getStatus()), e.getMessage(), List.of()));
@@ -468,6 +468,17 @@ public final class ApiServer implements AutoCloseable {
             return true;
         }
         throw new InvalidInputException(name, "must be true or false (is '" + text + "')");
+    }
+
+    /** The first {@link io.slipstream.api.spec.SpecReader#MAX_PROBLEMS} problems, and how many more there are: an answer stays small. */
+    static List<Problem> bounded(List<Problem> problems) {
+        int max = io.slipstream.api.spec.SpecReader.MAX_PROBLEMS;
+        if (problems.size() <= max + 1) {
+            return problems;
+        }
+        List<Problem> first = new java.util.ArrayList<>(problems.subList(0, max));
+        first.add(new Problem("", "has " + (problems.size() - max) + " more problems; only the first " + max + " are listed"));
+        return first;
     }
 
     private static void error(Context ctx, int status, String code, String message, List<Problem> problems) {

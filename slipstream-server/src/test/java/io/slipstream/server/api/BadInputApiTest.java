@@ -139,6 +139,76 @@ class BadInputApiTest {
         assertThat(snapshot()).isEqualTo(before);
     }
 
+    /**
+     * Security review of the schema rewrite: a member's 400 KB job with a hundred thousand bad exit codes (or twenty
+     * thousand bad node groups) used to list every problem, and handling the list was quadratic: 190 s (140 s) of one
+     * core for one request. The answer lists a bounded number of problems, the first ones, and says how many more.
+     */
+    @Test
+    void aDocumentWithVeryManyProblemsIsRefusedWithABoundedList() {
+        String before = snapshot();
+        StringBuilder codes = new StringBuilder();
+        for (int i = 0; i < 5000; i++) {
+            codes.append(i == 0 ? "" : ",").append("\"a\"");
+        }
+        String json = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"many\",\"workspace\":\"team-a\"},"
+                + "\"spec\":{\"faultTolerance\":{\"retryOn\":{\"exitCodes\":[" + codes + "]}},"
+                + "\"nodeGroups\":[{\"name\":\"main\",\"shape\":\"cpu.small\",\"command\":[\"sh\"]}]}}";
+        for (Response response : List.of(server.post("/api/v1/apply", alice, json), server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + "}"))) {
+            assertThat(response.status()).as(response.text()).isEqualTo(400);
+            assertThat(response.json().get("problems").size()).as(response.text().substring(0, 500)).isLessThanOrEqualTo(101);
+        }
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    /** Security review: a mountPath with a NUL was given to Path.of by the schema's format, and answered 500. */
+    @Test
+    void aMountPathWithANulIsAFourHundred() {
+        String before = snapshot();
+        String json = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"nul\",\"workspace\":\"team-a\"},"
+                + "\"spec\":{\"storage\":[{\"name\":\"d\",\"scope\":\"run\",\"mountPath\":\"/a\\u0000b\"}],"
+                + "\"nodeGroups\":[{\"name\":\"main\",\"shape\":\"cpu.small\",\"command\":[\"sh\"]}]}}";
+        assertRefused(server.post("/api/v1/apply", alice, json), "spec.storage[0].mountPath", "NUL");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + json + "}"), "jobDocument.spec.storage[0].mountPath", "NUL");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    /** Security review: 600 KB of nested YAML ran the server out of memory (OutOfMemoryError); now a 400 at once. */
+    @Test
+    void yamlNestedHundredsOfThousandsDeepIsAFourHundred() {
+        String before = snapshot();
+        String deep = "[".repeat(300_000) + "]".repeat(300_000);
+        assertRefused(server.call("POST", "/api/v1/apply", alice, "a: " + deep, "application/yaml"), "", "nested more than 64 levels");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": {\"priority\": \"" + deep + "\"}}"),
+                "overrides.priority", "nested more than 64 levels");
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
+    /**
+     * Security review: problems found by the server (here 30,080 references to a Secret that does not exist, in a job the
+     * schema accepts) were all listed: a 4.7 MB answer to a 1 MB request. The answer lists a bounded number of them.
+     */
+    @Test
+    void theServersOwnProblemsAreListedUpToABound() {
+        String before = snapshot();
+        StringBuilder groups = new StringBuilder();
+        for (int g = 0; g < 64; g++) {
+            StringBuilder env = new StringBuilder();
+            for (int e = 0; e < 470; e++) {
+                env.append(e == 0 ? "" : ",").append("\"E").append(e).append("\":{\"secretRef\":\"missing/k\"}");
+            }
+            groups.append(g == 0 ? "" : ",").append("{\"name\":\"g").append(g).append("\",\"shape\":\"cpu.small\",\"command\":[\"sh\"],\"env\":{")
+                    .append(env).append("}}");
+        }
+        String json = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"refs\",\"workspace\":\"team-a\"},\"spec\":{\"nodeGroups\":["
+                + groups + "]}}";
+        Response response = server.post("/api/v1/apply", alice, json);
+        assertThat(response.status()).isEqualTo(400);
+        assertThat(response.text().length()).isLessThan(64 * 1024);
+        assertThat(response.json().get("problems").size()).isLessThanOrEqualTo(101);
+        assertThat(snapshot()).isEqualTo(before);
+    }
+
     @Test
     void duplicateKeysAreRefusedInJsonAsInYaml() {
         String before = snapshot();
