@@ -82,6 +82,7 @@ public final class SlipstreamServer implements AutoCloseable {
         ControlLoop loop = null;
         ApiServer api = null;
         try {
+            StoreIdentity.check(store, dataDir, clock); // before anything is written to a store that may be the wrong one
             ServerKeys keys = ServerKeys.open(store, config.keys().secretKeyIn(dataDir), config.keys().previousSecretKey(),
                     config.keys().tokenPepperIn(dataDir), clock);
             TokenService tokens = new TokenService(store, clock, keys.tokens());

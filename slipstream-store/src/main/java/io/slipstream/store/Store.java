@@ -88,7 +88,7 @@ public interface Store extends AutoCloseable {
     /** Deletes a secret if its stored version is {@code expectedVersion}. */
     void deleteSecret(String workspace, String name, long expectedVersion);
 
-    // --- server keys (ids only, to refuse a wrong key file) ---
+    // --- ids registered once per store: its keys (to refuse a wrong key file) and its own identity (a wrong store) ---
 
     /** The id of the key the store's data of {@code purpose} is protected with, if one was registered. */
     Optional<String> serverKeyId(String purpose);
