@@ -217,10 +217,11 @@ public final class ControlLoop implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
         boolean conflicted = false;
         boolean deferred = false;
+        Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
         for (RunRecord run : store.activeRuns()) {
             try {
                 RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, run, instances.getOrDefault(run.id(), List.of()));
-                steps.take(lifecycle, observation());
+                steps.take(lifecycle, seen);
                 deferred |= steps.deferred();
             } catch (ConflictException e) {
                 LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
