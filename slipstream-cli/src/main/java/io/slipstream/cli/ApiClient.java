@@ -20,15 +20,31 @@ import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectReader;
 
-/** The CLI's HTTP client of the API. Errors become {@link CliException}s with the documented exit codes. */
+/**
+ * The CLI's HTTP client of the API. Errors become {@link CliException}s with the documented exit codes. While the
+ * server's store cannot be reached (503 {@code STORE_UNAVAILABLE}), a request is sent again after the server's
+ * Retry-After, for up to {@link #STORE_RETRY_FOR}, and the user is told once: such a request changed nothing (or, a
+ * commit whose answer was lost, carries an idempotency key), so sending it again is safe.
+ */
 public final class ApiClient {
+    /** How long a command waits for the store to come back before it gives up. */
+    static final Duration STORE_RETRY_FOR = Duration.ofMinutes(2);
+    private static final String STORE_UNAVAILABLE = "STORE_UNAVAILABLE";
+
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI server;
     private final String token;
+    private final java.util.function.Consumer<String> notices;
 
     public ApiClient(URI server, String token) {
+        this(server, token, System.err::println);
+    }
+
+    /** @param notices where what the user should know while waiting goes (a line each) */
+    public ApiClient(URI server, String token, java.util.function.Consumer<String> notices) {
         this.server = server;
         this.token = token;
+        this.notices = notices;
     }
 
     public URI server() {
@@ -96,15 +112,18 @@ public final class ApiClient {
     public InputStream stream(String path, Map<String, String> query) {
         HttpRequest request = request(path, query).GET().build();
         try {
-            HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
-            if (response.statusCode() >= 400) {
+            StoreWait wait = new StoreWait();
+            while (true) {
+                HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+                if (response.statusCode() < 400) {
+                    return response.body();
+                }
                 byte[] body;
                 try (InputStream in = response.body()) {
                     body = in.readAllBytes();
                 }
-                throw failure(response.statusCode(), body);
+                wait.orThrow(response.statusCode(), response.headers(), body);
             }
-            return response.body();
         } catch (IOException e) {
             throw unreachable(e);
         } catch (InterruptedException e) {
@@ -130,15 +149,62 @@ public final class ApiClient {
         return builder;
     }
 
+    /** Sends until an answer other than the store being unavailable comes (or {@link #STORE_RETRY_FOR} passed). */
     private JsonNode sendOnce(HttpRequest request) throws IOException, InterruptedException {
-        HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-        if (response.statusCode() >= 400) {
-            throw failure(response.statusCode(), response.body());
+        StoreWait wait = new StoreWait();
+        while (true) {
+            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            if (response.statusCode() < 400) {
+                if (response.statusCode() == 204 || response.body().length == 0) {
+                    return Json.mapper().nullNode();
+                }
+                return Json.mapper().readTree(response.body());
+            }
+            wait.orThrow(response.statusCode(), response.headers(), response.body());
         }
-        if (response.statusCode() == 204 || response.body().length == 0) {
-            return Json.mapper().nullNode();
+    }
+
+    /** One request's wait for the store: tells the user once, waits as the server asks, gives up in the end. */
+    private final class StoreWait {
+        private final long deadline = System.nanoTime() + STORE_RETRY_FOR.toNanos();
+        private boolean told;
+
+        /** Returns after a pause if the request is to be sent again; throws the failure otherwise. */
+        void orThrow(int status, java.net.http.HttpHeaders headers, byte[] body) throws InterruptedException {
+            CliException failure = failure(status, body);
+            if (status != 503 || !STORE_UNAVAILABLE.equals(codeOf(body))) {
+                throw failure;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new CliException(CliException.UNREACHABLE, "the server's store is still unavailable after "
+                        + STORE_RETRY_FOR.toMinutes() + " min: " + failure.getMessage());
+            }
+            if (!told) {
+                notices.accept("store unavailable, retrying (" + server + " answered: " + failure.getMessage() + ")");
+                told = true;
+            }
+            Thread.sleep(retryAfterMillis(headers));
         }
-        return Json.mapper().readTree(response.body());
+    }
+
+    /** The server's Retry-After in seconds, kept between 1 and 10 (a missing or odd value: 2). */
+    static long retryAfterMillis(java.net.http.HttpHeaders headers) {
+        long seconds;
+        try {
+            seconds = Long.parseLong(headers.firstValue("Retry-After").orElse("2").trim());
+        } catch (NumberFormatException e) {
+            seconds = 2;
+        }
+        return Math.max(1, Math.min(10, seconds)) * 1000;
+    }
+
+    private static String codeOf(byte[] body) {
+        try {
+            JsonNode code = Json.mapper().readTree(body).get("code");
+            return code == null ? null : code.asString();
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     private JsonNode send(HttpRequest request) {

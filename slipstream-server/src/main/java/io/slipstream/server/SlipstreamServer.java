@@ -99,7 +99,7 @@ public final class SlipstreamServer implements AutoCloseable {
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
                     new NodeService(store, executor, loop::wakeUp, clock), tokens, new LogService(store, executor), secrets,
-                    new Readiness(cycling::lastCycleAt, clock), clock);
+                    new Readiness(cycling::lastCycleAt, store::ping, clock), clock);
             api.start(config.host(), config.port());
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"

@@ -20,6 +20,12 @@ import java.util.function.Function;
  */
 public interface Store extends AutoCloseable {
 
+    /**
+     * Checks that the store answers now; {@link StoreUnavailableException} if it does not (within a moment: callers
+     * use it for readiness). Every other method throws the same when the store cannot be reached.
+     */
+    void ping();
+
     /** Runs {@code work} in one transaction: all its writes happen, or none do. */
     <T> T inTransaction(Function<Store, T> work);
 

@@ -72,6 +72,15 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aReachableStoreAnswersPing() {
+        store.ping();
+        store.inTransaction(tx -> {
+            tx.ping();
+            return null;
+        });
+    }
+
+    @Test
     void documentsAreCreatedReadAndListedWithVersions() {
         StoredDocument created = store.createDocument(workspace("team-a", "alice"), T0);
         assertThat(created.version()).isEqualTo(1);

@@ -32,6 +32,7 @@ import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.StoreUnavailableException;
 import io.slipstream.store.RunQuery;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
@@ -57,6 +58,8 @@ public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String PRINCIPAL = "slipstream.principal";
     private static final int MAX_BODY_BYTES = 2 * 1024 * 1024;
+    /** A store outage is answered within the pool's connection timeout; clients try again after this. */
+    static final long STORE_RETRY_AFTER_SECONDS = 2;
     /** The earliest and latest instants a query may name: what every store can hold. */
     private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
     private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
@@ -161,6 +164,11 @@ public final class ApiServer implements AutoCloseable {
             config.routes.exception(InvalidInputException.class, (e, ctx) -> error(ctx, 400, "INVALID_INPUT", e.getMessage(), bounded(e.problems())));
             config.routes.exception(ApiException.class, (e, ctx) -> error(ctx, e.status(), e.code(), e.getMessage(), List.of()));
             config.routes.exception(ConflictException.class, (e, ctx) -> error(ctx, 409, "CONFLICT", e.getMessage(), List.of()));
+            config.routes.exception(StoreUnavailableException.class, (e, ctx) -> {
+                LOG.debug("{} {}: {}", ctx.method(), ctx.path(), e.getMessage()); // the control loop logs the outage once
+                ctx.header("Retry-After", Long.toString(STORE_RETRY_AFTER_SECONDS));
+                error(ctx, 503, "STORE_UNAVAILABLE", "the store cannot be reached now; try again shortly", List.of());
+            });
             config.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), codeOf(e.getStatus()), e.getMessage(), List.of()));
             config.routes.exception(Exception.class, (e, ctx) -> {
                 LOG.error("internal error on {} {}", ctx.method(), ctx.path(), e);

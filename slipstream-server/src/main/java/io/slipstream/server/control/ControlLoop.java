@@ -24,6 +24,7 @@ import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreUnavailableException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -79,6 +80,8 @@ public final class ControlLoop implements AutoCloseable {
     private Thread thread;
     /** When the loop last completed a cycle ({@code null}: not yet); readiness reads it from other threads. */
     private volatile Instant lastCycleAt;
+    /** When the store became unreachable to the loop ({@code null}: it is reachable); for one log line per outage. */
+    private Instant outageSince;
 
     public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick) {
         this(store, executor, scheduler, clock, limits, tick, null);
@@ -191,9 +194,21 @@ public final class ControlLoop implements AutoCloseable {
                     cycle();
                     lastCycleAt = clock.instant();
                 }
+                if (outageSince != null) {
+                    LOG.info("the store is reachable again after {} s; the control loop resumes",
+                            Duration.between(outageSince, clock.instant()).toSeconds());
+                    outageSince = null;
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            } catch (StoreUnavailableException e) {
+                // Nothing is decided that cannot be persisted: the cycle stopped at its first read or write that failed.
+                if (outageSince == null) {
+                    outageSince = clock.instant();
+                    LOG.warn("the control loop pauses until the store can be reached again: {}", e.getMessage());
+                }
+                pause();
             } catch (RuntimeException e) {
                 LOG.error("control loop cycle failed; retrying", e);
                 pause();
@@ -264,6 +279,8 @@ public final class ControlLoop implements AutoCloseable {
             nextSchedulesCheck = now.plusSeconds(1);
             try {
                 schedules.tick();
+            } catch (StoreUnavailableException e) {
+                throw e; // the loop pauses: logged once there
             } catch (RuntimeException e) {
                 LOG.warn("schedules could not be checked; trying again in a second: {}", e.toString());
             }
@@ -274,6 +291,8 @@ public final class ControlLoop implements AutoCloseable {
                 if (retention.sweep() == Retention.BATCH) {
                     nextRetentionSweep = now; // more to remove: go on next cycle
                 }
+            } catch (StoreUnavailableException e) {
+                throw e;
             } catch (RuntimeException e) {
                 LOG.warn("old runs could not be removed; trying again in a minute: {}", e.toString());
             }

@@ -39,6 +39,8 @@ final class Retention {
                 removed++;
             } catch (ConflictException e) {
                 LOG.debug("run {} is active again; kept", run.id());
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                throw e; // not this one's fault: the whole cycle pauses
             } catch (RuntimeException e) {
                 LOG.warn("could not remove run {}: {}", run.id(), e.toString());
             }

@@ -52,6 +52,8 @@ final class Schedules {
                 changed |= fire(job, spec, now);
             } catch (ConflictException e) {
                 LOG.debug("schedule of {} moved meanwhile", job.document().reference());
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                throw e; // not this one's fault: the whole cycle pauses
             } catch (RuntimeException e) {
                 LOG.warn("schedule of {} failed: {}", job.document().reference(), e.toString());
             }

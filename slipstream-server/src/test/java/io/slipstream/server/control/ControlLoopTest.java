@@ -93,6 +93,52 @@ class ControlLoopTest {
                 .containsSubsequence("QUEUED", "STARTING", "RUNNING", "SUCCEEDED");
     }
 
+    /**
+     * An outage that starts after each possible number of store calls of a cycle: the cycle stops there, nothing is
+     * launched or stopped that is not recorded first, and once the store is back the run goes on as if nothing had
+     * happened (one launch per instance, its exit recorded).
+     */
+    @Test
+    void aStoreOutageAtAnyPointOfACyclePausesTheLoopAndLosesNothing() {
+        for (int calls = 0; calls < 60; calls++) {
+            setUp();
+            InMemoryStore memory = (InMemoryStore) store;
+            RunId id = submit(aJob("job").replicas(2).spec());
+            memory.simulateOutageAfter(calls);
+            boolean failed = false;
+            try {
+                loop.cycle();
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                failed = true;
+            }
+            memory.simulateOutage(false);
+            for (InstanceId launched : executor.launched().keySet()) {
+                assertThat(store.getInstance(launched)).as("outage after %d calls: %s launched but not recorded", calls, launched).isPresent();
+            }
+            if (!failed) {
+                break; // the cycle needed fewer calls than that: every earlier point was tried
+            }
+            loop.cycle();
+            loop.cycle();
+            assertThat(run(id).state()).as("outage after %d calls", calls).isEqualTo(RunState.RUNNING);
+            assertThat(executor.launched()).hasSize(2);
+            executor.exit(new InstanceId(id, 1, 0), 0);
+            memory.simulateOutage(true);
+            for (int i = 0; i < 3; i++) {
+                try {
+                    loop.cycle();
+                } catch (io.slipstream.store.StoreUnavailableException expected) {
+                    // paused
+                }
+            }
+            memory.simulateOutage(false);
+            executor.exit(new InstanceId(id, 1, 1), 0);
+            loop.cycle();
+            assertThat(run(id).state()).as("outage after %d calls: the exits reported during the outage are kept", calls).isEqualTo(RunState.SUCCEEDED);
+            tearDown();
+        }
+    }
+
     @Test
     void aHugeRunIsLaunchedOverSeveralCyclesSoThatOthersDoNotWaitForAllOfIt() {
         int replicas = Launcher.LAUNCHES_PER_CYCLE * 2 + 10;

@@ -29,6 +29,7 @@ import io.slipstream.model.RunRecord;
 import io.slipstream.store.SecretRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.store.StoreUnavailableException;
 import io.slipstream.store.TokenRecord;
 import java.nio.file.Path;
 import java.sql.ResultSet;
@@ -48,9 +49,11 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.flywaydb.core.Flyway;
+import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.SqlStatements;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementException;
 import tools.jackson.core.type.TypeReference;
@@ -63,6 +66,12 @@ public final class JdbcStore implements Store {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
     };
 
+    /** How long a caller waits for a connection before the store counts as unavailable. */
+    static final long CONNECTION_TIMEOUT_MS = 1_500;
+    private static final long VALIDATION_TIMEOUT_MS = 1_000;
+    /** No statement of Slipstream's takes seconds; one that does is stuck behind a lock or a sick server. */
+    static final long STATEMENT_TIMEOUT_S = 10;
+
     private final HikariDataSource dataSource;
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
@@ -70,6 +79,7 @@ public final class JdbcStore implements Store {
     private JdbcStore(HikariDataSource dataSource) {
         this.dataSource = dataSource;
         this.jdbi = Jdbi.create(dataSource);
+        jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT_S);
     }
 
     /**
@@ -92,6 +102,15 @@ public final class JdbcStore implements Store {
         config.setMinimumIdle(2);
         config.setPoolName("slipstream-store");
         config.setInitializationFailTimeout(10_000);
+        // An outage must answer within moments, not after Hikari's default 30 s wait for a connection.
+        config.setConnectionTimeout(CONNECTION_TIMEOUT_MS);
+        config.setValidationTimeout(VALIDATION_TIMEOUT_MS);
+        if (url.startsWith("jdbc:postgresql:")) {
+            // A server that vanished without closing its sockets (host down, network cut) is noticed too.
+            config.addDataSourceProperty("connectTimeout", "2");
+            config.addDataSourceProperty("socketTimeout", Long.toString(STATEMENT_TIMEOUT_S + 5));
+            config.addDataSourceProperty("tcpKeepAlive", "true");
+        }
         HikariDataSource dataSource = new HikariDataSource(config);
         try {
             Flyway.configure()
@@ -130,6 +149,8 @@ public final class JdbcStore implements Store {
             });
         } catch (StatementException e) {
             throw duplicateKeyAsConflict(e);
+        } catch (JdbiException e) {
+            throw connectionLost(e) ? unavailable(e) : e;
         }
     }
 
@@ -142,11 +163,59 @@ public final class JdbcStore implements Store {
             return jdbi.withHandle(work::apply);
         } catch (StatementException e) {
             throw duplicateKeyAsConflict(e);
+        } catch (JdbiException e) {
+            throw connectionLost(e) ? unavailable(e) : e;
         }
+    }
+
+    @Override
+    public void ping() {
+        withHandle(h -> h.createQuery("SELECT 1").mapTo(Integer.class).one());
+    }
+
+    private static StoreUnavailableException unavailable(Exception e) {
+        return new StoreUnavailableException("the store cannot be reached: " + rootMessage(e), e);
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+        return message.lines().findFirst().orElse("");
+    }
+
+    /**
+     * A statement that failed because the connection did: SQL state class 08 (connection exception), 57P01-03 (the
+     * server is shutting down or starting), a connection the pool could not give, 57014 a statement cancelled by its
+     * timeout (the server stopped answering, or it waits on a lock that long). Everything else (a constraint, a bug) stays what it is.
+     */
+    static boolean connectionLost(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof java.sql.SQLTransientConnectionException || cause instanceof java.sql.SQLNonTransientConnectionException
+                    || cause instanceof java.sql.SQLRecoverableException || cause instanceof java.net.SocketException
+                    || cause instanceof java.io.EOFException) {
+                return true;
+            }
+            if (cause instanceof SQLException sql && sql.getSQLState() != null) {
+                String state = sql.getSQLState();
+                if (state.startsWith("08") || state.startsWith("57P") || state.equals("57014")) {
+                    return true;
+                }
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return false;
     }
 
     /** Two writers creating the same row at once: the loser gets a conflict, like any lost compare-and-set. */
     private static RuntimeException duplicateKeyAsConflict(StatementException e) {
+        if (connectionLost(e)) {
+            return unavailable(e);
+        }
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
             if (cause instanceof SQLException sql && "23505".equals(sql.getSQLState())) {
                 return new ConflictException("it was created by someone else meanwhile: " + sql.getMessage().lines().findFirst().orElse(""));

@@ -64,6 +64,8 @@ public final class InMemoryStore implements Store {
     private final AtomicLong eventSeq = new AtomicLong();
     private volatile Tables committed = new Tables();
     private volatile boolean closed;
+    private volatile boolean unreachable;
+    private final AtomicLong callsUntilOutage = new AtomicLong(-1);
 
     @Override
     public void close() {
@@ -77,6 +79,7 @@ public final class InMemoryStore implements Store {
         if (transaction.get() != null) {
             return work.apply(this);
         }
+        requireOpen();
         lock();
         try {
             Tables working = committed.copy();
@@ -135,6 +138,32 @@ public final class InMemoryStore implements Store {
         if (closed) {
             throw new IllegalStateException("the in-memory store is closed");
         }
+        if (!unreachable && callsUntilOutage.get() >= 0 && callsUntilOutage.getAndDecrement() == 0) {
+            unreachable = true;
+        }
+        if (unreachable) {
+            throw new io.slipstream.store.StoreUnavailableException("the in-memory store is unreachable (a test's outage)", null);
+        }
+    }
+
+    /**
+     * Makes every call fail as a database outage would ({@code true}) or work again: for tests of what callers do
+     * while the store cannot be reached. Nothing is lost meanwhile.
+     */
+    public void simulateOutage(boolean on) {
+        callsUntilOutage.set(-1);
+        unreachable = on;
+    }
+
+    /** Lets {@code calls} more calls through, then fails every call as {@link #simulateOutage} does: an outage mid-work. */
+    public void simulateOutageAfter(int calls) {
+        unreachable = false;
+        callsUntilOutage.set(calls);
+    }
+
+    @Override
+    public void ping() {
+        requireOpen();
     }
 
     // --- documents ---
