@@ -47,6 +47,16 @@ public interface Executor extends AutoCloseable {
         return false;
     }
 
+    /**
+     * From now on this executor acts for the control loop that leads at {@code epoch} (replicas take turns; see the
+     * store's leadership). Every later launch, stop and adoption checks, atomically with its effect, that no executor
+     * has been fenced at a newer epoch since, and is refused with {@link ExecutorException} if one has: a leader that
+     * lost its lease and woke up starts and kills nothing. Called before anything is launched or adopted.
+     *
+     * @throws ExecutorException if an executor was fenced at a newer epoch already
+     */
+    void fence(long epoch);
+
     /** Where reports go; set once, before anything is launched or adopted. */
     void setListener(Consumer<InstanceReport> listener);
 

@@ -28,6 +28,11 @@ public abstract class BaseExecutorContractTest {
     private final List<Executor> executors = new ArrayList<>();
     private final List<Running> launched = new ArrayList<>();
     private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+    /**
+     * The newest epoch a test fenced an executor at (0: none); executors made later act at it. Static: an
+     * implementation's state (a cluster) may outlive one test.
+     */
+    private static final java.util.concurrent.atomic.AtomicLong NEWEST_EPOCH = new java.util.concurrent.atomic.AtomicLong();
 
     /** A new executor over the same (persistent) state as the ones made before in this test. */
     protected abstract Executor createExecutor();
@@ -86,6 +91,9 @@ public abstract class BaseExecutorContractTest {
         Executor executor = createExecutor();
         executor.setListener(reports::add);
         executors.add(executor);
+        if (NEWEST_EPOCH.get() > 0) {
+            executor.fence(NEWEST_EPOCH.get());
+        }
         return executor;
     }
 
@@ -93,6 +101,9 @@ public abstract class BaseExecutorContractTest {
     @AfterEach
     void stopEverything() throws InterruptedException {
         Executor cleaner = createExecutor();
+        if (NEWEST_EPOCH.get() > 0) {
+            cleaner.fence(NEWEST_EPOCH.get());
+        }
         LinkedBlockingQueue<InstanceReport> ended = new LinkedBlockingQueue<>();
         cleaner.setListener(report -> {
             if (!(report instanceof InstanceReport.Running)) {
@@ -342,6 +353,37 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, nodeName(), "sleep 600 & exit 0"));
         assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertNothingRuns(handle);
+    }
+
+    /**
+     * Two replicas' executors over the same instances: once the successor is fenced at a newer epoch, the old one
+     * (a leader that lost its lease and woke up) launches, stops and adopts nothing, and cannot fence again.
+     */
+    @Test
+    void anExecutorOfAnOlderEpochStartsAndStopsNothing() throws Exception {
+        long epoch = NEWEST_EPOCH.get() + 1;
+        Executor old = newExecutor();
+        old.fence(epoch);
+        NEWEST_EPOCH.set(epoch);
+        InstanceId running = newInstanceId();
+        Map<String, String> handle = launch(old, spec(running, nodeName(), "echo up; sleep 600"));
+        awaitStarted(old, running, handle, "up");
+
+        Executor successor = newExecutor();
+        successor.fence(epoch + 1);
+        NEWEST_EPOCH.set(epoch + 1);
+        InstanceId late = newInstanceId();
+        assertThatThrownBy(() -> old.launch(spec(late, nodeName(), "echo never"))).isInstanceOf(ExecutorException.class).hasMessageContaining("fenced");
+        assertThat(successor.find(late)).as("nothing of it was started").isEmpty();
+        assertThatThrownBy(() -> old.terminate(running, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class).hasMessageContaining("fenced");
+        assertThatThrownBy(() -> old.adopt(Map.of(running, handle))).isInstanceOf(ExecutorException.class);
+        assertThatThrownBy(() -> old.fence(epoch)).isInstanceOf(ExecutorException.class);
+        assertThatThrownBy(() -> newExecutor().fence(epoch)).as("no executor goes back to an older epoch").isInstanceOf(ExecutorException.class);
+        assertThat(successor.find(running)).as("the stale stop did not happen").isPresent();
+
+        successor.terminate(running, handle, Duration.ofSeconds(5), "test");
+        assertThat(awaitReport(running, InstanceReport.Exited.class).terminated()).isTrue();
         assertNothingRuns(handle);
     }
 

@@ -12,6 +12,7 @@ import io.slipstream.server.auth.Authenticator;
 import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
@@ -49,14 +50,14 @@ public final class SlipstreamServer implements AutoCloseable {
     private final ServerConfig config;
     private final Store store;
     private final Executor executor;
-    private final ControlLoop loop;
+    private final LeaderElection election;
     private final ApiServer api;
 
-    private SlipstreamServer(ServerConfig config, Store store, Executor executor, ControlLoop loop, ApiServer api) {
+    private SlipstreamServer(ServerConfig config, Store store, Executor executor, LeaderElection election, ApiServer api) {
         this.config = config;
         this.store = store;
         this.executor = executor;
-        this.loop = loop;
+        this.election = election;
         this.api = api;
     }
 
@@ -79,7 +80,7 @@ public final class SlipstreamServer implements AutoCloseable {
         StoreContext storeContext = () -> dataDir;
         Store store = storeFactory.create(config.store(), storeContext);
         Executor executor = null;
-        ControlLoop loop = null;
+        LeaderElection election = null;
         ApiServer api = null;
         try {
             StoreIdentity.check(store, dataDir, clock); // before anything is written to a store that may be the wrong one
@@ -90,25 +91,28 @@ public final class SlipstreamServer implements AutoCloseable {
             ensureAdminToken(store, tokens, dataDir, clock);
             executor = executorFactory.create(config.executor(), executorContext(dataDir, clock));
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
-            loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
-                    new RunTokens(tokens, apiUrl::get), secrets);
-            loop.start();
-            ControlLoop cycling = loop;
-            Executor nodesOf = executor;
-            DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage(), secrets);
-            RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
+            RunTokens runTokens = new RunTokens(tokens, apiUrl::get);
+            Executor leading = executor;
+            // Replicas over one store take turns; a lone one leads as soon as this returns.
+            election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
+                    (fenced, progress, queue) -> new ControlLoop(fenced, leading, new Scheduler(), clock, config.limits(), config.tickInterval(),
+                            runTokens, secrets, progress, queue));
+            election.start();
+            LeaderElection control = election;
+            DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
+            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
-                    new NodeService(store, executor, loop::wakeUp, clock), tokens, new LogService(store, executor), secrets,
-                    new Readiness(cycling::lastCycleAt, store::ping, clock), clock);
+                    new NodeService(store, executor, control::wakeUp, clock), tokens, new LogService(store, executor), secrets,
+                    new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock);
             api.start(config.host(), config.port());
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                     : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
             apiUrl.set("http://" + host + ":" + api.port());
-            return new SlipstreamServer(config, store, executor, loop, api);
+            return new SlipstreamServer(config, store, executor, election, api);
         } catch (RuntimeException e) {
             closeQuietly(api);
-            closeQuietly(loop);
+            closeQuietly(election);
             closeQuietly(executor);
             store.close();
             throw e;
@@ -207,7 +211,7 @@ public final class SlipstreamServer implements AutoCloseable {
     @Override
     public void close() {
         closeQuietly(api);
-        closeQuietly(loop);
+        closeQuietly(election);
         closeQuietly(executor);
         store.close();
     }

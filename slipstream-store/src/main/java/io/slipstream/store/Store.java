@@ -105,6 +105,29 @@ public interface Store extends AutoCloseable {
     /** Moves {@code purpose} from key {@code expectedKeyId} to {@code keyId} (a rotation); {@link ConflictException} if it moved. */
     void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at);
 
+    // --- leadership: one control loop at a time over a store that replicas share ---
+
+    /**
+     * Claims the leadership for {@code holder} (unique per process start) and returns who leads afterwards: renewed
+     * ({@code expiresAt = now + ttl}, same epoch) if {@code holder} leads and its lease has not expired; taken at the
+     * next epoch if no one leads, the lease expired or was released (also by {@code holder} itself: whatever it did
+     * under the old epoch is fenced), or (a store only one process can open, such as the embedded H2 file) whoever
+     * held it cannot be alive; otherwise unchanged.
+     */
+    Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl);
+
+    /** Who leads now, if anyone ever did. */
+    Optional<Leadership> leadership();
+
+    /**
+     * Inside a transaction: holds the leadership record until the transaction ends (a takeover waits for it) and
+     * fails with {@link FencedException} unless its epoch is {@code epoch}. Outside one: checks only.
+     */
+    void requireLeader(long epoch);
+
+    /** Ends {@code holder}'s lease at {@code now} if it still leads at {@code epoch} (a clean stop: no one waits for it). */
+    void releaseLeadership(String holder, long epoch, Instant now);
+
     // --- runs, instances, events ---
 
     /** Stores a new run at version 1, with its first event; {@link ConflictException} if the id is taken. */

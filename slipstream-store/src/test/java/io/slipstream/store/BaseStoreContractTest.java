@@ -48,6 +48,11 @@ public abstract class BaseStoreContractTest {
     /** A new, empty, migrated store. */
     protected abstract Store createStore() throws Exception;
 
+    /** Whether only one process can open the store (then a new holder may take the leadership without waiting). */
+    protected boolean singleProcess() {
+        return false;
+    }
+
     @BeforeEach
     void open() throws Exception {
         store = createStore();
@@ -69,6 +74,78 @@ public abstract class BaseStoreContractTest {
 
     private RunRecord createRun(RunRecord run) {
         return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+    }
+
+    // --- leadership ---
+
+    private static final java.time.Duration TTL = java.time.Duration.ofSeconds(10);
+
+    @Test
+    void theFirstClaimLeadsAtEpochOneAndRenewalsKeepTheEpoch() {
+        assertThat(store.leadership()).isEmpty();
+        Leadership first = store.claimLeadership("a", T0, TTL);
+        assertThat(first).isEqualTo(new Leadership("a", 1, T0, T0.plus(TTL)));
+        Leadership renewed = store.claimLeadership("a", T0.plusSeconds(3), TTL);
+        assertThat(renewed.epoch()).isEqualTo(1);
+        assertThat(renewed.expiresAt()).isEqualTo(T0.plusSeconds(13));
+        assertThat(store.leadership()).contains(renewed);
+        // late, after its own lease expired: the same leader, but at a new epoch (what it did meanwhile is fenced)
+        assertThat(store.claimLeadership("a", T0.plusSeconds(30), TTL)).isEqualTo(new Leadership("a", 2, T0.plusSeconds(30), T0.plusSeconds(40)));
+    }
+
+    @Test
+    void anotherHolderWaitsForTheLeaseThenTakesOverAtTheNextEpoch() {
+        store.claimLeadership("a", T0, TTL);
+        Leadership seen = store.claimLeadership("b", T0.plusSeconds(5), TTL);
+        if (singleProcess()) {
+            assertThat(seen).as("whoever held a single-process store is gone").isEqualTo(new Leadership("b", 2, T0.plusSeconds(5), T0.plusSeconds(15)));
+            return;
+        }
+        assertThat(seen.holder()).isEqualTo("a");
+        assertThat(seen.epoch()).isEqualTo(1);
+        Leadership taken = store.claimLeadership("b", T0.plus(TTL), TTL);
+        assertThat(taken).isEqualTo(new Leadership("b", 2, T0.plus(TTL), T0.plus(TTL).plus(TTL)));
+        assertThat(store.claimLeadership("a", T0.plus(TTL).plusSeconds(1), TTL)).as("the old leader does not get it back").isEqualTo(taken);
+    }
+
+    @Test
+    void aReleasedLeaseIsTakenAtOnce() {
+        store.claimLeadership("a", T0, TTL);
+        store.releaseLeadership("b", 1, T0.plusSeconds(1)); // not b's to release
+        if (!singleProcess()) {
+            assertThat(store.claimLeadership("b", T0.plusSeconds(2), TTL).holder()).isEqualTo("a");
+        }
+        store.releaseLeadership("a", store.leadership().orElseThrow().epoch(), T0.plusSeconds(3));
+        Leadership taken = store.claimLeadership("b", T0.plusSeconds(3), TTL);
+        assertThat(taken.holder()).isEqualTo("b");
+    }
+
+    @Test
+    void writesOfAFencedLeaderAreRefusedAndWriteNothing() {
+        long old = store.claimLeadership("a", T0, TTL).epoch();
+        Store leader = new FencedStore(store, old);
+        leader.createDocument(workspace("team-a"), T0);
+        long next = store.claimLeadership("b", T0.plus(TTL), TTL).epoch();
+        assertThat(next).isEqualTo(old + 1);
+
+        assertThatThrownBy(() -> leader.createDocument(workspace("team-b"), T0)).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> leader.inTransaction(tx -> tx.createDocument(workspace("team-c"), T0))).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> leader.requireLeader(old)).isInstanceOf(FencedException.class);
+        assertThat(leader.getDocument(Kind.Workspace, null, "team-a")).as("reads still work").isPresent();
+        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+
+        Store successor = new FencedStore(store, next);
+        successor.createDocument(workspace("team-d"), T0);
+        successor.inTransaction(tx -> {
+            tx.requireLeader(next);
+            return tx.createDocument(workspace("team-e"), T0);
+        });
+        assertThat(store.listDocuments(Kind.Workspace, null)).hasSize(3);
+    }
+
+    @Test
+    void aFencedStoreBeforeAnyLeaderIsRefused() {
+        assertThatThrownBy(() -> new FencedStore(store, 1).createDocument(workspace("team-a"), T0)).isInstanceOf(FencedException.class);
     }
 
     @Test

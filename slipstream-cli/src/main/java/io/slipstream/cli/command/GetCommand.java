@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, secrets, secret WS/NAME, nodes, workspaces, shapes.",
+@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, secrets, secret WS/NAME, nodes, workspaces, shapes, leader.",
         "Jobs, quotas and secrets of one workspace with -w. A secret shows its keys, never its values (***)."})
 public final class GetCommand implements Callable<Integer> {
     @Spec
@@ -29,7 +29,7 @@ public final class GetCommand implements Callable<Integer> {
     ClientOptions client;
 
     @Parameters(index = "0", paramLabel = "TYPE",
-            description = "runs | run | jobs | job | quotas | quota | secrets | secret | nodes | node | workspaces | workspace | shapes | shape")
+            description = "runs | run | jobs | job | quotas | quota | secrets | secret | nodes | node | workspaces | workspace | shapes | shape | leader")
     String type;
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "NAME",
@@ -68,9 +68,13 @@ public final class GetCommand implements Callable<Integer> {
             case "workspace", "workspaces", "ws" -> "workspaces";
             case "shape", "shapes" -> "shapes";
             case "secret", "secrets" -> "secrets";
+            case "leader" -> "leader";
             default -> throw new CliException(CliException.REJECTED,
-                    "unknown type '" + type + "': use runs, jobs, quotas, secrets, nodes, workspaces or shapes");
+                    "unknown type '" + type + "': use runs, jobs, quotas, secrets, nodes, workspaces, shapes or leader");
         };
+        if (kind.equals("leader")) {
+            return leader(api);
+        }
         JsonNode result = name == null ? list(api, kind) : one(api, kind);
         PrintWriter out = spec.commandLine().getOut();
         if (format != Output.Format.table) {
@@ -88,6 +92,23 @@ public final class GetCommand implements Callable<Integer> {
             items.add(result);
         }
         table(out, kind, items);
+        return 0;
+    }
+
+    /** Which replica leads the control loop (replicas over one store take turns). */
+    private int leader(ApiClient api) {
+        if (name != null) {
+            throw new CliException(CliException.REJECTED, "get leader takes no name");
+        }
+        JsonNode lease = api.get("/api/v1/leader");
+        PrintWriter out = spec.commandLine().getOut();
+        if (format != Output.Format.table) {
+            Output.print(out, lease, format);
+            return 0;
+        }
+        Output.table(out, List.of("LEADER", "EPOCH", "RENEWED", "EXPIRES", "STATE"), List.of(List.of(Output.text(lease, "holder"),
+                Output.text(lease, "epoch"), Output.text(lease, "renewedAt"), Output.text(lease, "expiresAt"),
+                lease.path("expired").asBoolean() ? "expired (no replica leads now)" : "leading")));
         return 0;
     }
 

@@ -54,6 +54,7 @@ public final class KubernetesExecutor implements Executor {
     static final int FIRST_PORT = 29500;
 
     private final KubernetesClient client;
+    private final KubernetesFence fence;
     private final boolean ownsClient;
     private final KubernetesConfig config;
     private final Manifests manifests;
@@ -122,6 +123,7 @@ public final class KubernetesExecutor implements Executor {
         this.manifests = new Manifests(config);
         this.clock = clock;
         this.logs = new LogSpool(client, dataDir.resolve("pod-logs"));
+        this.fence = new KubernetesFence(client, config.namespace());
         this.nodes = new NodeWatch(client, config, clock);
         for (String namespace : config.allNamespaces()) {
             SharedIndexInformer<Pod> informer = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER)
@@ -187,6 +189,11 @@ public final class KubernetesExecutor implements Executor {
     }
 
     @Override
+    public void fence(long epoch) {
+        fence.fence(epoch);
+    }
+
+    @Override
     public Map<String, String> launch(LaunchSpec spec) {
         requireNode(spec.node());
         InstanceId id = spec.id();
@@ -196,6 +203,7 @@ public final class KubernetesExecutor implements Executor {
         if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
             return track(id, existing);
         }
+        fence.check();
         Pod pod = manifests.pod(spec, namespace);
         Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, namespace, Names.pod(key)));
         instance.probe = spec.probe() != null;
@@ -382,6 +390,7 @@ public final class KubernetesExecutor implements Executor {
 
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        fence.check(); // adopting acts on what it finds: not for a replica that lost its lease
         Map<RunId, Integer> newestAttempt = new HashMap<>();
         Map<RunId, String> namespaceOf = new HashMap<>();
         handles.forEach((id, handle) -> {
@@ -426,6 +435,7 @@ public final class KubernetesExecutor implements Executor {
             report(end); // already over: say so again (reports are at least once)
             return;
         }
+        fence.check();
         try {
             if (!gracePeriod.isZero()) {
                 String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));

@@ -72,6 +72,7 @@ public final class LocalProcessExecutor implements Executor {
     private final UidAllocator uids;
     private final Clock clock;
     private final InstanceHandles handles;
+    private final EpochFence fence;
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
     /** The instances being watched, with their directories. */
@@ -120,6 +121,7 @@ public final class LocalProcessExecutor implements Executor {
                                 int maxProcessesPerRun, Clock clock) {
         this.root = root.toAbsolutePath().normalize();
         this.handles = new InstanceHandles(this.root, isolation.enabled());
+        this.fence = new EpochFence(this.root);
         this.maxProcessesPerRun = maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun();
         this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
@@ -229,7 +231,7 @@ public final class LocalProcessExecutor implements Executor {
                 watch(spec.id(), existing.get(), null);
                 return existing.get();
             }
-            return start(spec, node, dir);
+            return fence.guarded(() -> start(spec, node, dir));
         } finally {
             lock.unlock();
         }
@@ -300,6 +302,7 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> adopted) {
+        fence.check(); // watching kills what an adopted instance left behind: not for a replica that lost its lease
         adopted.forEach((id, handle) -> {
             if (!handles.sameBoot(handle) && handles.directoryOf(handle).exitCode() == null) {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
@@ -424,6 +427,7 @@ public final class LocalProcessExecutor implements Executor {
     /** Returns at once: the signals go out from the executor's own threads. */
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        fence.check(); // the notice alone makes an instance save its work and leave
         InstanceDirectory dir = handles.directoryOf(handle);
         if (dir.exitCode() == null) {
             dir.markTerminationRequested();
@@ -435,7 +439,12 @@ public final class LocalProcessExecutor implements Executor {
         if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
-        stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
+        fence.guarded(() -> stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod));
+    }
+
+    @Override
+    public void fence(long epoch) {
+        fence.fence(epoch);
     }
 
     @Override

@@ -65,6 +65,8 @@ public final class FakeExecutor implements Executor {
     private final List<RunId> forgotten = new ArrayList<>();
     private final ExecutorService reporter;
     private volatile boolean closed;
+    /** The epoch this executor acts for (see {@link #fence}); 0 until fenced. */
+    private volatile long epoch;
     private volatile Consumer<InstanceReport> listener = r -> {
     };
 
@@ -95,6 +97,8 @@ public final class FakeExecutor implements Executor {
         private final Map<InstanceId, Activity> activities = new ConcurrentHashMap<>();
         private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
         private int nextPort = 30000;
+        /** The newest epoch an executor of this cluster was fenced at. */
+        private long fencedAt;
 
         /** {@code nodeCount} nodes {@code node-1}, {@code node-2}... of 32 cpus, 256 GiB and {@code gpusPerNode} GPUs of model {@code sim-gpu}. */
         public Cluster(int nodeCount, int gpusPerNode) {
@@ -256,6 +260,24 @@ public final class FakeExecutor implements Executor {
     }
 
     @Override
+    public void fence(long epoch) {
+        synchronized (cluster) {
+            if (cluster.fencedAt > epoch) {
+                throw new ExecutorException("fenced: epoch " + epoch + " is older than " + cluster.fencedAt);
+            }
+            cluster.fencedAt = epoch;
+            this.epoch = epoch;
+        }
+    }
+
+    /** Refuses a side effect of an executor whose epoch was superseded; call with the cluster's lock held. */
+    private void requireCurrentEpoch() {
+        if (cluster.fencedAt > epoch) {
+            throw new ExecutorException("fenced: this executor acts for epoch " + epoch + ", superseded by " + cluster.fencedAt);
+        }
+    }
+
+    @Override
     public Map<String, String> launch(LaunchSpec spec) {
         if (cluster.nodes.stream().noneMatch(n -> n.name().equals(spec.node()))) {
             throw new ExecutorException("unknown node " + spec.node());
@@ -266,6 +288,7 @@ public final class FakeExecutor implements Executor {
         Instance instance;
         boolean fresh;
         synchronized (cluster) {
+            requireCurrentEpoch();
             fresh = !cluster.instances.containsKey(spec.id());
             instance = cluster.instances.computeIfAbsent(spec.id(), id -> new Instance(spec));
         }
@@ -283,6 +306,9 @@ public final class FakeExecutor implements Executor {
 
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        synchronized (cluster) {
+            requireCurrentEpoch();
+        }
         synchronized (this) {
             adoptions.add(Map.copyOf(handles));
         }
@@ -305,6 +331,9 @@ public final class FakeExecutor implements Executor {
 
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        synchronized (cluster) {
+            requireCurrentEpoch();
+        }
         synchronized (this) {
             terminated.add(id);
             terminations.put(id, reason + " / " + gracePeriod);

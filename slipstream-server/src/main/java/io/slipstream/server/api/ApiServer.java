@@ -201,11 +201,22 @@ public final class ApiServer implements AutoCloseable {
             if (status.lastCycleAt() != null) {
                 body.put("lastCycleAt", status.lastCycleAt().toString());
             }
+            body.put("role", status.election().role().name().toLowerCase(java.util.Locale.ROOT));
+            if (status.election().lease() != null) {
+                body.put("leader", status.election().lease().holder());
+                body.put("epoch", status.election().lease().epoch());
+            }
             if (status.reason() != null) {
                 body.put("reason", status.reason());
-                ctx.header("Retry-After", "5");
+                ctx.header("Retry-After", Long.toString(STORE_RETRY_AFTER_SECONDS));
             }
             ctx.status(status.ready() ? 200 : 503).json(body);
+        });
+        route(r, HandlerType.GET, "/api/v1/leader", ctx -> {
+            caller(ctx);
+            io.slipstream.store.Leadership lease = store.leadership().orElseThrow(() -> ApiException.notFound("no replica has led yet"));
+            ctx.json(new io.slipstream.api.wire.LeaderView(lease.holder(), lease.epoch(), lease.renewedAt().toString(), lease.expiresAt().toString(),
+                    lease.expiredAt(clock.instant())));
         });
         route(r, HandlerType.GET, "/api/v1/whoami", ctx -> {
             Principal caller = caller(ctx);

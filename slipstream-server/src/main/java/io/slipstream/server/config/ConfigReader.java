@@ -170,6 +170,17 @@ public final class ConfigReader {
             }
             runs.finish();
         }
+        Duration leaderLease = base.leaderLease();
+        FieldReader leadership = root.object("leadership", false);
+        if (leadership != null) {
+            Duration lease = duration(leadership, "lease", problems);
+            if (lease != null && (lease.compareTo(Duration.ofSeconds(2)) < 0 || lease.compareTo(Duration.ofMinutes(5)) > 0)) {
+                problems.add(leadership.pathOf("lease"), "must be between 2s and 5m (is " + Durations.format(lease) + ")");
+            } else if (lease != null) {
+                leaderLease = lease;
+            }
+            leadership.finish();
+        }
         KeyFiles keys = base.keys();
         FieldReader secrets = root.object("secrets", false);
         if (secrets != null) {
@@ -193,7 +204,7 @@ public final class ConfigReader {
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), store, executorSettings,
-                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys);
+                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys, leaderLease);
     }
 
     /**

@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param executor     the executor's settings (its fields of the config file), read by the executor of their name
  * @param limits       grace periods, runtime limit and retention of runs
  * @param tickInterval how often the control loop runs when nothing wakes it
+ * @param leaderLease  how long a replica's leadership holds unless renewed (replicas on one store)
  * @param keys         where the secret key and the token pepper are
  */
 public record ServerConfig(
@@ -25,7 +26,16 @@ public record ServerConfig(
         ExecutorSettings executor,
         RunLimits limits,
         Duration tickInterval,
-        KeyFiles keys) {
+        KeyFiles keys,
+        Duration leaderLease) {
+
+    /** How long a replica's leadership lasts unless renewed: a standby takes over within it. */
+    public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
+
+    public ServerConfig(String host, int port, Path dataDir, StoreSettings store, ExecutorSettings executor, RunLimits limits,
+                        Duration tickInterval, KeyFiles keys) {
+        this(host, port, dataDir, store, executor, limits, tickInterval, keys, DEFAULT_LEADER_LEASE);
+    }
 
     public ServerConfig {
         keys = keys == null ? KeyFiles.DEFAULTS : keys;
@@ -35,18 +45,19 @@ public record ServerConfig(
         requireNonNull(executor, "executor is null");
         requireNonNull(limits, "limits is null");
         requireNonNull(tickInterval, "tickInterval is null");
+        leaderLease = leaderLease == null ? DEFAULT_LEADER_LEASE : leaderLease;
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys);
+        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys, leaderLease);
     }
 
     public ServerConfig withStore(StoreSettings newStore) {
-        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys);
+        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys, leaderLease);
     }
 
     public ServerConfig withExecutor(ExecutorSettings newExecutor) {
-        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys);
+        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys, leaderLease);
     }
 
     /** The executor's settings, for tests and tools that know which executor they configured. */
@@ -55,14 +66,18 @@ public record ServerConfig(
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
-        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys);
+        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys, leaderLease);
     }
 
     public ServerConfig withKeys(KeyFiles newKeys) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys, leaderLease);
+    }
+
+    public ServerConfig withLeaderLease(Duration newLease) {
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, newLease);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys, leaderLease);
     }
 }

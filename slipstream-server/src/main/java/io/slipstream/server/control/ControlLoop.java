@@ -23,6 +23,7 @@ import io.slipstream.server.auth.RunTokens;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.NodeDown;
+import io.slipstream.store.FencedException;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreUnavailableException;
 import java.time.Clock;
@@ -68,8 +69,8 @@ public final class ControlLoop implements AutoCloseable {
     private final Admissions admissions;
     private final Retention retention;
     private final FaultWatch faultWatch;
-    private final ProgressReports progressReports = new ProgressReports();
-    private final QueueStatus queueStatus = new QueueStatus();
+    private final ProgressReports progressReports;
+    private final QueueStatus queueStatus;
     private final Semaphore wakeUps = new Semaphore(0);
     private final ReportIntake reports;
     /** Nodes declared down, as read at the start of the cycle. */
@@ -98,6 +99,18 @@ public final class ControlLoop implements AutoCloseable {
      */
     public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
                        RunTokens runTokens, LaunchSecrets secrets) {
+        this(store, executor, scheduler, clock, limits, tick, runTokens, secrets, new ProgressReports(), new QueueStatus());
+    }
+
+    /**
+     * @param progressReports where instances' progress reported through the API is kept: it outlives one loop (a
+     *                        replica's loop runs only while it leads)
+     * @param queueStatus     why each queued run waits, as the last cycle saw it
+     */
+    public ControlLoop(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
+                       RunTokens runTokens, LaunchSecrets secrets, ProgressReports progressReports, QueueStatus queueStatus) {
+        this.progressReports = progressReports;
+        this.queueStatus = queueStatus;
         this.store = store;
         this.executor = executor;
         this.scheduler = scheduler;
@@ -111,6 +124,11 @@ public final class ControlLoop implements AutoCloseable {
         this.faultWatch = new FaultWatch(executor, progressReports);
         this.reports = new ReportIntake(store, clock, this::wakeUp);
         executor.setListener(reports::offer);
+    }
+
+    /** Whether the loop cycles (it stops by itself when it finds that its replica no longer leads). */
+    public boolean running() {
+        return running;
     }
 
     /** When the loop last completed a cycle, or {@code null} if it has not yet. */
@@ -201,6 +219,11 @@ public final class ControlLoop implements AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
+            } catch (FencedException e) {
+                // Another replica leads now: stop before anything else is decided (its writes would fail anyway).
+                LOG.warn("this replica no longer leads; its control loop stops: {}", e.getMessage());
+                running = false;
                 return;
             } catch (StoreUnavailableException e) {
                 // Nothing is decided that cannot be persisted: the cycle stopped at its first read or write that failed.

@@ -10,7 +10,7 @@ import io.slipstream.api.spec.SpecReader;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
-import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
 import io.slipstream.store.ConflictException;
 import io.slipstream.model.EventType;
@@ -40,11 +40,11 @@ public final class RunService {
 
     private final Store store;
     private final DocumentService documents;
-    private final ControlLoop loop;
+    private final LeaderElection loop;
     private final RunFactory runFactory;
     private final Clock clock;
 
-    public RunService(Store store, DocumentService documents, ControlLoop loop, RunFactory runFactory, Clock clock) {
+    public RunService(Store store, DocumentService documents, LeaderElection loop, RunFactory runFactory, Clock clock) {
         this.store = store;
         this.documents = documents;
         this.loop = loop;

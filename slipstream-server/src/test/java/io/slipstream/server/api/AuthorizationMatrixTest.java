@@ -206,6 +206,7 @@ class AuthorizationMatrixTest {
             row("GET    /healthz",                                           "200 200 200 200 200  200 200 200 200  200"),
             row("GET    /readyz",                                            "200 200 200 200 200  200 200 200 200  200"),
             row("GET    /api/v1/whoami",                                     "200 200 200 200 200  401 401 401 401  401"),
+            row("GET    /api/v1/leader",                                     "200 200 200 403 403  401 401 401 401  401"),
             row("POST   /api/v1/apply (a Job)",                              "200 200 400 403 403  401 401 401 401  401")
                     .body(APPLY_JOB).changes(allowed -> Map.of("job", allowed ? fresh("alpha-job") : "alpha-job"),
                             p -> document("/api/v1/workspaces/" + p.get("workspace") + "/jobs/" + p.get("job"))),

@@ -69,6 +69,7 @@ class OpenApiConformanceTest {
         check("GET", "/healthz", Map.of(), null, null);
         check("GET", "/readyz", Map.of(), null, null);
         check("GET", "/api/v1/whoami", Map.of(), admin, null);
+        check("GET", "/api/v1/leader", Map.of(), admin, null);
         check("GET", "/api/v1/whoami", Map.of(), "ss_wrong", null);
         check("POST", "/api/v1/apply", Map.of(), admin, """
                 apiVersion: slipstream/v1

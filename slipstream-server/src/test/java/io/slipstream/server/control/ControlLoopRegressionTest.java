@@ -169,6 +169,11 @@ class ControlLoopRegressionTest {
         }
 
         @Override
+        public void fence(long epoch) {
+            fake.fence(epoch);
+        }
+
+        @Override
         public void setListener(java.util.function.Consumer<InstanceReport> listener) {
             fake.setListener(listener);
         }

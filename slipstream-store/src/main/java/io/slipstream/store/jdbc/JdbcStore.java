@@ -17,6 +17,8 @@ import io.slipstream.api.spec.SpecWriter;
 import io.slipstream.api.spec.StoredSpecs;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.FencedException;
+import io.slipstream.store.Leadership;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
@@ -73,11 +75,14 @@ public final class JdbcStore implements Store {
     static final long STATEMENT_TIMEOUT_S = 10;
 
     private final HikariDataSource dataSource;
+    /** Only one process can open this store (the embedded H2 file is locked): a previous leader cannot be alive. */
+    private final boolean singleProcess;
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
 
-    private JdbcStore(HikariDataSource dataSource) {
+    private JdbcStore(HikariDataSource dataSource, boolean singleProcess) {
         this.dataSource = dataSource;
+        this.singleProcess = singleProcess;
         this.jdbi = Jdbi.create(dataSource);
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT_S);
     }
@@ -89,11 +94,15 @@ public final class JdbcStore implements Store {
     public static JdbcStore openH2(Path dataDir) {
         String url = "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
                 + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
-        return open(url, "sa", "");
+        return open(url, "sa", "", true);
     }
 
     /** Opens a store at a JDBC URL ({@code jdbc:h2:...} or {@code jdbc:postgresql://...}) and migrates its schema. */
     public static JdbcStore open(String url, String user, String password) {
+        return open(url, user, password, false);
+    }
+
+    private static JdbcStore open(String url, String user, String password, boolean singleProcess) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setUsername(user);
@@ -123,7 +132,7 @@ public final class JdbcStore implements Store {
             dataSource.close();
             throw e;
         }
-        return new JdbcStore(dataSource);
+        return new JdbcStore(dataSource, singleProcess);
     }
 
     @Override
@@ -545,6 +554,72 @@ public final class JdbcStore implements Store {
     }
 
     // --- runs ---
+
+    // --- leadership ---
+
+    private static final String CONTROL_LOOP = "control-loop";
+
+    @Override
+    public Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
+        Instant expires = now.plus(ttl);
+        try {
+            return inTransaction(store -> withHandle(h -> {
+                Optional<Leadership> current = lockedLeadership(h);
+                if (current.isEmpty()) {
+                    time(time(h.createUpdate("INSERT INTO leadership (role, holder, epoch, renewed_at, expires_at) "
+                            + "VALUES (:role, :holder, 1, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder), "now", now),
+                            "expires", expires).execute();
+                    return new Leadership(holder, 1, now, expires);
+                }
+                Leadership lease = current.get();
+                boolean renew = lease.heldBy(holder) && !lease.expiredAt(now);
+                if (!renew && !lease.expiredAt(now) && !singleProcess) {
+                    return lease;
+                }
+                long epoch = renew ? lease.epoch() : lease.epoch() + 1;
+                time(time(h.createUpdate("UPDATE leadership SET holder = :holder, epoch = :epoch, renewed_at = :now, expires_at = :expires "
+                        + "WHERE role = :role").bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now),
+                        "expires", expires).execute();
+                return new Leadership(holder, epoch, now, expires);
+            }));
+        } catch (ConflictException e) {
+            return leadership().orElseThrow(() -> e); // another replica's first claim won the race: it leads
+        }
+    }
+
+    @Override
+    public Optional<Leadership> leadership() {
+        return withHandle(h -> h.createQuery("SELECT * FROM leadership WHERE role = :role").bind("role", CONTROL_LOOP)
+                .map(JdbcStore::leadershipRow).findOne());
+    }
+
+    @Override
+    public void requireLeader(long epoch) {
+        withHandle(h -> {
+            long current = (transaction.get() == null ? Optional.<Leadership>empty() : lockedLeadership(h))
+                    .or(this::leadership).map(Leadership::epoch).orElse(0L);
+            if (current != epoch) {
+                throw new FencedException(epoch, current);
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public void releaseLeadership(String holder, long epoch, Instant now) {
+        withHandle(h -> time(h.createUpdate("UPDATE leadership SET expires_at = :now WHERE role = :role AND holder = :holder AND epoch = :epoch")
+                .bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now).execute());
+    }
+
+    /** The leadership row, locked until the transaction ends: claims and fenced writes take turns on it. */
+    private static Optional<Leadership> lockedLeadership(Handle h) {
+        return h.createQuery("SELECT * FROM leadership WHERE role = :role FOR UPDATE").bind("role", CONTROL_LOOP)
+                .map(JdbcStore::leadershipRow).findOne();
+    }
+
+    private static Leadership leadershipRow(ResultSet rs, StatementContext context) throws SQLException {
+        return new Leadership(rs.getString("holder"), rs.getLong("epoch"), instant(rs, "renewed_at"), instant(rs, "expires_at"));
+    }
 
     @Override
     public RunRecord createRun(RunRecord run, RunEvent created) {

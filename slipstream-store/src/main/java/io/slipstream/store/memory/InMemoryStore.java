@@ -11,6 +11,8 @@ import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.FencedException;
+import io.slipstream.store.Leadership;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunQuery;
 import io.slipstream.store.SecretRecord;
@@ -426,6 +428,47 @@ public final class InMemoryStore implements Store {
                 throw new ConflictException("the " + purpose + " key is not " + expectedKeyId + " (it changed meanwhile)");
             }
             t.serverKeys().put(purpose, keyId);
+            return null;
+        });
+    }
+
+    // --- leadership ---
+
+    /** Several control loops of one process may share this store (tests of fencing): a lease is waited out. */
+    @Override
+    public Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
+        return write(t -> {
+            Leadership lease = t.leadership;
+            if (lease != null && !lease.heldBy(holder) && !lease.expiredAt(now)) {
+                return lease;
+            }
+            long epoch = lease == null ? 1 : lease.heldBy(holder) && !lease.expiredAt(now) ? lease.epoch() : lease.epoch() + 1;
+            t.leadership = new Leadership(holder, epoch, micros(now), micros(now.plus(ttl)));
+            return t.leadership;
+        });
+    }
+
+    @Override
+    public Optional<Leadership> leadership() {
+        return Optional.ofNullable(read().leadership);
+    }
+
+    @Override
+    public void requireLeader(long epoch) {
+        Leadership lease = read().leadership; // inside a transaction, the writer lock holds off every takeover
+        long current = lease == null ? 0 : lease.epoch();
+        if (current != epoch) {
+            throw new FencedException(epoch, current);
+        }
+    }
+
+    @Override
+    public void releaseLeadership(String holder, long epoch, Instant now) {
+        write(t -> {
+            Leadership lease = t.leadership;
+            if (lease != null && lease.heldBy(holder) && lease.epoch() == epoch) {
+                t.leadership = new Leadership(holder, epoch, lease.renewedAt(), micros(now));
+            }
             return null;
         });
     }

@@ -68,6 +68,8 @@ final class Tables {
     HashMap<String, List<RunEvent>> events = new HashMap<>();
     HashMap<ScheduleKey, Instant> schedules = new HashMap<>();
     TreeMap<String, NodeDown> nodesDown = new TreeMap<>();
+    /** Immutable: replaced whole. */
+    io.slipstream.store.Leadership leadership;
 
     /** Which maps (and which runs' instance maps) this working copy owns already. */
     private final Set<String> owned = new HashSet<>();
@@ -83,6 +85,7 @@ final class Tables {
         copy.events = events;
         copy.schedules = schedules;
         copy.nodesDown = nodesDown;
+        copy.leadership = leadership;
         return copy;
     }
 

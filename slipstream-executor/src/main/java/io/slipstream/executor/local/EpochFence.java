@@ -1,0 +1,114 @@
+package io.slipstream.executor.local;
+
+import io.slipstream.executor.ExecutorException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The newest leader epoch of every executor that shares this root (replicas of the control plane on one machine or
+ * one shared file system), in a file only the server can write ({@code <root>/.fence}, 0600). {@link #fence} moves it
+ * forward; every side effect runs {@link #guarded}: under an exclusive lock on the file, refused if a newer epoch was
+ * written since this executor was fenced. So a leader that was paused past its lease, and woke up to find another one
+ * leading, launches and kills nothing, even if its store writes had not failed yet.
+ */
+final class EpochFence {
+    private static final Set<java.nio.file.OpenOption> OPEN = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
+            StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+
+    private final Path file;
+    /**
+     * A {@link FileLock} is held per process (a second one of the same JVM on the file throws): every executor of
+     * this process over the same root, and all their threads, take turns here first.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> TURNS = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Object turns;
+    /** The epoch this executor acts for; 0 until it is fenced (then it acts only while no one fenced). */
+    private volatile long epoch;
+
+    EpochFence(Path root) {
+        this.file = root.resolve(".fence").toAbsolutePath().normalize();
+        this.turns = TURNS.computeIfAbsent(file, f -> new Object());
+    }
+
+    /** Acts for {@code newEpoch} from now on; refused if a newer one fenced already. */
+    void fence(long newEpoch) {
+        locked(channel -> {
+            long current = read(channel);
+            if (current > newEpoch) {
+                throw new ExecutorException("fenced: epoch " + newEpoch + " is older than epoch " + current
+                        + ", which another replica's executor acts for");
+            }
+            channel.truncate(0);
+            channel.write(ByteBuffer.wrap((newEpoch + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
+            channel.force(true);
+            epoch = newEpoch;
+            return null;
+        });
+    }
+
+    /** Runs {@code effect} unless a newer epoch fenced: the check and the effect under one lock. */
+    <T> T guarded(Supplier<T> effect) {
+        return locked(channel -> {
+            requireCurrent(read(channel));
+            return effect.get();
+        });
+    }
+
+    /** Refuses at once if a newer epoch fenced (for effects that need no lock of their own). */
+    void check() {
+        guarded(() -> {
+        });
+    }
+
+    void guarded(Runnable effect) {
+        guarded(() -> {
+            effect.run();
+            return null;
+        });
+    }
+
+    private void requireCurrent(long current) {
+        if (current > epoch) {
+            throw new ExecutorException("fenced: this executor acts for epoch " + epoch + ", but epoch " + current
+                    + " has taken over (this replica lost its lease); nothing was started or stopped");
+        }
+    }
+
+    private interface Work<T> {
+        T apply(FileChannel channel) throws IOException;
+    }
+
+    private <T> T locked(Work<T> work) {
+        synchronized (turns) {
+            try (FileChannel channel = FileChannel.open(file, OPEN, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                 FileLock ignored = channel.lock()) {
+                return work.apply(channel);
+            } catch (IOException e) {
+                throw new ExecutorException("cannot read the leader epoch in " + file + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private static long read(FileChannel channel) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(32);
+        channel.read(buffer, 0);
+        String text = new String(buffer.array(), 0, buffer.position(), StandardCharsets.US_ASCII).trim();
+        if (text.isEmpty()) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IOException("it holds '" + text + "', not an epoch");
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.slipstream.server.control;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.ObjectMeta;
+import io.slipstream.api.spec.WorkspaceSpec;
+import io.slipstream.executor.testing.FakeExecutor;
+import io.slipstream.model.EventType;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.config.RunLimits;
+import io.slipstream.store.memory.InMemoryStore;
+import io.slipstream.testing.TestingClock;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two replicas over one store and one cluster: one leads, the other waits; a leader that stops renewing (paused) is
+ * replaced once its lease expires, and when it wakes up its loop is fenced (it stops by itself) and it stands by.
+ * The run submitted meanwhile is launched once, by the new leader.
+ */
+class LeaderElectionTest {
+    private static final Duration LEASE = Duration.ofSeconds(10);
+
+    private final TestingClock clock = new TestingClock();
+    private final InMemoryStore store = new InMemoryStore();
+    private final FakeExecutor.Cluster cluster = new FakeExecutor.Cluster(2, 8);
+    private final List<AutoCloseable> closing = new java.util.ArrayList<>();
+
+    private LeaderElection replica(String name) {
+        FakeExecutor executor = new FakeExecutor(cluster, clock, FakeExecutor.Mode.LIFELIKE);
+        LeaderElection election = new LeaderElection(store, executor, clock, LEASE, name,
+                (fenced, progress, queue) -> new ControlLoop(fenced, executor, new Scheduler(), clock, RunLimits.DEFAULTS,
+                        Duration.ofMillis(50), null, null, progress, queue));
+        closing.add(election);
+        closing.add(executor);
+        return election;
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable c : closing) {
+            c.close();
+        }
+    }
+
+    @Test
+    void aPausedLeaderIsReplacedAndFencedWhenItWakes() {
+        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        LeaderElection a = replica("a");
+        LeaderElection b = replica("b");
+        a.tick();
+        b.tick();
+        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(b.status().role()).isEqualTo(LeaderElection.Role.STANDBY);
+        assertThat(b.status().lease().holder()).isEqualTo("a");
+
+        clock.advance(LEASE.plusSeconds(1)); // a is "paused": it renews nothing
+        b.tick();
+        assertThat(b.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+
+        RunId run = submit("job");
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.getRun(run).map(RunRecord::state).orElseThrow() == RunState.RUNNING);
+
+        // a wakes up: its loop's next write is fenced and it stops; its next claim finds b leading
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            a.tick();
+            assertThat(a.status().role()).isEqualTo(LeaderElection.Role.STANDBY);
+        });
+        assertThat(a.status().lease().holder()).isEqualTo("b");
+        assertThat(store.leadership().orElseThrow().epoch()).as("a did not take it back").isEqualTo(2);
+        assertThat(store.getRun(run).orElseThrow().attempt()).isEqualTo(1);
+    }
+
+    @Test
+    void aCleanStopHandsTheLeaseOverAtOnce() {
+        LeaderElection a = replica("a");
+        LeaderElection b = replica("b");
+        a.tick();
+        b.tick();
+        a.close();
+        b.tick(); // no waiting for the lease: a released it
+        assertThat(b.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+    }
+
+    @Test
+    void aLeaderThatCannotRenewForAWholeLeaseStepsDown() {
+        LeaderElection a = replica("a");
+        a.tick();
+        store.simulateOutage(true);
+        clock.advance(Duration.ofSeconds(5));
+        a.tick();
+        assertThat(a.status().role()).as("half a lease without renewing: still leads").isEqualTo(LeaderElection.Role.LEADER);
+        clock.advance(Duration.ofSeconds(6));
+        a.tick();
+        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.STANDBY);
+        store.simulateOutage(false);
+        a.tick();
+        assertThat(a.status().role()).as("it leads again, at a new epoch").isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+    }
+
+    private RunId submit(String job) {
+        RunRecord run = RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").spec(), clock.instant());
+        store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        return run.id();
+    }
+}
