@@ -63,7 +63,9 @@ class ReplicasIT {
                 awaitRun(b, token, first, run -> run.get("state").asString().equals("RUNNING"));
 
                 signal(a, "STOP"); // frozen past its lease, as a long GC pause or a stalled VM would
+                long stopped = System.nanoTime();
                 JsonNode taken = awaitReady(b, token, r -> "leader".equals(r.path("role").asString()));
+                System.out.printf("takeover after SIGSTOP of the leader: %d ms (lease %d s)%n", (System.nanoTime() - stopped) / 1_000_000, LEASE.toSeconds());
                 assertThat(taken.get("epoch").asLong()).isGreaterThan(aReady.get("epoch").asLong());
                 String second = submit(b, token, "second");
                 awaitRun(b, token, second, run -> run.get("state").asString().equals("RUNNING"));
@@ -78,7 +80,9 @@ class ReplicasIT {
                 }
 
                 b.kill9();
+                long killed = System.nanoTime();
                 JsonNode back = awaitReady(a, token, r -> "leader".equals(r.path("role").asString()));
+                System.out.printf("takeover after kill -9 of the leader: %d ms (lease %d s)%n", (System.nanoTime() - killed) / 1_000_000, LEASE.toSeconds());
                 assertThat(back.get("epoch").asLong()).isGreaterThan(taken.get("epoch").asLong());
                 for (String run : new String[] {first, second}) {
                     call(a, token, "POST", "/api/v1/runs/" + run + "/cancel", "{}");

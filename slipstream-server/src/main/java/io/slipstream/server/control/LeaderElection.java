@@ -71,19 +71,37 @@ public final class LeaderElection implements AutoCloseable {
         this.newLoop = newLoop;
     }
 
-    /** Claims once at once (a lone replica leads before this returns), then every third of the lease. */
+    /**
+     * Claims once at once (a lone replica leads before this returns), then every third of the lease, and a standby
+     * also right when the lease it saw expires: so it takes over within one lease of the leader's last renewal.
+     */
     public void start() {
         tick();
-        long period = Math.max(100, lease.toMillis() / 3);
-        timer.scheduleWithFixedDelay(this::tickQuietly, period, period, TimeUnit.MILLISECONDS);
+        timer.schedule(this::tickAndReschedule, nextClaimIn(clock.instant()).toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private void tickQuietly() {
+    private void tickAndReschedule() {
         try {
             tick();
         } catch (RuntimeException e) {
             LOG.error("leader election failed; trying again", e);
         }
+        if (!timer.isShutdown()) {
+            timer.schedule(this::tickAndReschedule, nextClaimIn(clock.instant()).toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** A third of the lease; for a standby, sooner if the lease it saw ends sooner (just after, to find it expired). */
+    Duration nextClaimIn(Instant now) {
+        Duration period = lease.dividedBy(3);
+        Leadership lastSeen = seen;
+        if (loop == null && lastSeen != null && !lastSeen.heldBy(self)) {
+            Duration untilExpiry = Duration.between(now, lastSeen.expiresAt()).plusMillis(20);
+            if (!untilExpiry.isNegative() && untilExpiry.compareTo(period) < 0) {
+                return untilExpiry;
+            }
+        }
+        return period;
     }
 
     synchronized void tick() {

@@ -82,6 +82,20 @@ class LeaderElectionTest {
     }
 
     @Test
+    void aStandbyClaimsAgainRightWhenTheLeaseItSawEnds() {
+        LeaderElection a = replica("a");
+        LeaderElection b = replica("b");
+        a.tick();
+        assertThat(a.nextClaimIn(clock.instant())).as("a leader renews every third of the lease").isEqualTo(LEASE.dividedBy(3));
+        clock.advance(Duration.ofSeconds(8));
+        b.tick();
+        assertThat(b.nextClaimIn(clock.instant())).as("2 s are left of a's lease").isEqualTo(Duration.ofMillis(2020));
+        clock.advance(Duration.ofSeconds(1));
+        b.tick();
+        assertThat(b.nextClaimIn(clock.instant())).isEqualTo(Duration.ofMillis(1020));
+    }
+
+    @Test
     void aCleanStopHandsTheLeaseOverAtOnce() {
         LeaderElection a = replica("a");
         LeaderElection b = replica("b");
