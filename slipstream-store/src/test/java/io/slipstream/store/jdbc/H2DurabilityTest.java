@@ -24,21 +24,37 @@ class H2DurabilityTest {
 
     @Test
     void acknowledgedWritesSurviveKillMinus9() throws Exception {
+        killAfter("1", 200);
+    }
+
+    /**
+     * Commits of several threads at once, killed while they go on: H2 writes what one commit gathered and may leave a
+     * concurrent commit's changes for the next write, which the kill may cut short.
+     */
+    @Test
+    void acknowledgedConcurrentWritesSurviveKillMinus9WhileOthersAreWritten() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            killAfter("8", 50 + 40 * round);
+        }
+    }
+
+    /** Kills the writer once it acknowledged {@code acks} runs (of 10,000: it is still writing), then checks them. */
+    private void killAfter(String threads, int acks) throws Exception {
         Process writer = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), H2Writer.class.getName(), dataDir.toString(), "200")
+                "-cp", System.getProperty("java.class.path"), H2Writer.class.getName(), dataDir.toString(), acks == 200 && threads.equals("1") ? "200" : "10000", threads)
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
         List<RunId> acknowledged = new ArrayList<>();
         try (BufferedReader out = new BufferedReader(new InputStreamReader(writer.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
-            while ((line = out.readLine()) != null && !line.equals("done")) {
+            while (acknowledged.size() < acks && (line = out.readLine()) != null && !line.equals("done")) {
                 acknowledged.add(new RunId(line.substring("acked ".length())));
             }
         } finally {
             writer.destroyForcibly(); // SIGKILL, at once: no shutdown hook, no close
             writer.waitFor(30, TimeUnit.SECONDS);
         }
-        assertThat(acknowledged).hasSize(200);
+        assertThat(acknowledged).hasSize(acks);
         try (Store store = JdbcStore.openH2(dataDir)) {
             for (RunId id : acknowledged) {
                 assertThat(store.getRun(id)).as("acknowledged run %s", id).isPresent();
