@@ -826,6 +826,16 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aStoredFieldThisServerDoesNotKnowIsIgnored() throws Exception {
+        RunRecord run = createRun(queuedRun("later", "team-a", T0));
+        sql("UPDATE runs SET faults = '{\"failures\":2,\"addedByALaterRelease\":{\"x\":1}}', spec = REPLACE(spec, '\"nodeGroups\"', "
+                + "'\"addedLater\":true,\"nodeGroups\"') WHERE id = '" + run.id() + "'");
+        RunRecord read = store.getRun(run.id()).orElseThrow();
+        assertThat(read.faults().failures()).isEqualTo(2);
+        assertThat(read.spec()).isEqualTo(run.spec());
+    }
+
+    @Test
     void anUnreadableFinishedRunIsLeftOutOfRetention() throws Exception {
         RunRecord a = createRun(queuedRun("a", "team-a", T0));
         RunRecord b = createRun(queuedRun("b", "team-a", T0));

@@ -57,6 +57,8 @@ import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementException;
 import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The {@link Store} on a JDBC database: H2 in file mode (the embedded default) or PostgreSQL. The schema comes
@@ -65,6 +67,8 @@ import tools.jackson.core.type.TypeReference;
 public final class JdbcStore implements Store {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
     };
+    /** Stored JSON is data: a field a later release dropped is ignored, as StoredSpecs does for specs. */
+    private static final JsonMapper STORED = Json.mapper().rebuild().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 
     private final HikariDataSource dataSource;
     private final Jdbi jdbi;
@@ -314,7 +318,7 @@ public final class JdbcStore implements Store {
         try {
             return new Read<>(new StoredDocument(StoredSpecs.read(Json.mapper().readTree(body), schemaVersion), version, created, updated), null);
         } catch (RuntimeException e) {
-            return new Read<>(null, UnreadableRows.of(record, e));
+            return new Read<>(null, UnreadableRows.of(record, workspace.isEmpty() ? null : workspace, e));
         }
     }
 
@@ -667,8 +671,9 @@ public final class JdbcStore implements Store {
             return new RunRow.Readable(readRun(rs));
         } catch (RuntimeException e) {
             RunId id = new RunId(rs.getString("id"));
-            return new RunRow.Unreadable(id, rs.getString("workspace"), rs.getString("job"), rs.getString("state"), instant(rs, "created_at"),
-                    UnreadableRows.of("run " + id, e).why());
+            String workspace = rs.getString("workspace");
+            return new RunRow.Unreadable(id, workspace, rs.getString("job"), rs.getString("state"), instant(rs, "created_at"),
+                    UnreadableRows.of("run " + id, workspace, e).why());
         }
     }
 
@@ -677,7 +682,7 @@ public final class JdbcStore implements Store {
             return new Read<>(readable.run(), null);
         }
         RunRow.Unreadable unreadable = (RunRow.Unreadable) row;
-        return new Read<>(null, new UnreadableRecordException("run " + unreadable.id(), unreadable.error(), null));
+        return new Read<>(null, new UnreadableRecordException("run " + unreadable.id(), unreadable.workspace(), unreadable.error(), null));
     }
 
     private RunRecord orThrowRun(RunRow row) {
@@ -703,7 +708,7 @@ public final class JdbcStore implements Store {
     }
 
     private static FaultState faults(String json) {
-        return json == null ? FaultState.NONE : Json.mapper().readValue(json, FaultState.class);
+        return json == null ? FaultState.NONE : STORED.readValue(json, FaultState.class);
     }
 
     private static RunOrigin origin(ResultSet rs) throws SQLException {
@@ -912,7 +917,7 @@ public final class JdbcStore implements Store {
                 InstanceState.valueOf(rs.getString("state")), exit, rs.getString("reason"),
                 Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
                 instant(rs, "started_at"), instant(rs, "finished_at"),
-                rs.getString("endpoint") == null ? null : Json.mapper().readValue(rs.getString("endpoint"), Endpoint.class),
+                rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
                 instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
                 rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getLong("version"));
     }

@@ -17,13 +17,13 @@ final class UnreadableRows {
 
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
 
-    /** The exception naming {@code record}, for what {@code failure} says. */
-    static UnreadableRecordException of(String record, RuntimeException failure) {
+    /** The exception naming {@code record} (of {@code workspace}, {@code null}: cluster-wide), for what {@code failure} says. */
+    static UnreadableRecordException of(String record, String workspace, RuntimeException failure) {
         if (failure instanceof UnreadableRecordException unreadable) {
             return unreadable;
         }
         String why = why(failure);
-        return new UnreadableRecordException(record, why.length() <= MAX_WHY ? why : why.substring(0, MAX_WHY - 1) + "…", failure);
+        return new UnreadableRecordException(record, workspace, why.length() <= MAX_WHY ? why : why.substring(0, MAX_WHY - 1) + "…", failure);
     }
 
     /** What went wrong, in one line, with the path of the JSON field where binding failed. */
