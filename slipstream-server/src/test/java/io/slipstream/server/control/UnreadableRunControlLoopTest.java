@@ -53,6 +53,17 @@ class UnreadableRunControlLoopTest {
             if (method.getName().equals("getRun") && unreadable.contains((RunId) args[0])) {
                 throw new UnreadableRecordException("run " + args[0], "team-a", "at nodeGroups: not a list", null);
             }
+            if (method.getName().equals("inTransaction")) { // the work sees the damage too (the real store binds it to this thread)
+                @SuppressWarnings("unchecked")
+                java.util.function.Function<Store, Object> work = (java.util.function.Function<Store, Object>) args[0];
+                return real.inTransaction(tx -> work.apply((Store) proxy));
+            }
+            if (method.getName().equals("listRunRows")) {
+                List<RunRecord> runs = real.listRuns((io.slipstream.store.RunQuery) args[0]);
+                return runs.stream().<io.slipstream.store.RunRow>map(r -> unreadable.contains(r.id())
+                        ? new io.slipstream.store.RunRow.Unreadable(r.id(), r.workspace(), r.job(), r.state().name(), r.createdAt(), "at nodeGroups: not a list")
+                        : new io.slipstream.store.RunRow.Readable(r)).toList();
+            }
             Object result;
             try {
                 result = method.invoke(real, args);
@@ -95,5 +106,31 @@ class UnreadableRunControlLoopTest {
         executor.exit(store.instancesOf(broken).get(0).id(), 0);
         loop.cycle();
         assertThat(store.getRun(broken).orElseThrow().state()).isEqualTo(RunState.SUCCEEDED);
+    }
+
+    @Test
+    void aForbidScheduleStillSeesItsActiveRunThatCannotBeRead() {
+        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        Document<?> job = io.slipstream.api.spec.Documents.readAll("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: nightly, workspace: team-a}
+                spec:
+                  schedule: {cron: "* * * * *", timeZone: UTC, concurrencyPolicy: Forbid}
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: ["true"]}
+                """.getBytes(java.nio.charset.StandardCharsets.UTF_8)).get(0);
+        store.createDocument(job, clock.instant());
+        Schedules schedules = new Schedules(store, clock, new RunFactory(clock, RunLimits.DEFAULTS));
+        clock.advance(Duration.ofMinutes(1));
+        schedules.tick();
+        List<RunRecord> fired = memory.listRuns(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null));
+        assertThat(fired).hasSize(1);
+
+        unreadable.add(fired.get(0).id());
+        clock.advance(Duration.ofMinutes(1));
+        schedules.tick();
+        assertThat(memory.listRuns(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null)))
+                .as("Forbid: its run is still active, readable or not").hasSize(1);
     }
 }
