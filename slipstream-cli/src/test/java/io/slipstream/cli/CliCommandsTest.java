@@ -125,6 +125,40 @@ class CliCommandsTest {
                 .map(ProcessHandle::pid).toList();
     }
 
+    @Test
+    void aRunTheServerCannotReadIsNamedNotHidden() throws Exception {
+        write("readable.yaml", job("readable", "demo", "true"));
+        Result submitted = cli("submit", "-f", file("readable.yaml"));
+        assertThat(submitted.exit()).as(submitted.err()).isZero();
+        String id = submitted.lastLine();
+        await(id, run -> run.get("state").asString().equals("SUCCEEDED"));
+        String url = io.slipstream.store.jdbc.JdbcStore.h2Url(work.resolve("data"));
+        String spec;
+        try (var db = java.sql.DriverManager.getConnection(url, "sa", ""); var sql = db.createStatement()) {
+            try (var rs = sql.executeQuery("SELECT spec FROM runs WHERE id = '" + id + "'")) {
+                assertThat(rs.next()).as("run %s in %s", id, submitted.out()).isTrue();
+                spec = rs.getString(1);
+            }
+            sql.executeUpdate("UPDATE runs SET spec = REPLACE(spec, '\"nodeGroups\":[', '\"nodeGroups\":7,\"x\":[') WHERE id = '" + id + "'");
+        }
+        try {
+            Result list = cli("get", "runs", "--job", "readable");
+            assertThat(list.exit()).as(list.err()).isZero();
+            assertThat(list.out()).doesNotContain(id);
+            assertThat(list.err()).contains("run " + id + " (demo/readable, SUCCEEDED) cannot be read by the server: at nodeGroups");
+            Result one = cli("get", "run", id);
+            assertThat(one.exit()).isNotZero();
+            assertThat(one.err()).contains("run " + id + " is stored in a form this server cannot read");
+        } finally {
+            try (var db = java.sql.DriverManager.getConnection(url, "sa", ""); var sql = db.prepareStatement("UPDATE runs SET spec = ? WHERE id = ?")) {
+                sql.setString(1, spec);
+                sql.setString(2, id);
+                sql.executeUpdate();
+            }
+        }
+        assertThat(cli("get", "run", id).exit()).isZero();
+    }
+
     // From EndToEndIT.
     @Test
     void exitCodesSayWhatHappened() throws Exception {

@@ -49,6 +49,11 @@ public final class FencedStore implements Store {
     }
 
     @Override
+    public List<RunRow> listRunRows(RunQuery query) {
+        return delegate.listRunRows(query);
+    }
+
+    @Override
     public void close() {
         // the store belongs to whoever opened it
     }

@@ -17,6 +17,10 @@ import java.util.function.Function;
  * Everything Slipstream persists. Every change of a versioned record is compare-and-set: it names the version it
  * read and fails with {@link ConflictException} if the stored one differs. Implementations MUST be safe for
  * concurrent use; a method called inside {@link #inTransaction} joins that transaction.
+ *
+ * <p>Stored records are data, read by plain binding (see {@code StoredFormat}). One that cannot be read never stops
+ * the others: a lookup of it throws {@link UnreadableRecordException} naming it, and a list leaves it out (logging it
+ * once at ERROR), except {@link #listRunRows}, which returns it as a {@link RunRow.Unreadable}.
  */
 public interface Store extends AutoCloseable {
 
@@ -31,7 +35,7 @@ public interface Store extends AutoCloseable {
 
     // --- applied documents (workspaces, shapes, quotas, jobs) ---
 
-    /** {@code workspace} is {@code null} for cluster-wide kinds. */
+    /** {@code workspace} is {@code null} for cluster-wide kinds; {@link UnreadableRecordException} if it cannot be read. */
     Optional<StoredDocument> getDocument(Kind kind, String workspace, String name);
 
     /**
@@ -133,9 +137,16 @@ public interface Store extends AutoCloseable {
     /** Stores a new run at version 1, with its first event; {@link ConflictException} if the id is taken. */
     RunRecord createRun(RunRecord run, RunEvent created);
 
+    /** The run; {@link UnreadableRecordException} if its row cannot be read. */
     Optional<RunRecord> getRun(RunId id);
 
+    /** The runs of a query that can be read. */
     List<RunRecord> listRuns(RunQuery query);
+
+    /** The runs of a query, in its order, each read or saying why it cannot be (records held as objects always can). */
+    default List<RunRow> listRunRows(RunQuery query) {
+        return listRuns(query).stream().<RunRow>map(RunRow.Readable::new).toList();
+    }
 
     /** Runs not in a final state, oldest first. */
     List<RunRecord> activeRuns();

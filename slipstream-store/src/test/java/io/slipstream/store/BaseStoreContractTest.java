@@ -53,6 +53,33 @@ public abstract class BaseStoreContractTest {
         return false;
     }
 
+    /**
+     * A connection to the store's database, to damage a row as a bug, a hand edit or a newer server would; {@code null}
+     * where records are held as objects (they cannot be damaged so, and the tests of unreadable rows are skipped).
+     */
+    protected java.sql.Connection connection() throws Exception {
+        return null;
+    }
+
+    private void sql(String statement) throws Exception {
+        try (java.sql.Connection connection = connection()) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(connection != null, "this store holds records as objects");
+            try (java.sql.Statement s = connection.createStatement()) {
+                s.executeUpdate(statement);
+            }
+        }
+    }
+
+    private long sqlLong(String query) throws Exception {
+        try (java.sql.Connection connection = connection()) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(connection != null, "this store holds records as objects");
+            try (java.sql.Statement s = connection.createStatement(); java.sql.ResultSet rs = s.executeQuery(query)) {
+                assertThat(rs.next()).isTrue();
+                return rs.getLong(1);
+            }
+        }
+    }
+
     @BeforeEach
     void open() throws Exception {
         store = createStore();
@@ -832,6 +859,92 @@ public abstract class BaseStoreContractTest {
         assertThat(store.getDocument(Kind.Workspace, null, "team-a").orElseThrow().createdAt()).isEqualTo(kept);
         store.recordScheduled("team-a", "nightly", null, precise);
         assertThat(store.lastScheduled("team-a", "nightly")).contains(kept);
+    }
+
+    // --- stored data is data: one unreadable row never stops the others ---
+
+    /** What a field renamed or retyped by a later release (or a bug, or a hand edit) looks like to this one. */
+    static final String UNBINDABLE_SPEC = "{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"broken\","
+            + "\"workspace\":\"team-a\"},\"spec\":{\"nodeGroups\":\"not a list\"}}";
+
+    @Test
+    void newRecordsCarryTodaysFormatVersion() throws Exception {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        store.createDocument(workspace("team-a"), T0);
+        assertThat(sqlLong("SELECT schema_version FROM runs WHERE id = '" + run.id() + "'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
+        assertThat(sqlLong("SELECT schema_version FROM documents WHERE name = 'team-a'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
+        StoredDocument stored = store.getDocument(Kind.Workspace, null, "team-a").orElseThrow();
+        sql("UPDATE documents SET schema_version = 0");
+        store.updateDocument(workspace("team-a", "alice"), stored.version(), T0);
+        assertThat(sqlLong("SELECT schema_version FROM documents WHERE name = 'team-a'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
+    }
+
+    /** A table: each way a run's row can become unreadable, and what every read then does. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "a spec that does not bind   | spec = '" + UNBINDABLE_SPEC + "'                       | nodeGroups",
+            "a spec that is not JSON     | spec = '{nope'                                        | Unexpected character",
+            "a state this server lacks   | state = 'PAUSED'                                      | PAUSED",
+            "a newer server's format     | schema_version = 2                                    | newer than this server knows",
+            "faults that do not bind     | faults = '{\"failures\":\"many\"}'                    | failures"})
+    void anUnreadableRunIsLeftOutOfListsAndNamedWhenLookedUp(String what, String damage, String why) throws Exception {
+        RunRecord before = createRun(queuedRun("before", "team-a", T0));
+        RunRecord broken = createRun(queuedRun("broken", "team-a", T0.plusSeconds(1)));
+        RunRecord after = createRun(queuedRun("after", "team-a", T0.plusSeconds(2)));
+        sql("UPDATE runs SET " + damage + " WHERE id = '" + broken.id() + "'");
+
+        assertThat(store.activeRuns()).extracting(RunRecord::id).containsExactly(before.id(), after.id());
+        RunQuery all = new RunQuery(null, null, null, Set.of(), 10, null);
+        assertThat(store.listRuns(all)).extracting(RunRecord::id).containsExactly(after.id(), before.id());
+        assertThat(store.listRunRows(all)).extracting(RunRow::id).containsExactly(after.id(), broken.id(), before.id());
+        assertThat(store.listRunRows(all).get(1)).isInstanceOfSatisfying(RunRow.Unreadable.class, row -> {
+            assertThat(row.workspace()).isEqualTo("team-a");
+            assertThat(row.job()).isEqualTo("broken");
+            assertThat(row.createdAt()).isEqualTo(T0.plusSeconds(1));
+            assertThat(row.error()).contains(why);
+        });
+        assertThatThrownBy(() -> store.getRun(broken.id()))
+                .isInstanceOfSatisfying(UnreadableRecordException.class, e -> assertThat(e.record()).isEqualTo("run " + broken.id()))
+                .hasMessageContaining("cannot read").hasMessageContaining(why);
+        assertThat(store.getRun(after.id())).isPresent();
+        store.updateRun(after.moveTo(RunState.CANCELLED, "Cancelled", T0));
+        assertThat(store.getRun(after.id()).orElseThrow().state()).isEqualTo(RunState.CANCELLED);
+    }
+
+    @Test
+    void aStoredFieldThisServerDoesNotKnowIsIgnored() throws Exception {
+        RunRecord run = createRun(queuedRun("later", "team-a", T0));
+        sql("UPDATE runs SET faults = '{\"failures\":2,\"addedByALaterRelease\":{\"x\":1}}', spec = REPLACE(spec, '\"nodeGroups\"', "
+                + "'\"addedLater\":true,\"nodeGroups\"') WHERE id = '" + run.id() + "'");
+        RunRecord read = store.getRun(run.id()).orElseThrow();
+        assertThat(read.faults().failures()).isEqualTo(2);
+        assertThat(read.spec()).isEqualTo(run.spec());
+    }
+
+    @Test
+    void anUnreadableFinishedRunIsLeftOutOfRetention() throws Exception {
+        RunRecord a = createRun(queuedRun("a", "team-a", T0));
+        RunRecord b = createRun(queuedRun("b", "team-a", T0));
+        store.updateRun(a.moveTo(RunState.CANCELLED, "Cancelled", T0));
+        store.updateRun(b.moveTo(RunState.CANCELLED, "Cancelled", T0));
+        sql("UPDATE runs SET spec = '" + UNBINDABLE_SPEC + "' WHERE id = '" + b.id() + "'");
+        assertThat(store.finishedBefore(T0.plusSeconds(1), 10)).extracting(RunRecord::id).containsExactly(a.id());
+    }
+
+    @Test
+    void anUnreadableDocumentIsLeftOutOfListsAndNamedWhenLookedUp() throws Exception {
+        store.createDocument(workspace("team-a", "alice"), T0);
+        store.createDocument(workspace("team-b", "bob"), T0);
+        store.createDocument(workspace("team-c", "carol"), T0);
+        sql("UPDATE documents SET body = '{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Workspace\",\"metadata\":{\"name\":\"team-b\"},"
+                + "\"spec\":{\"members\":{\"bob\":1}}}' WHERE name = 'team-b'");
+        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-c");
+        assertThatThrownBy(() -> store.getDocument(Kind.Workspace, null, "team-b"))
+                .isInstanceOfSatisfying(UnreadableRecordException.class, e -> assertThat(e.record()).isEqualTo("Workspace team-b"))
+                .hasMessageContaining("members");
+        sql("UPDATE documents SET schema_version = 99 WHERE name = 'team-c'");
+        assertThatThrownBy(() -> store.getDocument(Kind.Workspace, null, "team-c"))
+                .hasMessageContaining("Workspace team-c").hasMessageContaining("format version 99, newer than this server knows");
     }
 
 }

@@ -11,7 +11,7 @@ public final class StoredSpecs {
     private StoredSpecs() {
     }
 
-    /** One stored document (never a Secret: its values are stored encrypted, elsewhere). */
+    /** One stored document of today's {@link StoredFormat} (never a Secret: its values are stored encrypted, elsewhere). */
     public static Document<?> read(JsonNode tree) {
         Document<?> document = SpecBinding.bind(tree);
         if (document.kind() == Kind.Secret) {
@@ -20,8 +20,22 @@ public final class StoredSpecs {
         return document;
     }
 
+    /** A stored document written at {@code version} of the {@link StoredFormat}: upgraded to today's, then bound. */
+    public static Document<?> read(JsonNode tree, int version) {
+        return read(StoredFormat.TODAY.upgrade(tree, version));
+    }
+
     /** A run's stored effective spec. */
     public static JobSpec readJob(JsonNode tree) {
-        return (JobSpec) read(tree).spec();
+        return readJob(tree, StoredFormat.CURRENT);
+    }
+
+    /** A run's stored effective spec, written at {@code version} of the {@link StoredFormat}. */
+    public static JobSpec readJob(JsonNode tree, int version) {
+        Document<?> document = read(tree, version);
+        if (!(document.spec() instanceof JobSpec job)) {
+            throw new IllegalStateException("a run's spec is a Job, not a " + document.kind());
+        }
+        return job;
     }
 }

@@ -92,6 +92,15 @@ public final class GetCommand implements Callable<Integer> {
             items.add(result);
         }
         table(out, kind, items);
+        if (result.has("unreadable")) {
+            // Runs the server cannot read (docs/operations.md): not in the table, but never hidden.
+            PrintWriter err = spec.commandLine().getErr();
+            for (JsonNode run : result.get("unreadable")) {
+                err.println("run " + run.get("id").asString() + " (" + run.get("workspace").asString() + "/" + run.get("job").asString() + ", "
+                        + run.get("state").asString() + ") cannot be read by the server: " + run.get("storedDataError").asString());
+            }
+            err.flush();
+        }
         return 0;
     }
 

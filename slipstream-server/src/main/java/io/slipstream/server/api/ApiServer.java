@@ -20,6 +20,10 @@ import io.slipstream.api.wire.CreateRunRequest;
 import io.slipstream.api.wire.CreateTokenRequest;
 import io.slipstream.api.wire.ErrorView;
 import io.slipstream.api.wire.ListView;
+import io.slipstream.api.wire.RunListView;
+import io.slipstream.api.wire.UnreadableRunView;
+import io.slipstream.store.RunRow;
+import io.slipstream.store.UnreadableRecordException;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.api.wire.WhoAmIView;
 import io.slipstream.server.auth.Authenticator;
@@ -169,6 +173,8 @@ public final class ApiServer implements AutoCloseable {
                 ctx.header("Retry-After", Long.toString(STORE_RETRY_AFTER_SECONDS));
                 error(ctx, 503, "STORE_UNAVAILABLE", "the store cannot be reached now; try again shortly", List.of());
             });
+            // Not the caller's fault nor a crash: the record needs repair (docs/operations.md), every other one still works.
+            config.routes.exception(UnreadableRecordException.class, (e, ctx) -> error(ctx, 409, "STORED_DATA_UNREADABLE", e.getMessage(), List.of()));
             config.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), codeOf(e.getStatus()), e.getMessage(), List.of()));
             config.routes.exception(Exception.class, (e, ctx) -> {
                 LOG.error("internal error on {} {}", ctx.method(), ctx.path(), e);
@@ -359,18 +365,24 @@ public final class ApiServer implements AutoCloseable {
         String workspace = nameParam(ctx, "workspace", problems);
         String job = nameParam(ctx, "job", problems);
         problems.throwIfAny("the query is invalid");
-        List<RunRecord> page = runs.list(caller, workspace, job, states, since, until, limit + 1, before);
+        List<RunRow> page = runs.list(caller, workspace, job, states, since, until, limit + 1, before);
         String next = null;
         if (page.size() > limit) {
             page = page.subList(0, limit);
-            RunRecord last = page.get(limit - 1);
+            RunRow last = page.get(limit - 1);
             next = last.createdAt().toEpochMilli() + "_" + last.id().value();
         }
         List<RunView> views = new ArrayList<>();
-        for (RunRecord run : page) {
-            views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()));
+        List<UnreadableRunView> unreadable = new ArrayList<>();
+        for (RunRow row : page) {
+            if (row instanceof RunRow.Readable readable) {
+                RunRecord run = readable.run();
+                views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()));
+            } else if (row instanceof RunRow.Unreadable u) {
+                unreadable.add(new UnreadableRunView(u.id().value(), u.job(), u.workspace(), u.state(), u.createdAt(), u.error()));
+            }
         }
-        ctx.json(new ListView<>(views, next));
+        ctx.json(new RunListView(views, unreadable.isEmpty() ? null : unreadable, next));
     }
 
     private void streamLogs(Context ctx) throws IOException {

@@ -22,6 +22,7 @@ import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.auth.RunTokens;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.UnreadableRecordException;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.FencedException;
 import io.slipstream.store.Store;
@@ -264,6 +265,9 @@ public final class ControlLoop implements AutoCloseable {
             } catch (ConflictException e) {
                 LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
                 conflicted = true;
+            } catch (UnreadableRecordException e) {
+                // A run it depends on (the owner it makes room for) cannot be read; the store logged why. The others go on.
+                LOG.debug("run {} skipped this cycle: {}", run.id(), e.getMessage());
             }
         }
         if (conflicted) {
@@ -343,7 +347,9 @@ public final class ControlLoop implements AutoCloseable {
                 ready.add(run);
             }
         }
-        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), downNodes.keySet(), store.listDocuments(Kind.Quota, null), ready,
+        Set<String> closed = new HashSet<>(downNodes.keySet());
+        closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
+        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.listDocuments(Kind.Quota, null), ready,
                 instances, reclaimedOwners(runs));
         CycleResult result = scheduler.schedule(snapshot, now);
         Set<Integer> takenPorts = new HashSet<>();

@@ -103,6 +103,10 @@ final class ReportIntake {
     }
 
     private boolean beingPreempted(InstanceRecord instance) {
-        return store.getRun(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
+        try {
+            return store.getRun(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
+        } catch (io.slipstream.store.UnreadableRecordException e) {
+            return false; // its run is left alone (the store logged why): its instance's report is still recorded
+        }
     }
 }

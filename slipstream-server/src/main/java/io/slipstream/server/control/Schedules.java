@@ -10,6 +10,7 @@ import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.store.RunQuery;
+import io.slipstream.store.RunRow;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
@@ -82,10 +83,12 @@ final class Schedules {
                 }
                 return false;
             }
-            List<RunRecord> active = tx.listRuns(new RunQuery(null, workspace, name, ACTIVE, 1000, null));
+            // A run whose record cannot be read is still active for Forbid (Replace cannot cancel it: it is left alone).
+            List<RunRow> activeRows = tx.listRunRows(new RunQuery(null, workspace, name, ACTIVE, 1000, null));
+            List<RunRecord> active = activeRows.stream().filter(RunRow.Readable.class::isInstance).map(r -> ((RunRow.Readable) r).run()).toList();
             ConcurrencyPolicy policy = spec.schedule().concurrencyPolicy();
-            if (!active.isEmpty() && policy == ConcurrencyPolicy.Forbid) {
-                LOG.info("schedule of {}: skipped {} (Forbid: run {} is still active)", job.document().reference(), plan.fire(), active.get(0).id());
+            if (!activeRows.isEmpty() && policy == ConcurrencyPolicy.Forbid) {
+                LOG.info("schedule of {}: skipped {} (Forbid: run {} is still active)", job.document().reference(), plan.fire(), activeRows.get(0).id());
                 return false;
             }
             RunRecord run;

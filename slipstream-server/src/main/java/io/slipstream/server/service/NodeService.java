@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The executor's nodes with what is allocated on them, derived from the live instances in the store. */
 public final class NodeService {
@@ -64,16 +65,25 @@ public final class NodeService {
         }
     }
 
+    private Optional<RunRecord> readable(io.slipstream.api.run.RunId id) {
+        try {
+            return Optional.of(store.getRun(id).orElseThrow());
+        } catch (io.slipstream.store.UnreadableRecordException e) {
+            return Optional.empty();
+        }
+    }
+
     public List<NodeView> list() {
         Map<String, Resources> allocated = new HashMap<>();
         Map<String, Integer> counts = new HashMap<>();
-        Map<String, RunRecord> runs = new HashMap<>();
+        Map<String, Optional<RunRecord>> runs = new HashMap<>();
         for (InstanceRecord instance : store.instancesOfActiveRuns()) {
             if (instance.state().isFinal()) {
                 continue;
             }
-            RunRecord run = runs.computeIfAbsent(instance.id().runId().value(), id -> store.getRun(instance.id().runId()).orElseThrow());
-            Resources resources = run.spec().nodeGroups().stream()
+            Optional<RunRecord> run = runs.computeIfAbsent(instance.id().runId().value(), id -> readable(instance.id().runId()));
+            // An unreadable run's instance is counted on its node; what it holds is in the spec that cannot be read.
+            Resources resources = run.stream().flatMap(r -> r.spec().nodeGroups().stream())
                     .filter(g -> g.name().equals(instance.nodeGroup()))
                     .map(NodeGroupSpec::resources)
                     .findFirst()

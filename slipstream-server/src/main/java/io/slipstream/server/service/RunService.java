@@ -154,8 +154,16 @@ public final class RunService {
         if (!RunId.isValid(id)) {
             throw ApiException.notFound("run " + id + " not found");
         }
-        return store.getRun(new RunId(id))
-                .filter(run -> caller.canAccess(run.workspace()))
+        Optional<RunRecord> run;
+        try {
+            run = store.getRun(new RunId(id));
+        } catch (io.slipstream.store.UnreadableRecordException e) {
+            if (e.workspace() != null && caller.canAccess(e.workspace())) {
+                throw e; // a 409 that names it and says why
+            }
+            run = Optional.empty();
+        }
+        return run.filter(r -> caller.canAccess(r.workspace()))
                 .orElseThrow(() -> ApiException.notFound("run " + id + " not found"));
     }
 
@@ -178,9 +186,10 @@ public final class RunService {
         loop.progressReports().record(instance.id(), progress);
     }
 
-    public List<RunRecord> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until, int limit,
-            RunQuery.Cursor before) {
-        return store.listRuns(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, limit, before));
+    /** A page of the runs the caller may see, those whose stored record cannot be read among them (so that they are seen). */
+    public List<io.slipstream.store.RunRow> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until,
+            int limit, RunQuery.Cursor before) {
+        return store.listRunRows(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, limit, before));
     }
 
     /** The outcome of a cancel request: the run, whether this call changed anything, and a sentence saying what. */

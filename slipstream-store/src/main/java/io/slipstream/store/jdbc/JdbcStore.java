@@ -14,6 +14,7 @@ import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
+import io.slipstream.api.spec.StoredFormat;
 import io.slipstream.api.spec.StoredSpecs;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.store.ConflictException;
@@ -28,11 +29,13 @@ import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.store.RunQuery;
 import io.slipstream.model.RunRecord;
+import io.slipstream.store.RunRow;
 import io.slipstream.store.SecretRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
 import io.slipstream.store.StoreUnavailableException;
 import io.slipstream.store.TokenRecord;
+import io.slipstream.store.UnreadableRecordException;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -59,6 +62,8 @@ import org.jdbi.v3.core.statement.SqlStatements;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementException;
 import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The {@link Store} on a JDBC database: H2 in file mode (the embedded default) or PostgreSQL. The schema comes
@@ -67,6 +72,8 @@ import tools.jackson.core.type.TypeReference;
 public final class JdbcStore implements Store {
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() {
     };
+    /** Stored JSON is data: a field a later release dropped is ignored, as StoredSpecs does for specs. */
+    private static final JsonMapper STORED = Json.mapper().rebuild().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 
     /** How long a caller waits for a connection before the store counts as unavailable. */
     static final long CONNECTION_TIMEOUT_MS = 1_500;
@@ -79,6 +86,7 @@ public final class JdbcStore implements Store {
     private final boolean singleProcess;
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
+    private final UnreadableRows unreadable = new UnreadableRows();
 
     private JdbcStore(HikariDataSource dataSource, boolean singleProcess) {
         this.dataSource = dataSource;
@@ -92,9 +100,13 @@ public final class JdbcStore implements Store {
      * with H2's default, acknowledged writes were lost on {@code kill -9}.
      */
     public static JdbcStore openH2(Path dataDir) {
-        String url = "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
+        return open(h2Url(dataDir), "sa", "", true);
+    }
+
+    /** The JDBC URL of the embedded H2 store under {@code dataDir} (user {@code sa}, no password). */
+    public static String h2Url(Path dataDir) {
+        return "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
                 + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
-        return open(url, "sa", "", true);
     }
 
     /** Opens a store at a JDBC URL ({@code jdbc:h2:...} or {@code jdbc:postgresql://...}) and migrates its schema. */
@@ -242,7 +254,7 @@ public final class JdbcStore implements Store {
                 .bind("workspace", workspaceKey(workspace))
                 .bind("name", name)
                 .map(JdbcStore::document)
-                .findOne());
+                .findOne()).map(this::orThrow);
     }
 
     @Override
@@ -258,7 +270,7 @@ public final class JdbcStore implements Store {
             if (workspaces != null) {
                 query.bindList("workspaces", new ArrayList<>(workspaces));
             }
-            return query.map(JdbcStore::document).list();
+            return readable(query.map(JdbcStore::document).list());
         });
     }
 
@@ -274,8 +286,9 @@ public final class JdbcStore implements Store {
             if (exists) {
                 throw new ConflictException(document.reference() + " already exists");
             }
-            time(time(h.createUpdate("INSERT INTO documents (kind, workspace, name, version, body, created_at, updated_at) "
-                                    + "VALUES (:kind, :workspace, :name, 1, :body, :created, :updated)")
+            time(time(h.createUpdate("INSERT INTO documents (kind, workspace, name, version, body, schema_version, created_at, updated_at) "
+                                    + "VALUES (:kind, :workspace, :name, 1, :body, :schemaVersion, :created, :updated)")
+                            .bind("schemaVersion", StoredFormat.CURRENT)
                             .bind("kind", document.kind().name())
                             .bind("workspace", workspaceKey(document.workspace()))
                             .bind("name", document.name())
@@ -290,8 +303,9 @@ public final class JdbcStore implements Store {
     public StoredDocument updateDocument(Document<?> document, long expectedVersion, Instant now) {
         requireNotSecret(document.kind());
         return inTransaction(store -> withHandle(h -> {
-            int updated = time(h.createUpdate("UPDATE documents SET body = :body, version = version + 1, updated_at = :updated "
-                            + "WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
+            int updated = time(h.createUpdate("UPDATE documents SET body = :body, schema_version = :schemaVersion, version = version + 1, "
+                            + "updated_at = :updated WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
+                    .bind("schemaVersion", StoredFormat.CURRENT)
                     .bind("kind", document.kind().name())
                     .bind("workspace", workspaceKey(document.workspace()))
                     .bind("name", document.name())
@@ -371,9 +385,43 @@ public final class JdbcStore implements Store {
         return meta.version() == null ? document : new Document<>(ObjectMeta.of(meta.name(), meta.workspace()), document.spec());
     }
 
-    private static StoredDocument document(ResultSet rs, StatementContext ctx) throws SQLException {
-        Document<?> document = StoredSpecs.read(Json.mapper().readTree(rs.getString("body")));
-        return new StoredDocument(document, rs.getLong("version"), instant(rs, "created_at"), instant(rs, "updated_at"));
+    private static Read<StoredDocument> document(ResultSet rs, StatementContext ctx) throws SQLException {
+        String workspace = rs.getString("workspace");
+        String record = rs.getString("kind") + " " + (workspace.isEmpty() ? "" : workspace + "/") + rs.getString("name");
+        String body = rs.getString("body");
+        int schemaVersion = rs.getInt("schema_version");
+        long version = rs.getLong("version");
+        Instant created = instant(rs, "created_at");
+        Instant updated = instant(rs, "updated_at");
+        try {
+            return new Read<>(new StoredDocument(StoredSpecs.read(Json.mapper().readTree(body), schemaVersion), version, created, updated), null);
+        } catch (RuntimeException e) {
+            return new Read<>(null, UnreadableRows.of(record, workspace.isEmpty() ? null : workspace, e));
+        }
+    }
+
+    /** A row read into its record, or why it could not be: mappers never throw for one row, so a list goes on past it. */
+    private record Read<T>(T value, UnreadableRecordException unreadable) {
+    }
+
+    private <T> T orThrow(Read<T> read) {
+        if (read.unreadable() != null) {
+            unreadable.report(read.unreadable());
+            throw read.unreadable();
+        }
+        return read.value();
+    }
+
+    private <T> List<T> readable(List<Read<T>> reads) {
+        List<T> values = new ArrayList<>(reads.size());
+        for (Read<T> read : reads) {
+            if (read.unreadable() != null) {
+                unreadable.report(read.unreadable());
+            } else {
+                values.add(read.value());
+            }
+        }
+        return values;
     }
 
     // --- tokens ---
@@ -631,10 +679,11 @@ public final class JdbcStore implements Store {
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
                     + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
-                    + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, active, version) "
+                    + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
                     + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
-                    + ":attemptStarted, :priorRuntime, :faults, :active, :version)"), stored)
+                    + ":attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
+                    .bind("schemaVersion", StoredFormat.CURRENT)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
                     .bind("jobVersion", run.jobVersion())
@@ -650,11 +699,17 @@ public final class JdbcStore implements Store {
 
     @Override
     public Optional<RunRecord> getRun(RunId id) {
-        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE id = :id").bind("id", id.value()).map(JdbcStore::run).findOne());
+        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE id = :id").bind("id", id.value()).map(JdbcStore::run).findOne())
+                .map(this::orThrowRun);
     }
 
     @Override
     public List<RunRecord> listRuns(RunQuery query) {
+        return runs(listRunRows(query));
+    }
+
+    @Override
+    public List<RunRow> listRunRows(RunQuery query) {
         if (query.workspaces() != null && query.workspaces().isEmpty()) {
             return List.of();
         }
@@ -710,7 +765,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public List<RunRecord> activeRuns() {
-        return withHandle(h -> h.createQuery("SELECT * FROM runs WHERE active = TRUE ORDER BY created_at, id").map(JdbcStore::run).list());
+        return runs(withHandle(h -> h.createQuery("SELECT * FROM runs WHERE active = TRUE ORDER BY created_at, id").map(JdbcStore::run).list()));
     }
 
     @Override
@@ -754,8 +809,36 @@ public final class JdbcStore implements Store {
         return SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())).toString();
     }
 
-    private static RunRecord run(ResultSet rs, StatementContext ctx) throws SQLException {
-        JobSpec spec = StoredSpecs.readJob(Json.mapper().readTree(rs.getString("spec")));
+    /** A run's row, read or with why it cannot be (what it tells beside that: its id, workspace, job, state, creation). */
+    private static RunRow run(ResultSet rs, StatementContext ctx) throws SQLException {
+        try {
+            return new RunRow.Readable(readRun(rs));
+        } catch (RuntimeException e) {
+            RunId id = new RunId(rs.getString("id"));
+            String workspace = rs.getString("workspace");
+            return new RunRow.Unreadable(id, workspace, rs.getString("job"), rs.getString("state"), instant(rs, "created_at"),
+                    UnreadableRows.of("run " + id, workspace, e).why());
+        }
+    }
+
+    private static Read<RunRecord> read(RunRow row) {
+        if (row instanceof RunRow.Readable readable) {
+            return new Read<>(readable.run(), null);
+        }
+        RunRow.Unreadable unreadable = (RunRow.Unreadable) row;
+        return new Read<>(null, new UnreadableRecordException("run " + unreadable.id(), unreadable.workspace(), unreadable.error(), null));
+    }
+
+    private RunRecord orThrowRun(RunRow row) {
+        return orThrow(read(row));
+    }
+
+    private List<RunRecord> runs(List<RunRow> rows) {
+        return readable(rows.stream().map(JdbcStore::read).toList());
+    }
+
+    private static RunRecord readRun(ResultSet rs) throws SQLException {
+        JobSpec spec = StoredSpecs.readJob(Json.mapper().readTree(rs.getString("spec")), rs.getInt("schema_version"));
         String outcome = rs.getString("outcome");
         String where = rs.getString("real_time_resources");
         String reclaimFor = rs.getString("reclaim_for");
@@ -769,7 +852,7 @@ public final class JdbcStore implements Store {
     }
 
     private static FaultState faults(String json) {
-        return json == null ? FaultState.NONE : Json.mapper().readValue(json, FaultState.class);
+        return json == null ? FaultState.NONE : STORED.readValue(json, FaultState.class);
     }
 
     private static RunOrigin origin(ResultSet rs) throws SQLException {
@@ -784,7 +867,7 @@ public final class JdbcStore implements Store {
                 .bind("workspace", workspace)
                 .bind("key", key)
                 .map(JdbcStore::run)
-                .findOne());
+                .findOne()).map(this::orThrowRun);
     }
 
     @Override
@@ -794,10 +877,10 @@ public final class JdbcStore implements Store {
 
     @Override
     public List<RunRecord> finishedBefore(Instant cutoff, int limit) {
-        return withHandle(h -> time(h.createQuery("SELECT * FROM runs WHERE active = FALSE AND finished_at < :cutoff ORDER BY finished_at, id LIMIT :limit")
+        return runs(withHandle(h -> time(h.createQuery("SELECT * FROM runs WHERE active = FALSE AND finished_at < :cutoff ORDER BY finished_at, id LIMIT :limit")
                 .bind("limit", limit), "cutoff", cutoff)
                 .map(JdbcStore::run)
-                .list());
+                .list()));
     }
 
     @Override
@@ -978,7 +1061,7 @@ public final class JdbcStore implements Store {
                 InstanceState.valueOf(rs.getString("state")), exit, rs.getString("reason"),
                 Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
                 instant(rs, "started_at"), instant(rs, "finished_at"),
-                rs.getString("endpoint") == null ? null : Json.mapper().readValue(rs.getString("endpoint"), Endpoint.class),
+                rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
                 instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
                 rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getLong("version"));
     }

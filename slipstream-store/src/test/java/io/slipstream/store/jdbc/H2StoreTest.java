@@ -32,6 +32,11 @@ class H2StoreTest extends BaseStoreContractTest {
         return true; // the embedded file is locked by the process that opened it
     }
 
+    @Override
+    protected java.sql.Connection connection() throws Exception {
+        return java.sql.DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", "");
+    }
+
     /** What was stored is data: a job beyond what users may send today (more replicas, a longer runtime) still reads. */
     @Test
     void aStoredJobBeyondTodaysLimitsReadsBack() {

@@ -24,9 +24,16 @@ class PostgresStoreTest extends BaseStoreContractTest {
         postgres.close();
     }
 
+    private String database;
+
+    @Override
+    protected java.sql.Connection connection() throws Exception {
+        return postgres.getDatabase("postgres", database).getConnection();
+    }
+
     @Override
     protected Store createStore() throws Exception {
-        String database = "contract_" + DATABASES.incrementAndGet();
+        database = "contract_" + DATABASES.incrementAndGet();
         try (Connection connection = postgres.getPostgresDatabase().getConnection(); Statement statement = connection.createStatement()) {
             statement.execute("CREATE DATABASE " + database);
         }
