@@ -306,8 +306,8 @@ public final class ControlLoop implements AutoCloseable {
             nextSchedulesCheck = now.plusSeconds(1);
             try {
                 schedules.tick();
-            } catch (StoreUnavailableException e) {
-                throw e; // the loop pauses: logged once there
+            } catch (StoreUnavailableException | FencedException e) {
+                throw e; // the loop pauses (an outage) or stops (fenced): logged there
             } catch (RuntimeException e) {
                 LOG.warn("schedules could not be checked; trying again in a second: {}", e.toString());
             }
@@ -318,7 +318,7 @@ public final class ControlLoop implements AutoCloseable {
                 if (retention.sweep() == Retention.BATCH) {
                     nextRetentionSweep = now; // more to remove: go on next cycle
                 }
-            } catch (StoreUnavailableException e) {
+            } catch (StoreUnavailableException | FencedException e) {
                 throw e;
             } catch (RuntimeException e) {
                 LOG.warn("old runs could not be removed; trying again in a minute: {}", e.toString());

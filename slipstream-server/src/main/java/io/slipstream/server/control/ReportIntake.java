@@ -68,7 +68,7 @@ final class ReportIntake {
             } catch (ConflictException e) {
                 wakeUp.run(); // the instance changed meanwhile: apply it again next cycle
                 return;
-            } catch (io.slipstream.store.StoreUnavailableException e) {
+            } catch (io.slipstream.store.StoreUnavailableException | io.slipstream.store.FencedException e) {
                 throw e; // kept for when the store is back; the loop pauses
             } catch (RuntimeException e) {
                 LOG.warn("could not record {}; retrying next cycle: {}", report, e.toString());

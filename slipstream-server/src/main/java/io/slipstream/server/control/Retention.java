@@ -39,7 +39,7 @@ final class Retention {
                 removed++;
             } catch (ConflictException e) {
                 LOG.debug("run {} is active again; kept", run.id());
-            } catch (io.slipstream.store.StoreUnavailableException e) {
+            } catch (io.slipstream.store.StoreUnavailableException | io.slipstream.store.FencedException e) {
                 throw e; // not this one's fault: the whole cycle pauses
             } catch (RuntimeException e) {
                 LOG.warn("could not remove run {}: {}", run.id(), e.toString());

@@ -53,7 +53,7 @@ final class Schedules {
                 changed |= fire(job, spec, now);
             } catch (ConflictException e) {
                 LOG.debug("schedule of {} moved meanwhile", job.document().reference());
-            } catch (io.slipstream.store.StoreUnavailableException e) {
+            } catch (io.slipstream.store.StoreUnavailableException | io.slipstream.store.FencedException e) {
                 throw e; // not this one's fault: the whole cycle pauses
             } catch (RuntimeException e) {
                 LOG.warn("schedule of {} failed: {}", job.document().reference(), e.toString());
