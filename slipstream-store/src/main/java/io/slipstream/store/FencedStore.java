@@ -184,8 +184,8 @@ public final class FencedStore implements Store {
     }
 
     @Override
-    public Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
-        return delegate.claimLeadership(holder, now, ttl);
+    public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
+        return delegate.claimLeadership(holder, goneHolder, now, ttl);
     }
 
     @Override

@@ -8,7 +8,7 @@ import java.time.Instant;
  */
 public record Leadership(String holder, long epoch, Instant renewedAt, Instant expiresAt) {
     public boolean heldBy(String candidate) {
-        return holder.equals(candidate);
+        return holder.equals(candidate); // null: no one
     }
 
     public boolean expiredAt(Instant now) {

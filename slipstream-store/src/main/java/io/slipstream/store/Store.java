@@ -118,7 +118,16 @@ public interface Store extends AutoCloseable {
      * under the old epoch is fenced), or (a store only one process can open, such as the embedded H2 file) whoever
      * held it cannot be alive; otherwise unchanged.
      */
-    Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl);
+    default Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
+        return claimLeadership(holder, null, now, ttl);
+    }
+
+    /**
+     * {@link #claimLeadership(String, Instant, java.time.Duration)}, also taking the lease at once, at the next epoch,
+     * while {@code goneHolder} holds it: the caller knows that process is gone (a previous start of its own, on its
+     * machine), so no one needs to wait for its lease. {@code null}: none known.
+     */
+    Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl);
 
     /** Who leads now, if anyone ever did. */
     Optional<Leadership> leadership();

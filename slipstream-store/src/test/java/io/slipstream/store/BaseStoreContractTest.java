@@ -136,6 +136,18 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void theLeaseOfAHolderKnownToBeGoneIsTakenAtOnce() {
+        store.claimLeadership("a", T0, TTL);
+        if (!singleProcess()) {
+            assertThat(store.claimLeadership("b", "someone-else", T0.plusSeconds(1), TTL).holder()).as("only the one named gone").isEqualTo("a");
+        }
+        Leadership taken = store.claimLeadership("b", "a", T0.plusSeconds(2), TTL);
+        assertThat(taken).isEqualTo(new Leadership("b", 2, T0.plusSeconds(2), T0.plusSeconds(12)));
+        assertThat(store.claimLeadership("c", "a", T0.plusSeconds(3), TTL).holder()).as("a is gone, but b leads now")
+                .isEqualTo(singleProcess() ? "c" : "b");
+    }
+
+    @Test
     void aReleasedLeaseIsTakenAtOnce() {
         store.claimLeadership("a", T0, TTL);
         store.releaseLeadership("b", 1, T0.plusSeconds(1)); // not b's to release

@@ -111,7 +111,9 @@ public final class LeaderElection implements AutoCloseable {
         Instant now = clock.instant();
         Leadership current;
         try {
-            current = store.claimLeadership(self, now, lease);
+            Leadership known = seen != null ? seen : store.leadership().orElse(null);
+            String gone = known != null && !known.heldBy(self) && HolderNames.isGone(known.holder()) ? known.holder() : null;
+            current = store.claimLeadership(self, gone, now, lease);
         } catch (StoreUnavailableException e) {
             if (loop != null && !now.isBefore(renewedAt.plus(lease))) {
                 // Not renewed for a whole lease: another replica may lead by now. Its fence would stop us anyway.
@@ -178,17 +180,7 @@ public final class LeaderElection implements AutoCloseable {
 
     /** A name for this process that no other replica (nor a later start of this one) has. */
     public static String newHolderName() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.nio.file.Files.readString(java.nio.file.Path.of("/etc/hostname")).trim();
-            } catch (java.io.IOException | RuntimeException e) {
-                host = "localhost";
-            }
-        }
-        byte[] random = new byte[3];
-        new java.security.SecureRandom().nextBytes(random);
-        return host + ":" + ProcessHandle.current().pid() + ":" + java.util.HexFormat.of().formatHex(random);
+        return HolderNames.newName();
     }
 
     /** When this replica's loop last completed a cycle ({@code null}: it does not lead, or has not yet). */

@@ -608,7 +608,7 @@ public final class JdbcStore implements Store {
     private static final String CONTROL_LOOP = "control-loop";
 
     @Override
-    public Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
+    public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
         Instant expires = now.plus(ttl);
         try {
             return inTransaction(store -> withHandle(h -> {
@@ -621,7 +621,7 @@ public final class JdbcStore implements Store {
                 }
                 Leadership lease = current.get();
                 boolean renew = lease.heldBy(holder) && !lease.expiredAt(now);
-                if (!renew && !lease.expiredAt(now) && !singleProcess) {
+                if (!renew && !lease.expiredAt(now) && !singleProcess && !lease.heldBy(goneHolder)) {
                     return lease;
                 }
                 long epoch = renew ? lease.epoch() : lease.epoch() + 1;

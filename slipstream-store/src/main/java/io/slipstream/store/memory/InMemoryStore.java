@@ -436,10 +436,10 @@ public final class InMemoryStore implements Store {
 
     /** Several control loops of one process may share this store (tests of fencing): a lease is waited out. */
     @Override
-    public Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
+    public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
         return write(t -> {
             Leadership lease = t.leadership;
-            if (lease != null && !lease.heldBy(holder) && !lease.expiredAt(now)) {
+            if (lease != null && !lease.heldBy(holder) && !lease.expiredAt(now) && !lease.heldBy(goneHolder)) {
                 return lease;
             }
             long epoch = lease == null ? 1 : lease.heldBy(holder) && !lease.expiredAt(now) ? lease.epoch() : lease.epoch() + 1;
