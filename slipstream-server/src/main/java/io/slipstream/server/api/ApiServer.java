@@ -19,6 +19,7 @@ import io.slipstream.api.spec.Kind;
 import io.slipstream.api.wire.CreateRunRequest;
 import io.slipstream.api.wire.CreateTokenRequest;
 import io.slipstream.api.wire.ErrorView;
+import io.slipstream.api.wire.LeaderView;
 import io.slipstream.api.wire.ListView;
 import io.slipstream.api.wire.RunListView;
 import io.slipstream.api.wire.UnreadableRunView;
@@ -36,6 +37,7 @@ import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.Leadership;
 import io.slipstream.store.StoreUnavailableException;
 import io.slipstream.store.RunQuery;
 import io.slipstream.model.RunRecord;
@@ -220,8 +222,8 @@ public final class ApiServer implements AutoCloseable {
         });
         route(r, HandlerType.GET, "/api/v1/leader", ctx -> {
             caller(ctx);
-            io.slipstream.store.Leadership lease = store.leadership().orElseThrow(() -> ApiException.notFound("no replica has led yet"));
-            ctx.json(new io.slipstream.api.wire.LeaderView(lease.holder(), lease.epoch(), lease.renewedAt().toString(), lease.expiresAt().toString(),
+            Leadership lease = store.leadership().orElseThrow(() -> ApiException.notFound("no replica has led yet"));
+            ctx.json(new LeaderView(lease.holder(), lease.epoch(), lease.renewedAt().toString(), lease.expiresAt().toString(),
                     lease.expiredAt(clock.instant())));
         });
         route(r, HandlerType.GET, "/api/v1/whoami", ctx -> {
