@@ -71,6 +71,8 @@ public final class SlipstreamServer implements AutoCloseable {
     }
 
     public static SlipstreamServer start(ServerConfig config, Clock clock, Plugins plugins) {
+        java.time.Instant serverStart = java.time.Instant.now();
+        StartupTimes times = new StartupTimes();
         Path dataDir = config.dataDir().toAbsolutePath().normalize();
         var storeFactory = plugins.storeOf(config.store().store());
         var executorFactory = plugins.executorOf(config.executor().executor());
@@ -78,6 +80,7 @@ public final class SlipstreamServer implements AutoCloseable {
         createDirectory(dataDir.resolve("store"), "rwx------");
         StoreContext storeContext = () -> dataDir;
         Store store = storeFactory.create(config.store(), storeContext);
+        times.done("store");
         Executor executor = null;
         ControlLoop loop = null;
         ApiServer api = null;
@@ -88,11 +91,14 @@ public final class SlipstreamServer implements AutoCloseable {
             TokenService tokens = new TokenService(store, clock, keys.tokens());
             SecretService secrets = new SecretService(store, keys.secrets());
             ensureAdminToken(store, tokens, dataDir, clock);
+            times.done("keys and tokens");
             executor = executorFactory.create(config.executor(), executorContext(dataDir, clock));
+            times.done("executor");
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
                     new RunTokens(tokens, apiUrl::get), secrets);
             loop.start();
+            times.done("adoption");
             ControlLoop cycling = loop;
             Executor nodesOf = executor;
             DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage(), secrets);
@@ -105,6 +111,8 @@ public final class SlipstreamServer implements AutoCloseable {
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                     : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
             apiUrl.set("http://" + host + ":" + api.port());
+            times.done("api");
+            LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
             return new SlipstreamServer(config, store, executor, loop, api);
         } catch (RuntimeException e) {
             closeQuietly(api);
