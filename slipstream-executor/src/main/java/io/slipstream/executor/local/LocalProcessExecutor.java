@@ -74,6 +74,7 @@ public final class LocalProcessExecutor implements Executor {
     private final InstanceHandles handles;
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
+    private final ExitPoller exits;
     /** The instances being watched, with their directories. */
     private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
     /**
@@ -159,6 +160,7 @@ public final class LocalProcessExecutor implements Executor {
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
+        this.exits = new ExitPoller(timers, workers);
         this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
         workers.execute(runFiles::emptyTrash); // what a previous life left there
         if (logLimit > 0) {
@@ -365,10 +367,8 @@ public final class LocalProcessExecutor implements Executor {
         CompletableFuture<?> ended;
         if (supervisor != null) {
             ended = supervisor.onExit();
-        } else if (handles.supervisorAlive(handle)) {
-            ended = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid")))
-                    .map(ProcessHandle::onExit)
-                    .orElse(CompletableFuture.completedFuture(null));
+        } else if (handles.sameBoot(handle)) {
+            ended = exits.onExit(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
         } else {
             ended = CompletableFuture.completedFuture(null);
         }
@@ -384,8 +384,7 @@ public final class LocalProcessExecutor implements Executor {
         Integer exitCode = dir.exitCode();
         if (exitCode == null && handles.sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
             // The supervisor was killed but the instance still runs: follow the instance itself.
-            ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null))
-                    .whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
+            exits.onExit(pid, Long.parseLong(handle.get("pidStart"))).whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
             return;
         }
         if (handles.sameBoot(handle)) {

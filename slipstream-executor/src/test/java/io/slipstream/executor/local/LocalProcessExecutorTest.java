@@ -181,6 +181,12 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
+    void theRealUidsOfTheMachinesProcessesIncludeThisOnesOwn() throws Exception {
+        int own = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        assertThat(ProcFs.realUids()).contains(own);
+    }
+
+    @Test
     void statLinesWithParenthesesInTheCommandNameParse() {
         ProcFs.Stat stat = ProcFs.parse(42, "42 (a) b (c)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0");
         assertThat(stat.ppid()).isEqualTo(1);
