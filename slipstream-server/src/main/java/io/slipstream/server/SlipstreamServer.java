@@ -39,8 +39,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated, the
- * key files are read and checked against it (a wrong or missing one stops the start),
- * the admin token exists, instances that outlived a previous server are adopted, and only then the API listens.
+ * key files are read and checked against it (a wrong or missing one stops the start), the admin token exists, and
+ * then the control loop starts and the API listens. The loop first adopts the instances that outlived a previous
+ * server and runs no cycle before that is done; the API does not wait for it (nothing it does needs adoption done:
+ * what it asks of the loop is done in a cycle), so that a server with many instances to adopt is soon ready.
  */
 public final class SlipstreamServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SlipstreamServer.class);
@@ -97,8 +99,6 @@ public final class SlipstreamServer implements AutoCloseable {
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             loop = new ControlLoop(store, executor, new Scheduler(), clock, config.limits(), config.tickInterval(),
                     new RunTokens(tokens, apiUrl::get), secrets);
-            loop.start();
-            times.done("adoption");
             ControlLoop cycling = loop;
             Executor nodesOf = executor;
             DocumentService documents = new DocumentService(store, clock, nodesOf::nodes, config.limits(), executor.requiresImage(), secrets);
@@ -107,11 +107,14 @@ public final class SlipstreamServer implements AutoCloseable {
                     new NodeService(store, executor, loop::wakeUp, clock), tokens, new LogService(store, executor), secrets,
                     new Readiness(cycling::lastCycleAt, clock), clock);
             api.start(config.host(), config.port());
+            times.done("api");
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                     : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
             apiUrl.set("http://" + host + ":" + api.port());
-            times.done("api");
+            // After the API (and its address, which instances are given): its start and the adoption of many
+            // instances would only compete for the same cores.
+            loop.start();
             LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
             return new SlipstreamServer(config, store, executor, loop, api);
         } catch (RuntimeException e) {
