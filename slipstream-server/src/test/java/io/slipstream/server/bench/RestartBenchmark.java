@@ -163,6 +163,7 @@ class RestartBenchmark {
             row.put("cpuSecondsAtReady", rounded(cpuSeconds));
             row.put("medianSecondsToFirstCycle", round(median(firstCycleSeconds)));
             row.put("secondsToFirstCycle", rounded(firstCycleSeconds));
+            row.put("lastStartSteps", lastStartSteps()); // the server's own account of where its last start went
             rows.put(mode.getKey(), row);
         }
         return rows;
@@ -287,6 +288,18 @@ class RestartBenchmark {
 
     private URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    /** The last "ready: ..." line the server logged: how long each step of its start took. */
+    private String lastStartSteps() throws IOException {
+        String steps = null;
+        for (String line : Files.readAllLines(scratch.resolve("server.log"), StandardCharsets.UTF_8)) {
+            int at = line.indexOf("ready: ");
+            if (at >= 0) {
+                steps = line.substring(at + "ready: ".length());
+            }
+        }
+        return steps;
     }
 
     private static String tail(Path log) {
