@@ -40,8 +40,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated, the
- * key files are read and checked against it (a wrong or missing one stops the start),
- * the admin token exists, instances that outlived a previous server are adopted, and only then the API listens.
+ * key files are read and checked against it (a wrong or missing one stops the start), the admin token exists, and
+ * then the control loop starts and the API listens. The loop first adopts the instances that outlived a previous
+ * server and runs no cycle before that is done; the API does not wait for it (nothing it does needs adoption done:
+ * what it asks of the loop is done in a cycle), so that a server with many instances to adopt is soon ready.
  */
 public final class SlipstreamServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SlipstreamServer.class);
@@ -72,6 +74,8 @@ public final class SlipstreamServer implements AutoCloseable {
     }
 
     public static SlipstreamServer start(ServerConfig config, Clock clock, Plugins plugins) {
+        java.time.Instant serverStart = java.time.Instant.now();
+        StartupTimes times = new StartupTimes();
         Path dataDir = config.dataDir().toAbsolutePath().normalize();
         var storeFactory = plugins.storeOf(config.store().store());
         var executorFactory = plugins.executorOf(config.executor().executor());
@@ -79,6 +83,7 @@ public final class SlipstreamServer implements AutoCloseable {
         createDirectory(dataDir.resolve("store"), "rwx------");
         StoreContext storeContext = () -> dataDir;
         Store store = storeFactory.create(config.store(), storeContext);
+        times.done("store");
         Executor executor = null;
         LeaderElection election = null;
         ApiServer api = null;
@@ -89,15 +94,15 @@ public final class SlipstreamServer implements AutoCloseable {
             TokenService tokens = new TokenService(store, clock, keys.tokens());
             SecretService secrets = new SecretService(store, keys.secrets());
             ensureAdminToken(store, tokens, dataDir, clock);
+            times.done("keys and tokens");
             executor = executorFactory.create(config.executor(), executorContext(dataDir, clock));
+            times.done("executor");
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             RunTokens runTokens = new RunTokens(tokens, apiUrl::get);
             Executor leading = executor;
-            // Replicas over one store take turns; a lone one leads as soon as this returns.
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(fenced, leading, new Scheduler(), clock, config.limits(), config.tickInterval(),
                             runTokens, secrets, progress, queue));
-            election.start();
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
@@ -105,10 +110,16 @@ public final class SlipstreamServer implements AutoCloseable {
                     new NodeService(store, executor, control::wakeUp, clock), tokens, new LogService(store, executor), secrets,
                     new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock);
             api.start(config.host(), config.port());
+            times.done("api");
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                     : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
             apiUrl.set("http://" + host + ":" + api.port());
+            // After the API (and its address, which instances are given): its start and the adoption of many
+            // instances would only compete for the same cores. Replicas over one store take turns; a lone one leads
+            // as soon as this returns.
+            election.start();
+            LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
             return new SlipstreamServer(config, store, executor, election, api);
         } catch (RuntimeException e) {
             closeQuietly(api);

@@ -1,15 +1,20 @@
 package io.slipstream.executor.local;
 
+import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.ExecutorException;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * An instance's handle, as the store keeps it: its directory, the pids and start times of its supervisor and main
- * process, and the boot they belong to (a pid recorded before a reboot means nothing after it).
+ * An instance's handle, as the store keeps it: its directory (relative to the executor's root, so that the data
+ * directory can be moved; see {@link InstanceLocation}), the pids and start times of its supervisor and main process,
+ * and the boot they belong to (a pid recorded before a reboot means nothing after it). A moved directory never makes a
+ * pid trusted: processes are known by pid, start time and boot alone.
  */
 final class InstanceHandles {
     private final Path root;
@@ -22,13 +27,32 @@ final class InstanceHandles {
         this.pidNamespaces = pidNamespaces;
     }
 
-    /** The directory a stored handle names, refused if it is not under this executor's root. */
-    InstanceDirectory directoryOf(Map<String, String> handle) {
-        Path dir = Path.of(handle.get("dir")).toAbsolutePath().normalize();
-        if (!dir.startsWith(root)) {
-            throw new ExecutorException("instance directory " + dir + " is outside " + root);
+    /** Where an instance's id puts its directory: {@code <root>/<run>/<attempt>/<rank>}. */
+    InstanceDirectory directoryOf(InstanceId id) {
+        return new InstanceDirectory(root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt()))
+                .resolve(Integer.toString(id.rank())));
+    }
+
+    /** Where the directory a stored handle names is now (see {@link InstanceLocation}). */
+    InstanceLocation locate(InstanceId id, Map<String, String> handle) {
+        return InstanceLocation.of(root, handle.get("dir"), directoryOf(id).path(),
+                path -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS));
+    }
+
+    /** The directory a stored handle names, refused (with the reason) if it cannot be found. */
+    InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
+        InstanceLocation location = locate(id, handle);
+        if (location instanceof InstanceLocation.Found found) {
+            return new InstanceDirectory(found.dir());
         }
-        return new InstanceDirectory(dir);
+        throw new ExecutorException("instance " + id + ": " + ((InstanceLocation.Missing) location).reason());
+    }
+
+    /** The handle with its directory named relative to the root, as handles are written now. */
+    Map<String, String> relative(Map<String, String> handle, InstanceDirectory dir) {
+        Map<String, String> relative = new LinkedHashMap<>(handle);
+        relative.put("dir", root.relativize(dir.path()).toString());
+        return relative;
     }
 
     /** The instance's processes: its PID namespace, or (launched without one) its process tree. */
@@ -57,7 +81,7 @@ final class InstanceHandles {
             return Optional.empty();
         }
         Map<String, String> handle = new LinkedHashMap<>();
-        handle.put("dir", dir.path().toString());
+        handle.put("dir", root.relativize(dir.path()).toString());
         handle.put("supervisorPid", Long.toString(pids[0]));
         handle.put("supervisorStart", Long.toString(ProcFs.stat(pids[0]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("pid", Long.toString(pids[1]));

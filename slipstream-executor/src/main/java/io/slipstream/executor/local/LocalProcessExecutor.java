@@ -75,6 +75,7 @@ public final class LocalProcessExecutor implements Executor {
     private final EpochFence fence;
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
+    private final ExitPoller exits;
     /** The instances being watched, with their directories. */
     private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
     /**
@@ -161,6 +162,7 @@ public final class LocalProcessExecutor implements Executor {
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
+        this.exits = new ExitPoller(timers, workers);
         this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
         workers.execute(runFiles::emptyTrash); // what a previous life left there
         if (logLimit > 0) {
@@ -228,7 +230,7 @@ public final class LocalProcessExecutor implements Executor {
             }
             if (existing.isPresent()) {
                 // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
-                watch(spec.id(), existing.get(), null);
+                watch(spec.id(), existing.get(), dir, null);
                 return existing.get();
             }
             return fence.guarded(() -> start(spec, node, dir));
@@ -271,7 +273,7 @@ public final class LocalProcessExecutor implements Executor {
             Process supervisor = builder.start();
             Supervisor.awaitStarted(dir, supervisor);
             Map<String, String> handle = handles.read(dir).orElseThrow();
-            watch(spec.id(), handle, supervisor);
+            watch(spec.id(), handle, dir, supervisor);
             if (spec.probe() != null) {
                 // It runs in the instance's environment, from the same file.
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
@@ -303,16 +305,47 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> adopted) {
         fence.check(); // watching kills what an adopted instance left behind: not for a replica that lost its lease
-        adopted.forEach((id, handle) -> {
-            if (!handles.sameBoot(handle) && handles.directoryOf(handle).exitCode() == null) {
+        adopted.forEach((id, stored) -> {
+            InstanceLocation location = handles.locate(id, stored);
+            if (location instanceof InstanceLocation.Missing missing) {
+                lose(id, stored, missing.reason());
+                return;
+            }
+            InstanceLocation.Found found = (InstanceLocation.Found) location;
+            if (found.moved()) {
+                LOG.info("instance {} is adopted from {}, where its id puts it: its handle named {}", id, found.dir(), stored.get("dir"));
+            }
+            InstanceDirectory dir = new InstanceDirectory(found.dir());
+            Map<String, String> handle = handles.relative(stored, dir);
+            if (!handles.sameBoot(handle) && dir.exitCode() == null) {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
                 return;
             }
-            watch(id, handle, null);
+            watch(id, handle, dir, null);
             if (handles.supervisorAlive(handle)) {
+                // With the handle as it is now (a relative directory): the store records it in place of the old one.
                 report(new InstanceReport.Running(id, handle, clock.instant()));
-                resumeProbe(id, handles.directoryOf(handle).path());
+                resumeProbe(id, dir.path());
             }
+        });
+    }
+
+    /**
+     * An instance whose directory cannot be found cannot record how it ends: it is reported lost (its run then restarts
+     * or fails, as for any lost instance), after whatever still runs of it is killed, on a worker thread, so that it
+     * does not run on beside its replacement. Its processes are known by pid, start time and boot, never by directory.
+     */
+    private void lose(InstanceId id, Map<String, String> handle, String reason) {
+        LOG.warn("instance {} is lost: {}", id, reason);
+        workers.execute(() -> {
+            try {
+                if (handles.sameBoot(handle)) {
+                    InstanceHandles.processes(handle).killUntilGone();
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("cannot kill what is left of lost instance {}: {}", id, e.toString());
+            }
+            report(new InstanceReport.Lost(id, reason, clock.instant()));
         });
     }
 
@@ -330,35 +363,31 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     /** Watches an instance's supervisor (once per instance) and reports when it ends. */
-    private void watch(InstanceId id, Map<String, String> handle, Process supervisor) {
-        if (closed || watched.putIfAbsent(id, handles.directoryOf(handle)) != null) {
+    private void watch(InstanceId id, Map<String, String> handle, InstanceDirectory dir, Process supervisor) {
+        if (closed || watched.putIfAbsent(id, dir) != null) {
             return;
         }
         CompletableFuture<?> ended;
         if (supervisor != null) {
             ended = supervisor.onExit();
-        } else if (handles.supervisorAlive(handle)) {
-            ended = ProcessHandle.of(Long.parseLong(handle.get("supervisorPid")))
-                    .map(ProcessHandle::onExit)
-                    .orElse(CompletableFuture.completedFuture(null));
+        } else if (handles.sameBoot(handle)) {
+            ended = exits.onExit(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
         } else {
             ended = CompletableFuture.completedFuture(null);
         }
-        ended.whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
+        ended.whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
     }
 
     /** Runs on a worker thread: may wait for stubborn processes to die. */
-    private void finish(InstanceId id, Map<String, String> handle) {
+    private void finish(InstanceId id, Map<String, String> handle, InstanceDirectory dir) {
         if (closed) {
             return;
         }
-        InstanceDirectory dir = handles.directoryOf(handle);
         long pid = Long.parseLong(handle.get("pid"));
         Integer exitCode = dir.exitCode();
         if (exitCode == null && handles.sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
             // The supervisor was killed but the instance still runs: follow the instance itself.
-            ProcessHandle.of(pid).map(ProcessHandle::onExit).orElse(CompletableFuture.completedFuture(null))
-                    .whenCompleteAsync((ignored, error) -> finish(id, handle), workers);
+            exits.onExit(pid, Long.parseLong(handle.get("pidStart"))).whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
             return;
         }
         if (handles.sameBoot(handle)) {
@@ -428,14 +457,21 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         fence.check(); // the notice alone makes an instance save its work and leave
-        InstanceDirectory dir = handles.directoryOf(handle);
+        InstanceLocation location = handles.locate(id, handle);
+        if (location instanceof InstanceLocation.Missing missing) {
+            if (!watched.containsKey(id)) {
+                lose(id, handle, missing.reason()); // nothing can record its end: it is lost, not waited for
+            }
+            return;
+        }
+        InstanceDirectory dir = new InstanceDirectory(((InstanceLocation.Found) location).dir());
         if (dir.exitCode() == null) {
             dir.markTerminationRequested();
             if (!gracePeriod.isZero()) {
                 dir.writeNotice(reason, clock.instant().plus(gracePeriod));
             }
         }
-        watch(id, handle, null);
+        watch(id, handle, dir, null);
         if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
@@ -468,7 +504,7 @@ public final class LocalProcessExecutor implements Executor {
 
     /** The instance's directory: from its handle when it has one, else where its id puts it. */
     private InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
-        return handle.containsKey("dir") ? handles.directoryOf(handle) : directoryOf(id);
+        return handle.containsKey("dir") ? handles.directoryOf(id, handle) : directoryOf(id);
     }
 
     @Override
@@ -505,8 +541,7 @@ public final class LocalProcessExecutor implements Executor {
     // --- handles and files ---
 
     InstanceDirectory directoryOf(InstanceId id) {
-        return new InstanceDirectory(root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt()))
-                .resolve(Integer.toString(id.rank())));
+        return handles.directoryOf(id);
     }
 
     /** Ports free on the loopback address now, none of them in {@code taken}. */

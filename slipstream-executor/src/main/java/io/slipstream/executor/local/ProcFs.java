@@ -168,14 +168,32 @@ final class ProcFs {
         return uids;
     }
 
-    /** The real uid of a process, from the {@code Uid:} line of its status ("real effective saved fs"). */
+    /**
+     * The real uid of a process, from the {@code Uid:} line of its status ("real effective saved fs"), which comes
+     * within its first lines: only those are read (a scan reads one status per process of the machine).
+     */
     private static String realUid(Path processDir) throws IOException {
-        for (String line : Files.readAllLines(processDir.resolve("status"), StandardCharsets.UTF_8)) {
-            if (line.startsWith("Uid:")) {
-                return line.substring(4).trim().split("\\s+")[0];
+        byte[] head = new byte[1024];
+        int length = 0;
+        try (java.io.InputStream in = Files.newInputStream(processDir.resolve("status"))) {
+            for (int read; length < head.length && (read = in.read(head, length, head.length - length)) > 0; ) {
+                length += read;
             }
         }
-        return null;
+        String text = new String(head, 0, length, StandardCharsets.ISO_8859_1);
+        int at = text.indexOf("\nUid:");
+        if (at < 0) {
+            return null;
+        }
+        int from = at + 5;
+        while (from < text.length() && (text.charAt(from) == '\t' || text.charAt(from) == ' ')) {
+            from++;
+        }
+        int to = from;
+        while (to < text.length() && Character.isDigit(text.charAt(to))) {
+            to++;
+        }
+        return to > from ? text.substring(from, to) : null;
     }
 
     /** Identifies this boot of the machine: a pid recorded before a reboot means nothing after it. */

@@ -64,7 +64,9 @@ final class Supervisor {
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
             "wait \"$child\"",
             "code=$?",
-            "printf '%s\\n' \"$code\" >\"$dir/exit_code\"",
+            // Relative: the supervisor's working directory is the control directory, and follows it when the data
+            // directory is moved (renamed) while the instance runs.
+            "printf '%s\\n' \"$code\" >exit_code",
             "");
 
     private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);

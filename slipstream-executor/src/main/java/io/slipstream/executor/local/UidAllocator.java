@@ -26,6 +26,7 @@ final class UidAllocator {
     private static final String CURSOR = ".uid-cursor";
     /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
     private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
+    private boolean runningMarked;
 
     UidAllocator(Path root, Path storageRoot, Isolation isolation, Trash trash) {
         this.root = root;
@@ -68,12 +69,23 @@ final class UidAllocator {
         }
         Integer saved = read(root.resolve(CURSOR));
         cursor = saved == null || saved < 0 || saved > isolation.uidCount() ? 0 : saved;
-        // A uid of the range that something runs under is not free, whatever the files say.
+    }
+
+    /**
+     * A uid of the range that something runs under is not free, whatever the files say. Looked at before the first
+     * uid is given, not when the server starts: a scan of every process, which with hundreds of instances adopted
+     * would hold up the start, and is no less true later.
+     */
+    private void markRunning() {
+        if (runningMarked) {
+            return;
+        }
         for (int uid : ProcFs.realUids()) {
             if (inRange(uid)) {
                 used.set(uid - isolation.firstUid());
             }
         }
+        runningMarked = true;
     }
 
     synchronized int uidFor(RunId runId) {
@@ -105,6 +117,7 @@ final class UidAllocator {
      * what that uid left in shared places such as {@code /tmp} was removed when it was freed, see {@link UidLeftovers}).
      */
     private int allocate(Path file, String owner) {
+        markRunning();
         int index = used.nextClearBit(cursor);
         if (index >= isolation.uidCount()) {
             index = used.nextClearBit(0);

@@ -116,7 +116,7 @@ class HostileInstanceTest {
         assertThat(exited.terminated()).isTrue();
         assertThat(out).doesNotContain("ALLOWED").contains("refused symlink stdout.log", "refused fifo exit_code", "refused hardlink ready");
         assertThat(new String(executor.readLogTail(id, handle, LogStream.STDOUT, 1 << 20).data(), StandardCharsets.UTF_8)).doesNotContain("99");
-        Path dir = Path.of(handle.get("dir"));
+        Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
         assertThat(Files.isRegularFile(dir.resolve("preemption_notice.json"), LinkOption.NOFOLLOW_LINKS)).isTrue();
     }
 
@@ -133,7 +133,7 @@ class HostileInstanceTest {
         awaitOutput(executor, id, handle, "linked");
         assertThat(executor.activity(id, handle).progress()).as("a link to the server's file").isNull();
 
-        Path progress = Path.of(handle.get("dir")).resolve("report/progress.json");
+        Path progress = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("report/progress.json");
         Files.delete(progress);
         assertThat(new ProcessBuilder("mkfifo", progress.toString()).start().waitFor()).isZero();
         assertThat(executor.activity(id, handle).progress()).as("a FIFO, never opened").isNull();
@@ -178,7 +178,7 @@ class HostileInstanceTest {
         // 8 MB of lines, then a last line; then it waits to be looked at.
         Map<String, String> handle = executor.launch(spec(id, "yes \"$(printf '%099d' 0)\" | head -n 80000; echo the-end; exec sleep 600"));
         awaitOutput(executor, id, handle, "the-end");
-        Path log = Path.of(handle.get("dir")).resolve("stdout.log");
+        Path log = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("stdout.log");
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         while (allocatedBytes(log) > limit + limit / 4) {
             assertThat(System.nanoTime()).as("the log is trimmed within the deadline").isLessThan(deadline);
@@ -215,7 +215,7 @@ class HostileInstanceTest {
         awaitReport(id, InstanceReport.Ready.class); // a probe ran too
         assertThat(out).as("the workload has its environment").contains("path=" + evil + ":/usr/bin:/bin preload=/nonexistent/hook.so");
         assertThat(Files.exists(marker)).as("no program of the job's ran as root").isFalse();
-        String supervisor = Files.readString(Path.of(handle.get("dir")).resolve("supervisor.log"));
+        String supervisor = Files.readString(dataDir.resolve("instances").resolve(handle.get("dir")).resolve("supervisor.log"));
         assertThat(supervisor).as("the dynamic loader of the server's processes never saw LD_PRELOAD").doesNotContain("LD_PRELOAD");
         executor.terminate(id, handle, Duration.ZERO, "test");
         awaitReport(id, InstanceReport.Exited.class);
@@ -321,9 +321,9 @@ class HostileInstanceTest {
                 + "time.sleep(600)\n";
         Map<String, String> handle = executor.launch(new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("/usr/bin/python3", "-c", script),
                 Map.of(), null, null));
-        Path log = Path.of(handle.get("dir")).resolve("stdout.log");
+        Path log = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("stdout.log");
         awaitAllocatedAtMost(log, limit + limit / 4);
-        Files.writeString(Path.of(handle.get("dir")).resolve("tmp/go"), "");
+        Files.writeString(dataDir.resolve("instances").resolve(handle.get("dir")).resolve("tmp/go"), "");
         awaitOutput(executor, id, handle, "rewritten");
         awaitAllocatedAtMost(log, limit + limit / 4); // without counting blocks, the rewritten 6 MB would stay
         executor.terminate(id, handle, Duration.ZERO, "test");

@@ -87,7 +87,7 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         InstanceId intruder = newInstanceId();
         Map<String, String> handle = launch(executor, spec(intruder, "node-1",
                 "echo \"uid=$(id -u)\"; cat " + secret + " || echo cannot-read; kill -0 " + victimHandle.get("pid") + " || echo cannot-signal; "
-                        + "ls " + Path.of(victimHandle.get("dir")) + " || echo cannot-list"));
+                        + "ls " + dataDir.resolve("instances").resolve(victimHandle.get("dir")) + " || echo cannot-list"));
         awaitReport(intruder, InstanceReport.Exited.class);
         String out = readAll(executor, intruder, handle, LogStream.STDOUT);
         String victimUid = readAll(executor, victim, victimHandle, LogStream.STDOUT).lines().findFirst().orElseThrow();

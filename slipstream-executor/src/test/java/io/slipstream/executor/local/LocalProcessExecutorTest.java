@@ -68,7 +68,7 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         awaitReport(id, InstanceReport.Exited.class);
         List<String> lines = readAll(executor, id, handle, LogStream.STDOUT).lines().toList();
         assertThat(lines.get(0)).isEqualTo("GPU-bbb");
-        Path instanceDir = Path.of(handle.get("dir"));
+        Path instanceDir = dataDir.resolve("instances").resolve(handle.get("dir"));
         assertThat(Path.of(lines.get(1))).isEqualTo(instanceDir.resolve("work/out/logs").toRealPath());
         assertThat(lines.get(2)).isEqualTo(instanceDir.resolve("tmp").toString());
         assertThat(instanceDir).startsWith(dataDir.resolve("instances"));
@@ -107,6 +107,55 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
+    void newHandlesNameTheirDirectoryRelativeToTheRoot() {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "true"));
+        assertThat(handle.get("dir")).isEqualTo(id.runId().value() + "/1/0");
+    }
+
+    /** Handles written before directories were relative: absolute, under the root or under where the root used to be. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void anOldAbsoluteHandleIsAdoptedAndRecordedRelative(boolean fromAMovedDataDirectory) throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "read line < " + gate(id) + "; exit 3"));
+        Path oldRoot = fromAMovedDataDirectory ? Path.of("/srv/old-data/instances") : dataDir.resolve("instances");
+        Map<String, String> old = new java.util.HashMap<>(handle);
+        old.put("dir", oldRoot.resolve(handle.get("dir")).toString());
+        executor.close();
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, old));
+        InstanceReport.Running running = awaitReport(id, InstanceReport.Running.class);
+        assertThat(running.handle()).isEqualTo(handle); // the store keeps the relative directory from now on
+        openGate(id);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(3);
+    }
+
+    @Test
+    void anInstanceWhoseDirectoryIsNowhereIsLostWithAReasonAndWhatRunsOfItIsKilled() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId launched = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(launched, "node-1", "echo up; sleep 600"));
+        awaitOutput(executor, launched, handle, "up");
+        executor.close();
+        // Its directory is neither where the handle says nor where its id puts it (that id has none).
+        InstanceId id = newInstanceId();
+        Map<String, String> stale = new java.util.HashMap<>(handle);
+        stale.put("dir", "/srv/old-data/instances/" + id.runId().value() + "/1/0");
+
+        newExecutor().adopt(Map.of(id, stale));
+        assertThat(awaitReport(id, InstanceReport.Lost.class).reason())
+                .contains("/srv/old-data/instances/" + id.runId().value() + "/1/0")
+                .contains("moved or restored without its instances");
+        // Known by pid, start time and boot, its processes were its own: they do not run on beside a replacement.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> ProcFs.treeOf(Long.parseLong(handle.get("pid"))).isEmpty());
+    }
+
+    @Test
     void aStoppedInstanceFindsTheNoticeWithTheReasonAndTheDeadline() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
@@ -129,6 +178,12 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(gpus).extracting(MachineNode.Gpu::uuid).containsExactly("GPU-1b2c", "GPU-3d4e");
         assertThat(MachineNode.modelName("NVIDIA H200")).isEqualTo("nvidia-h200");
         assertThat(MachineNode.parseNvidiaSmi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")).isEmpty();
+    }
+
+    @Test
+    void theRealUidsOfTheMachinesProcessesIncludeThisOnesOwn() throws Exception {
+        int own = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        assertThat(ProcFs.realUids()).contains(own);
     }
 
     @Test

@@ -69,7 +69,7 @@ class SecretFilesTest {
             Path gate = dataDir.resolve("gate");
             Map<String, String> handle = executor.launch(spec(id, "stat -c '%a %U' \"$SLIPSTREAM_SECRETS_DIR\" \"$SLIPSTREAM_SECRETS_DIR/hf\" "
                     + "\"$SLIPSTREAM_SECRETS_DIR/hf/token\" > \"$TMPDIR/modes\"; touch \"$TMPDIR/seen\"; while [ ! -e " + gate + " ]; do sleep 0.05; done"));
-            Path dir = Path.of(handle.get("dir"));
+            Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
             Path modes = dir.resolve("tmp/modes");
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (!Files.exists(dir.resolve("tmp/seen"))) {

@@ -146,11 +146,14 @@ public final class ControlLoop implements AutoCloseable {
         return queueStatus;
     }
 
-    /** Re-attaches to instances that ran before a restart, then starts cycling on a thread of its own. */
+    /**
+     * Starts cycling on a thread of its own, which first re-attaches to instances that ran before a restart: no cycle
+     * runs before that is done, but the server need not wait for it (the API can serve meanwhile; what it asks of the
+     * loop waits for the first cycle, as it would for any cycle).
+     */
     public void start() {
-        recover();
         running = true;
-        thread = new Thread(this::loop, "slipstream-control");
+        thread = new Thread(this::recoverThenLoop, "slipstream-control");
         thread.setDaemon(true);
         thread.start();
     }
@@ -202,6 +205,28 @@ public final class ControlLoop implements AutoCloseable {
         if (wakeUps.availablePermits() == 0) {
             wakeUps.release();
         }
+    }
+
+    /** Recovery is retried until it is done (a store that is away for a moment): cycles never run without it. */
+    private void recoverThenLoop() {
+        while (running) {
+            try {
+                recover();
+                wakeUp(); // the first cycle follows at once, not a tick later
+                break;
+            } catch (FencedException e) {
+                LOG.warn("this replica no longer leads; its control loop stops before adopting: {}", e.getMessage());
+                running = false;
+                return;
+            } catch (StoreUnavailableException e) {
+                LOG.warn("the instances of a previous start are adopted once the store can be reached: {}", e.getMessage());
+                pause();
+            } catch (RuntimeException e) {
+                LOG.error("could not adopt the instances that ran before this start; retrying", e);
+                pause();
+            }
+        }
+        loop();
     }
 
     private void loop() {

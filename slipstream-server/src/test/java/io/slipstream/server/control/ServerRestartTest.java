@@ -66,6 +66,57 @@ class ServerRestartTest {
         }
     }
 
+    /**
+     * A data directory moved (renamed) while the server is down keeps its runs: a run still running is adopted from the
+     * new place and ends there, one that ended meanwhile is judged by the exit code its supervisor wrote there; both
+     * with the absolute handles older servers stored.
+     */
+    @Test
+    void aDataDirectoryMovedWhileTheServerIsDownKeepsItsRuns(@TempDir Path elsewhere) throws Exception {
+        Path before = elsewhere.resolve("before");
+        Path after = elsewhere.resolve("after");
+        Path survivorGate = elsewhere.resolve("survivor-gate");
+        Path shortGate = elsewhere.resolve("short-gate");
+        for (Path gate : java.util.List.of(survivorGate, shortGate)) {
+            assertThat(new ProcessBuilder("mkfifo", gate.toString()).start().waitFor()).isZero();
+        }
+        String admin;
+        String survivor;
+        String endsAfterTheMove;
+        try (TestServer server = TestServer.start(before)) {
+            admin = server.adminToken();
+            server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
+            survivor = submit(server, "survivor", "echo started; read line < " + survivorGate + "; echo \"got $line\"; exit 0");
+            endsAfterTheMove = submit(server, "short", "read line < " + shortGate + "; exit 7");
+            server.awaitState(admin, survivor, "RUNNING");
+            server.awaitState(admin, endsAfterTheMove, "RUNNING");
+        }
+        // As a server before relative handles wrote them: absolute, naming the place the data directory is moved from.
+        try (io.slipstream.store.Store store = io.slipstream.store.jdbc.JdbcStore.openH2(before)) {
+            for (var instance : store.activeInstances()) {
+                java.util.Map<String, String> handle = new java.util.HashMap<>(instance.handle());
+                handle.put("dir", before.resolve("instances").resolve(handle.get("dir")).toString());
+                store.updateInstance(instance.running(handle, instance.startedAt()));
+            }
+        }
+        Files.move(before, after);
+        // One instance ends after the move, while no server watches: its supervisor writes the exit code where it is now.
+        Files.writeString(shortGate, "go\n");
+        Path exitCode = after.resolve("instances").resolve(endsAfterTheMove).resolve("1").resolve("0").resolve("exit_code");
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> Files.exists(exitCode));
+
+        try (TestServer server = TestServer.start(after)) {
+            JsonNode failed = server.awaitState(admin, endsAfterTheMove, "FAILED");
+            assertThat(failed.get("instances").get(0).get("exitCode").asInt()).isEqualTo(7);
+            assertThat(server.get("/api/v1/runs/" + survivor, admin).json().get("state").asString()).isEqualTo("RUNNING");
+
+            Files.writeString(survivorGate, "go\n");
+            server.awaitState(admin, survivor, "SUCCEEDED");
+            assertThat(server.get("/api/v1/runs/" + survivor + "/logs", admin).text())
+                    .contains("[main-0|r0|node-1] started").contains("[main-0|r0|node-1] got go");
+        }
+    }
+
     @Test
     void cancelStopsTheWholeProcessTreeEvenWhenItIgnoresSigterm() throws Exception {
         try (TestServer server = TestServer.start(dataDir)) {

@@ -134,9 +134,12 @@ public final class JdbcStore implements Store {
         }
         HikariDataSource dataSource = new HikariDataSource(config);
         try {
+            if (AppliedMigrations.allApplied(dataSource, JdbcStore.class.getClassLoader())) {
+                return new JdbcStore(dataSource, singleProcess); // nothing for Flyway to do: it is not started (see AppliedMigrations)
+            }
             Flyway.configure()
                     .dataSource(dataSource)
-                    .locations("classpath:db/migration")
+                    .locations("classpath:" + AppliedMigrations.LOCATION)
                     .loggers("slf4j")
                     .load()
                     .migrate();
