@@ -22,6 +22,8 @@ import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreContext;
+import io.slipstream.store.StoreFiles;
+import io.slipstream.server.service.StoreBackupService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -51,8 +53,11 @@ public final class SlipstreamServer implements AutoCloseable {
     private final Executor executor;
     private final ControlLoop loop;
     private final ApiServer api;
+    private final StoreWatermark.Ticker watermark;
 
-    private SlipstreamServer(ServerConfig config, Store store, Executor executor, ControlLoop loop, ApiServer api) {
+    private SlipstreamServer(ServerConfig config, Store store, Executor executor, ControlLoop loop, ApiServer api,
+                             StoreWatermark.Ticker watermark) {
+        this.watermark = watermark;
         this.config = config;
         this.store = store;
         this.executor = executor;
@@ -77,12 +82,19 @@ public final class SlipstreamServer implements AutoCloseable {
         createDirectory(dataDir, "rwx------");
         createDirectory(dataDir.resolve("store"), "rwx------");
         StoreContext storeContext = () -> dataDir;
+        Optional<StoreFiles> files = storeFactory.files(config.store(), storeContext);
+        // The database would make a new store in place of a missing or emptied file.
+        files.ifPresent(embedded -> EmbeddedStoreFile.check(embedded.file(), dataDir));
         Store store = storeFactory.create(config.store(), storeContext);
         Executor executor = null;
         ControlLoop loop = null;
         ApiServer api = null;
+        StoreWatermark.Ticker watermark = null;
         try {
             StoreIdentity.check(store, dataDir, clock); // before anything is written to a store that may be the wrong one
+            StoreWatermark.check(store, dataDir, files.map(f -> f.file().toString()).orElse("(" + config.store().store() + ")"),
+                    clock); // and before anything is written to one that lost writes
+            watermark = new StoreWatermark.Ticker(store, dataDir, clock);
             ServerKeys keys = ServerKeys.open(store, config.keys().secretKeyIn(dataDir), config.keys().previousSecretKey(),
                     config.keys().tokenPepperIn(dataDir), clock);
             TokenService tokens = new TokenService(store, clock, keys.tokens());
@@ -99,17 +111,19 @@ public final class SlipstreamServer implements AutoCloseable {
             RunService runs = new RunService(store, documents, loop, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
                     new NodeService(store, executor, loop::wakeUp, clock), tokens, new LogService(store, executor), secrets,
-                    new Readiness(cycling::lastCycleAt, clock), clock);
+                    new Readiness(cycling::lastCycleAt, clock), clock,
+                    files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())));
             api.start(config.host(), config.port());
             // Instances on this machine reach the API on the loopback address when the server listens on all.
             String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                     : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
             apiUrl.set("http://" + host + ":" + api.port());
-            return new SlipstreamServer(config, store, executor, loop, api);
+            return new SlipstreamServer(config, store, executor, loop, api, watermark);
         } catch (RuntimeException e) {
             closeQuietly(api);
             closeQuietly(loop);
             closeQuietly(executor);
+            closeQuietly(watermark);
             store.close();
             throw e;
         }
@@ -209,6 +223,7 @@ public final class SlipstreamServer implements AutoCloseable {
         closeQuietly(api);
         closeQuietly(loop);
         closeQuietly(executor);
+        closeQuietly(watermark); // last: what the loop wrote is older than the recorded watermark
         store.close();
     }
 

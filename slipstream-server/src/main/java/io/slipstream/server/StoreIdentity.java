@@ -93,7 +93,7 @@ public final class StoreIdentity {
     }
 
     /** Whether runs of a store were here: instance directories, or the admin token of a first start. */
-    private static boolean hasHistory(Path dataDir) {
+    static boolean hasHistory(Path dataDir) {
         if (Files.exists(dataDir.resolve(SlipstreamServer.ADMIN_TOKEN_FILE), LinkOption.NOFOLLOW_LINKS)) {
             return true;
         }

@@ -15,6 +15,7 @@ import io.slipstream.executor.NodeInfo;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
@@ -301,6 +302,12 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> adopted) {
         adopted.forEach((id, handle) -> {
+            if (!inThisDataDirectory(handle)) {
+                // The store knows an instance this data directory does not have: the store came from elsewhere (a backup).
+                report(new InstanceReport.Lost(id, "its instance directory " + handle.get("dir") + " is not in this data"
+                        + " directory (the store was restored from a backup, or the directory was removed)", clock.instant()));
+                return;
+            }
             if (!handles.sameBoot(handle) && handles.directoryOf(handle).exitCode() == null) {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
                 return;
@@ -311,6 +318,14 @@ public final class LocalProcessExecutor implements Executor {
                 resumeProbe(id, handles.directoryOf(handle).path());
             }
         });
+    }
+
+    private boolean inThisDataDirectory(Map<String, String> handle) {
+        try {
+            return Files.isDirectory(handles.directoryOf(handle).path(), LinkOption.NOFOLLOW_LINKS);
+        } catch (ExecutorException outside) {
+            return false;
+        }
     }
 
     /** After a restart: an instance that was ready is reported ready again; one that was being probed is probed again. */

@@ -77,9 +77,7 @@ public final class JdbcStore implements Store {
      * with H2's default, acknowledged writes were lost on {@code kill -9}.
      */
     public static JdbcStore openH2(Path dataDir) {
-        String url = "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
-                + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
-        return open(url, "sa", "");
+        return EmbeddedH2.open(dataDir.resolve(EmbeddedH2.DIRECTORY)); // checked: a damaged file is refused (EmbeddedH2)
     }
 
     /** Opens a store at a JDBC URL ({@code jdbc:h2:...} or {@code jdbc:postgresql://...}) and migrates its schema. */
