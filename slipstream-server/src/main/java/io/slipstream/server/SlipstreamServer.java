@@ -83,17 +83,16 @@ public final class SlipstreamServer implements AutoCloseable {
         createDirectory(dataDir.resolve("store"), "rwx------");
         StoreContext storeContext = () -> dataDir;
         Optional<StoreFiles> files = storeFactory.files(config.store(), storeContext);
-        // The database would make a new store in place of a missing or emptied file.
-        files.ifPresent(embedded -> EmbeddedStoreFile.check(embedded.file(), dataDir));
+        boolean accept = StoreWatermark.accepting(dataDir); // --accept-older-store
+        files.ifPresent(embedded -> StoreChecks.beforeOpening(embedded, dataDir, accept, clock));
         Store store = storeFactory.create(config.store(), storeContext);
         Executor executor = null;
         ControlLoop loop = null;
         ApiServer api = null;
         StoreWatermark.Ticker watermark = null;
         try {
-            StoreIdentity.check(store, dataDir, clock); // before anything is written to a store that may be the wrong one
-            StoreWatermark.check(store, dataDir, files.map(f -> f.file().toString()).orElse("(" + config.store().store() + ")"),
-                    clock); // and before anything is written to one that lost writes
+            StoreChecks.beforeServing(store, files, files.map(f -> f.file().toString()).orElse("(" + config.store().store() + ")"),
+                    dataDir, accept, clock);
             watermark = new StoreWatermark.Ticker(store, dataDir, clock);
             ServerKeys keys = ServerKeys.open(store, config.keys().secretKeyIn(dataDir), config.keys().previousSecretKey(),
                     config.keys().tokenPepperIn(dataDir), clock);

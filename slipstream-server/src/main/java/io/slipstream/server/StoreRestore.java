@@ -32,7 +32,13 @@ import java.util.stream.Stream;
  */
 public final class StoreRestore {
     /** What a restore did, for the operator. */
-    public record Result(Path store, String identity, long watermark, Path setAside, List<String> missingKeyFiles) {
+    /**
+     * @param setAside        where the store that was there was moved, or {@code null}
+     * @param unknownRuns     the runs with a directory in the data directory that the backup does not know (submitted after it)
+     * @param unknownRunsDir  where their directories were moved, or {@code null}
+     */
+    public record Result(Path store, String identity, long watermark, Path setAside, List<String> unknownRuns, Path unknownRunsDir,
+                         List<String> missingKeyFiles) {
     }
 
     /** Why a restore was refused: the message says what to do. */
@@ -102,9 +108,12 @@ public final class StoreRestore {
             staged.extract(backup);
             String identity;
             long watermark;
-            try (Store store = factory.create(settings, () -> staging)) {
+            List<String> unknownRuns;
+            try (Store store = openChecked(factory, settings, staged, staging)) {
                 identity = StoreIdentity.check(store, staging, clock); // a backup from before identities is given one
                 watermark = StoreWatermark.stored(store);
+                // Runs that ran here after the backup: a start would take their directories for lost writes (StoreHistory).
+                unknownRuns = StoreHistory.unknownRuns(target.resolve("instances"), id -> store.getRun(id).isPresent(), Integer.MAX_VALUE);
             } catch (StoreDamagedException e) {
                 throw new IllegalArgumentException(backup + " does not hold a whole store (" + e.getMessage() + ")");
             }
@@ -134,18 +143,25 @@ public final class StoreRestore {
                     StandardCopyOption.REPLACE_EXISTING);
             Files.move(staging.resolve(StoreIdentity.FILE), target.resolve(StoreIdentity.FILE), StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
+            Path unknownRunsDir = StoreHistory.setAside(target.resolve("instances"), unknownRuns, clock.instant());
             List<String> missingKeys = new ArrayList<>();
             for (String key : List.of("secret.key", "token.pepper")) {
                 if (!Files.exists(target.resolve(key), LinkOption.NOFOLLOW_LINKS)) {
                     missingKeys.add(key);
                 }
             }
-            return new Result(files.file(), identity, watermark, aside, missingKeys);
+            return new Result(files.file(), identity, watermark, aside, unknownRuns, unknownRunsDir, missingKeys);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot restore " + backup + " into " + target + ": " + e.getMessage(), e);
         } finally {
             deleteTree(staging);
         }
+    }
+
+    /** The backup's store, read whole first (it is opened to write only then, and migrated). */
+    private static Store openChecked(StoreFactory factory, StoreSettings settings, StoreFiles staged, Path staging) {
+        staged.openToCheck().ifPresent(Store::close);
+        return factory.create(settings, () -> staging);
     }
 
     private static String recordedIdentity(Path dataDir) throws IOException {

@@ -34,6 +34,8 @@ public final class StoreWatermark {
     /** The file in the data directory with the highest counter value seen committed in its store. */
     public static final String FILE = "store.watermark";
     static final String PURPOSE = "store-watermark";
+    /** The file that makes the next start accept an older store ({@link #acceptOlderStore}). */
+    static final String ACCEPT = "store.accept-older";
     static final Duration INTERVAL = Duration.ofSeconds(10);
     private static final Logger LOG = LoggerFactory.getLogger(StoreWatermark.class);
 
@@ -60,13 +62,19 @@ public final class StoreWatermark {
      * @param storeFile what to name in a refusal: the store's file, or its URL
      * @throws StoreDamagedException if the store's counter is below the data directory's record
      */
-    public static long check(Store store, Path dataDir, String storeFile, Clock clock) {
+    public static long check(Store store, Path dataDir, String storeFile, boolean accept, Clock clock) {
+        return check(store, dataDir, storeFile, accept, clock, true);
+    }
+
+    /** As {@link #check(Store, Path, String, boolean, Clock)}; with {@code write} false it only refuses (a store opened to read). */
+    static long check(Store store, Path dataDir, String storeFile, boolean accept, Clock clock, boolean write) {
         Path file = dataDir.resolve(FILE);
-        String problem = problem(stored(store), recorded(file), file, storeFile);
+        long stored = stored(store);
+        String problem = accept ? null : problem(stored, recorded(file), file, storeFile);
         if (problem != null) {
             throw new StoreDamagedException(problem);
         }
-        return advance(store, dataDir, clock);
+        return write ? advance(store, dataDir, clock) : stored;
     }
 
     /** The counter in the store: 0 in one that has never had it. */
@@ -140,12 +148,31 @@ public final class StoreWatermark {
         }
     }
 
-    /** Forgets the data directory's record: the next start accepts its store as it is (an operator's decision). */
-    public static boolean forget(Path dataDir) {
+    /**
+     * Makes the next start that gets past the store's checks accept its store as it is, an operator's decision
+     * ({@code --accept-older-store}): the watermark is not compared, and the directories of runs the store does not
+     * know are set aside ({@link StoreHistory}).
+     */
+    public static void acceptOlderStore(Path dataDir) {
         try {
-            return Files.deleteIfExists(dataDir.resolve(FILE));
+            Files.createDirectories(dataDir);
+            Files.writeString(dataDir.resolve(ACCEPT), "the next start accepts the store as it is\n", StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot remove " + dataDir.resolve(FILE), e);
+            throw new UncheckedIOException("cannot write " + dataDir.resolve(ACCEPT), e);
+        }
+    }
+
+    /** Whether the next start is to accept the store as it is ({@link #acceptOlderStore}). */
+    static boolean accepting(Path dataDir) {
+        return Files.exists(dataDir.resolve(ACCEPT), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** The store was accepted: later starts check it again. */
+    static void accepted(Path dataDir) {
+        try {
+            Files.deleteIfExists(dataDir.resolve(ACCEPT));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove " + dataDir.resolve(ACCEPT), e);
         }
     }
 

@@ -2,8 +2,16 @@ package io.slipstream.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.RunId;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -29,6 +37,26 @@ class StoreChecksTest {
         } else {
             assertThat(problem).isNull();
         }
+    }
+
+    @Test
+    void theRunDirectoriesTheStoreDoesNotKnowAreFoundNewestFirst(@TempDir Path dir) throws Exception {
+        Path instances = dir.resolve("instances");
+        List<String> runs = List.of("a-00000001", "b-00000002", "c-00000003", "d-00000004");
+        for (int i = 0; i < runs.size(); i++) {
+            Files.createDirectories(instances.resolve(runs.get(i)));
+            Files.setLastModifiedTime(instances.resolve(runs.get(i)), FileTime.fromMillis(1_000_000L * (i + 1)));
+        }
+        Files.createDirectories(instances.resolve(".trash").resolve("e-00000005")); // retention's: not a run directory
+        Set<String> known = Set.of("a-00000001", "c-00000003");
+        Predicate<RunId> knows = id -> known.contains(id.value());
+        assertThat(StoreHistory.unknownRuns(instances, knows, 10)).containsExactly("d-00000004", "b-00000002");
+        assertThat(StoreHistory.unknownRuns(instances, knows, 1)).as("the newest only").containsExactly("d-00000004");
+        assertThat(StoreHistory.unknownRuns(dir.resolve("none"), knows, 10)).isEmpty();
+        assertThat(StoreHistory.problem(List.of(), "/s", instances)).isNull();
+        assertThat(StoreHistory.problem(List.of("d-00000004", "b-00000002"), "/s", instances))
+                .contains("does not know 2 run(s) that ran here (d-00000004, b-00000002, in " + instances + ")")
+                .contains("--accept-older-store");
     }
 
     @ParameterizedTest(name = "exists {0}, size {1}, history {2}: {3}")

@@ -14,6 +14,16 @@ public interface StoreFiles {
     /** The store's main file: where it is missing or empty the database would make a new, empty store. */
     Path file();
 
+    /**
+     * Opens the store as it is, to read only, and reads it whole: what the server checks before it serves a store is
+     * checked on this, so that a store it refuses is left exactly as it was found (opened to write, H2 rewrites a
+     * file it fell back to an older state of). Empty when there is nothing to check yet: no file, or a schema older
+     * than this version's (the store is checked once migrated).
+     *
+     * @throws StoreDamagedException if the file cannot be read, or it is not whole
+     */
+    java.util.Optional<Store> openToCheck();
+
     /** Whether a process has the store open (its lock), as far as this process can tell. */
     boolean inUse();
 

@@ -46,7 +46,8 @@ public final class ServerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ServerConfig config = config();
-        if (acceptOlderStore && StoreWatermark.forget(config.dataDir().toAbsolutePath().normalize())) {
+        if (acceptOlderStore) {
+            StoreWatermark.acceptOlderStore(config.dataDir().toAbsolutePath().normalize());
             spec.commandLine().getErr().println("warning: --accept-older-store: the store is taken as it is; what it lost is lost");
             spec.commandLine().getErr().flush();
         }

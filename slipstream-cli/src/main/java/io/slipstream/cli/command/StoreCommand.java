@@ -79,6 +79,11 @@ public final class StoreCommand {
             if (result.setAside() != null) {
                 out.println("  the store that was there is kept in " + result.setAside());
             }
+            if (result.unknownRunsDir() != null) {
+                out.println("  " + result.unknownRuns().size() + " run(s) that ran here are not in the backup (submitted after it): their"
+                        + " directories are kept in " + result.unknownRunsDir() + "; processes of theirs that still run are no one's now:"
+                        + " stop them (their pid files are there)");
+            }
             if (!result.missingKeyFiles().isEmpty()) {
                 out.println("  copy " + String.join(" and ", result.missingKeyFiles()) + " of the backed-up data directory into "
                         + dataDir.toAbsolutePath().normalize() + " before starting (and admin.token, if you use it): the store's secrets"

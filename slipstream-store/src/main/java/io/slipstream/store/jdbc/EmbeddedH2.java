@@ -1,11 +1,13 @@
 package io.slipstream.store.jdbc;
 
+import io.slipstream.store.Store;
 import io.slipstream.store.StoreDamagedException;
 import io.slipstream.store.StoreFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -17,6 +19,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.zip.ZipEntry;
@@ -35,9 +38,16 @@ public final class EmbeddedH2 {
     public static final String NAME = "slipstream";
     public static final String FILE = NAME + ".mv.db";
     /** The tables of the migrations (V1 to V7) and Flyway's own: a store without one of them is not whole. */
+    /** The schema version of {@link #EXPECTED_TABLES}. */
+    private static final BigDecimal SCHEMA = BigDecimal.valueOf(7);
     static final Set<String> EXPECTED_TABLES = Set.of("flyway_schema_history", "documents", "workspace_members", "tokens", "runs",
             "instances", "run_events", "schedule_states", "nodes_down", "secrets", "server_keys");
-    private static final String SETTINGS = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
+    /**
+     * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
+     * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,
+     * which then could not record its last writes (its watermark) on a SIGTERM; the server closes it.
+     */
+    private static final String SETTINGS = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0;DB_CLOSE_ON_EXIT=FALSE";
     /** H2's error codes of a file it cannot read: corrupted, an I/O error, another file format, a general (MVStore) error. */
     private static final Set<Integer> DAMAGE_CODES = Set.of(90030, 90028, 90048, 50000);
     /** A backup holds one file, the database; a larger entry than this is not one of ours. */
@@ -56,7 +66,8 @@ public final class EmbeddedH2 {
     }
 
     /**
-     * Opens the store in {@code storeDir}, migrates it and checks it ({@link #verify}).
+     * Opens the store in {@code storeDir}, migrates it and checks that its tables are there; {@link #openToCheck} reads it
+     * whole, before.
      *
      * @throws StoreDamagedException if H2 cannot read the file, or it is not whole
      */
@@ -71,13 +82,92 @@ public final class EmbeddedH2 {
             }
             throw damaged(storeDir, "H2 cannot read it (" + damage + ")");
         }
-        try {
-            verify(storeDir);
+        try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
+             Statement statement = connection.createStatement()) {
+            requireTables(storeDir, tables(statement));
+        } catch (SQLException e) {
+            store.close();
+            throw damaged(storeDir, "H2 cannot read it (" + firstLine(e) + ")");
         } catch (RuntimeException e) {
             store.close();
             throw e;
         }
         return store;
+    }
+
+    /**
+     * Opens the store in {@code storeDir} to read only, as it is, having read it whole ({@link #verify}): empty if it
+     * has no file or an older schema (see {@link StoreFiles#openToCheck}).
+     */
+    static Optional<Store> openToCheck(Path storeDir) {
+        if (!Files.exists(file(storeDir), LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        String url = url(storeDir) + ";IFEXISTS=TRUE;ACCESS_MODE_DATA=r";
+        try (Connection connection = DriverManager.getConnection(url, "sa", "")) {
+            try (Statement statement = connection.createStatement()) {
+                List<String> tables = tables(statement);
+                if (!tables.contains("flyway_schema_history") || schemaVersion(statement).compareTo(SCHEMA) < 0) {
+                    return Optional.empty(); // new, or from an earlier version: checked once migrated
+                }
+                requireTables(storeDir, tables);
+                for (String table : tables) {
+                    readAll(statement, table);
+                }
+                return Optional.of(JdbcStore.openReadOnly(url, "sa", "")); // while this connection keeps the database open
+            } catch (SQLException | StoreDamagedException e) {
+                closeImmediately(connection); // H2 keeps a database it could not read open, and locked, otherwise
+                throw e;
+            }
+        } catch (SQLException e) {
+            if (e.getErrorCode() == 90020) {
+                throw new IllegalStateException(e.getMessage(), e); // in use: "Database may be already in use"
+            }
+            throw damaged(storeDir, "H2 cannot read it (" + firstLine(e) + ")");
+        }
+    }
+
+    private static void closeImmediately(Connection connection) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SHUTDOWN IMMEDIATELY");
+        } catch (SQLException ignored) {
+            // closed already
+        }
+    }
+
+    private static List<String> tables(Statement statement) throws SQLException {
+        List<String> tables = new ArrayList<>();
+        try (ResultSet rows = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")) {
+            while (rows.next()) {
+                tables.add(rows.getString(1));
+            }
+        }
+        return tables;
+    }
+
+    private static void requireTables(Path storeDir, List<String> tables) {
+        Set<String> missing = new TreeSet<>(EXPECTED_TABLES);
+        missing.removeAll(tables);
+        if (!missing.isEmpty()) {
+            throw damaged(storeDir, "it lacks the tables " + String.join(", ", missing)
+                    + " that its migrations make: it was cut short or overwritten, and H2 fell back to an older state");
+        }
+    }
+
+    /** The version of the newest migration applied, as Flyway records it ({@code 7}, {@code 7.1}). */
+    private static BigDecimal schemaVersion(Statement statement) throws SQLException {
+        BigDecimal newest = BigDecimal.ZERO;
+        try (ResultSet rows = statement.executeQuery("SELECT \"version\" FROM \"flyway_schema_history\" WHERE \"success\" AND \"version\" IS NOT NULL")) {
+            while (rows.next()) {
+                try {
+                    BigDecimal version = new BigDecimal(rows.getString(1).replace('_', '.'));
+                    newest = version.max(newest);
+                } catch (NumberFormatException e) {
+                    // a version Flyway would not write: not ours to judge
+                }
+            }
+        }
+        return newest;
     }
 
     /**
@@ -89,18 +179,8 @@ public final class EmbeddedH2 {
     public static void verify(Path storeDir) {
         try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
              Statement statement = connection.createStatement()) {
-            List<String> tables = new ArrayList<>();
-            try (ResultSet rows = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")) {
-                while (rows.next()) {
-                    tables.add(rows.getString(1));
-                }
-            }
-            Set<String> missing = new TreeSet<>(EXPECTED_TABLES);
-            missing.removeAll(tables);
-            if (!missing.isEmpty()) {
-                throw damaged(storeDir, "it lacks the tables " + String.join(", ", missing)
-                        + " that its migrations make: it was cut short or overwritten, and H2 fell back to an older state");
-            }
+            List<String> tables = tables(statement);
+            requireTables(storeDir, tables);
             for (String table : tables) {
                 readAll(statement, table);
             }
@@ -228,6 +308,11 @@ public final class EmbeddedH2 {
             @Override
             public Path file() {
                 return EmbeddedH2.file(dir);
+            }
+
+            @Override
+            public Optional<Store> openToCheck() {
+                return EmbeddedH2.openToCheck(dir);
             }
 
             @Override

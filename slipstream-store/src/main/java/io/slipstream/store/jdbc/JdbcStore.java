@@ -72,10 +72,7 @@ public final class JdbcStore implements Store {
         this.jdbi = Jdbi.create(dataSource);
     }
 
-    /**
-     * Opens the embedded H2 store under {@code dataDir}. {@code WRITE_DELAY=0} makes every commit durable at once:
-     * with H2's default, acknowledged writes were lost on {@code kill -9}.
-     */
+    /** Opens the embedded H2 store under {@code dataDir} ({@link EmbeddedH2}: its settings, and the checks at open). */
     public static JdbcStore openH2(Path dataDir) {
         return EmbeddedH2.open(dataDir.resolve(EmbeddedH2.DIRECTORY)); // checked: a damaged file is refused (EmbeddedH2)
     }
@@ -103,6 +100,19 @@ public final class JdbcStore implements Store {
             throw e;
         }
         return new JdbcStore(dataSource);
+    }
+
+    /** Opens a store at a JDBC URL as it is, to read: no migration (for checks that must not change it). */
+    static JdbcStore openReadOnly(String url, String user, String password) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setReadOnly(true);
+        config.setMaximumPoolSize(2);
+        config.setMinimumIdle(1);
+        config.setPoolName("slipstream-store-check");
+        return new JdbcStore(new HikariDataSource(config));
     }
 
     @Override
