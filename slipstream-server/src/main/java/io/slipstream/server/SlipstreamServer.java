@@ -40,8 +40,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated, the
- * key files are read and checked against it (a wrong or missing one stops the start),
+ * The control plane, wired: store, executor, control loop and API. Start order matters: the store is checked as it is
+ * (a store in the data directory opened to read: {@link StoreChecks}), opened, migrated and checked again (a damaged,
+ * older or other store stops the start), the key files are read and checked against it (a wrong or missing one stops
+ * the start),
  * the admin token exists, instances that outlived a previous server are adopted, and only then the API listens.
  */
 public final class SlipstreamServer implements AutoCloseable {

@@ -167,8 +167,8 @@ public final class StoreWatermark {
         return Files.exists(dataDir.resolve(ACCEPT), LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** The store was accepted: later starts check it again. */
-    static void accepted(Path dataDir) {
+    /** The store was accepted, or the start that was to accept it failed: later starts check it again. */
+    public static void accepted(Path dataDir) {
         try {
             Files.deleteIfExists(dataDir.resolve(ACCEPT));
         } catch (IOException e) {

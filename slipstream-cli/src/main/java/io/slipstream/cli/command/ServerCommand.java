@@ -55,6 +55,9 @@ public final class ServerCommand implements Callable<Integer> {
         try {
             server = SlipstreamServer.start(config, SlipstreamServer.systemClock());
         } catch (RuntimeException e) {
+            if (acceptOlderStore) {
+                StoreWatermark.accepted(config.dataDir().toAbsolutePath().normalize()); // for this start only, not a later one
+            }
             throw new CliException(CliException.RUN_FAILED, "cannot start the server: " + rootMessage(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
