@@ -31,12 +31,12 @@ import java.util.zip.ZipInputStream;
  * damaged page is read, which may be much later. So the store is read in full at open, and the tables its
  * migrations made must be there; what H2 cannot tell (an older but whole state) the server's watermark tells.
  */
-public final class EmbeddedH2 {
+final class EmbeddedH2 {
     /** The store's directory in the data directory. */
-    public static final String DIRECTORY = "store";
+    static final String DIRECTORY = "store";
     /** The database's name: its file is {@value #NAME}.mv.db. */
-    public static final String NAME = "slipstream";
-    public static final String FILE = NAME + ".mv.db";
+    static final String NAME = "slipstream";
+    static final String FILE = NAME + ".mv.db";
     /** The tables of the migrations (V1 to V7) and Flyway's own: a store without one of them is not whole. */
     /** The schema version of {@link #EXPECTED_TABLES}. */
     private static final BigDecimal SCHEMA = BigDecimal.valueOf(7);
@@ -57,7 +57,7 @@ public final class EmbeddedH2 {
     }
 
     /** The database file of the store in {@code storeDir} (a data directory's {@value #DIRECTORY}). */
-    public static Path file(Path storeDir) {
+    static Path file(Path storeDir) {
         return storeDir.resolve(FILE);
     }
 
@@ -71,7 +71,7 @@ public final class EmbeddedH2 {
      *
      * @throws StoreDamagedException if H2 cannot read the file, or it is not whole
      */
-    public static JdbcStore open(Path storeDir) {
+    static JdbcStore open(Path storeDir) {
         JdbcStore store;
         try {
             store = JdbcStore.open(url(storeDir), "sa", "");
@@ -176,7 +176,7 @@ public final class EmbeddedH2 {
      *
      * @throws StoreDamagedException if a page cannot be read or a table is missing
      */
-    public static void verify(Path storeDir) {
+    static void verify(Path storeDir) {
         try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
              Statement statement = connection.createStatement()) {
             List<String> tables = tables(statement);
@@ -232,7 +232,7 @@ public final class EmbeddedH2 {
      * A transactionally consistent copy of the open store in {@code storeDir}, taken while it serves (H2's
      * {@code BACKUP TO}, a zip holding the database file), written to {@code target}.
      */
-    public static void backup(Path storeDir, Path target) {
+    static void backup(Path storeDir, Path target) {
         try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
              Statement statement = connection.createStatement()) {
             statement.execute("BACKUP TO '" + target.toAbsolutePath().toString().replace("'", "''") + "'");
@@ -246,7 +246,7 @@ public final class EmbeddedH2 {
      *
      * @throws IllegalArgumentException if {@code backup} is not a backup of this store
      */
-    public static void extract(Path backup, Path storeDir) {
+    static void extract(Path backup, Path storeDir) {
         Path target = file(storeDir);
         Path partial = storeDir.resolve(FILE + ".part");
         boolean found = false;
@@ -297,7 +297,7 @@ public final class EmbeddedH2 {
     }
 
     /** The embedded store in {@code storeDir} as {@link StoreFiles}. */
-    public static StoreFiles files(Path storeDir) {
+    static StoreFiles files(Path storeDir) {
         Path dir = storeDir.toAbsolutePath().normalize();
         return new StoreFiles() {
             @Override
