@@ -132,6 +132,52 @@ public final class ApiClient {
         }
     }
 
+    /**
+     * Posts without a body and writes the answer to {@code target}: whole or not at all (a temporary file beside it,
+     * renamed once every byte the server announced has come). Returns the number of bytes written.
+     */
+    public long postForFile(String path, java.nio.file.Path target) {
+        HttpRequest request = request(path, Map.of()).POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofHours(2)).build();
+        java.nio.file.Path temporary = target.resolveSibling("." + target.getFileName() + ".part");
+        try {
+            HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            try (InputStream in = response.body()) {
+                if (response.statusCode() >= 400) {
+                    throw failure(response.statusCode(), in.readAllBytes());
+                }
+                long written;
+                try {
+                    try (var out = java.nio.file.Files.newOutputStream(temporary)) {
+                        written = in.transferTo(out);
+                    }
+                    long announced = response.headers().firstValueAsLong("Content-Length").orElse(written);
+                    if (written != announced) {
+                        throw new IOException("the server sent " + written + " of " + announced + " bytes");
+                    }
+                    try (var channel = java.nio.channels.FileChannel.open(temporary, java.nio.file.StandardOpenOption.WRITE)) {
+                        channel.force(true);
+                    }
+                    java.nio.file.Files.move(temporary, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                } catch (IOException e) {
+                    throw new CliException(CliException.RUN_FAILED, "nothing was written to " + target + ": " + e.getMessage());
+                }
+                return written;
+            }
+        } catch (IOException e) {
+            throw unreachable(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CliException(CliException.UNREACHABLE, "interrupted");
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(temporary);
+            } catch (IOException ignored) {
+                // a leftover .part file is named as one
+            }
+        }
+    }
+
     private HttpRequest.Builder request(String path, Map<String, String> query) {
         Map<String, String> present = new LinkedHashMap<>();
         query.forEach((k, v) -> {

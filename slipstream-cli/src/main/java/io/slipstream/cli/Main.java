@@ -14,6 +14,7 @@ import io.slipstream.cli.command.NodeCommand;
 import io.slipstream.cli.command.RunCommand;
 import io.slipstream.cli.command.ServerCommand;
 import io.slipstream.cli.command.SimulateCommand;
+import io.slipstream.cli.command.StoreCommand;
 import io.slipstream.cli.command.SubmitCommand;
 import io.slipstream.cli.command.TokenCommand;
 import io.slipstream.cli.command.WhoAmICommand;
@@ -43,6 +44,7 @@ import picocli.CommandLine.Command;
                 NodeCommand.class,
                 EventsCommand.class,
                 TokenCommand.class,
+                StoreCommand.class,
                 WhoAmICommand.class,
                 SimulateCommand.class,
         })

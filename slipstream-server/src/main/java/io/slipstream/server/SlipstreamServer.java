@@ -23,6 +23,8 @@ import io.slipstream.server.service.SecretService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreContext;
+import io.slipstream.store.StoreFiles;
+import io.slipstream.server.service.StoreBackupService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -39,11 +41,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane, wired: store, executor, control loop and API. Start order matters: the store is migrated, the
- * key files are read and checked against it (a wrong or missing one stops the start), the admin token exists, and
- * then the control loop starts and the API listens. The loop first adopts the instances that outlived a previous
- * server and runs no cycle before that is done; the API does not wait for it (nothing it does needs adoption done:
- * what it asks of the loop is done in a cycle), so that a server with many instances to adopt is soon ready.
+ * The control plane, wired: store, executor, control loop and API. Start order matters: the store is checked as it is
+ * (a store in the data directory opened to read: {@link StoreChecks}), opened, migrated and checked again (a damaged,
+ * older or other store stops the start), the key files are read and checked against it (a wrong or missing one stops
+ * the start), the admin token exists, the API listens, and then the replica claims the leadership: while it leads,
+ * its control loop first adopts the instances that outlived a previous server and runs no cycle before that is done;
+ * the API does not wait for it (what it asks of the loop is done in a cycle), so a server with many instances to
+ * adopt is soon ready.
  */
 public final class SlipstreamServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SlipstreamServer.class);
@@ -54,8 +58,11 @@ public final class SlipstreamServer implements AutoCloseable {
     private final Executor executor;
     private final LeaderElection election;
     private final ApiServer api;
+    private final StoreWatermark.Ticker watermark;
 
-    private SlipstreamServer(ServerConfig config, Store store, Executor executor, LeaderElection election, ApiServer api) {
+    private SlipstreamServer(ServerConfig config, Store store, Executor executor, LeaderElection election, ApiServer api,
+                             StoreWatermark.Ticker watermark) {
+        this.watermark = watermark;
         this.config = config;
         this.store = store;
         this.executor = executor;
@@ -82,13 +89,19 @@ public final class SlipstreamServer implements AutoCloseable {
         createDirectory(dataDir, "rwx------");
         createDirectory(dataDir.resolve("store"), "rwx------");
         StoreContext storeContext = () -> dataDir;
+        Optional<StoreFiles> files = storeFactory.files(config.store(), storeContext);
+        boolean accept = StoreWatermark.accepting(dataDir); // --accept-older-store
+        files.ifPresent(embedded -> StoreChecks.beforeOpening(embedded, dataDir, accept, clock));
         Store store = storeFactory.create(config.store(), storeContext);
         times.done("store");
         Executor executor = null;
         LeaderElection election = null;
         ApiServer api = null;
+        StoreWatermark.Ticker watermark = null;
         try {
-            StoreIdentity.check(store, dataDir, clock); // before anything is written to a store that may be the wrong one
+            StoreChecks.beforeServing(store, files, files.map(f -> f.file().toString()).orElse("(" + config.store().store() + ")"),
+                    dataDir, accept, clock);
+            watermark = new StoreWatermark.Ticker(store, dataDir, clock);
             ServerKeys keys = ServerKeys.open(store, config.keys().secretKeyIn(dataDir), config.keys().previousSecretKey(),
                     config.keys().tokenPepperIn(dataDir), clock);
             TokenService tokens = new TokenService(store, clock, keys.tokens());
@@ -108,7 +121,8 @@ public final class SlipstreamServer implements AutoCloseable {
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
                     new NodeService(store, executor, control::wakeUp, clock), tokens, new LogService(store, executor), secrets,
-                    new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock);
+                    new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock,
+                    files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())));
             api.start(config.host(), config.port());
             times.done("api");
             // Instances on this machine reach the API on the loopback address when the server listens on all.
@@ -120,11 +134,12 @@ public final class SlipstreamServer implements AutoCloseable {
             // as soon as this returns.
             election.start();
             LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
-            return new SlipstreamServer(config, store, executor, election, api);
+            return new SlipstreamServer(config, store, executor, election, api, watermark);
         } catch (RuntimeException e) {
             closeQuietly(api);
             closeQuietly(election);
             closeQuietly(executor);
+            closeQuietly(watermark);
             store.close();
             throw e;
         }
@@ -224,6 +239,7 @@ public final class SlipstreamServer implements AutoCloseable {
         closeQuietly(api);
         closeQuietly(election);
         closeQuietly(executor);
+        closeQuietly(watermark); // last: what the loop wrote is older than the recorded watermark
         store.close();
     }
 

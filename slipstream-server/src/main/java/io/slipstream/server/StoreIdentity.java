@@ -45,6 +45,11 @@ public final class StoreIdentity {
      * @throws Mismatch if the data directory belongs to another store, or has history the store does not know
      */
     public static String check(Store store, Path dataDir, Clock clock) {
+        return check(store, dataDir, clock, true);
+    }
+
+    /** As {@link #check(Store, Path, Clock)}; with {@code write} false it only refuses, and writes nothing (a store opened to read). */
+    static String check(Store store, Path dataDir, Clock clock, boolean write) {
         Path file = dataDir.resolve(FILE);
         Optional<String> recorded = recorded(file);
         Optional<String> own = store.serverKeyId(PURPOSE);
@@ -69,10 +74,15 @@ public final class StoreIdentity {
                         + " new. Restore the store from its backup, or point the server at the right one (store.url); to start afresh on"
                         + " purpose, move the data directory away.");
             }
+            if (!write) {
+                return null;
+            }
             identity = UUID.randomUUID().toString();
             store.registerServerKey(PURPOSE, identity, clock.instant());
         }
-        record(file, identity);
+        if (write) {
+            record(file, identity);
+        }
         return identity;
     }
 
@@ -93,7 +103,7 @@ public final class StoreIdentity {
     }
 
     /** Whether runs of a store were here: instance directories, or the admin token of a first start. */
-    private static boolean hasHistory(Path dataDir) {
+    static boolean hasHistory(Path dataDir) {
         if (Files.exists(dataDir.resolve(SlipstreamServer.ADMIN_TOKEN_FILE), LinkOption.NOFOLLOW_LINKS)) {
             return true;
         }

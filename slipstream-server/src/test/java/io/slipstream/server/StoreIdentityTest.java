@@ -45,10 +45,12 @@ class StoreIdentityTest {
     void aDeletedStoreIsRefusedAndNothingIsWrittenInItsPlace() throws IOException {
         String admin = firstStart();
         deleteTree(dataDir.resolve("store"));
-        assertThatThrownBy(() -> TestServer.start(dataDir)).hasMessageContaining("has no identity: it is new")
-                .hasMessageContaining(dataDir.resolve(StoreIdentity.FILE).toString()).hasMessageContaining("Restore the store");
+        // Refused before H2 opens (it would make a new file): EmbeddedStoreFile.
+        assertThatThrownBy(() -> TestServer.start(dataDir)).hasMessageContaining("store" + java.io.File.separator + "slipstream.mv.db is missing")
+                .hasMessageContaining("Nothing was created in its place").hasMessageContaining("slipstream store restore");
+        assertThat(dataDir.resolve("store").resolve("slipstream.mv.db")).doesNotExist();
         assertThat(Files.readString(dataDir.resolve(SlipstreamServer.ADMIN_TOKEN_FILE)).strip()).as("no new admin token").isEqualTo(admin);
-        assertThatThrownBy(() -> TestServer.start(dataDir)).as("and again on every start").hasMessageContaining("has no identity");
+        assertThatThrownBy(() -> TestServer.start(dataDir)).as("and again on every start").hasMessageContaining("is missing");
     }
 
     @Test
@@ -79,7 +81,17 @@ class StoreIdentityTest {
         // The same earlier version's data directory whose store is gone: its admin token says it has history.
         Files.delete(dataDir.resolve(StoreIdentity.FILE));
         deleteTree(dataDir.resolve("store"));
-        assertThatThrownBy(() -> TestServer.start(dataDir)).hasMessageContaining("but the store this server opened is new");
+        assertThatThrownBy(() -> TestServer.start(dataDir)).hasMessageContaining("is missing, but the data directory");
+    }
+
+    @Test
+    void anEmptiedStoreIsRefused() throws Exception {
+        firstStart();
+        try (Connection db = DriverManager.getConnection("jdbc:h2:file:" + dataDir.resolve("store").resolve("slipstream") + EMBEDDED, "sa", "")) {
+            db.createStatement().executeUpdate("DELETE FROM server_keys WHERE purpose = '" + StoreIdentity.PURPOSE + "'");
+        }
+        assertThatThrownBy(() -> TestServer.start(dataDir)).hasMessageContaining("has no identity: it is new")
+                .hasMessageContaining(dataDir.resolve(StoreIdentity.FILE).toString()).hasMessageContaining("Restore the store");
     }
 
     @Test

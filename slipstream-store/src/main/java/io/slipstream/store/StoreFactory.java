@@ -28,4 +28,12 @@ public interface StoreFactory {
      * @throws RuntimeException when it cannot; the message says why, for the operator
      */
     Store create(StoreSettings settings, StoreContext context);
+
+    /**
+     * The files of the store these settings name, if it is files in the data directory (checked before it is opened,
+     * backed up and restored as files); empty for a store elsewhere.
+     */
+    default java.util.Optional<StoreFiles> files(StoreSettings settings, StoreContext context) {
+        return java.util.Optional.empty();
+    }
 }

@@ -3,6 +3,7 @@ package io.slipstream.cli.command;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.cli.CliException;
 import io.slipstream.server.SlipstreamServer;
+import io.slipstream.server.StoreWatermark;
 import io.slipstream.server.config.ConfigReader;
 import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
@@ -37,13 +38,26 @@ public final class ServerCommand implements Callable<Integer> {
                     + "(user and password from the config file or $SLIPSTREAM_STORE_USER / $SLIPSTREAM_STORE_PASSWORD).")
     String storeUrl;
 
+    @Option(names = "--accept-older-store",
+            description = "Start on a store that holds fewer writes than this data directory has seen (truncated, or an older copy), "
+                    + "accepting what it lost; prefer 'slipstream store restore' (see docs/operations.md).")
+    boolean acceptOlderStore;
+
     @Override
     public Integer call() throws Exception {
         ServerConfig config = config();
+        if (acceptOlderStore) {
+            StoreWatermark.acceptOlderStore(config.dataDir().toAbsolutePath().normalize());
+            spec.commandLine().getErr().println("warning: --accept-older-store: the store is taken as it is; what it lost is lost");
+            spec.commandLine().getErr().flush();
+        }
         SlipstreamServer server;
         try {
             server = SlipstreamServer.start(config, SlipstreamServer.systemClock());
         } catch (RuntimeException e) {
+            if (acceptOlderStore) {
+                StoreWatermark.accepted(config.dataDir().toAbsolutePath().normalize()); // for this start only, not a later one
+            }
             throw new CliException(CliException.RUN_FAILED, "cannot start the server: " + rootMessage(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);

@@ -15,6 +15,7 @@ import io.slipstream.executor.NodeInfo;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
@@ -314,6 +315,13 @@ public final class LocalProcessExecutor implements Executor {
             InstanceLocation.Found found = (InstanceLocation.Found) location;
             if (found.moved()) {
                 LOG.info("instance {} is adopted from {}, where its id puts it: its handle named {}", id, found.dir(), stored.get("dir"));
+            }
+            if (!Files.isDirectory(found.dir(), LinkOption.NOFOLLOW_LINKS)) {
+                // The store knows an instance this data directory does not have: the store came from elsewhere (a
+                // backup). Its processes, if any, belong to that other data directory: not ours to kill.
+                report(new InstanceReport.Lost(id, "its instance directory " + found.dir() + " is not in this data"
+                        + " directory (the store was restored from a backup, or the directory was removed)", clock.instant()));
+                return;
             }
             InstanceDirectory dir = new InstanceDirectory(found.dir());
             Map<String, String> handle = handles.relative(stored, dir);

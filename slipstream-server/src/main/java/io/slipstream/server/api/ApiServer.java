@@ -35,6 +35,7 @@ import io.slipstream.server.service.NodeService;
 import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
+import io.slipstream.server.service.StoreBackupService;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.Leadership;
@@ -84,11 +85,19 @@ public final class ApiServer implements AutoCloseable {
     private final SecretService secrets;
     private final java.time.Clock clock;
     private final Readiness readiness;
+    private final StoreBackupService backups;
     private final List<Route> routes = new ArrayList<>();
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
                      TokenService tokens, LogService logs, SecretService secrets, Readiness readiness, java.time.Clock clock) {
+        this(store, authenticator, documents, runs, nodes, tokens, logs, secrets, readiness, clock, StoreBackupService.none());
+    }
+
+    public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
+                     TokenService tokens, LogService logs, SecretService secrets, Readiness readiness, java.time.Clock clock,
+                     StoreBackupService backups) {
+        this.backups = backups;
         this.store = store;
         this.authenticator = authenticator;
         this.documents = documents;
@@ -315,6 +324,13 @@ public final class ApiServer implements AutoCloseable {
             tokens.revoke(caller(ctx), ctx.pathParam("token"));
             ctx.status(204);
         });
+
+        route(r, HandlerType.POST, "/api/v1/store/backup", ctx -> backups.backUp(caller(ctx), size -> {
+            ctx.status(200).contentType(StoreBackupService.CONTENT_TYPE);
+            ctx.header("Content-Length", Long.toString(size));
+            ctx.header("Content-Disposition", "attachment; filename=\"slipstream-store.zip\"");
+            return ctx.res().getOutputStream();
+        }));
     }
 
     private void createRun(Context ctx) {

@@ -277,7 +277,8 @@ class AuthorizationMatrixTest {
             row("GET    /api/v1/tokens",                                     "200 403 403 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/tokens/{token}",                             "204 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("token", allowed ? freshToken() : victimToken),
-                            p -> String.valueOf(server.get("/api/v1/whoami", SECRETS.get(p.get("token"))).status())));
+                            p -> String.valueOf(server.get("/api/v1/whoami", SECRETS.get(p.get("token"))).status())),
+            row("POST   /api/v1/store/backup",                               "200 403 403 403 403  401 401 401 401  401"));
 
     /** Objects that do not exist, one per path parameter: answers about them must read like those about hidden ones. */
     private static final Map<String, String> GHOSTS = Map.of("workspace", "ghost-ws", "quota", "ghost-quota", "job", "ghost-job",

@@ -95,23 +95,24 @@ public final class JdbcStore implements Store {
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT_S);
     }
 
-    /**
-     * Opens the embedded H2 store under {@code dataDir}. {@code WRITE_DELAY=0} makes every commit durable at once:
-     * with H2's default, acknowledged writes were lost on {@code kill -9}.
-     */
+    /** Opens the embedded H2 store under {@code dataDir} ({@link EmbeddedH2}: its settings, and the checks at open). */
     public static JdbcStore openH2(Path dataDir) {
-        return open(h2Url(dataDir), "sa", "", true);
+        return EmbeddedH2.open(dataDir.resolve(EmbeddedH2.DIRECTORY)); // checked: a damaged file is refused (EmbeddedH2)
     }
 
     /** The JDBC URL of the embedded H2 store under {@code dataDir} (user {@code sa}, no password). */
     public static String h2Url(Path dataDir) {
-        return "jdbc:h2:file:" + dataDir.toAbsolutePath().resolve("store").resolve("slipstream")
-                + ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0";
+        return EmbeddedH2.url(dataDir.resolve(EmbeddedH2.DIRECTORY));
     }
 
     /** Opens a store at a JDBC URL ({@code jdbc:h2:...} or {@code jdbc:postgresql://...}) and migrates its schema. */
     public static JdbcStore open(String url, String user, String password) {
         return open(url, user, password, false);
+    }
+
+    /** The embedded store: its file is locked by this process, so no other can be leading over it. */
+    static JdbcStore openEmbedded(String url) {
+        return open(url, "sa", "", true);
     }
 
     private static JdbcStore open(String url, String user, String password, boolean singleProcess) {
@@ -148,6 +149,19 @@ public final class JdbcStore implements Store {
             throw e;
         }
         return new JdbcStore(dataSource, singleProcess);
+    }
+
+    /** Opens a store at a JDBC URL as it is, to read: no migration (for checks that must not change it). */
+    static JdbcStore openReadOnly(String url, String user, String password) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setReadOnly(true);
+        config.setMaximumPoolSize(2);
+        config.setMinimumIdle(1);
+        config.setPoolName("slipstream-store-check");
+        return new JdbcStore(new HikariDataSource(config), true);
     }
 
     @Override

@@ -46,6 +46,13 @@ public abstract sealed class JdbcStoreFactory implements StoreFactory permits Jd
         return jdbc.url() == null ? JdbcStore.openH2(context.dataDir()) : JdbcStore.open(jdbc.url(), jdbc.username(), jdbc.password());
     }
 
+    @Override
+    public final java.util.Optional<io.slipstream.store.StoreFiles> files(StoreSettings settings, StoreContext context) {
+        JdbcStoreSettings jdbc = (JdbcStoreSettings) settings;
+        return jdbc.url() == null ? java.util.Optional.of(EmbeddedH2.files(context.dataDir().resolve(EmbeddedH2.DIRECTORY)))
+                : java.util.Optional.empty();
+    }
+
     /** {@code h2}: the embedded store (no URL), or an H2 database at a {@code jdbc:h2:} URL. */
     public static final class H2 extends JdbcStoreFactory {
         public H2() {

@@ -1,0 +1,365 @@
+package io.slipstream.store.jdbc;
+
+import io.slipstream.store.Store;
+import io.slipstream.store.StoreDamagedException;
+import io.slipstream.store.StoreFiles;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+
+/**
+ * The embedded H2 store as files: where it is, whether it can be trusted, and its backup. H2 does not say when its
+ * file was cut or overwritten: it opens an older consistent state (whole tables gone, or runs), or fails only when a
+ * damaged page is read, which may be much later. So the store is read in full at open, and the tables its
+ * migrations made must be there; what H2 cannot tell (an older but whole state) the server's watermark tells.
+ */
+final class EmbeddedH2 {
+    /** The store's directory in the data directory. */
+    static final String DIRECTORY = "store";
+    /** The database's name: its file is {@value #NAME}.mv.db. */
+    static final String NAME = "slipstream";
+    static final String FILE = NAME + ".mv.db";
+    /** The schema version of {@link #EXPECTED_TABLES}: a store migrated that far has them all. */
+    private static final BigDecimal SCHEMA = BigDecimal.valueOf(7);
+    /** The tables of the migrations (V1 to V7) and Flyway's own: a store without one of them is not whole. */
+    static final Set<String> EXPECTED_TABLES = Set.of("flyway_schema_history", "documents", "workspace_members", "tokens", "runs",
+            "instances", "run_events", "schedule_states", "nodes_down", "secrets", "server_keys");
+    /** Tables of later migrations, by the version that made them: required of a store migrated that far. */
+    private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9));
+    /**
+     * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
+     * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,
+     * which then could not record its last writes (its watermark) on a SIGTERM; the server closes it.
+     */
+    private static final String SETTINGS = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0;DB_CLOSE_ON_EXIT=FALSE";
+    /** H2's error codes of a file it cannot read: corrupted, an I/O error, another file format, a general (MVStore) error. */
+    private static final Set<Integer> DAMAGE_CODES = Set.of(90030, 90028, 90048, 50000);
+    /** A backup holds one file, the database; a larger entry than this is not one of ours. */
+    private static final long MAX_STORE_BYTES = 64L * 1024 * 1024 * 1024;
+
+    private EmbeddedH2() {
+    }
+
+    /** The database file of the store in {@code storeDir} (a data directory's {@value #DIRECTORY}). */
+    static Path file(Path storeDir) {
+        return storeDir.resolve(FILE);
+    }
+
+    static String url(Path storeDir) {
+        return "jdbc:h2:file:" + storeDir.toAbsolutePath().resolve(NAME) + SETTINGS;
+    }
+
+    /**
+     * Opens the store in {@code storeDir}, migrates it and checks that its tables are there; {@link #openToCheck} reads it
+     * whole, before.
+     *
+     * @throws StoreDamagedException if H2 cannot read the file, or it is not whole
+     */
+    static JdbcStore open(Path storeDir) {
+        JdbcStore store;
+        try {
+            store = JdbcStore.openEmbedded(url(storeDir));
+        } catch (RuntimeException e) {
+            String damage = damage(e);
+            if (damage == null && e instanceof org.flywaydb.core.api.FlywayException && String.valueOf(e.getMessage()).contains("no schema history table")) {
+                damage = "it has tables but not the history of its migrations";
+            }
+            if (damage == null) {
+                throw e;
+            }
+            throw damaged(storeDir, "H2 cannot read it (" + damage + ")");
+        }
+        try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
+             Statement statement = connection.createStatement()) {
+            requireTables(storeDir, tables(statement));
+        } catch (SQLException e) {
+            store.close();
+            throw damaged(storeDir, "H2 cannot read it (" + firstLine(e) + ")");
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        return store;
+    }
+
+    /**
+     * Opens the store in {@code storeDir} to read only, as it is, having read it whole ({@link #verify}): empty if it
+     * has no file or an older schema (see {@link StoreFiles#openToCheck}).
+     */
+    static Optional<Store> openToCheck(Path storeDir) {
+        if (!Files.exists(file(storeDir), LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        String url = url(storeDir) + ";IFEXISTS=TRUE;ACCESS_MODE_DATA=r";
+        try (Connection connection = DriverManager.getConnection(url, "sa", "")) {
+            try (Statement statement = connection.createStatement()) {
+                List<String> tables = tables(statement);
+                if (!tables.contains("flyway_schema_history")) {
+                    if (!tables.isEmpty()) {
+                        throw damaged(storeDir, "it has tables (" + String.join(", ", new TreeSet<>(tables))
+                                + ") but not the history of its migrations: it was overwritten, and H2 fell back to an older state");
+                    }
+                    return Optional.empty(); // new: checked once migrated
+                }
+                BigDecimal version = schemaVersion(statement);
+                if (version.compareTo(SCHEMA) < 0) {
+                    return Optional.empty(); // from an earlier version: checked once migrated
+                }
+                requireTables(storeDir, tables);
+                LATER_TABLES.forEach((table, since) -> {
+                    if (version.compareTo(since) >= 0 && !tables.contains(table)) {
+                        throw damaged(storeDir, "it lacks the table " + table + " that its migration " + since
+                                + " made: it was cut short or overwritten, and H2 fell back to an older state");
+                    }
+                });
+                for (String table : tables) {
+                    readAll(statement, table);
+                }
+                return Optional.of(JdbcStore.openReadOnly(url, "sa", "")); // while this connection keeps the database open
+            } catch (SQLException | StoreDamagedException e) {
+                closeImmediately(connection); // H2 keeps a database it could not read open, and locked, otherwise
+                throw e;
+            }
+        } catch (SQLException e) {
+            if (e.getErrorCode() == 90020) {
+                throw new IllegalStateException(e.getMessage(), e); // in use: "Database may be already in use"
+            }
+            throw damaged(storeDir, "H2 cannot read it (" + firstLine(e) + ")");
+        }
+    }
+
+    private static void closeImmediately(Connection connection) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SHUTDOWN IMMEDIATELY");
+        } catch (SQLException ignored) {
+            // closed already
+        }
+    }
+
+    private static List<String> tables(Statement statement) throws SQLException {
+        List<String> tables = new ArrayList<>();
+        try (ResultSet rows = statement.executeQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")) {
+            while (rows.next()) {
+                tables.add(rows.getString(1));
+            }
+        }
+        return tables;
+    }
+
+    private static void requireTables(Path storeDir, List<String> tables) {
+        Set<String> missing = new TreeSet<>(EXPECTED_TABLES);
+        missing.removeAll(tables);
+        if (!missing.isEmpty()) {
+            throw damaged(storeDir, "it lacks the tables " + String.join(", ", missing)
+                    + " that its migrations make: it was cut short or overwritten, and H2 fell back to an older state");
+        }
+    }
+
+    /** The version of the newest migration applied, as Flyway records it ({@code 7}, {@code 7.1}). */
+    private static BigDecimal schemaVersion(Statement statement) throws SQLException {
+        BigDecimal newest = BigDecimal.ZERO;
+        try (ResultSet rows = statement.executeQuery("SELECT \"version\" FROM \"flyway_schema_history\" WHERE \"success\" AND \"version\" IS NOT NULL")) {
+            while (rows.next()) {
+                try {
+                    BigDecimal version = new BigDecimal(rows.getString(1).replace('_', '.'));
+                    newest = version.max(newest);
+                } catch (NumberFormatException e) {
+                    // a version Flyway would not write: not ours to judge
+                }
+            }
+        }
+        return newest;
+    }
+
+    /**
+     * Reads every row of every table of the open store in {@code storeDir} (H2 checks each page it reads) and checks
+     * that the migrations' tables are there.
+     *
+     * @throws StoreDamagedException if a page cannot be read or a table is missing
+     */
+    static void verify(Path storeDir) {
+        try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
+             Statement statement = connection.createStatement()) {
+            List<String> tables = tables(statement);
+            requireTables(storeDir, tables);
+            for (String table : tables) {
+                readAll(statement, table);
+            }
+        } catch (SQLException e) {
+            throw damaged(storeDir, "H2 cannot read it (" + firstLine(e) + ")");
+        }
+    }
+
+    private static void readAll(Statement statement, String table) throws SQLException {
+        try (ResultSet rows = statement.executeQuery("SELECT * FROM \"" + table.replace("\"", "\"\"") + "\"")) {
+            int columns = rows.getMetaData().getColumnCount();
+            while (rows.next()) {
+                for (int column = 1; column <= columns; column++) {
+                    rows.getObject(column); // TEXT values live in pages of their own: read them too
+                }
+            }
+        }
+    }
+
+    /** What an exception says of a file H2 cannot read, or {@code null} if it is about something else. */
+    static String damage(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && DAMAGE_CODES.contains(sql.getErrorCode())) {
+                return firstLine(sql);
+            }
+            if (cause.getClass().getName().equals("org.h2.mvstore.MVStoreException")) {
+                return firstLine(cause);
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    private static String firstLine(Throwable e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String line = message.lines().findFirst().orElse(message);
+        return line.length() > 300 ? line.substring(0, 300) + "..." : line;
+    }
+
+    private static StoreDamagedException damaged(Path storeDir, String what) {
+        return new StoreDamagedException("the store " + file(storeDir) + " is damaged: " + what + ". It was not served. Restore it"
+                + " from a backup (slipstream store restore FILE --data-dir DIR, see docs/operations.md, \"A damaged store\"); keep this"
+                + " file for inspection (H2's recovery tool: java -cp h2.jar org.h2.tools.Recover).");
+    }
+
+    /**
+     * A transactionally consistent copy of the open store in {@code storeDir}, taken while it serves (H2's
+     * {@code BACKUP TO}, a zip holding the database file), written to {@code target}.
+     */
+    static void backup(Path storeDir, Path target) {
+        try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
+             Statement statement = connection.createStatement()) {
+            statement.execute("BACKUP TO '" + target.toAbsolutePath().toString().replace("'", "''") + "'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot back up the store " + file(storeDir) + ": " + firstLine(e), e);
+        }
+    }
+
+    /**
+     * Writes the database of a backup ({@link #backup}) into {@code storeDir}, which must not hold one.
+     *
+     * @throws IllegalArgumentException if {@code backup} is not a backup of this store
+     */
+    static void extract(Path backup, Path storeDir) {
+        Path target = file(storeDir);
+        Path partial = storeDir.resolve(FILE + ".part");
+        boolean found = false;
+        try (InputStream in = Files.newInputStream(backup); ZipInputStream zip = new ZipInputStream(in)) {
+            for (ZipEntry entry = zip.getNextEntry(); entry != null; entry = zip.getNextEntry()) {
+                if (!entry.getName().equals(FILE) || found) {
+                    throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store: it holds " + entry.getName()
+                            + (found ? " besides " + FILE : "") + " (a backup holds " + FILE + " alone)");
+                }
+                found = true;
+                Files.createDirectories(storeDir);
+                try (OutputStream out = Files.newOutputStream(partial)) {
+                    copyAtMost(zip, out, MAX_STORE_BYTES);
+                }
+            }
+            if (!found) {
+                throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store: it holds no " + FILE);
+            }
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IllegalStateException(target + " exists");
+            }
+            Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (java.util.zip.ZipException e) {
+            throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store (not a zip file: " + e.getMessage() + ")");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot restore " + backup + " into " + storeDir, e);
+        } finally {
+            try {
+                Files.deleteIfExists(partial);
+            } catch (IOException ignored) {
+                // what is left is named .part and read by nothing
+            }
+        }
+    }
+
+    /** Whether another process has the store in {@code storeDir} open: H2 locks its file, and says so to whoever else opens it. */
+    static boolean inUse(Path storeDir) {
+        if (!Files.exists(file(storeDir), LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (Connection connection = DriverManager.getConnection("jdbc:h2:file:" + storeDir.toAbsolutePath().resolve(NAME)
+                + ";IFEXISTS=TRUE;ACCESS_MODE_DATA=r", "sa", "")) {
+            return false;
+        } catch (SQLException e) {
+            // DATABASE_ALREADY_OPEN ("Database may be already in use: Locked by another process"); other errors: a damaged store
+            return e.getErrorCode() == 90020 || String.valueOf(e.getMessage()).contains("Locked by another process");
+        }
+    }
+
+    /** The embedded store in {@code storeDir} as {@link StoreFiles}. */
+    static StoreFiles files(Path storeDir) {
+        Path dir = storeDir.toAbsolutePath().normalize();
+        return new StoreFiles() {
+            @Override
+            public Path directory() {
+                return dir;
+            }
+
+            @Override
+            public Path file() {
+                return EmbeddedH2.file(dir);
+            }
+
+            @Override
+            public Optional<Store> openToCheck() {
+                return EmbeddedH2.openToCheck(dir);
+            }
+
+            @Override
+            public boolean inUse() {
+                return EmbeddedH2.inUse(dir);
+            }
+
+            @Override
+            public void backup(Path target) {
+                EmbeddedH2.backup(dir, target);
+            }
+
+            @Override
+            public void extract(Path backup) {
+                EmbeddedH2.extract(backup, dir);
+            }
+        };
+    }
+
+    private static void copyAtMost(InputStream in, OutputStream out, long max) throws IOException {
+        byte[] buffer = new byte[64 * 1024];
+        long total = 0;
+        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+            total += n;
+            if (total > max) {
+                throw new IllegalArgumentException("the backup's " + FILE + " is larger than " + max + " bytes");
+            }
+            out.write(buffer, 0, n);
+        }
+    }
+}
