@@ -126,6 +126,12 @@ public abstract class BaseExecutorContractTest {
         cleaner.close();
     }
 
+    /** Fences {@code executor} at an epoch newer than every one before, as a replica that takes over does. */
+    protected static void fenceAtNewestEpoch(Executor executor) {
+        long epoch = NEWEST_EPOCH.incrementAndGet();
+        executor.fence(epoch);
+    }
+
     protected static InstanceId newInstanceId() {
         return new InstanceId(new RunId("contract-" + RUNS.incrementAndGet()), 1, 0);
     }

@@ -1,7 +1,7 @@
 package io.slipstream.api.wire;
 
 /**
- * Which replica leads the control loop over the store: its holder name (host:pid:random, one per process start),
+ * Which replica leads the control loop over the store: its holder name (host~tag:pid:random, one per process start),
  * the fencing epoch it leads at, when it last renewed its lease and when the lease ends unless renewed. An expired
  * lease means no replica leads now (a standby takes it at its next claim).
  */

@@ -45,9 +45,10 @@ final class RunOptions {
         if (!overrides.isEmpty()) {
             request.put("overrides", overrides);
         }
-        RunView run = ApiClient.read(idempotencyKey == null
-                ? api.postJson("/api/v1/runs", request)
-                : api.postJsonIdempotently("/api/v1/runs", request, idempotencyKey), RunView.class);
+        // Always under a key (a fresh one if the user gave none): a submission whose commit succeeded but whose answer
+        // was lost (a 503 STORE_UNAVAILABLE, a dropped connection) is sent again, and must not start a second run.
+        String key = idempotencyKey != null ? idempotencyKey : "cli-" + java.util.UUID.randomUUID();
+        RunView run = ApiClient.read(api.postJsonIdempotently("/api/v1/runs", request, key), RunView.class);
         err.println("started run " + run.id() + " of job " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")"
                 + (overrides.isEmpty() ? "" : " with " + overrides.size() + " override(s)"));
         return run;

@@ -34,9 +34,23 @@ final class EpochFence {
     /** The epoch this executor acts for; 0 until it is fenced (then it acts only while no one fenced). */
     private volatile long epoch;
 
+    /**
+     * How long a fence or a side effect waits for another process's turn on the file: longer than any side effect
+     * holds it (a launch waits up to 10 s for its supervisor). A replica frozen while it held the lock (SIGSTOP, a
+     * stalled VM) must not freeze its successor's takeover, nor through it that replica's election and shutdown.
+     */
+    static final java.time.Duration LOCK_WAIT = java.time.Duration.ofSeconds(20);
+
+    private final java.time.Duration lockWait;
+
     EpochFence(Path root) {
+        this(root, LOCK_WAIT);
+    }
+
+    EpochFence(Path root, java.time.Duration lockWait) {
         this.file = root.resolve(".fence").toAbsolutePath().normalize();
         this.turns = TURNS.computeIfAbsent(file, f -> new Object());
+        this.lockWait = lockWait;
     }
 
     /** Acts for {@code newEpoch} from now on; refused if a newer one fenced already. */
@@ -90,10 +104,31 @@ final class EpochFence {
     private <T> T locked(Work<T> work) {
         synchronized (turns) {
             try (FileChannel channel = FileChannel.open(file, OPEN, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-                 FileLock ignored = channel.lock()) {
+                 FileLock ignored = acquire(channel)) {
                 return work.apply(channel);
             } catch (IOException e) {
                 throw new ExecutorException("cannot read the leader epoch in " + file + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** The lock, waited for at most {@link #lockWait} (polled: {@link FileChannel#lock} cannot be given a timeout). */
+    private FileLock acquire(FileChannel channel) throws IOException {
+        long deadline = System.nanoTime() + lockWait.toNanos();
+        while (true) {
+            FileLock lock = channel.tryLock();
+            if (lock != null) {
+                return lock;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new ExecutorException(file + " has been locked by another process for over " + lockWait.toSeconds()
+                        + " s (a replica frozen while it launched or stopped an instance?); nothing was done");
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ExecutorException("interrupted while waiting for the lock of " + file, e);
             }
         }
     }

@@ -432,11 +432,28 @@ public final class LocalProcessExecutor implements Executor {
             watched.remove(id);
             boolean last = watched.keySet().stream().noneMatch(other -> other.runId().equals(id.runId()));
             Integer uid = last && sameBoot && uids != null ? uids.uidOf(id.runId()) : null;
-            if (uid != null && UidSweep.killAll(uid) > 0) {
-                LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
+            if (uid != null) {
+                sweep(id, uid);
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Kills what the run left under its uid, unless a newer epoch fenced this executor: then another replica leads,
+     * and it may have launched instances of the run this one does not know of (it adopted this one too, and sweeps).
+     */
+    private void sweep(InstanceId id, int uid) {
+        int killed;
+        try {
+            killed = fence.guarded(() -> UidSweep.killAll(uid));
+        } catch (ExecutorException fenced) {
+            LOG.info("not killing what run {} left under uid {}: {}", id.runId(), uid, fenced.getMessage());
+            return;
+        }
+        if (killed > 0) {
+            LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
         }
     }
 

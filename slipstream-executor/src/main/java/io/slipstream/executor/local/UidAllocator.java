@@ -27,11 +27,30 @@ final class UidAllocator {
     /** Which run holds which uid, so that a uid can be freed after the run's files (and its uid file) are gone. */
     private final java.util.Map<RunId, Integer> given = new java.util.HashMap<>();
     private boolean runningMarked;
+    private final Trash trash;
+    /** Allocators of this process over one root take turns here, then processes on the lock of {@link #LOCK}. */
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> TURNS = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final String LOCK = ".uid-lock";
 
     UidAllocator(Path root, Path storageRoot, Isolation isolation, Trash trash) {
         this.root = root;
         this.storageRoot = storageRoot;
         this.isolation = isolation;
+        this.trash = trash;
+        markTaken(true);
+        Integer saved = read(root.resolve(CURSOR));
+        cursor = saved == null || saved < 0 || saved > isolation.uidCount() ? 0 : saved;
+    }
+
+    /**
+     * Marks every id that a run's or a workspace's file records as taken: at the start,
+     * and again before each id is given, because replicas of the control plane on one machine share this root and
+     * each has an allocator of its own (the one that takes over must not give an id the other gave meanwhile).
+     *
+     * @param holders also note which run holds which uid (at the start only: later, a released run's directory may
+     *                still exist, and noting it again would keep its uid from ever being freed)
+     */
+    private void markTaken(boolean holders) {
         if (Files.isDirectory(storageRoot)) {
             try (DirectoryStream<Path> workspaces = Files.newDirectoryStream(storageRoot)) {
                 for (Path workspace : workspaces) {
@@ -49,7 +68,7 @@ final class UidAllocator {
                 Integer uid = read(run.resolve("uid"));
                 if (uid != null && inRange(uid)) {
                     used.set(uid - isolation.firstUid());
-                    if (RunId.isValid(run.getFileName().toString())) {
+                    if (holders && RunId.isValid(run.getFileName().toString())) {
                         given.put(new RunId(run.getFileName().toString()), uid);
                     }
                 }
@@ -67,14 +86,13 @@ final class UidAllocator {
         } catch (IOException e) {
             throw new ExecutorException("cannot read " + trash.dir(), e);
         }
-        Integer saved = read(root.resolve(CURSOR));
-        cursor = saved == null || saved < 0 || saved > isolation.uidCount() ? 0 : saved;
     }
 
     /**
      * A uid of the range that something runs under is not free, whatever the files say. Looked at before the first
      * uid is given, not when the server starts: a scan of every process, which with hundreds of instances adopted
-     * would hold up the start, and is no less true later.
+     * would hold up the start, and is no less true later. (Another replica's runs are in their uid files, read again
+     * before each id is given.)
      */
     private void markRunning() {
         if (runningMarked) {
@@ -118,6 +136,24 @@ final class UidAllocator {
      */
     private int allocate(Path file, String owner) {
         markRunning();
+        synchronized (TURNS.computeIfAbsent(root.toAbsolutePath().normalize(), r -> new Object())) {
+            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(root.resolve(LOCK), java.util.Set.of(
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+                 java.nio.channels.FileLock ignored = channel.lock()) {
+                markTaken(false); // what another replica's allocator gave since
+                Integer saved = read(root.resolve(CURSOR));
+                if (saved != null && saved >= 0 && saved <= isolation.uidCount()) {
+                    cursor = saved;
+                }
+                return allocateLocked(file, owner);
+            } catch (IOException e) {
+                throw new ExecutorException("cannot lock " + root.resolve(LOCK) + " to give an id to " + owner + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private int allocateLocked(Path file, String owner) {
         int index = used.nextClearBit(cursor);
         if (index >= isolation.uidCount()) {
             index = used.nextClearBit(0);

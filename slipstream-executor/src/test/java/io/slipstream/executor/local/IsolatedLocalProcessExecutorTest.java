@@ -74,6 +74,33 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         Files.writeString(dataDir.resolve("gates").resolve(id.runId().value()), "go\n");
     }
 
+    /**
+     * A replica that lost its lease still watches the instances it launched. When one ends, it must not sweep the
+     * run's uid: the new leader adopted that instance and launched another of the run, which runs under the same uid
+     * (the old replica, knowing only its own, took the ended one for the run's last and killed the other).
+     */
+    @Test
+    void aFencedExecutorKillsNothingOfTheRunsUidThatTheNewLeaderLaunched() throws Exception {
+        Executor old = newExecutor();
+        fenceAtNewestEpoch(old);
+        InstanceId first = newInstanceId();
+        InstanceId second = new InstanceId(first.runId(), first.attempt(), 1);
+        Map<String, String> firstHandle = launch(old, spec(first, "node-1", "echo up; read line < \"$GATE\"; exit 0",
+                Map.of("GATE", gate(first)), List.of()));
+        awaitOutput(old, first, firstHandle, "up");
+
+        Executor successor = newExecutor();
+        fenceAtNewestEpoch(successor); // the old leader is fenced; it is still up and watching
+        successor.adopt(Map.of(first, firstHandle));
+        Map<String, String> secondHandle = launch(successor, spec(second, "node-1", "echo up; sleep 600"));
+        awaitOutput(successor, second, secondHandle, "up");
+
+        openGate(first);
+        awaitReport(first, InstanceReport.Exited.class); // from both executors, each after its sweep
+        awaitReport(first, InstanceReport.Exited.class);
+        assertThat(ProcFs.treeOf(Long.parseLong(secondHandle.get("pid")))).as("the new leader's instance of the run still runs").isNotEmpty();
+    }
+
     @Test
     void eachRunHasItsOwnUidAndCannotReachTheServersFilesOrOtherRuns() throws Exception {
         Path secret = Files.writeString(dataDir.resolve("admin.token"), "ss_secret\n");

@@ -21,8 +21,18 @@ public final class Readiness {
     private final Supplier<LeaderElection.Status> election;
     private final Runnable storeCheck;
     private final Clock clock;
+    /** A store check this recent is answered again rather than repeated: anyone may ask, as often as they like. */
+    static final Duration STORE_CHECK_REUSE = Duration.ofSeconds(1);
+
     /** Since when this replica leads ({@code null}: it does not); a new term's first cycle is awaited from then. */
     private Instant leadingSince;
+    /** One store check at a time: a flood of requests must not take the pool's connections from the control loop. */
+    private final java.util.concurrent.locks.ReentrantLock checking = new java.util.concurrent.locks.ReentrantLock();
+    /** The last store check: when, and what was wrong ({@code null}: the store answered). */
+    private volatile StoreCheck lastCheck;
+
+    private record StoreCheck(Instant at, String problem) {
+    }
 
     /** @param storeCheck returns if the store answers, throws {@link StoreUnavailableException} if it does not */
     public Readiness(Supplier<Instant> lastCycleAt, Supplier<LeaderElection.Status> election, Runnable storeCheck, Clock clock) {
@@ -36,14 +46,50 @@ public final class Readiness {
     public record Status(boolean ready, Instant lastCycleAt, String reason, LeaderElection.Status election) {
     }
 
-    public synchronized Status now() {
+    public Status now() {
+        String storeProblem = storeProblem();
         Instant last = lastCycleAt.get();
         LeaderElection.Status role = election.get();
-        try {
-            storeCheck.run();
-        } catch (StoreUnavailableException e) {
-            return new Status(false, last, e.getMessage(), role);
+        if (storeProblem != null) {
+            return new Status(false, last, storeProblem, role);
         }
+        return ofLoop(last, role);
+    }
+
+    /**
+     * What is wrong with the store, or {@code null}: checked at most once at a time and once per
+     * {@link #STORE_CHECK_REUSE}; a request that finds a check under way answers what the last one found, and waits
+     * for it only if there was none. Nothing here waits on the store under a lock another request needs.
+     */
+    private String storeProblem() {
+        StoreCheck seen = lastCheck;
+        if (seen != null && Duration.between(seen.at(), clock.instant()).compareTo(STORE_CHECK_REUSE) < 0) {
+            return seen.problem();
+        }
+        if (!checking.tryLock()) {
+            if (seen != null) {
+                return seen.problem();
+            }
+            checking.lock(); // the very first check: wait for it (bounded by the pool's connection timeout)
+            checking.unlock();
+            StoreCheck first = lastCheck;
+            return first == null ? "the store is being checked" : first.problem();
+        }
+        try {
+            String problem = null;
+            try {
+                storeCheck.run();
+            } catch (StoreUnavailableException e) {
+                problem = e.getMessage();
+            }
+            lastCheck = new StoreCheck(clock.instant(), problem);
+            return problem;
+        } finally {
+            checking.unlock();
+        }
+    }
+
+    private synchronized Status ofLoop(Instant last, LeaderElection.Status role) {
         Instant now = clock.instant();
         if (role.role() != LeaderElection.Role.LEADER) {
             leadingSince = null;

@@ -7,10 +7,13 @@ import java.util.HexFormat;
 
 /**
  * Names of leader replicas: {@code host:pid:random}, one per process start. A name of this host whose process is
- * gone names a previous start of a replica here (killed, crashed): its lease need not be waited out.
+ * gone names a previous start of a replica here (killed, crashed): its lease need not be waited out. "This host" is
+ * the host name with a tag of the boot and the pid namespace ({@code name~1a2b3c4d}): containers that share a host
+ * name (Kubernetes hostNetwork, docker --network host) or machines of the same name see each other's pids as not
+ * running, and without the tag each took a live leader's lease at once, over and over.
  */
 final class HolderNames {
-    private static final String HOST = hostName();
+    private static final String HOST = hostName() + "~" + pidSpace();
 
     private HolderNames() {
     }
@@ -42,6 +45,27 @@ final class HolderNames {
         return HOST;
     }
 
+    /** Which pids this process can see: its machine's boot and its pid namespace (the same for every process that sees the same pids). */
+    private static String pidSpace() {
+        String boot;
+        String namespace;
+        try {
+            boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            namespace = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+        } catch (java.io.IOException | RuntimeException e) {
+            // Unknown: a random tag, so that no other process's name is ever read as this host's (leases are waited out).
+            byte[] random = new byte[4];
+            new SecureRandom().nextBytes(random);
+            return "x" + HexFormat.of().formatHex(random);
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest((boot + "/" + namespace).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 4);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static String hostName() {
         String host = System.getenv("HOSTNAME");
         if (host == null || host.isBlank()) {
@@ -51,6 +75,6 @@ final class HolderNames {
                 host = "localhost";
             }
         }
-        return host.replace(':', '_');
+        return host.replace(':', '_').replace('~', '_');
     }
 }

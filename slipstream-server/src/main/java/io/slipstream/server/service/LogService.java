@@ -9,6 +9,7 @@ import io.slipstream.server.api.ApiException;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreUnavailableException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -116,7 +117,7 @@ public final class LogService {
         RunRecord current = run;
         long lastOutput = System.nanoTime();
         while (true) {
-            for (InstanceRecord instance : selected(current, request)) {
+            for (InstanceRecord instance : selectedOrNone(current, request)) {
                 for (LogStream stream : request.streams()) {
                     cursors.computeIfAbsent(instance.id() + "/" + stream, key -> new Cursor(instance, stream));
                 }
@@ -145,8 +146,24 @@ public final class LogService {
             }
             if (!progressed) {
                 sleep();
-                current = store.getRun(run.id()).orElse(current);
+                try {
+                    current = store.getRun(run.id()).orElse(current);
+                } catch (StoreUnavailableException e) {
+                    // The answer has begun: no 503 can be given now. Go on with what is known; the store comes back.
+                }
             }
+        }
+    }
+
+    /** The selected instances; while following, none new during a store outage (the known ones are read on). */
+    private List<InstanceRecord> selectedOrNone(RunRecord run, Request request) {
+        try {
+            return selected(run, request);
+        } catch (StoreUnavailableException e) {
+            if (!request.follow()) {
+                throw e;
+            }
+            return List.of();
         }
     }
 

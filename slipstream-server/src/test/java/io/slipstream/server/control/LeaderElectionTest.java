@@ -124,6 +124,43 @@ class LeaderElectionTest {
         assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
     }
 
+    /**
+     * Two replicas in containers that share the machine's host name (Kubernetes hostNetwork pods, docker --network
+     * host) but not its pids: to each, the other's pid runs nowhere, so its name reads as "a replica of this host
+     * that is gone". A live leader's fresh lease must still be waited out; taking it at once fenced a healthy leader
+     * at every claim of the other, and the other back (leadership flapped every third of a lease, forever).
+     */
+    @Test
+    void aLiveLeaderInAnotherPidNamespaceWithTheSameHostNameKeepsItsLease() throws Exception {
+        String sharedHostName = bareHostName();
+        LeaderElection a = replica(sharedHostName + ":" + endedPid() + ":aaaaaa");
+        LeaderElection b = replica(sharedHostName + ":" + endedPid() + ":bbbbbb");
+        a.tick();
+        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        clock.advance(Duration.ofSeconds(1));
+        b.tick();
+        clock.advance(Duration.ofSeconds(1));
+        a.tick();
+        assertThat(b.status().role()).as("a's lease is fresh and a renews it").isEqualTo(LeaderElection.Role.STANDBY);
+        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(store.leadership().orElseThrow().epoch()).as("no change of leader").isEqualTo(1);
+    }
+
+    /** The host name as a replica in another container with this host's name reads it (its pid namespace is its own). */
+    private static String bareHostName() throws java.io.IOException {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            host = java.nio.file.Files.readString(java.nio.file.Path.of("/etc/hostname")).trim();
+        }
+        return host.replace(':', '_');
+    }
+
+    private static long endedPid() throws Exception {
+        Process ended = new ProcessBuilder("true").start();
+        ended.waitFor();
+        return ended.pid();
+    }
+
     private RunId submit(String job) {
         RunRecord run = RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").spec(), clock.instant());
         store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));

@@ -1,0 +1,51 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.RunId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Replicas of the control plane on one machine share the instances root (and so the fence, the uid range claimed
+ * for the data directory, and every run's files): each has an executor of its own, made at its start. The replica
+ * that takes over must not give a new run (or workspace) an id that the one before gave while this one stood by:
+ * two runs of different teams under one uid can read and signal each other's processes and files, and the end of
+ * one kills the other (the uid sweep); two workspaces under one gid share their storage.
+ */
+class UidAllocatorReplicasTest {
+    private static final Isolation ISOLATION = new Isolation(true, 3_900_000, 16);
+
+    @TempDir
+    Path dir;
+
+    private UidAllocator replica() throws IOException {
+        return new UidAllocator(Files.createDirectories(dir.resolve("instances")), dir.resolve("storage"), ISOLATION,
+                new Trash(dir.resolve("instances").resolve(".trash")));
+    }
+
+    @Test
+    void theNewLeaderNeverGivesAUidOrGidTheOldLeaderGaveWhileItStoodBy() throws IOException {
+        UidAllocator a = replica(); // both replicas start; a leads
+        UidAllocator b = replica();
+        int first = a.uidFor(RunId.newFor("first"));
+        int gidOfTeamA = a.gidFor("team-a");
+        // a is frozen past its lease; b takes over, adopts "first" (still running) and starts runs of its own
+        int second = b.uidFor(RunId.newFor("second"));
+        int gidOfTeamB = b.gidFor("team-b");
+        assertThat(second).as("uid of a run of another team, while the first still runs").isNotEqualTo(first);
+        assertThat(gidOfTeamB).as("gid of another workspace's storage").isNotEqualTo(gidOfTeamA).isNotIn(first, second);
+        assertThat(gidOfTeamA).isNotIn(first, second);
+    }
+
+    @Test
+    void aRunKeepsItsUidWhicheverReplicaLaunchesIt() throws IOException {
+        UidAllocator a = replica();
+        UidAllocator b = replica();
+        RunId run = RunId.newFor("job");
+        assertThat(b.uidFor(run)).isEqualTo(a.uidFor(run));
+    }
+}
