@@ -127,6 +127,12 @@ public final class ControlLoop implements AutoCloseable {
         executor.setListener(reports::offer);
     }
 
+    /** Whether its thread has ended (or never started): after {@link #close}, a thread stuck in a call may not have. */
+    public boolean stopped() {
+        Thread current = thread;
+        return current == null || !current.isAlive();
+    }
+
     /** Whether the loop cycles (it stops by itself when it finds that its replica no longer leads). */
     public boolean running() {
         return running;

@@ -48,6 +48,8 @@ public final class LeaderElection implements AutoCloseable {
         return thread;
     });
     private volatile ControlLoop loop;
+    /** The loop of the last term, until its thread is seen to have ended. */
+    private ControlLoop previous;
     private volatile Leadership seen;
     private long epoch;
     /** When the lease was last renewed by this replica (what its own expiry counts from). */
@@ -141,6 +143,14 @@ public final class LeaderElection implements AutoCloseable {
     }
 
     private void lead(long newEpoch) {
+        if (previous != null && !previous.stopped()) {
+            // Its thread, stuck in a call, would go on at the new epoch: this executor is fenced for the process. So
+            // no term here until it ends; the lease goes back, for another replica (whose fence stops that thread).
+            LOG.warn("this replica ({}) won the lease at epoch {} but its previous control loop has not stopped yet; it hands the lease back",
+                    self, newEpoch);
+            store.releaseLeadership(self, newEpoch, clock.instant());
+            return;
+        }
         try {
             executor.fence(newEpoch);
             ControlLoop started = newLoop.create(new FencedStore(store, newEpoch), progressReports, queueStatus);
@@ -157,6 +167,7 @@ public final class LeaderElection implements AutoCloseable {
     private void stepDown(String why) {
         ControlLoop stopping = loop;
         loop = null;
+        previous = stopping;
         stopping.close();
         LOG.warn("this replica ({}) no longer leads: {}", self, why);
     }

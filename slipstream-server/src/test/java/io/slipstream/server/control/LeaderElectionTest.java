@@ -36,9 +36,14 @@ class LeaderElectionTest {
     private final List<AutoCloseable> closing = new java.util.ArrayList<>();
 
     private LeaderElection replica(String name) {
+        return replica(name, store -> store);
+    }
+
+    /** @param storeOfLoop what each term's loop sees of its fenced store */
+    private LeaderElection replica(String name, java.util.function.UnaryOperator<io.slipstream.store.Store> storeOfLoop) {
         FakeExecutor executor = new FakeExecutor(cluster, clock, FakeExecutor.Mode.LIFELIKE);
         LeaderElection election = new LeaderElection(store, executor, clock, LEASE, name,
-                (fenced, progress, queue) -> new ControlLoop(fenced, executor, new Scheduler(), clock, RunLimits.DEFAULTS,
+                (fenced, progress, queue) -> new ControlLoop(storeOfLoop.apply(fenced), executor, new Scheduler(), clock, RunLimits.DEFAULTS,
                         Duration.ofMillis(50), null, null, progress, queue));
         closing.add(election);
         closing.add(executor);
@@ -93,6 +98,47 @@ class LeaderElectionTest {
         clock.advance(Duration.ofSeconds(1));
         b.tick();
         assertThat(b.nextClaimIn(clock.instant())).isEqualTo(Duration.ofMillis(1020));
+    }
+
+    /**
+     * A term's loop stuck in a call outlives its close; leading again in this process would let it act at the new
+     * epoch (the executor is fenced per process). So the lease goes back until that thread has ended.
+     */
+    @Test
+    void noNewTermWhileTheLastTermsLoopIsStillStuck() throws Exception {
+        java.util.concurrent.CountDownLatch unstick = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch stuck = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean sticky = new java.util.concurrent.atomic.AtomicBoolean();
+        LeaderElection a = replica("a", fenced -> (io.slipstream.store.Store) java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {io.slipstream.store.Store.class}, (proxy, method, args) -> {
+                    if (sticky.get() && method.getName().equals("activeRuns")) {
+                        stuck.countDown();
+                        unstick.await(); // a call that does not come back (a hung NFS read, say)
+                    }
+                    try {
+                        return method.invoke(fenced, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                }));
+        LeaderElection b = replica("b");
+        a.tick();
+        sticky.set(true);
+        assertThat(stuck.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("a's loop is stuck").isTrue();
+        clock.advance(LEASE.plusSeconds(1));
+        b.tick(); // b takes over
+        a.tick(); // a steps down; its loop's thread does not end
+        b.close(); // b hands the lease back
+        a.tick();
+        assertThat(a.status().role()).as("a does not lead while its last loop is stuck").isEqualTo(LeaderElection.Role.STANDBY);
+        assertThat(store.leadership().orElseThrow().expiredAt(clock.instant())).as("and hands the lease back").isTrue();
+
+        sticky.set(false);
+        unstick.countDown();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            a.tick();
+            assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        });
     }
 
     @Test
