@@ -53,7 +53,7 @@ public interface Executor extends AutoCloseable {
      * has been fenced at a newer epoch since, and is refused with {@link ExecutorException} if one has: a leader that
      * lost its lease and woke up starts and kills nothing. Called before anything is launched or adopted.
      *
-     * @throws ExecutorException if an executor was fenced at a newer epoch already
+     * @throws EpochSupersededException if an executor was fenced at a newer epoch already (it says which)
      */
     void fence(long epoch);
 

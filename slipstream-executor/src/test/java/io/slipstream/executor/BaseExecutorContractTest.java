@@ -384,8 +384,9 @@ public abstract class BaseExecutorContractTest {
         assertThat(successor.find(late)).as("nothing of it was started").isEmpty();
         assertThatThrownBy(() -> old.terminate(running, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class).hasMessageContaining("fenced");
         assertThatThrownBy(() -> old.adopt(Map.of(running, handle))).isInstanceOf(ExecutorException.class);
-        assertThatThrownBy(() -> old.fence(epoch)).isInstanceOf(ExecutorException.class);
-        assertThatThrownBy(() -> newExecutor().fence(epoch)).as("no executor goes back to an older epoch").isInstanceOf(ExecutorException.class);
+        assertThatThrownBy(() -> old.fence(epoch)).isInstanceOfSatisfying(EpochSupersededException.class,
+                e -> assertThat(e.newest()).as("how far it must go").isEqualTo(epoch + 1));
+        assertThatThrownBy(() -> newExecutor().fence(epoch)).as("no executor goes back to an older epoch").isInstanceOf(EpochSupersededException.class);
         assertThat(successor.find(running)).as("the stale stop did not happen").isPresent();
 
         successor.terminate(running, handle, Duration.ofSeconds(5), "test");

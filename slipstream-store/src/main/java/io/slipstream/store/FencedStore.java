@@ -54,6 +54,11 @@ public final class FencedStore implements Store {
     }
 
     @Override
+    public Leadership advanceEpoch(String holder, long epoch, long past) {
+        return delegate.advanceEpoch(holder, epoch, past);
+    }
+
+    @Override
     public void close() {
         // the store belongs to whoever opened it
     }

@@ -138,6 +138,13 @@ public interface Store extends AutoCloseable {
      */
     void requireLeader(long epoch);
 
+    /**
+     * Moves the epoch of {@code holder}'s lease from {@code epoch} to {@code past + 1}, if it still leads at
+     * {@code epoch} (an executor was fenced at {@code past} already: the store's epoch went back, say with a
+     * database restored from a dump); returns who leads afterwards.
+     */
+    Leadership advanceEpoch(String holder, long epoch, long past);
+
     /** Ends {@code holder}'s lease at {@code now} if it still leads at {@code epoch} (a clean stop: no one waits for it). */
     void releaseLeadership(String holder, long epoch, Instant now);
 

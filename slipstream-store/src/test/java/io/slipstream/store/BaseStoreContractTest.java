@@ -148,6 +148,17 @@ public abstract class BaseStoreContractTest {
     }
 
     @Test
+    void aLeaderMovesItsEpochPastOneAnExecutorWasFencedAt() {
+        store.claimLeadership("a", T0, TTL);
+        assertThat(store.advanceEpoch("b", 1, 7).epoch()).as("not b's").isEqualTo(1);
+        assertThat(store.advanceEpoch("a", 2, 7).epoch()).as("not at the epoch a leads at").isEqualTo(1);
+        Leadership moved = store.advanceEpoch("a", 1, 7);
+        assertThat(moved).isEqualTo(new Leadership("a", 8, T0, T0.plus(TTL)));
+        assertThat(store.leadership()).contains(moved);
+        assertThat(store.claimLeadership("a", T0.plusSeconds(1), TTL).epoch()).as("renewals keep it").isEqualTo(8);
+    }
+
+    @Test
     void aReleasedLeaseIsTakenAtOnce() {
         store.claimLeadership("a", T0, TTL);
         store.releaseLeadership("b", 1, T0.plusSeconds(1)); // not b's to release

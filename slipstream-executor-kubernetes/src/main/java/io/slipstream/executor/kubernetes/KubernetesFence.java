@@ -32,7 +32,7 @@ final class KubernetesFence {
             ConfigMap current = client.configMaps().inNamespace(namespace).withName(NAME).get();
             long stored = epochOf(current);
             if (stored > newEpoch) {
-                throw new ExecutorException("fenced: epoch " + newEpoch + " is older than epoch " + stored + " in ConfigMap " + NAME);
+                throw new io.slipstream.executor.EpochSupersededException(newEpoch, stored, "ConfigMap " + NAME);
             }
             try {
                 if (current == null) {

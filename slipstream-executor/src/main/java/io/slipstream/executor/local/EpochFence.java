@@ -58,8 +58,7 @@ final class EpochFence {
         locked(channel -> {
             long current = read(channel);
             if (current > newEpoch) {
-                throw new ExecutorException("fenced: epoch " + newEpoch + " is older than epoch " + current
-                        + ", which another replica's executor acts for");
+                throw new io.slipstream.executor.EpochSupersededException(newEpoch, current, file.toString());
             }
             channel.truncate(0);
             channel.write(ByteBuffer.wrap((newEpoch + "\n").getBytes(StandardCharsets.US_ASCII)), 0);

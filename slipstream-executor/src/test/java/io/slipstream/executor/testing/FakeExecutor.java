@@ -263,7 +263,7 @@ public final class FakeExecutor implements Executor {
     public void fence(long epoch) {
         synchronized (cluster) {
             if (cluster.fencedAt > epoch) {
-                throw new ExecutorException("fenced: epoch " + epoch + " is older than " + cluster.fencedAt);
+                throw new io.slipstream.executor.EpochSupersededException(epoch, cluster.fencedAt, "the fake cluster");
             }
             cluster.fencedAt = epoch;
             this.epoch = epoch;

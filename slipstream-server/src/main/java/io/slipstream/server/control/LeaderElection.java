@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.executor.EpochSupersededException;
 import io.slipstream.executor.Executor;
 import io.slipstream.store.FencedStore;
 import io.slipstream.store.Leadership;
@@ -152,7 +153,18 @@ public final class LeaderElection implements AutoCloseable {
             return;
         }
         try {
-            executor.fence(newEpoch);
+            try {
+                executor.fence(newEpoch);
+            } catch (EpochSupersededException behind) {
+                // The executor saw a newer epoch than the store has (a database restored from a dump): lead past it.
+                Leadership moved = store.advanceEpoch(self, newEpoch, behind.newest());
+                if (!moved.heldBy(self) || moved.epoch() <= behind.newest()) {
+                    throw behind;
+                }
+                LOG.warn("the store's epoch {} is behind the executor's {}; this replica leads at {}", newEpoch, behind.newest(), moved.epoch());
+                newEpoch = moved.epoch();
+                executor.fence(newEpoch);
+            }
             ControlLoop started = newLoop.create(new FencedStore(store, newEpoch), progressReports, queueStatus);
             started.start();
             epoch = newEpoch;

@@ -141,6 +141,18 @@ class LeaderElectionTest {
         });
     }
 
+    /** A database restored from a dump has an older epoch than the executor saw: the leader moves past it at once. */
+    @Test
+    void aStoreBehindTheExecutorsEpochIsMovedPastIt() {
+        FakeExecutor elsewhere = new FakeExecutor(cluster, clock, FakeExecutor.Mode.LIFELIKE);
+        closing.add(elsewhere);
+        elsewhere.fence(40); // what the executor side saw before the store was restored
+        LeaderElection a = replica("a");
+        a.tick();
+        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
+        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(41);
+    }
+
     @Test
     void aCleanStopHandsTheLeaseOverAtOnce() {
         LeaderElection a = replica("a");

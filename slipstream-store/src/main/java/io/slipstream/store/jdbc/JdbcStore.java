@@ -671,6 +671,18 @@ public final class JdbcStore implements Store {
     }
 
     @Override
+    public Leadership advanceEpoch(String holder, long epoch, long past) {
+        return inTransaction(store -> withHandle(h -> {
+            Leadership lease = lockedLeadership(h).orElse(null);
+            if (lease == null || !lease.heldBy(holder) || lease.epoch() != epoch || past < epoch) {
+                return lease;
+            }
+            h.createUpdate("UPDATE leadership SET epoch = :next WHERE role = :role").bind("role", CONTROL_LOOP).bind("next", past + 1).execute();
+            return new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
+        }));
+    }
+
+    @Override
     public void releaseLeadership(String holder, long epoch, Instant now) {
         withHandle(h -> time(h.createUpdate("UPDATE leadership SET expires_at = :now WHERE role = :role AND holder = :holder AND epoch = :epoch")
                 .bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now).execute());

@@ -463,6 +463,17 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
+    public Leadership advanceEpoch(String holder, long epoch, long past) {
+        return write(t -> {
+            Leadership lease = t.leadership;
+            if (lease != null && lease.heldBy(holder) && lease.epoch() == epoch && past >= epoch) {
+                t.leadership = new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
+            }
+            return t.leadership;
+        });
+    }
+
+    @Override
     public void releaseLeadership(String holder, long epoch, Instant now) {
         write(t -> {
             Leadership lease = t.leadership;
