@@ -87,6 +87,13 @@ public abstract class BaseExecutorContractTest {
     private record Running(Executor executor, InstanceId id, Map<String, String> handle) {
     }
 
+    /** Fences {@code executor} at the next epoch (that executors made later act at, too) and returns it. */
+    protected final long fenceAtTheNextEpoch(Executor executor) {
+        long epoch = NEWEST_EPOCH.incrementAndGet();
+        executor.fence(epoch);
+        return epoch;
+    }
+
     protected final Executor newExecutor() {
         Executor executor = createExecutor();
         executor.setListener(reports::add);

@@ -76,6 +76,11 @@ final class EpochFence {
         });
     }
 
+    /** The epoch this executor acts for (0: never fenced). */
+    long epoch() {
+        return epoch;
+    }
+
     /** Refuses at once if a newer epoch fenced (for effects that need no lock of their own). */
     void check() {
         guarded(() -> {

@@ -217,6 +217,21 @@ final class InstanceDirectory {
         return last;
     }
 
+    /** Records the leader epoch an action was taken at ({@code launch}, {@code stop}): who did what, after a takeover. */
+    void recordEpoch(String action, long epoch) {
+        try {
+            SafeFiles.writeControlFile(dir.resolve(action + "_epoch"), (epoch + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
+        } catch (IOException e) {
+            // Best effort: the fence, not this record, is what keeps an old leader from acting.
+        }
+    }
+
+    /** The epoch {@link #recordEpoch} recorded for {@code action}, or {@code null}. */
+    Long epochOf(String action) {
+        Integer value = UidAllocator.read(dir.resolve(action + "_epoch"));
+        return value == null ? null : value.longValue();
+    }
+
     /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
     void markTerminationRequested() {
         try {

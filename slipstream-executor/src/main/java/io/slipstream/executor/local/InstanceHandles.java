@@ -87,6 +87,10 @@ final class InstanceHandles {
         handle.put("pid", Long.toString(pids[1]));
         handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
+        Long epoch = dir.epochOf("launch");
+        if (epoch != null && epoch > 0) {
+            handle.put("epoch", Long.toString(epoch)); // the leader epoch it was launched at
+        }
         if (pidNamespaces) {
             handle.put("pidNamespace", "true");
         }

@@ -250,6 +250,7 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             Path workingDir = dir.create(uid, spec.workingDir());
+            dir.recordEpoch("launch", fence.epoch()); // under the fence's lock: launch is called in fence.guarded
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();
             return startSupervisor(spec, node, dir, uid, gid, workingDir, shared);
@@ -500,7 +501,10 @@ public final class LocalProcessExecutor implements Executor {
         if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
-        fence.guarded(() -> stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod));
+        fence.guarded(() -> {
+            dir.recordEpoch("stop", fence.epoch());
+            stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
+        });
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.slipstream.executor.NodeInfo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -56,6 +57,21 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     @Override
     protected void openGate(InstanceId id) throws Exception {
         Files.writeString(dataDir.resolve("gate-" + id.runId()), "go\n");
+    }
+
+    /** Who launched and who stopped an instance, after takeovers: the epoch of each is recorded with it. */
+    @Test
+    void theLeaderEpochOfALaunchAndAStopIsRecorded() throws Exception {
+        Executor executor = newExecutor();
+        long epoch = fenceAtTheNextEpoch(executor);
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, nodeName(), "exec sleep 600"));
+        assertThat(handle).containsEntry("epoch", Long.toString(epoch));
+        Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
+        executor.terminate(id, handle, Duration.ZERO, "test");
+        awaitReport(id, InstanceReport.Exited.class);
+        assertThat(Files.readString(dir.resolve("launch_epoch")).trim()).isEqualTo(Long.toString(epoch));
+        assertThat(Files.readString(dir.resolve("stop_epoch")).trim()).isEqualTo(Long.toString(epoch));
     }
 
     @Test
