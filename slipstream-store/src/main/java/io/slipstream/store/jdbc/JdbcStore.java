@@ -620,33 +620,12 @@ public final class JdbcStore implements Store {
 
     // --- runs ---
 
-    // --- leadership ---
-
-    private static final String CONTROL_LOOP = "control-loop";
+    // --- leadership (its SQL: LeadershipRows) ---
 
     @Override
     public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
-        Instant expires = now.plus(ttl);
         try {
-            return inTransaction(store -> withHandle(h -> {
-                Optional<Leadership> current = lockedLeadership(h);
-                if (current.isEmpty()) {
-                    time(time(h.createUpdate("INSERT INTO leadership (role, holder, epoch, renewed_at, expires_at) "
-                            + "VALUES (:role, :holder, 1, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder), "now", now),
-                            "expires", expires).execute();
-                    return new Leadership(holder, 1, now, expires);
-                }
-                Leadership lease = current.get();
-                boolean renew = lease.heldBy(holder) && !lease.expiredAt(now);
-                if (!renew && !lease.expiredAt(now) && !singleProcess && !lease.heldBy(goneHolder)) {
-                    return lease;
-                }
-                long epoch = renew ? lease.epoch() : lease.epoch() + 1;
-                time(time(h.createUpdate("UPDATE leadership SET holder = :holder, epoch = :epoch, renewed_at = :now, expires_at = :expires "
-                        + "WHERE role = :role").bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now),
-                        "expires", expires).execute();
-                return new Leadership(holder, epoch, now, expires);
-            }));
+            return inTransaction(store -> withHandle(h -> LeadershipRows.claim(h, holder, goneHolder, now, ttl, singleProcess)));
         } catch (ConflictException e) {
             return leadership().orElseThrow(() -> e); // another replica's first claim won the race: it leads
         }
@@ -654,15 +633,13 @@ public final class JdbcStore implements Store {
 
     @Override
     public Optional<Leadership> leadership() {
-        return withHandle(h -> h.createQuery("SELECT * FROM leadership WHERE role = :role").bind("role", CONTROL_LOOP)
-                .map(JdbcStore::leadershipRow).findOne());
+        return withHandle(LeadershipRows::find);
     }
 
     @Override
     public void requireLeader(long epoch) {
         withHandle(h -> {
-            long current = (transaction.get() == null ? Optional.<Leadership>empty() : lockedLeadership(h))
-                    .or(this::leadership).map(Leadership::epoch).orElse(0L);
+            long current = (transaction.get() == null ? LeadershipRows.find(h) : LeadershipRows.locked(h)).map(Leadership::epoch).orElse(0L);
             if (current != epoch) {
                 throw new FencedException(epoch, current);
             }
@@ -672,30 +649,12 @@ public final class JdbcStore implements Store {
 
     @Override
     public Leadership advanceEpoch(String holder, long epoch, long past) {
-        return inTransaction(store -> withHandle(h -> {
-            Leadership lease = lockedLeadership(h).orElse(null);
-            if (lease == null || !lease.heldBy(holder) || lease.epoch() != epoch || past < epoch) {
-                return lease;
-            }
-            h.createUpdate("UPDATE leadership SET epoch = :next WHERE role = :role").bind("role", CONTROL_LOOP).bind("next", past + 1).execute();
-            return new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
-        }));
+        return inTransaction(store -> withHandle(h -> LeadershipRows.advance(h, holder, epoch, past)));
     }
 
     @Override
     public void releaseLeadership(String holder, long epoch, Instant now) {
-        withHandle(h -> time(h.createUpdate("UPDATE leadership SET expires_at = :now WHERE role = :role AND holder = :holder AND epoch = :epoch")
-                .bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now).execute());
-    }
-
-    /** The leadership row, locked until the transaction ends: claims and fenced writes take turns on it. */
-    private static Optional<Leadership> lockedLeadership(Handle h) {
-        return h.createQuery("SELECT * FROM leadership WHERE role = :role FOR UPDATE").bind("role", CONTROL_LOOP)
-                .map(JdbcStore::leadershipRow).findOne();
-    }
-
-    private static Leadership leadershipRow(ResultSet rs, StatementContext context) throws SQLException {
-        return new Leadership(rs.getString("holder"), rs.getLong("epoch"), instant(rs, "renewed_at"), instant(rs, "expires_at"));
+        withHandle(h -> LeadershipRows.release(h, holder, epoch, now));
     }
 
     @Override
@@ -1127,14 +1086,14 @@ public final class JdbcStore implements Store {
 
     // --- helpers ---
 
-    private static <S extends SqlStatement<S>> S time(S statement, String name, Instant instant) {
+    static <S extends SqlStatement<S>> S time(S statement, String name, Instant instant) {
         if (instant == null) {
             return statement.bindNull(name, Types.TIMESTAMP_WITH_TIMEZONE);
         }
         return statement.bind(name, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
+    static Instant instant(ResultSet rs, String column) throws SQLException {
         OffsetDateTime time = rs.getObject(column, OffsetDateTime.class);
         return time == null ? null : time.toInstant();
     }

@@ -1,0 +1,71 @@
+package io.slipstream.store.jdbc;
+
+import static io.slipstream.store.jdbc.JdbcStore.instant;
+import static io.slipstream.store.jdbc.JdbcStore.time;
+
+import io.slipstream.store.Leadership;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.StatementContext;
+
+/** The SQL of {@link JdbcStore}'s leadership: one row per role (today the control loop's), in table {@code leadership}. */
+final class LeadershipRows {
+    private static final String CONTROL_LOOP = "control-loop";
+
+    private LeadershipRows() {
+    }
+
+    /** {@link io.slipstream.store.Store#claimLeadership}, inside the caller's transaction. */
+    static Leadership claim(Handle h, String holder, String goneHolder, Instant now, Duration ttl, boolean singleProcess) {
+        Instant expires = now.plus(ttl);
+        Optional<Leadership> current = locked(h);
+        if (current.isEmpty()) {
+            time(time(h.createUpdate("INSERT INTO leadership (role, holder, epoch, renewed_at, expires_at) "
+                    + "VALUES (:role, :holder, 1, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder), "now", now),
+                    "expires", expires).execute();
+            return new Leadership(holder, 1, now, expires);
+        }
+        Leadership lease = current.get();
+        boolean renew = lease.heldBy(holder) && !lease.expiredAt(now);
+        if (!renew && !lease.expiredAt(now) && !singleProcess && !lease.heldBy(goneHolder)) {
+            return lease;
+        }
+        long epoch = renew ? lease.epoch() : lease.epoch() + 1;
+        time(time(h.createUpdate("UPDATE leadership SET holder = :holder, epoch = :epoch, renewed_at = :now, expires_at = :expires "
+                + "WHERE role = :role").bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now),
+                "expires", expires).execute();
+        return new Leadership(holder, epoch, now, expires);
+    }
+
+    static Optional<Leadership> find(Handle h) {
+        return h.createQuery("SELECT * FROM leadership WHERE role = :role").bind("role", CONTROL_LOOP).map(LeadershipRows::row).findOne();
+    }
+
+    /** The leadership row, locked until the transaction ends: claims and fenced writes take turns on it. */
+    static Optional<Leadership> locked(Handle h) {
+        return h.createQuery("SELECT * FROM leadership WHERE role = :role FOR UPDATE").bind("role", CONTROL_LOOP).map(LeadershipRows::row).findOne();
+    }
+
+    /** {@link io.slipstream.store.Store#advanceEpoch}, inside the caller's transaction. */
+    static Leadership advance(Handle h, String holder, long epoch, long past) {
+        Leadership lease = locked(h).orElse(null);
+        if (lease == null || !lease.heldBy(holder) || lease.epoch() != epoch || past < epoch) {
+            return lease;
+        }
+        h.createUpdate("UPDATE leadership SET epoch = :next WHERE role = :role").bind("role", CONTROL_LOOP).bind("next", past + 1).execute();
+        return new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
+    }
+
+    static int release(Handle h, String holder, long epoch, Instant now) {
+        return time(h.createUpdate("UPDATE leadership SET expires_at = :now WHERE role = :role AND holder = :holder AND epoch = :epoch")
+                .bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now).execute();
+    }
+
+    private static Leadership row(ResultSet rs, StatementContext context) throws SQLException {
+        return new Leadership(rs.getString("holder"), rs.getLong("epoch"), instant(rs, "renewed_at"), instant(rs, "expires_at"));
+    }
+}
