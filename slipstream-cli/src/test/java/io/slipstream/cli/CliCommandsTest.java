@@ -255,6 +255,46 @@ class CliCommandsTest {
         assertThat(cli("whoami", "--token", xavier).out()).contains("xavier").contains("team-x");
     }
 
+    @Test
+    void getQuotasShowsLiveUseAndGetPendingTheQueueInOrder() throws Exception {
+        write("ledger.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: ledger}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: train, workspace: ledger}
+                spec: {min: {cpu: 2, memory: 2Gi, gpu: 2}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: holds, workspace: ledger}
+                spec:
+                  quota: train
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi, gpu: 2}, command: ["sleep", "300"]}
+                """);
+        assertThat(cli("apply", "-f", file("ledger.yaml")).exit()).isZero();
+        String holding = cli("run", "ledger/holds").lastLine();
+        await(holding, r -> r.get("state").asString().equals("RUNNING"));
+        String waiting = cli("run", "ledger/holds").lastLine();
+
+        Result quotas = cli("get", "quotas", "-w", "ledger");
+        assertThat(quotas.exit()).as(quotas.err()).isZero();
+        assertThat(quotas.out()).contains("USED", "BORROWED", "LENT", "ADMITTED", "PENDING");
+        assertThat(quotas.out().lines().filter(l -> l.startsWith("ledger")).findFirst().orElseThrow())
+                .contains("gpu=2 cpu=1 memory=1Gi").containsPattern("\\s1\\s+1\\s*$");
+        Result pending = cli("get", "pending", "ledger/train");
+        assertThat(pending.exit()).as(pending.err()).isZero();
+        assertThat(pending.out()).contains(waiting).doesNotContain(holding);
+        assertThat(cli("get", "pending").err()).contains("name the quota");
+        assertThat(cli("get", "pools").out()).contains("tree:ledger/train");
+
+        assertThat(cli("cancel", holding, "--wait").exit()).isZero();
+        assertThat(cli("cancel", waiting, "--wait").exit()).isZero();
+    }
+
     // From RunLifecycleIT.
     @Test
     void aQueuedRunIsCancelledAtOnce() throws Exception {

@@ -53,6 +53,11 @@ final class Amount {
         gpu = Math.max(0, gpu);
     }
 
+    /** As resources (no model); negative parts are zero, GPUs beyond an int are capped. */
+    Resources toResources() {
+        return new Resources(Math.max(0, milliCpu), Math.max(0, memory), (int) Math.max(0, Math.min(Integer.MAX_VALUE, gpu)), null);
+    }
+
     @Override
     public String toString() {
         return new Resources(Math.max(0, milliCpu), Math.max(0, memory), (int) Math.max(0, Math.min(Integer.MAX_VALUE, gpu)), null).toString();

@@ -169,6 +169,17 @@ final class QuotaBook {
         charge(quota, amount, RealTimeResources.InQuota, 1);
     }
 
+    /** A quota's own guarantee: its {@code min} less what its children are guaranteed ({@code null}: no such quota). */
+    Amount own(QuotaId quota) {
+        Entry entry = quota == null ? null : entries.get(quota);
+        return entry == null ? null : entry.own.copy();
+    }
+
+    /** Capacity of schedulable nodes that no quota guarantees: every pool may borrow it. */
+    Amount unguaranteed() {
+        return unguaranteed.copy();
+    }
+
     /** What is left of a quota's own guarantee, for messages. */
     String freeGuarantee(QuotaId quota) {
         Entry entry = quota == null ? null : entries.get(quota);

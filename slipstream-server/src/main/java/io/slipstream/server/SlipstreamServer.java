@@ -14,6 +14,7 @@ import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
+import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
@@ -120,7 +121,8 @@ public final class SlipstreamServer implements AutoCloseable {
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
-                    new NodeService(store, executor, control::wakeUp, clock), tokens, new LogService(store, executor), secrets,
+                    new NodeService(store, executor, control::wakeUp, clock),
+                    new QuotaLedgerService(store, leading::nodes, id -> control.queueStatus().of(id), documents), tokens, new LogService(store, executor), secrets,
                     new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock,
                     files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())));
             api.start(config.host(), config.port());

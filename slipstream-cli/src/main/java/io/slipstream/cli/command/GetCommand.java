@@ -19,7 +19,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas, secrets, secret WS/NAME, nodes, workspaces, shapes, leader.",
+@Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas (with what they use, borrow and lend now), pending WS/QUOTA"
+        + " (its queue in order), pools, secrets, secret WS/NAME, nodes, workspaces, shapes, leader.",
         "Jobs, quotas and secrets of one workspace with -w. A secret shows its keys, never its values (***)."})
 public final class GetCommand implements Callable<Integer> {
     @Spec
@@ -29,7 +30,7 @@ public final class GetCommand implements Callable<Integer> {
     ClientOptions client;
 
     @Parameters(index = "0", paramLabel = "TYPE",
-            description = "runs | run | jobs | job | quotas | quota | secrets | secret | nodes | node | workspaces | workspace | shapes | shape | leader")
+            description = "runs | run | jobs | job | quotas | quota | pending | pools | secrets | secret | nodes | node | workspaces | workspace | shapes | shape | leader")
     String type;
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "NAME",
@@ -69,11 +70,16 @@ public final class GetCommand implements Callable<Integer> {
             case "shape", "shapes" -> "shapes";
             case "secret", "secrets" -> "secrets";
             case "leader" -> "leader";
+            case "pool", "pools" -> "pools";
+            case "pending" -> "pending";
             default -> throw new CliException(CliException.REJECTED,
-                    "unknown type '" + type + "': use runs, jobs, quotas, secrets, nodes, workspaces, shapes or leader");
+                    "unknown type '" + type + "': use runs, jobs, quotas, pending, pools, secrets, nodes, workspaces, shapes or leader");
         };
         if (kind.equals("leader")) {
             return leader(api);
+        }
+        if (kind.equals("pending")) {
+            return pending(api);
         }
         JsonNode result = name == null ? list(api, kind) : one(api, kind);
         PrintWriter out = spec.commandLine().getOut();
@@ -118,6 +124,30 @@ public final class GetCommand implements Callable<Integer> {
         Output.table(out, List.of("LEADER", "EPOCH", "RENEWED", "EXPIRES", "STATE"), List.of(List.of(Output.text(lease, "holder"),
                 Output.text(lease, "epoch"), Output.text(lease, "renewedAt"), Output.text(lease, "expiresAt"),
                 lease.path("expired").asBoolean() ? "expired (no replica leads now)" : "leading")));
+        return 0;
+    }
+
+    /** A quota's queued runs in the order the scheduler takes them, with why each waits. */
+    private int pending(ApiClient api) {
+        if (name == null) {
+            throw new CliException(CliException.REJECTED, "name the quota: get pending WORKSPACE/QUOTA (or QUOTA with -w)");
+        }
+        String[] qualified = qualified("quota", name, workspace);
+        JsonNode result = api.get("/api/v1/workspaces/" + Runs.encode(qualified[0]) + "/quotas/" + Runs.encode(qualified[1]) + "/pending");
+        PrintWriter out = spec.commandLine().getOut();
+        if (format != Output.Format.table) {
+            Output.print(out, result, format);
+            return 0;
+        }
+        List<List<String>> rows = new ArrayList<>();
+        int order = 0;
+        for (JsonNode run : result.get("items")) {
+            rows.add(List.of(Integer.toString(++order), run.get("id").asString(), run.get("job").asString(), run.get("priority").asString(),
+                    usage(run.get("resources")), run.get("idleResources").asString(), run.path("createdAt").asString(),
+                    run.has("reason") ? run.get("reason").asString() + ": " + run.path("message").asString() : "(not scheduled yet)"));
+        }
+        Output.table(out, List.of("#", "RUN", "JOB", "PRIORITY", "ASKS", "IDLE", "CREATED", "WAITS BECAUSE"), rows);
+        out.flush();
         return 0;
     }
 
@@ -174,10 +204,21 @@ public final class GetCommand implements Callable<Integer> {
             case "quotas" -> {
                 for (JsonNode item : items) {
                     JsonNode spec = item.path("spec");
+                    JsonNode status = item.path("status");
                     rows.add(List.of(meta(item, "workspace"), meta(item, "name"), spec.path("type").asString(),
-                            resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString("")));
+                            resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString(""),
+                            usage(status.path("used")), usage(status.path("borrowed")), usage(status.path("lent")),
+                            status.path("admittedRuns").asString("0"), status.path("pendingRuns").asString("0")));
                 }
-                Output.table(out, List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT"), rows);
+                Output.table(out, List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "ADMITTED", "PENDING"), rows);
+            }
+            case "pools" -> {
+                for (JsonNode item : items) {
+                    rows.add(List.of(item.path("name").asString(), usage(item.path("guaranteed")), usage(item.path("used")),
+                            usage(item.path("borrowed")), usage(item.path("lent")), usage(item.path("pending")),
+                            item.path("admittedRuns").asString("0"), item.path("pendingRuns").asString("0")));
+                }
+                Output.table(out, List.of("POOL", "GUARANTEED", "USED", "BORROWED", "LENT", "PENDING", "ADMITTED", "QUEUED"), rows);
             }
             case "secrets" -> {
                 for (JsonNode item : items) {
@@ -233,6 +274,21 @@ public final class GetCommand implements Callable<Integer> {
 
     private static String meta(JsonNode item, String field) {
         return item.path("metadata").path(field).asString("");
+    }
+
+    /** Live figures, short: the dimensions that are not zero ({@code gpu=6 cpu=2 memory=2Gi}), or 0. */
+    static String usage(JsonNode resources) {
+        List<String> parts = new ArrayList<>();
+        if (resources.path("gpu").asInt(0) > 0) {
+            parts.add("gpu=" + resources.get("gpu").asInt());
+        }
+        for (String field : List.of("cpu", "memory")) {
+            String value = resources.path(field).asString("0");
+            if (!value.equals("0")) {
+                parts.add(field + "=" + value);
+            }
+        }
+        return parts.isEmpty() ? "0" : String.join(" ", parts);
     }
 
     private static String resources(JsonNode resources) {

@@ -11,6 +11,7 @@ import io.slipstream.api.codec.Json;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.problem.Problems;
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Documents;
@@ -21,6 +22,7 @@ import io.slipstream.api.wire.CreateTokenRequest;
 import io.slipstream.api.wire.ErrorView;
 import io.slipstream.api.wire.LeaderView;
 import io.slipstream.api.wire.ListView;
+import io.slipstream.api.wire.QuotaStatusView;
 import io.slipstream.api.wire.RunListView;
 import io.slipstream.api.wire.UnreadableRunView;
 import io.slipstream.store.RunRow;
@@ -32,6 +34,7 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
+import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
@@ -43,6 +46,8 @@ import io.slipstream.store.StoreUnavailableException;
 import io.slipstream.store.RunQuery;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoredDocument;
+import io.slipstream.scheduler.QuotaLedger;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayList;
@@ -80,6 +85,7 @@ public final class ApiServer implements AutoCloseable {
     private final DocumentService documents;
     private final RunService runs;
     private final NodeService nodes;
+    private final QuotaLedgerService quotaLedger;
     private final TokenService tokens;
     private final LogService logs;
     private final SecretService secrets;
@@ -90,13 +96,9 @@ public final class ApiServer implements AutoCloseable {
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     TokenService tokens, LogService logs, SecretService secrets, Readiness readiness, java.time.Clock clock) {
-        this(store, authenticator, documents, runs, nodes, tokens, logs, secrets, readiness, clock, StoreBackupService.none());
-    }
-
-    public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     TokenService tokens, LogService logs, SecretService secrets, Readiness readiness, java.time.Clock clock,
-                     StoreBackupService backups) {
+                     QuotaLedgerService quotaLedger, TokenService tokens, LogService logs, SecretService secrets, Readiness readiness,
+                     java.time.Clock clock, StoreBackupService backups) {
+        this.quotaLedger = quotaLedger;
         this.backups = backups;
         this.store = store;
         this.authenticator = authenticator;
@@ -247,13 +249,24 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.GET, "/api/v1/shapes", ctx -> listDocuments(ctx, Kind.Shape, null));
         route(r, HandlerType.GET, "/api/v1/shapes/{shape}", ctx -> getDocument(ctx, Kind.Shape, null, ctx.pathParam("shape")));
         route(r, HandlerType.DELETE, "/api/v1/shapes/{shape}", ctx -> deleteDocument(ctx, Kind.Shape, null, ctx.pathParam("shape")));
-        route(r, HandlerType.GET, "/api/v1/quotas", ctx -> listDocuments(ctx, Kind.Quota, ctx.queryParam("workspace")));
+        route(r, HandlerType.GET, "/api/v1/quotas", this::listQuotas);
         route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}",
                 ctx -> {
-                    ObjectNode quota = Views.document(documents.get(caller(ctx), Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
-                    quota.set("status", QuotaUsage.of(store, ctx.pathParam("workspace"), ctx.pathParam("quota")));
+                    String workspace = ctx.pathParam("workspace");
+                    String name = ctx.pathParam("quota");
+                    ObjectNode quota = Views.document(documents.get(caller(ctx), Kind.Quota, workspace, name));
+                    ObjectNode status = Json.mapper().createObjectNode();
+                    QuotaStatusView live = QuotaLedgerService.statusOf(quotaLedger.ledger(), new QuotaId(workspace, name));
+                    if (live != null) {
+                        status.setAll((ObjectNode) Json.mapper().valueToTree(live));
+                    }
+                    status.setAll(QuotaUsage.of(store, workspace, name));
+                    quota.set("status", status);
                     ctx.json(quota);
                 });
+        route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}/pending",
+                ctx -> ctx.json(ListView.of(quotaLedger.pending(caller(ctx), ctx.pathParam("workspace"), ctx.pathParam("quota")))));
+        route(r, HandlerType.GET, "/api/v1/pools", ctx -> ctx.json(ListView.of(quotaLedger.pools(caller(ctx)))));
         route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/quotas/{quota}",
                 ctx -> deleteDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
         route(r, HandlerType.GET, "/api/v1/jobs", ctx -> listDocuments(ctx, Kind.Job, ctx.queryParam("workspace")));
@@ -431,6 +444,26 @@ public final class ApiServer implements AutoCloseable {
             problems.throwIfAny("the query is invalid");
         }
         ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream().map(Views::document).toList()));
+    }
+
+    /** Quotas as documents, each with its live figures (the ledger is read once for all). */
+    private void listQuotas(Context ctx) {
+        String workspace = ctx.queryParam("workspace");
+        if (workspace != null) {
+            Problems problems = new Problems();
+            nameParam(ctx, "workspace", problems);
+            problems.throwIfAny("the query is invalid");
+        }
+        List<StoredDocument> quotas = documents.list(caller(ctx), Kind.Quota, workspace);
+        QuotaLedger ledger = quotas.isEmpty() ? null : quotaLedger.ledger();
+        ctx.json(ListView.of(quotas.stream().map(stored -> {
+            ObjectNode quota = Views.document(stored);
+            QuotaStatusView live = QuotaLedgerService.statusOf(ledger, new QuotaId(stored.document().workspace(), stored.document().name()));
+            if (live != null) {
+                quota.set("status", Json.mapper().valueToTree(live));
+            }
+            return quota;
+        }).toList()));
     }
 
     private void getDocument(Context ctx, Kind kind, String workspace, String name) {

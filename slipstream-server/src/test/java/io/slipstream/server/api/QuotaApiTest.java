@@ -125,4 +125,71 @@ class QuotaApiTest {
         String alice = server.tokenFor("alice");
         assertThat(server.post("/api/v1/apply", alice, quota("team-a", "mine", "{min: {gpu: 1}}")).status()).isEqualTo(403);
     }
+
+    private static String run(String token, String workspace, String job, String extra, int gpus) {
+        Response created = server.post("/api/v1/runs", token, """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "%s"},
+                 "spec": {"quota": "train", %s "nodeGroups": [{"name": "main", "resources": {"cpu": 1, "memory": "1Gi", "gpu": %d},
+                  "command": ["sleep", "300"]}]}}}
+                """.formatted(job, workspace, extra, gpus));
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        return created.json().get("id").asString();
+    }
+
+    @Test
+    void aQuotaShowsWhatItsRunsUseBorrowAndAskForLiveAndItsQueueInOrder() {
+        server.post("/api/v1/apply", admin, """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-c}
+                spec: {members: [carol]}
+                """);
+        assertThat(server.post("/api/v1/apply", admin, quota("team-c", "train", "{min: {cpu: 8, memory: 8Gi, gpu: 4}}")).status()).isEqualTo(200);
+        String carol = server.tokenFor("carol");
+        String guaranteed = run(carol, "team-c", "own", "", 4);
+        String borrowing = run(carol, "team-c", "extra", "\"idleResources\": \"Acceptable\",", 2);
+        server.awaitState(carol, guaranteed, "RUNNING");
+        server.awaitState(carol, borrowing, "RUNNING");
+        String first = run(carol, "team-c", "waits", "\"priority\": 5,", 4);
+        String second = run(carol, "team-c", "waits-too", "", 2);
+
+        JsonNode status = server.get("/api/v1/workspaces/team-c/quotas/train", carol).json().get("status");
+        assertThat(status.get("pool").asString()).isEqualTo("tree:team-c/train");
+        assertThat(status.at("/used/gpu").asInt()).isEqualTo(6);
+        assertThat(status.at("/inQuota/gpu").asInt()).isEqualTo(4);
+        assertThat(status.at("/borrowed/gpu").asInt()).isEqualTo(2);
+        assertThat(status.at("/used/cpu").asString()).isEqualTo("2");
+        assertThat(status.at("/lent/gpu").asInt()).isZero();
+        assertThat(status.at("/pending/gpu").asInt()).isEqualTo(6);
+        assertThat(status.get("admittedRuns").asInt()).isEqualTo(2);
+        assertThat(status.get("pendingRuns").asInt()).isEqualTo(2);
+        assertThat(status.get("runs").asInt()).as("what its runs went through stays beside the live figures").isEqualTo(4);
+
+        JsonNode listed = server.get("/api/v1/quotas?workspace=team-c", carol).json().get("items").get(0);
+        assertThat(listed.at("/status/used/gpu").asInt()).isEqualTo(6);
+
+        // The queue in the order the scheduler takes it: priority first; why each waits once a cycle has seen it.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+            JsonNode pending = server.get("/api/v1/workspaces/team-c/quotas/train/pending", carol).json().get("items");
+            assertThat(pending).extracting(p -> p.get("id").asString()).containsExactly(first, second);
+            assertThat(pending.get(0).get("reason")).as(pending.toString()).isNotNull();
+            assertThat(pending.get(0).get("position").asInt()).isEqualTo(1);
+            assertThat(pending.get(0).at("/resources/gpu").asInt()).isEqualTo(4);
+        });
+
+        // Another team sees neither the queue nor the pool; the pool of runs without a quota is everyone's.
+        String alice = server.tokenFor("alice");
+        assertThat(server.get("/api/v1/workspaces/team-c/quotas/train/pending", alice).status()).isEqualTo(404);
+        assertThat(server.get("/api/v1/pools", alice).json().get("items")).extracting(p -> p.get("name").asString()).doesNotContain("tree:team-c/train");
+        JsonNode pool = server.get("/api/v1/pools", carol).json().get("items");
+        assertThat(pool).extracting(p -> p.get("name").asString()).contains("tree:team-c/train");
+
+        for (String id : List.of(guaranteed, borrowing, first, second)) {
+            server.post("/api/v1/runs/" + id + "/cancel", carol, "{}");
+        }
+        for (String id : List.of(guaranteed, borrowing, first, second)) {
+            server.awaitRun(carol, id, r -> r.get("state").asString().equals("CANCELLED"));
+        }
+        assertThat(server.get("/api/v1/workspaces/team-c/quotas/train", carol).json().at("/status/used/gpu").asInt()).isZero();
+    }
 }

@@ -1,0 +1,178 @@
+package io.slipstream.scheduler;
+
+import static io.slipstream.scheduler.Builders.GI;
+import static io.slipstream.scheduler.Builders.aNode;
+import static io.slipstream.scheduler.Builders.aQuota;
+import static io.slipstream.scheduler.Builders.aRun;
+import static io.slipstream.scheduler.Builders.nodes;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class QuotaLedgerTest {
+    private static QuotaLedger.QuotaLine line(QuotaLedger ledger, String id) {
+        return ledger.quota(QuotaId.parse(id)).orElseThrow();
+    }
+
+    @Test
+    void aQuotaShowsWhatItsRunsHoldAndAskForSplitIntoInQuotaAndBorrowed() {
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"), List.of(aQuota("a/gpu").minGpus(8).build()),
+                List.of(aRun("r1").quota("a/gpu").gpus(8).running(RealTimeResources.InQuota, 0, "n-1"),
+                        aRun("r2").quota("a/gpu").idle(IdleMode.Acceptable).gpus(4).running(RealTimeResources.NotInQuota, 0, "n-2")),
+                List.of(aRun("q1").quota("a/gpu").instances(2).gpus(8).build())));
+
+        QuotaLedger.QuotaLine a = line(ledger, "a/gpu");
+        assertThat(a.used().gpu()).isEqualTo(12);
+        assertThat(a.inQuota().gpu()).isEqualTo(8);
+        assertThat(a.borrowed().gpu()).isEqualTo(4);
+        assertThat(a.lent().gpu()).isZero();
+        assertThat(a.pending().gpu()).isEqualTo(16);
+        assertThat(a.pending().milliCpu()).isEqualTo(2 * 32_000);
+        assertThat(a.admittedRuns()).isEqualTo(2);
+        assertThat(a.pendingRuns()).isEqualTo(1);
+        assertThat(ledger.capacity().gpu()).isEqualTo(32);
+        assertThat(ledger.unguaranteed().gpu()).isEqualTo(24);
+    }
+
+    @Test
+    void whatABorrowerOfThePoolHoldsIsLentByTheQuotasThatLeaveTheirGuaranteeUnused() {
+        // One tree: org (no guarantee of its own) with children a (8 GPUs, 2 in use) and b (8 GPUs, all in use, borrowing 4 more).
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"),
+                List.of(aQuota("t/org").minGpus(16).build(), aQuota("t/a").parent("t/org").minGpus(8).build(), aQuota("t/b").parent("t/org").minGpus(8).build()),
+                List.of(aRun("a1").quota("t/a").gpus(2).running(RealTimeResources.InQuota, 0, "n-1"),
+                        aRun("b1").quota("t/b").gpus(8).running(RealTimeResources.InQuota, 0, "n-2"),
+                        aRun("b2").quota("t/b").idle(IdleMode.Acceptable).gpus(4).running(RealTimeResources.NotInQuota, 0, "n-3")),
+                List.of()));
+
+        assertThat(line(ledger, "t/org").ownGuarantee().gpu()).isZero();
+        assertThat(line(ledger, "t/a").lent().gpu()).isEqualTo(4);
+        assertThat(line(ledger, "t/b").lent().gpu()).isZero();
+        assertThat(line(ledger, "t/b").borrowed().gpu()).isEqualTo(4);
+        QuotaLedger.PoolLine pool = ledger.pool("tree:t/org").orElseThrow();
+        assertThat(pool.guaranteed().gpu()).isEqualTo(16);
+        assertThat(pool.used().gpu()).isEqualTo(14);
+        assertThat(pool.borrowed().gpu()).isEqualTo(4);
+        assertThat(pool.lent().gpu()).isEqualTo(4);
+    }
+
+    @Test
+    void borrowingBeyondThePoolsUnusedGuaranteesIsLentByNoQuota() {
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"), List.of(aQuota("a/gpu").minGpus(8).build()),
+                List.of(aRun("r1").quota("a/gpu").gpus(6).running(RealTimeResources.InQuota, 0, "n-1"),
+                        aRun("r2").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).running(RealTimeResources.NotInQuota, 0, "n-2")),
+                List.of()));
+
+        assertThat(line(ledger, "a/gpu").lent().gpu()).as("its own 2 unused GPUs, not the 8 borrowed").isEqualTo(2);
+    }
+
+    @Test
+    void lendingIsSharedInProportionToWhatEachQuotaLeavesUnusedWithTheRestToTheLargestRemainder() {
+        // Unused: a 6, b 3 (c's guarantee is in use); borrowers hold 4 → a 4*6/9 = 2.67, b 4*3/9 = 1.33 → a 3, b 1.
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"),
+                List.of(aQuota("t/root").min(new Resources(0, 0, 17, null)).build(), aQuota("t/a").parent("t/root").min(new Resources(0, 0, 6, null)).build(),
+                        aQuota("t/b").parent("t/root").min(new Resources(0, 0, 3, null)).build(),
+                        aQuota("t/c").parent("t/root").min(new Resources(0, 0, 8, null)).build()),
+                List.of(aRun("c1").quota("t/c").gpus(8).running(RealTimeResources.InQuota, 0, "n-1"),
+                        aRun("c2").quota("t/c").idle(IdleMode.Acceptable).gpus(4).running(RealTimeResources.NotInQuota, 0, "n-2")),
+                List.of()));
+
+        assertThat(line(ledger, "t/a").lent().gpu()).isEqualTo(3);
+        assertThat(line(ledger, "t/b").lent().gpu()).isEqualTo(1);
+        assertThat(line(ledger, "t/c").lent().gpu()).isZero();
+    }
+
+    @Test
+    void runsWithoutAQuotaOrWhoseQuotaIsGoneArePooledApartAndLendNothing() {
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 2, "h100"), List.of(aQuota("a/gpu").minGpus(8).build()),
+                List.of(aRun("free").gpus(2).running(RealTimeResources.NotInQuota, 0, "n-1"),
+                        aRun("orphan").quota("a/deleted").idle(IdleMode.Acceptable).gpus(1).running(RealTimeResources.NotInQuota, 2, "n-1")),
+                List.of(aRun("waiting").gpus(1).build())));
+
+        QuotaLedger.PoolLine none = ledger.pool(QuotaLedger.NO_QUOTA_POOL).orElseThrow();
+        assertThat(none.used().gpu()).isEqualTo(3);
+        assertThat(none.borrowed().gpu()).isEqualTo(3);
+        assertThat(none.pending().gpu()).isEqualTo(1);
+        assertThat(none.admittedRuns()).isEqualTo(2);
+        assertThat(line(ledger, "a/gpu").lent().gpu()).as("only borrowers of its own pool use its guarantee").isZero();
+        assertThat(ledger.quota(QuotaId.parse("a/deleted"))).isEmpty();
+    }
+
+    @Test
+    void nodesThatAreDownAreNotCapacity() {
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(List.of(aNode("up").build(), aNode("down").unschedulable().build()), List.of(), List.of(), List.of()));
+        assertThat(ledger.capacity().gpu()).isEqualTo(8);
+        assertThat(ledger.unguaranteed().gpu()).isEqualTo(8);
+    }
+
+    /**
+     * Seeded cluster states: whatever runs hold, the ledger adds up. Every run counts once in its quota and once in
+     * its pool; inQuota + borrowed = used; each quota lends at most what it leaves unused; a pool lends the lesser of
+     * what its borrowers hold and what its quotas leave unused.
+     */
+    @Test
+    void theLedgerAddsUpWhateverTheRunsHold() {
+        for (long seed = 1; seed <= 300; seed++) {
+            Random random = new Random(seed);
+            List<QuotaState> quotas = new ArrayList<>();
+            quotas.add(aQuota("t/root").min(new Resources(random.nextInt(64_000), random.nextInt(512) * GI, random.nextInt(32), null)).build());
+            int children = 1 + random.nextInt(4);
+            for (int i = 0; i < children; i++) {
+                quotas.add(aQuota("t/c" + i).parent("t/root").min(new Resources(random.nextInt(32_000), random.nextInt(256) * GI, random.nextInt(16), null)).build());
+            }
+            quotas.add(aQuota("u/alone").minGpus(random.nextInt(16)).build());
+            List<String> quotaNames = new ArrayList<>(quotas.stream().map(q -> q.id().toString()).toList());
+            quotaNames.add(null);
+            quotaNames.add("t/gone");
+            List<ActiveRun> active = new ArrayList<>();
+            List<PendingRun> pending = new ArrayList<>();
+            Amount allHeld = new Amount();
+            for (int i = 0; i < 20; i++) {
+                String quota = quotaNames.get(random.nextInt(quotaNames.size()));
+                Builders.RunBuilder run = aRun("r" + i).quota(quota).idle(IdleMode.Acceptable).gpus(random.nextInt(5)).instances(1 + random.nextInt(2));
+                if (random.nextBoolean()) {
+                    ActiveRun held = run.running(random.nextBoolean() ? RealTimeResources.InQuota : RealTimeResources.NotInQuota, 0, "n-1", "n-2");
+                    held.allocations().forEach(a -> allHeld.add(a.resources(), 1));
+                    active.add(held);
+                } else {
+                    pending.add(run.build());
+                }
+            }
+            QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"), quotas, active, pending));
+            String context = "seed " + seed;
+
+            Amount pools = new Amount();
+            int admitted = 0;
+            for (QuotaLedger.PoolLine pool : ledger.pools()) {
+                pools.add(pool.used(), 1);
+                admitted += pool.admittedRuns();
+                assertThat(pool.inQuota().plus(pool.borrowed())).as(context).isEqualTo(pool.used());
+            }
+            assertThat(pools.toResources()).as("%s: every held resource counts in one pool", context).isEqualTo(allHeld.toResources());
+            assertThat(admitted).as(context).isEqualTo(active.size());
+            for (QuotaLedger.QuotaLine quota : ledger.quotas()) {
+                assertThat(quota.inQuota().plus(quota.borrowed())).as(context).isEqualTo(quota.used());
+                Resources unused = quota.ownGuarantee().minus(quota.inQuota());
+                assertThat(unused.covers(quota.lent())).as("%s: %s lends %s of %s unused", context, quota.quota(), quota.lent(), unused).isTrue();
+            }
+            for (QuotaLedger.PoolLine pool : ledger.pools()) {
+                Amount unusedInPool = new Amount();
+                Amount lentInPool = new Amount();
+                ledger.quotas().stream().filter(q -> q.pool().equals(pool.pool())).forEach(q -> {
+                    unusedInPool.add(q.ownGuarantee().minus(q.inQuota()), 1);
+                    lentInPool.add(q.lent(), 1);
+                });
+                Resources expected = new Resources(Math.min(pool.borrowed().milliCpu(), unusedInPool.milliCpu), Math.min(pool.borrowed().memoryBytes(), unusedInPool.memory),
+                        (int) Math.min(pool.borrowed().gpu(), unusedInPool.gpu), null);
+                assertThat(lentInPool.toResources()).as("%s: pool %s", context, pool.pool()).isEqualTo(expected);
+                assertThat(pool.lent()).as(context).isEqualTo(expected);
+            }
+        }
+    }
+}
