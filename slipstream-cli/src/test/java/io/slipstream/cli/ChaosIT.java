@@ -56,16 +56,19 @@ class ChaosIT {
                 instances: {gracePeriod: 2s}
                 nodes:
                   - {namePrefix: node, count: 10, cpu: 20, memory: 200Gi}
+                  - {namePrefix: quota-node, count: 2, cpu: 20, memory: 200Gi}
                 """);
         Path data = work.resolve("data");
         Server server = SlipstreamProcess.startServer(data, "--config", config.toString());
         List<Path> logs = new ArrayList<>(List.of(server.log()));
         String token = server.adminToken();
         ChaosInvariants invariants = new ChaosInvariants(server.url(), token, workspace);
+        ChaosInvariants quotas = new ChaosInvariants(server.url(), token, workspace + "-q");
         Submitter submitter = new Submitter(invariants, token, workspace, RUNS, random.nextLong());
         long started = System.nanoTime();
         try {
             send(server.url(), token, "POST", "/api/v1/apply", "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: " + workspace + "}\n", null, Duration.ofSeconds(30));
+            List<String> quotaRuns = startQuotaRuns(server, token, workspace + "-q", quotas);
             submitter.start(server.url());
             List<String> load = new ArrayList<>();
             for (int kill = 1; kill <= KILLS; kill++) {
@@ -77,9 +80,17 @@ class ChaosIT {
                 submitter.at(server.url());
                 invariants.at(server.url());
                 invariants.check("after kill " + kill);
+                quotas.at(server.url());
+                quotas.check("after kill " + kill);
+                quotas.checkQuotaUsage("after kill " + kill, 4_000);
             }
             submitter.finish();
+            for (String id : quotaRuns) {
+                send(server.url(), token, "POST", "/api/v1/runs/" + id + "/cancel", "{}", null, Duration.ofSeconds(30));
+            }
+            awaitEveryRunEnded(quotas);
             awaitEveryRunEnded(invariants);
+            quotas.checkSettled("quota runs settled");
             invariants.checkSettled("settled");
             Map<String, JsonNode> runs = invariants.runs();
             long ours = runs.values().stream().filter(run -> run.get("workspace").asString().equals(workspace)).count();
@@ -169,6 +180,61 @@ class ChaosIT {
             closeKeepingTheFailure(server);
             postgres.close();
         }
+    }
+
+    /**
+     * Long runs on quotas, whose usage {@link ChaosInvariants#checkQuotaUsage} checks after every kill: a tree
+     * {@code org} with children {@code a} (16 cpu guaranteed, 2 runs of 4) and {@code b} (24 cpu, 8 runs of 4 that may
+     * borrow): b's last two borrow what a leaves unused. They are all running before the load starts, so that
+     * none of them has to reclaim anything from it.
+     */
+    private List<String> startQuotaRuns(Server server, String token, String workspace, ChaosInvariants quotas) throws Exception {
+        StringBuilder documents = new StringBuilder("""
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: %1$s}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: org, workspace: %1$s}
+                spec: {min: {cpu: 40, memory: 40Gi}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: a, workspace: %1$s}
+                spec: {parent: org, min: {cpu: 16, memory: 16Gi}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: b, workspace: %1$s}
+                spec: {parent: org, min: {cpu: 24, memory: 24Gi}}
+                """.formatted(workspace));
+        for (String quota : List.of("a", "b")) {
+            documents.append("""
+                    ---
+                    apiVersion: slipstream/v1
+                    kind: Job
+                    metadata: {name: %s, workspace: %s}
+                    spec:
+                      quota: %s
+                      idleResources: Acceptable
+                      nodeGroups:
+                        - {name: main, resources: {cpu: 4, memory: 1Gi}, command: ["sleep", "900"]}
+                    """.formatted(quota, workspace, quota));
+        }
+        send(server.url(), token, "POST", "/api/v1/apply", documents.toString(), null, Duration.ofSeconds(30));
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            String body = "{\"workspace\": \"" + workspace + "\", \"job\": \"" + (i < 2 ? "a" : "b") + "\"}";
+            ids.add(Json.mapper().readTree(send(server.url(), token, "POST", "/api/v1/runs", body, workspace + "-" + i, Duration.ofSeconds(30)))
+                    .get("id").asString());
+        }
+        ids.forEach(quotas::acknowledged);
+        for (String id : ids) {
+            server.awaitRun(id, Duration.ofSeconds(60), token, r -> r.get("state").asString().equals("RUNNING"));
+        }
+        quotas.checkQuotaUsage("quota runs started", 4_000);
+        return ids;
     }
 
     /** Running and queued runs now, as "running/queued". */

@@ -28,8 +28,9 @@ import tools.jackson.databind.JsonNode;
 /**
  * What must hold after every chaos scenario, checked from outside (the API and {@code /proc}) as an operator would:
  * every acknowledged run exists; a final state never changes; no run has live processes of two attempts; no live
- * process belongs to a run that does not exist or has ended; no node holds more than it has; and, once everything
- * has ended, nothing is allocated and nothing runs.
+ * process belongs to a run that does not exist or has ended; no node holds more than it has; a quota's usage is the
+ * sum of what its admitted runs hold ({@link #checkQuotaUsage}); and, once everything has ended, nothing is allocated
+ * and nothing runs.
  */
 final class ChaosInvariants {
     private final HttpClient http = HttpClient.newHttpClient();
@@ -122,6 +123,71 @@ final class ChaosInvariants {
             assertThat(node.get("instances").asInt()).as("%s: instances left on %s", scenario, node.get("name").asString()).isZero();
         }
         assertThat(liveAttempts(workspace)).as("%s: processes of runs left", scenario).isEmpty();
+    }
+
+    /**
+     * Each quota of the workspace uses what its admitted runs hold, split as the runs say (InQuota / NotInQuota), never
+     * more InQuota than its own guarantee, never more than its max; its pool lends the lesser of what its borrowers hold
+     * and what its quotas leave unused. Checked against the run list read just before and just after the quotas, and
+     * only when both agree (runs may start or end meanwhile; the check waits, with a deadline, for a moment they
+     * hold still). The scenario's runs of a quota are those of the job named like it, each holding {@code eachMilliCpu}.
+     */
+    void checkQuotaUsage(String scenario, long eachMilliCpu) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        String problem;
+        do {
+            Map<String, String> before = holding();
+            JsonNode quotas = get("/api/v1/quotas?workspace=" + workspace).get("items");
+            Map<String, String> after = holding();
+            problem = before.equals(after) ? usageProblem(quotas, before, eachMilliCpu) : "runs changed while the quotas were read";
+            if (problem == null) {
+                return;
+            }
+            TimeUnit.MILLISECONDS.sleep(200); // polling with a deadline
+        } while (System.nanoTime() < deadline);
+        throw new AssertionError(scenario + ": quota usage is not the sum of the admitted runs: " + problem);
+    }
+
+    /** Runs of the workspace that hold resources: id to "job realTimeResources". */
+    private Map<String, String> holding() throws IOException, InterruptedException {
+        Map<String, String> holding = new HashMap<>();
+        for (JsonNode run : runs().values()) {
+            if (run.get("workspace").asString().equals(workspace) && RunState.valueOf(run.get("state").asString()).holdsResources()) {
+                holding.put(run.get("id").asString(), run.get("job").asString() + " " + run.path("realTimeResources").asString(""));
+            }
+        }
+        return holding;
+    }
+
+    private static String usageProblem(JsonNode quotas, Map<String, String> holding, long eachMilliCpu) {
+        long borrowedInPool = 0;
+        long unusedInPool = 0;
+        long lentInPool = 0;
+        for (JsonNode quota : quotas) {
+            String name = quota.at("/metadata/name").asString();
+            JsonNode status = quota.path("status");
+            long inQuota = holding.values().stream().filter(v -> v.equals(name + " InQuota")).count() * eachMilliCpu;
+            long borrowed = holding.values().stream().filter(v -> v.equals(name + " NotInQuota")).count() * eachMilliCpu;
+            long used = milliCpu(status, "used");
+            String figures = name + ": " + status + " while its runs hold " + inQuota + "m InQuota and " + borrowed + "m NotInQuota";
+            if (used != inQuota + borrowed || milliCpu(status, "inQuota") != inQuota || milliCpu(status, "borrowed") != borrowed) {
+                return figures;
+            }
+            if (inQuota > milliCpu(status, "ownGuarantee") || (status.has("max") && used > milliCpu(status, "max"))) {
+                return "beyond its guarantee or max: " + figures;
+            }
+            borrowedInPool += borrowed;
+            unusedInPool += Math.max(0, milliCpu(status, "ownGuarantee") - inQuota);
+            lentInPool += milliCpu(status, "lent");
+        }
+        if (lentInPool != Math.min(borrowedInPool, unusedInPool)) {
+            return "the pool lends " + lentInPool + "m while its borrowers hold " + borrowedInPool + "m and its quotas leave " + unusedInPool + "m unused";
+        }
+        return null;
+    }
+
+    private static long milliCpu(JsonNode status, String field) {
+        return Quantities.parseMilliCpu(status.path(field).path("cpu").asString("0"));
     }
 
     private void awaitNoProcessOfEndedRuns(String scenario, Map<String, JsonNode> runs) throws InterruptedException {
