@@ -14,6 +14,8 @@ import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
+import io.slipstream.server.control.LiveSnapshot;
+import io.slipstream.server.metrics.ServerMetrics;
 import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
@@ -60,9 +62,11 @@ public final class SlipstreamServer implements AutoCloseable {
     private final LeaderElection election;
     private final ApiServer api;
     private final StoreWatermark.Ticker watermark;
+    private final ServerMetrics metrics;
 
     private SlipstreamServer(ServerConfig config, Store store, Executor executor, LeaderElection election, ApiServer api,
-                             StoreWatermark.Ticker watermark) {
+                             StoreWatermark.Ticker watermark, ServerMetrics metrics) {
+        this.metrics = metrics;
         this.watermark = watermark;
         this.config = config;
         this.store = store;
@@ -93,7 +97,8 @@ public final class SlipstreamServer implements AutoCloseable {
         Optional<StoreFiles> files = storeFactory.files(config.store(), storeContext);
         boolean accept = StoreWatermark.accepting(dataDir); // --accept-older-store
         files.ifPresent(embedded -> StoreChecks.beforeOpening(embedded, dataDir, accept, clock));
-        Store store = storeFactory.create(config.store(), storeContext);
+        ServerMetrics metrics = new ServerMetrics(clock);
+        Store store = metrics.observe(storeFactory.create(config.store(), storeContext));
         times.done("store");
         Executor executor = null;
         LeaderElection election = null;
@@ -116,13 +121,15 @@ public final class SlipstreamServer implements AutoCloseable {
             Executor leading = executor;
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(fenced, leading, new Scheduler(), clock, config.limits(), config.tickInterval(),
-                            runTokens, secrets, progress, queue));
+                            runTokens, secrets, progress, queue).observeCycles(metrics::cycle));
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
+            metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
+                    () -> control.status().role() == LeaderElection.Role.LEADER);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,
                     new NodeService(store, executor, control::wakeUp, clock),
-                    new QuotaLedgerService(store, leading::nodes, id -> control.queueStatus().of(id), documents), tokens, new LogService(store, executor), secrets,
+                    new QuotaLedgerService(store, leading::nodes, id -> control.queueStatus().of(id), documents), metrics, tokens, new LogService(store, executor), secrets,
                     new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock,
                     files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())));
             api.start(config.host(), config.port());
@@ -136,12 +143,13 @@ public final class SlipstreamServer implements AutoCloseable {
             // as soon as this returns.
             election.start();
             LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
-            return new SlipstreamServer(config, store, executor, election, api, watermark);
+            return new SlipstreamServer(config, store, executor, election, api, watermark, metrics);
         } catch (RuntimeException e) {
             closeQuietly(api);
             closeQuietly(election);
             closeQuietly(executor);
             closeQuietly(watermark);
+            closeQuietly(metrics);
             store.close();
             throw e;
         }
@@ -242,6 +250,7 @@ public final class SlipstreamServer implements AutoCloseable {
         closeQuietly(election);
         closeQuietly(executor);
         closeQuietly(watermark); // last: what the loop wrote is older than the recorded watermark
+        closeQuietly(metrics);
         store.close();
     }
 

@@ -34,6 +34,7 @@ import io.slipstream.server.auth.Principal;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
+import io.slipstream.server.metrics.ServerMetrics;
 import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.RunService;
@@ -86,6 +87,8 @@ public final class ApiServer implements AutoCloseable {
     private final RunService runs;
     private final NodeService nodes;
     private final QuotaLedgerService quotaLedger;
+    private final ServerMetrics metrics;
+    private volatile RouteTemplates templates = RouteTemplates.of(List.of());
     private final TokenService tokens;
     private final LogService logs;
     private final SecretService secrets;
@@ -96,9 +99,10 @@ public final class ApiServer implements AutoCloseable {
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
-                     QuotaLedgerService quotaLedger, TokenService tokens, LogService logs, SecretService secrets, Readiness readiness,
+                     QuotaLedgerService quotaLedger, ServerMetrics metrics, TokenService tokens, LogService logs, SecretService secrets, Readiness readiness,
                      java.time.Clock clock, StoreBackupService backups) {
         this.quotaLedger = quotaLedger;
+        this.metrics = metrics;
         this.backups = backups;
         this.store = store;
         this.authenticator = authenticator;
@@ -168,7 +172,10 @@ public final class ApiServer implements AutoCloseable {
             // Jetty reuses header fields it saw on a connection and by default matches their values ignoring case: a
             // token secret changed only in case (or an Idempotency-Key) would be read as the one seen before.
             config.jetty.modifyHttpConfiguration(http -> http.setHeaderCacheCaseSensitive(true));
-            config.requestLogger.http((ctx, millis) -> LOG.debug("{} {} -> {} in {} ms", ctx.method(), ctx.path(), ctx.status().getCode(), millis));
+            config.requestLogger.http((ctx, millis) -> {
+                LOG.debug("{} {} -> {} in {} ms", ctx.method(), ctx.path(), ctx.status().getCode(), millis);
+                metrics.request(ctx.method().name(), templates.of(ctx.method().name(), ctx.path()), ctx.status().getCode(), millis.longValue());
+            });
             config.routes.before("/api/*", ctx -> {
                 Principal caller = authenticator.authenticate(ctx.header("Authorization"));
                 if (caller.run() != null && !mayRunTokenCall(caller.run(), ctx.method().name(), ctx.path())) {
@@ -194,6 +201,7 @@ public final class ApiServer implements AutoCloseable {
                 error(ctx, 500, "INTERNAL", "internal error; the server log has the details", List.of());
             });
             registerRoutes(config.routes);
+            templates = RouteTemplates.of(routes);
         });
         app.start(host, port);
     }
@@ -213,6 +221,14 @@ public final class ApiServer implements AutoCloseable {
 
     private void registerRoutes(io.javalin.config.RoutesConfig r) {
         route(r, HandlerType.GET, "/healthz", ctx -> ctx.json(Map.of("status", "ok")));
+        // Prometheus' text format; admins only: the figures name every team's quotas.
+        route(r, HandlerType.GET, "/metrics", ctx -> {
+            Principal caller = authenticator.authenticate(ctx.header("Authorization"));
+            if (!caller.admin()) {
+                throw ApiException.forbidden("metrics are for admins: they show every team's quotas (use an admin token for Prometheus)");
+            }
+            ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.scrape());
+        });
         route(r, HandlerType.GET, "/readyz", ctx -> {
             Readiness.Status status = readiness.now();
             Map<String, Object> body = new java.util.LinkedHashMap<>();

@@ -82,6 +82,8 @@ public final class ControlLoop implements AutoCloseable {
     private Thread thread;
     /** When the loop last completed a cycle ({@code null}: not yet); readiness reads it from other threads. */
     private volatile Instant lastCycleAt;
+    private volatile java.util.function.Consumer<Duration> cycleTimes = took -> {
+    };
     /** When the store became unreachable to the loop ({@code null}: it is reachable); for one log line per outage. */
     private Instant outageSince;
 
@@ -139,6 +141,12 @@ public final class ControlLoop implements AutoCloseable {
     }
 
     /** When the loop last completed a cycle, or {@code null} if it has not yet. */
+    /** Tells {@code listener} how long each completed cycle took (the metrics' cycle histogram). */
+    public ControlLoop observeCycles(java.util.function.Consumer<Duration> listener) {
+        this.cycleTimes = listener;
+        return this;
+    }
+
     public Instant lastCycleAt() {
         return lastCycleAt;
     }
@@ -241,8 +249,10 @@ public final class ControlLoop implements AutoCloseable {
                 wakeUps.tryAcquire(tick.toMillis(), TimeUnit.MILLISECONDS);
                 wakeUps.drainPermits();
                 if (running) {
+                    long start = System.nanoTime();
                     cycle();
                     lastCycleAt = clock.instant();
+                    cycleTimes.accept(Duration.ofNanos(System.nanoTime() - start));
                 }
                 if (outageSince != null) {
                     LOG.info("the store is reachable again after {} s; the control loop resumes",

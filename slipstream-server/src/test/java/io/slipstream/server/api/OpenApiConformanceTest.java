@@ -110,6 +110,8 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}/pending", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}/pending", Map.of("workspace", "team-a", "quota", "nope"), alice, null);
         check("GET", "/api/v1/pools", Map.of(), alice, null);
+        check("GET", "/metrics", Map.of(), admin, null);
+        check("GET", "/metrics", Map.of(), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);
         check("GET", "/api/v1/jobs", Map.of("?", "workspace=Not_A_Name"), alice, null);
         check("GET", "/api/v1/quotas", Map.of("?", "workspace=team-a&workspace=team-b"), alice, null);

@@ -184,6 +184,20 @@ class QuotaApiTest {
         JsonNode pool = server.get("/api/v1/pools", carol).json().get("items");
         assertThat(pool).extracting(p -> p.get("name").asString()).contains("tree:team-c/train");
 
+        // The same figures for Prometheus, with what the loop did to get there.
+        String metrics = server.get("/metrics", admin).text();
+        assertThat(metrics).contains("slipstream_quota_used{pool=\"tree:team-c/train\",quota=\"team-c/train\",resource=\"gpu\"} 6.0")
+                .contains("slipstream_quota_borrowed{pool=\"tree:team-c/train\",quota=\"team-c/train\",resource=\"gpu\"} 2.0")
+                .contains("slipstream_quota_runs{pool=\"tree:team-c/train\",quota=\"team-c/train\",status=\"pending\"} 2.0")
+                .contains("slipstream_admissions_total{quota=\"team-c/train\",resources=\"InQuota\"} 1.0")
+                .contains("slipstream_admissions_total{quota=\"team-c/train\",resources=\"NotInQuota\"} 1.0")
+                .contains("slipstream_admission_wait_seconds_count{quota=\"team-c/train\"} 2")
+                .contains("slipstream_api_request_seconds_count{code=\"201\",method=\"POST\",route=\"/api/v1/runs\"}")
+                .contains("slipstream_store_operation_seconds_count{operation=\"activeRuns\",outcome=\"ok\"}")
+                .contains("slipstream_cycle_duration_seconds_bucket").contains("slipstream_leader 1.0")
+                .doesNotContain("/api/v1/runs/" + guaranteed);
+        assertThat(server.get("/metrics", carol).status()).isEqualTo(403);
+
         for (String id : List.of(guaranteed, borrowing, first, second)) {
             server.post("/api/v1/runs/" + id + "/cancel", carol, "{}");
         }
@@ -191,5 +205,6 @@ class QuotaApiTest {
             server.awaitRun(carol, id, r -> r.get("state").asString().equals("CANCELLED"));
         }
         assertThat(server.get("/api/v1/workspaces/team-c/quotas/train", carol).json().at("/status/used/gpu").asInt()).isZero();
+        assertThat(server.get("/metrics", admin).text()).contains("slipstream_runs_finished_total{quota=\"team-c/train\",state=\"CANCELLED\"} 4.0");
     }
 }

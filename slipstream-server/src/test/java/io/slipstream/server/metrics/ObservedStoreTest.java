@@ -1,0 +1,62 @@
+package io.slipstream.server.metrics;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.model.EventType;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
+import io.slipstream.store.Store;
+import io.slipstream.store.StoreUnavailableException;
+import io.slipstream.store.memory.InMemoryStore;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+
+class ObservedStoreTest {
+    private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+
+    private final InMemoryStore target = new InMemoryStore();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final Store store = ObservedStore.wrap(target, registry, new RunMetrics(registry, Clock.fixed(T0, ZoneOffset.UTC)));
+
+    private RunRecord created() {
+        RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), T0);
+        return store.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+    }
+
+    private double admissions() {
+        return registry.find("slipstream.admissions").counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    @Test
+    void aWriteInATransactionCountsOnceItCommitsAndNotAtAllIfItRollsBack() {
+        RunRecord run = created();
+        RunRecord admitted = run.admitted(RealTimeResources.NotInQuota, "Admitted", T0);
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            tx.updateRun(admitted);
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class).hasMessage("rolled back");
+        assertThat(admissions()).isZero();
+        assertThat(target.getRun(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
+
+        store.inTransaction(tx -> tx.updateRun(admitted));
+        assertThat(admissions()).isEqualTo(1);
+    }
+
+    @Test
+    void everyCallIsTimedByOperationAndOutcomeAndAnOutageReachesTheCallerAsItself() {
+        created();
+        store.activeRuns();
+        assertThat(registry.find("slipstream.store.operation").tags("operation", "activeRuns", "outcome", "ok").timer().count()).isEqualTo(1);
+        target.simulateOutage(true);
+        assertThatThrownBy(store::activeRuns).isInstanceOf(StoreUnavailableException.class);
+        assertThat(registry.find("slipstream.store.operation").tags("operation", "activeRuns", "outcome", "StoreUnavailableException").timer().count())
+                .isEqualTo(1);
+    }
+}

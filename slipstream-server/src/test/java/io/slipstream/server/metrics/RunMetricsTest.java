@@ -1,0 +1,119 @@
+package io.slipstream.server.metrics;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.model.FaultState;
+import io.slipstream.model.RunRecord;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+
+class RunMetricsTest {
+    private static final Instant T0 = Instant.parse("2026-12-01T10:00:00Z");
+
+    private final MutableClock clock = new MutableClock(T0);
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final RunMetrics metrics = new RunMetrics(registry, clock);
+
+    private static RunRecord queued(String job, String quota) {
+        return RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").quota(quota).spec(), T0);
+    }
+
+    private double counter(String name, String... tags) {
+        var counter = registry.find(name).tags(tags).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void anAdmissionCountsOnceWithItsWaitAndAReclaimIsTimedFromTheFirstVictimToTheOwnersAdmission() {
+        RunRecord borrower = queued("borrower", "b");
+        metrics.written(borrower); // created
+        clock.advance(Duration.ofSeconds(5));
+        RunRecord running = borrower.admitted(RealTimeResources.NotInQuota, "Admitted", clock.instant()).moveTo(RunState.RUNNING, "Running", clock.instant());
+        metrics.written(running);
+        metrics.written(running); // written again unchanged: nothing new
+        assertThat(counter("slipstream.admissions", "quota", "team-a/b", "resources", "NotInQuota")).isEqualTo(1);
+        assertThat(registry.find("slipstream.admission.wait").tag("quota", "team-a/b").timer().totalTime(java.util.concurrent.TimeUnit.SECONDS))
+                .isEqualTo(5);
+
+        RunRecord owner = queued("owner", "a");
+        metrics.read(owner); // the loop read it: remembered, not counted
+        clock.advance(Duration.ofSeconds(1));
+        RunRecord preempting = running.preempting(owner.id(), "Preempted");
+        metrics.written(preempting);
+        metrics.written(preempting);
+        assertThat(counter("slipstream.preemptions", "quota", "team-a/b")).isEqualTo(1);
+
+        clock.advance(Duration.ofSeconds(3));
+        metrics.written(preempting.requeued("Preempted", clock.instant()));
+        assertThat(counter("slipstream.restarts", "quota", "team-a/b", "cause", "preemption")).isEqualTo(1);
+        metrics.written(owner.admitted(RealTimeResources.InQuota, "Admitted", clock.instant()));
+        assertThat(registry.find("slipstream.reclaim").tag("quota", "team-a/a").timer().totalTime(java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(3);
+        assertThat(registry.find("slipstream.admission.wait").tag("quota", "team-a/a").timer().totalTime(java.util.concurrent.TimeUnit.SECONDS))
+                .as("the owner waited since its creation").isEqualTo(9);
+    }
+
+    @Test
+    void aRunOnlyReadIsNeverCountedSoThatReplicasDoNotCountEachOthersWork() {
+        RunRecord run = queued("job", null);
+        metrics.read(run);
+        metrics.read(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0)); // another replica admitted it
+        assertThat(registry.find("slipstream.admissions").counters()).isEmpty();
+    }
+
+    @Test
+    void aRunFirstSeenWhenWrittenIsRememberedNotCounted() {
+        RunRecord run = queued("job", null).admitted(RealTimeResources.NotInQuota, "Admitted", T0);
+        metrics.written(run);
+        assertThat(registry.find("slipstream.admissions").counters()).isEmpty();
+        metrics.written(run.moveTo(RunState.RUNNING, "Running", T0).moveTo(RunState.TERMINATING, "Cancel", T0).moveTo(RunState.CANCELLED, "Cancelled", T0));
+        assertThat(counter("slipstream.runs.finished", "quota", "(none)", "state", "CANCELLED")).isEqualTo(1);
+    }
+
+    @Test
+    void restartsCountByCauseAndWorkLostInSeconds() {
+        RunRecord run = queued("job", "a").admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0);
+        metrics.written(run);
+        FaultState lost = new FaultState(0, 0, 0, 0, null, 0, null, null, null, null, null, null, 90_500);
+        RunRecord restarting = run.restarting(FaultState.RestartCause.NODE_LOST, "NodeLost");
+        metrics.written(restarting.withFaults(new FaultState(0, 0, 0, 0, null, 0, FaultState.RestartCause.NODE_LOST, null, null, null, null, null, 90_500)));
+        metrics.written(restarting.withFaults(lost.restarting(FaultState.RestartCause.NODE_LOST)).requeued("NodeLost", T0));
+        assertThat(counter("slipstream.restarts", "quota", "team-a/a", "cause", "node_lost")).isEqualTo(1);
+        assertThat(counter("slipstream.work.lost.seconds", "quota", "team-a/a")).isEqualTo(90.5);
+        assertThat(counter("slipstream.preemptions", "quota", "team-a/a")).isZero();
+    }
+
+    static final class MutableClock extends Clock {
+        private Instant now;
+
+        MutableClock(Instant now) {
+            this.now = now;
+        }
+
+        void advance(Duration by) {
+            now = now.plus(by);
+        }
+
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+}
