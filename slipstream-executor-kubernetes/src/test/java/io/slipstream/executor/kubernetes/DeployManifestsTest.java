@@ -58,7 +58,7 @@ import tools.jackson.databind.JsonNode;
  */
 class DeployManifestsTest {
     private static final Path DEPLOY = Path.of("..", "deploy", "kubernetes");
-    private static final List<String> FILES = List.of("rbac.yaml", "postgres.yaml", "slipstream.yaml");
+    private static final List<String> FILES = List.of("rbac.yaml", "postgres.yaml", "slipstream.yaml", "fence-policy.yaml");
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     private static final String MODEL_PACKAGE = "io.fabric8.kubernetes.api.model";
     private static final String CONFIG_FILE = "server.yaml";
