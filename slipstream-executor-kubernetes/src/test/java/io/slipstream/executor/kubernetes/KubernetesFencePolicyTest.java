@@ -138,6 +138,7 @@ class KubernetesFencePolicyTest {
 
     @Test
     void thePolicyFailsClosedOnPodsWithTheJobsNamespacesConfigMapAsItsParameter() {
+        assertThat(POLICY.policy.getMetadata().getName()).as("the executor knows its refusals by it").isEqualTo(KubernetesFence.POLICY);
         var spec = POLICY.policy.getSpec();
         assertThat(spec.getFailurePolicy()).isEqualTo("Fail");
         assertThat(spec.getParamKind().getApiVersion()).isEqualTo("v1");
