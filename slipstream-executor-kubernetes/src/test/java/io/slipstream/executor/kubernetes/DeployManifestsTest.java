@@ -152,6 +152,14 @@ class DeployManifestsTest {
     }
 
     @Test
+    void theFencePolicyReadsTheEpochConfigMapOfTheServersJobsNamespace() {
+        var binding = only("fence-policy.yaml", io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBinding.class);
+        assertThat(binding.getSpec().getParamRef().getNamespace()).isEqualTo(serverConfig().path("kubernetes").path("namespace").asString());
+        assertThat(binding.getSpec().getParamRef().getName()).isEqualTo(KubernetesFence.NAME);
+        assertThat(binding.getSpec().getMatchResources()).as("every namespace: workspaces may have their own").isNull();
+    }
+
+    @Test
     void theClusterRoleGrantsExactlyTheClusterPermissions() {
         ClusterRole role = one("rbac.yaml", ClusterRole.class, "slipstream-nodes");
         assertThat(role.getAggregationRule()).as("aggregation would add rules from elsewhere").isNull();
