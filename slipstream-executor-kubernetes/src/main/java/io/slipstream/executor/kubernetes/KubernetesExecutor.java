@@ -55,6 +55,7 @@ public final class KubernetesExecutor implements Executor {
 
     private final KubernetesClient client;
     private final KubernetesFence fence;
+    private final PodDeletion deletion;
     private final boolean ownsClient;
     private final KubernetesConfig config;
     private final Manifests manifests;
@@ -124,6 +125,7 @@ public final class KubernetesExecutor implements Executor {
         this.clock = clock;
         this.logs = new LogSpool(client, dataDir.resolve("pod-logs"));
         this.fence = new KubernetesFence(client, config.namespace());
+        this.deletion = new PodDeletion(client, fence);
         this.nodes = new NodeWatch(client, config, clock);
         for (String namespace : config.allNamespaces()) {
             SharedIndexInformer<Pod> informer = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER)
@@ -204,7 +206,7 @@ public final class KubernetesExecutor implements Executor {
             return track(id, existing);
         }
         fence.check();
-        Pod pod = manifests.pod(spec, namespace);
+        Pod pod = manifests.pod(spec, namespace, fence.epoch());
         Tracked instance = tracked.computeIfAbsent(id, key -> new Tracked(key, namespace, Names.pod(key)));
         instance.probe = spec.probe() != null;
         instance.node = spec.node();
@@ -225,6 +227,10 @@ public final class KubernetesExecutor implements Executor {
                 if (raced != null) {
                     return track(id, raced);
                 }
+            }
+            if (KubernetesFence.refusedByPolicy(e)) {
+                throw new ExecutorException("fenced: the API server refused pod " + pod.getMetadata().getName() + " of epoch " + fence.epoch()
+                        + ": " + e.getMessage(), e);
             }
             throw new ExecutorException("cannot create pod " + pod.getMetadata().getName() + " on node " + spec.node() + ": " + e.getMessage(), e);
         }
@@ -408,14 +414,22 @@ public final class KubernetesExecutor implements Executor {
             report(new InstanceReport.Running(id, handleOf(pod), clock.instant()));
             observe(pod, false);
         });
-        // Pods of older attempts of these runs are orphans of a restart that was under way: they must not run on.
-        newestAttempt.forEach((runId, attempt) -> {
-            String namespace = namespaceOf.get(runId);
-            for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, Names.runKey(runId)).list().getItems()) {
+        // Pods of older attempts of these runs are orphans of a restart that was under way: they must not run on. Pods
+        // of older epochs are ours; one of a newer epoch means a newer leader acts on these runs: nothing here is ours
+        // to delete, and this executor stops.
+        Map<RunId, List<Pod>> podsOf = new LinkedHashMap<>();
+        newestAttempt.keySet().forEach(runId -> podsOf.put(runId,
+                client.pods().inNamespace(namespaceOf.get(runId)).withLabel(Names.RUN, Names.runKey(runId)).list().getItems()));
+        Optional<Pod> newer = KubernetesFence.ofNewerLeader(podsOf.values().stream().flatMap(List::stream).toList(), fence.epoch());
+        if (newer.isPresent()) {
+            throw fence.superseded(newer.get());
+        }
+        podsOf.forEach((runId, runPods) -> {
+            for (Pod pod : runPods) {
                 String podAttempt = pod.getMetadata().getLabels().get(Names.ATTEMPT);
-                if (podAttempt != null && Integer.parseInt(podAttempt) < attempt && pod.getMetadata().getDeletionTimestamp() == null) {
+                if (podAttempt != null && Integer.parseInt(podAttempt) < newestAttempt.get(runId) && pod.getMetadata().getDeletionTimestamp() == null) {
                     LOG.info("deleting pod {}: left over from attempt {} of run {}", pod.getMetadata().getName(), podAttempt, runId);
-                    client.pods().inNamespace(namespace).withName(pod.getMetadata().getName()).delete();
+                    deletion.delete(namespaceOf.get(runId), pod.getMetadata().getName(), null, null);
                 }
             }
         });
@@ -435,25 +449,11 @@ public final class KubernetesExecutor implements Executor {
             report(end); // already over: say so again (reports are at least once)
             return;
         }
-        fence.check();
         try {
-            if (!gracePeriod.isZero()) {
-                String notice = Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
-                // A merge patch without a resource version: the kubelet updating the pod's status meanwhile is no conflict.
-                String patch = Json.mapper().writeValueAsString(Map.of("metadata", Map.of("annotations", Map.of(Names.NOTICE_ANNOTATION, notice))));
-                try {
-                    client.pods().inNamespace(instance.namespace).withName(instance.pod)
-                            .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE), patch);
-                } catch (KubernetesClientException e) {
-                    if (e.getCode() == 404) {
-                        throw e;
-                    }
-                    LOG.warn("no notice on pod {} (it is stopped all the same): {}", instance.pod, e.getMessage());
-                }
-            }
+            String notice = gracePeriod.isZero() ? null
+                    : Json.mapper().writeValueAsString(Map.of("reason", reason, "deadline", clock.instant().plus(gracePeriod).toString()));
             // Kubernetes sends SIGTERM, and SIGKILL once the grace period is over; the pod disappears once all is dead.
-            var deleted = client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(instance.terminatingGrace).delete();
-            if (deleted.isEmpty()) {
+            if (!deletion.delete(instance.namespace, instance.pod, instance.terminatingGrace, notice)) {
                 finish(instance, new InstanceReport.Exited(id, 137, true, clock.instant()));
             }
         } catch (KubernetesClientException e) {
@@ -512,7 +512,9 @@ public final class KubernetesExecutor implements Executor {
             logs.delete(namespace, pod.getMetadata().getName());
         }
         // One by one rather than by collection: the executor needs no deletecollection permission.
-        deleteEach(client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.pods());
+        for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems()) {
+            deletion.delete(namespace, pod.getMetadata().getName(), null, null);
+        }
         deleteEach(client.services().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.services());
         deleteEach(client.configMaps().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.configMaps());
         deleteEach(client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
@@ -557,7 +559,7 @@ public final class KubernetesExecutor implements Executor {
             } else if (status instanceof PodStatus.CannotStart cannot) {
                 LOG.info("pod {} cannot start: {}", instance.pod, cannot.reason());
                 if (finish(instance, new InstanceReport.Exited(instance.id, cannot.exitCode(), false, cannot.reason(), clock.instant()))) {
-                    client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(0).delete(); // stop the pull retries
+                    deletion.delete(instance.namespace, instance.pod, 0L, null); // stop the pull retries
                 }
             } else if (status instanceof PodStatus.Rejected rejected) {
                 finish(instance, new InstanceReport.Lost(instance.id, "the kubelet rejected or evicted its pod: " + rejected.reason(), clock.instant()));
@@ -655,7 +657,7 @@ public final class KubernetesExecutor implements Executor {
                     continue;
                 }
                 if (finish(instance, new InstanceReport.Lost(instance.id, "NodeLost: node " + instance.node + " is " + why, true, clock.instant()))) {
-                    client.pods().inNamespace(instance.namespace).withName(instance.pod).withGracePeriod(0).delete();
+                    deletion.delete(instance.namespace, instance.pod, 0L, null);
                 }
             }
         } catch (RuntimeException e) {

@@ -133,8 +133,8 @@ final class Manifests {
         return List.copyOf(claims.values());
     }
 
-    /** The pod of one instance, pinned to the node the scheduler chose. */
-    Pod pod(LaunchSpec spec, String namespace) {
+    /** The pod of one instance, pinned to the node the scheduler chose, of the leader that leads at {@code epoch}. */
+    Pod pod(LaunchSpec spec, String namespace, long epoch) {
         InstanceId id = spec.id();
         if (spec.image() == null || spec.image().isBlank()) {
             throw new ExecutorException("instance " + spec.name() + " has no image: on Kubernetes every node group names the container "
@@ -144,6 +144,7 @@ final class Manifests {
         Map<String, String> labels = Names.runLabels(id.runId());
         labels.put(Names.ATTEMPT, Integer.toString(id.attempt()));
         labels.put(Names.RANK, Integer.toString(id.rank()));
+        labels.put(Names.EPOCH, Long.toString(epoch)); // checked by the fence policy on create
         if (metadata != null) {
             String group = metadata.instances().stream().filter(i -> i.rank() == id.rank()).map(ClusterMetadata.Instance::nodeGroup)
                     .findFirst().orElse(null);

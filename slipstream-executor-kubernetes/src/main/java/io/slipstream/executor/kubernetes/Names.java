@@ -24,6 +24,10 @@ final class Names {
     static final String RANK = "slipstream.io/rank";
     static final String WORKSPACE = "slipstream.io/workspace";
     static final String JOB = "slipstream.io/job";
+    /** The leader epoch of the executor that created a pod (see {@link KubernetesFence}). */
+    static final String EPOCH = "slipstream.io/epoch";
+    /** The leader epoch of the executor that stopped a pod: stamped on it just before its deletion. */
+    static final String STOP_EPOCH = "slipstream.io/stop-epoch";
 
     /** The full run id (the label holds a shortened one when the id is long). */
     static final String RUN_ID_ANNOTATION = "slipstream.io/run-id";

@@ -58,7 +58,7 @@ import tools.jackson.databind.JsonNode;
  */
 class DeployManifestsTest {
     private static final Path DEPLOY = Path.of("..", "deploy", "kubernetes");
-    private static final List<String> FILES = List.of("rbac.yaml", "postgres.yaml", "slipstream.yaml");
+    private static final List<String> FILES = List.of("rbac.yaml", "postgres.yaml", "slipstream.yaml", "fence-policy.yaml");
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
     private static final String MODEL_PACKAGE = "io.fabric8.kubernetes.api.model";
     private static final String CONFIG_FILE = "server.yaml";
@@ -149,6 +149,14 @@ class DeployManifestsTest {
         Role role = one("rbac.yaml", Role.class, "slipstream-executor");
         assertThat(role.getMetadata().getNamespace()).isEqualTo(serverConfig().path("kubernetes").path("namespace").asString());
         assertThat(grants(role.getRules())).isEqualTo(grantsOf(KubernetesPermissions.NAMESPACED));
+    }
+
+    @Test
+    void theFencePolicyReadsTheEpochConfigMapOfTheServersJobsNamespace() {
+        var binding = only("fence-policy.yaml", io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBinding.class);
+        assertThat(binding.getSpec().getParamRef().getNamespace()).isEqualTo(serverConfig().path("kubernetes").path("namespace").asString());
+        assertThat(binding.getSpec().getParamRef().getName()).isEqualTo(KubernetesFence.NAME);
+        assertThat(binding.getSpec().getMatchResources()).as("every namespace: workspaces may have their own").isNull();
     }
 
     @Test

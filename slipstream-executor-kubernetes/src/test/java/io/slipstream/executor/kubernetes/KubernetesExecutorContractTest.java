@@ -13,7 +13,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The executor contract, on fabric8's mock API server with a test kubelet that runs pods as local processes. */
+/**
+ * The executor contract, on fabric8's mock API server with a test kubelet that runs pods as local processes, and
+ * the leader fence's admission policy installed (as {@code deploy/kubernetes} has it).
+ */
 class KubernetesExecutorContractTest extends BaseExecutorContractTest {
     @TempDir
     static Path root;
@@ -23,6 +26,10 @@ class KubernetesExecutorContractTest extends BaseExecutorContractTest {
     @BeforeAll
     static void startCluster() {
         cluster = new TestCluster(root);
+        cluster.api.installFencePolicy();
+        // Executors of the contract that no test fences act for epoch 0: the ConfigMap as a fence at 0 writes it.
+        cluster.admin.configMaps().inNamespace(TestCluster.NAMESPACE).resource(new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withNewMetadata().withName(KubernetesFence.NAME).endMetadata().addToData("epoch", "0").build()).create();
     }
 
     @AfterAll

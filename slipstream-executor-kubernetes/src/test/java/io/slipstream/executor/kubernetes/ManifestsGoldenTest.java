@@ -81,10 +81,10 @@ class ManifestsGoldenTest {
                 new Resources(32_000, 200L << 30, 8, "nvidia-h100-80gb-hbm3"), null)));
         objects.add(manifests.metadata(RUN, 2, NAMESPACE, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata()), false));
         objects.add(manifests.pod(instance(0, "coordinator-0", "gpu-node-1", new Resources(4_000, 16L << 30, 0, null),
-                new StartupProbe(List.of("test", "-f", "/tmp/ready"), 5, 60, 10)), NAMESPACE));
+                new StartupProbe(List.of("test", "-f", "/tmp/ready"), 5, 60, 10)), NAMESPACE, 3));
         Resources worker = new Resources(32_000, 200L << 30, 8, "nvidia-h100-80gb-hbm3");
-        objects.add(manifests.pod(instance(1, "worker-0", "gpu-node-1", worker, null), NAMESPACE));
-        objects.add(manifests.pod(instance(2, "worker-1", "gpu-node-2", worker, null), NAMESPACE));
+        objects.add(manifests.pod(instance(1, "worker-0", "gpu-node-1", worker, null), NAMESPACE, 3));
+        objects.add(manifests.pod(instance(2, "worker-1", "gpu-node-2", worker, null), NAMESPACE, 3));
         return objects;
     }
 
@@ -122,7 +122,7 @@ class ManifestsGoldenTest {
     @Test
     void aNodeGroupWithoutAnImageIsRefusedWithTheReason() {
         LaunchSpec noImage = new LaunchSpec(new InstanceId(RUN, 1, 0), "main-0", "gpu-node-1", List.of(), List.of("true"), Map.of(), null, null);
-        assertThatThrownBy(() -> manifests.pod(noImage, NAMESPACE)).isInstanceOf(ExecutorException.class)
+        assertThatThrownBy(() -> manifests.pod(noImage, NAMESPACE, 3)).isInstanceOf(ExecutorException.class)
                 .hasMessageContaining("main-0 has no image");
     }
 
@@ -130,7 +130,7 @@ class ManifestsGoldenTest {
     void pathsFromInputStayInsideTheirVolume() {
         LaunchSpec escaping = new LaunchSpec(new InstanceId(RUN, 1, 0), "main-0", "gpu-node-1", List.of(), List.of("true"), Map.of(), "../etc",
                 IMAGE);
-        assertThatThrownBy(() -> manifests.pod(escaping, NAMESPACE)).isInstanceOf(ExecutorException.class).hasMessageContaining("'..'");
+        assertThatThrownBy(() -> manifests.pod(escaping, NAMESPACE, 3)).isInstanceOf(ExecutorException.class).hasMessageContaining("'..'");
         ClusterMetadata metadata = metadata();
         ClusterMetadata outside = new ClusterMetadata(metadata.version(), metadata.runId(), metadata.workspace(), metadata.job(), 1, 3, "InOrder",
                 metadata.master(), metadata.instances(), List.of(new ClusterMetadata.Storage("x", "job", "/etc", "/x")));
