@@ -453,7 +453,7 @@ public abstract class BaseStoreContractTest {
     @Test
     void aRunsOriginRoundTripsAndItsIdempotencyKeyIsUniquePerWorkspace() {
         JobSpec spec = aJob("keyed").spec();
-        RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "4"), T0.minusSeconds(60), "key-1");
+        RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "4"), T0.minusSeconds(60), "key-1", "alice");
         RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
         assertThat(store.getRun(first.id()).orElseThrow().origin()).isEqualTo(origin);
         assertThat(store.findRunByIdempotencyKey("team-a", "key-1")).contains(first);
@@ -785,11 +785,11 @@ public abstract class BaseStoreContractTest {
     @Test
     void aReleasedIdempotencyKeyLeavesItsRunAloneAndADeletedRunFreesItsKey() {
         JobSpec spec = aJob("keyed").spec();
-        RunOrigin origin = new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), "key-2");
+        RunOrigin origin = new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), "key-2", "bob");
         RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
         store.releaseIdempotencyKey(first.id());
         RunRecord released = store.getRun(first.id()).orElseThrow();
-        assertThat(released.origin()).isEqualTo(new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), null));
+        assertThat(released.origin()).isEqualTo(new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), null, "bob"));
         assertThat(released.version()).as("a writer holding the run is not disturbed").isEqualTo(first.version());
 
         RunRecord second = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0.plusSeconds(1)));

@@ -19,6 +19,7 @@ public record RunView(
         String id,
         String job,
         String workspace,
+        String submittedBy,
         long jobVersion,
         RunState state,
         String reason,

@@ -119,7 +119,8 @@ final class Runs {
         if (run.scheduleTime() != null) {
             out.println("Scheduled:  for " + run.scheduleTime());
         }
-        out.println("Created:    " + run.createdAt());
+        out.println("Created:    " + run.createdAt() + (run.submittedBy() != null ? " by " + run.submittedBy()
+                : run.scheduleTime() != null ? " by its schedule" : ""));
         if (run.cancelRequestedAt() != null && !run.state().isFinal()) {
             out.println("Cancel:     requested at " + run.cancelRequestedAt() + "; waiting for every process to stop");
         }

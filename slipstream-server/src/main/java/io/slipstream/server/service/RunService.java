@@ -72,7 +72,7 @@ public final class RunService {
         checkKey(idempotencyKey, problems);
         problems.throwIfAny("the request is invalid");
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
-        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey);
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
         Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> runFactory.create(tx, stored, origin)));
         loop.wakeUp();
         return created;
@@ -87,7 +87,7 @@ public final class RunService {
         if (document.kind() != Kind.Job) {
             throw new InvalidInputException("jobDocument.kind", "must be Job to be run (is " + document.kind() + ")");
         }
-        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey);
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
         Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
                 () -> store.inTransaction(tx -> {
                     documents.apply(caller, List.of(document));

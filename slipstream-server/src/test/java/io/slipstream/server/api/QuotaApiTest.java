@@ -149,6 +149,7 @@ class QuotaApiTest {
         String guaranteed = run(carol, "team-c", "own", "", 4);
         String borrowing = run(carol, "team-c", "extra", "\"idleResources\": \"Acceptable\",", 2);
         server.awaitState(carol, guaranteed, "RUNNING");
+        assertThat(server.get("/api/v1/runs/" + guaranteed, admin).json().get("submittedBy").asString()).as("accounting needs who").isEqualTo("carol");
         server.awaitState(carol, borrowing, "RUNNING");
         String first = run(carol, "team-c", "waits", "\"priority\": 5,", 4);
         String second = run(carol, "team-c", "waits-too", "", 2);

@@ -667,10 +667,10 @@ public final class JdbcStore implements Store {
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
                     + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
-                    + "idempotency_key, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
+                    + "idempotency_key, submitted_by, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
                     + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
-                    + ":attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
+                    + ":submittedBy, :attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
                     .bind("schemaVersion", StoredFormat.CURRENT)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
@@ -678,7 +678,8 @@ public final class JdbcStore implements Store {
                     .bind("priority", run.priority())
                     .bind("spec", runSpec(run))
                     .bind("overrides", Json.mapper().writeValueAsString(run.origin().overrides()))
-                    .bind("idempotencyKey", run.origin().idempotencyKey());
+                    .bind("idempotencyKey", run.origin().idempotencyKey())
+                    .bind("submittedBy", run.origin().submittedBy());
             time(insert, "scheduleTime", run.origin().scheduleTime()).execute();
             appendEvent(created);
             return stored;
@@ -846,7 +847,7 @@ public final class JdbcStore implements Store {
     private static RunOrigin origin(ResultSet rs) throws SQLException {
         String overrides = rs.getString("overrides");
         return new RunOrigin(overrides == null ? Map.of() : Json.mapper().readValue(overrides, STRING_MAP), instant(rs, "schedule_time"),
-                rs.getString("idempotency_key"));
+                rs.getString("idempotency_key"), rs.getString("submitted_by"));
     }
 
     @Override

@@ -559,7 +559,7 @@ public final class InMemoryStore implements Store {
         return new RunRecord(run.id(), created.workspace(), created.job(), created.jobVersion(), run.state(), truncate(run.reason(), REASON_LENGTH),
                 run.outcome(), run.attempt(), created.priority(), created.spec(), micros(created.createdAt()), micros(run.startedAt()),
                 micros(run.finishedAt()), micros(run.cancelRequestedAt()), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(),
-                new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey()), micros(run.attemptStartedAt()),
+                new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey(), origin.submittedBy()), micros(run.attemptStartedAt()),
                 run.priorRuntimeMillis(), run.faults(), run.version());
     }
 
@@ -578,7 +578,7 @@ public final class InMemoryStore implements Store {
         write(t -> {
             RunRecord run = t.runs.get(id.value());
             if (run != null && run.origin().idempotencyKey() != null) {
-                RunOrigin origin = new RunOrigin(run.origin().overrides(), run.origin().scheduleTime(), null);
+                RunOrigin origin = new RunOrigin(run.origin().overrides(), run.origin().scheduleTime(), null, run.origin().submittedBy());
                 t.runs().put(id.value(), new RunRecord(run.id(), run.workspace(), run.job(), run.jobVersion(), run.state(), run.reason(),
                         run.outcome(), run.attempt(), run.priority(), run.spec(), run.createdAt(), run.startedAt(), run.finishedAt(),
                         run.cancelRequestedAt(), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(), origin, run.attemptStartedAt(),
