@@ -43,7 +43,10 @@ final class QuotaBook {
     private final Map<QuotaId, Entry> entries = new HashMap<>();
     private final Map<String, Amount> lendable = new HashMap<>();
     private final Map<String, Amount> borrowed = new HashMap<>();
+    /** Each pool's own guarantees, all of them: the most it could ever lend (with the unguaranteed capacity). */
+    private final Map<String, Amount> guaranteedByPool = new HashMap<>();
     private final Amount unguaranteed;
+    private final Amount schedulable = new Amount();
 
     QuotaBook(List<QuotaState> states, List<NodeState> nodes) {
         for (QuotaState quota : states) {
@@ -70,8 +73,10 @@ final class QuotaBook {
         }
         borrowed.put(NO_POOL, new Amount());
         lendable.put(NO_POOL, new Amount());
+        lendable.forEach((pool, own) -> guaranteedByPool.put(pool, own.copy()));
         Amount capacity = new Amount();
         nodes.stream().filter(NodeState::schedulable).forEach(node -> capacity.add(node.capacity(), 1));
+        schedulable.add(capacity, 1);
         capacity.add(allOwn, -1);
         capacity.clampAtZero();
         this.unguaranteed = capacity;
@@ -147,6 +152,30 @@ final class QuotaBook {
             beyond.add(over, 1);
         }
         return beyond.milliCpu <= unguaranteed.milliCpu && beyond.memory <= unguaranteed.memory && beyond.gpu <= unguaranteed.gpu;
+    }
+
+    /**
+     * Whether the pool could lend {@code request} at all: if every guarantee in it were unused and nothing else were
+     * borrowed. If not, a borrower waits until quotas change, not until runs end.
+     */
+    boolean couldEverLend(String pool, Resources request) {
+        return new Amount().fitsWithin(request, lendLimit(pool));
+    }
+
+    /** Whether all schedulable nodes together could hold {@code request}. */
+    boolean clusterCouldHold(Resources request) {
+        return new Amount().fitsWithin(request, schedulable);
+    }
+
+    Resources schedulableCapacity() {
+        return schedulable.toResources();
+    }
+
+    /** The most the pool could ever lend: all its own guarantees and the capacity no quota guarantees. */
+    Amount lendLimit(String pool) {
+        Amount limit = guaranteedByPool.getOrDefault(pool, new Amount()).copy();
+        limit.add(unguaranteed, 1);
+        return limit;
     }
 
     /** Books a run's resources: on its quota's guarantee, or borrowed from its pool. */

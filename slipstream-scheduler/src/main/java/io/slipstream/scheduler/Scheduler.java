@@ -620,7 +620,21 @@ public final class Scheduler {
                 wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                 return;
             }
-            if (!book.idleAvailable(book.poolOf(run.quota()), request)) {
+            String pool = book.poolOf(run.quota());
+            if (!book.clusterCouldHold(request)) {
+                wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
+                        + book.schedulableCapacity() + ")");
+                return;
+            }
+            if (!book.couldEverLend(pool, request)) {
+                wait(run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())
+                        ? "it has no quota, and runs without one may only use what no quota guarantees: " + book.unguaranteed().toResources()
+                        + " of this cluster, less than it asks for (" + request + "); give its job a quota (spec.quota) or make the guarantees smaller"
+                        : "its pool (" + pool + ") could lend at most " + book.lendLimit(pool).toResources() + " even with every guarantee in it unused, less than it asks for ("
+                        + request + "); it waits until quotas change");
+                return;
+            }
+            if (!book.idleAvailable(pool, request)) {
                 wait(run, WaitReason.WaitingForIdleCapacity, "its sharing pool has no idle capacity to lend now");
                 return;
             }

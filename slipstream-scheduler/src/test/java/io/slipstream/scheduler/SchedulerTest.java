@@ -58,8 +58,10 @@ class SchedulerTest {
                 // Gangs and placement
                 new Case("a gang spreads over nodes when no node holds it whole", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("r").instances(2).gpus(8).build()), Map.of("r", "admit NotInQuota")),
-                new Case("a gang that does not fit whole is not started in part", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
-                        List.of(aRun("r").instances(3).gpus(8).build()), Map.of("r", "WaitingForIdleCapacity")),
+                new Case("a gang larger than the whole cluster can never fit", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
+                        List.of(aRun("r").instances(3).gpus(8).build()), Map.of("r", "NoNodeFits")),
+                new Case("a gang that does not fit whole now is not started in part", nodes("n", 2, "sim-gpu"), List.of(), List.of(aRun("small").gpus(1).running(NotInQuota, 0, "n-1")),
+                        List.of(aRun("r").instances(2).gpus(8).build()), Map.of("r", "WaitingForIdleCapacity")),
                 new Case("an instance larger than every node can never fit", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("r").gpus(16).build()), Map.of("r", "NoNodeFits")),
                 new Case("a GPU model nobody has can never fit", nodes("n", 1, "sim-gpu"), List.of(), List.of(),
@@ -137,6 +139,15 @@ class SchedulerTest {
                         List.of(aRun("low").quota("a/gpu").priority(1).gpus(8).running(InQuota, 0, "n-1")),
                         List.of(aRun("high").quota("a/gpu").priority(9).gpus(8).build()), Map.of("high", "WaitingForQuota")),
 
+                new Case("a run without a quota has nothing to borrow once quotas guarantee the whole cluster", nodes("n", 2, "sim-gpu"),
+                        List.of(teamA, teamB), List.of(), List.of(aRun("r").gpus(1).build()), Map.of("r", "NothingToBorrow")),
+                new Case("a borrower whose pool could never lend that much waits for quotas, not for runs", nodes("n", 1, "sim-gpu"),
+                        List.of(teamA, aQuota("b/gpu").build()), List.of(),
+                        List.of(aRun("r").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(1).build()), Map.of("r", "NothingToBorrow")),
+                new Case("a borrower of a pool whose guarantees are busy waits for idle capacity", nodes("n", 1, "sim-gpu"),
+                        List.of(teamA, aQuota("b/gpu").parent("a/gpu").build()),
+                        List.of(aRun("mine").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
+                        List.of(aRun("r").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(1).build()), Map.of("r", "WaitingForIdleCapacity")),
                 new Case("capacity no quota guarantees is lent once, not to every pool", nodes("n", 2, "sim-gpu"),
                         List.of(teamA, aQuota("b/gpu").build(), aQuota("c/gpu").build()),
                         List.of(aRun("b-borrows").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "n-1")),
@@ -259,7 +270,8 @@ class SchedulerTest {
         assertThat(outcome(second)).containsEntry("owner", "WaitingForReclaim").doesNotContainValue("preempt");
         // Cycle 3: the victim is gone; the owner starts, guaranteed, before the later run.
         CycleResult third = scheduler.schedule(new ClusterSnapshot(nodes("n", 1, "sim-gpu"), List.of(quota), List.of(), List.of(owner, late)), T0);
-        assertThat(outcome(third)).containsEntry("owner", "admit InQuota").containsEntry("late", "WaitingForIdleCapacity");
+        // The later run has no quota and the quota guarantees all of the node: it has nothing to borrow, and says so.
+        assertThat(outcome(third)).containsEntry("owner", "admit InQuota").containsEntry("late", "NothingToBorrow");
     }
 
     @Test

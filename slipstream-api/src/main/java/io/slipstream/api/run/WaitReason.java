@@ -10,6 +10,11 @@ public enum WaitReason {
     WaitingForQuota,
     /** It may only borrow, and nothing idle fits it now. */
     WaitingForIdleCapacity,
+    /**
+     * It may only borrow, and its pool could not lend it that much even if everything were idle: without a quota, only
+     * what no quota guarantees may be borrowed. It waits until quotas change.
+     */
+    NothingToBorrow,
     /** Admitting it would exceed its quota's max. */
     ExceedsQuotaMax,
     /** The quota it names does not exist. */
