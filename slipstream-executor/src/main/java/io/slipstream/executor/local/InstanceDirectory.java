@@ -73,6 +73,11 @@ final class InstanceDirectory {
      * (relative to the sandbox, or {@code null} for the sandbox itself), which is returned. Everything is made by the
      * server first and given to {@code uid} last, so no instance (not even another of the same run) can have put a
      * link where a directory is made. With a uid, nobody but that uid may enter the workload's directories.
+     *
+     * <p>A launch killed ({@code kill -9} of the server) while it made them leaves some of them: the next launch of
+     * the instance makes the rest and gives them away again. Nothing of the workload ran yet (its supervisor never
+     * started), and until the sandbox itself is given away (last) nobody but the server can enter it. A sandbox that
+     * was given away already is taken as it is, only checked: its uid may have changed what lies in it.
      */
     Path create(Integer uid, String workingDir) throws IOException {
         Path target = sandbox();
@@ -82,35 +87,60 @@ final class InstanceDirectory {
                 throw new ExecutorException("workingDir " + workingDir + " leaves the instance's directory");
             }
         }
-        if (Files.exists(sandbox(), LinkOption.NOFOLLOW_LINKS)) {
-            // Made before, by a launch that crashed before its supervisor started: nothing of the workload ran yet.
+        Files.createDirectories(dir);
+        if (uid != null) {
+            passableByGroup(dir, uid);
+        }
+        if (uid != null && givenTo(sandbox(), uid)) {
+            // Made and given away by a launch that crashed before its supervisor started.
             for (String name : WORKLOAD_DIRECTORIES) {
                 if (!Files.isDirectory(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
                     throw new ExecutorException("instance directory " + dir + " is incomplete (" + name + "); remove it to launch again");
                 }
             }
-            if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !target.toRealPath().startsWith(sandbox().toRealPath())) {
-                throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
-            }
-            return target;
-        }
-        Files.createDirectories(dir);
-        if (uid != null) {
-            passableByGroup(dir, uid);
+            return inSandbox(workingDir, target);
         }
         List<Path> made = new ArrayList<>();
         for (String name : WORKLOAD_DIRECTORIES) {
-            made.add(Files.createDirectory(dir.resolve(name), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))));
-        }
-        for (Path path = target; !path.equals(sandbox()); path = path.getParent()) {
+            Path path = dir.resolve(name);
+            if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                // In the server's control directory: nothing but the server can have put anything by that name there.
+                Files.createDirectory(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
             made.add(path);
         }
-        Files.createDirectories(target);
+        List<Path> below = new ArrayList<>();
+        for (Path path = target; !path.equals(sandbox()); path = path.getParent()) {
+            below.add(0, path);
+        }
+        for (Path path : below) {
+            // Level by level, never through a link: without a uid, a sandbox left over is the workload's (the server's user's).
+            if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectory(path);
+            } else if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
+            }
+            made.add(path);
+        }
+        inSandbox(workingDir, target);
         if (uid != null) {
             // Deepest first: until "work" itself is the uid's, nobody but the server can enter it.
             for (int i = made.size() - 1; i >= 0; i--) {
                 SafeFiles.chown(made.get(i), uid, uid);
             }
+        }
+        return target;
+    }
+
+    private static boolean givenTo(Path path, int uid) throws IOException {
+        return Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)
+                && Integer.valueOf(uid).equals(Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+    }
+
+    /** The working directory, refused unless it is a directory that really lies in the sandbox. */
+    private Path inSandbox(String workingDir, Path target) throws IOException {
+        if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !target.toRealPath().startsWith(sandbox().toRealPath())) {
+            throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
         }
         return target;
     }

@@ -105,6 +105,46 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
                 .hasMessageContaining("outside the instance's directory");
     }
 
+    /**
+     * A server killed (kill -9) while a launch made the instance's directory left part of it: the next launch of the
+     * instance (the restarted server's) makes the rest and starts it, rather than fail it (its run would end FAILED).
+     * Each case is what was made when the kill came.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"", "work", "work tmp", "work tmp report", "work tmp report work/out"})
+    void aLaunchKilledWhileItMadeTheInstanceDirectoryIsCompletedByTheNextLaunch(String madeBeforeTheKill) throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Files.createDirectories(dir);
+        for (String made : madeBeforeTheKill.split(" ")) {
+            if (!made.isEmpty()) {
+                Files.createDirectory(dir.resolve(made));
+            }
+        }
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("sh", "-c", "pwd; ls \"$TMPDIR\" >/dev/null && echo tmp"),
+                Map.of(), "out/logs", null);
+        Map<String, String> handle = launch(executor, spec);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList())
+                .containsExactly(dir.resolve("work/out/logs").toRealPath().toString(), "tmp");
+        assertThat(dir.resolve("report")).isDirectory();
+    }
+
+    @Test
+    void aLinkLeftInASandboxIsNeverFollowedToMakeTheWorkingDirectory() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Path sandbox = Files.createDirectories(dir.resolve("work"));
+        Files.createDirectories(dir.resolve("tmp"));
+        Files.createDirectories(dir.resolve("report"));
+        Files.createSymbolicLink(sandbox.resolve("escape"), dataDir);
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape/made", null);
+        assertThatThrownBy(() -> executor.launch(spec)).hasMessageContaining("outside the instance's directory");
+        assertThat(dataDir.resolve("made")).doesNotExist();
+    }
+
     @Test
     void anInstanceFromBeforeARebootIsLostAndItsOldPidIsNeverSignalled() throws Exception {
         Executor executor = newExecutor();
