@@ -146,6 +146,74 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
+    void theSupervisorRecordsThePidsWithTheirStartTimes() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "echo up; sleep 600"));
+        awaitOutput(executor, id, handle, "up");
+        String[] recorded = Files.readString(dataDir.resolve("instances").resolve(handle.get("dir")).resolve("pid")).trim().split(" ");
+        long supervisor = Long.parseLong(handle.get("supervisorPid"));
+        long instance = Long.parseLong(handle.get("pid"));
+        assertThat(recorded).containsExactly(Long.toString(supervisor), Long.toString(instance),
+                Long.toString(ProcFs.stat(supervisor).orElseThrow().startTime()), Long.toString(ProcFs.stat(instance).orElseThrow().startTime()));
+        assertThat(handle).containsEntry("supervisorStart", recorded[2]).containsEntry("pidStart", recorded[3]);
+    }
+
+    /**
+     * The server was killed after an instance's supervisor started, before its launch was recorded; the instance ended
+     * while the server was down, and its pid went to another process (a session leader, as the main process of an
+     * instance is). The restarted server finds the instance from its pid file: the start times recorded there tell
+     * that the process with that pid now is another, so it is neither waited for nor killed with the instance's leftovers.
+     */
+    @Test
+    void aPidGivenToAnotherProcessWhileTheServerWasDownIsNeverTakenForTheInstances() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, "node-1", "true"));
+        awaitReport(id, InstanceReport.Exited.class);
+        before.close();
+        Process other = new ProcessBuilder("setsid", "sleep", "600").start();
+        try {
+            Path pidFile = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("pid");
+            String[] recorded = Files.readString(pidFile).trim().split(" ");
+            Files.writeString(pidFile, recorded[0] + " " + other.pid() + " " + recorded[2] + " " + recorded[3] + "\n"); // as if given again
+
+            newExecutor().launch(spec(id, "node-1", "true")); // the restarted server launches what it knew as pending
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(other.isAlive()).as("the process that has the instance's old pid now").isTrue();
+        } finally {
+            other.destroyForcibly();
+        }
+    }
+
+    /**
+     * A handle made when the instance's processes were gone (start times -1: by an older version, from a pid file that
+     * recorded no start times), adopted after its pid went to another process: that process is not the instance's.
+     */
+    @Test
+    void aProcessThatGotThePidOfAnInstanceThatWasGoneWhenItsHandleWasMadeIsNeverSignalled() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, "node-1", "true"));
+        awaitReport(id, InstanceReport.Exited.class);
+        before.close();
+        Process other = new ProcessBuilder("setsid", "sleep", "600").start();
+        try {
+            Map<String, String> gone = new java.util.HashMap<>(handle);
+            gone.put("supervisorStart", "-1");
+            gone.put("pid", Long.toString(other.pid()));
+            gone.put("pidStart", "-1");
+
+            Executor after = newExecutor();
+            after.adopt(Map.of(id, gone));
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(other.isAlive()).as("the process that has the instance's old pid now").isTrue();
+        } finally {
+            other.destroyForcibly();
+        }
+    }
+
+    @Test
     void anInstanceFromBeforeARebootIsLostAndItsOldPidIsNeverSignalled() throws Exception {
         Executor executor = newExecutor();
         InstanceId id = newInstanceId();
