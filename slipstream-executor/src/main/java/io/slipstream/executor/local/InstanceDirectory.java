@@ -73,6 +73,11 @@ final class InstanceDirectory {
      * (relative to the sandbox, or {@code null} for the sandbox itself), which is returned. Everything is made by the
      * server first and given to {@code uid} last, so no instance (not even another of the same run) can have put a
      * link where a directory is made. With a uid, nobody but that uid may enter the workload's directories.
+     *
+     * <p>A launch killed ({@code kill -9} of the server) while it made them leaves some of them: the next launch of
+     * the instance makes the rest and gives them away again. Nothing of the workload ran yet (its supervisor never
+     * started), and until the sandbox itself is given away (last) nobody but the server can enter it. A sandbox that
+     * was given away already is taken as it is, only checked: its uid may have changed what lies in it.
      */
     Path create(Integer uid, String workingDir) throws IOException {
         Path target = sandbox();
@@ -82,35 +87,60 @@ final class InstanceDirectory {
                 throw new ExecutorException("workingDir " + workingDir + " leaves the instance's directory");
             }
         }
-        if (Files.exists(sandbox(), LinkOption.NOFOLLOW_LINKS)) {
-            // Made before, by a launch that crashed before its supervisor started: nothing of the workload ran yet.
+        Files.createDirectories(dir);
+        if (uid != null) {
+            passableByGroup(dir, uid);
+        }
+        if (uid != null && givenTo(sandbox(), uid)) {
+            // Made and given away by a launch that crashed before its supervisor started.
             for (String name : WORKLOAD_DIRECTORIES) {
                 if (!Files.isDirectory(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
                     throw new ExecutorException("instance directory " + dir + " is incomplete (" + name + "); remove it to launch again");
                 }
             }
-            if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !target.toRealPath().startsWith(sandbox().toRealPath())) {
-                throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
-            }
-            return target;
-        }
-        Files.createDirectories(dir);
-        if (uid != null) {
-            passableByGroup(dir, uid);
+            return inSandbox(workingDir, target);
         }
         List<Path> made = new ArrayList<>();
         for (String name : WORKLOAD_DIRECTORIES) {
-            made.add(Files.createDirectory(dir.resolve(name), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))));
-        }
-        for (Path path = target; !path.equals(sandbox()); path = path.getParent()) {
+            Path path = dir.resolve(name);
+            if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                // In the server's control directory: nothing but the server can have put anything by that name there.
+                Files.createDirectory(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
             made.add(path);
         }
-        Files.createDirectories(target);
+        List<Path> below = new ArrayList<>();
+        for (Path path = target; !path.equals(sandbox()); path = path.getParent()) {
+            below.add(0, path);
+        }
+        for (Path path : below) {
+            // Level by level, never through a link: without a uid, a sandbox left over is the workload's (the server's user's).
+            if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectory(path);
+            } else if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
+            }
+            made.add(path);
+        }
+        inSandbox(workingDir, target);
         if (uid != null) {
             // Deepest first: until "work" itself is the uid's, nobody but the server can enter it.
             for (int i = made.size() - 1; i >= 0; i--) {
                 SafeFiles.chown(made.get(i), uid, uid);
             }
+        }
+        return target;
+    }
+
+    private static boolean givenTo(Path path, int uid) throws IOException {
+        return Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)
+                && Integer.valueOf(uid).equals(Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+    }
+
+    /** The working directory, refused unless it is a directory that really lies in the sandbox. */
+    private Path inSandbox(String workingDir, Path target) throws IOException {
+        if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !target.toRealPath().startsWith(sandbox().toRealPath())) {
+            throw new ExecutorException("workingDir " + workingDir + " leads outside the instance's directory");
         }
         return target;
     }
@@ -245,8 +275,12 @@ final class InstanceDirectory {
         return SafeFiles.exists(dir.resolve("terminate_requested"));
     }
 
-    /** {supervisor pid, instance pid} once the supervisor started the command, else {@code null}. */
-    long[] pids() throws IOException {
+    /**
+     * The supervisor's and the instance's pids with their start times ({@link Pids#UNKNOWN} where the supervisor did not
+     * record them: one launched by an older version writes the pids alone), once the supervisor started the command,
+     * else {@code null}.
+     */
+    Pids pids() throws IOException {
         Path file = dir.resolve("pid");
         byte[] data = SafeFiles.readControlFile(file, MAX_CONTROL_FILE_BYTES);
         if (data == null) {
@@ -258,13 +292,24 @@ final class InstanceDirectory {
         }
         String[] fields = line.trim().split(" ");
         try {
-            if (fields.length != 2) {
+            if (fields.length != 2 && fields.length != 4) {
                 throw new IOException("unreadable " + file);
             }
-            return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
+            long[] values = new long[fields.length];
+            for (int i = 0; i < fields.length; i++) {
+                values[i] = Long.parseLong(fields[i]);
+            }
+            return fields.length == 2 ? new Pids(values[0], Pids.UNKNOWN, values[1], Pids.UNKNOWN)
+                    : new Pids(values[0], values[2], values[1], values[3]);
         } catch (NumberFormatException e) {
             throw new IOException("unreadable " + file + ": " + e.getMessage());
         }
+    }
+
+    /** What the {@code pid} file says: the supervisor's and the instance's main process's pids and start times. */
+    record Pids(long supervisor, long supervisorStart, long instance, long instanceStart) {
+        /** A start time the supervisor did not record. */
+        static final long UNKNOWN = -1;
     }
 
     /** The exit code the supervisor recorded, or {@code null} if it has not (yet) or it cannot be read. */

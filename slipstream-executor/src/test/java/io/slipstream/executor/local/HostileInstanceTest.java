@@ -227,9 +227,12 @@ class HostileInstanceTest {
         InstanceId id = newInstanceId();
         String marker = "stopper-" + System.nanoTime();
         // Detached, it stops every other process of the uid over and over: a kill made as the uid would be stopped too.
-        Map<String, String> handle = executor.launch(spec(id, "setsid sh -c 'while :; do kill -STOP -1 2>/dev/null; done; : " + marker
-                + "' </dev/null >/dev/null 2>&1 & echo started; exec sleep 600"));
+        // "started" comes first: the daemon may stop the instance's shell before it prints anything.
+        Map<String, String> handle = executor.launch(spec(id, "echo started; setsid sh -c 'while :; do kill -STOP -1 2>/dev/null; done; : "
+                + marker + "' </dev/null >/dev/null 2>&1 & exec sleep 600"));
         awaitOutput(executor, id, handle, "started");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> ProcessHandle.allProcesses().anyMatch(p -> p.info().commandLine().orElse("").contains(marker)));
         executor.terminate(id, handle, Duration.ofSeconds(1), "test");
         awaitReport(id, InstanceReport.Exited.class);
         assertThat(ProcessHandle.allProcesses().filter(p -> p.info().commandLine().orElse("").contains(marker)).toList())

@@ -193,6 +193,32 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(executor.find(id)).isEmpty();
     }
 
+    /**
+     * A server killed (kill -9) while a launch gave the instance's directories to the run's uid (deepest first, the
+     * sandbox last): the next launch gives the rest too. Taken as it was, the sandbox stayed the server's (0700) and the
+     * instance could not even enter its working directory: it exited with code 2 at once, and its run ended FAILED.
+     */
+    @Test
+    void aLaunchKilledWhileItGaveTheSandboxAwayGivesItAwayOnTheNextLaunch() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId peer = newInstanceId();
+        launch(executor, spec(peer, "node-1", "true")); // the run has its uid now
+        awaitReport(peer, InstanceReport.Exited.class);
+        int uid = Integer.parseInt(Files.readString(dataDir.resolve("instances").resolve(peer.runId().value()).resolve("uid")).trim());
+        InstanceId id = new InstanceId(peer.runId(), 1, 1);
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Files.createDirectories(dir);
+        for (String name : List.of("work", "tmp", "report")) {
+            Files.createDirectory(dir.resolve(name), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        }
+        for (String given : List.of("report", "tmp")) { // the kill came before "work"
+            SafeFiles.chown(dir.resolve(given), uid, uid);
+        }
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "pwd; touch \"$TMPDIR/mine\" && echo written"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList()).containsExactly(dir.resolve("work").toString(), "written");
+    }
+
     private static List<Long> processesWith(String marker) {
         return ProcessHandle.allProcesses().filter(p -> p.info().commandLine().map(line -> line.contains(marker)).orElse(false))
                 .map(ProcessHandle::pid).toList();

@@ -105,6 +105,114 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
                 .hasMessageContaining("outside the instance's directory");
     }
 
+    /**
+     * A server killed (kill -9) while a launch made the instance's directory left part of it: the next launch of the
+     * instance (the restarted server's) makes the rest and starts it, rather than fail it (its run would end FAILED).
+     * Each case is what was made when the kill came.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"", "work", "work tmp", "work tmp report", "work tmp report work/out"})
+    void aLaunchKilledWhileItMadeTheInstanceDirectoryIsCompletedByTheNextLaunch(String madeBeforeTheKill) throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Files.createDirectories(dir);
+        for (String made : madeBeforeTheKill.split(" ")) {
+            if (!made.isEmpty()) {
+                Files.createDirectory(dir.resolve(made));
+            }
+        }
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("sh", "-c", "pwd; ls \"$TMPDIR\" >/dev/null && echo tmp"),
+                Map.of(), "out/logs", null);
+        Map<String, String> handle = launch(executor, spec);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList())
+                .containsExactly(dir.resolve("work/out/logs").toRealPath().toString(), "tmp");
+        assertThat(dir.resolve("report")).isDirectory();
+    }
+
+    @Test
+    void aLinkLeftInASandboxIsNeverFollowedToMakeTheWorkingDirectory() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Path dir = ((LocalProcessExecutor) executor).directoryOf(id).path();
+        Path sandbox = Files.createDirectories(dir.resolve("work"));
+        Files.createDirectories(dir.resolve("tmp"));
+        Files.createDirectories(dir.resolve("report"));
+        Files.createSymbolicLink(sandbox.resolve("escape"), dataDir);
+        LaunchSpec spec = new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("true"), Map.of(), "escape/made", null);
+        assertThatThrownBy(() -> executor.launch(spec)).hasMessageContaining("outside the instance's directory");
+        assertThat(dataDir.resolve("made")).doesNotExist();
+    }
+
+    @Test
+    void theSupervisorRecordsThePidsWithTheirStartTimes() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1", "echo up; sleep 600"));
+        awaitOutput(executor, id, handle, "up");
+        String[] recorded = Files.readString(dataDir.resolve("instances").resolve(handle.get("dir")).resolve("pid")).trim().split(" ");
+        long supervisor = Long.parseLong(handle.get("supervisorPid"));
+        long instance = Long.parseLong(handle.get("pid"));
+        assertThat(recorded).containsExactly(Long.toString(supervisor), Long.toString(instance),
+                Long.toString(ProcFs.stat(supervisor).orElseThrow().startTime()), Long.toString(ProcFs.stat(instance).orElseThrow().startTime()));
+        assertThat(handle).containsEntry("supervisorStart", recorded[2]).containsEntry("pidStart", recorded[3]);
+    }
+
+    /**
+     * The server was killed after an instance's supervisor started, before its launch was recorded; the instance ended
+     * while the server was down, and its pid went to another process (a session leader, as the main process of an
+     * instance is). The restarted server finds the instance from its pid file: the start times recorded there tell
+     * that the process with that pid now is another, so it is neither waited for nor killed with the instance's leftovers.
+     */
+    @Test
+    void aPidGivenToAnotherProcessWhileTheServerWasDownIsNeverTakenForTheInstances() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, "node-1", "true"));
+        awaitReport(id, InstanceReport.Exited.class);
+        before.close();
+        Process other = new ProcessBuilder("setsid", "sleep", "600").start();
+        try {
+            Path pidFile = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("pid");
+            String[] recorded = Files.readString(pidFile).trim().split(" ");
+            Files.writeString(pidFile, recorded[0] + " " + other.pid() + " " + recorded[2] + " " + recorded[3] + "\n"); // as if given again
+
+            newExecutor().launch(spec(id, "node-1", "true")); // the restarted server launches what it knew as pending
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(other.isAlive()).as("the process that has the instance's old pid now").isTrue();
+        } finally {
+            other.destroyForcibly();
+        }
+    }
+
+    /**
+     * A handle made when the instance's processes were gone (start times -1: by an older version, from a pid file that
+     * recorded no start times), adopted after its pid went to another process: that process is not the instance's.
+     */
+    @Test
+    void aProcessThatGotThePidOfAnInstanceThatWasGoneWhenItsHandleWasMadeIsNeverSignalled() throws Exception {
+        Executor before = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(before, spec(id, "node-1", "true"));
+        awaitReport(id, InstanceReport.Exited.class);
+        before.close();
+        Process other = new ProcessBuilder("setsid", "sleep", "600").start();
+        try {
+            Map<String, String> gone = new java.util.HashMap<>(handle);
+            gone.put("supervisorStart", "-1");
+            gone.put("pid", Long.toString(other.pid()));
+            gone.put("pidStart", "-1");
+
+            Executor after = newExecutor();
+            after.adopt(Map.of(id, gone));
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(other.isAlive()).as("the process that has the instance's old pid now").isTrue();
+        } finally {
+            other.destroyForcibly();
+        }
+    }
+
     @Test
     void anInstanceFromBeforeARebootIsLostAndItsOldPidIsNeverSignalled() throws Exception {
         Executor executor = newExecutor();
