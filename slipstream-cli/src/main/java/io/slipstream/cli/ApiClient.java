@@ -201,12 +201,22 @@ public final class ApiClient {
         while (true) {
             HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
             if (response.statusCode() < 400) {
+                warnings(response.headers());
                 if (response.statusCode() == 204 || response.body().length == 0) {
                     return Json.mapper().nullNode();
                 }
                 return Json.mapper().readTree(response.body());
             }
             wait.orThrow(response.statusCode(), response.headers(), response.body());
+        }
+    }
+
+    /** Prints the server's warnings ({@code Warning: 299 slipstream "text"}), as kubectl does. */
+    private void warnings(java.net.http.HttpHeaders headers) {
+        for (String value : headers.allValues("Warning")) {
+            int open = value.indexOf('"');
+            String text = open >= 0 && value.endsWith("\"") && value.length() > open + 1 ? value.substring(open + 1, value.length() - 1) : value;
+            notices.accept("Warning: " + text.replace("\\\"", "\"").replace("\\\\", "\\"));
         }
     }
 

@@ -170,11 +170,16 @@ class EndToEndIT {
     }
 
     @Test
-    void theDemoRunsTheExampleJob() throws Exception {
-        Result demo = SlipstreamProcess.cli(work, "demo", "--data-dir", work.resolve("demo-data").toString(), "-f",
-                work.resolve("hello.yaml").toString());
+    void theDemoRunsTheExampleJobInAFreshStateOfItsOwn() throws Exception {
+        // The story's state (whose quotas guarantee the whole cluster) must never keep the job from running: here the
+        // story's directory is not even usable, and the demo of a file does not touch it.
+        Files.writeString(work.resolve(".slipstream-demo"), "not a data directory\n");
+        Result demo = SlipstreamProcess.cli(work, "demo", "-f", work.resolve("hello.yaml").toString());
         assertThat(demo.exit()).as(demo.out() + demo.err()).isZero();
         assertThat(demo.out()).contains("hello from rank 0 of 2").contains("SUCCEEDED");
+        java.util.regex.Matcher state = java.util.regex.Pattern.compile("\\(state in (\\S+)\\)").matcher(demo.out());
+        assertThat(state.find()).as(demo.out()).isTrue();
+        assertThat(Path.of(state.group(1))).as("the fresh state is removed afterwards").doesNotExist();
     }
 
     @Test

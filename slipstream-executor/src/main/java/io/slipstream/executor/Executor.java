@@ -42,6 +42,14 @@ public interface Executor extends AutoCloseable {
         return Containment.EVERY_PROCESS;
     }
 
+    /**
+     * Whether the nodes may grow (a cluster autoscaler may add nodes): a run that no node fits now is then accepted with
+     * a warning, not refused.
+     */
+    default boolean nodesMayGrow() {
+        return false;
+    }
+
     /** Whether every instance must name a container image (executors that run containers); a job without one is refused. */
     default boolean requiresImage() {
         return false;

@@ -162,6 +162,12 @@ final class QuotaBook {
         return new Amount().fitsWithin(request, lendLimit(pool));
     }
 
+    /** Whether the quota's own guarantee could hold {@code request} if none of it were in use. */
+    boolean guaranteeCouldEverHold(QuotaId quota, Resources request) {
+        Entry entry = quota == null ? null : entries.get(quota);
+        return entry != null && new Amount().fitsWithin(request, entry.own);
+    }
+
     /** Whether all schedulable nodes together could hold {@code request}. */
     boolean clusterCouldHold(Resources request) {
         return new Amount().fitsWithin(request, schedulable);

@@ -609,6 +609,11 @@ public final class Scheduler {
                 wait(run, WaitReason.ExceedsQuotaMax, "its quota's max would be exceeded");
                 return;
             }
+            if (!run.idleMode().mayBorrow() && book.exists(run.quota()) && !book.guaranteeCouldEverHold(run.quota(), request)) {
+                wait(run, WaitReason.WaitingForQuota, "it asks for " + request + ", more than its quota guarantees its own runs ("
+                        + book.own(run.quota()).toResources() + "), and it may not borrow (idleResources: Disabled): it waits until the quota grows");
+                return;
+            }
             if (!run.idleMode().mayBorrow()) {
                 // Guarantees do not change in this pass: one message per quota, however long its queue.
                 String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");

@@ -139,6 +139,8 @@ class SchedulerTest {
                         List.of(aRun("low").quota("a/gpu").priority(1).gpus(8).running(InQuota, 0, "n-1")),
                         List.of(aRun("high").quota("a/gpu").priority(9).gpus(8).build()), Map.of("high", "WaitingForQuota")),
 
+                new Case("a Disabled run larger than its quota's guarantee waits for the quota, whatever runs", nodes("n", 2, "sim-gpu"),
+                        List.of(teamA), List.of(), List.of(aRun("r").quota("a/gpu").gpus(8).instances(2).build()), Map.of("r", "WaitingForQuota")),
                 new Case("a run without a quota has nothing to borrow once quotas guarantee the whole cluster", nodes("n", 2, "sim-gpu"),
                         List.of(teamA, teamB), List.of(), List.of(aRun("r").gpus(1).build()), Map.of("r", "NothingToBorrow")),
                 new Case("a borrower whose pool could never lend that much waits for quotas, not for runs", nodes("n", 1, "sim-gpu"),

@@ -124,7 +124,8 @@ public final class SlipstreamServer implements AutoCloseable {
                             runTokens, secrets, progress, queue).observeCycles(metrics::cycle));
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
-            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock);
+            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock, leading::nodes,
+                    executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
                     () -> control.status().role() == LeaderElection.Role.LEADER);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,

@@ -29,7 +29,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = ".slipstream-demo", description = "Where the demo's state lives (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Where the demo's state lives (default: .slipstream-demo for the story;"
+            + " with -f, a fresh directory removed afterwards, so that the story's quotas never keep the job from running).")
     Path dataDir;
 
     @Option(names = {"-f", "--file"}, paramLabel = "FILE",
@@ -43,6 +44,26 @@ public final class DemoCommand implements Callable<Integer> {
             System.setProperty("SLIPSTREAM_LOG_LEVEL", "WARN");
         }
         PrintWriter out = spec.commandLine().getOut();
+        Path fresh = dataDir == null && file != null ? Files.createTempDirectory("slipstream-demo-") : null;
+        try {
+            return run(out, dataDir != null ? dataDir : fresh != null ? fresh : Path.of(".slipstream-demo"));
+        } finally {
+            if (fresh != null) {
+                removeTree(fresh);
+            }
+        }
+    }
+
+    /** Removes the fresh state of a {@code -f} demo; never follows links (what the job left there is not trusted). */
+    private static void removeTree(Path dir) throws IOException {
+        try (var walk = Files.walk(dir)) {
+            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
+    private int run(PrintWriter out, Path dataDir) throws IOException, InterruptedException {
         ServerConfig config = ConfigReader.defaults(dataDir).withPort(0);
         try (SlipstreamServer server = SlipstreamServer.start(config, SlipstreamServer.systemClock())) {
             out.println("Slipstream demo: a control plane on this machine, over " + server.nodes().size() + " simulated nodes "

@@ -186,6 +186,11 @@ public final class KubernetesExecutor implements Executor {
     }
 
     @Override
+    public boolean nodesMayGrow() {
+        return true; // a cluster autoscaler may add nodes of a size no node has now
+    }
+
+    @Override
     public void setListener(Consumer<InstanceReport> listener) {
         this.listener = listener;
     }

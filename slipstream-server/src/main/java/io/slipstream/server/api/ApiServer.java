@@ -370,6 +370,8 @@ public final class ApiServer implements AutoCloseable {
                 ? runs.submit(caller, request.jobDocument(), request.overrides(), key)
                 : runs.create(caller, request.workspace(), request.job(), request.overrides(), key);
         RunRecord run = created.run();
+        // As Kubernetes does: warnings in Warning headers (RFC 7234, code 299), which clients print.
+        created.warnings().forEach(warning -> ctx.res().addHeader("Warning", "299 slipstream \"" + warning.replace("\\", "\\\\").replace("\"", "\\\"") + "\""));
         if (created.replayed()) {
             ctx.header("Idempotent-Replayed", "true"); // the run an earlier request with this key created
             ctx.status(200).json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));

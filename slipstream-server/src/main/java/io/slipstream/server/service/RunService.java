@@ -12,6 +12,9 @@ import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
 import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
+import io.slipstream.server.control.RunFeasibility;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.scheduler.Decision;
 import io.slipstream.store.ConflictException;
 import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
@@ -43,8 +46,18 @@ public final class RunService {
     private final LeaderElection loop;
     private final RunFactory runFactory;
     private final Clock clock;
+    private final Supplier<List<NodeInfo>> nodes;
+    private final boolean nodesMayGrow;
 
-    public RunService(Store store, DocumentService documents, LeaderElection loop, RunFactory runFactory, Clock clock) {
+    /**
+     * @param nodes        the cluster's nodes: a new run that could not start even on all of them idle is refused (or,
+     *                     when {@code nodesMayGrow}, accepted with a warning), one the quotas keep from ever starting is
+     *                     accepted with a warning (quotas may change)
+     */
+    public RunService(Store store, DocumentService documents, LeaderElection loop, RunFactory runFactory, Clock clock,
+                      Supplier<List<NodeInfo>> nodes, boolean nodesMayGrow) {
+        this.nodes = nodes;
+        this.nodesMayGrow = nodesMayGrow;
         this.store = store;
         this.documents = documents;
         this.loop = loop;
@@ -52,8 +65,18 @@ public final class RunService {
         this.clock = clock;
     }
 
-    /** A created run, or with {@code replayed} the run an earlier request with the same idempotency key created. */
-    public record Created(RunRecord run, boolean replayed) {
+    /**
+     * A created run, or with {@code replayed} the run an earlier request with the same idempotency key created;
+     * {@code warnings}: why it cannot start as the cluster and quotas are now (it waits until they change).
+     */
+    public record Created(RunRecord run, boolean replayed, List<String> warnings) {
+        public Created {
+            warnings = List.copyOf(warnings);
+        }
+
+        Created(RunRecord run, boolean replayed) {
+            this(run, replayed, List.of());
+        }
     }
 
     /**
@@ -73,9 +96,9 @@ public final class RunService {
         problems.throwIfAny("the request is invalid");
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
-        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> runFactory.create(tx, stored, origin)));
+        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> feasible(tx, runFactory.create(tx, stored, origin))));
         loop.wakeUp();
-        return created;
+        return withWarnings(created);
     }
 
     /** Applies a Job document and runs it, in one transaction: either both happen or neither. */
@@ -92,10 +115,10 @@ public final class RunService {
                 () -> store.inTransaction(tx -> {
                     documents.apply(caller, List.of(document));
                     StoredDocument stored = tx.getDocument(Kind.Job, document.workspace(), document.name()).orElseThrow();
-                    return runFactory.create(tx, stored, origin);
+                    return feasible(tx, runFactory.create(tx, stored, origin));
                 }));
         loop.wakeUp();
-        return created;
+        return withWarnings(created);
     }
 
     private static void checkKey(String key, Problems problems) {
@@ -113,6 +136,30 @@ public final class RunService {
      *
      * @param workspace where the key is looked up; {@code null} when the caller may not see the workspace (it fails)
      */
+    /**
+     * Refuses (and so rolls back) a run that no node could ever hold, on nodes that do not grow: it would wait forever.
+     * The spec is the run's own, overrides applied and shapes resolved.
+     */
+    private RunRecord feasible(Store tx, RunRecord run) {
+        Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.listDocuments(Kind.Quota, null));
+        if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
+            throw new InvalidInputException("spec.nodeGroups", "this run could never start: " + never.get().message()
+                    + " (nodes: " + nodes.get().stream().map(n -> n.name() + " " + n.capacity()).collect(java.util.stream.Collectors.joining(", ")) + ")");
+        }
+        return run;
+    }
+
+    /** A new run that waits even on an idle cluster gets the scheduler's reason as a warning. */
+    private Created withWarnings(Created created) {
+        if (created.replayed()) {
+            return created;
+        }
+        return RunFeasibility.onAnIdleCluster(created.run(), nodes.get(), store.listDocuments(Kind.Quota, null))
+                .map(wait -> new Created(created.run(), false, List.of("this run cannot start even with the whole cluster idle, until nodes or quotas"
+                        + " change (" + wait.reason() + "): " + wait.message())))
+                .orElse(created);
+    }
+
     private Created idempotently(String workspace, String job, RunOrigin origin, Supplier<RunRecord> create) {
         String key = origin.idempotencyKey();
         if (key == null || workspace == null) {

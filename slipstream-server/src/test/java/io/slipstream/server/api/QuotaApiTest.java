@@ -208,4 +208,33 @@ class QuotaApiTest {
         assertThat(server.get("/api/v1/workspaces/team-c/quotas/train", carol).json().at("/status/used/gpu").asInt()).isZero();
         assertThat(server.get("/metrics", admin).text()).contains("slipstream_runs_finished_total{quota=\"team-c/train\",state=\"CANCELLED\"} 4.0");
     }
+
+    @Test
+    void aRunThatNoNodeCouldEverHoldIsRefusedAndOneItsQuotaKeepsWaitingForeverIsAcceptedWithAWarning() {
+        server.post("/api/v1/apply", admin, """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-d}
+                spec: {members: [dana]}
+                """);
+        assertThat(server.post("/api/v1/apply", admin, quota("team-d", "train", "{min: {cpu: 8, memory: 8Gi, gpu: 4}}")).status()).isEqualTo(200);
+        String dana = server.tokenFor("dana");
+        String job = """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "team-d"},
+                 "spec": {%s "nodeGroups": [{"name": "main", "replicas": %d, "resources": {"cpu": 1, "memory": "1Gi", "gpu": %d}, "command": ["true"]}]}}}
+                """;
+        Response tooBig = server.post("/api/v1/runs", dana, job.formatted("too-big", "", 1, 9));
+        assertThat(tooBig.status()).isEqualTo(400);
+        assertThat(problems(tooBig)).singleElement().asString().startsWith("spec.nodeGroups: this run could never start: no node can ever hold")
+                .contains("node-1");
+        assertThat(server.get("/api/v1/workspaces/team-d/jobs/too-big", dana).status()).as("nothing of it was kept").isEqualTo(404);
+        Response tooMany = server.post("/api/v1/runs", dana, job.formatted("too-many", "", 5, 8));
+        assertThat(problems(tooMany)).singleElement().asString().contains("more than all schedulable nodes have");
+
+        Response trapped = server.post("/api/v1/runs", dana, job.formatted("over-quota", "\"quota\": \"train\",", 1, 6));
+        assertThat(trapped.status()).as(trapped.text()).isEqualTo(201);
+        assertThat(trapped.headers().allValues("Warning")).singleElement().asString().startsWith("299 slipstream \"this run cannot start even with")
+                .contains("WaitingForQuota").contains("more than its quota guarantees");
+        server.post("/api/v1/runs/" + trapped.json().get("id").asString() + "/cancel", dana, "{}");
+    }
 }
