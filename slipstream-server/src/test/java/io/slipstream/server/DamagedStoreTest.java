@@ -80,12 +80,13 @@ class DamagedStoreTest {
     }
 
     /** Whether H2 on its own opens a copy of {@code file} and finds all the runs in it. */
-    private static boolean readsEveryRun(Path file) throws IOException {
+    /** Whether H2 alone still reads the runs table from the file, however many runs it finds there. */
+    private static boolean readsRuns(Path file) throws IOException {
         Path copy = Files.createTempDirectory("damaged-store");
         try {
             Files.copy(file, copy.resolve("slipstream.mv.db"));
             try (Connection db = DriverManager.getConnection("jdbc:h2:file:" + copy.resolve("slipstream") + RAW, "sa", "")) {
-                return count(db, "SELECT COUNT(*) FROM runs") == RUNS;
+                return count(db, "SELECT COUNT(*) FROM runs") >= 0;
             } catch (Exception cannotRead) {
                 return false;
             }
@@ -107,8 +108,10 @@ class DamagedStoreTest {
     /** Ways a store file is damaged while its server is stopped, and what the refusal must say. */
     enum Damage {
         /**
-         * Cut to half, and again while H2 alone still reads every run from it: a file compacted at a clean stop may
-         * have only free space in its second half (then nothing was lost, and nothing is to be refused).
+         * Cut to half, and again while H2 alone still reads the runs from it: a file compacted at a clean stop may
+         * have only free space in its second half (then nothing was lost, and nothing is to be refused), and a cut that
+         * leaves an older version of the chunks readable (fewer runs) is an older copy, which the watermark tells
+         * ({@code anOlderCopy...}): which of the two a cut gives depends on where H2's commits put the chunks.
          */
         TRUNCATED_TO_HALF("is damaged") {
             @Override
@@ -117,7 +120,7 @@ class DamagedStoreTest {
                     try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
                         raf.setLength(raf.length() / 2);
                     }
-                } while (Files.size(file) > 4096 && readsEveryRun(file));
+                } while (Files.size(file) > 4096 && readsRuns(file));
             }
         },
         TRUNCATED_TO_ZERO("is empty (0 bytes)") {

@@ -238,8 +238,11 @@ public final class TestKubelet implements AutoCloseable {
         return false;
     }
 
-    private void finish(PodRun run, int code) {
+    private void finish(PodRun run, int code) throws InterruptedException {
         killGroup(run, "KILL"); // what the main process leaves behind dies with its container
+        // kill(2) only queues the signal: a loaded machine may not have run the dying processes yet. A kubelet reports
+        // the container terminated once its processes are gone (the runtime reaps its cgroup), and so does this one.
+        awaitGroupGone(run);
         synchronized (run) {
             run.exitCode = code;
             run.phase = code == 0 ? "Succeeded" : "Failed";
@@ -576,10 +579,23 @@ public final class TestKubelet implements AutoCloseable {
     /** Whether any process of the pod's containers is alive (zombies do not count). */
     public boolean anyProcessAlive(String pod) {
         PodRun run = runs.values().stream().filter(r -> r.name.equals(pod)).reduce((a, b) -> b).orElse(null);
-        if (run == null || run.process == null) {
-            return false;
+        return run != null && run.process != null && groupAlive(run.process.pid());
+    }
+
+    /** Waits, a bounded time, until no process of the container's group is alive after its SIGKILL. */
+    private static void awaitGroupGone(PodRun run) throws InterruptedException {
+        Process process = run.process;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (process != null && groupAlive(process.pid())) {
+            if (System.nanoTime() > deadline) {
+                System.err.println("test kubelet: processes of pod " + run.name + " outlived their SIGKILL by 10 s");
+                return; // reported all the same: a test that looks finds them alive and says so
+            }
+            TimeUnit.MILLISECONDS.sleep(5);
         }
-        long group = run.process.pid();
+    }
+
+    private static boolean groupAlive(long group) {
         try (var entries = Files.list(Path.of("/proc"))) {
             return entries.filter(p -> p.getFileName().toString().matches("\\d+")).anyMatch(p -> {
                 try {

@@ -121,6 +121,16 @@ public final class LocalProcessExecutor implements Executor {
      */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, Clock clock) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES);
+    }
+
+    /**
+     * @param sharedPlaces the directories every user may write, cleared of what a run's uid left there before the uid
+     *                     is given again: {@link UidLeftovers#SHARED_PLACES}; a test gives one of its own, whose files it
+     *                     alone makes and removes
+     */
+    LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
         this.root = root.toAbsolutePath().normalize();
         this.handles = new InstanceHandles(this.root, isolation.enabled());
         this.fence = new EpochFence(this.root);
@@ -159,7 +169,7 @@ public final class LocalProcessExecutor implements Executor {
         }
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
-        this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids);
+        this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);

@@ -22,18 +22,21 @@ final class RunFiles {
     private final Trash trash;
     private final Trash storageTrash;
     private final UidAllocator uids;
+    private final UidLeftovers leftovers;
 
     /**
      * @param trash        for instance directories, on their file system
      * @param storageTrash for run-scoped storage, on the storage's file system (so that taking it is a rename too)
      * @param uids         the run uids, or {@code null} without isolation
+     * @param leftovers    removes what a freed uid left in shared places
      */
-    RunFiles(Path root, SharedStorage storage, Trash trash, Trash storageTrash, UidAllocator uids) {
+    RunFiles(Path root, SharedStorage storage, Trash trash, Trash storageTrash, UidAllocator uids, UidLeftovers leftovers) {
         this.root = root;
         this.storage = storage;
         this.trash = trash;
         this.storageTrash = storageTrash;
         this.uids = uids;
+        this.leftovers = leftovers;
     }
 
     /**
@@ -87,7 +90,7 @@ final class RunFiles {
                 Integer uid = UidAllocator.read(entry.resolve("uid"));
                 bin.delete(entry);
                 if (uid != null && uids != null && uids.inRange(uid)) {
-                    UidLeftovers.remove(uid);
+                    leftovers.remove(uid);
                     uids.free(uid);
                 }
             } catch (IOException | RuntimeException e) {

@@ -17,16 +17,20 @@ import org.slf4j.LoggerFactory;
  */
 final class UidLeftovers {
     private static final Logger LOG = LoggerFactory.getLogger(UidLeftovers.class);
-    private static final List<Path> SHARED_PLACES = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/dev/shm"), Path.of("/dev/mqueue"),
+    /** Where a server looks. */
+    static final List<Path> SHARED_PLACES = List.of(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/dev/shm"), Path.of("/dev/mqueue"),
             Path.of("/run/lock"));
     private static final Duration TIMEOUT = Duration.ofMinutes(5);
 
-    private UidLeftovers() {
+    private final List<Path> places;
+
+    UidLeftovers(List<Path> places) {
+        this.places = List.copyOf(places);
     }
 
-    static void remove(int uid) {
+    void remove(int uid) {
         List<String> argv = new ArrayList<>(List.of("find"));
-        SHARED_PLACES.stream().filter(Files::isDirectory).forEach(place -> argv.add(place.toString()));
+        places.stream().filter(Files::isDirectory).forEach(place -> argv.add(place.toString()));
         if (argv.size() == 1) {
             return;
         }

@@ -52,6 +52,7 @@ class HostileInstanceTest {
     Path dataDir;
 
     private Path target;
+    private Path sharedTmp;
     private Isolation isolation;
     private String targetSum;
     private final List<Executor> executors = new ArrayList<>();
@@ -65,6 +66,11 @@ class HostileInstanceTest {
         target = Files.writeString(dataDir.resolve("admin.token"), "{\"step\": 99}\n");
         Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-------"));
         targetSum = checksum(target);
+        // The shared place the executor clears of a freed uid's files: one of this test's, as /tmp is (sticky, anyone
+        // writes). Not the machine's /tmp, whose walk takes as long as what other builds keep there, and changes under it.
+        sharedTmp = Files.createDirectory(dataDir.resolve("shared-tmp"));
+        Files.setPosixFilePermissions(sharedTmp, PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertThat(new ProcessBuilder("chmod", "+t", sharedTmp.toString()).start().waitFor()).isZero();
         // Claimed like a server claims its uids, so that no other test or server on this machine shares them.
         isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), dataDir, null);
     }
@@ -81,7 +87,7 @@ class HostileInstanceTest {
     private LocalProcessExecutor newExecutor(long logLimit) {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, logLimit, 0, Clock.systemUTC());
+                isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp));
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;
@@ -289,7 +295,8 @@ class HostileInstanceTest {
     void whatAUidLeftInSharedPlacesGoesBeforeTheUidIsGivenAgain() throws Exception {
         LocalProcessExecutor executor = newExecutor(0);
         InstanceId id = newInstanceId();
-        Path left = Path.of("/tmp/slipstream-left-" + System.nanoTime());
+        assertThat(UidLeftovers.SHARED_PLACES).as("where a server looks").contains(Path.of("/tmp"), Path.of("/var/tmp"), Path.of("/dev/shm"));
+        Path left = sharedTmp.resolve("slipstream-left-" + System.nanoTime());
         Map<String, String> handle = executor.launch(spec(id, "id -u; echo private > " + left + "; chmod 600 " + left));
         awaitReport(id, InstanceReport.Exited.class);
         assertThat(Files.exists(left)).isTrue();
