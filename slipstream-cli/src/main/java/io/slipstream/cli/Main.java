@@ -4,6 +4,7 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.cli.command.ApplyCommand;
 import io.slipstream.cli.command.CancelCommand;
+import io.slipstream.cli.command.CompletionCommand;
 import io.slipstream.cli.command.DeleteCommand;
 import io.slipstream.cli.command.DemoCommand;
 import io.slipstream.cli.command.EventsCommand;
@@ -49,6 +50,7 @@ import picocli.CommandLine.Command;
                 StoreCommand.class,
                 WhoAmICommand.class,
                 SimulateCommand.class,
+                CompletionCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
