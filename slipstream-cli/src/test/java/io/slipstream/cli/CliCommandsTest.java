@@ -179,7 +179,7 @@ class CliCommandsTest {
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).contains("metadata.name:").contains("spec.nodeGroups[0].replicas:").contains("spec.nodeGroups[0].env.no good:")
                 .doesNotContain("Exception").doesNotContain("\tat ");
-        assertThat(cli("get", "jobs", "-w", "demo").out()).doesNotContain("Bad");
+        assertThat(cli("get", "jobs", "--workspace", "demo").out()).doesNotContain("Bad");
         write("half.yaml", """
                 apiVersion: slipstream/v1
                 kind: Workspace
@@ -280,7 +280,7 @@ class CliCommandsTest {
         await(holding, r -> r.get("state").asString().equals("RUNNING"));
         String waiting = cli("run", "ledger/holds").lastLine();
 
-        Result quotas = cli("get", "quotas", "-w", "ledger");
+        Result quotas = cli("get", "quotas", "--workspace", "ledger");
         assertThat(quotas.exit()).as(quotas.err()).isZero();
         assertThat(quotas.out()).contains("USED", "BORROWED", "LENT", "ADMITTED", "PENDING");
         assertThat(quotas.out().lines().filter(l -> l.startsWith("ledger")).findFirst().orElseThrow())
@@ -328,10 +328,10 @@ class CliCommandsTest {
         assertThat(cli("logs", id).out()).contains("bonjour from rank 2 of 3");
         Result described = cli("get", "run", id);
         assertThat(described.out()).contains("Overrides:  nodeGroups.main.env.GREETING=bonjour nodeGroups.main.replicas=3");
-        assertThat(cli("get", "job", "hello", "-w", "demo", "-o", "yaml").out()).contains("GREETING: hello").doesNotContain("bonjour");
+        assertThat(cli("get", "job", "hello", "--workspace", "demo", "-o", "yaml").out()).contains("GREETING: hello").doesNotContain("bonjour");
 
-        Result first = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
-        Result retry = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
+        Result first = cli("run", "hello", "--workspace", "demo", "--idempotency-key", "nightly-2026-11-29");
+        Result retry = cli("run", "hello", "--workspace", "demo", "--idempotency-key", "nightly-2026-11-29");
         assertThat(first.exit()).as(first.err()).isZero();
         assertThat(retry.lastLine()).isEqualTo(first.lastLine());
 
@@ -361,5 +361,36 @@ class CliCommandsTest {
         Result refused = cli("apply", "-f", file("escape.yaml"));
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).contains("spec.storage[0].subPath").contains("spec.storage[1].subPath");
+    }
+
+    @Test
+    void getRunWatchPrintsEachChangeOnceUntilTheRunEnds() throws Exception {
+        write("short.yaml", job("short", "demo", "sleep 1"));
+        String id = cli("submit", "-f", file("short.yaml")).lastLine();
+        Result watched = cli("get", "run", id, "--watch", "--watch-interval", "100ms");
+        assertThat(watched.exit()).as(watched.err()).isZero();
+        List<String> lines = watched.out().lines().toList();
+        assertThat(lines).isNotEmpty().doesNotHaveDuplicates().allMatch(l -> l.startsWith("run " + id + ": "));
+        assertThat(lines.get(lines.size() - 1)).contains("SUCCEEDED");
+
+        Result json = cli("get", "run", id, "--watch", "-o", "json");
+        assertThat(json.exit()).isZero();
+        assertThat(Json.mapper().readTree(json.out()).get("state").asString()).isEqualTo("SUCCEEDED");
+
+        assertThat(cli("get", "jobs", "--watch").err()).contains("--watch works with get runs and get run ID");
+        assertThat(cli("get", "runs", "--watch", "--watch-interval", "10ms").err()).contains("--watch-interval").contains("too short");
+    }
+
+    @Test
+    void theShortWorkspaceOptionStillWorksWithAWarning() {
+        Result old = cli("get", "job", "hello", "-w", "demo");
+        assertThat(old.exit()).as(old.err()).isZero();
+        assertThat(old.out()).contains("hello");
+        assertThat(old.err()).contains("-w is deprecated").contains("--workspace");
+        Result current = cli("get", "job", "hello", "--workspace", "demo");
+        assertThat(current.err()).doesNotContain("deprecated");
+        Result both = cli("get", "jobs", "--workspace", "demo", "-w", "other");
+        assertThat(both.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(both.err()).contains("disagree");
     }
 }

@@ -24,7 +24,7 @@ class CompletionCommandTest {
         int code = Main.execute(new String[] {"completion", shell}, new PrintWriter(out, true), new PrintWriter(err, true));
         assertThat(code).as(err.toString()).isZero();
         String script = out.toString();
-        assertThat(script).contains("complete -F _complete_slipstream", "get", "apply", "delete", "logs", "completion", "--output");
+        assertThat(script).contains("complete -F _complete_slipstream", "get", "apply", "delete", "logs", "completion", "--watch", "--output");
 
         // bash -n parses the script without running it; the zsh script is run by zsh, but the bash completion it
         // loads is this same text, so it must parse as bash, too.

@@ -22,14 +22,15 @@ public final class DeleteCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TYPE", description = "secret | job | quota | workspace | shape")
     String type;
 
-    @Parameters(index = "1", paramLabel = "NAME", description = "WORKSPACE/NAME for a secret, job or quota (or NAME with -w); NAME otherwise.")
+    @Parameters(index = "1", paramLabel = "NAME", description = "WORKSPACE/NAME for a secret, job or quota (or NAME with --workspace); NAME otherwise.")
     String name;
 
-    @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "The workspace of the secret, job or quota.")
-    String workspace;
+    @Mixin
+    WorkspaceOption workspaceOption;
 
     @Override
     public Integer call() {
+        String workspace = workspaceOption.get(spec.commandLine().getErr());
         String what;
         String path = switch (type) {
             case "secret", "secrets", "job", "jobs", "quota", "quotas" -> {

@@ -6,6 +6,7 @@ import io.slipstream.cli.CliException;
 import io.slipstream.cli.ClientOptions;
 import io.slipstream.cli.Output;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,7 +22,7 @@ import tools.jackson.databind.JsonNode;
 
 @Command(name = "get", description = {"Show objects: runs, run ID, jobs, job NAME, quotas (with what they use, borrow and lend now), pending WS/QUOTA"
         + " (its queue in order), pools, secrets, secret WS/NAME, nodes, workspaces, shapes, leader.",
-        "Jobs, quotas and secrets of one workspace with -w. A secret shows its keys, never its values (***)."})
+        "Jobs, quotas and secrets of one workspace with --workspace. A secret shows its keys, never its values (***)."})
 public final class GetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -34,11 +35,22 @@ public final class GetCommand implements Callable<Integer> {
     String type;
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "NAME",
-            description = "The run id or object name, for one object; WORKSPACE/NAME for a job, quota or secret (or NAME with -w).")
+            description = "The run id or object name, for one object; WORKSPACE/NAME for a job, quota or secret (or NAME with --workspace).")
     String name;
 
-    @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "Only this workspace.")
-    String workspace;
+    @Mixin
+    WorkspaceOption workspaceOption;
+
+    /** Resolved from {@link #workspaceOption} when the command starts. */
+    private String workspace;
+
+    @Option(names = "--watch", description = {"get runs, get run ID: print again whenever it changes, polling every --watch-interval,",
+            "until Ctrl-C (for one run: until it ends)."})
+    boolean watch;
+
+    @Option(names = "--watch-interval", paramLabel = "DURATION", defaultValue = "2s",
+            description = "How often --watch asks the server: 500ms, 2s, 1m (default: ${DEFAULT-VALUE}).")
+    String watchInterval;
 
     @Option(names = "--job", paramLabel = "JOB", description = "Runs of this job only.")
     String job;
@@ -60,6 +72,7 @@ public final class GetCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        workspace = workspaceOption.get(spec.commandLine().getErr());
         ApiClient api = client.client();
         String kind = switch (type) {
             case "run", "runs" -> "runs";
@@ -75,6 +88,12 @@ public final class GetCommand implements Callable<Integer> {
             default -> throw new CliException(CliException.REJECTED,
                     "unknown type '" + type + "': use runs, jobs, quotas, pending, pools, secrets, nodes, workspaces, shapes or leader");
         };
+        if (watch) {
+            if (!kind.equals("runs")) {
+                throw new CliException(CliException.REJECTED, "--watch works with get runs and get run ID");
+            }
+            return watchRuns(api);
+        }
         if (kind.equals("leader")) {
             return leader(api);
         }
@@ -110,6 +129,52 @@ public final class GetCommand implements Callable<Integer> {
         return 0;
     }
 
+    private int watchRuns(ApiClient api) {
+        Duration every = Watch.interval("--watch-interval", watchInterval);
+        PrintWriter out = spec.commandLine().getOut();
+        if (name != null) {
+            Watch.run(() -> api.get("/api/v1/runs/" + Runs.encode(name)), node -> {
+                RunView run = ApiClient.read(node, RunView.class);
+                String text = format == Output.Format.table ? Runs.statusLine(run) + "\n" : printed(node);
+                return new Watch.Frame(text, text, run.state().isFinal());
+            }, out, every, every, Watch.SLEEP);
+            return 0;
+        }
+        Watch.run(() -> list(api, "runs"), result -> {
+            if (format != Output.Format.table) {
+                String text = printed(result);
+                return new Watch.Frame(text, text, false);
+            }
+            List<List<String>> rows = new ArrayList<>();
+            List<List<String>> ageless = new ArrayList<>(); // AGE changes every second: not a change worth printing
+            for (JsonNode item : result.get("items")) {
+                List<String> row = Runs.row(ApiClient.read(item, RunView.class));
+                rows.add(row);
+                List<String> key = new ArrayList<>(row);
+                key.remove(Runs.HEADER.indexOf("AGE"));
+                ageless.add(key);
+            }
+            java.io.StringWriter text = new java.io.StringWriter();
+            PrintWriter table = new PrintWriter(text);
+            Output.table(table, Runs.HEADER, rows);
+            table.println();
+            table.flush();
+            return new Watch.Frame(text.toString(), ageless.toString(), false);
+        }, out, every, every, Watch.SLEEP);
+        return 0;
+    }
+
+    /** The node as -o json or yaml prints it; a YAML stream of documents when watched. */
+    private String printed(JsonNode node) {
+        java.io.StringWriter text = new java.io.StringWriter();
+        PrintWriter writer = new PrintWriter(text);
+        if (format == Output.Format.yaml) {
+            writer.println("---");
+        }
+        Output.print(writer, node, format);
+        return text.toString();
+    }
+
     /** Which replica leads the control loop (replicas over one store take turns). */
     private int leader(ApiClient api) {
         if (name != null) {
@@ -130,7 +195,7 @@ public final class GetCommand implements Callable<Integer> {
     /** A quota's queued runs in the order the scheduler takes them, with why each waits. */
     private int pending(ApiClient api) {
         if (name == null) {
-            throw new CliException(CliException.REJECTED, "name the quota: get pending WORKSPACE/QUOTA (or QUOTA with -w)");
+            throw new CliException(CliException.REJECTED, "name the quota: get pending WORKSPACE/QUOTA (or QUOTA with --workspace)");
         }
         String[] qualified = qualified("quota", name, workspace);
         JsonNode result = api.get("/api/v1/workspaces/" + Runs.encode(qualified[0]) + "/quotas/" + Runs.encode(qualified[1]) + "/pending");
@@ -267,7 +332,7 @@ public final class GetCommand implements Callable<Integer> {
             return new String[] {name.substring(0, slash), name.substring(slash + 1)};
         }
         if (workspace == null) {
-            throw new CliException(CliException.REJECTED, "name the workspace to get one " + type + ": WORKSPACE/NAME, or -w WORKSPACE");
+            throw new CliException(CliException.REJECTED, "name the workspace to get one " + type + ": WORKSPACE/NAME, or --workspace WORKSPACE");
         }
         return new String[] {workspace, name};
     }

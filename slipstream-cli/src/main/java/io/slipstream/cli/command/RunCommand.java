@@ -25,14 +25,15 @@ public final class RunCommand implements Callable<Integer> {
     @Parameters(paramLabel = "JOB", description = "The job: NAME with --workspace, or WORKSPACE/NAME.")
     String job;
 
-    @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "The job's workspace.")
-    String workspace;
+    @Mixin
+    WorkspaceOption workspaceOption;
 
     @Mixin
     RunOptions run;
 
     @Override
     public Integer call() {
+        String workspace = workspaceOption.get(spec.commandLine().getErr());
         String ws = workspace;
         String name = job;
         int slash = job.indexOf('/');

@@ -52,6 +52,17 @@ final class Runs {
         }
     }
 
+    /** {@code run ID: RUNNING (Started) 2 running, step 120}: one line of a run's progress. */
+    static String statusLine(RunView run) {
+        String counts = counts(run);
+        RunView.ProgressView progress = run.progress();
+        return "run " + run.id() + ": " + run.state() + " (" + run.reason() + ")"
+                + (run.queue() != null ? " - " + run.queue().message() : "")
+                + (counts.isEmpty() ? "" : ", " + counts)
+                + (progress != null && progress.step() != null ? ", step " + progress.step() : "")
+                + (progress != null && progress.checkpointStep() != null ? ", checkpoint of step " + progress.checkpointStep() : "");
+    }
+
     /** {@code 2/4 running}: how many instances of the current attempt run, of how many. */
     static String counts(RunView run) {
         List<InstanceView> current = run.instances().stream().filter(i -> i.attempt() == run.attempt()).toList();
