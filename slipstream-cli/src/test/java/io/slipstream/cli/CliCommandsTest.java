@@ -393,4 +393,34 @@ class CliCommandsTest {
         assertThat(both.exit()).isEqualTo(CliException.REJECTED);
         assertThat(both.err()).contains("disagree");
     }
+
+    @Test
+    void getPrintsNamesJsonPathWideAndTablesWithoutHeaders() {
+        Result ran = cli("run", "demo/hello", "--wait");
+        assertThat(ran.exit()).as(ran.err()).isZero();
+        String id = ran.lastLine();
+
+        Result names = cli("get", "runs", "--job", "hello", "-o", "name");
+        assertThat(names.exit()).as(names.err()).isZero();
+        assertThat(names.out().lines().toList()).contains("run/" + id).allMatch(l -> l.startsWith("run/"));
+        assertThat(cli("get", "jobs", "--workspace", "demo", "-o", "name").out().lines().toList()).contains("job/demo/hello");
+        assertThat(cli("get", "job", "demo/hello", "-o", "name").out()).isEqualTo("job/demo/hello\n");
+        assertThat(cli("get", "workspaces", "-o", "name").out()).contains("workspace/demo\n");
+
+        assertThat(cli("get", "run", id, "-o", "jsonpath={.state}").out()).isEqualTo("SUCCEEDED\n");
+        assertThat(cli("get", "job", "demo/hello", "-o", "jsonpath={.metadata.name}").out()).isEqualTo("hello\n");
+        assertThat(cli("get", "runs", "--job", "hello", "-o", "jsonpath={.items[*].id}").out().strip().split(" ")).contains(id);
+        Result unsupported = cli("get", "runs", "-o", "jsonpath={range .items[*]}{.id}{end}");
+        assertThat(unsupported.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(unsupported.err()).contains("'range' is not supported");
+
+        Result plain = cli("get", "runs", "--job", "hello");
+        Result bare = cli("get", "runs", "--job", "hello", "--no-headers");
+        assertThat(plain.out()).startsWith("ID ");
+        assertThat(bare.out().lines().toList()).hasSize((int) plain.out().lines().count() - 1).noneMatch(l -> l.startsWith("ID "));
+        Result wide = cli("get", "runs", "--job", "hello", "-o", "wide");
+        assertThat(wide.out().lines().findFirst().orElseThrow()).contains("REASON", "PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA");
+        assertThat(wide.out()).contains("node-1");
+        assertThat(cli("get", "runs", "-o", "xml").err()).contains("use table, wide, name, json, yaml or jsonpath=EXPR");
+    }
 }

@@ -84,6 +84,25 @@ final class Runs {
 
     static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "RESOURCES", "INSTANCES", "AGE", "REASON");
 
+    static final List<String> WIDE_HEADER;
+
+    static {
+        List<String> wide = new ArrayList<>(HEADER);
+        wide.addAll(List.of("PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA"));
+        WIDE_HEADER = List.copyOf(wide);
+    }
+
+    /** The row, and for {@code -o wide}: priority, attempt, the nodes of the current attempt, the reported step, the quota. */
+    static List<String> wideRow(RunView run) {
+        List<String> row = new ArrayList<>(row(run));
+        String nodes = run.instances().stream().filter(i -> i.attempt() == run.attempt() && i.node() != null).map(InstanceView::node)
+                .distinct().sorted().collect(java.util.stream.Collectors.joining(","));
+        row.addAll(List.of(Integer.toString(run.priority()), Integer.toString(run.attempt()), nodes,
+                run.progress() == null || run.progress().step() == null ? "" : run.progress().step().toString(),
+                run.spec() == null ? "" : run.spec().path("quota").asString("")));
+        return row;
+    }
+
     /** {@code  (restarts: 1 failure, 2 preemptions)}, or nothing. */
     static String restarts(RunView.RestartsView restarts) {
         if (restarts == null) {
