@@ -198,8 +198,7 @@ public final class GetCommand implements Callable<Integer> {
         if (name == null) {
             throw new CliException(CliException.REJECTED, "name the quota: get pending WORKSPACE/QUOTA (or QUOTA with --workspace)");
         }
-        String[] qualified = qualified("quota", name, workspace);
-        return api.get("/api/v1/workspaces/" + Runs.encode(qualified[0]) + "/quotas/" + Runs.encode(qualified[1]) + "/pending");
+        return api.get(WorkspaceName.parse("quota", name, workspace).path("quotas") + "/pending");
     }
 
     private JsonNode list(ApiClient api, String kind) {
@@ -221,23 +220,8 @@ public final class GetCommand implements Callable<Integer> {
         String encoded = Runs.encode(name);
         return switch (kind) {
             case "runs" -> api.get("/api/v1/runs/" + encoded);
-            case "jobs", "quotas", "secrets" -> {
-                String[] qualified = qualified(type, name, workspace);
-                yield api.get("/api/v1/workspaces/" + Runs.encode(qualified[0]) + "/" + kind + "/" + Runs.encode(qualified[1]));
-            }
+            case "jobs", "quotas", "secrets" -> api.get(WorkspaceName.parse(kind.substring(0, kind.length() - 1), name, workspace).path(kind));
             default -> api.get("/api/v1/" + kind + "/" + encoded);
         };
-    }
-
-    /** {workspace, name} of {@code WORKSPACE/NAME}, or of {@code NAME} with {@code -w}. */
-    static String[] qualified(String type, String name, String workspace) {
-        int slash = name.indexOf('/');
-        if (slash > 0 && workspace == null) {
-            return new String[] {name.substring(0, slash), name.substring(slash + 1)};
-        }
-        if (workspace == null) {
-            throw new CliException(CliException.REJECTED, "name the workspace to get one " + type + ": WORKSPACE/NAME, or --workspace WORKSPACE");
-        }
-        return new String[] {workspace, name};
     }
 }
