@@ -423,4 +423,58 @@ class CliCommandsTest {
         assertThat(wide.out()).contains("node-1");
         assertThat(cli("get", "runs", "-o", "xml").err()).contains("use table, wide, name, json, yaml or jsonpath=EXPR");
     }
+
+    @Test
+    void workspaceSlashNameWorksEverywhereAndDeleteWorksLikeKubectl() throws Exception {
+        write("scoped.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: scoped}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: scoped}
+                spec: {min: {cpu: 1, memory: 1Gi}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Secret
+                metadata: {name: s, workspace: scoped}
+                spec: {data: {k: v}}
+                """ + "---\n" + job("j", "scoped", "true") + "---\n" + job("k", "scoped", "true"));
+        assertThat(cli("apply", "-f", file("scoped.yaml")).exit()).isZero();
+        for (String type : List.of("job", "quota", "secret")) {
+            String name = type.substring(0, 1);
+            for (List<String> form : List.of(List.of("scoped/" + name), List.of(name, "--workspace", "scoped"),
+                    List.of("scoped/" + name, "--workspace", "scoped"))) {
+                List<String> args = new ArrayList<>(List.of("get", type));
+                args.addAll(form);
+                Result got = cli(args.toArray(String[]::new));
+                assertThat(got.exit()).as("%s: %s", args, got.err()).isZero();
+            }
+        }
+        assertThat(cli("get", "pending", "scoped/q").exit()).isZero();
+        Result disagree = cli("get", "job", "scoped/j", "--workspace", "demo");
+        assertThat(disagree.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(disagree.err()).contains("job scoped/j names workspace scoped but --workspace is demo");
+        Result ran = cli("run", "scoped/j", "--workspace", "scoped", "--wait");
+        assertThat(ran.exit()).as(ran.err()).isZero();
+
+        Result blocked = cli("delete", "workspace", "scoped");
+        assertThat(blocked.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(blocked.err()).contains("error: workspace scoped: ").contains("delete them first");
+        Result two = cli("delete", "job", "scoped/j", "scoped/nope");
+        assertThat(two.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(two.out()).isEqualTo("deleted job scoped/j\n");
+        assertThat(two.err()).contains("error: job scoped/nope: ");
+        Result named = cli("delete", "job/scoped/k");
+        assertThat(named.exit()).as(named.err()).isZero();
+        assertThat(named.out()).isEqualTo("deleted job scoped/k\n");
+
+        Result rest = cli("delete", "-f", file("scoped.yaml"));
+        assertThat(rest.out().lines().toList()).containsExactly("deleted secret scoped/s", "deleted quota scoped/q", "deleted workspace scoped");
+        assertThat(rest.err()).contains("error: job scoped/k: ").contains("error: job scoped/j: ");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("scoped");
+        assertThat(cli("delete").err()).contains("name what to delete");
+        assertThat(cli("delete", "-f", file("scoped.yaml"), "job", "scoped/j").err()).contains("not both");
+    }
 }
