@@ -477,4 +477,46 @@ class CliCommandsTest {
         assertThat(cli("delete").err()).contains("name what to delete");
         assertThat(cli("delete", "-f", file("scoped.yaml"), "job", "scoped/j").err()).contains("not both");
     }
+
+    @Test
+    void applyTakesDirectoriesAndSeveralFilesAndADryRunWritesNothing() throws Exception {
+        Path dir = Files.createDirectories(work.resolve("applied"));
+        Files.writeString(dir.resolve("1-workspace.yaml"), """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: dry}
+                """);
+        Files.writeString(dir.resolve("2-jobs.yml"), job("one", "dry", "true") + "---\n" + job("two", "dry", "true"));
+        Files.writeString(dir.resolve("README.md"), "not a document");
+        write("three.json", Json.mapper().writeValueAsString(Json.yaml().readTree(job("three", "dry", "true"))));
+
+        Result dry = cli("apply", "-f", dir.toString(), "-f", file("three.json"), "--dry-run=server");
+        assertThat(dry.exit()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains("dry/one", "dry/two", "dry/three").contains("created (dry run)");
+        assertThat(dry.err()).contains("wrote nothing");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("dry");
+
+        Result applied = cli("apply", "-f", dir.toString(), "-f", file("three.json"));
+        assertThat(applied.exit()).as(applied.err()).isZero();
+        assertThat(applied.out().lines().filter(l -> l.contains("created")).count()).isEqualTo(4);
+        assertThat(cli("get", "jobs", "--workspace", "dry", "-o", "name").out().lines().toList())
+                .containsExactlyInAnyOrder("job/dry/one", "job/dry/two", "job/dry/three");
+
+        Files.writeString(dir.resolve("2-jobs.yml"), job("one", "dry", "false") + "---\n" + job("two", "dry", "true"));
+        Result again = cli("apply", "-f", dir.toString(), "--dry-run=server");
+        assertThat(again.out()).containsPattern("Job\\s+dry/one\\s+updated \\(dry run\\)\\s+2")
+                .containsPattern("Job\\s+dry/two\\s+unchanged \\(dry run\\)\\s+1");
+        assertThat(cli("get", "job", "dry/one", "-o", "jsonpath={.metadata.version}").out()).isEqualTo("1\n");
+
+        write("bad-quota.yaml", job("four", "dry", "true").replace("spec:", "spec:\n  quota: none-such"));
+        Result bad = cli("apply", "-f", dir.toString(), "-f", file("bad-quota.yaml"), "--dry-run=server");
+        assertThat(bad.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(bad.err()).contains(file("bad-quota.yaml") + ": spec.quota: workspace 'dry' has no quota 'none-such'");
+        assertThat(cli("apply", "-f", file("three.json"), "--dry-run=client").err()).contains("use --dry-run=server");
+        assertThat(cli("apply", "-f", work.resolve("nothing-here").toString()).err()).contains("no such file");
+        for (String name : List.of("one", "two", "three")) {
+            cli("delete", "job", "dry/" + name);
+        }
+        assertThat(cli("delete", "workspace", "dry").exit()).isZero();
+    }
 }
