@@ -62,7 +62,9 @@ final class RunOptions {
         } else {
             err.flush();
             RunView done = Runs.await(api, runId, err);
-            if (!Runs.succeeded(done)) {
+            if (Runs.succeeded(done)) {
+                err.println(Runs.statusLine(done));
+            } else {
                 err.println("run " + done.id() + " ended " + done.state() + ": " + done.reason());
                 exit = CliException.RUN_FAILED;
             }

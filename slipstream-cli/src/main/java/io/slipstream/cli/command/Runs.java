@@ -26,30 +26,20 @@ final class Runs {
         return java.net.URLEncoder.encode(segment, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    /** Polls the run until it is final, telling {@code progress} each time its state or reason changes. */
+    /**
+     * Polls the run until it is final, printing on {@code progress} a line each time what {@link #statusLine} shows
+     * changes (state, reason, instances, reported step); the final state is left to the caller, so that it is
+     * printed once.
+     */
     static RunView await(ApiClient api, String id, PrintWriter progress) {
-        String last = null;
-        long pause = 50;
-        while (true) {
-            RunView run = get(api, id);
-            String now = run.state() + " " + run.reason() + " " + counts(run);
-            if (!now.equals(last)) {
-                progress.println("run " + run.id() + ": " + run.state() + " (" + run.reason() + ")"
-                        + (run.queue() != null ? " - " + run.queue().message() : ""));
-                progress.flush();
-                last = now;
-            }
-            if (run.state().isFinal()) {
-                return run;
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return run;
-            }
-            pause = Math.min(pause * 2, 500);
-        }
+        return follow(() -> get(api, id), progress, Watch.SLEEP);
+    }
+
+    static RunView follow(java.util.function.Supplier<RunView> poll, PrintWriter progress, Watch.Pause pause) {
+        return Watch.run(poll, run -> {
+            String line = statusLine(run);
+            return new Watch.Frame(run.state().isFinal() ? "" : line + "\n", line, run.state().isFinal());
+        }, progress, java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(500), pause);
     }
 
     /** {@code run ID: RUNNING (Started) 2 running, step 120}: one line of a run's progress. */
