@@ -59,7 +59,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name a command (see: slipstream help)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a command (see: " + Hints.command() + " help)");
     }
 
     public static void main(String[] args) {

@@ -519,4 +519,32 @@ class CliCommandsTest {
         }
         assertThat(cli("delete", "workspace", "dry").exit()).isZero();
     }
+
+    @Test
+    void cancelWaitPrintsTheFinalStateOnce() throws Exception {
+        write("long.yaml", job("long", "demo", "sleep 600"));
+        String id = cli("submit", "-f", file("long.yaml")).lastLine();
+        await(id, r -> r.get("state").asString().equals("RUNNING"));
+        Result cancel = cli("cancel", id, "--wait");
+        assertThat(cancel.exit()).as(cancel.err()).isZero();
+        assertThat((cancel.out() + cancel.err()).lines().filter(l -> l.contains("CANCELLED"))).as(cancel.out() + cancel.err()).hasSize(1);
+        assertThat(cancel.out()).contains("CANCELLED");
+    }
+
+    @Test
+    void anIdempotentReplaySaysItIsTheExistingRun() {
+        String key = "replay-" + System.nanoTime();
+        Result first = cli("run", "demo/hello", "--idempotency-key", key);
+        Result again = cli("run", "demo/hello", "--idempotency-key", key);
+        assertThat(again.lastLine()).isEqualTo(first.lastLine());
+        assertThat(first.err()).contains("started run " + first.lastLine());
+        assertThat(again.err()).doesNotContain("started run")
+                .contains("run " + first.lastLine() + " already exists for idempotency key " + key + ": not started again");
+    }
+
+    @Test
+    void hintsSpellTheCommandAsTheDocsDo() {
+        Result ran = cli("run", "demo/hello");
+        assertThat(ran.err()).contains("follow it with: ./slipstream logs -f " + ran.lastLine());
+    }
 }

@@ -9,8 +9,8 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "completion", description = {"Print a shell completion script for every command and option.",
-        "bash: source <(slipstream completion bash)   (or save it in /etc/bash_completion.d/slipstream)",
-        "zsh:  source <(slipstream completion zsh)    (loads bash completion through bashcompinit)"})
+        "bash: source <(./slipstream completion bash)   (or save it in /etc/bash_completion.d/slipstream)",
+        "zsh:  source <(./slipstream completion zsh)    (loads bash completion through bashcompinit)"})
 public final class CompletionCommand implements Callable<Integer> {
     enum Shell {
         bash, zsh
