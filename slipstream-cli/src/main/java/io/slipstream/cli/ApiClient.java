@@ -78,13 +78,22 @@ public final class ApiClient {
      * whose response was lost (the connection broke, the server restarted) is safely sent again, a few times.
      */
     public JsonNode postJsonIdempotently(String path, Object body, String idempotencyKey) {
+        return postIdempotently(path, body, idempotencyKey).body();
+    }
+
+    /** The answer to an idempotent post; {@code replayed}: the server answered with what an earlier request with the key did. */
+    public record Posted(JsonNode body, boolean replayed) {
+    }
+
+    public Posted postIdempotently(String path, Object body, String idempotencyKey) {
         byte[] bytes = Json.mapper().writeValueAsBytes(body);
         IOException last = null;
         for (int attempt = 0; attempt < 4; attempt++) {
             HttpRequest request = request(path, Map.of()).header("Content-Type", "application/json").header("Idempotency-Key", idempotencyKey)
                     .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build();
             try {
-                return sendOnce(request);
+                HttpResponse<byte[]> response = exchange(request);
+                return new Posted(bodyOf(response), response.headers().firstValue("Idempotent-Replayed").map("true"::equals).orElse(false));
             } catch (IOException e) {
                 last = e;
                 pause(250L << attempt);
@@ -197,15 +206,17 @@ public final class ApiClient {
 
     /** Sends until an answer other than the store being unavailable comes (or {@link #STORE_RETRY_FOR} passed). */
     private JsonNode sendOnce(HttpRequest request) throws IOException, InterruptedException {
+        return bodyOf(exchange(request));
+    }
+
+    /** The first answer below 400, waiting out a store outage; throws the failure otherwise. */
+    private HttpResponse<byte[]> exchange(HttpRequest request) throws IOException, InterruptedException {
         StoreWait wait = new StoreWait();
         while (true) {
             HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
             if (response.statusCode() < 400) {
                 warnings(response.headers());
-                if (response.statusCode() == 204 || response.body().length == 0) {
-                    return Json.mapper().nullNode();
-                }
-                return Json.mapper().readTree(response.body());
+                return response;
             }
             wait.orThrow(response.statusCode(), response.headers(), response.body());
         }
@@ -218,6 +229,13 @@ public final class ApiClient {
             String text = open >= 0 && value.endsWith("\"") && value.length() > open + 1 ? value.substring(open + 1, value.length() - 1) : value;
             notices.accept("Warning: " + text.replace("\\\"", "\"").replace("\\\\", "\\"));
         }
+    }
+
+    private static JsonNode bodyOf(HttpResponse<byte[]> response) {
+        if (response.statusCode() == 204 || response.body().length == 0) {
+            return Json.mapper().nullNode();
+        }
+        return Json.mapper().readTree(response.body());
     }
 
     /** One request's wait for the store: tells the user once, waits as the server asks, gives up in the end. */
@@ -276,7 +294,7 @@ public final class ApiClient {
 
     private CliException unreachable(IOException e) {
         String why = e instanceof ConnectException || e instanceof HttpConnectTimeoutException
-                ? "is it running? start it with: ./slipstream server"
+                ? "is it running? start it with: " + Hints.command() + " server"
                 : e.getMessage();
         return new CliException(CliException.UNREACHABLE, "cannot reach the Slipstream server at " + server + ": " + why);
     }

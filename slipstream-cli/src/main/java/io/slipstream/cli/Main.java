@@ -4,6 +4,7 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.cli.command.ApplyCommand;
 import io.slipstream.cli.command.CancelCommand;
+import io.slipstream.cli.command.CompletionCommand;
 import io.slipstream.cli.command.DeleteCommand;
 import io.slipstream.cli.command.DemoCommand;
 import io.slipstream.cli.command.EventsCommand;
@@ -26,7 +27,9 @@ import picocli.CommandLine.Command;
  * The {@code slipstream} command. Exit codes: 0 success, 1 the run failed (with {@code --wait}) or the server
  * failed, 2 bad usage or rejected input, 3 server unreachable.
  */
+// scope = INHERIT: every subcommand, present and future, inherits -h/--help and -V/--version (help exits 0).
 @Command(name = "slipstream",
+        scope = CommandLine.ScopeType.INHERIT,
         mixinStandardHelpOptions = true,
         version = "slipstream 0.1.0",
         description = "Control plane for distributed ML training jobs on a shared cluster.",
@@ -47,6 +50,8 @@ import picocli.CommandLine.Command;
                 StoreCommand.class,
                 WhoAmICommand.class,
                 SimulateCommand.class,
+                CompletionCommand.class,
+                CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
     @CommandLine.Spec
@@ -54,7 +59,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name a command (see --help)");
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a command (see: " + Hints.command() + " help)");
     }
 
     public static void main(String[] args) {

@@ -30,8 +30,15 @@ public final class Output {
 
     /** Prints rows under a header, each column as wide as its widest cell. */
     public static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
+        table(out, header, rows, true);
+    }
+
+    /** Prints rows, under the header if {@code withHeader} ({@code --no-headers} leaves it out, for scripts). */
+    public static void table(PrintWriter out, List<String> header, List<List<String>> rows, boolean withHeader) {
         List<List<String>> all = new ArrayList<>();
-        all.add(header);
+        if (withHeader) {
+            all.add(header);
+        }
         all.addAll(rows);
         int[] widths = new int[header.size()];
         for (List<String> row : all) {

@@ -179,7 +179,7 @@ class CliCommandsTest {
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).contains("metadata.name:").contains("spec.nodeGroups[0].replicas:").contains("spec.nodeGroups[0].env.no good:")
                 .doesNotContain("Exception").doesNotContain("\tat ");
-        assertThat(cli("get", "jobs", "-w", "demo").out()).doesNotContain("Bad");
+        assertThat(cli("get", "jobs", "--workspace", "demo").out()).doesNotContain("Bad");
         write("half.yaml", """
                 apiVersion: slipstream/v1
                 kind: Workspace
@@ -280,7 +280,7 @@ class CliCommandsTest {
         await(holding, r -> r.get("state").asString().equals("RUNNING"));
         String waiting = cli("run", "ledger/holds").lastLine();
 
-        Result quotas = cli("get", "quotas", "-w", "ledger");
+        Result quotas = cli("get", "quotas", "--workspace", "ledger");
         assertThat(quotas.exit()).as(quotas.err()).isZero();
         assertThat(quotas.out()).contains("USED", "BORROWED", "LENT", "ADMITTED", "PENDING");
         assertThat(quotas.out().lines().filter(l -> l.startsWith("ledger")).findFirst().orElseThrow())
@@ -328,10 +328,10 @@ class CliCommandsTest {
         assertThat(cli("logs", id).out()).contains("bonjour from rank 2 of 3");
         Result described = cli("get", "run", id);
         assertThat(described.out()).contains("Overrides:  nodeGroups.main.env.GREETING=bonjour nodeGroups.main.replicas=3");
-        assertThat(cli("get", "job", "hello", "-w", "demo", "-o", "yaml").out()).contains("GREETING: hello").doesNotContain("bonjour");
+        assertThat(cli("get", "job", "hello", "--workspace", "demo", "-o", "yaml").out()).contains("GREETING: hello").doesNotContain("bonjour");
 
-        Result first = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
-        Result retry = cli("run", "hello", "-w", "demo", "--idempotency-key", "nightly-2026-11-29");
+        Result first = cli("run", "hello", "--workspace", "demo", "--idempotency-key", "nightly-2026-11-29");
+        Result retry = cli("run", "hello", "--workspace", "demo", "--idempotency-key", "nightly-2026-11-29");
         assertThat(first.exit()).as(first.err()).isZero();
         assertThat(retry.lastLine()).isEqualTo(first.lastLine());
 
@@ -361,5 +361,190 @@ class CliCommandsTest {
         Result refused = cli("apply", "-f", file("escape.yaml"));
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err()).contains("spec.storage[0].subPath").contains("spec.storage[1].subPath");
+    }
+
+    @Test
+    void getRunWatchPrintsEachChangeOnceUntilTheRunEnds() throws Exception {
+        write("short.yaml", job("short", "demo", "sleep 1"));
+        String id = cli("submit", "-f", file("short.yaml")).lastLine();
+        Result watched = cli("get", "run", id, "--watch", "--watch-interval", "100ms");
+        assertThat(watched.exit()).as(watched.err()).isZero();
+        List<String> lines = watched.out().lines().toList();
+        assertThat(lines).isNotEmpty().doesNotHaveDuplicates().allMatch(l -> l.startsWith("run " + id + ": "));
+        assertThat(lines.get(lines.size() - 1)).contains("SUCCEEDED");
+
+        Result json = cli("get", "run", id, "--watch", "-o", "json");
+        assertThat(json.exit()).isZero();
+        assertThat(Json.mapper().readTree(json.out()).get("state").asString()).isEqualTo("SUCCEEDED");
+
+        assertThat(cli("get", "jobs", "--watch").err()).contains("--watch works with get runs and get run ID");
+        assertThat(cli("get", "runs", "--watch", "--watch-interval", "10ms").err()).contains("--watch-interval").contains("too short");
+    }
+
+    @Test
+    void theShortWorkspaceOptionStillWorksWithAWarning() {
+        Result old = cli("get", "job", "hello", "-w", "demo");
+        assertThat(old.exit()).as(old.err()).isZero();
+        assertThat(old.out()).contains("hello");
+        assertThat(old.err()).contains("-w is deprecated").contains("--workspace");
+        Result current = cli("get", "job", "hello", "--workspace", "demo");
+        assertThat(current.err()).doesNotContain("deprecated");
+        Result both = cli("get", "jobs", "--workspace", "demo", "-w", "other");
+        assertThat(both.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(both.err()).contains("disagree");
+    }
+
+    @Test
+    void getPrintsNamesJsonPathWideAndTablesWithoutHeaders() {
+        Result ran = cli("run", "demo/hello", "--wait");
+        assertThat(ran.exit()).as(ran.err()).isZero();
+        String id = ran.lastLine();
+
+        Result names = cli("get", "runs", "--job", "hello", "-o", "name");
+        assertThat(names.exit()).as(names.err()).isZero();
+        assertThat(names.out().lines().toList()).contains("run/" + id).allMatch(l -> l.startsWith("run/"));
+        assertThat(cli("get", "jobs", "--workspace", "demo", "-o", "name").out().lines().toList()).contains("job/demo/hello");
+        assertThat(cli("get", "job", "demo/hello", "-o", "name").out()).isEqualTo("job/demo/hello\n");
+        assertThat(cli("get", "workspaces", "-o", "name").out()).contains("workspace/demo\n");
+
+        assertThat(cli("get", "run", id, "-o", "jsonpath={.state}").out()).isEqualTo("SUCCEEDED\n");
+        assertThat(cli("get", "job", "demo/hello", "-o", "jsonpath={.metadata.name}").out()).isEqualTo("hello\n");
+        assertThat(cli("get", "runs", "--job", "hello", "-o", "jsonpath={.items[*].id}").out().strip().split(" ")).contains(id);
+        Result unsupported = cli("get", "runs", "-o", "jsonpath={range .items[*]}{.id}{end}");
+        assertThat(unsupported.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(unsupported.err()).contains("'range' is not supported");
+
+        Result plain = cli("get", "runs", "--job", "hello");
+        Result bare = cli("get", "runs", "--job", "hello", "--no-headers");
+        assertThat(plain.out()).startsWith("ID ");
+        assertThat(bare.out().lines().toList()).hasSize((int) plain.out().lines().count() - 1).noneMatch(l -> l.startsWith("ID "));
+        Result wide = cli("get", "runs", "--job", "hello", "-o", "wide");
+        assertThat(wide.out().lines().findFirst().orElseThrow()).contains("REASON", "PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA");
+        assertThat(wide.out()).contains("node-1");
+        assertThat(cli("get", "runs", "-o", "xml").err()).contains("use table, wide, name, json, yaml or jsonpath=EXPR");
+    }
+
+    @Test
+    void workspaceSlashNameWorksEverywhereAndDeleteWorksLikeKubectl() throws Exception {
+        write("scoped.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: scoped}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: scoped}
+                spec: {min: {cpu: 1, memory: 1Gi}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Secret
+                metadata: {name: s, workspace: scoped}
+                spec: {data: {k: v}}
+                """ + "---\n" + job("j", "scoped", "true") + "---\n" + job("k", "scoped", "true"));
+        assertThat(cli("apply", "-f", file("scoped.yaml")).exit()).isZero();
+        for (String type : List.of("job", "quota", "secret")) {
+            String name = type.substring(0, 1);
+            for (List<String> form : List.of(List.of("scoped/" + name), List.of(name, "--workspace", "scoped"),
+                    List.of("scoped/" + name, "--workspace", "scoped"))) {
+                List<String> args = new ArrayList<>(List.of("get", type));
+                args.addAll(form);
+                Result got = cli(args.toArray(String[]::new));
+                assertThat(got.exit()).as("%s: %s", args, got.err()).isZero();
+            }
+        }
+        assertThat(cli("get", "pending", "scoped/q").exit()).isZero();
+        Result disagree = cli("get", "job", "scoped/j", "--workspace", "demo");
+        assertThat(disagree.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(disagree.err()).contains("job scoped/j names workspace scoped but --workspace is demo");
+        Result ran = cli("run", "scoped/j", "--workspace", "scoped", "--wait");
+        assertThat(ran.exit()).as(ran.err()).isZero();
+
+        Result blocked = cli("delete", "workspace", "scoped");
+        assertThat(blocked.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(blocked.err()).contains("error: workspace scoped: ").contains("delete them first");
+        Result two = cli("delete", "job", "scoped/j", "scoped/nope");
+        assertThat(two.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(two.out()).isEqualTo("deleted job scoped/j\n");
+        assertThat(two.err()).contains("error: job scoped/nope: ");
+        Result named = cli("delete", "job/scoped/k");
+        assertThat(named.exit()).as(named.err()).isZero();
+        assertThat(named.out()).isEqualTo("deleted job scoped/k\n");
+
+        Result rest = cli("delete", "-f", file("scoped.yaml"));
+        assertThat(rest.out().lines().toList()).containsExactly("deleted secret scoped/s", "deleted quota scoped/q", "deleted workspace scoped");
+        assertThat(rest.err()).contains("error: job scoped/k: ").contains("error: job scoped/j: ");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("scoped");
+        assertThat(cli("delete").err()).contains("name what to delete");
+        assertThat(cli("delete", "-f", file("scoped.yaml"), "job", "scoped/j").err()).contains("not both");
+    }
+
+    @Test
+    void applyTakesDirectoriesAndSeveralFilesAndADryRunWritesNothing() throws Exception {
+        Path dir = Files.createDirectories(work.resolve("applied"));
+        Files.writeString(dir.resolve("1-workspace.yaml"), """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: dry}
+                """);
+        Files.writeString(dir.resolve("2-jobs.yml"), job("one", "dry", "true") + "---\n" + job("two", "dry", "true"));
+        Files.writeString(dir.resolve("README.md"), "not a document");
+        write("three.json", Json.mapper().writeValueAsString(Json.yaml().readTree(job("three", "dry", "true"))));
+
+        Result dry = cli("apply", "-f", dir.toString(), "-f", file("three.json"), "--dry-run=server");
+        assertThat(dry.exit()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains("dry/one", "dry/two", "dry/three").contains("created (dry run)");
+        assertThat(dry.err()).contains("wrote nothing");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("dry");
+
+        Result applied = cli("apply", "-f", dir.toString(), "-f", file("three.json"));
+        assertThat(applied.exit()).as(applied.err()).isZero();
+        assertThat(applied.out().lines().filter(l -> l.contains("created")).count()).isEqualTo(4);
+        assertThat(cli("get", "jobs", "--workspace", "dry", "-o", "name").out().lines().toList())
+                .containsExactlyInAnyOrder("job/dry/one", "job/dry/two", "job/dry/three");
+
+        Files.writeString(dir.resolve("2-jobs.yml"), job("one", "dry", "false") + "---\n" + job("two", "dry", "true"));
+        Result again = cli("apply", "-f", dir.toString(), "--dry-run=server");
+        assertThat(again.out()).containsPattern("Job\\s+dry/one\\s+updated \\(dry run\\)\\s+2")
+                .containsPattern("Job\\s+dry/two\\s+unchanged \\(dry run\\)\\s+1");
+        assertThat(cli("get", "job", "dry/one", "-o", "jsonpath={.metadata.version}").out()).isEqualTo("1\n");
+
+        write("bad-quota.yaml", job("four", "dry", "true").replace("spec:", "spec:\n  quota: none-such"));
+        Result bad = cli("apply", "-f", dir.toString(), "-f", file("bad-quota.yaml"), "--dry-run=server");
+        assertThat(bad.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(bad.err()).contains(file("bad-quota.yaml") + ": spec.quota: workspace 'dry' has no quota 'none-such'");
+        assertThat(cli("apply", "-f", file("three.json"), "--dry-run=client").err()).contains("use --dry-run=server");
+        assertThat(cli("apply", "-f", work.resolve("nothing-here").toString()).err()).contains("no such file");
+        for (String name : List.of("one", "two", "three")) {
+            cli("delete", "job", "dry/" + name);
+        }
+        assertThat(cli("delete", "workspace", "dry").exit()).isZero();
+    }
+
+    @Test
+    void cancelWaitPrintsTheFinalStateOnce() throws Exception {
+        write("long.yaml", job("long", "demo", "sleep 600"));
+        String id = cli("submit", "-f", file("long.yaml")).lastLine();
+        await(id, r -> r.get("state").asString().equals("RUNNING"));
+        Result cancel = cli("cancel", id, "--wait");
+        assertThat(cancel.exit()).as(cancel.err()).isZero();
+        assertThat((cancel.out() + cancel.err()).lines().filter(l -> l.contains("CANCELLED"))).as(cancel.out() + cancel.err()).hasSize(1);
+        assertThat(cancel.out()).contains("CANCELLED");
+    }
+
+    @Test
+    void anIdempotentReplaySaysItIsTheExistingRun() {
+        String key = "replay-" + System.nanoTime();
+        Result first = cli("run", "demo/hello", "--idempotency-key", key);
+        Result again = cli("run", "demo/hello", "--idempotency-key", key);
+        assertThat(again.lastLine()).isEqualTo(first.lastLine());
+        assertThat(first.err()).contains("started run " + first.lastLine());
+        assertThat(again.err()).doesNotContain("started run")
+                .contains("run " + first.lastLine() + " already exists for idempotency key " + key + ": not started again");
+    }
+
+    @Test
+    void hintsSpellTheCommandAsTheDocsDo() {
+        Result ran = cli("run", "demo/hello");
+        assertThat(ran.err()).contains("follow it with: ./slipstream logs -f " + ran.lastLine());
     }
 }

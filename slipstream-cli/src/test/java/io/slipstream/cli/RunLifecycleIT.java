@@ -86,7 +86,7 @@ class RunLifecycleIT {
                 """);
         Result applied = cli("apply", "-f", "nightly.yaml");
         assertThat(applied.exit()).as(applied.err()).isZero();
-        assertThat(cli("get", "job", "nightly", "-w", "demo", "-o", "yaml").out()).contains("0 3 * * *").contains("timeZone: Europe/Berlin")
+        assertThat(cli("get", "job", "nightly", "--workspace", "demo", "-o", "yaml").out()).contains("0 3 * * *").contains("timeZone: Europe/Berlin")
                 .contains("concurrencyPolicy: Forbid");
 
         // Processes that ignore SIGTERM (an ignored signal stays ignored across exec); both shells carry the marker.

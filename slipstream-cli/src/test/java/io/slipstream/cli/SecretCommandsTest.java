@@ -56,7 +56,7 @@ class SecretCommandsTest {
             assertThat(list.out().lines().toList()).hasSize(2);
             assertThat(list.out()).contains("WORKSPACE", "KEYS", "team-a", "hf", "token,user").doesNotContain(VALUE);
 
-            for (String[] args : List.of(new String[] {"get", "secret", "team-a/hf", "-o", "yaml"}, new String[] {"get", "secret", "hf", "-w", "team-a",
+            for (String[] args : List.of(new String[] {"get", "secret", "team-a/hf", "-o", "yaml"}, new String[] {"get", "secret", "hf", "--workspace", "team-a",
                     "-o", "json"})) {
                 Result one = run(server, args);
                 assertThat(one.code()).as(one.err()).isZero();

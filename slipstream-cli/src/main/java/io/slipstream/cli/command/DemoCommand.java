@@ -74,7 +74,7 @@ public final class DemoCommand implements Callable<Integer> {
             if (file == null) {
                 boolean identical = new DemoStory(api, out).tell();
                 out.println();
-                out.println("Next: ./slipstream server keeps a server up; docs/getting-started.md has a tour, docs/fault-tolerance.md the details.");
+                out.println("Next: " + io.slipstream.cli.Hints.command() + " server keeps a server up; docs/getting-started.md has a tour, docs/fault-tolerance.md the details.");
                 out.flush();
                 return identical ? 0 : CliException.RUN_FAILED;
             }
@@ -93,9 +93,9 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("4. the run ended " + run.state() + " (" + run.reason() + "), " + Runs.elapsed(run).toMillis() + " ms after submission:");
             Runs.describe(out, run);
             out.println();
-            out.println("Next: start a server that stays up with ./slipstream server, then in another terminal:");
-            out.println("  ./slipstream submit -f examples/hello.yaml --wait");
-            out.println("  ./slipstream get runs");
+            out.println("Next: start a server that stays up with " + io.slipstream.cli.Hints.command() + " server, then in another terminal:");
+            out.println("  " + io.slipstream.cli.Hints.command() + " submit -f examples/hello.yaml --wait");
+            out.println("  " + io.slipstream.cli.Hints.command() + " get runs");
             out.flush();
             return Runs.succeeded(run) ? 0 : CliException.RUN_FAILED;
         } catch (RuntimeException e) {

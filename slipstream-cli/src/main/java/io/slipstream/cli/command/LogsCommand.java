@@ -33,7 +33,7 @@ public final class LogsCommand implements Callable<Integer> {
     @Option(names = "--stream", paramLabel = "STREAM", defaultValue = "all", description = "stdout, stderr or all (default: ${DEFAULT-VALUE}).")
     String stream;
 
-    @Option(names = "--attempt", paramLabel = "N", description = "An earlier attempt's output (default: the current one).")
+    @Option(names = "--attempt", paramLabel = "N", description = "Only this attempt's output (default: the current one; with -f every attempt, in order).")
     Integer attempt;
 
     @Option(names = "--no-prefix", description = "Print lines without the [instance|rank|node] prefix.")

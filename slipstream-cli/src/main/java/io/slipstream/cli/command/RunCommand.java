@@ -1,7 +1,6 @@
 package io.slipstream.cli.command;
 
 import io.slipstream.cli.ApiClient;
-import io.slipstream.cli.CliException;
 import io.slipstream.cli.ClientOptions;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -25,31 +24,19 @@ public final class RunCommand implements Callable<Integer> {
     @Parameters(paramLabel = "JOB", description = "The job: NAME with --workspace, or WORKSPACE/NAME.")
     String job;
 
-    @Option(names = {"-w", "--workspace"}, paramLabel = "WORKSPACE", description = "The job's workspace.")
-    String workspace;
+    @Mixin
+    WorkspaceOption workspaceOption;
 
     @Mixin
     RunOptions run;
 
     @Override
     public Integer call() {
-        String ws = workspace;
-        String name = job;
-        int slash = job.indexOf('/');
-        if (slash >= 0) {
-            if (workspace != null && !workspace.equals(job.substring(0, slash))) {
-                throw new CliException(CliException.REJECTED, "JOB " + job + " names workspace " + job.substring(0, slash)
-                        + " but --workspace is " + workspace);
-            }
-            ws = job.substring(0, slash);
-            name = job.substring(slash + 1);
-        }
-        if (ws == null || ws.isEmpty() || name.isEmpty()) {
-            throw new CliException(CliException.REJECTED, "name the job's workspace: slipstream run WORKSPACE/JOB, or --workspace");
-        }
+        String workspace = workspaceOption.get(spec.commandLine().getErr());
+        WorkspaceName named = WorkspaceName.parse("job", job, workspace);
         ApiClient api = client.client();
         PrintWriter err = spec.commandLine().getErr();
-        String runId = run.start(api, ws, name, err).id();
+        String runId = run.start(api, named.workspace(), named.name(), err).id();
         return run.finish(api, runId, spec.commandLine().getOut(), err);
     }
 }

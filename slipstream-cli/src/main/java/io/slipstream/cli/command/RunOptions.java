@@ -48,7 +48,14 @@ final class RunOptions {
         // Always under a key (a fresh one if the user gave none): a submission whose commit succeeded but whose answer
         // was lost (a 503 STORE_UNAVAILABLE, a dropped connection) is sent again, and must not start a second run.
         String key = idempotencyKey != null ? idempotencyKey : "cli-" + java.util.UUID.randomUUID();
-        RunView run = ApiClient.read(api.postJsonIdempotently("/api/v1/runs", request, key), RunView.class);
+        ApiClient.Posted posted = api.postIdempotently("/api/v1/runs", request, key);
+        RunView run = ApiClient.read(posted.body(), RunView.class);
+        if (posted.replayed() && idempotencyKey != null) {
+            // A replay of the CLI's own key is its own retry of this very submission: that run is the one it started.
+            err.println("run " + run.id() + " already exists for idempotency key " + idempotencyKey + ": not started again (it is "
+                    + run.state() + ")");
+            return run;
+        }
         err.println("started run " + run.id() + " of job " + run.workspace() + "/" + run.job() + " (version " + run.jobVersion() + ")"
                 + (overrides.isEmpty() ? "" : " with " + overrides.size() + " override(s)"));
         return run;
@@ -58,11 +65,13 @@ final class RunOptions {
     int finish(ApiClient api, String runId, PrintWriter out, PrintWriter err) {
         int exit = 0;
         if (!await) {
-            err.println("follow it with: slipstream logs -f " + runId);
+            err.println("follow it with: " + io.slipstream.cli.Hints.command() + " logs -f " + runId);
         } else {
             err.flush();
             RunView done = Runs.await(api, runId, err);
-            if (!Runs.succeeded(done)) {
+            if (Runs.succeeded(done)) {
+                err.println(Runs.statusLine(done));
+            } else {
                 err.println("run " + done.id() + " ended " + done.state() + ": " + done.reason());
                 exit = CliException.RUN_FAILED;
             }

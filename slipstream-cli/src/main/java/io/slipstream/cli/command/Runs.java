@@ -26,30 +26,31 @@ final class Runs {
         return java.net.URLEncoder.encode(segment, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    /** Polls the run until it is final, telling {@code progress} each time its state or reason changes. */
+    /**
+     * Polls the run until it is final, printing on {@code progress} a line each time what {@link #statusLine} shows
+     * changes (state, reason, instances, reported step); the final state is left to the caller, so that it is
+     * printed once.
+     */
     static RunView await(ApiClient api, String id, PrintWriter progress) {
-        String last = null;
-        long pause = 50;
-        while (true) {
-            RunView run = get(api, id);
-            String now = run.state() + " " + run.reason() + " " + counts(run);
-            if (!now.equals(last)) {
-                progress.println("run " + run.id() + ": " + run.state() + " (" + run.reason() + ")"
-                        + (run.queue() != null ? " - " + run.queue().message() : ""));
-                progress.flush();
-                last = now;
-            }
-            if (run.state().isFinal()) {
-                return run;
-            }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return run;
-            }
-            pause = Math.min(pause * 2, 500);
-        }
+        return follow(() -> get(api, id), progress, Watch.SLEEP);
+    }
+
+    static RunView follow(java.util.function.Supplier<RunView> poll, PrintWriter progress, Watch.Pause pause) {
+        return Watch.run(poll, run -> {
+            String line = statusLine(run);
+            return new Watch.Frame(run.state().isFinal() ? "" : line + "\n", line, run.state().isFinal());
+        }, progress, java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(500), pause);
+    }
+
+    /** {@code run ID: RUNNING (Started) 2 running, step 120}: one line of a run's progress. */
+    static String statusLine(RunView run) {
+        String counts = counts(run);
+        RunView.ProgressView progress = run.progress();
+        return "run " + run.id() + ": " + run.state() + " (" + run.reason() + ")"
+                + (run.queue() != null ? " - " + run.queue().message() : "")
+                + (counts.isEmpty() ? "" : ", " + counts)
+                + (progress != null && progress.step() != null ? ", step " + progress.step() : "")
+                + (progress != null && progress.checkpointStep() != null ? ", checkpoint of step " + progress.checkpointStep() : "");
     }
 
     /** {@code 2/4 running}: how many instances of the current attempt run, of how many. */
@@ -72,6 +73,25 @@ final class Runs {
     }
 
     static final List<String> HEADER = List.of("ID", "JOB", "WORKSPACE", "STATE", "RESOURCES", "INSTANCES", "AGE", "REASON");
+
+    static final List<String> WIDE_HEADER;
+
+    static {
+        List<String> wide = new ArrayList<>(HEADER);
+        wide.addAll(List.of("PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA"));
+        WIDE_HEADER = List.copyOf(wide);
+    }
+
+    /** The row, and for {@code -o wide}: priority, attempt, the nodes of the current attempt, the reported step, the quota. */
+    static List<String> wideRow(RunView run) {
+        List<String> row = new ArrayList<>(row(run));
+        String nodes = run.instances().stream().filter(i -> i.attempt() == run.attempt() && i.node() != null).map(InstanceView::node)
+                .distinct().sorted().collect(java.util.stream.Collectors.joining(","));
+        row.addAll(List.of(Integer.toString(run.priority()), Integer.toString(run.attempt()), nodes,
+                run.progress() == null || run.progress().step() == null ? "" : run.progress().step().toString(),
+                run.spec() == null ? "" : run.spec().path("quota").asString("")));
+        return row;
+    }
 
     /** {@code  (restarts: 1 failure, 2 preemptions)}, or nothing. */
     static String restarts(RunView.RestartsView restarts) {

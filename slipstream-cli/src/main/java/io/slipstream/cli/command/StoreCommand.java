@@ -89,7 +89,7 @@ public final class StoreCommand {
                         + dataDir.toAbsolutePath().normalize() + " before starting (and admin.token, if you use it): the store's secrets"
                         + " and tokens need them");
             }
-            out.println("  start it with: slipstream server --data-dir " + dataDir);
+            out.println("  start it with: " + io.slipstream.cli.Hints.command() + " server --data-dir " + dataDir);
             out.println("  runs that were running when the backup was taken are adopted if their instances are here, else marked lost"
                     + " and handled by their fault tolerance");
             out.flush();

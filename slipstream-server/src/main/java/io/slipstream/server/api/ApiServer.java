@@ -257,7 +257,10 @@ public final class ApiServer implements AutoCloseable {
             Principal caller = caller(ctx);
             ctx.json(new WhoAmIView(caller.user(), caller.admin(), new ArrayList<>(new TreeSet<>(caller.workspaces()))));
         });
-        route(r, HandlerType.POST, "/api/v1/apply", ctx -> ctx.json(ListView.of(documents.apply(caller(ctx), Documents.readAll(body(ctx))))));
+        route(r, HandlerType.POST, "/api/v1/apply", ctx -> {
+            boolean dryRun = boolParam(ctx, "dryRun"); // checked before the body is read: a bad flag is named first
+            ctx.json(ListView.of(documents.apply(caller(ctx), Documents.readAll(body(ctx)), dryRun)));
+        });
 
         route(r, HandlerType.GET, "/api/v1/workspaces", ctx -> listDocuments(ctx, Kind.Workspace, null));
         route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}", ctx -> getDocument(ctx, Kind.Workspace, null, ctx.pathParam("workspace")));

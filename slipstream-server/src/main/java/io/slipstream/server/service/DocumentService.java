@@ -57,6 +57,15 @@ public final class DocumentService {
      * once the earlier documents of the batch are applied). Any problem anywhere rejects the whole batch.
      */
     public List<ApplyResultView> apply(Principal caller, List<Document<?>> documents) {
+        return apply(caller, documents, false);
+    }
+
+    /**
+     * With {@code dryRun}: the same checks and the same answer (what would be created, updated or left unchanged,
+     * and at which version), from a transaction that is rolled back, so nothing is written. The very code that
+     * applies decides, so a dry run cannot drift from a real one.
+     */
+    public List<ApplyResultView> apply(Principal caller, List<Document<?>> documents, boolean dryRun) {
         Problems outside = new Problems();
         for (int i = 0; i < documents.size(); i++) {
             Document<?> document = documents.get(i);
@@ -83,10 +92,25 @@ public final class DocumentService {
                     check(tx, caller, documents.get(i), documents.size() == 1 ? "" : "documents[" + i + "].", problems);
                 }
                 problems.throwIfAny("the input refers to things that do not exist or do not fit");
+                if (dryRun) {
+                    throw new RolledBack(results); // an exception out of the transaction is what rolls it back
+                }
                 return results;
             });
+        } catch (RolledBack dry) {
+            return dry.results;
         } catch (ConflictException e) {
             throw ApiException.conflict(e.getMessage());
+        }
+    }
+
+    /** Carries a dry run's answer out of the transaction it rolls back. */
+    private static final class RolledBack extends RuntimeException {
+        final List<ApplyResultView> results;
+
+        RolledBack(List<ApplyResultView> results) {
+            super("dry run", null, false, false);
+            this.results = results;
         }
     }
 

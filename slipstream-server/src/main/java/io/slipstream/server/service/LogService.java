@@ -26,7 +26,7 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Streams the output of a run's instances, every line tagged with where it came from. As text:
  * {@code [worker-1|r2|node-3] the line}; as JSON lines: {@code {"nodeGroup","rank","groupRank","node","stream","line"}}.
- * With {@code follow}, keeps streaming until the run ends and everything it wrote was sent.
+ * With {@code follow}, keeps streaming until the run ends and everything it wrote was sent, attempt after attempt.
  */
 public final class LogService {
     private static final int CHUNK = 64 * 1024;
@@ -51,6 +51,10 @@ public final class LogService {
     /** What to stream. {@code instance} is a name like {@code worker-1}, or {@code null} for all. */
     public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix, boolean showNodes) {
     }
+
+    /** Attempt by attempt, then by rank and stream: one attempt's output before the next one's. */
+    private static final java.util.Comparator<Cursor> IN_ORDER = java.util.Comparator
+            .<Cursor>comparingInt(c -> c.instance.id().attempt()).thenComparingInt(c -> c.instance.id().rank()).thenComparing(c -> c.stream);
 
     private static final class Cursor {
         final InstanceRecord instance;
@@ -124,10 +128,7 @@ public final class LogService {
             }
             boolean finished = current.state().isFinal();
             boolean progressed = false;
-            for (Cursor cursor : cursors.values().stream().sorted((a, b) -> {
-                int byRank = Integer.compare(a.instance.id().rank(), b.instance.id().rank());
-                return byRank != 0 ? byRank : a.stream.compareTo(b.stream);
-            }).toList()) {
+            for (Cursor cursor : cursors.values().stream().sorted(IN_ORDER).toList()) {
                 progressed |= drain(cursor, request, out);
             }
             out.flush();
@@ -167,11 +168,16 @@ public final class LogService {
         }
     }
 
+    /**
+     * The instances whose output is sent: of the attempt asked for; else, following, of every attempt (a short first
+     * attempt may be over before the first poll, or between two: looking only at the attempt current at each poll
+     * lost its output); else of the current attempt.
+     */
     private List<InstanceRecord> selected(RunRecord run, Request request) {
-        int attempt = request.attempt() == null ? run.attempt() : request.attempt();
+        Integer attempt = request.attempt() != null ? request.attempt() : request.follow() ? null : Integer.valueOf(run.attempt());
         List<InstanceRecord> selected = new ArrayList<>();
         for (InstanceRecord instance : store.instancesOf(run.id())) {
-            if (instance.id().attempt() == attempt && instance.state() != InstanceState.PENDING
+            if ((attempt == null || instance.id().attempt() == attempt) && instance.state() != InstanceState.PENDING
                     && (request.instance() == null || request.instance().equals(instance.displayName()))) {
                 selected.add(instance);
             }

@@ -374,4 +374,22 @@ class BadInputApiTest {
             assertThat(server.rawGet(target, admin)).as(target).isBetween(400, 499);
         }
     }
+
+    @Test
+    void aDryRunApplyChecksAndReportsButWritesNothing() {
+        String before = snapshot();
+        String input = job("ok", "\"false\"") + "---\n" + job("fresh", "\"true\"");
+        Response dry = server.post("/api/v1/apply?dryRun=true", admin, input);
+        assertThat(dry.status()).as(dry.text()).isEqualTo(200);
+        assertThat(dry.json().get("items")).extracting(i -> i.get("name").asString() + " " + i.get("action").asString() + " v" + i.get("version"))
+                .containsExactly("ok updated v2", "fresh created v1");
+        assertThat(snapshot()).isEqualTo(before);
+        assertThat(server.post("/api/v1/apply?dryRun=true", admin, job("ok", "\"true\"")).json().get("items").get(0).get("action").asString())
+                .isEqualTo("unchanged");
+
+        Response refused = server.post("/api/v1/apply?dryRun=true", admin, job("bad", "\"true\"").replace("shape: cpu.small", "shape: none-such"));
+        assertRefused(refused, "spec.nodeGroups[0].shape", "unknown shape 'none-such'");
+        assertRefused(server.post("/api/v1/apply?dryRun=maybe", admin, input), "dryRun", "must be true or false");
+        assertThat(snapshot()).isEqualTo(before);
+    }
 }

@@ -41,4 +41,28 @@ class LogsTest {
             assertThat(server.get("/api/v1/runs/" + run + "/logs?attempt=2", admin).status()).isEqualTo(400);
         }
     }
+
+    @Test
+    void followingShowsEveryAttemptInOrderNotOnlyTheCurrentOne() {
+        try (TestServer server = TestServer.start(dataDir)) {
+            String admin = server.adminToken();
+            server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
+            // The first attempt prints a line and fails at once; the second prints one and succeeds.
+            String script = "echo attempt-$SLIPSTREAM_ATTEMPT; [ $SLIPSTREAM_ATTEMPT -ge 2 ] || exit 3";
+            String job = """
+                    {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "retried", "workspace": "w"},
+                     "spec": {"faultTolerance": {"maxRestarts": 1, "backoff": {"base": "1s", "cap": "1s"}, "retryOn": {"exitCodes": [3]}},
+                              "nodeGroups": [{"name": "main", "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["sh", "-c", %s]}]}}}
+                    """.formatted(Json.mapper().writeValueAsString(script));
+            var created = server.post("/api/v1/runs", admin, job);
+            assertThat(created.status()).as(created.text()).isEqualTo(201);
+            String run = created.json().get("id").asString();
+            String followed = server.get("/api/v1/runs/" + run + "/logs?follow=true&prefix=false", admin).text();
+            server.awaitState(admin, run, "SUCCEEDED");
+            assertThat(followed).isEqualTo("attempt-1\nattempt-2\n");
+            assertThat(server.get("/api/v1/runs/" + run + "/logs?follow=true&prefix=false", admin).text()).isEqualTo("attempt-1\nattempt-2\n");
+            assertThat(server.get("/api/v1/runs/" + run + "/logs?prefix=false", admin).text()).isEqualTo("attempt-2\n"); // without follow: the current one
+            assertThat(server.get("/api/v1/runs/" + run + "/logs?prefix=false&attempt=1", admin).text()).isEqualTo("attempt-1\n");
+        }
+    }
 }

@@ -1,0 +1,164 @@
+package io.slipstream.cli.command;
+
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import io.slipstream.cli.CliException;
+import io.slipstream.cli.Output;
+import java.util.ArrayList;
+import java.util.List;
+import tools.jackson.databind.JsonNode;
+
+/** What {@code get} shows of each kind of object: the table (plain or wide) and the names ({@code -o name}). */
+final class GetTables {
+    record Table(List<String> header, List<List<String>> rows) {
+    }
+
+    private GetTables() {
+    }
+
+    /** The kinds whose wide table has more columns than the plain one (the others print the same table for both). */
+    static final List<String> WIDER = List.of("runs");
+
+    static Table table(String kind, List<JsonNode> items, boolean wide) {
+        List<List<String>> rows = new ArrayList<>();
+        switch (kind) {
+            case "runs" -> {
+                for (JsonNode item : items) {
+                    RunView run = ApiClient.read(item, RunView.class);
+                    rows.add(wide ? Runs.wideRow(run) : Runs.row(run));
+                }
+                return new Table(wide ? Runs.WIDE_HEADER : Runs.HEADER, rows);
+            }
+            case "pending" -> {
+                int order = 0;
+                for (JsonNode run : items) {
+                    rows.add(List.of(Integer.toString(++order), run.get("id").asString(), run.get("job").asString(), run.get("priority").asString(),
+                            usage(run.get("resources")), run.get("idleResources").asString(), run.path("createdAt").asString(),
+                            run.has("reason") ? run.get("reason").asString() + ": " + run.path("message").asString() : "(not scheduled yet)"));
+                }
+                return new Table(List.of("#", "RUN", "JOB", "PRIORITY", "ASKS", "IDLE", "CREATED", "WAITS BECAUSE"), rows);
+            }
+            case "leader" -> {
+                for (JsonNode lease : items) {
+                    rows.add(List.of(Output.text(lease, "holder"), Output.text(lease, "epoch"), Output.text(lease, "renewedAt"),
+                            Output.text(lease, "expiresAt"), lease.path("expired").asBoolean() ? "expired (no replica leads now)" : "leading"));
+                }
+                return new Table(List.of("LEADER", "EPOCH", "RENEWED", "EXPIRES", "STATE"), rows);
+            }
+            case "jobs" -> {
+                for (JsonNode item : items) {
+                    JsonNode groups = item.path("spec").path("nodeGroups");
+                    int instances = 0;
+                    List<String> names = new ArrayList<>();
+                    for (JsonNode group : groups) {
+                        instances += group.path("replicas").asInt(1);
+                        names.add(group.path("name").asString() + "x" + group.path("replicas").asInt(1));
+                    }
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), meta(item, "version"), String.join(",", names),
+                            Integer.toString(instances), item.path("spec").path("priority").asString("0")));
+                }
+                return new Table(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY"), rows);
+            }
+            case "quotas" -> {
+                for (JsonNode item : items) {
+                    JsonNode spec = item.path("spec");
+                    JsonNode status = item.path("status");
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), spec.path("type").asString(),
+                            resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString(""),
+                            usage(status.path("used")), usage(status.path("borrowed")), usage(status.path("lent")),
+                            status.path("admittedRuns").asString("0"), status.path("pendingRuns").asString("0")));
+                }
+                return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "ADMITTED", "PENDING"), rows);
+            }
+            case "pools" -> {
+                for (JsonNode item : items) {
+                    rows.add(List.of(item.path("name").asString(), usage(item.path("guaranteed")), usage(item.path("used")),
+                            usage(item.path("borrowed")), usage(item.path("lent")), usage(item.path("pending")),
+                            item.path("admittedRuns").asString("0"), item.path("pendingRuns").asString("0")));
+                }
+                return new Table(List.of("POOL", "GUARANTEED", "USED", "BORROWED", "LENT", "PENDING", "ADMITTED", "QUEUED"), rows);
+            }
+            case "secrets" -> {
+                for (JsonNode item : items) {
+                    List<String> keys = new ArrayList<>(item.path("spec").path("data").propertyNames());
+                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), String.join(",", keys), meta(item, "version"),
+                            meta(item, "updatedAt")));
+                }
+                return new Table(List.of("WORKSPACE", "NAME", "KEYS", "VERSION", "UPDATED"), rows);
+            }
+            case "nodes" -> {
+                for (JsonNode item : items) {
+                    JsonNode capacity = item.path("capacity");
+                    JsonNode allocated = item.path("allocated");
+                    rows.add(List.of(item.path("name").asString(), item.path("state").asString(),
+                            allocated.path("cpu").asString() + "/" + capacity.path("cpu").asString(),
+                            allocated.path("memory").asString() + "/" + capacity.path("memory").asString(),
+                            allocated.path("gpu").asString() + "/" + capacity.path("gpu").asString(),
+                            capacity.path("gpuModel").asString(""), item.path("instances").asString()));
+                }
+                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES"), rows);
+            }
+            case "workspaces" -> {
+                for (JsonNode item : items) {
+                    List<String> members = new ArrayList<>();
+                    item.path("spec").path("members").forEach(m -> members.add(m.asString()));
+                    rows.add(List.of(meta(item, "name"), String.join(",", members), meta(item, "version")));
+                }
+                return new Table(List.of("NAME", "MEMBERS", "VERSION"), rows);
+            }
+            default -> {
+                for (JsonNode item : items) {
+                    JsonNode spec = item.path("spec");
+                    rows.add(List.of(meta(item, "name"), spec.path("cpu").asString(), spec.path("memory").asString(),
+                            spec.path("gpu").asString("0"), spec.path("gpuModel").asString("")));
+                }
+                return new Table(List.of("NAME", "CPU", "MEMORY", "GPU", "GPU MODEL"), rows);
+            }
+        }
+    }
+
+    /** {@code run/ID}, {@code job/WS/NAME}, {@code workspace/NAME}...: what {@code -o name} prints, one per line. */
+    static List<String> names(String kind, List<JsonNode> items) {
+        List<String> names = new ArrayList<>();
+        for (JsonNode item : items) {
+            names.add(switch (kind) {
+                case "runs" -> "run/" + item.path("id").asString();
+                case "pending" -> "run/" + item.path("id").asString();
+                case "jobs", "quotas", "secrets" -> kind.substring(0, kind.length() - 1) + "/" + meta(item, "workspace") + "/" + meta(item, "name");
+                case "workspaces", "shapes" -> kind.substring(0, kind.length() - 1) + "/" + meta(item, "name");
+                case "nodes", "pools" -> kind.substring(0, kind.length() - 1) + "/" + item.path("name").asString();
+                default -> throw new CliException(CliException.REJECTED, "-o name: get " + kind + " has no names; use -o jsonpath=EXPR");
+            });
+        }
+        return names;
+    }
+
+    static String meta(JsonNode item, String field) {
+        return item.path("metadata").path(field).asString("");
+    }
+
+    /** Live figures, short: the dimensions that are not zero ({@code gpu=6 cpu=2 memory=2Gi}), or 0. */
+    static String usage(JsonNode resources) {
+        List<String> parts = new ArrayList<>();
+        if (resources.path("gpu").asInt(0) > 0) {
+            parts.add("gpu=" + resources.get("gpu").asInt());
+        }
+        for (String field : List.of("cpu", "memory")) {
+            String value = resources.path(field).asString("0");
+            if (!value.equals("0")) {
+                parts.add(field + "=" + value);
+            }
+        }
+        return parts.isEmpty() ? "0" : String.join(" ", parts);
+    }
+
+    private static String resources(JsonNode resources) {
+        List<String> parts = new ArrayList<>();
+        for (String field : List.of("cpu", "memory", "gpu")) {
+            if (resources.has(field)) {
+                parts.add(field + "=" + resources.get(field).asString());
+            }
+        }
+        return String.join(" ", parts);
+    }
+}

@@ -1,0 +1,37 @@
+package io.slipstream.cli.command;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.cli.CliException;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import tools.jackson.databind.JsonNode;
+
+class GetTablesTest {
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+            "runs       | {\"id\": \"train-1\"}                                              | run/train-1",
+            "pending    | {\"id\": \"train-2\"}                                              | run/train-2",
+            "jobs       | {\"metadata\": {\"workspace\": \"team-a\", \"name\": \"train\"}}   | job/team-a/train",
+            "quotas     | {\"metadata\": {\"workspace\": \"team-a\", \"name\": \"gpus\"}}    | quota/team-a/gpus",
+            "secrets    | {\"metadata\": {\"workspace\": \"team-a\", \"name\": \"hf\"}}      | secret/team-a/hf",
+            "workspaces | {\"metadata\": {\"name\": \"team-a\"}}                            | workspace/team-a",
+            "shapes     | {\"metadata\": {\"name\": \"a100\"}}                               | shape/a100",
+            "nodes      | {\"name\": \"node-1\"}                                             | node/node-1",
+            "pools      | {\"name\": \"tree:team-a/gpus\"}                                   | pool/tree:team-a/gpus",
+    })
+    void namesAreKindSlashName(String kind, String item, String expected) {
+        JsonNode node = Json.mapper().readTree(item);
+        assertThat(GetTables.names(kind, List.of(node, node))).containsExactly(expected, expected);
+    }
+
+    @ParameterizedTest
+    @CsvSource("leader")
+    void aKindWithoutNamesSaysWhatToUse(String kind) {
+        assertThatThrownBy(() -> GetTables.names(kind, List.of(Json.mapper().createObjectNode()))).isInstanceOf(CliException.class)
+                .hasMessageContaining("jsonpath");
+    }
+}
