@@ -281,7 +281,16 @@ public final class LocalProcessExecutor implements Executor {
                     .redirectErrorStream(true);
             builder.environment().clear();
             builder.environment().putAll(Supervisor.ENVIRONMENT);
-            dir.writeEnvironment(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir));
+            Map<String, String> environment = InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir);
+            if (uid != null && !spec.env().containsKey("PATH") && !spec.command().isEmpty()) {
+                // Only the server's own PATH is judged: a job's PATH is its own, and looking through it as root would
+                // tell a tenant what exists in directories it may not read.
+                java.util.Optional<String> unreachable = CommandReach.problem(spec.command().get(0), environment.get("PATH"), uid);
+                if (unreachable.isPresent()) {
+                    throw new ExecutorException("cannot start instance " + spec.id() + ": " + unreachable.get());
+                }
+            }
+            dir.writeEnvironment(environment);
             Process supervisor = builder.start();
             Supervisor.awaitStarted(dir, supervisor);
             Map<String, String> handle = handles.read(dir).orElseThrow();
