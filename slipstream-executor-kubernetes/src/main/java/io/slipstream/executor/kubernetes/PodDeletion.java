@@ -41,8 +41,9 @@ final class PodDeletion {
      */
     boolean delete(String namespace, String pod, Long grace, String notice) {
         fence.check();
-        String patch = stamp(fence.epoch(), notice);
         for (int attempt = 1; ; attempt++) {
+            // A new token each time: a repeat of a stamp this executor made while it led is judged against the fence too.
+            String patch = stamp(fence.epoch(), java.util.UUID.randomUUID().toString(), notice);
             Pod stamped;
             try {
                 stamped = client.pods().inNamespace(namespace).withName(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
@@ -70,12 +71,15 @@ final class PodDeletion {
     }
 
     /** The merge patch that stamps the pod (the notice with it: a stale leader's notice is refused with its stamp). */
-    static String stamp(long epoch, String notice) {
+    static String stamp(long epoch, String token, String notice) {
         Map<String, Object> metadata = new LinkedHashMap<>();
         metadata.put("labels", Map.of(Names.STOP_EPOCH, Long.toString(epoch)));
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(Names.STOP_TOKEN, token);
         if (notice != null) {
-            metadata.put("annotations", Map.of(Names.NOTICE_ANNOTATION, notice));
+            annotations.put(Names.NOTICE_ANNOTATION, notice);
         }
+        metadata.put("annotations", annotations);
         return Json.mapper().writeValueAsString(Map.of("metadata", metadata));
     }
 

@@ -158,6 +158,33 @@ class KubernetesFenceTest {
         await().atMost(TIMEOUT).until(() -> pod(running) == null);
     }
 
+    /**
+     * The old leader stamped the pod while it led, but its delete did not go through (the pod kept changing). Once a
+     * newer leader fenced, the old one's next try (past its own stale check) stamps the same epoch again: the stamp
+     * must still be refused, or its delete would act on the pod as "stamped" after the takeover.
+     */
+    @Test
+    void aStaleLeaderCannotFinishAStopItStampedWhileItLed() {
+        cluster.api.installFencePolicy();
+        KubernetesExecutor old = executor(6);
+        InstanceId id = new InstanceId(new RunId("stale-3"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        cluster.api.conflictOnNextDeletes(5);
+        old.terminate(id, handle, Duration.ZERO, "while leading"); // stamped, never deleted: the control loop would ask again
+        assertThat(pod(id).getMetadata().getLabels()).containsEntry("slipstream.io/stop-epoch", "6");
+
+        KubernetesExecutor successor = executor(7);
+        cluster.api.serveStaleFenceReads(6);
+        assertThatThrownBy(() -> old.terminate(id, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("fenced");
+        assertThat(pod(id)).as("the stale stop did not happen").isNotNull();
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
     @Test
     void aReconciliationPassNeverDeletesAPodOfANewerEpoch() {
         // No policy installed: the executor itself must leave the newer leader's pod alone.
