@@ -56,9 +56,10 @@ final class RunMetrics {
     /**
      * All the runs not ended, as a read that began at {@code since} ({@link #generation()}) saw them: a run remembered
      * before then and not listed has ended or gone (another replica ended it), so it is forgotten; a standby would
-     * otherwise keep every run it ever read, and every owner it saw waiting.
+     * otherwise keep every run it ever read, and every owner it saw waiting. Not under the lock as a whole (a reader
+     * of many runs would hold up the control loop's writes): a mark a write sets meanwhile is newer than {@code since}.
      */
-    synchronized void readActive(java.util.List<RunRecord> active, long since) {
+    void readActive(java.util.List<RunRecord> active, long since) {
         java.util.Set<RunId> listed = new java.util.HashSet<>();
         for (RunRecord run : active) {
             listed.add(run.id());
