@@ -40,8 +40,8 @@ final class PodDeletion {
      * @throws KubernetesClientException if the API server cannot be asked (the caller asks again later)
      */
     boolean delete(String namespace, String pod, Long grace, String notice) {
-        fence.check();
         for (int attempt = 1; ; attempt++) {
+            fence.check(); // every attempt: without the policy, this is what stands between a stale leader and its stamp
             // A new token each time: a repeat of a stamp this executor made while it led is judged against the fence too.
             String patch = stamp(fence.epoch(), java.util.UUID.randomUUID().toString(), notice);
             Pod stamped;
