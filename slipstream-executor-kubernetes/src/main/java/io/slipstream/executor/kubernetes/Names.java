@@ -33,6 +33,8 @@ final class Names {
      * already, so the fence policy judges every stamp, a stale leader's repeat of its own included.
      */
     static final String STOP_TOKEN = "slipstream.io/stop-token";
+    /** The epoch of the leader that adopted a pod an older leader was stopping (its stop, still to come, is void). */
+    static final String ADOPTED_EPOCH = "slipstream.io/adopted-epoch";
 
     /** The full run id (the label holds a shortened one when the id is long). */
     static final String RUN_ID_ANNOTATION = "slipstream.io/run-id";

@@ -70,6 +70,22 @@ final class PodDeletion {
         }
     }
 
+    /**
+     * Voids a stop an older leader stamped on the pod and may still be deleting: a change of the pod (label
+     * {@link Names#ADOPTED_EPOCH}, leaving the stamp as it is, which the policy allows) gives it a new resource version,
+     * so that the older leader's delete, whose precondition is the stamped one, fails. Gone already: nothing to do.
+     */
+    void voidOlderStop(String namespace, String pod) {
+        String patch = Json.mapper().writeValueAsString(Map.of("metadata", Map.of("labels", Map.of(Names.ADOPTED_EPOCH, Long.toString(fence.epoch())))));
+        try {
+            client.pods().inNamespace(namespace).withName(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404) {
+                throw e;
+            }
+        }
+    }
+
     /** The merge patch that stamps the pod (the notice with it: a stale leader's notice is refused with its stamp). */
     static String stamp(long epoch, String token, String notice) {
         Map<String, Object> metadata = new LinkedHashMap<>();

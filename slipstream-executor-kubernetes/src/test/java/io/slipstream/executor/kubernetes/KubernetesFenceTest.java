@@ -185,6 +185,34 @@ class KubernetesFenceTest {
         await().atMost(TIMEOUT).until(() -> pod(id) == null);
     }
 
+    /**
+     * The old leader stamped the pod while it led and was paused before its delete; a newer leader fenced and adopted
+     * the pod. The delete that then arrives, with the resource version the stamp gave, must act on nothing: the
+     * adoption changed the pod, so that the precondition fails (and the stale leader's stamp again is refused).
+     */
+    @Test
+    void aStopInterruptedBetweenItsStampAndItsDeleteIsVoidOnceANewerLeaderAdoptedThePod() {
+        cluster.api.installFencePolicy();
+        KubernetesExecutor old = executor(8);
+        InstanceId id = new InstanceId(new RunId("stale-4"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        cluster.api.conflictOnNextDeletes(5);
+        old.terminate(id, handle, Duration.ZERO, "while leading"); // stamped; its delete is still to come
+        String stamped = pod(id).getMetadata().getResourceVersion();
+
+        KubernetesExecutor successor = executor(9);
+        successor.adopt(Map.of(id, handle));
+        assertThatThrownBy(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName(Names.pod(id)).lockResourceVersion(stamped).delete())
+                .as("the old leader's delete, as it would send it now").isInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
+                .satisfies(e -> assertThat(((io.fabric8.kubernetes.client.KubernetesClientException) e).getCode()).isEqualTo(409));
+        assertThat(pod(id)).isNotNull();
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
     @Test
     void aReconciliationPassNeverDeletesAPodOfANewerEpoch() {
         // No policy installed: the executor itself must leave the newer leader's pod alone.
