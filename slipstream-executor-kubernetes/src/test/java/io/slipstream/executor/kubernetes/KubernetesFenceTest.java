@@ -213,6 +213,25 @@ class KubernetesFenceTest {
         await().atMost(TIMEOUT).until(() -> pod(id) == null);
     }
 
+    /** Without the policy, each stamp is preceded by a read of the fence: a retry after a 409 is no unchecked stop. */
+    @Test
+    void withoutThePolicyEveryStampAttemptReadsTheFenceAgain() {
+        KubernetesExecutor old = executor(10);
+        InstanceId id = new InstanceId(new RunId("stale-5"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        KubernetesExecutor successor = executor(11);
+        cluster.api.serveStaleFenceReads(10, 1); // the old leader's first check came just before the successor fenced
+        cluster.api.conflictOnNextDeletes(1);
+        assertThatThrownBy(() -> old.terminate(id, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("fenced");
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+        assertThat(writes(id)).hasSize(3).last().asString().endsWith("-> 409");
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
     @Test
     void aReconciliationPassNeverDeletesAPodOfANewerEpoch() {
         // No policy installed: the executor itself must leave the newer leader's pod alone.
