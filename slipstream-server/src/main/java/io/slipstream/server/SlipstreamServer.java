@@ -97,8 +97,9 @@ public final class SlipstreamServer implements AutoCloseable {
         Optional<StoreFiles> files = storeFactory.files(config.store(), storeContext);
         boolean accept = StoreWatermark.accepting(dataDir); // --accept-older-store
         files.ifPresent(embedded -> StoreChecks.beforeOpening(embedded, dataDir, accept, clock));
-        ServerMetrics metrics = new ServerMetrics(clock);
-        Store store = metrics.observe(storeFactory.create(config.store(), storeContext));
+        Store opened = storeFactory.create(config.store(), storeContext);
+        ServerMetrics metrics = new ServerMetrics(clock); // after the store: a store that cannot open leaves no GC listeners behind
+        Store store = metrics.observe(opened);
         times.done("store");
         Executor executor = null;
         LeaderElection election = null;

@@ -429,6 +429,10 @@ public final class KubernetesExecutor implements Executor {
         if (newer.isPresent()) {
             throw fence.superseded(newer.get());
         }
+        // A stop an older leader stamped but had not deleted yet may still be on its way: change the pod, so that the
+        // resourceVersion its delete carries no longer matches (and its stamp again is refused by the policy).
+        podsOf.forEach((runId, runPods) -> runPods.stream().filter(pod -> KubernetesFence.stopOfOlderLeader(pod, fence.epoch()))
+                .forEach(pod -> deletion.voidOlderStop(namespaceOf.get(runId), pod.getMetadata().getName())));
         podsOf.forEach((runId, runPods) -> {
             for (Pod pod : runPods) {
                 String podAttempt = pod.getMetadata().getLabels().get(Names.ATTEMPT);

@@ -98,6 +98,19 @@ final class KubernetesFence {
         return pods.stream().filter(pod -> epochOf(pod) > epoch).findFirst();
     }
 
+    /** Whether the pod carries the stop stamp of a leader older than {@code epoch} and is not being deleted yet. */
+    static boolean stopOfOlderLeader(Pod pod, long epoch) {
+        String value = pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(Names.STOP_EPOCH);
+        if (value == null || pod.getMetadata().getDeletionTimestamp() != null) {
+            return false;
+        }
+        try {
+            return Long.parseLong(value) < epoch;
+        } catch (NumberFormatException e) {
+            return true;
+        }
+    }
+
     /** Whether the API server refused a request because the fence policy found its epoch stale. */
     static boolean refusedByPolicy(KubernetesClientException e) {
         return e.getCode() == 403 && e.getMessage() != null && e.getMessage().contains("ValidatingAdmissionPolicy '" + POLICY + "'");

@@ -28,6 +28,13 @@ final class Names {
     static final String EPOCH = "slipstream.io/epoch";
     /** The leader epoch of the executor that stopped a pod: stamped on it just before its deletion. */
     static final String STOP_EPOCH = "slipstream.io/stop-epoch";
+    /**
+     * A token new with every stamp (annotation): a stamp is a change even when its epoch is the one the pod carries
+     * already, so the fence policy judges every stamp, a stale leader's repeat of its own included.
+     */
+    static final String STOP_TOKEN = "slipstream.io/stop-token";
+    /** The epoch of the leader that adopted a pod an older leader was stopping (its stop, still to come, is void). */
+    static final String ADOPTED_EPOCH = "slipstream.io/adopted-epoch";
 
     /** The full run id (the label holds a shortened one when the id is long). */
     static final String RUN_ID_ANNOTATION = "slipstream.io/run-id";

@@ -40,9 +40,10 @@ final class PodDeletion {
      * @throws KubernetesClientException if the API server cannot be asked (the caller asks again later)
      */
     boolean delete(String namespace, String pod, Long grace, String notice) {
-        fence.check();
-        String patch = stamp(fence.epoch(), notice);
         for (int attempt = 1; ; attempt++) {
+            fence.check(); // every attempt: without the policy, this is what stands between a stale leader and its stamp
+            // A new token each time: a repeat of a stamp this executor made while it led is judged against the fence too.
+            String patch = stamp(fence.epoch(), java.util.UUID.randomUUID().toString(), notice);
             Pod stamped;
             try {
                 stamped = client.pods().inNamespace(namespace).withName(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
@@ -69,13 +70,32 @@ final class PodDeletion {
         }
     }
 
+    /**
+     * Voids a stop an older leader stamped on the pod and may still be deleting: a change of the pod (label
+     * {@link Names#ADOPTED_EPOCH}, leaving the stamp as it is, which the policy allows) gives it a new resource version,
+     * so that the older leader's delete, whose precondition is the stamped one, fails. Gone already: nothing to do.
+     */
+    void voidOlderStop(String namespace, String pod) {
+        String patch = Json.mapper().writeValueAsString(Map.of("metadata", Map.of("labels", Map.of(Names.ADOPTED_EPOCH, Long.toString(fence.epoch())))));
+        try {
+            client.pods().inNamespace(namespace).withName(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404) {
+                throw e;
+            }
+        }
+    }
+
     /** The merge patch that stamps the pod (the notice with it: a stale leader's notice is refused with its stamp). */
-    static String stamp(long epoch, String notice) {
+    static String stamp(long epoch, String token, String notice) {
         Map<String, Object> metadata = new LinkedHashMap<>();
         metadata.put("labels", Map.of(Names.STOP_EPOCH, Long.toString(epoch)));
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(Names.STOP_TOKEN, token);
         if (notice != null) {
-            metadata.put("annotations", Map.of(Names.NOTICE_ANNOTATION, notice));
+            annotations.put(Names.NOTICE_ANNOTATION, notice);
         }
+        metadata.put("annotations", annotations);
         return Json.mapper().writeValueAsString(Map.of("metadata", metadata));
     }
 

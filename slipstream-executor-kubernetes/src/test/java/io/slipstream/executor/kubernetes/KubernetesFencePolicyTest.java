@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The CEL of the leader fence's admission policy ({@code deploy/kubernetes/fence-policy.yaml}), compiled and
  * evaluated with cel-java against pods and the epoch ConfigMap: what the API server will let through.
  */
+@SuppressWarnings("unchecked")
 class KubernetesFencePolicyTest {
     private static final FencePolicy POLICY = FencePolicy.load();
     private static final String ALLOWED = "allowed";
@@ -117,6 +118,32 @@ class KubernetesFencePolicyTest {
     void aStopStampNeedsAnEpochAtLeastTheFences(String what, Map<String, String> before, Map<String, String> after, Map<String, Object> params,
             String expected) {
         assertThat(outcome(POLICY.admit("UPDATE", pod(after), pod(before), params))).as(what).isEqualTo(expected);
+    }
+
+    /** A pod stamped {@code stopEpoch} with stop token {@code token} (null: none). */
+    private static Map<String, Object> stamped(String stopEpoch, String token) {
+        Map<String, Object> pod = new LinkedHashMap<>(pod(ours(Names.EPOCH, "3", Names.STOP_EPOCH, stopEpoch)));
+        Map<String, Object> metadata = new LinkedHashMap<>((Map<String, Object>) pod.get("metadata"));
+        if (token != null) {
+            metadata.put("annotations", Map.of(Names.STOP_TOKEN, token));
+        }
+        pod.put("metadata", metadata);
+        return pod;
+    }
+
+    static Stream<Arguments> restamps() {
+        return Stream.of(
+                Arguments.of("a stale leader repeating the stamp it made while it led", stamped("4", "a"), stamped("4", "b"), DENIED),
+                Arguments.of("a stale leader repeating a stamp of before tokens", stamped("4", null), stamped("4", "b"), DENIED),
+                Arguments.of("a stale leader removing the token", stamped("4", "a"), stamped("4", null), DENIED),
+                Arguments.of("the leader repeating its own stamp", stamped("5", "a"), stamped("5", "b"), ALLOWED),
+                Arguments.of("anyone else's update of a stamped pod (stamp and token as they were)", stamped("4", "a"), stamped("4", "a"), ALLOWED));
+    }
+
+    @ParameterizedTest(name = "restamp: {0}")
+    @MethodSource("restamps")
+    void everyStampIsJudgedEvenOneOfTheEpochThePodCarries(String what, Map<String, Object> before, Map<String, Object> after, String expected) {
+        assertThat(outcome(POLICY.admit("UPDATE", after, before, fence("5")))).as(what).isEqualTo(expected);
     }
 
     @Test

@@ -158,6 +158,80 @@ class KubernetesFenceTest {
         await().atMost(TIMEOUT).until(() -> pod(running) == null);
     }
 
+    /**
+     * The old leader stamped the pod while it led, but its delete did not go through (the pod kept changing). Once a
+     * newer leader fenced, the old one's next try (past its own stale check) stamps the same epoch again: the stamp
+     * must still be refused, or its delete would act on the pod as "stamped" after the takeover.
+     */
+    @Test
+    void aStaleLeaderCannotFinishAStopItStampedWhileItLed() {
+        cluster.api.installFencePolicy();
+        KubernetesExecutor old = executor(6);
+        InstanceId id = new InstanceId(new RunId("stale-3"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        cluster.api.conflictOnNextDeletes(5);
+        old.terminate(id, handle, Duration.ZERO, "while leading"); // stamped, never deleted: the control loop would ask again
+        assertThat(pod(id).getMetadata().getLabels()).containsEntry("slipstream.io/stop-epoch", "6");
+
+        KubernetesExecutor successor = executor(7);
+        cluster.api.serveStaleFenceReads(6);
+        assertThatThrownBy(() -> old.terminate(id, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("fenced");
+        assertThat(pod(id)).as("the stale stop did not happen").isNotNull();
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
+    /**
+     * The old leader stamped the pod while it led and was paused before its delete; a newer leader fenced and adopted
+     * the pod. The delete that then arrives, with the resource version the stamp gave, must act on nothing: the
+     * adoption changed the pod, so that the precondition fails (and the stale leader's stamp again is refused).
+     */
+    @Test
+    void aStopInterruptedBetweenItsStampAndItsDeleteIsVoidOnceANewerLeaderAdoptedThePod() {
+        cluster.api.installFencePolicy();
+        KubernetesExecutor old = executor(8);
+        InstanceId id = new InstanceId(new RunId("stale-4"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        cluster.api.conflictOnNextDeletes(5);
+        old.terminate(id, handle, Duration.ZERO, "while leading"); // stamped; its delete is still to come
+        String stamped = pod(id).getMetadata().getResourceVersion();
+
+        KubernetesExecutor successor = executor(9);
+        successor.adopt(Map.of(id, handle));
+        assertThatThrownBy(() -> cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withName(Names.pod(id)).lockResourceVersion(stamped).delete())
+                .as("the old leader's delete, as it would send it now").isInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
+                .satisfies(e -> assertThat(((io.fabric8.kubernetes.client.KubernetesClientException) e).getCode()).isEqualTo(409));
+        assertThat(pod(id)).isNotNull();
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
+    /** Without the policy, each stamp is preceded by a read of the fence: a retry after a 409 is no unchecked stop. */
+    @Test
+    void withoutThePolicyEveryStampAttemptReadsTheFenceAgain() {
+        KubernetesExecutor old = executor(10);
+        InstanceId id = new InstanceId(new RunId("stale-5"), 1, 0);
+        Map<String, String> handle = old.launch(spec(id, "exec sleep 600"));
+        awaitRunning(id);
+        KubernetesExecutor successor = executor(11);
+        cluster.api.serveStaleFenceReads(10, 1); // the old leader's first check came just before the successor fenced
+        cluster.api.conflictOnNextDeletes(1);
+        assertThatThrownBy(() -> old.terminate(id, handle, Duration.ZERO, "stale")).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("fenced");
+        assertThat(pod(id).getMetadata().getDeletionTimestamp()).isNull();
+        assertThat(writes(id)).hasSize(3).last().asString().endsWith("-> 409");
+
+        successor.terminate(id, handle, Duration.ZERO, "test");
+        await().atMost(TIMEOUT).until(() -> pod(id) == null);
+    }
+
     @Test
     void aReconciliationPassNeverDeletesAPodOfANewerEpoch() {
         // No policy installed: the executor itself must leave the newer leader's pod alone.

@@ -48,6 +48,7 @@ public final class TestApiServer implements AutoCloseable {
     private final java.util.List<String> podWrites = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile FencePolicy fencePolicy;
     private volatile String staleFence;
+    private final java.util.concurrent.atomic.AtomicInteger staleFenceReads = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.atomic.AtomicInteger conflictingDeletes = new java.util.concurrent.atomic.AtomicInteger();
     private volatile TestKubelet kubelet;
 
@@ -79,6 +80,13 @@ public final class TestApiServer implements AutoCloseable {
      * just before a newer leader fenced (the window between the executor's check and its call).
      */
     void serveStaleFenceReads(long epoch) {
+        staleFenceReads.set(Integer.MAX_VALUE);
+        staleFence = Long.toString(epoch);
+    }
+
+    /** As {@link #serveStaleFenceReads(long)}, for the next {@code reads} reads only; later ones see the ConfigMap. */
+    void serveStaleFenceReads(long epoch, int reads) {
+        staleFenceReads.set(reads);
         staleFence = Long.toString(epoch);
     }
 
@@ -110,7 +118,8 @@ public final class TestApiServer implements AutoCloseable {
                 return logOf(log.group(1), log.group(2), query(log.group(3)));
             }
             Matcher fence = FENCE.matcher(path);
-            if (executor && staleFence != null && "GET".equals(request.getMethod()) && fence.matches()) {
+            if (executor && staleFence != null && "GET".equals(request.getMethod()) && fence.matches()
+                    && staleFenceReads.getAndUpdate(n -> n == Integer.MAX_VALUE ? n : Math.max(0, n - 1)) > 0) {
                 return new MockResponse().setResponseCode(200).setBody(JSON.asJson(new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
                         .withNewMetadata().withName(KubernetesFence.NAME).withNamespace(fence.group(1)).withResourceVersion("1").endMetadata()
                         .addToData("epoch", staleFence).build()));

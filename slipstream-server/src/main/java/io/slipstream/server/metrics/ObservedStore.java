@@ -14,30 +14,49 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The store, timed and watched: every call is timed by operation ({@code slipstream_store_operation_seconds}), with
- * its outcome (ok, or the exception's simple name), and the runs it writes are handed to {@link RunMetrics} once
- * their transaction has committed (a rolled-back write counts nothing). A dynamic proxy, so that a method added to
- * the SPI is timed without a change here.
+ * its outcome (ok, or the exception's simple name), and the runs it reads and writes are handed to {@link RunMetrics}
+ * once their transaction has committed (a rolled-back write counts nothing). A dynamic proxy, so that a method added
+ * to the SPI is timed without a change here.
+ *
+ * <p>A call made on this thread while one of its transactions is open joins that transaction (the {@link Store}
+ * contract), whichever store it is made on: the transaction's own, this one (a {@code FencedStore} writes through
+ * the store it wraps), or a nested {@code inTransaction}. So what is handed on is kept per thread, from the outermost
+ * transaction's start to its commit.
  */
 final class ObservedStore implements InvocationHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ObservedStore.class);
     private final Store target;
-    private final MeterRegistry registry;
-    private final RunMetrics runs;
-    /** Writes of the transaction this proxy stands for ({@code null}: outside one, handed on at once). */
-    private final List<RunRecord> pending;
-    private final Map<String, Timer> ok = new ConcurrentHashMap<>();
+    private final Watch watch;
 
-    private ObservedStore(Store target, MeterRegistry registry, RunMetrics runs, List<RunRecord> pending) {
+    /** What the proxies of one wrapped store share. */
+    private static final class Watch {
+        final MeterRegistry registry;
+        final RunMetrics runs;
+        final Map<String, Timer> ok = new ConcurrentHashMap<>();
+        /** The open transaction of each thread: what it read and wrote, handed on once it commits. */
+        final ThreadLocal<Transaction> open = new ThreadLocal<>();
+
+        Watch(MeterRegistry registry, RunMetrics runs) {
+            this.registry = registry;
+            this.runs = runs;
+        }
+    }
+
+    private record Transaction(long generation, List<Runnable> seen) {
+    }
+
+    private ObservedStore(Store target, Watch watch) {
         this.target = target;
-        this.registry = registry;
-        this.runs = runs;
-        this.pending = pending;
+        this.watch = watch;
     }
 
     static Store wrap(Store target, MeterRegistry registry, RunMetrics runs) {
-        return proxy(new ObservedStore(target, registry, runs, null));
+        return proxy(new ObservedStore(target, new Watch(registry, runs)));
     }
 
     private static Store proxy(ObservedStore handler) {
@@ -54,21 +73,46 @@ final class ObservedStore implements InvocationHandler {
                 default -> "observed " + target;
             };
         }
-        List<RunRecord> written = new ArrayList<>();
         Object[] call = args;
+        Transaction joined = watch.open.get();
+        Transaction began = null;
         if (method.getName().equals("inTransaction") && args != null && args.length == 1 && args[0] instanceof Function<?, ?> work) {
             Function<Store, Object> inner = (Function<Store, Object>) work;
-            call = new Object[] {(Function<Store, Object>) tx -> inner.apply(proxy(new ObservedStore(tx, registry, runs, written)))};
+            call = new Object[] {(Function<Store, Object>) tx -> inner.apply(proxy(new ObservedStore(tx, watch)))};
+            if (joined == null) {
+                began = new Transaction(watch.runs.generation(), new ArrayList<>());
+                watch.open.set(began);
+            }
         }
+        long since = joined != null ? joined.generation() : watch.runs.generation();
         long start = System.nanoTime();
         String outcome = "ok";
         try {
-            Object result = method.invoke(target, call);
-            observe(method.getName(), result, written);
-            if (pending != null) {
-                pending.addAll(written);
+            Object result;
+            try {
+                result = method.invoke(target, call);
+            } finally {
+                if (began != null) {
+                    watch.open.remove();
+                }
+            }
+            Runnable seen = seen(method.getName(), result, since);
+            if (joined != null) {
+                if (seen != null) {
+                    joined.seen().add(seen);
+                }
             } else {
-                written.forEach(runs::written);
+                // Committed (or outside any transaction): the metrics must never fail a call whose work is done.
+                try {
+                    if (began != null) {
+                        began.seen().forEach(Runnable::run);
+                    }
+                    if (seen != null) {
+                        seen.run();
+                    }
+                } catch (RuntimeException e) {
+                    LOG.warn("metrics: a run written could not be counted", e);
+                }
             }
             return result;
         } catch (InvocationTargetException e) {
@@ -77,23 +121,27 @@ final class ObservedStore implements InvocationHandler {
         } finally {
             long nanos = System.nanoTime() - start;
             String operation = method.getName();
-            Timer timer = outcome.equals("ok") ? ok.computeIfAbsent(operation, op -> timer(op, "ok")) : timer(operation, outcome);
+            Timer timer = outcome.equals("ok") ? watch.ok.computeIfAbsent(operation, op -> timer(op, "ok")) : timer(operation, outcome);
             timer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
         }
     }
 
-    private void observe(String operation, Object result, List<RunRecord> written) {
+    /** What the metrics learn from a call's result ({@code null}: nothing); {@code since}: when its read began. */
+    @SuppressWarnings("unchecked")
+    private Runnable seen(String operation, Object result, long since) {
         if ((operation.equals("updateRun") || operation.equals("createRun")) && result instanceof RunRecord run) {
-            written.add(run);
+            return () -> watch.runs.written(run);
         } else if (operation.equals("activeRuns") && result instanceof List<?> list) {
-            list.forEach(run -> runs.read((RunRecord) run));
+            List<RunRecord> active = (List<RunRecord>) list;
+            return () -> watch.runs.readActive(active, since);
         } else if (operation.equals("getRun") && result instanceof Optional<?> run && run.isPresent()) {
-            runs.read((RunRecord) run.get());
+            return () -> watch.runs.read((RunRecord) run.get());
         }
+        return null;
     }
 
     private Timer timer(String operation, String outcome) {
         return Timer.builder("slipstream.store.operation").description("Store calls, by operation and outcome")
-                .tag("operation", operation).tag("outcome", outcome).register(registry);
+                .tag("operation", operation).tag("outcome", outcome).register(watch.registry);
     }
 }

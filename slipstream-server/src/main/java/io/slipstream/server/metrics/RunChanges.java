@@ -19,19 +19,38 @@ final class RunChanges {
     private RunChanges() {
     }
 
-    /** What the metrics remember of a run between writes. {@code queuedSince}: when its current wait began, if known. */
-    record Mark(RunState state, FaultState.RestartCause restarting, int failures, int nodeLost, int hangs, int preemptions, long workLostMillis,
-                Instant queuedSince) {
+    /**
+     * What the metrics remember of a run between writes, at the stored {@code version} it was seen at.
+     * {@code queuedSince}: when its current wait began, if known.
+     */
+    record Mark(long version, int attempt, RunState state, FaultState.RestartCause restarting, int failures, int nodeLost, int hangs,
+                int preemptions, long workLostMillis, Instant queuedSince) {
         static Mark of(RunRecord run, Instant queuedSince) {
             FaultState faults = run.faults();
-            return new Mark(run.state(), faults.restarting(), faults.failures(), faults.nodeLost(), faults.hangs(), faults.preemptions(),
-                    faults.workLostMillis(), run.state() == RunState.QUEUED ? queuedSince : null);
+            return new Mark(run.version(), run.attempt(), run.state(), faults.restarting(), faults.failures(), faults.nodeLost(), faults.hangs(),
+                    faults.preemptions(), faults.workLostMillis(), run.state() == RunState.QUEUED ? queuedSince : null);
         }
 
         /** A run first seen by reading it: its first attempt waits since its creation; a later one since a moment not known. */
         static Mark read(RunRecord run) {
             return of(run, run.attempt() <= 1 ? run.createdAt() : null);
         }
+    }
+
+    /**
+     * The mark after reading {@code run} (remembered as {@code before}, if at all): a newer version was written by
+     * someone else (another replica), so it replaces the mark uncounted; the wait of an attempt still queued keeps
+     * its start.
+     */
+    static Mark seen(Mark before, RunRecord run) {
+        if (before == null) {
+            return Mark.read(run);
+        }
+        if (run.version() <= before.version()) {
+            return before;
+        }
+        boolean sameWait = before.state() == RunState.QUEUED && run.state() == RunState.QUEUED && before.attempt() == run.attempt();
+        return sameWait ? Mark.of(run, before.queuedSince()) : Mark.read(run);
     }
 
     /** One thing a write did. Closed: the applier handles each. */
@@ -58,9 +77,14 @@ final class RunChanges {
 
     /**
      * The changes from {@code before} (the run as last known; {@code null}: not known, so nothing is counted) to
-     * {@code after}, written at {@code now}; and the mark to keep.
+     * {@code after}, written at {@code now}; and the mark to keep. A write more than one version past the mark comes
+     * after writes this replica did not see (another replica's): the difference is not all this write's, so it
+     * counts nothing.
      */
     static Result between(Mark before, RunRecord after, Instant now) {
+        if (before != null && after.version() > before.version() + 1) {
+            return new Result(List.of(), seen(before, after));
+        }
         Instant queuedSince = after.state() != RunState.QUEUED ? null
                 : before != null && before.state() == RunState.QUEUED ? before.queuedSince()
                 : before != null ? now : after.attempt() <= 1 ? after.createdAt() : null;

@@ -26,31 +26,85 @@ final class RunMetrics {
 
     private final MeterRegistry registry;
     private final Clock clock;
-    private final Map<RunId, RunChanges.Mark> marks = new ConcurrentHashMap<>();
+    private final Map<RunId, Remembered<RunChanges.Mark>> marks = new ConcurrentHashMap<>();
     /** When the first borrower was told to give its resources back to each waiting owner. */
-    private final Map<RunId, Instant> reclaimsSince = new ConcurrentHashMap<>();
+    private final Map<RunId, Remembered<Instant>> reclaimsSince = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
 
     RunMetrics(MeterRegistry registry, Clock clock) {
         this.registry = registry;
         this.clock = clock;
     }
 
-    /** A run read from the store: remembered if new to this replica. */
-    void read(RunRecord run) {
-        if (!run.state().isFinal()) {
-            marks.putIfAbsent(run.id(), RunChanges.Mark.read(run));
+    /**
+     * A run read from the store (committed): remembered if new to this replica, or in place of what was remembered if
+     * newer (another replica wrote it); a run read ended is forgotten.
+     */
+    synchronized void read(RunRecord run) {
+        if (run.state().isFinal()) {
+            forget(run.id());
+        } else {
+            remember(run.id(), RunChanges.seen(mark(run.id()), run));
         }
+    }
+
+    /** Where the remembering stands now: a read that begins later sees at least what was remembered until then. */
+    long generation() {
+        return generation.get();
+    }
+
+    /**
+     * All the runs not ended, as a read that began at {@code since} ({@link #generation()}) saw them: a run remembered
+     * before then and not listed has ended or gone (another replica ended it), so it is forgotten; a standby would
+     * otherwise keep every run it ever read, and every owner it saw waiting. Not under the lock as a whole (a reader
+     * of many runs would hold up the control loop's writes): a mark a write sets meanwhile is newer than {@code since}.
+     */
+    void readActive(java.util.List<RunRecord> active, long since) {
+        java.util.Set<RunId> listed = new java.util.HashSet<>();
+        for (RunRecord run : active) {
+            listed.add(run.id());
+            read(run);
+        }
+        marks.entrySet().removeIf(e -> e.getValue().generation() <= since && !listed.contains(e.getKey()));
+        reclaimsSince.entrySet().removeIf(e -> e.getValue().generation() <= since && !listed.contains(e.getKey()));
+    }
+
+    private RunChanges.Mark mark(RunId id) {
+        Remembered<RunChanges.Mark> remembered = marks.get(id);
+        return remembered == null ? null : remembered.value();
+    }
+
+    private void remember(RunId id, RunChanges.Mark mark) {
+        Remembered<RunChanges.Mark> before = marks.get(id);
+        if (before == null || before.value() != mark) {
+            marks.put(id, new Remembered<>(mark, generation.incrementAndGet()));
+        }
+    }
+
+    private void forget(RunId id) {
+        marks.remove(id);
+        reclaimsSince.remove(id);
+    }
+
+    /** The runs remembered, as marks or as owners waiting for a reclaim (tests). */
+    java.util.Set<RunId> remembered() {
+        java.util.Set<RunId> all = new java.util.HashSet<>(marks.keySet());
+        all.addAll(reclaimsSince.keySet());
+        return all;
+    }
+
+    /** A thing remembered, with the generation it was remembered at. */
+    private record Remembered<T>(T value, long generation) {
     }
 
     /** A run this replica wrote (its transaction committed). */
     synchronized void written(RunRecord run) {
         Instant now = clock.instant();
-        RunChanges.Result result = RunChanges.between(marks.get(run.id()), run, now);
+        RunChanges.Result result = RunChanges.between(mark(run.id()), run, now);
         if (run.state().isFinal()) {
-            marks.remove(run.id());
-            reclaimsSince.remove(run.id());
+            forget(run.id());
         } else {
-            marks.put(run.id(), result.mark());
+            remember(run.id(), result.mark());
         }
         for (RunChanges.Change change : result.changes()) {
             String quota = label(change.quota());
@@ -60,7 +114,7 @@ final class RunMetrics {
                 Counter.builder("slipstream.preemptions").description("Runs told to give their resources back, by the victim's quota")
                         .tag("quota", quota).register(registry).increment();
                 if (preempted.owner() != null) {
-                    reclaimsSince.putIfAbsent(preempted.owner(), now);
+                    reclaimsSince.putIfAbsent(preempted.owner(), new Remembered<>(now, generation.incrementAndGet()));
                 }
             } else if (change instanceof RunChanges.Restarted restarted) {
                 Counter.builder("slipstream.restarts").description("Runs queued again, by cause")
@@ -84,7 +138,8 @@ final class RunMetrics {
             Timer.builder("slipstream.admission.wait").description("How long runs waited in the queue before admission")
                     .serviceLevelObjectives(WAIT_BUCKETS).tag("quota", quota).register(registry).record(admitted.waited());
         }
-        Instant reclaimSince = reclaimsSince.remove(run);
+        Remembered<Instant> reclaim = reclaimsSince.remove(run);
+        Instant reclaimSince = reclaim == null ? null : reclaim.value();
         if (reclaimSince != null) {
             Timer.builder("slipstream.reclaim").description("From the first borrower told to give resources back to the owner's admission")
                     .serviceLevelObjectives(WAIT_BUCKETS).tag("quota", quota).register(registry).record(Duration.between(reclaimSince, now));

@@ -49,6 +49,31 @@ class ObservedStoreTest {
         assertThat(admissions()).isEqualTo(1);
     }
 
+    /**
+     * The control loop writes through a FencedStore, whose writes go to the store it wraps (this proxy), not to the
+     * transaction's store: they join the open transaction all the same, so they count only once it commits.
+     */
+    @Test
+    void aWriteThroughTheOuterStoreInsideATransactionCountsOnlyOnceItCommits() {
+        RunRecord run = created();
+        RunRecord admitted = run.admitted(RealTimeResources.NotInQuota, "Admitted", T0);
+        long epoch = store.claimLeadership("me", T0, java.time.Duration.ofMinutes(1)).epoch();
+        Store fenced = new io.slipstream.store.FencedStore(store, epoch);
+        assertThatThrownBy(() -> fenced.inTransaction(tx -> {
+            tx.updateRun(admitted);
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            store.updateRun(admitted);
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThat(target.getRun(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
+        assertThat(admissions()).isZero();
+
+        fenced.inTransaction(tx -> tx.updateRun(admitted));
+        assertThat(admissions()).isEqualTo(1);
+    }
+
     @Test
     void everyCallIsTimedByOperationAndOutcomeAndAnOutageReachesTheCallerAsItself() {
         created();

@@ -77,6 +77,59 @@ class RunMetricsTest {
         assertThat(counter("slipstream.runs.finished", "quota", "(none)", "state", "CANCELLED")).isEqualTo(1);
     }
 
+    /**
+     * A standby (or a leader that lost the lease and took it back) remembers a run as it last read it; another replica
+     * then admitted it, failed and requeued it. This replica's next write counts only what it did itself.
+     */
+    @Test
+    void aWriteOverWhatAnotherReplicaWroteCountsNothingOfTheOtherReplicasWork() {
+        RunRecord run = queued("job", "a");
+        metrics.read(run);
+        RunRecord elsewhere = run.admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0)
+                .restarting(FaultState.RestartCause.FAILURE, "Failed").withVersion(4);
+        RunRecord failedOnce = elsewhere.withFaults(new FaultState(1, 0, 0, 0, null, 0, FaultState.RestartCause.FAILURE, null, null, null, null, null, 0));
+        metrics.written(failedOnce.withCancelRequestedAt(T0).withVersion(5)); // a cancel request through this replica's API
+        assertThat(registry.find("slipstream.admissions").counters()).isEmpty();
+        assertThat(registry.find("slipstream.restarts").counters()).isEmpty();
+    }
+
+    @Test
+    void aNewerVersionReadReplacesWhatWasRememberedSoThatThisReplicasNextWriteCountsOnlyItsOwnChange() {
+        RunRecord run = queued("job", "a");
+        metrics.read(run);
+        RunRecord running = run.admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0).withVersion(3);
+        metrics.read(running); // the new leader's first cycle reads what the old one wrote
+        RunRecord cancelling = running.withCancelRequestedAt(T0).withVersion(4);
+        metrics.written(cancelling);
+        assertThat(registry.find("slipstream.admissions").counters()).as("another replica admitted it").isEmpty();
+        metrics.written(cancelling.terminating(RunState.CANCELLED, "Cancel").moveTo(RunState.CANCELLED, "Cancelled", T0).withVersion(5));
+        assertThat(counter("slipstream.runs.finished", "quota", "team-a/a", "state", "CANCELLED")).isEqualTo(1);
+
+        RunRecord other = queued("other", "a");
+        metrics.read(other);
+        RunRecord requeued = other.admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0)
+                .restarting(FaultState.RestartCause.PREEMPTION, "Preempted").requeued("Preempted", T0).withVersion(4);
+        metrics.read(requeued); // another replica ran it and put it back in the queue
+        metrics.written(requeued.admitted(RealTimeResources.InQuota, "Admitted", T0).withVersion(5));
+        assertThat(counter("slipstream.admissions", "quota", "team-a/a", "resources", "InQuota")).as("this replica admitted it again").isEqualTo(1);
+    }
+
+    @Test
+    void runsEndedByAnotherReplicaAreForgottenWhenTheActiveRunsNoLongerListThem() {
+        RunRecord ended = queued("ended", "a");
+        RunRecord owner = queued("owner", "a");
+        RunRecord borrower = queued("borrower", "b").admitted(RealTimeResources.NotInQuota, "Admitted", T0);
+        metrics.written(borrower);
+        metrics.written(borrower.preempting(owner.id(), "Preempted").withVersion(2)); // the owner waits for it
+        metrics.read(ended);
+        metrics.read(owner);
+        long before = metrics.generation();
+        RunRecord late = queued("late", "a");
+        metrics.written(late); // created while the read below was under way: not in what it lists
+        metrics.readActive(java.util.List.of(borrower.withVersion(2)), before); // another replica ended both
+        assertThat(metrics.remembered()).containsExactlyInAnyOrder(borrower.id(), late.id());
+    }
+
     @Test
     void restartsCountByCauseAndWorkLostInSeconds() {
         RunRecord run = queued("job", "a").admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0);
