@@ -50,6 +50,21 @@ class OpenApiConformanceTest {
         server.close();
     }
 
+    /** Generated clients name their methods after operationIds: every operation has one, unique and camelCase. */
+    @Test
+    void everyOperationHasItsOwnOperationId() {
+        java.util.Map<String, String> ids = new java.util.TreeMap<>();
+        openApi.get("paths").properties().forEach(path -> path.getValue().properties().forEach(operation -> {
+            if (Set.of("get", "post", "put", "delete", "patch").contains(operation.getKey())) {
+                String where = operation.getKey().toUpperCase(Locale.ROOT) + " " + path.getKey();
+                String id = operation.getValue().path("operationId").asString("");
+                assertThat(id).as("operationId of %s", where).matches("[a-z][A-Za-z]+");
+                assertThat(ids.put(id, where)).as("operationId %s of %s is also %s's", id, where, ids.get(id)).isNull();
+            }
+        }));
+        assertThat(ids).hasSizeGreaterThan(30);
+    }
+
     @Test
     void theServerHasExactlyTheDocumentedRoutes() {
         Set<String> documented = new TreeSet<>();
