@@ -299,7 +299,8 @@ public final class ControlLoop implements AutoCloseable {
         boolean deferred = false;
         Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
         for (RunRecord run : store.activeRuns()) {
-            try {
+            // JSON logs carry the run each line is about as a field of its own (mdc.run).
+            try (var ignored = org.slf4j.MDC.putCloseable("run", run.id().value())) {
                 RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, run, instances.getOrDefault(run.id(), List.of()));
                 steps.take(lifecycle, seen);
                 deferred |= steps.deferred();
@@ -402,7 +403,7 @@ public final class ControlLoop implements AutoCloseable {
         boolean deferred = false;
         for (Decision decision : result.decisions()) {
             RunRecord run = byId.get(decision.runId());
-            try {
+            try (var ignored = org.slf4j.MDC.putCloseable("run", decision.runId().value())) {
                 if (decision instanceof Decision.Wait wait) {
                     status.put(wait.runId(), new RunView.QueueView(wait.reason().name(), wait.message(), wait.position()));
                 } else if (decision instanceof Decision.Admit admit) {
