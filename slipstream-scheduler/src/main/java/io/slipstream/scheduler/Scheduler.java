@@ -126,6 +126,10 @@ public final class Scheduler {
                 boolean underMax = run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request);
                 if (run.quota() != null && !book.exists(run.quota())) {
                     wait(run, WaitReason.QuotaNotFound, "quota " + run.quota() + " does not exist");
+                } else if (!book.clusterCouldHold(request)) {
+                    // A gang restarted after a node went down may no longer fit the nodes that are left: say so.
+                    wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
+                            + book.schedulableCapacity() + ")");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
                 } else if (guarantee && makeRoomUnderMax(run, request)) {

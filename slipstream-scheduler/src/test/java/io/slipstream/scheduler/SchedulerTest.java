@@ -58,6 +58,9 @@ class SchedulerTest {
                 // Gangs and placement
                 new Case("a gang spreads over nodes when no node holds it whole", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("r").instances(2).gpus(8).build()), Map.of("r", "admit NotInQuota")),
+                new Case("a guaranteed gang larger than the nodes left up says so", List.of(aNode("n-1").build(), aNode("n-2").unschedulable().build()),
+                        List.of(aQuota("a/gpu").minGpus(16).build()), List.of(),
+                        List.of(aRun("r").quota("a/gpu").instances(2).gpus(8).build()), Map.of("r", "NoNodeFits")),
                 new Case("a gang larger than the whole cluster can never fit", nodes("n", 2, "sim-gpu"), List.of(), List.of(),
                         List.of(aRun("r").instances(3).gpus(8).build()), Map.of("r", "NoNodeFits")),
                 new Case("a gang that does not fit whole now is not started in part", nodes("n", 2, "sim-gpu"), List.of(), List.of(aRun("small").gpus(1).running(NotInQuota, 0, "n-1")),
