@@ -298,7 +298,7 @@ class CliCommandsTest {
     // From RunLifecycleIT.
     @Test
     void aQueuedRunIsCancelledAtOnce() throws Exception {
-        // Five instances of 8 GPUs on four nodes of 8: it can never start.
+        // Five instances of 8 GPUs on four nodes of 8 could never start: refused, with the reason.
         write("too-big.yaml", """
                 apiVersion: slipstream/v1
                 kind: Job
@@ -307,8 +307,27 @@ class CliCommandsTest {
                   nodeGroups:
                     - {name: main, replicas: 5, resources: {cpu: 1, memory: 1Gi, gpu: 8}, command: ["true"]}
                 """);
-        Result submitted = cli("submit", "-f", file("too-big.yaml"));
+        Result refused = cli("submit", "-f", file("too-big.yaml"));
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).contains("spec.nodeGroups").contains("could never start").contains("more than all schedulable nodes have");
+        // One its quota keeps waiting (Disabled, larger than the guarantee) is accepted, with a warning: quotas change.
+        write("over-quota.yaml", """
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: tiny, workspace: demo}
+                spec: {min: {gpu: 1}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: over-quota, workspace: demo}
+                spec:
+                  quota: tiny
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi, gpu: 2}, command: ["true"]}
+                """);
+        Result submitted = cli("submit", "-f", file("over-quota.yaml"));
         assertThat(submitted.exit()).as(submitted.err()).isZero();
+        assertThat(submitted.err()).contains("Warning: this run cannot start even with the whole cluster idle").contains("more than its quota guarantees");
         String id = submitted.lastLine();
         assertThat(run(id).get("state").asString()).isEqualTo("QUEUED");
         Result cancel = cli("cancel", id, "--wait");

@@ -79,11 +79,13 @@ final class RunChanges {
      * The changes from {@code before} (the run as last known; {@code null}: not known, so nothing is counted) to
      * {@code after}, written at {@code now}; and the mark to keep. A write more than one version past the mark comes
      * after writes this replica did not see (another replica's): the difference is not all this write's, so it
-     * counts nothing.
+     * counts nothing but the run's end (a final state is written once).
      */
     static Result between(Mark before, RunRecord after, Instant now) {
         if (before != null && after.version() > before.version() + 1) {
-            return new Result(List.of(), seen(before, after));
+            // Only the end is this write's for sure: a final state is written once, by whoever ends the run.
+            List<Change> ended = after.state().isFinal() && !before.state().isFinal() ? List.of(new Finished(after.quotaId(), after.state())) : List.of();
+            return new Result(ended, seen(before, after));
         }
         Instant queuedSince = after.state() != RunState.QUEUED ? null
                 : before != null && before.state() == RunState.QUEUED ? before.queuedSince()

@@ -143,8 +143,11 @@ public final class RunService {
     private RunRecord feasible(Store tx, RunRecord run) {
         Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.listDocuments(Kind.Quota, null));
         if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
-            throw new InvalidInputException("spec.nodeGroups", "this run could never start: " + never.get().message()
-                    + " (nodes: " + nodes.get().stream().map(n -> n.name() + " " + n.capacity()).collect(java.util.stream.Collectors.joining(", ")) + ")");
+            String largest = nodes.get().stream()
+                    .max(java.util.Comparator.comparingInt((NodeInfo n) -> n.capacity().gpu()).thenComparingLong(n -> n.capacity().milliCpu())
+                            .thenComparingLong(n -> n.capacity().memoryBytes()))
+                    .map(n -> "; the largest of the " + nodes.get().size() + " nodes, " + n.name() + ", has " + n.capacity()).orElse("; there are no nodes");
+            throw new InvalidInputException("spec.nodeGroups", "this run could never start: " + never.get().message() + largest);
         }
         return run;
     }

@@ -39,11 +39,17 @@ class UnreadableRunApiTest {
             spec: {members: [bob]}
             ---
             apiVersion: slipstream/v1
+            kind: Quota
+            metadata: {name: tiny, workspace: team-a}
+            spec: {min: {gpu: 1}}
+            ---
+            apiVersion: slipstream/v1
             kind: Job
             metadata: {name: waits, workspace: team-a}
             spec:
+              quota: tiny
               nodeGroups:
-                - {name: worker, resources: {cpu: 1, memory: 1Gi, gpu: 64}, command: ["true"]}
+                - {name: worker, resources: {cpu: 1, memory: 1Gi, gpu: 2}, command: ["true"]}
             ---
             apiVersion: slipstream/v1
             kind: Job
