@@ -150,8 +150,9 @@ public final class JdbcStore implements Store {
                         .load()
                         .migrate();
             }
-            // the embedded file (singleProcess): each commit must be found again after a crash (H2NewestChunk)
-            Runnable committed = singleProcess ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
+            // an H2 file in this process (the embedded store, or one configured by URL): each commit must be found again
+            // after a crash (H2NewestChunk)
+            Runnable committed = singleProcess || url.startsWith("jdbc:h2:file:") ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
             committed.run(); // the migrations' commits too
             return new JdbcStore(dataSource, singleProcess, committed);
         } catch (RuntimeException e) {

@@ -25,8 +25,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every write the embedded store acknowledged survives a {@code kill -9} of its process. H2's default background
- * commit lost whole tables this way; the store opens H2 with {@code WRITE_DELAY=0}, and this test holds it to that.
+ * Every write the embedded store acknowledged survives a {@code kill -9} of its process. Two things make it so:
+ * {@code WRITE_DELAY=0} (H2's default background commit lost whole tables): each commit is then a blocking
+ * {@code MVStore.commit()}, written in the committing thread before it returns, also when other threads commit at the
+ * same moment (one that finds another's store operation waits for it, and that one wrote its changes); and
+ * {@link H2NewestChunk}: H2 names the chunk before the newest in its file header, and a reopen after a crash did not
+ * find a newest chunk that H2 had put in reused space, silently opening an older state (the last acknowledged write
+ * missing: a watermark of 15 in the store, 16 recorded). The copy test shows that without a process and at once; the
+ * kill tests show it across the process boundary.
  */
 class H2DurabilityTest {
     @TempDir
@@ -111,8 +117,8 @@ class H2DurabilityTest {
     }
 
     /**
-     * Commits of several threads at once, killed while they go on: H2 writes what one commit gathered and may leave a
-     * concurrent commit's changes for the next write, which the kill may cut short.
+     * Commits of several threads at once, killed while they go on: each acknowledged one is there (a commit that meets
+     * another thread's store write waits for it; see the class comment).
      */
     @Test
     void acknowledgedConcurrentWritesSurviveKillMinus9WhileOthersAreWritten() throws Exception {
@@ -125,11 +131,11 @@ class H2DurabilityTest {
      * A rare acknowledged write (a server key, advanced as the server's watermark is) among constant commits of 8 other
      * threads, killed at once after its acknowledgement, round after round on the same store (as a crash loop restarts
      * a server on the store its kill left): the value acknowledged last (or a later one) is in the store, each time.
-     * {@code -Dh2.durability.rounds=N} runs more rounds (the default keeps it to seconds).
+     * {@code -Dh2.durability.rounds=N} runs N rounds (the build runs one: seconds; the copy test is the quick and certain one).
      */
     @Test
     void aRareAcknowledgedWriteAmongConstantCommitsSurvivesRepeatedKillMinus9() throws Exception {
-        int rounds = Integer.getInteger("h2.durability.rounds", 2);
+        int rounds = Integer.getInteger("h2.durability.rounds", 1);
         List<String> losses = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             long acked = killAfterMarks(dataDir, 8, 1 + round % 5);
