@@ -87,10 +87,17 @@ public final class JdbcStore implements Store {
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
     private final UnreadableRows unreadable = new UnreadableRows();
+    /** Runs after each commit, before it is acknowledged: the embedded H2's {@link H2NewestChunk}; nothing elsewhere. */
+    private final Runnable committed;
 
     private JdbcStore(HikariDataSource dataSource, boolean singleProcess) {
+        this(dataSource, singleProcess, () -> { });
+    }
+
+    private JdbcStore(HikariDataSource dataSource, boolean singleProcess, Runnable committed) {
         this.dataSource = dataSource;
         this.singleProcess = singleProcess;
+        this.committed = committed;
         this.jdbi = Jdbi.create(dataSource);
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT_S);
     }
@@ -135,20 +142,23 @@ public final class JdbcStore implements Store {
         }
         HikariDataSource dataSource = new HikariDataSource(config);
         try {
-            if (AppliedMigrations.allApplied(dataSource, JdbcStore.class.getClassLoader())) {
-                return new JdbcStore(dataSource, singleProcess); // nothing for Flyway to do: it is not started (see AppliedMigrations)
+            if (!AppliedMigrations.allApplied(dataSource, JdbcStore.class.getClassLoader())) { // else Flyway is not started (see AppliedMigrations)
+                Flyway.configure()
+                        .dataSource(dataSource)
+                        .locations("classpath:" + AppliedMigrations.LOCATION)
+                        .loggers("slf4j")
+                        .load()
+                        .migrate();
             }
-            Flyway.configure()
-                    .dataSource(dataSource)
-                    .locations("classpath:" + AppliedMigrations.LOCATION)
-                    .loggers("slf4j")
-                    .load()
-                    .migrate();
+            // an H2 file in this process (the embedded store, or one configured by URL): each commit must be found again
+            // after a crash (H2NewestChunk)
+            Runnable committed = singleProcess || url.startsWith("jdbc:h2:file:") ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
+            committed.run(); // the migrations' commits too
+            return new JdbcStore(dataSource, singleProcess, committed);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
         }
-        return new JdbcStore(dataSource, singleProcess);
     }
 
     /** Opens a store at a JDBC URL as it is, to read: no migration (for checks that must not change it). */
@@ -177,7 +187,7 @@ public final class JdbcStore implements Store {
             return work.apply(this);
         }
         try {
-            return jdbi.inTransaction(handle -> {
+            T result = jdbi.inTransaction(handle -> {
                 transaction.set(handle);
                 try {
                     return work.apply(this);
@@ -185,6 +195,8 @@ public final class JdbcStore implements Store {
                     transaction.remove();
                 }
             });
+            committed.run();
+            return result;
         } catch (StatementException e) {
             throw duplicateKeyAsConflict(e);
         } catch (JdbiException e) {
@@ -198,7 +210,9 @@ public final class JdbcStore implements Store {
             if (bound != null) {
                 return work.apply(bound);
             }
-            return jdbi.withHandle(work::apply);
+            T result = jdbi.withHandle(work::apply); // autocommit: a write is committed
+            committed.run();
+            return result;
         } catch (StatementException e) {
             throw duplicateKeyAsConflict(e);
         } catch (JdbiException e) {

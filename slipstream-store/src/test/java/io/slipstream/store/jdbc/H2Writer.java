@@ -9,35 +9,80 @@ import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
-/** Child process of {@link H2DurabilityTest}: writes runs (one by one, or from several threads at once), acknowledging each on stdout, then waits to be killed. */
+/**
+ * Child process of {@link H2DurabilityTest}: writes to the embedded store, acknowledging on stdout what it wrote, and is
+ * killed while it writes.
+ */
 public final class H2Writer {
+    /** The server key {@link #mark} advances, as the server's store watermark does. */
+    static final String MARK = "durability-mark";
+
     private H2Writer() {
     }
 
-    /** Args: data dir, runs to write, threads writing them at once (default 1). */
+    /**
+     * Args: data dir, runs to write, threads writing them at once (default 1), and a mode: {@code runs} (the default:
+     * writes the runs, acknowledging each, then waits to be killed) or {@code mark} (the threads write runs without end,
+     * unacknowledged, while the main thread advances a server key, acknowledging each value: a rare write among many).
+     */
     public static void main(String[] args) throws Exception {
         Store store = JdbcStore.openH2(Path.of(args[0]));
         int count = Integer.parseInt(args[1]);
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 1;
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
-        java.util.List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
+        if (args.length > 3 && args[3].equals("mark")) {
+            mark(store, threads);
+            return;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> writes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             writes.add(pool.submit(() -> {
-                RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
-                store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+                RunId id = createRun(store);
                 synchronized (System.out) {
-                    System.out.println("acked " + run.id());
+                    System.out.println("acked " + id);
                     System.out.flush();
                 }
                 return null;
             }));
         }
-        for (java.util.concurrent.Future<?> write : writes) {
+        for (Future<?> write : writes) {
             write.get();
         }
         System.out.println("done");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static void mark(Store store, int threads) {
+        long start = store.serverKeyId(MARK).map(Long::parseLong).orElse(0L);
+        if (start == 0) {
+            store.registerServerKey(MARK, "0", Instant.now());
+        }
+        for (int t = 0; t < threads; t++) {
+            Thread writer = new Thread(() -> {
+                while (true) {
+                    createRun(store);
+                }
+            });
+            writer.setDaemon(true);
+            writer.start();
+        }
+        for (long value = start + 1; ; value++) {
+            store.replaceServerKey(MARK, Long.toString(value - 1), Long.toString(value), Instant.now());
+            System.out.println("mark " + value);
+            System.out.flush();
+        }
+    }
+
+    static RunId createRun(Store store) {
+        RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
+        store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        return run.id();
     }
 }
