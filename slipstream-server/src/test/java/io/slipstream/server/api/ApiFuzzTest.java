@@ -22,8 +22,9 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 
 /**
- * The API's body, query and path handling on a real in-process server (H2 store, local executor over one node with no
- * capacity, so nothing is ever launched). The first byte of an input picks the request, the second the caller
+ * The API's body, query and path handling on a real in-process server (H2 store, local executor over one node that is
+ * declared down before the first input and that no input brings up, so nothing is ever launched; it has capacity, so
+ * that runs are accepted rather than refused as never fitting). The first byte of an input picks the request, the second the caller
  * ({@code a} the admin, anything else a member), the rest is the body, the query or the path:
  * <pre>
  * A apply      POST /api/v1/apply                      R runs     POST /api/v1/runs
@@ -49,8 +50,10 @@ class ApiFuzzTest {
     /** Started at the first input, once Jazzer's agent is in place (it is not yet in {@code @BeforeAll}). */
     private static void start() throws Exception {
         dataDir = Files.createTempDirectory("api-fuzz");
-        server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withNodes(List.of(new NodeInfo("node-1", new Resources(0, 0, 0, null), null, Map.of())))));
+        server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withNodes(List.of(new NodeInfo("node-1", new Resources(64_000, 256L << 30, 8, "sim-gpu"), null, Map.of())))));
         admin = server.adminToken();
+        Response down = server.post("/api/v1/nodes/node-1/down", admin, "{\"reason\": \"the fuzzer launches nothing\"}");
+        assertThat(down.status()).as(down.text()).isEqualTo(200);
         Response setup = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1
                 kind: Workspace
