@@ -6,7 +6,9 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** How a command reaches the server: address and token, from options, the environment, or the local data dir. */
 public final class ClientOptions {
@@ -22,6 +24,10 @@ public final class ClientOptions {
             description = "Where to look for admin.token when no token is given (default: $SLIPSTREAM_DATA_DIR or ./.slipstream).")
     Path dataDir;
 
+    /** The command this is mixed into: what the client tells the user (warnings, waiting) goes to its stderr. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
     public ApiClient client() {
         String address = firstNonBlank(server, System.getenv("SLIPSTREAM_SERVER"), "http://127.0.0.1:8080");
         URI uri;
@@ -33,7 +39,14 @@ public final class ClientOptions {
         } catch (IllegalArgumentException e) {
             throw new CliException(CliException.REJECTED, "--server: '" + address + "' is not a URL like http://127.0.0.1:8080");
         }
-        return new ApiClient(uri, resolveToken());
+        if (mixee == null) {
+            return new ApiClient(uri, resolveToken());
+        }
+        return new ApiClient(uri, resolveToken(), line -> {
+            java.io.PrintWriter err = mixee.commandLine().getErr();
+            err.println(line);
+            err.flush();
+        });
     }
 
     private String resolveToken() {
