@@ -275,12 +275,8 @@ final class InstanceDirectory {
         return SafeFiles.exists(dir.resolve("terminate_requested"));
     }
 
-    /**
-     * The supervisor's and the instance's pids with their start times ({@link Pids#UNKNOWN} where the supervisor did not
-     * record them: one launched by an older version writes the pids alone), once the supervisor started the command,
-     * else {@code null}.
-     */
-    Pids pids() throws IOException {
+    /** {supervisor pid, instance pid} once the supervisor started the command, else {@code null}. */
+    long[] pids() throws IOException {
         Path file = dir.resolve("pid");
         byte[] data = SafeFiles.readControlFile(file, MAX_CONTROL_FILE_BYTES);
         if (data == null) {
@@ -292,24 +288,13 @@ final class InstanceDirectory {
         }
         String[] fields = line.trim().split(" ");
         try {
-            if (fields.length != 2 && fields.length != 4) {
+            if (fields.length != 2) {
                 throw new IOException("unreadable " + file);
             }
-            long[] values = new long[fields.length];
-            for (int i = 0; i < fields.length; i++) {
-                values[i] = Long.parseLong(fields[i]);
-            }
-            return fields.length == 2 ? new Pids(values[0], Pids.UNKNOWN, values[1], Pids.UNKNOWN)
-                    : new Pids(values[0], values[2], values[1], values[3]);
+            return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
         } catch (NumberFormatException e) {
             throw new IOException("unreadable " + file + ": " + e.getMessage());
         }
-    }
-
-    /** What the {@code pid} file says: the supervisor's and the instance's main process's pids and start times. */
-    record Pids(long supervisor, long supervisorStart, long instance, long instanceStart) {
-        /** A start time the supervisor did not record. */
-        static final long UNKNOWN = -1;
     }
 
     /** The exit code the supervisor recorded, or {@code null} if it has not (yet) or it cannot be read. */

@@ -14,8 +14,7 @@ import java.util.Optional;
  * An instance's handle, as the store keeps it: its directory (relative to the executor's root, so that the data
  * directory can be moved; see {@link InstanceLocation}), the pids and start times of its supervisor and main process,
  * and the boot they belong to (a pid recorded before a reboot means nothing after it). A moved directory never makes a
- * pid trusted: processes are known by pid, start time and boot alone. A start time of -1 says the process was gone
- * when its handle was made: nothing that has its pid later is taken for it.
+ * pid trusted: processes are known by pid, start time and boot alone.
  */
 final class InstanceHandles {
     private final Path root;
@@ -73,29 +72,20 @@ final class InstanceHandles {
     }
 
     /**
-     * The start time the supervisor recorded; else (an older supervisor's pid file) the start time of whatever has the
-     * pid now, or -1 if nothing has: read after a restart, that may be another process (the pid was given again), which
-     * is why supervisors record them.
-     */
-    private static long startTime(long pid, long recorded) {
-        return recorded >= 0 ? recorded : ProcFs.stat(pid).map(ProcFs.Stat::startTime).orElse(-1L);
-    }
-
-    /**
      * The handle of an instance launched before, from the pid file its supervisor wrote (so that it can be derived
      * even if the control plane crashed right after the launch); empty if it was never launched.
      */
     Optional<Map<String, String>> read(InstanceDirectory dir) throws IOException {
-        InstanceDirectory.Pids pids = dir.pids();
+        long[] pids = dir.pids();
         if (pids == null) {
             return Optional.empty();
         }
         Map<String, String> handle = new LinkedHashMap<>();
         handle.put("dir", root.relativize(dir.path()).toString());
-        handle.put("supervisorPid", Long.toString(pids.supervisor()));
-        handle.put("supervisorStart", Long.toString(startTime(pids.supervisor(), pids.supervisorStart())));
-        handle.put("pid", Long.toString(pids.instance()));
-        handle.put("pidStart", Long.toString(startTime(pids.instance(), pids.instanceStart())));
+        handle.put("supervisorPid", Long.toString(pids[0]));
+        handle.put("supervisorStart", Long.toString(ProcFs.stat(pids[0]).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("pid", Long.toString(pids[1]));
+        handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
         Long epoch = dir.epochOf("launch");
         if (epoch != null && epoch > 0) {

@@ -47,12 +47,9 @@ final class ProcFs {
                 Long.parseLong(fields[19]));
     }
 
-    /**
-     * Whether a process with this pid and start time is alive: guards against pid reuse. A start time of -1 (the process
-     * was gone when it was looked for) matches no process: one that has the pid now got it later.
-     */
+    /** Whether a process with this pid and start time is alive: guards against pid reuse. */
     static boolean isAlive(long pid, long startTime) {
-        return startTime >= 0 && stat(pid).filter(s -> isLive(s) && s.startTime() == startTime).isPresent();
+        return stat(pid).filter(s -> isLive(s) && (startTime < 0 || s.startTime() == startTime)).isPresent();
     }
 
     /**

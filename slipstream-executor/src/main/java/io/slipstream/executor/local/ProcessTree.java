@@ -17,12 +17,8 @@ final class ProcessTree implements InstanceProcesses {
         this.leaderStart = leaderStart;
     }
 
-    /**
-     * A start time of -1 says the leader was gone when it was looked for: a process that has its pid now is another
-     * one, so nothing of the instance is left (what is left of a session keeps its pid from being given again).
-     */
     private List<Long> members() {
-        boolean reused = ProcFs.stat(leader).map(s -> leaderStart < 0 || s.startTime() != leaderStart).orElse(false);
+        boolean reused = leaderStart >= 0 && ProcFs.stat(leader).map(s -> s.startTime() != leaderStart).orElse(false);
         return reused ? List.of() : ProcFs.treeOf(leader);
     }
 

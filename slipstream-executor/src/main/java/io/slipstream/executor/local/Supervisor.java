@@ -10,9 +10,8 @@ import java.util.List;
  * The command line that starts an instance: a small fixed shell script (never built from input: the command
  * travels as its arguments) in a session of its own. It runs as the server's user with a fixed environment of its own
  * ({@link #ENVIRONMENT}), so the workload can neither signal it, nor touch what it writes in the instance's control
- * directory, nor reach it through its environment. It starts the command, writes the pids with their start times,
- * waits, and records the exit code (each written by the shell's own printf, one short write: readers take a line only
- * once its newline is there).
+ * directory, nor reach it through its environment. It starts the command, writes the pids, waits, and records the exit
+ * code (each written by the shell's own printf, one short write: readers take a line only once its newline is there).
  *
  * <p>With a uid for the run, the command runs in a PID namespace of its own ({@code unshare --pid}), under a small
  * init ({@link #INIT}) that runs as the run's uid: everything the instance starts stays in that namespace, whatever it
@@ -62,13 +61,7 @@ final class Supervisor {
             "  (umask 002; exec setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",
             "child=$!",
-            // Their start times too, read now (the child cannot be reaped before the wait), so that a restarted server
-            // never takes a process that got one of these pids later for the instance's. Field 22 of a stat line, counted
-            // after the command name's closing parenthesis (the name is the workload's to choose).
-            "set -f",
-            "stat=; read -r stat </proc/$$/stat; stat=${stat##*) }; set -- $stat; started=${20:--1}",
-            "stat=; read -r stat </proc/\"$child\"/stat; stat=${stat##*) }; set -- $stat; childStarted=${20:--1}",
-            "printf '%s %s %s %s\\n' \"$$\" \"$child\" \"$started\" \"$childStarted\" >\"$dir/pid\"",
+            "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
             "wait \"$child\"",
             "code=$?",
             // Relative: the supervisor's working directory is the control directory, and follows it when the data
@@ -90,8 +83,7 @@ final class Supervisor {
                 throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
             }
             if (System.nanoTime() > deadline) {
-                // The supervisor (our child, not reaped: its pid is its own), and whatever it started already (as its descendants).
-                new ProcessTree(supervisor.pid(), ProcFs.stat(supervisor.pid()).map(ProcFs.Stat::startTime).orElse(-1L)).killUntilGone();
+                new ProcessTree(supervisor.pid(), -1).killUntilGone(); // the supervisor, and whatever it started already (as its descendants)
                 supervisor.destroyForcibly();
                 throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
             }
