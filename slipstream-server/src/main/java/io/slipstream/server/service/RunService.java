@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import tools.jackson.databind.JsonNode;
 
@@ -96,9 +97,10 @@ public final class RunService {
         problems.throwIfAny("the request is invalid");
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
-        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> feasible(tx, runFactory.create(tx, stored, origin))));
+        AtomicReference<Decision.Wait> waits = new AtomicReference<>();
+        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> feasible(tx, runFactory.create(tx, stored, origin), waits)));
         loop.wakeUp();
-        return withWarnings(created);
+        return withWarning(created, waits.get());
     }
 
     /** Applies a Job document and runs it, in one transaction: either both happen or neither. */
@@ -111,14 +113,15 @@ public final class RunService {
             throw new InvalidInputException("jobDocument.kind", "must be Job to be run (is " + document.kind() + ")");
         }
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
+        AtomicReference<Decision.Wait> waits = new AtomicReference<>();
         Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
                 () -> store.inTransaction(tx -> {
                     documents.apply(caller, List.of(document));
                     StoredDocument stored = tx.getDocument(Kind.Job, document.workspace(), document.name()).orElseThrow();
-                    return feasible(tx, runFactory.create(tx, stored, origin));
+                    return feasible(tx, runFactory.create(tx, stored, origin), waits);
                 }));
         loop.wakeUp();
-        return withWarnings(created);
+        return withWarning(created, waits.get());
     }
 
     private static void checkKey(String key, Problems problems) {
@@ -131,17 +134,13 @@ public final class RunService {
     }
 
     /**
-     * Creates the run unless a run with the same key exists in the workspace: then that run is the answer. Two
-     * concurrent requests with one key race on a unique index; the loser finds the winner's run.
-     *
-     * @param workspace where the key is looked up; {@code null} when the caller may not see the workspace (it fails)
-     */
-    /**
      * Refuses (and so rolls back) a run that no node could ever hold, on nodes that do not grow: it would wait forever.
-     * The spec is the run's own, overrides applied and shapes resolved.
+     * The spec is the run's own, overrides applied and shapes resolved. Why an accepted run would wait even on an idle
+     * cluster goes to {@code waits}, once: its warning.
      */
-    private RunRecord feasible(Store tx, RunRecord run) {
+    private RunRecord feasible(Store tx, RunRecord run, AtomicReference<Decision.Wait> waits) {
         Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.listDocuments(Kind.Quota, null));
+        waits.set(never.orElse(null));
         if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
             String largest = nodes.get().stream()
                     .max(java.util.Comparator.comparingInt((NodeInfo n) -> n.capacity().gpu()).thenComparingLong(n -> n.capacity().milliCpu())
@@ -152,17 +151,21 @@ public final class RunService {
         return run;
     }
 
-    /** A new run that waits even on an idle cluster gets the scheduler's reason as a warning. */
-    private Created withWarnings(Created created) {
-        if (created.replayed()) {
+    /** A new run that waits even on an idle cluster gets the scheduler's reason as a warning (a replay gets none). */
+    private static Created withWarning(Created created, Decision.Wait wait) {
+        if (created.replayed() || wait == null) {
             return created;
         }
-        return RunFeasibility.onAnIdleCluster(created.run(), nodes.get(), store.listDocuments(Kind.Quota, null))
-                .map(wait -> new Created(created.run(), false, List.of("this run cannot start even with the whole cluster idle, until nodes or quotas"
-                        + " change (" + wait.reason() + "): " + wait.message())))
-                .orElse(created);
+        return new Created(created.run(), false, List.of("this run cannot start even with the whole cluster idle, until nodes or quotas"
+                + " change (" + wait.reason() + "): " + wait.message()));
     }
 
+    /**
+     * Creates the run unless a run with the same key exists in the workspace: then that run is the answer. Two
+     * concurrent requests with one key race on a unique index; the loser finds the winner's run.
+     *
+     * @param workspace where the key is looked up; {@code null} when the caller may not see the workspace (it fails)
+     */
     private Created idempotently(String workspace, String job, RunOrigin origin, Supplier<RunRecord> create) {
         String key = origin.idempotencyKey();
         if (key == null || workspace == null) {
