@@ -17,6 +17,6 @@ public record StoredDocument(Document<?> document, long version, Instant created
     /** The document with its stored version in {@code metadata.version}, as the API shows it. */
     public Document<?> versioned() {
         ObjectMeta meta = document.metadata();
-        return new Document<>(new ObjectMeta(meta.name(), meta.workspace(), version), document.spec());
+        return new Document<>(meta.withVersion(version), document.spec());
     }
 }

@@ -36,6 +36,8 @@ public final class SpecFormats {
             case "user-name" -> text(Names::userNameProblem);
             case "env-name" -> text(Names::envNameProblem);
             case "secret-key" -> text(Names::secretKeyProblem);
+            case "label-key" -> text(io.slipstream.api.label.Labels::keyProblem);
+            case "label-value" -> text(io.slipstream.api.label.Labels::valueProblem);
             case "quota-name" -> text(t -> suffixed(Names.dnsLabelProblem(t), " (a quota of the job's workspace)"));
             case "secret-name" -> text(t -> suffixed(Names.dnsLabelProblem(t), " (a Secret of the job's workspace)"));
             case "quota-parent" -> text(SpecFormats::quotaParentProblem);

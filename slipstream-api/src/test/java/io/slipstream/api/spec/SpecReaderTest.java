@@ -57,6 +57,35 @@ class SpecReaderTest {
     }
 
     @Test
+    void labelsOfAJobAreReadWrittenBackAndStoredSortedByKey() {
+        Document<?> document = read(JOB.replace("metadata: {name: train, workspace: team-a}",
+                "metadata: {name: train, workspace: team-a, labels: {tier: gold, example.com/team: nlp, empty: \"\"}}")).get(0);
+        assertThat(document.metadata().labels()).containsExactly(
+                java.util.Map.entry("empty", ""), java.util.Map.entry("example.com/team", "nlp"), java.util.Map.entry("tier", "gold"));
+        tools.jackson.databind.JsonNode written = SpecWriter.write(document);
+        assertThat(written.path("metadata").path("labels").path("tier").asString()).isEqualTo("gold");
+        assertThat(StoredSpecs.read(written)).isEqualTo(document);
+        assertThat(SpecWriter.write(read(JOB).get(0)).path("metadata").has("labels")).as("no labels, no field").isFalse();
+    }
+
+    @Test
+    void badLabelsAreEachAProblemAtTheirKey() {
+        List<Problem> problems = problemsOf(JOB.replace("metadata: {name: train, workspace: team-a}",
+                "metadata: {name: train, workspace: team-a, labels: {\"-bad\": x, Bad_Prefix/a: x, ok: \"no way\", n: 5, long: "
+                        + "v".repeat(64) + "}}"));
+        assertThat(problems).extracting(Problem::field).containsExactlyInAnyOrder(
+                "metadata.labels.-bad", "metadata.labels.Bad_Prefix/a", "metadata.labels.ok", "metadata.labels.n", "metadata.labels.long");
+        assertThat(problems).filteredOn(p -> p.field().equals("metadata.labels.-bad")).extracting(Problem::message)
+                .containsExactly("'-bad' is not a label key: its name uses letters, digits, '-', '_' and '.', starting and ending with a letter or digit");
+        StringBuilder many = new StringBuilder();
+        for (int i = 0; i < 65; i++) {
+            many.append(i == 0 ? "" : ", ").append("k").append(i).append(": v");
+        }
+        assertThat(problemsOf(JOB.replace("metadata: {name: train, workspace: team-a}", "metadata: {name: train, workspace: team-a, labels: {" + many + "}}")))
+                .extracting(Problem::field, Problem::message).containsExactly(org.assertj.core.groups.Tuple.tuple("metadata.labels", "must have at most 64 entries (has 65)"));
+    }
+
+    @Test
     void faultToleranceDefaultsAndItsProblemsNameTheirFields() {
         JobSpec plain = (JobSpec) read(JOB).get(0).spec();
         assertThat(plain.faultTolerance()).isEqualTo(FaultTolerance.DEFAULT);

@@ -52,7 +52,7 @@ class TypeConfusionTest {
     static final String JOB = """
             apiVersion: slipstream/v1
             kind: Job
-            metadata: {name: train, workspace: team-a, version: 2}
+            metadata: {name: train, workspace: team-a, version: 2, labels: {team: nlp, tier: gold}}
             spec:
               quota: team-a-gpu
               priority: 5
