@@ -538,6 +538,57 @@ public abstract class BaseStoreContractTest {
         assertThat(secondPage).extracting(RunRecord::id).containsExactly(runs.get(2).id(), runs.get(1).id());
     }
 
+    private RunRecord labelledRun(String job, Instant createdAt, Map<String, String> labels) {
+        RunRecord run = queuedRun(job, "team-a", createdAt);
+        return createRun(RunRecord.queued(run.id(), "team-a", job, 1, run.spec(), new RunOrigin(Map.of(), null, null, "alice", labels), createdAt));
+    }
+
+    private List<RunId> selected(String selector, int limit, RunQuery.Cursor before) {
+        return store.listRuns(new RunQuery(null, null, null, null, null, null, io.slipstream.api.label.LabelSelector.parse(selector), limit, before))
+                .stream().map(RunRecord::id).toList();
+    }
+
+    @Test
+    void runsAreSelectedByLabelsInTheQuerySoPagesAndCursorsStayRight() {
+        RunRecord nlp = labelledRun("a", T0, Map.of("team", "nlp", "tier", "gold"));
+        RunRecord vision = labelledRun("b", T0.plusSeconds(1), Map.of("team", "vision", "example.com/owner", "ann"));
+        RunRecord bare = labelledRun("c", T0.plusSeconds(2), Map.of());
+        RunRecord empty = labelledRun("d", T0.plusSeconds(3), Map.of("team", ""));
+        assertThat(store.getRun(nlp.id()).orElseThrow().origin().labels()).isEqualTo(Map.of("team", "nlp", "tier", "gold"));
+        record Row(String selector, List<RunRecord> expected) {
+        }
+        for (Row row : List.of(
+                new Row("", List.of(empty, bare, vision, nlp)),
+                new Row("team=nlp", List.of(nlp)),
+                new Row("team==vision", List.of(vision)),
+                new Row("team!=nlp", List.of(empty, bare, vision)),
+                new Row("team in (nlp,vision)", List.of(vision, nlp)),
+                new Row("team notin (nlp,vision)", List.of(empty, bare)),
+                new Row("team", List.of(empty, vision, nlp)),
+                new Row("!team", List.of(bare)),
+                new Row("team=", List.of(empty)),
+                new Row("team,!tier", List.of(empty, vision)),
+                new Row("example.com/owner=ann,team=vision", List.of(vision)),
+                new Row("team=nlp,team=vision", List.of()),
+                new Row("tier=GOLD", List.of()))) {
+            assertThat(selected(row.selector(), 10, null)).as(row.selector()).isEqualTo(row.expected().stream().map(RunRecord::id).toList());
+        }
+        // A page holds its limit of matching runs, and the next one starts after the last of them.
+        List<RunId> first = selected("team", 2, null);
+        assertThat(first).containsExactly(empty.id(), vision.id());
+        RunRecord last = store.getRun(first.get(1)).orElseThrow();
+        assertThat(selected("team", 2, new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value()))).containsExactly(nlp.id());
+        // Updates keep the labels; a deleted run takes its labels with it (the same id can be created again, once listed).
+        RunRecord cancelled = store.updateRun(nlp.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10)));
+        assertThat(cancelled.origin().labels()).containsEntry("tier", "gold");
+        assertThat(store.getRun(nlp.id()).orElseThrow().origin().labels()).containsEntry("tier", "gold");
+        store.deleteRun(nlp.id());
+        assertThat(selected("tier=gold", 10, null)).isEmpty();
+        RunRecord again = createRun(RunRecord.queued(nlp.id(), "team-a", "a", 1, nlp.spec(), new RunOrigin(Map.of(), null, null, null, Map.of("tier", "gold")),
+                T0.plusSeconds(20)));
+        assertThat(selected("tier=gold", 10, null)).containsExactly(again.id());
+    }
+
     @Test
     void instancesRoundTripAndUpdatesAreCompareAndSet() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));

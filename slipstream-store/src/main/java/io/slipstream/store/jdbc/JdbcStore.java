@@ -681,10 +681,10 @@ public final class JdbcStore implements Store {
             RunRecord stored = run.withVersion(1);
             var insert = bindRun(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
                     + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
-                    + "idempotency_key, submitted_by, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
+                    + "idempotency_key, submitted_by, labels, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
                     + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
                     + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
-                    + ":submittedBy, :attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
+                    + ":submittedBy, :labels, :attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
                     .bind("schemaVersion", StoredFormat.CURRENT)
                     .bind("workspace", run.workspace())
                     .bind("job", run.job())
@@ -693,8 +693,14 @@ public final class JdbcStore implements Store {
                     .bind("spec", runSpec(run))
                     .bind("overrides", Json.mapper().writeValueAsString(run.origin().overrides()))
                     .bind("idempotencyKey", run.origin().idempotencyKey())
-                    .bind("submittedBy", run.origin().submittedBy());
+                    .bind("submittedBy", run.origin().submittedBy())
+                    .bind("labels", run.origin().labels().isEmpty() ? null : Json.mapper().writeValueAsString(run.origin().labels()));
             time(insert, "scheduleTime", run.origin().scheduleTime()).execute();
+            if (!run.origin().labels().isEmpty()) {
+                var labels = h.prepareBatch("INSERT INTO run_labels (run_id, label_key, label_value) VALUES (:id, :key, :value)");
+                run.origin().labels().forEach((key, value) -> labels.bind("id", run.id().value()).bind("key", key).bind("value", value).add());
+                labels.execute();
+            }
             appendEvent(created);
             return stored;
         }));
@@ -738,6 +744,7 @@ public final class JdbcStore implements Store {
         if (query.createdBefore() != null) {
             sql.append(" AND created_at < :createdBefore");
         }
+        LabelSql.where(query.selector(), sql);
         sql.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
         return withHandle(h -> {
             var q = h.createQuery(sql.toString()).bind("limit", query.limit());
@@ -762,6 +769,7 @@ public final class JdbcStore implements Store {
             if (query.createdBefore() != null) {
                 time(q, "createdBefore", query.createdBefore());
             }
+            LabelSql.bind(query.selector(), q);
             return q.map(JdbcStore::run).list();
         });
     }
@@ -860,8 +868,9 @@ public final class JdbcStore implements Store {
 
     private static RunOrigin origin(ResultSet rs) throws SQLException {
         String overrides = rs.getString("overrides");
+        String labels = rs.getString("labels");
         return new RunOrigin(overrides == null ? Map.of() : Json.mapper().readValue(overrides, STRING_MAP), instant(rs, "schedule_time"),
-                rs.getString("idempotency_key"), rs.getString("submitted_by"));
+                rs.getString("idempotency_key"), rs.getString("submitted_by"), labels == null ? Map.of() : Json.mapper().readValue(labels, STRING_MAP));
     }
 
     @Override
@@ -895,6 +904,7 @@ public final class JdbcStore implements Store {
             }
             h.createUpdate("DELETE FROM instances WHERE run_id = :id").bind("id", id.value()).execute();
             h.createUpdate("DELETE FROM run_events WHERE run_id = :id").bind("id", id.value()).execute();
+            h.createUpdate("DELETE FROM run_labels WHERE run_id = :id").bind("id", id.value()).execute();
             return null;
         }));
     }

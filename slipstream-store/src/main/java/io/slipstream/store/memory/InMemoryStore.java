@@ -525,6 +525,7 @@ public final class InMemoryStore implements Store {
                         || r.createdAt().equals(beforeTime) && r.id().value().compareTo(query.before().id()) < 0)
                 .filter(r -> after == null || !r.createdAt().isBefore(after))
                 .filter(r -> before == null || r.createdAt().isBefore(before))
+                .filter(r -> query.selector().matches(r.origin().labels()))
                 .sorted(BY_CREATION.reversed())
                 .limit(query.limit())
                 .toList();
@@ -559,7 +560,8 @@ public final class InMemoryStore implements Store {
         return new RunRecord(run.id(), created.workspace(), created.job(), created.jobVersion(), run.state(), truncate(run.reason(), REASON_LENGTH),
                 run.outcome(), run.attempt(), created.priority(), created.spec(), micros(created.createdAt()), micros(run.startedAt()),
                 micros(run.finishedAt()), micros(run.cancelRequestedAt()), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(),
-                new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey(), origin.submittedBy()), micros(run.attemptStartedAt()),
+                new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey(), origin.submittedBy(), origin.labels()),
+                micros(run.attemptStartedAt()),
                 run.priorRuntimeMillis(), run.faults(), run.version());
     }
 
@@ -578,7 +580,7 @@ public final class InMemoryStore implements Store {
         write(t -> {
             RunRecord run = t.runs.get(id.value());
             if (run != null && run.origin().idempotencyKey() != null) {
-                RunOrigin origin = new RunOrigin(run.origin().overrides(), run.origin().scheduleTime(), null, run.origin().submittedBy());
+                RunOrigin origin = run.origin().withoutIdempotencyKey();
                 t.runs().put(id.value(), new RunRecord(run.id(), run.workspace(), run.job(), run.jobVersion(), run.state(), run.reason(),
                         run.outcome(), run.attempt(), run.priority(), run.spec(), run.createdAt(), run.startedAt(), run.finishedAt(),
                         run.cancelRequestedAt(), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(), origin, run.attemptStartedAt(),
