@@ -11,16 +11,22 @@ import tools.jackson.databind.JsonNode;
 /**
  * Body of {@code POST /api/v1/runs}: either {@code workspace} + {@code job} (run a job applied earlier) or
  * {@code jobDocument} (apply that Job document and run it, in one step), with optional {@code overrides} for this run
- * only (path to value, see {@link Overrides}). The job document itself is validated where it is applied.
+ * only (path to value, see {@link Overrides}), and {@code labels} of this run (on top of its job's; Kubernetes' rules,
+ * each problem at {@code labels.<key>}). The job document itself is validated where it is applied.
  *
  * @param overrides path to value; values other than strings (numbers, lists, maps) kept as JSON, which is YAML
  */
-public record CreateRunRequest(String workspace, String job, JsonNode jobDocument, Map<String, String> overrides) {
+public record CreateRunRequest(String workspace, String job, JsonNode jobDocument, Map<String, String> overrides, Map<String, String> labels) {
     /** The most overrides one run may have. */
     public static final int MAX_OVERRIDES = 100;
 
     public CreateRunRequest {
         overrides = overrides == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(overrides));
+        labels = io.slipstream.api.label.Labels.sorted(labels);
+    }
+
+    public CreateRunRequest(String workspace, String job, JsonNode jobDocument, Map<String, String> overrides) {
+        this(workspace, job, jobDocument, overrides, Map.of());
     }
 
     /** Reads a request body; throws with every problem, each with its field. */
@@ -30,6 +36,7 @@ public record CreateRunRequest(String workspace, String job, JsonNode jobDocumen
         String job = body.string("job", false, 63);
         JsonNode jobDocument = body.get("jobDocument");
         Map<String, String> overrides = overrides(body);
+        Map<String, String> labels = labels(body);
         body.finish();
         if (jobDocument != null && (workspace != null || job != null)) {
             body.problems().add("jobDocument", "give either jobDocument, or workspace and job, not both");
@@ -38,7 +45,24 @@ public record CreateRunRequest(String workspace, String job, JsonNode jobDocumen
             body.problems().add(workspace == null ? "workspace" : "job", "is required (or give a jobDocument)");
         }
         body.problems().throwIfAny("the run request is invalid");
-        return new CreateRunRequest(workspace, job, jobDocument, overrides);
+        return new CreateRunRequest(workspace, job, jobDocument, overrides, labels);
+    }
+
+    /** Labels are strings (as in Kubernetes, a number is refused, not converted), each checked by Kubernetes' rules. */
+    private static Map<String, String> labels(FieldReader body) {
+        List<Map.Entry<String, JsonNode>> entries = body.entries("labels", false, io.slipstream.api.label.Labels.MAX_LABELS);
+        Map<String, String> labels = new LinkedHashMap<>();
+        if (entries != null) {
+            for (Map.Entry<String, JsonNode> entry : entries) {
+                if (!entry.getValue().isString()) {
+                    body.problems().add("labels." + entry.getKey(), "must be a string, not " + FieldReader.describe(entry.getValue()));
+                } else {
+                    labels.put(entry.getKey(), entry.getValue().asString());
+                }
+            }
+            io.slipstream.api.label.Labels.problems("labels", labels).forEach(p -> body.problems().add(p.field(), p.message()));
+        }
+        return labels;
     }
 
     /** An env value is text: a number or true/false is taken as written, a list or a map is refused. */

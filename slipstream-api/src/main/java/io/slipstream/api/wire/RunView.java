@@ -11,7 +11,8 @@ import tools.jackson.databind.JsonNode;
  * A run as the API returns it. {@code realTimeResources} says, while it holds resources, whether they are its quota's
  * guarantee or idle capacity; {@code queue} is set while it waits; {@code spec} is the effective job spec it runs
  * (overrides applied, shapes resolved), included when a single run is fetched. {@code overrides} are those the run
- * was started with ({@code null}: none); {@code scheduleTime} is the due time of the schedule that started it.
+ * was started with ({@code null}: none); {@code labels} its labels (its job's at submit, with those given at submit on
+ * top; {@code null}: none); {@code scheduleTime} is the due time of the schedule that started it.
  * {@code restarts} counts its restarts by cause; {@code progress} is what its workload last reported, and the work
  * its stops lost.
  */
@@ -20,6 +21,7 @@ public record RunView(
         String job,
         String workspace,
         String submittedBy,
+        Map<String, String> labels,
         long jobVersion,
         RunState state,
         String reason,

@@ -8,6 +8,7 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson3;
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.codec.Json;
+import io.slipstream.api.label.LabelSelector;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.problem.Problems;
@@ -370,8 +371,8 @@ public final class ApiServer implements AutoCloseable {
         CreateRunRequest request = CreateRunRequest.read(DocumentParser.parseOne(body(ctx)));
         String key = ctx.header("Idempotency-Key");
         RunService.Created created = request.jobDocument() != null
-                ? runs.submit(caller, request.jobDocument(), request.overrides(), key)
-                : runs.create(caller, request.workspace(), request.job(), request.overrides(), key);
+                ? runs.submit(caller, request.jobDocument(), request.overrides(), request.labels(), key)
+                : runs.create(caller, request.workspace(), request.job(), request.overrides(), request.labels(), key);
         RunRecord run = created.run();
         // As Kubernetes does: warnings in Warning headers (RFC 7234, code 299), which clients print.
         created.warnings().forEach(warning -> ctx.res().addHeader("Warning", "299 slipstream \"" + warning.replace("\\", "\\\\").replace("\"", "\\\"") + "\""));
@@ -416,8 +417,9 @@ public final class ApiServer implements AutoCloseable {
         java.time.Instant until = timeParam(ctx, "until", problems);
         String workspace = nameParam(ctx, "workspace", problems);
         String job = nameParam(ctx, "job", problems);
+        LabelSelector selector = selectorParam(ctx, problems);
         problems.throwIfAny("the query is invalid");
-        List<RunRow> page = runs.list(caller, workspace, job, states, since, until, limit + 1, before);
+        List<RunRow> page = runs.list(caller, workspace, job, states, since, until, selector, limit + 1, before);
         String next = null;
         if (page.size() > limit) {
             page = page.subList(0, limit);
@@ -459,12 +461,26 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private void listDocuments(Context ctx, Kind kind, String workspace) {
+        Problems problems = new Problems();
         if (workspace != null) {
-            Problems problems = new Problems();
             nameParam(ctx, "workspace", problems);
-            problems.throwIfAny("the query is invalid");
         }
-        ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream().map(Views::document).toList()));
+        LabelSelector selector = kind == Kind.Job ? selectorParam(ctx, problems) : LabelSelector.EVERYTHING;
+        problems.throwIfAny("the query is invalid");
+        // Jobs are few (documents, not runs): selected here, after the workspace filter.
+        ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream()
+                .filter(stored -> selector.matches(stored.document().metadata().labels()))
+                .map(Views::document).toList()));
+    }
+
+    /** {@code labelSelector}, kubectl's syntax; a selector that cannot be read is a problem of the parameter, saying why. */
+    private static LabelSelector selectorParam(Context ctx, Problems problems) {
+        try {
+            return LabelSelector.parse(ctx.queryParam("labelSelector"));
+        } catch (LabelSelector.Invalid e) {
+            problems.add("labelSelector", e.getMessage());
+            return LabelSelector.EVERYTHING;
+        }
     }
 
     /** Quotas as documents, each with its live figures (the ledger is read once for all). */

@@ -27,7 +27,8 @@ final class Views {
      */
     static RunView run(RunRecord run, List<InstanceRecord> instances, RunView.QueueView queue, boolean withSpec, boolean admin) {
         boolean showNodes = showsNodes(run, admin);
-        return new RunView(run.id().value(), run.job(), run.workspace(), run.origin().submittedBy(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
+        return new RunView(run.id().value(), run.job(), run.workspace(), run.origin().submittedBy(),
+                run.origin().labels().isEmpty() ? null : run.origin().labels(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
                 restarts(run), progress(run),

@@ -25,8 +25,9 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * Makes the queued run of a job version: its overrides applied, its shapes resolved, the result checked like any job.
- * The run keeps this effective spec, so later edits of the job or of its shapes never change a run.
+ * Makes the queued run of a job version: its overrides applied, its shapes resolved, the result checked like any job,
+ * its labels the job's with the run's own on top. The run keeps this effective spec and these labels, so later edits
+ * of the job or of its shapes never change a run.
  */
 public final class RunFactory {
     private final Clock clock;
@@ -43,8 +44,13 @@ public final class RunFactory {
      * @throws InvalidInputException if the overrides do not apply, or the job with them is invalid
      */
     @SuppressWarnings("unchecked")
-    public RunRecord create(Store tx, StoredDocument job, RunOrigin origin) {
+    public RunRecord create(Store tx, StoredDocument job, RunOrigin given) {
         Document<JobSpec> document = (Document<JobSpec>) job.document();
+        RunOrigin origin = given.withLabels(io.slipstream.api.label.Labels.merged(document.metadata().labels(), given.labels()));
+        if (origin.labels().size() > io.slipstream.api.label.Labels.MAX_LABELS) {
+            throw new InvalidInputException("labels", "the run would have " + origin.labels().size() + " labels with its job's, at most "
+                    + io.slipstream.api.label.Labels.MAX_LABELS + " are allowed");
+        }
         JobSpec spec = document.spec();
         if (!origin.overrides().isEmpty()) {
             spec = Overrides.apply(new Document<>(document.metadata(), resolveShapesUnderOverrides(tx, spec, origin)), origin.overrides());

@@ -81,11 +81,12 @@ public final class RunService {
     }
 
     /**
-     * Runs a job applied earlier, with per-run overrides ({@code path=value}).
+     * Runs a job applied earlier, with per-run overrides ({@code path=value}) and labels (on top of the job's).
      *
      * @param idempotencyKey {@code null}, or a key that makes repeating the request within 24 hours return the same run
      */
-    public Created create(Principal caller, String workspace, String job, Map<String, String> overrides, String idempotencyKey) {
+    public Created create(Principal caller, String workspace, String job, Map<String, String> overrides, Map<String, String> labels,
+            String idempotencyKey) {
         Problems problems = new Problems();
         if (workspace == null) {
             problems.add("workspace", "is required");
@@ -96,7 +97,7 @@ public final class RunService {
         checkKey(idempotencyKey, problems);
         problems.throwIfAny("the request is invalid");
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
-        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user(), labels);
         AtomicReference<Decision.Wait> waits = new AtomicReference<>();
         Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> feasible(tx, runFactory.create(tx, stored, origin), waits)));
         loop.wakeUp();
@@ -104,7 +105,7 @@ public final class RunService {
     }
 
     /** Applies a Job document and runs it, in one transaction: either both happen or neither. */
-    public Created submit(Principal caller, JsonNode jobDocument, Map<String, String> overrides, String idempotencyKey) {
+    public Created submit(Principal caller, JsonNode jobDocument, Map<String, String> overrides, Map<String, String> labels, String idempotencyKey) {
         Problems problems = new Problems();
         checkKey(idempotencyKey, problems);
         Document<?> document = SpecReader.read(jobDocument, SpecReader.Mode.USER, "jobDocument.", problems);
@@ -112,7 +113,7 @@ public final class RunService {
         if (document.kind() != Kind.Job) {
             throw new InvalidInputException("jobDocument.kind", "must be Job to be run (is " + document.kind() + ")");
         }
-        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user());
+        RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user(), labels);
         AtomicReference<Decision.Wait> waits = new AtomicReference<>();
         Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
                 () -> store.inTransaction(tx -> {
@@ -241,8 +242,8 @@ public final class RunService {
 
     /** A page of the runs the caller may see, those whose stored record cannot be read among them (so that they are seen). */
     public List<io.slipstream.store.RunRow> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until,
-            int limit, RunQuery.Cursor before) {
-        return store.listRunRows(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, limit, before));
+            io.slipstream.api.label.LabelSelector selector, int limit, RunQuery.Cursor before) {
+        return store.listRunRows(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, selector, limit, before));
     }
 
     /** The outcome of a cancel request: the run, whether this call changed anything, and a sentence saying what. */

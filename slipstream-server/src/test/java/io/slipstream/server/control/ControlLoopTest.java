@@ -594,6 +594,19 @@ class ControlLoopTest {
     }
 
     @Test
+    void aScheduledRunGetsItsJobsLabels() {
+        clock.set(java.time.Instant.parse("2026-06-01T09:59:30Z"));
+        Document<JobSpec> job = aJob("labelled").schedule("* * * * *", "UTC", io.slipstream.api.spec.ConcurrencyPolicy.Forbid).build();
+        var meta = job.metadata();
+        applyJob(new Document<>(new io.slipstream.api.spec.ObjectMeta(meta.name(), meta.workspace(), null, java.util.Map.of("team", "nlp", "tier", "gold")),
+                job.spec()));
+        loop.cycle();
+        at("2026-06-01T10:00:00.200Z");
+        assertThat(runsOf("labelled")).singleElement()
+                .satisfies(run -> assertThat(run.origin().labels()).isEqualTo(java.util.Map.of("team", "nlp", "tier", "gold")));
+    }
+
+    @Test
     void replaceCancelsTheActiveRunAndStartsTheNewOne() {
         clock.set(java.time.Instant.parse("2026-06-01T09:59:30Z"));
         applyJob(aJob("replacing").schedule("* * * * *", "UTC", io.slipstream.api.spec.ConcurrencyPolicy.Replace).build());
