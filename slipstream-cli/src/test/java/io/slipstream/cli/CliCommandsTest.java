@@ -338,6 +338,73 @@ class CliCommandsTest {
         assertThat(again.out()).contains("already finished (CANCELLED); nothing to cancel");
     }
 
+    @Test
+    void labelsGoFromJobsAndSubmitToRunsAndSelectorsListAndCancelThem() throws Exception {
+        // Runs its quota keeps queued (more than it guarantees): nothing starts, every run waits to be selected.
+        String labelled = """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: %s, workspace: demo, labels: {team: %s}}
+                spec:
+                  quota: labels-tiny
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi, gpu: 2}, command: ["true"]}
+                """;
+        write("labelled.yaml", """
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: labels-tiny, workspace: demo}
+                spec: {min: {gpu: 1}}
+                ---
+                """ + labelled.formatted("labelled-a", "nlp"));
+        write("labelled-b.yaml", labelled.formatted("labelled-b", "vision"));
+        Result first = cli("submit", "-f", file("labelled.yaml"), "--label", "sweep=s1", "--label", "team=nlp");
+        assertThat(first.exit()).as(first.err()).isZero();
+        String one = first.lastLine();
+        Result second = cli("run", "demo/labelled-a", "--label", "sweep=s2");
+        assertThat(second.exit()).as(second.err()).isZero();
+        String two = second.lastLine();
+        Result third = cli("submit", "-f", file("labelled-b.yaml"));
+        assertThat(third.exit()).as(third.err()).isZero();
+        String three = third.lastLine();
+
+        assertThat(cli("get", "runs", "-l", "team=nlp", "-o", "name").out().lines().toList()).containsExactly("run/" + two, "run/" + one);
+        assertThat(cli("get", "runs", "--selector", "team,sweep notin (s1)", "-o", "name").out().lines().toList())
+                .as("as in Kubernetes, notin also picks runs without the key").containsExactly("run/" + three, "run/" + two);
+        Result shown = cli("get", "runs", "-l", "sweep in (s1)", "--show-labels");
+        assertThat(shown.out().lines().findFirst().orElseThrow()).endsWith("LABELS");
+        assertThat(shown.out()).contains(one).contains("sweep=s1,team=nlp");
+        assertThat(cli("get", "runs", "-l", "team=vision", "-o", "wide").out()).contains("LABELS").contains("team=vision");
+        assertThat(cli("get", "run", two, "-o", "yaml").out()).contains("labels:\n  sweep: s2\n  team: nlp\n");
+        assertThat(cli("get", "run", two).out()).contains("Labels:     sweep=s2,team=nlp");
+        assertThat(cli("get", "jobs", "-l", "team=vision", "-o", "name").out()).isEqualTo("job/demo/labelled-b\n");
+        assertThat(cli("get", "jobs", "-l", "team", "-o", "wide").out()).contains("LABELS").contains("team=nlp").contains("team=vision");
+
+        Result badSelector = cli("get", "runs", "-l", "team in nlp");
+        assertThat(badSelector.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(badSelector.err()).contains("labelSelector").contains("'(' after 'in' expected");
+        Result badLabel = cli("run", "demo/labelled-a", "--label", "-x=1");
+        assertThat(badLabel.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(badLabel.err()).contains("labels.-x");
+        assertThat(cli("run", "demo/labelled-a", "--label", "novalue").err()).contains("must be KEY=VALUE");
+
+        Result neither = cli("cancel");
+        assertThat(neither.exit()).isEqualTo(CliException.REJECTED);
+        assertThat(neither.err()).contains("-l SELECTOR");
+        assertThat(cli("cancel", one, "-l", "team=nlp").exit()).isEqualTo(CliException.REJECTED);
+        Result cancelled = cli("cancel", "-l", "team=nlp", "--wait");
+        assertThat(cancelled.exit()).as(cancelled.err()).isZero();
+        for (String id : List.of(one, two)) {
+            assertThat(cancelled.out().lines().filter(l -> l.contains(id) && !l.contains(" is CANCELLED"))).as("told once: " + id).hasSize(1);
+            assertThat(run(id).get("state").asString()).isEqualTo("CANCELLED");
+        }
+        assertThat(cancelled.out()).doesNotContain(three);
+        assertThat(run(three).get("state").asString()).isEqualTo("QUEUED");
+        assertThat(cli("cancel", "-l", "team=nlp").out()).contains("no run that has not ended matches team=nlp");
+        assertThat(cli("cancel", "-l", "team=vision", "--workspace", "demo", "--wait").exit()).isZero();
+        assertThat(run(three).get("state").asString()).isEqualTo("CANCELLED");
+    }
+
     // From RunLifecycleIT.
     @Test
     void aJobRunsWithOverridesAndAnIdempotencyKeyGivesOneRun() {

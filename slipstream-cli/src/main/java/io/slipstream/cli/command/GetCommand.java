@@ -77,6 +77,14 @@ public final class GetCommand implements Callable<Integer> {
     @Option(names = "--no-headers", description = "Tables without their header line (for scripts).")
     boolean noHeaders;
 
+    @Option(names = {"-l", "--selector"}, paramLabel = "SELECTOR",
+            description = {"get runs, get jobs: only those whose labels match, kubectl's syntax: k=v, k!=v, 'k in (a,b)',",
+                    "'k notin (a,b)', k, '!k'; commas join requirements that must all hold."})
+    String selector;
+
+    @Option(names = "--show-labels", description = "get runs, get jobs: add a LABELS column to the table (-o wide has it).")
+    boolean showLabels;
+
     /** Parsed from {@link #output} when the command starts. */
     private GetFormat format;
 
@@ -98,6 +106,9 @@ public final class GetCommand implements Callable<Integer> {
             default -> throw new CliException(CliException.REJECTED,
                     "unknown type '" + type + "': use runs, jobs, quotas, pending, pools, secrets, nodes, workspaces, shapes or leader");
         };
+        if (selector != null && (name != null || !kind.equals("runs") && !kind.equals("jobs"))) {
+            throw new CliException(CliException.REJECTED, "-l/--selector selects in get runs and get jobs (not with a NAME)");
+        }
         ApiClient api = client.client();
         if (watch) {
             if (!kind.equals("runs")) {
@@ -144,7 +155,7 @@ public final class GetCommand implements Callable<Integer> {
                 if (kind.equals("runs") && one) {
                     Runs.describe(out, ApiClient.read(result, RunView.class));
                 } else {
-                    GetTables.Table table = GetTables.table(kind, items, format.kind() == GetFormat.Kind.wide);
+                    GetTables.Table table = GetTables.table(kind, items, format.kind() == GetFormat.Kind.wide, showLabels);
                     Output.table(out, table.header(), table.rows(), !noHeaders);
                 }
             }
@@ -210,8 +221,12 @@ public final class GetCommand implements Callable<Integer> {
             query.put("since", since);
             query.put("until", until);
             query.put("limit", Integer.toString(limit));
+            query.put("labelSelector", selector);
         } else if (kind.equals("jobs") || kind.equals("quotas") || kind.equals("secrets")) {
             query.put("workspace", workspace);
+            if (kind.equals("jobs")) {
+                query.put("labelSelector", selector);
+            }
         }
         return api.get("/api/v1/" + kind, query);
     }

@@ -17,7 +17,33 @@ final class GetTables {
     }
 
     /** The kinds whose wide table has more columns than the plain one (the others print the same table for both). */
-    static final List<String> WIDER = List.of("runs");
+    static final List<String> WIDER = List.of("runs", "jobs");
+    /** The kinds that have labels: {@code --show-labels} adds their LABELS column, as kubectl's does ({@code -o wide} has it). */
+    static final List<String> LABELLED = List.of("runs", "jobs");
+
+    static Table table(String kind, List<JsonNode> items, boolean wide, boolean showLabels) {
+        Table table = table(kind, items, wide);
+        if (!showLabels || wide || !LABELLED.contains(kind)) {
+            return table;
+        }
+        List<String> header = new ArrayList<>(table.header());
+        header.add("LABELS");
+        List<List<String>> rows = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            List<String> row = new ArrayList<>(table.rows().get(i));
+            row.add(labels(kind, items.get(i)));
+            rows.add(row);
+        }
+        return new Table(header, rows);
+    }
+
+    /** {@code k=v,k2=v2} or {@code <none>}: a run's {@code labels}, a job's {@code metadata.labels}. */
+    static String labels(String kind, JsonNode item) {
+        JsonNode labels = kind.equals("runs") ? item.path("labels") : item.path("metadata").path("labels");
+        java.util.Map<String, String> map = new java.util.TreeMap<>();
+        labels.properties().forEach(e -> map.put(e.getKey(), e.getValue().asString()));
+        return io.slipstream.api.label.Labels.format(map);
+    }
 
     static Table table(String kind, List<JsonNode> items, boolean wide) {
         List<List<String>> rows = new ArrayList<>();
@@ -54,10 +80,18 @@ final class GetTables {
                         instances += group.path("replicas").asInt(1);
                         names.add(group.path("name").asString() + "x" + group.path("replicas").asInt(1));
                     }
-                    rows.add(List.of(meta(item, "workspace"), meta(item, "name"), meta(item, "version"), String.join(",", names),
+                    List<String> row = new ArrayList<>(List.of(meta(item, "workspace"), meta(item, "name"), meta(item, "version"), String.join(",", names),
                             Integer.toString(instances), item.path("spec").path("priority").asString("0")));
+                    if (wide) {
+                        row.add(labels(kind, item));
+                    }
+                    rows.add(row);
                 }
-                return new Table(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY"), rows);
+                List<String> header = new ArrayList<>(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY"));
+                if (wide) {
+                    header.add("LABELS");
+                }
+                return new Table(header, rows);
             }
             case "quotas" -> {
                 for (JsonNode item : items) {

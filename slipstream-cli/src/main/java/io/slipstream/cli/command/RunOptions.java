@@ -17,6 +17,11 @@ final class RunOptions {
                     "priority=5, maxRuntime=2h. The job itself is not changed."})
     List<String> sets = new ArrayList<>();
 
+    @Option(names = "--label", paramLabel = "KEY=VALUE",
+            description = {"A label of this run (repeatable), on top of its job's metadata.labels (the same key: this value).",
+                    "Select runs by labels with get runs -l, cancel -l."})
+    List<String> labels = new ArrayList<>();
+
     @Option(names = "--idempotency-key", paramLabel = "KEY",
             description = "Repeating the command with the same key within 24 h gives the same run, not a second one.")
     String idempotencyKey;
@@ -36,6 +41,19 @@ final class RunOptions {
         return overrides;
     }
 
+    /** {@code --label k=v} as a map; the server checks keys and values (each problem at {@code labels.<key>}). */
+    Map<String, String> labels() {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String label : labels) {
+            int eq = label.indexOf('=');
+            if (eq <= 0) {
+                throw new CliException(CliException.REJECTED, "--label '" + label + "' must be KEY=VALUE, e.g. team=nlp");
+            }
+            given.put(label.substring(0, eq), label.substring(eq + 1));
+        }
+        return given;
+    }
+
     /** Starts a run of an applied job and says so on {@code err}. */
     RunView start(ApiClient api, String workspace, String job, PrintWriter err) {
         Map<String, Object> request = new LinkedHashMap<>();
@@ -44,6 +62,10 @@ final class RunOptions {
         Map<String, String> overrides = overrides();
         if (!overrides.isEmpty()) {
             request.put("overrides", overrides);
+        }
+        Map<String, String> labels = labels();
+        if (!labels.isEmpty()) {
+            request.put("labels", labels);
         }
         // Always under a key (a fresh one if the user gave none): a submission whose commit succeeded but whose answer
         // was lost (a 503 STORE_UNAVAILABLE, a dropped connection) is sent again, and must not start a second run.

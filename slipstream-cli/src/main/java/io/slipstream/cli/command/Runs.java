@@ -78,18 +78,18 @@ final class Runs {
 
     static {
         List<String> wide = new ArrayList<>(HEADER);
-        wide.addAll(List.of("PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA"));
+        wide.addAll(List.of("PRIORITY", "ATTEMPT", "NODES", "STEP", "QUOTA", "LABELS"));
         WIDE_HEADER = List.copyOf(wide);
     }
 
-    /** The row, and for {@code -o wide}: priority, attempt, the nodes of the current attempt, the reported step, the quota. */
+    /** The row, and for {@code -o wide}: priority, attempt, the nodes of the current attempt, the reported step, the quota, the labels. */
     static List<String> wideRow(RunView run) {
         List<String> row = new ArrayList<>(row(run));
         String nodes = run.instances().stream().filter(i -> i.attempt() == run.attempt() && i.node() != null).map(InstanceView::node)
                 .distinct().sorted().collect(java.util.stream.Collectors.joining(","));
         row.addAll(List.of(Integer.toString(run.priority()), Integer.toString(run.attempt()), nodes,
                 run.progress() == null || run.progress().step() == null ? "" : run.progress().step().toString(),
-                run.spec() == null ? "" : run.spec().path("quota").asString("")));
+                run.spec() == null ? "" : run.spec().path("quota").asString(""), io.slipstream.api.label.Labels.format(run.labels())));
         return row;
     }
 
@@ -132,6 +132,7 @@ final class Runs {
                     + String.format(java.util.Locale.ROOT, ", work lost %.1f instance-seconds", progress.workLostSeconds()));
         }
         out.println("Priority:   " + run.priority());
+        out.println("Labels:     " + io.slipstream.api.label.Labels.format(run.labels()));
         if (run.overrides() != null && !run.overrides().isEmpty()) {
             out.println("Overrides:  " + run.overrides().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
                     .collect(java.util.stream.Collectors.joining(" ")));
