@@ -744,10 +744,15 @@ public final class JdbcStore implements Store {
         if (query.createdBefore() != null) {
             sql.append(" AND created_at < :createdBefore");
         }
-        LabelSql.where(query.selector(), sql);
-        sql.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
         return withHandle(h -> {
-            var q = h.createQuery(sql.toString()).bind("limit", query.limit());
+            Map<Integer, Long> labelled = LabelSql.counts(h, query.selector());
+            if (labelled.containsValue(0L)) {
+                return List.<RunRow>of(); // no run has a label the selector requires
+            }
+            StringBuilder statement = new StringBuilder(sql);
+            LabelSql.where(query.selector(), LabelSql.plan(query.selector(), labelled), statement);
+            statement.append(" ORDER BY created_at DESC, id DESC LIMIT :limit");
+            var q = h.createQuery(statement.toString()).bind("limit", query.limit());
             if (query.workspaces() != null) {
                 q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
             }
