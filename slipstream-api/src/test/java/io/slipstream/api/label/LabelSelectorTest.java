@@ -120,6 +120,28 @@ class LabelSelectorTest {
         assertThat(Labels.format(Map.of("b", "2", "a", "1"))).isEqualTo("a=1,b=2");
     }
 
+    @Test
+    void anyTextIsReadOrRefusedWithAReasonAndWhatIsReadReadsBackTheSame() {
+        java.util.Random random = new java.util.Random(17);
+        String alphabet = "ab=!,() in notin/.-_9 \t<>==!=";
+        int read = 0;
+        for (int i = 0; i < 20_000; i++) {
+            StringBuilder text = new StringBuilder();
+            for (int n = random.nextInt(24); n > 0; n--) {
+                text.append(random.nextInt(4) == 0 ? List.of(" in ", " notin ", "a", "b=c", "(", ")").get(random.nextInt(6))
+                        : String.valueOf(alphabet.charAt(random.nextInt(alphabet.length()))));
+            }
+            try {
+                LabelSelector selector = LabelSelector.parse(text.toString());
+                read++;
+                assertThat(LabelSelector.parse(selector.toString())).as("'%s' written as '%s'", text, selector).isEqualTo(selector);
+            } catch (LabelSelector.Invalid e) {
+                assertThat(e.getMessage()).as("'%s'", text).isNotBlank();
+            }
+        }
+        assertThat(read).as("some of them are selectors").isGreaterThan(100);
+    }
+
     private static In in(String key, String... values) {
         return new In(key, new TreeSet<>(List.of(values)));
     }
