@@ -174,7 +174,8 @@ public final class DocumentService {
             throw new ConflictException(document.reference() + " is at version " + current.version() + ", not " + expected
                     + ": it was changed meanwhile; read it again and reapply");
         }
-        if (current.document().spec().equals(document.spec())) {
+        // Labels are part of what is applied: a change of labels alone is a new version (runs made after it get them).
+        if (current.document().spec().equals(document.spec()) && current.document().metadata().labels().equals(document.metadata().labels())) {
             return result(document, "unchanged", current.version());
         }
         StoredDocument updated = tx.updateDocument(document, current.version(), now);

@@ -83,6 +83,17 @@ class LabelsApiTest {
                 assertThat(ids(server, admin, "/api/v1/jobs?workspace=demo&labelSelector=" + q("tier"))).containsExactly("bert");
                 assertThat(server.get("/api/v1/workspaces/demo/jobs/bert", admin).json().get("metadata").get("labels").get("team").asString())
                         .isEqualTo("nlp");
+
+                // A change of the job's labels alone is a new version; runs made after it get them, earlier runs keep theirs.
+                TestServer.Response relabelled = server.post("/api/v1/apply", admin, job("resnet", "{team: vision, tier: bronze}"));
+                assertThat(relabelled.json().get("items").get(0).get("action").asString()).as(relabelled.text()).isEqualTo("updated");
+                assertThat(server.post("/api/v1/apply", admin, job("resnet", "{tier: bronze, team: vision}")).json().get("items").get(0)
+                        .get("action").asString()).isEqualTo("unchanged");
+                JsonNode fourth = server.post("/api/v1/runs", admin, Json.mapper().writeValueAsString(Map.of("workspace", "demo", "job", "resnet"))).json();
+                runs.add(fourth.get("id").asString());
+                assertThat(fourth.get("labels").get("tier").asString()).isEqualTo("bronze");
+                assertThat(server.get("/api/v1/runs/" + runs.get(2), admin).json().get("labels").has("tier")).isFalse();
+                assertThat(ids(server, admin, "/api/v1/runs?labelSelector=" + q("tier=bronze"))).containsExactly(runs.get(3));
             } finally {
                 for (String id : runs) {
                     server.awaitRun(admin, id, r -> RunState.valueOf(r.get("state").asString()).isFinal());
