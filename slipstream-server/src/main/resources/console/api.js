@@ -76,9 +76,17 @@ export function watch(params, onEvent, onAuthError) {
           onAuthError(new AuthError(await errorText(response)));
           return;
         }
+        if (response.status >= 400 && response.status < 500 && response.status !== 429) {
+          return; // asking again cannot help (a run not found, a bad filter); the page shows its own error
+        }
         if (response.ok) {
           pause = 500;
-          await readEvents(response.body, onEvent);
+          let replaced = false;
+          await readEvents(response.body, (type, data) => {
+            if (type === 'end' && String(data.reason).startsWith('replaced')) replaced = true;
+            onEvent(type, data);
+          });
+          if (replaced) return; // this user's newer streams (other tabs) have the places; reload to be live again
         }
       } catch (e) {
         if (abort.signal.aborted) return;

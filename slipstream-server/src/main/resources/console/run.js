@@ -101,6 +101,7 @@ export function runPage(main, ctx, id) {
     }
   }
 
+  load();
   let pending = null;
   stopWatch = api.watch({run: id}, (type) => {
     if (type === 'ready' || type === 'run') {

@@ -101,7 +101,7 @@ export function runsPage(main, ctx) {
       } else if (type === 'run') {
         changed(data);
       } else if (type === 'end') {
-        replace(live, '○ reconnecting');
+        replace(live, String(data.reason).startsWith('replaced') ? '○ not live: other tabs hold this user’s streams' : '○ reconnecting');
       }
     }, ctx.fail);
   }

@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * {@code GET /api/v1/watch}: a server-sent event stream of the runs {@code GET /api/v1/runs} would list with the
  * same query, one {@code run} event (the run as the list shows it) whenever one of them changes. The store is polled
  * (every {@link Limits#poll}) on the request's own thread, as {@code logs?follow} does; streams are bounded per user
- * and per server (beyond: 429 with Retry-After), send a heartbeat comment when idle, and end with an {@code end} event
- * on their timeout or when the server stops.
+ * (beyond: the user's oldest stream ends, {@link StreamSlots}) and per server (beyond: 429 with Retry-After), send a
+ * heartbeat comment when idle, and end with an {@code end} event on their timeout, when replaced, or when the server stops.
  */
 final class RunWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RunWatch.class);
@@ -35,21 +34,21 @@ final class RunWatch implements AutoCloseable {
 
     /** How many streams a user and the whole server may hold, how often each polls, how long it may stay silent. */
     record Limits(int perUser, int total, Duration poll, Duration heartbeat) {
-        static final Limits DEFAULTS = new Limits(8, 64, Duration.ofMillis(500), Duration.ofSeconds(5));
+        static final Limits DEFAULTS = new Limits(8, 64, Duration.ofMillis(500), Duration.ofSeconds(2));
     }
 
     private final Store store;
     private final RunService runs;
     private final Limits limits;
     private final Object lock = new Object();
-    private final Map<String, Integer> openByUser = new HashMap<>();
-    private int open;
+    private final StreamSlots slots;
     private boolean closed;
 
     RunWatch(Store store, RunService runs, Limits limits) {
         this.store = store;
         this.runs = runs;
         this.limits = limits;
+        this.slots = new StreamSlots(limits.perUser(), limits.total());
     }
 
     /** Serves one stream until its {@code timeout}, the client leaving or the server stopping. */
@@ -58,21 +57,22 @@ final class RunWatch implements AutoCloseable {
         if (run != null) {
             runs.get(caller, run); // 404 now, as GET /api/v1/runs/{run} answers, not an empty stream
         }
-        if (!admit(caller.user())) {
+        StreamSlots.Slot slot = admit(caller.user());
+        if (slot == null) {
             ctx.header("Retry-After", Long.toString(RETRY_AFTER_SECONDS));
-            throw new ApiException(429, "TOO_MANY_STREAMS", "user " + caller.user() + " may hold " + limits.perUser() + " watch streams and the server "
-                    + limits.total() + ", and that many are open; close one or try again in " + RETRY_AFTER_SECONDS + " s");
+            throw new ApiException(429, "TOO_MANY_STREAMS", "the server holds " + limits.total() + " watch streams, as many as it serves; try again in "
+                    + RETRY_AFTER_SECONDS + " s");
         }
         try {
             ctx.status(200).contentType("text/event-stream; charset=utf-8");
             ctx.header("Cache-Control", "no-store");
             ctx.header("X-Accel-Buffering", "no"); // a proxy in front must not hold events back
             OutputStream out = ctx.res().getOutputStream();
-            stream(out, watched, System.nanoTime() + timeout.toNanos());
+            stream(out, watched, slot, System.nanoTime() + timeout.toNanos());
         } catch (IOException e) {
             LOG.debug("a watch client of {} went away: {}", caller.user(), e.getMessage());
         } finally {
-            release(caller.user());
+            release(slot);
         }
     }
 
@@ -80,14 +80,14 @@ final class RunWatch implements AutoCloseable {
     private record Watched(Principal caller, RunListParams query, String run) {
     }
 
-    private void stream(OutputStream out, Watched watched, long deadline) throws IOException {
+    private void stream(OutputStream out, Watched watched, StreamSlots.Slot slot, long deadline) throws IOException {
         Principal caller = watched.caller();
         Map<String, RunRecord> current = new LinkedHashMap<>();
         Map<String, String> seen = poll(watched, current);
         write(out, "event: ready\ndata: " + Json.mapper().writeValueAsString(Map.of("runs", seen.size())) + "\n\n");
         long lastWrite = System.nanoTime();
         while (true) {
-            if (!pause(deadline)) {
+            if (!pause(slot, deadline)) {
                 break;
             }
             Map<String, String> now;
@@ -108,18 +108,18 @@ final class RunWatch implements AutoCloseable {
                 lastWrite = System.nanoTime();
             }
         }
-        boolean stopping;
+        String reason;
         synchronized (lock) {
-            stopping = closed;
+            reason = closed ? "server stopping" : slot.replaced ? "replaced by a newer stream of this user" : "timeout";
         }
-        write(out, "event: end\ndata: " + Json.mapper().writeValueAsString(Map.of("reason", stopping ? "server stopping" : "timeout")) + "\n\n");
+        write(out, "event: end\ndata: " + Json.mapper().writeValueAsString(Map.of("reason", reason)) + "\n\n");
     }
 
     /** Waits one poll interval; false once the stream must end (its deadline, or the server stopping). */
-    private boolean pause(long deadline) {
+    private boolean pause(StreamSlots.Slot slot, long deadline) {
         synchronized (lock) {
             long wait = Math.min(limits.poll().toNanos(), deadline - System.nanoTime());
-            if (closed || wait <= 0) {
+            if (closed || slot.replaced || wait <= 0) {
                 return false;
             }
             try {
@@ -128,7 +128,7 @@ final class RunWatch implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return false;
             }
-            return !closed;
+            return !closed && !slot.replaced;
         }
     }
 
@@ -166,26 +166,21 @@ final class RunWatch implements AutoCloseable {
         out.flush();
     }
 
-    /** Takes a place for a stream of {@code user}'s; false when the user or the server holds as many as allowed. */
-    private boolean admit(String user) {
+    /** A place for a stream of {@code user}'s (a replaced stream of theirs is woken to end), or null when the server is full. */
+    private StreamSlots.Slot admit(String user) {
         synchronized (lock) {
             if (closed) {
                 throw new ApiException(503, "STOPPING", "the server is stopping; try again shortly");
             }
-            int mine = openByUser.getOrDefault(user, 0);
-            if (mine >= limits.perUser() || open >= limits.total()) {
-                return false;
-            }
-            openByUser.put(user, mine + 1);
-            open++;
-            return true;
+            StreamSlots.Slot slot = slots.take(user);
+            lock.notifyAll();
+            return slot;
         }
     }
 
-    private void release(String user) {
+    private void release(StreamSlots.Slot slot) {
         synchronized (lock) {
-            openByUser.merge(user, -1, (a, b) -> a + b == 0 ? null : a + b);
-            open--;
+            slots.release(slot);
             lock.notifyAll();
         }
     }
@@ -193,7 +188,7 @@ final class RunWatch implements AutoCloseable {
     /** How many streams are open: for tests and the stop that waits for them. */
     int open() {
         synchronized (lock) {
-            return open;
+            return slots.open();
         }
     }
 
@@ -204,7 +199,7 @@ final class RunWatch implements AutoCloseable {
             closed = true;
             lock.notifyAll();
             long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-            while (open > 0 && System.nanoTime() < deadline) {
+            while (slots.open() > 0 && System.nanoTime() < deadline) {
                 try {
                     lock.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
                 } catch (InterruptedException e) {

@@ -29,6 +29,7 @@ public final class ConsoleAssets {
     public void register(io.javalin.config.RoutesConfig routes) {
         routes.addHttpHandler(HandlerType.GET, "/", ctx -> serve(ctx, "index.html"));
         routes.addHttpHandler(HandlerType.GET, "/console/{file}", ctx -> serve(ctx, ctx.pathParam("file")));
+        routes.addHttpHandler(HandlerType.GET, "/favicon.ico", ctx -> serve(ctx, "favicon.svg")); // what browsers ask for unprompted
     }
 
     /** The content type of a console file's name, or null when it names none the console may serve. */

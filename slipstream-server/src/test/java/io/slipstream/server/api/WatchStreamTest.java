@@ -200,7 +200,7 @@ class WatchStreamTest {
     }
 
     @Test
-    void aUserHoldsAtMostEightStreamsAndTheNinthIsToldWhenToComeBack() throws Exception {
+    void aUsersStreamBeyondTheBoundTakesThePlaceOfTheirOldest() throws Exception {
         String carol = server.tokenFor("carol"); // a user of its own: streams other tests closed may still be counted a moment
         List<Stream> open = new ArrayList<>();
         try {
@@ -209,11 +209,14 @@ class WatchStreamTest {
                 stream.next("ready");
                 open.add(stream);
             }
-            TestServer.Response refused = server.get("/api/v1/watch?timeoutSeconds=1", carol);
-            assertThat(refused.status()).isEqualTo(429);
-            assertThat(refused.headers().firstValue("Retry-After")).hasValue(Long.toString(RunWatch.RETRY_AFTER_SECONDS));
-            assertThat(refused.json().get("code").asString()).isEqualTo("TOO_MANY_STREAMS");
-            assertThat(server.get("/api/v1/watch?timeoutSeconds=1", alice).status()).as("another user is not held back").isEqualTo(200);
+            Stream newest = Stream.open("?timeoutSeconds=60", carol);
+            open.add(newest);
+            newest.next("ready");
+            assertThat(open.get(0).next("end").get("reason").asString()).isEqualTo("replaced by a newer stream of this user");
+            open.get(0).next("closed");
+            for (Stream other : open.subList(1, open.size())) {
+                assertThat(other.events()).as("the others stay open").noneMatch(e -> e.getKey().equals("end") || e.getKey().equals("closed"));
+            }
         } finally {
             for (Stream stream : open) {
                 stream.close();

@@ -34,7 +34,8 @@ class ConsoleAssetsTest {
             "/console/app.js, text/javascript, no-cache",
             "/console/dom.js, text/javascript, no-cache",
             "/console/console.css, text/css, no-cache",
-            "/console/favicon.svg, image/svg+xml, no-cache"})
+            "/console/favicon.svg, image/svg+xml, no-cache",
+            "/favicon.ico, image/svg+xml, no-cache"})
     void consoleFilesCarryStrictHeaders(String path, String type, String cache) {
         TestServer.Response response = server.get(path, null);
         assertThat(response.status()).isEqualTo(200);
