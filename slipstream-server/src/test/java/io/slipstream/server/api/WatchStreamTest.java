@@ -225,6 +225,31 @@ class WatchStreamTest {
     }
 
     @Test
+    void aStoppingServerEndsItsStreamsWithAnEndEvent(@TempDir Path otherDir) throws Exception {
+        TestServer other = TestServer.start(otherDir);
+        boolean closed = false;
+        try {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(other.server().url() + "/api/v1/watch"))
+                    .header("Authorization", "Bearer " + other.adminToken()).build();
+            HttpResponse<InputStream> response = HTTP.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            BlockingQueue<Map.Entry<String, String>> events = new LinkedBlockingQueue<>();
+            Thread reader = new Thread(() -> Stream.read(response.body(), events), "watch-reader");
+            reader.setDaemon(true);
+            reader.start();
+            Stream stream = new Stream(response, events);
+            stream.next("ready");
+            other.close();
+            closed = true;
+            assertThat(stream.next("end").get("reason").asString()).isEqualTo("server stopping");
+            stream.next("closed");
+        } finally {
+            if (!closed) {
+                other.close();
+            }
+        }
+    }
+
+    @Test
     void aStreamEndsWithAnEndEventAtItsTimeout() throws Exception {
         try (Stream stream = Stream.open("?timeoutSeconds=1", alice)) {
             stream.next("ready");
