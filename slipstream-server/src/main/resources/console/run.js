@@ -42,6 +42,7 @@ export function runPage(main, ctx, id) {
       fact('Attempt', String(run.attempt)),
       fact('Restarts', 'failures ' + (r.failures || 0) + ', preemptions ' + (r.preemptions || 0) + ', lost nodes ' + (r.nodeLost || 0)
         + ', hangs ' + (r.hangs || 0) + (r.retryAt ? ', next try ' + r.retryAt : '')),
+      r.lastError ? fact('Last error', r.lastError + (r.sameErrorCount > 1 ? ' (' + r.sameErrorCount + ' times in a row)' : '')) : null,
       fact('Progress', p.step === null || p.step === undefined ? 'none reported' : 'step ' + p.step
         + (p.checkpointStep !== null && p.checkpointStep !== undefined ? ', checkpoint at step ' + p.checkpointStep : '')),
       fact('Work lost', (p.workLostSeconds || 0).toFixed(1) + ' instance-seconds'),

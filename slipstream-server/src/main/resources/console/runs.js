@@ -100,6 +100,12 @@ export function runsPage(main, ctx) {
         load(); // what changed between the page's load and the stream's start
       } else if (type === 'run') {
         changed(data);
+      } else if (type === 'gone') {
+        const old = rows.get(data.id); // it no longer matches the filter, or newer runs pushed it off this page
+        if (old) {
+          old.remove();
+          rows.delete(data.id);
+        }
       } else if (type === 'end') {
         replace(live, String(data.reason).startsWith('replaced') ? '○ not live: other tabs hold this user’s streams' : '○ reconnecting');
       }

@@ -16,7 +16,7 @@ import java.util.Set;
  * which must show exactly the runs the list would. Every problem is named by its query field.
  */
 record RunListParams(String workspace, String job, Set<RunState> states, Instant since, Instant until, int limit, RunQuery.Cursor before) {
-    /** The earliest and latest instants a query may name: what every store can hold. */
+    /** The latest instant a query may name: what every store can hold. */
     static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
     static RunListParams parse(Context ctx, Clock clock, Problems problems) {

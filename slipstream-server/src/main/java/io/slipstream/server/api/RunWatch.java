@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code GET /api/v1/watch}: a server-sent event stream of the runs {@code GET /api/v1/runs} would list with the
- * same query, one {@code run} event (the run as the list shows it) whenever one of them changes. The store is polled
+ * same query, one {@code run} event (the run as the list shows it) whenever one of them changes, a {@code gone}
+ * event when one leaves the set (its state no longer matches, newer runs pushed it off the page). The store is polled
  * (every {@link Limits#poll}) on the request's own thread, as {@code logs?follow} does; streams are bounded per user
  * (beyond: the user's oldest stream ends, {@link StreamSlots}) and per server (beyond: 429 with Retry-After), send a
  * heartbeat comment when idle, and end with an {@code end} event on their timeout, when replaced, or when the server stops.
@@ -100,6 +101,10 @@ final class RunWatch implements AutoCloseable {
                 RunRecord run = current.get(id);
                 RunView view = Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin());
                 write(out, "event: run\nid: " + id + "\ndata: " + Json.mapper().writeValueAsString(view) + "\n\n");
+                lastWrite = System.nanoTime();
+            }
+            for (String id : WatchChanges.gone(seen, now)) {
+                write(out, "event: gone\nid: " + id + "\ndata: " + Json.mapper().writeValueAsString(Map.of("id", id)) + "\n\n");
                 lastWrite = System.nanoTime();
             }
             seen = now;

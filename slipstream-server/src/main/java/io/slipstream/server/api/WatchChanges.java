@@ -28,6 +28,20 @@ final class WatchChanges {
         return key.toString();
     }
 
+    /**
+     * The ids of {@code before} that {@code now} lacks: runs that left the watched set (another state than the filter's,
+     * pushed off the page by newer runs, deleted after their retention).
+     */
+    static List<String> gone(Map<String, String> before, Map<String, String> now) {
+        List<String> gone = new ArrayList<>();
+        before.keySet().forEach(id -> {
+            if (!now.containsKey(id)) {
+                gone.add(id);
+            }
+        });
+        return gone;
+    }
+
     /** The ids of {@code now} (in its order) that are new or whose fingerprint differs from {@code before}'s. */
     static List<String> changed(Map<String, String> before, Map<String, String> now) {
         List<String> changed = new ArrayList<>();

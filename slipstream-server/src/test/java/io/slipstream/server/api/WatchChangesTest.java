@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -24,6 +25,12 @@ class WatchChangesTest {
     @MethodSource("cases")
     void changedRunsAreTheNewAndTheRewritten(String name, Map<String, String> before, Map<String, String> now, List<String> changed) {
         assertThat(WatchChanges.changed(before, now)).isEqualTo(changed);
+    }
+
+    @Test
+    void goneRunsAreThoseNowLacks() {
+        assertThat(WatchChanges.gone(ordered("a", "1", "b", "2", "c", "3"), ordered("b", "9"))).containsExactly("a", "c");
+        assertThat(WatchChanges.gone(Map.of(), ordered("a", "1"))).isEmpty();
     }
 
     private static Map<String, String> ordered(String... pairs) {

@@ -294,6 +294,7 @@ class ConsoleBrowserTest {
             return true;
         });
         waitForText(By.id("log"), HOSTILE);
+        ((JavascriptExecutor) browser).executeScript("document.getElementById('log').scrollIntoView()");
         screenshot("run-hostile");
         assertThat(browser.findElements(By.cssSelector("#main img"))).as("no element was made of the output").isEmpty();
         assertThat(((JavascriptExecutor) browser).executeScript("return window.__pwned === undefined")).isEqualTo(true);
