@@ -31,9 +31,11 @@ export function nodesPage(main, ctx) {
     clearTimeout(pending);
     pending = setTimeout(load, 1000);
   }, ctx.fail);
+  const tick = setInterval(load, 5000); // a node declared down or up changes no run until its instances are lost
   return () => {
     abort.abort();
     stopWatch();
     clearTimeout(pending);
+    clearInterval(tick);
   };
 }

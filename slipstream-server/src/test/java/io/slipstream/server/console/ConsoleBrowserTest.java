@@ -248,7 +248,13 @@ class ConsoleBrowserTest {
         screenshot("quotas");
         go("#/nodes");
         waiting().until(d -> d.findElements(By.cssSelector("#nodes [data-node]")).size() == server.server().nodes().size());
+        String node = server.server().nodes().get(server.server().nodes().size() - 1).name();
+        assertThat(server.post("/api/v1/nodes/" + node + "/down", admin, "{\"reason\": \"disk replaced\"}").status()).isEqualTo(200);
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .node-state"), "Down");
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .reason"), "disk replaced");
         screenshot("nodes");
+        assertThat(server.post("/api/v1/nodes/" + node + "/up", admin, "{}").status()).isEqualTo(200);
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .node-state"), "Ready");
         go("#/quotas/team-b/gpus/pending");
         waitForText(By.id("pending"), "Nothing waits");
         screenshot("pending-empty");
