@@ -119,6 +119,15 @@ public final class ApiClient {
 
     /** Opens a streaming response (logs); the caller closes the stream. */
     public InputStream stream(String path, Map<String, String> query) {
+        return open(path, query, false);
+    }
+
+    /** As {@link #stream}, but {@code null} where the server answers 404 (an older server without the route). */
+    public InputStream streamIfServed(String path, Map<String, String> query) {
+        return open(path, query, true);
+    }
+
+    private InputStream open(String path, Map<String, String> query, boolean nullIfNotFound) {
         HttpRequest request = request(path, query).GET().build();
         try {
             StoreWait wait = new StoreWait();
@@ -126,6 +135,10 @@ public final class ApiClient {
                 HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
                 if (response.statusCode() < 400) {
                     return response.body();
+                }
+                if (response.statusCode() == 404 && nullIfNotFound) {
+                    response.body().close();
+                    return null;
                 }
                 byte[] body;
                 try (InputStream in = response.body()) {

@@ -168,26 +168,30 @@ public final class GetCommand implements Callable<Integer> {
         Duration every = Watch.interval("--watch-interval", watchInterval);
         PrintWriter out = spec.commandLine().getOut();
         if (name != null) {
-            Watch.run(() -> api.get("/api/v1/runs/" + Runs.encode(name)), node -> {
-                RunView run = ApiClient.read(node, RunView.class);
-                String text = format.tabular() ? Runs.statusLine(run) + "\n" : watched(render("runs", node));
-                return new Watch.Frame(text, text, run.state().isFinal());
-            }, out, every, every, Watch.SLEEP);
+            try (StreamPause changes = new StreamPause(api, Map.of("run", name), Watch.SLEEP)) {
+                Watch.run(() -> api.get("/api/v1/runs/" + Runs.encode(name)), node -> {
+                    RunView run = ApiClient.read(node, RunView.class);
+                    String text = format.tabular() ? Runs.statusLine(run) + "\n" : watched(render("runs", node));
+                    return new Watch.Frame(text, text, run.state().isFinal());
+                }, out, every, every, changes);
+            }
             return 0;
         }
-        Watch.run(() -> list(api, "runs"), result -> {
-            if (!format.tabular()) {
-                String text = watched(render("runs", result));
-                return new Watch.Frame(text, text, false);
-            }
-            List<List<String>> ageless = new ArrayList<>(); // AGE changes every second: not a change worth printing
-            for (JsonNode item : result.get("items")) {
-                List<String> key = new ArrayList<>(Runs.row(ApiClient.read(item, RunView.class)));
-                key.remove(Runs.HEADER.indexOf("AGE"));
-                ageless.add(key);
-            }
-            return new Watch.Frame(render("runs", result) + "\n", ageless.toString(), false);
-        }, out, every, every, Watch.SLEEP);
+        try (StreamPause changes = new StreamPause(api, runQuery(), Watch.SLEEP)) {
+            Watch.run(() -> list(api, "runs"), result -> {
+                if (!format.tabular()) {
+                    String text = watched(render("runs", result));
+                    return new Watch.Frame(text, text, false);
+                }
+                List<List<String>> ageless = new ArrayList<>(); // AGE changes every second: not a change worth printing
+                for (JsonNode item : result.get("items")) {
+                    List<String> key = new ArrayList<>(Runs.row(ApiClient.read(item, RunView.class)));
+                    key.remove(Runs.HEADER.indexOf("AGE"));
+                    ageless.add(key);
+                }
+                return new Watch.Frame(render("runs", result) + "\n", ageless.toString(), false);
+            }, out, every, every, changes);
+        }
         return 0;
     }
 
@@ -215,13 +219,7 @@ public final class GetCommand implements Callable<Integer> {
     private JsonNode list(ApiClient api, String kind) {
         Map<String, String> query = new LinkedHashMap<>();
         if (kind.equals("runs")) {
-            query.put("workspace", workspace);
-            query.put("job", job);
-            query.put("state", state);
-            query.put("since", since);
-            query.put("until", until);
-            query.put("limit", Integer.toString(limit));
-            query.put("labelSelector", selector);
+            query = runQuery();
         } else if (kind.equals("jobs") || kind.equals("quotas") || kind.equals("secrets")) {
             query.put("workspace", workspace);
             if (kind.equals("jobs")) {
@@ -229,6 +227,19 @@ public final class GetCommand implements Callable<Integer> {
             }
         }
         return api.get("/api/v1/" + kind, query);
+    }
+
+    /** The filters of get runs: the list's query, and the watch stream's (which shows the same runs). */
+    private Map<String, String> runQuery() {
+        Map<String, String> query = new LinkedHashMap<>();
+        query.put("workspace", workspace);
+        query.put("job", job);
+        query.put("state", state);
+        query.put("since", since);
+        query.put("until", until);
+        query.put("limit", Integer.toString(limit));
+        query.put("labelSelector", selector);
+        return query;
     }
 
     private JsonNode one(ApiClient api, String kind) {

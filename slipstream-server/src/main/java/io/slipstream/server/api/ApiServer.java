@@ -13,8 +13,6 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.run.QuotaId;
-import io.slipstream.api.run.RunId;
-import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Documents;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.Kind;
@@ -53,11 +51,8 @@ import io.slipstream.scheduler.QuotaLedger;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,7 +71,7 @@ public final class ApiServer implements AutoCloseable {
     static final long STORE_RETRY_AFTER_SECONDS = 2;
     /** The earliest and latest instants a query may name: what every store can hold. */
     private static final java.time.Instant EARLIEST = java.time.Instant.parse("0001-01-01T00:00:00Z");
-    private static final java.time.Instant LATEST = java.time.Instant.parse("9999-12-31T23:59:59Z");
+    private static final java.time.Instant LATEST = RunListParams.LATEST;
 
     /** One registered route, as the OpenAPI file must describe it. */
     public record Route(String method, String path) {
@@ -97,6 +92,7 @@ public final class ApiServer implements AutoCloseable {
     private final Readiness readiness;
     private final StoreBackupService backups;
     private final List<Route> routes = new ArrayList<>();
+    private final RunWatch watch;
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
@@ -115,6 +111,7 @@ public final class ApiServer implements AutoCloseable {
         this.secrets = secrets;
         this.readiness = readiness;
         this.clock = clock;
+        this.watch = new RunWatch(store, runs, RunWatch.Limits.DEFAULTS);
     }
 
     /** A run's token reads its own run (state, events, logs) and who it is, and reports its instances' progress. */
@@ -202,6 +199,7 @@ public final class ApiServer implements AutoCloseable {
                 error(ctx, 500, "INTERNAL", "internal error; the server log has the details", List.of());
             });
             registerRoutes(config.routes);
+            new io.slipstream.server.console.ConsoleAssets().register(config.routes);
             templates = RouteTemplates.of(routes);
         });
         app.start(host, port);
@@ -324,6 +322,19 @@ public final class ApiServer implements AutoCloseable {
 
         route(r, HandlerType.POST, "/api/v1/runs", this::createRun);
         route(r, HandlerType.GET, "/api/v1/runs", this::listRuns);
+        route(r, HandlerType.GET, "/api/v1/watch", ctx -> {
+            Principal caller = caller(ctx);
+            Problems problems = new Problems();
+            RunListParams query = RunListParams.parse(ctx, clock, problems);
+            long timeout = 1800;
+            try {
+                timeout = longParam(ctx, "timeoutSeconds", timeout, 1, 3600);
+            } catch (InvalidInputException e) { // named with the filters' problems, all at once
+                e.problems().forEach(problem -> problems.add(problem.field(), problem.message()));
+            }
+            problems.throwIfAny("the query is invalid");
+            watch.serve(ctx, caller, query, ctx.queryParam("run"), java.time.Duration.ofSeconds(timeout));
+        });
         route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
             Principal caller = caller(ctx);
             RunRecord run = runs.get(caller, ctx.pathParam("run"));
@@ -387,39 +398,11 @@ public final class ApiServer implements AutoCloseable {
     private void listRuns(Context ctx) {
         Principal caller = caller(ctx);
         Problems problems = new Problems();
-        Set<RunState> states = EnumSet.noneOf(RunState.class);
-        String stateParam = ctx.queryParam("state");
-        if (stateParam != null && !stateParam.isBlank()) {
-            for (String state : stateParam.split(",", -1)) {
-                try {
-                    states.add(RunState.valueOf(state.trim().toUpperCase(Locale.ROOT)));
-                } catch (IllegalArgumentException e) {
-                    problems.add("state", "'" + state + "' is not a run state (" + java.util.Arrays.toString(RunState.values()) + ")");
-                }
-            }
-        }
-        RunQuery.Cursor before = null;
-        String cursor = ctx.queryParam("before");
-        if (cursor != null) {
-            String[] parts = cursor.split("_", 2);
-            try {
-                before = new RunQuery.Cursor(Long.parseLong(parts[0]), parts[1]);
-                if (!RunId.isValid(parts[1]) || before.createdAtMillis() < 0 || before.createdAtMillis() > LATEST.toEpochMilli()) {
-                    before = null;
-                    problems.add("before", "is not a cursor returned as 'next' by this API");
-                }
-            } catch (RuntimeException e) {
-                problems.add("before", "is not a cursor returned as 'next' by this API");
-            }
-        }
-        int limit = (int) longParam(ctx, "limit", 100, 1, 1000);
-        java.time.Instant since = timeParam(ctx, "since", problems);
-        java.time.Instant until = timeParam(ctx, "until", problems);
-        String workspace = nameParam(ctx, "workspace", problems);
-        String job = nameParam(ctx, "job", problems);
-        LabelSelector selector = selectorParam(ctx, problems);
+        RunListParams query = RunListParams.parse(ctx, clock, problems);
         problems.throwIfAny("the query is invalid");
-        List<RunRow> page = runs.list(caller, workspace, job, states, since, until, selector, limit + 1, before);
+        int limit = query.limit();
+        List<RunRow> page = runs.list(caller, query.workspace(), query.job(), query.states(), query.since(), query.until(), query.selector(), limit + 1,
+                query.before());
         String next = null;
         if (page.size() > limit) {
             page = page.subList(0, limit);
@@ -474,7 +457,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /** {@code labelSelector}, kubectl's syntax; a selector that cannot be read is a problem of the parameter, saying why. */
-    private static LabelSelector selectorParam(Context ctx, Problems problems) {
+    static LabelSelector selectorParam(Context ctx, Problems problems) {
         try {
             return LabelSelector.parse(ctx.queryParam("labelSelector"));
         } catch (LabelSelector.Invalid e) {
@@ -524,7 +507,7 @@ public final class ApiServer implements AutoCloseable {
         return ctx.bodyAsBytes();
     }
 
-    private static long longParam(Context ctx, String name, long fallback, long min, long max) {
+    static long longParam(Context ctx, String name, long fallback, long min, long max) {
         String text = ctx.queryParam(name);
         if (text == null) {
             return fallback;
@@ -541,7 +524,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /** A filter by name ({@code workspace}, {@code job}): {@code null} when not given; a name that cannot be one is a problem. */
-    private static String nameParam(Context ctx, String name, Problems problems) {
+    static String nameParam(Context ctx, String name, Problems problems) {
         String text = ctx.queryParam(name);
         if (text == null) {
             return null;
@@ -555,7 +538,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /** A point in time: an ISO-8601 instant ({@code 2026-11-29T10:00:00Z}) or a duration ago ({@code 2h}, {@code 7d}). */
-    private java.time.Instant timeParam(Context ctx, String name, Problems problems) {
+    static java.time.Instant timeParam(Context ctx, String name, Problems problems, java.time.Clock clock) {
         String text = ctx.queryParam(name);
         if (text == null || text.isBlank()) {
             return null;
@@ -620,6 +603,7 @@ public final class ApiServer implements AutoCloseable {
 
     @Override
     public void close() {
+        watch.close(); // streams end with an 'end' event before Jetty stops
         if (app != null) {
             app.stop();
         }

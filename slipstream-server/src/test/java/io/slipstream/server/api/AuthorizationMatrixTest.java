@@ -265,6 +265,8 @@ class AuthorizationMatrixTest {
                             p -> document("/api/v1/workspaces/alpha/jobs/" + p.get("job")) + " " + runsOf(p.get("job"))),
             row("GET    /api/v1/runs",                                       "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/runs?workspace={workspace}&job=alpha-live",  "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/watch?timeoutSeconds=1",                     "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/watch?run={run}&timeoutSeconds=1",           "200 200 404 403 403  401 401 401 401  401"),
             row("GET    /api/v1/runs/{run}",                                 "200 200 404 200 403  401 401 401 401  401"),
             row("POST   /api/v1/runs/{run}/cancel",                          "200 200 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("run", allowed ? freshRun() : liveRun),

@@ -1,0 +1,379 @@
+package io.slipstream.server.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.server.support.TestServer;
+import io.slipstream.testing.NoProcessLeftBehind;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.logging.Level;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.logging.LoggingPreferences;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The console in a real headless Chromium (Debian's chromium and chromedriver; Selenium Manager never runs, nothing is
+ * downloaded) against a real server with the local executor: every page loads without a console error, a borrowed run
+ * turns RESOURCE_PREEMPTED live when the owner takes its guarantee back, hostile output stays text, a member sees only
+ * their workspaces, and 1,000 runs page through. One browser for the class; screenshots in target/console-screenshots.
+ * {@code -Dconsole.skip=true} skips it where no Chromium is installed; elsewhere (CI) a missing one fails it.
+ */
+@ExtendWith(NoProcessLeftBehind.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ConsoleBrowserTest {
+    private static final Path EXAMPLES = Path.of("..", "examples");
+    private static final String CHROMIUM = "/usr/bin/chromium";
+    private static final String CHROMEDRIVER = "/usr/bin/chromedriver";
+    private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String HOSTILE = "<img src=x onerror=\"window.__pwned=1\">";
+
+    @TempDir
+    static Path dataDir;
+
+    private static TestServer server;
+    private static ChromeDriver browser;
+    private static String admin;
+    private static String alice;
+    private static String bob;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeFalse(Boolean.getBoolean("console.skip"), "console.skip=true: the browser tests of the console are skipped");
+        for (String tool : List.of(CHROMIUM, CHROMEDRIVER)) {
+            if (!Files.isExecutable(Path.of(tool))) {
+                throw new AssertionError(tool + " is missing: install Debian's chromium and chromium-driver (apt-get install chromium "
+                        + "chromium-driver; .ci/run does), or skip these tests locally with -Dconsole.skip=true");
+            }
+        }
+        Files.createDirectories(SCREENSHOTS);
+        server = TestServer.start(dataDir);
+        admin = server.adminToken();
+        apply(Files.readString(EXAMPLES.resolve("quotas/teams.yaml")));
+        apply(Files.readString(EXAMPLES.resolve("quotas/owner.yaml")));
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: borrower, workspace: team-b}
+                spec:
+                  quota: gpus
+                  idleResources: OnlyIdle
+                  preemptionGracePeriod: 1s
+                  nodeGroups:
+                    - name: main
+                      resources: {cpu: 4, memory: 32Gi, gpu: 8}
+                      command: [sh, -c, 'echo "borrowing"; exec sleep 600']
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: hostile, workspace: team-b}
+                spec:
+                  quota: gpus
+                  idleResources: Acceptable
+                  nodeGroups:
+                    - name: main
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [sh, -c, 'echo "$LINE"; echo "$LINE" >&2; exit 3']
+                      env: {LINE: '%s'}
+                ---
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-c}
+                spec: {members: []}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: many, workspace: team-c}
+                spec:
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sh, -c, "true"]}
+                """.formatted(HOSTILE));
+        alice = server.tokenFor("alice");
+        bob = server.tokenFor("bob");
+
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM);
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1366,768", "--disable-gpu");
+        LoggingPreferences logs = new LoggingPreferences();
+        logs.enable(LogType.BROWSER, Level.ALL);
+        options.setCapability(ChromeOptions.LOGGING_PREFS, logs);
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+        browser = new ChromeDriver(service, options);
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (browser != null) {
+                browser.quit();
+            }
+        } finally {
+            if (server != null) {
+                cancelWhatIsActive();
+                server.close();
+            }
+        }
+    }
+
+    /** Every test leaves the browser's log without errors (read, so the next test starts clean). */
+    @AfterEach
+    void noConsoleErrors() {
+        List<String> severe = browser.manage().logs().get(LogType.BROWSER).getAll().stream().filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+                .map(LogEntry::toString).toList();
+        assertThat(severe).as("browser console errors").isEmpty();
+    }
+
+    private static void apply(String yaml) {
+        TestServer.Response applied = server.post("/api/v1/apply", admin, yaml);
+        assertThat(applied.status()).as(applied.text()).isEqualTo(200);
+    }
+
+    private static String start(String token, String workspace, String job, Map<String, Object> overrides) {
+        TestServer.Response created = server.post("/api/v1/runs", token,
+                Json.mapper().writeValueAsString(Map.of("workspace", workspace, "job", job, "overrides", overrides)));
+        assertThat(created.status()).as(created.text()).isIn(200, 201);
+        return created.json().get("id").asString();
+    }
+
+    private static void cancelWhatIsActive() {
+        for (JsonNode run : server.get("/api/v1/runs?limit=1000&state=STARTING,RUNNING,TERMINATING", admin).json().get("items")) {
+            String id = run.get("id").asString();
+            server.post("/api/v1/runs/" + id + "/cancel", admin, "{}");
+            server.awaitRun(admin, id, r -> io.slipstream.api.run.RunState.valueOf(r.get("state").asString()).isFinal());
+        }
+    }
+
+    /** Signs in as a person would: the sign-in form, the token pasted. */
+    private static void signIn(String token, String hash) {
+        signOut();
+        browser.get(server.server().url() + "/" + hash);
+        WebElement field = waitFor(By.id("token"));
+        field.sendKeys(token);
+        browser.findElement(By.id("sign-in-button")).click();
+        waitFor(By.id("who"));
+        new WebDriverWait(browser, WAIT).until(d -> !d.findElement(By.id("who")).getText().isEmpty());
+    }
+
+    /** Forgets the tab's token from a page of the origin that is not the console (so that no call of it goes out unsigned). */
+    private static void signOut() {
+        browser.get(server.server().url() + "/console/favicon.svg");
+        ((JavascriptExecutor) browser).executeScript("sessionStorage.clear()");
+    }
+
+    private static void go(String hash) {
+        browser.get(server.server().url() + "/" + hash);
+    }
+
+    private static WebElement waitFor(By by) {
+        return new WebDriverWait(browser, WAIT).until(ExpectedConditions.presenceOfElementLocated(by));
+    }
+
+    /** Rows are replaced as the watch stream tells of changes: an element read a moment ago may be gone, so look again. */
+    private static WebDriverWait waiting() {
+        return (WebDriverWait) new WebDriverWait(browser, WAIT).ignoring(StaleElementReferenceException.class);
+    }
+
+    private static void waitForText(By by, String text) {
+        waiting().until(d -> {
+            List<WebElement> found = d.findElements(by);
+            return !found.isEmpty() && found.get(0).getText().contains(text);
+        });
+    }
+
+    private static void screenshot(String name) throws IOException {
+        byte[] png = ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
+        Files.write(SCREENSHOTS.resolve(name + ".png"), png);
+    }
+
+    private static Set<String> shownRuns() {
+        // One script, so that the rows are read at one moment.
+        @SuppressWarnings("unchecked")
+        List<String> ids = (List<String>) ((JavascriptExecutor) browser)
+                .executeScript("return [...document.querySelectorAll('#runs tbody tr')].map(tr => tr.dataset.run)");
+        return new HashSet<>(ids);
+    }
+
+    @Test
+    @Order(1)
+    void theSignInPageLoadsAndEveryPageLoadsForAnAdmin() throws Exception {
+        signOut();
+        browser.get(server.server().url() + "/");
+        waitFor(By.id("sign-in"));
+        screenshot("sign-in");
+
+        signIn(admin, "#/runs");
+        waitForText(By.id("page-where"), "page 1");
+        screenshot("runs-empty");
+        go("#/quotas");
+        waitFor(By.cssSelector("#quota-tree li.quota[data-quota='org/gpus'] li.quota[data-quota='team-a/gpus']"));
+        waitFor(By.cssSelector("#pools tr[data-pool]"));
+        screenshot("quotas");
+        go("#/nodes");
+        waiting().until(d -> d.findElements(By.cssSelector("#nodes [data-node]")).size() == server.server().nodes().size());
+        String node = server.server().nodes().get(server.server().nodes().size() - 1).name();
+        assertThat(server.post("/api/v1/nodes/" + node + "/down", admin, "{\"reason\": \"disk replaced\"}").status()).isEqualTo(200);
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .node-state"), "Down");
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .reason"), "disk replaced");
+        screenshot("nodes");
+        assertThat(server.post("/api/v1/nodes/" + node + "/up", admin, "{}").status()).isEqualTo(200);
+        waitForText(By.cssSelector("#nodes [data-node='" + node + "'] .node-state"), "Ready");
+        go("#/quotas/team-b/gpus/pending");
+        waitForText(By.id("pending"), "Nothing waits");
+        screenshot("pending-empty");
+    }
+
+    @Test
+    @Order(2)
+    void aBorrowedRunShowsNotInQuotaAndTurnsResourcePreemptedWhenTheOwnerSubmits() throws Exception {
+        String borrower = start(bob, "team-b", "borrower", Map.of());
+        signIn(bob, "#/runs");
+        By resources = By.cssSelector("#runs tr[data-run='" + borrower + "'] td.resources");
+        waitForText(resources, "NotInQuota"); // arrives through the watch stream: the page is not reloaded
+        screenshot("runs-borrowing");
+
+        go("#/runs/" + borrower);
+        waitForText(By.id("run-resources"), "NotInQuota");
+        waitForText(By.cssSelector("#instances tr[data-instance='main-0'][data-attempt='1'] td.state"), "RUNNING");
+        waitForText(By.cssSelector("#instances tr[data-instance='main-0'][data-attempt='1'] td.node"), "hidden"); // a borrower is not shown the lender's node
+        screenshot("run-borrowing");
+
+        String owner = start(admin, "team-a", "owner", Map.of("nodeGroups.worker.env.SECONDS_TO_RUN", "600"));
+        waitForText(By.cssSelector("#instances tr[data-instance='main-0'][data-attempt='1'] td.state"), "RESOURCE_PREEMPTED");
+        waitForText(By.id("run-state"), "QUEUED");
+        waitForText(By.id("events"), "Reclaimed");
+        screenshot("run-preempted");
+
+        go("#/quotas/team-b/gpus/pending");
+        waitFor(By.cssSelector("#pending-runs tr[data-run='" + borrower + "']"));
+        screenshot("pending-borrower");
+        server.post("/api/v1/runs/" + owner + "/cancel", admin, "{}");
+        server.post("/api/v1/runs/" + borrower + "/cancel", admin, "{}");
+    }
+
+    @Test
+    @Order(3)
+    void hostileOutputAndReasonsStayText() throws Exception {
+        String hostile = start(bob, "team-b", "hostile", Map.of());
+        server.awaitState(admin, hostile, "FAILED");
+        signIn(bob, "#/runs/" + hostile);
+        waitForText(By.id("run-state"), "FAILED");
+        waiting().until(d -> {
+            d.findElement(By.cssSelector("#instances tr[data-instance='main-0'] button.logs-button")).click();
+            return true;
+        });
+        waitForText(By.id("log"), HOSTILE);
+        ((JavascriptExecutor) browser).executeScript("document.getElementById('log').scrollIntoView()");
+        screenshot("run-hostile");
+        assertThat(browser.findElements(By.cssSelector("#main img"))).as("no element was made of the output").isEmpty();
+        assertThat(((JavascriptExecutor) browser).executeScript("return window.__pwned === undefined")).isEqualTo(true);
+        go("#/runs");
+        waitFor(By.cssSelector("#runs tr[data-run='" + hostile + "']"));
+        assertThat(browser.findElements(By.cssSelector("#main img"))).isEmpty();
+        assertThat(((JavascriptExecutor) browser).executeScript("return window.__pwned === undefined")).isEqualTo(true);
+    }
+
+    @Test
+    @Order(4)
+    void aMemberOfOneWorkspaceSeesNoOtherWorkspacesRuns() throws Exception {
+        String theirs = start(bob, "team-b", "hostile", Map.of());
+        String mine = start(alice, "team-a", "owner", Map.of("nodeGroups.worker.env.SECONDS_TO_RUN", "0"));
+        signIn(alice, "#/runs");
+        waitFor(By.cssSelector("#runs tr[data-run='" + mine + "']"));
+        screenshot("runs-alice");
+        assertThat(shownRuns()).contains(mine).doesNotContain(theirs);
+        assertThat(browser.findElements(By.cssSelector("#filter-workspace option")).stream().map(WebElement::getText).toList())
+                .containsExactly("all workspaces", "team-a");
+        go("#/runs/" + theirs);
+        waitForText(By.cssSelector("#main .message.error"), "not found"); // another team's run is 404 to alice, as one that does not exist
+        screenshot("run-not-found");
+        List<String> severe = browser.manage().logs().get(LogType.BROWSER).getAll().stream()
+                .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue()).map(LogEntry::getMessage).toList();
+        assertThat(severe).as("the only error is the 404 the page shows").isNotEmpty()
+                .allMatch(line -> line.contains(theirs) && line.contains("404"));
+    }
+
+    @Test
+    @Order(5)
+    void aThousandRunsPageThroughTheList() throws Exception {
+        submitMany(1000);
+        signIn(admin, "#/runs");
+        new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("filter-workspace"))).selectByValue("team-c");
+        Set<String> seen = new HashSet<>();
+        List<Long> pageMillis = new ArrayList<>();
+        for (int page = 1; ; page++) {
+            int number = page;
+            long started = System.nanoTime();
+            waiting().until(d -> d.findElement(By.id("page-where")).getText().startsWith("page " + number + " ·"));
+            pageMillis.add((System.nanoTime() - started) / 1_000_000);
+            Set<String> shown = shownRuns();
+            assertThat(shown).as("page %d", page).hasSize(100);
+            assertThat(seen).as("pages do not overlap").doesNotContainAnyElementsOf(shown);
+            seen.addAll(shown);
+            if (page == 1) {
+                screenshot("runs-1000");
+            }
+            WebElement older = browser.findElement(By.id("page-older"));
+            if (!older.isEnabled()) {
+                break;
+            }
+            older.click();
+        }
+        assertThat(seen).hasSize(1000);
+        System.out.println("console: 1000 runs in " + pageMillis.size() + " pages of 100; ms to show each page after the click: " + pageMillis);
+    }
+
+    /** Runs that stay queued (team-c has no quota and every resource is guaranteed to team-a), submitted 8 at a time. */
+    private static void submitMany(int count) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        Semaphore inFlight = new Semaphore(8);
+        List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            inFlight.acquire();
+            HttpRequest request = HttpRequest.newBuilder(URI.create(server.server().url() + "/api/v1/runs")).header("Authorization", "Bearer " + admin)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"workspace\": \"team-c\", \"job\": \"many\"}", StandardCharsets.UTF_8)).build();
+            sent.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((r, e) -> inFlight.release()));
+        }
+        for (CompletableFuture<HttpResponse<String>> response : sent) {
+            assertThat(response.get().statusCode()).as(response.get().body()).isEqualTo(201);
+        }
+    }
+}
