@@ -43,7 +43,8 @@ final class EmbeddedH2 {
     static final Set<String> EXPECTED_TABLES = Set.of("flyway_schema_history", "documents", "workspace_members", "tokens", "runs",
             "instances", "run_events", "schedule_states", "nodes_down", "secrets", "server_keys");
     /** Tables of later migrations, by the version that made them: required of a store migrated that far. */
-    private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9));
+    private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9),
+            "usage_segments", BigDecimal.valueOf(12));
     /**
      * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
      * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,
