@@ -19,4 +19,23 @@ CREATE TABLE usage_segments (
 );
 CREATE INDEX usage_segments_run ON usage_segments (run_id, end_ms);
 CREATE INDEX usage_segments_quota ON usage_segments (workspace, quota, kind, end_ms);
-CREATE INDEX usage_segments_window ON usage_segments (start_ms, end_ms);
+
+-- What closed segments add up to, per hour (grain 'H') and per UTC day ('D'): a report reads whole days and the
+-- hours at its edges from here, and only the open segments live, so its cost does not grow with the runs' number.
+-- Keys are '' where a segment has none (no quota, a schedule's run, a quota's lending), so that they can be unique.
+CREATE TABLE usage_rollups (
+    grain         CHAR(1)      NOT NULL,
+    bucket_ms     BIGINT       NOT NULL,
+    kind          VARCHAR(16)  NOT NULL,
+    workspace     VARCHAR(256) NOT NULL,
+    quota         VARCHAR(256) NOT NULL,
+    submitted_by  VARCHAR(256) NOT NULL,
+    job           VARCHAR(256) NOT NULL,
+    gpu_ms        DOUBLE PRECISION NOT NULL,
+    cpu_ms        DOUBLE PRECISION NOT NULL,
+    ms            BIGINT       NOT NULL,
+    lost_gpu_ms   BIGINT       NOT NULL,
+    lost_cpu_ms   BIGINT       NOT NULL,
+    PRIMARY KEY (grain, bucket_ms, kind, workspace, quota, submitted_by, job)
+);
+CREATE INDEX usage_segments_open ON usage_segments (end_ms, start_ms);

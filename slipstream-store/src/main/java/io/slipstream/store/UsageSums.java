@@ -38,10 +38,17 @@ public final class UsageSums {
             boolean endedInside = segment.endMs() != null && segment.endMs() >= since && segment.endMs() < until;
             UsageTotal.Key key = keyOf(segment, query.by());
             UsageTotal add = new UsageTotal(key, segment.kind(), (double) segment.gpu() * inside, (double) segment.cpuMillis() * inside, inside,
-                    endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0, 1);
+                    endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0);
             totals.merge(List.of(key, segment.kind()), add, UsageSums::plus);
         }
         return ordered(List.copyOf(totals.values()));
+    }
+
+    /** {@code totals} with those of the same key and kind added up, in a report's order. */
+    public static List<UsageTotal> merged(List<UsageTotal> totals) {
+        Map<Object, UsageTotal> merged = new LinkedHashMap<>();
+        totals.forEach(t -> merged.merge(List.of(t.key(), t.kind()), t, UsageSums::plus));
+        return ordered(List.copyOf(merged.values()));
     }
 
     /** Totals in a report's order: by key (a missing part first), then kind. */
@@ -58,8 +65,8 @@ public final class UsageSums {
         };
     }
 
-    private static UsageTotal plus(UsageTotal a, UsageTotal b) {
+    public static UsageTotal plus(UsageTotal a, UsageTotal b) {
         return new UsageTotal(a.key(), a.kind(), a.gpuMillis() + b.gpuMillis(), a.cpuMilliMillis() + b.cpuMilliMillis(), a.millis() + b.millis(),
-                a.lostGpuMillis() + b.lostGpuMillis(), a.lostCpuMillis() + b.lostCpuMillis(), a.segments() + b.segments());
+                a.lostGpuMillis() + b.lostGpuMillis(), a.lostCpuMillis() + b.lostCpuMillis());
     }
 }

@@ -10,8 +10,7 @@ import io.slipstream.model.usage.UsageKind;
  * waited), and the work lost to preemptions by the segments that ended in the window. The key's fields that the
  * grouping does not use are {@code null}.
  */
-public record UsageTotal(Key key, UsageKind kind, double gpuMillis, double cpuMilliMillis, long millis, long lostGpuMillis, long lostCpuMillis,
-                         long segments) {
+public record UsageTotal(Key key, UsageKind kind, double gpuMillis, double cpuMilliMillis, long millis, long lostGpuMillis, long lostCpuMillis) {
     public UsageTotal {
         requireNonNull(key, "key is null");
         requireNonNull(kind, "kind is null");

@@ -4,6 +4,7 @@ import io.slipstream.api.wire.UsageReportView;
 import io.slipstream.model.usage.UsageKind;
 import io.slipstream.server.auth.Principal;
 import io.slipstream.store.Store;
+import io.slipstream.store.UsageBuckets;
 import io.slipstream.store.UsageGrouping;
 import io.slipstream.store.UsageQuery;
 import io.slipstream.store.UsageTotal;
@@ -15,8 +16,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The usage report ({@code GET /api/v1/usage}): the store adds up the segments inside the window, this turns the
- * totals into hours per group, limited to the workspaces the caller may see.
+ * The usage report ({@code GET /api/v1/usage}): the store adds up the time inside the window, this turns the totals
+ * into hours per group, limited to the workspaces the caller may see.
  */
 public final class UsageService {
     private static final double MILLIS_PER_HOUR = 3_600_000.0;
@@ -27,14 +28,20 @@ public final class UsageService {
         this.store = store;
     }
 
-    /** The caller's usage in {@code [since, until)} ({@code workspace} {@code null}: every one it may see), at {@code now}. */
+    /**
+     * The caller's usage in {@code [since, until)} widened to whole hours, as Slurm's reports are (the store keeps
+     * hourly roll-ups; the current hour counts until {@code now}), of {@code workspace} ({@code null}: every one the
+     * caller may see).
+     */
     public UsageReportView report(Principal caller, String workspace, UsageGrouping by, Instant since, Instant until, Instant now) {
         Set<String> workspaces = caller.visibleWorkspaces();
         if (workspace != null) {
             workspaces = caller.canAccess(workspace) ? Set.of(workspace) : Set.of();
         }
-        List<UsageTotal> totals = store.usage(new UsageQuery(workspaces, by, since, until, now));
-        return view(totals, by, since, until);
+        Instant from = Instant.ofEpochMilli(UsageBuckets.floor(since.toEpochMilli(), UsageBuckets.HOUR));
+        Instant to = Instant.ofEpochMilli(UsageBuckets.ceil(until.toEpochMilli(), UsageBuckets.HOUR));
+        List<UsageTotal> totals = store.usage(new UsageQuery(workspaces, by, from, to, now));
+        return view(totals, by, from, to);
     }
 
     /** The report of {@code totals} (in the store's order: by key, then kind). */

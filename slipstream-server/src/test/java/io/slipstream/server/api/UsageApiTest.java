@@ -15,7 +15,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * GPU-hours as the control loop records them: runs on a quota tree (org = lender 6 + borrower 2 GPUs) are admitted
- * for real, then the server's clock moves an hour on, and the report adds up that hour.
+ * for real, then the server's clock moves three hours on, and the report adds them up.
  */
 class UsageApiTest {
     @TempDir
@@ -85,7 +85,7 @@ class UsageApiTest {
     }
 
     @Test
-    void anHourOnTheQuotaBorrowedAndLentIsReportedByQuotaUserAndJob() {
+    void hoursOnTheQuotaBorrowedAndLentAreReportedByQuotaUserAndJob() {
         String own = run("own", "lender", "Disabled", 2);
         String extra = run("extra", "borrower", "Acceptable", 4);
         server.awaitState(uma, own, "RUNNING");
@@ -94,29 +94,30 @@ class UsageApiTest {
         // The lender's unused guarantee is held by the borrower: the loop's next cycle records that it lends.
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() ->
                 line(server.get("/api/v1/usage?by=quota", uma).json(), "quota", "lender").at("/gpuHours/lent").asDouble() > 0);
-        CLOCK.shift(Duration.ofHours(1));
+        CLOCK.shift(Duration.ofHours(3));
         try {
             JsonNode byQuota = server.get("/api/v1/usage?by=quota", uma).json();
             assertThat(byQuota.get("by").asString()).isEqualTo("quota");
             JsonNode lender = line(byQuota, "quota", "lender");
-            assertThat(lender.at("/gpuHours/inQuota").asDouble()).isBetween(2.0, 2.2);
-            assertThat(lender.at("/cpuHours/inQuota").asDouble()).isBetween(1.0, 1.1);
-            assertThat(lender.at("/gpuHours/lent").asDouble()).as("it lent for the hour: %s", lender).isGreaterThan(0.9);
+            assertThat(lender.at("/gpuHours/inQuota").asDouble()).isBetween(6.0, 6.2);
+            assertThat(lender.at("/cpuHours/inQuota").asDouble()).isBetween(3.0, 3.1);
+            assertThat(lender.at("/gpuHours/lent").asDouble()).as("it lent for the three hours: %s", lender).isGreaterThan(2.9);
             JsonNode borrower = line(byQuota, "quota", "borrower");
-            assertThat(borrower.at("/gpuHours/borrowed").asDouble()).isBetween(4.0, 4.4);
+            assertThat(borrower.at("/gpuHours/borrowed").asDouble()).isBetween(12.0, 12.4);
             assertThat(borrower.at("/gpuHours/inQuota").asDouble()).isZero();
             assertThat(byQuota.at("/total/gpuHours/inQuota").asDouble()).isEqualTo(lender.at("/gpuHours/inQuota").asDouble());
 
             JsonNode byUser = line(server.get("/api/v1/usage?by=user", uma).json(), "user", "uma");
-            assertThat(byUser.at("/gpuHours/borrowed").asDouble()).isBetween(4.0, 4.4);
+            assertThat(byUser.at("/gpuHours/borrowed").asDouble()).isBetween(12.0, 12.4);
             assertThat(byUser.at("/gpuHours/lent").asDouble()).as("lending is a quota's").isZero();
             JsonNode byJob = line(server.get("/api/v1/usage?by=job&workspace=team-u", uma).json(), "job", "own");
             assertThat(byJob.get("workspace").asString()).isEqualTo("team-u");
-            assertThat(byJob.at("/gpuHours/inQuota").asDouble()).isBetween(2.0, 2.2);
+            assertThat(byJob.at("/gpuHours/inQuota").asDouble()).isBetween(6.0, 6.2);
 
-            // A window that ends before the hour counts only its part.
-            JsonNode early = server.get("/api/v1/usage?by=quota&until=30m", uma).json();
-            assertThat(line(early, "quota", "borrower").at("/gpuHours/borrowed").asDouble()).isBetween(2.0, 2.4);
+            // A window that ends earlier counts only its part; reports are by whole hours (until rounded up).
+            JsonNode early = server.get("/api/v1/usage?by=quota&until=2h", uma).json();
+            assertThat(java.time.Instant.parse(early.get("until").asString()).toEpochMilli() % 3_600_000).isZero();
+            assertThat(line(early, "quota", "borrower").at("/gpuHours/borrowed").asDouble()).isBetween(4.0, 8.0);
 
             // Another team sees none of it, also when it asks for the workspace by name.
             String otto = server.tokenFor("otto");
