@@ -18,6 +18,7 @@ import io.slipstream.cli.command.SimulateCommand;
 import io.slipstream.cli.command.StoreCommand;
 import io.slipstream.cli.command.SubmitCommand;
 import io.slipstream.cli.command.TokenCommand;
+import io.slipstream.cli.command.UsageCommand;
 import io.slipstream.cli.command.WhoAmICommand;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -49,6 +50,7 @@ import picocli.CommandLine.Command;
                 TokenCommand.class,
                 StoreCommand.class,
                 WhoAmICommand.class,
+                UsageCommand.class,
                 SimulateCommand.class,
                 CompletionCommand.class,
                 CommandLine.HelpCommand.class,

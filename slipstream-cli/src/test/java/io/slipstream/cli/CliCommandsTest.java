@@ -291,6 +291,22 @@ class CliCommandsTest {
         assertThat(cli("get", "pending").err()).contains("name the quota");
         assertThat(cli("get", "pools").out()).contains("tree:ledger/train");
 
+        // What the holding run used so far, by quota: a table with a total, CSV for spreadsheets, JSON as the API's.
+        Result usage = cli("usage", "--by", "quota", "--workspace", "ledger");
+        assertThat(usage.exit()).as(usage.err()).isZero();
+        assertThat(usage.out()).contains("WORKSPACE", "QUOTA", "GPU-H IN QUOTA", "GPU-H BORROWED", "GPU-H LENT", "QUEUED-H");
+        assertThat(usage.out().lines().filter(l -> l.startsWith("ledger")).findFirst().orElseThrow()).contains("train");
+        assertThat(usage.out().lines().reduce((a, b) -> b).orElseThrow()).startsWith("TOTAL");
+        Result csv = cli("usage", "--by", "user", "-o", "csv", "--since", "1h");
+        assertThat(csv.exit()).as(csv.err()).isZero();
+        assertThat(csv.out().lines().findFirst().orElseThrow()).startsWith("user,gpu_hours_in_quota,gpu_hours_borrowed,gpu_hours_lent");
+        assertThat(csv.out().lines().skip(1).map(l -> l.split(",", -1).length)).isNotEmpty().allMatch(n -> n == 11);
+        Result json = cli("usage", "-o", "json", "--by", "job");
+        assertThat(Json.mapper().readTree(json.out()).at("/lines/0/gpuHours/inQuota").isNumber()).as(json.out()).isTrue();
+        Result bad = cli("usage", "--since", "yesterday");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("since");
+
         assertThat(cli("cancel", holding, "--wait").exit()).isZero();
         assertThat(cli("cancel", waiting, "--wait").exit()).isZero();
     }

@@ -4,6 +4,9 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Document;
 import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.model.usage.UsageChange;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
@@ -318,6 +321,26 @@ public final class FencedStore implements Store {
     @Override
     public InstanceRecord updateInstance(InstanceRecord instance) {
         return fenced(tx -> tx.updateInstance(instance));
+    }
+
+    @Override
+    public void recordUsage(List<UsageChange> changes) {
+        if (!changes.isEmpty()) {
+            fenced(tx -> {
+                tx.recordUsage(changes);
+                return null;
+            });
+        }
+    }
+
+    @Override
+    public List<UsageTotal> usage(UsageQuery query) {
+        return delegate.usage(query);
+    }
+
+    @Override
+    public Map<QuotaId, Resources> lending() {
+        return delegate.lending();
     }
 
     @Override

@@ -7,6 +7,9 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Document;
 import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.model.usage.UsageChange;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -222,6 +225,21 @@ public interface Store extends AutoCloseable {
 
     /** A run's events with {@code seq > afterSeq}, oldest first, at most {@code limit}. */
     List<RunEvent> eventsOf(RunId runId, long afterSeq, int limit);
+
+    // --- usage accounting (GPU- and CPU-time by workspace, quota, user and job) ---
+
+    /**
+     * Applies usage changes in order (joining the caller's transaction, so that they commit with the change they
+     * account for): a {@code Closed} ends the run's open segment, if it has one; an {@code Opened} starts one; a
+     * {@code Lent} ends the quota's open lent segment and starts one with the new amount unless it is zero.
+     */
+    void recordUsage(List<UsageChange> changes);
+
+    /** The totals of the query's window, one per group and kind that has any, by key. */
+    List<UsageTotal> usage(UsageQuery query);
+
+    /** What each quota lends now (its open lent segment), by quota. */
+    java.util.Map<QuotaId, Resources> lending();
 
     @Override
     void close();

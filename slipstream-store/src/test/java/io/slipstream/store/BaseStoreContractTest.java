@@ -40,10 +40,15 @@ import org.junit.jupiter.api.Test;
 /**
  * What every {@link Store} must do. Each implementation's test extends this and provides a fresh, empty store.
  */
-public abstract class BaseStoreContractTest {
+public abstract class BaseStoreContractTest implements UsageContract {
     private static final Instant T0 = Instant.parse("2026-03-01T10:00:00.123Z");
 
     protected Store store;
+
+    @Override
+    public Store store() {
+        return store;
+    }
 
     /** A new, empty, migrated store. */
     protected abstract Store createStore() throws Exception;

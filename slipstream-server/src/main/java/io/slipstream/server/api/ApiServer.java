@@ -83,6 +83,7 @@ public final class ApiServer implements AutoCloseable {
     private final RunService runs;
     private final NodeService nodes;
     private final QuotaLedgerService quotaLedger;
+    private final io.slipstream.server.service.UsageService usage;
     private final ServerMetrics metrics;
     private volatile RouteTemplates templates = RouteTemplates.of(List.of());
     private final TokenService tokens;
@@ -112,6 +113,7 @@ public final class ApiServer implements AutoCloseable {
         this.readiness = readiness;
         this.clock = clock;
         this.watch = new RunWatch(store, runs, RunWatch.Limits.DEFAULTS);
+        this.usage = new io.slipstream.server.service.UsageService(store);
     }
 
     /** A run's token reads its own run (state, events, logs) and who it is, and reports its instances' progress. */
@@ -285,6 +287,7 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}/pending",
                 ctx -> ctx.json(ListView.of(quotaLedger.pending(caller(ctx), ctx.pathParam("workspace"), ctx.pathParam("quota")))));
         route(r, HandlerType.GET, "/api/v1/pools", ctx -> ctx.json(ListView.of(quotaLedger.pools(caller(ctx)))));
+        route(r, HandlerType.GET, "/api/v1/usage", this::usageReport);
         route(r, HandlerType.DELETE, "/api/v1/workspaces/{workspace}/quotas/{quota}",
                 ctx -> deleteDocument(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
         route(r, HandlerType.GET, "/api/v1/jobs", ctx -> listDocuments(ctx, Kind.Job, ctx.queryParam("workspace")));
@@ -420,6 +423,32 @@ public final class ApiServer implements AutoCloseable {
             }
         }
         ctx.json(new RunListView(views, unreadable.isEmpty() ? null : unreadable, next));
+    }
+
+    /** {@code GET /api/v1/usage}: the window defaults to the last seven days; {@code by} to workspace. */
+    private void usageReport(Context ctx) {
+        Principal caller = caller(ctx);
+        Problems problems = new Problems();
+        java.time.Instant now = clock.instant();
+        java.time.Instant since = timeParam(ctx, "since", problems);
+        java.time.Instant until = timeParam(ctx, "until", problems);
+        String workspace = nameParam(ctx, "workspace", problems);
+        io.slipstream.store.UsageGrouping by = io.slipstream.store.UsageGrouping.WORKSPACE;
+        String byParam = ctx.queryParam("by");
+        if (byParam != null) {
+            try {
+                by = io.slipstream.store.UsageGrouping.valueOf(byParam.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                problems.add("by", "must be one of workspace, quota, user, job (is '" + (byParam.length() > 64 ? byParam.substring(0, 64) + "..." : byParam) + "')");
+            }
+        }
+        problems.throwIfAny("the query is invalid");
+        java.time.Instant end = until == null ? now : until;
+        java.time.Instant start = since == null ? end.minus(java.time.Duration.ofDays(7)) : since;
+        if (!start.isBefore(end)) {
+            throw new InvalidInputException("since", "must be before until (" + start + " is not before " + end + ")");
+        }
+        ctx.json(usage.report(caller, workspace, by, start, end, now));
     }
 
     private void streamLogs(Context ctx) throws IOException {

@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RealTimeResources;
@@ -75,6 +76,7 @@ final class Admissions {
                 placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), where);
         return Optional.of(store.inTransaction(tx -> {
             RunRecord updated = tx.updateRun(starting);
+            tx.recordUsage(UsageChanges.between(run, updated, now));
             tx.appendEvent(RunEvent.of(run.id(), now, EventType.StateChanged, updated.state().name(), updated.reason(), null, null));
             return new Admitted(updated, tx.createInstances(instances));
         }));

@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RunId;
@@ -68,6 +69,7 @@ public final class ControlLoop implements AutoCloseable {
     private final Schedules schedules;
     private final Launcher launcher;
     private final Admissions admissions;
+    private final Lending lending;
     private final Retention retention;
     private final FaultWatch faultWatch;
     private final ProgressReports progressReports;
@@ -123,6 +125,7 @@ public final class ControlLoop implements AutoCloseable {
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
         this.launcher = new Launcher(store, executor, clock, runTokens, secrets);
         this.admissions = new Admissions(store, executor, clock);
+        this.lending = new Lending(store);
         this.retention = new Retention(store, executor, clock, limits.retention());
         this.faultWatch = new FaultWatch(executor, progressReports);
         this.reports = new ReportIntake(store, clock, this::wakeUp);
@@ -374,6 +377,7 @@ public final class ControlLoop implements AutoCloseable {
     private boolean schedule(List<RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
         if (runs.isEmpty()) {
             queueStatus.replace(Map.of());
+            lending.record(null, clock.instant());
             return false; // nothing to place, nothing to promote
         }
         Map<RunId, RunRecord> byId = new HashMap<>();
@@ -393,6 +397,7 @@ public final class ControlLoop implements AutoCloseable {
         closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
         ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.listDocuments(Kind.Quota, null), ready,
                 instances, reclaimedOwners(runs));
+        lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
         Set<Integer> takenPorts = new HashSet<>();
         instances.values().forEach(list -> list.forEach(i -> {
@@ -417,9 +422,14 @@ public final class ControlLoop implements AutoCloseable {
                     steps.transitionTo(preempting);
                     steps.take(lifecycle, observation());
                 } else if (decision instanceof Decision.Promote) {
-                    RunRecord promoted = store.updateRun(run.promoted());
-                    store.appendEvent(RunEvent.of(run.id(), clock.instant(), EventType.Promoted, promoted.state().name(), "Promoted",
-                            "its quota has room: from now on it is guaranteed (InQuota)", null));
+                    Instant at = clock.instant();
+                    store.inTransaction(tx -> {
+                        RunRecord updated = tx.updateRun(run.promoted());
+                        tx.recordUsage(UsageChanges.between(run, updated, at));
+                        tx.appendEvent(RunEvent.of(run.id(), at, EventType.Promoted, updated.state().name(), "Promoted",
+                                "its quota has room: from now on it is guaranteed (InQuota)", null));
+                        return updated;
+                    });
                     LOG.info("run {}: promoted to InQuota", run.id());
                 } else {
                     throw new IllegalStateException("a decision of a kind this loop does not know: " + decision);

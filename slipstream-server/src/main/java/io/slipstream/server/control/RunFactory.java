@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.run.RunId;
@@ -69,7 +70,9 @@ public final class RunFactory {
         checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
-        return tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+        RunRecord created = tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
+        tx.recordUsage(UsageChanges.between(null, created, now));
+        return created;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RunState;
@@ -207,6 +208,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         Instant now = clock.instant();
         RunRecord stored = store.inTransaction(tx -> {
             RunRecord updated = tx.updateRun(after);
+            tx.recordUsage(UsageChanges.between(before, updated, now));
             if (lost != null) {
                 tx.appendEvent(RunEvent.of(after.id(), now, EventType.WorkLost, before.state().name(), "AttemptStopped", lost.message(), null));
             }

@@ -125,6 +125,10 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}/pending", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}/pending", Map.of("workspace", "team-a", "quota", "nope"), alice, null);
         check("GET", "/api/v1/pools", Map.of(), alice, null);
+        check("GET", "/api/v1/usage", Map.of(), alice, null);
+        check("GET", "/api/v1/usage", Map.of("?", "by=quota&since=30d"), alice, null);
+        check("GET", "/api/v1/usage", Map.of("?", "by=nope"), alice, null);
+        check("GET", "/api/v1/usage", Map.of("?", "since=1h&until=2h"), alice, null);
         check("GET", "/metrics", Map.of(), admin, null);
         check("GET", "/metrics", Map.of(), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);

@@ -1,5 +1,10 @@
 package io.slipstream.store.jdbc;
 
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.model.usage.UsageChange;
+import io.slipstream.store.UsageQuery;
+import io.slipstream.store.UsageTotal;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.slipstream.api.codec.Json;
@@ -930,6 +935,26 @@ public final class JdbcStore implements Store {
     @Override
     public boolean markNodeUp(String node) {
         return withHandle(h -> h.createUpdate("DELETE FROM nodes_down WHERE node = :node").bind("node", node).execute()) > 0;
+    }
+
+    @Override
+    public void recordUsage(List<UsageChange> changes) {
+        if (!changes.isEmpty()) {
+            inTransaction(store -> withHandle(h -> {
+                UsageRows.record(h, changes);
+                return null;
+            }));
+        }
+    }
+
+    @Override
+    public List<UsageTotal> usage(UsageQuery query) {
+        return withHandle(h -> UsageRows.totals(h, query));
+    }
+
+    @Override
+    public Map<QuotaId, Resources> lending() {
+        return withHandle(UsageRows::lending);
     }
 
     @Override

@@ -68,6 +68,8 @@ final class Tables {
     HashMap<String, List<RunEvent>> events = new HashMap<>();
     HashMap<ScheduleKey, Instant> schedules = new HashMap<>();
     TreeMap<String, NodeDown> nodesDown = new TreeMap<>();
+    /** Usage segments in the order they were opened (a copy per write: the in-memory store is for tests and trials). */
+    java.util.ArrayList<io.slipstream.store.UsageSegment> usage = new java.util.ArrayList<>();
     /** Immutable: replaced whole. */
     io.slipstream.store.Leadership leadership;
 
@@ -85,6 +87,7 @@ final class Tables {
         copy.events = events;
         copy.schedules = schedules;
         copy.nodesDown = nodesDown;
+        copy.usage = usage;
         copy.leadership = leadership;
         return copy;
     }
@@ -168,6 +171,13 @@ final class Tables {
             schedules = new HashMap<>(schedules);
         }
         return schedules;
+    }
+
+    java.util.ArrayList<io.slipstream.store.UsageSegment> usage() {
+        if (own("usage")) {
+            usage = new java.util.ArrayList<>(usage);
+        }
+        return usage;
     }
 
     TreeMap<String, NodeDown> nodesDown() {

@@ -1,0 +1,78 @@
+package io.slipstream.model.usage;
+
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.model.FaultState.RestartCause;
+import io.slipstream.model.RunRecord;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a run's change means for the usage record: a pure function of the run before and after the change and the
+ * time of the change. A run is in one segment while it is queued, and in another for each stretch of an attempt on
+ * its quota or on borrowed capacity; it moves between them on admission, promotion, requeue and its end.
+ */
+public final class UsageChanges {
+    private UsageChanges() {
+    }
+
+    /** The changes of moving from {@code before} ({@code null}: a new run) to {@code after} at {@code now}. */
+    public static List<UsageChange> between(RunRecord before, RunRecord after, Instant now) {
+        UsageKind was = before == null ? null : kindOf(before);
+        UsageKind is = kindOf(after);
+        boolean sameSegment = was == is && (before == null || before.attempt() == after.attempt());
+        if (sameSegment) {
+            return List.of();
+        }
+        List<UsageChange> changes = new ArrayList<>(2);
+        if (was != null) {
+            long lostInstanceMillis = lostToPreemption(before, after);
+            // Work lost is counted in instance-time: charged at what an instance of the run holds on average.
+            Resources total = total(before);
+            int instances = Math.max(1, before.spec().instanceCount());
+            changes.add(new UsageChange.Closed(before.id(), now, lostInstanceMillis * total.gpu() / instances,
+                    lostInstanceMillis * total.milliCpu() / instances));
+        }
+        if (is != null) {
+            Resources total = total(after);
+            String user = after.origin().submittedBy();
+            changes.add(new UsageChange.Opened(after.id(), is, after.workspace(), after.spec().quota(), user, after.job(), total.gpu(),
+                    total.milliCpu(), before == null ? after.createdAt() : now));
+        }
+        return changes;
+    }
+
+    /** The segment a run in this state is in; {@code null} once it is final. */
+    public static UsageKind kindOf(RunRecord run) {
+        if (run.state() == RunState.QUEUED) {
+            return UsageKind.QUEUED;
+        }
+        if (run.state().holdsResources()) {
+            // As the scheduler reads it: a holding run that never said where it got its resources borrowed them.
+            return run.realTimeResources() == RealTimeResources.InQuota ? UsageKind.IN_QUOTA : UsageKind.BORROWED;
+        }
+        return null;
+    }
+
+    /** Instance-milliseconds of work a stop for a preemption threw away in this change (the run's own count grew). */
+    private static long lostToPreemption(RunRecord before, RunRecord after) {
+        if (before.restartCause() != RestartCause.PREEMPTION) {
+            return 0;
+        }
+        return Math.max(0, after.faults().workLostMillis() - before.faults().workLostMillis());
+    }
+
+    /** What all of a run's instances hold together. */
+    public static Resources total(RunRecord run) {
+        Resources total = Resources.NONE;
+        for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            if (group.resources() != null) {
+                total = total.plus(group.resources().times(group.replicas()));
+            }
+        }
+        return total;
+    }
+}

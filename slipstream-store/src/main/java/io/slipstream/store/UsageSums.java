@@ -1,0 +1,72 @@
+package io.slipstream.store;
+
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A usage report's arithmetic over segments held as objects (what the SQL of a database store does in its query):
+ * each segment's part inside {@code [since, until)}, an open one running until {@code now}, added up by group and
+ * kind; work lost counts where its segment ended.
+ */
+public final class UsageSums {
+    private static final Comparator<String> NULLS_FIRST = Comparator.nullsFirst(Comparator.naturalOrder());
+    private static final Comparator<UsageTotal> ORDER = Comparator
+            .comparing((UsageTotal t) -> t.key().workspace(), NULLS_FIRST)
+            .thenComparing(t -> t.key().quota(), NULLS_FIRST)
+            .thenComparing(t -> t.key().user(), NULLS_FIRST)
+            .thenComparing(t -> t.key().job(), NULLS_FIRST)
+            .thenComparing(UsageTotal::kind);
+
+    private UsageSums() {
+    }
+
+    public static List<UsageTotal> of(Iterable<UsageSegment> segments, UsageQuery query) {
+        long since = query.since().toEpochMilli();
+        long until = query.until().toEpochMilli();
+        long now = query.now().toEpochMilli();
+        Map<Object, UsageTotal> totals = new LinkedHashMap<>();
+        for (UsageSegment segment : segments) {
+            boolean overlaps = segment.startMs() < until && (segment.endMs() == null || segment.endMs() >= since);
+            boolean visible = query.workspaces() == null || query.workspaces().contains(segment.workspace());
+            boolean counted = query.by().countsLending() || segment.kind() != io.slipstream.model.usage.UsageKind.LENT;
+            if (!overlaps || !visible || !counted) {
+                continue;
+            }
+            long inside = Math.max(0, Math.min(segment.endMs() == null ? now : segment.endMs(), until) - Math.max(segment.startMs(), since));
+            boolean endedInside = segment.endMs() != null && segment.endMs() >= since && segment.endMs() < until;
+            UsageTotal.Key key = keyOf(segment, query.by());
+            UsageTotal add = new UsageTotal(key, segment.kind(), (double) segment.gpu() * inside, (double) segment.cpuMillis() * inside, inside,
+                    endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0);
+            totals.merge(List.of(key, segment.kind()), add, UsageSums::plus);
+        }
+        return ordered(List.copyOf(totals.values()));
+    }
+
+    /** {@code totals} with those of the same key and kind added up, in a report's order. */
+    public static List<UsageTotal> merged(List<UsageTotal> totals) {
+        Map<Object, UsageTotal> merged = new LinkedHashMap<>();
+        totals.forEach(t -> merged.merge(List.of(t.key(), t.kind()), t, UsageSums::plus));
+        return ordered(List.copyOf(merged.values()));
+    }
+
+    /** Totals in a report's order: by key (a missing part first), then kind. */
+    public static List<UsageTotal> ordered(List<UsageTotal> totals) {
+        return totals.stream().sorted(ORDER).toList();
+    }
+
+    private static UsageTotal.Key keyOf(UsageSegment segment, UsageGrouping by) {
+        return switch (by) {
+            case WORKSPACE -> new UsageTotal.Key(segment.workspace(), null, null, null);
+            case QUOTA -> new UsageTotal.Key(segment.workspace(), segment.quota(), null, null);
+            case USER -> new UsageTotal.Key(null, null, segment.user(), null);
+            case JOB -> new UsageTotal.Key(segment.workspace(), null, null, segment.job());
+        };
+    }
+
+    public static UsageTotal plus(UsageTotal a, UsageTotal b) {
+        return new UsageTotal(a.key(), a.kind(), a.gpuMillis() + b.gpuMillis(), a.cpuMilliMillis() + b.cpuMilliMillis(), a.millis() + b.millis(),
+                a.lostGpuMillis() + b.lostGpuMillis(), a.lostCpuMillis() + b.lostCpuMillis());
+    }
+}

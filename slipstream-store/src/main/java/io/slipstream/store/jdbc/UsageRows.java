@@ -1,0 +1,173 @@
+package io.slipstream.store.jdbc;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.model.usage.UsageChange;
+import io.slipstream.model.usage.UsageKind;
+import io.slipstream.store.UsageBuckets;
+import io.slipstream.store.UsageGrouping;
+import io.slipstream.store.UsageQuery;
+import io.slipstream.store.UsageSegment;
+import io.slipstream.store.UsageSums;
+import io.slipstream.store.UsageTotal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The SQL of {@link JdbcStore}'s usage accounting. Segments live in {@code usage_segments} while open; when one closes,
+ * its time is added to hourly and daily roll-ups ({@code usage_rollups}, split by {@link UsageBuckets}). A report
+ * reads the whole days of its window and the hours at its edges from the roll-ups, and the open segments live: a
+ * few thousand rows however many runs there were, where adding up every segment took seconds at 100,000 runs.
+ */
+final class UsageRows {
+    private static final String SEGMENT_COLUMNS = "id, run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms";
+
+    private UsageRows() {
+    }
+
+    /** {@link io.slipstream.store.Store#recordUsage}, inside the caller's transaction. */
+    static void record(Handle h, List<UsageChange> changes) {
+        for (UsageChange change : changes) {
+            if (change instanceof UsageChange.Closed closed) {
+                close(h, "run_id = :run", closed.run().value(), null, closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis());
+            } else if (change instanceof UsageChange.Opened opened) {
+                // A run has one open segment: one left open (a change recorded twice) ends where the new one starts.
+                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0);
+                h.createUpdate("INSERT INTO usage_segments (run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms) "
+                                + "VALUES (:run, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :at)")
+                        .bind("run", opened.run().value()).bind("kind", opened.kind().name()).bind("workspace", opened.workspace())
+                        .bind("quota", opened.quota()).bind("user", opened.user()).bind("job", opened.job())
+                        .bind("gpu", opened.gpu()).bind("cpu", opened.cpuMillis()).bind("at", opened.at().toEpochMilli()).execute();
+            } else if (change instanceof UsageChange.Lent lent) {
+                close(h, "kind = 'LENT' AND workspace = :workspace AND quota = :quota", null, lent.quota(), lent.at().toEpochMilli(), 0, 0);
+                if (lent.gpu() > 0 || lent.cpuMillis() > 0) {
+                    h.createUpdate("INSERT INTO usage_segments (kind, workspace, quota, gpu, cpu_millis, start_ms) "
+                                    + "VALUES ('LENT', :workspace, :quota, :gpu, :cpu, :at)")
+                            .bind("workspace", lent.quota().workspace()).bind("quota", lent.quota().name())
+                            .bind("gpu", lent.gpu()).bind("cpu", lent.cpuMillis()).bind("at", lent.at().toEpochMilli()).execute();
+                }
+            } else {
+                throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
+            }
+        }
+    }
+
+    /** Ends the open segments {@code where} says at {@code atMs} (never before their start) and adds them to the roll-ups. */
+    private static void close(Handle h, String where, String run, QuotaId quota, long atMs, long lostGpu, long lostCpu) {
+        var select = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE " + where + " AND end_ms IS NULL");
+        if (run != null) {
+            select.bind("run", run);
+        } else {
+            select.bind("workspace", quota.workspace()).bind("quota", quota.name());
+        }
+        List<Map.Entry<Long, UsageSegment>> open = select.map((rs, ctx) -> Map.entry(rs.getLong("id"), new UsageSegment(rs.getString("run_id"),
+                UsageKind.valueOf(rs.getString("kind")), rs.getString("workspace"), rs.getString("quota"), rs.getString("submitted_by"),
+                rs.getString("job"), rs.getLong("gpu"), rs.getLong("cpu_millis"), rs.getLong("start_ms"), null, 0, 0))).list();
+        for (Map.Entry<Long, UsageSegment> entry : open) {
+            UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu);
+            h.createUpdate("UPDATE usage_segments SET end_ms = :end, lost_gpu_ms = :lostGpu, lost_cpu_ms = :lostCpu WHERE id = :id")
+                    .bind("id", entry.getKey()).bind("end", segment.endMs()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
+            rollUp(h, segment);
+        }
+    }
+
+    private static void rollUp(Handle h, UsageSegment segment) {
+        for (UsageBuckets.Share share : UsageBuckets.split(segment.startMs(), segment.endMs())) {
+            long lostGpu = share.endsHere() ? segment.lostGpuMillis() : 0;
+            long lostCpu = share.endsHere() ? segment.lostCpuMillis() : 0;
+            Map<String, Object> key = Map.of("grain", String.valueOf(share.grain()), "bucket", share.bucketMs(), "kind", segment.kind().name(),
+                    "workspace", segment.workspace(), "quota", orEmpty(segment.quota()), "user", orEmpty(segment.user()), "job", orEmpty(segment.job()));
+            // Only the leading replica's control loop closes segments: an update, else an insert, cannot race another writer.
+            int updated = h.createUpdate("UPDATE usage_rollups SET gpu_ms = gpu_ms + :gpu, cpu_ms = cpu_ms + :cpu, ms = ms + :ms, "
+                            + "lost_gpu_ms = lost_gpu_ms + :lostGpu, lost_cpu_ms = lost_cpu_ms + :lostCpu WHERE grain = :grain AND bucket_ms = :bucket "
+                            + "AND kind = :kind AND workspace = :workspace AND quota = :quota AND submitted_by = :user AND job = :job")
+                    .bindMap(key).bind("gpu", (double) segment.gpu() * share.ms()).bind("cpu", (double) segment.cpuMillis() * share.ms())
+                    .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
+            if (updated == 0) {
+                h.createUpdate("INSERT INTO usage_rollups (grain, bucket_ms, kind, workspace, quota, submitted_by, job, gpu_ms, cpu_ms, ms, lost_gpu_ms, "
+                                + "lost_cpu_ms) VALUES (:grain, :bucket, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :ms, :lostGpu, :lostCpu)")
+                        .bindMap(key).bind("gpu", (double) segment.gpu() * share.ms()).bind("cpu", (double) segment.cpuMillis() * share.ms())
+                        .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
+            }
+        }
+    }
+
+    /** {@link io.slipstream.store.Store#usage}: the closed segments' roll-ups, and the open segments clipped to the window. */
+    static List<UsageTotal> totals(Handle h, UsageQuery query) {
+        if (query.workspaces() != null && query.workspaces().isEmpty()) {
+            return List.of();
+        }
+        long since = query.since().toEpochMilli();
+        long until = query.until().toEpochMilli();
+        long firstDay = UsageBuckets.ceil(since, UsageBuckets.DAY);
+        long lastDay = Math.max(firstDay, UsageBuckets.floor(until, UsageBuckets.DAY));
+        boolean days = firstDay < lastDay;
+        List<String> keys = keyColumns(query.by());
+        String groupBy = String.join(", ", keys) + ", kind";
+        String filter = (query.by().countsLending() ? "" : " AND kind <> 'LENT'") + (query.workspaces() == null ? "" : " AND workspace IN (<workspaces>)");
+        String rollups = "SELECT " + groupBy + ", SUM(gpu_ms) AS gpu_ms, SUM(cpu_ms) AS cpu_ms, SUM(ms) AS ms, SUM(lost_gpu_ms) AS lost_gpu, "
+                + "SUM(lost_cpu_ms) AS lost_cpu FROM ("
+                + "SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :since AND bucket_ms < :hoursUntil" + filter
+                + (days ? " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'D' AND bucket_ms >= :firstDay AND bucket_ms < :lastDay" + filter
+                        + " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :lastDay AND bucket_ms < :until" + filter : "")
+                + ") r GROUP BY " + groupBy;
+        var q = h.createQuery(rollups).bind("since", since).bind("until", until).bind("hoursUntil", days ? firstDay : until);
+        if (days) {
+            q.bind("firstDay", firstDay).bind("lastDay", lastDay);
+        }
+        if (query.workspaces() != null) {
+            q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
+        }
+        List<UsageTotal> totals = new ArrayList<>(q.map((rs, ctx) -> new UsageTotal(key(rs, keys), UsageKind.valueOf(rs.getString("kind")),
+                rs.getDouble("gpu_ms"), rs.getDouble("cpu_ms"), rs.getLong("ms"), rs.getLong("lost_gpu"), rs.getLong("lost_cpu"))).list());
+        // The open segments (one per run not ended, one per quota lending now) count until now.
+        var open = h.createQuery("SELECT * FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
+                .bind("until", until);
+        if (query.workspaces() != null) {
+            open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
+        }
+        List<UsageSegment> segments = open.map((rs, ctx) -> new UsageSegment(rs.getString("run_id"), UsageKind.valueOf(rs.getString("kind")),
+                rs.getString("workspace"), rs.getString("quota"), rs.getString("submitted_by"), rs.getString("job"), rs.getLong("gpu"),
+                rs.getLong("cpu_millis"), rs.getLong("start_ms"), null, 0, 0)).list();
+        totals.addAll(UsageSums.of(segments, query));
+        return UsageSums.merged(totals);
+    }
+
+    private static UsageTotal.Key key(java.sql.ResultSet rs, List<String> keys) throws java.sql.SQLException {
+        return new UsageTotal.Key(keys.contains("workspace") ? rs.getString("workspace") : null,
+                keys.contains("quota") ? orNull(rs.getString("quota")) : null,
+                keys.contains("submitted_by") ? orNull(rs.getString("submitted_by")) : null, keys.contains("job") ? orNull(rs.getString("job")) : null);
+    }
+
+    /** {@link io.slipstream.store.Store#lending}. */
+    static Map<QuotaId, Resources> lending(Handle h) {
+        Map<QuotaId, Resources> lending = new TreeMap<>();
+        h.createQuery("SELECT workspace, quota, gpu, cpu_millis FROM usage_segments WHERE kind = 'LENT' AND end_ms IS NULL")
+                .map((rs, ctx) -> Map.entry(new QuotaId(rs.getString("workspace"), rs.getString("quota")),
+                        new Resources(rs.getLong("cpu_millis"), 0, rs.getInt("gpu"), null)))
+                .forEach(e -> lending.put(e.getKey(), e.getValue()));
+        return lending;
+    }
+
+    /** The columns of a grouping: from a closed set, never from input. */
+    private static List<String> keyColumns(UsageGrouping by) {
+        return switch (by) {
+            case WORKSPACE -> List.of("workspace");
+            case QUOTA -> List.of("workspace", "quota");
+            case USER -> List.of("submitted_by");
+            case JOB -> List.of("workspace", "job");
+        };
+    }
+
+    private static String orEmpty(String value) {
+        return value == null ? "" : value;
+    }
+
+    private static String orNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+}

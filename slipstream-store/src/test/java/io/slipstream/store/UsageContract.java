@@ -1,0 +1,155 @@
+package io.slipstream.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.model.usage.UsageChange;
+import io.slipstream.model.usage.UsageKind;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** What every {@link Store} must do with usage segments: mixed into {@link BaseStoreContractTest}. */
+interface UsageContract {
+    Instant T = Instant.parse("2026-03-02T00:00:00Z");
+
+    Store store();
+
+    /** {@code hours} after T (a UTC midnight): windows are whole hours. */
+    private static Instant at(long hours) {
+        return T.plus(Duration.ofHours(hours));
+    }
+
+    private static UsageChange.Opened open(String run, UsageKind kind, String workspace, String quota, String user, String job, long gpu, long minute) {
+        return new UsageChange.Opened(new RunId(run), kind, workspace, quota, user, job, gpu, gpu * 1000, at(minute));
+    }
+
+    private static UsageChange.Closed close(String run, long hour, long lostGpuMinutes) {
+        return new UsageChange.Closed(new RunId(run), at(hour), lostGpuMinutes * 60_000, lostGpuMinutes * 60_000 * 1000);
+    }
+
+    private static UsageQuery window(UsageGrouping by, long fromMinute, long untilMinute, long nowMinute, Set<String> workspaces) {
+        return new UsageQuery(workspaces, by, at(fromMinute), at(untilMinute), at(nowMinute));
+    }
+
+    private static double gpuHours(List<UsageTotal> totals, UsageTotal.Key key, UsageKind kind) {
+        return totals.stream().filter(t -> t.key().equals(key) && t.kind() == kind).mapToDouble(t -> t.gpuMillis() / 3_600_000).sum();
+    }
+
+    /** Hours after T. Run a (alice, quota q): queued 0-10, in quota 10-40, 3 GPU-minutes lost. Run b (bob, no quota): queued 5-20, borrowed 20-open. */
+    private void twoRuns() {
+        store().recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
+        store().recordUsage(List.of(open("b", UsageKind.QUEUED, "team-b", null, "bob", "eval", 4, 5)));
+        store().recordUsage(List.of(close("a", 10, 0), open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10)));
+        store().recordUsage(List.of(close("b", 20, 0), open("b", UsageKind.BORROWED, "team-b", null, "bob", "eval", 4, 20)));
+        store().recordUsage(List.of(close("a", 40, 3)));
+    }
+
+    @Test
+    default void usageAddsUpEachSegmentsPartInsideTheWindowAndAnOpenOneUntilNow() {
+        twoRuns();
+        List<UsageTotal> all = store().usage(window(UsageGrouping.WORKSPACE, 0, 120, 60, null));
+        UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
+        UsageTotal.Key b = new UsageTotal.Key("team-b", null, null, null);
+        assertThat(gpuHours(all, a, UsageKind.QUEUED)).isEqualTo(2 * 10.0);
+        assertThat(gpuHours(all, a, UsageKind.IN_QUOTA)).isEqualTo(2 * 30.0);
+        assertThat(gpuHours(all, b, UsageKind.QUEUED)).isEqualTo(4 * 15.0);
+        assertThat(gpuHours(all, b, UsageKind.BORROWED)).isEqualTo(4 * 40.0); // open: 20 until now (60)
+        UsageTotal inQuota = all.stream().filter(t -> t.key().equals(a) && t.kind() == UsageKind.IN_QUOTA).findFirst().orElseThrow();
+        assertThat(inQuota.lostGpuMillis()).isEqualTo(3 * 60_000);
+        assertThat(inQuota.cpuMilliMillis()).isEqualTo(2000.0 * 30 * 3_600_000);
+        assertThat(inQuota.millis()).isEqualTo(30 * 3_600_000L);
+        assertThat(all).extracting(UsageTotal::key).containsExactly(a, a, b, b); // by key, then kind
+        assertThat(all.get(0).kind()).isEqualTo(UsageKind.QUEUED);
+    }
+
+    @Test
+    default void aWindowClipsTheSegmentsItCutsAndCountsWorkLostWhereItsSegmentEnded() {
+        twoRuns();
+        List<UsageTotal> cut = store().usage(window(UsageGrouping.QUOTA, 15, 30, 60, null));
+        UsageTotal.Key q = new UsageTotal.Key("team-a", "q", null, null);
+        UsageTotal.Key none = new UsageTotal.Key("team-b", null, null, null);
+        assertThat(gpuHours(cut, q, UsageKind.IN_QUOTA)).isEqualTo(2 * 15.0);
+        assertThat(gpuHours(cut, q, UsageKind.QUEUED)).isZero();
+        assertThat(gpuHours(cut, none, UsageKind.QUEUED)).isEqualTo(4 * 5.0);
+        assertThat(gpuHours(cut, none, UsageKind.BORROWED)).isEqualTo(4 * 10.0);
+        assertThat(cut).allSatisfy(t -> assertThat(t.lostGpuMillis()).isZero()); // a's attempt ended at 40, after the window
+        List<UsageTotal> after = store().usage(window(UsageGrouping.QUOTA, 40, 50, 60, null));
+        assertThat(after.stream().filter(t -> t.key().equals(q)).mapToLong(UsageTotal::lostGpuMillis).sum()).isEqualTo(3 * 60_000);
+        // Nothing has happened then yet (now is 60): an open segment counts nothing beyond now.
+        assertThat(store().usage(window(UsageGrouping.QUOTA, 100, 120, 60, null))).allSatisfy(t -> assertThat(t.millis()).isZero());
+    }
+
+    @Test
+    default void usageGroupsByUserAndJobAndKeepsToTheWorkspacesAsked() {
+        twoRuns();
+        List<UsageTotal> byUser = store().usage(window(UsageGrouping.USER, 0, 60, 60, null));
+        assertThat(byUser).extracting(t -> t.key().user()).containsOnly("alice", "bob");
+        assertThat(byUser).allSatisfy(t -> assertThat(t.key().workspace()).isNull());
+        List<UsageTotal> byJob = store().usage(window(UsageGrouping.JOB, 0, 60, 60, Set.of("team-a")));
+        assertThat(byJob).extracting(UsageTotal::key).containsOnly(new UsageTotal.Key("team-a", null, null, "train"));
+        assertThat(store().usage(window(UsageGrouping.JOB, 0, 60, 60, Set.of()))).isEmpty();
+    }
+
+    @Test
+    default void aQuotasLendingIsReplacedByEachNewAmountAndEndsAtZero() {
+        QuotaId q = new QuotaId("team-a", "q");
+        store().recordUsage(List.of(new UsageChange.Lent(q, 4, 4000, at(0))));
+        store().recordUsage(List.of(new UsageChange.Lent(q, 2, 2000, at(10))));
+        assertThat(store().lending()).isEqualTo(Map.of(q, new Resources(2000, 0, 2, null)));
+        store().recordUsage(List.of(new UsageChange.Lent(q, 0, 0, at(20))));
+        assertThat(store().lending()).isEmpty();
+        List<UsageTotal> byQuota = store().usage(window(UsageGrouping.QUOTA, 0, 60, 60, null));
+        assertThat(gpuHours(byQuota, new UsageTotal.Key("team-a", "q", null, null), UsageKind.LENT)).isEqualTo(4 * 10.0 + 2 * 10.0);
+        assertThat(store().usage(window(UsageGrouping.USER, 0, 60, 60, null))).isEmpty(); // lending is a quota's, not a user's
+    }
+
+    @Test
+    default void aSegmentAcrossDaysIsCountedExactlyInAnyWindowOfWholeHours() {
+        store().recordUsage(List.of(open("long", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 3, 5)));
+        store().recordUsage(List.of(close("long", 60, 1)));
+        store().recordUsage(List.of(open("now", UsageKind.BORROWED, "team-a", "q", "alice", "train", 1, 50)));
+        UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
+        record Window(long from, long until, double inQuota, double borrowed, long lost) {
+        }
+        // now: hour 70; the open segment counts from 50 until then.
+        for (Window w : List.of(new Window(0, 24, 3 * 19, 0, 0), new Window(10, 58, 3 * 48, 8, 0), new Window(24, 48, 3 * 24, 0, 0),
+                new Window(59, 61, 3, 2, 60_000), new Window(0, 96, 3 * 55, 20, 60_000), new Window(61, 62, 0, 1, 0), new Window(72, 96, 0, 0, 0))) {
+            List<UsageTotal> totals = store().usage(window(UsageGrouping.WORKSPACE, w.from(), w.until(), 70, null));
+            assertThat(gpuHours(totals, a, UsageKind.IN_QUOTA)).as("in quota, %s", w).isEqualTo(w.inQuota());
+            assertThat(gpuHours(totals, a, UsageKind.BORROWED)).as("borrowed, %s", w).isEqualTo(w.borrowed());
+            assertThat(totals.stream().mapToLong(UsageTotal::lostGpuMillis).sum()).as("lost, %s", w).isEqualTo(w.lost());
+        }
+    }
+
+    @Test
+    default void aWindowIsWholeHours() {
+        assertThatThrownBy(() -> new UsageQuery(null, UsageGrouping.USER, T.plusSeconds(60), at(2), at(3))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    default void usageWrittenInATransactionThatFailsIsNotKept() {
+        assertThatThrownBy(() -> store().inTransaction(tx -> {
+            tx.recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThat(store().usage(window(UsageGrouping.WORKSPACE, 0, 60, 60, null))).isEmpty();
+    }
+
+    @Test
+    default void anOpenedSegmentEndsTheOneLeftOpenSoARunNeverCountsTwice() {
+        store().recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
+        store().recordUsage(List.of(open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10)));
+        store().recordUsage(List.of(close("a", 5, 0))); // a close from before the last open never moves an end back past its start
+        List<UsageTotal> totals = store().usage(window(UsageGrouping.WORKSPACE, 0, 60, 60, null));
+        UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
+        assertThat(gpuHours(totals, a, UsageKind.QUEUED)).isEqualTo(2 * 10.0);
+        assertThat(gpuHours(totals, a, UsageKind.IN_QUOTA)).isEqualTo(0.0);
+    }
+}
