@@ -430,14 +430,14 @@ public final class ApiServer implements AutoCloseable {
         Principal caller = caller(ctx);
         Problems problems = new Problems();
         java.time.Instant now = clock.instant();
-        java.time.Instant since = timeParam(ctx, "since", problems);
-        java.time.Instant until = timeParam(ctx, "until", problems);
+        java.time.Instant since = timeParam(ctx, "since", problems, clock);
+        java.time.Instant until = timeParam(ctx, "until", problems, clock);
         String workspace = nameParam(ctx, "workspace", problems);
         io.slipstream.store.UsageGrouping by = io.slipstream.store.UsageGrouping.WORKSPACE;
         String byParam = ctx.queryParam("by");
         if (byParam != null) {
             try {
-                by = io.slipstream.store.UsageGrouping.valueOf(byParam.toUpperCase(Locale.ROOT));
+                by = io.slipstream.store.UsageGrouping.valueOf(byParam.toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 problems.add("by", "must be one of workspace, quota, user, job (is '" + (byParam.length() > 64 ? byParam.substring(0, 64) + "..." : byParam) + "')");
             }
