@@ -460,7 +460,8 @@ public final class ApiServer implements AutoCloseable {
         }
         Integer attempt = ctx.queryParam("attempt") == null ? null : (int) longParam(ctx, "attempt", 1, 1, Integer.MAX_VALUE);
         LogService.Request request = new LogService.Request(ctx.queryParam("instance"), attempt, LogService.parseStreams(ctx.queryParam("stream")),
-                boolParam(ctx, "follow"), format.equals("jsonl"), !"false".equals(ctx.queryParam("prefix")), Views.showsNodes(run, caller.admin()));
+                boolParam(ctx, "follow"), format.equals("jsonl"), !"false".equals(ctx.queryParam("prefix")),
+                caller.admin() ? LogService.Request.EVERY_NODE : Views.showsNodes(run, false) ? run.attempt() : LogService.Request.NO_NODES);
         logs.check(run, request);
         ctx.status(200);
         ctx.contentType(request.json() ? "application/x-ndjson" : "text/plain; charset=utf-8");

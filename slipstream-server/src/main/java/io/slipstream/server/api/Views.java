@@ -33,7 +33,7 @@ final class Views {
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
                 restarts(run), progress(run),
                 nodeGroups(run, instances),
-                instances.stream().map(i -> instance(i, showNodes)).toList(),
+                instances.stream().map(i -> instance(i, admin || showNodes && i.id().attempt() == run.attempt())).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
     }
 
@@ -74,8 +74,13 @@ final class Views {
         return groups;
     }
 
+    /**
+     * Whether the caller may see the nodes of the run's current attempt: admins always; others only while it holds its
+     * quota's own guarantee. A run queued again or ended no longer says where its last attempt got its resources, and
+     * that attempt may have borrowed: its nodes stay hidden, as those of every earlier attempt do.
+     */
     static boolean showsNodes(RunRecord run, boolean admin) {
-        return admin || run.realTimeResources() != io.slipstream.api.run.RealTimeResources.NotInQuota;
+        return admin || (run.state().holdsResources() && run.realTimeResources() == io.slipstream.api.run.RealTimeResources.InQuota);
     }
 
     static InstanceView instance(InstanceRecord instance, boolean showNode) {

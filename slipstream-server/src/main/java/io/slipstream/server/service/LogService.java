@@ -48,8 +48,17 @@ public final class LogService {
         this.executor = executor;
     }
 
-    /** What to stream. {@code instance} is a name like {@code worker-1}, or {@code null} for all. */
-    public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix, boolean showNodes) {
+    /**
+     * What to stream. {@code instance} is a name like {@code worker-1}, or {@code null} for all. {@code nodesOf}: the
+     * attempt whose instances' nodes lines may name ({@link #NO_NODES}: none, {@link #EVERY_NODE}: all, for admins).
+     */
+    public record Request(String instance, Integer attempt, Set<LogStream> streams, boolean follow, boolean json, boolean prefix, int nodesOf) {
+        public static final int NO_NODES = 0;
+        public static final int EVERY_NODE = -1;
+
+        boolean showsNode(InstanceRecord instance) {
+            return nodesOf == EVERY_NODE || instance.id().attempt() == nodesOf;
+        }
     }
 
     /** Attempt by attempt, then by rank and stream: one attempt's output before the next one's. */
@@ -216,7 +225,7 @@ public final class LogService {
 
     private static void writeLine(Cursor cursor, String line, Request request, OutputStream out) throws IOException {
         InstanceRecord instance = cursor.instance;
-        String node = request.showNodes() ? instance.node() : "hidden";
+        String node = request.showsNode(instance) ? instance.node() : "hidden";
         String text;
         if (request.json()) {
             ObjectNode json = Json.mapper().createObjectNode();

@@ -280,6 +280,11 @@ class ConsoleBrowserTest {
         waitForText(By.id("run-state"), "QUEUED");
         waitForText(By.id("events"), "Reclaimed");
         screenshot("run-preempted");
+        // Queued again, the run no longer says it borrowed: the nodes of its borrowed attempt stay hidden all the same.
+        waitForText(By.cssSelector("#instances tr[data-instance='main-0'][data-attempt='1'] td.node"), "hidden");
+        org.assertj.core.api.Assertions.assertThat(server.get("/api/v1/runs/" + borrower, bob).json().get("instances"))
+                .allSatisfy(i -> org.assertj.core.api.Assertions.assertThat(i.get("node").asString()).isEqualTo("hidden"));
+        org.assertj.core.api.Assertions.assertThat(server.get("/api/v1/runs/" + borrower + "/logs?attempt=1", bob).text()).doesNotContain("node-");
 
         go("#/quotas/team-b/gpus/pending");
         waitFor(By.cssSelector("#pending-runs tr[data-run='" + borrower + "']"));

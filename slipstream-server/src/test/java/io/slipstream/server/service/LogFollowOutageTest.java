@@ -65,7 +65,7 @@ class LogFollowOutageTest {
             RunRecord run = store.getRun(queued.id()).orElseThrow();
             CompletableFuture<Void> follow = CompletableFuture.runAsync(() -> {
                 try {
-                    logs.stream(run, new LogService.Request(null, null, EnumSet.of(LogStream.STDOUT), true, false, false, false), out);
+                    logs.stream(run, new LogService.Request(null, null, EnumSet.of(LogStream.STDOUT), true, false, false, LogService.Request.NO_NODES), out);
                 } catch (java.io.IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
