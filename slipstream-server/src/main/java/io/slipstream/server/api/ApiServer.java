@@ -336,7 +336,8 @@ public final class ApiServer implements AutoCloseable {
                 e.problems().forEach(problem -> problems.add(problem.field(), problem.message()));
             }
             problems.throwIfAny("the query is invalid");
-            watch.serve(ctx, caller, query, ctx.queryParam("run"), java.time.Duration.ofSeconds(timeout));
+            String authorization = ctx.header("Authorization");
+            watch.serve(ctx, caller, () -> authenticator.authenticate(authorization), query, ctx.queryParam("run"), java.time.Duration.ofSeconds(timeout));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
             Principal caller = caller(ctx);
