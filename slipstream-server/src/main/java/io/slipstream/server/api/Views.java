@@ -33,16 +33,16 @@ final class Views {
                 run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
-                restarts(run), progress(run),
+                restarts(run, hidden), progress(run),
                 nodeGroups(run, instances),
                 instances.stream().map(i -> instance(i, showNodes, hidden)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
     }
 
-    static RunView.RestartsView restarts(RunRecord run) {
+    static RunView.RestartsView restarts(RunRecord run, java.util.Set<String> hidden) {
         var faults = run.faults();
         var retryAt = run.state() == io.slipstream.api.run.RunState.QUEUED ? faults.retryAt() : null;
-        return new RunView.RestartsView(faults.failures(), run.preemptions(), faults.nodeLost(), faults.hangs(), retryAt, faults.lastError(),
+        return new RunView.RestartsView(faults.failures(), run.preemptions(), faults.nodeLost(), faults.hangs(), retryAt, redact(faults.lastError(), hidden),
                 faults.sameErrorCount());
     }
 
