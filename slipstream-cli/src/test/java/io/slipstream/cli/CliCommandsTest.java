@@ -408,6 +408,12 @@ class CliCommandsTest {
         assertThat(neither.exit()).isEqualTo(CliException.REJECTED);
         assertThat(neither.err()).contains("-l SELECTOR");
         assertThat(cli("cancel", one, "-l", "team=nlp").exit()).isEqualTo(CliException.REJECTED);
+        for (String blank : List.of("", " ")) { // e.g. -l "$SELECTOR" unset: an empty selector selects every run
+            Result everything = cli("cancel", "-l", blank);
+            assertThat(everything.exit()).as(everything.out()).isEqualTo(CliException.REJECTED);
+            assertThat(everything.err()).contains("-l SELECTOR");
+        }
+        assertThat(run(three).get("state").asString()).isEqualTo("QUEUED");
         Result cancelled = cli("cancel", "-l", "team=nlp", "--wait");
         assertThat(cancelled.exit()).as(cancelled.err()).isZero();
         for (String id : List.of(one, two)) {

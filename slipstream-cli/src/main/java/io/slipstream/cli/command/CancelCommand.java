@@ -56,6 +56,9 @@ public final class CancelCommand implements Callable<Integer> {
                     ? "name the run to cancel, or select runs with -l SELECTOR (e.g. cancel -l team=nlp)"
                     : "give a run id or -l SELECTOR, not both");
         }
+        if (selector != null && selector.isBlank()) { // the server reads an empty selector as every run: -l "$UNSET" must not cancel them all
+            throw new CliException(CliException.REJECTED, "-l SELECTOR is empty; it would select every run (name the labels, e.g. cancel -l team=nlp)");
+        }
         String workspace = workspaceOption.get(spec.commandLine().getErr());
         if (workspace != null && runId != null) {
             throw new CliException(CliException.REJECTED, "--workspace narrows -l SELECTOR; a run id names one run already");

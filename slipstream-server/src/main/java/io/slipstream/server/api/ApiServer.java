@@ -336,7 +336,8 @@ public final class ApiServer implements AutoCloseable {
                 e.problems().forEach(problem -> problems.add(problem.field(), problem.message()));
             }
             problems.throwIfAny("the query is invalid");
-            watch.serve(ctx, caller, query, ctx.queryParam("run"), java.time.Duration.ofSeconds(timeout));
+            String authorization = ctx.header("Authorization");
+            watch.serve(ctx, caller, () -> authenticator.authenticate(authorization), query, ctx.queryParam("run"), java.time.Duration.ofSeconds(timeout));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
             Principal caller = caller(ctx);
@@ -353,7 +354,10 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.GET, "/api/v1/runs/{run}/events", ctx -> {
             long after = longParam(ctx, "after", 0, 0, Long.MAX_VALUE);
             int limit = (int) longParam(ctx, "limit", 1000, 1, 10_000);
-            ctx.json(ListView.of(runs.events(caller(ctx), ctx.pathParam("run"), after, limit).stream().map(Views::event).toList()));
+            Principal caller = caller(ctx);
+            RunRecord run = runs.get(caller, ctx.pathParam("run"));
+            java.util.Set<String> hidden = Views.hiddenNodes(run, store.instancesOf(run.id()), caller.admin());
+            ctx.json(ListView.of(runs.events(caller, run.id().value(), after, limit).stream().map(event -> Views.event(event, hidden)).toList()));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}/logs", this::streamLogs);
         route(r, HandlerType.POST, "/api/v1/runs/{run}/instances/{rank}/progress", ctx -> {

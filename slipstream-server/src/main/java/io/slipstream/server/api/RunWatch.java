@@ -52,8 +52,12 @@ final class RunWatch implements AutoCloseable {
         this.slots = new StreamSlots(limits.perUser(), limits.total());
     }
 
-    /** Serves one stream until its {@code timeout}, the client leaving or the server stopping. */
-    void serve(Context ctx, Principal caller, RunListParams query, String run, Duration timeout) {
+    /**
+     * Serves one stream until its {@code timeout}, the client leaving or the server stopping. {@code who} authenticates
+     * the request's token again: each poll sees what the caller may see now (a token revoked or a workspace left since
+     * the stream opened is not served for the rest of its hour).
+     */
+    void serve(Context ctx, Principal caller, java.util.function.Supplier<Principal> who, RunListParams query, String run, Duration timeout) {
         Watched watched = new Watched(caller, query, run);
         if (run != null) {
             runs.get(caller, run); // 404 now, as GET /api/v1/runs/{run} answers, not an empty stream
@@ -69,7 +73,7 @@ final class RunWatch implements AutoCloseable {
             ctx.header("Cache-Control", "no-store");
             ctx.header("X-Accel-Buffering", "no"); // a proxy in front must not hold events back
             OutputStream out = ctx.res().getOutputStream();
-            stream(out, watched, slot, System.nanoTime() + timeout.toNanos());
+            stream(out, watched, who, slot, System.nanoTime() + timeout.toNanos());
         } catch (IOException e) {
             LOG.debug("a watch client of {} went away: {}", caller.user(), e.getMessage());
         } finally {
@@ -81,8 +85,10 @@ final class RunWatch implements AutoCloseable {
     private record Watched(Principal caller, RunListParams query, String run) {
     }
 
-    private void stream(OutputStream out, Watched watched, StreamSlots.Slot slot, long deadline) throws IOException {
+    private void stream(OutputStream out, Watched watched, java.util.function.Supplier<Principal> who, StreamSlots.Slot slot, long deadline)
+            throws IOException {
         Principal caller = watched.caller();
+        String refused = null;
         Map<String, RunRecord> current = new LinkedHashMap<>();
         Map<String, String> seen = poll(watched, current);
         write(out, "event: ready\ndata: " + Json.mapper().writeValueAsString(Map.of("runs", seen.size())) + "\n\n");
@@ -93,7 +99,12 @@ final class RunWatch implements AutoCloseable {
             }
             Map<String, String> now;
             try {
+                caller = who.get();
+                watched = new Watched(caller, watched.query(), watched.run());
                 now = poll(watched, current);
+            } catch (ApiException e) { // 401: revoked, expired, or a run token whose run ended
+                refused = "the token is no longer valid";
+                break;
             } catch (StoreUnavailableException e) {
                 now = seen; // the next poll tries again; the heartbeat keeps the stream open meanwhile
             }
@@ -115,7 +126,7 @@ final class RunWatch implements AutoCloseable {
         }
         String reason;
         synchronized (lock) {
-            reason = closed ? "server stopping" : slot.replaced ? "replaced by a newer stream of this user" : "timeout";
+            reason = refused != null ? refused : closed ? "server stopping" : slot.replaced ? "replaced by a newer stream of this user" : "timeout";
         }
         write(out, "event: end\ndata: " + Json.mapper().writeValueAsString(Map.of("reason", reason)) + "\n\n");
     }

@@ -27,20 +27,22 @@ final class Views {
      */
     static RunView run(RunRecord run, List<InstanceRecord> instances, RunView.QueueView queue, boolean withSpec, boolean admin) {
         boolean showNodes = showsNodes(run, admin);
+        java.util.Set<String> hidden = hiddenNodes(run, instances, admin);
         return new RunView(run.id().value(), run.job(), run.workspace(), run.origin().submittedBy(),
-                run.origin().labels().isEmpty() ? null : run.origin().labels(), run.jobVersion(), run.state(), run.reason(), run.realTimeResources(),
+                run.origin().labels().isEmpty() ? null : run.origin().labels(), run.jobVersion(), run.state(), redact(run.reason(), hidden),
+                run.realTimeResources(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
-                restarts(run), progress(run),
+                restarts(run, hidden), progress(run),
                 nodeGroups(run, instances),
-                instances.stream().map(i -> instance(i, admin || showNodes && i.id().attempt() == run.attempt())).toList(),
+                instances.stream().map(i -> instance(i, showNodes && (admin || i.id().attempt() == run.attempt()), hidden)).toList(),
                 withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
     }
 
-    static RunView.RestartsView restarts(RunRecord run) {
+    static RunView.RestartsView restarts(RunRecord run, java.util.Set<String> hidden) {
         var faults = run.faults();
         var retryAt = run.state() == io.slipstream.api.run.RunState.QUEUED ? faults.retryAt() : null;
-        return new RunView.RestartsView(faults.failures(), run.preemptions(), faults.nodeLost(), faults.hangs(), retryAt, faults.lastError(),
+        return new RunView.RestartsView(faults.failures(), run.preemptions(), faults.nodeLost(), faults.hangs(), retryAt, redact(faults.lastError(), hidden),
                 faults.sameErrorCount());
     }
 
@@ -83,16 +85,50 @@ final class Views {
         return admin || (run.state().holdsResources() && run.realTimeResources() == io.slipstream.api.run.RealTimeResources.InQuota);
     }
 
-    static InstanceView instance(InstanceRecord instance, boolean showNode) {
+    /**
+     * The names of the nodes {@code run}'s instances were placed on when {@code admin} may not see them, else none:
+     * reasons name nodes ("NodeLost: node N is down"), and those names are hidden there too.
+     */
+    static java.util.Set<String> hiddenNodes(RunRecord run, List<InstanceRecord> instances, boolean admin) {
+        if (admin) {
+            return java.util.Set.of();
+        }
+        boolean current = showsNodes(run, false);
+        java.util.Set<String> nodes = new java.util.TreeSet<>();
+        java.util.Set<String> shown = new java.util.HashSet<>();
+        for (InstanceRecord instance : instances) {
+            if (instance.node() == null || instance.node().isEmpty()) {
+                continue;
+            }
+            (current && instance.id().attempt() == run.attempt() ? shown : nodes).add(instance.node());
+        }
+        nodes.removeAll(shown); // a node its current attempt holds on its own guarantee is shown anyway
+        return nodes;
+    }
+
+    /** {@code text} with each of {@code nodes} named as a whole word replaced by {@link #HIDDEN}. */
+    static String redact(String text, java.util.Set<String> nodes) {
+        if (text == null || nodes.isEmpty()) {
+            return text;
+        }
+        String redacted = text;
+        for (String node : nodes) {
+            redacted = redacted.replaceAll("(?<![A-Za-z0-9_.-])" + java.util.regex.Pattern.quote(node) + "(?![A-Za-z0-9_-])", HIDDEN);
+        }
+        return redacted;
+    }
+
+    static InstanceView instance(InstanceRecord instance, boolean showNode, java.util.Set<String> hidden) {
         return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(),
                 showNode ? instance.node() : HIDDEN,
-                instance.gpus(), instance.state(), instance.exitCode(), instance.reason(), instance.startedAt(), instance.readyAt(), instance.finishedAt(),
+                instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.startedAt(), instance.readyAt(), instance.finishedAt(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ip(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ports());
     }
 
-    static RunEventView event(RunEvent event) {
-        return new RunEventView(event.seq(), event.time(), event.type().name(), event.state(), event.reason(), event.message(), event.instance());
+    static RunEventView event(RunEvent event, java.util.Set<String> hidden) {
+        return new RunEventView(event.seq(), event.time(), event.type().name(), event.state(), redact(event.reason(), hidden),
+                redact(event.message(), hidden), event.instance());
     }
 
     static ObjectNode document(StoredDocument stored) {

@@ -24,7 +24,7 @@ public final class ConsoleAssets {
     public static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
             + "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-    private final Map<String, Optional<byte[]>> files = new ConcurrentHashMap<>();
+    private final Map<String, byte[]> files = new ConcurrentHashMap<>();
 
     public void register(io.javalin.config.RoutesConfig routes) {
         routes.addHttpHandler(HandlerType.GET, "/", ctx -> serve(ctx, "index.html"));
@@ -43,7 +43,7 @@ public final class ConsoleAssets {
     private void serve(Context ctx, String name) {
         headers(ctx);
         String type = typeOf(name);
-        Optional<byte[]> bytes = type == null ? Optional.empty() : files.computeIfAbsent(name, ConsoleAssets::read);
+        Optional<byte[]> bytes = type == null ? Optional.empty() : file(name);
         if (bytes.isEmpty()) {
             ctx.status(404).contentType("text/plain; charset=utf-8").result("no such console file");
             return;
@@ -51,6 +51,21 @@ public final class ConsoleAssets {
         // The page itself is never cached (a new release is seen on reload); the files it loads are revalidated.
         ctx.header("Cache-Control", name.equals("index.html") ? "no-store" : "no-cache");
         ctx.status(200).contentType(type).result(bytes.get());
+    }
+
+    /** A console file by its plain name; only files that exist are kept (a miss is not: anyone may ask for any name). */
+    Optional<byte[]> file(String name) {
+        byte[] cached = files.get(name);
+        if (cached != null) {
+            return Optional.of(cached);
+        }
+        Optional<byte[]> read = read(name);
+        read.ifPresent(bytes -> files.putIfAbsent(name, bytes));
+        return read;
+    }
+
+    int cached() {
+        return files.size();
     }
 
     static void headers(Context ctx) {

@@ -38,6 +38,13 @@ class RunTokenTest {
             assertThat(server.get("/api/v1/runs/" + run + "/events", token).status()).isEqualTo(200);
             assertThat(server.get("/api/v1/whoami", token).json().get("user").asString()).isEqualTo("run:" + run);
             assertThat(server.get("/api/v1/runs/" + other, token).status()).isEqualTo(403);
+            // Dot segments, encoded or not, and doubled slashes: the allowlist reads the path the router routes.
+            for (String sneaky : java.util.List.of("/api/v1/runs/" + run + "/../../watch?timeoutSeconds=1", "/api/v1/runs/" + run + "/%2e%2e/%2e%2e/watch?timeoutSeconds=1",
+                    "/api/v1/runs/" + run + "/..%2f..%2fwatch?timeoutSeconds=1", "/api/v1/runs/" + run + "/../../usage", "/api/v1/runs/" + run + "/../" + other,
+                    "/api/v1/runs/" + run + ";x/../../usage", "//api/v1/usage", "/api/v1//usage", "/api//v1/usage", "/api/v1/./usage",
+                    "/api/v1/runs/" + run + "/%2E%2E/" + other, "/api/v1/runs/" + run + "/%252e%252e/" + other, "/api/v1/runs/" + run + "/./../" + other)) {
+                assertThat(server.rawGet(sneaky, token)).as("a run token reaches nothing but its run through " + sneaky).isIn(400, 403, 404);
+            }
             assertThat(server.get("/api/v1/runs", token).status()).isEqualTo(403);
             assertThat(server.post("/api/v1/runs/" + run + "/cancel", token, "{}").status()).isEqualTo(403);
             assertThat(server.post("/api/v1/runs", token, job("sneaky")).status()).isEqualTo(403);

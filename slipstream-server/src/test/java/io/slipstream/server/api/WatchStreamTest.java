@@ -262,6 +262,57 @@ class WatchStreamTest {
     }
 
     @Test
+    void aStreamOfARevokedTokenEnds() throws Exception {
+        TestServer.Response created = server.post("/api/v1/tokens", admin, "{\"user\": \"alice\"}");
+        String token = created.json().get("token").asString();
+        try (Stream stream = Stream.open("?workspace=team-a&timeoutSeconds=600", token)) {
+            stream.next("ready");
+            assertThat(server.call("DELETE", "/api/v1/tokens/" + created.json().get("id").asString(), admin, null, null).status()).isEqualTo(204);
+            assertThat(stream.next("end").get("reason").asString()).isEqualTo("the token is no longer valid");
+            stream.next("closed");
+        }
+    }
+
+    @Test
+    void aStreamShowsNoMoreOfAWorkspaceItsUserLeft() throws Exception {
+        apply("""
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: team-x}
+                spec: {members: [xavier]}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: wait, workspace: team-x}
+                spec:
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sh, -c, "sleep 600"]}
+                """);
+        String xavier = server.tokenFor("xavier");
+        try (Stream stream = Stream.open("?timeoutSeconds=600", xavier)) {
+            stream.next("ready");
+            String before = run(xavier, "team-x");
+            assertThat(stream.next("run").get("id").asString()).isEqualTo(before);
+            apply("apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: team-x}\nspec: {members: []}\n");
+            assertThat(stream.next("gone").get("id").asString()).as("a run of a workspace no longer theirs leaves the stream").isEqualTo(before);
+            String after = run(admin, "team-x");
+            cancel(before);
+            cancel(after);
+            List<String> later = new ArrayList<>(); // what the stream sends until two heartbeats after both changed
+            for (int heartbeats = 0; heartbeats < 2; ) {
+                Map.Entry<String, String> event = stream.events().poll(30, TimeUnit.SECONDS);
+                assertThat(event).as("a heartbeat in time").isNotNull();
+                if (event.getKey().equals("comment")) {
+                    heartbeats++;
+                } else {
+                    later.add(event.getKey() + " " + event.getValue());
+                }
+            }
+            assertThat(later).as("nothing of team-x after xavier left it").noneMatch(data -> data.contains(after) || data.contains(before));
+        }
+    }
+
+    @Test
     void aStreamEndsWithAnEndEventAtItsTimeout() throws Exception {
         try (Stream stream = Stream.open("?timeoutSeconds=1", alice)) {
             stream.next("ready");

@@ -55,6 +55,18 @@ class ConsoleAssetsTest {
     }
 
     @Test
+    void namesThatAreNoFileAreNotRemembered() {
+        // Anyone may ask without a token, for any of 36^41 plain names: only the files the console ships are cached.
+        ConsoleAssets assets = new ConsoleAssets();
+        for (int i = 0; i < 1000; i++) {
+            assertThat(assets.file("nope-" + i + ".js")).isEmpty();
+        }
+        assertThat(assets.file("app.js")).isPresent();
+        assertThat(assets.file("app.js")).isPresent();
+        assertThat(assets.cached()).isEqualTo(1);
+    }
+
+    @Test
     void thePageHasNoInlineScriptOrStyle() {
         String page = server.get("/", null).text();
         assertThat(page).doesNotContain("<style").doesNotContain("style=").doesNotContain("onload=").doesNotContain("onclick=");

@@ -44,15 +44,20 @@ final class LabelSql {
         return forms;
     }
 
-    /** How many runs have the label of each positive requirement (by index); a 0 means nothing can match. */
+    /**
+     * How many runs have the label of each positive requirement (by index), counted up to {@code DRIVE_LIMIT + 1}: the
+     * plan needs no more, and a label common to many runs (of any workspace) is not read through for each requirement of
+     * every page and watch poll. A 0 means nothing can match.
+     */
     static Map<Integer, Long> counts(Handle h, LabelSelector selector) {
         Map<Integer, Long> counts = new java.util.TreeMap<>();
         List<Requirement> requirements = selector.requirements();
         for (int i = 0; i < requirements.size(); i++) {
             Requirement requirement = requirements.get(i);
             if (requirement instanceof Requirement.In || requirement instanceof Requirement.Exists) {
-                Query count = h.createQuery("SELECT COUNT(*) FROM run_labels WHERE label_key = :lk"
-                        + (requirement instanceof Requirement.In ? " AND label_value IN (<lv>)" : "")).bind("lk", requirement.key());
+                Query count = h.createQuery("SELECT COUNT(*) FROM (SELECT 1 FROM run_labels WHERE label_key = :lk"
+                        + (requirement instanceof Requirement.In ? " AND label_value IN (<lv>)" : "") + " LIMIT :cap) c")
+                        .bind("lk", requirement.key()).bind("cap", DRIVE_LIMIT + 1);
                 if (requirement instanceof Requirement.In in) {
                     count.bindList("lv", new ArrayList<>(in.values()));
                 }

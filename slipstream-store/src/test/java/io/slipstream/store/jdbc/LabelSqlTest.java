@@ -38,4 +38,28 @@ class LabelSqlTest {
                 + " AND EXISTS (SELECT 1 FROM run_labels l2 WHERE l2.run_id = runs.id AND l2.label_key = :lk2)"
                 + " AND NOT EXISTS (SELECT 1 FROM run_labels l3 WHERE l3.run_id = runs.id AND l3.label_key = :lk3)");
     }
+
+    /**
+     * A count only has to tell nothing, rare (at most DRIVE_LIMIT) and how rare: it stops past DRIVE_LIMIT, so a selector of
+     * 32 common keys (counted over every workspace's runs) cannot make each page, and each watch poll, read the whole index 32 times.
+     */
+    @Test
+    void countsStopPastTheDriveLimit() {
+        org.jdbi.v3.core.Jdbi jdbi = org.jdbi.v3.core.Jdbi.create("jdbc:h2:mem:labelsql-counts;DB_CLOSE_DELAY=-1");
+        jdbi.useHandle(h -> {
+            h.execute("CREATE TABLE run_labels (run_id VARCHAR(64), label_key VARCHAR(317), label_value VARCHAR(63), PRIMARY KEY (run_id, label_key))");
+            h.execute("CREATE INDEX run_labels_kv ON run_labels (label_key, label_value)");
+            var batch = h.prepareBatch("INSERT INTO run_labels VALUES (:id, :key, :value)");
+            for (int i = 0; i < LabelSql.DRIVE_LIMIT + 500; i++) {
+                batch.bind("id", "run-" + i).bind("key", "team").bind("value", i < 10 ? "rare" : "nlp").add();
+            }
+            batch.execute();
+            LabelSelector selector = LabelSelector.parse("team,team=nlp,team in (rare),other,!team");
+            assertThat(LabelSql.counts(h, selector)).containsExactly(java.util.Map.entry(0, LabelSql.DRIVE_LIMIT + 1),
+                    java.util.Map.entry(1, LabelSql.DRIVE_LIMIT + 1), java.util.Map.entry(2, 10L), java.util.Map.entry(3, 0L));
+            LabelSelector matchable = LabelSelector.parse("team,team=nlp,team in (rare),!team");
+            assertThat(LabelSql.plan(matchable, LabelSql.counts(h, matchable))).as("the plan is the same as with whole counts")
+                    .containsExactly(Form.PROBE, Form.PROBE, Form.DRIVE, Form.PROBE);
+        });
+    }
 }
