@@ -432,27 +432,9 @@ public final class ApiServer implements AutoCloseable {
     /** {@code GET /api/v1/usage}: the window defaults to the last seven days; {@code by} to workspace. */
     private void usageReport(Context ctx) {
         Principal caller = caller(ctx);
-        Problems problems = new Problems();
         java.time.Instant now = clock.instant();
-        java.time.Instant since = timeParam(ctx, "since", problems, clock);
-        java.time.Instant until = timeParam(ctx, "until", problems, clock);
-        String workspace = nameParam(ctx, "workspace", problems);
-        io.slipstream.store.UsageGrouping by = io.slipstream.store.UsageGrouping.WORKSPACE;
-        String byParam = ctx.queryParam("by");
-        if (byParam != null) {
-            try {
-                by = io.slipstream.store.UsageGrouping.valueOf(byParam.toUpperCase(java.util.Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                problems.add("by", "must be one of workspace, quota, user, job (is '" + (byParam.length() > 64 ? byParam.substring(0, 64) + "..." : byParam) + "')");
-            }
-        }
-        problems.throwIfAny("the query is invalid");
-        java.time.Instant end = until == null ? now : until;
-        java.time.Instant start = since == null ? end.minus(java.time.Duration.ofDays(7)) : since;
-        if (!start.isBefore(end)) {
-            throw new InvalidInputException("since", "must be before until (" + start + " is not before " + end + ")");
-        }
-        ctx.json(usage.report(caller, workspace, by, start, end, now));
+        UsageParams query = UsageParams.parse(ctx, now, clock);
+        ctx.json(usage.report(caller, query.workspace(), query.by(), query.since(), query.until(), now));
     }
 
     private void streamLogs(Context ctx) throws IOException {

@@ -1,0 +1,41 @@
+package io.slipstream.server.api;
+
+import io.javalin.http.Context;
+import io.slipstream.api.problem.InvalidInputException;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.store.UsageGrouping;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
+
+/**
+ * The query of a usage report ({@code GET /api/v1/usage}): the window (default: the seven days before {@code until},
+ * which defaults to now), the grouping (default: by workspace) and a workspace. Every problem is named by its field.
+ */
+record UsageParams(Instant since, Instant until, UsageGrouping by, String workspace) {
+    private static final Duration DEFAULT_WINDOW = Duration.ofDays(7);
+
+    static UsageParams parse(Context ctx, Instant now, Clock clock) {
+        Problems problems = new Problems();
+        Instant since = ApiServer.timeParam(ctx, "since", problems, clock);
+        Instant until = ApiServer.timeParam(ctx, "until", problems, clock);
+        String workspace = ApiServer.nameParam(ctx, "workspace", problems);
+        UsageGrouping by = UsageGrouping.WORKSPACE;
+        String byParam = ctx.queryParam("by");
+        if (byParam != null) {
+            try {
+                by = UsageGrouping.valueOf(byParam.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                problems.add("by", "must be one of workspace, quota, user, job (is '" + (byParam.length() > 64 ? byParam.substring(0, 64) + "..." : byParam) + "')");
+            }
+        }
+        problems.throwIfAny("the query is invalid");
+        Instant end = until == null ? now : until;
+        Instant start = since == null ? end.minus(DEFAULT_WINDOW) : since;
+        if (!start.isBefore(end)) {
+            throw new InvalidInputException("since", "must be before until (" + start + " is not before " + end + ")");
+        }
+        return new UsageParams(start, end, by, workspace);
+    }
+}
