@@ -8,16 +8,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every example the docs point to is a valid spec: a newcomer's first copy-and-paste must work. */
 class ExamplesTest {
+    /** The README's example of bad input: wrong on purpose. */
+    private static final Path BROKEN = Path.of("..", "examples", "broken.yaml");
     static Stream<Path> examples() throws Exception {
         Path root = Path.of("..", "examples");
         try (Stream<Path> files = Files.walk(root)) {
             // Experiment and cluster files of the simulator are not documents: its own tests read the shipped ones.
-            List<Path> yaml = files.filter(p -> p.toString().endsWith(".yaml"))
+            List<Path> yaml = files.filter(p -> p.toString().endsWith(".yaml")).filter(p -> !p.equals(BROKEN))
                     .filter(p -> !p.startsWith(root.resolve("simulation")) || p.getFileName().toString().startsWith("quotas"))
                     .sorted().toList();
             assertThat(yaml).isNotEmpty();
@@ -33,5 +36,15 @@ class ExamplesTest {
             SpecReader.read(document, SpecReader.Mode.USER, "", problems);
             assertThat(problems.list()).as(example.toString()).isEmpty();
         }
+    }
+
+    @Test
+    void theBrokenExampleHasTheThreeProblemsTheReadmeShows() throws Exception {
+        Problems problems = new Problems();
+        SpecReader.read(DocumentParser.parse(Files.readAllBytes(BROKEN)).get(0), SpecReader.Mode.USER, "", problems);
+        assertThat(problems.list()).extracting(p -> p.field() + ": " + p.message()).containsExactlyInAnyOrder(
+                "spec.nodeGroups[0].replicas: must be between 1 and 10000 (is 0)",
+                "spec.nodeGroups[0].resources.memory: 'lots' is not a memory quantity (examples: \"512Mi\", \"64Gi\", \"1Ti\", or bytes)",
+                "spec.nodeGroups[0].colour: unknown field");
     }
 }
