@@ -362,7 +362,8 @@ public final class Scheduler {
                 reclaimable.remove(victim);
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), victim.quota() != null && victim.quota().equals(run.quota())
                         ? "Preempted by higher-priority run " + run.id() + " of the same quota"
-                        : "Reclaimed: quota " + run.quota() + " needs its guarantee back for run " + run.id()));
+                        // Another team's quota and run are not the victim's to know (it reads this in its notice file).
+                        : "Reclaimed: the quota that guarantees the capacity it borrowed needs it back"));
             }
             // Hold, for the run, whatever it needs beyond what the stopping victims will give back (they keep holding
             // theirs until they are gone). The book charges the run's guarantee for this cycle too.

@@ -193,6 +193,11 @@ class SchedulerInvariantsTest {
                 PendingRun beneficiary = pending.get(preempt.forRun());
                 assertThat(victim).isNotNull();
                 assertThat(beneficiary).as("a victim is preempted for a queued run").isNotNull();
+                if (!java.util.Objects.equals(victim.quota(), beneficiary.quota())) {
+                    // The victim reads the reason (its notice file, its history): another team's run and quota stay unnamed.
+                    assertThat(preempt.reason()).as("reason given to another team's victim").doesNotContain(beneficiary.id().value())
+                            .doesNotContain(String.valueOf(beneficiary.quota()));
+                }
                 if (victim.realTimeResources() == RealTimeResources.InQuota) {
                     QuotaState quota = quotas.stream().filter(q -> q.id().equals(victim.quota())).findFirst().orElseThrow();
                     assertThat(victim.quota()).as("a guaranteed run is never reclaimed by another quota").isEqualTo(beneficiary.quota());
