@@ -418,6 +418,8 @@ public final class ControlLoop implements AutoCloseable {
                     }
                 } else if (decision instanceof Decision.Preempt preempt) {
                     RunRecord preempting = run.preempting(preempt.forRun(), preempt.reason());
+                    // The victim's reason does not name the run it makes room for (another team's): the operator's log does.
+                    LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
                     RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, run, instances.getOrDefault(run.id(), List.of()));
                     steps.transitionTo(preempting);
                     steps.take(lifecycle, observation());
