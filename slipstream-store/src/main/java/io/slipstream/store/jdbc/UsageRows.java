@@ -64,9 +64,7 @@ final class UsageRows {
         } else {
             select.bind("workspace", quota.workspace()).bind("quota", quota.name());
         }
-        List<Map.Entry<Long, UsageSegment>> open = select.map((rs, ctx) -> Map.entry(rs.getLong("id"), new UsageSegment(rs.getString("run_id"),
-                UsageKind.valueOf(rs.getString("kind")), rs.getString("workspace"), rs.getString("quota"), rs.getString("submitted_by"),
-                rs.getString("job"), rs.getLong("gpu"), rs.getLong("cpu_millis"), rs.getLong("start_ms"), null, 0, 0))).list();
+        List<Map.Entry<Long, UsageSegment>> open = select.map((rs, ctx) -> Map.entry(rs.getLong("id"), openSegment(rs))).list();
         for (Map.Entry<Long, UsageSegment> entry : open) {
             UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu);
             h.createUpdate("UPDATE usage_segments SET end_ms = :end, lost_gpu_ms = :lostGpu, lost_cpu_ms = :lostCpu WHERE id = :id")
@@ -125,16 +123,20 @@ final class UsageRows {
         List<UsageTotal> totals = new ArrayList<>(q.map((rs, ctx) -> new UsageTotal(key(rs, keys), UsageKind.valueOf(rs.getString("kind")),
                 rs.getDouble("gpu_ms"), rs.getDouble("cpu_ms"), rs.getLong("ms"), rs.getLong("lost_gpu"), rs.getLong("lost_cpu"))).list());
         // The open segments (one per run not ended, one per quota lending now) count until now.
-        var open = h.createQuery("SELECT * FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
+        var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
                 .bind("until", until);
         if (query.workspaces() != null) {
             open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
         }
-        List<UsageSegment> segments = open.map((rs, ctx) -> new UsageSegment(rs.getString("run_id"), UsageKind.valueOf(rs.getString("kind")),
-                rs.getString("workspace"), rs.getString("quota"), rs.getString("submitted_by"), rs.getString("job"), rs.getLong("gpu"),
-                rs.getLong("cpu_millis"), rs.getLong("start_ms"), null, 0, 0)).list();
+        List<UsageSegment> segments = open.map((rs, ctx) -> openSegment(rs)).list();
         totals.addAll(UsageSums.of(segments, query));
         return UsageSums.merged(totals);
+    }
+
+    /** An open segment's row ({@link #SEGMENT_COLUMNS} at least). */
+    private static UsageSegment openSegment(java.sql.ResultSet rs) throws java.sql.SQLException {
+        return new UsageSegment(rs.getString("run_id"), UsageKind.valueOf(rs.getString("kind")), rs.getString("workspace"), rs.getString("quota"),
+                rs.getString("submitted_by"), rs.getString("job"), rs.getLong("gpu"), rs.getLong("cpu_millis"), rs.getLong("start_ms"), null, 0, 0);
     }
 
     private static UsageTotal.Key key(java.sql.ResultSet rs, List<String> keys) throws java.sql.SQLException {

@@ -3,9 +3,7 @@ package io.slipstream.store.memory;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.model.usage.UsageChange;
-import io.slipstream.model.usage.UsageKind;
 import io.slipstream.store.UsageQuery;
-import io.slipstream.store.UsageSegment;
 import io.slipstream.store.UsageSums;
 import io.slipstream.store.UsageTotal;
 import io.slipstream.api.run.InstanceId;
@@ -667,41 +665,11 @@ public final class InMemoryStore implements Store {
 
     @Override
     public void recordUsage(List<UsageChange> changes) {
-        if (changes.isEmpty()) {
-            return;
-        }
-        write(t -> {
-            java.util.ArrayList<UsageSegment> usage = t.usage();
-            for (UsageChange change : changes) {
-                if (change instanceof UsageChange.Closed closed) {
-                    closeOpen(usage, s -> closed.run().value().equals(s.run()), closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis());
-                } else if (change instanceof UsageChange.Opened o) {
-                    closeOpen(usage, s -> o.run().value().equals(s.run()), o.at().toEpochMilli(), 0, 0);
-                    usage.add(new UsageSegment(o.run().value(), o.kind(), o.workspace(), o.quota(), o.user(), o.job(), o.gpu(), o.cpuMillis(),
-                            o.at().toEpochMilli(), null, 0, 0));
-                } else if (change instanceof UsageChange.Lent lent) {
-                    java.util.function.Predicate<UsageSegment> ofQuota = s -> s.kind() == UsageKind.LENT
-                            && s.workspace().equals(lent.quota().workspace()) && lent.quota().name().equals(s.quota());
-                    closeOpen(usage, ofQuota, lent.at().toEpochMilli(), 0, 0);
-                    if (lent.gpu() > 0 || lent.cpuMillis() > 0) {
-                        usage.add(new UsageSegment(null, UsageKind.LENT, lent.quota().workspace(), lent.quota().name(), null, null, lent.gpu(),
-                                lent.cpuMillis(), lent.at().toEpochMilli(), null, 0, 0));
-                    }
-                } else {
-                    throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
-                }
-            }
-            return null;
-        });
-    }
-
-    private static void closeOpen(java.util.ArrayList<UsageSegment> usage, java.util.function.Predicate<UsageSegment> which, long atMs, long lostGpu,
-                                  long lostCpu) {
-        for (int i = 0; i < usage.size(); i++) {
-            UsageSegment segment = usage.get(i);
-            if (segment.endMs() == null && which.test(segment)) {
-                usage.set(i, segment.closedAt(atMs, lostGpu, lostCpu));
-            }
+        if (!changes.isEmpty()) {
+            write(t -> {
+                UsageSegments.apply(t.usage(), changes);
+                return null;
+            });
         }
     }
 
@@ -715,13 +683,7 @@ public final class InMemoryStore implements Store {
 
     @Override
     public Map<QuotaId, Resources> lending() {
-        Map<QuotaId, Resources> lending = new TreeMap<>();
-        for (UsageSegment segment : read().usage) {
-            if (segment.kind() == UsageKind.LENT && segment.endMs() == null) {
-                lending.put(new QuotaId(segment.workspace(), segment.quota()), new Resources(segment.cpuMillis(), 0, (int) segment.gpu(), null));
-            }
-        }
-        return lending;
+        return UsageSegments.lending(read().usage);
     }
 
     // --- instances ---
