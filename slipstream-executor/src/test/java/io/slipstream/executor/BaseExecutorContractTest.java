@@ -516,6 +516,17 @@ public abstract class BaseExecutorContractTest {
     }
 
     @Test
+    void instancesFindTheRunsHostfileInBothMpiSyntaxes() throws Exception {
+        assumeRunsCommands();
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, withMetadata(id, nodeName(),
+                "cat \"$SLIPSTREAM_HOSTFILE\" \"$SLIPSTREAM_MPICH_HOSTFILE\"", metadata(id, "mpi", 2), null));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("127.0.0.1 slots=2\n127.0.0.1:2\n");
+    }
+
+    @Test
     void instancesReadTheRunsMetadataAndShareStorageThatOutlivesTheRun() throws Exception {
         assumeRunsCommands();
         Executor executor = newExecutor();

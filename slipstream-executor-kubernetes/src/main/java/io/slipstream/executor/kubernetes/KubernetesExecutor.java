@@ -316,7 +316,7 @@ public final class KubernetesExecutor implements Executor {
         } catch (RuntimeException e) {
             throw new ExecutorException("cannot write the metadata of run " + runId + ": " + e.getMessage(), e);
         }
-        ConfigMap wanted = manifests.metadata(runId, attempt, namespace, json, complete);
+        ConfigMap wanted = manifests.metadata(runId, attempt, namespace, filled, json, complete);
         String name = Names.metadata(runId, attempt);
         String key = namespace + "/" + name;
         if (!wanted.getData().equals(writtenMetadata.get(key))) {

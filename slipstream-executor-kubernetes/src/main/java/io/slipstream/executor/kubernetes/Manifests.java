@@ -29,6 +29,7 @@ import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.Hostfile;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Resources;
@@ -48,6 +49,8 @@ final class Manifests {
     static final String MAIN_CONTAINER = "main";
     static final String RUN_DIR = "/etc/slipstream/run";
     static final String METADATA_KEY = "metadata.json";
+    static final String HOSTFILE_KEY = "hostfile";
+    static final String MPICH_HOSTFILE_KEY = "hostfile.mpich";
     /** The key whose presence says that every started instance's address is in the metadata. */
     static final String COMPLETE_KEY = "complete";
     static final String NOTICE_DIR = "/etc/slipstream/notice";
@@ -197,6 +200,8 @@ final class Manifests {
         List<Container> initContainers = new ArrayList<>();
         if (metadata != null) {
             env.add(env("SLIPSTREAM_METADATA_FILE", RUN_DIR + "/" + METADATA_KEY));
+            env.add(env("SLIPSTREAM_HOSTFILE", RUN_DIR + "/" + HOSTFILE_KEY));
+            env.add(env("SLIPSTREAM_MPICH_HOSTFILE", RUN_DIR + "/" + MPICH_HOSTFILE_KEY));
             env.add(env("SLIPSTREAM_CHECKPOINT_DIR", CHECKPOINT_DIR));
             env.add(env("SLIPSTREAM_SHARED_DIR", SHARED_DIR));
             volumes.add(new VolumeBuilder().withName("run").withNewConfigMap().withName(Names.metadata(id.runId(), id.attempt()))
@@ -338,12 +343,17 @@ final class Manifests {
         return java.util.Base64.getEncoder().encodeToString(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
-    /** The metadata file of one attempt; {@code complete}: every started instance's address is in it. */
-    ConfigMap metadata(RunId runId, int attempt, String namespace, String json, boolean complete) {
+    /**
+     * The metadata file of one attempt ({@code json} is {@code metadata} written), with its hostfiles; {@code complete}:
+     * every started instance's address is in it.
+     */
+    ConfigMap metadata(RunId runId, int attempt, String namespace, ClusterMetadata metadata, String json, boolean complete) {
         Map<String, String> labels = Names.runLabels(runId);
         labels.put(Names.ATTEMPT, Integer.toString(attempt));
         Map<String, String> data = new LinkedHashMap<>();
         data.put(METADATA_KEY, json);
+        data.put(HOSTFILE_KEY, Hostfile.of(metadata, Hostfile.Syntax.OPEN_MPI));
+        data.put(MPICH_HOSTFILE_KEY, Hostfile.of(metadata, Hostfile.Syntax.MPICH));
         if (complete) {
             data.put(COMPLETE_KEY, "true");
         }

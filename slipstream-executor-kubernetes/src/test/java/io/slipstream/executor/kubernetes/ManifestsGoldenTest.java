@@ -79,7 +79,7 @@ class ManifestsGoldenTest {
         objects.addAll(manifests.claims(RUN, metadata(), NAMESPACE));
         objects.add(manifests.attemptSecret(RUN, 2, NAMESPACE, "ss_not-in-the-pod-spec", instance(1, "worker-0", "gpu-node-1",
                 new Resources(32_000, 200L << 30, 8, "nvidia-h100-80gb-hbm3"), null)));
-        objects.add(manifests.metadata(RUN, 2, NAMESPACE, Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata()), false));
+        objects.add(manifests.metadata(RUN, 2, NAMESPACE, metadata(), Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata()), false));
         objects.add(manifests.pod(instance(0, "coordinator-0", "gpu-node-1", new Resources(4_000, 16L << 30, 0, null),
                 new StartupProbe(List.of("test", "-f", "/tmp/ready"), 5, 60, 10)), NAMESPACE, 3));
         Resources worker = new Resources(32_000, 200L << 30, 8, "nvidia-h100-80gb-hbm3");

@@ -1,5 +1,6 @@
 package io.slipstream.executor.local;
 
+import io.slipstream.api.run.Hostfile;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
@@ -26,7 +27,8 @@ import java.util.List;
  *   <li>{@code pid} ("supervisor-pid instance-pid") and {@code exit_code}, written by the instance's supervisor, which
  *       runs as the server's user; {@code stdout.log}, {@code stderr.log} (the workload writes them through the
  *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log};</li>
- *   <li>{@code metadata.json}, {@code preemption_notice.json} (readable by the workload), {@code terminate_requested},
+ *   <li>{@code metadata.json}, {@code hostfile}, {@code hostfile.mpich}, {@code preemption_notice.json} (readable by the
+ *       workload), {@code terminate_requested},
  *       {@code probe.json}, {@code ready}.</li>
  * </ul>
  * The workload owns three directories below it: {@code work/} (its sandbox, default working directory and home),
@@ -166,7 +168,16 @@ final class InstanceDirectory {
         Path file = dir.resolve("metadata.json");
         String json = io.slipstream.api.codec.Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(metadata) + "\n";
         writeForInstance(file, json.getBytes(StandardCharsets.UTF_8));
+        writeForInstance(hostfile(Hostfile.Syntax.OPEN_MPI),
+                Hostfile.of(metadata, Hostfile.Syntax.OPEN_MPI).getBytes(StandardCharsets.UTF_8));
+        writeForInstance(hostfile(Hostfile.Syntax.MPICH),
+                Hostfile.of(metadata, Hostfile.Syntax.MPICH).getBytes(StandardCharsets.UTF_8));
         return file;
+    }
+
+    /** The run's MPI hostfile in {@code syntax} ({@code SLIPSTREAM_HOSTFILE}, {@code SLIPSTREAM_MPICH_HOSTFILE}). */
+    Path hostfile(Hostfile.Syntax syntax) {
+        return dir.resolve(syntax == Hostfile.Syntax.OPEN_MPI ? "hostfile" : "hostfile.mpich");
     }
 
     /**

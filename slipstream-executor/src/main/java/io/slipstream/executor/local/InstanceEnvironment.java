@@ -1,5 +1,6 @@
 package io.slipstream.executor.local;
 
+import io.slipstream.api.run.Hostfile;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
 import java.io.IOException;
@@ -51,6 +52,8 @@ final class InstanceEnvironment {
                 env.put(io.slipstream.api.spec.StorageSpec.envNameOf(storageEntry.name()), storageEntry.path());
             }
             env.put("SLIPSTREAM_METADATA_FILE", dir.writeMetadata(spec.metadata().withStorage(shared.storage())).toString());
+            env.put("SLIPSTREAM_HOSTFILE", dir.hostfile(Hostfile.Syntax.OPEN_MPI).toString());
+            env.put("SLIPSTREAM_MPICH_HOSTFILE", dir.hostfile(Hostfile.Syntax.MPICH).toString());
         }
         return env;
     }

@@ -39,6 +39,7 @@ final class InstanceEnv {
         env.put("NODE_RANK", Integer.toString(instance.id().rank()));
         env.put("NNODES", Integer.toString(worldSize));
         env.put("LOCAL_RANK", "0");
+        putTorchElastic(env, run, group, instance, worldSize);
         if (master != null) {
             env.put("MASTER_ADDR", master.addr());
             env.put("MASTER_PORT", Integer.toString(master.port()));
@@ -54,5 +55,29 @@ final class InstanceEnv {
             }
         }
         return env;
+    }
+
+    /**
+     * What torchrun sets for a worker, so that a script written for it runs unchanged with one process per instance
+     * (torchrun itself is not needed). torchrun's agent is our instance: each is a "node" with one worker, so
+     * {@code GROUP_RANK} (torchrun's node rank) is the global rank; its role is our node group.
+     */
+    private static void putTorchElastic(Map<String, String> env, RunRecord run, NodeGroupSpec group, InstanceRecord instance, int worldSize) {
+        String restarts = Integer.toString(restartsSoFar(instance));
+        env.put("LOCAL_WORLD_SIZE", "1");
+        env.put("GROUP_RANK", Integer.toString(instance.id().rank()));
+        env.put("GROUP_WORLD_SIZE", Integer.toString(worldSize));
+        env.put("ROLE_NAME", group.name());
+        env.put("ROLE_RANK", Integer.toString(instance.groupRank()));
+        env.put("ROLE_WORLD_SIZE", Integer.toString(group.replicas()));
+        env.put("TORCHELASTIC_RUN_ID", run.id().value());
+        env.put("TORCHELASTIC_RESTART_COUNT", restarts);
+        env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(run.spec().faultTolerance().maxRestarts()));
+        env.put("SLIPSTREAM_RESTART_COUNT", restarts);
+    }
+
+    /** Restarts of this instance so far: every attempt before this one (each restart of the gang is a new attempt). */
+    static int restartsSoFar(InstanceRecord instance) {
+        return instance.id().attempt() - 1;
     }
 }

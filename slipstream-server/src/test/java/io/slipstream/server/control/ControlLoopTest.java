@@ -684,6 +684,12 @@ class ControlLoopTest {
         assertThat(env).containsEntry("MASTER_ADDR", master.ip()).containsEntry("MASTER_PORT", master.ports().get(0).toString())
                 .containsEntry("SLIPSTREAM_PORT", metadata.instances().get(3).ports().get(0).toString())
                 .containsEntry("WORLD_SIZE", "4").containsEntry("NNODES", "4");
+        // What torchrun gives a worker: worker-2 is global rank 3, a "node" of its own, rank 2 of the 3 in its role.
+        assertThat(env).containsEntry("RANK", "3").containsEntry("LOCAL_RANK", "0").containsEntry("LOCAL_WORLD_SIZE", "1")
+                .containsEntry("GROUP_RANK", "3").containsEntry("GROUP_WORLD_SIZE", "4").containsEntry("ROLE_NAME", "worker")
+                .containsEntry("ROLE_RANK", "2").containsEntry("ROLE_WORLD_SIZE", "3").containsEntry("TORCHELASTIC_RUN_ID", id.value())
+                .containsEntry("TORCHELASTIC_RESTART_COUNT", "0").containsEntry("SLIPSTREAM_RESTART_COUNT", "0")
+                .doesNotContainKey("TORCHELASTIC_USE_AGENT_STORE"); // set, it would make rank 0 a store client with no server
         assertThat(instances(id)).allSatisfy(i -> assertThat(i.endpoint()).isNotNull());
     }
 

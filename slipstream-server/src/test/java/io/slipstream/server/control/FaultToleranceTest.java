@@ -131,6 +131,8 @@ class FaultToleranceTest {
             loop.cycle();
             assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
             assertThat(executor.launched()).containsKey(new InstanceId(id, attempt + 1, 0));
+            assertThat(executor.launched().get(new InstanceId(id, attempt + 1, 0)).env())
+                    .containsEntry("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt)).containsEntry("SLIPSTREAM_ATTEMPT", Integer.toString(attempt + 1));
         }
 
         InstanceId worker = new InstanceId(id, 3, 1);
