@@ -46,9 +46,18 @@ final class InstanceTools {
                 LOG.warn("instances will not find the slipstream command: {} or {} has a quote in its path", copy, java);
                 return Optional.empty();
             }
-            // Client commands start faster with the C1 compiler only; workloads (the examples) get the full JIT.
+            PythonFiles.unpack(copy, bin);
+            // Client commands start faster with the C1 compiler only; workloads (the examples) get the full JIT. The
+            // PyTorch example is Python itself, exec'd so that the stop notice's SIGTERM reaches it and nothing else.
             Files.writeString(script, String.join("\n",
                     "#!/bin/sh",
+                    "if [ \"${1:-}\" = example ] && [ \"${2:-}\" = pytorch-ddp ]; then",
+                    "  shift 2",
+                    "  python=\"${SLIPSTREAM_PYTHON:-/usr/bin/python3}\"",
+                    "  [ -x \"$python\" ] || python=python3",
+                    "  PYTHONPATH='" + PythonFiles.sdk(bin) + "'${PYTHONPATH:+:$PYTHONPATH} exec \"$python\" '"
+                            + PythonFiles.pytorchExample(bin) + "' \"$@\"",
+                    "fi",
                     "case \"${1:-}\" in",
                     "  example) opts='-XX:+UseSerialGC' ;;",
                     "  *) opts='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' ;;",
@@ -63,7 +72,7 @@ final class InstanceTools {
         }
     }
 
-    private static Optional<Path> ownJar() {
+    static Optional<Path> ownJar() {
         try {
             var source = InstanceTools.class.getProtectionDomain().getCodeSource();
             if (source == null) {

@@ -1,12 +1,15 @@
 package io.slipstream.cli.command;
 
 import io.slipstream.examples.training.Train;
+import io.slipstream.server.PythonFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 
 /** Workloads that ship with Slipstream, to run inside instances (they are on every local instance's PATH). */
 @Command(name = "example", description = "Example workloads, run inside a job's instances (see examples/).",
-        subcommands = ExampleCommand.TrainCommand.class)
+        subcommands = {ExampleCommand.TrainCommand.class, ExampleCommand.PyTorchDdpCommand.class})
 public final class ExampleCommand {
 
     @Command(name = "train", description = {"One rank of the data-parallel training example (examples/distributed-training).",
@@ -16,6 +19,41 @@ public final class ExampleCommand {
         @Override
         public Integer call() {
             return Train.run(System.getenv(), System.out, System.err);
+        }
+    }
+
+    @Command(name = "pytorch-ddp", description = {"One rank of the PyTorch DDP example (examples/pytorch-ddp): runs its train.py with",
+            "Debian's /usr/bin/python3 (or $SLIPSTREAM_PYTHON) and the Python SDK on PYTHONPATH.",
+            "Inside a local instance the slipstream command on its PATH runs Python directly; this one waits for it.",
+            "Settings come from the environment: STEPS, CHECKPOINT_EVERY, SEED, BATCH, HIDDEN, LOG_EVERY."})
+    static final class PyTorchDdpCommand implements Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            Path dir = Files.createTempDirectory("slipstream-pytorch-ddp");
+            if (!PythonFiles.unpackOwn(dir)) {
+                System.err.println("slipstream example pytorch-ddp: runs from the slipstream jar only; elsewhere run "
+                        + "PYTHONPATH=sdk/python python3 examples/pytorch-ddp/train.py");
+                return 2;
+            }
+            String python = System.getenv().getOrDefault("SLIPSTREAM_PYTHON", "/usr/bin/python3");
+            ProcessBuilder builder = new ProcessBuilder(Files.isExecutable(Path.of(python)) ? python : "python3",
+                    PythonFiles.pytorchExample(dir).toString()).inheritIO();
+            String path = System.getenv("PYTHONPATH");
+            builder.environment().put("PYTHONPATH", PythonFiles.sdk(dir) + (path == null || path.isEmpty() ? "" : ":" + path));
+            Process python3 = builder.start();
+            // A SIGTERM to this JVM (a stop notice) goes on to Python, which checkpoints before it exits.
+            Thread forward = new Thread(() -> {
+                python3.destroy();
+                try {
+                    python3.waitFor();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            Runtime.getRuntime().addShutdownHook(forward);
+            int exit = python3.waitFor();
+            Runtime.getRuntime().removeShutdownHook(forward);
+            return exit;
         }
     }
 }

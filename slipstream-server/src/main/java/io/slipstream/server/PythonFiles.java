@@ -1,0 +1,97 @@
+package io.slipstream.server;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * The Python files that travel in the jar (the Python SDK, {@code sdk/python/slipstream}, and the PyTorch example's
+ * script), unpacked next to the instances' {@code slipstream} command: readable by every instance's uid, writable by
+ * none, and replaced as a whole at each start (never edited in place), so that no instance imports a half-written
+ * module.
+ */
+public final class PythonFiles {
+    /** Where each tree is in the jar, and where it goes below the tools directory. */
+    private static final Map<String, String> TREES = Map.of("/python", "python", "/examples/pytorch-ddp", "examples/pytorch-ddp");
+
+    private PythonFiles() {
+    }
+
+    /** The directory to put on {@code PYTHONPATH} for {@code import slipstream}. */
+    public static Path sdk(Path bin) {
+        return bin.resolve("python");
+    }
+
+    public static Path pytorchExample(Path bin) {
+        return bin.resolve("examples/pytorch-ddp/train.py");
+    }
+
+    /** Copies the Python trees of the jar this class is in below {@code bin}; false when it does not run from a jar. */
+    public static boolean unpackOwn(Path bin) throws IOException {
+        Optional<Path> jar = InstanceTools.ownJar();
+        if (jar.isEmpty()) {
+            return false;
+        }
+        unpack(jar.get(), bin);
+        return true;
+    }
+
+    /** Copies the jar's Python trees below {@code bin}; a jar without them (a build without the SDK) copies nothing. */
+    static void unpack(Path jar, Path bin) throws IOException {
+        try (FileSystem zip = FileSystems.newFileSystem(URI.create("jar:" + jar.toUri()), Map.of())) {
+            for (var tree : TREES.entrySet()) {
+                Path source = zip.getPath(tree.getKey());
+                if (Files.isDirectory(source)) {
+                    replace(source, bin.resolve(tree.getValue()));
+                }
+            }
+        }
+    }
+
+    /** Writes the tree beside its destination, then swaps it in: an instance sees the old tree or the new one. */
+    private static void replace(Path source, Path target) throws IOException {
+        Path fresh = target.resolveSibling(target.getFileName() + ".new");
+        deleteTree(fresh);
+        List<Path> entries;
+        try (Stream<Path> walk = Files.walk(source)) {
+            entries = walk.toList();
+        }
+        for (Path entry : entries) {
+            Path copy = fresh.resolve(source.relativize(entry).toString());
+            if (Files.isDirectory(entry)) {
+                Files.createDirectories(copy);
+                Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+            } else if (entry.getFileName().toString().endsWith(".py")) {
+                Files.copy(entry, copy, StandardCopyOption.REPLACE_EXISTING);
+                Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
+            }
+        }
+        Path old = target.resolveSibling(target.getFileName() + ".old");
+        deleteTree(old);
+        if (Files.exists(target)) {
+            Files.move(target, old, StandardCopyOption.ATOMIC_MOVE);
+        }
+        Files.move(fresh, target, StandardCopyOption.ATOMIC_MOVE);
+        deleteTree(old);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+}
