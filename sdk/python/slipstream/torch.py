@@ -64,16 +64,17 @@ def save_state(checkpoints, step: int, model, optimizer=None, data_position: Any
 def restore_state(checkpoints, model, optimizer=None, restore_rng: bool = True,
                   weights_only: bool = False) -> Optional[Restored]:
     """Loads the newest complete checkpoint into ``model`` (and ``optimizer``), restores the random states; None if
-    there is no checkpoint yet (a first attempt). ``weights_only=True`` unpickles tensors and plain types only
-    (PyTorch >= 1.13): safer where others can write the checkpoint directory, if ``extra`` is plain too."""
+    there is no checkpoint yet (a first attempt). ``weights_only=True`` unpickles tensors and plain types only: safer
+    where others can write the checkpoint directory, if ``extra`` is plain too (PyTorch 2; 1.13's knows no floats).
+    The default reads what save_state wrote on any PyTorch, whatever torch.load's own default is."""
     checkpoint = checkpoints.latest()
     if checkpoint is None:
         return None
     import torch
 
     options = {"map_location": "cpu"}  # load_state_dict copies onto the parameters' own devices
-    if weights_only:
-        options["weights_only"] = True
+    if weights_only or _load_knows_weights_only(torch):
+        options["weights_only"] = weights_only  # explicit: PyTorch 2.6 changed the default to True
     state = torch.load(io.BytesIO(checkpoint.data), **options)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"checkpoint {checkpoint.step} in {checkpoints.directory} was not written by "
@@ -86,6 +87,15 @@ def restore_state(checkpoints, model, optimizer=None, restore_rng: bool = True,
     if restore_rng:
         _set_rng_state(torch, state["rng"])
     return Restored(state["step"], state["data_position"], state["extra"])
+
+
+def _load_knows_weights_only(torch) -> bool:
+    import inspect
+
+    try:
+        return "weights_only" in inspect.signature(torch.load).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _rank(rank: Optional[int]) -> int:

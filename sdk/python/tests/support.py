@@ -6,7 +6,8 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-SDK = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+SDK = TESTS.parent
 if str(SDK) not in sys.path:
     sys.path.insert(0, str(SDK))
 
@@ -27,7 +28,7 @@ class MovingClock:
 def run_python(code: str, *args: str, env=None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs ``code`` in a fresh interpreter that imports the SDK from this tree."""
     environment = dict(os.environ if env is None else env)
-    environment["PYTHONPATH"] = str(SDK) + os.pathsep + environment.get("PYTHONPATH", "")
+    environment["PYTHONPATH"] = os.pathsep.join([str(SDK), str(TESTS), environment.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-c", code, *args], env=environment, capture_output=True, text=True,
                           timeout=timeout)
 
