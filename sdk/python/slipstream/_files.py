@@ -3,10 +3,15 @@
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence, Union
+
+Buffer = Union[bytes, bytearray, memoryview]
 
 
-def write_atomically(target: Path, content: bytes) -> None:
+def write_atomically(target: Path, content: Union[Buffer, Sequence[Buffer]]) -> None:
+    """``content``: bytes, or parts written one after the other (a large checkpoint is never copied to join them)."""
     target = Path(target)
+    parts = [content] if isinstance(content, (bytes, bytearray, memoryview)) else list(content)
     temporary = target.with_name("." + target.name + ".tmp")
     # The directory may be shared with the workload's other code (or another tenant's, on shared storage): a symbolic
     # link planted at the temporary name must not make us write through it. Remove whatever is there (unlink removes a
@@ -18,10 +23,11 @@ def write_atomically(target: Path, content: bytes) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(temporary, flags, 0o666)
     try:
-        view = memoryview(content)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        for part in parts:
+            view = memoryview(part).cast("B")
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -36,9 +36,14 @@ def file_name(step: int) -> str:
     return f"step-{step:019d}.ckpt"
 
 
+def _parts(step: int, data: memoryview) -> list:
+    header = _HEADER.pack(MAGIC, step, data.nbytes)
+    return [header, data, _TRAILER.pack(zlib.crc32(data, zlib.crc32(header)) & 0xFFFFFFFF)]
+
+
 def encode(step: int, data: bytes) -> bytes:
-    body = _HEADER.pack(MAGIC, step, len(data)) + bytes(data)
-    return body + _TRAILER.pack(zlib.crc32(body) & 0xFFFFFFFF)
+    """The file's content for ``data`` saved as the checkpoint of ``step``."""
+    return b"".join(_parts(step, memoryview(data).cast("B")))
 
 
 def decode(content: bytes) -> Optional[Checkpoint]:
@@ -82,10 +87,11 @@ class Checkpoints:
             raise ValueError("step must fit in 64 bits")
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError("data must be bytes")
-        if len(data) > _MAX_LENGTH:
+        data = memoryview(data).cast("B")  # bytes however the buffer counts its items; no copy
+        if data.nbytes > _MAX_LENGTH:
             raise ValueError("a checkpoint holds at most 2 GiB - 1 bytes (the format's length is a 32-bit int)")
         self._dir.mkdir(parents=True, exist_ok=True)
-        write_atomically(self._dir / file_name(step), encode(step, data))
+        write_atomically(self._dir / file_name(step), _parts(step, data))
         files = self._list()
         for old in files[: max(0, len(files) - self._keep)]:
             try:

@@ -40,7 +40,7 @@ class ProgressApi:
         # As the Java SDK's HttpClient: no proxy from the environment (http_proxy would send the run's token elsewhere).
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self._warned = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def send(self, body: str) -> None:
         request = urllib.request.Request(self.url, data=body.encode("utf-8"), method="POST", headers={
@@ -71,7 +71,9 @@ class Progress:
         self._file = Path(file) if file is not None else None
         self._api = api
         self._clock = clock
-        self._lock = threading.Lock()
+        # Reentrant: an on_stop callback runs in the main thread, perhaps while that thread is inside report(),
+        # and a checkpoint it saves reports here again. A Lock would deadlock there.
+        self._lock = threading.RLock()
         self._step = -1
         self._checkpoint_step: Optional[int] = None
         self._checkpoint_time: Optional[datetime] = None

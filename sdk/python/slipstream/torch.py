@@ -57,7 +57,7 @@ def save_state(checkpoints, step: int, model, optimizer=None, data_position: Any
     }
     buffer = io.BytesIO()
     torch.save(state, buffer)
-    checkpoints.save(int(step), buffer.getvalue())
+    checkpoints.save(int(step), buffer.getbuffer())  # a view: a large state is not copied once more
     return True
 
 

@@ -124,6 +124,16 @@ class CheckpointsTest(unittest.TestCase):
                 Checkpoints(self.dir, keep=keep)
         self.assertFalse(self.dir.exists())
 
+    def test_any_buffer_is_saved_as_its_bytes(self):
+        import array
+
+        numbers = array.array("d", [1.5, -2.0, 3.25])
+        for data in (bytearray(b"abc"), memoryview(b"xyz"), memoryview(numbers)):
+            with self.subTest(type(data).__name__):
+                self.checkpoints.save(1, data)
+                self.assertEqual(self.checkpoints.latest(), Checkpoint(1, bytes(memoryview(data).cast("B"))))
+        self.assertEqual(len(self.checkpoints.latest().data), 24)
+
     def test_the_largest_step_fits(self):
         self.checkpoints.save(2**63 - 1, b"")
         self.assertEqual(self.checkpoints.latest(), Checkpoint(2**63 - 1, b""))

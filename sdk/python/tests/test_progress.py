@@ -69,6 +69,23 @@ class ProgressFileTest(unittest.TestCase):
         slipstream.checkpoints(1).save(12, b"")
         self.assertEqual(self.read()["checkpointStep"], 12)
 
+    def test_a_checkpoint_reported_from_a_signal_handler_in_the_middle_of_a_report_does_not_deadlock(self):
+        progress = None
+
+        def clock_interrupted_by_on_stop():  # as if SIGTERM came while report() held the lock
+            if not interrupted:
+                interrupted.append(True)
+                progress.checkpointed(5)
+            return self.clock()
+
+        interrupted = []
+        progress = Progress(self.file, clock=clock_interrupted_by_on_stop)
+        thread = threading.Thread(target=progress.report, args=(4,), daemon=True)
+        thread.start()
+        thread.join(timeout=30)
+        self.assertFalse(thread.is_alive(), "report() deadlocked on its own lock")
+        self.assertEqual(interrupted, [True])
+
     def test_a_metric_that_is_no_number_is_named(self):
         with self.assertRaisesRegex(TypeError, "'lr'"):
             Progress(self.file, clock=self.clock).report(1, {"lr": "fast"})
