@@ -46,6 +46,7 @@ class PythonSdkTest {
                 .redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put("PYTHONPATH", SDK.toString());
         builder.environment().put("PYTHONDONTWRITEBYTECODE", "1"); // no __pycache__ in the source tree
+        builder.environment().put("TMPDIR", System.getProperty("java.io.tmpdir")); // the build's, as @TempDir's (.ci/run)
         Process process;
         try {
             process = builder.start();
