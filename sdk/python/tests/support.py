@@ -28,6 +28,8 @@ class MovingClock:
 def run_python(code: str, *args: str, env=None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs ``code`` in a fresh interpreter that imports the SDK from this tree."""
     environment = dict(os.environ if env is None else env)
+    if "PYTHONDONTWRITEBYTECODE" in os.environ:  # PythonSdkTest's: no __pycache__ in the source tree
+        environment["PYTHONDONTWRITEBYTECODE"] = os.environ["PYTHONDONTWRITEBYTECODE"]
     environment["PYTHONPATH"] = os.pathsep.join([str(SDK), str(TESTS), environment.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-c", code, *args], env=environment, capture_output=True, text=True,
                           timeout=timeout)
