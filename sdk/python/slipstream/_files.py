@@ -23,16 +23,27 @@ def write_atomically(target: Path, content: Union[Buffer, Sequence[Buffer]]) -> 
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(temporary, flags, 0o666)
     try:
-        for part in parts:
-            view = memoryview(part).cast("B")
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            for part in parts:
+                view = memoryview(part).cast("B")
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        _remove(temporary)  # a full disk leaves no partial file behind to fill it further
+        raise
     os.replace(temporary, target)  # rename(2) replaces a link at the target itself, never what it points to
     sync_directory(target.absolute().parent)
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def sync_directory(directory: Path) -> None:

@@ -134,6 +134,16 @@ class CheckpointsTest(unittest.TestCase):
                 self.assertEqual(self.checkpoints.latest(), Checkpoint(1, bytes(memoryview(data).cast("B"))))
         self.assertEqual(len(self.checkpoints.latest().data), 24)
 
+    def test_a_save_that_fails_midway_leaves_no_temporary_file(self):
+        from unittest import mock
+
+        self.checkpoints.save(1, b"old")
+        with mock.patch("slipstream._files.os.write", side_effect=OSError(28, "No space left on device")):
+            with self.assertRaisesRegex(OSError, "No space left"):
+                self.checkpoints.save(2, b"new")
+        self.assertEqual(self.names(), [file_name(1)])
+        self.assertEqual(self.checkpoints.latest(), Checkpoint(1, b"old"))
+
     def test_the_largest_step_fits(self):
         self.checkpoints.save(2**63 - 1, b"")
         self.assertEqual(self.checkpoints.latest(), Checkpoint(2**63 - 1, b""))
