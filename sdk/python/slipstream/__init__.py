@@ -1,0 +1,100 @@
+"""What a workload running under Slipstream can ask of the platform, from the variables every instance gets.
+
+docs/fault-tolerance.md describes the contract; this package follows it as the Java SDK (slipstream-sdk) does, with
+the standard library only::
+
+    from slipstream import Slipstream
+
+    slipstream = Slipstream.from_environment()
+    checkpoints = slipstream.checkpoints(keep=3)
+    latest = checkpoints.latest()
+    start = latest.step if latest else 0
+    slipstream.preemption.watch()                     # SIGTERM sets slipstream.preemption.stop_requested
+    slipstream.progress.report(step, {"loss": loss})  # at most one write a second
+
+Importing it never imports PyTorch; ``slipstream.torch`` does, when used.
+"""
+
+import os
+from typing import Mapping, Optional
+
+from ._env import Environment
+from .checkpoints import Checkpoint, Checkpoints
+from .metadata import Address, ClusterMetadata, Instance, MetadataError, Storage
+from .preemption import Notice, Preemption
+from .progress import Clock, Progress, ProgressApi, utc_now
+
+__all__ = ["Slipstream", "Checkpoint", "Checkpoints", "ClusterMetadata", "Instance", "Address", "Storage",
+           "MetadataError", "Notice", "Preemption", "Progress"]
+__version__ = "0.1.0"
+
+
+class Slipstream:
+    def __init__(self, variables: Mapping[str, str], clock: Clock = utc_now):
+        self._env = Environment(variables)
+        progress_file = self._env.path("SLIPSTREAM_PROGRESS_FILE")
+        self._progress = Progress(progress_file, None if progress_file is not None else _api(self._env), clock)
+        self._preemption = Preemption(self._env.path("SLIPSTREAM_PREEMPTION_NOTICE_FILE"),
+                                      self._env.path("SLIPSTREAM_PREEMPTION_ACK_FILE"), clock)
+
+    @classmethod
+    def from_environment(cls) -> "Slipstream":
+        return cls(os.environ)
+
+    @classmethod
+    def of(cls, variables: Mapping[str, str]) -> "Slipstream":
+        """For tests and for programs that pass the environment around."""
+        return cls(variables)
+
+    @property
+    def managed(self) -> bool:
+        """Whether this process runs as an instance of a Slipstream run."""
+        return self._env.get("SLIPSTREAM_RUN_ID") is not None
+
+    @property
+    def run_id(self) -> Optional[str]:
+        return self._env.get("SLIPSTREAM_RUN_ID")
+
+    @property
+    def rank(self) -> int:
+        return self._env.integer("SLIPSTREAM_RANK", 0)
+
+    @property
+    def world_size(self) -> int:
+        return self._env.integer("SLIPSTREAM_WORLD_SIZE", 1)
+
+    @property
+    def attempt(self) -> int:
+        return self._env.integer("SLIPSTREAM_ATTEMPT", 1)
+
+    @property
+    def local_rank(self) -> int:
+        return self._env.integer("LOCAL_RANK", 0)
+
+    def metadata(self) -> ClusterMetadata:
+        """Every instance of the run, read from SLIPSTREAM_METADATA_FILE; ``peers()`` of it are this one's."""
+        path = self._env.path("SLIPSTREAM_METADATA_FILE")
+        if path is None:
+            raise RuntimeError("SLIPSTREAM_METADATA_FILE is not set: not running under Slipstream")
+        return ClusterMetadata.read(path).with_own_rank(self.rank)
+
+    def checkpoints(self, keep: int = 3) -> Checkpoints:
+        """Checkpoints in SLIPSTREAM_CHECKPOINT_DIR (which outlives attempts and preemptions), keeping the newest
+        ``keep``; outside Slipstream, in ./checkpoints."""
+        directory = self._env.path("SLIPSTREAM_CHECKPOINT_DIR")
+        return Checkpoints(directory if directory is not None else "checkpoints", keep, self._progress)
+
+    @property
+    def progress(self) -> Progress:
+        return self._progress
+
+    @property
+    def preemption(self) -> Preemption:
+        return self._preemption
+
+
+def _api(env: Environment) -> Optional[ProgressApi]:
+    server, token, run = env.get("SLIPSTREAM_SERVER"), env.get("SLIPSTREAM_RUN_TOKEN"), env.get("SLIPSTREAM_RUN_ID")
+    if not server or not token or not run:
+        return None
+    return ProgressApi(server, run, env.integer("SLIPSTREAM_RANK", 0), token)
