@@ -47,7 +47,7 @@ def main():
               file=sys.stderr)
         return 2
     from slipstream import Slipstream
-    from slipstream.torch import restore_state, save_state
+    from slipstream.torch import allreduce_in_rank_order, restore_state, save_state
 
     # One thread, deterministic kernels: the same sums in the same order in every attempt.
     torch.set_num_threads(1)
@@ -65,7 +65,7 @@ def main():
     ddp = DistributedDataParallel(model)
     # Gradients summed in rank order: a ring all-reduce adds each element in an order that depends on where it lies
     # in its bucket, and DDP lays its buckets out anew in the first step of every process (a resumed one too).
-    ddp.register_comm_hook(None, in_rank_order(torch, dist, world))
+    ddp.register_comm_hook(None, allreduce_in_rank_order())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
     inputs, labels = dataset(torch)
     steps_per_epoch = max(1, SAMPLES // (BATCH * world))
@@ -76,7 +76,6 @@ def main():
     restored = restore_state(checkpoints, model, optimizer)
     if restored is not None:
         start = restored.step
-        torch.set_rng_state(restored.extra["rng"][rank])
         expected = position(start, steps_per_epoch)
         if restored.data_position != expected:
             raise SystemExit(f"pytorch-ddp: the checkpoint's data position {restored.data_position} is not step {start}'s {expected}")
@@ -89,10 +88,8 @@ def main():
         print(f"{world} ranks, {sum(p.numel() for p in model.parameters())} parameters, steps {start + 1}..{STEPS}", flush=True)
 
     def checkpoint(step):
-        states = [None] * world
-        dist.all_gather_object(states, torch.get_rng_state())
-        if rank == 0:
-            save_state(checkpoints, step, model, optimizer, position(step, steps_per_epoch), extra={"rng": states})
+        # Every rank's own random states (each draws its own dropout masks): a collective, rank 0 writes.
+        save_state(checkpoints, step, model, optimizer, position(step, steps_per_epoch), every_rank_rng=True)
         dist.barrier()  # nobody acknowledges a stop before the checkpoint is on disk
 
     completed = last_saved = start
@@ -142,21 +139,6 @@ def main():
     print(f"final weights sha256={digest.hexdigest()}", flush=True)
     dist.destroy_process_group()
     return 0
-
-
-def in_rank_order(torch, dist, world):
-    """A DDP communication hook: the mean of every rank's gradients, added up in rank order, the same on every rank."""
-    def hook(state, bucket):
-        gradients = bucket.buffer()
-        gathered = [torch.empty_like(gradients) for _ in range(world)]
-        dist.all_gather(gathered, gradients)
-        total = gathered[0].clone()
-        for other in gathered[1:]:
-            total += other
-        future = torch.futures.Future()
-        future.set_result(total / world)
-        return future
-    return hook
 
 
 def dataset(torch):

@@ -7,9 +7,15 @@ written with torch.save into the SDK's checkpoint format (``Checkpoints.save``).
 same random numbers and sees the same data as it would have without the interruption, so the run ends bit-identical
 to an uninterrupted one (same hardware, same PyTorch, deterministic kernels).
 
-In DDP, every rank calls both: save_state writes on rank 0 only (the others return False at once); every rank
-restores from the same newest checkpoint. The random states saved are rank 0's, which every rank restores: right
-when the ranks seed alike, as DDP programs usually do (the sampler shards the data, not the generator).
+In DDP, every rank calls both: save_state writes on rank 0 only (the others return False); every rank restores from
+the same newest checkpoint. By default the random states saved are rank 0's, which every rank restores: right when
+the ranks seed alike (the sampler shards the data, not the generator). Ranks that draw their own random numbers
+(dropout seeded per rank, say) pass ``every_rank_rng=True``: save_state then gathers each rank's states (a collective:
+every rank must call it, for the same step) and each rank restores its own.
+
+Bit-identical resumption also needs the gradients summed in the same order in every attempt: a ring all-reduce adds
+each element in an order that depends on where it lies in its bucket, and DDP lays its buckets out anew in the first
+step of every process. ``allreduce_in_rank_order`` is a DDP communication hook that sums in rank order instead.
 
 This module imports PyTorch when one of its functions is called, never at ``import slipstream``.
 """
@@ -40,8 +46,18 @@ def is_writer(rank: Optional[int] = None) -> bool:
 
 
 def save_state(checkpoints, step: int, model, optimizer=None, data_position: Any = None, extra: Any = None,
-               rank: Optional[int] = None) -> bool:
-    """Saves the training state as the checkpoint of ``step``; returns whether this process wrote it (rank 0)."""
+               rank: Optional[int] = None, every_rank_rng: bool = False) -> bool:
+    """Saves the training state as the checkpoint of ``step``; returns whether this process wrote it (rank 0).
+    ``every_rank_rng``: gather every rank's random states (torch.distributed must be initialised; every rank calls)."""
+    rng_by_rank = None
+    if every_rank_rng:
+        import torch
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()):
+            raise ValueError("every_rank_rng needs torch.distributed initialised (init_process_group)")
+        rng_by_rank = [None] * dist.get_world_size()
+        dist.all_gather_object(rng_by_rank, _rng_state(torch))
     if not is_writer(rank):
         return False
     import torch
@@ -54,6 +70,7 @@ def save_state(checkpoints, step: int, model, optimizer=None, data_position: Any
         "data_position": data_position,
         "extra": extra,
         "rng": _rng_state(torch),
+        "rng_by_rank": rng_by_rank,
     }
     buffer = io.BytesIO()
     torch.save(state, buffer)
@@ -85,8 +102,37 @@ def restore_state(checkpoints, model, optimizer=None, restore_rng: bool = True,
             raise ValueError(f"checkpoint {checkpoint.step} has no optimizer state")
         optimizer.load_state_dict(state["optimizer"])
     if restore_rng:
-        _set_rng_state(torch, state["rng"])
+        by_rank = state.get("rng_by_rank")
+        if by_rank is not None:
+            mine = _rank(None)
+            if mine >= len(by_rank):
+                raise ValueError(f"checkpoint {checkpoint.step} has the random states of {len(by_rank)} ranks, not of rank {mine}")
+            _set_rng_state(torch, by_rank[mine])
+        else:
+            _set_rng_state(torch, state["rng"])
     return Restored(state["step"], state["data_position"], state["extra"])
+
+
+def allreduce_in_rank_order(process_group=None):
+    """A DDP communication hook: every rank gets the mean of all ranks' gradients, added up in rank order, so that the
+    sums are the same whatever the bucket layout. ``ddp.register_comm_hook(None, allreduce_in_rank_order())``. It
+    gathers every rank's buckets (world size times the memory of a bucket): meant for exactness, not for speed."""
+    import torch
+    import torch.distributed as dist
+
+    def hook(state, bucket):
+        gradients = bucket.buffer()
+        world = dist.get_world_size(process_group)
+        gathered = [torch.empty_like(gradients) for _ in range(world)]
+        dist.all_gather(gathered, gradients, group=process_group)
+        total = gathered[0].clone()
+        for other in gathered[1:]:
+            total += other
+        future = torch.futures.Future()
+        future.set_result(total / world)
+        return future
+
+    return hook
 
 
 def _load_knows_weights_only(torch) -> bool:

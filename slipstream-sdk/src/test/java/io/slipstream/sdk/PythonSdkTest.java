@@ -28,7 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PythonSdkTest {
     private static final Path SDK = Path.of("..", "sdk", "python").toAbsolutePath().normalize();
-    private static final String PYTHON = System.getProperty("slipstream.python", "python3");
+    /** Debian's python3 where there is one: python3-torch is for it, so the PyTorch tests run too. */
+    private static final String PYTHON = System.getProperty("slipstream.python",
+            java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3");
 
     @TempDir
     Path dir;
