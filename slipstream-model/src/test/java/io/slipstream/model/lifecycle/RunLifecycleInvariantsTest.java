@@ -38,11 +38,16 @@ class RunLifecycleInvariantsTest {
     private static final int EVENTS = 80;
     private static final RunLifecycle LIFECYCLE = new RunLifecycle(new LifecycleLimits(Duration.ofSeconds(30), Duration.ofDays(30)));
 
+    /** Restarts in place over all lives: the Async lives must have had some, or they checked nothing of them. */
+    private static int restartsInPlace;
+
     @Test
     void everyRandomLifeKeepsTheInvariants() {
+        restartsInPlace = 0;
         for (long seed = 1; seed <= SEEDS; seed++) {
             new Life(seed).live();
         }
+        assertThat(restartsInPlace).as("instances restarted in place (runType Async)").isPositive();
     }
 
     private static final class Life {
@@ -241,6 +246,7 @@ class RunLifecycleInvariantsTest {
                 assertThat(step.next().attempt()).isEqualTo(run.attempt());
                 replace(step.instance());
                 stopsSent.remove(step.instance().id()); // a new process of the rank: it may be told to stop in turn
+                restartsInPlace++;
                 run = step.next();
                 return true;
             }
