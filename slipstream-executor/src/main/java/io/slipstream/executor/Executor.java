@@ -13,6 +13,19 @@ import java.util.function.Consumer;
  * {@link #terminate}; reports are delivered to the listener from the executor's own threads, at least once.
  */
 public interface Executor extends AutoCloseable {
+    /** In a handle: which {@link LaunchSpec#restart restart in place} of its instance the handle is of (absent: 0). */
+    String RESTART_KEY = "restart";
+
+    /** Which restart in place of its instance a handle is of. */
+    static int restartOf(Map<String, String> handle) {
+        String value = handle.get(RESTART_KEY);
+        try {
+            return value == null ? 0 : Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            return -1; // matches no restart: such a handle is of no launch this control plane made
+        }
+    }
+
     /** The nodes instances can be placed on. */
     List<NodeInfo> nodes();
 
@@ -50,6 +63,15 @@ public interface Executor extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether an ended instance can be launched again under its id ({@link LaunchSpec#restart} above its last launch's),
+     * on the same node and devices, while the other instances of its attempt run on ({@code faultTolerance.runType:
+     * Async}). An executor that cannot has such jobs refused at submission.
+     */
+    default boolean restartsInPlace() {
+        return false;
+    }
+
     /** Whether every instance must name a container image (executors that run containers); a job without one is refused. */
     default boolean requiresImage() {
         return false;
@@ -71,7 +93,9 @@ public interface Executor extends AutoCloseable {
     /**
      * Starts an instance and returns its handle once its process exists. With a startup probe, a {@code Ready} or
      * {@code ProbeFailed} report follows (without one, a running instance is ready). Idempotent: if this instance was
-     * launched before (say, just before a crash of the control plane), it is adopted instead of started twice.
+     * launched before (say, just before a crash of the control plane), it is adopted instead of started twice. A
+     * {@link LaunchSpec#restart restart} newer than the last launch of the id (whose end was reported) starts a new
+     * process instead (executors that {@link #restartsInPlace}); its handle names the restart under {@link #RESTART_KEY}.
      *
      * @throws ExecutorException if the instance cannot be started at all
      */

@@ -26,6 +26,9 @@ import java.util.Map;
  * @param secretFiles Secrets given to the instance as files: one file per key under
  *                    {@code $SLIPSTREAM_SECRETS_DIR/<name>/}, readable by the instance only; container executors also
  *                    mount them at {@code mountPath} when it is given
+ * @param restart     how often this rank was restarted in place before this launch (runType Async; 0 for its first
+ *                    launch): a launch with a higher number than the instance's last one starts a new process in place of
+ *                    the ended one, whose files and exit must never be taken for the new one's (see {@link Executor#launch})
  */
 public record LaunchSpec(
         InstanceId id,
@@ -40,7 +43,8 @@ public record LaunchSpec(
         io.slipstream.api.spec.StartupProbe probe,
         io.slipstream.api.spec.Resources resources,
         Map<String, SecretEnv> secretEnv,
-        List<SecretFiles> secretFiles) {
+        List<SecretFiles> secretFiles,
+        int restart) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -75,11 +79,21 @@ public record LaunchSpec(
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
+        if (restart < 0) {
+            throw new IllegalArgumentException("restart is negative: " + restart);
+        }
         for (String secret : secretEnv.keySet()) {
             if (env.containsKey(secret)) {
                 throw new IllegalArgumentException(secret + " is both a plain and a secret variable");
             }
         }
+    }
+
+    /** A first launch. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
+                      io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles) {
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0);
     }
 
     /** An instance without secrets. */
@@ -103,13 +117,19 @@ public record LaunchSpec(
 
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
-        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles);
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
+                restart);
+    }
+
+    /** The same instance as its {@code number}th restart in place. */
+    public LaunchSpec withRestart(int number) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number);
     }
 
     /** Names, never values: neither the environment (it holds the run's token) nor a secret shows up in a log. */
     @Override
     public String toString() {
-        return "LaunchSpec[id=" + id + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", env=" + env.keySet()
+        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", env=" + env.keySet()
                 + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
     }
 }

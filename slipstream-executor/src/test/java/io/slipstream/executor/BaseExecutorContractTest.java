@@ -606,6 +606,32 @@ public abstract class BaseExecutorContractTest {
                 .hasMessageContaining("no-such-node");
     }
 
+    /**
+     * runType Async: an instance that ended is launched again under its id as restart 1. The new launch is a process of
+     * its own, found as the instance from then on; only its own end is reported (the first one's exit code is never
+     * read as its), and its log is its own.
+     */
+    @Test
+    void anEndedInstanceRestartedInPlaceIsANewProcessWhoseOwnEndIsReported() throws Exception {
+        Executor executor = newExecutor();
+        org.junit.jupiter.api.Assumptions.assumeTrue(executor.restartsInPlace(), "the executor does not restart instances in place");
+        assumeRunsCommands();
+        InstanceId id = newInstanceId();
+        Map<String, String> first = launch(executor, spec(id, nodeName(), "echo first; exit 137"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
+        String gate = gate(id);
+        Map<String, String> second = launch(executor, spec(id, nodeName(), "echo second; cat " + gate + " > /dev/null; exit 3").withRestart(1));
+        assertThat(Executor.restartOf(second)).isEqualTo(1);
+        assertThat(Executor.restartOf(first)).isZero();
+        assertThat(second.get(identityKey())).isNotEqualTo(first.get(identityKey()));
+        assertThat(executor.find(id)).contains(second);
+        awaitOutput(executor, id, second, "second");
+        assertThat(executor.launch(spec(id, nodeName(), "echo third").withRestart(1))).as("the same restart again is adopted").isEqualTo(second);
+        openGate(id);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).as("its own end, not the first one's 137").isEqualTo(3);
+        assertThat(readAll(executor, id, second, LogStream.STDOUT)).isEqualTo("second\n");
+    }
+
     /** A path the instance blocks on until {@link #openGate} is called (a named pipe where supported). */
     protected abstract String gate(InstanceId id);
 

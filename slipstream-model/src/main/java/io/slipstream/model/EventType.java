@@ -14,5 +14,7 @@ public enum EventType {
     InstanceReady,
     InstanceProbeFailed,
     InstanceExited,
-    InstanceLost
+    InstanceLost,
+    /** A failed instance was started again in place (runType Async); the message says which rank, why, and which restart. */
+    InstanceRestarted
 }

@@ -64,6 +64,15 @@ public record FaultState(
                 progressStep, progressAt, workLostMillis);
     }
 
+    /**
+     * One instance was restarted in place after a failure (runType Async): counted as a failure restart of the run, and
+     * the restarted instance waits until {@code notBefore} ({@code null}: at once).
+     */
+    public FaultState restartedInstance(Instant notBefore) {
+        return new FaultState(failures + 1, nodeLost, hangs, preemptions, lastError, sameErrorCount, restarting, notBefore, checkpointStep, checkpointAt,
+                progressStep, progressAt, workLostMillis);
+    }
+
     /** What the workload last reported; only ever moves forward. */
     public FaultState progressed(Long step, Instant at, Long checkpoint, Instant checkpointTime) {
         boolean newCheckpoint = checkpoint != null && checkpointTime != null && (checkpointAt == null || checkpointTime.isAfter(checkpointAt));

@@ -124,7 +124,8 @@ public final class SlipstreamServer implements AutoCloseable {
                     (fenced, progress, queue) -> new ControlLoop(fenced, leading, new Scheduler(), clock, config.limits(), config.tickInterval(),
                             runTokens, secrets, progress, queue).observeCycles(metrics::cycle));
             LeaderElection control = election;
-            DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), secrets);
+            DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
+                    secrets);
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock, leading::nodes,
                     executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,

@@ -621,6 +621,27 @@ public abstract class BaseStoreContractTest implements UsageContract {
     }
 
     @Test
+    void anInstanceRestartedInPlaceKeepsItsPlaceAndCountsItsRestarts() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        InstanceRecord placed = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 2), "worker", 1, "node-2",
+                List.of(1)))).get(0);
+        assertThat(placed.restarts()).isZero();
+        InstanceRecord failed = store.updateInstance(store.updateInstance(placed.running(Map.of("pid", "42"), T0))
+                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(3)));
+        InstanceRecord restarted = store.updateInstance(failed.restartedInPlace());
+        assertThat(store.getInstance(placed.id())).contains(restarted);
+        assertThat(restarted.restarts()).isEqualTo(1);
+        assertThat(restarted.state()).isEqualTo(InstanceState.PENDING);
+        assertThat(restarted.handle()).isEmpty();
+        assertThat(restarted.exitCode()).isNull();
+        assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(placed.id());
+        InstanceRecord again = store.updateInstance(store.updateInstance(restarted.running(Map.of("pid", "43"), T0.plusSeconds(4)))
+                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(5)).restartedInPlace());
+        assertThat(store.instancesOf(run.id())).singleElement().satisfies(i -> assertThat(i.restarts()).isEqualTo(2));
+        assertThat(again.node()).isEqualTo("node-2");
+    }
+
+    @Test
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {

@@ -12,7 +12,8 @@ import java.util.List;
  * When a run that stopped for a reason other than success is started again, and how often. Each cause has its own
  * budget, so that preemptions (the platform's doing) never use up the budget for failures (the workload's doing).
  *
- * @param runType           {@code Sync}: a restart is a new attempt of the whole gang
+ * @param runType           {@code Sync}: a restart is a new attempt of the whole gang; {@code Async}: only the failed
+ *                          instance restarts, in place, while the others keep running
  * @param maxRestarts       restarts after failures that the rules retry
  * @param maxPreemptions    requeues after preemption; {@code null}: unlimited
  * @param maxNodeLost       restarts after a node was lost
@@ -115,7 +116,13 @@ public record FaultTolerance(
     /** How a restart is done. */
     public enum RunType {
         /** The whole gang stops and starts again as a new attempt, with fresh metadata. */
-        Sync
+        Sync,
+        /**
+         * Only the failed instance restarts, with the same rank on the same node and GPUs, while the others keep running
+         * (parameter-server style workloads that tolerate a peer's restart). A lost node, a hang, a preemption or a
+         * cancellation still stop the whole run, as with {@link #Sync}.
+         */
+        Async
     }
 
     /** What to do with a failure. */

@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * One instance of a run as the API shows it. {@code rank} is global across node groups; {@code ip} and {@code ports}
- * are where the run's other instances reach it; {@code readyAt} is when its startup probe passed.
+ * are where the run's other instances reach it; {@code readyAt} is when its startup probe passed; {@code restarts} how
+ * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}).
  */
 public record InstanceView(
         String nodeGroup,
@@ -22,5 +23,6 @@ public record InstanceView(
         Instant readyAt,
         Instant finishedAt,
         String ip,
-        List<Integer> ports) {
+        List<Integer> ports,
+        int restarts) {
 }

@@ -97,7 +97,7 @@ class SpecReaderTest {
         List<Problem> problems = problemsOf(JOB.replace("  priority: 5", String.join("\n",
                 "  priority: 5",
                 "  faultTolerance:",
-                "    runType: Async",
+                "    runType: Eventually",
                 "    maxRestarts: -1",
                 "    backoff: {base: 1m, cap: 10s}",
                 "    retryOn: {exitCodes: [300, \"9-3\", x], errorPatterns: [\"NCCL (error\", 5]}",
@@ -110,6 +110,14 @@ class SpecReaderTest {
                 "spec.faultTolerance.restartPolicy");
         assertThat(problems).filteredOn(p -> p.field().equals("spec.faultTolerance.retryOn.errorPatterns[0]"))
                 .singleElement().satisfies(p -> assertThat(p.message()).startsWith("is not a regular expression: Unclosed group"));
+    }
+
+    @Test
+    void asyncRunTypeIsReadAndWrittenBack() {
+        String async = JOB.replace("  priority: 5", String.join("\n", "  priority: 5", "  faultTolerance:", "    runType: Async",
+                "    retryOn: {exitCodes: [137]}"));
+        JobSpec job = (JobSpec) read(async).get(0).spec();
+        assertThat(job.faultTolerance().runType()).isEqualTo(FaultTolerance.RunType.Async);
     }
 
     @Test

@@ -168,9 +168,10 @@ final class Runs {
                 rows.add(List.of("  " + instance.nodeGroup() + "-" + instance.groupRank(), Integer.toString(instance.rank()),
                         Integer.toString(instance.attempt()), instance.node(),
                         instance.gpus().isEmpty() ? "" : instance.gpus().toString().replace(" ", ""), instance.state().name(),
-                        instance.exitCode() == null ? "" : instance.exitCode().toString(), instance.reason() == null ? "" : instance.reason()));
+                        instance.exitCode() == null ? "" : instance.exitCode().toString(), Integer.toString(instance.restarts()),
+                        instance.reason() == null ? "" : instance.reason()));
             }
-            Output.table(out, List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "REASON"), rows);
+            Output.table(out, List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "RESTARTS", "REASON"), rows);
         }
         out.flush();
     }

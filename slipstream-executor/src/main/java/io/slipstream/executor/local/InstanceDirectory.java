@@ -273,6 +273,31 @@ final class InstanceDirectory {
         return value == null ? null : value.longValue();
     }
 
+    /** Which restart in place of its rank this directory's launch is ({@link io.slipstream.executor.LaunchSpec#restart}). */
+    void recordRestart(int restart) throws IOException {
+        SafeFiles.writeControlFile(dir.resolve("restart"), (restart + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
+    }
+
+    /** What {@link #recordRestart} recorded; 0 when nothing was (a first launch). */
+    int restart() {
+        Integer value = UidAllocator.read(dir.resolve("restart"));
+        return value == null ? 0 : value;
+    }
+
+    /**
+     * Moves the directory of an ended launch aside ({@code <rank>.restart-<n>}, next to it, kept with its logs until the
+     * run is forgotten), so that the rank's next launch starts in an empty one: its pid and exit files can then only be
+     * the new process's. Returns where it went.
+     */
+    Path setAside(int restart) throws IOException {
+        Path target = dir.resolveSibling(dir.getFileName() + ".restart-" + restart);
+        for (int n = 1; Files.exists(target, LinkOption.NOFOLLOW_LINKS); n++) {
+            target = dir.resolveSibling(dir.getFileName() + ".restart-" + restart + "." + n); // set aside before, then a crash
+        }
+        Files.move(dir, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return target;
+    }
+
     /** Remembers (across a restart of the server) that the platform asked the instance to stop. */
     void markTerminationRequested() {
         try {

@@ -94,6 +94,10 @@ final class InstanceHandles {
         if (pidNamespaces) {
             handle.put("pidNamespace", "true");
         }
+        int restart = dir.restart();
+        if (restart > 0) {
+            handle.put(io.slipstream.executor.Executor.RESTART_KEY, Integer.toString(restart));
+        }
         return Optional.of(handle);
     }
 }

@@ -199,6 +199,12 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     /** With a uid per run, every process of a run is killed before its end is reported; without, only its process trees. */
+    /** An ended instance's directory is set aside and the rank starts again in a new one, on the same node and GPUs. */
+    @Override
+    public boolean restartsInPlace() {
+        return true;
+    }
+
     @Override
     public Containment containment() {
         return uids == null ? Containment.PROCESS_TREE : Containment.EVERY_PROCESS;
@@ -239,14 +245,34 @@ public final class LocalProcessExecutor implements Executor {
             } catch (IOException e) {
                 throw new ExecutorException("cannot read the state of instance " + spec.id() + ": " + e.getMessage(), e);
             }
-            if (existing.isPresent()) {
+            if (existing.isPresent() && io.slipstream.executor.Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
                 watch(spec.id(), existing.get(), dir, null);
                 return existing.get();
             }
+            if (existing.isPresent()) {
+                setAside(spec, existing.get(), dir);
+            }
             return fence.guarded(() -> start(spec, node, dir));
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * A restart in place: the rank's last process must be over (its end reported), and its directory goes aside, so that
+     * nothing it left (pid, exit code, notice, readiness) is read as the new process's.
+     */
+    private void setAside(LaunchSpec spec, Map<String, String> last, InstanceDirectory dir) {
+        if (watched.containsKey(spec.id()) || handles.supervisorAlive(last)) {
+            throw new ExecutorException("instance " + spec.id() + " cannot restart: its last process (restart "
+                    + io.slipstream.executor.Executor.restartOf(last) + ") is still running");
+        }
+        try {
+            Path aside = dir.setAside(io.slipstream.executor.Executor.restartOf(last));
+            LOG.info("instance {} restarts in place (restart {}); its last launch is kept in {}", spec.id(), spec.restart(), aside);
+        } catch (IOException e) {
+            throw new ExecutorException("cannot restart instance " + spec.id() + ": " + e.getMessage(), e);
         }
     }
 
@@ -260,6 +286,9 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             Path workingDir = dir.create(uid, spec.workingDir());
+            if (spec.restart() > 0) {
+                dir.recordRestart(spec.restart()); // before the pid file: every handle read of this launch names it
+            }
             dir.recordEpoch("launch", fence.epoch()); // under the fence's lock: launch is called in fence.guarded
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();

@@ -119,7 +119,11 @@ public final class RunLifecycle {
                 return new Step.Stay(); // a later decision judges, with the peers' failures in
             }
             InstanceRecord root = rootCause(failed);
-            return fault(run, instances, faultOf(root, seen.logLines().getOrDefault(root.id(), List.of())));
+            RestartRules.Fault fault = faultOf(root, seen.logLines().getOrDefault(root.id(), List.of()));
+            if (run.spec().faultTolerance().runType() == FaultTolerance.RunType.Async && fault instanceof RestartRules.InstanceFailed failure) {
+                return inPlace(run, instances, root, failure, now);
+            }
+            return fault(run, instances, fault);
         }
         Optional<InstanceRecord> unready = instances.stream().filter(InstanceRecord::hasFailedProbe).findFirst();
         if (unready.isPresent()) {
@@ -142,7 +146,7 @@ public final class RunLifecycle {
                 return fault(run, instances, new RestartRules.Hung(hang));
             }
         }
-        List<InstanceRecord> startable = startable(run, instances);
+        List<InstanceRecord> startable = startable(run, instances, now);
         if (!startable.isEmpty()) {
             return new Step.Launch(startable);
         }
@@ -227,7 +231,30 @@ public final class RunLifecycle {
 
     /** The run's policy decides: the whole gang restarts as a new attempt, or the run fails. */
     private Step fault(RunRecord run, List<InstanceRecord> instances, RestartRules.Fault fault) {
-        RestartRules.Verdict verdict = RestartRules.judge(run.spec().faultTolerance(), run.faults(), fault);
+        return apply(run, instances, RestartRules.judge(run.spec().faultTolerance(), run.faults(), fault));
+    }
+
+    /**
+     * Async: the same rules and budgets as a whole restart decide, but a restart starts only the failed rank again, in
+     * place; a failure they do not retry (or one past the budget) fails the run and stops the others, as with Sync.
+     * Lost nodes never get here: what ran on a lost node cannot be restarted where it was.
+     */
+    private Step inPlace(RunRecord run, List<InstanceRecord> instances, InstanceRecord failed, RestartRules.InstanceFailed fault, Instant now) {
+        FaultTolerance policy = run.spec().faultTolerance();
+        RestartRules.Verdict verdict = RestartRules.judge(policy, run.faults(), fault);
+        if (!(verdict instanceof RestartRules.Restart restart)) {
+            return apply(run, instances, verdict);
+        }
+        Instant notBefore = restart.backoff().isZero() ? null : now.plus(restart.backoff());
+        RunRecord counted = run.withFaults(verdict.faults().restartedInstance(notBefore));
+        String after = fault.exitCode() == null ? fault.detail() : "exit code " + fault.exitCode();
+        String message = failed.displayName() + " (rank " + failed.id().rank() + ") restarted after " + after + " (restart "
+                + counted.faults().failures() + " of " + policy.maxRestarts() + ")"
+                + (restart.backoff().isZero() ? "" : "; starts in " + Durations.format(restart.backoff()));
+        return new Step.RestartInstance(counted, failed.restartedInPlace(), message);
+    }
+
+    private Step apply(RunRecord run, List<InstanceRecord> instances, RestartRules.Verdict verdict) {
         RunRecord counted = run.withFaults(verdict.faults());
         RunRecord next = verdict instanceof RestartRules.Restart restart ? counted.restarting(restart.cause(), restart.reason())
                 : counted.terminating(RunState.FAILED, verdict.reason());
@@ -309,16 +336,22 @@ public final class RunLifecycle {
                 || instance.state() == InstanceState.RUNNING && (group.startupProbe() == null || instance.readyAt() != null);
     }
 
-    /** The placed instances that may start: all of them, or with InOrder those of the first group not yet ready. */
-    static List<InstanceRecord> startable(RunRecord run, List<InstanceRecord> instances) {
+    /**
+     * The placed instances that may start: all of them, or with InOrder those of the first group not yet ready. A rank
+     * restarted in place waits out its backoff (the run's {@code retryAt}) first.
+     */
+    static List<InstanceRecord> startable(RunRecord run, List<InstanceRecord> instances, Instant now) {
+        Instant retryAt = run.faults().retryAt();
+        java.util.function.Predicate<InstanceRecord> mayStart = i -> i.state() == InstanceState.PENDING
+                && (i.restarts() == 0 || retryAt == null || !now.isBefore(retryAt));
         if (run.spec().startupOrder() == StartupOrder.InParallel) {
-            return instances.stream().filter(i -> i.state() == InstanceState.PENDING).toList();
+            return instances.stream().filter(mayStart).toList();
         }
         for (NodeGroupSpec group : run.spec().nodeGroups()) {
             List<InstanceRecord> members = instances.stream().filter(i -> i.nodeGroup().equals(group.name())).toList();
             List<InstanceRecord> pending = members.stream().filter(i -> i.state() == InstanceState.PENDING).toList();
             if (!pending.isEmpty() || !members.stream().allMatch(i -> isReady(i, group))) {
-                return pending; // this group starts (or is still starting): later groups wait for it
+                return pending.stream().filter(mayStart).toList(); // this group starts (or is still starting): later groups wait for it
             }
         }
         return List.of();

@@ -27,6 +27,8 @@ public sealed interface Step {
 
         R launch(Launch step);
 
+        R restartInstance(RestartInstance step);
+
         R requeue(Requeue step);
 
         R end(End step);
@@ -111,6 +113,24 @@ public sealed interface Step {
         @Override
         public <R> R accept(Handler<R> handler) {
             return handler.launch(this);
+        }
+    }
+
+    /**
+     * One failed instance starts again in place ({@code faultTolerance.runType: Async}) while the others keep running:
+     * {@code next} is the run with the restart counted, {@code instance} the rank pending again (same node, GPUs and
+     * endpoint; launched once the backoff in {@code next}'s {@code retryAt} is over), {@code message} says which and why.
+     */
+    record RestartInstance(RunRecord next, InstanceRecord instance, String message) implements Step {
+        public RestartInstance {
+            requireNonNull(next, "next is null");
+            requireNonNull(instance, "instance is null");
+            requireNonNull(message, "message is null");
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.restartInstance(this);
         }
     }
 

@@ -38,11 +38,16 @@ class RunLifecycleInvariantsTest {
     private static final int EVENTS = 80;
     private static final RunLifecycle LIFECYCLE = new RunLifecycle(new LifecycleLimits(Duration.ofSeconds(30), Duration.ofDays(30)));
 
+    /** Restarts in place over all lives: the Async lives must have had some, or they checked nothing of them. */
+    private static int restartsInPlace;
+
     @Test
     void everyRandomLifeKeepsTheInvariants() {
+        restartsInPlace = 0;
         for (long seed = 1; seed <= SEEDS; seed++) {
             new Life(seed).live();
         }
+        assertThat(restartsInPlace).as("instances restarted in place (runType Async)").isPositive();
     }
 
     private static final class Life {
@@ -167,7 +172,8 @@ class RunLifecycleInvariantsTest {
             assertThat(run.faults().workLostMillis()).as(what("work lost only grows")).isGreaterThanOrEqualTo(workLost);
             workLost = run.faults().workLostMillis();
             if (run.state() == RunState.RUNNING) {
-                assertThat(instances).as(what("a RUNNING run has launched everything")).noneMatch(i -> i.state() == InstanceState.PENDING);
+                assertThat(instances).as(what("a RUNNING run has launched everything but ranks restarted in place"))
+                        .noneMatch(i -> i.state() == InstanceState.PENDING && i.restarts() == 0);
             }
         }
 
@@ -230,6 +236,22 @@ class RunLifecycleInvariantsTest {
             }
 
             @Override
+            public Boolean restartInstance(Step.RestartInstance step) {
+                assertThat(spec.faultTolerance().runType()).as(what("only Async restarts one instance")).isEqualTo(FaultTolerance.RunType.Async);
+                InstanceRecord before = current(step.instance());
+                assertThat(before.state()).as(what("only a failed instance restarts in place")).isIn(InstanceState.FAILED, InstanceState.KILLED);
+                assertThat(step.instance().restarts()).isEqualTo(before.restarts() + 1);
+                assertThat(step.instance().node()).as(what("in place")).isEqualTo(before.node());
+                assertThat(step.next().state()).as(what("the run goes on")).isEqualTo(run.state());
+                assertThat(step.next().attempt()).isEqualTo(run.attempt());
+                replace(step.instance());
+                stopsSent.remove(step.instance().id()); // a new process of the rank: it may be told to stop in turn
+                restartsInPlace++;
+                run = step.next();
+                return true;
+            }
+
+            @Override
             public Boolean requeue(Step.Requeue step) {
                 assertThat(instances).as(what("queued again only once all are gone")).allMatch(i -> i.state().isFinal());
                 assertThat(step.next().attempt()).isEqualTo(run.attempt() + 1);
@@ -287,7 +309,9 @@ class RunLifecycleInvariantsTest {
             job.maxRuntime(Duration.ofMinutes(30 + random.nextInt(60)));
         }
         List<FaultTolerance.ExitCodeRange> codes = random.nextBoolean() ? List.of(new FaultTolerance.ExitCodeRange(128, 255)) : List.of();
-        return job.faultTolerance(new FaultTolerance(FaultTolerance.RunType.Sync, random.nextInt(4), random.nextBoolean() ? random.nextInt(3) : null,
+        // Drawn apart, so that the Sync lives stay the ones they always were.
+        FaultTolerance.RunType type = new Random(random.nextLong()).nextInt(3) == 0 ? FaultTolerance.RunType.Async : FaultTolerance.RunType.Sync;
+        return job.faultTolerance(new FaultTolerance(type, random.nextInt(4), random.nextBoolean() ? random.nextInt(3) : null,
                 random.nextInt(3), random.nextInt(3), Duration.ofSeconds(10), Duration.ofMinutes(1), codes, List.of(),
                 random.nextBoolean() ? FaultTolerance.FailureAction.Retry : FaultTolerance.FailureAction.Fail, random.nextInt(3),
                 random.nextBoolean() ? Duration.ofMinutes(20) : null, null)).spec();

@@ -336,6 +336,11 @@ class RunLifecycleTest {
             }
 
             @Override
+            public RunRecord restartInstance(Step.RestartInstance s) {
+                return s.next();
+            }
+
+            @Override
             public RunRecord requeue(Step.Requeue s) {
                 return s.next();
             }

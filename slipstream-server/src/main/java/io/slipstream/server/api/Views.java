@@ -123,7 +123,7 @@ final class Views {
                 showNode ? instance.node() : HIDDEN,
                 instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.startedAt(), instance.readyAt(), instance.finishedAt(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ip(),
-                instance.endpoint() == null || !showNode ? null : instance.endpoint().ports());
+                instance.endpoint() == null || !showNode ? null : instance.endpoint().ports(), instance.restarts());
     }
 
     static RunEventView event(RunEvent event, java.util.Set<String> hidden) {

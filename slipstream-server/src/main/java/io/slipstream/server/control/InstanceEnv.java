@@ -76,8 +76,11 @@ final class InstanceEnv {
         env.put("SLIPSTREAM_RESTART_COUNT", restarts);
     }
 
-    /** Restarts of this instance so far: every attempt before this one (each restart of the gang is a new attempt). */
+    /**
+     * Restarts of this instance so far: every attempt before this one (each restart of the gang is a new attempt, Sync),
+     * and each restart in place of this rank within this attempt (Async).
+     */
     static int restartsSoFar(InstanceRecord instance) {
-        return instance.id().attempt() - 1;
+        return instance.id().attempt() - 1 + instance.restarts();
     }
 }

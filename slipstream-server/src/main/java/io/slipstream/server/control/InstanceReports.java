@@ -32,6 +32,9 @@ final class InstanceReports {
             return Optional.empty();
         }
         if (report instanceof InstanceReport.Running running) {
+            if (io.slipstream.executor.Executor.restartOf(running.handle()) != instance.restarts()) {
+                return Optional.empty(); // of another launch of the rank (before it was restarted in place)
+            }
             if (instance.state() != InstanceState.PENDING && instance.handle().equals(running.handle())) {
                 return Optional.empty();
             }

@@ -91,7 +91,7 @@ final class Launcher {
             Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
             env.putAll(credentials);
             LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
-                    group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources());
+                    group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts());
             GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
             InstanceRecord updated;
             EventType type;

@@ -155,6 +155,21 @@ final class RunSteps implements Step.Handler<Boolean> {
         return launched.count() > 0;
     }
 
+    /** Records the restart (the rank pending again, the run's count, the event) in one transaction; the next step launches it. */
+    @Override
+    public Boolean restartInstance(Step.RestartInstance step) {
+        Instant now = clock.instant();
+        RunRecord before = run;
+        run = store.inTransaction(tx -> {
+            replace(tx.updateInstance(step.instance()));
+            tx.appendEvent(RunEvent.of(before.id(), now, EventType.InstanceRestarted, step.instance().state().name(), "RestartedInPlace",
+                    step.message(), step.instance().displayName()));
+            return tx.updateRun(step.next());
+        });
+        LOG.info("run {}: {}", run.id(), step.message());
+        return true;
+    }
+
     @Override
     public Boolean requeue(Step.Requeue step) {
         run = transition(step.next(), step.workLost());
@@ -177,7 +192,9 @@ final class RunSteps implements Step.Handler<Boolean> {
         for (Step.Stop stop : stops) {
             InstanceRecord instance = stop.instance();
             if (instance.state() == InstanceState.PENDING) {
-                Optional<Map<String, String>> handle = executor.find(instance.id());
+                // A rank restarted in place and not yet launched again: what the executor finds is its ended process.
+                int restarts = instance.restarts();
+                Optional<Map<String, String>> handle = executor.find(instance.id()).filter(found -> Executor.restartOf(found) == restarts);
                 if (handle.isEmpty()) {
                     InstanceRecord killed = instance.finished(InstanceState.KILLED, null, "Never started", now);
                     store.inTransaction(tx -> {

@@ -34,6 +34,7 @@ public final class DocumentService {
     private final Supplier<List<NodeInfo>> nodes;
     private final RunLimits limits;
     private final boolean imageRequired;
+    private final boolean restartsInPlace;
     private final SecretService secrets;
 
     /**
@@ -44,11 +45,18 @@ public final class DocumentService {
      */
     public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
                            SecretService secrets) {
+        this(store, clock, nodes, limits, imageRequired, true, secrets);
+    }
+
+    /** @param restartsInPlace whether the executor restarts one instance in place (else {@code runType: Async} is refused) */
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
+                           boolean restartsInPlace, SecretService secrets) {
         this.store = store;
         this.clock = clock;
         this.nodes = nodes;
         this.limits = limits;
         this.imageRequired = imageRequired;
+        this.restartsInPlace = restartsInPlace;
         this.secrets = secrets;
     }
 
@@ -130,6 +138,10 @@ public final class DocumentService {
             }
             limits.check(job, prefix + "spec.", problems);
             io.slipstream.server.secret.SecretReferences.check(tx, document.workspace(), job, prefix + "spec.", problems);
+            if (!restartsInPlace && job.faultTolerance().runType() == io.slipstream.api.spec.FaultTolerance.RunType.Async) {
+                problems.add(prefix + "spec.faultTolerance.runType",
+                        "Async is not supported by this server's executor, which cannot restart one instance in place (use Sync)");
+            }
             if (imageRequired) {
                 for (int i = 0; i < job.nodeGroups().size(); i++) {
                     if (job.nodeGroups().get(i).image() == null) {

@@ -140,6 +140,29 @@ class KubernetesRunTest {
                 .map(pod -> pod.getMetadata().getName() + "=" + pod.getMetadata().getUid()).sorted().toList();
     }
 
+    /** A pod cannot be started again in place under its name while its peers run on: Async is refused, not pretended. */
+    @Test
+    void anAsyncJobIsRefusedNamingTheField() {
+        String job = """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "ps", "workspace": "w"},
+                 "spec": {"faultTolerance": {"runType": "Async"}, "nodeGroups": [{"name": "main", "replicas": 2, "image": "%s",
+                  "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["train"]}]}}}
+                """.formatted(IMAGE);
+        TestServer.Response refused = server.post("/api/v1/runs", admin, job);
+        assertThat(refused.status()).isEqualTo(400);
+        assertThat(refused.text()).contains("spec.faultTolerance.runType").contains("cannot restart one instance in place");
+        TestServer.Response applied = server.post("/api/v1/apply", admin, """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: ps, workspace: w}
+                spec:
+                  faultTolerance: {runType: Async}
+                  nodeGroups: [{name: main, image: "%s", resources: {cpu: 1, memory: 1Gi}, command: [train]}]
+                """.formatted(IMAGE));
+        assertThat(applied.status()).isEqualTo(400);
+        assertThat(applied.text()).contains("spec.faultTolerance.runType");
+    }
+
     @Test
     void aJobWithoutAnImageIsRefusedNamingTheField() {
         String job = """

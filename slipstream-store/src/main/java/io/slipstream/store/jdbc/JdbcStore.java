@@ -1007,9 +1007,9 @@ public final class JdbcStore implements Store {
                 InstanceRecord next = instance.withVersion(1);
                 bindInstance(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
                         + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
-                        + "launch_failure, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
+                        + "launch_failure, restarts, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
                         + ":exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, :launchFailure, "
-                        + ":active, :version)"),
+                        + ":restarts, :active, :version)"),
                         next).execute();
                 stored.add(next);
             }
@@ -1056,7 +1056,7 @@ public final class JdbcStore implements Store {
         int updated = withHandle(h -> bindInstance(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
                 + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
-                + "launch_failure = :launchFailure, active = :active, version = :version "
+                + "launch_failure = :launchFailure, restarts = :restarts, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute());
@@ -1080,6 +1080,7 @@ public final class JdbcStore implements Store {
                 .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
                 .bind("probeFailure", truncate(instance.probeFailure(), 1024))
                 .bind("launchFailure", instance.launchFailure() == null ? null : instance.launchFailure().name())
+                .bind("restarts", instance.restarts())
                 .bind("active", !instance.state().isFinal())
                 .bind("version", instance.version());
         if (instance.exitCode() == null) {
@@ -1106,7 +1107,8 @@ public final class JdbcStore implements Store {
                 instant(rs, "started_at"), instant(rs, "finished_at"),
                 rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
                 instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
-                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getLong("version"));
+                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getInt("restarts"),
+                rs.getLong("version"));
     }
 
     // --- events ---

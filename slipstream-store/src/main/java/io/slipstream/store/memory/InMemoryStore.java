@@ -755,7 +755,7 @@ public final class InMemoryStore implements Store {
         return new InstanceRecord(created.id(), created.nodeGroup(), created.groupRank(), instance.node(), instance.gpus(), instance.state(),
                 instance.exitCode(), truncate(instance.reason(), REASON_LENGTH), instance.handle(), micros(instance.startedAt()),
                 micros(instance.finishedAt()), instance.endpoint(), micros(instance.readyAt()), micros(instance.stopRequestedAt()),
-                truncate(instance.probeFailure(), REASON_LENGTH), instance.launchFailure(), instance.version());
+                truncate(instance.probeFailure(), REASON_LENGTH), instance.launchFailure(), instance.restarts(), instance.version());
     }
 
     // --- events ---
