@@ -54,7 +54,8 @@ def main():
     torch.use_deterministic_algorithms(True)
     slipstream = Slipstream.from_environment()
     preemption = slipstream.preemption
-    preemption.on_stop(lambda notice: print(f"rank {slipstream.rank}: stop requested ({notice.reason})", flush=True))
+    # SIGTERM only sets preemption.stop_requested: the loop saves after a whole step, then acknowledges.
+    preemption.watch()
 
     dist.init_process_group("gloo", init_method="env://", timeout=datetime.timedelta(minutes=5))
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -101,6 +102,8 @@ def main():
             stop = torch.tensor([1 if preemption.stop_requested.is_set() else 0])
             dist.all_reduce(stop, op=dist.ReduceOp.MAX)
             if stop.item():
+                notice = preemption.notice()
+                print(f"rank {rank}: stop requested ({notice.reason if notice else 'by a peer'})", flush=True)
                 stopped = True
                 break
             x, y = batch(torch, inputs, labels, step, rank, world, steps_per_epoch)

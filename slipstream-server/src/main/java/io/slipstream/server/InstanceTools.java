@@ -1,7 +1,6 @@
 package io.slipstream.server;
 
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +23,7 @@ final class InstanceTools {
 
     /** The directory to put first on instances' PATH, or empty when the server does not run from a jar (in tests). */
     static Optional<Path> install(Path dataDir) {
-        Optional<Path> jar = ownJar();
+        Optional<Path> jar = PythonFiles.ownJar();
         if (jar.isEmpty()) {
             return Optional.empty();
         }
@@ -68,19 +67,6 @@ final class InstanceTools {
             return Optional.of(bin);
         } catch (IOException e) {
             LOG.warn("instances will not find the slipstream command on their PATH: {}", e.toString());
-            return Optional.empty();
-        }
-    }
-
-    static Optional<Path> ownJar() {
-        try {
-            var source = InstanceTools.class.getProtectionDomain().getCodeSource();
-            if (source == null) {
-                return Optional.empty();
-            }
-            Path location = Path.of(source.getLocation().toURI());
-            return Files.isRegularFile(location) && location.toString().endsWith(".jar") ? Optional.of(location) : Optional.empty();
-        } catch (URISyntaxException | RuntimeException e) {
             return Optional.empty();
         }
     }

@@ -2,6 +2,7 @@ package io.slipstream.server;
 
 import java.io.IOException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -37,7 +38,7 @@ public final class PythonFiles {
 
     /** Copies the Python trees of the jar this class is in below {@code bin}; false when it does not run from a jar. */
     public static boolean unpackOwn(Path bin) throws IOException {
-        Optional<Path> jar = InstanceTools.ownJar();
+        Optional<Path> jar = ownJar();
         if (jar.isEmpty()) {
             return false;
         }
@@ -84,7 +85,8 @@ public final class PythonFiles {
         deleteTree(old);
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    /** Deletes a tree without following links (a link is deleted, not what it points to). */
+    public static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
@@ -92,6 +94,20 @@ public final class PythonFiles {
             for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.delete(path);
             }
+        }
+    }
+
+    /** The jar this server runs from; empty when it does not run from one (in tests). */
+    static Optional<Path> ownJar() {
+        try {
+            var source = PythonFiles.class.getProtectionDomain().getCodeSource();
+            if (source == null) {
+                return Optional.empty();
+            }
+            Path location = Path.of(source.getLocation().toURI());
+            return Files.isRegularFile(location) && location.toString().endsWith(".jar") ? Optional.of(location) : Optional.empty();
+        } catch (URISyntaxException | RuntimeException e) {
+            return Optional.empty();
         }
     }
 }

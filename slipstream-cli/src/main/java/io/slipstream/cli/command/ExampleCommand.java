@@ -30,6 +30,14 @@ public final class ExampleCommand {
         @Override
         public Integer call() throws Exception {
             Path dir = Files.createTempDirectory("slipstream-pytorch-ddp");
+            try {
+                return runPython(dir);
+            } finally {
+                PythonFiles.deleteTree(dir);
+            }
+        }
+
+        private static int runPython(Path dir) throws Exception {
             if (!PythonFiles.unpackOwn(dir)) {
                 System.err.println("slipstream example pytorch-ddp: runs from the slipstream jar only; elsewhere run "
                         + "PYTHONPATH=sdk/python python3 examples/pytorch-ddp/train.py");
@@ -40,6 +48,7 @@ public final class ExampleCommand {
                     PythonFiles.pytorchExample(dir).toString()).inheritIO();
             String path = System.getenv("PYTHONPATH");
             builder.environment().put("PYTHONPATH", PythonFiles.sdk(dir) + (path == null || path.isEmpty() ? "" : ":" + path));
+            builder.environment().put("PYTHONDONTWRITEBYTECODE", "1");
             Process python3 = builder.start();
             // A SIGTERM to this JVM (a stop notice) goes on to Python, which checkpoints before it exits.
             Thread forward = new Thread(() -> {

@@ -198,13 +198,13 @@ public final class LocalProcessExecutor implements Executor {
         return new Endpoint("localhost", "localhost", "127.0.0.1", freeLoopbackPorts(ports, taken));
     }
 
-    /** With a uid per run, every process of a run is killed before its end is reported; without, only its process trees. */
     /** An ended instance's directory is set aside and the rank starts again in a new one, on the same node and GPUs. */
     @Override
     public boolean restartsInPlace() {
         return true;
     }
 
+    /** With a uid per run, every process of a run is killed before its end is reported; without, only its process trees. */
     @Override
     public Containment containment() {
         return uids == null ? Containment.PROCESS_TREE : Containment.EVERY_PROCESS;
