@@ -192,6 +192,29 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(handle.get("dir")).isEqualTo(id.runId().value() + "/1/0");
     }
 
+    /**
+     * A rank restarted in place, adopted by a restarted server: its handle (restart 1) finds the new launch, never the
+     * one set aside, and the new launch's own end is reported; launching restart 1 again adopts it as well.
+     */
+    @Test
+    void aRankRestartedInPlaceIsAdoptedAfterARestartOfTheServerAsItsNewLaunch() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        launch(executor, spec(id, "node-1", "exit 137"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
+        Map<String, String> second = launch(executor, spec(id, "node-1", "read line < " + gate(id) + "; exit 3").withRestart(1));
+        executor.close();
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, second));
+        InstanceReport.Running running = awaitReport(id, InstanceReport.Running.class);
+        assertThat(Executor.restartOf(running.handle())).isEqualTo(1);
+        assertThat(after.launch(spec(id, "node-1", "exit 9").withRestart(1))).isEqualTo(second);
+        assertThat(Files.isDirectory(dataDir.resolve("instances").resolve(second.get("dir") + ".restart-0"))).isTrue();
+        openGate(id);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(3);
+    }
+
     /** Handles written before directories were relative: absolute, under the root or under where the root used to be. */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
