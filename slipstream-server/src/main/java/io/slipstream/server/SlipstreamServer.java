@@ -126,7 +126,7 @@ public final class SlipstreamServer implements AutoCloseable {
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
                     secrets);
-            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits()), clock, leading::nodes,
+            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits(), executor.restartsInPlace()), clock, leading::nodes,
                     executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
                     () -> control.status().role() == LeaderElection.Role.LEADER);

@@ -479,6 +479,7 @@ public final class LocalProcessExecutor implements Executor {
         lock.lock();
         try {
             watched.remove(id);
+            prober.stop(id); // a probe try still due is of this launch: never of the rank's restart in place
             boolean last = watched.keySet().stream().noneMatch(other -> other.runId().equals(id.runId()));
             Integer uid = last && sameBoot && uids != null ? uids.uidOf(id.runId()) : null;
             if (uid != null) {

@@ -35,6 +35,8 @@ final class StartupProber {
     private final Clock clock;
     private volatile Consumer<InstanceReport> report;
     private final Guard guard;
+    /** Per instance, the probe chain of its current launch: a try of any other chain does nothing. */
+    private final java.util.concurrent.ConcurrentHashMap<InstanceId, Object> chains = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Starts a probe only while its instance is watched, under its run's lock (so no probe starts once the run is over). */
     interface Guard {
@@ -73,24 +75,39 @@ final class StartupProber {
      * @param firstDelaySeconds before the first try (the probe's initial delay at launch; none after a restart)
      */
     void start(InstanceId id, Path dir, Probe probe, int firstDelaySeconds) {
-        schedule(id, dir, probe, firstDelaySeconds, 0);
+        Object chain = new Object();
+        chains.put(id, chain);
+        schedule(id, chain, dir, probe, firstDelaySeconds, 0);
     }
 
-    private void schedule(InstanceId id, Path dir, Probe probe, long delaySeconds, int failures) {
+    /**
+     * The instance's current launch is over (or is being replaced by a restart in place): its probe tries no more. The
+     * id alone cannot tell: a rank restarted in place is watched again under the same id, in a directory of the same name.
+     */
+    void stop(InstanceId id) {
+        chains.remove(id);
+    }
+
+    private void schedule(InstanceId id, Object chain, Path dir, Probe probe, long delaySeconds, int failures) {
         try {
-            timers.schedule(() -> workers.execute(() -> attempt(id, dir, probe, failures)), delaySeconds, TimeUnit.SECONDS);
+            timers.schedule(() -> workers.execute(() -> attempt(id, chain, dir, probe, failures)), delaySeconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // shutting down: a restarted server probes again
         }
     }
 
-    private void attempt(InstanceId id, Path dir, Probe probe, int failures) {
-        Started started = guard.whileWatched(id, () -> start(dir, probe));
+    /** Whether {@code chain} still probes the instance's current launch (and the instance is watched). */
+    private boolean current(InstanceId id, Object chain) {
+        return chains.get(id) == chain;
+    }
+
+    private void attempt(InstanceId id, Object chain, Path dir, Probe probe, int failures) {
+        Started started = guard.whileWatched(id, () -> current(id, chain) ? start(dir, probe) : null);
         if (started == null) {
-            return; // the instance is gone
+            return; // the instance is gone, or this chain's launch is (a restart in place probes anew)
         }
         int exit = started.exitCode(probe);
-        if (guard.whileWatched(id, () -> Boolean.TRUE) == null) {
+        if (guard.whileWatched(id, () -> current(id, chain) ? Boolean.TRUE : null) == null) {
             return;
         }
         if (exit == 0) {
@@ -108,7 +125,7 @@ final class StartupProber {
                     clock.instant()));
             return;
         }
-        schedule(id, dir, probe, probe.periodSeconds(), failed);
+        schedule(id, chain, dir, probe, probe.periodSeconds(), failed);
     }
 
     /** A try that was started, or could not be (its exit code then says why, as a shell's would). */

@@ -59,6 +59,28 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         Files.writeString(dataDir.resolve("gate-" + id.runId()), "go\n");
     }
 
+    /**
+     * runType Async: the startup probe of a launch that ended goes no further once the rank is restarted in place. Its
+     * next try (due after the restart) must not probe the new process, with the old launch's failures counted and
+     * without the new launch's initial delay, and report it as failed (or ready) for the new one.
+     */
+    @Test
+    void theStartupProbeOfALaunchThatEndedDoesNotProbeItsRestartInPlace() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        io.slipstream.api.run.ClusterMetadata metadata = metadata(id, "probed", 1);
+        // Period 3 s, 2 failures fail it: its first try fails at once; its second is due 3 s later.
+        LaunchSpec first = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("sh", "-c", "sleep 1; exit 1"), Map.of(), null, null,
+                metadata, new io.slipstream.api.spec.StartupProbe(List.of("test", "-f", "started"), 3, 2, 0));
+        launch(executor, first);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(1);
+        // The restart is ready 5 s in; its own probe waits 8 s before its first try.
+        LaunchSpec second = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("sh", "-c", "sleep 5; touch started; exec sleep 600"),
+                Map.of(), null, null, metadata, new io.slipstream.api.spec.StartupProbe(List.of("test", "-f", "started"), 3, 2, 8)).withRestart(1);
+        launch(executor, second);
+        assertThat(awaitReport(id, InstanceReport.Ready.class).id()).as("its own probe's verdict, not the ended launch's").isEqualTo(id);
+    }
+
     /** Who launched and who stopped an instance, after takeovers: the epoch of each is recorded with it. */
     @Test
     void theLeaderEpochOfALaunchAndAStopIsRecorded() throws Exception {
@@ -168,6 +190,29 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, "node-1", "true"));
         assertThat(handle.get("dir")).isEqualTo(id.runId().value() + "/1/0");
+    }
+
+    /**
+     * A rank restarted in place, adopted by a restarted server: its handle (restart 1) finds the new launch, never the
+     * one set aside, and the new launch's own end is reported; launching restart 1 again adopts it as well.
+     */
+    @Test
+    void aRankRestartedInPlaceIsAdoptedAfterARestartOfTheServerAsItsNewLaunch() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        launch(executor, spec(id, "node-1", "exit 137"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
+        Map<String, String> second = launch(executor, spec(id, "node-1", "read line < " + gate(id) + "; exit 3").withRestart(1));
+        executor.close();
+
+        Executor after = newExecutor();
+        after.adopt(Map.of(id, second));
+        InstanceReport.Running running = awaitReport(id, InstanceReport.Running.class);
+        assertThat(Executor.restartOf(running.handle())).isEqualTo(1);
+        assertThat(after.launch(spec(id, "node-1", "exit 9").withRestart(1))).isEqualTo(second);
+        assertThat(Files.isDirectory(dataDir.resolve("instances").resolve(second.get("dir") + ".restart-0"))).isTrue();
+        openGate(id);
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isEqualTo(3);
     }
 
     /** Handles written before directories were relative: absolute, under the root or under where the root used to be. */

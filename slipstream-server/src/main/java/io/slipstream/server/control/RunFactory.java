@@ -33,10 +33,20 @@ import java.util.stream.Collectors;
 public final class RunFactory {
     private final Clock clock;
     private final RunLimits limits;
+    private final boolean restartsInPlace;
 
     public RunFactory(Clock clock, RunLimits limits) {
+        this(clock, limits, true);
+    }
+
+    /**
+     * @param restartsInPlace whether the executor restarts one instance in place: else a run that is {@code runType:
+     *                        Async} (its overrides make it so, or its job was applied under another executor) is refused
+     */
+    public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace) {
         this.clock = clock;
         this.limits = limits;
+        this.restartsInPlace = restartsInPlace;
     }
 
     /**
@@ -57,6 +67,7 @@ public final class RunFactory {
             spec = Overrides.apply(new Document<>(document.metadata(), resolveShapesUnderOverrides(tx, spec, origin)), origin.overrides());
             Problems limitProblems = new Problems();
             limits.check(spec, "spec.", limitProblems);
+            checkRunType(spec, limitProblems);
             Problems problems = new Problems();
             for (var problem : limitProblems.list()) {
                 problems.add("overrides." + Overrides.keyFor(problem.field(), spec, origin.overrides()), problem.message());
@@ -66,6 +77,11 @@ public final class RunFactory {
             }
             problems.throwIfAny("the job with these overrides is invalid");
         }
+        if (origin.overrides().isEmpty()) {
+            Problems problems = new Problems();
+            checkRunType(spec, problems); // applied when the server's executor could (a store moved to another)
+            problems.throwIfAny("the job is invalid");
+        }
         spec = effectiveSpec(tx, spec);
         checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
@@ -73,6 +89,13 @@ public final class RunFactory {
         RunRecord created = tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, RunState.QUEUED.name(), run.reason(), describe(job, origin), null));
         tx.recordUsage(UsageChanges.between(null, created, now));
         return created;
+    }
+
+    private void checkRunType(JobSpec spec, Problems problems) {
+        if (!restartsInPlace && spec.faultTolerance().runType() == io.slipstream.api.spec.FaultTolerance.RunType.Async) {
+            problems.add("spec.faultTolerance.runType",
+                    "Async is not supported by this server's executor, which cannot restart one instance in place (use Sync)");
+        }
     }
 
     /**

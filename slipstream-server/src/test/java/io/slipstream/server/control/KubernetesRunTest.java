@@ -163,6 +163,31 @@ class KubernetesRunTest {
         assertThat(applied.text()).contains("spec.faultTolerance.runType");
     }
 
+    /** Nor can a run's overrides make a Sync job Async: the run would be restarted in place as if it could be. */
+    @Test
+    void anOverrideToAsyncIsRefusedNamingTheOverride() {
+        assertThat(server.post("/api/v1/apply", admin, """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: ps, workspace: w}
+                spec:
+                  nodeGroups: [{name: main, image: "%s", resources: {cpu: 1, memory: 1Gi}, command: [train]}]
+                """.formatted(IMAGE)).status()).isEqualTo(200);
+        TestServer.Response refused = server.post("/api/v1/runs", admin,
+                "{\"workspace\": \"w\", \"job\": \"ps\", \"overrides\": {\"faultTolerance.runType\": \"Async\"}}");
+        assertThat(refused.status()).as(refused.text()).isEqualTo(400);
+        assertThat(refused.text()).contains("overrides.faultTolerance.runType").contains("cannot restart one instance in place");
+        String job = """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "ps2", "workspace": "w"},
+                 "spec": {"nodeGroups": [{"name": "main", "replicas": 2, "image": "%s",
+                  "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["train"]}]}},
+                 "overrides": {"faultTolerance.runType": "Async"}}
+                """.formatted(IMAGE);
+        TestServer.Response submitted = server.post("/api/v1/runs", admin, job);
+        assertThat(submitted.status()).as(submitted.text()).isEqualTo(400);
+        assertThat(submitted.text()).contains("overrides.faultTolerance.runType");
+    }
+
     @Test
     void aJobWithoutAnImageIsRefusedNamingTheField() {
         String job = """
