@@ -122,7 +122,7 @@ public final class ControlLoop implements AutoCloseable {
         this.clock = clock;
         this.lifecycle = new RunLifecycle(new LifecycleLimits(limits.gracePeriod(), limits.maxRuntime()));
         this.tick = tick;
-        this.schedules = new Schedules(store, clock, new RunFactory(clock, limits));
+        this.schedules = new Schedules(store, clock, new RunFactory(clock, limits, executor.restartsInPlace()));
         this.launcher = new Launcher(store, executor, clock, runTokens, secrets);
         this.admissions = new Admissions(store, executor, clock);
         this.lending = new Lending(store);
