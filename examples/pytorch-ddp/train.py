@@ -13,6 +13,7 @@ import datetime
 import hashlib
 import os
 import sys
+import threading
 
 
 def setting(name, default):
@@ -140,8 +141,18 @@ def main():
         digest.update(tensor.detach().contiguous().numpy().tobytes())
     print(f"final loss {loss.item():.6f}" if STEPS > start else "nothing left to train", flush=True)
     print(f"final weights sha256={digest.hexdigest()}", flush=True)
-    dist.destroy_process_group()
+    leave(dist)
     return 0
+
+
+def leave(dist):
+    """Leaves the group. Tearing gloo down can hang once rank 0, which hosts its store, is gone: the work is done and
+    printed by now, so a teardown that takes longer than 30 s is cut short."""
+    watchdog = threading.Timer(30, os._exit, args=(0,))
+    watchdog.daemon = True
+    watchdog.start()
+    dist.destroy_process_group()
+    watchdog.cancel()
 
 
 def dataset(torch):
@@ -167,4 +178,8 @@ def batch(torch, inputs, labels, step, rank, world, steps_per_epoch):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Straight out: the interpreter's own teardown would join gloo's threads, with nothing left to wait for.
+    os._exit(code)

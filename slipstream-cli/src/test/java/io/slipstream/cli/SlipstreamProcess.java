@@ -181,4 +181,18 @@ final class SlipstreamProcess {
         }
         return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
     }
+
+    /** Whether Debian's /usr/bin/python3 has PyTorch with gloo (python3-torch), which the PyTorch example needs. */
+    static boolean torchIsInstalled() throws IOException, InterruptedException {
+        if (!Files.isExecutable(Path.of("/usr/bin/python3"))) {
+            return false;
+        }
+        Process probe = new ProcessBuilder("/usr/bin/python3", "-c", "import torch.distributed as d; assert d.is_gloo_available()")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!probe.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            probe.destroyForcibly();
+            return false;
+        }
+        return probe.exitValue() == 0;
+    }
 }
