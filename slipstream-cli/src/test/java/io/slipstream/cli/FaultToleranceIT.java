@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -39,7 +37,6 @@ import tools.jackson.databind.JsonNode;
 @ExtendWith(NoProcessLeftBehind.class)
 class FaultToleranceIT {
     private static final Path REPO = Path.of(System.getProperty("slipstream.repo", ".."));
-    private static final Pattern SHA = Pattern.compile("final weights sha256=([0-9a-f]{64})");
     private static final int STEPS = 300;
     private static final int CHECKPOINT_EVERY = 100;
 
@@ -105,15 +102,7 @@ class FaultToleranceIT {
     }
 
     private static String digestOf(String id) throws Exception {
-        String logs = cli("logs", id).out();
-        Matcher sha = SHA.matcher(logs);
-        List<String> digests = new ArrayList<>();
-        while (sha.find()) {
-            digests.add(sha.group(1));
-        }
-        assertThat(digests).as(logs).hasSize(4);
-        assertThat(digests.stream().distinct()).as("every rank agrees").hasSize(1);
-        return digests.get(0);
+        return SlipstreamProcess.agreedDigest(cli("logs", id).out(), 4);
     }
 
     private static Instant time(JsonNode node, String field) {

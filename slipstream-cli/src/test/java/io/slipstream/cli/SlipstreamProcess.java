@@ -195,4 +195,18 @@ final class SlipstreamProcess {
         }
         return probe.exitValue() == 0;
     }
+
+    private static final Pattern FINAL_WEIGHTS = Pattern.compile("final weights sha256=([0-9a-f]{64})");
+
+    /** The weights' digest the training examples print on every rank: {@code ranks} of them in {@code logs}, all equal. */
+    static String agreedDigest(String logs, int ranks) {
+        Matcher sha = FINAL_WEIGHTS.matcher(logs);
+        List<String> digests = new ArrayList<>();
+        while (sha.find()) {
+            digests.add(sha.group(1));
+        }
+        org.assertj.core.api.Assertions.assertThat(digests).as(logs).hasSize(ranks);
+        org.assertj.core.api.Assertions.assertThat(digests.stream().distinct()).as("every rank agrees").hasSize(1);
+        return digests.get(0);
+    }
 }
