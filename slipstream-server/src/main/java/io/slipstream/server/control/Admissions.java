@@ -72,14 +72,16 @@ final class Admissions {
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.
         long nodeCount = placements.stream().map(Placement::node).distinct().count();
         RunRecord starting = run.admitted(where, "Admitted " + where + " on " + nodeCount + " node(s)", now);
-        LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", run.id(),
-                placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), where);
-        return Optional.of(store.inTransaction(tx -> {
+        Admitted admitted = store.inTransaction(tx -> {
             RunRecord updated = tx.updateRun(starting);
             tx.recordUsage(UsageChanges.between(run, updated, now));
             tx.appendEvent(RunEvent.of(run.id(), now, EventType.StateChanged, updated.state().name(), updated.reason(), null, null));
             return new Admitted(updated, tx.createInstances(instances));
-        }));
+        });
+        // Logged once it is so: an admission the store refused (a conflict) is not one.
+        LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", run.id(),
+                placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), where);
+        return Optional.of(admitted);
     }
 
     /** Rank {@code r} of a run is slot {@code r}: its node group's replicas, group after group. */

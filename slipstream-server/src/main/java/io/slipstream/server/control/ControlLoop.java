@@ -78,6 +78,12 @@ public final class ControlLoop implements AutoCloseable {
     private final ReportIntake reports;
     /** Nodes declared down, as read at the start of the cycle. */
     private Map<String, NodeDown> downNodes = Map.of();
+    /**
+     * Runs whose decision (admission, preemption, promotion) met a conflict in the last cycle. A conflict is decided
+     * again at once; a second one in a row is logged and waits for the tick, so that a conflict that keeps coming back
+     * (a bug, or a store that refuses the write) cannot spin the loop and says what it is.
+     */
+    private Set<RunId> conflictedLastCycle = Set.of();
     private Instant nextSchedulesCheck = Instant.MIN;
     private Instant nextRetentionSweep = Instant.MIN;
     private volatile boolean running;
@@ -406,6 +412,7 @@ public final class ControlLoop implements AutoCloseable {
             }
         }));
         boolean deferred = false;
+        Set<RunId> conflicted = new java.util.HashSet<>();
         for (Decision decision : result.decisions()) {
             RunRecord run = byId.get(decision.runId());
             try (var ignored = org.slf4j.MDC.putCloseable("run", decision.runId().value())) {
@@ -437,9 +444,16 @@ public final class ControlLoop implements AutoCloseable {
                     throw new IllegalStateException("a decision of a kind this loop does not know: " + decision);
                 }
             } catch (ConflictException e) {
-                wakeUp(); // cancelled or changed meanwhile: decide again
+                conflicted.add(decision.runId());
+                if (conflictedLastCycle.contains(decision.runId())) {
+                    LOG.warn("run {}: its {} conflicted again ({}); deciding again next tick", decision.runId(),
+                            decision.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT), e.getMessage());
+                } else {
+                    wakeUp(); // cancelled or changed meanwhile: decide again
+                }
             }
         }
+        conflictedLastCycle = conflicted;
         queueStatus.replace(status);
         return deferred;
     }
