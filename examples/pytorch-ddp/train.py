@@ -7,13 +7,15 @@ CHECKPOINT_EVERY steps and on the stop notice (preemption), resume from the newe
 weights' SHA-256. A run that was preempted or lost a rank ends with exactly the weights of one that was not: the
 checkpoint holds the model, the optimizer, every rank's random number generator and the data position.
 
-Settings come from the environment: STEPS, CHECKPOINT_EVERY, SEED, BATCH, HIDDEN, LOG_EVERY.
+Settings come from the environment: STEPS, CHECKPOINT_EVERY, SEED, BATCH, HIDDEN, LOG_EVERY, and STEP_MILLIS (the least
+wall time a step takes, as a bigger model's would: it changes no result).
 """
 import datetime
 import hashlib
 import os
 import sys
 import threading
+import time
 
 
 def setting(name, default):
@@ -33,6 +35,7 @@ SEED = setting("SEED", 42)
 BATCH = max(1, setting("BATCH", 32))
 HIDDEN = max(1, setting("HIDDEN", 64))
 LOG_EVERY = max(1, setting("LOG_EVERY", 100))
+STEP_MILLIS = setting("STEP_MILLIS", 0)
 SAMPLES = 8192
 FEATURES = 32
 CLASSES = 4
@@ -107,6 +110,8 @@ def main():
                 print(f"rank {rank}: stop requested ({notice.reason if notice else 'by a peer'})", flush=True)
                 stopped = True
                 break
+            if STEP_MILLIS:
+                time.sleep(STEP_MILLIS / 1000)
             x, y = batch(torch, inputs, labels, step, rank, world, steps_per_epoch)
             optimizer.zero_grad()
             loss = loss_function(ddp(x), y)

@@ -113,6 +113,9 @@ class ChaosIT {
                     unsuccessful.size(), SEED);
             assertThat(unsuccessful).as("runs that did not succeed on their first attempt (printed above)").isEmpty();
         } catch (Throwable e) {
+            for (Path log : logs) {
+                System.out.println("warnings and errors of " + log.getFileName() + ":\n" + warningsAndErrors(log));
+            }
             System.out.println("server log (" + server.log() + "):\n" + tail(server.log()));
             if (System.getProperty("chaos.keep") != null) {
                 server.kill9();
@@ -243,6 +246,22 @@ class ChaosIT {
         long running = runs.values().stream().filter(r -> r.get("state").asString().equals("RUNNING")).count();
         long queued = runs.values().stream().filter(r -> r.get("state").asString().equals("QUEUED")).count();
         return running + "/" + queued;
+    }
+
+    /** Every server's WARN and ERROR lines with what follows them (a stack trace): the failure may be an earlier server's. */
+    private static String warningsAndErrors(Path log) throws IOException {
+        List<String> lines = Files.readAllLines(log);
+        List<String> kept = new ArrayList<>();
+        for (int i = 0; i < lines.size() && kept.size() < 200; i++) {
+            String line = lines.get(i);
+            if (line.contains(" WARN ") || line.contains(" ERROR ")) {
+                kept.add(line);
+                for (int j = i + 1; j < lines.size() && j <= i + 15 && (lines.get(j).startsWith("\t") || lines.get(j).startsWith("Caused by")); j++) {
+                    kept.add(lines.get(j));
+                }
+            }
+        }
+        return String.join("\n", kept);
     }
 
     private static String tail(Path log) throws IOException {

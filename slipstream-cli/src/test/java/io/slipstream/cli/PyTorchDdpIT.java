@@ -51,9 +51,11 @@ class PyTorchDdpIT {
                 + "the PyTorch DDP example is not tested");
         server = SlipstreamProcess.startServer(work.resolve("data"));
         Files.copy(REPO.resolve("examples/quotas/teams.yaml"), work.resolve("teams.yaml"));
-        for (String example : List.of("job.yaml", "on-idle.yaml")) {
-            Files.copy(REPO.resolve("examples/pytorch-ddp").resolve(example), work.resolve(example)); // STEPS: 600
-        }
+        Files.copy(REPO.resolve("examples/pytorch-ddp/job.yaml"), work.resolve("job.yaml")); // STEPS: 600
+        // The borrower's steps take 25 ms at least (results unchanged), so that the reclaim lands mid-run however
+        // loaded the machine is: once, under load, 480 steps went by before it did.
+        Files.writeString(work.resolve("on-idle.yaml"), Files.readString(REPO.resolve("examples/pytorch-ddp/on-idle.yaml"))
+                .replace("SEED: \"42\"}", "SEED: \"42\", STEP_MILLIS: \"25\"}"));
         Files.writeString(work.resolve("owner.yaml"), Files.readString(REPO.resolve("examples/quotas/owner.yaml"))
                 .replace("SECONDS_TO_RUN: \"10\"", "SECONDS_TO_RUN: \"2\""));
     }
@@ -132,7 +134,7 @@ class PyTorchDdpIT {
         String alice = cli("token", "create", "--user", "alice").lastLine();
         String bob = cli("token", "create", "--user", "bob").lastLine();
         String id = submit("on-idle.yaml", bob);
-        await(id, atStep(120));
+        await(id, atStep(20));
         String owner = submit("owner.yaml", alice);
 
         JsonNode done = await(id, state("SUCCEEDED"));
@@ -141,7 +143,7 @@ class PyTorchDdpIT {
         assertThat(done.get("restarts").get("failures").asInt()).isZero();
         String preempted = logs(id, 1);
         long saved = stepIn(preempted, Pattern.compile("rank 0 stops after step (\\d+)"));
-        assertThat(saved).isGreaterThanOrEqualTo(120).isLessThan(STEPS);
+        assertThat(saved).isGreaterThanOrEqualTo(20).isLessThan(STEPS);
         if (saved % 100 != 0) { // else its periodic checkpoint is already that step's
             assertThat(preempted).contains("rank 0 saved the checkpoint of step " + saved + " on the stop notice");
         }
