@@ -6,6 +6,7 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
 import io.slipstream.scheduler.ActiveRun;
 import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.ClusterSnapshot;
@@ -33,8 +34,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.SplittableRandom;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
@@ -75,7 +79,15 @@ public final class Simulation {
     private final List<String> tenantNames;
     private final List<SimJob> jobs = new ArrayList<>();
     private final Map<RunId, SimJob> byId = new HashMap<>();
-    private final TreeSet<SimJob> queued = new TreeSet<>(Comparator.comparing((SimJob j) -> j.pending, Scheduler.QUEUE_ORDER));
+    private final AdmissibleQueue queued;
+    /** Queued jobs that borrowers were preempted for: the core holds capacity for them, so they are always shown. */
+    private final Set<SimJob> reclaiming = new LinkedHashSet<>();
+    /** Whether a cycle is given only the queued jobs it could admit (false: all of them, to test that it makes no difference). */
+    private final boolean admissibleOnly;
+    /** Per tenant: its quota's index, the GPUs of its quota's own guarantee (-1: no quota), whether its quota preempts within. */
+    private final int[] quotaOfTenant;
+    private final long[] ownGuaranteeGpus;
+    private final boolean[] preemptsWithinQuota;
     private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
     private final Recorder recorder;
@@ -96,6 +108,11 @@ public final class Simulation {
     private final List<Double> guaranteeWaits = new ArrayList<>();
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
+        this(trace, cluster, policy, seed, listener, true);
+    }
+
+    Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener, boolean admissibleOnly) {
+        this.admissibleOnly = admissibleOnly;
         this.trace = trace;
         this.nodes = cluster.nodes();
         this.clusterGpus = cluster.gpus();
@@ -110,6 +127,7 @@ public final class Simulation {
             reclaimByTenant.add(new ArrayList<>());
         }
         this.preemptedByTenant = new int[tenantNames.size()];
+        this.queued = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
         Map<String, QuotaId> quotaIds = new HashMap<>();
         for (TraceJob job : trace.jobs()) {
@@ -126,9 +144,21 @@ public final class Simulation {
         long[] quotaGpus = new long[tenantNames.size()];
         Map<QuotaId, QuotaState> quotas = new HashMap<>();
         policy.quotas().forEach(q -> quotas.put(q.id(), q));
+        Map<QuotaId, Long> childGpus = new HashMap<>();
+        policy.quotas().stream().filter(q -> q.parent() != null && quotas.containsKey(q.parent()))
+                .forEach(q -> childGpus.merge(q.parent(), (long) q.min().gpu(), Long::sum));
+        this.quotaOfTenant = new int[tenantNames.size()];
+        this.ownGuaranteeGpus = new long[tenantNames.size()];
+        this.preemptsWithinQuota = new boolean[tenantNames.size()];
+        Map<QuotaId, Integer> quotaIndex = new HashMap<>();
         for (int i = 0; i < tenantNames.size(); i++) {
-            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
+            QuotaId id = Policy.quotaOf(tenantNames.get(i));
+            QuotaState quota = quotas.get(id);
             quotaGpus[i] = quota == null ? 0 : quota.min().gpu();
+            quotaOfTenant[i] = quotaIndex.computeIfAbsent(id, q -> quotaIndex.size());
+            // As the core's ledger has it: a quota's own guarantee is its min less its children's.
+            ownGuaranteeGpus[i] = quota == null ? -1 : Math.max(0, quota.min().gpu() - childGpus.getOrDefault(id, 0L));
+            preemptsWithinQuota[i] = quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
         }
         long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
         long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
@@ -256,10 +286,12 @@ public final class Simulation {
         lastCycle = now;
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
-        List<PendingRun> pending = new ArrayList<>(queued.size());
-        queued.forEach(job -> pending.add(job.pending));
         List<ActiveRun> active = new ArrayList<>(holding.size());
         holding.values().forEach(job -> active.add(activeRun(job)));
+        List<PendingRun> pending = admissibleOnly ? admissible() : new ArrayList<>(queued.size());
+        if (!admissibleOnly) {
+            queued.forEach(job -> pending.add(job.pending));
+        }
         ClusterSnapshot snapshot = new ClusterSnapshot(nodes, policy.quotas(), active, pending);
         long start = System.nanoTime();
         CycleResult result = scheduler.schedule(snapshot, EPOCH.plusMillis(now));
@@ -283,6 +315,34 @@ public final class Simulation {
         }
     }
 
+    /** The queued jobs this cycle could admit (see {@link AdmissibleQueue}), and those borrowers were preempted for. */
+    private List<PendingRun> admissible() {
+        long[] usedByQuota = new long[tenantNames.size()];
+        long freeGpus = clusterGpus;
+        for (SimJob job : holding.values()) {
+            freeGpus -= job.gpus();
+            if (job.inQuota && job.state == SimJob.State.RUNNING) {
+                usedByQuota[quotaOfTenant[job.tenant]] += job.gpus();
+            }
+        }
+        long[] freeGuarantee = new long[tenantNames.size()];
+        for (int t = 0; t < freeGuarantee.length; t++) {
+            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
+        }
+        List<PendingRun> pending = new ArrayList<>();
+        Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
+        reclaiming.forEach(job -> {
+            shown.add(job);
+            pending.add(job.pending);
+        });
+        queued.forEachAdmissible(freeGuarantee, freeGpus, preemptsWithinQuota, job -> {
+            if (!shown.contains(job)) {
+                pending.add(job.pending);
+            }
+        });
+        return pending;
+    }
+
     private ActiveRun activeRun(SimJob job) {
         long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
         return new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart),
@@ -292,6 +352,7 @@ public final class Simulation {
 
     private void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
+        reclaiming.remove(job);
         job.queuedTotal += now - job.queuedSince;
         if (job.firstStart < 0) {
             job.firstStart = now;
@@ -336,6 +397,7 @@ public final class Simulation {
             forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
         }
         forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
+        reclaiming.add(forRun);
         long grace = policy.gracePeriod().toMillis();
         long save = policy.checkpointSave().toMillis();
         if (policy.checkpointOnNotice() && save <= grace) {

@@ -1,0 +1,44 @@
+package io.slipstream.simulator;
+
+import io.slipstream.simulator.report.Distribution;
+import java.lang.reflect.RecordComponent;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/** A replay's results as text, every figure but the timings, for comparing two replays that must agree. */
+public final class Fingerprint {
+    private static final Set<String> TIMINGS = Set.of("wallSeconds", "schedulerSeconds");
+
+    private Fingerprint() {
+    }
+
+    /** Every component of the result, recursively, but the timings; distributions by their values. */
+    public static String of(Object value) {
+        if (value instanceof Distribution distribution) {
+            return Arrays.toString(distribution.values());
+        }
+        if (value instanceof double[][] rows) {
+            return Arrays.deepToString(rows);
+        }
+        if (value instanceof List<?> list) {
+            return list.stream().map(Fingerprint::of).toList().toString();
+        }
+        if (value instanceof Record record) {
+            StringBuilder out = new StringBuilder(record.getClass().getSimpleName()).append('{');
+            for (RecordComponent component : record.getClass().getRecordComponents()) {
+                if (TIMINGS.contains(component.getName())) {
+                    continue;
+                }
+                try {
+                    out.append(component.getName()).append('=').append(of(component.getAccessor().invoke(record))).append(", ");
+                } catch (ReflectiveOperationException e) {
+                    throw new AssertionError(e);
+                }
+            }
+            return out.append('}').toString();
+        }
+        return String.valueOf(value);
+    }
+
+}

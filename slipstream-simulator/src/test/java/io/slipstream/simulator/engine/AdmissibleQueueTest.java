@@ -1,0 +1,88 @@
+package io.slipstream.simulator.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.QuotaType;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.api.spec.WithinQuota;
+import io.slipstream.scheduler.QuotaState;
+import io.slipstream.simulator.Fingerprint;
+import io.slipstream.simulator.input.ClusterSpec;
+import io.slipstream.simulator.input.NodePool;
+import io.slipstream.simulator.input.Policy;
+import io.slipstream.simulator.input.Trace;
+import io.slipstream.simulator.input.TraceJob;
+import io.slipstream.simulator.report.PolicyResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Handing the core only the queued jobs it could admit must not change a single figure: random traces (gangs and
+ * single GPUs, every idle mode, priorities, failures, a nested quota, one that preempts within itself) are replayed
+ * with the whole queue and with the admissible part, and every figure of the results is compared.
+ */
+public class AdmissibleQueueTest {
+    static Stream<Arguments> replays() {
+        List<Arguments> cases = new ArrayList<>();
+        for (long seed = 1; seed <= 4; seed++) {
+            for (IdleMode mode : new IdleMode[] {null, IdleMode.Disabled, IdleMode.Acceptable}) {
+                for (boolean onNotice : new boolean[] {false, true}) {
+                    cases.add(Arguments.of(seed, mode, onNotice));
+                }
+            }
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "seed {0}, idle mode {1}, checkpoint on notice {2}")
+    @MethodSource("replays")
+    void givesTheSameFiguresAsTheWholeQueue(long seed, IdleMode mode, boolean onNotice) {
+        Trace trace = randomTrace(seed, 400);
+        ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40)));
+        Policy policy = new Policy("p", quotas(), "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), onNotice,
+                Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 2 == 0 ? Duration.ofHours(3) : null);
+
+        PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false).run();
+        PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true).run();
+
+        assertThat(whole.completed()).isPositive();
+        assertThat(Fingerprint.of(admissible)).isEqualTo(Fingerprint.of(whole));
+    }
+
+    /** Tenants a (a nested quota under team), b (preempts its own lower-priority runs), c (small), d (none of its own). */
+    public static List<QuotaState> quotas() {
+        return List.of(quota("shared/gpus", null, 48, WithinQuota.Never), quota("team/gpus", "shared/gpus", 20, WithinQuota.Never),
+                quota("a/gpus", "team/gpus", 12, WithinQuota.Never), quota("b/gpus", "shared/gpus", 16, WithinQuota.LowerPriority),
+                quota("c/gpus", "shared/gpus", 4, WithinQuota.Never), quota("d/gpus", "shared/gpus", 0, WithinQuota.Never));
+    }
+
+    public static Trace randomTrace(long seed, int count) {
+        SplittableRandom random = new SplittableRandom(seed);
+        String[] tenants = {"a", "b", "c", "d", "team"};
+        IdleMode[] modes = {null, IdleMode.Disabled, IdleMode.Acceptable, IdleMode.OnlyIdle};
+        List<TraceJob> jobs = new ArrayList<>();
+        long t = 0;
+        for (int i = 0; i < count; i++) {
+            t += random.nextLong(90_000);
+            boolean gang = random.nextInt(5) == 0;
+            int gpus = gang ? 8 : 1 << random.nextInt(3);
+            int instances = gang ? 1 + random.nextInt(3) : 1;
+            jobs.add(new TraceJob(i, t, 60_000 + random.nextLong(3_600_000), tenants[random.nextInt(tenants.length)], gpus, instances,
+                    random.nextInt(3), modes[random.nextInt(modes.length)]));
+        }
+        return new Trace("random-" + seed, jobs);
+    }
+
+    private static QuotaState quota(String id, String parent, int gpus, WithinQuota within) {
+        return new QuotaState(QuotaId.parse(id), QuotaType.General, null, parent == null ? null : QuotaId.parse(parent), new Resources(0, 0, gpus, null),
+                null, within);
+    }
+}
