@@ -13,6 +13,22 @@ public final class Fingerprint {
     private Fingerprint() {
     }
 
+    /** Fails naming the first figure where two replays differ, with a little context. */
+    public static void assertSame(Object actual, Object expected) {
+        String a = of(actual);
+        String e = of(expected);
+        if (a.equals(e)) {
+            return;
+        }
+        int i = 0;
+        while (i < Math.min(a.length(), e.length()) && a.charAt(i) == e.charAt(i)) {
+            i++;
+        }
+        int from = Math.max(0, i - 300);
+        throw new AssertionError("the replays differ at character " + i + ":\n  expected ..." + e.substring(from, Math.min(e.length(), i + 200))
+                + "\n  actual   ..." + a.substring(from, Math.min(a.length(), i + 200)));
+    }
+
     /** Every component of the result, recursively, but the timings; distributions by their values. */
     public static String of(Object value) {
         if (value instanceof Distribution distribution) {

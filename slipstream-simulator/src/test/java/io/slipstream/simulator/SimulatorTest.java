@@ -23,13 +23,13 @@ class SimulatorTest {
             policies.add(new Policy("p-" + mode, AdmissibleQueueTest.quotas(), "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10),
                     Duration.ofSeconds(20), mode == null, Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofHours(4)));
         }
-        Experiment experiment = new Experiment("parallel", 3, AdmissibleQueueTest.randomTrace(3, 600),
+        Experiment experiment = new Experiment("parallel", 3, AdmissibleQueueTest.randomTrace(3, 300),
                 new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40))), policies, List.of());
 
         List<PolicyResult> serial = Simulator.run(experiment, Set.of(), null, 1);
         List<PolicyResult> parallel = Simulator.run(experiment, Set.of(), null, 3);
 
         assertThat(parallel).extracting(r -> r.policy().name()).containsExactly("p-Disabled", "p-Acceptable", "p-null", "p-OnlyIdle");
-        assertThat(Fingerprint.of(parallel)).isEqualTo(Fingerprint.of(serial));
+        Fingerprint.assertSame(parallel, serial);
     }
 }

@@ -1,13 +1,17 @@
 package io.slipstream.simulator.engine;
 
 import io.slipstream.api.spec.IdleMode;
+import io.slipstream.scheduler.Scheduler;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The queued jobs, indexed so that a cycle hands the scheduler only those it could admit. A queued job that fits
@@ -24,10 +28,13 @@ final class AdmissibleQueue {
 
     /** [tenant][idle mode] -> total GPUs -> jobs, in arrival order. */
     private final List<List<TreeMap<Integer, Set<SimJob>>>> bySize = new ArrayList<>();
+    /** [tenant] -> jobs in the core's queue order. */
+    private final List<TreeSet<SimJob>> inQueueOrder = new ArrayList<>();
     private int size;
 
     AdmissibleQueue(int tenants) {
         for (int t = 0; t < tenants; t++) {
+            inQueueOrder.add(new TreeSet<>(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER)));
             List<TreeMap<Integer, Set<SimJob>>> modes = new ArrayList<>(MODES.length);
             for (int m = 0; m < MODES.length; m++) {
                 modes.add(new TreeMap<>());
@@ -38,6 +45,7 @@ final class AdmissibleQueue {
 
     void add(SimJob job) {
         if (bucketsOf(job).computeIfAbsent(job.gpus(), g -> new LinkedHashSet<>()).add(job)) {
+            inQueueOrder.get(job.tenant).add(job);
             size++;
         }
     }
@@ -46,6 +54,7 @@ final class AdmissibleQueue {
         TreeMap<Integer, Set<SimJob>> buckets = bucketsOf(job);
         Set<SimJob> bucket = buckets.get(job.gpus());
         if (bucket != null && bucket.remove(job)) {
+            inQueueOrder.get(job.tenant).remove(job);
             size--;
             if (bucket.isEmpty()) {
                 buckets.remove(job.gpus());
@@ -86,6 +95,15 @@ final class AdmissibleQueue {
                 long limit = Math.max(mode.mayUseGuarantee() ? freeGuarantee[t] : -1, mode.mayBorrow() ? freeGpus : -1);
                 Map<Integer, Set<SimJob>> admissible = allOf[t] ? buckets : limit < 0 ? Map.of() : buckets.headMap((int) Math.min(limit, Integer.MAX_VALUE), true);
                 admissible.values().forEach(bucket -> bucket.forEach(action));
+            }
+        }
+    }
+
+    /** A tenant's queued jobs in the core's queue order, until {@code action} says stop (returns false). */
+    void inQueueOrder(int tenant, Predicate<SimJob> action) {
+        for (SimJob job : inQueueOrder.get(tenant)) {
+            if (!action.test(job)) {
+                return;
             }
         }
     }

@@ -2,6 +2,7 @@ package io.slipstream.simulator.engine;
 
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
+import io.slipstream.scheduler.ActiveRun;
 import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.PendingRun;
 import io.slipstream.simulator.input.TraceJob;
@@ -34,6 +35,8 @@ final class SimJob {
     long attemptStart;
     boolean inQuota;
     List<Allocation> allocations = List.of();
+    /** What the core was last shown of it while active (reused while unchanged). */
+    ActiveRun active;
 
     // While stopping:
     long stopAt;

@@ -27,11 +27,13 @@ import io.slipstream.simulator.report.PolicyResult;
 import io.slipstream.simulator.report.TenantResult;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.Collections;
@@ -39,6 +41,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
@@ -88,6 +91,18 @@ public final class Simulation {
     private final int[] quotaOfTenant;
     private final long[] ownGuaranteeGpus;
     private final boolean[] preemptsWithinQuota;
+    /** Each node's GPUs, by the node's index, and the most of any node. */
+    private final int[] nodeGpus;
+    private final int largestNodeGpus;
+    /** Per tenant: whether its quota has a max (a guaranteed run over it waits without holding nodes). */
+    private final boolean[] hasMax;
+    /** Queued jobs whose guarantee wait has not started (see {@link #markLeftOutEntitled}). */
+    private final AdmissibleQueue notYetEntitled;
+    /** This cycle's jobs shown to the core; whether some that fit their guarantee were left out; the free guarantees it started from. */
+    private final Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
+    private boolean leftOutEntitled;
+    private long[] freeGuaranteeAtStart;
+    private final Map<String, Integer> nodeIndex = new HashMap<>();
     private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
     private final Recorder recorder;
@@ -116,6 +131,12 @@ public final class Simulation {
         this.trace = trace;
         this.nodes = cluster.nodes();
         this.clusterGpus = cluster.gpus();
+        this.nodeGpus = new int[nodes.size()];
+        for (int i = 0; i < nodes.size(); i++) {
+            nodeGpus[i] = nodes.get(i).capacity().gpu();
+            nodeIndex.put(nodes.get(i).name(), i);
+        }
+        this.largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
         this.seed = seed;
         this.listener = listener;
@@ -128,6 +149,7 @@ public final class Simulation {
         }
         this.preemptedByTenant = new int[tenantNames.size()];
         this.queued = new AdmissibleQueue(tenantNames.size());
+        this.notYetEntitled = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
         Map<String, QuotaId> quotaIds = new HashMap<>();
         for (TraceJob job : trace.jobs()) {
@@ -150,6 +172,7 @@ public final class Simulation {
         this.quotaOfTenant = new int[tenantNames.size()];
         this.ownGuaranteeGpus = new long[tenantNames.size()];
         this.preemptsWithinQuota = new boolean[tenantNames.size()];
+        this.hasMax = new boolean[tenantNames.size()];
         Map<QuotaId, Integer> quotaIndex = new HashMap<>();
         for (int i = 0; i < tenantNames.size(); i++) {
             QuotaId id = Policy.quotaOf(tenantNames.get(i));
@@ -159,6 +182,7 @@ public final class Simulation {
             // As the core's ledger has it: a quota's own guarantee is its min less its children's.
             ownGuaranteeGpus[i] = quota == null ? -1 : Math.max(0, quota.min().gpu() - childGpus.getOrDefault(id, 0L));
             preemptsWithinQuota[i] = quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
+            hasMax[i] = quota != null && quota.max() != null;
         }
         long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
         long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
@@ -208,6 +232,7 @@ public final class Simulation {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
         queued.add(job);
+        notYetEntitled.add(job);
         changed();
     }
 
@@ -256,6 +281,7 @@ public final class Simulation {
         job.queuedSince = now;
         job.reclaimFor = null;
         queued.add(job);
+        notYetEntitled.add(job);
         changed();
     }
 
@@ -286,12 +312,16 @@ public final class Simulation {
         lastCycle = now;
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
-        List<ActiveRun> active = new ArrayList<>(holding.size());
-        holding.values().forEach(job -> active.add(activeRun(job)));
         List<PendingRun> pending = admissibleOnly ? admissible() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
             queued.forEach(job -> pending.add(job.pending));
         }
+        if (pending == null) {
+            cycles++;
+            return;
+        }
+        List<ActiveRun> active = new ArrayList<>(holding.size());
+        holding.values().forEach(job -> active.add(activeRun(job)));
         ClusterSnapshot snapshot = new ClusterSnapshot(nodes, policy.quotas(), active, pending);
         long start = System.nanoTime();
         CycleResult result = scheduler.schedule(snapshot, EPOCH.plusMillis(now));
@@ -309,49 +339,186 @@ public final class Simulation {
             } else if (decision instanceof Decision.Wait wait) {
                 if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
                     // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
-                    job.entitledAt = Math.max(job.queuedSince, changedAt);
+                    entitled(job, changedAt);
                 }
             }
         }
+        markLeftOutEntitled(result.decisions(), changedAt);
     }
 
-    /** The queued jobs this cycle could admit (see {@link AdmissibleQueue}), and those borrowers were preempted for. */
+    /**
+     * The queued jobs this cycle could admit (see {@link AdmissibleQueue}), and those borrowers were preempted for.
+     * {@code null} when the cycle can decide nothing: no such job, and no borrower its quota's free guarantee could
+     * take (a promotion). Then the core is not called, as it would return no decision.
+     */
     private List<PendingRun> admissible() {
+        CycleStart start = cycleStart();
+        List<PendingRun> pending = new ArrayList<>();
+        shown.clear();
+        Consumer<SimJob> show = job -> {
+            if (shown.add(job)) {
+                pending.add(job.pending);
+            }
+        };
+        reclaiming.forEach(show);
+        queued.forEachAdmissible(start.freeGuarantee, start.freeGpus, preemptsWithinQuota, job -> {
+            boolean placeable = start.placeable(job);
+            boolean couldBorrow = job.idleMode.mayBorrow() && placeable;
+            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee[job.tenant];
+            // With no borrowers to reclaim, a guaranteed job that fits no free GPUs can only wait, like the others;
+            // only the first such job of its quota may hold nodes for itself (added below).
+            boolean couldPlaceOrReclaim = placeable || start.borrowers || !reclaiming.isEmpty() || hasMax[job.tenant];
+            if (couldBorrow || (couldUseGuarantee && couldPlaceOrReclaim) || preemptsWithinQuota[job.tenant]) {
+                show.accept(job);
+            }
+        });
+        leftOutEntitled = false;
+        if (!start.borrowers && reclaiming.isEmpty()) {
+            for (int t = 0; t < tenantNames.size(); t++) {
+                showTheJobThatHoldsNodes(t, start, show);
+            }
+        }
+        freeGuaranteeAtStart = start.freeGuarantee;
+        if (!pending.isEmpty()) {
+            return pending;
+        }
+        for (SimJob job : holding.values()) {
+            if (!job.inQuota && job.state == SimJob.State.RUNNING && job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee[job.tenant]) {
+                return pending;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The core holds nodes for the first job of each quota (in queue order) that fits the quota's guarantee but not
+     * the free nodes, when no borrower can be reclaimed for it. Which job that is depends on what the jobs before it
+     * take of the guarantee, so every such job is shown up to the first that fits the guarantee whatever the jobs
+     * before it take. Jobs that no node or the whole cluster could ever hold wait without holding anything.
+     */
+    private void showTheJobThatHoldsNodes(int tenant, CycleStart start, Consumer<SimJob> show) {
+        if (start.freeGuarantee[tenant] <= 0) {
+            return;
+        }
+        long[] taken = {0};
+        boolean[] found = {false};
+        leftOutEntitled = true;
+        queued.inQueueOrder(tenant, job -> {
+            if (!job.idleMode.mayUseGuarantee() || job.gpus() > start.freeGuarantee[tenant] || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
+                return true; // it waits for its quota, or no node could ever hold it
+            }
+            if (start.placeable(job)) {
+                taken[0] += job.gpus(); // shown already
+                return true;
+            }
+            show.accept(job);
+            found[0] = job.gpus() <= start.freeGuarantee[tenant] - taken[0];
+            taken[0] += job.gpus();
+            return !found[0];
+        });
+    }
+
+    /**
+     * A job left out because it fits its quota's guarantee but no free GPUs waits for resources, as the core would have
+     * said, if the guarantee still fits it after what the core admitted before it (in queue order) took. Only jobs not
+     * marked yet are looked at: each is marked once per wait.
+     */
+    private void markLeftOutEntitled(List<Decision> decisions, long changedAt) {
+        if (!leftOutEntitled) {
+            return;
+        }
+        List<SimJob> admittedInQuota = new ArrayList<>();
+        for (Decision decision : decisions) {
+            if (decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota) {
+                admittedInQuota.add(byId.get(admit.runId()));
+            }
+        }
+        List<SimJob> marked = new ArrayList<>();
+        notYetEntitled.forEachAdmissible(freeGuaranteeAtStart, -1, new boolean[tenantNames.size()], job -> {
+            if (shown.contains(job) || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
+                return;
+            }
+            long free = freeGuaranteeAtStart[job.tenant];
+            for (SimJob admitted : admittedInQuota) {
+                if (quotaOfTenant[admitted.tenant] == quotaOfTenant[job.tenant] && Scheduler.QUEUE_ORDER.compare(admitted.pending, job.pending) < 0) {
+                    free -= admitted.gpus();
+                }
+            }
+            if (job.gpus() <= free) {
+                marked.add(job);
+            }
+        });
+        marked.forEach(job -> entitled(job, changedAt));
+    }
+
+    /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */
+    private void entitled(SimJob job, long changedAt) {
+        job.entitledAt = Math.max(job.queuedSince, changedAt);
+        notYetEntitled.remove(job);
+    }
+
+    /** What a cycle starts from: free guarantees, free GPUs (on the cluster and on its emptiest node), borrowers. */
+    private CycleStart cycleStart() {
         long[] usedByQuota = new long[tenantNames.size()];
         long freeGpus = clusterGpus;
+        int[] freeOnNode = nodeGpus.clone();
+        boolean borrowers = false;
         for (SimJob job : holding.values()) {
             freeGpus -= job.gpus();
-            if (job.inQuota && job.state == SimJob.State.RUNNING) {
-                usedByQuota[quotaOfTenant[job.tenant]] += job.gpus();
+            if (job.state == SimJob.State.RUNNING) {
+                if (job.inQuota) {
+                    usedByQuota[quotaOfTenant[job.tenant]] += job.gpus();
+                } else {
+                    borrowers = true;
+                }
             }
+            for (Allocation allocation : job.allocations) {
+                freeOnNode[nodeIndex.get(allocation.node())] -= allocation.gpus().size();
+            }
+        }
+        int mostFreeOnANode = 0;
+        for (int free : freeOnNode) {
+            mostFreeOnANode = Math.max(mostFreeOnANode, free);
         }
         long[] freeGuarantee = new long[tenantNames.size()];
         for (int t = 0; t < freeGuarantee.length; t++) {
             freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
         }
-        List<PendingRun> pending = new ArrayList<>();
-        Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
-        reclaiming.forEach(job -> {
-            shown.add(job);
-            pending.add(job.pending);
-        });
-        queued.forEachAdmissible(freeGuarantee, freeGpus, preemptsWithinQuota, job -> {
-            if (!shown.contains(job)) {
-                pending.add(job.pending);
-            }
-        });
-        return pending;
+        return new CycleStart(freeGuarantee, freeGpus, mostFreeOnANode, borrowers);
     }
 
+    /**
+     * @param freeGuarantee   GPUs left on each tenant's quota's own guarantee
+     * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
+     * @param borrowers       whether any run holds idle capacity it could be reclaimed from
+     */
+    private record CycleStart(long[] freeGuarantee, long freeGpus, int mostFreeOnANode, boolean borrowers) {
+        /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
+        boolean placeable(SimJob job) {
+            return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;
+        }
+    }
+
+    /** The job as the core sees it; the same object while nothing it shows changes (most cycles). */
     private ActiveRun activeRun(SimJob job) {
         long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
-        return new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart),
-                checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint), job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota,
-                job.allocations, job.state == SimJob.State.STOPPING, job.reclaimFor);
+        Instant workSince = checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint);
+        ActiveRun cached = job.active;
+        RealTimeResources where = job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
+        boolean stopping = job.state == SimJob.State.STOPPING;
+        // A new attempt has a new allocation list, so the same list means the same start.
+        if (cached != null && cached.allocations() == job.allocations && Objects.equals(cached.lastCheckpointAt(), workSince)
+                && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)) {
+            return cached;
+        }
+        job.active = new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart), workSince, where,
+                job.allocations, stopping, job.reclaimFor);
+        return job.active;
     }
 
     private void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
+        notYetEntitled.remove(job);
         reclaiming.remove(job);
         job.queuedTotal += now - job.queuedSince;
         if (job.firstStart < 0) {
@@ -364,7 +531,7 @@ public final class Simulation {
         for (Placement placement : admit.placements()) {
             allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
         }
-        job.allocations = allocations;
+        job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
         holding.put(job.id(), job);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
         if (job.inQuota && job.entitledAt >= 0) {

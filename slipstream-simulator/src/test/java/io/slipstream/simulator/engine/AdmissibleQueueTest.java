@@ -54,14 +54,14 @@ public class AdmissibleQueueTest {
         PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true).run();
 
         assertThat(whole.completed()).isPositive();
-        assertThat(Fingerprint.of(admissible)).isEqualTo(Fingerprint.of(whole));
+        Fingerprint.assertSame(admissible, whole);
     }
 
-    /** Tenants a (a nested quota under team), b (preempts its own lower-priority runs), c (small), d (none of its own). */
+    /** Tenants a (a nested quota under team), b (preempts its own lower-priority runs), c (small, with a max), d (none of its own). */
     public static List<QuotaState> quotas() {
         return List.of(quota("shared/gpus", null, 48, WithinQuota.Never), quota("team/gpus", "shared/gpus", 20, WithinQuota.Never),
                 quota("a/gpus", "team/gpus", 12, WithinQuota.Never), quota("b/gpus", "shared/gpus", 16, WithinQuota.LowerPriority),
-                quota("c/gpus", "shared/gpus", 4, WithinQuota.Never), quota("d/gpus", "shared/gpus", 0, WithinQuota.Never));
+                quota("c/gpus", "shared/gpus", 4, 10, WithinQuota.Never), quota("d/gpus", "shared/gpus", 0, WithinQuota.Never));
     }
 
     public static Trace randomTrace(long seed, int count) {
@@ -82,7 +82,11 @@ public class AdmissibleQueueTest {
     }
 
     private static QuotaState quota(String id, String parent, int gpus, WithinQuota within) {
+        return quota(id, parent, gpus, -1, within);
+    }
+
+    private static QuotaState quota(String id, String parent, int gpus, int max, WithinQuota within) {
         return new QuotaState(QuotaId.parse(id), QuotaType.General, null, parent == null ? null : QuotaId.parse(parent), new Resources(0, 0, gpus, null),
-                null, within);
+                max < 0 ? null : new Resources(Long.MAX_VALUE, Long.MAX_VALUE, max, null), within);
     }
 }
