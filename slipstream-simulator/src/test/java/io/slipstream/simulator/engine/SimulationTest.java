@@ -15,6 +15,7 @@ import io.slipstream.simulator.input.Policy;
 import io.slipstream.simulator.input.Trace;
 import io.slipstream.simulator.input.TraceJob;
 import io.slipstream.simulator.report.PolicyResult;
+import io.slipstream.simulator.report.ReclaimSample;
 import io.slipstream.simulator.report.TenantResult;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,6 +61,9 @@ class SimulationTest {
         assertThat(result.preemptions()).isEqualTo(4);
         assertThat(result.reclaim().count()).isEqualTo(1);
         assertThat(result.reclaim().max()).isEqualTo(35.0);
+        // Taken apart: the clock from b's arrival (205 s), four victims chosen in one cycle (210 s), b started at 240 s.
+        assertThat(result.longestReclaims()).containsExactly(new ReclaimSample(8, "b", 4, 205.0, 210.0, 210.0, 1, 4, 240.0));
+        assertThat(result.longestReclaims().get(0).afterLastVictims()).isEqualTo(30.0);
         // Each borrower had saved checkpoints at progress 60, 120, 180 s (each saved 10 s later); killed at 240 s, it
         // loses 60 s of one GPU's work: 4 x 60 GPU-s in all.
         assertThat(result.lostGpuHours()).isCloseTo(4 * 60 / 3600.0, within(1e-9));
@@ -79,13 +83,21 @@ class SimulationTest {
     }
 
     @Test
-    void aJobThatCanNeverStartCountsItsWaitUntilTheEnd() {
+    void aJobThatCanNeverStartIsCountedApartAndLeftOutOfTheDelays() {
         Trace trace = new Trace("test", List.of(new TraceJob(0, 0, 100_000, "a", 8, 2, 0, null), new TraceJob(1, 50_000, 100_000, "a", 1, 1, 0, null)));
         PolicyResult result = run(trace, policy(IdleMode.Acceptable, false));
-        // The 16-GPU job fits no 8-GPU node pair here (one node): it never starts; the replay ends at 150 s.
+        // The 16-GPU job fits no 8-GPU node pair here (one node): it never starts. The 1-GPU job starts at the 50 s
+        // tick: the only delay is its 0 s (counting the other until the replay's end would make the mean 75 s).
         assertThat(result.neverStarted()).isEqualTo(1);
+        assertThat(result.neverStartedGpuHours()).isCloseTo(16 * 100 / 3600.0, within(1e-9));
         assertThat(result.completed()).isEqualTo(1);
-        assertThat(result.queueDelay().max()).isEqualTo(150.0);
+        assertThat(result.queueDelay().count()).isEqualTo(1);
+        assertThat(result.queueDelay().max()).isZero();
+        assertThat(result.completionTime().count()).isEqualTo(1);
+        TenantResult a = result.tenants().get(0);
+        assertThat(a.neverStarted()).isEqualTo(1);
+        assertThat(a.neverStartedGpuHours()).isCloseTo(16 * 100 / 3600.0, within(1e-9));
+        assertThat(a.queueDelay().count()).isEqualTo(1);
     }
 
     @Test
