@@ -36,8 +36,8 @@ class SimulateCommandTest {
         // The story of the small trace: borrowing serves what fixed quotas cannot, and reclaims within the grace period.
         assertThat(policies.get(0).get("neverStarted").asInt()).isEqualTo(2);
         // The 16-GPU jobs over each tenant's 8-GPU guarantee, found before the replay: on stderr (even with -q) and in the JSON.
-        assertThat(result.err).contains("warning: fixed-quotas: tenant speech: 1 jobs (4 GPU-h) ask for more than the tenant's guarantee (8 GPUs) with "
-                + "borrowing disabled: they can never start (e.g. job 5)").contains("warning: fixed-quotas: tenant vision: 1 jobs (16 GPU-h)");
+        assertThat(result.err).contains("warning: fixed-quotas: tenant speech: 1 job (4 GPU-h) asks for more than the tenant's guarantee (8 GPUs) with "
+                + "borrowing disabled: it can never start (e.g. job 5)").contains("warning: fixed-quotas: tenant vision: 1 job (16 GPU-h)");
         assertThat(policies.get(0).get("warnings").get(0).get("kind").asString()).isEqualTo("BIGGER_THAN_GUARANTEE");
         assertThat(policies.get(0).get("neverStartedGpuHours").asDouble()).isPositive();
         assertThat(policies.get(1).get("warnings")).isEmpty();

@@ -26,17 +26,17 @@ public record Warning(Kind kind, String policy, String tenant, int count, double
     /** One line for people. */
     public String message() {
         String where = (policy == null ? "" : policy + ": ") + (tenant == null ? "" : "tenant " + tenant + ": ");
+        boolean one = count == 1;
+        String jobs = String.format(Locale.ROOT, "%s%,d job%s (%,.0f GPU-h) %s", where, count, one ? "" : "s", gpuHours, one ? "asks" : "ask");
+        String never = String.format(Locale.ROOT, ": %s can never start (e.g. job %d)", one ? "it" : "they", example);
         return switch (kind) {
-            case BIGGER_THAN_GUARANTEE -> String.format(Locale.ROOT, "%s%,d jobs (%,.0f GPU-h) ask for more than the tenant's guarantee (%s) with borrowing "
-                    + "disabled: they can never start (e.g. job %d)", where, count, gpuHours, detail, example);
-            case BIGGER_THAN_QUOTA_MAX -> String.format(Locale.ROOT, "%s%,d jobs (%,.0f GPU-h) ask for more than the quota's max (%s): they can never start "
-                    + "(e.g. job %d)", where, count, gpuHours, detail, example);
-            case BIGGER_THAN_CLUSTER -> String.format(Locale.ROOT, "%s%,d jobs (%,.0f GPU-h) ask for more GPUs than the cluster has (%s): they can never start "
-                    + "(e.g. job %d)", where, count, gpuHours, detail, example);
-            case INSTANCE_BIGGER_THAN_NODE -> String.format(Locale.ROOT, "%s%,d jobs (%,.0f GPU-h) have an instance bigger than any node (%s): they can never "
-                    + "start (e.g. job %d)", where, count, gpuHours, detail, example);
+            case BIGGER_THAN_GUARANTEE -> jobs + " for more than the tenant's guarantee (" + detail + ") with borrowing disabled" + never;
+            case BIGGER_THAN_QUOTA_MAX -> jobs + " for more than the quota's max (" + detail + ")" + never;
+            case BIGGER_THAN_CLUSTER -> jobs + " for more GPUs than the cluster has (" + detail + ")" + never;
+            case INSTANCE_BIGGER_THAN_NODE -> jobs.replace(one ? " asks" : " ask", one ? " has" : " have") + " an instance bigger than any node (" + detail + ")"
+                    + never;
             case ZERO_GUARANTEE -> String.format(Locale.ROOT, "%sthe quota guarantees 0 GPUs (%s): its jobs only ever run on borrowed capacity", where, detail);
-            case ROWS_SKIPPED -> String.format(Locale.ROOT, "%,d trace rows skipped: %s (e.g. line %d)", count, detail, example);
+            case ROWS_SKIPPED -> String.format(Locale.ROOT, "%,d trace row%s skipped: %s (e.g. line %d)", count, one ? "" : "s", detail, example);
         };
     }
 }

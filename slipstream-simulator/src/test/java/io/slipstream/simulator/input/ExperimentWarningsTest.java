@@ -68,7 +68,7 @@ class ExperimentWarningsTest {
 
         assertThat(ExperimentWarnings.of(experiment).stream().filter(w -> w.policy() == null).map(Warning::message)).containsExactly(
                 "3 trace rows skipped: no end time (still running when the trace was taken) (e.g. line 7)",
-                "1 trace rows skipped: no GPUs (e.g. line 2)");
+                "1 trace row skipped: no GPUs (e.g. line 2)");
     }
 
     private static TraceJob job(int index, String tenant, int gpus, int instances, IdleMode mode) {
