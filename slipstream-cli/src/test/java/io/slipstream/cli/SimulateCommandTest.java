@@ -35,6 +35,12 @@ class SimulateCommandTest {
         }
         // The story of the small trace: borrowing serves what fixed quotas cannot, and reclaims within the grace period.
         assertThat(policies.get(0).get("neverStarted").asInt()).isEqualTo(2);
+        // The 16-GPU jobs over each tenant's 8-GPU guarantee, found before the replay: on stderr (even with -q) and in the JSON.
+        assertThat(result.err).contains("warning: fixed-quotas: tenant speech: 1 job (4 GPU-h) asks for more than the tenant's guarantee (8 GPUs) with "
+                + "borrowing disabled: it can never start (e.g. job 5)").contains("warning: fixed-quotas: tenant vision: 1 job (16 GPU-h)");
+        assertThat(policies.get(0).get("warnings").get(0).get("kind").asString()).isEqualTo("BIGGER_THAN_GUARANTEE");
+        assertThat(policies.get(0).get("neverStartedGpuHours").asDouble()).isPositive();
+        assertThat(policies.get(1).get("warnings")).isEmpty();
         assertThat(policies.get(1).get("neverStarted").asInt()).isZero();
         assertThat(policies.get(1).get("utilization").asDouble()).isGreaterThan(policies.get(0).get("utilization").asDouble());
         assertThat(policies.get(1).get("maxReclaimSeconds").asDouble()).isLessThanOrEqualTo(35);
@@ -48,6 +54,7 @@ class SimulateCommandTest {
         assertThat(result.code).isZero();
         assertThat(result.out).contains("Experiment small: 7 jobs of 2 tenants").contains("borrowing").doesNotContain("fixed-quotas");
         assertThat(result.err).contains("report written to");
+        assertThat(result.out).contains("utilization (busy window)").contains("utilization (whole replay)").contains("jobs never started are counted apart");
         String page = Files.readString(html);
         assertThat(page).startsWith("<!DOCTYPE html>").contains("<svg").contains("Queueing delay").doesNotContain("<script").doesNotContain("http://cdn");
     }

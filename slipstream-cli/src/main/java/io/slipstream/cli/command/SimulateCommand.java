@@ -4,9 +4,12 @@ import io.slipstream.cli.CliException;
 import io.slipstream.simulator.Simulator;
 import io.slipstream.simulator.input.Experiment;
 import io.slipstream.simulator.input.ExperimentReader;
+import io.slipstream.simulator.input.ExperimentWarnings;
+import io.slipstream.simulator.input.Warning;
 import io.slipstream.simulator.report.HtmlReport;
 import io.slipstream.simulator.report.JsonReport;
 import io.slipstream.simulator.report.PolicyResult;
+import io.slipstream.simulator.report.ProgressLine;
 import io.slipstream.simulator.report.TableReport;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -15,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -55,8 +57,17 @@ public final class SimulateCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Experiment experiment = ExperimentReader.read(file);
-        List<PolicyResult> results = Simulator.run(experiment, new LinkedHashSet<>(policies), quiet ? null : (policy, virtual, last, done, total) ->
-                err.printf(Locale.ROOT, "%s: day %.1f of %.1f, %,d of %,d jobs done%n", policy, virtual / 86_400_000.0, last / 86_400_000.0, done, total));
+        // Before the replay: a warning that costs minutes to learn afterwards costs nothing now. Printed even with -q.
+        for (Warning warning : ExperimentWarnings.of(experiment)) {
+            if (policies.isEmpty() || warning.policy() == null || policies.contains(warning.policy())) {
+                err.println("warning: " + warning.message());
+            }
+        }
+        err.flush();
+        List<PolicyResult> results = Simulator.run(experiment, new LinkedHashSet<>(policies), quiet ? null : (policy, virtual, last, done, total) -> {
+            err.println(ProgressLine.format(policy, virtual, last, done, total));
+            err.flush();
+        });
         if (output == Format.json) {
             out.println(JsonReport.render(experiment, results));
         } else {

@@ -50,6 +50,11 @@ final class SimJob {
      */
     long entitledAt = -1;
     long reclaimFrom = -1;
+    /** While reclaiming: cycles that chose victims for it, victims chosen, and when the last were chosen. */
+    int reclaimRounds;
+    int reclaimVictims;
+    long firstVictimsAt = -1;
+    long lastVictimsAt = -1;
 
     SimJob(TraceJob trace, int tenant, PendingRun pending) {
         this.trace = trace;

@@ -24,6 +24,7 @@ import io.slipstream.simulator.input.Trace;
 import io.slipstream.simulator.input.TraceJob;
 import io.slipstream.simulator.report.Distribution;
 import io.slipstream.simulator.report.PolicyResult;
+import io.slipstream.simulator.report.ReclaimSample;
 import io.slipstream.simulator.report.TenantResult;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,6 +57,7 @@ public final class Simulation {
     /** Virtual time zero as an instant, for the scheduler (which only compares instants). */
     static final Instant EPOCH = Instant.parse("2021-01-01T00:00:00Z");
     private static final long STOP_AFTER_LAST_SUBMIT = 365L * 86_400_000;
+    private static final int LONGEST_RECLAIMS = 5;
 
     /** What a long run reports as it goes. */
     public interface Listener {
@@ -121,6 +123,7 @@ public final class Simulation {
     private final int[] preemptedByTenant;
     private final List<List<Double>> reclaimByTenant = new ArrayList<>();
     private final List<Double> guaranteeWaits = new ArrayList<>();
+    private final List<ReclaimSample> longestReclaims = new ArrayList<>();
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
         this(trace, cluster, policy, seed, listener, true);
@@ -539,9 +542,15 @@ public final class Simulation {
         }
         if (job.inQuota && job.reclaimFrom >= 0) {
             reclaimByTenant.get(job.tenant).add((now - job.reclaimFrom) / 1000.0);
+            keepLongest(new ReclaimSample(job.trace.index(), tenantNames.get(job.tenant), job.gpus(), job.reclaimFrom / 1000.0, job.firstVictimsAt / 1000.0,
+                    job.lastVictimsAt / 1000.0, job.reclaimRounds, job.reclaimVictims, now / 1000.0));
         }
         job.entitledAt = -1;
         job.reclaimFrom = -1;
+        job.reclaimRounds = 0;
+        job.reclaimVictims = 0;
+        job.firstVictimsAt = -1;
+        job.lastVictimsAt = -1;
         job.pending = job.pending.withReclaimed(false);
         push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
         if (policy.meanTimeBetweenFailures() != null) {
@@ -562,7 +571,13 @@ public final class Simulation {
         preemptedByTenant[job.tenant]++;
         if (forRun.reclaimFrom < 0) {
             forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
+            forRun.firstVictimsAt = now;
         }
+        if (forRun.lastVictimsAt != now) {
+            forRun.reclaimRounds++;
+            forRun.lastVictimsAt = now;
+        }
+        forRun.reclaimVictims++;
         forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
         reclaiming.add(forRun);
         long grace = policy.gracePeriod().toMillis();
@@ -582,6 +597,18 @@ public final class Simulation {
 
     // --- the result ---
 
+    /** Keeps the few longest reclaims, to show what the maximum was made of. */
+    private void keepLongest(ReclaimSample sample) {
+        if (longestReclaims.size() == LONGEST_RECLAIMS && sample.seconds() <= longestReclaims.get(LONGEST_RECLAIMS - 1).seconds()) {
+            return;
+        }
+        longestReclaims.add(sample);
+        longestReclaims.sort(Comparator.comparingDouble(ReclaimSample::seconds).reversed().thenComparingInt(ReclaimSample::jobIndex));
+        if (longestReclaims.size() > LONGEST_RECLAIMS) {
+            longestReclaims.remove(LONGEST_RECLAIMS);
+        }
+    }
+
     private PolicyResult result(double wallSeconds) {
         int tenants = tenantNames.size();
         List<List<Double>> delayByTenant = new ArrayList<>();
@@ -593,16 +620,19 @@ public final class Simulation {
         int[] jobsByTenant = new int[tenants];
         int[] doneByTenant = new int[tenants];
         int neverStarted = 0;
+        double neverStartedGpuHours = 0;
+        int[] neverStartedByTenant = new int[tenants];
+        double[] neverStartedHoursByTenant = new double[tenants];
         long lastFinish = trace.firstSubmitMillis();
         for (SimJob job : jobs) {
             jobsByTenant[job.tenant]++;
             if (job.firstStart < 0) {
-                // Never started (it can never fit under this policy): its delay counts until the replay's end, so a
-                // policy does not look better for leaving the hard jobs out.
+                // Never started (usually it can never fit under this policy): counted apart with the GPU-hours it asked
+                // for, and left out of the delays, where a wait "until the replay ended" is no measurement.
                 neverStarted++;
-                double delay = Math.max(0, now - job.trace.submitMillis()) / 1000.0;
-                delays.add(delay);
-                delayByTenant.get(job.tenant).add(delay);
+                neverStartedGpuHours += job.trace.gpuHours();
+                neverStartedByTenant[job.tenant]++;
+                neverStartedHoursByTenant[job.tenant] += job.trace.gpuHours();
                 continue;
             }
             if (job.state == SimJob.State.DONE) {
@@ -626,16 +656,17 @@ public final class Simulation {
             QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
             tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
                     distribution(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
-                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], distribution(reclaimByTenant.get(i))));
+                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], distribution(reclaimByTenant.get(i)), neverStartedByTenant[i],
+                    neverStartedHoursByTenant[i]));
         }
         List<Double> allReclaims = new ArrayList<>();
         reclaimByTenant.forEach(allReclaims::addAll);
         double replay = Math.max(1, lastFinish - trace.firstSubmitMillis());
-        return new PolicyResult(policy, jobs.size(), done, neverStarted, allocated / (clusterGpus * replay), recorder.windowGpuMs / (clusterGpus * window),
+        return new PolicyResult(policy, jobs.size(), done, neverStarted, neverStartedGpuHours, allocated / (clusterGpus * replay), recorder.windowGpuMs / (clusterGpus * window),
                 distribution(delays),
                 distribution(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, distribution(allReclaims),
                 distribution(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
-                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus());
+                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus(), longestReclaims);
     }
 
     /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */

@@ -40,18 +40,38 @@ public final class CsvTrace {
     }
 
     public static Trace read(Path file, String field) {
-        List<TraceJob> jobs = new ArrayList<>();
+        return read(file, field, ColumnMapping.DEFAULT, field);
+    }
+
+    /**
+     * Reads a trace through a column mapping ({@code mappingPath}: where the mapping is in the experiment, for messages
+     * about it). Rows the mapping skips are counted in {@link Trace#skipped()}.
+     */
+    public static Trace read(Path file, String field, ColumnMapping mapping, String mappingPath) {
+        List<Parsed> parsed = new ArrayList<>();
         List<io.slipstream.api.problem.Problem> problems = new ArrayList<>();
+        Map<Trace.SkipReason, int[]> skipped = new java.util.EnumMap<>(Trace.SkipReason.class); // {rows, first line}
+        Boolean timestamps = null;
         try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             String header = reader.readLine();
             if (header == null) {
-                throw new InvalidInputException(field, file + " is empty: expected a header row (submit_time,duration,tenant,gpus,...)");
+                throw new InvalidInputException(field, file + " is empty: expected a header row (" + String.join(",",
+                        mapping.requiredColumns().stream().map(Map.Entry::getValue).toList()) + ",...)");
             }
             Map<String, Integer> columns = columns(header);
-            for (String required : List.of("submit_time", "duration", "tenant", "gpus")) {
-                if (!columns.containsKey(required)) {
-                    throw new InvalidInputException(field, file + " line 1: column '" + required + "' is missing (have: " + columns.keySet() + ")");
+            List<io.slipstream.api.problem.Problem> headerProblems = new ArrayList<>();
+            for (Map.Entry<String, String> required : mapping.requiredColumns()) {
+                if (!columns.containsKey(required.getValue().toLowerCase(Locale.ROOT))) {
+                    if (mapping == ColumnMapping.DEFAULT) {
+                        throw new InvalidInputException(field, file + " line 1: column '" + required.getValue() + "' is missing (have: " + columns.keySet() + ")");
+                    }
+                    String named = mapping == ColumnMapping.DEFAULT ? "" : " (" + mappingPath + "." + required.getKey() + ")";
+                    headerProblems.add(new io.slipstream.api.problem.Problem(mapping == ColumnMapping.DEFAULT ? field : mappingPath + "." + required.getKey(),
+                            file + " line 1: column '" + required.getValue() + "'" + named + " is missing (have: " + new java.util.TreeSet<>(columns.keySet()) + ")"));
                 }
+            }
+            if (!headerProblems.isEmpty()) {
+                throw new InvalidInputException("the trace " + file + " does not have the columns its mapping names", headerProblems);
             }
             String line;
             int number = 1;
@@ -60,23 +80,65 @@ public final class CsvTrace {
                 if (line.isBlank()) {
                     continue;
                 }
-                if (jobs.size() >= MAX_JOBS) {
+                if (parsed.size() >= MAX_JOBS) {
                     throw new InvalidInputException(field, file + ": more than " + MAX_JOBS + " jobs");
                 }
                 Row row = new Row(file, number, split(line), columns, problems);
-                long submit = row.seconds("submit_time", true);
-                long duration = row.seconds("duration", true);
-                String tenant = row.tenant();
-                long gpus = row.integer("gpus", true, 0, MAX_GPUS_PER_INSTANCE, 0);
-                long instances = row.integer("instances", false, 1, MAX_INSTANCES, 1);
-                long priority = row.integer("priority", false, -1_000_000, 1_000_000, 0);
-                IdleMode idle = row.idleMode();
+                String submitText = row.cell(mapping.submit());
+                if (timestamps == null && !submitText.isEmpty() && mapping != ColumnMapping.DEFAULT) {
+                    timestamps = !isNumber(submitText); // the column's first cell decides: seconds or timestamps
+                }
+                boolean stamped = Boolean.TRUE.equals(timestamps);
+                long submit = row.time(mapping.submit(), true, stamped);
+                long duration;
+                boolean noEnd = false;
+                if (mapping.duration() != null) {
+                    duration = row.seconds(mapping.duration(), true);
+                } else if (row.cell(mapping.end()).isEmpty() && mapping.skipIncomplete()) {
+                    noEnd = true;
+                    duration = 0;
+                } else {
+                    long end = row.time(mapping.end(), true, stamped);
+                    duration = end - submit;
+                    if (!row.bad && duration < 0) {
+                        row.problem(mapping.end(), "is before the submission (" + row.cell(mapping.end()) + " < " + submitText + ")");
+                    }
+                }
+                String tenant = row.tenant(mapping.tenant(), mapping.tenantValues());
+                long gpus = row.integer(mapping.gpus(), true, 0, mapping.gpusAreTotal() ? (long) MAX_GPUS_PER_INSTANCE * MAX_INSTANCES : MAX_GPUS_PER_INSTANCE, 0);
+                long instances = mapping.instances() == null ? 1 : row.integer(mapping.instances(), false, 1, MAX_INSTANCES, 1);
+                long priority = mapping.priority() == null ? 0 : row.integer(mapping.priority(), false, -1_000_000, 1_000_000, 0);
+                IdleMode idle = mapping.idleMode() == null ? null : row.idleMode(mapping.idleMode(), mapping.idleModeValues(), mappingPath + ".idleModeValues");
                 if (problems.size() > 20) {
                     break;
                 }
-                if (!row.bad) {
-                    jobs.add(new TraceJob(jobs.size(), submit, duration, tenant, (int) gpus, (int) instances, (int) priority, idle));
+                if (row.bad) {
+                    continue;
                 }
+                Trace.SkipReason skip = noEnd ? Trace.SkipReason.NO_END : mapping.skipIncomplete() && gpus == 0 ? Trace.SkipReason.NO_GPUS : null;
+                if (skip != null) {
+                    int at = number;
+                    skipped.computeIfAbsent(skip, r -> new int[] {0, at})[0]++;
+                    continue;
+                }
+                long perInstance = gpus;
+                if (mapping.gpusAreTotal()) {
+                    if (mapping.instances() != null) {
+                        if (gpus % instances != 0) {
+                            row.problem(mapping.gpus(), "a total of " + gpus + " GPUs does not split evenly over " + instances + " instances");
+                            continue;
+                        }
+                        perInstance = gpus / instances;
+                    } else if (mapping.gpusPerInstance() != null && gpus > mapping.gpusPerInstance()) {
+                        perInstance = mapping.gpusPerInstance();
+                        instances = (gpus + perInstance - 1) / perInstance;
+                    }
+                    if (perInstance > MAX_GPUS_PER_INSTANCE || instances > MAX_INSTANCES) {
+                        row.problem(mapping.gpus(), "at most " + MAX_GPUS_PER_INSTANCE + " GPUs per instance and " + MAX_INSTANCES + " instances, is " + gpus);
+                        continue;
+                    }
+                }
+                parsed.add(new Parsed(submit, duration, tenant, (int) perInstance, (int) instances, (int) priority, idle));
             }
         } catch (NoSuchFileException e) {
             throw new InvalidInputException(field, "no such file: " + file);
@@ -86,7 +148,38 @@ public final class CsvTrace {
         if (!problems.isEmpty()) {
             throw new InvalidInputException("the trace " + file + " has errors", problems);
         }
-        return new Trace(file.toString(), jobs);
+        // Timestamps are made relative to the earliest submission; seconds are taken as they are.
+        long origin = Boolean.TRUE.equals(timestamps) ? parsed.stream().mapToLong(Parsed::submit).min().orElse(0) : 0;
+        List<TraceJob> jobs = new ArrayList<>(parsed.size());
+        for (Parsed p : parsed) {
+            jobs.add(new TraceJob(jobs.size(), p.submit() - origin, p.duration(), p.tenant(), p.gpus(), p.instances(), p.priority(), p.idleMode()));
+        }
+        List<Trace.Skipped> skips = new ArrayList<>();
+        skipped.forEach((reason, counts) -> skips.add(new Trace.Skipped(reason, counts[0], counts[1])));
+        return new Trace(file.toString(), jobs, skips);
+    }
+
+    private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
+    }
+
+    private static boolean isNumber(String text) {
+        try {
+            Double.parseDouble(text);
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** Milliseconds since the epoch of an ISO-8601 timestamp (with or without an offset: UTC then) or yyyy-MM-dd HH:mm:ss. */
+    static long parseTimestamp(String text) {
+        try {
+            return java.time.OffsetDateTime.parse(text).toInstant().toEpochMilli();
+        } catch (java.time.format.DateTimeParseException e) {
+            // no offset: read as UTC below
+        }
+        String iso = text.length() > 10 && text.charAt(10) == ' ' ? text.substring(0, 10) + 'T' + text.substring(11) : text;
+        return java.time.LocalDateTime.parse(iso).toInstant(java.time.ZoneOffset.UTC).toEpochMilli();
     }
 
     private static Map<String, Integer> columns(String header) {
@@ -145,7 +238,7 @@ public final class CsvTrace {
         }
 
         String cell(String column) {
-            Integer index = columns.get(column);
+            Integer index = columns.get(column.toLowerCase(Locale.ROOT));
             return index == null || index >= cells.size() ? "" : cells.get(index);
         }
 
@@ -175,6 +268,26 @@ public final class CsvTrace {
             }
         }
 
+        /** Seconds, or with {@code stamped} a timestamp (epoch ms then). */
+        long time(String column, boolean required, boolean stamped) {
+            if (!stamped) {
+                return seconds(column, required);
+            }
+            String text = cell(column);
+            if (text.isEmpty()) {
+                if (required) {
+                    problem(column, "is required");
+                }
+                return 0;
+            }
+            try {
+                return parseTimestamp(text);
+            } catch (java.time.format.DateTimeParseException e) {
+                problem(column, "must be a timestamp like the column's first (2024-03-01T09:30:00Z, 2024-03-01 09:30:00), is '" + text + "'");
+                return 0;
+            }
+        }
+
         long integer(String column, boolean required, long min, long max, long absent) {
             String text = cell(column);
             if (text.isEmpty()) {
@@ -196,27 +309,36 @@ public final class CsvTrace {
             }
         }
 
-        String tenant() {
-            String text = cell("tenant");
+        String tenant(String column, Map<String, String> values) {
+            String raw = cell(column);
+            String text = values.getOrDefault(raw, raw);
             if (text.isEmpty()) {
-                problem("tenant", "is required");
+                problem(column, "is required");
             } else if (!TENANT.matcher(text).matches()) {
-                problem("tenant", "must be a workspace name (lowercase letters, digits, '-') or workspace/quota, is '" + text + "'");
+                problem(column, "must be a workspace name (lowercase letters, digits, '-') or workspace/quota" + (values.isEmpty() ? "" : " (or a key of tenantValues)")
+                        + ", is '" + text + "'");
             }
             return text;
         }
 
-        IdleMode idleMode() {
-            String text = cell("idle_mode");
+        IdleMode idleMode(String column, Map<String, IdleMode> values, String valuesPath) {
+            String text = cell(column);
             if (text.isEmpty()) {
                 return null;
+            }
+            if (!values.isEmpty()) {
+                IdleMode mode = values.get(text);
+                if (mode == null) {
+                    problem(column, "'" + text + "' is not in " + valuesPath + " (have: " + new java.util.TreeSet<>(values.keySet()) + ")");
+                }
+                return mode;
             }
             for (IdleMode mode : IdleMode.values()) {
                 if (mode.name().equals(text)) {
                     return mode;
                 }
             }
-            problem("idle_mode", "must be one of Disabled, Acceptable, OnlyIdle, is '" + text + "'");
+            problem(column, "must be one of Disabled, Acceptable, OnlyIdle, is '" + text + "'");
             return null;
         }
     }

@@ -6,12 +6,32 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The jobs to replay, in submission order, and where they came from. */
-public record Trace(String source, List<TraceJob> jobs) {
+/**
+ * The jobs to replay, in submission order, and where they came from; {@code skipped}: rows of the source that are
+ * not jobs by a documented rule (still running at the trace's end, no GPUs), counted so the report can say so.
+ */
+public record Trace(String source, List<TraceJob> jobs, List<Skipped> skipped) {
     public Trace {
         List<TraceJob> sorted = new ArrayList<>(jobs);
         sorted.sort(Comparator.comparingLong(TraceJob::submitMillis).thenComparingInt(TraceJob::index));
         jobs = List.copyOf(sorted);
+        skipped = List.copyOf(skipped);
+    }
+
+    public Trace(String source, List<TraceJob> jobs) {
+        this(source, jobs, List.of());
+    }
+
+    /** Why rows were skipped. */
+    public enum SkipReason {
+        /** No end time: the job was still running when the trace was taken, so its duration is unknown. */
+        NO_END,
+        /** It asks for no GPUs: nothing for a GPU scheduler to decide. */
+        NO_GPUS
+    }
+
+    /** {@code rows} rows skipped for {@code reason}; {@code exampleLine}: the first of them (1 is the header). */
+    public record Skipped(SkipReason reason, int rows, int exampleLine) {
     }
 
     public long firstSubmitMillis() {

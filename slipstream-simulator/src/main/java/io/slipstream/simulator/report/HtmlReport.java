@@ -1,6 +1,8 @@
 package io.slipstream.simulator.report;
 
 import io.slipstream.simulator.input.Experiment;
+import io.slipstream.simulator.input.ExperimentWarnings;
+import io.slipstream.simulator.input.Warning;
 import java.util.List;
 import java.util.Locale;
 
@@ -35,9 +37,17 @@ public final class HtmlReport {
                         experiment.trace().tenants().size(), escape(experiment.trace().source()), escape(experiment.cluster().describe()), experiment.seed()))
                 .append("</p>\n<ul>");
         experiment.notes().forEach(note -> html.append("<li>").append(escape(note)).append("</li>"));
-        html.append("</ul>\n<h2>Summary</h2>\n");
+        html.append("</ul>\n");
+        List<Warning> warnings = ExperimentWarnings.of(experiment, results.stream().map(r -> r.policy().name()).toList());
+        if (!warnings.isEmpty()) {
+            html.append("<h2>Warnings</h2>\n<ul>");
+            warnings.forEach(w -> html.append("<li>").append(escape(w.message())).append("</li>"));
+            html.append("</ul>\n");
+        }
+        html.append("<h2>Summary</h2>\n");
         summary(results, html);
-        html.append("<h2>Queueing delay</h2>\n<p>Share of jobs that waited at most so long in the queue (all attempts together).</p>\n");
+        html.append("<p>").append(escape(TableReport.NOTE)).append("</p>\n");
+        html.append("<h2>Queueing delay</h2>\n<p>Share of the jobs that started that waited at most so long in the queue (all attempts together); jobs that never started are not in it.</p>\n");
         cdf(results, true, html);
         html.append("<h2>Time to get a guarantee back</h2>\n<p>For each run that needed borrowers preempted to start on its quota's guarantee: "
                 + "from the moment it was entitled to the capacity to its start.</p>\n");
@@ -53,35 +63,40 @@ public final class HtmlReport {
     }
 
     private static void summary(List<PolicyResult> results, StringBuilder html) {
-        html.append("<table><tr><th>policy</th><th>utilization</th><th>until last submit</th><th>mean delay</th><th>p50</th><th>p95</th><th>p99</th><th>mean JCT</th>"
+        html.append("<table><tr><th>policy</th><th>utilization (busy window)</th><th>utilization (whole replay)</th><th>mean delay*</th><th>p50*</th><th>p95*</th>"
+                + "<th>p99*</th><th>mean JCT*</th><th>not started</th><th>not started GPU-h</th>"
                 + "<th>preemptions</th><th>lost GPU-h</th><th>borrowed GPU-h</th><th>reclaims</th><th>p99 reclaim</th><th>max reclaim</th>"
-                + "<th>p99 guarantee wait</th><th>not started</th></tr>\n");
+                + "<th>p99 guarantee wait</th></tr>\n");
         for (PolicyResult r : results) {
             html.append("<tr><td>").append(escape(r.policy().name())).append("</td>");
-            cells(html, Format.percent(r.utilization()), Format.percent(r.windowUtilization()), Format.duration(r.queueDelay().mean()), Format.duration(r.queueDelay().percentile(50)),
-                    Format.duration(r.queueDelay().percentile(95)), Format.duration(r.queueDelay().percentile(99)),
-                    Format.duration(r.completionTime().mean()), String.valueOf(r.preemptions()),
+            cells(html, Format.percent(r.windowUtilization()), Format.percent(r.utilization()), Format.duration(r.queueDelay().mean()),
+                    Format.duration(r.queueDelay().percentile(50)), Format.duration(r.queueDelay().percentile(95)), Format.duration(r.queueDelay().percentile(99)),
+                    Format.duration(r.completionTime().mean()), String.valueOf(r.neverStarted()), Format.number(r.neverStartedGpuHours()), String.valueOf(r.preemptions()),
                     Format.number(r.lostGpuHours()) + " (" + Format.percent(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours()) + ")",
                     Format.number(r.borrowedGpuHours()), String.valueOf(r.reclaim().count()), Format.duration(r.reclaim().percentile(99)),
-                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.valueOf(r.neverStarted()));
+                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)));
             html.append("</tr>\n");
         }
         html.append("</table>\n");
     }
 
     private static void tenants(PolicyResult r, StringBuilder html) {
-        html.append("<details><summary>Tenants</summary><table><tr><th>tenant</th><th>quota GPUs</th><th>jobs</th><th>mean delay</th>"
-                + "<th>p99 delay</th><th>GPU-h</th><th>borrowed GPU-h</th><th>lent GPU-h</th><th>preempted</th><th>reclaims</th><th>p99 reclaim</th>"
+        html.append("<details><summary>Tenants</summary><table><tr><th>tenant</th><th>quota GPUs</th><th>jobs</th><th>not started</th>"
+                + "<th>not started GPU-h</th><th>mean delay*</th><th>p99 delay*</th><th>GPU-h</th><th>borrowed GPU-h</th><th>lent GPU-h</th><th>preempted</th><th>reclaims</th><th>p99 reclaim</th>"
                 + "<th>max reclaim</th></tr>\n");
         for (TenantResult t : r.tenants()) {
             html.append("<tr><td>").append(escape(t.tenant())).append("</td>");
-            cells(html, String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), Format.duration(t.queueDelay().mean()),
+            cells(html, String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), String.valueOf(t.neverStarted()), Format.number(t.neverStartedGpuHours()),
+                    Format.duration(t.queueDelay().mean()),
                     Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()), Format.number(t.borrowedGpuHours()),
                     Format.number(t.lentGpuHours()), String.valueOf(t.preempted()), String.valueOf(t.reclaim().count()),
                     Format.duration(t.reclaim().percentile(99)), Format.duration(t.reclaim().max()));
             html.append("</tr>\n");
         }
         html.append("</table></details>\n");
+        if (!r.longestReclaims().isEmpty()) {
+            html.append("<p>Longest reclaim: ").append(escape(TableReport.describe(r.longestReclaims().get(0)))).append("</p>\n");
+        }
     }
 
     private static void cells(StringBuilder html, String... values) {
@@ -116,7 +131,7 @@ public final class HtmlReport {
         double maxY = capacity * 1.05;
         double days = buckets * r.timelineBucketSeconds() / 86_400.0;
         StringBuilder svg = open(html);
-        axes(svg, 0, days, 0, maxY, "days", "GPUs", false);
+        axes(svg, linearTicks(0, days, 10), 0, days, false, maxY, linearTicks(0, maxY, 5), "days", "GPUs");
         for (int i = series.length - 1; i >= 0; i--) {
             StringBuilder path = new StringBuilder();
             for (int p = 0; p < points; p++) {
@@ -152,10 +167,13 @@ public final class HtmlReport {
             html.append("<p><em>No such runs under any policy.</em></p>\n");
             return;
         }
-        double minX = delays ? 1 : 0;
-        double maxX = delays ? Math.pow(10, Math.ceil(Math.log10(max))) : max * 1.05;
+        // Log scale for both: delays span seconds to days, reclaims cluster near the grace period with a long tail.
+        double minX = 1;
+        double maxX = Math.max(10, Ticks.durationAtLeast(max));
         StringBuilder svg = open(html);
-        axes(svg, minX, maxX, 0, 1, delays ? "seconds (log scale; 1 s or less at the left)" : "seconds", "share of runs", delays);
+        List<Tick> xTicks = Ticks.logDurations(minX, maxX).stream().map(v -> new Tick(v, Ticks.durationLabel(v))).toList();
+        List<Tick> yTicks = Ticks.linear(0, 1, 5).stream().map(v -> new Tick(v, Format.percent(v).replace(".0%", "%"))).toList();
+        axes(svg, xTicks, minX, maxX, true, 1, yTicks, "time (log scale; 1 s or less at the left)", "share of runs");
         for (int k = 0; k < results.size(); k++) {
             double[] values = (delays ? results.get(k).queueDelay() : results.get(k).reclaim()).values();
             if (values.length == 0) {
@@ -166,7 +184,7 @@ public final class HtmlReport {
             for (int s = 0; s < samples; s++) {
                 int index = (int) ((long) s * (values.length - 1) / Math.max(1, samples - 1));
                 double share = (index + 1.0) / values.length;
-                double px = delays ? logX(Math.max(1, values[index]), minX, maxX) : x(values[index], minX, maxX);
+                double px = logX(Math.max(minX, values[index]), minX, maxX);
                 path.append(s == 0 ? "M" : "L").append(fmt(px)).append(',').append(fmt(y(share, 1)));
             }
             svg.append("<path d=\"").append(path).append("\" fill=\"none\" stroke-width=\"2\" stroke=\"").append(COLORS[k % COLORS.length]).append("\"/>\n");
@@ -188,27 +206,28 @@ public final class HtmlReport {
         return svg;
     }
 
-    private static void axes(StringBuilder svg, double minX, double maxX, double minY, double maxY, String xLabel, String yLabel, boolean logX) {
+    /** A tick: where on its axis and what it reads. */
+    record Tick(double value, String label) {
+    }
+
+    static List<Tick> linearTicks(double min, double max, int target) {
+        double step = Ticks.step(min, max, target);
+        return Ticks.linear(min, max, target).stream().map(v -> new Tick(v, Ticks.label(v, step))).toList();
+    }
+
+    private static void axes(StringBuilder svg, List<Tick> xTicks, double minX, double maxX, boolean logX, double maxY, List<Tick> yTicks, String xLabel,
+            String yLabel) {
         int bottom = HEIGHT - BOTTOM;
         svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>", LEFT, bottom, WIDTH - RIGHT, bottom));
         svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>%n", LEFT, TOP, LEFT, bottom));
-        if (logX) {
-            for (double v = minX; v <= maxX * 1.0001; v *= 10) {
-                double px = logX(v, minX, maxX);
-                tickX(svg, px, Format.duration(v));
-            }
-        } else {
-            for (int i = 0; i <= 5; i++) {
-                double v = minX + (maxX - minX) * i / 5;
-                tickX(svg, x(v, minX, maxX), maxX > 1000 && xLabel.equals("seconds") ? Format.duration(v) : trim(v));
-            }
+        for (Tick tick : xTicks) {
+            tickX(svg, logX ? logX(tick.value(), minX, maxX) : x(tick.value(), minX, maxX), tick.label());
         }
-        for (int i = 0; i <= 4; i++) {
-            double v = minY + (maxY - minY) * i / 4;
-            double py = y(v, maxY);
+        for (Tick tick : yTicks) {
+            double py = y(tick.value(), maxY);
             svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", LEFT + 1, WIDTH - RIGHT, py, py));
             svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>%n", LEFT - 5, py + 4,
-                    maxY <= 1 ? Format.percent(v).replace(".0%", "%") : trim(v)));
+                    escape(tick.label())));
         }
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s</text>", (LEFT + WIDTH - RIGHT) / 2, HEIGHT - 5,
                 escape(xLabel)));
@@ -236,10 +255,6 @@ public final class HtmlReport {
 
     private static String fmt(double v) {
         return String.format(Locale.ROOT, "%.1f", v);
-    }
-
-    private static String trim(double v) {
-        return v == Math.rint(v) ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.1f", v);
     }
 
     static String escape(String text) {

@@ -3,6 +3,8 @@ package io.slipstream.simulator.report;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.spec.Durations;
 import io.slipstream.simulator.input.Experiment;
+import io.slipstream.simulator.input.ExperimentWarnings;
+import io.slipstream.simulator.input.Warning;
 import io.slipstream.simulator.input.Policy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -31,8 +33,10 @@ public final class JsonReport {
         o.put("jobs", r.jobs());
         o.put("completed", r.completed());
         o.put("neverStarted", r.neverStarted());
-        o.put("utilization", Format.round(r.utilization(), 4));
+        o.put("neverStartedGpuHours", Format.round(r.neverStartedGpuHours(), 1));
         o.put("windowUtilization", Format.round(r.windowUtilization(), 4));
+        o.put("utilization", Format.round(r.utilization(), 4));
+        o.put("definitions", DEFINITIONS);
         o.put("meanQueueDelaySeconds", Format.round(r.queueDelay().mean(), 1));
         o.put("p50QueueDelaySeconds", Format.round(r.queueDelay().percentile(50), 1));
         o.put("p95QueueDelaySeconds", Format.round(r.queueDelay().percentile(95), 1));
@@ -64,6 +68,8 @@ public final class JsonReport {
             m.put("quotaGpus", t.quotaGpus());
             m.put("jobs", t.jobs());
             m.put("completed", t.completed());
+            m.put("neverStarted", t.neverStarted());
+            m.put("neverStartedGpuHours", Format.round(t.neverStartedGpuHours(), 1));
             m.put("meanQueueDelaySeconds", Format.round(t.queueDelay().mean(), 1));
             m.put("p99QueueDelaySeconds", Format.round(t.queueDelay().percentile(99), 1));
             m.put("allocatedGpuHours", Format.round(t.allocatedGpuHours(), 1));
@@ -77,7 +83,51 @@ public final class JsonReport {
             tenants.add(m);
         }
         o.put("tenants", tenants);
+        List<Map<String, Object>> longest = new ArrayList<>();
+        for (ReclaimSample sample : r.longestReclaims()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("job", sample.jobIndex());
+            m.put("tenant", sample.tenant());
+            m.put("gpus", sample.gpus());
+            m.put("seconds", Format.round(sample.seconds(), 1));
+            m.put("fromSeconds", Format.round(sample.from(), 1));
+            m.put("firstVictimsSeconds", Format.round(sample.firstVictimsAt(), 1));
+            m.put("lastVictimsSeconds", Format.round(sample.lastVictimsAt(), 1));
+            m.put("victimRounds", sample.rounds());
+            m.put("victims", sample.victims());
+            m.put("startedSeconds", Format.round(sample.started(), 1));
+            longest.add(m);
+        }
+        o.put("longestReclaims", longest);
+        List<Map<String, Object>> warnings = new ArrayList<>();
+        for (Warning w : ExperimentWarnings.of(experiment)) {
+            if (w.policy() == null || w.policy().equals(r.policy().name())) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("kind", w.kind().name());
+                m.put("tenant", w.tenant());
+                m.put("count", w.count());
+                m.put("gpuHours", Format.round(w.gpuHours(), 1));
+                m.put("example", w.example());
+                m.put("message", w.message());
+                warnings.add(m);
+            }
+        }
+        o.put("warnings", warnings);
         return o;
+    }
+
+    /** What the less obvious fields mean, in the JSON itself. */
+    static final Map<String, String> DEFINITIONS;
+
+    static {
+        Map<String, String> d = new LinkedHashMap<>();
+        d.put("windowUtilization", "allocated GPU-hours / cluster GPU-hours over the busy window, the first to the last submission (the headline figure)");
+        d.put("utilization", "allocated GPU-hours / cluster GPU-hours over the whole replay, the first submission to the last completion");
+        d.put("queueDelay", "time queued over all attempts, of the jobs that started; jobs never started are excluded (see neverStarted)");
+        d.put("completion", "submission to the end of the last attempt, of the jobs that completed");
+        d.put("neverStartedGpuHours", "GPU-hours the never-started jobs asked for (duration x GPUs)");
+        d.put("reclaim", "for a run that had borrowers preempted to start on its guarantee: from the change after which the first were chosen to its start");
+        DEFINITIONS = java.util.Collections.unmodifiableMap(d);
     }
 
     private static Map<String, Object> parameters(Policy p) {

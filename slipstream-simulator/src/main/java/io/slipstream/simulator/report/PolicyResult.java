@@ -7,18 +7,21 @@ import java.util.List;
  * What one policy did with the trace. GPU-hours; times in seconds. {@code utilization}: allocated GPU-hours over
  * the cluster's GPU-hours from the first submission to the last completion (the whole replay: a policy that
  * serves the same work sooner scores higher); {@code windowUtilization}: the same between the first and the last
- * submission only. {@code queueDelay}: time queued over all attempts; a job that never started counts until the
- * replay's end. {@code reclaim}: for each run that had
+ * submission only (the busy window, the headline figure). {@code queueDelay}: time queued over all attempts, of the
+ * jobs that started; {@code completionTime}: of the jobs that completed; jobs that never started are counted apart
+ * ({@code neverStarted}, with the GPU-hours they asked for) and are in neither. {@code reclaim}: for each run that had
  * borrowers preempted to start on its quota's guarantee, from the change after which they were (its submission, or
  * the end of what was in the way) to its start. {@code guaranteeWait}: for each run that fit its guarantee but had to
  * wait for capacity (borrowers, or others' guaranteed work fragmenting the nodes), from then to its start.
- * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}.
+ * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}. {@code longestReclaims}:
+ * the few longest reclaims taken apart, longest first.
  */
 public record PolicyResult(
         Policy policy,
         int jobs,
         int completed,
         int neverStarted,
+        double neverStartedGpuHours,
         double utilization,
         double windowUtilization,
         Distribution queueDelay,
@@ -36,5 +39,9 @@ public record PolicyResult(
         double makespanSeconds,
         List<TenantResult> tenants,
         double timelineBucketSeconds,
-        double[][] timeline) {
+        double[][] timeline,
+        List<ReclaimSample> longestReclaims) {
+    public PolicyResult {
+        longestReclaims = List.copyOf(longestReclaims);
+    }
 }

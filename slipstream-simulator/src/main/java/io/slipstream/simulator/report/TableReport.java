@@ -1,6 +1,8 @@
 package io.slipstream.simulator.report;
 
 import io.slipstream.simulator.input.Experiment;
+import io.slipstream.simulator.input.ExperimentWarnings;
+import io.slipstream.simulator.input.Warning;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,32 +19,60 @@ public final class TableReport {
         experiment.notes().forEach(note -> out.println("  " + note));
         out.println();
         List<List<String>> rows = new ArrayList<>();
-        rows.add(List.of("policy", "utilization", "until last submit", "mean delay", "p50 delay", "p95 delay", "p99 delay", "mean JCT", "preemptions", "lost GPU-h",
-                "borrowed GPU-h", "reclaims", "p99 reclaim", "max reclaim", "p99 guarantee wait", "not started", "wall"));
+        rows.add(List.of("policy", "utilization (busy window)", "utilization (whole replay)", "mean delay*", "p50 delay*", "p95 delay*", "p99 delay*",
+                "mean JCT*", "not started", "not started GPU-h", "preemptions", "lost GPU-h", "borrowed GPU-h", "reclaims", "p99 reclaim", "max reclaim",
+                "p99 guarantee wait", "wall"));
         for (PolicyResult r : results) {
-            rows.add(List.of(r.policy().name(), Format.percent(r.utilization()), Format.percent(r.windowUtilization()), Format.duration(r.queueDelay().mean()),
+            rows.add(List.of(r.policy().name(), Format.percent(r.windowUtilization()), Format.percent(r.utilization()), Format.duration(r.queueDelay().mean()),
                     Format.duration(r.queueDelay().percentile(50)), Format.duration(r.queueDelay().percentile(95)),
-                    Format.duration(r.queueDelay().percentile(99)), Format.duration(r.completionTime().mean()), String.valueOf(r.preemptions()),
+                    Format.duration(r.queueDelay().percentile(99)), Format.duration(r.completionTime().mean()), String.format(Locale.ROOT, "%,d", r.neverStarted()),
+                    Format.number(r.neverStartedGpuHours()), String.valueOf(r.preemptions()),
                     Format.number(r.lostGpuHours()) + " (" + Format.percent(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours()) + ")",
                     Format.number(r.borrowedGpuHours()), String.valueOf(r.reclaim().count()), Format.duration(r.reclaim().percentile(99)),
-                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.valueOf(r.neverStarted()), String.format(Locale.ROOT, "%.1fs", r.wallSeconds())));
+                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.format(Locale.ROOT, "%.1fs", r.wallSeconds())));
         }
         table(rows, out);
+        out.println(NOTE);
         for (PolicyResult r : results) {
             out.println();
             out.println("Tenants under " + r.policy().name() + ":");
             List<List<String>> tenantRows = new ArrayList<>();
-            tenantRows.add(List.of("tenant", "quota GPUs", "jobs", "done", "mean delay", "p99 delay", "GPU-h", "borrowed GPU-h", "lent GPU-h",
-                    "preempted", "reclaims", "p50 reclaim", "p99 reclaim", "max reclaim"));
+            tenantRows.add(List.of("tenant", "quota GPUs", "jobs", "done", "not started", "not started GPU-h", "mean delay*", "p99 delay*", "GPU-h",
+                    "borrowed GPU-h", "lent GPU-h", "preempted", "reclaims", "p50 reclaim", "p99 reclaim", "max reclaim"));
             for (TenantResult t : r.tenants()) {
                 tenantRows.add(List.of(t.tenant(), String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), String.valueOf(t.completed()),
+                        String.valueOf(t.neverStarted()), Format.number(t.neverStartedGpuHours()),
                         Format.duration(t.queueDelay().mean()), Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()),
                         Format.number(t.borrowedGpuHours()), Format.number(t.lentGpuHours()), String.valueOf(t.preempted()),
                         String.valueOf(t.reclaim().count()), Format.duration(t.reclaim().percentile(50)), Format.duration(t.reclaim().percentile(99)),
                         Format.duration(t.reclaim().max())));
             }
             table(tenantRows, out);
+            if (!r.longestReclaims().isEmpty()) {
+                ReclaimSample worst = r.longestReclaims().get(0);
+                out.println("Longest reclaim: " + describe(worst));
+            }
         }
+        List<Warning> warnings = ExperimentWarnings.of(experiment, results.stream().map(r -> r.policy().name()).toList());
+        if (!warnings.isEmpty()) {
+            out.println();
+            out.println("Warnings:");
+            warnings.forEach(w -> out.println("  " + w.message()));
+        }
+    }
+
+    static final String NOTE = "* over the jobs that started (JCT: that completed); jobs never started are counted apart, not in the delays. "
+            + "Busy window: first to last submission; whole replay: to the last completion.";
+
+    /** The longest reclaim taken apart, in words. */
+    static String describe(ReclaimSample s) {
+        return String.format(Locale.ROOT, "%s of job %d (%s, %d GPUs): clock from %.0f s, victims chosen in %d cycle%s (%d in all), the last %s s after the "
+                        + "clock started; it started %s s after them", Format.duration(s.seconds()), s.jobIndex(), s.tenant(), s.gpus(), s.from(),
+                s.rounds(), s.rounds() == 1 ? "" : "s", s.victims(), trimmed(s.lastVictimsAt() - s.from()), trimmed(s.afterLastVictims()));
+    }
+
+    private static String trimmed(double seconds) {
+        return seconds == Math.rint(seconds) ? String.format(Locale.ROOT, "%.0f", seconds) : String.format(Locale.ROOT, "%.1f", seconds);
     }
 
     private static void table(List<List<String>> rows, PrintWriter out) {

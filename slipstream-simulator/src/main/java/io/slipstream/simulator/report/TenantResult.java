@@ -1,6 +1,9 @@
 package io.slipstream.simulator.report;
 
-/** One tenant's figures under one policy. GPU-hours; delays and reclaim times in seconds. */
+/**
+ * One tenant's figures under one policy. GPU-hours; delays and reclaim times in seconds. {@code queueDelay} is over
+ * the jobs that started; {@code neverStarted} jobs (and the GPU-hours they asked for) are counted apart.
+ */
 public record TenantResult(
         String tenant,
         long quotaGpus,
@@ -11,5 +14,7 @@ public record TenantResult(
         double borrowedGpuHours,
         double lentGpuHours,
         int preempted,
-        Distribution reclaim) {
+        Distribution reclaim,
+        int neverStarted,
+        double neverStartedGpuHours) {
 }
