@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.joran.JoranConfigurator;
+import ch.qos.logback.core.status.Status;
+import ch.qos.logback.core.status.StatusUtil;
 import io.slipstream.api.codec.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -37,6 +39,21 @@ class JsonLogsTest {
         assertThat(json.get("level").asString()).isEqualTo("INFO");
         assertThat(json.get("formattedMessage").asString()).isEqualTo("run train-1a2b3c4d: RUNNING -> SUCCEEDED");
         assertThat(json.at("/mdc/run").asString()).isEqualTo("train-1a2b3c4d");
+    }
+
+    @Test
+    void logbackPrintsNoStatusOfItsOwn() throws Exception {
+        // At startup logback prints its own status on standard output when its configuration warns (here: the appender
+        // not chosen is unused), unless a status listener is set; on standard output that corrupts what a command
+        // prints there (simulate -o json was unreadable). That is the condition its service provider checks.
+        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        try {
+            configure(context, "/logback.xml");
+            boolean warned = new StatusUtil(context).getHighestLevel(0) >= Status.WARN;
+            assertThat(!warned || StatusUtil.contextHasStatusListener(context)).as("logback would print its status on standard output").isTrue();
+        } finally {
+            configure(context, "/logback-test.xml");
+        }
     }
 
     private static void configure(LoggerContext context, String resource) throws Exception {
