@@ -11,6 +11,7 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -69,7 +70,7 @@ public final class Simulation {
     private final Policy policy;
     private final long seed;
     private final Listener listener;
-    private final Scheduler scheduler = new Scheduler();
+    private final Scheduler scheduler;
     private final Progress progress;
 
     private final List<String> tenantNames;
@@ -100,6 +101,7 @@ public final class Simulation {
         this.nodes = cluster.nodes();
         this.clusterGpus = cluster.gpus();
         this.policy = policy;
+        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT);
         this.seed = seed;
         this.listener = listener;
         this.progress = new Progress(policy);
@@ -270,6 +272,9 @@ public final class Simulation {
             if (decision instanceof Decision.Admit admit) {
                 admit(job, admit);
             } else if (decision instanceof Decision.Preempt preempt) {
+                if (preempt.kind() == Decision.PreemptKind.Move) {
+                    job.movedAt = now;
+                }
                 preempt(job, byId.get(preempt.forRun()), changedAt);
             } else if (decision instanceof Decision.Promote) {
                 job.inQuota = true;
@@ -287,7 +292,7 @@ public final class Simulation {
         long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
         return new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart),
                 checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint), job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota,
-                job.allocations, job.state == SimJob.State.STOPPING, job.reclaimFor);
+                job.allocations, job.state == SimJob.State.STOPPING, job.reclaimFor, job.movedAt < 0 ? null : EPOCH.plusMillis(job.movedAt));
     }
 
     private void admit(SimJob job, Decision.Admit admit) {
