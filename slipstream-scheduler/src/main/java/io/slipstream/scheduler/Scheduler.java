@@ -426,9 +426,7 @@ public final class Scheduler {
                     movesLeft -= plan.moved().size();
                     for (ActiveRun moved : plan.moved()) {
                         reclaimable.remove(moved);
-                        decisions.add(new Decision.Preempt(moved.id(), run.id(),
-                                "Moved: it is started again on another node, so that a guaranteed run that needs whole nodes can start (from its last checkpoint)",
-                                Decision.PreemptKind.Move));
+                        decisions.add(new Decision.Preempt(moved.id(), run.id(), Decision.Preempt.MOVED, Decision.PreemptKind.Move));
                     }
                     List<ActiveRun> all = new ArrayList<>(plan.reclaimed());
                     all.addAll(plan.moved());
@@ -764,7 +762,7 @@ public final class Scheduler {
                 WorkingNode node = cluster.bestFit(instance.resources(), model);
                 if (node == null) {
                     List<ActiveRun> clearing = new ArrayList<>();
-                    node = cheapestToClear(instance.resources(), model, byNode, gone, movesLeft - moved.size(), clearing);
+                    node = cheapestToClear(instance.resources(), model, byNode, gone, movesLeft - moved.size(), clearing, Set.of());
                     if (node == null) {
                         ok = false;
                         break;
@@ -778,10 +776,23 @@ public final class Scheduler {
                 }
                 taken.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
             }
+            Set<String> gangNodes = new HashSet<>();
+            taken.forEach(a -> gangNodes.add(a.node()));
             for (int i = 0; ok && i < moved.size(); i++) {
                 Allocation from = moved.get(i).allocations().get(0);
                 Set<String> models = modelsFor(moved.get(i).quota(), RealTimeResources.InQuota, from.resources());
                 WorkingNode to = cluster.bestFit(from.resources(), models, moved.get(i).quota());
+                if (to == null) {
+                    // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
+                    // reclaims them once it is queued again. They stay until then (not chosen here).
+                    List<ActiveRun> clearing = new ArrayList<>();
+                    to = cheapestToClear(from.resources(), models, byNode, gone, 0, clearing, gangNodes);
+                    for (ActiveRun leaving : clearing) {
+                        gone.add(leaving);
+                        order.add(leaving);
+                        leaving.allocations().forEach(cluster::release);
+                    }
+                }
                 if (to == null) {
                     ok = false;
                 } else {
@@ -804,17 +815,18 @@ public final class Scheduler {
 
         /**
          * The node that the fewest moves, then the fewest reclaims (ties: by name), clear enough for the request, at
-         * most {@code budget} moves; the runs that must leave it are added to {@code clearing}.
+         * most {@code budget} moves, not one of {@code excluded}; the runs that must leave it are added to {@code clearing}.
          */
         private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
-                List<ActiveRun> clearing) {
+                List<ActiveRun> clearing, Set<String> excluded) {
             WorkingNode best = null;
             int bestMoves = Integer.MAX_VALUE;
             int bestReclaims = Integer.MAX_VALUE;
             List<ActiveRun> bestRuns = List.of();
             for (var entry : byNode.entrySet()) {
                 WorkingNode node = cluster.node(entry.getKey());
-                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)) {
+                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)
+                        || excluded.contains(node.name)) {
                     continue;
                 }
                 long cpu = node.freeMilliCpu;
