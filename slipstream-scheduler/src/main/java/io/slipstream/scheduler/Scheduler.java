@@ -84,6 +84,8 @@ public final class Scheduler {
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
+        private final Set<String> noMovePlan = new HashSet<>();
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
@@ -420,8 +422,13 @@ public final class Scheduler {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
                 }
-                MovePlan plan = anyMovable && movesLeft > 0 && alreadyStopping.isEmpty() && !reservedQuotas.contains(run.quota())
-                        ? planMoves(run, model) : null;
+                // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
+                boolean wholeNodes = anyMovable && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
+                String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
+                MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape) ? planMoves(run, model) : null;
+                if (plan == null && wholeNodes) {
+                    noMovePlan.add(shape);
+                }
                 if (plan != null) {
                     movesLeft -= plan.moved().size();
                     for (ActiveRun moved : plan.moved()) {

@@ -196,6 +196,21 @@ class DefragmentationTest {
         assertThat(result.preempted()).isEmpty();
     }
 
+    @Test
+    void nothingIsMovedForARunSmallerThanANode() {
+        // One GPU free on each node, and a 2-GPU run that fits its guarantee: moving a 7-GPU run for it would be churn.
+        List<ActiveRun> active = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            ActiveRun run = aRun((i <= 2 ? "b-" : "c-") + i).quota(i <= 2 ? "b/gpu" : "c/gpu").gpus(i <= 2 ? 4 : 7).running(InQuota, 0, "n-" + i);
+            active.add(new ActiveRun(run.id(), run.quota(), run.idleMode(), 0, run.startedAt(), NOW.minusSeconds(60), InQuota, run.allocations(), false, null));
+        }
+        active.add(aRun("b-fill-1").quota("b/gpu").gpus(3).running(InQuota, 4, "n-1"));
+        active.add(aRun("b-fill-2").quota("b/gpu").gpus(3).running(InQuota, 4, "n-2"));
+        var result = new Scheduler().schedule(new ClusterSnapshot(FOUR, quotas(true), active, List.of(aRun("a-two").quota("a/gpu").gpus(2).build())), NOW);
+        assertThat(result.preempted()).isEmpty();
+        assertThat(outcome(result)).containsEntry("a-two", "WaitingForResources");
+    }
+
     private static PendingRun gang() {
         return aRun("a-gang").quota("a/gpu").instances(2).gpus(8).createdAt(T0.plusSeconds(100)).build();
     }
