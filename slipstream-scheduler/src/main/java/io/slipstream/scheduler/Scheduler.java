@@ -17,7 +17,9 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -26,13 +28,16 @@ import java.util.TreeSet;
  *
  * <p>One cycle, in numbered steps:
  * <ol>
- *   <li>Build the working cluster and the quota ledger from the active runs.</li>
+ *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
+ *       whole-node gangs fitting their guarantee will need, kept from smaller requests (see {@link WorkingCluster}).</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
  *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
  *       reclaimed capacity was just given back go first: it is theirs). Each is placed
  *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
- *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed,
- *       the first such run of each quota holds the nodes it will need, so small runs cannot starve it.</li>
+ *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
+ *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
+ *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
+ *       cannot starve it.</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
@@ -59,7 +64,7 @@ public final class Scheduler {
     }
 
     public Scheduler(Defragmentation defragmentation) {
-        this.defragmentation = java.util.Objects.requireNonNull(defragmentation, "defragmentation is null");
+        this.defragmentation = Objects.requireNonNull(defragmentation, "defragmentation is null");
     }
 
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
@@ -733,7 +738,7 @@ public final class Scheduler {
                 }
                 reclaims.sort(VICTIM_ORDER);
                 moves.sort(VICTIM_ORDER);
-                removable = new java.util.TreeMap<>(); // ties go by name, never by hash order
+                removable = new TreeMap<>(); // ties go by name, never by hash order
                 for (List<ActiveRun> group : List.of(reclaims, moves)) {
                     for (ActiveRun active : group) {
                         for (Allocation allocation : active.allocations()) {
