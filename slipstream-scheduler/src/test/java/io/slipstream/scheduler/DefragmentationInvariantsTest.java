@@ -14,6 +14,7 @@ import io.slipstream.api.spec.Resources;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -130,6 +131,14 @@ class DefragmentationInvariantsTest {
                 }
             }
             CycleResult result = scheduler.schedule(new ClusterSnapshot(NODES, QUOTAS, new ArrayList<>(active.values()), new ArrayList<>(pending.values())), now);
+            List<NodeState> nodes = new ArrayList<>(NODES);
+            List<ActiveRun> running = new ArrayList<>(active.values());
+            List<PendingRun> queued = new ArrayList<>(pending.values());
+            Collections.shuffle(nodes, random);
+            Collections.shuffle(running, random);
+            Collections.shuffle(queued, random);
+            assertThat(scheduler.schedule(new ClusterSnapshot(nodes, QUOTAS, running, queued), now)).as("the same input in another order decides the same")
+                    .isEqualTo(result);
             for (Decision decision : result.decisions()) {
                 if (decision instanceof Decision.Admit admit) {
                     PendingRun run = pending.remove(admit.runId());
