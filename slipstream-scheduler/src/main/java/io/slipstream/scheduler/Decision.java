@@ -20,13 +20,36 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         }
     }
 
-    /** Stop an active run (notice, grace period, kill) and queue it again; its resources go to {@code forRun}. */
-    record Preempt(RunId runId, RunId forRun, String reason) implements Decision {
+    /**
+     * Stop an active run (notice, grace period, kill) and queue it again; its resources go to {@code forRun}.
+     * {@code kind} says why: a {@link PreemptKind#Move} stops a guaranteed run only to start it again elsewhere, so
+     * that a gang fragmentation blocks can start: it is not a failure, and the server must not charge it to the run's
+     * restart budget (its reason starts with {@code Moved}).
+     */
+    record Preempt(RunId runId, RunId forRun, String reason, PreemptKind kind) implements Decision {
+        /** The reason a moved run reads (its notice file, its history): the run it makes room for is not named. */
+        public static final String MOVED = "Moved: it is started again on another node from its last checkpoint, so that a guaranteed run"
+                + " that needs whole nodes can start";
+
         public Preempt {
             requireNonNull(runId, "runId is null");
             requireNonNull(forRun, "forRun is null");
             requireNonNull(reason, "reason is null");
+            requireNonNull(kind, "kind is null");
         }
+
+        /** A preemption that makes room: a reclaim, or within a quota. */
+        public Preempt(RunId runId, RunId forRun, String reason) {
+            this(runId, forRun, reason, PreemptKind.Reclaim);
+        }
+    }
+
+    /** Why a run is preempted. */
+    enum PreemptKind {
+        /** Its resources go to a run that comes first: a reclaim of borrowed capacity, or within its quota. */
+        Reclaim,
+        /** Defragmentation: it is requeued to be placed elsewhere, where it does not block a guaranteed gang. */
+        Move
     }
 
     /** A run on idle capacity now fits its quota's guarantee: from now on it is guaranteed, without a restart. */

@@ -215,6 +215,12 @@ final class QuotaBook {
         return unguaranteed.copy();
     }
 
+    /** GPUs left in a quota's own guarantee (0: none, or no such quota). */
+    long freeGuaranteeGpus(QuotaId quota) {
+        Entry entry = quota == null ? null : entries.get(quota);
+        return entry == null ? 0 : Math.max(0, entry.own.gpu - entry.guaranteed.gpu);
+    }
+
     /** What is left of a quota's own guarantee, for messages. */
     String freeGuarantee(QuotaId quota) {
         Entry entry = quota == null ? null : entries.get(quota);

@@ -11,14 +11,25 @@ import io.slipstream.api.spec.WithinQuota;
 /**
  * A quota: its id ({@code workspace/name}), type, GPU model (Dedicated), parent id (or {@code null}), guarantee
  * ({@code min}), cap on all its runs' use ({@code max}, {@code null}: none) and whether its runs may preempt its own
- * lower-priority guaranteed runs.
+ * lower-priority guaranteed runs. {@code allowMoves}: its guaranteed runs that have a checkpoint may be moved to another
+ * node (notice, grace period, requeued) when that lets a guaranteed gang start that only fragmentation blocks.
  */
-public record QuotaState(QuotaId id, QuotaType type, String gpuModel, QuotaId parent, Resources min, Resources max, WithinQuota withinQuota) {
+public record QuotaState(QuotaId id, QuotaType type, String gpuModel, QuotaId parent, Resources min, Resources max, WithinQuota withinQuota,
+        boolean allowMoves) {
     public QuotaState {
         requireNonNull(id, "id is null");
         requireNonNull(type, "type is null");
         requireNonNull(min, "min is null");
         withinQuota = withinQuota == null ? WithinQuota.Never : withinQuota;
+    }
+
+    /** A quota whose runs are never moved. */
+    public QuotaState(QuotaId id, QuotaType type, String gpuModel, QuotaId parent, Resources min, Resources max, WithinQuota withinQuota) {
+        this(id, type, gpuModel, parent, min, max, withinQuota, false);
+    }
+
+    public QuotaState withAllowMoves(boolean value) {
+        return new QuotaState(id, type, gpuModel, parent, min, max, withinQuota, value);
     }
 
     /** The scheduler's view of a Quota document of {@code workspace}: its id is {@code workspace/name}. */

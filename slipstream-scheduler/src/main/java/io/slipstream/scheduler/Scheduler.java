@@ -17,7 +17,9 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -26,13 +28,16 @@ import java.util.TreeSet;
  *
  * <p>One cycle, in numbered steps:
  * <ol>
- *   <li>Build the working cluster and the quota ledger from the active runs.</li>
+ *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
+ *       whole-node gangs fitting their guarantee will need, kept from smaller requests (see {@link WorkingCluster}).</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
  *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
  *       reclaimed capacity was just given back go first: it is theirs). Each is placed
  *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
- *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed,
- *       the first such run of each quota holds the nodes it will need, so small runs cannot starve it.</li>
+ *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
+ *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
+ *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
+ *       cannot starve it.</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
@@ -52,8 +57,18 @@ public final class Scheduler {
             .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
             .thenComparing(ActiveRun::id);
 
+    private final Defragmentation defragmentation;
+
+    public Scheduler() {
+        this(Defragmentation.DEFAULT);
+    }
+
+    public Scheduler(Defragmentation defragmentation) {
+        this.defragmentation = Objects.requireNonNull(defragmentation, "defragmentation is null");
+    }
+
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
-        return new Cycle(snapshot, now).run();
+        return new Cycle(snapshot, now, defragmentation).run();
     }
 
     /** The state of one cycle. */
@@ -74,6 +89,8 @@ public final class Scheduler {
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
+        private final Set<String> noMovePlan = new HashSet<>();
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
@@ -81,10 +98,19 @@ public final class Scheduler {
         private final Map<String, Long> dedicatedGpus = new HashMap<>();
         private final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
         private final Map<String, Long> gpusByModel;
+        private final Defragmentation defragmentation;
+        private int movesLeft;
+        /** Whether some quota lets its runs be moved: if none does, nothing of defragmentation is computed. */
+        private final boolean anyMovable;
+        /** Queued gangs counted in the whole-node reservation, and how many whole nodes each counts for. */
+        private final Map<PendingRun, Integer> wholeDemand = new IdentityHashMap<>();
 
-        Cycle(ClusterSnapshot snapshot, Instant now) {
+        Cycle(ClusterSnapshot snapshot, Instant now, Defragmentation defragmentation) {
             this.snapshot = snapshot;
             this.now = now;
+            this.defragmentation = defragmentation;
+            this.movesLeft = defragmentation.maxMovesPerCycle();
+            this.anyMovable = snapshot.quotas().stream().anyMatch(QuotaState::allowMoves);
             this.cluster = new WorkingCluster(snapshot.nodes());
             this.book = new QuotaBook(snapshot.quotas(), snapshot.nodes());
             this.gpusByModel = cluster.gpusByModel();
@@ -96,7 +122,8 @@ public final class Scheduler {
             List<ActiveRun> active = new ArrayList<>(snapshot.active());
             active.sort(Comparator.comparing(ActiveRun::id));
             for (ActiveRun run : active) {
-                run.allocations().forEach(cluster::hold);
+                QuotaId pin = pinOf(run);
+                run.allocations().forEach(a -> cluster.hold(a, pin));
                 if (run.stopping()) {
                     // It holds its nodes until its processes are gone, but its quota no longer counts it.
                     if (run.reclaimFor() != null) {
@@ -115,11 +142,17 @@ public final class Scheduler {
         CycleResult run() {
             List<PendingRun> queue = new ArrayList<>(snapshot.pending());
             queue.sort(QUEUE_ORDER);
+            countWholeDemand(queue);
             holdForReclaims(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
             for (PendingRun run : reclaimedFirst(queue)) {
+                Integer whole = wholeDemand.remove(run);
+                if (whole != null) {
+                    // Decided now (placed, or holding what it needs): its whole nodes are no longer kept from others.
+                    cluster.wholeReserve -= whole;
+                }
                 giveBackHold(run);
                 Resources request = total(run);
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
@@ -145,6 +178,48 @@ public final class Scheduler {
                 admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
             }
             return new CycleResult(withPositions(queue));
+        }
+
+        /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */
+        private static QuotaId pinOf(ActiveRun run) {
+            return run.realTimeResources() == RealTimeResources.InQuota && !run.stopping() ? run.quota() : null;
+        }
+
+        /**
+         * The whole nodes the queue's gangs will need, kept from smaller runs this cycle. Only gangs that fit their
+         * quota's guarantee now (as far as the guarantee goes, in queue order), or whose victims are already stopping,
+         * count: a run that could not be admitted this cycle must not change the cycle's decisions.
+         */
+        private void countWholeDemand(List<PendingRun> queue) {
+            int wholeGpus = cluster.maxNodeGpus();
+            if (wholeGpus == 0) {
+                return;
+            }
+            Map<QuotaId, Long> left = new HashMap<>();
+            int total = 0;
+            for (PendingRun run : queue) {
+                if (!run.idleMode().mayUseGuarantee() || !book.exists(run.quota())) {
+                    continue;
+                }
+                int whole = 0;
+                for (InstanceRequest instance : run.instances()) {
+                    if (instance.resources().gpu() >= wholeGpus) {
+                        whole++;
+                    }
+                }
+                if (whole == 0) {
+                    continue;
+                }
+                Resources request = total(run);
+                long free = left.computeIfAbsent(run.quota(), book::freeGuaranteeGpus);
+                boolean theirs = run.reclaimed() || stoppingFor.containsKey(run.id());
+                if (theirs || (book.fitsGuarantee(run.quota(), request) && request.gpu() <= free)) {
+                    left.put(run.quota(), Math.max(0, free - request.gpu()));
+                    wholeDemand.put(run, whole);
+                    total += whole;
+                }
+            }
+            cluster.wholeReserve = total;
         }
 
         /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */
@@ -340,7 +415,7 @@ public final class Scheduler {
 
         private void admitGuaranteed(PendingRun run, Resources request) {
             Set<String> model = modelsFor(run.quota(), RealTimeResources.InQuota, request);
-            List<Placement> placements = cluster.placeGang(run.instances(), model);
+            List<Placement> placements = cluster.placeGang(run.instances(), model, run.quota());
             if (placements != null) {
                 admit(run, placements, RealTimeResources.InQuota, request);
                 return;
@@ -352,12 +427,39 @@ public final class Scheduler {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
                 }
+                // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
+                boolean wholeNodes = anyMovable && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
+                String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
+                MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape) ? planMoves(run, model) : null;
+                if (plan == null && wholeNodes) {
+                    noMovePlan.add(shape);
+                }
+                if (plan != null) {
+                    movesLeft -= plan.moved().size();
+                    for (ActiveRun moved : plan.moved()) {
+                        reclaimable.remove(moved);
+                        decisions.add(new Decision.Preempt(moved.id(), run.id(), Decision.Preempt.MOVED, Decision.PreemptKind.Move));
+                    }
+                    List<ActiveRun> all = new ArrayList<>(plan.reclaimed());
+                    all.addAll(plan.moved());
+                    preemptAndHold(run, request, model, plan.reclaimed(), all, alreadyStopping);
+                    return;
+                }
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
                 wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
+            preemptAndHold(run, request, model, victims, victims, alreadyStopping);
+        }
+
+        /**
+         * Preempts {@code victims} (reclaims) for the run, and holds for it whatever it needs beyond what everything
+         * stopping for it ({@code freedBy}: the victims and moved runs, and those already stopping) will give back.
+         */
+        private void preemptAndHold(PendingRun run, Resources request, Set<String> model, List<ActiveRun> victims, List<ActiveRun> freedBy,
+                List<ActiveRun> alreadyStopping) {
             for (ActiveRun victim : victims) {
                 reclaimable.remove(victim);
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), victim.quota() != null && victim.quota().equals(run.quota())
@@ -369,18 +471,20 @@ public final class Scheduler {
             // theirs until they are gone). The book charges the run's guarantee for this cycle too.
             List<Allocation> freed = new ArrayList<>();
             alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
-            victims.forEach(v -> freed.addAll(v.allocations()));
+            freedBy.forEach(v -> freed.addAll(v.allocations()));
             freed.forEach(cluster::release);
             List<Placement> held = placeOnFreed(run, model, freed);
             if (held == null) {
-                throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + victims);
+                throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + freedBy);
             }
             cluster.unplace(held, run.instances());
             freed.forEach(cluster::hold);
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
-            int stopping = alreadyStopping.size() + victims.size();
-            wait(run, WaitReason.WaitingForReclaim, "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+            int stopping = alreadyStopping.size() + freedBy.size();
+            wait(run, WaitReason.WaitingForReclaim, freedBy.size() > victims.size()
+                    ? "waiting for " + stopping + " run(s) to stop: runs on borrowed capacity, and guaranteed runs moved to other nodes"
+                    : "waiting for " + stopping + " run(s) on borrowed capacity to stop");
         }
 
         /**
@@ -592,6 +696,191 @@ public final class Scheduler {
             }
             cluster.unplace(placements, run.instances());
             return true;
+        }
+
+        // --- step 3b: defragmentation ---
+
+        /** What stops for a gang that only fragmentation blocks: borrowers reclaimed, and guaranteed runs moved. */
+        private record MovePlan(List<ActiveRun> reclaimed, List<ActiveRun> moved) {
+        }
+
+        /** The nodes (by name) and the runs that might leave each: borrowers first, then movable guaranteed runs. */
+        private Map<String, List<ActiveRun>> removable;
+
+        /**
+         * A guaranteed run that may be moved: its quota allows it, it has a checkpoint to resume from, it was not moved
+         * within the cooldown, and it is one instance smaller than its node (moving it can clear a node).
+         */
+        private boolean movable(ActiveRun run) {
+            QuotaState quota = book.quota(run.quota());
+            if (quota == null || !quota.allowMoves() || run.realTimeResources() != RealTimeResources.InQuota || run.stopping()
+                    || run.lastCheckpointAt() == null || run.allocations().size() != 1) {
+                return false;
+            }
+            if (run.movedAt() != null && run.movedAt().plus(defragmentation.moveCooldown()).isAfter(now)) {
+                return false;
+            }
+            Allocation allocation = run.allocations().get(0);
+            WorkingNode node = cluster.node(allocation.node());
+            return node != null && allocation.resources().gpu() > 0 && allocation.resources().gpu() < node.capacity.gpu();
+        }
+
+        private Map<String, List<ActiveRun>> removableByNode() {
+            if (removable == null) {
+                List<ActiveRun> reclaims = new ArrayList<>();
+                List<ActiveRun> moves = new ArrayList<>();
+                for (ActiveRun active : reclaimable) {
+                    if (active.realTimeResources() == RealTimeResources.NotInQuota) {
+                        reclaims.add(active);
+                    } else if (movable(active)) {
+                        moves.add(active);
+                    }
+                }
+                reclaims.sort(VICTIM_ORDER);
+                moves.sort(VICTIM_ORDER);
+                removable = new TreeMap<>(); // ties go by name, never by hash order
+                for (List<ActiveRun> group : List.of(reclaims, moves)) {
+                    for (ActiveRun active : group) {
+                        for (Allocation allocation : active.allocations()) {
+                            List<ActiveRun> onNode = removable.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
+                            if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != active) {
+                                onNode.add(active);
+                            }
+                        }
+                    }
+                }
+            }
+            return removable;
+        }
+
+        /**
+         * For a guaranteed run that fits its guarantee but no set of borrowers makes room for: instance by instance
+         * (largest first), the node that the fewest moves (then reclaims, then by name) clear enough; then every moved
+         * run must fit somewhere else (not where the gang goes). All of it is tried on the working copy and undone.
+         * Returns {@code null} when no plan within the cycle's move budget works.
+         */
+        private MovePlan planMoves(PendingRun run, Set<String> model) {
+            Map<String, List<ActiveRun>> byNode = removableByNode();
+            if (byNode.isEmpty()) {
+                return null;
+            }
+            Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+            List<ActiveRun> order = new ArrayList<>();
+            List<ActiveRun> reclaimed = new ArrayList<>();
+            List<ActiveRun> moved = new ArrayList<>();
+            List<Allocation> taken = new ArrayList<>();
+            boolean ok = true;
+            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
+                WorkingNode node = cluster.bestFit(instance.resources(), model);
+                if (node == null) {
+                    List<ActiveRun> clearing = new ArrayList<>();
+                    node = cheapestToClear(instance.resources(), model, byNode, gone, movesLeft - moved.size(), clearing, Set.of());
+                    if (node == null) {
+                        ok = false;
+                        break;
+                    }
+                    for (ActiveRun leaving : clearing) {
+                        gone.add(leaving);
+                        order.add(leaving);
+                        leaving.allocations().forEach(cluster::release);
+                        (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
+                    }
+                }
+                taken.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
+            }
+            Set<String> gangNodes = new HashSet<>();
+            taken.forEach(a -> gangNodes.add(a.node()));
+            for (int i = 0; ok && i < moved.size(); i++) {
+                Allocation from = moved.get(i).allocations().get(0);
+                Set<String> models = modelsFor(moved.get(i).quota(), RealTimeResources.InQuota, from.resources());
+                WorkingNode to = cluster.bestFit(from.resources(), models, moved.get(i).quota());
+                if (to == null) {
+                    // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
+                    // reclaims them once it is queued again. They stay until then (not chosen here).
+                    List<ActiveRun> clearing = new ArrayList<>();
+                    to = cheapestToClear(from.resources(), models, byNode, gone, 0, clearing, gangNodes);
+                    for (ActiveRun leaving : clearing) {
+                        gone.add(leaving);
+                        order.add(leaving);
+                        leaving.allocations().forEach(cluster::release);
+                    }
+                }
+                if (to == null) {
+                    ok = false;
+                } else {
+                    taken.add(new Allocation(from.rank(), to.name, from.resources(), cluster.take(to, from.resources())));
+                }
+            }
+            for (int i = taken.size() - 1; i >= 0; i--) {
+                cluster.release(taken.get(i));
+            }
+            for (int i = order.size() - 1; i >= 0; i--) {
+                order.get(i).allocations().forEach(cluster::hold);
+            }
+            if (!ok || moved.isEmpty()) {
+                return null; // without moves the reclaim alone was tried already
+            }
+            reclaimed.sort(VICTIM_ORDER);
+            moved.sort(VICTIM_ORDER);
+            return new MovePlan(reclaimed, moved);
+        }
+
+        /**
+         * The node that the fewest moves, then the fewest reclaims (ties: by name), clear enough for the request, at
+         * most {@code budget} moves, not one of {@code excluded}; the runs that must leave it are added to {@code clearing}.
+         */
+        private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
+                List<ActiveRun> clearing, Set<String> excluded) {
+            WorkingNode best = null;
+            int bestMoves = Integer.MAX_VALUE;
+            int bestReclaims = Integer.MAX_VALUE;
+            List<ActiveRun> bestRuns = List.of();
+            for (var entry : byNode.entrySet()) {
+                WorkingNode node = cluster.node(entry.getKey());
+                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)
+                        || excluded.contains(node.name)) {
+                    continue;
+                }
+                long cpu = node.freeMilliCpu;
+                long memory = node.freeMemory;
+                long gpus = node.freeGpuCount();
+                int moves = 0;
+                int reclaims = 0;
+                List<ActiveRun> runs = new ArrayList<>();
+                for (ActiveRun leaving : entry.getValue()) {
+                    if (cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu()) {
+                        break;
+                    }
+                    if (gone.contains(leaving) || !reclaimable.contains(leaving)) {
+                        continue;
+                    }
+                    for (Allocation allocation : leaving.allocations()) {
+                        if (allocation.node().equals(entry.getKey())) {
+                            cpu += allocation.resources().milliCpu();
+                            memory += allocation.resources().memoryBytes();
+                            gpus += allocation.gpus().size();
+                        }
+                    }
+                    if (leaving.realTimeResources() == RealTimeResources.NotInQuota) {
+                        reclaims++;
+                    } else {
+                        moves++;
+                    }
+                    runs.add(leaving);
+                    if (moves > budget || moves > bestMoves) {
+                        break;
+                    }
+                }
+                boolean fits = cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu();
+                if (fits && moves <= budget && (moves < bestMoves || (moves == bestMoves && reclaims < bestReclaims))) {
+                    best = node;
+                    bestMoves = moves;
+                    bestReclaims = reclaims;
+                    bestRuns = runs;
+                }
+            }
+            clearing.addAll(bestRuns);
+            return best;
         }
 
         /** Only a victim holding something on a node the run may use can help it. */

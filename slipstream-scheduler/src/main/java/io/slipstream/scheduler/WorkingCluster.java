@@ -1,5 +1,6 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -14,7 +15,12 @@ import java.util.TreeSet;
 /**
  * The cluster's free capacity during one cycle, indexed so that a best-fit node is found without scanning every
  * node: for each GPU model, nodes are kept in buckets by their number of free GPUs. Best fit = the node left with the
- * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name. Not thread-safe.
+ * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name.
+ *
+ * <p>Fragmentation-aware: a request smaller than a node goes first where guaranteed work of its own quota already is,
+ * then where any guaranteed work is, then best fit; so that guaranteed small runs (which no reclaim can clear) share
+ * few nodes and the rest stay clearable. And the last {@link #wholeReserve} whole free nodes are kept for the queue's
+ * whole-node gangs: a smaller request may not break them. Not thread-safe.
  */
 final class WorkingCluster {
     private final List<WorkingNode> nodes = new ArrayList<>();
@@ -25,6 +31,13 @@ final class WorkingCluster {
     private final Map<String, Set<Resources>> shapes = new TreeMap<>();
     private final Map<String, Amount> freeByModel = new TreeMap<>();
     private final Amount freeTotal = new Amount();
+    /** model -> quota (or {@link #ANY}) -> buckets[free GPUs] -> schedulable nodes holding that quota's guaranteed work. */
+    private final Map<String, Map<Object, List<TreeSet<Integer>>>> pinned = new TreeMap<>();
+    private static final Object ANY = new Object();
+    private int wholeFree;
+    /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
+    int wholeReserve;
+    private int maxNodeGpus;
 
     WorkingCluster(List<NodeState> states) {
         List<NodeState> sorted = new ArrayList<>(states);
@@ -43,8 +56,22 @@ final class WorkingCluster {
                         .add(new Resources(node.capacity.milliCpu(), node.capacity.memoryBytes(), node.capacity.gpu(), null));
                 freeByModel.computeIfAbsent(node.model, m -> new Amount()).add(node.capacity, 1);
                 freeTotal.add(node.capacity, 1);
+                maxNodeGpus = Math.max(maxNodeGpus, node.capacity.gpu());
+                if (node.wholeFree()) {
+                    wholeFree++;
+                }
             }
         }
+    }
+
+    /** The most GPUs a schedulable node has: an instance asking for as many needs a whole node. */
+    int maxNodeGpus() {
+        return maxNodeGpus;
+    }
+
+    /** Whether taking {@code request} on the node keeps the whole nodes held for gangs. */
+    private boolean mayBreak(WorkingNode node, Resources request) {
+        return request.gpu() == 0 || request.gpu() >= node.capacity.gpu() || !node.wholeFree() || wholeFree > wholeReserve;
     }
 
     /** The working copy of a node ({@code null}: unknown). */
@@ -63,16 +90,26 @@ final class WorkingCluster {
 
     /** Records an existing allocation (of an active run). Allocations on unknown nodes are ignored. */
     void hold(Allocation allocation) {
+        hold(allocation, null);
+    }
+
+    /** Records an existing allocation; {@code pin}: the quota of the guaranteed run that holds it ({@code null}: not guaranteed). */
+    void hold(Allocation allocation, QuotaId pin) {
         WorkingNode node = byName.get(allocation.node());
         if (node != null) {
-            move(node, () -> node.takeExactly(allocation.resources(), allocation.gpus()), allocation.resources(), -1);
+            move(node, () -> node.takeExactly(allocation.resources(), allocation.gpus()), allocation.resources(), -1, pin);
         }
     }
 
+    /** Gives an allocation back; a pinned one must be released with the quota it was held with. */
     void release(Allocation allocation) {
+        release(allocation, null);
+    }
+
+    void release(Allocation allocation, QuotaId pin) {
         WorkingNode node = byName.get(allocation.node());
         if (node != null) {
-            move(node, () -> node.giveBack(allocation.resources(), allocation.gpus()), allocation.resources(), 1);
+            move(node, () -> node.giveBack(allocation.resources(), allocation.gpus()), allocation.resources(), 1, pin);
         }
     }
 
@@ -82,17 +119,22 @@ final class WorkingCluster {
      * null, confines the run to nodes of those GPU models ({@code ""}: nodes without GPUs).
      */
     List<Placement> placeGang(List<InstanceRequest> instances, Set<String> models) {
+        return placeGang(instances, models, null);
+    }
+
+    /** {@code pin}: the quota of a guaranteed run, whose small instances go next to its quota's guaranteed work. */
+    List<Placement> placeGang(List<InstanceRequest> instances, Set<String> models, QuotaId pin) {
         if (!roughlyFits(instances, models)) {
             return null;
         }
         List<Placement> placements = new ArrayList<>(instances.size());
         for (InstanceRequest instance : largestFirst(instances)) {
-            WorkingNode node = bestFit(instance.resources(), models);
+            WorkingNode node = bestFit(instance.resources(), models, pin);
             if (node == null) {
-                unplace(placements, instances);
+                unplace(placements, instances, pin);
                 return null;
             }
-            List<Integer> gpus = take(node, instance.resources());
+            List<Integer> gpus = take(node, instance.resources(), pin);
             placements.add(new Placement(instance.rank(), node.name, gpus));
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
@@ -115,7 +157,7 @@ final class WorkingCluster {
         for (InstanceRequest instance : largestFirst(instances)) {
             WorkingNode best = null;
             for (WorkingNode node : candidates) {
-                if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources())
+                if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources()) && mayBreak(node, instance.resources())
                         && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
                     best = node;
                 }
@@ -141,11 +183,15 @@ final class WorkingCluster {
 
     /** Gives back what {@link #placeGang} took. */
     void unplace(List<Placement> placements, List<InstanceRequest> instances) {
+        unplace(placements, instances, null);
+    }
+
+    void unplace(List<Placement> placements, List<InstanceRequest> instances, QuotaId pin) {
         Map<Integer, Resources> byRank = new HashMap<>();
         instances.forEach(r -> byRank.put(r.rank(), r.resources()));
         for (int i = placements.size() - 1; i >= 0; i--) {
             Placement placement = placements.get(i);
-            release(new Allocation(placement.rank(), placement.node(), byRank.get(placement.rank()), placement.gpus()));
+            release(new Allocation(placement.rank(), placement.node(), byRank.get(placement.rank()), placement.gpus()), pin);
         }
     }
 
@@ -181,7 +227,7 @@ final class WorkingCluster {
             int count = Math.max(0, placementGpuCount(placements, entry.getKey()) - freedGpuCount.getOrDefault(entry.getKey(), 0));
             List<Integer> gpus = new ArrayList<>(beyond.subList(0, Math.min(count, beyond.size())));
             Resources amount = new Resources(extra.milliCpu, extra.memory, gpus.size(), null);
-            move(node, () -> node.takeExactly(amount, gpus), amount, -1);
+            move(node, () -> node.takeExactly(amount, gpus), amount, -1, null);
             taken.add(new Allocation(-1, node.name, amount, gpus));
         }
         return taken;
@@ -224,14 +270,46 @@ final class WorkingCluster {
     }
 
     WorkingNode bestFit(Resources request, Set<String> models) {
+        return bestFit(request, models, null);
+    }
+
+    /**
+     * The node for a request: where its quota's guaranteed work is ({@code pin} not null), then where any guaranteed
+     * work is, then anywhere; best fit in each.
+     */
+    WorkingNode bestFit(Resources request, Set<String> models, QuotaId pin) {
+        if (request.gpu() > 0 && request.gpu() < maxNodeGpus) {
+            if (pin != null) {
+                WorkingNode found = bestIn(request, models, pin);
+                if (found != null) {
+                    return found;
+                }
+            }
+            WorkingNode found = bestIn(request, models, ANY);
+            if (found != null) {
+                return found;
+            }
+        }
+        return bestIn(request, models, null);
+    }
+
+    /** Best fit among the nodes of {@code key}'s pinned buckets ({@code null}: all nodes). */
+    private WorkingNode bestIn(Resources request, Set<String> models, Object key) {
         WorkingNode best = null;
         for (var entry : buckets.entrySet()) {
             if (!allowed(entry.getKey(), request, models)) {
                 continue;
             }
-            List<TreeSet<Integer>> modelBuckets = entry.getValue();
+            List<TreeSet<Integer>> modelBuckets = key == null ? entry.getValue() : pinnedBuckets(entry.getKey(), key, false);
+            if (modelBuckets == null) {
+                continue;
+            }
             int limit = best == null ? modelBuckets.size() : Math.min(modelBuckets.size(), best.freeGpuCount() + 1);
+            boolean wholeHeld = request.gpu() > 0 && wholeFree <= wholeReserve;
             for (int free = request.gpu(); free < limit; free++) {
+                if (wholeHeld && free == modelBuckets.size() - 1 && free > request.gpu()) {
+                    continue; // the largest nodes' whole-free bucket: held for gangs (no need to look at each)
+                }
                 WorkingNode found = firstFitting(modelBuckets.get(free), request);
                 if (found != null) {
                     if (best == null || free < best.freeGpuCount() || (free == best.freeGpuCount() && found.index < best.index)) {
@@ -247,7 +325,7 @@ final class WorkingCluster {
     private WorkingNode firstFitting(TreeSet<Integer> bucket, Resources request) {
         for (int index : bucket) {
             WorkingNode node = nodes.get(index);
-            if (node.fitsNow(request)) {
+            if (node.fitsNow(request) && mayBreak(node, request)) {
                 return node;
             }
         }
@@ -255,22 +333,67 @@ final class WorkingCluster {
     }
 
     List<Integer> take(WorkingNode node, Resources request) {
+        return take(node, request, null);
+    }
+
+    List<Integer> take(WorkingNode node, Resources request, QuotaId pin) {
         List<List<Integer>> taken = new ArrayList<>(1);
-        move(node, () -> taken.add(node.take(request)), request, -1);
+        move(node, () -> taken.add(node.take(request)), request, -1, pin);
         return taken.get(0);
     }
 
-    /** Applies a change to a node, keeping its bucket and the free totals right. */
-    private void move(WorkingNode node, Runnable change, Resources amount, int sign) {
+    private List<TreeSet<Integer>> pinnedBuckets(String model, Object key, boolean create) {
+        Map<Object, List<TreeSet<Integer>>> byKey = create ? pinned.computeIfAbsent(model, m -> new HashMap<>()) : pinned.get(model);
+        if (byKey == null) {
+            return null;
+        }
+        List<TreeSet<Integer>> list = byKey.get(key);
+        if (list == null && create) {
+            list = new ArrayList<>();
+            for (int i = 0; i < buckets.get(model).size(); i++) {
+                list.add(new TreeSet<>());
+            }
+            byKey.put(key, list);
+        }
+        return list;
+    }
+
+    /**
+     * Applies a change to a node, keeping its buckets and the free totals right. {@code pin}: the quota of the
+     * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
+     */
+    private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
         List<TreeSet<Integer>> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
         if (modelBuckets != null) {
             modelBuckets.get(node.freeGpuCount()).remove(node.index);
+            if (node.wholeFree()) {
+                wholeFree--;
+            }
+            for (QuotaId quota : node.pinnedByQuota.keySet()) {
+                pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).remove(node.index);
+            }
+            if (!node.pinnedByQuota.isEmpty()) {
+                pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).remove(node.index);
+            }
         }
         change.run();
+        if (pin != null && amount.gpu() > 0) {
+            // sign -1 takes (the run holds more here), +1 gives back.
+            node.pinnedByQuota.merge(pin, -sign * amount.gpu(), (a, b) -> a + b == 0 ? null : a + b);
+        }
         if (modelBuckets != null) {
             modelBuckets.get(node.freeGpuCount()).add(node.index);
             freeByModel.get(node.model).add(amount, sign);
             freeTotal.add(amount, sign);
+            if (node.wholeFree()) {
+                wholeFree++;
+            }
+            for (QuotaId quota : node.pinnedByQuota.keySet()) {
+                pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).add(node.index);
+            }
+            if (!node.pinnedByQuota.isEmpty()) {
+                pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).add(node.index);
+            }
         }
     }
 
@@ -309,7 +432,7 @@ final class WorkingCluster {
         for (InstanceRequest instance : instances) {
             Resources need = instance.resources();
             for (WorkingNode node : candidates) {
-                if (!allowed(node.model, need, models)) {
+                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && wholeFree <= wholeReserve)) {
                     continue;
                 }
                 Amount used = planned.computeIfAbsent(node.index, i -> new Amount());

@@ -1,9 +1,12 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** A mutable copy of a node's free capacity, used while one cycle tries placements. Not thread-safe. */
 final class WorkingNode {
@@ -15,6 +18,8 @@ final class WorkingNode {
     long freeMilliCpu;
     long freeMemory;
     final BitSet freeGpus = new BitSet();
+    /** GPUs held here by guaranteed runs (not stopping), by quota: work no reclaim can clear from the node. */
+    final Map<QuotaId, Integer> pinnedByQuota = new HashMap<>(2);
 
     WorkingNode(int index, NodeState node) {
         this.index = index;
@@ -29,6 +34,10 @@ final class WorkingNode {
 
     int freeGpuCount() {
         return freeGpus.cardinality();
+    }
+
+    boolean wholeFree() {
+        return capacity.gpu() > 0 && freeGpus.cardinality() == capacity.gpu();
     }
 
     /** Whether the request could fit on this node if it were empty. */

@@ -424,9 +424,14 @@ public final class ControlLoop implements AutoCloseable {
                         deferred |= launchAdmitted(admitted.get());
                     }
                 } else if (decision instanceof Decision.Preempt preempt) {
+                    // A move (defragmentation) is a preemption like a reclaim: notice, grace period, queued again. Neither is
+                    // a failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
                     RunRecord preempting = run.preempting(preempt.forRun(), preempt.reason());
                     // The victim's reason does not name the run it makes room for (another team's): the operator's log does.
-                    LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
+                    switch (preempt.kind()) {
+                        case Reclaim -> LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
+                        case Move -> LOG.info("run {}: moved, to start again elsewhere, for run {} that needs whole nodes", run.id(), preempt.forRun());
+                    }
                     RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, run, instances.getOrDefault(run.id(), List.of()));
                     steps.transitionTo(preempting);
                     steps.take(lifecycle, observation());

@@ -280,6 +280,31 @@ class FaultToleranceTest {
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
     }
 
+    /** What the control loop does with a scheduler's move: the preemption it applies for any Preempt, reason Moved. */
+    @Test
+    void aMoveIsAPreemptionThatNeverUsesUpTheFailureBudget() {
+        RunId id = submit(aJob("job").faultTolerance(policy(1, List.of(new FaultTolerance.ExitCodeRange(1, 1)), List.of(), 0, null, null))
+                .spec());
+        var move = new io.slipstream.scheduler.Decision.Preempt(id, new RunId("gang"), io.slipstream.scheduler.Decision.Preempt.MOVED,
+                io.slipstream.scheduler.Decision.PreemptKind.Move);
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            loop.cycle();
+            RunRecord running = run(id);
+            assertThat(running.state()).isEqualTo(RunState.RUNNING);
+            store.updateRun(running.preempting(null, move.reason()));
+            assertThat(run(id).reason()).startsWith("Moved");
+            loop.cycle();
+            executor.confirmTerminated(new InstanceId(id, attempt, 0), 143);
+            loop.cycle();
+            assertThat(run(id).attempt()).isEqualTo(attempt + 1);
+        }
+        RunRecord moved = run(id);
+        assertThat(moved.preemptions()).isEqualTo(3);
+        assertThat(moved.faults().failures()).as("a move is not a failure").isZero();
+        assertThat(moved.faults().retryAt()).as("no backoff after a move").isNull();
+        assertThat(moved.state()).isEqualTo(RunState.RUNNING);
+    }
+
     @Test
     void workLostCountsFromTheLastCheckpoint() {
         RunId id = submit(aJob("job").replicas(2).spec());

@@ -43,6 +43,8 @@ final class SimJob {
     long progressAtStop;
     long durableAtStop;
     RunId reclaimFor;
+    /** When the scheduler last moved it (virtual ms; -1: never). */
+    long movedAt = -1;
 
     /**
      * When the run, fitting its quota's guarantee, first waited for capacity (-1: not now), and when the change came

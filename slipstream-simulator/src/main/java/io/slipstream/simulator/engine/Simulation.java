@@ -12,6 +12,7 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -78,7 +79,7 @@ public final class Simulation {
     private final Policy policy;
     private final long seed;
     private final Listener listener;
-    private final Scheduler scheduler = new Scheduler();
+    private final Scheduler scheduler;
     private final Progress progress;
 
     private final List<String> tenantNames;
@@ -98,6 +99,8 @@ public final class Simulation {
     private final int largestNodeGpus;
     /** Per tenant: whether its quota has a max (a guaranteed run over it waits without holding nodes). */
     private final boolean[] hasMax;
+    /** Whether some quota lets the core move its runs to defragment. */
+    private final boolean movesAllowed;
     /** Queued jobs whose guarantee wait has not started (see {@link #markLeftOutEntitled}). */
     private final AdmissibleQueue notYetEntitled;
     /** This cycle's jobs shown to the core; whether some that fit their guarantee were left out; the free guarantees it started from. */
@@ -141,6 +144,7 @@ public final class Simulation {
         }
         this.largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
+        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT);
         this.seed = seed;
         this.listener = listener;
         this.progress = new Progress(policy);
@@ -176,6 +180,7 @@ public final class Simulation {
         this.ownGuaranteeGpus = new long[tenantNames.size()];
         this.preemptsWithinQuota = new boolean[tenantNames.size()];
         this.hasMax = new boolean[tenantNames.size()];
+        this.movesAllowed = policy.quotas().stream().anyMatch(QuotaState::allowMoves);
         Map<QuotaId, Integer> quotaIndex = new HashMap<>();
         for (int i = 0; i < tenantNames.size(); i++) {
             QuotaId id = Policy.quotaOf(tenantNames.get(i));
@@ -335,6 +340,9 @@ public final class Simulation {
             if (decision instanceof Decision.Admit admit) {
                 admit(job, admit);
             } else if (decision instanceof Decision.Preempt preempt) {
+                if (preempt.kind() == Decision.PreemptKind.Move) {
+                    job.movedAt = now;
+                }
                 preempt(job, byId.get(preempt.forRun()), changedAt);
             } else if (decision instanceof Decision.Promote) {
                 job.inQuota = true;
@@ -369,14 +377,17 @@ public final class Simulation {
             boolean couldBorrow = job.idleMode.mayBorrow() && placeable;
             boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee[job.tenant];
             // With no borrowers to reclaim, a guaranteed job that fits no free GPUs can only wait, like the others;
-            // only the first such job of its quota may hold nodes for itself (added below).
-            boolean couldPlaceOrReclaim = placeable || start.borrowers || !reclaiming.isEmpty() || hasMax[job.tenant];
+            // only the first such job of its quota may hold nodes for itself (added below). Whole-node gangs are always
+            // shown: the core keeps whole nodes for them from smaller runs, and may move runs out of their way.
+            // With moves, the core may move runs out of any guaranteed job's way: then every one is shown.
+            boolean couldPlaceOrReclaim = placeable || start.borrowers || !reclaiming.isEmpty() || hasMax[job.tenant]
+                    || job.trace.gpus() >= largestNodeGpus || movesAllowed;
             if (couldBorrow || (couldUseGuarantee && couldPlaceOrReclaim) || preemptsWithinQuota[job.tenant]) {
                 show.accept(job);
             }
         });
         leftOutEntitled = false;
-        if (!start.borrowers && reclaiming.isEmpty()) {
+        if (!start.borrowers && reclaiming.isEmpty() && !movesAllowed) {
             for (int t = 0; t < tenantNames.size(); t++) {
                 showTheJobThatHoldsNodes(t, start, show);
             }
@@ -509,13 +520,15 @@ public final class Simulation {
         ActiveRun cached = job.active;
         RealTimeResources where = job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
         boolean stopping = job.state == SimJob.State.STOPPING;
+        Instant movedAt = job.movedAt < 0 ? null : EPOCH.plusMillis(job.movedAt);
         // A new attempt has a new allocation list, so the same list means the same start.
         if (cached != null && cached.allocations() == job.allocations && Objects.equals(cached.lastCheckpointAt(), workSince)
-                && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)) {
+                && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)
+                && Objects.equals(cached.movedAt(), movedAt)) {
             return cached;
         }
         job.active = new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart), workSince, where,
-                job.allocations, stopping, job.reclaimFor);
+                job.allocations, stopping, job.reclaimFor, movedAt);
         return job.active;
     }
 

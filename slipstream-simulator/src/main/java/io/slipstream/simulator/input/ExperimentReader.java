@@ -8,6 +8,7 @@ import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.SpecReader;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.QuotaState;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -384,6 +385,7 @@ public final class ExperimentReader {
         Duration restartOverhead = Duration.ZERO;
         Duration schedulingInterval = Duration.ofSeconds(10);
         Duration meanTimeBetweenFailures;
+        Defragmentation defragmentation;
 
         PolicyFields copy() {
             PolicyFields copy = new PolicyFields();
@@ -397,6 +399,7 @@ public final class ExperimentReader {
             copy.restartOverhead = restartOverhead;
             copy.schedulingInterval = schedulingInterval;
             copy.meanTimeBetweenFailures = meanTimeBetweenFailures;
+            copy.defragmentation = defragmentation;
             return copy;
         }
 
@@ -426,6 +429,17 @@ public final class ExperimentReader {
                 meanTimeBetweenFailures = duration(failures, "meanTimeBetween", meanTimeBetweenFailures, Duration.ofMinutes(1));
                 failures.finish();
             }
+            FieldReader defrag = reader.object("defragmentation", false);
+            if (defrag != null) {
+                Boolean moves = defrag.bool("moves", false);
+                Long perCycle = defrag.integer("maxMovesPerCycle", false, 1, 10_000);
+                Duration cooldown = SpecReader.readDuration(defrag, "moveCooldown", Duration.ZERO, MAX_DURATION);
+                defrag.finish();
+                Defragmentation current = defragmentation != null ? defragmentation : Defragmentation.DEFAULT;
+                boolean on = moves != null ? moves : defragmentation != null;
+                defragmentation = !on ? null : new Defragmentation(perCycle != null ? perCycle.intValue() : current.maxMovesPerCycle(),
+                        cooldown != null ? cooldown : current.moveCooldown());
+            }
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
@@ -434,8 +448,10 @@ public final class ExperimentReader {
         }
 
         Policy toPolicy(String name, List<QuotaState> policyQuotas, String source) {
-            return new Policy(name, policyQuotas, source, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead,
-                    schedulingInterval, meanTimeBetweenFailures);
+            // The simulator's opt-in applies to every quota: each lets its checkpointing guaranteed runs be moved.
+            List<QuotaState> quotas = defragmentation == null ? policyQuotas : policyQuotas.stream().map(q -> q.withAllowMoves(true)).toList();
+            return new Policy(name, quotas, source, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead,
+                    schedulingInterval, meanTimeBetweenFailures, defragmentation);
         }
     }
 }

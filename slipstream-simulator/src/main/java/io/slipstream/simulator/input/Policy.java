@@ -4,6 +4,7 @@ import io.slipstream.api.run.QuotaId;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.spec.IdleMode;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.QuotaState;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,8 @@ import java.util.List;
  * @param schedulingInterval the least time between two scheduling cycles
  * @param meanTimeBetweenFailures of one instance ({@code null}: instances never fail); the gang restarts from its
  *                           last checkpoint
+ * @param defragmentation    bounds on moving guaranteed runs to defragment; the policy's quotas then allow moves
+ *                           ({@code defragmentation: {moves: true}}); {@code null}: no run is ever moved
  */
 public record Policy(
         String name,
@@ -33,7 +36,8 @@ public record Policy(
         boolean checkpointOnNotice,
         Duration restartOverhead,
         Duration schedulingInterval,
-        Duration meanTimeBetweenFailures) {
+        Duration meanTimeBetweenFailures,
+        Defragmentation defragmentation) {
     public Policy {
         requireNonNull(name, "name is null");
         quotas = List.copyOf(quotas);
@@ -42,6 +46,13 @@ public record Policy(
         requireNonNull(checkpointSave, "checkpointSave is null");
         requireNonNull(restartOverhead, "restartOverhead is null");
         requireNonNull(schedulingInterval, "schedulingInterval is null");
+    }
+
+    /** A policy that never moves runs. */
+    public Policy(String name, List<QuotaState> quotas, String quotasSource, IdleMode idleMode, Duration gracePeriod, Duration checkpointInterval,
+            Duration checkpointSave, boolean checkpointOnNotice, Duration restartOverhead, Duration schedulingInterval, Duration meanTimeBetweenFailures) {
+        this(name, quotas, quotasSource, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead, schedulingInterval,
+                meanTimeBetweenFailures, null);
     }
 
     /** The quota a trace tenant's jobs are charged to: the tenant itself when it names one, else {@code <tenant>/gpus}. */

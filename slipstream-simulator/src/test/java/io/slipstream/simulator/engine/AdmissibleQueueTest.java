@@ -7,6 +7,7 @@ import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.QuotaState;
 import io.slipstream.simulator.Fingerprint;
 import io.slipstream.simulator.input.ClusterSpec;
@@ -26,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Handing the core only the queued jobs it could admit must not change a single figure: random traces (gangs and
- * single GPUs, every idle mode, priorities, failures, a nested quota, one that preempts within itself) are replayed
+ * single GPUs, every idle mode, priorities, failures, moves, a nested quota, one that preempts within itself) are replayed
  * with the whole queue and with the admissible part, and every figure of the results is compared.
  */
 public class AdmissibleQueueTest {
@@ -35,20 +36,23 @@ public class AdmissibleQueueTest {
         for (long seed = 1; seed <= 4; seed++) {
             for (IdleMode mode : new IdleMode[] {null, IdleMode.Disabled, IdleMode.Acceptable}) {
                 for (boolean onNotice : new boolean[] {false, true}) {
-                    cases.add(Arguments.of(seed, mode, onNotice));
+                    cases.add(Arguments.of(seed, mode, onNotice, seed % 2 == 1));
                 }
             }
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "seed {0}, idle mode {1}, checkpoint on notice {2}")
+    @ParameterizedTest(name = "seed {0}, idle mode {1}, checkpoint on notice {2}, moves {3}")
     @MethodSource("replays")
-    void givesTheSameFiguresAsTheWholeQueue(long seed, IdleMode mode, boolean onNotice) {
+    void givesTheSameFiguresAsTheWholeQueue(long seed, IdleMode mode, boolean onNotice, boolean moves) {
         Trace trace = randomTrace(seed, 400);
         ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40)));
-        Policy policy = new Policy("p", quotas(), "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), onNotice,
-                Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 2 == 0 ? Duration.ofHours(3) : null);
+        // Moves: every quota allows them, at most 2 a cycle, a run moved at most every 20 minutes.
+        List<QuotaState> quotas = moves ? quotas().stream().map(q -> q.withAllowMoves(true)).toList() : quotas();
+        Policy policy = new Policy("p", quotas, "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), onNotice,
+                Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 2 == 0 ? Duration.ofHours(3) : null,
+                moves ? new Defragmentation(2, Duration.ofMinutes(20)) : null);
 
         PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false).run();
         PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true).run();

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.spec.IdleMode;
+import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.QuotaState;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,5 +81,38 @@ class ExperimentReaderTest {
                     assertThat(p.field()).isEqualTo("policies[0].quotas");
                     assertThat(p.message()).contains("tenant 'nobody' has no quota 'nobody/gpus'");
                 }));
+    }
+
+    @Test
+    void aPolicyMayLetEveryQuotaMoveItsRunsWithinBounds() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n0,10,vision,1\n0,10,speech,1\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "2 x 8"
+                quotas: {proportionalTo: equal}
+                policies:
+                  - {name: still}
+                  - {name: moves, defragmentation: {moves: true}}
+                  - {name: bounded, defragmentation: {moves: true, maxMovesPerCycle: 2, moveCooldown: 10m}}
+                  - {name: off, defragmentation: {moves: false, maxMovesPerCycle: 2}}
+                """);
+        List<Policy> policies = ExperimentReader.read(dir.resolve("experiment.yaml")).policies();
+        assertThat(policies.get(0).defragmentation()).isNull();
+        assertThat(policies.get(0).quotas()).noneMatch(QuotaState::allowMoves);
+        assertThat(policies.get(1).defragmentation()).isEqualTo(Defragmentation.DEFAULT);
+        assertThat(policies.get(1).quotas()).allMatch(QuotaState::allowMoves);
+        assertThat(policies.get(2).defragmentation()).isEqualTo(new Defragmentation(2, Duration.ofMinutes(10)));
+        assertThat(policies.get(3).defragmentation()).isNull();
+        assertThat(policies.get(3).quotas()).noneMatch(QuotaState::allowMoves);
+
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "2 x 8"
+                quotas: {proportionalTo: equal}
+                policies: [{name: bad, defragmentation: {moves: yes-please, maxMovesPerCycle: 0, everyDay: true}}]
+                """);
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).contains(
+                        "policies[0].defragmentation.moves", "policies[0].defragmentation.maxMovesPerCycle", "policies[0].defragmentation.everyDay"));
     }
 }
