@@ -84,6 +84,8 @@ public final class Scheduler {
         private final Set<ActiveRun> reclaimable = new LinkedHashSet<>();
         /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
         private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
+        /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
+        private final Set<RunId> guaranteeHeldFor = new HashSet<>();
         /** Runs (by what they need and where) that nothing reclaimable could make room for, this cycle. */
         private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
@@ -279,7 +281,17 @@ public final class Scheduler {
         private void holdForReclaims(List<PendingRun> queue) {
             for (PendingRun run : queue) {
                 List<ActiveRun> stopping = stoppingFor.getOrDefault(run.id(), List.of());
-                if (stopping.isEmpty() || !book.exists(run.quota())) {
+                if (!book.exists(run.quota())) {
+                    continue;
+                }
+                if (stopping.isEmpty()) {
+                    // Its victims are gone and it goes first in the guaranteed pass, which finds their capacity free;
+                    // but promotions come before: its guarantee is held, or its quota's own borrower could take it.
+                    Resources request = total(run);
+                    if (run.reclaimed() && book.fitsGuarantee(run.quota(), request)) {
+                        book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
+                        guaranteeHeldFor.add(run.id());
+                    }
                     continue;
                 }
                 Resources request = total(run);
@@ -311,6 +323,9 @@ public final class Scheduler {
         }
 
         private void giveBackHold(PendingRun run) {
+            if (guaranteeHeldFor.remove(run.id())) {
+                book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
+            }
             List<Allocation> held = heldFor.remove(run.id());
             if (held != null) {
                 held.forEach(cluster::release);

@@ -142,6 +142,7 @@ final class Builders {
         private long memory = 32 * GI;
         private int gpus = 1;
         private String model;
+        private boolean reclaimed;
 
         RunBuilder(String name) {
             this.name = name;
@@ -194,6 +195,12 @@ final class Builders {
             return this;
         }
 
+        /** Borrowers were preempted for it and are gone. */
+        RunBuilder reclaimed() {
+            this.reclaimed = true;
+            return this;
+        }
+
         private IdleMode mode() {
             return idleMode != null ? idleMode : quota == null ? IdleMode.OnlyIdle : IdleMode.Disabled;
         }
@@ -207,7 +214,7 @@ final class Builders {
             for (int rank = 0; rank < instances; rank++) {
                 requests.add(new InstanceRequest(rank, "main", perInstance()));
             }
-            return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests);
+            return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests, reclaimed);
         }
 
         /** The run as active: one instance per listed node, GPUs from {@code firstGpu} on. */

@@ -89,7 +89,6 @@ class SimulationTest {
      * cycle in which the victims have stopped.
      */
     @Test
-    @org.junit.jupiter.api.Disabled("scheduling-core gap: a promotion takes a reclaimed guarantee in the cycle its victims stopped (today: 9,900 s)")
     void aPromotionDoesNotTakeTheGuaranteeAReclaimFreed() {
         PolicyResult result = new Simulation(new Trace("test", lenderTrace(true)), THREE_NODES, threeNodePolicy(), 1, null).run();
         assertThat(result.reclaim().max()).isLessThanOrEqualTo(40.0); // the grace period and one interval
