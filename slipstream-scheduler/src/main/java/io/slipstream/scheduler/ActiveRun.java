@@ -46,4 +46,10 @@ public record ActiveRun(
     Instant workSince() {
         return lastCheckpointAt != null && lastCheckpointAt.isAfter(startedAt) ? lastCheckpointAt : startedAt;
     }
+
+    /** By id only (equal runs have equal ids): the core keeps active runs in hash sets, and hashing every field was a hot spot. */
+    @Override
+    public int hashCode() {
+        return id.hashCode();
+    }
 }

@@ -123,9 +123,14 @@ public final class Scheduler {
             }
             List<ActiveRun> active = new ArrayList<>(snapshot.active());
             active.sort(Comparator.comparing(ActiveRun::id));
+            List<Allocation> held = new ArrayList<>();
+            List<QuotaId> pins = new ArrayList<>();
             for (ActiveRun run : active) {
                 QuotaId pin = pinOf(run);
-                run.allocations().forEach(a -> cluster.hold(a, pin));
+                for (Allocation allocation : run.allocations()) {
+                    held.add(allocation);
+                    pins.add(pin);
+                }
                 if (run.stopping()) {
                     // It holds its nodes until its processes are gone, but its quota no longer counts it.
                     if (run.reclaimFor() != null) {
@@ -139,6 +144,7 @@ public final class Scheduler {
                     }
                 }
             }
+            cluster.holdAll(held, pins);
         }
 
         CycleResult run() {

@@ -3,8 +3,10 @@ package io.slipstream.scheduler;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -25,14 +27,14 @@ import java.util.TreeSet;
 final class WorkingCluster {
     private final List<WorkingNode> nodes = new ArrayList<>();
     private final Map<String, WorkingNode> byName = new HashMap<>();
-    /** model -> buckets[free GPUs] -> schedulable node indices. */
-    private final Map<String, List<TreeSet<Integer>>> buckets = new TreeMap<>();
+    /** model -> buckets[free GPUs] -> schedulable node indices (a bit set: index order, as ties go by name). */
+    private final Map<String, List<BitSet>> buckets = new TreeMap<>();
     /** model -> distinct node capacities, to answer "could this ever fit" without a scan. */
     private final Map<String, Set<Resources>> shapes = new TreeMap<>();
     private final Map<String, Amount> freeByModel = new TreeMap<>();
     private final Amount freeTotal = new Amount();
     /** model -> quota (or {@link #ANY}) -> buckets[free GPUs] -> schedulable nodes holding that quota's guaranteed work. */
-    private final Map<String, Map<Object, List<TreeSet<Integer>>>> pinned = new TreeMap<>();
+    private final Map<String, Map<Object, List<BitSet>>> pinned = new TreeMap<>();
     private static final Object ANY = new Object();
     private int wholeFree;
     /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
@@ -47,11 +49,11 @@ final class WorkingCluster {
             nodes.add(node);
             byName.put(node.name, node);
             if (node.schedulable) {
-                List<TreeSet<Integer>> modelBuckets = buckets.computeIfAbsent(node.model, m -> new ArrayList<>());
+                List<BitSet> modelBuckets = buckets.computeIfAbsent(node.model, m -> new ArrayList<>());
                 while (modelBuckets.size() <= node.capacity.gpu()) {
-                    modelBuckets.add(new TreeSet<>());
+                    modelBuckets.add(new BitSet());
                 }
-                modelBuckets.get(node.freeGpuCount()).add(node.index);
+                modelBuckets.get(node.freeGpuCount()).set(node.index);
                 shapes.computeIfAbsent(node.model, m -> new LinkedHashSet<>())
                         .add(new Resources(node.capacity.milliCpu(), node.capacity.memoryBytes(), node.capacity.gpu(), null));
                 freeByModel.computeIfAbsent(node.model, m -> new Amount()).add(node.capacity, 1);
@@ -99,6 +101,40 @@ final class WorkingCluster {
         if (node != null) {
             move(node, () -> node.takeExactly(allocation.resources(), allocation.gpus()), allocation.resources(), -1, pin);
         }
+    }
+
+    /**
+     * Records the allocations of every active run at once ({@code pins}: the quota of each one's guaranteed run, or
+     * {@code null}): the same state as holding them one by one, but each node leaves and rejoins its buckets once, not
+     * once per allocation (a cycle's intake on a cluster of many small runs).
+     */
+    void holdAll(List<Allocation> allocations, List<QuotaId> pins) {
+        Map<WorkingNode, Boolean> touched = new IdentityHashMap<>();
+        List<WorkingNode> order = new ArrayList<>();
+        for (Allocation allocation : allocations) {
+            WorkingNode node = byName.get(allocation.node());
+            if (node != null && touched.put(node, Boolean.TRUE) == null) {
+                order.add(node);
+                leaveBuckets(node);
+            }
+        }
+        for (int i = 0; i < allocations.size(); i++) {
+            Allocation allocation = allocations.get(i);
+            WorkingNode node = byName.get(allocation.node());
+            if (node == null) {
+                continue;
+            }
+            node.takeExactly(allocation.resources(), allocation.gpus());
+            QuotaId pin = pins.get(i);
+            if (pin != null && allocation.resources().gpu() > 0) {
+                node.pinnedByQuota.merge(pin, allocation.resources().gpu(), (a, b) -> a + b == 0 ? null : a + b);
+            }
+            if (node.schedulable) {
+                freeByModel.get(node.model).add(allocation.resources(), -1);
+                freeTotal.add(allocation.resources(), -1);
+            }
+        }
+        order.forEach(this::joinBuckets);
     }
 
     /** Gives an allocation back; a pinned one must be released with the quota it was held with. */
@@ -300,7 +336,7 @@ final class WorkingCluster {
             if (!allowed(entry.getKey(), request, models)) {
                 continue;
             }
-            List<TreeSet<Integer>> modelBuckets = key == null ? entry.getValue() : pinnedBuckets(entry.getKey(), key, false);
+            List<BitSet> modelBuckets = key == null ? entry.getValue() : pinnedBuckets(entry.getKey(), key, false);
             if (modelBuckets == null) {
                 continue;
             }
@@ -322,8 +358,8 @@ final class WorkingCluster {
         return best;
     }
 
-    private WorkingNode firstFitting(TreeSet<Integer> bucket, Resources request) {
-        for (int index : bucket) {
+    private WorkingNode firstFitting(BitSet bucket, Resources request) {
+        for (int index = bucket.nextSetBit(0); index >= 0; index = bucket.nextSetBit(index + 1)) {
             WorkingNode node = nodes.get(index);
             if (node.fitsNow(request) && mayBreak(node, request)) {
                 return node;
@@ -342,16 +378,16 @@ final class WorkingCluster {
         return taken.get(0);
     }
 
-    private List<TreeSet<Integer>> pinnedBuckets(String model, Object key, boolean create) {
-        Map<Object, List<TreeSet<Integer>>> byKey = create ? pinned.computeIfAbsent(model, m -> new HashMap<>()) : pinned.get(model);
+    private List<BitSet> pinnedBuckets(String model, Object key, boolean create) {
+        Map<Object, List<BitSet>> byKey = create ? pinned.computeIfAbsent(model, m -> new HashMap<>()) : pinned.get(model);
         if (byKey == null) {
             return null;
         }
-        List<TreeSet<Integer>> list = byKey.get(key);
+        List<BitSet> list = byKey.get(key);
         if (list == null && create) {
             list = new ArrayList<>();
             for (int i = 0; i < buckets.get(model).size(); i++) {
-                list.add(new TreeSet<>());
+                list.add(new BitSet());
             }
             byKey.put(key, list);
         }
@@ -363,37 +399,52 @@ final class WorkingCluster {
      * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
-        List<TreeSet<Integer>> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
-        if (modelBuckets != null) {
-            modelBuckets.get(node.freeGpuCount()).remove(node.index);
-            if (node.wholeFree()) {
-                wholeFree--;
-            }
-            for (QuotaId quota : node.pinnedByQuota.keySet()) {
-                pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).remove(node.index);
-            }
-            if (!node.pinnedByQuota.isEmpty()) {
-                pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).remove(node.index);
-            }
-        }
+        leaveBuckets(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {
             // sign -1 takes (the run holds more here), +1 gives back.
             node.pinnedByQuota.merge(pin, -sign * amount.gpu(), (a, b) -> a + b == 0 ? null : a + b);
         }
-        if (modelBuckets != null) {
-            modelBuckets.get(node.freeGpuCount()).add(node.index);
+        if (node.schedulable) {
             freeByModel.get(node.model).add(amount, sign);
             freeTotal.add(amount, sign);
-            if (node.wholeFree()) {
-                wholeFree++;
-            }
-            for (QuotaId quota : node.pinnedByQuota.keySet()) {
-                pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).add(node.index);
-            }
-            if (!node.pinnedByQuota.isEmpty()) {
-                pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).add(node.index);
-            }
+        }
+        joinBuckets(node);
+    }
+
+    /** Takes a schedulable node out of the buckets its free GPUs put it in, before they change. */
+    private void leaveBuckets(WorkingNode node) {
+        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
+        if (modelBuckets == null) {
+            return;
+        }
+        modelBuckets.get(node.freeGpuCount()).clear(node.index);
+        if (node.wholeFree()) {
+            wholeFree--;
+        }
+        for (QuotaId quota : node.pinnedByQuota.keySet()) {
+            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).clear(node.index);
+        }
+        if (!node.pinnedByQuota.isEmpty()) {
+            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).clear(node.index);
+        }
+    }
+
+    /** Puts a schedulable node back into the buckets of its free GPUs, once they changed. */
+    private void joinBuckets(WorkingNode node) {
+        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
+        if (modelBuckets == null) {
+            return;
+        }
+        modelBuckets.get(node.freeGpuCount()).set(node.index);
+        if (node.wholeFree()) {
+            wholeFree++;
+        }
+        for (QuotaId quota : node.pinnedByQuota.keySet()) {
+            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).set(node.index);
+        }
+        if (!node.pinnedByQuota.isEmpty()) {
+            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).set(node.index);
         }
     }
 

@@ -159,12 +159,15 @@ public final class Simulation {
         this.notYetEntitled = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
         Map<String, QuotaId> quotaIds = new HashMap<>();
+        // The policy's own id objects: the core looks a run's quota up many times a cycle, and the same object is
+        // found without comparing strings.
+        Map<QuotaId, QuotaId> policyIds = new HashMap<>();
+        policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
         for (TraceJob job : trace.jobs()) {
             List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances(), key -> requests(job));
             IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
-            // One id per quota: the core looks quotas up by id many times per cycle.
-            QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), Policy::quotaOf);
+            QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
             PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
             SimJob simJob = new SimJob(job, tenantIndex.get(job.tenant()), pending);
             jobs.add(simJob);
