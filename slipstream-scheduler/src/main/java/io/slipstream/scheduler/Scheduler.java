@@ -106,6 +106,8 @@ public final class Scheduler {
         private final boolean anyMovable;
         /** Queued gangs counted in the whole-node reservation, and how many whole nodes each counts for. */
         private final Map<PendingRun, Integer> wholeDemand = new IdentityHashMap<>();
+        /** Every queued guaranteed whole-node gang that counts (see countWholeDemand), with its whole-node instances. */
+        private final Map<PendingRun, Integer> wholeGangs = new IdentityHashMap<>();
 
         Cycle(ClusterSnapshot snapshot, Instant now, Defragmentation defragmentation) {
             this.snapshot = snapshot;
@@ -156,10 +158,10 @@ public final class Scheduler {
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
             for (PendingRun run : reclaimedFirst(queue)) {
-                Integer whole = wholeDemand.remove(run);
-                if (whole != null) {
+                Integer upFront = wholeDemand.remove(run);
+                if (upFront != null) {
                     // Decided now (placed, or holding what it needs): its whole nodes are no longer kept from others.
-                    cluster.wholeReserve -= whole;
+                    cluster.wholeReserve -= upFront;
                 }
                 giveBackHold(run);
                 Resources request = total(run);
@@ -181,6 +183,13 @@ public final class Scheduler {
                     borrowers.add(run);
                     borrowerRequests.add(request);
                 }
+                Integer whole = wholeGangs.get(run);
+                Decision.Wait waiting = waits.get(run);
+                if (whole != null && waiting != null && waiting.reason() == WaitReason.WaitingForResources) {
+                    // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
+                    // borrower) may not break the whole nodes it needs.
+                    cluster.wholeReserve += whole;
+                }
             }
             for (int i = 0; i < borrowers.size(); i++) {
                 admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
@@ -194,9 +203,13 @@ public final class Scheduler {
         }
 
         /**
-         * The whole nodes the queue's gangs will need, kept from smaller runs this cycle. Only gangs that fit their
-         * quota's guarantee now (as far as the guarantee goes, in queue order), or whose victims are already stopping,
-         * count: a run that could not be admitted this cycle must not change the cycle's decisions.
+         * The whole nodes the queue's gangs will need, kept from smaller runs this cycle. Gangs that fit their quota's
+         * guarantee now (as far as the guarantee goes, in queue order), or whose victims are already stopping, count:
+         * a run that could not be admitted this cycle must not change the cycle's decisions. Those whose whole nodes are
+         * free now (in queue order, as far as they go) keep them from every smaller run, earlier ones too, until they
+         * are decided: they start this cycle. The others keep them only from the runs after them, once they wait: a
+         * gang that cannot start must not hold back the runs before it for as long as it waits. And only gangs that
+         * may use every GPU model of the cluster count: a gang confined to some must not hold back the others.
          */
         private void countWholeDemand(List<PendingRun> queue) {
             int wholeGpus = cluster.maxNodeGpus();
@@ -219,12 +232,19 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
+                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+                if (models != null && !models.containsAll(gpusByModel.keySet())) {
+                    continue;
+                }
                 long free = left.computeIfAbsent(run.quota(), book::freeGuaranteeGpus);
                 boolean theirs = run.reclaimed() || stoppingFor.containsKey(run.id());
                 if (theirs || (book.fitsGuarantee(run.quota(), request) && request.gpu() <= free)) {
                     left.put(run.quota(), Math.max(0, free - request.gpu()));
-                    wholeDemand.put(run, whole);
-                    total += whole;
+                    wholeGangs.put(run, whole);
+                    if (total + whole <= cluster.wholeFreeNodes()) {
+                        wholeDemand.put(run, whole);
+                        total += whole;
+                    }
                 }
             }
             cluster.wholeReserve = total;

@@ -66,6 +66,11 @@ final class WorkingCluster {
         }
     }
 
+    /** Schedulable nodes with every GPU free. */
+    int wholeFreeNodes() {
+        return wholeFree;
+    }
+
     /** The most GPUs a schedulable node has: an instance asking for as many needs a whole node. */
     int maxNodeGpus() {
         return maxNodeGpus;

@@ -346,7 +346,7 @@ public final class Simulation {
                 if (preempt.kind() == Decision.PreemptKind.Move) {
                     job.movedAt = now;
                 }
-                preempt(job, byId.get(preempt.forRun()), changedAt);
+                preempt(job, byId.get(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
             } else if (decision instanceof Decision.Promote) {
                 job.inQuota = true;
                 recorder.promote(job.tenant, job.gpus());
@@ -580,20 +580,23 @@ public final class Simulation {
         }
     }
 
-    private void preempt(SimJob job, SimJob forRun, long changedAt) {
+    /** @param reclaim a reclaim of borrowed capacity (counted in the reclaim figures), not a move */
+    private void preempt(SimJob job, SimJob forRun, long changedAt, boolean reclaim) {
         job.state = SimJob.State.STOPPING;
         job.reclaimFor = forRun.id();
         preemptions++;
         preemptedByTenant[job.tenant]++;
-        if (forRun.reclaimFrom < 0) {
-            forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
-            forRun.firstVictimsAt = now;
+        if (reclaim) {
+            if (forRun.reclaimFrom < 0) {
+                forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
+                forRun.firstVictimsAt = now;
+            }
+            if (forRun.lastVictimsAt != now) {
+                forRun.reclaimRounds++;
+                forRun.lastVictimsAt = now;
+            }
+            forRun.reclaimVictims++;
         }
-        if (forRun.lastVictimsAt != now) {
-            forRun.reclaimRounds++;
-            forRun.lastVictimsAt = now;
-        }
-        forRun.reclaimVictims++;
         forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
         reclaiming.add(forRun);
         long grace = policy.gracePeriod().toMillis();

@@ -32,6 +32,8 @@ import java.util.regex.Pattern;
  */
 public final class CsvTrace {
     static final int MAX_JOBS = 5_000_000;
+    /** The longest time a trace may span or a job may run: 1e10 seconds, as for times given in seconds. */
+    static final long MAX_MILLIS = 10_000_000_000_000L;
     static final int MAX_GPUS_PER_INSTANCE = 1024;
     static final int MAX_INSTANCES = 10_000;
     private static final Pattern TENANT = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?");
@@ -102,6 +104,8 @@ public final class CsvTrace {
                     duration = end - submit;
                     if (!row.bad && duration < 0) {
                         row.problem(mapping.end(), "is before the submission (" + row.cell(mapping.end()) + " < " + submitText + ")");
+                    } else if (!row.bad && duration > MAX_MILLIS) {
+                        row.problem(mapping.end(), "is more than 1e10 seconds after the submission (" + row.cell(mapping.end()) + ", " + submitText + ")");
                     }
                 }
                 String tenant = row.tenant(mapping.tenant(), mapping.tenantValues());
@@ -150,6 +154,13 @@ public final class CsvTrace {
         }
         // Timestamps are made relative to the earliest submission; seconds are taken as they are.
         long origin = Boolean.TRUE.equals(timestamps) ? parsed.stream().mapToLong(Parsed::submit).min().orElse(0) : 0;
+        long last = parsed.stream().mapToLong(Parsed::submit).max().orElse(0);
+        if (last - origin > MAX_MILLIS) {
+            // One stray far-future timestamp would stretch the replay and make every figure meaningless.
+            throw new InvalidInputException("the trace " + file + " has errors", List.of(new io.slipstream.api.problem.Problem(file.getFileName() + " "
+                    + mapping.submit(), "submissions span more than 1e10 seconds (from " + java.time.Instant.ofEpochMilli(origin) + " to "
+                    + java.time.Instant.ofEpochMilli(last) + "): is a timestamp wrong?")));
+        }
         List<TraceJob> jobs = new ArrayList<>(parsed.size());
         for (Parsed p : parsed) {
             jobs.add(new TraceJob(jobs.size(), p.submit() - origin, p.duration(), p.tenant(), p.gpus(), p.instances(), p.priority(), p.idleMode()));
@@ -282,7 +293,8 @@ public final class CsvTrace {
             }
             try {
                 return parseTimestamp(text);
-            } catch (java.time.format.DateTimeParseException e) {
+            } catch (java.time.DateTimeException | ArithmeticException e) {
+                // Unparsable, or a year too far out for milliseconds since 1970.
                 problem(column, "must be a timestamp like the column's first (2024-03-01T09:30:00Z, 2024-03-01 09:30:00), is '" + text + "'");
                 return 0;
             }

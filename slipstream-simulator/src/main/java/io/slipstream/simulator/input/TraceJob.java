@@ -22,6 +22,6 @@ public record TraceJob(int index, long submitMillis, long durationMillis, String
     }
 
     public double gpuHours() {
-        return totalGpus() * durationMillis / 3_600_000.0;
+        return (double) totalGpus() * durationMillis / 3_600_000.0; // in double: the long product can overflow
     }
 }

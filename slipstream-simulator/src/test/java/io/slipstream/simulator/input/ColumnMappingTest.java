@@ -92,6 +92,34 @@ class ColumnMappingTest {
     }
 
     @Test
+    void timestampsTooFarOutAreErrorsNamedWithTheirCellNotCrashesOrStretchedReplays() throws Exception {
+        Path file = write("""
+                name,namespace,qos,gpu_request,replicas,created,deleted,prio
+                a,speech,burstable,4,1,+999999999-03-01T09:00:00Z,+999999999-03-01T10:00:00Z,
+                b,speech,burstable,4,1,1000-03-01T09:00:00Z,9999-03-01T10:00:00Z,
+                """);
+        assertThatThrownBy(() -> CsvTrace.read(file, "trace.csv", PODS_MAPPING, "trace.columns"))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).containsExactly(
+                        "trace.csv:2 created", "trace.csv:2 deleted", "trace.csv:3 deleted"));
+
+        // One stray far-future submission would make the replay span millennia.
+        Path stray = write("""
+                name,namespace,qos,gpu_request,replicas,created,deleted,prio
+                a,speech,burstable,4,1,2024-03-01T09:00:00Z,2024-03-01T10:00:00Z,
+                b,speech,burstable,4,1,9999-03-01T09:00:00Z,9999-03-01T10:00:00Z,
+                """);
+        assertThatThrownBy(() -> CsvTrace.read(stray, "trace.csv", PODS_MAPPING, "trace.columns"))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).singleElement()
+                        .satisfies(problem -> assertThat(problem.message()).startsWith("submissions span more than 1e10 seconds")));
+    }
+
+    @Test
+    void gpuHoursOfAHugeJobDoNotOverflow() {
+        TraceJob job = new TraceJob(0, 0, 10_000_000_000_000L, "a", 1024, 10_000, 0, null);
+        assertThat(job.gpuHours()).isPositive().isCloseTo(1024.0 * 10_000 * 1e13 / 3.6e6, org.assertj.core.api.Assertions.within(1e6));
+    }
+
+    @Test
     void aColumnTheMappingNamesButTheHeaderLacksIsNamedWithItsField() throws Exception {
         Path file = write("name,namespace,gpu_request,created,deleted\na,speech,1,0,10\n");
         assertThatThrownBy(() -> CsvTrace.read(file, "trace.csv", PODS_MAPPING, "trace.columns"))
