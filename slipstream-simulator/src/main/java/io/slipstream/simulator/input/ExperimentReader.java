@@ -90,6 +90,9 @@ public final class ExperimentReader {
 
         List<String> notes = new ArrayList<>();
         ClusterSpec cluster = readCluster(clusterNode, "cluster", base, trace, notes, problems);
+        if (cluster != null && cluster.gpus() == 0) {
+            problems.add("cluster", "has no GPUs: the jobs of a trace ask for GPUs, and utilization would be 0 of 0");
+        }
         List<QuotaState> quotas = readQuotas(quotasNode, "quotas", base, trace, cluster, notes, problems);
         String quotasSource = describeQuotas(quotasNode);
         PolicyFields defaults = new PolicyFields();
@@ -143,12 +146,17 @@ public final class ExperimentReader {
             return null;
         }
         try {
-            if (csv != null) {
-                return mapping == null ? CsvTrace.read(base.resolve(csv).normalize(), reader.pathOf("csv"))
-                        : CsvTrace.read(base.resolve(csv).normalize(), reader.pathOf("csv"), mapping, reader.pathOf("columns"));
+            Trace trace = csv != null
+                    ? mapping == null ? CsvTrace.read(base.resolve(csv).normalize(), reader.pathOf("csv"))
+                            : CsvTrace.read(base.resolve(csv).normalize(), reader.pathOf("csv"), mapping, reader.pathOf("columns"))
+                    : ElasticFlowTrace.read(base.resolve(elasticflow).normalize(), gpusPerInstance == null ? 8 : gpusPerInstance.intValue(),
+                            reader.pathOf("elasticflow"));
+            if (trace.jobs().isEmpty()) {
+                // A replay of nothing would report zeros as if they were figures.
+                problems.add(reader.pathOf(csv != null ? "csv" : "elasticflow"), "has no jobs to replay (only a header, or every row skipped)");
+                return null;
             }
-            return ElasticFlowTrace.read(base.resolve(elasticflow).normalize(), gpusPerInstance == null ? 8 : gpusPerInstance.intValue(),
-                    reader.pathOf("elasticflow"));
+            return trace;
         } catch (InvalidInputException e) {
             problems.addAll(e.problems());
             return null;
@@ -435,6 +443,10 @@ public final class ExperimentReader {
                 Long perCycle = defrag.integer("maxMovesPerCycle", false, 1, 10_000);
                 Duration cooldown = SpecReader.readDuration(defrag, "moveCooldown", Duration.ZERO, MAX_DURATION);
                 defrag.finish();
+                if (moves == null && defragmentation == null && (perCycle != null || cooldown != null)) {
+                    // Bounds alone would silently move nothing.
+                    problems.add(defrag.pathOf("moves"), "is needed to turn moves on (moves: true): the bounds alone move nothing");
+                }
                 Defragmentation current = defragmentation != null ? defragmentation : Defragmentation.DEFAULT;
                 boolean on = moves != null ? moves : defragmentation != null;
                 defragmentation = !on ? null : new Defragmentation(perCycle != null ? perCycle.intValue() : current.maxMovesPerCycle(),

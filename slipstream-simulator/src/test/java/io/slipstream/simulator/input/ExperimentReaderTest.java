@@ -2,6 +2,7 @@ package io.slipstream.simulator.input;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
@@ -109,10 +110,38 @@ class ExperimentReaderTest {
                 trace: {csv: trace.csv}
                 cluster: "2 x 8"
                 quotas: {proportionalTo: equal}
-                policies: [{name: bad, defragmentation: {moves: yes-please, maxMovesPerCycle: 0, everyDay: true}}]
+                policies: [{name: bad, defragmentation: {moves: yes-please, maxMovesPerCycle: 0, everyDay: true}}, {name: bounds-only, defragmentation: {maxMovesPerCycle: 5}}]
                 """);
         assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
                 .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).contains(
-                        "policies[0].defragmentation.moves", "policies[0].defragmentation.maxMovesPerCycle", "policies[0].defragmentation.everyDay"));
+                        "policies[0].defragmentation.moves", "policies[0].defragmentation.maxMovesPerCycle", "policies[0].defragmentation.everyDay",
+                        "policies[1].defragmentation.moves"));
+    }
+
+    @Test
+    void aTraceWithNoJobsIsAnError() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "2 x 8"
+                quotas: {proportionalTo: equal}
+                policies: [{name: p}]
+                """);
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field, Problem::message)
+                        .contains(tuple("trace.csv", "has no jobs to replay (only a header, or every row skipped)")));
+    }
+
+    @Test
+    void aClusterWithoutGpusIsAnError() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n0,60,a,1\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "3 x 0"
+                quotas: {proportionalTo: equal}
+                policies: [{name: p}]
+                """);
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).contains("cluster"));
     }
 }
