@@ -60,7 +60,7 @@ public final class CsvTrace {
                 throw new InvalidInputException(field, file + " is empty: expected a header row (" + String.join(",",
                         mapping.requiredColumns().stream().map(Map.Entry::getValue).toList()) + ",...)");
             }
-            Map<String, Integer> columns = columns(header);
+            Map<String, Integer> columns = columns(header, file);
             List<io.slipstream.api.problem.Problem> headerProblems = new ArrayList<>();
             for (Map.Entry<String, String> required : mapping.requiredColumns()) {
                 if (!columns.containsKey(required.getValue().toLowerCase(Locale.ROOT))) {
@@ -173,13 +173,11 @@ public final class CsvTrace {
     private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
     }
 
+    /** A plain decimal number (Java's parser would also take {@code 10d}, {@code 0x1p3}, {@code NaN}). */
+    private static final Pattern DECIMAL = Pattern.compile("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
+
     private static boolean isNumber(String text) {
-        try {
-            Double.parseDouble(text);
-            return true;
-        } catch (NumberFormatException e) {
-            return false;
-        }
+        return DECIMAL.matcher(text).matches();
     }
 
     /** Milliseconds since the epoch of an ISO-8601 timestamp (with or without an offset: UTC then) or yyyy-MM-dd HH:mm:ss. */
@@ -193,11 +191,16 @@ public final class CsvTrace {
         return java.time.LocalDateTime.parse(iso).toInstant(java.time.ZoneOffset.UTC).toEpochMilli();
     }
 
-    private static Map<String, Integer> columns(String header) {
+    private static Map<String, Integer> columns(String header, Path file) {
         Map<String, Integer> columns = new HashMap<>();
         List<String> names = split(header.startsWith("\uFEFF") ? header.substring(1) : header);
         for (int i = 0; i < names.size(); i++) {
-            columns.putIfAbsent(names.get(i).trim().toLowerCase(Locale.ROOT), i);
+            String name = names.get(i).trim().toLowerCase(Locale.ROOT);
+            if (columns.putIfAbsent(name, i) != null && !name.isEmpty()) {
+                // Which of the two would be meant cannot be known: say so rather than take the first.
+                throw new InvalidInputException("the trace " + file + " has errors", List.of(new io.slipstream.api.problem.Problem(file.getFileName() + ":1",
+                        "names the column '" + name + "' twice (columns " + (columns.get(name) + 1) + " and " + (i + 1) + ")")));
+            }
         }
         return columns;
     }
@@ -267,6 +270,9 @@ public final class CsvTrace {
                 return 0;
             }
             try {
+                if (!isNumber(text)) {
+                    throw new NumberFormatException(text);
+                }
                 double seconds = Double.parseDouble(text);
                 if (!(seconds >= 0) || seconds > 1e10) {
                     problem(column, "must be a number of seconds from 0 to 1e10, is '" + text + "'");

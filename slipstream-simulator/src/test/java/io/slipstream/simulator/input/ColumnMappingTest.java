@@ -114,6 +114,23 @@ class ColumnMappingTest {
     }
 
     @Test
+    void aColumnNamedTwiceAndNumbersJavaWouldStretchAreErrors() throws Exception {
+        Path twice = write("""
+                name,namespace,qos,gpu_request,replicas,created,deleted,prio,Created
+                a,speech,burstable,4,1,2024-03-01T09:00:00Z,2024-03-01T10:00:00Z,,2024-03-01T09:00:00Z
+                """);
+        assertThatThrownBy(() -> CsvTrace.read(twice, "trace.csv", PODS_MAPPING, "trace.columns"))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field, Problem::message)
+                        .containsExactly(tuple("trace.csv:1", "names the column 'created' twice (columns 6 and 9)")));
+
+        Path loose = dir.resolve("seconds.csv");
+        Files.writeString(loose, "submit_time,duration,tenant,gpus\n0,10d,a,1\n0,0x1p3,a,1\n1e3,60,a,1\n");
+        assertThatThrownBy(() -> CsvTrace.read(loose, "trace.csv"))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field)
+                        .containsExactly("seconds.csv:2 duration", "seconds.csv:3 duration"));
+    }
+
+    @Test
     void gpuHoursOfAHugeJobDoNotOverflow() {
         TraceJob job = new TraceJob(0, 0, 10_000_000_000_000L, "a", 1024, 10_000, 0, null);
         assertThat(job.gpuHours()).isPositive().isCloseTo(1024.0 * 10_000 * 1e13 / 3.6e6, org.assertj.core.api.Assertions.within(1e6));
