@@ -10,6 +10,8 @@ import io.slipstream.api.spec.WithinQuota;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Fixtures for scheduler tests: {@code aNode("n1").gpus(8)}, {@code aQuota("a/gpu").minGpus(16)},
@@ -29,6 +31,25 @@ final class Builders {
 
     static QuotaBuilder aQuota(String id) {
         return new QuotaBuilder(id);
+    }
+
+    /** A cycle's decisions, run id to what happened: {@code admit InQuota}, a wait reason, {@code preempt}, {@code move}, {@code promote}. */
+    static Map<String, String> outcome(CycleResult result) {
+        Map<String, String> outcome = new TreeMap<>();
+        for (Decision decision : result.decisions()) {
+            String text;
+            if (decision instanceof Decision.Admit admit) {
+                text = "admit " + admit.realTimeResources();
+            } else if (decision instanceof Decision.Wait wait) {
+                text = wait.reason().name();
+            } else if (decision instanceof Decision.Preempt preempt) {
+                text = preempt.kind() == Decision.PreemptKind.Move ? "move" : "preempt";
+            } else {
+                text = "promote";
+            }
+            outcome.put(decision.runId().value(), text);
+        }
+        return outcome;
     }
 
     static RunBuilder aRun(String name) {

@@ -7,6 +7,7 @@ import static io.slipstream.scheduler.Builders.aNode;
 import static io.slipstream.scheduler.Builders.aQuota;
 import static io.slipstream.scheduler.Builders.aRun;
 import static io.slipstream.scheduler.Builders.nodes;
+import static io.slipstream.scheduler.Builders.outcome;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.run.RunId;
@@ -31,24 +32,6 @@ class SchedulerTest {
         public String toString() {
             return name;
         }
-    }
-
-    private static Map<String, String> outcome(CycleResult result) {
-        Map<String, String> outcome = new TreeMap<>();
-        for (Decision decision : result.decisions()) {
-            String text;
-            if (decision instanceof Decision.Admit admit) {
-                text = "admit " + admit.realTimeResources();
-            } else if (decision instanceof Decision.Wait wait) {
-                text = wait.reason().name();
-            } else if (decision instanceof Decision.Preempt) {
-                text = "preempt";
-            } else {
-                text = "promote";
-            }
-            outcome.put(decision.runId().value(), text);
-        }
-        return outcome;
     }
 
     static Stream<Arguments> cases() {

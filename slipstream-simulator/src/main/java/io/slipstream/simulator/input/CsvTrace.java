@@ -261,12 +261,17 @@ public final class CsvTrace {
             problems.add(new io.slipstream.api.problem.Problem(file.getFileName() + ":" + line + " " + column, message));
         }
 
+        /** Whether the cell is empty; a problem too if it is required. */
+        private boolean missing(String column, String text, boolean required) {
+            if (text.isEmpty() && required) {
+                problem(column, "is required");
+            }
+            return text.isEmpty();
+        }
+
         long seconds(String column, boolean required) {
             String text = cell(column);
-            if (text.isEmpty()) {
-                if (required) {
-                    problem(column, "is required");
-                }
+            if (missing(column, text, required)) {
                 return 0;
             }
             try {
@@ -291,10 +296,7 @@ public final class CsvTrace {
                 return seconds(column, required);
             }
             String text = cell(column);
-            if (text.isEmpty()) {
-                if (required) {
-                    problem(column, "is required");
-                }
+            if (missing(column, text, required)) {
                 return 0;
             }
             try {
