@@ -47,6 +47,13 @@ final class Amount {
         return copy;
     }
 
+    /** Makes this amount equal to {@code other}. */
+    void setTo(Amount other) {
+        milliCpu = other.milliCpu;
+        memory = other.memory;
+        gpu = other.gpu;
+    }
+
     void clampAtZero() {
         milliCpu = Math.max(0, milliCpu);
         memory = Math.max(0, memory);

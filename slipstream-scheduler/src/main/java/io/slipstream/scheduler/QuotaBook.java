@@ -37,6 +37,14 @@ final class QuotaBook {
             this.state = state;
             this.own = own;
         }
+
+        Entry copy() {
+            Entry copy = new Entry(state, own);
+            copy.guaranteed.setTo(guaranteed);
+            copy.total.setTo(total);
+            copy.pool = pool;
+            return copy;
+        }
     }
 
     private final Map<QuotaId, QuotaState> quotas = new HashMap<>();
@@ -46,7 +54,18 @@ final class QuotaBook {
     /** Each pool's own guarantees, all of them: the most it could ever lend (with the unguaranteed capacity). */
     private final Map<String, Amount> guaranteedByPool = new HashMap<>();
     private final Amount unguaranteed;
-    private final Amount schedulable = new Amount();
+    private final Amount schedulable;
+
+    /** A copy whose charges are its own (what does not change with charges is shared): one cycle's working book. */
+    QuotaBook(QuotaBook base) {
+        quotas.putAll(base.quotas);
+        base.entries.forEach((id, entry) -> entries.put(id, entry.copy()));
+        base.lendable.forEach((pool, amount) -> lendable.put(pool, amount.copy()));
+        base.borrowed.forEach((pool, amount) -> borrowed.put(pool, amount.copy()));
+        guaranteedByPool.putAll(base.guaranteedByPool);
+        unguaranteed = base.unguaranteed;
+        schedulable = base.schedulable;
+    }
 
     QuotaBook(List<QuotaState> states, List<NodeState> nodes) {
         for (QuotaState quota : states) {
@@ -76,7 +95,7 @@ final class QuotaBook {
         lendable.forEach((pool, own) -> guaranteedByPool.put(pool, own.copy()));
         Amount capacity = new Amount();
         nodes.stream().filter(NodeState::schedulable).forEach(node -> capacity.add(node.capacity(), 1));
-        schedulable.add(capacity, 1);
+        schedulable = capacity.copy();
         capacity.add(allOwn, -1);
         capacity.clampAtZero();
         this.unguaranteed = capacity;

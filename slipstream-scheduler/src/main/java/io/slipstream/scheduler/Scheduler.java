@@ -14,7 +14,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -68,20 +67,33 @@ public final class Scheduler {
     }
 
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
-        return new Cycle(snapshot, now, defragmentation).run();
+        return schedule(ClusterState.of(snapshot), snapshot.pending(), now);
+    }
+
+    /**
+     * One cycle over a state kept between cycles: the same decisions as for a snapshot of the same nodes, quotas and
+     * active runs. The state is left as it was; applying the decisions is the caller's (who then updates the state).
+     */
+    public CycleResult schedule(ClusterState state, List<PendingRun> pending, Instant now) {
+        state.cluster.begin();
+        try {
+            return new Cycle(state, pending, now, defragmentation).run();
+        } finally {
+            state.cluster.rollback();
+        }
     }
 
     /** The state of one cycle. */
     private static final class Cycle {
-        private final ClusterSnapshot snapshot;
+        private final List<PendingRun> pending;
         private final Instant now;
         private final WorkingCluster cluster;
         private final QuotaBook book;
         private final List<Decision> decisions = new ArrayList<>();
         /** By the queued run itself (each is one object in a cycle): identity lookups are the cheapest. */
         private final Map<PendingRun, Decision.Wait> waits = new IdentityHashMap<>();
-        /** Active runs that may still be reclaimed this cycle (borrowers not yet stopping). */
-        private final Set<ActiveRun> reclaimable = new LinkedHashSet<>();
+        /** Active runs that may still be reclaimed this cycle (not stopping, not yet preempted or promoted). */
+        private final CycleRuns reclaimable;
         /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
         private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
         /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
@@ -97,8 +109,8 @@ public final class Scheduler {
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
-        private final Map<String, Long> dedicatedGpus = new HashMap<>();
-        private final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
+        private final Map<String, Long> dedicatedGpus;
+        private final Map<String, Long> generalGuaranteedGpus;
         private final Map<String, Long> gpusByModel;
         private final Defragmentation defragmentation;
         private int movesLeft;
@@ -109,48 +121,24 @@ public final class Scheduler {
         /** Every queued guaranteed whole-node gang that counts (see countWholeDemand), with its whole-node instances. */
         private final Map<PendingRun, Integer> wholeGangs = new IdentityHashMap<>();
 
-        Cycle(ClusterSnapshot snapshot, Instant now, Defragmentation defragmentation) {
-            this.snapshot = snapshot;
+        /** Works on the state's cluster (which the caller rolls back) and on a copy of its book and small indexes. */
+        Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
+            this.pending = pending;
             this.now = now;
             this.defragmentation = defragmentation;
             this.movesLeft = defragmentation.maxMovesPerCycle();
-            this.anyMovable = snapshot.quotas().stream().anyMatch(QuotaState::allowMoves);
-            this.cluster = new WorkingCluster(snapshot.nodes());
-            this.book = new QuotaBook(snapshot.quotas(), snapshot.nodes());
-            this.gpusByModel = cluster.gpusByModel();
-            for (QuotaState quota : snapshot.quotas()) {
-                if (quota.type() == QuotaType.Dedicated) {
-                    dedicatedGpus.merge(quota.gpuModel(), (long) quota.min().gpu(), Long::sum);
-                }
-            }
-            List<ActiveRun> active = new ArrayList<>(snapshot.active());
-            active.sort(Comparator.comparing(ActiveRun::id));
-            List<Allocation> held = new ArrayList<>();
-            List<QuotaId> pins = new ArrayList<>();
-            for (ActiveRun run : active) {
-                QuotaId pin = pinOf(run);
-                for (Allocation allocation : run.allocations()) {
-                    held.add(allocation);
-                    pins.add(pin);
-                }
-                if (run.stopping()) {
-                    // It holds its nodes until its processes are gone, but its quota no longer counts it.
-                    if (run.reclaimFor() != null) {
-                        stoppingFor.computeIfAbsent(run.reclaimFor(), id -> new ArrayList<>()).add(run);
-                    }
-                } else {
-                    book.charge(run.quota(), total(run), run.realTimeResources(), 1);
-                    reclaimable.add(run);
-                    if (run.realTimeResources() == RealTimeResources.InQuota && isGeneral(run.quota())) {
-                        run.allocations().forEach(a -> countGeneral(a.node(), a.resources().gpu()));
-                    }
-                }
-            }
-            cluster.holdAll(held, pins);
+            this.anyMovable = state.anyMovable;
+            this.cluster = state.cluster;
+            this.book = new QuotaBook(state.book);
+            this.gpusByModel = state.gpusByModel;
+            this.dedicatedGpus = state.dedicatedGpus;
+            this.generalGuaranteedGpus = new HashMap<>(state.generalGuaranteedGpus);
+            this.reclaimable = new CycleRuns(state);
+            state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
         CycleResult run() {
-            List<PendingRun> queue = new ArrayList<>(snapshot.pending());
+            List<PendingRun> queue = new ArrayList<>(pending);
             queue.sort(QUEUE_ORDER);
             countWholeDemand(queue);
             holdForReclaims(queue);
@@ -195,11 +183,6 @@ public final class Scheduler {
                 admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
             }
             return new CycleResult(withPositions(queue));
-        }
-
-        /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */
-        private static QuotaId pinOf(ActiveRun run) {
-            return run.realTimeResources() == RealTimeResources.InQuota && !run.stopping() ? run.quota() : null;
         }
 
         /**
@@ -363,7 +346,7 @@ public final class Scheduler {
 
         private void promote() {
             List<ActiveRun> candidates = new ArrayList<>();
-            for (ActiveRun run : reclaimable) {
+            for (ActiveRun run : reclaimable.borrowers()) {
                 if (run.realTimeResources() == RealTimeResources.NotInQuota && run.idleMode().mayUseGuarantee() && book.exists(run.quota())) {
                     candidates.add(run);
                 }
@@ -391,7 +374,7 @@ public final class Scheduler {
          */
         private boolean makeRoomUnderMax(PendingRun run, Resources request) {
             List<ActiveRun> borrowers = new ArrayList<>();
-            for (ActiveRun active : reclaimable) {
+            for (ActiveRun active : reclaimable.borrowers()) {
                 if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.NotInQuota) {
                     borrowers.add(active);
                 }
@@ -619,7 +602,7 @@ public final class Scheduler {
         private VictimIndex borrowerIndex() {
             if (borrowers == null) {
                 List<ActiveRun> all = new ArrayList<>();
-                for (ActiveRun active : reclaimable) {
+                for (ActiveRun active : reclaimable.borrowers()) {
                     if (active.realTimeResources() == RealTimeResources.NotInQuota) {
                         all.add(active);
                     }

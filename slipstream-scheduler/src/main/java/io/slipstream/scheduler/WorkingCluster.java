@@ -40,6 +40,13 @@ final class WorkingCluster {
     /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
     int wholeReserve;
     private int maxNodeGpus;
+    /** While a cycle runs ({@link #begin}): each node as it was before the cycle first changed it, to be put back. */
+    private boolean journaling;
+    private final BitSet touched = new BitSet();
+    private final List<WorkingNode> touchedNodes = new ArrayList<>();
+    private final List<WorkingNode.Saved> saved = new ArrayList<>();
+    private final Map<String, Amount> savedFreeByModel = new TreeMap<>();
+    private final Amount savedFreeTotal = new Amount();
 
     WorkingCluster(List<NodeState> states) {
         List<NodeState> sorted = new ArrayList<>(states);
@@ -63,6 +70,48 @@ final class WorkingCluster {
                     wholeFree++;
                 }
             }
+        }
+    }
+
+    /**
+     * A cycle starts: from now on every change is undone by {@link #rollback}, which costs what the cycle touched,
+     * not the cluster's size (a state kept between cycles is not rebuilt for each).
+     */
+    void begin() {
+        if (journaling) {
+            throw new IllegalStateException("a cycle is already under way on this cluster state");
+        }
+        journaling = true;
+        wholeReserve = 0;
+        savedFreeTotal.setTo(freeTotal);
+        freeByModel.forEach((model, free) -> savedFreeByModel.computeIfAbsent(model, m -> new Amount()).setTo(free));
+    }
+
+    /** Puts back every node the cycle changed, the free totals and the whole-node reserve, as they were at {@link #begin}. */
+    void rollback() {
+        if (!journaling) {
+            return;
+        }
+        for (int i = 0; i < touchedNodes.size(); i++) {
+            WorkingNode node = touchedNodes.get(i);
+            leaveBuckets(node);
+            node.restore(saved.get(i));
+            joinBuckets(node);
+        }
+        touchedNodes.clear();
+        saved.clear();
+        touched.clear();
+        freeTotal.setTo(savedFreeTotal);
+        freeByModel.forEach((model, free) -> free.setTo(savedFreeByModel.get(model)));
+        wholeReserve = 0;
+        journaling = false;
+    }
+
+    private void remember(WorkingNode node) {
+        if (journaling && !touched.get(node.index)) {
+            touched.set(node.index);
+            touchedNodes.add(node);
+            saved.add(node.save());
         }
     }
 
@@ -114,11 +163,12 @@ final class WorkingCluster {
      * once per allocation (a cycle's intake on a cluster of many small runs).
      */
     void holdAll(List<Allocation> allocations, List<QuotaId> pins) {
-        Map<WorkingNode, Boolean> touched = new IdentityHashMap<>();
+        Map<WorkingNode, Boolean> seen = new IdentityHashMap<>();
         List<WorkingNode> order = new ArrayList<>();
         for (Allocation allocation : allocations) {
             WorkingNode node = byName.get(allocation.node());
-            if (node != null && touched.put(node, Boolean.TRUE) == null) {
+            if (node != null && seen.put(node, Boolean.TRUE) == null) {
+                remember(node);
                 order.add(node);
                 leaveBuckets(node);
             }
@@ -404,6 +454,7 @@ final class WorkingCluster {
      * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
+        remember(node);
         leaveBuckets(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {

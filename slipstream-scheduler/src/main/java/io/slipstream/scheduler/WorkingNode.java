@@ -32,6 +32,23 @@ final class WorkingNode {
         freeGpus.set(0, node.capacity().gpu());
     }
 
+    /** What a cycle may change of a node, as it was before. */
+    record Saved(long freeMilliCpu, long freeMemory, BitSet freeGpus, Map<QuotaId, Integer> pinnedByQuota) {
+    }
+
+    Saved save() {
+        return new Saved(freeMilliCpu, freeMemory, (BitSet) freeGpus.clone(), pinnedByQuota.isEmpty() ? Map.of() : new HashMap<>(pinnedByQuota));
+    }
+
+    void restore(Saved state) {
+        freeMilliCpu = state.freeMilliCpu();
+        freeMemory = state.freeMemory();
+        freeGpus.clear();
+        freeGpus.or(state.freeGpus());
+        pinnedByQuota.clear();
+        pinnedByQuota.putAll(state.pinnedByQuota());
+    }
+
     int freeGpuCount() {
         return freeGpus.cardinality();
     }

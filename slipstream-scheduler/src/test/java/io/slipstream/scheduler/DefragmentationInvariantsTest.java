@@ -59,6 +59,7 @@ class DefragmentationInvariantsTest {
         private final Scheduler scheduler = new Scheduler(new Defragmentation(8, Duration.ZERO));
         private final Map<RunId, PendingRun> pending = new LinkedHashMap<>();
         private final Map<RunId, ActiveRun> active = new LinkedHashMap<>();
+        private final KeptState kept = new KeptState(NODES, QUOTAS);
         /** The queued gang and the cycle from which its guarantee was free. */
         private final Map<RunId, Integer> entitledSince = new LinkedHashMap<>();
         private int next;
@@ -139,6 +140,9 @@ class DefragmentationInvariantsTest {
             Collections.shuffle(queued, random);
             assertThat(scheduler.schedule(new ClusterSnapshot(nodes, QUOTAS, running, queued), now)).as("the same input in another order decides the same")
                     .isEqualTo(result);
+            ClusterState state = kept.with(active.values());
+            assertThat(scheduler.schedule(state, queued, now)).as("a state kept between cycles decides as a snapshot").isEqualTo(result);
+            assertThat(scheduler.schedule(state, queued, now)).as("a cycle leaves the kept state as it was").isEqualTo(result);
             for (Decision decision : result.decisions()) {
                 if (decision instanceof Decision.Admit admit) {
                     PendingRun run = pending.remove(admit.runId());

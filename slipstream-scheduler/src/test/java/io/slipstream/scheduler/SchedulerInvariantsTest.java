@@ -73,6 +73,7 @@ class SchedulerInvariantsTest {
         private final Map<QuotaId, Resources> own = new HashMap<>();
         private final Map<RunId, PendingRun> pending = new LinkedHashMap<>();
         private final Map<RunId, ActiveRun> active = new LinkedHashMap<>();
+        private KeptState kept;
         /** For liveness: the cycle from which a queued run was the head of its quota with room in its guarantee. */
         private final Map<RunId, Integer> eligibleSince = new HashMap<>();
         private int next;
@@ -88,6 +89,7 @@ class SchedulerInvariantsTest {
                 nodeModel.put("node-" + i, model);
             }
             makeQuotas();
+            kept = new KeptState(nodes, quotas);
         }
 
         /** Guarantees in whole nodes, never more than the nodes of their kind: what quota validation allows. */
@@ -177,6 +179,9 @@ class SchedulerInvariantsTest {
             Collections.shuffle(shuffledQuotas, random);
             assertThat(scheduler.schedule(new ClusterSnapshot(shuffledNodes, shuffledQuotas, shuffledActive, shuffledPending), now))
                     .as("the same input in another order decides the same").isEqualTo(result);
+            ClusterState state = kept.with(shuffledActive);
+            assertThat(scheduler.schedule(state, shuffledPending, now)).as("a state kept between cycles decides as a snapshot").isEqualTo(result);
+            assertThat(scheduler.schedule(state, shuffledPending, now)).as("a cycle leaves the kept state as it was").isEqualTo(result);
 
             Set<RunId> decided = new HashSet<>();
             for (Decision decision : result.decisions()) {

@@ -47,6 +47,16 @@ final class Progress {
         return job.durable + saved(job, t) * interval;
     }
 
+    /** When the attempt's next checkpoint after {@code t} will be saved, or -1 if it takes no more. */
+    long nextCheckpointTime(SimJob job, long t) {
+        if (interval <= 0) {
+            return -1;
+        }
+        long next = saved(job, t) + 1;
+        long possible = (job.work() - job.durable - 1) / interval;
+        return next > possible ? -1 : job.attemptStart + overhead + next * interval + save;
+    }
+
     /** When the newest checkpoint saved by {@code t} was saved, or -1 if the attempt has none yet. */
     long lastCheckpointTime(SimJob job, long t) {
         long count = saved(job, t);

@@ -108,7 +108,7 @@ public final class Simulation {
     private boolean leftOutEntitled;
     private long[] freeGuaranteeAtStart;
     private final Map<String, Integer> nodeIndex = new HashMap<>();
-    private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
+    private final Holdings holdings;
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
     private final Recorder recorder;
     private long seq;
@@ -129,10 +129,14 @@ public final class Simulation {
     private final List<ReclaimSample> longestReclaims = new ArrayList<>();
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
-        this(trace, cluster, policy, seed, listener, true);
+        this(trace, cluster, policy, seed, listener, true, true);
     }
 
-    Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener, boolean admissibleOnly) {
+    /**
+     * @param admissibleOnly whether a cycle is shown only the queued jobs it could admit (false: all of them)
+     * @param keptState      whether the core's state is kept between cycles (false: built anew for each)
+     */
+    Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener, boolean admissibleOnly, boolean keptState) {
         this.admissibleOnly = admissibleOnly;
         this.trace = trace;
         this.nodes = cluster.nodes();
@@ -198,6 +202,12 @@ public final class Simulation {
         long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
         long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
         this.recorder = new Recorder(quotaGpus, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis(), bucket);
+        boolean[] checkpointsOfGuaranteedRead = new boolean[tenantNames.size()];
+        for (int t = 0; t < tenantNames.size(); t++) {
+            checkpointsOfGuaranteedRead[t] = movesAllowed || preemptsWithinQuota[t];
+        }
+        this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
+                nodeGpus, clusterGpus);
     }
 
     private static List<InstanceRequest> requests(TraceJob job) {
@@ -280,7 +290,7 @@ public final class Simulation {
     }
 
     private void release(SimJob job) {
-        holding.remove(job.id());
+        holdings.released(job);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, -1);
         job.allocations = List.of();
     }
@@ -331,11 +341,8 @@ public final class Simulation {
             cycles++;
             return;
         }
-        List<ActiveRun> active = new ArrayList<>(holding.size());
-        holding.values().forEach(job -> active.add(activeRun(job)));
-        ClusterSnapshot snapshot = new ClusterSnapshot(nodes, policy.quotas(), active, pending);
         long start = System.nanoTime();
-        CycleResult result = scheduler.schedule(snapshot, EPOCH.plusMillis(now));
+        CycleResult result = scheduler.schedule(holdings.forCycle(now), pending, EPOCH.plusMillis(now));
         schedulerNanos += System.nanoTime() - start;
         cycles++;
         for (Decision decision : result.decisions()) {
@@ -349,6 +356,7 @@ public final class Simulation {
                 preempt(job, byId.get(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
             } else if (decision instanceof Decision.Promote) {
                 job.inQuota = true;
+                holdings.promoted(job, now);
                 recorder.promote(job.tenant, job.gpus());
             } else if (decision instanceof Decision.Wait wait) {
                 if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
@@ -366,7 +374,7 @@ public final class Simulation {
      * take (a promotion). Then the core is not called, as it would return no decision.
      */
     private List<PendingRun> admissible() {
-        CycleStart start = cycleStart();
+        Holdings.CycleStart start = holdings.cycleStart();
         List<PendingRun> pending = new ArrayList<>();
         shown.clear();
         Consumer<SimJob> show = job -> {
@@ -375,36 +383,31 @@ public final class Simulation {
             }
         };
         reclaiming.forEach(show);
-        queued.forEachAdmissible(start.freeGuarantee, start.freeGpus, preemptsWithinQuota, job -> {
+        queued.forEachAdmissible(start.freeGuarantee(), start.freeGpus(), preemptsWithinQuota, job -> {
             boolean placeable = start.placeable(job);
             boolean couldBorrow = job.idleMode.mayBorrow() && placeable;
-            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee[job.tenant];
+            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant];
             // With no borrowers to reclaim, a guaranteed job that fits no free GPUs can only wait, like the others;
             // only the first such job of its quota may hold nodes for itself (added below). Whole-node gangs are always
             // shown: the core keeps whole nodes for them from smaller runs, and may move runs out of their way.
             // With moves, the core may move runs out of any guaranteed job's way: then every one is shown.
-            boolean couldPlaceOrReclaim = placeable || start.borrowers || !reclaiming.isEmpty() || hasMax[job.tenant]
+            boolean couldPlaceOrReclaim = placeable || start.borrowers() || !reclaiming.isEmpty() || hasMax[job.tenant]
                     || job.trace.gpus() >= largestNodeGpus || movesAllowed;
             if (couldBorrow || (couldUseGuarantee && couldPlaceOrReclaim) || preemptsWithinQuota[job.tenant]) {
                 show.accept(job);
             }
         });
         leftOutEntitled = false;
-        if (!start.borrowers && reclaiming.isEmpty() && !movesAllowed) {
+        if (!start.borrowers() && reclaiming.isEmpty() && !movesAllowed) {
             for (int t = 0; t < tenantNames.size(); t++) {
                 showTheJobThatHoldsNodes(t, start, show);
             }
         }
-        freeGuaranteeAtStart = start.freeGuarantee;
+        freeGuaranteeAtStart = start.freeGuarantee();
         if (!pending.isEmpty()) {
             return pending;
         }
-        for (SimJob job : holding.values()) {
-            if (!job.inQuota && job.state == SimJob.State.RUNNING && job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee[job.tenant]) {
-                return pending;
-            }
-        }
-        return null;
+        return holdings.anyPromotable(start.freeGuarantee()) ? pending : null;
     }
 
     /**
@@ -413,15 +416,15 @@ public final class Simulation {
      * take of the guarantee, so every such job is shown up to the first that fits the guarantee whatever the jobs
      * before it take. Jobs that no node or the whole cluster could ever hold wait without holding anything.
      */
-    private void showTheJobThatHoldsNodes(int tenant, CycleStart start, Consumer<SimJob> show) {
-        if (start.freeGuarantee[tenant] <= 0) {
+    private void showTheJobThatHoldsNodes(int tenant, Holdings.CycleStart start, Consumer<SimJob> show) {
+        if (start.freeGuarantee()[tenant] <= 0) {
             return;
         }
         long[] taken = {0};
         boolean[] found = {false};
         leftOutEntitled = true;
         queued.inQueueOrder(tenant, job -> {
-            if (!job.idleMode.mayUseGuarantee() || job.gpus() > start.freeGuarantee[tenant] || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
+            if (!job.idleMode.mayUseGuarantee() || job.gpus() > start.freeGuarantee()[tenant] || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
                 return true; // it waits for its quota, or no node could ever hold it
             }
             if (start.placeable(job)) {
@@ -429,7 +432,7 @@ public final class Simulation {
                 return true;
             }
             show.accept(job);
-            found[0] = job.gpus() <= start.freeGuarantee[tenant] - taken[0];
+            found[0] = job.gpus() <= start.freeGuarantee()[tenant] - taken[0];
             taken[0] += job.gpus();
             return !found[0];
         });
@@ -474,67 +477,6 @@ public final class Simulation {
         notYetEntitled.remove(job);
     }
 
-    /** What a cycle starts from: free guarantees, free GPUs (on the cluster and on its emptiest node), borrowers. */
-    private CycleStart cycleStart() {
-        long[] usedByQuota = new long[tenantNames.size()];
-        long freeGpus = clusterGpus;
-        int[] freeOnNode = nodeGpus.clone();
-        boolean borrowers = false;
-        for (SimJob job : holding.values()) {
-            freeGpus -= job.gpus();
-            if (job.state == SimJob.State.RUNNING) {
-                if (job.inQuota) {
-                    usedByQuota[quotaOfTenant[job.tenant]] += job.gpus();
-                } else {
-                    borrowers = true;
-                }
-            }
-            for (Allocation allocation : job.allocations) {
-                freeOnNode[nodeIndex.get(allocation.node())] -= allocation.gpus().size();
-            }
-        }
-        int mostFreeOnANode = 0;
-        for (int free : freeOnNode) {
-            mostFreeOnANode = Math.max(mostFreeOnANode, free);
-        }
-        long[] freeGuarantee = new long[tenantNames.size()];
-        for (int t = 0; t < freeGuarantee.length; t++) {
-            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
-        }
-        return new CycleStart(freeGuarantee, freeGpus, mostFreeOnANode, borrowers);
-    }
-
-    /**
-     * @param freeGuarantee   GPUs left on each tenant's quota's own guarantee
-     * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
-     * @param borrowers       whether any run holds idle capacity it could be reclaimed from
-     */
-    private record CycleStart(long[] freeGuarantee, long freeGpus, int mostFreeOnANode, boolean borrowers) {
-        /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
-        boolean placeable(SimJob job) {
-            return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;
-        }
-    }
-
-    /** The job as the core sees it; the same object while nothing it shows changes (most cycles). */
-    private ActiveRun activeRun(SimJob job) {
-        long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
-        Instant workSince = checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint);
-        ActiveRun cached = job.active;
-        RealTimeResources where = job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
-        boolean stopping = job.state == SimJob.State.STOPPING;
-        Instant movedAt = job.movedAt < 0 ? null : EPOCH.plusMillis(job.movedAt);
-        // A new attempt has a new allocation list, so the same list means the same start.
-        if (cached != null && cached.allocations() == job.allocations && Objects.equals(cached.lastCheckpointAt(), workSince)
-                && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)
-                && Objects.equals(cached.movedAt(), movedAt)) {
-            return cached;
-        }
-        job.active = new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart), workSince, where,
-                job.allocations, stopping, job.reclaimFor, movedAt);
-        return job.active;
-    }
-
     private void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
         notYetEntitled.remove(job);
@@ -551,7 +493,7 @@ public final class Simulation {
             allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
         }
         job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
-        holding.put(job.id(), job);
+        holdings.started(job, now);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
         if (job.inQuota && job.entitledAt >= 0) {
             guaranteeWaits.add((now - job.entitledAt) / 1000.0);
@@ -584,6 +526,7 @@ public final class Simulation {
     private void preempt(SimJob job, SimJob forRun, long changedAt, boolean reclaim) {
         job.state = SimJob.State.STOPPING;
         job.reclaimFor = forRun.id();
+        holdings.stopping(job, now);
         preemptions++;
         preemptedByTenant[job.tenant]++;
         if (reclaim) {

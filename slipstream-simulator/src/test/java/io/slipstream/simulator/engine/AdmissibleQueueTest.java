@@ -26,9 +26,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Handing the core only the queued jobs it could admit must not change a single figure: random traces (gangs and
- * single GPUs, every idle mode, priorities, failures, moves, a nested quota, one that preempts within itself) are replayed
- * with the whole queue and with the admissible part, and every figure of the results is compared.
+ * Handing the core only the queued jobs it could admit, and a state kept between cycles, must not change a single
+ * figure: random traces (gangs and single GPUs, every idle mode, priorities, failures, moves, a nested quota, one that
+ * preempts within itself) are replayed with the whole queue and a state built for each cycle, with the admissible part,
+ * and with both the admissible part and the kept state; every figure of the results is compared.
  */
 public class AdmissibleQueueTest {
     static Stream<Arguments> replays() {
@@ -54,11 +55,14 @@ public class AdmissibleQueueTest {
                 Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 2 == 0 ? Duration.ofHours(3) : null,
                 moves ? new Defragmentation(2, Duration.ofMinutes(20)) : null);
 
-        PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false).run();
-        PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true).run();
+        // The reference: the whole queue, and the core's state built anew from every run for each cycle.
+        PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false, false).run();
+        PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true, false).run();
+        PolicyResult kept = new Simulation(trace, cluster, policy, seed, null, true, true).run();
 
         assertThat(whole.completed()).isPositive();
         Fingerprint.assertSame(admissible, whole);
+        Fingerprint.assertSame(kept, whole);
     }
 
     /** Tenants a (a nested quota under team), b (preempts its own lower-priority runs), c (small, with a max), d (none of its own). */

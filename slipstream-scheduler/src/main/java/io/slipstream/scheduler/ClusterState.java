@@ -1,0 +1,162 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.QuotaType;
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What a scheduling cycle starts from: the nodes, the quotas and the active runs, indexed (free capacity by node,
+ * quota use, borrowers, runs stopping for others). Built from a {@link ClusterSnapshot} for one cycle, or kept between
+ * cycles by a caller that applies the decisions itself and says which runs changed ({@link #add}, {@link #remove},
+ * {@link #update}): rebuilding it for every cycle was most of a long replay's time. A cycle works on it and leaves it
+ * as it found it, so the same state gives the same decisions as a snapshot of the same runs. Not thread-safe.
+ */
+public final class ClusterState {
+    final WorkingCluster cluster;
+    final QuotaBook book;
+    final Map<String, Long> gpusByModel;
+    /** GPUs of each model guaranteed to Dedicated quotas. */
+    final Map<String, Long> dedicatedGpus = new HashMap<>();
+    /** Whether some quota lets its runs be moved: if none does, nothing of defragmentation is computed. */
+    final boolean anyMovable;
+    private final Map<RunId, ActiveRun> runs = new HashMap<>();
+    /** Runs not stopping, by id: those a cycle may preempt or promote. */
+    final TreeMap<RunId, ActiveRun> reclaimable = new TreeMap<>();
+    /** Of those, the runs on idle capacity (NotInQuota). */
+    final TreeMap<RunId, ActiveRun> borrowers = new TreeMap<>();
+    /** Runs stopping for another run, by the run their resources go to. */
+    final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
+    /** GPUs of each model held by General quotas' guaranteed runs. */
+    final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
+
+    public ClusterState(List<NodeState> nodes, List<QuotaState> quotas) {
+        this.cluster = new WorkingCluster(nodes);
+        this.book = new QuotaBook(quotas, nodes);
+        this.gpusByModel = cluster.gpusByModel();
+        this.anyMovable = quotas.stream().anyMatch(QuotaState::allowMoves);
+        for (QuotaState quota : quotas) {
+            if (quota.type() == QuotaType.Dedicated) {
+                dedicatedGpus.merge(quota.gpuModel(), (long) quota.min().gpu(), Long::sum);
+            }
+        }
+    }
+
+    /** The state of a snapshot's nodes, quotas and active runs (its pending runs are the cycle's queue). */
+    public static ClusterState of(ClusterSnapshot snapshot) {
+        ClusterState state = new ClusterState(snapshot.nodes(), snapshot.quotas());
+        List<Allocation> held = new ArrayList<>();
+        List<QuotaId> pins = new ArrayList<>();
+        for (ActiveRun run : snapshot.active()) {
+            state.index(run, 1);
+            QuotaId pin = pinOf(run);
+            for (Allocation allocation : run.allocations()) {
+                held.add(allocation);
+                pins.add(pin);
+            }
+        }
+        // Each node leaves and rejoins its buckets once, not once per allocation.
+        state.cluster.holdAll(held, pins);
+        return state;
+    }
+
+    /** A run now holds resources. A run with the same id must not be here already. */
+    public void add(ActiveRun run) {
+        index(run, 1);
+        QuotaId pin = pinOf(run);
+        run.allocations().forEach(allocation -> cluster.hold(allocation, pin));
+    }
+
+    /** A run holds nothing any more (it ended or stopped); unknown ids are ignored. */
+    public void remove(RunId id) {
+        ActiveRun run = runs.get(id);
+        if (run != null) {
+            QuotaId pin = pinOf(run);
+            run.allocations().forEach(allocation -> cluster.release(allocation, pin));
+            index(run, -1);
+        }
+    }
+
+    /** A run changed (it was promoted, it is stopping, it saved a checkpoint, it was moved): the same id, the new view. */
+    public void update(ActiveRun run) {
+        remove(run.id());
+        add(run);
+    }
+
+    /** The run of that id as last added ({@code null}: none). */
+    public ActiveRun get(RunId id) {
+        return runs.get(id);
+    }
+
+    public int size() {
+        return runs.size();
+    }
+
+    /** Adds ({@code sign} 1) or takes out (-1) a run everywhere but in the cluster's free capacity. */
+    private void index(ActiveRun run, int sign) {
+        if (sign > 0 && runs.putIfAbsent(run.id(), run) != null) {
+            throw new IllegalArgumentException("run " + run.id() + " is active already");
+        }
+        if (sign < 0) {
+            runs.remove(run.id());
+        }
+        if (run.stopping()) {
+            // It holds its nodes until its processes are gone, but its quota no longer counts it.
+            if (run.reclaimFor() != null) {
+                if (sign > 0) {
+                    stoppingFor.computeIfAbsent(run.reclaimFor(), id -> new TreeMap<>()).put(run.id(), run);
+                } else {
+                    TreeMap<RunId, ActiveRun> forRun = stoppingFor.get(run.reclaimFor());
+                    forRun.remove(run.id());
+                    if (forRun.isEmpty()) {
+                        stoppingFor.remove(run.reclaimFor());
+                    }
+                }
+            }
+            return;
+        }
+        book.charge(run.quota(), total(run), run.realTimeResources(), sign);
+        boolean borrower = run.realTimeResources() == RealTimeResources.NotInQuota;
+        if (sign > 0) {
+            reclaimable.put(run.id(), run);
+            if (borrower) {
+                borrowers.put(run.id(), run);
+            }
+        } else {
+            reclaimable.remove(run.id());
+            borrowers.remove(run.id());
+        }
+        QuotaState quota = book.quota(run.quota());
+        if (!borrower && quota != null && quota.type() == QuotaType.General) {
+            for (Allocation allocation : run.allocations()) {
+                if (cluster.hasNode(allocation.node())) {
+                    generalGuaranteedGpus.merge(cluster.modelOf(allocation.node()), (long) sign * allocation.resources().gpu(), Long::sum);
+                }
+            }
+        }
+    }
+
+    /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */
+    static QuotaId pinOf(ActiveRun run) {
+        return run.realTimeResources() == RealTimeResources.InQuota && !run.stopping() ? run.quota() : null;
+    }
+
+    static Resources total(ActiveRun run) {
+        Resources sum = Resources.NONE;
+        for (Allocation allocation : run.allocations()) {
+            sum = sum.plus(allocation.resources());
+        }
+        return sum;
+    }
+
+    @Override
+    public String toString() {
+        return "ClusterState[" + runs.size() + " active runs, " + cluster.wholeFreeNodes() + " whole free nodes]";
+    }
+}

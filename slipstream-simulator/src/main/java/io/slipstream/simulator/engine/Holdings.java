@@ -1,0 +1,254 @@
+package io.slipstream.simulator.engine;
+
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.scheduler.ActiveRun;
+import io.slipstream.scheduler.Allocation;
+import io.slipstream.scheduler.ClusterSnapshot;
+import io.slipstream.scheduler.ClusterState;
+import io.slipstream.scheduler.NodeState;
+import io.slipstream.scheduler.QuotaState;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.PriorityQueue;
+import java.util.TreeMap;
+
+/**
+ * What the running and stopping jobs hold, kept up to date as they start, stop, are promoted and end: the core's
+ * {@link ClusterState} and the figures a cycle's admissible queue is cut by ({@link CycleStart}). Rebuilding both from
+ * every job for every cycle was most of a long replay's time; now a cycle costs what changed since the last one.
+ *
+ * <p>A run's last checkpoint changes as time passes, with no event. The core reads it only to order victims and to
+ * tell movable runs: for borrowers, and for guaranteed runs of quotas that preempt within or let runs be moved. Those
+ * runs are refreshed at the times their checkpoints are saved; others keep the checkpoint they started with.
+ */
+final class Holdings {
+    private static final Instant EPOCH = Simulation.EPOCH;
+
+    private final List<NodeState> nodes;
+    private final List<QuotaState> quotas;
+    private final Progress progress;
+    /** Whether the core is given a state kept between cycles (false: one built from a snapshot each cycle, to test that it makes no difference). */
+    private final boolean kept;
+    private final ClusterState state;
+    private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
+    /** Per tenant: whether the core reads its guaranteed runs' checkpoints (moves, or preemption within the quota). */
+    private final boolean[] checkpointsOfGuaranteedRead;
+    private record Refresh(long time, SimJob job, int attempt) {
+    }
+    private final PriorityQueue<Refresh> refreshes = new PriorityQueue<>(Comparator.comparingLong(Refresh::time));
+
+    private final int[] quotaOfTenant;
+    private final long[] ownGuaranteeGpus;
+    private final long[] usedByQuota;
+    private long freeGpus;
+    private final Map<String, Integer> nodeIndex;
+    private final int[] freeOnNode;
+    /** How many nodes have each number of free GPUs: the emptiest node without a scan. */
+    private final int[] nodesWithFree;
+    private int borrowers;
+    /** Per tenant: the GPUs of its running borrowers that may use its guarantee (GPUs -> how many). */
+    private final List<TreeMap<Integer, Integer>> promotable = new ArrayList<>();
+
+    Holdings(List<NodeState> nodes, List<QuotaState> quotas, Progress progress, boolean kept, int[] quotaOfTenant, long[] ownGuaranteeGpus,
+            boolean[] checkpointsOfGuaranteedRead, Map<String, Integer> nodeIndex, int[] nodeGpus, long clusterGpus) {
+        this.nodes = nodes;
+        this.quotas = quotas;
+        this.progress = progress;
+        this.kept = kept;
+        this.state = kept ? new ClusterState(nodes, quotas) : null;
+        this.quotaOfTenant = quotaOfTenant;
+        this.ownGuaranteeGpus = ownGuaranteeGpus;
+        this.checkpointsOfGuaranteedRead = checkpointsOfGuaranteedRead;
+        this.usedByQuota = new long[quotaOfTenant.length];
+        this.freeGpus = clusterGpus;
+        this.nodeIndex = nodeIndex;
+        this.freeOnNode = nodeGpus.clone();
+        int most = 0;
+        for (int gpus : nodeGpus) {
+            most = Math.max(most, gpus);
+        }
+        this.nodesWithFree = new int[most + 1];
+        for (int gpus : nodeGpus) {
+            nodesWithFree[gpus]++;
+        }
+        for (int t = 0; t < quotaOfTenant.length; t++) {
+            promotable.add(new TreeMap<>());
+        }
+    }
+
+    // --- changes, as the simulation applies them ---
+
+    /** The job started an attempt (RUNNING, with its allocations). */
+    void started(SimJob job, long now) {
+        holding.put(job.id(), job);
+        freeGpus -= job.gpus();
+        for (Allocation allocation : job.allocations) {
+            changeNodeFree(allocation, -1);
+        }
+        countRunning(job, 1);
+        if (kept) {
+            state.add(activeRun(job, now));
+            watch(job, now);
+        }
+    }
+
+    /** The job was told to stop (STOPPING, with whom it stops for). */
+    void stopping(SimJob job, long now) {
+        countRunning(job, -1);
+        if (kept) {
+            state.update(activeRun(job, now));
+        }
+    }
+
+    /** A borrowing job became guaranteed. */
+    void promoted(SimJob job, long now) {
+        countRunning(job, false, -1);
+        countRunning(job, true, 1);
+        if (kept) {
+            state.update(activeRun(job, now));
+            watch(job, now);
+        }
+    }
+
+    /** The job holds nothing any more; called before its state changes (it is RUNNING or STOPPING). */
+    void released(SimJob job) {
+        holding.remove(job.id());
+        freeGpus += job.gpus();
+        for (Allocation allocation : job.allocations) {
+            changeNodeFree(allocation, 1);
+        }
+        if (job.state == SimJob.State.RUNNING) {
+            countRunning(job, -1);
+        }
+        if (kept) {
+            state.remove(job.id());
+        }
+    }
+
+    private void countRunning(SimJob job, int sign) {
+        countRunning(job, job.inQuota, sign);
+    }
+
+    private void countRunning(SimJob job, boolean inQuota, int sign) {
+        if (inQuota) {
+            usedByQuota[quotaOfTenant[job.tenant]] += sign * (long) job.gpus();
+            return;
+        }
+        borrowers += sign;
+        if (job.idleMode.mayUseGuarantee()) {
+            promotable.get(job.tenant).merge(job.gpus(), sign, (a, b) -> a + b == 0 ? null : a + b);
+        }
+    }
+
+    private void changeNodeFree(Allocation allocation, int sign) {
+        int node = nodeIndex.get(allocation.node());
+        nodesWithFree[freeOnNode[node]]--;
+        freeOnNode[node] += sign * allocation.gpus().size();
+        nodesWithFree[freeOnNode[node]]++;
+    }
+
+    // --- what a cycle reads ---
+
+    /** The core's input for a cycle at {@code now}: the kept state with checkpoints brought up to date, or a new one. */
+    ClusterState forCycle(long now) {
+        if (!kept) {
+            List<ActiveRun> active = new ArrayList<>(holding.size());
+            holding.values().forEach(job -> active.add(activeRun(job, now)));
+            return ClusterState.of(new ClusterSnapshot(nodes, quotas, active, List.of()));
+        }
+        while (!refreshes.isEmpty() && refreshes.peek().time() <= now) {
+            Refresh due = refreshes.poll();
+            SimJob job = due.job();
+            if (job.attempt == due.attempt() && job.state == SimJob.State.RUNNING && checkpointRead(job)) {
+                ActiveRun before = job.active;
+                ActiveRun after = activeRun(job, now);
+                if (after != before) {
+                    state.update(after);
+                }
+                watch(job, now);
+            }
+        }
+        return state;
+    }
+
+    /** Free guarantees, free GPUs, the emptiest node, whether there are borrowers: as they are now. */
+    CycleStart cycleStart() {
+        long[] freeGuarantee = new long[quotaOfTenant.length];
+        for (int t = 0; t < freeGuarantee.length; t++) {
+            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
+        }
+        int mostFreeOnANode = nodesWithFree.length - 1;
+        while (mostFreeOnANode > 0 && nodesWithFree[mostFreeOnANode] == 0) {
+            mostFreeOnANode--;
+        }
+        return new CycleStart(freeGuarantee, freeGpus, mostFreeOnANode, borrowers > 0);
+    }
+
+    /** Whether some running borrower fits its quota's free guarantee: the core could promote it. */
+    boolean anyPromotable(long[] freeGuarantee) {
+        for (int t = 0; t < promotable.size(); t++) {
+            TreeMap<Integer, Integer> sizes = promotable.get(t);
+            if (!sizes.isEmpty() && sizes.firstKey() <= freeGuarantee[t]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    Collection<SimJob> jobs() {
+        return holding.values();
+    }
+
+    // --- the core's view of a job ---
+
+    private boolean checkpointRead(SimJob job) {
+        return !job.inQuota || checkpointsOfGuaranteedRead[job.tenant];
+    }
+
+    /** Refreshes the job's view when its next checkpoint is saved, if the core reads it. */
+    private void watch(SimJob job, long now) {
+        if (checkpointRead(job)) {
+            long next = progress.nextCheckpointTime(job, now);
+            if (next >= 0) {
+                refreshes.add(new Refresh(next, job, job.attempt));
+            }
+        }
+    }
+
+    /** The job as the core sees it; the same object while nothing it shows changes. */
+    ActiveRun activeRun(SimJob job, long now) {
+        long checkpoint = job.state == SimJob.State.RUNNING ? progress.lastCheckpointTime(job, now) : -1;
+        Instant workSince = checkpoint < 0 ? null : EPOCH.plusMillis(checkpoint);
+        ActiveRun cached = job.active;
+        RealTimeResources where = job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
+        boolean stopping = job.state == SimJob.State.STOPPING;
+        Instant movedAt = job.movedAt < 0 ? null : EPOCH.plusMillis(job.movedAt);
+        // A new attempt has a new allocation list, so the same list means the same start.
+        if (cached != null && cached.allocations() == job.allocations && Objects.equals(cached.lastCheckpointAt(), workSince)
+                && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)
+                && Objects.equals(cached.movedAt(), movedAt)) {
+            return cached;
+        }
+        job.active = new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart), workSince, where,
+                job.allocations, stopping, job.reclaimFor, movedAt);
+        return job.active;
+    }
+
+    /**
+     * @param freeGuarantee   GPUs left on each tenant's quota's own guarantee
+     * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
+     * @param borrowers       whether any run holds idle capacity it could be reclaimed from
+     */
+    record CycleStart(long[] freeGuarantee, long freeGpus, int mostFreeOnANode, boolean borrowers) {
+        /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
+        boolean placeable(SimJob job) {
+            return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;
+        }
+    }
+}
