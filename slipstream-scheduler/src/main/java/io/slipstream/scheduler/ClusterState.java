@@ -35,6 +35,8 @@ public final class ClusterState {
     final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
     /** GPUs of each model held by General quotas' guaranteed runs. */
     final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
+    /** {@link #lendableGpus} by pool, until a run changes. */
+    private final Map<String, Long> lendable = new HashMap<>();
 
     public ClusterState(List<NodeState> nodes, List<QuotaState> quotas) {
         this.cluster = new WorkingCluster(nodes);
@@ -94,12 +96,43 @@ public final class ClusterState {
         return runs.get(id);
     }
 
+    /**
+     * The most GPUs (with no cpu or memory) that the sharing pool of {@code quota} could lend now, by the quotas' use as
+     * it is: unused guarantees and capacity no quota guarantees, less what is borrowed. Within a cycle that amount only
+     * shrinks, unless the cycle preempts runs of a quota with a max, or within a quota (they stop being charged).
+     */
+    public long lendableGpus(QuotaId quota) {
+        return lendable.computeIfAbsent(book.poolOf(quota), this::lendableGpus);
+    }
+
+    private long lendableGpus(String pool) {
+        long low = 0;
+        long high = Math.max(0, book.lendLimit(pool).gpu);
+        if (!book.idleAvailable(pool, gpus(low))) {
+            return -1;
+        }
+        while (low < high) {
+            long mid = low + (high - low + 1) / 2;
+            if (book.idleAvailable(pool, gpus(mid))) {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        return low;
+    }
+
+    private static Resources gpus(long count) {
+        return new Resources(0, 0, (int) Math.min(Integer.MAX_VALUE, count), null);
+    }
+
     public int size() {
         return runs.size();
     }
 
     /** Adds ({@code sign} 1) or takes out (-1) a run everywhere but in the cluster's free capacity. */
     private void index(ActiveRun run, int sign) {
+        lendable.clear();
         if (sign > 0 && runs.putIfAbsent(run.id(), run) != null) {
             throw new IllegalArgumentException("run " + run.id() + " is active already");
         }

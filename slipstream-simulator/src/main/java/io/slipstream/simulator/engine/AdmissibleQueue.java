@@ -77,13 +77,13 @@ final class AdmissibleQueue {
 
     /**
      * The jobs the scheduler could admit this cycle: of each tenant, those asking for at most what its quota's
-     * guarantee has free (if their idle mode may use it) or the cluster has free (if it may borrow), and every job of
+     * guarantee has free (if their idle mode may use it) or it could borrow (if it may), and every job of
      * a tenant in {@code allOf} (its quota may preempt its own lower-priority runs: its jobs have options of their own).
      *
      * @param freeGuarantee GPUs left on each tenant's quota's own guarantee
-     * @param freeGpus      GPUs free on the cluster's nodes
+     * @param borrowable    GPUs each tenant could borrow: free on the cluster's nodes, and lendable by its pool (-1: none)
      */
-    void forEachAdmissible(long[] freeGuarantee, long freeGpus, boolean[] allOf, Consumer<SimJob> action) {
+    void forEachAdmissible(long[] freeGuarantee, long[] borrowable, boolean[] allOf, Consumer<SimJob> action) {
         for (int t = 0; t < bySize.size(); t++) {
             List<TreeMap<Integer, Set<SimJob>>> modes = bySize.get(t);
             for (int m = 0; m < MODES.length; m++) {
@@ -92,7 +92,7 @@ final class AdmissibleQueue {
                     continue;
                 }
                 IdleMode mode = MODES[m];
-                long limit = Math.max(mode.mayUseGuarantee() ? freeGuarantee[t] : -1, mode.mayBorrow() ? freeGpus : -1);
+                long limit = Math.max(mode.mayUseGuarantee() ? freeGuarantee[t] : -1, mode.mayBorrow() ? borrowable[t] : -1);
                 Map<Integer, Set<SimJob>> admissible = allOf[t] ? buckets : limit < 0 ? Map.of() : buckets.headMap((int) Math.min(limit, Integer.MAX_VALUE), true);
                 admissible.values().forEach(bucket -> bucket.forEach(action));
             }

@@ -1,5 +1,6 @@
 package io.slipstream.simulator.engine;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.scheduler.ActiveRun;
@@ -36,6 +37,11 @@ final class Holdings {
     /** Whether the core is given a state kept between cycles (false: one built from a snapshot each cycle, to test that it makes no difference). */
     private final boolean kept;
     private final ClusterState state;
+    /** The state this cycle starts from (see {@link #beginCycle}). */
+    private ClusterState current;
+    /** Each tenant's quota, and whether what its pool can lend only shrinks within a cycle (no quota has a max or preempts within). */
+    private final QuotaId[] quotaIdOfTenant;
+    private final boolean lendingOnlyShrinks;
     private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
     /** Per tenant: whether the core reads its guaranteed runs' checkpoints (moves, or preemption within the quota). */
     private final boolean[] checkpointsOfGuaranteedRead;
@@ -56,7 +62,10 @@ final class Holdings {
     private final List<TreeMap<Integer, Integer>> promotable = new ArrayList<>();
 
     Holdings(List<NodeState> nodes, List<QuotaState> quotas, Progress progress, boolean kept, int[] quotaOfTenant, long[] ownGuaranteeGpus,
-            boolean[] checkpointsOfGuaranteedRead, Map<String, Integer> nodeIndex, int[] nodeGpus, long clusterGpus) {
+            boolean[] checkpointsOfGuaranteedRead, Map<String, Integer> nodeIndex, int[] nodeGpus, long clusterGpus, QuotaId[] quotaIdOfTenant,
+            boolean lendingOnlyShrinks) {
+        this.quotaIdOfTenant = quotaIdOfTenant;
+        this.lendingOnlyShrinks = lendingOnlyShrinks;
         this.nodes = nodes;
         this.quotas = quotas;
         this.progress = progress;
@@ -155,13 +164,23 @@ final class Holdings {
 
     // --- what a cycle reads ---
 
-    /** The core's input for a cycle at {@code now}: the kept state with checkpoints brought up to date, or a new one. */
-    ClusterState forCycle(long now) {
-        if (!kept) {
-            List<ActiveRun> active = new ArrayList<>(holding.size());
-            holding.values().forEach(job -> active.add(activeRun(job, now)));
-            return ClusterState.of(new ClusterSnapshot(nodes, quotas, active, List.of()));
-        }
+    /** The core's input for the cycle at {@code now}, until the next call. */
+    ClusterState state() {
+        return current;
+    }
+
+    /** A cycle at {@code now} starts: the kept state with checkpoints brought up to date, or a new one. */
+    void beginCycle(long now) {
+        current = kept ? refreshed(now) : built(now);
+    }
+
+    private ClusterState built(long now) {
+        List<ActiveRun> active = new ArrayList<>(holding.size());
+        holding.values().forEach(job -> active.add(activeRun(job, now)));
+        return ClusterState.of(new ClusterSnapshot(nodes, quotas, active, List.of()));
+    }
+
+    private ClusterState refreshed(long now) {
         while (!refreshes.isEmpty() && refreshes.peek().time() <= now) {
             Refresh due = refreshes.poll();
             SimJob job = due.job();
@@ -177,17 +196,19 @@ final class Holdings {
         return state;
     }
 
-    /** Free guarantees, free GPUs, the emptiest node, whether there are borrowers: as they are now. */
+    /** Free guarantees, what each tenant could borrow, free GPUs, the emptiest node, whether there are borrowers: as the cycle starts. */
     CycleStart cycleStart() {
         long[] freeGuarantee = new long[quotaOfTenant.length];
+        long[] borrowable = new long[quotaOfTenant.length];
         for (int t = 0; t < freeGuarantee.length; t++) {
             freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
+            borrowable[t] = lendingOnlyShrinks ? Math.min(freeGpus, current.lendableGpus(quotaIdOfTenant[t])) : freeGpus;
         }
         int mostFreeOnANode = nodesWithFree.length - 1;
         while (mostFreeOnANode > 0 && nodesWithFree[mostFreeOnANode] == 0) {
             mostFreeOnANode--;
         }
-        return new CycleStart(freeGuarantee, freeGpus, mostFreeOnANode, borrowers > 0);
+        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0);
     }
 
     /** Whether some running borrower fits its quota's free guarantee: the core could promote it. */
@@ -242,10 +263,11 @@ final class Holdings {
 
     /**
      * @param freeGuarantee   GPUs left on each tenant's quota's own guarantee
+     * @param borrowable      GPUs each tenant could borrow: free, and lendable by its pool (-1: none)
      * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
      * @param borrowers       whether any run holds idle capacity it could be reclaimed from
      */
-    record CycleStart(long[] freeGuarantee, long freeGpus, int mostFreeOnANode, boolean borrowers) {
+    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers) {
         /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
         boolean placeable(SimJob job) {
             return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;

@@ -107,6 +107,7 @@ public final class Simulation {
     private final Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
     private boolean leftOutEntitled;
     private long[] freeGuaranteeAtStart;
+    private final long[] noBorrowing;
     private final Map<String, Integer> nodeIndex = new HashMap<>();
     private final Holdings holdings;
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
@@ -159,6 +160,8 @@ public final class Simulation {
             reclaimByTenant.add(new ArrayList<>());
         }
         this.preemptedByTenant = new int[tenantNames.size()];
+        this.noBorrowing = new long[tenantNames.size()];
+        Arrays.fill(noBorrowing, -1);
         this.queued = new AdmissibleQueue(tenantNames.size());
         this.notYetEntitled = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
@@ -206,8 +209,23 @@ public final class Simulation {
         for (int t = 0; t < tenantNames.size(); t++) {
             checkpointsOfGuaranteedRead[t] = movesAllowed || preemptsWithinQuota[t];
         }
+        QuotaId[] quotaIdOfTenant = new QuotaId[tenantNames.size()];
+        for (int t = 0; t < tenantNames.size(); t++) {
+            quotaIdOfTenant[t] = policyIds.getOrDefault(Policy.quotaOf(tenantNames.get(t)), Policy.quotaOf(tenantNames.get(t)));
+        }
+        // Preempting runs of a quota with a max, or within a quota, uncharges them mid-cycle: the pool may lend more after.
+        boolean lendingOnlyShrinks = !anyOf(hasMax) && !anyOf(preemptsWithinQuota);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
-                nodeGpus, clusterGpus);
+                nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
+    }
+
+    private static boolean anyOf(boolean[] flags) {
+        for (boolean flag : flags) {
+            if (flag) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static List<InstanceRequest> requests(TraceJob job) {
@@ -333,6 +351,7 @@ public final class Simulation {
         lastCycle = now;
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
+        holdings.beginCycle(now);
         List<PendingRun> pending = admissibleOnly ? admissible() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
             queued.forEach(job -> pending.add(job.pending));
@@ -342,7 +361,7 @@ public final class Simulation {
             return;
         }
         long start = System.nanoTime();
-        CycleResult result = scheduler.schedule(holdings.forCycle(now), pending, EPOCH.plusMillis(now));
+        CycleResult result = scheduler.schedule(holdings.state(), pending, EPOCH.plusMillis(now));
         schedulerNanos += System.nanoTime() - start;
         cycles++;
         for (Decision decision : result.decisions()) {
@@ -383,9 +402,9 @@ public final class Simulation {
             }
         };
         reclaiming.forEach(show);
-        queued.forEachAdmissible(start.freeGuarantee(), start.freeGpus(), preemptsWithinQuota, job -> {
+        queued.forEachAdmissible(start.freeGuarantee(), start.borrowable(), preemptsWithinQuota, job -> {
             boolean placeable = start.placeable(job);
-            boolean couldBorrow = job.idleMode.mayBorrow() && placeable;
+            boolean couldBorrow = job.idleMode.mayBorrow() && placeable && job.gpus() <= start.borrowable()[job.tenant];
             boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant];
             // With no borrowers to reclaim, a guaranteed job that fits no free GPUs can only wait, like the others;
             // only the first such job of its quota may hold nodes for itself (added below). Whole-node gangs are always
@@ -454,7 +473,7 @@ public final class Simulation {
             }
         }
         List<SimJob> marked = new ArrayList<>();
-        notYetEntitled.forEachAdmissible(freeGuaranteeAtStart, -1, new boolean[tenantNames.size()], job -> {
+        notYetEntitled.forEachAdmissible(freeGuaranteeAtStart, noBorrowing, new boolean[tenantNames.size()], job -> {
             if (shown.contains(job) || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
                 return;
             }

@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 public class AdmissibleQueueTest {
     static Stream<Arguments> replays() {
         List<Arguments> cases = new ArrayList<>();
-        for (long seed = 1; seed <= 4; seed++) {
+        for (long seed = 1; seed <= 6; seed++) {
             for (IdleMode mode : new IdleMode[] {null, IdleMode.Disabled, IdleMode.Acceptable}) {
                 for (boolean onNotice : new boolean[] {false, true}) {
                     cases.add(Arguments.of(seed, mode, onNotice, seed % 2 == 1));
@@ -50,7 +50,9 @@ public class AdmissibleQueueTest {
         Trace trace = randomTrace(seed, 400);
         ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40)));
         // Moves: every quota allows them, at most 2 a cycle, a run moved at most every 20 minutes.
-        List<QuotaState> quotas = moves ? quotas().stream().map(q -> q.withAllowMoves(true)).toList() : quotas();
+        // Seeds 5 and 6: no quota with a max or preempting within (then the simulator also bounds borrowers by what their pool can lend).
+        List<QuotaState> plain = seed > 4 ? plainQuotas() : quotas();
+        List<QuotaState> quotas = moves ? plain.stream().map(q -> q.withAllowMoves(true)).toList() : plain;
         Policy policy = new Policy("p", quotas, "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), onNotice,
                 Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 2 == 0 ? Duration.ofHours(3) : null,
                 moves ? new Defragmentation(2, Duration.ofMinutes(20)) : null);
@@ -70,6 +72,13 @@ public class AdmissibleQueueTest {
         return List.of(quota("shared/gpus", null, 48, WithinQuota.Never), quota("team/gpus", "shared/gpus", 20, WithinQuota.Never),
                 quota("a/gpus", "team/gpus", 12, WithinQuota.Never), quota("b/gpus", "shared/gpus", 16, WithinQuota.LowerPriority),
                 quota("c/gpus", "shared/gpus", 4, 10, WithinQuota.Never), quota("d/gpus", "shared/gpus", 0, WithinQuota.Never));
+    }
+
+    /** The same tree with no max and no preemption within a quota. */
+    static List<QuotaState> plainQuotas() {
+        return List.of(quota("shared/gpus", null, 48, WithinQuota.Never), quota("team/gpus", "shared/gpus", 20, WithinQuota.Never),
+                quota("a/gpus", "team/gpus", 12, WithinQuota.Never), quota("b/gpus", "shared/gpus", 16, WithinQuota.Never),
+                quota("c/gpus", "shared/gpus", 4, WithinQuota.Never), quota("d/gpus", "shared/gpus", 0, WithinQuota.Never));
     }
 
     public static Trace randomTrace(long seed, int count) {
