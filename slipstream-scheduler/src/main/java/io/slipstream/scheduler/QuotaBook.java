@@ -6,6 +6,7 @@ import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -49,6 +50,9 @@ final class QuotaBook {
 
     private final Map<QuotaId, QuotaState> quotas = new HashMap<>();
     private final Map<QuotaId, Entry> entries = new HashMap<>();
+    private final Map<QuotaId, Entry> byIdentity = new IdentityHashMap<>();
+    /** Stands for "no such quota" in {@link #byIdentity}. */
+    private static final Entry NONE = new Entry(null, null);
     private final Map<String, Amount> lendable = new HashMap<>();
     private final Map<String, Amount> borrowed = new HashMap<>();
     /** Each pool's own guarantees, all of them: the most it could ever lend (with the unguaranteed capacity). */
@@ -112,32 +116,49 @@ final class QuotaBook {
         return "tree:" + root.id();
     }
 
+    /**
+     * The entry of a quota ({@code null}: none), found by the id object first: a cycle asks about the same few id
+     * objects many times per run, and an identity lookup does not hash the id's strings.
+     */
+    private Entry entry(QuotaId quota) {
+        if (quota == null) {
+            return null;
+        }
+        Entry entry = byIdentity.get(quota);
+        if (entry == null) {
+            entry = entries.getOrDefault(quota, NONE);
+            byIdentity.put(quota, entry);
+        }
+        return entry == NONE ? null : entry;
+    }
+
     boolean exists(QuotaId quota) {
-        return quota != null && quotas.containsKey(quota);
+        return entry(quota) != null;
     }
 
     QuotaState quota(QuotaId id) {
-        return quotas.get(id);
+        Entry entry = entry(id);
+        return entry == null ? null : entry.state;
     }
 
     String poolOf(QuotaId quota) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         return entry == null ? NO_POOL : entry.pool;
     }
 
     /** The GPU model a run of this quota is confined to ({@code null}: any). */
     String modelOf(QuotaId quota) {
-        QuotaState state = quota == null ? null : quotas.get(quota);
+        QuotaState state = quota(quota);
         return state != null && state.type() == QuotaType.Dedicated ? state.gpuModel() : null;
     }
 
     boolean fitsGuarantee(QuotaId quota, Resources request) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         return entry != null && entry.guaranteed.fitsWithin(request, entry.own);
     }
 
     boolean fitsMax(QuotaId quota, Resources request) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         if (entry == null || entry.state.max() == null) {
             return true;
         }
@@ -183,7 +204,7 @@ final class QuotaBook {
 
     /** Whether the quota's own guarantee could hold {@code request} if none of it were in use. */
     boolean guaranteeCouldEverHold(QuotaId quota, Resources request) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         return entry != null && new Amount().fitsWithin(request, entry.own);
     }
 
@@ -205,7 +226,7 @@ final class QuotaBook {
 
     /** Books a run's resources: on its quota's guarantee, or borrowed from its pool. */
     void charge(QuotaId quota, Resources amount, RealTimeResources where, int sign) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         if (entry != null) {
             entry.total.add(amount, sign);
         }
@@ -225,7 +246,7 @@ final class QuotaBook {
 
     /** A quota's own guarantee: its {@code min} less what its children are guaranteed ({@code null}: no such quota). */
     Amount own(QuotaId quota) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         return entry == null ? null : entry.own.copy();
     }
 
@@ -236,13 +257,13 @@ final class QuotaBook {
 
     /** GPUs left in a quota's own guarantee (0: none, or no such quota). */
     long freeGuaranteeGpus(QuotaId quota) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         return entry == null ? 0 : Math.max(0, entry.own.gpu - entry.guaranteed.gpu);
     }
 
     /** What is left of a quota's own guarantee, for messages. */
     String freeGuarantee(QuotaId quota) {
-        Entry entry = quota == null ? null : entries.get(quota);
+        Entry entry = entry(quota);
         if (entry == null) {
             return Resources.NONE.toString();
         }

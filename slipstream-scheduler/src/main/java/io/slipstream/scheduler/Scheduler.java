@@ -91,7 +91,7 @@ public final class Scheduler {
         private final QuotaBook book;
         private final List<Decision> decisions = new ArrayList<>();
         /** By the queued run itself (each is one object in a cycle): identity lookups are the cheapest. */
-        private final Map<PendingRun, Decision.Wait> waits = new IdentityHashMap<>();
+        private final Map<PendingRun, Decision.Wait> waits;
         /** Active runs that may still be reclaimed this cycle (not stopping, not yet preempted or promoted). */
         private final CycleRuns reclaimable;
         /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
@@ -124,6 +124,7 @@ public final class Scheduler {
         /** Works on the state's cluster (which the caller rolls back) and on a copy of its book and small indexes. */
         Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
             this.pending = pending;
+            this.waits = new IdentityHashMap<>(pending.size());
             this.now = now;
             this.defragmentation = defragmentation;
             this.movesLeft = defragmentation.maxMovesPerCycle();

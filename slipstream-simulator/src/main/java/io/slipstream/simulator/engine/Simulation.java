@@ -365,6 +365,9 @@ public final class Simulation {
         schedulerNanos += System.nanoTime() - start;
         cycles++;
         for (Decision decision : result.decisions()) {
+            if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources) {
+                continue; // most decisions: nothing to record
+            }
             SimJob job = byId.get(decision.runId());
             if (decision instanceof Decision.Admit admit) {
                 admit(job, admit);
