@@ -7,9 +7,7 @@ import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
-import io.slipstream.scheduler.ActiveRun;
 import io.slipstream.scheduler.Allocation;
-import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
@@ -30,24 +28,19 @@ import io.slipstream.simulator.report.TenantResult;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
-import java.util.function.Consumer;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
- * the scheduling core is the server's own {@link Scheduler}, given the same kind of snapshot the server builds. The
+ * the scheduling core is the server's own {@link Scheduler}, given a state of the same runs the server would snapshot. The
  * world around it is modelled: jobs run for their trace duration, preempted jobs get a notice, a grace period and a
  * kill, lose the work since their last saved checkpoint and are queued again; instances may fail at random.
  *
@@ -103,11 +96,8 @@ public final class Simulation {
     private final boolean movesAllowed;
     /** Queued jobs whose guarantee wait has not started (see {@link #markLeftOutEntitled}). */
     private final AdmissibleQueue notYetEntitled;
-    /** This cycle's jobs shown to the core; whether some that fit their guarantee were left out; the free guarantees it started from. */
-    private final Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
-    private boolean leftOutEntitled;
-    private long[] freeGuaranteeAtStart;
-    private final long[] noBorrowing;
+    /** What each cycle shows the core of the queue. */
+    private final ShownQueue shownQueue;
     private final Map<String, Integer> nodeIndex = new HashMap<>();
     private final Holdings holdings;
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
@@ -160,8 +150,6 @@ public final class Simulation {
             reclaimByTenant.add(new ArrayList<>());
         }
         this.preemptedByTenant = new int[tenantNames.size()];
-        this.noBorrowing = new long[tenantNames.size()];
-        Arrays.fill(noBorrowing, -1);
         this.queued = new AdmissibleQueue(tenantNames.size());
         this.notYetEntitled = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
@@ -217,6 +205,8 @@ public final class Simulation {
         boolean lendingOnlyShrinks = !anyOf(hasMax) && !anyOf(preemptsWithinQuota);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
+        this.shownQueue = new ShownQueue(queued, notYetEntitled, reclaiming, holdings,
+                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus, movesAllowed));
     }
 
     private static boolean anyOf(boolean[] flags) {
@@ -352,7 +342,7 @@ public final class Simulation {
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
         holdings.beginCycle(now);
-        List<PendingRun> pending = admissibleOnly ? admissible() : new ArrayList<>(queued.size());
+        List<PendingRun> pending = admissibleOnly ? shownQueue.forCycle() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
             queued.forEach(job -> pending.add(job.pending));
         }
@@ -391,82 +381,11 @@ public final class Simulation {
     }
 
     /**
-     * The queued jobs this cycle could admit (see {@link AdmissibleQueue}), and those borrowers were preempted for.
-     * {@code null} when the cycle can decide nothing: no such job, and no borrower its quota's free guarantee could
-     * take (a promotion). Then the core is not called, as it would return no decision.
-     */
-    private List<PendingRun> admissible() {
-        Holdings.CycleStart start = holdings.cycleStart();
-        List<PendingRun> pending = new ArrayList<>();
-        shown.clear();
-        Consumer<SimJob> show = job -> {
-            if (shown.add(job)) {
-                pending.add(job.pending);
-            }
-        };
-        reclaiming.forEach(show);
-        queued.forEachAdmissible(start.freeGuarantee(), start.borrowable(), preemptsWithinQuota, job -> {
-            boolean placeable = start.placeable(job);
-            boolean couldBorrow = job.idleMode.mayBorrow() && placeable && job.gpus() <= start.borrowable()[job.tenant];
-            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant];
-            // With no borrowers to reclaim, a guaranteed job that fits no free GPUs can only wait, like the others;
-            // only the first such job of its quota may hold nodes for itself (added below). Whole-node gangs are always
-            // shown: the core keeps whole nodes for them from smaller runs, and may move runs out of their way.
-            // With moves, the core may move runs out of any guaranteed job's way: then every one is shown.
-            boolean couldPlaceOrReclaim = placeable || start.borrowers() || !reclaiming.isEmpty() || hasMax[job.tenant]
-                    || job.trace.gpus() >= largestNodeGpus || movesAllowed;
-            if (couldBorrow || (couldUseGuarantee && couldPlaceOrReclaim) || preemptsWithinQuota[job.tenant]) {
-                show.accept(job);
-            }
-        });
-        leftOutEntitled = false;
-        if (!start.borrowers() && reclaiming.isEmpty() && !movesAllowed) {
-            for (int t = 0; t < tenantNames.size(); t++) {
-                showTheJobThatHoldsNodes(t, start, show);
-            }
-        }
-        freeGuaranteeAtStart = start.freeGuarantee();
-        if (!pending.isEmpty()) {
-            return pending;
-        }
-        return holdings.anyPromotable(start.freeGuarantee()) ? pending : null;
-    }
-
-    /**
-     * The core holds nodes for the first job of each quota (in queue order) that fits the quota's guarantee but not
-     * the free nodes, when no borrower can be reclaimed for it. Which job that is depends on what the jobs before it
-     * take of the guarantee, so every such job is shown up to the first that fits the guarantee whatever the jobs
-     * before it take. Jobs that no node or the whole cluster could ever hold wait without holding anything.
-     */
-    private void showTheJobThatHoldsNodes(int tenant, Holdings.CycleStart start, Consumer<SimJob> show) {
-        if (start.freeGuarantee()[tenant] <= 0) {
-            return;
-        }
-        long[] taken = {0};
-        boolean[] found = {false};
-        leftOutEntitled = true;
-        queued.inQueueOrder(tenant, job -> {
-            if (!job.idleMode.mayUseGuarantee() || job.gpus() > start.freeGuarantee()[tenant] || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
-                return true; // it waits for its quota, or no node could ever hold it
-            }
-            if (start.placeable(job)) {
-                taken[0] += job.gpus(); // shown already
-                return true;
-            }
-            show.accept(job);
-            found[0] = job.gpus() <= start.freeGuarantee()[tenant] - taken[0];
-            taken[0] += job.gpus();
-            return !found[0];
-        });
-    }
-
-    /**
      * A job left out because it fits its quota's guarantee but no free GPUs waits for resources, as the core would have
-     * said, if the guarantee still fits it after what the core admitted before it (in queue order) took. Only jobs not
-     * marked yet are looked at: each is marked once per wait.
+     * said: its guarantee wait starts (see {@link ShownQueue#leftOutEntitled}).
      */
     private void markLeftOutEntitled(List<Decision> decisions, long changedAt) {
-        if (!leftOutEntitled) {
+        if (!shownQueue.leftOutSome()) {
             return;
         }
         List<SimJob> admittedInQuota = new ArrayList<>();
@@ -475,22 +394,7 @@ public final class Simulation {
                 admittedInQuota.add(byId.get(admit.runId()));
             }
         }
-        List<SimJob> marked = new ArrayList<>();
-        notYetEntitled.forEachAdmissible(freeGuaranteeAtStart, noBorrowing, new boolean[tenantNames.size()], job -> {
-            if (shown.contains(job) || job.trace.gpus() > largestNodeGpus || job.gpus() > clusterGpus) {
-                return;
-            }
-            long free = freeGuaranteeAtStart[job.tenant];
-            for (SimJob admitted : admittedInQuota) {
-                if (quotaOfTenant[admitted.tenant] == quotaOfTenant[job.tenant] && Scheduler.QUEUE_ORDER.compare(admitted.pending, job.pending) < 0) {
-                    free -= admitted.gpus();
-                }
-            }
-            if (job.gpus() <= free) {
-                marked.add(job);
-            }
-        });
-        marked.forEach(job -> entitled(job, changedAt));
+        shownQueue.leftOutEntitled(admittedInQuota).forEach(job -> entitled(job, changedAt));
     }
 
     /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */
