@@ -6,7 +6,8 @@
 The cluster is NODES x 8 GPUs; tenants are 20 teams whose quotas are proportional to their GPU-hours. Jobs arrive
 as a Poisson process over DAYS: 70% one GPU (a notebook, a small fine-tune), 20% a whole 8-GPU node, 10% gangs of
 2 to 8 whole nodes; durations are log-normal (median 1 h, heavy tail, at most 7 days), scaled so the cluster's
-offered load is about 85% of its capacity. Deterministic for a seed. Standard library only.
+offered load equals its capacity (--load 1.0: Poisson arrivals then build a queue, and borrowers are reclaimed).
+Deterministic for a seed. Standard library only.
 """
 import argparse
 import math
@@ -21,7 +22,7 @@ def main():
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--days", type=float, default=30)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--load", type=float, default=0.85, help="offered GPU-hours over the cluster's GPU-hours")
+    parser.add_argument("--load", type=float, default=1.0, help="offered GPU-hours over the cluster's GPU-hours (1.0: a queue builds and borrowers are reclaimed)")
     args = parser.parse_args()
     if args.jobs < 1 or args.nodes < 1 or args.days <= 0 or not 0 < args.load <= 4:
         parser.error("jobs and nodes must be positive, days > 0, 0 < load <= 4")
