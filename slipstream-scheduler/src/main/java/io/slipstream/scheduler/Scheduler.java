@@ -36,7 +36,8 @@ import java.util.TreeSet;
  *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
  *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
- *       cannot starve it.</li>
+ *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
+ *       others wait for their quota.</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
@@ -90,6 +91,10 @@ public final class Scheduler {
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        /** What of each quota's guarantee the runs waiting for nodes were told is theirs, this cycle. */
+        private final Map<QuotaId, Resources> promised = new HashMap<>();
+        /** Guaranteed runs that no reclaim or move made room for: they wait for nodes (whatever the reason says). */
+        private final Set<PendingRun> waitingForNodes = Collections.newSetFromMap(new IdentityHashMap<>());
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
         /** Step 3b's planner, made when a first gang needs it. */
@@ -186,7 +191,7 @@ public final class Scheduler {
                 }
                 Integer whole = wholeGangs.get(run);
                 Decision.Wait waiting = waits.get(run);
-                if (whole != null && waiting != null && waiting.reason() == WaitReason.WaitingForResources) {
+                if (whole != null && waiting != null && waitingForNodes.contains(run)) {
                     // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
                     // borrower) may not break the whole nodes it needs.
                     cluster.wholeReserve += whole;
@@ -491,6 +496,17 @@ public final class Scheduler {
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
+                waitingForNodes.add(run);
+                // Its quota has room for it only if the runs before it that wait for nodes leave it some: each is told
+                // the room is its own, as far as the guarantee goes, in queue order (the wait reason only: what
+                // is admitted does not change).
+                Resources before = promised.getOrDefault(run.quota(), Resources.NONE);
+                if (!book.fitsGuarantee(run.quota(), before.plus(request))) {
+                    wait(run, WaitReason.WaitingForQuota, "its quota's guarantee is in use (" + book.freeGuarantee(run.quota())
+                            + " left) or promised to runs before it that wait for nodes (" + before + ")");
+                    return;
+                }
+                promised.put(run.quota(), before.plus(request));
                 wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }

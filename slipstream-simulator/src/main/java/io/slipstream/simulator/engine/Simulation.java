@@ -437,17 +437,21 @@ public final class Simulation {
 
     /**
      * A job left out because it fits its quota's guarantee but no free GPUs waits for resources, as the core would have
-     * said, if the guarantee still fits it after what the core admitted before it (in queue order) took. Only jobs not
+     * said, if the guarantee still fits it after what the core admitted before it (in queue order) took and what it told
+     * the jobs before it that wait for nodes is theirs (so the core says of each run, as far as the guarantee goes). Only jobs not
      * marked yet are looked at: each is marked once per wait.
      */
     private void markLeftOutEntitled(List<Decision> decisions, long changedAt) {
         if (!leftOutEntitled) {
             return;
         }
+        // What the core gave of each quota's guarantee before a job: what it admitted on it, and what it told the runs
+        // that wait for nodes is theirs.
         List<SimJob> admittedInQuota = new ArrayList<>();
         for (Decision decision : decisions) {
-            if (decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota) {
-                admittedInQuota.add(byId.get(admit.runId()));
+            if ((decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota)
+                    || (decision instanceof Decision.Wait wait && wait.reason() == WaitReason.WaitingForResources)) {
+                admittedInQuota.add(byId.get(decision.runId()));
             }
         }
         List<SimJob> marked = new ArrayList<>();
