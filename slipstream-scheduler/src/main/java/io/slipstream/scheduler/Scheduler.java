@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -36,7 +35,8 @@ import java.util.TreeSet;
  *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
  *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
- *       cannot starve it.</li>
+ *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
+ *       others wait for their quota.</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
@@ -51,7 +51,7 @@ public final class Scheduler {
      * Victims go in this order: lowest priority, then least work lost (the latest work start: the last checkpoint,
      * or the start), then youngest, then id.
      */
-    private static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
+    static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
             .thenComparing(ActiveRun::workSince, Comparator.reverseOrder())
             .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
             .thenComparing(ActiveRun::id);
@@ -103,8 +103,14 @@ public final class Scheduler {
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
+        /** What of each quota's guarantee the runs waiting for nodes were told is theirs, this cycle. */
+        private final Map<QuotaId, Resources> promised = new HashMap<>();
+        /** Guaranteed runs that no reclaim or move made room for: they wait for nodes (whatever the reason says). */
+        private final Set<PendingRun> waitingForNodes = Collections.newSetFromMap(new IdentityHashMap<>());
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
+        /** Step 3b's planner, made when a first gang needs it. */
+        private MovePlanner mover;
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** The cycle's borrowers as victim candidates, built when a first run needs them. */
         private VictimIndex borrowers;
@@ -174,7 +180,7 @@ public final class Scheduler {
                 }
                 Integer whole = wholeGangs.get(run);
                 Decision.Wait waiting = waits.get(run);
-                if (whole != null && waiting != null && waiting.reason() == WaitReason.WaitingForResources) {
+                if (whole != null && waiting != null && waitingForNodes.contains(run)) {
                     // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
                     // borrower) may not break the whole nodes it needs.
                     cluster.wholeReserve += whole;
@@ -455,7 +461,8 @@ public final class Scheduler {
                 // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
                 boolean wholeNodes = anyMovable && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape) ? planMoves(run, model) : null;
+                MovePlanner.MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
+                        ? mover().planMoves(run, model, movesLeft) : null;
                 if (plan == null && wholeNodes) {
                     noMovePlan.add(shape);
                 }
@@ -473,6 +480,17 @@ public final class Scheduler {
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
+                waitingForNodes.add(run);
+                // Its quota has room for it only if the runs before it that wait for nodes leave it some: each is told
+                // the room is its own, as far as the guarantee goes, in queue order (the wait reason only: what
+                // is admitted does not change).
+                Resources before = promised.getOrDefault(run.quota(), Resources.NONE);
+                if (!book.fitsGuarantee(run.quota(), before.plus(request))) {
+                    wait(run, WaitReason.WaitingForQuota, "its quota's guarantee is in use (" + book.freeGuarantee(run.quota())
+                            + " left) or promised to runs before it that wait for nodes (" + before + ")");
+                    return;
+                }
+                promised.put(run.quota(), before.plus(request));
                 wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
@@ -670,48 +688,18 @@ public final class Scheduler {
 
         /** The node where the fewest victims (ties: the earliest in victim order) would make room for the request. */
         private WorkingNode cheapestNode(Resources request, Set<String> model, VictimIndex index, Set<ActiveRun> gone) {
-            Map<String, List<ActiveRun>> byNode = index.byNode();
-            WorkingNode best = null;
-            int bestCount = Integer.MAX_VALUE;
-            long bestRanks = Long.MAX_VALUE;
-            for (String name : index.nodes()) {
-                WorkingNode node = cluster.node(name);
-                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)) {
-                    continue;
+            ClearingSearch.VictimCost cost = new ClearingSearch.VictimCost() {
+                @Override
+                public int cost(ActiveRun victim) {
+                    return 1;
                 }
-                long cpu = node.freeMilliCpu;
-                long memory = node.freeMemory;
-                long gpus = node.freeGpuCount();
-                int count = 0;
-                long ranks = 0;
-                for (ActiveRun victim : byNode.get(name)) {
-                    if (cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu()) {
-                        break;
-                    }
-                    if (gone.contains(victim) || !reclaimable.contains(victim)) {
-                        continue;
-                    }
-                    for (Allocation allocation : victim.allocations()) {
-                        if (allocation.node().equals(name)) {
-                            cpu += allocation.resources().milliCpu();
-                            memory += allocation.resources().memoryBytes();
-                            gpus += allocation.gpus().size();
-                        }
-                    }
-                    count++;
-                    ranks += index.rank().get(victim);
-                    if (count > bestCount) {
-                        break;
-                    }
+
+                @Override
+                public long tieBreak(ActiveRun victim) {
+                    return index.rank().get(victim);
                 }
-                boolean fits = cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu();
-                if (fits && (count < bestCount || (count == bestCount && ranks < bestRanks))) {
-                    best = node;
-                    bestCount = count;
-                    bestRanks = ranks;
-                }
-            }
-            return best;
+            };
+            return ClearingSearch.cheapest(cluster, request, model, index.nodes(), index.byNode(), gone, reclaimable, cost, Integer.MAX_VALUE, Set.of(), null);
         }
 
         private boolean fitsTentatively(PendingRun run, Set<String> model) {
@@ -725,187 +713,13 @@ public final class Scheduler {
 
         // --- step 3b: defragmentation ---
 
-        /** What stops for a gang that only fragmentation blocks: borrowers reclaimed, and guaranteed runs moved. */
-        private record MovePlan(List<ActiveRun> reclaimed, List<ActiveRun> moved) {
-        }
-
-        /** The nodes (by name) and the runs that might leave each: borrowers first, then movable guaranteed runs. */
-        private Map<String, List<ActiveRun>> removable;
-
-        /**
-         * A guaranteed run that may be moved: its quota allows it, it has a checkpoint to resume from, it was not moved
-         * within the cooldown, and it is one instance smaller than its node (moving it can clear a node).
-         */
-        private boolean movable(ActiveRun run) {
-            QuotaState quota = book.quota(run.quota());
-            if (quota == null || !quota.allowMoves() || run.realTimeResources() != RealTimeResources.InQuota || run.stopping()
-                    || run.lastCheckpointAt() == null || run.allocations().size() != 1) {
-                return false;
+        /** The cycle's move planner, made when a first gang needs it (it indexes the removable runs once). */
+        private MovePlanner mover() {
+            if (mover == null) {
+                mover = new MovePlanner(cluster, book, reclaimable, defragmentation, now,
+                        (quota, request) -> modelsFor(quota, RealTimeResources.InQuota, request));
             }
-            if (run.movedAt() != null && run.movedAt().plus(defragmentation.moveCooldown()).isAfter(now)) {
-                return false;
-            }
-            Allocation allocation = run.allocations().get(0);
-            WorkingNode node = cluster.node(allocation.node());
-            return node != null && allocation.resources().gpu() > 0 && allocation.resources().gpu() < node.capacity.gpu();
-        }
-
-        private Map<String, List<ActiveRun>> removableByNode() {
-            if (removable == null) {
-                List<ActiveRun> reclaims = new ArrayList<>();
-                List<ActiveRun> moves = new ArrayList<>();
-                for (ActiveRun active : reclaimable) {
-                    if (active.realTimeResources() == RealTimeResources.NotInQuota) {
-                        reclaims.add(active);
-                    } else if (movable(active)) {
-                        moves.add(active);
-                    }
-                }
-                reclaims.sort(VICTIM_ORDER);
-                moves.sort(VICTIM_ORDER);
-                removable = new TreeMap<>(); // ties go by name, never by hash order
-                for (List<ActiveRun> group : List.of(reclaims, moves)) {
-                    for (ActiveRun active : group) {
-                        for (Allocation allocation : active.allocations()) {
-                            List<ActiveRun> onNode = removable.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
-                            if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != active) {
-                                onNode.add(active);
-                            }
-                        }
-                    }
-                }
-            }
-            return removable;
-        }
-
-        /**
-         * For a guaranteed run that fits its guarantee but no set of borrowers makes room for: instance by instance
-         * (largest first), the node that the fewest moves (then reclaims, then by name) clear enough; then every moved
-         * run must fit somewhere else (not where the gang goes). All of it is tried on the working copy and undone.
-         * Returns {@code null} when no plan within the cycle's move budget works.
-         */
-        private MovePlan planMoves(PendingRun run, Set<String> model) {
-            Map<String, List<ActiveRun>> byNode = removableByNode();
-            if (byNode.isEmpty()) {
-                return null;
-            }
-            Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-            List<ActiveRun> order = new ArrayList<>();
-            List<ActiveRun> reclaimed = new ArrayList<>();
-            List<ActiveRun> moved = new ArrayList<>();
-            List<Allocation> taken = new ArrayList<>();
-            boolean ok = true;
-            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
-                WorkingNode node = cluster.bestFit(instance.resources(), model);
-                if (node == null) {
-                    List<ActiveRun> clearing = new ArrayList<>();
-                    node = cheapestToClear(instance.resources(), model, byNode, gone, movesLeft - moved.size(), clearing, Set.of());
-                    if (node == null) {
-                        ok = false;
-                        break;
-                    }
-                    for (ActiveRun leaving : clearing) {
-                        gone.add(leaving);
-                        order.add(leaving);
-                        leaving.allocations().forEach(cluster::release);
-                        (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
-                    }
-                }
-                taken.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
-            }
-            Set<String> gangNodes = new HashSet<>();
-            taken.forEach(a -> gangNodes.add(a.node()));
-            for (int i = 0; ok && i < moved.size(); i++) {
-                Allocation from = moved.get(i).allocations().get(0);
-                Set<String> models = modelsFor(moved.get(i).quota(), RealTimeResources.InQuota, from.resources());
-                WorkingNode to = cluster.bestFit(from.resources(), models, moved.get(i).quota());
-                if (to == null) {
-                    // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
-                    // reclaims them once it is queued again. They stay until then (not chosen here).
-                    List<ActiveRun> clearing = new ArrayList<>();
-                    to = cheapestToClear(from.resources(), models, byNode, gone, 0, clearing, gangNodes);
-                    for (ActiveRun leaving : clearing) {
-                        gone.add(leaving);
-                        order.add(leaving);
-                        leaving.allocations().forEach(cluster::release);
-                    }
-                }
-                if (to == null) {
-                    ok = false;
-                } else {
-                    taken.add(new Allocation(from.rank(), to.name, from.resources(), cluster.take(to, from.resources())));
-                }
-            }
-            for (int i = taken.size() - 1; i >= 0; i--) {
-                cluster.release(taken.get(i));
-            }
-            for (int i = order.size() - 1; i >= 0; i--) {
-                order.get(i).allocations().forEach(cluster::hold);
-            }
-            if (!ok || moved.isEmpty()) {
-                return null; // without moves the reclaim alone was tried already
-            }
-            reclaimed.sort(VICTIM_ORDER);
-            moved.sort(VICTIM_ORDER);
-            return new MovePlan(reclaimed, moved);
-        }
-
-        /**
-         * The node that the fewest moves, then the fewest reclaims (ties: by name), clear enough for the request, at
-         * most {@code budget} moves, not one of {@code excluded}; the runs that must leave it are added to {@code clearing}.
-         */
-        private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
-                List<ActiveRun> clearing, Set<String> excluded) {
-            WorkingNode best = null;
-            int bestMoves = Integer.MAX_VALUE;
-            int bestReclaims = Integer.MAX_VALUE;
-            List<ActiveRun> bestRuns = List.of();
-            for (var entry : byNode.entrySet()) {
-                WorkingNode node = cluster.node(entry.getKey());
-                if (node == null || !node.schedulable || !WorkingCluster.allowed(node.model, request, model) || !node.couldEverFit(request)
-                        || excluded.contains(node.name)) {
-                    continue;
-                }
-                long cpu = node.freeMilliCpu;
-                long memory = node.freeMemory;
-                long gpus = node.freeGpuCount();
-                int moves = 0;
-                int reclaims = 0;
-                List<ActiveRun> runs = new ArrayList<>();
-                for (ActiveRun leaving : entry.getValue()) {
-                    if (cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu()) {
-                        break;
-                    }
-                    if (gone.contains(leaving) || !reclaimable.contains(leaving)) {
-                        continue;
-                    }
-                    for (Allocation allocation : leaving.allocations()) {
-                        if (allocation.node().equals(entry.getKey())) {
-                            cpu += allocation.resources().milliCpu();
-                            memory += allocation.resources().memoryBytes();
-                            gpus += allocation.gpus().size();
-                        }
-                    }
-                    if (leaving.realTimeResources() == RealTimeResources.NotInQuota) {
-                        reclaims++;
-                    } else {
-                        moves++;
-                    }
-                    runs.add(leaving);
-                    if (moves > budget || moves > bestMoves) {
-                        break;
-                    }
-                }
-                boolean fits = cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu();
-                if (fits && moves <= budget && (moves < bestMoves || (moves == bestMoves && reclaims < bestReclaims))) {
-                    best = node;
-                    bestMoves = moves;
-                    bestReclaims = reclaims;
-                    bestRuns = runs;
-                }
-            }
-            clearing.addAll(bestRuns);
-            return best;
+            return mover;
         }
 
         /** Only a victim holding something on a node the run may use can help it. */

@@ -125,10 +125,11 @@ final class ShownQueue {
 
     /**
      * Of the jobs this cycle left out, those whose guarantee wait starts: they fit their quota's guarantee but no free
-     * GPUs, and the core would have said they wait for resources if the guarantee still fits them after what it
-     * admitted before them (in queue order, {@code admittedInQuota}) took. Only jobs not marked yet are looked at.
+     * GPUs, and the core would have said they wait for resources if the guarantee still fits them after what it gave
+     * the jobs before them (in queue order, {@code givenGuarantee}: admitted on it, or told they wait for nodes and it
+     * is theirs) took. Only jobs not marked yet are looked at.
      */
-    List<SimJob> leftOutEntitled(List<SimJob> admittedInQuota) {
+    List<SimJob> leftOutEntitled(List<SimJob> givenGuarantee) {
         List<SimJob> marked = new ArrayList<>();
         if (!leftOutEntitled) {
             return marked;
@@ -138,7 +139,7 @@ final class ShownQueue {
                 return;
             }
             long free = freeGuaranteeAtStart[job.tenant];
-            for (SimJob admitted : admittedInQuota) {
+            for (SimJob admitted : givenGuarantee) {
                 if (limits.quotaOfTenant()[admitted.tenant] == limits.quotaOfTenant()[job.tenant] && Scheduler.QUEUE_ORDER.compare(admitted.pending, job.pending) < 0) {
                     free -= admitted.gpus();
                 }

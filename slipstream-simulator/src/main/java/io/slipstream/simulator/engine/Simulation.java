@@ -388,13 +388,16 @@ public final class Simulation {
         if (!shownQueue.leftOutSome()) {
             return;
         }
-        List<SimJob> admittedInQuota = new ArrayList<>();
+        // What the core gave of each quota's guarantee before a job: what it admitted on it, and what it told the runs
+        // that wait for nodes is theirs.
+        List<SimJob> givenGuarantee = new ArrayList<>();
         for (Decision decision : decisions) {
-            if (decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota) {
-                admittedInQuota.add(byId.get(admit.runId()));
+            if ((decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota)
+                    || (decision instanceof Decision.Wait wait && wait.reason() == WaitReason.WaitingForResources)) {
+                givenGuarantee.add(byId.get(decision.runId()));
             }
         }
-        shownQueue.leftOutEntitled(admittedInQuota).forEach(job -> entitled(job, changedAt));
+        shownQueue.leftOutEntitled(givenGuarantee).forEach(job -> entitled(job, changedAt));
     }
 
     /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */

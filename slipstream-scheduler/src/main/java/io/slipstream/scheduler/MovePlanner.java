@@ -1,0 +1,190 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.spec.Resources;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Step 3b of a cycle, defragmentation: for a guaranteed whole-node gang that fits its guarantee but no set of
+ * borrowers makes room for, which borrowers to reclaim and which checkpointing guaranteed runs to move (see
+ * {@link Defragmentation}). It plans on the cycle's working cluster and undoes what it tried; the cycle applies a plan
+ * (preempts, holds) and keeps the move budget. One per cycle: the removable runs are indexed once, when first needed.
+ */
+final class MovePlanner {
+    /** The GPU models a guaranteed run of a quota may use for a request ({@code null}: any), as the cycle stands now. */
+    interface GuaranteedModels {
+        Set<String> of(QuotaId quota, Resources request);
+    }
+
+    /** What stops for a gang that only fragmentation blocks: borrowers reclaimed, and guaranteed runs moved. */
+    record MovePlan(List<ActiveRun> reclaimed, List<ActiveRun> moved) {
+    }
+
+    /** Moves cost one each, against the budget; reclaims cost nothing but break ties (fewer first). */
+    private static final ClearingSearch.VictimCost MOVES_THEN_RECLAIMS = new ClearingSearch.VictimCost() {
+        @Override
+        public int cost(ActiveRun victim) {
+            return victim.realTimeResources() == RealTimeResources.NotInQuota ? 0 : 1;
+        }
+
+        @Override
+        public long tieBreak(ActiveRun victim) {
+            return victim.realTimeResources() == RealTimeResources.NotInQuota ? 1 : 0;
+        }
+    };
+
+    private final WorkingCluster cluster;
+    private final QuotaBook book;
+    /** The cycle's runs that may still be preempted (live: the cycle removes those it preempts). */
+    private final CycleRuns reclaimable;
+    private final Defragmentation defragmentation;
+    private final Instant now;
+    private final GuaranteedModels models;
+    /** The nodes (by name) and the runs that might leave each: borrowers first, then movable guaranteed runs. */
+    private Map<String, List<ActiveRun>> removable;
+
+    MovePlanner(WorkingCluster cluster, QuotaBook book, CycleRuns reclaimable, Defragmentation defragmentation, Instant now, GuaranteedModels models) {
+        this.cluster = cluster;
+        this.book = book;
+        this.reclaimable = reclaimable;
+        this.defragmentation = defragmentation;
+        this.now = now;
+        this.models = models;
+    }
+
+    /**
+     * A guaranteed run that may be moved: its quota allows it, it has a checkpoint to resume from, it was not moved
+     * within the cooldown, and it is one instance smaller than its node (moving it can clear a node).
+     */
+    boolean movable(ActiveRun run) {
+        QuotaState quota = book.quota(run.quota());
+        if (quota == null || !quota.allowMoves() || run.realTimeResources() != RealTimeResources.InQuota || run.stopping()
+                || run.lastCheckpointAt() == null || run.allocations().size() != 1) {
+            return false;
+        }
+        if (run.movedAt() != null && run.movedAt().plus(defragmentation.moveCooldown()).isAfter(now)) {
+            return false;
+        }
+        Allocation allocation = run.allocations().get(0);
+        WorkingNode node = cluster.node(allocation.node());
+        return node != null && allocation.resources().gpu() > 0 && allocation.resources().gpu() < node.capacity.gpu();
+    }
+
+    private Map<String, List<ActiveRun>> removableByNode() {
+        if (removable == null) {
+            List<ActiveRun> reclaims = new ArrayList<>();
+            List<ActiveRun> moves = new ArrayList<>();
+            for (ActiveRun active : reclaimable) {
+                if (active.realTimeResources() == RealTimeResources.NotInQuota) {
+                    reclaims.add(active);
+                } else if (movable(active)) {
+                    moves.add(active);
+                }
+            }
+            reclaims.sort(Scheduler.VICTIM_ORDER);
+            moves.sort(Scheduler.VICTIM_ORDER);
+            removable = new TreeMap<>(); // ties go by name, never by hash order
+            for (List<ActiveRun> group : List.of(reclaims, moves)) {
+                for (ActiveRun active : group) {
+                    for (Allocation allocation : active.allocations()) {
+                        List<ActiveRun> onNode = removable.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
+                        if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != active) {
+                            onNode.add(active);
+                        }
+                    }
+                }
+            }
+        }
+        return removable;
+    }
+
+    /**
+     * For a guaranteed run that fits its guarantee but no set of borrowers makes room for: instance by instance
+     * (largest first), the node that the fewest moves (then reclaims, then by name) clear enough; then every moved
+     * run must fit somewhere else (not where the gang goes). All of it is tried on the working copy and undone.
+     * Returns {@code null} when no plan within {@code budget} moves works.
+     */
+    MovePlan planMoves(PendingRun run, Set<String> model, int budget) {
+        Map<String, List<ActiveRun>> byNode = removableByNode();
+        if (byNode.isEmpty()) {
+            return null;
+        }
+        Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<ActiveRun> order = new ArrayList<>();
+        List<ActiveRun> reclaimed = new ArrayList<>();
+        List<ActiveRun> moved = new ArrayList<>();
+        List<Allocation> taken = new ArrayList<>();
+        boolean ok = true;
+        for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
+            WorkingNode node = cluster.bestFit(instance.resources(), model);
+            if (node == null) {
+                List<ActiveRun> clearing = new ArrayList<>();
+                node = cheapestToClear(instance.resources(), model, byNode, gone, budget - moved.size(), clearing, Set.of());
+                if (node == null) {
+                    ok = false;
+                    break;
+                }
+                for (ActiveRun leaving : clearing) {
+                    gone.add(leaving);
+                    order.add(leaving);
+                    leaving.allocations().forEach(cluster::release);
+                    (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
+                }
+            }
+            taken.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
+        }
+        Set<String> gangNodes = new HashSet<>();
+        taken.forEach(a -> gangNodes.add(a.node()));
+        for (int i = 0; ok && i < moved.size(); i++) {
+            Allocation from = moved.get(i).allocations().get(0);
+            Set<String> allowed = models.of(moved.get(i).quota(), from.resources());
+            WorkingNode to = cluster.bestFit(from.resources(), allowed, moved.get(i).quota());
+            if (to == null) {
+                // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
+                // reclaims them once it is queued again. They stay until then (not chosen here).
+                List<ActiveRun> clearing = new ArrayList<>();
+                to = cheapestToClear(from.resources(), allowed, byNode, gone, 0, clearing, gangNodes);
+                for (ActiveRun leaving : clearing) {
+                    gone.add(leaving);
+                    order.add(leaving);
+                    leaving.allocations().forEach(cluster::release);
+                }
+            }
+            if (to == null) {
+                ok = false;
+            } else {
+                taken.add(new Allocation(from.rank(), to.name, from.resources(), cluster.take(to, from.resources())));
+            }
+        }
+        for (int i = taken.size() - 1; i >= 0; i--) {
+            cluster.release(taken.get(i));
+        }
+        for (int i = order.size() - 1; i >= 0; i--) {
+            order.get(i).allocations().forEach(cluster::hold);
+        }
+        if (!ok || moved.isEmpty()) {
+            return null; // without moves the reclaim alone was tried already
+        }
+        reclaimed.sort(Scheduler.VICTIM_ORDER);
+        moved.sort(Scheduler.VICTIM_ORDER);
+        return new MovePlan(reclaimed, moved);
+    }
+
+    /**
+     * The node that the fewest moves, then the fewest reclaims (ties: by name), clear enough for the request, at
+     * most {@code budget} moves, not one of {@code excluded}; the runs that must leave it are added to {@code clearing}.
+     */
+    private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
+            List<ActiveRun> clearing, Set<String> excluded) {
+        return ClearingSearch.cheapest(cluster, request, model, byNode.keySet(), byNode, gone, reclaimable, MOVES_THEN_RECLAIMS, budget, excluded, clearing);
+    }
+}
