@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 
 /**
@@ -87,8 +88,30 @@ public final class ClusterState {
 
     /** A run changed (it was promoted, it is stopping, it saved a checkpoint, it was moved): the same id, the new view. */
     public void update(ActiveRun run) {
+        ActiveRun before = runs.get(run.id());
+        if (before != null && holdsTheSame(before, run)) {
+            // Only what orders victims or tells movable runs changed (a checkpoint, a move): the same capacity and charges.
+            runs.put(run.id(), run);
+            if (run.stopping()) {
+                if (run.reclaimFor() != null) {
+                    stoppingFor.get(run.reclaimFor()).put(run.id(), run);
+                }
+            } else {
+                reclaimable.put(run.id(), run);
+                if (run.realTimeResources() == RealTimeResources.NotInQuota) {
+                    borrowers.put(run.id(), run);
+                }
+            }
+            return;
+        }
         remove(run.id());
         add(run);
+    }
+
+    /** Whether two views of a run hold and are charged the same: the same allocations, quota, standing and stop. */
+    private static boolean holdsTheSame(ActiveRun a, ActiveRun b) {
+        return a.allocations().equals(b.allocations()) && Objects.equals(a.quota(), b.quota()) && a.realTimeResources() == b.realTimeResources()
+                && a.stopping() == b.stopping() && Objects.equals(a.reclaimFor(), b.reclaimFor());
     }
 
     /** The run of that id as last added ({@code null}: none). */

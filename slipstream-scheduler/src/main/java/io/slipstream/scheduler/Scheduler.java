@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -754,8 +755,9 @@ public final class Scheduler {
                 return;
             }
             Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
-            if (!cluster.couldEverFit(largest(run), model)) {
-                wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
+            Resources largest = largest(run);
+            if (!cluster.couldEverFit(largest, model)) {
+                wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
                 return;
             }
             String pool = book.poolOf(run.quota());
@@ -829,10 +831,20 @@ public final class Scheduler {
             return sum;
         }
 
+        /** The instance asking for the most GPUs, then cpu, then memory (the first of equals). */
         private static Resources largest(PendingRun run) {
-            return run.instances().stream().map(InstanceRequest::resources)
-                    .max(Comparator.comparingInt(Resources::gpu).thenComparingLong(Resources::milliCpu).thenComparingLong(Resources::memoryBytes))
-                    .orElseThrow();
+            Resources largest = null;
+            for (InstanceRequest instance : run.instances()) {
+                Resources r = instance.resources();
+                if (largest == null || r.gpu() > largest.gpu() || (r.gpu() == largest.gpu() && (r.milliCpu() > largest.milliCpu()
+                        || (r.milliCpu() == largest.milliCpu() && r.memoryBytes() > largest.memoryBytes())))) {
+                    largest = r;
+                }
+            }
+            if (largest == null) {
+                throw new NoSuchElementException("run " + run.id() + " has no instances");
+            }
+            return largest;
         }
     }
 

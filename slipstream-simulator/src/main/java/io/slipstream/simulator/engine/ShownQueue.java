@@ -1,11 +1,16 @@
 package io.slipstream.simulator.engine;
 
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.WaitReason;
+import io.slipstream.scheduler.CycleResult;
+import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.PendingRun;
 import io.slipstream.scheduler.Scheduler;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.IdentityHashMap;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -32,11 +37,20 @@ final class ShownQueue {
     private final Set<SimJob> reclaiming;
     private final Holdings holdings;
     private final Limits limits;
-    /** This cycle's jobs shown to the core; whether some that fit their guarantee were left out; the free guarantees it started from. */
-    private final Set<SimJob> shown = Collections.newSetFromMap(new IdentityHashMap<>());
+    /**
+     * This cycle's number (a job shown this cycle has it as {@code SimJob.shownInCycle}: no set to fill and clear each
+     * cycle), its shown jobs in the order of the runs shown; whether some that fit their guarantee were left out; the
+     * free guarantees it started from.
+     */
+    private long cycle;
+    private final List<SimJob> shownJobs = new ArrayList<>();
     private boolean leftOutEntitled;
     private long[] freeGuaranteeAtStart;
     private final long[] noBorrowing;
+    /** This cycle's jobs shown only for their quota's guarantee, the ids of those kept in the cut, and the cut. */
+    private final List<SimJob> onlyForTheGuarantee = new ArrayList<>();
+    private final Set<RunId> kept = new HashSet<>();
+    private List<PendingRun> cut;
 
     ShownQueue(AdmissibleQueue queued, AdmissibleQueue notYetEntitled, Set<SimJob> reclaiming, Holdings holdings, Limits limits) {
         this.queued = queued;
@@ -56,10 +70,13 @@ final class ShownQueue {
     List<PendingRun> forCycle() {
         Holdings.CycleStart start = holdings.cycleStart();
         List<PendingRun> pending = new ArrayList<>();
-        shown.clear();
+        cycle++;
+        shownJobs.clear();
         Consumer<SimJob> show = job -> {
-            if (shown.add(job)) {
+            if (job.shownInCycle != cycle) {
+                job.shownInCycle = cycle;
                 pending.add(job.pending);
+                shownJobs.add(job);
             }
         };
         reclaiming.forEach(show);
@@ -74,6 +91,10 @@ final class ShownQueue {
             boolean couldPlaceOrReclaim = placeable || start.borrowers() || !reclaiming.isEmpty() || limits.hasMax()[job.tenant]
                     || job.trace.gpus() >= limits.largestNodeGpus() || limits.movesAllowed();
             if (couldBorrow || (couldUseGuarantee && couldPlaceOrReclaim) || limits.preemptsWithinQuota()[job.tenant]) {
+                if (!couldBorrow && !limits.preemptsWithinQuota()[job.tenant] && !limits.hasMax()[job.tenant] && job.trace.gpus() < limits.largestNodeGpus()
+                        && !reclaiming.contains(job) && job.shownInCycle != cycle) {
+                    onlyForTheGuarantee.add(job);
+                }
                 show.accept(job);
             }
         });
@@ -84,6 +105,7 @@ final class ShownQueue {
             }
         }
         freeGuaranteeAtStart = start.freeGuarantee();
+        cutGuaranteeCandidates(pending, start.freeGuarantee());
         if (!pending.isEmpty()) {
             return pending;
         }
@@ -118,6 +140,68 @@ final class ShownQueue {
         });
     }
 
+    /**
+     * The jobs shown only because they fit their quota's free guarantee (no borrowing, not whole-node gangs) are often
+     * hundreds a cycle, of which the guarantee takes a few: of each quota's, in queue order, those past what the
+     * guarantee would hold if every one before them started are left out of {@link #cut}. If every one kept in did take
+     * its share of the guarantee ({@link #cutHeld}), the core's decisions are those of the whole set: each one left out
+     * would have found its quota's guarantee too small, and waited, changing nothing else. If not, the cycle is decided
+     * again with the whole set.
+     */
+    private void cutGuaranteeCandidates(List<PendingRun> pending, long[] freeGuarantee) {
+        cut = null;
+        kept.clear();
+        if (onlyForTheGuarantee.isEmpty()) {
+            return;
+        }
+        onlyForTheGuarantee.sort(Comparator.comparingInt((SimJob job) -> limits.quotaOfTenant()[job.tenant])
+                .thenComparing(job -> job.pending, Scheduler.QUEUE_ORDER));
+        int left = 0;
+        int quota = -1;
+        long budget = 0;
+        for (SimJob job : onlyForTheGuarantee) {
+            if (limits.quotaOfTenant()[job.tenant] != quota) {
+                quota = limits.quotaOfTenant()[job.tenant];
+                budget = freeGuarantee[job.tenant];
+            }
+            if (job.gpus() <= budget) {
+                budget -= job.gpus();
+                kept.add(job.id());
+            } else {
+                job.cutInCycle = cycle;
+                left++;
+            }
+        }
+        onlyForTheGuarantee.clear();
+        if (left == 0) {
+            kept.clear();
+            return;
+        }
+        cut = new ArrayList<>(pending.size() - left);
+        for (SimJob job : shownJobs) {
+            if (job.cutInCycle != cycle) {
+                cut.add(job.pending);
+            }
+        }
+    }
+
+    /** This cycle's shown jobs less those the guarantee could not hold ({@code null}: none left out). */
+    List<PendingRun> cut() {
+        return cut;
+    }
+
+    /** Whether every job kept in the cut took its share of its quota's guarantee: started on it, or holds it while borrowers stop. */
+    boolean cutHeld(CycleResult result) {
+        Set<RunId> took = new HashSet<>();
+        for (Decision decision : result.decisions()) {
+            if ((decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota)
+                    || (decision instanceof Decision.Wait wait && wait.reason() == WaitReason.WaitingForReclaim)) {
+                took.add(decision.runId());
+            }
+        }
+        return took.containsAll(kept);
+    }
+
     /** Whether this cycle left out jobs that fit their quota's guarantee but no free GPUs (see {@link #leftOutEntitled}). */
     boolean leftOutSome() {
         return leftOutEntitled;
@@ -135,7 +219,7 @@ final class ShownQueue {
             return marked;
         }
         notYetEntitled.forEachAdmissible(freeGuaranteeAtStart, noBorrowing, new boolean[limits.quotaOfTenant().length], job -> {
-            if (shown.contains(job) || job.trace.gpus() > limits.largestNodeGpus() || job.gpus() > limits.clusterGpus()) {
+            if (job.shownInCycle == cycle || job.trace.gpus() > limits.largestNodeGpus() || job.gpus() > limits.clusterGpus()) {
                 return;
             }
             long free = freeGuaranteeAtStart[job.tenant];

@@ -35,6 +35,9 @@ final class SimJob {
     long attemptStart;
     boolean inQuota;
     List<Allocation> allocations = List.of();
+    /** The last cycle that showed it to the core, and the last that left it out of the guarantee cut (see {@code ShownQueue}). */
+    long shownInCycle = -1;
+    long cutInCycle = -1;
     /** What the core was last shown of it while active (reused while unchanged). */
     ActiveRun active;
 

@@ -351,7 +351,12 @@ public final class Simulation {
             return;
         }
         long start = System.nanoTime();
-        CycleResult result = scheduler.schedule(holdings.state(), pending, EPOCH.plusMillis(now));
+        // Most cycles are decided on the cut; the few where it did not hold are decided again on every shown job.
+        List<PendingRun> cut = admissibleOnly ? shownQueue.cut() : null;
+        CycleResult result = scheduler.schedule(holdings.state(), cut != null ? cut : pending, EPOCH.plusMillis(now));
+        if (cut != null && !shownQueue.cutHeld(result)) {
+            result = scheduler.schedule(holdings.state(), pending, EPOCH.plusMillis(now));
+        }
         schedulerNanos += System.nanoTime() - start;
         cycles++;
         for (Decision decision : result.decisions()) {
