@@ -1,7 +1,6 @@
 package io.slipstream.simulator.engine;
 
 import io.slipstream.api.spec.IdleMode;
-import io.slipstream.scheduler.Scheduler;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -28,13 +27,13 @@ final class AdmissibleQueue {
 
     /** [tenant][idle mode] -> total GPUs -> jobs, in arrival order. */
     private final List<List<TreeMap<Integer, Set<SimJob>>>> bySize = new ArrayList<>();
-    /** [tenant] -> jobs in the core's queue order. */
+    /** [tenant] -> jobs in the core's queue order (by their rank in it, see {@code SimJob.queueRank}). */
     private final List<TreeSet<SimJob>> inQueueOrder = new ArrayList<>();
     private int size;
 
     AdmissibleQueue(int tenants) {
         for (int t = 0; t < tenants; t++) {
-            inQueueOrder.add(new TreeSet<>(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER)));
+            inQueueOrder.add(new TreeSet<>(Comparator.comparingInt((SimJob job) -> job.queueRank)));
             List<TreeMap<Integer, Set<SimJob>>> modes = new ArrayList<>(MODES.length);
             for (int m = 0; m < MODES.length; m++) {
                 modes.add(new TreeMap<>());

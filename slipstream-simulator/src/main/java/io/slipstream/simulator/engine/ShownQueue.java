@@ -6,7 +6,6 @@ import io.slipstream.api.run.WaitReason;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.PendingRun;
-import io.slipstream.scheduler.Scheduler;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -154,8 +153,7 @@ final class ShownQueue {
         if (onlyForTheGuarantee.isEmpty()) {
             return;
         }
-        onlyForTheGuarantee.sort(Comparator.comparingInt((SimJob job) -> limits.quotaOfTenant()[job.tenant])
-                .thenComparing(job -> job.pending, Scheduler.QUEUE_ORDER));
+        onlyForTheGuarantee.sort(Comparator.comparingInt((SimJob job) -> limits.quotaOfTenant()[job.tenant]).thenComparingInt(job -> job.queueRank));
         int left = 0;
         int quota = -1;
         long budget = 0;
@@ -224,7 +222,7 @@ final class ShownQueue {
             }
             long free = freeGuaranteeAtStart[job.tenant];
             for (SimJob admitted : givenGuarantee) {
-                if (limits.quotaOfTenant()[admitted.tenant] == limits.quotaOfTenant()[job.tenant] && Scheduler.QUEUE_ORDER.compare(admitted.pending, job.pending) < 0) {
+                if (limits.quotaOfTenant()[admitted.tenant] == limits.quotaOfTenant()[job.tenant] && admitted.queueRank < job.queueRank) {
                     free -= admitted.gpus();
                 }
             }

@@ -35,6 +35,8 @@ final class SimJob {
     long attemptStart;
     boolean inQuota;
     List<Allocation> allocations = List.of();
+    /** Its place in the core's queue order among all jobs (the order never changes: priority, submission, id). */
+    int queueRank;
     /** The last cycle that showed it to the core, and the last that left it out of the guarantee cut (see {@code ShownQueue}). */
     long shownInCycle = -1;
     long cutInCycle = -1;

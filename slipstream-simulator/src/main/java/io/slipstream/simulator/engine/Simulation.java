@@ -168,6 +168,11 @@ public final class Simulation {
             jobs.add(simJob);
             byId.put(id, simJob);
         }
+        List<SimJob> inQueueOrder = new ArrayList<>(jobs);
+        inQueueOrder.sort(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER));
+        for (int i = 0; i < inQueueOrder.size(); i++) {
+            inQueueOrder.get(i).queueRank = i;
+        }
         long[] quotaGpus = new long[tenantNames.size()];
         Map<QuotaId, QuotaState> quotas = new HashMap<>();
         policy.quotas().forEach(q -> quotas.put(q.id(), q));
