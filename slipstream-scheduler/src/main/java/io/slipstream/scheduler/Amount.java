@@ -28,7 +28,7 @@ final class Amount {
     }
 
     /** Saturates instead of wrapping: overcommitted guarantees may add up to more than a long holds. */
-    private static long plus(long a, long b) {
+    static long plus(long a, long b) {
         long sum = a + b;
         if (((a ^ sum) & (b ^ sum)) < 0) {
             return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;

@@ -174,24 +174,40 @@ final class QuotaBook {
      * together.
      */
     boolean idleAvailable(String pool, Resources request) {
-        Amount own = lendable.getOrDefault(pool, new Amount());
-        Amount limit = own.copy();
-        limit.add(unguaranteed, 1);
-        Amount mine = borrowed.getOrDefault(pool, new Amount());
-        if (!mine.fitsWithin(request, limit)) {
+        // The arithmetic of Amount (saturating sums, plain comparisons) on longs: this runs for every borrower of a
+        // cycle, and allocating a few amounts each time was most of its cost.
+        Amount own = lendable.get(pool);
+        Amount mine = borrowed.get(pool);
+        long ownCpu = own == null ? 0 : own.milliCpu;
+        long ownMemory = own == null ? 0 : own.memory;
+        long ownGpu = own == null ? 0 : own.gpu;
+        long mineCpu = mine == null ? 0 : mine.milliCpu;
+        long mineMemory = mine == null ? 0 : mine.memory;
+        long mineGpu = mine == null ? 0 : mine.gpu;
+        if (mineCpu + request.milliCpu() > Amount.plus(ownCpu, unguaranteed.milliCpu) || mineMemory + request.memoryBytes() > Amount.plus(ownMemory, unguaranteed.memory)
+                || mineGpu + request.gpu() > Amount.plus(ownGpu, unguaranteed.gpu)) {
             return false;
         }
-        Amount beyond = new Amount();
+        long beyondCpu = 0;
+        long beyondMemory = 0;
+        long beyondGpu = 0;
         for (var entry : borrowed.entrySet()) {
-            Amount over = entry.getValue().copy();
-            if (entry.getKey().equals(pool)) {
-                over.add(request, 1);
+            Amount used = entry.getValue();
+            boolean asking = entry.getKey().equals(pool);
+            long cpu = asking ? Amount.plus(used.milliCpu, request.milliCpu()) : used.milliCpu;
+            long memory = asking ? Amount.plus(used.memory, request.memoryBytes()) : used.memory;
+            long gpu = asking ? Amount.plus(used.gpu, (long) request.gpu()) : used.gpu;
+            Amount lends = lendable.get(entry.getKey());
+            if (lends != null) {
+                cpu = Amount.plus(cpu, -lends.milliCpu);
+                memory = Amount.plus(memory, -lends.memory);
+                gpu = Amount.plus(gpu, -lends.gpu);
             }
-            over.add(lendable.getOrDefault(entry.getKey(), new Amount()), -1);
-            over.clampAtZero();
-            beyond.add(over, 1);
+            beyondCpu = Amount.plus(beyondCpu, Math.max(0, cpu));
+            beyondMemory = Amount.plus(beyondMemory, Math.max(0, memory));
+            beyondGpu = Amount.plus(beyondGpu, Math.max(0, gpu));
         }
-        return beyond.milliCpu <= unguaranteed.milliCpu && beyond.memory <= unguaranteed.memory && beyond.gpu <= unguaranteed.gpu;
+        return beyondCpu <= unguaranteed.milliCpu && beyondMemory <= unguaranteed.memory && beyondGpu <= unguaranteed.gpu;
     }
 
     /**

@@ -355,7 +355,9 @@ public final class Scheduler {
         private void promote() {
             List<ActiveRun> candidates = new ArrayList<>();
             for (ActiveRun run : reclaimable.borrowers()) {
-                if (run.realTimeResources() == RealTimeResources.NotInQuota && run.idleMode().mayUseGuarantee() && book.exists(run.quota())) {
+                // The guarantees only shrink as runs are promoted: one a run does not fit now it will not fit in this pass.
+                if (run.realTimeResources() == RealTimeResources.NotInQuota && run.idleMode().mayUseGuarantee() && book.exists(run.quota())
+                        && book.fitsGuarantee(run.quota(), total(run))) {
                     candidates.add(run);
                 }
             }
