@@ -94,8 +94,6 @@ public final class Simulation {
     private final boolean[] hasMax;
     /** Whether some quota lets the core move its runs to defragment. */
     private final boolean movesAllowed;
-    /** Queued jobs whose guarantee wait has not started (see {@link #markLeftOutEntitled}). */
-    private final AdmissibleQueue notYetEntitled;
     /** What each cycle shows the core of the queue. */
     private final ShownQueue shownQueue;
     private final Map<String, Integer> nodeIndex = new HashMap<>();
@@ -151,7 +149,6 @@ public final class Simulation {
         }
         this.preemptedByTenant = new int[tenantNames.size()];
         this.queued = new AdmissibleQueue(tenantNames.size());
-        this.notYetEntitled = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
         Map<String, QuotaId> quotaIds = new HashMap<>();
         // The policy's own id objects: the core looks a run's quota up many times a cycle, and the same object is
@@ -210,8 +207,8 @@ public final class Simulation {
         boolean lendingOnlyShrinks = !anyOf(hasMax) && !anyOf(preemptsWithinQuota);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
-        this.shownQueue = new ShownQueue(queued, notYetEntitled, reclaiming, holdings,
-                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus, movesAllowed));
+        this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
+                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus));
     }
 
     private static boolean anyOf(boolean[] flags) {
@@ -266,7 +263,6 @@ public final class Simulation {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
         queued.add(job);
-        notYetEntitled.add(job);
         changed();
     }
 
@@ -315,7 +311,6 @@ public final class Simulation {
         job.queuedSince = now;
         job.reclaimFor = null;
         queued.add(job);
-        notYetEntitled.add(job);
         changed();
     }
 
@@ -387,38 +382,15 @@ public final class Simulation {
                 }
             }
         }
-        markLeftOutEntitled(result.decisions(), changedAt);
-    }
-
-    /**
-     * A job left out because it fits its quota's guarantee but no free GPUs waits for resources, as the core would have
-     * said: its guarantee wait starts (see {@link ShownQueue#leftOutEntitled}).
-     */
-    private void markLeftOutEntitled(List<Decision> decisions, long changedAt) {
-        if (!shownQueue.leftOutSome()) {
-            return;
-        }
-        // What the core gave of each quota's guarantee before a job: what it admitted on it, and what it told the runs
-        // that wait for nodes is theirs.
-        List<SimJob> givenGuarantee = new ArrayList<>();
-        for (Decision decision : decisions) {
-            if ((decision instanceof Decision.Admit admit && admit.realTimeResources() == RealTimeResources.InQuota)
-                    || (decision instanceof Decision.Wait wait && wait.reason() == WaitReason.WaitingForResources)) {
-                givenGuarantee.add(byId.get(decision.runId()));
-            }
-        }
-        shownQueue.leftOutEntitled(givenGuarantee).forEach(job -> entitled(job, changedAt));
     }
 
     /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */
     private void entitled(SimJob job, long changedAt) {
         job.entitledAt = Math.max(job.queuedSince, changedAt);
-        notYetEntitled.remove(job);
     }
 
     private void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
-        notYetEntitled.remove(job);
         reclaiming.remove(job);
         job.queuedTotal += now - job.queuedSince;
         if (job.firstStart < 0) {
