@@ -206,7 +206,9 @@ class QuotaApiTest {
             server.awaitRun(carol, id, r -> r.get("state").asString().equals("CANCELLED"));
         }
         assertThat(server.get("/api/v1/workspaces/team-c/quotas/train", carol).json().at("/status/used/gpu").asInt()).isZero();
-        assertThat(server.get("/metrics", admin).text()).contains("slipstream_runs_finished_total{quota=\"team-c/train\",state=\"CANCELLED\"} 4.0");
+        // Counted once the transaction that ended the run commits: a run may read CANCELLED an instant before its count.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> assertThat(server.get("/metrics", admin).text())
+                .contains("slipstream_runs_finished_total{quota=\"team-c/train\",state=\"CANCELLED\"} 4.0"));
     }
 
     @Test
