@@ -826,11 +826,7 @@ public final class Scheduler {
         }
 
         private static Resources total(ActiveRun run) {
-            Resources sum = Resources.NONE;
-            for (Allocation allocation : run.allocations()) {
-                sum = sum.plus(allocation.resources());
-            }
-            return sum;
+            return ClusterState.total(run);
         }
 
         /** The instance asking for the most GPUs, then cpu, then memory (the first of equals). */

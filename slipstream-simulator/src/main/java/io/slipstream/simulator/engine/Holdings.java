@@ -11,7 +11,6 @@ import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.QuotaState;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -220,10 +219,6 @@ final class Holdings {
             }
         }
         return false;
-    }
-
-    Collection<SimJob> jobs() {
-        return holding.values();
     }
 
     // --- the core's view of a job ---

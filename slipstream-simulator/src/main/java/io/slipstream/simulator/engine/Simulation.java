@@ -83,20 +83,8 @@ public final class Simulation {
     private final Set<SimJob> reclaiming = new LinkedHashSet<>();
     /** Whether a cycle is given only the queued jobs it could admit (false: all of them, to test that it makes no difference). */
     private final boolean admissibleOnly;
-    /** Per tenant: its quota's index, the GPUs of its quota's own guarantee (-1: no quota), whether its quota preempts within. */
-    private final int[] quotaOfTenant;
-    private final long[] ownGuaranteeGpus;
-    private final boolean[] preemptsWithinQuota;
-    /** Each node's GPUs, by the node's index, and the most of any node. */
-    private final int[] nodeGpus;
-    private final int largestNodeGpus;
-    /** Per tenant: whether its quota has a max (a guaranteed run over it waits without holding nodes). */
-    private final boolean[] hasMax;
-    /** Whether some quota lets the core move its runs to defragment. */
-    private final boolean movesAllowed;
     /** What each cycle shows the core of the queue. */
     private final ShownQueue shownQueue;
-    private final Map<String, Integer> nodeIndex = new HashMap<>();
     private final Holdings holdings;
     private final PriorityQueue<Event> events = new PriorityQueue<>(Event.ORDER);
     private final Recorder recorder;
@@ -130,12 +118,15 @@ public final class Simulation {
         this.trace = trace;
         this.nodes = cluster.nodes();
         this.clusterGpus = cluster.gpus();
-        this.nodeGpus = new int[nodes.size()];
+        // Per node (by index) its GPUs; per tenant its quota's index, own guarantee (-1: no quota), whether it preempts
+        // within or has a max: what the cycle-start figures and the shown queue are computed from.
+        int[] nodeGpus = new int[nodes.size()];
+        Map<String, Integer> nodeIndex = new HashMap<>();
         for (int i = 0; i < nodes.size(); i++) {
             nodeGpus[i] = nodes.get(i).capacity().gpu();
             nodeIndex.put(nodes.get(i).name(), i);
         }
-        this.largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
+        int largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
         this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT);
         this.seed = seed;
@@ -176,11 +167,11 @@ public final class Simulation {
         Map<QuotaId, Long> childGpus = new HashMap<>();
         policy.quotas().stream().filter(q -> q.parent() != null && quotas.containsKey(q.parent()))
                 .forEach(q -> childGpus.merge(q.parent(), (long) q.min().gpu(), Long::sum));
-        this.quotaOfTenant = new int[tenantNames.size()];
-        this.ownGuaranteeGpus = new long[tenantNames.size()];
-        this.preemptsWithinQuota = new boolean[tenantNames.size()];
-        this.hasMax = new boolean[tenantNames.size()];
-        this.movesAllowed = policy.quotas().stream().anyMatch(QuotaState::allowMoves);
+        int[] quotaOfTenant = new int[tenantNames.size()];
+        long[] ownGuaranteeGpus = new long[tenantNames.size()];
+        boolean[] preemptsWithinQuota = new boolean[tenantNames.size()];
+        boolean[] hasMax = new boolean[tenantNames.size()];
+        boolean movesAllowed = policy.quotas().stream().anyMatch(QuotaState::allowMoves);
         Map<QuotaId, Integer> quotaIndex = new HashMap<>();
         for (int i = 0; i < tenantNames.size(); i++) {
             QuotaId id = Policy.quotaOf(tenantNames.get(i));
