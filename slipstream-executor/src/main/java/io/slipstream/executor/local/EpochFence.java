@@ -16,9 +16,10 @@ import java.util.function.Supplier;
 /**
  * The newest leader epoch of every executor that shares this root (replicas of the control plane on one machine or
  * one shared file system), in a file only the server can write ({@code <root>/.fence}, 0600). {@link #fence} moves it
- * forward; every side effect runs {@link #guarded}: under an exclusive lock on the file, refused if a newer epoch was
- * written since this executor was fenced. So a leader that was paused past its lease, and woke up to find another one
- * leading, launches and kills nothing, even if its store writes had not failed yet.
+ * forward under an exclusive lock on the file; every side effect runs {@link #guarded}: under a shared lock on it,
+ * refused if a newer epoch was written since this executor was fenced. So a leader that was paused past its lease,
+ * and woke up to find another one leading, launches and kills nothing, even if its store writes had not failed yet;
+ * and the side effects of one leader (many launches at once) do not wait for one another.
  */
 final class EpochFence {
     private static final Set<java.nio.file.OpenOption> OPEN = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
@@ -26,11 +27,12 @@ final class EpochFence {
 
     private final Path file;
     /**
-     * A {@link FileLock} is held per process (a second one of the same JVM on the file throws): every executor of
-     * this process over the same root, and all their threads, take turns here first.
+     * A {@link FileLock} is held per process (a second one of the same JVM on the file throws): every executor of this
+     * process over the same root shares one {@link Turns}. Side effects hold its read lock and, while any does, one
+     * shared file lock; a fence holds its write lock, then the file's exclusive lock.
      */
-    private static final java.util.concurrent.ConcurrentHashMap<Path, Object> TURNS = new java.util.concurrent.ConcurrentHashMap<>();
-    private final Object turns;
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Turns> TURNS = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Turns turns;
     /** The epoch this executor acts for; 0 until it is fenced (then it acts only while no one fenced). */
     private volatile long epoch;
 
@@ -49,13 +51,15 @@ final class EpochFence {
 
     EpochFence(Path root, java.time.Duration lockWait) {
         this.file = root.resolve(".fence").toAbsolutePath().normalize();
-        this.turns = TURNS.computeIfAbsent(file, f -> new Object());
+        this.turns = TURNS.computeIfAbsent(file, f -> new Turns());
         this.lockWait = lockWait;
     }
 
     /** Acts for {@code newEpoch} from now on; refused if a newer one fenced already. */
     void fence(long newEpoch) {
-        locked(channel -> {
+        java.util.concurrent.locks.Lock alone = turns.rw.writeLock();
+        take(alone);
+        try (FileChannel channel = open(); FileLock ignored = acquire(channel, false)) {
             long current = read(channel);
             if (current > newEpoch) {
                 throw new io.slipstream.executor.EpochSupersededException(newEpoch, current, file.toString());
@@ -64,16 +68,33 @@ final class EpochFence {
             channel.write(ByteBuffer.wrap((newEpoch + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
             channel.force(true);
             epoch = newEpoch;
-            return null;
-        });
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read the leader epoch in " + file + ": " + e.getMessage(), e);
+        } finally {
+            alone.unlock();
+        }
     }
 
-    /** Runs {@code effect} unless a newer epoch fenced: the check and the effect under one lock. */
+    /**
+     * Runs {@code effect} unless a newer epoch fenced: the check and the effect under one (shared) lock, so that no
+     * fence comes between them.
+     */
     <T> T guarded(Supplier<T> effect) {
-        return locked(channel -> {
-            requireCurrent(read(channel));
-            return effect.get();
-        });
+        java.util.concurrent.locks.Lock shared = turns.rw.readLock();
+        take(shared);
+        try {
+            FileChannel channel = enterShared();
+            try {
+                requireCurrent(read(channel));
+                return effect.get();
+            } finally {
+                leaveShared();
+            }
+        } catch (IOException e) {
+            throw new ExecutorException("cannot read the leader epoch in " + file + ": " + e.getMessage(), e);
+        } finally {
+            shared.unlock();
+        }
     }
 
     /** The epoch this executor acts for (0: never fenced). */
@@ -101,26 +122,71 @@ final class EpochFence {
         }
     }
 
-    private interface Work<T> {
-        T apply(FileChannel channel) throws IOException;
+    /** This process's turns on one fence file; {@code channel} and {@code lock} are open while {@code holders > 0}. */
+    private static final class Turns {
+        /** Fair: a fence waiting is not passed by side effects that come after it. */
+        final java.util.concurrent.locks.ReentrantReadWriteLock rw = new java.util.concurrent.locks.ReentrantReadWriteLock(true);
+        int holders;
+        FileChannel channel;
+        FileLock lock;
     }
 
-    private <T> T locked(Work<T> work) {
+    /** The shared file lock, taken by the first side effect of this process that runs now, kept until the last ends. */
+    private FileChannel enterShared() throws IOException {
         synchronized (turns) {
-            try (FileChannel channel = FileChannel.open(file, OPEN, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-                 FileLock ignored = acquire(channel)) {
-                return work.apply(channel);
-            } catch (IOException e) {
-                throw new ExecutorException("cannot read the leader epoch in " + file + ": " + e.getMessage(), e);
+            if (turns.holders == 0) {
+                FileChannel channel = open();
+                try {
+                    turns.lock = acquire(channel, true);
+                } catch (IOException | RuntimeException e) {
+                    channel.close();
+                    throw e;
+                }
+                turns.channel = channel;
+            }
+            turns.holders++;
+            return turns.channel;
+        }
+    }
+
+    private void leaveShared() {
+        synchronized (turns) {
+            if (--turns.holders == 0) {
+                try {
+                    turns.lock.release();
+                    turns.channel.close();
+                } catch (IOException e) {
+                    // closing the channel releases the lock whatever happens
+                } finally {
+                    turns.lock = null;
+                    turns.channel = null;
+                }
             }
         }
     }
 
-    /** The lock, waited for at most {@link #lockWait} (polled: {@link FileChannel#lock} cannot be given a timeout). */
-    private FileLock acquire(FileChannel channel) throws IOException {
+    private FileChannel open() throws IOException {
+        return FileChannel.open(file, OPEN, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    }
+
+    /** Takes a lock of this process's turns, waiting at most {@link #lockWait}. */
+    private void take(java.util.concurrent.locks.Lock lock) {
+        try {
+            if (!lock.tryLock(lockWait.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                throw new ExecutorException("the leader epoch in " + file + " has been in use by this process for over " + lockWait.toSeconds()
+                        + " s (a launch or stop that hangs?); nothing was done");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ExecutorException("interrupted while waiting for the lock of " + file, e);
+        }
+    }
+
+    /** The file's lock, waited for at most {@link #lockWait} (polled: {@link FileChannel#lock} cannot be given a timeout). */
+    private FileLock acquire(FileChannel channel, boolean shared) throws IOException {
         long deadline = System.nanoTime() + lockWait.toNanos();
         while (true) {
-            FileLock lock = channel.tryLock();
+            FileLock lock = channel.tryLock(0, Long.MAX_VALUE, shared);
             if (lock != null) {
                 return lock;
             }

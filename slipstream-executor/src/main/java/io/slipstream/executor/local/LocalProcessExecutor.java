@@ -306,8 +306,8 @@ public final class LocalProcessExecutor implements Executor {
             ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, maxProcessesPerRun, spec.command()))
                     .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()))
-                    .redirectErrorStream(true);
+                    .redirectOutput(ProcessBuilder.Redirect.PIPE) // see Supervisor.awaitStarted
+                    .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
             builder.environment().clear();
             builder.environment().putAll(Supervisor.ENVIRONMENT);
             Map<String, String> environment = InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir);

@@ -62,6 +62,9 @@ final class Supervisor {
             "fi",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
+            // The server waits on this pipe (its stdout) for the pid file: it hears of it at once, without polling.
+            "printf 'started\\n'",
+            "exec >&2",
             "wait \"$child\"",
             "code=$?",
             // Relative: the supervisor's working directory is the control directory, and follows it when the data
@@ -74,26 +77,31 @@ final class Supervisor {
     private Supervisor() {
     }
 
-    /** The supervisor writes the pid of the instance's main process within milliseconds of starting. */
+    /**
+     * The supervisor writes the pid of the instance's main process within milliseconds of starting, then says so on its
+     * stdout (a pipe to this process) and closes it: the read wakes up then, or when the supervisor exits without it.
+     */
     static void awaitStarted(InstanceDirectory dir, Process supervisor) throws IOException {
-        long deadline = System.nanoTime() + PID_FILE_TIMEOUT.toNanos();
-        long pause = 1;
-        while (dir.pids() == null) {
-            if (!supervisor.isAlive() && dir.pids() == null) {
-                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
-            }
-            if (System.nanoTime() > deadline) {
-                new ProcessTree(supervisor.pid(), -1).killUntilGone(); // the supervisor, and whatever it started already (as its descendants)
+        java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
+        // Ends the read if nothing comes: the supervisor, and whatever it started already (its descendants), are killed.
+        started.completeOnTimeout(null, PID_FILE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).thenRun(() -> {
+            if (late.compareAndSet(false, true)) {
+                new ProcessTree(supervisor.pid(), -1).killUntilGone();
                 supervisor.destroyForcibly();
+            }
+        });
+        try (java.io.InputStream said = supervisor.getInputStream()) {
+            said.readAllBytes(); // "started", then the end of the stream (or only the end, if it exited or was killed)
+        } finally {
+            boolean inTime = late.compareAndSet(false, true);
+            started.complete(null);
+            if (!inTime) {
                 throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
             }
-            try {
-                Thread.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while starting the instance", e);
-            }
-            pause = Math.min(pause * 2, 20);
+        }
+        if (dir.pids() == null) {
+            throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
         }
     }
 

@@ -31,6 +31,13 @@ final class UidAllocator {
     /** Allocators of this process over one root take turns here, then processes on the lock of {@link #LOCK}. */
     private static final java.util.concurrent.ConcurrentHashMap<Path, Object> TURNS = new java.util.concurrent.ConcurrentHashMap<>();
     private static final String LOCK = ".uid-lock";
+    /**
+     * What this allocator last wrote to {@link #CURSOR}: found there again under the lock, no other allocator gave an
+     * id since, and the uid files need not be read again (with thousands of runs kept, that read was most of a launch).
+     */
+    private String lastWritten;
+    private long writes;
+    private final String writer = Long.toHexString(ProcessHandle.current().pid()) + "-" + Integer.toHexString(System.identityHashCode(this));
 
     UidAllocator(Path root, Path storageRoot, Isolation isolation, Trash trash) {
         this.root = root;
@@ -38,7 +45,7 @@ final class UidAllocator {
         this.isolation = isolation;
         this.trash = trash;
         markTaken(true);
-        Integer saved = read(root.resolve(CURSOR));
+        Integer saved = readCursor();
         cursor = saved == null || saved < 0 || saved > isolation.uidCount() ? 0 : saved;
     }
 
@@ -141,8 +148,10 @@ final class UidAllocator {
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS),
                     java.nio.file.attribute.PosixFilePermissions.asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
                  java.nio.channels.FileLock ignored = channel.lock()) {
-                markTaken(false); // what another replica's allocator gave since
-                Integer saved = read(root.resolve(CURSOR));
+                if (lastWritten == null || !lastWritten.equals(readString(root.resolve(CURSOR)))) {
+                    markTaken(false); // what another replica's allocator gave since
+                }
+                Integer saved = readCursor();
                 if (saved != null && saved >= 0 && saved <= isolation.uidCount()) {
                     cursor = saved;
                 }
@@ -163,6 +172,15 @@ final class UidAllocator {
                     + " belongs to a run whose files still exist or to a workspace; widen instances.uidRange or remove old runs");
         }
         int id = isolation.firstUid() + index;
+        // The cursor first: once another allocator finds it changed, it reads every uid file again, this one's too.
+        String stamp = (index + 1) + " " + writer + "-" + (++writes) + "\n";
+        lastWritten = null;
+        try {
+            SafeFiles.writeControlFile(root.resolve(CURSOR), stamp.getBytes(StandardCharsets.US_ASCII), "rw-------");
+        } catch (IOException e) {
+            throw new ExecutorException("cannot record the next id to give (" + root.resolve(CURSOR) + ") for " + owner, e);
+        }
+        lastWritten = stamp;
         try {
             Files.createDirectories(file.getParent());
             Files.writeString(file, id + "\n", StandardCharsets.UTF_8);
@@ -171,12 +189,28 @@ final class UidAllocator {
         }
         used.set(index);
         cursor = index + 1;
-        try {
-            SafeFiles.writeControlFile(root.resolve(CURSOR), (cursor + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
-        } catch (IOException e) {
-            // Not fatal: after a restart allocation goes on from the ids taken then.
-        }
         return id;
+    }
+
+    /** The cursor's position: the first word of its file (older servers wrote nothing else). */
+    private Integer readCursor() {
+        String text = readString(root.resolve(CURSOR));
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        try {
+            return Integer.valueOf(text.trim().split("\\s+", 2)[0]);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private static String readString(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.US_ASCII);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return null;
+        }
     }
 
     /** The uid the run was given, if any (and if it is this server's to use). */

@@ -49,4 +49,46 @@ class EpochFenceTest {
             holder.destroyForcibly().waitFor();
         }
     }
+
+    /**
+     * Side effects of one leader share the lock (many launches at once do not wait for one another), and a fence waits
+     * for those under way, so that none of them acts for an epoch that was superseded while it ran.
+     */
+    @Test
+    void sideEffectsRunTogetherAndAFenceWaitsForThoseUnderWay() throws Exception {
+        EpochFence leader = new EpochFence(root, Duration.ofSeconds(30));
+        leader.fence(1);
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean firstDone = new java.util.concurrent.atomic.AtomicBoolean();
+        CompletableFuture<Void> first = CompletableFuture.runAsync(() -> leader.guarded(() -> {
+            holding.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            firstDone.set(true);
+        }));
+        holding.await();
+        // a second side effect runs while the first one holds the lock
+        CompletableFuture<Void> second = CompletableFuture.runAsync(() -> leader.guarded(() -> {
+        }));
+        await("a second side effect, while the first is under way").atMost(Duration.ofSeconds(30)).until(second::isDone);
+        second.join();
+
+        EpochFence successor = new EpochFence(root, Duration.ofSeconds(30));
+        java.util.concurrent.atomic.AtomicReference<Thread> fencing = new java.util.concurrent.atomic.AtomicReference<>();
+        CompletableFuture<Boolean> takeover = CompletableFuture.supplyAsync(() -> {
+            fencing.set(Thread.currentThread());
+            successor.fence(2);
+            return firstDone.get();
+        });
+        await("the fence waits").atMost(Duration.ofSeconds(30)).until(() -> fencing.get() != null
+                && fencing.get().getState() == Thread.State.TIMED_WAITING);
+        release.countDown();
+        assertThat(takeover.get()).as("the side effect under way ended before the fence").isTrue();
+        first.join();
+        assertThatThrownBy(leader::check).isInstanceOf(ExecutorException.class).hasMessageContaining("fenced");
+    }
 }

@@ -48,4 +48,36 @@ class UidAllocatorReplicasTest {
         RunId run = RunId.newFor("job");
         assertThat(b.uidFor(run)).isEqualTo(a.uidFor(run));
     }
+
+    /**
+     * An allocator reads every uid file again only when another one gave an id since it last did (the cursor file says
+     * so): with thousands of runs kept, reading them all before every launch was most of the launch. Here the other
+     * replica's id is the one this one would give next, round the range, if it did not read the files again.
+     */
+    @Test
+    void anIdTheOtherReplicaGaveIsSeenEvenWhenTheRangeWrapsToIt() throws IOException {
+        Isolation four = new Isolation(true, 3_900_000, 4);
+        Path instances = Files.createDirectories(dir.resolve("instances"));
+        UidAllocator a = new UidAllocator(instances, dir.resolve("storage"), four, new Trash(instances.resolve(".trash")));
+        UidAllocator b = new UidAllocator(instances, dir.resolve("storage"), four, new Trash(instances.resolve(".trash")));
+        java.util.Set<Integer> given = new java.util.HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            given.add(a.uidFor(RunId.newFor("a")));
+        }
+        int bs = b.uidFor(RunId.newFor("b"));
+        assertThat(given).doesNotContain(bs);
+        // a's cursor is at the end of the range: it wraps, and every id is taken (one of them by b)
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> a.uidFor(RunId.newFor("a")))
+                .isInstanceOf(io.slipstream.executor.ExecutorException.class).hasMessageContaining("every id of the range");
+    }
+
+    @Test
+    void anAllocatorAloneGivesEachIdOnceWithoutReadingTheFilesAgain() throws IOException {
+        UidAllocator a = replica();
+        java.util.Set<Integer> given = new java.util.HashSet<>();
+        for (int i = 0; i < 16; i++) {
+            assertThat(given.add(a.uidFor(RunId.newFor("a")))).isTrue();
+        }
+        assertThat(a.uidFor(new RunId(dir.resolve("instances").toFile().list((d, n) -> !n.startsWith("."))[0]))).isIn(given);
+    }
 }
