@@ -62,9 +62,13 @@ final class Supervisor {
             "fi",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
-            // The server waits on this pipe (its stdout) for the pid file: it hears of it at once, without polling.
+            // The server waits on this pipe (its stdout) for the pid file: it hears of it at once, without polling. A server
+            // that died meanwhile must not take the supervisor with it (SIGPIPE): ignored for this write only, and only
+            // here, after the instance was started (an ignored signal would be inherited).
+            "trap '' PIPE",
             "printf 'started\\n'",
             "exec >&2",
+            "trap - PIPE",
             "wait \"$child\"",
             "code=$?",
             // Relative: the supervisor's working directory is the control directory, and follows it when the data

@@ -17,6 +17,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -45,16 +46,64 @@ final class Admissions {
     record Admitted(RunRecord run, List<InstanceRecord> instances) {
     }
 
+    /** An admission the scheduler decided. */
+    record Request(RunRecord run, List<Placement> placements, RealTimeResources where) {
+    }
+
+    /** An admission with the instances it places, ready to be recorded. */
+    private record Prepared(RunRecord run, RunRecord starting, List<InstanceRecord> instances, List<Placement> placements,
+                            RealTimeResources where, Instant at) {
+    }
+
+    /** What a cycle's admissions came to: those recorded, and the runs that changed meanwhile (a conflict). */
+    record Outcome(List<Admitted> admitted, Set<io.slipstream.api.run.RunId> conflicted) {
+    }
+
     /**
+     * Records a cycle's admissions in one transaction (each in its own when one of them conflicts: the others are
+     * still recorded). A run whose instance could not get an address stays queued: the next cycle decides again.
+     *
      * @param takenPorts ports of live instances; those given here are added
-     * @return the admitted run, or empty when an instance could not get an address (the run stays queued: the next
-     *         cycle decides again)
      */
-    Optional<Admitted> admit(RunRecord run, List<Placement> placements, RealTimeResources where, Set<Integer> takenPorts) {
+    Outcome admit(List<Request> requests, Set<Integer> takenPorts) {
+        List<Prepared> prepared = new ArrayList<>();
+        for (Request request : requests) {
+            prepare(request, takenPorts).ifPresent(prepared::add);
+        }
+        if (prepared.isEmpty()) {
+            return new Outcome(List.of(), Set.of());
+        }
+        List<Admitted> admitted;
+        Set<io.slipstream.api.run.RunId> conflicted = new java.util.HashSet<>();
+        try {
+            admitted = store.inTransaction(tx -> prepared.stream().map(p -> record(tx, p)).toList());
+        } catch (io.slipstream.store.ConflictException e) {
+            admitted = new ArrayList<>();
+            for (Prepared one : prepared) {
+                try {
+                    admitted.add(store.inTransaction(tx -> record(tx, one)));
+                } catch (io.slipstream.store.ConflictException conflict) {
+                    conflicted.add(one.run().id());
+                }
+            }
+        }
+        Map<io.slipstream.api.run.RunId, Prepared> byId = new java.util.HashMap<>();
+        prepared.forEach(p -> byId.put(p.run().id(), p));
+        for (Admitted one : admitted) {
+            // Logged once it is so: an admission the store refused (a conflict) is not one.
+            Prepared p = byId.get(one.run().id());
+            LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", one.run().id(),
+                    p.placements().stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), p.where());
+        }
+        return new Outcome(admitted, conflicted);
+    }
+
+    private Optional<Prepared> prepare(Request request, Set<Integer> takenPorts) {
+        RunRecord run = request.run();
         Instant now = clock.instant();
         List<InstanceRecord> instances = new ArrayList<>();
         List<Slot> slots = slots(run);
-        for (Placement placement : placements) {
+        for (Placement placement : request.placements()) {
             Slot slot = slots.get(placement.rank());
             InstanceId id = new InstanceId(run.id(), run.attempt(), placement.rank());
             Endpoint endpoint;
@@ -70,18 +119,16 @@ final class Admissions {
             instances.add(InstanceRecord.pending(id, slot.group().name(), slot.groupRank(), placement.node(), placement.gpus(), endpoint));
         }
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.
-        long nodeCount = placements.stream().map(Placement::node).distinct().count();
-        RunRecord starting = run.admitted(where, "Admitted " + where + " on " + nodeCount + " node(s)", now);
-        Admitted admitted = store.inTransaction(tx -> {
-            RunRecord updated = tx.updateRun(starting);
-            tx.recordUsage(UsageChanges.between(run, updated, now));
-            tx.appendEvent(RunEvent.of(run.id(), now, EventType.StateChanged, updated.state().name(), updated.reason(), null, null));
-            return new Admitted(updated, tx.createInstances(instances));
-        });
-        // Logged once it is so: an admission the store refused (a conflict) is not one.
-        LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", run.id(),
-                placements.stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), where);
-        return Optional.of(admitted);
+        long nodeCount = request.placements().stream().map(Placement::node).distinct().count();
+        RunRecord starting = run.admitted(request.where(), "Admitted " + request.where() + " on " + nodeCount + " node(s)", now);
+        return Optional.of(new Prepared(run, starting, instances, request.placements(), request.where(), now));
+    }
+
+    private static Admitted record(Store tx, Prepared p) {
+        RunRecord updated = tx.updateRun(p.starting());
+        tx.recordUsage(UsageChanges.between(p.run(), updated, p.at()));
+        tx.appendEvent(RunEvent.of(p.run().id(), p.at(), EventType.StateChanged, updated.state().name(), updated.reason(), null, null));
+        return new Admitted(updated, tx.createInstances(p.instances()));
     }
 
     /** Rank {@code r} of a run is slot {@code r}: its node group's replicas, group after group. */

@@ -37,7 +37,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -75,6 +74,13 @@ public final class ControlLoop implements AutoCloseable {
     private final ProgressReports progressReports;
     private final QueueStatus queueStatus;
     private final Semaphore wakeUps = new Semaphore(0);
+    /** How many admitted runs launch at once (each waits mostly for its processes to start, not for a core). */
+    static final int PARALLEL_LAUNCHES = 8;
+    private final java.util.concurrent.ExecutorService launchers = java.util.concurrent.Executors.newFixedThreadPool(PARALLEL_LAUNCHES, runnable -> {
+        Thread thread = new Thread(runnable, "slipstream-launch");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final ReportIntake reports;
     /** Nodes declared down, as read at the start of the cycle. */
     private Map<String, NodeDown> downNodes = Map.of();
@@ -413,16 +419,14 @@ public final class ControlLoop implements AutoCloseable {
         }));
         boolean deferred = false;
         Set<RunId> conflicted = new java.util.HashSet<>();
+        List<Admissions.Request> admits = new ArrayList<>();
         for (Decision decision : result.decisions()) {
             RunRecord run = byId.get(decision.runId());
             try (var ignored = org.slf4j.MDC.putCloseable("run", decision.runId().value())) {
                 if (decision instanceof Decision.Wait wait) {
                     status.put(wait.runId(), new RunView.QueueView(wait.reason().name(), wait.message(), wait.position()));
                 } else if (decision instanceof Decision.Admit admit) {
-                    Optional<Admissions.Admitted> admitted = admissions.admit(run, admit.placements(), admit.realTimeResources(), takenPorts);
-                    if (admitted.isPresent()) {
-                        deferred |= launchAdmitted(admitted.get());
-                    }
+                    admits.add(new Admissions.Request(run, admit.placements(), admit.realTimeResources()));
                 } else if (decision instanceof Decision.Preempt preempt) {
                     // A move (defragmentation) is a preemption like a reclaim: notice, grace period, queued again. Neither is
                     // a failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
@@ -458,16 +462,57 @@ public final class ControlLoop implements AutoCloseable {
                 }
             }
         }
+        Admissions.Outcome outcome = admissions.admit(admits, takenPorts);
+        Set<RunId> refused = new HashSet<>(outcome.conflicted());
+        deferred |= launchAdmitted(outcome.admitted(), refused);
+        for (RunId id : refused) {
+            conflicted.add(id);
+            if (conflictedLastCycle.contains(id)) {
+                LOG.warn("run {}: its admission conflicted again; deciding again next tick", id);
+            } else {
+                wakeUp(); // cancelled or changed meanwhile: decide again
+            }
+        }
         conflictedLastCycle = conflicted;
         queueStatus.replace(status);
         return deferred;
     }
 
-    /** A just-admitted run launches what may start at once (not a cycle later): the same steps as every other run. */
-    private boolean launchAdmitted(Admissions.Admitted admitted) {
-        RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, admitted.run(), admitted.instances());
-        steps.take(lifecycle, observation());
-        return steps.deferred();
+    /**
+     * Just-admitted runs launch what may start at once (not a cycle later), each with the same steps as every other
+     * run, all at once: a launch mostly waits for processes to start, and one run's launch must not wait for another's.
+     * Returns whether launches were left for the next cycle; a run that changed meanwhile is added to {@code conflicted}.
+     */
+    private boolean launchAdmitted(List<Admissions.Admitted> admitted, Set<RunId> conflicted) {
+        if (admitted.isEmpty()) {
+            return false;
+        }
+        Observation seen = observation();
+        List<java.util.concurrent.Future<Boolean>> launches = new ArrayList<>();
+        for (Admissions.Admitted one : admitted) {
+            launches.add(launchers.submit(() -> {
+                try (var ignored = org.slf4j.MDC.putCloseable("run", one.run().id().value())) {
+                    RunSteps steps = new RunSteps(store, executor, launcher, faultWatch, clock, one.run(), one.instances());
+                    steps.take(lifecycle, seen);
+                    return steps.deferred();
+                }
+            }));
+        }
+        boolean deferred = false;
+        RuntimeException failed = null;
+        for (int i = 0; i < launches.size(); i++) {
+            try {
+                deferred |= Futures.await(launches.get(i));
+            } catch (ConflictException e) {
+                conflicted.add(admitted.get(i).run().id());
+            } catch (RuntimeException e) {
+                failed = failed == null ? e : failed; // every launch is waited for before the cycle fails
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+        return deferred;
     }
 
     /** Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first. */
@@ -486,5 +531,6 @@ public final class ControlLoop implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        launchers.shutdown(); // a launch under way ends by itself (its cycle waits for it)
     }
 }

@@ -79,12 +79,11 @@ final class Launcher {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
         var metadata = RunMetadata.of(run, instances, started);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
-        List<InstanceRecord> current = new ArrayList<>(instances.size());
         // Read once per group and launch: the instances started together see the same values.
         Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
+        Map<InstanceId, java.util.concurrent.Future<InstanceRecord>> launching = new java.util.HashMap<>();
         for (InstanceRecord instance : instances) {
             if (!starting.contains(instance.id())) {
-                current.add(instance);
                 continue;
             }
             NodeGroupSpec group = groups.get(instance.nodeGroup());
@@ -93,34 +92,85 @@ final class Launcher {
             LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                     group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts());
             GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
-            InstanceRecord updated;
-            EventType type;
             if (groupSecrets instanceof Refused refused) {
                 LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
-                updated = instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant());
-                type = EventType.InstanceExited;
+                launching.put(instance.id(), java.util.concurrent.CompletableFuture.completedFuture(
+                        instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant())));
             } else {
                 LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
-                try {
-                    updated = instance.running(executor.launch(spec.withSecrets(values.env(), values.files())), clock.instant());
-                    type = EventType.InstanceStarted;
-                } catch (ExecutorException e) {
-                    LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
-                    updated = instance.notLaunched(LaunchFailure.EXECUTOR_FAILED, e.getMessage(), clock.instant());
-                    type = EventType.InstanceExited;
-                }
+                LaunchSpec withSecrets = spec.withSecrets(values.env(), values.files());
+                // A gang's instances start at once: each launch mostly waits for its processes to start.
+                launching.put(instance.id(), starting.size() == 1 ? java.util.concurrent.CompletableFuture.completedFuture(launchOne(instance, withSecrets))
+                        : INSTANCE_LAUNCHES.submit(() -> launchOne(instance, withSecrets)));
             }
-            InstanceRecord launched = updated;
-            EventType eventType = type;
-            current.add(store.inTransaction(tx -> {
-                InstanceRecord stored = tx.updateInstance(launched);
-                tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), clock.instant(), eventType, stored.state().name(),
-                        stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
-                        stored.displayName()));
-                return stored;
-            }));
+        }
+        List<InstanceRecord> launched = new ArrayList<>();
+        for (InstanceRecord instance : instances) {
+            java.util.concurrent.Future<InstanceRecord> launch = launching.get(instance.id());
+            if (launch != null) {
+                launched.add(Futures.await(launch));
+            }
+        }
+        Map<InstanceId, InstanceRecord> recorded = new java.util.HashMap<>();
+        record(launched).forEach(stored -> recorded.put(stored.id(), stored));
+        List<InstanceRecord> current = new ArrayList<>(instances.size());
+        for (InstanceRecord instance : instances) {
+            current.add(recorded.getOrDefault(instance.id(), instance));
         }
         return current;
+    }
+
+    /** Instance launches of one run run here, beside the launches of other runs (the control loop's). */
+    private static final java.util.concurrent.ExecutorService INSTANCE_LAUNCHES = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "slipstream-launch-instance");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /** The instance as its launch left it: RUNNING with its handle, or ended, with why it could not start. */
+    private InstanceRecord launchOne(InstanceRecord instance, LaunchSpec spec) {
+        try {
+            return instance.running(executor.launch(spec), clock.instant());
+        } catch (ExecutorException e) {
+            LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
+            return instance.notLaunched(LaunchFailure.EXECUTOR_FAILED, e.getMessage(), clock.instant());
+        }
+    }
+
+    /** Records the launches with their events in one transaction (each in its own if one of them conflicts). */
+    private List<InstanceRecord> record(List<InstanceRecord> launched) {
+        if (launched.isEmpty()) {
+            return List.of();
+        }
+        try {
+            return store.inTransaction(tx -> launched.stream().map(one -> record(tx, one)).toList());
+        } catch (io.slipstream.store.ConflictException e) {
+            if (launched.size() == 1) {
+                throw e;
+            }
+            List<InstanceRecord> stored = new ArrayList<>();
+            io.slipstream.store.ConflictException first = null;
+            for (InstanceRecord one : launched) {
+                try {
+                    stored.add(store.inTransaction(tx -> record(tx, one)));
+                } catch (io.slipstream.store.ConflictException conflict) {
+                    first = first == null ? conflict : first;
+                }
+            }
+            if (first != null) {
+                throw first; // the run changed meanwhile: the next cycle takes it from what is stored
+            }
+            return stored;
+        }
+    }
+
+    private InstanceRecord record(Store tx, InstanceRecord launched) {
+        InstanceRecord stored = tx.updateInstance(launched);
+        EventType type = stored.state() == InstanceState.RUNNING ? EventType.InstanceStarted : EventType.InstanceExited;
+        tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), clock.instant(), type, stored.state().name(),
+                stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
+                stored.displayName()));
+        return stored;
     }
 
     /** What a group's instances get of Secrets: the values, or why they cannot have them. */

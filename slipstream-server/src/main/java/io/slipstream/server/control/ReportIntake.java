@@ -9,6 +9,8 @@ import io.slipstream.store.NodeDown;
 import io.slipstream.store.Store;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -59,8 +61,39 @@ final class ReportIntake {
         return Set.copyOf(unconfirmed);
     }
 
-    /** Records every queued report; stops at the first that cannot be, to try it again next cycle. */
+    /** At most this many reports are recorded in one transaction. */
+    static final int BATCH = 1_000;
+
+    /**
+     * Records every queued report; stops at the first that cannot be, to try it again next cycle. They are recorded in
+     * one transaction (many instances end in the same moment); if that fails, one at a time, as each can be.
+     */
     void applyAll(Map<String, NodeDown> downNodes) {
+        List<InstanceReport> batch = new ArrayList<>();
+        for (InstanceReport queued : reports) {
+            if (batch.size() == BATCH) {
+                break;
+            }
+            batch.add(queued);
+        }
+        if (batch.size() > 1) {
+            try {
+                store.inTransaction(tx -> {
+                    batch.forEach(report -> apply(report, downNodes));
+                    return null;
+                });
+                batch.forEach(report -> reports.remove()); // only this thread takes reports off the queue: these are its head
+                return; // those that came meanwhile, next cycle (it follows: each woke the loop)
+            } catch (io.slipstream.store.StoreUnavailableException | io.slipstream.store.FencedException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                LOG.debug("recording {} reports at once failed ({}); one at a time", batch.size(), e.toString());
+            }
+        }
+        applyEach(downNodes);
+    }
+
+    private void applyEach(Map<String, NodeDown> downNodes) {
         InstanceReport report;
         while ((report = reports.peek()) != null) {
             try {

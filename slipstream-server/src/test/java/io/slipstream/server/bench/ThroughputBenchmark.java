@@ -65,6 +65,13 @@ class ThroughputBenchmark {
                     ---
                     apiVersion: slipstream/v1
                     kind: Job
+                    metadata: {name: brief, workspace: bench}
+                    spec:
+                      nodeGroups:
+                        - {name: main, resources: {cpu: 1, memory: 1Gi}, command: ["sleep", "0.1"]}
+                    ---
+                    apiVersion: slipstream/v1
+                    kind: Job
                     metadata: {name: gang, workspace: bench}
                     spec:
                       nodeGroups:
@@ -87,6 +94,7 @@ class ThroughputBenchmark {
                 row.put("seconds", seconds.stream().map(ThroughputBenchmark::round).toList());
                 report.put(job, row);
             }
+            report.put("submitToRunning", submitToRunning(server, admin));
         }
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
         System.out.println(json);
@@ -139,6 +147,38 @@ class ThroughputBenchmark {
             throw new AssertionError(succeeded + " of " + count + " runs succeeded");
         }
         return Duration.between(first, last).toMillis() / 1000.0;
+    }
+
+    /**
+     * One run at a time on the idle cluster: from its creation to RUNNING (every instance started), by the server's
+     * timestamps; the median and the 99th percentile of {@code bench.latencyRuns} (200) runs, in milliseconds.
+     */
+    private static Map<String, Object> submitToRunning(TestServer server, String admin) throws Exception {
+        int count = Integer.getInteger("bench.latencyRuns", 200);
+        List<Double> millis = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            TestServer.Response created = server.post("/api/v1/runs", admin, "{\"workspace\":\"bench\",\"job\":\"brief\"}");
+            String id = created.json().get("id").asString();
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            JsonNode run = server.get("/api/v1/runs/" + id, admin).json();
+            while (!run.get("state").asString().equals("SUCCEEDED")) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("run " + id + " did not end within a minute: " + run);
+                }
+                Thread.sleep(20); // polling with a deadline
+                run = server.get("/api/v1/runs/" + id, admin).json();
+            }
+            millis.add((double) Duration.between(Instant.parse(run.get("createdAt").asString()), Instant.parse(run.get("startedAt").asString())).toMillis());
+        }
+        List<Double> sorted = new ArrayList<>(millis);
+        Collections.sort(sorted);
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("runs", count);
+        row.put("p50Millis", sorted.get(sorted.size() / 2));
+        row.put("p99Millis", sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1));
+        row.put("maxMillis", sorted.get(sorted.size() - 1));
+        System.out.printf(java.util.Locale.ROOT, "submit to running, one run at a time: p50 %.0f ms, p99 %.0f ms%n", row.get("p50Millis"), row.get("p99Millis"));
+        return row;
     }
 
     private static double median(List<Double> values) {
