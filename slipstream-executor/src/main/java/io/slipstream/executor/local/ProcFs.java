@@ -75,8 +75,8 @@ final class ProcFs {
     }
 
     /**
-     * The live processes that belong to an instance whose main process was {@code leader}: its session, its
-     * process group, and their descendants (a child that moved to a new group still has its parent).
+     * The live processes that belong to an instance whose main process was {@code leader}: the leader, its session,
+     * its process group, and their descendants (a child that moved to a new group still has its parent).
      */
     static List<Long> treeOf(long leader) {
         List<Stat> all = new ArrayList<>();
@@ -94,8 +94,10 @@ final class ProcFs {
         Set<Long> members = new HashSet<>();
         for (Stat stat : all) {
             children.computeIfAbsent(stat.ppid(), k -> new ArrayList<>()).add(stat);
-            // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale.
-            if (stat.session() == leader || stat.pgrp() == leader) {
+            // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale. The leader
+            // itself counts before it made its session (told to stop the moment it was started: see Supervisor); the
+            // caller checked that its pid is still its own.
+            if (stat.pid() == leader || stat.session() == leader || stat.pgrp() == leader) {
                 members.add(stat.pid());
             }
         }

@@ -25,10 +25,14 @@ import tools.jackson.databind.JsonNode;
  * second for trivial one-instance jobs ({@code true}) and for 4-instance gangs. Every run goes through the whole
  * path: HTTP submit, store, scheduling cycle, process launch under its supervisor, exit, reconcile. The rate is
  * taken from the server's own timestamps: runs / (last finish - first creation). Not part of the test run; run it
- * with {@code bench/run e2e} (or {@code -Dtest=ThroughputBenchmark}); {@code -Dbench.runs=N} changes the 2,000.
+ * with {@code bench/run e2e} (or {@code -Dtest=ThroughputBenchmark}); {@code -Dbench.runs=N} changes the 2,000
+ * ({@code -Dbench.gangRuns} those of gangs, {@code -Dbench.repeats} the 3 repeats). It also measures submit to
+ * running, one run at a time on the idle cluster ({@code -Dbench.latencyRuns}, 200).
  */
 class ThroughputBenchmark {
     private static final int RUNS = Integer.getInteger("bench.runs", 2_000);
+    /** Gangs are counted apart (bench/run slurm runs fewer of them, as Slurm takes about a second each). */
+    private static final int GANG_RUNS = Integer.getInteger("bench.gangRuns", RUNS);
     private static final int REPEATS = Integer.getInteger("bench.repeats", 3);
     private static final int CLIENTS = 8;
 
@@ -81,14 +85,16 @@ class ThroughputBenchmark {
             for (String job : List.of("trivial", "gang")) {
                 List<Double> rates = new ArrayList<>();
                 List<Double> seconds = new ArrayList<>();
+                int runs = job.equals("gang") ? GANG_RUNS : RUNS;
                 for (int r = 0; r < REPEATS; r++) {
-                    double elapsed = measure(server, admin, job, RUNS);
-                    rates.add(RUNS / elapsed);
+                    double elapsed = measure(server, admin, job, runs);
+                    rates.add(runs / elapsed);
                     seconds.add(elapsed);
-                    System.out.printf(java.util.Locale.ROOT, "%s: %d runs in %.1f s = %.1f runs/s%n", job, RUNS, elapsed, RUNS / elapsed);
+                    System.out.printf(java.util.Locale.ROOT, "%s: %d runs in %.1f s = %.1f runs/s%n", job, runs, elapsed, runs / elapsed);
                 }
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("instancesPerRun", job.equals("gang") ? 4 : 1);
+                row.put("runs", runs);
                 row.put("medianRunsPerSecond", round(median(rates)));
                 row.put("runsPerSecond", rates.stream().map(ThroughputBenchmark::round).toList());
                 row.put("seconds", seconds.stream().map(ThroughputBenchmark::round).toList());
