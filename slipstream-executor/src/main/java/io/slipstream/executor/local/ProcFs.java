@@ -75,10 +75,19 @@ final class ProcFs {
     }
 
     /**
-     * The live processes that belong to an instance whose main process was {@code leader}: the leader, its session,
-     * its process group, and their descendants (a child that moved to a new group still has its parent).
+     * The live processes that belong to an instance whose main process was {@code leader}: its session, its
+     * process group, and their descendants (a child that moved to a new group still has its parent).
      */
     static List<Long> treeOf(long leader) {
+        return treeOf(leader, -1);
+    }
+
+    /**
+     * As {@link #treeOf(long)}, and the leader itself while it is the process that started at {@code leaderStart}
+     * (before it made its session, an instance told to stop the moment it started is in neither; see Supervisor).
+     * Unknown ({@code -1}): the leader counts only through its session or group.
+     */
+    static List<Long> treeOf(long leader, long leaderStart) {
         List<Stat> all = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
             for (Path entry : entries) {
@@ -94,10 +103,10 @@ final class ProcFs {
         Set<Long> members = new HashSet<>();
         for (Stat stat : all) {
             children.computeIfAbsent(stat.ppid(), k -> new ArrayList<>()).add(stat);
-            // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale. The leader
-            // itself counts before it made its session (told to stop the moment it was started: see Supervisor); the
-            // caller checked that its pid is still its own.
-            if (stat.pid() == leader || stat.session() == leader || stat.pgrp() == leader) {
+            // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale; the
+            // leader's own pid is its only while its start time is the one recorded.
+            if ((stat.pid() == leader && leaderStart >= 0 && stat.startTime() == leaderStart) || stat.session() == leader
+                    || stat.pgrp() == leader) {
                 members.add(stat.pid());
             }
         }

@@ -19,7 +19,7 @@ final class ProcessTree implements InstanceProcesses {
 
     private List<Long> members() {
         boolean reused = leaderStart >= 0 && ProcFs.stat(leader).map(s -> s.startTime() != leaderStart).orElse(false);
-        return reused ? List.of() : ProcFs.treeOf(leader);
+        return reused ? List.of() : ProcFs.treeOf(leader, leaderStart);
     }
 
     /** SIGTERM to every live process of the tree, once. */
