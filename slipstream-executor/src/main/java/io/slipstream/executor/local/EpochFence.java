@@ -83,9 +83,9 @@ final class EpochFence {
         java.util.concurrent.locks.Lock shared = turns.rw.readLock();
         take(shared);
         try {
-            FileChannel channel = enterShared();
+            long current = enterShared();
             try {
-                requireCurrent(read(channel));
+                requireCurrent(current);
                 return effect.get();
             } finally {
                 leaveShared();
@@ -122,30 +122,40 @@ final class EpochFence {
         }
     }
 
-    /** This process's turns on one fence file; {@code channel} and {@code lock} are open while {@code holders > 0}. */
+    /**
+     * This process's turns on one fence file; {@code channel} and {@code lock} are open while {@code holders > 0}, and
+     * {@code epoch} is the file's epoch then: no fence can move it while the shared lock is held, so it is read once,
+     * by the first holder (a read by each would close the channel, and drop the lock for all, when one was interrupted).
+     */
     private static final class Turns {
         /** Fair: a fence waiting is not passed by side effects that come after it. */
         final java.util.concurrent.locks.ReentrantReadWriteLock rw = new java.util.concurrent.locks.ReentrantReadWriteLock(true);
         int holders;
         FileChannel channel;
         FileLock lock;
+        long epoch;
     }
 
-    /** The shared file lock, taken by the first side effect of this process that runs now, kept until the last ends. */
-    private FileChannel enterShared() throws IOException {
+    /**
+     * The shared file lock, taken by the first side effect of this process that runs now, kept until the last ends;
+     * returns the file's epoch.
+     */
+    private long enterShared() throws IOException {
         synchronized (turns) {
             if (turns.holders == 0) {
                 FileChannel channel = open();
                 try {
                     turns.lock = acquire(channel, true);
+                    turns.epoch = read(channel);
                 } catch (IOException | RuntimeException e) {
                     channel.close();
+                    turns.lock = null;
                     throw e;
                 }
                 turns.channel = channel;
             }
             turns.holders++;
-            return turns.channel;
+            return turns.epoch;
         }
     }
 

@@ -59,7 +59,8 @@ final class InstanceHandles {
     static InstanceProcesses processes(Map<String, String> handle) {
         long pid = Long.parseLong(handle.get("pid"));
         long start = Long.parseLong(handle.get("pidStart"));
-        return "true".equals(handle.get("pidNamespace")) ? new PidNamespace(pid, start) : new ProcessTree(pid, start);
+        return "true".equals(handle.get("pidNamespace")) ? new PidNamespace(pid, start) : new ProcessTree(pid, start,
+                Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
     }
 
     boolean sameBoot(Map<String, String> handle) {

@@ -79,15 +79,15 @@ final class ProcFs {
      * process group, and their descendants (a child that moved to a new group still has its parent).
      */
     static List<Long> treeOf(long leader) {
-        return treeOf(leader, -1);
+        return treeOf(leader, -1, -1);
     }
 
     /**
-     * As {@link #treeOf(long)}, and the leader itself while it is the process that started at {@code leaderStart}
-     * (before it made its session, an instance told to stop the moment it started is in neither; see Supervisor).
-     * Unknown ({@code -1}): the leader counts only through its session or group.
+     * As {@link #treeOf(long)}, and the leader itself while it is the process that started at {@code leaderStart} and
+     * the child of its {@code supervisor} (before it made its session, an instance told to stop the moment it started
+     * is in neither; see Supervisor). Either unknown ({@code -1}): the leader counts only through its session or group.
      */
-    static List<Long> treeOf(long leader, long leaderStart) {
+    static List<Long> treeOf(long leader, long leaderStart, long supervisor) {
         List<Stat> all = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
             for (Path entry : entries) {
@@ -104,8 +104,10 @@ final class ProcFs {
         for (Stat stat : all) {
             children.computeIfAbsent(stat.ppid(), k -> new ArrayList<>()).add(stat);
             // Linux does not reuse a pid while it names a live session or group, so these ids cannot be stale; the
-            // leader's own pid is its only while its start time is the one recorded.
-            if ((stat.pid() == leader && leaderStart >= 0 && stat.startTime() == leaderStart) || stat.session() == leader
+            // leader's own pid is its only while its start time is the one recorded and its supervisor its parent (a
+            // leader reaped at once, its pid reused before the handle was read, is never taken for it).
+            if ((stat.pid() == leader && leaderStart >= 0 && supervisor >= 0 && stat.startTime() == leaderStart && stat.ppid() == supervisor)
+                    || stat.session() == leader
                     || stat.pgrp() == leader) {
                 members.add(stat.pid());
             }

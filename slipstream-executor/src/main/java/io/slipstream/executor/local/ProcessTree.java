@@ -11,15 +11,18 @@ import java.util.List;
 final class ProcessTree implements InstanceProcesses {
     private final long leader;
     private final long leaderStart;
+    private final long supervisor;
 
-    ProcessTree(long leader, long leaderStart) {
+    /** @param supervisor the pid of the supervisor that started the leader (-1: unknown) */
+    ProcessTree(long leader, long leaderStart, long supervisor) {
         this.leader = leader;
         this.leaderStart = leaderStart;
+        this.supervisor = supervisor;
     }
 
     private List<Long> members() {
         boolean reused = leaderStart >= 0 && ProcFs.stat(leader).map(s -> s.startTime() != leaderStart).orElse(false);
-        return reused ? List.of() : ProcFs.treeOf(leader, leaderStart);
+        return reused ? List.of() : ProcFs.treeOf(leader, leaderStart, supervisor);
     }
 
     /** SIGTERM to every live process of the tree, once. */

@@ -97,7 +97,8 @@ final class SharedStorage {
     }
 
     /** One directory level: made if missing, refused if it is a link or not a directory or leads out of the root. */
-    private Path directory(Path parent, String name, Integer gid, int mode) throws IOException {
+    /** Synchronized: runs launched at once may make the same workspace's or job's directory, and its mode with it. */
+    private synchronized Path directory(Path parent, String name, Integer gid, int mode) throws IOException {
         if (name.isEmpty() || name.equals(".") || name.equals("..") || name.contains("/")) {
             throw new ExecutorException("storage path segment '" + name + "' is not allowed");
         }

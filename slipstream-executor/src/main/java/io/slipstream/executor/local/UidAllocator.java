@@ -37,7 +37,7 @@ final class UidAllocator {
      */
     private String lastWritten;
     private long writes;
-    private final String writer = Long.toHexString(ProcessHandle.current().pid()) + "-" + Integer.toHexString(System.identityHashCode(this));
+    private final String writer = Long.toHexString(new java.security.SecureRandom().nextLong());
 
     UidAllocator(Path root, Path storageRoot, Isolation isolation, Trash trash) {
         this.root = root;

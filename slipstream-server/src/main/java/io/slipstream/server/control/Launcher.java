@@ -81,51 +81,39 @@ final class Launcher {
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         // Read once per group and launch: the instances started together see the same values.
         Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
-        Map<InstanceId, java.util.concurrent.Future<InstanceRecord>> launching = new java.util.HashMap<>();
-        for (InstanceRecord instance : instances) {
-            if (!starting.contains(instance.id())) {
-                continue;
-            }
-            NodeGroupSpec group = groups.get(instance.nodeGroup());
-            Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
-            env.putAll(credentials);
-            LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
-                    group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts());
-            GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
-            if (groupSecrets instanceof Refused refused) {
-                LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
-                launching.put(instance.id(), java.util.concurrent.CompletableFuture.completedFuture(
-                        instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant())));
-            } else {
-                LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
-                LaunchSpec withSecrets = spec.withSecrets(values.env(), values.files());
-                // A gang's instances start at once: each launch mostly waits for its processes to start.
-                launching.put(instance.id(), starting.size() == 1 ? java.util.concurrent.CompletableFuture.completedFuture(launchOne(instance, withSecrets))
-                        : INSTANCE_LAUNCHES.submit(() -> launchOne(instance, withSecrets)));
-            }
-        }
+        List<InstanceRecord> current;
+        // One after another: the executor serializes a run's launches (one lock per run); runs launch side by side.
         List<InstanceRecord> launched = new ArrayList<>();
-        for (InstanceRecord instance : instances) {
-            java.util.concurrent.Future<InstanceRecord> launch = launching.get(instance.id());
-            if (launch != null) {
-                launched.add(Futures.await(launch));
+        try {
+            for (InstanceRecord instance : instances) {
+                if (!starting.contains(instance.id())) {
+                    continue;
+                }
+                NodeGroupSpec group = groups.get(instance.nodeGroup());
+                Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
+                env.putAll(credentials);
+                LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
+                        group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts());
+                GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
+                if (groupSecrets instanceof Refused refused) {
+                    LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
+                    launched.add(instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant()));
+                } else {
+                    LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
+                    launched.add(launchOne(instance, spec.withSecrets(values.env(), values.files())));
+                }
             }
-        }
-        Map<InstanceId, InstanceRecord> recorded = new java.util.HashMap<>();
-        record(launched).forEach(stored -> recorded.put(stored.id(), stored));
-        List<InstanceRecord> current = new ArrayList<>(instances.size());
-        for (InstanceRecord instance : instances) {
-            current.add(recorded.getOrDefault(instance.id(), instance));
+        } finally {
+            // Also when a launch failed unexpectedly: what started is recorded (its launch is then found, never repeated).
+            Map<InstanceId, InstanceRecord> recorded = new java.util.HashMap<>();
+            record(launched).forEach(stored -> recorded.put(stored.id(), stored));
+            current = new ArrayList<>(instances.size());
+            for (InstanceRecord instance : instances) {
+                current.add(recorded.getOrDefault(instance.id(), instance));
+            }
         }
         return current;
     }
-
-    /** Instance launches of one run run here, beside the launches of other runs (the control loop's). */
-    private static final java.util.concurrent.ExecutorService INSTANCE_LAUNCHES = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
-        Thread thread = new Thread(runnable, "slipstream-launch-instance");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     /** The instance as its launch left it: RUNNING with its handle, or ended, with why it could not start. */
     private InstanceRecord launchOne(InstanceRecord instance, LaunchSpec spec) {

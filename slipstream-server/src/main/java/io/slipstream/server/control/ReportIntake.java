@@ -82,8 +82,14 @@ final class ReportIntake {
                     batch.forEach(report -> apply(report, downNodes));
                     return null;
                 });
-                batch.forEach(report -> reports.remove()); // only this thread takes reports off the queue: these are its head
-                return; // those that came meanwhile, next cycle (it follows: each woke the loop)
+                batch.forEach(report -> {
+                    reports.remove(); // only this thread takes reports off the queue: these are its head
+                    unconfirmed.remove(report.id()); // heard of, once it is recorded
+                });
+                if (!reports.isEmpty()) {
+                    wakeUp.run(); // more than a batch, or some came meanwhile: the next cycle follows at once
+                }
+                return;
             } catch (io.slipstream.store.StoreUnavailableException | io.slipstream.store.FencedException e) {
                 throw e;
             } catch (RuntimeException e) {
@@ -108,11 +114,11 @@ final class ReportIntake {
                 return;
             }
             reports.remove();
+            unconfirmed.remove(report.id());
         }
     }
 
     private void apply(InstanceReport report, Map<String, NodeDown> downNodes) {
-        unconfirmed.remove(report.id());
         Optional<InstanceRecord> found = store.getInstance(report.id());
         if (found.isEmpty()) {
             return; // late: its run is gone
