@@ -17,7 +17,6 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -70,32 +69,17 @@ final class Admissions {
         for (Request request : requests) {
             prepare(request, takenPorts).ifPresent(prepared::add);
         }
-        if (prepared.isEmpty()) {
-            return new Outcome(List.of(), Set.of());
-        }
-        List<Admitted> admitted;
+        Batched.Outcome<Prepared, Admitted> outcome = Batched.write(store, prepared, Admissions::record);
         Set<io.slipstream.api.run.RunId> conflicted = new java.util.HashSet<>();
-        try {
-            admitted = store.inTransaction(tx -> prepared.stream().map(p -> record(tx, p)).toList());
-        } catch (io.slipstream.store.ConflictException e) {
-            admitted = new ArrayList<>();
-            for (Prepared one : prepared) {
-                try {
-                    admitted.add(store.inTransaction(tx -> record(tx, one)));
-                } catch (io.slipstream.store.ConflictException conflict) {
-                    conflicted.add(one.run().id());
-                }
+        outcome.conflicted().forEach(p -> conflicted.add(p.run().id()));
+        for (Prepared p : prepared) {
+            // Logged once it is so: an admission the store refused (a conflict) is not one.
+            if (!conflicted.contains(p.run().id())) {
+                LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", p.run().id(),
+                        p.placements().stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), p.where());
             }
         }
-        Map<io.slipstream.api.run.RunId, Prepared> byId = new java.util.HashMap<>();
-        prepared.forEach(p -> byId.put(p.run().id(), p));
-        for (Admitted one : admitted) {
-            // Logged once it is so: an admission the store refused (a conflict) is not one.
-            Prepared p = byId.get(one.run().id());
-            LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", one.run().id(),
-                    p.placements().stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), p.where());
-        }
-        return new Outcome(admitted, conflicted);
+        return new Outcome(outcome.written(), conflicted);
     }
 
     private Optional<Prepared> prepare(Request request, Set<Integer> takenPorts) {

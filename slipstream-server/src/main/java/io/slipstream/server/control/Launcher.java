@@ -125,31 +125,16 @@ final class Launcher {
         }
     }
 
-    /** Records the launches with their events in one transaction (each in its own if one of them conflicts). */
+    /**
+     * Records the launches with their events in one transaction (each in its own if one of them conflicts: the run
+     * changed meanwhile, and the next cycle takes it from what is stored).
+     */
     private List<InstanceRecord> record(List<InstanceRecord> launched) {
-        if (launched.isEmpty()) {
-            return List.of();
+        Batched.Outcome<InstanceRecord, InstanceRecord> outcome = Batched.write(store, launched, this::record);
+        if (!outcome.conflicted().isEmpty()) {
+            throw new io.slipstream.store.ConflictException("instance " + outcome.conflicted().get(0).id() + " changed while it was launched");
         }
-        try {
-            return store.inTransaction(tx -> launched.stream().map(one -> record(tx, one)).toList());
-        } catch (io.slipstream.store.ConflictException e) {
-            if (launched.size() == 1) {
-                throw e;
-            }
-            List<InstanceRecord> stored = new ArrayList<>();
-            io.slipstream.store.ConflictException first = null;
-            for (InstanceRecord one : launched) {
-                try {
-                    stored.add(store.inTransaction(tx -> record(tx, one)));
-                } catch (io.slipstream.store.ConflictException conflict) {
-                    first = first == null ? conflict : first;
-                }
-            }
-            if (first != null) {
-                throw first; // the run changed meanwhile: the next cycle takes it from what is stored
-            }
-            return stored;
-        }
+        return outcome.written();
     }
 
     private InstanceRecord record(Store tx, InstanceRecord launched) {
