@@ -78,6 +78,15 @@ public interface Executor extends AutoCloseable {
     }
 
     /**
+     * What of {@code job} this executor cannot run, checked when the job is applied: per field, its path below
+     * {@code spec} ({@code nodeGroups[0].image}) and why. Empty when it can run all of it (the default); what only a
+     * launch can find out (an image file that is missing) fails that launch instead.
+     */
+    default java.util.Map<String, String> refusals(io.slipstream.api.spec.JobSpec job) {
+        return java.util.Map.of();
+    }
+
+    /**
      * From now on this executor acts for the control loop that leads at {@code epoch} (replicas take turns; see the
      * store's leadership). Every later launch, stop and adoption checks, atomically with its effect, that no executor
      * has been fenced at a newer epoch since, and is refused with {@link ExecutorException} if one has: a leader that

@@ -29,6 +29,8 @@ import java.util.Map;
  * @param restart     how often this rank was restarted in place before this launch (runType Async; 0 for its first
  *                    launch): a launch with a higher number than the instance's last one starts a new process in place of
  *                    the ended one, whose files and exit must never be taken for the new one's (see {@link Executor#launch})
+ * @param network     the run's network ({@code null}: {@code Host}): with {@code Private}, the instances of one run share a
+ *                    network of their own (executors that cannot give one refuse the job, see {@link Executor#refusals})
  */
 public record LaunchSpec(
         InstanceId id,
@@ -44,7 +46,8 @@ public record LaunchSpec(
         io.slipstream.api.spec.Resources resources,
         Map<String, SecretEnv> secretEnv,
         List<SecretFiles> secretFiles,
-        int restart) {
+        int restart,
+        io.slipstream.api.spec.NetworkMode network) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -76,6 +79,7 @@ public record LaunchSpec(
         env = Map.copyOf(env);
         secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
         secretFiles = secretFiles == null ? List.of() : List.copyOf(secretFiles);
+        network = network == null ? io.slipstream.api.spec.NetworkMode.Host : network;
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
@@ -93,7 +97,7 @@ public record LaunchSpec(
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
                       io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles) {
-        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0);
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0, null);
     }
 
     /** An instance without secrets. */
@@ -118,18 +122,25 @@ public record LaunchSpec(
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
-                restart);
+                restart, network);
     }
 
     /** The same instance as its {@code number}th restart in place. */
     public LaunchSpec withRestart(int number) {
-        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number);
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number,
+                network);
+    }
+
+    /** The same instance on the run's network {@code mode}. */
+    public LaunchSpec withNetwork(io.slipstream.api.spec.NetworkMode mode) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
+                mode);
     }
 
     /** Names, never values: neither the environment (it holds the run's token) nor a secret shows up in a log. */
     @Override
     public String toString() {
-        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", env=" + env.keySet()
+        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + ", env=" + env.keySet()
                 + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
     }
 }

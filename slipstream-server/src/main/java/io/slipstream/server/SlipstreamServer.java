@@ -125,7 +125,7 @@ public final class SlipstreamServer implements AutoCloseable {
                             runTokens, secrets, progress, queue).observeCycles(metrics::cycle));
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
-                    secrets);
+                    leading::refusals, secrets);
             RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits(), executor.restartsInPlace()), clock, leading::nodes,
                     executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,

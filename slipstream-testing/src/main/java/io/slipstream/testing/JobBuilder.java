@@ -23,6 +23,7 @@ public final class JobBuilder {
     private io.slipstream.api.spec.ScheduleSpec schedule;
     private io.slipstream.api.spec.StartupOrder startupOrder;
     private io.slipstream.api.spec.FaultTolerance faultTolerance;
+    private io.slipstream.api.spec.NetworkMode network;
     private final List<io.slipstream.api.spec.StorageSpec> storage = new ArrayList<>();
     private Integer minSuccessReplicas;
     private io.slipstream.api.spec.StartupProbe startupProbe;
@@ -62,6 +63,11 @@ public final class JobBuilder {
 
     public JobBuilder idle(io.slipstream.api.spec.IdleMode mode) {
         this.idleMode = mode;
+        return this;
+    }
+
+    public JobBuilder network(io.slipstream.api.spec.NetworkMode network) {
+        this.network = network;
         return this;
     }
 
@@ -184,7 +190,7 @@ public final class JobBuilder {
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all);
+        return new JobSpec(priority, quota, idleMode, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all, network);
     }
 
     public Document<JobSpec> build() {

@@ -11,7 +11,8 @@ import java.util.List;
  * to save their work when preempted ({@code null}: the server's default), how long a run may run at most
  * ({@code null}: the server's maximum; counted over all attempts, or per attempt with {@code maxRuntimePerAttempt}),
  * optionally a schedule on which it runs by itself, the order its node groups start in, the storage its instances
- * share, and when it is restarted after a failure, preemption, lost node or hang ({@link FaultTolerance}).
+ * share, when it is restarted after a failure, preemption, lost node or hang ({@link FaultTolerance}), and its network
+ * ({@code null}: {@link #networkMode() by its images}).
  */
 public record JobSpec(
         int priority,
@@ -24,7 +25,8 @@ public record JobSpec(
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = StartupOrder.IsDefault.class) StartupOrder startupOrder,
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<StorageSpec> storage,
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = FaultTolerance.IsDefault.class) FaultTolerance faultTolerance,
-        List<NodeGroupSpec> nodeGroups) implements Spec {
+        List<NodeGroupSpec> nodeGroups,
+        @JsonInclude(JsonInclude.Include.NON_NULL) NetworkMode network) implements Spec {
 
     /** No run may be given longer than this, whatever it asks. */
     public static final Duration MAX_RUNTIME = Duration.ofDays(30);
@@ -42,7 +44,26 @@ public record JobSpec(
 
     /** A job charged to no quota, that runs on idle capacity. */
     public JobSpec(int priority, List<NodeGroupSpec> nodeGroups) {
-        this(priority, null, null, null, null, false, null, null, List.of(), null, nodeGroups);
+        this(priority, null, null, null, null, false, null, null, List.of(), null, nodeGroups, null);
+    }
+
+    /** A job on the network its images choose ({@link #networkMode()}). */
+    public JobSpec(int priority, String quota, IdleMode idleResources, Duration preemptionGracePeriod, Duration maxRuntime,
+                   boolean maxRuntimePerAttempt, ScheduleSpec schedule, StartupOrder startupOrder, List<StorageSpec> storage,
+                   FaultTolerance faultTolerance, List<NodeGroupSpec> nodeGroups) {
+        this(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
+                faultTolerance, nodeGroups, null);
+    }
+
+    /**
+     * The network the job's runs get: as it says, else {@code Private} when a node group names an image (a container
+     * brings its own everything, its network too) and {@code Host} when none does (processes of the machine, as before).
+     */
+    public NetworkMode networkMode() {
+        if (network != null) {
+            return network;
+        }
+        return nodeGroups.stream().anyMatch(group -> group.image() != null) ? NetworkMode.Private : NetworkMode.Host;
     }
 
     @Override
@@ -57,6 +78,6 @@ public record JobSpec(
 
     public JobSpec withNodeGroups(List<NodeGroupSpec> groups) {
         return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
-                faultTolerance, groups);
+                faultTolerance, groups, network);
     }
 }

@@ -207,6 +207,17 @@ final class InstanceDirectory {
     /** The environment and secrets stay on disk while the instance runs, no longer. */
     void removeEnvironment() throws IOException {
         Files.deleteIfExists(environmentFile());
+        Files.deleteIfExists(sandboxArguments());
+    }
+
+    /** An instance with an image: bubblewrap's arguments, its environment among them, for the server only ({@link Sandbox}). */
+    Path sandboxArguments() {
+        return dir.resolve("sandbox.args");
+    }
+
+    /** An instance with an image: the digest of its image, while it may run ({@link ImageCache#collect} keeps it). */
+    Path imageFile() {
+        return dir.resolve("image");
     }
 
     /** Where the instance finds the notice that it is being stopped ({@code SLIPSTREAM_PREEMPTION_NOTICE_FILE}). */

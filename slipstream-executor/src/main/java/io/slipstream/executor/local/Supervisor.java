@@ -18,7 +18,8 @@ import java.util.List;
  * does (double forks, {@code setsid}, changing pids), and when the init ends, or is killed, the kernel kills all of it
  * at once. The instance's environment and working directory are taken on only after the switch to the uid; its
  * process count is capped ({@code ulimit -p}, per uid, so per run). Without a uid (a server that is not root) the
- * command starts in a session of its own ({@link #ENTER}).
+ * command starts in a session of its own ({@link #ENTER}). An instance with an image runs in bubblewrap instead
+ * ({@link Sandbox}): its PID namespace is bubblewrap's, with bubblewrap's own init at its top.
  */
 final class Supervisor {
     /**
@@ -48,17 +49,25 @@ final class Supervisor {
             "INIT", INIT);
 
     /**
-     * $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option, $5 most processes of the uid;
-     * the rest is the command.
+     * $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option, $5 most processes of the uid,
+     * $6 the run's network namespace ("" for the machine's), $7 bubblewrap's arguments for an image ("" for none); the
+     * rest is the command. The network is entered first, as the server (only root may), before anything runs as the
+     * uid; bubblewrap reads its arguments from a descriptor the supervisor opened ({@link Sandbox}).
      */
     static final String SCRIPT = String.join("\n",
-            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; shift 5",
+            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; shift 7",
             "umask 077",
-            "if [ -n \"$uid\" ]; then",
-            "  (umask 002; ulimit -p \"$nproc\"; exec setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
+            "net() { if [ -n \"$netns\" ]; then exec nsenter --net=\"$netns\" -- \"$@\"; fi; exec \"$@\"; }",
+            "if [ -n \"$sandbox\" ] && [ -n \"$uid\" ]; then",
+            "  (umask 002; ulimit -p \"$nproc\"; net setsid setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs --"
+                    + " bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "elif [ -n \"$sandbox\" ]; then",
+            "  (umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "elif [ -n \"$uid\" ]; then",
+            "  (umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
                     + " --no-new-privs -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "else",
-            "  (umask 002; exec setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "  (umask 002; net setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
@@ -120,9 +129,18 @@ final class Supervisor {
      * @param maxProcesses how many processes (threads count) the run's uid may have, with a uid
      */
     static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, List<String> command) {
+        return argv(controlDir, workingDir, uid, gid, maxProcesses, null, null, command);
+    }
+
+    /**
+     * @param network   the run's network namespace, or {@code null} for the machine's
+     * @param sandbox   bubblewrap's options (an instance with an image), or {@code null}
+     */
+    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, Path network, Path sandbox,
+                             List<String> command) {
         List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SCRIPT, "slipstream-supervisor", controlDir.toString(),
                 workingDir.toString(), uid == null ? "" : uid.toString(), gid == null ? "--clear-groups" : "--groups=" + gid,
-                Integer.toString(maxProcesses)));
+                Integer.toString(maxProcesses), network == null ? "" : network.toString(), sandbox == null ? "" : sandbox.toString()));
         argv.addAll(command);
         return argv;
     }

@@ -34,6 +34,11 @@ final class SystemCommand {
 
     /** @param maxOutput how much of what it printed is kept, in bytes */
     static Result run(List<String> argv, Duration timeout, int maxOutput) throws IOException {
+        return run(argv, java.util.Map.of(), timeout, maxOutput);
+    }
+
+    /** @param env set besides the fixed PATH (a HOME and TMPDIR for a tool that needs them) */
+    static Result run(List<String> argv, java.util.Map<String, String> env, Duration timeout, int maxOutput) throws IOException {
         // Output goes to a file, not a pipe: a pipe is read until every holder closes it, which a deadline cannot bound.
         Path output = Files.createTempFile("slipstream-command", ".out");
         try {
@@ -42,6 +47,7 @@ final class SystemCommand {
                     .redirectOutput(output.toFile())
                     .redirectErrorStream(true);
             builder.environment().clear();
+            builder.environment().putAll(env);
             builder.environment().put("PATH", PATH);
             Process process = builder.start();
             try {

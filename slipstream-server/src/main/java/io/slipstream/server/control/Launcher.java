@@ -93,7 +93,8 @@ final class Launcher {
                 Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
                 env.putAll(credentials);
                 LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
-                        group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts());
+                        group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
+                        .withNetwork(run.spec().networkMode());
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
                 if (groupSecrets instanceof Refused refused) {
                     LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());

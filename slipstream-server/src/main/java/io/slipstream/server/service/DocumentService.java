@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -34,6 +35,7 @@ public final class DocumentService {
     private final Supplier<List<NodeInfo>> nodes;
     private final RunLimits limits;
     private final boolean imageRequired;
+    private final java.util.function.Function<JobSpec, Map<String, String>> refusals;
     private final boolean restartsInPlace;
     private final SecretService secrets;
 
@@ -51,6 +53,13 @@ public final class DocumentService {
     /** @param restartsInPlace whether the executor restarts one instance in place (else {@code runType: Async} is refused) */
     public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
                            boolean restartsInPlace, SecretService secrets) {
+        this(store, clock, nodes, limits, imageRequired, restartsInPlace, job -> Map.of(), secrets);
+    }
+
+    /** @param refusals what of a job the executor cannot run, by field below {@code spec} ({@code Executor#refusals}) */
+    public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
+                           boolean restartsInPlace, java.util.function.Function<JobSpec, Map<String, String>> refusals, SecretService secrets) {
+        this.refusals = refusals;
         this.store = store;
         this.clock = clock;
         this.nodes = nodes;
@@ -150,6 +159,7 @@ public final class DocumentService {
                     }
                 }
             }
+            refusals.apply(job).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);

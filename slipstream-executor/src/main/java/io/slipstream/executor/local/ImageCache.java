@@ -1,0 +1,369 @@
+package io.slipstream.executor.local;
+
+import tools.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Images unpacked on this machine, under {@code <data>/images/}: one OCI layout that holds every image's blobs
+ * ({@code layout/}, shared layers stored once) and one root filesystem per image, named by its manifest's digest
+ * ({@code rootfs/<hex>/rootfs}), owned by the server and shared read-only by every instance that runs the image.
+ *
+ * <p>What a job names is read as the run's own user: skopeo copies it, as that uid, into a directory of its own
+ * ({@code staging/<random>/image.tar}), so a path the run cannot read cannot be pulled, and a FIFO or a slow registry
+ * blocks only that copy (which has a deadline). The server then takes the copy by a hard link (never following a
+ * link, and only a regular file of that uid), copies it into a file of its own, and only that file is imported into
+ * the layout and unpacked (skopeo and umoci, as the server). An image is pulled again only when what the reference
+ * names changed (the archive's or layout index's inode, size and times, looked at as the run's user), or for registry
+ * references after {@link #REGISTRY_RECHECK}.
+ *
+ * <p>Root filesystems nothing used for longer than the retention are removed by {@link #collect}, with their tags;
+ * {@code umoci gc} then lets go of blobs no image needs.
+ */
+final class ImageCache {
+    private static final Logger LOG = LoggerFactory.getLogger(ImageCache.class);
+    static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
+    static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+    static final Duration REGISTRY_RECHECK = Duration.ofMinutes(5);
+    /** Importing and unpacking a copy that is already on this disk. */
+    private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(30);
+    private static final Duration LOOK_TIMEOUT = Duration.ofSeconds(30);
+    static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /** Made in every root filesystem that lacks them: bubblewrap mounts onto them, and the image itself is read-only. */
+    static final List<String> MOUNT_POINTS = List.of("proc", "dev", "tmp", "slipstream");
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** An unpacked image: its digest, its root file system and the environment its config gives ({@code NAME=value}). */
+    record Image(String digest, Path rootfs, List<String> env) {
+        /** The image's PATH, or the usual one if it sets none. */
+        String path() {
+            return env.stream().filter(entry -> entry.startsWith("PATH=")).map(entry -> entry.substring(5)).findFirst().orElse(DEFAULT_PATH);
+        }
+    }
+
+    private final Path dir;
+    private final Path layout;
+    private final Path unpacked;
+    private final Path staging;
+    private final Path pins;
+    private final Trash trash;
+    private final Duration pullTimeout;
+    private final Clock clock;
+    /** What a reference was found to be, by the reference and what it names now (see {@link #fingerprint}). */
+    private final Map<String, String> known = new ConcurrentHashMap<>();
+    /** One import or collection at a time in this process; the file lock keeps out other servers on this data dir. */
+    private final ReentrantLock importing = new ReentrantLock();
+
+    ImageCache(Path dir, Duration pullTimeout, Clock clock) throws IOException {
+        this.dir = dir;
+        this.layout = dir.resolve("layout");
+        this.unpacked = dir.resolve("rootfs");
+        this.staging = dir.resolve("staging");
+        this.pins = dir.resolve(".pins");
+        this.pullTimeout = pullTimeout;
+        this.clock = clock;
+        Files.createDirectories(dir);
+        // Instances pass through to their root file system; nobody else may list or read what is here.
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+        for (Path own : List.of(unpacked, staging)) {
+            Files.createDirectories(own);
+            Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwx--x--x"));
+        }
+        for (Path own : List.of(pins, dir.resolve("incoming"), dir.resolve("unpacking"))) {
+            Files.createDirectories(own);
+            Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwx------"));
+        }
+        this.trash = new Trash(dir.resolve(".trash"));
+    }
+
+    /** Whether skopeo and umoci are installed: without them, a job with an image cannot run here. */
+    static String missingTools() {
+        List<String> missing = new ArrayList<>();
+        for (String tool : List.of("skopeo", "umoci", "bwrap")) {
+            if (!Files.isExecutable(Path.of("/usr/bin", tool))) {
+                missing.add(tool);
+            }
+        }
+        return missing.isEmpty() ? null : String.join(", ", missing);
+    }
+
+    /**
+     * The image {@code reference} names, pulled and unpacked if it is not here yet.
+     *
+     * @param uid the run's uid, as which the reference is read; {@code null}: the server's own user (no isolation)
+     * @param gid the group of the workspace's storage the run's instances join (an image may lie there), or {@code null}
+     * @throws IOException saying why it cannot be had (missing, unreadable by the run, corrupt, the tools failed)
+     */
+    Image prepare(ImageReference reference, Integer uid, Integer gid) throws IOException {
+        List<String> user = asUser(uid, gid);
+        String key = reference + "\n" + fingerprint(reference, user);
+        String digest = known.get(key);
+        Image image = digest == null ? null : load(digest);
+        if (image == null) {
+            Path copy = pull(reference, uid, user);
+            try {
+                digest = importAndUnpack(copy, tagOf(key));
+            } finally {
+                Files.deleteIfExists(copy);
+            }
+            known.put(key, digest);
+            image = load(digest);
+            if (image == null) {
+                throw new IOException("image " + reference + " was unpacked but is not there (removed meanwhile?)");
+            }
+        }
+        Files.setLastModifiedTime(Files.writeString(unpacked.resolve(hex(digest)).resolve("last-used"), ""), FileTime.from(clock.instant()));
+        return image;
+    }
+
+    /**
+     * What the reference names now, as the run's user sees it: a file's device, inode, size and times (a change of any
+     * pulls it again), checked readable by that user (never opened: a FIFO cannot block this); for a registry, the
+     * current {@link #REGISTRY_RECHECK} period.
+     */
+    private String fingerprint(ImageReference reference, List<String> user) throws IOException {
+        if (!reference.transport().local()) {
+            return "period " + clock.millis() / REGISTRY_RECHECK.toMillis();
+        }
+        String script = "test -r \"$1\" && { [ -z \"$2\" ] || test -x \"$2\"; } && exec stat -L -c '%d:%i:%s:%Y:%Z' -- \"$1\"";
+        String directory = reference.transport() == ImageReference.Transport.OCI_LAYOUT ? reference.path() : "";
+        List<String> argv = new ArrayList<>(user);
+        argv.addAll(List.of("sh", "-c", script, "look", reference.changeMarker(), directory));
+        SystemCommand.Result result = SystemCommand.run(argv, LOOK_TIMEOUT);
+        if (!result.succeeded()) {
+            throw new IOException(reference.changeMarker() + " does not exist or cannot be read by the run's user");
+        }
+        return result.output();
+    }
+
+    /** Copies the image, as the run's user, into an archive of the server's (see the class comment); returns it. */
+    private Path pull(ImageReference reference, Integer uid, List<String> user) throws IOException {
+        Path stage = staging.resolve(random());
+        Files.createDirectory(stage, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        try {
+            if (uid != null) {
+                SafeFiles.chown(stage, uid, uid);
+            }
+            Path archive = stage.resolve("image.tar");
+            List<String> argv = new ArrayList<>(user);
+            argv.addAll(List.of("skopeo", "copy", "--quiet", reference.toString(), "oci-archive:" + archive));
+            SystemCommand.Result result = SystemCommand.run(argv, Map.of("HOME", stage.toString(), "TMPDIR", stage.toString()), pullTimeout, 4000);
+            if (!result.succeeded()) {
+                throw new IOException("cannot pull " + reference + ": " + skopeoMessage(result.output()));
+            }
+            return take(archive, uid);
+        } finally {
+            SystemCommand.Result removed = SystemCommand.run(List.of("rm", "-rf", "--one-file-system", "--", stage.toString()), TOOL_TIMEOUT);
+            if (!removed.succeeded()) {
+                LOG.warn("cannot remove {}: {}", stage, removed.output());
+            }
+        }
+    }
+
+    /** The archive the run's user wrote, copied into a file only the server can change. */
+    private Path take(Path archive, Integer uid) throws IOException {
+        Path pin = pins.resolve(random());
+        Files.createLink(pin, archive); // link(2) never follows a symbolic link; a directory cannot be linked
+        try {
+            PosixFileAttributes attributes = Files.readAttributes(pin, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            Object links = Files.getAttribute(pin, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+            Object owner = Files.getAttribute(pin, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isRegularFile() || !(links instanceof Integer count) || count != 2
+                    || (uid != null && !uid.equals(owner))) {
+                throw new IOException("the pulled image is not a regular file of the run's user");
+            }
+            Path copy = dir.resolve("incoming").resolve(random() + ".tar");
+            Files.copy(pin, copy, LinkOption.NOFOLLOW_LINKS);
+            return copy;
+        } finally {
+            Files.deleteIfExists(pin);
+        }
+    }
+
+    /** Imports the server's copy into the layout under {@code tag} and unpacks it unless it is unpacked already. */
+    private String importAndUnpack(Path copy, String tag) throws IOException {
+        return underLock(() -> {
+            run(List.of("skopeo", "copy", "--quiet", "oci-archive:" + copy, "oci:" + layout + ":" + tag), "the image is not a valid OCI archive");
+            String digest = digestOf(tag);
+            Path target = unpacked.resolve(hex(digest));
+            if (Files.isRegularFile(target.resolve("complete"), LinkOption.NOFOLLOW_LINKS)) {
+                return digest;
+            }
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                trash.take(target, "image-" + hex(digest)); // half unpacked by a server that died
+            }
+            Path bundle = dir.resolve("unpacking").resolve(random());
+            run(List.of("umoci", "unpack", "--image", layout + ":" + tag, bundle.toString()), "the image cannot be unpacked");
+            try {
+                prepareRootfs(bundle);
+                Files.move(bundle, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException | RuntimeException e) {
+                trash.take(bundle, "unpacking-" + bundle.getFileName());
+                throw e;
+            }
+            Files.writeString(target.resolve("complete"), digest + "\n");
+            LOG.info("image {} unpacked into {}", digest, target);
+            return digest;
+        });
+    }
+
+    /** Passable by instances, with the directories bubblewrap mounts onto. */
+    private static void prepareRootfs(Path bundle) throws IOException {
+        Files.setPosixFilePermissions(bundle, PosixFilePermissions.fromString("rwx--x--x"));
+        Path rootfs = bundle.resolve("rootfs");
+        for (String name : MOUNT_POINTS) {
+            Path point = rootfs.resolve(name);
+            if (!Files.exists(point, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectory(point);
+                Files.setPosixFilePermissions(point, PosixFilePermissions.fromString("rwxr-xr-x"));
+            } else if (!Files.isDirectory(point, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException("the image's /" + name + " is not a directory (a link or a file): it cannot be mounted on");
+            }
+        }
+    }
+
+    /** The unpacked image of {@code digest}, or {@code null} if it is not (completely) here. */
+    private Image load(String digest) throws IOException {
+        Path bundle = unpacked.resolve(hex(digest));
+        if (!Files.isRegularFile(bundle.resolve("complete"), LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        JsonNode config = io.slipstream.api.codec.Json.mapper().readTree(Files.readString(bundle.resolve("config.json"), StandardCharsets.UTF_8));
+        List<String> env = new ArrayList<>();
+        config.path("process").path("env").forEach(entry -> env.add(entry.asString()));
+        return new Image(digest, bundle.resolve("rootfs"), List.copyOf(env));
+    }
+
+    /** The digest of the manifest the layout's index tags {@code tag}. */
+    private String digestOf(String tag) throws IOException {
+        JsonNode index = io.slipstream.api.codec.Json.mapper().readTree(Files.readString(layout.resolve("index.json"), StandardCharsets.UTF_8));
+        for (JsonNode manifest : index.path("manifests")) {
+            if (tag.equals(manifest.path("annotations").path("org.opencontainers.image.ref.name").asString(""))) {
+                String digest = manifest.path("digest").asString("");
+                if (digest.matches("sha256:[0-9a-f]{64}")) {
+                    return digest;
+                }
+            }
+        }
+        throw new IOException("the image was imported but its tag " + tag + " is not in the layout");
+    }
+
+    /**
+     * Removes every image nothing used for {@code retention}, except those in {@code inUse} (digests), and lets go of
+     * their blobs.
+     *
+     * @return how many images were removed
+     */
+    int collect(Set<String> inUse, Duration retention) throws IOException {
+        return underLock(() -> {
+            int removed = 0;
+            java.time.Instant before = clock.instant().minus(retention);
+            Set<String> gone = new java.util.HashSet<>();
+            try (DirectoryStream<Path> images = Files.newDirectoryStream(unpacked)) {
+                for (Path image : images) {
+                    String digest = "sha256:" + image.getFileName();
+                    Path used = image.resolve("last-used");
+                    FileTime last = Files.exists(used) ? Files.getLastModifiedTime(used) : Files.getLastModifiedTime(image);
+                    if (!inUse.contains(digest) && last.toInstant().isBefore(before)) {
+                        trash.take(image, "image-" + image.getFileName());
+                        gone.add(digest);
+                        removed++;
+                    }
+                }
+            }
+            if (!gone.isEmpty() && Files.exists(layout.resolve("index.json"))) {
+                JsonNode index = io.slipstream.api.codec.Json.mapper().readTree(Files.readString(layout.resolve("index.json"), StandardCharsets.UTF_8));
+                for (JsonNode manifest : index.path("manifests")) {
+                    if (gone.contains(manifest.path("digest").asString(""))) {
+                        String tag = manifest.path("annotations").path("org.opencontainers.image.ref.name").asString("");
+                        run(List.of("umoci", "rm", "--image", layout + ":" + tag), "cannot untag " + tag);
+                    }
+                }
+                run(List.of("umoci", "gc", "--layout", layout.toString()), "cannot collect the layout's blobs");
+                known.values().removeIf(gone::contains);
+            }
+            for (Path entry : trash.entries()) {
+                trash.delete(entry);
+            }
+            return removed;
+        });
+    }
+
+    private interface Locked<T> {
+        T run() throws IOException;
+    }
+
+    private <T> T underLock(Locked<T> action) throws IOException {
+        importing.lock();
+        try (FileChannel channel = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock ignored = channel.lock()) {
+            return action.run();
+        } finally {
+            importing.unlock();
+        }
+    }
+
+    private static void run(List<String> argv, String what) throws IOException {
+        SystemCommand.Result result = SystemCommand.run(argv, TOOL_TIMEOUT, 4000);
+        if (!result.succeeded()) {
+            throw new IOException(what + ": " + skopeoMessage(result.output()));
+        }
+    }
+
+    /** skopeo's and umoci's messages without their log decoration ({@code time=... level=fatal msg="..."}). */
+    static String skopeoMessage(String output) {
+        java.util.regex.Matcher message = java.util.regex.Pattern.compile("msg=\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(output);
+        String text = message.find() ? message.group(1).replace("\\\"", "\"") : output;
+        return text.length() > 500 ? text.substring(0, 500) + "..." : text;
+    }
+
+    /** The command prefix that runs a tool as {@code uid}: no privileges, no groups of the server's. */
+    static List<String> asUser(Integer uid, Integer gid) {
+        if (uid == null) {
+            return List.of();
+        }
+        return List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, gid == null ? "--clear-groups" : "--groups=" + gid, "--no-new-privs", "--");
+    }
+
+    private static String tagOf(String key) {
+        try {
+            return "k" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8))).substring(0, 40);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String hex(String digest) {
+        return digest.substring(digest.indexOf(':') + 1);
+    }
+
+    private static String random() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+}
