@@ -227,8 +227,8 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     /**
-     * Images must be references this executor reads, on a machine with skopeo, umoci and bubblewrap, and without a
-     * startup probe (it would run outside the image); a private network needs root (isolation) and ip, nsenter, socat.
+     * Images must be references this executor reads, on a machine with skopeo, umoci and bubblewrap; a private network
+     * needs root (isolation) and ip, nsenter, socat.
      */
     @Override
     public Map<String, String> refusals(io.slipstream.api.spec.JobSpec job) {
@@ -245,9 +245,6 @@ public final class LocalProcessExecutor implements Executor {
             } else if (missingImageTools != null) {
                 refusals.put("nodeGroups[" + i + "].image", "this server's machine cannot run images: it lacks " + missingImageTools
                         + " (docs/containers.md)");
-            }
-            if (group.startupProbe() != null) {
-                refusals.put("nodeGroups[" + i + "].startupProbe", "is not supported with an image on the local executor yet (docs/containers.md)");
             }
         }
         if (job.networkMode() == io.slipstream.api.spec.NetworkMode.Private) {
@@ -401,7 +398,8 @@ public final class LocalProcessExecutor implements Executor {
                 // It runs in the instance's environment, from the same file.
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
                         spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid,
-                        uid == null ? null : maxProcessesPerRun);
+                        uid == null ? null : maxProcessesPerRun, network == null ? null : network.toString(),
+                        sandboxArguments == null ? null : sandboxArguments.toString());
                 StartupProber.save(dir.path(), probe);
                 prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds());
             }
@@ -420,9 +418,6 @@ public final class LocalProcessExecutor implements Executor {
      */
     private Path prepareSandbox(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, Integer gid, Path workingDir,
                                 SharedStorage.Prepared shared, Path secretsDir, Path network) throws IOException {
-        if (spec.probe() != null) {
-            throw new ExecutorException("instance " + spec.id() + " cannot start: a startup probe is not supported with an image on the local executor");
-        }
         ImageReference reference;
         try {
             reference = ImageReference.parse(spec.image());

@@ -25,7 +25,12 @@ final class StartupProber {
     /** A probe as kept on disk: everything needed to run it again after a restart. */
     @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
     record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
-                 Integer gid, Integer maxProcesses) {
+                 Integer gid, Integer maxProcesses, String network, String sandbox) {
+        /** A probe of an instance on this machine's network, without an image. */
+        Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid, Integer gid,
+              Integer maxProcesses) {
+            this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null);
+        }
     }
 
     private static final int MAX_PROBE_BYTES = 1024 * 1024;
@@ -156,17 +161,36 @@ final class StartupProber {
      */
     private static Started start(Path dir, Probe probe) {
         List<String> argv = new ArrayList<>(List.of("setsid"));
-        if (probe.uid() != null) {
-            // As the instance: capped in processes, in a PID namespace of its own (timeout its init: all of it ends with it).
-            int processes = probe.maxProcesses() == null ? 4096 : probe.maxProcesses();
-            argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child", "--",
-                    "setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(), probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(),
-                    "--no-new-privs", "--"));
+        int processes = probe.maxProcesses() == null ? 4096 : probe.maxProcesses();
+        List<String> asInstance = probe.uid() == null ? List.of() : List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
+                probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--");
+        if (probe.sandbox() != null) {
+            // In a sandbox of the instance's image with its mounts and network (see Sandbox), its own PID namespace:
+            // killing bubblewrap when time is up kills all of it (--die-with-parent).
+            if (probe.uid() != null) {
+                argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--"));
+            }
+            argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s", "sh", "-c", "exec 3<\"$0\" && exec \"$@\"", probe.sandbox()));
+            if (probe.network() != null) {
+                argv.addAll(List.of("nsenter", "--net=" + probe.network(), "--"));
+            }
+            argv.addAll(asInstance);
+            argv.addAll(List.of("bwrap", "--args", "3", "--"));
+            argv.addAll(probe.command());
+        } else {
+            if (probe.uid() != null) {
+                // As the instance: capped in processes, in a PID namespace of its own (timeout its init: all of it ends with it).
+                argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child", "--"));
+            }
+            if (probe.network() != null) {
+                argv.addAll(List.of("nsenter", "--net=" + probe.network(), "--"));
+            }
+            argv.addAll(asInstance);
+            argv.addAll(List.of("sh", "-c", Supervisor.ENTER, dir.resolve("env").toString(), probe.workingDir()));
+            // timeout runs the probe in a process group of its own and signals the whole group when time is up.
+            argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
+            argv.addAll(probe.command());
         }
-        argv.addAll(List.of("sh", "-c", Supervisor.ENTER, dir.resolve("env").toString(), probe.workingDir()));
-        // timeout runs the probe in a process group of its own and signals the whole group when time is up.
-        argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
-        argv.addAll(probe.command());
         ProcessBuilder builder = new ProcessBuilder(argv)
                 .directory(dir.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
