@@ -43,7 +43,7 @@ class ImageJobIT {
             "  send 0 \"$next\" || exit 3",
             "  wait $listener",
             "  echo \"ring=$(cat /tmp/in)\"",
-            "  wget -q -T 20 -O - --header \"Authorization: Bearer $SLIPSTREAM_RUN_TOKEN\" --header 'Content-Type: application/json'"
+            "  wget -q -O - --header \"Authorization: Bearer $SLIPSTREAM_RUN_TOKEN\" --header 'Content-Type: application/json'"
                     + " --post-data '{\"step\": 7}' \"$SLIPSTREAM_SERVER/api/v1/runs/$SLIPSTREAM_RUN_ID/instances/$SLIPSTREAM_RANK/progress\""
                     + " && echo progress-sent",
             "else",

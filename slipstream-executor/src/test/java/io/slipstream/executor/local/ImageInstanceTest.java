@@ -226,6 +226,36 @@ class ImageInstanceTest {
     }
 
     @Test
+    void aRestartedServerAdoptsAnInstanceInItsImageWhichStillReachesThePeersAndTheApi() throws Exception {
+        HttpServer api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        api.createContext("/ping", exchange -> {
+            byte[] body = "pong".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        api.start();
+        try {
+            LocalProcessExecutor before = newExecutor();
+            InstanceId id = new InstanceId(newRun(), 1, 0);
+            Map<String, String> handle = before.launch(spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
+                    NetworkMode.Private, "sh", "-c", "echo up; while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; wget -q -O - \"$SLIPSTREAM_SERVER/ping\"; echo; exit 5"));
+            awaitOutput(before, id, handle, "up");
+            before.close(); // the server dies: its relay with it
+
+            LocalProcessExecutor after = newExecutor();
+            after.adopt(Map.of(id, handle));
+            assertThat(awaitReport(id, InstanceReport.Running.class)).isNotNull();
+            Files.writeString(dataDir.resolve("instances").resolve(handle.get("dir")).resolve("work").resolve("go"), "");
+            InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+            assertThat(exited.exitCode()).as(log(after, id, handle)).isEqualTo(5);
+            assertThat(log(after, id, handle)).contains("pong");
+        } finally {
+            api.stop(0);
+        }
+    }
+
+    @Test
     void cancelKillsEverythingTheInstanceStartedInItsImage() throws Exception {
         LocalProcessExecutor executor = newExecutor();
         InstanceId id = new InstanceId(newRun(), 1, 0);
