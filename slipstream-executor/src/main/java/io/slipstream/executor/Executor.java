@@ -107,6 +107,8 @@ public interface Executor extends AutoCloseable {
      * process instead (executors that {@link #restartsInPlace}); its handle names the restart under {@link #RESTART_KEY}.
      *
      * @throws ExecutorException if the instance cannot be started at all
+     * @throws LaunchNotReadyException if it cannot start yet (its image is being prepared) and nothing was started:
+     *                                 launched again later, it may (the launch never waits for a pull)
      */
     Map<String, String> launch(LaunchSpec spec);
 

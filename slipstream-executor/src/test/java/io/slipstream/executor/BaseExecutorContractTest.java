@@ -158,10 +158,29 @@ public abstract class BaseExecutorContractTest {
         return new LaunchSpec(id, "main-0", node, gpus, List.of("sh", "-c", script), env, null, image());
     }
 
+    /** Launches, again while the executor says the instance cannot start yet (its image is being pulled), as the control loop does. */
     protected final Map<String, String> launch(Executor executor, LaunchSpec spec) {
-        Map<String, String> handle = executor.launch(spec);
+        Map<String, String> handle = launchWhenReady(executor, spec);
         launched.add(new Running(executor, spec.id(), handle));
         return handle;
+    }
+
+    /** {@code executor.launch(spec)}, again, with a deadline, while it throws {@link LaunchNotReadyException}. */
+    public static Map<String, String> launchWhenReady(Executor executor, LaunchSpec spec) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (true) {
+            try {
+                return executor.launch(spec);
+            } catch (LaunchNotReadyException e) {
+                assertThat(System.nanoTime()).as("ready to launch within the deadline: " + e.getMessage()).isLessThan(deadline);
+                try {
+                    TimeUnit.MILLISECONDS.sleep(20);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError(interrupted);
+                }
+            }
+        }
     }
 
     /** Waits, with a deadline, for the next report about {@code id} of the given type. */
@@ -263,7 +282,7 @@ public abstract class BaseExecutorContractTest {
         InstanceId id = newInstanceId();
         LaunchSpec spec = new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("no-such-program-xyz"), Map.of(), null, image());
         if (refusesMissingCommandsAtLaunch()) {
-            assertThatThrownBy(() -> executor.launch(spec)).isInstanceOf(ExecutorException.class)
+            assertThatThrownBy(() -> launchWhenReady(executor, spec)).isInstanceOf(ExecutorException.class)
                     .hasMessageContaining("no-such-program-xyz");
             return;
         }

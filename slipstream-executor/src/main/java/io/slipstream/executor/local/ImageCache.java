@@ -75,6 +75,8 @@ final class ImageCache {
     private final Clock clock;
     /** What a reference was found to be, by the reference and what it names now (see {@link #fingerprint}). */
     private final Map<String, String> known = new ConcurrentHashMap<>();
+    /** The pulls under way (or ended and not yet asked about), by the key of {@link #known}. */
+    private final Map<String, java.util.concurrent.CompletableFuture<String>> pulls = new ConcurrentHashMap<>();
     /** One import or collection at a time in this process; the file lock keeps out other servers on this data dir. */
     private final ReentrantLock importing = new ReentrantLock();
 
@@ -112,7 +114,7 @@ final class ImageCache {
     }
 
     /**
-     * The image {@code reference} names, pulled and unpacked if it is not here yet.
+     * The image {@code reference} names, pulled and unpacked first if it is not here yet (this call waits for that).
      *
      * @param uid the run's uid, as which the reference is read; {@code null}: the server's own user (no isolation)
      * @param gid the group of the workspace's storage the run's instances join (an image may lie there), or {@code null}
@@ -121,22 +123,84 @@ final class ImageCache {
     Image prepare(ImageReference reference, Integer uid, Integer gid) throws IOException {
         List<String> user = asUser(uid, gid);
         String key = reference + "\n" + fingerprint(reference, user);
-        String digest = known.get(key);
-        Image image = digest == null ? null : load(digest);
+        Image image = lookUp(key);
         if (image == null) {
-            Path copy = pull(reference, uid, user);
-            try {
-                digest = importAndUnpack(copy, tagOf(key));
-            } finally {
-                Files.deleteIfExists(copy);
-            }
+            String digest = pullAndUnpack(reference, uid, user, key);
             known.put(key, digest);
-            image = load(digest);
-            if (image == null) {
-                throw new IOException("image " + reference + " was unpacked but is not there (removed meanwhile?)");
+            image = loaded(reference, digest);
+        }
+        return used(image);
+    }
+
+    /**
+     * The image {@code reference} names if it is here; if not, its pull and unpacking start in the {@code background}
+     * (once, however many launches ask meanwhile) and this throws {@link io.slipstream.executor.LaunchNotReadyException}:
+     * a launch never waits for a pull. Once that ended, the next call returns the image, or throws why it failed (once:
+     * the call after that pulls again).
+     *
+     * @throws IOException what {@link #prepare} throws, or what the pull in the background failed with
+     */
+    Image prepareInBackground(ImageReference reference, Integer uid, Integer gid, java.util.concurrent.Executor background) throws IOException {
+        List<String> user = asUser(uid, gid);
+        String key = reference + "\n" + fingerprint(reference, user);
+        Image image = lookUp(key);
+        if (image != null) {
+            pulls.computeIfPresent(key, (k, ended) -> ended.isDone() ? null : ended); // found by its tag as it ended
+            return used(image);
+        }
+        java.util.concurrent.CompletableFuture<String> pull = pulls.computeIfAbsent(key, k -> java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return pullAndUnpack(reference, uid, user, key);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }, background));
+        if (!pull.isDone()) {
+            throw new io.slipstream.executor.LaunchNotReadyException("image " + reference + " is being pulled and unpacked");
+        }
+        pulls.remove(key, pull);
+        try {
+            String digest = pull.join();
+            known.put(key, digest);
+            return used(loaded(reference, digest));
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable cause = e.getCause() instanceof java.io.UncheckedIOException unchecked ? unchecked.getCause() : e.getCause();
+            throw cause instanceof IOException io ? io : new IOException(String.valueOf(cause.getMessage()), cause);
+        }
+    }
+
+    /** The image {@code key} was found to be before, here or in the layout (after a restart), if it is unpacked. */
+    private Image lookUp(String key) throws IOException {
+        String digest = known.get(key);
+        if (digest == null) {
+            digest = taggedDigest(tagOf(key));
+            if (digest != null) {
+                known.put(key, digest);
             }
         }
-        Files.setLastModifiedTime(Files.writeString(unpacked.resolve(hex(digest)).resolve("last-used"), ""), FileTime.from(clock.instant()));
+        return digest == null ? null : load(digest);
+    }
+
+    private String pullAndUnpack(ImageReference reference, Integer uid, List<String> user, String key) throws IOException {
+        Path copy = pull(reference, uid, user);
+        try {
+            return importAndUnpack(copy, tagOf(key));
+        } finally {
+            Files.deleteIfExists(copy);
+        }
+    }
+
+    private Image loaded(ImageReference reference, String digest) throws IOException {
+        Image image = load(digest);
+        if (image == null) {
+            throw new IOException("image " + reference + " was unpacked but is not there (removed meanwhile?)");
+        }
+        return image;
+    }
+
+    /** Marks the image used now: {@link #collect} keeps it for the retention from here. */
+    private Image used(Image image) throws IOException {
+        Files.setLastModifiedTime(Files.writeString(unpacked.resolve(hex(image.digest())).resolve("last-used"), ""), FileTime.from(clock.instant()));
         return image;
     }
 
@@ -256,6 +320,18 @@ final class ImageCache {
         List<String> env = new ArrayList<>();
         config.path("process").path("env").forEach(entry -> env.add(entry.asString()));
         return new Image(digest, bundle.resolve("rootfs"), List.copyOf(env));
+    }
+
+    /**
+     * The digest the layout's index tags {@code tag}, or {@code null} if it tags none (or cannot be read now: an
+     * import may be rewriting it, and then the image is pulled as if it were not there).
+     */
+    private String taggedDigest(String tag) {
+        try {
+            return Files.isRegularFile(layout.resolve("index.json")) ? digestOf(tag) : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** The digest of the manifest the layout's index tags {@code tag}. */

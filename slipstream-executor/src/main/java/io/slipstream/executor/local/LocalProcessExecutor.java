@@ -426,7 +426,7 @@ public final class LocalProcessExecutor implements Executor {
         }
         ImageCache.Image image;
         try {
-            image = images().prepare(reference, uid, gid);
+            image = images().prepareInBackground(reference, uid, gid, workers);
         } catch (IOException e) {
             throw new ExecutorException("instance " + spec.id() + " cannot start: " + e.getMessage(), e);
         }

@@ -112,7 +112,7 @@ class ImageInstanceTest {
         Path secret = Files.writeString(dataDir.resolve("admin.token"), "ss_secret\n");
         LocalProcessExecutor executor = newExecutor();
         InstanceId id = new InstanceId(newRun(), 1, 0);
-        Map<String, String> handle = executor.launch(spec(id, archive(), Map.of("FROM_JOB", "yes"), NetworkMode.Private, "sh", "-c",
+        Map<String, String> handle = launch(executor, spec(id, archive(), Map.of("FROM_JOB", "yes"), NetworkMode.Private, "sh", "-c",
                 "id -u; cat /etc/os-release; echo \"says=$IMAGE_SAYS job=$FROM_JOB home=$HOME tmp=$TMPDIR pwd=$(pwd)\"; "
                         + "test -e " + secret + " || echo no-server-files; test -e /etc/passwd || echo no-host-etc; "
                         + "touch /bin/x 2>/dev/null || echo read-only-image; echo kept > \"$HOME/out\" && echo wrote-home; "
@@ -145,7 +145,7 @@ class ImageInstanceTest {
         Map<InstanceId, Map<String, String>> handles = new HashMap<>();
         for (int rank = 0; rank < 4; rank++) {
             InstanceId id = new InstanceId(run, 1, rank);
-            handles.put(id, executor.launch(spec(id, archive(), Map.of("RANK", Integer.toString(rank), "MY_PORT", ports.get(rank).toString(),
+            handles.put(id, launch(executor, spec(id, archive(), Map.of("RANK", Integer.toString(rank), "MY_PORT", ports.get(rank).toString(),
                     "NEXT_PORT", ports.get((rank + 1) % 4).toString()), NetworkMode.Private, "sh", "-c", ring)));
         }
         for (int rank = 0; rank < 4; rank++) {
@@ -164,8 +164,8 @@ class ImageInstanceTest {
         List<Integer> ports = freePorts(2);
         InstanceId a = new InstanceId(newRun(), 1, 0);
         InstanceId b = new InstanceId(newRun(), 1, 0);
-        Map<String, String> aHandle = executor.launch(spec(a, archive(), Map.of(), NetworkMode.Private, "nc", "-l", "-p", ports.get(0).toString()));
-        Map<String, String> bHandle = executor.launch(spec(b, archive(), Map.of(), NetworkMode.Private, "nc", "-l", "-p", ports.get(1).toString()));
+        Map<String, String> aHandle = launch(executor, spec(a, archive(), Map.of(), NetworkMode.Private, "nc", "-l", "-p", ports.get(0).toString()));
+        Map<String, String> bHandle = launch(executor, spec(b, archive(), Map.of(), NetworkMode.Private, "nc", "-l", "-p", ports.get(1).toString()));
         awaitListening(aHandle, ports.get(0));
         awaitListening(bHandle, ports.get(1));
         try (ServerSocket host = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
@@ -185,9 +185,9 @@ class ImageInstanceTest {
             InstanceId fromA = new InstanceId(a.runId(), 1, 1);
             InstanceId fromB = new InstanceId(b.runId(), 1, 1);
             InstanceId fromHost = new InstanceId(newRun(), 1, 0);
-            Map<String, String> fromAHandle = executor.launch(spec(fromA, archive(), Map.of("PORTS", ports2), NetworkMode.Private, "sh", "-c", probe));
-            Map<String, String> fromBHandle = executor.launch(spec(fromB, archive(), Map.of("PORTS", ports2), NetworkMode.Private, "sh", "-c", probe));
-            Map<String, String> fromHostHandle = executor.launch(spec(fromHost, archive(), Map.of("PORTS", ports2), NetworkMode.Host, "sh", "-c", probe));
+            Map<String, String> fromAHandle = launch(executor, spec(fromA, archive(), Map.of("PORTS", ports2), NetworkMode.Private, "sh", "-c", probe));
+            Map<String, String> fromBHandle = launch(executor, spec(fromB, archive(), Map.of("PORTS", ports2), NetworkMode.Private, "sh", "-c", probe));
+            Map<String, String> fromHostHandle = launch(executor, spec(fromHost, archive(), Map.of("PORTS", ports2), NetworkMode.Host, "sh", "-c", probe));
             awaitReport(fromA, InstanceReport.Exited.class);
             awaitReport(fromB, InstanceReport.Exited.class);
             awaitReport(fromHost, InstanceReport.Exited.class);
@@ -216,7 +216,7 @@ class ImageInstanceTest {
         try {
             LocalProcessExecutor executor = newExecutor();
             InstanceId id = new InstanceId(newRun(), 1, 0);
-            Map<String, String> handle = executor.launch(spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
+            Map<String, String> handle = launch(executor, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
                     NetworkMode.Private, "sh", "-c", "echo \"server=$SLIPSTREAM_SERVER\"; wget -q -O - \"$SLIPSTREAM_SERVER/ping\"; echo"));
             assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
             assertThat(log(executor, id, handle)).contains("server=http://127.0.0.1:80", "pong");
@@ -238,7 +238,7 @@ class ImageInstanceTest {
         try {
             LocalProcessExecutor before = newExecutor();
             InstanceId id = new InstanceId(newRun(), 1, 0);
-            Map<String, String> handle = before.launch(spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
+            Map<String, String> handle = launch(before, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
                     NetworkMode.Private, "sh", "-c", "echo up; while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; wget -q -O - \"$SLIPSTREAM_SERVER/ping\"; echo; exit 5"));
             awaitOutput(before, id, handle, "up");
             before.close(); // the server dies: its relay with it
@@ -259,7 +259,7 @@ class ImageInstanceTest {
     void cancelKillsEverythingTheInstanceStartedInItsImage() throws Exception {
         LocalProcessExecutor executor = newExecutor();
         InstanceId id = new InstanceId(newRun(), 1, 0);
-        Map<String, String> handle = executor.launch(spec(id, archive(), Map.of(), NetworkMode.Private, "sh", "-c",
+        Map<String, String> handle = launch(executor, spec(id, archive(), Map.of(), NetworkMode.Private, "sh", "-c",
                 "sleep 600 & (setsid sleep 600 &) ; echo \"up $(id -u)\"; wait"));
         awaitOutput(executor, id, handle, "up ");
         int uid = Integer.parseInt(log(executor, id, handle).lines().filter(line -> line.startsWith("up ")).findFirst().orElseThrow().substring(3).trim());
@@ -276,7 +276,7 @@ class ImageInstanceTest {
         List<String> references = List.of(archive(), "oci:" + images.resolve("layout") + ":latest", "docker-archive:" + images.resolve("busybox-docker.tar"));
         for (int rank = 0; rank < references.size(); rank++) {
             InstanceId id = new InstanceId(run, 1, rank);
-            Map<String, String> handle = executor.launch(spec(id, references.get(rank), Map.of(), NetworkMode.Host, "cat", "/etc/os-release"));
+            Map<String, String> handle = launch(executor, spec(id, references.get(rank), Map.of(), NetworkMode.Host, "cat", "/etc/os-release"));
             assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
             assertThat(log(executor, id, handle)).contains("ID=slipstream-test-busybox");
         }
@@ -300,20 +300,45 @@ class ImageInstanceTest {
                 "dir:/some/where", "transport 'dir' is not supported");
         for (var bad : expected.entrySet()) {
             InstanceId id = new InstanceId(newRun(), 1, 0);
-            assertThatThrownBy(() -> executor.launch(spec(id, bad.getKey(), Map.of(), NetworkMode.Host, "true")))
+            assertThatThrownBy(() -> launch(executor, spec(id, bad.getKey(), Map.of(), NetworkMode.Host, "true")))
                     .as(bad.getKey()).isInstanceOf(ExecutorException.class).hasMessageContaining(bad.getValue());
         }
         InstanceId id = new InstanceId(newRun(), 1, 0);
-        assertThatThrownBy(() -> executor.launch(spec(id, archive(), Map.of(), NetworkMode.Host, "python3", "-c", "print(1)")))
+        assertThatThrownBy(() -> launch(executor, spec(id, archive(), Map.of(), NetworkMode.Host, "python3", "-c", "print(1)")))
                 .isInstanceOf(ExecutorException.class).hasMessageContaining("the image has no command 'python3'");
         assertThat(reports).as("nothing started, so nothing is reported").isEmpty();
+    }
+
+    @Test
+    void aLaunchNeverWaitsForAPullAndHearsHowItEndedOnce() throws Exception {
+        ImageCache cache = new ImageCache(dataDir.resolve("images"), ImageCache.DEFAULT_PULL_TIMEOUT, Clock.systemUTC());
+        List<Runnable> background = new ArrayList<>();
+        ImageReference image = ImageReference.parse(archive());
+        assertThatThrownBy(() -> cache.prepareInBackground(image, null, null, background::add))
+                .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class).hasMessageContaining("is being pulled");
+        assertThatThrownBy(() -> cache.prepareInBackground(image, null, null, background::add))
+                .as("asked again while it is pulled").isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
+        assertThat(background).as("one pull, however often it is asked for").hasSize(1);
+        background.remove(0).run();
+        assertThat(cache.prepareInBackground(image, null, null, background::add).rootfs().resolve("etc/os-release")).exists();
+
+        Path corrupt = Files.write(images.resolve("corrupt-" + RUNS.incrementAndGet() + ".tar"), "not an archive".getBytes(StandardCharsets.UTF_8));
+        ImageReference bad = ImageReference.parse("oci-archive:" + corrupt);
+        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add))
+                .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
+        background.remove(0).run();
+        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add)).as("how the pull failed, once")
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining("cannot pull oci-archive:" + corrupt);
+        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add)).as("then pulled again")
+                .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
+        assertThat(background).hasSize(1);
     }
 
     @Test
     void imagesNoInstanceUsedForTheRetentionAreCollected() throws Exception {
         LocalProcessExecutor executor = newExecutor();
         InstanceId id = new InstanceId(newRun(), 1, 0);
-        executor.launch(spec(id, archive(), Map.of(), NetworkMode.Host, "true"));
+        launch(executor, spec(id, archive(), Map.of(), NetworkMode.Host, "true"));
         awaitReport(id, InstanceReport.Exited.class);
         ImageCache cache = new ImageCache(dataDir.resolve("images"), ImageCache.DEFAULT_PULL_TIMEOUT, Clock.systemUTC());
         assertThat(cache.collect(java.util.Set.of(), Duration.ofDays(1))).as("used a moment ago").isZero();
@@ -322,12 +347,16 @@ class ImageInstanceTest {
             assertThat(unpacked.count()).isZero();
         }
         InstanceId again = new InstanceId(newRun(), 1, 0);
-        Map<String, String> handle = executor.launch(spec(again, archive(), Map.of(), NetworkMode.Host, "cat", "/etc/os-release"));
+        Map<String, String> handle = launch(executor, spec(again, archive(), Map.of(), NetworkMode.Host, "cat", "/etc/os-release"));
         assertThat(awaitReport(again, InstanceReport.Exited.class).exitCode()).as("unpacked again when needed").isZero();
         assertThat(log(executor, again, handle)).contains("ID=slipstream-test-busybox");
     }
 
     // --- helpers ---
+
+    private static Map<String, String> launch(Executor executor, LaunchSpec spec) {
+        return io.slipstream.executor.BaseExecutorContractTest.launchWhenReady(executor, spec);
+    }
 
     private static List<Integer> freePorts(int count) throws Exception {
         List<Integer> ports = new ArrayList<>();

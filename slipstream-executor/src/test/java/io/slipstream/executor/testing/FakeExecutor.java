@@ -96,6 +96,8 @@ public final class FakeExecutor implements Executor {
         private final Map<InstanceId, StringBuilder[]> logs = new ConcurrentHashMap<>();
         private final Map<InstanceId, Activity> activities = new ConcurrentHashMap<>();
         private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
+        private volatile boolean notReady;
+        private final java.util.concurrent.atomic.AtomicInteger notReadyLaunches = new java.util.concurrent.atomic.AtomicInteger();
         private int nextPort = 30000;
         /** The newest epoch an executor of this cluster was fenced at. */
         private long fencedAt;
@@ -149,6 +151,20 @@ public final class FakeExecutor implements Executor {
 
     public void refuseLaunchesOn(String node) {
         cluster.refusingNodes.add(node);
+    }
+
+    /** Until {@link #ready}, every launch throws {@link io.slipstream.executor.LaunchNotReadyException} (an image being pulled). */
+    public void notReady() {
+        cluster.notReady = true;
+    }
+
+    public void ready() {
+        cluster.notReady = false;
+    }
+
+    /** How many launches were told the instance cannot start yet. */
+    public int notReadyLaunches() {
+        return cluster.notReadyLaunches.get();
     }
 
     /** The instance's process "exits" with this code (reported now, on the caller's thread). */
@@ -284,6 +300,10 @@ public final class FakeExecutor implements Executor {
         }
         if (cluster.refusingNodes.contains(spec.node())) {
             throw new ExecutorException("node " + spec.node() + " refuses launches");
+        }
+        if (cluster.notReady) {
+            cluster.notReadyLaunches.incrementAndGet();
+            throw new io.slipstream.executor.LaunchNotReadyException("the image is being pulled");
         }
         Instance instance;
         boolean fresh;

@@ -49,8 +49,15 @@ final class Launcher {
         this.secrets = secrets;
     }
 
-    /** What a launch did: the attempt's instances as they are afterwards, and how many it launched (or failed to). */
-    record Launched(List<InstanceRecord> instances, int count) {
+    /**
+     * What a launch did: the attempt's instances as they are afterwards, how many it launched (or failed to), and how
+     * many of those could not start yet (their executor said so: they stay as they were, for a later cycle).
+     */
+    record Launched(List<InstanceRecord> instances, int count, int notReady) {
+        /** Whether any instance changed. */
+        boolean changed() {
+            return count > notReady;
+        }
     }
 
     /**
@@ -67,7 +74,14 @@ final class Launcher {
                 chosen.add(instance.id());
             }
         }
-        return new Launched(launch(run, instances, chosen, all), chosen.size());
+        List<InstanceRecord> after = launch(run, instances, chosen, all);
+        int notReady = 0;
+        for (InstanceRecord instance : after) {
+            if (chosen.contains(instance.id()) && instances.contains(instance)) {
+                notReady++;
+            }
+        }
+        return new Launched(after, chosen.size(), notReady);
     }
 
     /**
@@ -107,7 +121,15 @@ final class Launcher {
         } finally {
             // Also when a launch failed unexpectedly: what started is recorded (its launch is then found, never repeated).
             Map<InstanceId, InstanceRecord> recorded = new java.util.HashMap<>();
-            record(launched).forEach(stored -> recorded.put(stored.id(), stored));
+            List<InstanceRecord> changed = new ArrayList<>();
+            for (InstanceRecord instance : launched) {
+                if (!instances.contains(instance)) {
+                    changed.add(instance); // one that cannot start yet is as it was: nothing to record
+                }
+            }
+            if (!changed.isEmpty()) {
+                record(changed).forEach(stored -> recorded.put(stored.id(), stored));
+            }
             current = new ArrayList<>(instances.size());
             for (InstanceRecord instance : instances) {
                 current.add(recorded.getOrDefault(instance.id(), instance));
@@ -116,10 +138,16 @@ final class Launcher {
         return current;
     }
 
-    /** The instance as its launch left it: RUNNING with its handle, or ended, with why it could not start. */
+    /**
+     * The instance as its launch left it: RUNNING with its handle, ended, with why it could not start, or as it was
+     * if it cannot start yet ({@link LaunchNotReadyException}: a later cycle launches it again).
+     */
     private InstanceRecord launchOne(InstanceRecord instance, LaunchSpec spec) {
         try {
             return instance.running(executor.launch(spec), clock.instant());
+        } catch (io.slipstream.executor.LaunchNotReadyException e) {
+            LOG.info("instance {} starts later: {}", instance.id(), e.getMessage());
+            return instance;
         } catch (ExecutorException e) {
             LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
             return instance.notLaunched(LaunchFailure.EXECUTOR_FAILED, e.getMessage(), clock.instant());

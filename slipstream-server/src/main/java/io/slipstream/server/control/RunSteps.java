@@ -152,7 +152,8 @@ final class RunSteps implements Step.Handler<Boolean> {
         instances = launched.instances();
         launchesLeft -= launched.count();
         deferred |= launched.count() < step.instances().size();
-        return launched.count() > 0;
+        // Instances that cannot start yet (an image being pulled) are tried again at the next tick, not at once.
+        return launched.changed();
     }
 
     /** Records the restart (the rank pending again, the run's count, the event) in one transaction; the next step launches it. */

@@ -94,6 +94,29 @@ class ControlLoopTest {
     }
 
     /**
+     * An executor that cannot start an instance yet (its image is being pulled) neither fails it nor holds the cycle:
+     * the run stays STARTING with nothing recorded, each cycle tries once, and the launch happens once it is ready.
+     */
+    @Test
+    void aLaunchThatCannotStartYetIsTriedAgainAtTheNextCycleWithoutAFailure() {
+        executor.notReady();
+        RunId id = submit(aJob("job").replicas(2).spec());
+        loop.cycle();
+        assertThat(executor.notReadyLaunches()).as("each instance tried once this cycle: no busy loop").isEqualTo(2);
+        assertThat(run(id).state()).isEqualTo(RunState.STARTING);
+        assertThat(instances(id)).extracting(InstanceRecord::state).containsOnly(InstanceState.PENDING);
+        assertThat(run(id).attempt()).isEqualTo(1);
+        loop.cycle();
+        assertThat(executor.notReadyLaunches()).isEqualTo(4);
+
+        executor.ready();
+        loop.cycle();
+        assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
+        assertThat(instances(id)).extracting(InstanceRecord::state).containsOnly(InstanceState.RUNNING);
+        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).doesNotContain(io.slipstream.model.EventType.InstanceExited);
+    }
+
+    /**
      * An outage that starts after each possible number of store calls of a cycle: the cycle stops there, nothing is
      * launched or stopped that is not recorded first, and once the store is back the run goes on as if nothing had
      * happened (one launch per instance, its exit recorded).
