@@ -36,6 +36,17 @@ public final class BusyboxImage {
 
     /** The busybox image in {@code dir}: {@code layout/} (tag {@code latest}), {@code busybox.tar} and {@code busybox-docker.tar}. */
     public static void build(Path dir) throws Exception {
+        build(dir, rootfs -> {
+        });
+    }
+
+    /** What a test adds to the image's root file system before it is packed (a hostile image). */
+    public interface Change {
+        void apply(Path rootfs) throws Exception;
+    }
+
+    /** The busybox image with {@code change} made to its root file system. */
+    public static void build(Path dir, Change change) throws Exception {
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path layout = dir.resolve("layout");
         Path bundle = dir.resolve("bundle");
@@ -50,6 +61,7 @@ public final class BusyboxImage {
             }
         }
         Files.writeString(Files.createDirectories(bundle.resolve("rootfs").resolve("etc")).resolve("os-release"), "ID=slipstream-test-busybox\n");
+        change.apply(bundle.resolve("rootfs"));
         run("umoci", "repack", "--image", layout + ":latest", bundle.toString());
         run("umoci", "config", "--image", layout + ":latest", "--config.env", "PATH=/bin", "--config.env", "IMAGE_SAYS=hello");
         run("skopeo", "copy", "--quiet", "oci:" + layout + ":latest", "oci-archive:" + dir.resolve("busybox.tar"));
@@ -90,7 +102,7 @@ public final class BusyboxImage {
         }
     }
 
-    private static String run(String... argv) throws IOException, InterruptedException {
+    public static String run(String... argv) throws IOException, InterruptedException {
         Process process = new ProcessBuilder(new ArrayList<>(List.of(argv))).redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor()).as(String.join(" ", argv) + ": " + out).isZero();

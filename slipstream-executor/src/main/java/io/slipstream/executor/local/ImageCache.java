@@ -271,7 +271,11 @@ final class ImageCache {
     /** Imports the server's copy into the layout under {@code tag} and unpacks it unless it is unpacked already. */
     private String importAndUnpack(Path copy, String tag) throws IOException {
         return underLock(() -> {
-            run(List.of("skopeo", "copy", "--quiet", "oci-archive:" + copy, "oci:" + layout + ":" + tag), "the image is not a valid OCI archive");
+            SystemCommand.Result imported = SystemCommand.run(List.of("skopeo", "copy", "--quiet", "oci-archive:" + copy, "oci:" + layout + ":" + tag),
+                    Map.of("TMPDIR", dir.resolve("incoming").toString()), TOOL_TIMEOUT, 4000);
+            if (!imported.succeeded()) {
+                throw new IOException("the image is not a valid OCI archive: " + skopeoMessage(imported.output()));
+            }
             String digest = digestOf(tag);
             Path target = unpacked.resolve(hex(digest));
             if (Files.isRegularFile(target.resolve("complete"), LinkOption.NOFOLLOW_LINKS)) {
@@ -295,10 +299,19 @@ final class ImageCache {
         });
     }
 
-    /** Passable by instances, with the directories bubblewrap mounts onto. */
+    /**
+     * Passable by instances, with the directories bubblewrap mounts onto, and nothing in it that would serve anyone
+     * on this machine who finds its path (every uid may pass through to it): no device nodes, FIFOs or sockets (a
+     * tenant's image could carry a node of this machine's disk), no set-uid or set-gid bits (a root shell), nothing
+     * others may write (one tenant changing the image another runs). Instances see none of that anyway: the image
+     * is read-only to them, bubblewrap makes their {@code /dev}, and they run with no new privileges.
+     */
     private static void prepareRootfs(Path bundle) throws IOException {
         Files.setPosixFilePermissions(bundle, PosixFilePermissions.fromString("rwx--x--x"));
         Path rootfs = bundle.resolve("rootfs");
+        run(List.of("find", rootfs.toString(), "-xdev", "(", "-type", "b", "-o", "-type", "c", "-o", "-type", "p", "-o", "-type", "s", ")",
+                "-delete"), "cannot remove the image's special files");
+        run(List.of("chmod", "-R", "go-w,ug-s", "--", rootfs.toString()), "cannot take away the image's write and set-id bits");
         for (String name : MOUNT_POINTS) {
             Path point = rootfs.resolve(name);
             if (!Files.exists(point, LinkOption.NOFOLLOW_LINKS)) {

@@ -334,6 +334,42 @@ class ImageInstanceTest {
         assertThat(background).hasSize(1);
     }
 
+    /**
+     * A tenant's image with a node of this machine's disk, a set-uid root shell and a directory anyone may write: the
+     * unpacked image (which every uid may pass through to, as instances must) serves none of that to anyone.
+     */
+    @Test
+    void anUnpackedImageHoldsNoDeviceNodesSetIdFilesOrWhatOthersMayWrite() throws Exception {
+        Path hostile = Files.createDirectories(images.resolve("hostile-" + RUNS.incrementAndGet()));
+        io.slipstream.testing.BusyboxImage.build(hostile, rootfs -> {
+            Path dev = Files.createDirectories(rootfs.resolve("opt/dev"));
+            io.slipstream.testing.BusyboxImage.run("mknod", "-m", "666", dev.resolve("disk").toString(), "b", "8", "0");
+            io.slipstream.testing.BusyboxImage.run("mknod", "-m", "666", dev.resolve("mem").toString(), "c", "1", "1");
+            Path shell = Files.copy(rootfs.resolve("bin/busybox"), rootfs.resolve("opt/rootshell"));
+            io.slipstream.testing.BusyboxImage.run("chmod", "4755", shell.toString());
+            Path open = Files.createDirectories(rootfs.resolve("opt/drop"));
+            io.slipstream.testing.BusyboxImage.run("chmod", "1777", open.toString());
+        });
+        LocalProcessExecutor executor = newExecutor();
+        InstanceId id = new InstanceId(newRun(), 1, 0);
+        Map<String, String> handle = launch(executor, spec(id, "oci-archive:" + hostile.resolve("busybox.tar"), Map.of(), NetworkMode.Host, "sh", "-c",
+                "ls /opt; test -e /opt/dev/disk && echo has-disk; /opt/rootshell id -u; touch /opt/drop/x 2>/dev/null && echo dropped; true"));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = log(executor, id, handle);
+        assertThat(out).contains("rootshell").doesNotContain("has-disk", "dropped").doesNotContainPattern("(?m)^0$");
+        try (var unpacked = Files.walk(dataDir.resolve("images").resolve("rootfs"))) {
+            for (Path path : unpacked.toList()) {
+                if (Files.isSymbolicLink(path)) {
+                    continue;
+                }
+                assertThat(Files.isRegularFile(path, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.isDirectory(path, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                        .as(path + " is a file or a directory").isTrue();
+                int mode = (Integer) Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                assertThat(mode & 06022).as(path + ": no set-id bits, nothing others may write").isZero();
+            }
+        }
+    }
+
     @Test
     void imagesNoInstanceUsedForTheRetentionAreCollected() throws Exception {
         LocalProcessExecutor executor = newExecutor();
