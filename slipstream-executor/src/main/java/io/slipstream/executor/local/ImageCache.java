@@ -51,7 +51,8 @@ final class ImageCache {
     static final Duration REGISTRY_RECHECK = Duration.ofMinutes(5);
     /** Importing and unpacking a copy that is already on this disk. */
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(30);
-    private static final Duration LOOK_TIMEOUT = Duration.ofSeconds(30);
+    /** Looking at what a reference names (a stat, as the run) is done within a launch: a hung file system gets this long. */
+    private static final Duration LOOK_TIMEOUT = Duration.ofSeconds(5);
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** Made in every root filesystem that lacks them: bubblewrap mounts onto them, and the image itself is read-only. */
     static final List<String> MOUNT_POINTS = List.of("proc", "dev", "tmp", "slipstream");

@@ -57,7 +57,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
     @Override
     public Set<String> configFields() {
         return Set.of("nodes", "instances.inheritEnv", "instances.isolation", "instances.uidRange", "instances.uidClaims",
-                "instances.logLimit", "instances.maxProcessesPerRun");
+                "instances.logLimit", "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout");
     }
 
     @Override
@@ -89,9 +89,25 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             settings = logLimit == null ? settings : settings.withLogLimit(logLimit);
             Long processes = instances.integer("maxProcessesPerRun", false, 64, 4_194_304);
             settings = processes == null ? settings : settings.withMaxProcessesPerRun(processes.intValue());
+            settings = settings.withImages(readImages(instances, settings.images()));
             instances.finish();
         }
         return settings;
+    }
+
+    /** {@code imageRetention} (at least an hour) and {@code imagePullTimeout} (10s to 6h), each named when wrong. */
+    private static ImageSettings readImages(FieldReader instances, ImageSettings defaults) {
+        java.time.Duration retention = ConfigValues.duration(instances, "imageRetention");
+        java.time.Duration pull = ConfigValues.duration(instances, "imagePullTimeout");
+        if (retention != null && retention.compareTo(ImageSettings.MIN_RETENTION) < 0) {
+            instances.problems().add(instances.pathOf("imageRetention"), "must be at least 1h");
+            retention = null;
+        }
+        if (pull != null && (pull.compareTo(java.time.Duration.ofSeconds(10)) < 0 || pull.compareTo(java.time.Duration.ofHours(6)) > 0)) {
+            instances.problems().add(instances.pathOf("imagePullTimeout"), "must be between 10s and 6h");
+            pull = null;
+        }
+        return new ImageSettings(retention == null ? defaults.retention() : retention, pull == null ? defaults.pullTimeout() : pull);
     }
 
     @Override
@@ -100,7 +116,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         Path dataDir = context.dataDir();
         Isolation isolation = isolation(local, dataDir);
         return new LocalProcessExecutor(dataDir.resolve("instances"), local.nodes(), local.inheritEnv(), isolation,
-                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), context.clock());
+                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), local.images(), context.clock());
     }
 
     /**

@@ -102,7 +102,7 @@ public final class LocalProcessExecutor implements Executor {
     private final Path imagesDir;
     /** Made on the first instance with an image. */
     private ImageCache images;
-    private final Duration imageRetention;
+    private final ImageSettings imageSettings;
     private static final Duration IMAGE_COLLECTION_EVERY = Duration.ofHours(1);
     private volatile Consumer<InstanceReport> listener = report -> {
     };
@@ -128,7 +128,18 @@ public final class LocalProcessExecutor implements Executor {
      */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES);
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, ImageSettings.DEFAULTS, clock);
+    }
+
+    /** @param images how long unused images are kept and a pull may take */
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                                int maxProcessesPerRun, ImageSettings images, Clock clock) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images);
+    }
+
+    LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS);
     }
 
     /**
@@ -137,8 +148,9 @@ public final class LocalProcessExecutor implements Executor {
      *                     alone makes and removes
      */
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings) {
         this.root = root.toAbsolutePath().normalize();
+        this.imageSettings = requireNonNull(imageSettings, "imageSettings is null");
         this.handles = new InstanceHandles(this.root, isolation.enabled());
         this.fence = new EpochFence(this.root);
         this.maxProcessesPerRun = maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun();
@@ -178,7 +190,6 @@ public final class LocalProcessExecutor implements Executor {
         this.storage = new SharedStorage(storageRoot, uids);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
         this.imagesDir = this.root.resolveSibling("images");
-        this.imageRetention = ImageCache.DEFAULT_RETENTION;
         try {
             this.networks = uids == null ? null : new RunNetworks(this.root);
         } catch (IOException e) {
@@ -456,7 +467,7 @@ public final class LocalProcessExecutor implements Executor {
 
     private synchronized ImageCache images() throws IOException {
         if (images == null) {
-            images = new ImageCache(imagesDir, ImageCache.DEFAULT_PULL_TIMEOUT, clock);
+            images = new ImageCache(imagesDir, imageSettings.pullTimeout(), clock);
         }
         return images;
     }
@@ -478,9 +489,9 @@ public final class LocalProcessExecutor implements Executor {
                     inUse.add(new String(digest, java.nio.charset.StandardCharsets.US_ASCII).trim());
                 }
             }
-            int removed = images().collect(inUse, imageRetention);
+            int removed = images().collect(inUse, imageSettings.retention());
             if (removed > 0) {
-                LOG.info("removed {} image(s) no instance used for {}", removed, imageRetention);
+                LOG.info("removed {} image(s) no instance used for {}", removed, imageSettings.retention());
             }
         } catch (IOException | RuntimeException e) {
             LOG.warn("cannot collect unused images: {}", e.toString());
