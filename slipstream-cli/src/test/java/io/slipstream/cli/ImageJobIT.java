@@ -35,8 +35,11 @@ class ImageJobIT {
     private static final String RING = String.join("\n",
             "port_of() { grep '\"ports\"' \"$SLIPSTREAM_METADATA_FILE\" | sed -n \"$(($1 + 1))p\" | tr -dc '0-9,' | cut -d, -f1; }",
             "send() { i=0; while [ $i -lt 600 ]; do echo \"$1\" | nc 127.0.0.1 \"$2\" 2>/dev/null && return 0; i=$((i+1)); sleep 0.1; done; return 1; }",
-            // A listen that fails (a client's ephemeral port took the port first) hears nothing and is tried again.
-            "hear() { i=0; heard=; while [ -z \"$heard\" ] && [ $i -lt 100 ]; do heard=$(nc -l -p \"$SLIPSTREAM_PORT\"); i=$((i+1)); done; }",
+            // The listener hands the connection to a script that reads it to its end (busybox nc on its own may see its
+            // stdin end first and drop what came in); a listen that fails (a client's ephemeral port took the port) is tried again.
+            "printf '#!/bin/sh\\nexec cat > /tmp/heard\\n' > /tmp/recv; chmod +x /tmp/recv",
+            "hear() { i=0; heard=; while [ -z \"$heard\" ] && [ $i -lt 100 ]; do nc -l -p \"$SLIPSTREAM_PORT\" -e /tmp/recv;"
+                    + " heard=$(cat /tmp/heard 2>/dev/null); i=$((i+1)); done; }",
             "next=$(port_of $(( (RANK + 1) % WORLD_SIZE )))",
             "if [ \"$RANK\" = 0 ]; then",
             "  (hear; echo \"$heard\" > /tmp/in) & listener=$!",

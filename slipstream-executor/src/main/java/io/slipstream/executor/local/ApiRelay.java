@@ -20,11 +20,14 @@ import org.slf4j.LoggerFactory;
  * connections are relayed, byte for byte, to the API's TCP address. Each private network has a forwarder that turns
  * {@code 127.0.0.1:80} there into a connection to this socket (see {@link RunNetworks}). Nothing is read or changed on
  * the way: every request still needs a token, so this adds no way in that the host's own network does not have.
- * At most {@link #MAX_CONNECTIONS} at once: more are refused, so no run can take every thread of the server.
+ * At most {@link #MAX_CONNECTIONS} at once, and each run's forwarder at most {@link RunNetworks#MAX_CONNECTIONS_PER_RUN}:
+ * more are refused, so no run can take every thread of the server.
  */
 final class ApiRelay implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiRelay.class);
-    static final int MAX_CONNECTIONS = 128;
+    static final int MAX_CONNECTIONS = 512;
+    /** Debian's nogroup: the forwarders' group (socat su=nobody). */
+    static final int FORWARDER_GID = 65534;
 
     private final Path socket;
     private final Path targetFile;
@@ -64,8 +67,13 @@ final class ApiRelay implements AutoCloseable {
         Files.deleteIfExists(socket);
         ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         channel.bind(UnixDomainSocketAddress.of(socket));
-        // The forwarders connect as nobody: anyone on the machine may connect, as anyone may to the API's port.
-        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+        // The forwarders connect as nobody, group nogroup: no run's uid may connect here directly (and hold connections).
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw----"));
+        try {
+            Files.setAttribute(socket, "unix:gid", FORWARDER_GID);
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.warn("cannot give the API relay's socket to group {}: {}", FORWARDER_GID, e.toString());
+        }
         server = channel;
         Thread acceptor = new Thread(this::acceptLoop, "slipstream-api-relay");
         acceptor.setDaemon(true);

@@ -53,6 +53,8 @@ final class ImageCache {
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(30);
     /** Looking at what a reference names (a stat, as the run) is done within a launch: a hung file system gets this long. */
     private static final Duration LOOK_TIMEOUT = Duration.ofSeconds(5);
+    /** The largest image archive a pull may leave: the copy the server takes of it goes on the data disk. */
+    static final long MAX_ARCHIVE_BYTES = 64L << 30;
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** Made in every root filesystem that lacks them: bubblewrap mounts onto them, and the image itself is read-only. */
     static final List<String> MOUNT_POINTS = List.of("proc", "dev", "tmp", "slipstream");
@@ -76,6 +78,8 @@ final class ImageCache {
     private final Clock clock;
     /** What a reference was found to be, by the reference and what it names now (see {@link #fingerprint}). */
     private final Map<String, String> known = new ConcurrentHashMap<>();
+    /** When each key's image was last pulled (registry references are looked up again after {@link #REGISTRY_RECHECK}). */
+    private final Map<String, java.time.Instant> pulledAt = new ConcurrentHashMap<>();
     /** The pulls under way (or ended and not yet asked about), by the key of {@link #known}. */
     private final Map<String, java.util.concurrent.CompletableFuture<String>> pulls = new ConcurrentHashMap<>();
     /** One import or collection at a time in this process; the file lock keeps out other servers on this data dir. */
@@ -101,6 +105,26 @@ final class ImageCache {
             Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwx------"));
         }
         this.trash = new Trash(dir.resolve(".trash"));
+        // The layout lists every image's digest and holds every blob: the server's alone (instances read unpacked copies).
+        Files.createDirectories(layout);
+        Files.setPosixFilePermissions(layout, PosixFilePermissions.fromString("rwx------"));
+        for (Path leftovers : List.of(staging, pins, dir.resolve("incoming"), dir.resolve("unpacking"))) {
+            sweep(leftovers); // what a server that died while pulling left
+        }
+    }
+
+    /** Removes what is in {@code directory} (never following a link), but its lock. */
+    private static void sweep(Path directory) throws IOException {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path entry : entries) {
+                if (!entry.getFileName().toString().equals(".lock")) {
+                    SystemCommand.Result removed = SystemCommand.run(List.of("rm", "-rf", "--one-file-system", "--", entry.toString()), TOOL_TIMEOUT);
+                    if (!removed.succeeded()) {
+                        LOG.warn("cannot remove {}: {}", entry, removed.output());
+                    }
+                }
+            }
+        }
     }
 
     /** Whether skopeo and umoci are installed: without them, a job with an image cannot run here. */
@@ -121,9 +145,9 @@ final class ImageCache {
      * @param gid the group of the workspace's storage the run's instances join (an image may lie there), or {@code null}
      * @throws IOException saying why it cannot be had (missing, unreadable by the run, corrupt, the tools failed)
      */
-    Image prepare(ImageReference reference, Integer uid, Integer gid) throws IOException {
+    Image prepare(String tenant, ImageReference reference, Integer uid, Integer gid) throws IOException {
         List<String> user = asUser(uid, gid);
-        String key = reference + "\n" + fingerprint(reference, user);
+        String key = keyOf(tenant, reference, user);
         Image image = lookUp(key);
         if (image == null) {
             String digest = pullAndUnpack(reference, uid, user, key);
@@ -141,12 +165,16 @@ final class ImageCache {
      *
      * @throws IOException what {@link #prepare} throws, or what the pull in the background failed with
      */
-    Image prepareInBackground(ImageReference reference, Integer uid, Integer gid, java.util.concurrent.Executor background) throws IOException {
+    Image prepareInBackground(String tenant, ImageReference reference, Integer uid, Integer gid, java.util.concurrent.Executor background)
+            throws IOException {
         List<String> user = asUser(uid, gid);
-        String key = reference + "\n" + fingerprint(reference, user);
+        String key = keyOf(tenant, reference, user);
         Image image = lookUp(key);
         if (image != null) {
             pulls.computeIfPresent(key, (k, ended) -> ended.isDone() ? null : ended); // found by its tag as it ended
+            if (!reference.transport().local()) {
+                refreshInBackground(key, reference, uid, user, background);
+            }
             return used(image);
         }
         java.util.concurrent.CompletableFuture<String> pull = pulls.computeIfAbsent(key, k -> java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -170,6 +198,32 @@ final class ImageCache {
         }
     }
 
+    /**
+     * Who pulls what: the tenant (a run's uid goes to another tenant later; what one tenant copied must never be taken
+     * for what another names), the reference, and what it names now. A registry's tag is looked up again in the
+     * background every {@link #REGISTRY_RECHECK} ({@link #refreshInBackground}); the image it named meanwhile is used.
+     */
+    private String keyOf(String tenant, ImageReference reference, List<String> user) throws IOException {
+        String names = reference.transport().local() ? fingerprint(reference, user) : "registry";
+        return tenant + "\n" + reference + "\n" + names;
+    }
+
+    /** Pulls a registry reference again if it was last pulled longer than {@link #REGISTRY_RECHECK} ago; never waits. */
+    private void refreshInBackground(String key, ImageReference reference, Integer uid, List<String> user, java.util.concurrent.Executor background) {
+        java.time.Instant last = pulledAt.get(key);
+        if (last != null && last.plus(REGISTRY_RECHECK).isAfter(clock.instant())) {
+            return;
+        }
+        pulledAt.put(key, clock.instant()); // one refresh per period, whatever happens to it
+        background.execute(() -> {
+            try {
+                known.put(key, pullAndUnpack(reference, uid, user, key));
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("cannot look up {} again (the image pulled before is used): {}", reference, e.getMessage());
+            }
+        });
+    }
+
     /** The image {@code key} was found to be before, here or in the layout (after a restart), if it is unpacked. */
     private Image lookUp(String key) throws IOException {
         String digest = known.get(key);
@@ -183,6 +237,7 @@ final class ImageCache {
     }
 
     private String pullAndUnpack(ImageReference reference, Integer uid, List<String> user, String key) throws IOException {
+        pulledAt.put(key, clock.instant());
         Path copy = pull(reference, uid, user);
         try {
             return importAndUnpack(copy, tagOf(key));
@@ -207,13 +262,9 @@ final class ImageCache {
 
     /**
      * What the reference names now, as the run's user sees it: a file's device, inode, size and times (a change of any
-     * pulls it again), checked readable by that user (never opened: a FIFO cannot block this); for a registry, the
-     * current {@link #REGISTRY_RECHECK} period.
+     * pulls it again), checked readable by that user (never opened: a FIFO cannot block this).
      */
     private String fingerprint(ImageReference reference, List<String> user) throws IOException {
-        if (!reference.transport().local()) {
-            return "period " + clock.millis() / REGISTRY_RECHECK.toMillis();
-        }
         String script = "test -r \"$1\" && { [ -z \"$2\" ] || test -x \"$2\"; } && exec stat -L -c '%d:%i:%s:%Y:%Z' -- \"$1\"";
         String directory = reference.transport() == ImageReference.Transport.OCI_LAYOUT ? reference.path() : "";
         List<String> argv = new ArrayList<>(user);
@@ -235,8 +286,11 @@ final class ImageCache {
             }
             Path archive = stage.resolve("image.tar");
             List<String> argv = new ArrayList<>(user);
-            argv.addAll(List.of("skopeo", "copy", "--quiet", reference.toString(), "oci-archive:" + archive));
-            SystemCommand.Result result = SystemCommand.run(argv, Map.of("HOME", stage.toString(), "TMPDIR", stage.toString()), pullTimeout, 4000);
+            // The machine's policy and registries, never files the run could have put into its HOME first.
+            argv.addAll(List.of("skopeo", "--policy", "/etc/containers/policy.json", "copy", "--quiet", reference.toString(), "oci-archive:" + archive));
+            SystemCommand.Result result = SystemCommand.run(argv, Map.of("HOME", stage.toString(), "TMPDIR", stage.toString(),
+                    "REGISTRIES_CONFIG_PATH", "/etc/containers/registries.conf", "CONTAINERS_REGISTRIES_CONF", "/etc/containers/registries.conf"),
+                    pullTimeout, 4000);
             if (!result.succeeded()) {
                 throw new IOException("cannot pull " + reference + ": " + skopeoMessage(result.output()));
             }
@@ -261,8 +315,28 @@ final class ImageCache {
                     || (uid != null && !uid.equals(owner))) {
                 throw new IOException("the pulled image is not a regular file of the run's user");
             }
+            SystemCommand.Result blocks = SystemCommand.run(List.of("stat", "-c", "%b", "--", pin.toString()), LOOK_TIMEOUT); // never opens it
+            long allocated = blocks.succeeded() && blocks.output().matches("[0-9]{1,19}") ? Long.parseLong(blocks.output()) * 512 : 0;
+            if (attributes.size() > MAX_ARCHIVE_BYTES || allocated < attributes.size() / 2) {
+                // A sparse file would be copied (and filled) at its full size.
+                throw new IOException("the pulled image is larger than " + (MAX_ARCHIVE_BYTES >> 30) + " GiB or has holes");
+            }
+            // As large as it was when taken: the run's processes could go on appending to it (they own it) while it is copied.
             Path copy = dir.resolve("incoming").resolve(random() + ".tar");
-            Files.copy(pin, copy, LinkOption.NOFOLLOW_LINKS);
+            try (FileChannel from = FileChannel.open(pin, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+                 FileChannel to = FileChannel.open(copy, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                long size = attributes.size();
+                for (long done = 0; done < size; ) {
+                    long moved = from.transferTo(done, size - done, to);
+                    if (moved <= 0) {
+                        throw new IOException("the pulled image shrank while it was copied");
+                    }
+                    done += moved;
+                }
+            } catch (IOException | RuntimeException e) {
+                Files.deleteIfExists(copy);
+                throw e;
+            }
             return copy;
         } finally {
             Files.deleteIfExists(pin);
@@ -312,6 +386,9 @@ final class ImageCache {
         Path rootfs = bundle.resolve("rootfs");
         run(List.of("find", rootfs.toString(), "-xdev", "(", "-type", "b", "-o", "-type", "c", "-o", "-type", "p", "-o", "-type", "s", ")",
                 "-delete"), "cannot remove the image's special files");
+        // Owned by root (which also clears file capabilities: a cap_setuid binary would be a root shell for any local
+        // user), then nothing set-id and nothing anyone but root may change.
+        run(List.of("chown", "-R", "-h", "0:0", "--", rootfs.toString()), "cannot give the image to root");
         run(List.of("chmod", "-R", "go-w,ug-s", "--", rootfs.toString()), "cannot take away the image's write and set-id bits");
         for (String name : MOUNT_POINTS) {
             Path point = rootfs.resolve(name);
@@ -409,7 +486,8 @@ final class ImageCache {
 
     private <T> T underLock(Locked<T> action) throws IOException {
         importing.lock();
-        try (FileChannel channel = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        // In a directory only the server may enter: a lock anyone could open, anyone could hold.
+        try (FileChannel channel = FileChannel.open(dir.resolve("incoming").resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
              FileLock ignored = channel.lock()) {
             return action.run();
         } finally {

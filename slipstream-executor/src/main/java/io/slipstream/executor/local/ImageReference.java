@@ -97,6 +97,14 @@ public record ImageReference(Transport transport, String location) {
         if (!REGISTRY_NAME.matcher(location).matches() || location.length() > 512) {
             throw new IllegalArgumentException("'" + location + "' is not an image reference ([registry/]name[:tag][@digest], lower case)");
         }
+        int slash = location.indexOf('/');
+        String first = slash < 0 ? "" : location.substring(0, slash);
+        boolean registryHost = first.contains(".") || first.contains(":") || first.equals("localhost");
+        String host = registryHost ? first.replaceFirst(":[0-9]+$", "") : "";
+        // The pull runs on this machine: its own services (the API, a cloud's metadata address) are no registry.
+        if (host.equals("localhost") || host.startsWith("127.") || host.equals("0.0.0.0") || host.startsWith("169.254.") || host.startsWith("[")) {
+            throw new IllegalArgumentException("registry '" + host + "' is an address of this machine or link-local: not pulled from");
+        }
         return new ImageReference(Transport.REGISTRY, location);
     }
 

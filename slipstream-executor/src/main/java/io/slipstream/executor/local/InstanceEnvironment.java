@@ -44,7 +44,8 @@ final class InstanceEnvironment {
         Map<String, String> env = new LinkedHashMap<>();
         for (String entry : image.env()) {
             int equals = entry.indexOf('=');
-            if (equals > 0) {
+            // A name no shell takes (an image's config may have any) is left out, never a reason to fail.
+            if (equals > 0 && entry.substring(0, equals).matches("[A-Za-z_][A-Za-z0-9_]*")) {
                 env.put(entry.substring(0, equals), entry.substring(equals + 1));
             }
         }

@@ -437,7 +437,9 @@ public final class LocalProcessExecutor implements Executor {
         }
         ImageCache.Image image;
         try {
-            image = images().prepareInBackground(reference, uid, gid, workers);
+            // Per tenant: what one workspace's run copied is never taken for what another's names (it wrote the copy).
+            String tenant = spec.metadata() != null ? "workspace " + spec.metadata().workspace() : "run " + spec.id().runId();
+            image = images().prepareInBackground(tenant, reference, uid, gid, workers);
         } catch (IOException e) {
             throw new ExecutorException("instance " + spec.id() + " cannot start: " + e.getMessage(), e);
         }

@@ -35,6 +35,8 @@ final class RunNetworks {
     /** The forwarder's port inside each run's network: below 1024, so no workload can take it first. */
     static final int API_PORT = 80;
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
+    /** Connections to the API one run's forwarder relays at once. */
+    static final int MAX_CONNECTIONS_PER_RUN = 32;
     private static final Duration FORWARDER_START = Duration.ofSeconds(5);
 
     private final Path root;
@@ -103,13 +105,14 @@ final class RunNetworks {
         byte[] recorded = SafeFiles.readControlFile(pidFile, 64);
         if (recorded != null) {
             String[] fields = new String(recorded, StandardCharsets.US_ASCII).trim().split(" ");
-            if (fields.length == 2 && ProcFs.isAlive(Long.parseLong(fields[0]), Long.parseLong(fields[1]))) {
+            if (fields.length == 2 && fields[0].matches("[0-9]{1,10}") && fields[1].matches("-?[0-9]{1,19}")
+                    && ProcFs.isAlive(Long.parseLong(fields[0]), Long.parseLong(fields[1]))) {
                 return;
             }
         }
         // A session of its own: neither a kill -9 of the server nor its terminal's Ctrl-C reaches it.
         ProcessBuilder builder = new ProcessBuilder("setsid", "nsenter", "--net=" + namespace, "--", "socat",
-                "TCP-LISTEN:" + API_PORT + ",bind=127.0.0.1,reuseaddr,fork,su=nobody", "UNIX-CONNECT:" + root.resolve(".api.sock"))
+                "TCP-LISTEN:" + API_PORT + ",bind=127.0.0.1,reuseaddr,fork,max-children=" + MAX_CONNECTIONS_PER_RUN + ",su=nobody", "UNIX-CONNECT:" + root.resolve(".api.sock"))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.appendTo(state.resolve(name + ".log").toFile()));
@@ -124,6 +127,7 @@ final class RunNetworks {
                 throw new IOException("the run's API forwarder (socat) exited at once: see " + state.resolve(name + ".log"));
             }
             if (System.nanoTime() > deadline) {
+                forwarder.destroyForcibly();
                 throw new IOException("the run's API forwarder (socat) is not listening after " + FORWARDER_START.toSeconds() + " s");
             }
             java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);

@@ -35,6 +35,7 @@ final class Sandbox {
     static final String STORAGE = "/slipstream/storage/";
     /** How many links a command's path may go through in an image before it counts as a loop. */
     private static final int MAX_LINKS = 40;
+    private static final java.util.regex.Pattern ENV_NAME = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final List<String> GPU_CONTROL_DEVICES = List.of("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset");
 
     private final Path instance;
@@ -96,7 +97,12 @@ final class Sandbox {
             }
         }
         args.addAll(List.of("--chdir", inside(workingDir), "--clearenv"));
-        env.forEach((name, value) -> args.addAll(List.of("--setenv", name, value)));
+        env.forEach((name, value) -> {
+            if (!ENV_NAME.matcher(name).matches()) {
+                throw new ExecutorException("'" + name + "' is not an environment variable name");
+            }
+            args.addAll(List.of("--setenv", name, value));
+        });
         StringBuilder text = new StringBuilder();
         for (String arg : args) {
             if (arg.indexOf('\0') >= 0) {
@@ -114,17 +120,22 @@ final class Sandbox {
      */
     static String commandProblem(Path rootfs, String command, String path) {
         if (command.contains("/")) {
-            if (!command.startsWith("/")) {
-                return null; // relative to the working directory, which is the instance's own: found when it runs
+            if (!command.startsWith("/") || mounted(command)) {
+                return null; // in the instance's own directories or storage (mounted over the image): found when it runs
             }
             return executable(rootfs, command) ? null : "the image has no executable file " + command;
         }
         for (String dir : path.split(":")) {
-            if (dir.startsWith("/") && executable(rootfs, dir + "/" + command)) {
+            if (dir.startsWith("/") && (mounted(dir) || executable(rootfs, dir + "/" + command))) {
                 return null;
             }
         }
         return "the image has no command '" + command + "' (looked in its PATH " + path + ")";
+    }
+
+    /** Whether {@code path} is under what the sandbox mounts over the image ({@code /slipstream}, {@code /tmp}). */
+    private static boolean mounted(String path) {
+        return path.equals("/slipstream") || path.startsWith("/slipstream/") || path.equals("/tmp") || path.startsWith("/tmp/");
     }
 
     private static boolean executable(Path rootfs, String path) {

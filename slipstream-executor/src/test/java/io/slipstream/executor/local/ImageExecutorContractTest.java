@@ -46,7 +46,7 @@ class ImageExecutorContractTest extends BaseExecutorContractTest {
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
         isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), dataDir, null);
         ImageCache cache = new ImageCache(dataDir.resolve("images"), ImageCache.DEFAULT_PULL_TIMEOUT, Clock.systemUTC());
-        Path rootfs = cache.prepare(ImageReference.parse(image()), null, null).rootfs();
+        Path rootfs = cache.prepare("contract", ImageReference.parse(image()), null, null).rootfs();
         gates = Files.createDirectories(rootfs.resolve("gates"));
         Files.setPosixFilePermissions(gates, PosixFilePermissions.fromString("rwxrwxrwx"));
     }

@@ -135,11 +135,14 @@ class ImageInstanceTest {
         LocalProcessExecutor executor = newExecutor();
         RunId run = newRun();
         List<Integer> ports = freePorts(4);
-        // A listen that fails (a client's ephemeral port took the port first: all of them share the run's loopback)
-        // hears nothing and is tried again.
+        // The listener hands the connection to a script that reads it to its end (busybox nc on its own may see its
+        // stdin, /dev/null, end first and drop what came in); a listen that fails (a client's ephemeral port took the
+        // port: all of them share the run's loopback) is tried again.
         String ring = "send() { i=0; while [ $i -lt 600 ]; do echo \"$1\" | nc 127.0.0.1 \"$2\" 2>/dev/null && return 0; i=$((i+1)); sleep 0.1; done;"
                 + " return 1; }; "
-                + "hear() { i=0; heard=; while [ -z \"$heard\" ] && [ $i -lt 100 ]; do heard=$(nc -l -p \"$MY_PORT\"); i=$((i+1)); done; }; "
+                + "printf '#!/bin/sh\\nexec cat > /tmp/heard\\n' > /tmp/recv; chmod +x /tmp/recv; "
+                + "hear() { i=0; heard=; while [ -z \"$heard\" ] && [ $i -lt 100 ]; do nc -l -p \"$MY_PORT\" -e /tmp/recv;"
+                + " heard=$(cat /tmp/heard 2>/dev/null); echo \"try $i heard=[$heard]\" >&2; i=$((i+1)); done; }; "
                 + "if [ \"$RANK\" = 0 ]; then (hear; echo \"$heard\" > /tmp/in) & l=$!; send 0 \"$NEXT_PORT\" || exit 3; wait $l; echo \"ring=$(cat /tmp/in)\";"
                 + " else hear; send \"$heard$RANK\" \"$NEXT_PORT\" || exit 3; echo \"passed=$heard$RANK\"; fi";
         Map<InstanceId, Map<String, String>> handles = new HashMap<>();
@@ -148,9 +151,17 @@ class ImageInstanceTest {
             handles.put(id, launch(executor, spec(id, archive(), Map.of("RANK", Integer.toString(rank), "MY_PORT", ports.get(rank).toString(),
                     "NEXT_PORT", ports.get((rank + 1) % 4).toString()), NetworkMode.Private, "sh", "-c", ring)));
         }
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
         for (int rank = 0; rank < 4; rank++) {
             InstanceId id = new InstanceId(run, 1, rank);
-            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).as(log(executor, id, handles.get(id))).isZero();
+            InstanceReport.Exited exited = null;
+            while (exited == null && System.nanoTime() < deadline) {
+                exited = pollReport(id, InstanceReport.Exited.class);
+            }
+            StringBuilder all = new StringBuilder();
+            handles.forEach((other, handle) -> all.append(other).append(":\n").append(log(executor, other, handle)));
+            assertThat(exited).as("rank " + rank + " ended within the deadline; the ranks said:\n" + all).isNotNull();
+            assertThat(exited.exitCode()).as(all.toString()).isZero();
         }
         InstanceId first = new InstanceId(run, 1, 0);
         assertThat(log(executor, first, handles.get(first))).contains("ring=0123");
@@ -314,22 +325,22 @@ class ImageInstanceTest {
         ImageCache cache = new ImageCache(dataDir.resolve("images"), ImageCache.DEFAULT_PULL_TIMEOUT, Clock.systemUTC());
         List<Runnable> background = new ArrayList<>();
         ImageReference image = ImageReference.parse(archive());
-        assertThatThrownBy(() -> cache.prepareInBackground(image, null, null, background::add))
+        assertThatThrownBy(() -> cache.prepareInBackground("tenant", image, null, null, background::add))
                 .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class).hasMessageContaining("is being pulled");
-        assertThatThrownBy(() -> cache.prepareInBackground(image, null, null, background::add))
+        assertThatThrownBy(() -> cache.prepareInBackground("tenant", image, null, null, background::add))
                 .as("asked again while it is pulled").isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
         assertThat(background).as("one pull, however often it is asked for").hasSize(1);
         background.remove(0).run();
-        assertThat(cache.prepareInBackground(image, null, null, background::add).rootfs().resolve("etc/os-release")).exists();
+        assertThat(cache.prepareInBackground("tenant", image, null, null, background::add).rootfs().resolve("etc/os-release")).exists();
 
         Path corrupt = Files.write(images.resolve("corrupt-" + RUNS.incrementAndGet() + ".tar"), "not an archive".getBytes(StandardCharsets.UTF_8));
         ImageReference bad = ImageReference.parse("oci-archive:" + corrupt);
-        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add))
+        assertThatThrownBy(() -> cache.prepareInBackground("tenant", bad, null, null, background::add))
                 .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
         background.remove(0).run();
-        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add)).as("how the pull failed, once")
+        assertThatThrownBy(() -> cache.prepareInBackground("tenant", bad, null, null, background::add)).as("how the pull failed, once")
                 .isInstanceOf(java.io.IOException.class).hasMessageContaining("cannot pull oci-archive:" + corrupt);
-        assertThatThrownBy(() -> cache.prepareInBackground(bad, null, null, background::add)).as("then pulled again")
+        assertThatThrownBy(() -> cache.prepareInBackground("tenant", bad, null, null, background::add)).as("then pulled again")
                 .isInstanceOf(io.slipstream.executor.LaunchNotReadyException.class);
         assertThat(background).hasSize(1);
     }
@@ -425,6 +436,25 @@ class ImageInstanceTest {
             assertThat(System.nanoTime()).as("'" + text + "' within the deadline").isLessThan(deadline);
             TimeUnit.MILLISECONDS.sleep(20);
         }
+    }
+
+    /** The next report of {@code type} about {@code id} within a second, or {@code null}. */
+    private <R extends InstanceReport> R pollReport(InstanceId id, Class<R> type) throws InterruptedException {
+        for (InstanceReport report : seen) {
+            if (report.id().equals(id) && type.isInstance(report)) {
+                seen.remove(report);
+                return type.cast(report);
+            }
+        }
+        InstanceReport report = reports.poll(1, TimeUnit.SECONDS);
+        if (report == null) {
+            return null;
+        }
+        if (report.id().equals(id) && type.isInstance(report)) {
+            return type.cast(report);
+        }
+        seen.add(report);
+        return null;
     }
 
     private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {

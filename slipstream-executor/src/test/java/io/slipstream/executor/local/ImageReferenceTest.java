@@ -15,7 +15,7 @@ class ImageReferenceTest {
             docker-archive:/srv/app-docker.tar     | DOCKER_ARCHIVE | /srv/app-docker.tar       | /srv/app-docker.tar             | docker-archive:/srv/app-docker.tar
             docker://registry.example.com/team/app:1.2 | REGISTRY   |                           |                                 | docker://registry.example.com/team/app:1.2
             python:3.11                            | REGISTRY       |                           |                                 | docker://python:3.11
-            localhost:5000/app@sha256:0123abcd     | REGISTRY       |                           |                                 | docker://localhost:5000/app@sha256:0123abcd
+            registry.example.com:5000/app@sha256:0123abcd | REGISTRY |                          |                                 | docker://registry.example.com:5000/app@sha256:0123abcd
             """)
     void readsEachTransport(String image, Transport transport, String path, String marker, String asSkopeoTakesIt) {
         ImageReference reference = ImageReference.parse(image);
@@ -40,6 +40,9 @@ class ImageReferenceTest {
             docker-daemon:app:1                    | transport 'docker-daemon' is not supported
             Python:3                               | is not an image reference
             docker://                              | is not an image reference
+            docker://localhost:5000/app            | registry 'localhost' is an address of this machine
+            127.0.0.1:8080/api/v1/runs             | registry '127.0.0.1' is an address of this machine
+            docker://169.254.169.254/latest        | registry '169.254.169.254' is an address of this machine
             "   "                                  | is empty
             """)
     void refusesWhatItCannotRead(String image, String problem) {
