@@ -2,9 +2,6 @@ package io.slipstream.executor.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpServer;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -22,30 +19,23 @@ class ApiRelayTest {
     @TempDir
     Path dir;
 
-    private HttpServer api;
+    private PingApi api;
 
     @BeforeEach
     void startApi() throws Exception {
-        api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        api.createContext("/ping", exchange -> {
-            byte[] body = "pong".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        api.start();
+        api = new PingApi();
     }
 
     @AfterEach
     void stopApi() {
-        api.stop(0);
+        api.close();
     }
 
     @Test
     void relaysARequestAndAfterARestartRelaysToTheSameApi() throws Exception {
         Path socket = dir.resolve(".api.sock");
         try (ApiRelay relay = new ApiRelay(socket)) {
-            relay.relayTo("http://127.0.0.1:" + api.getAddress().getPort());
+            relay.relayTo(api.url());
             assertThat(get(socket)).startsWith("HTTP/1.1 200").endsWith("pong");
         }
         try (ApiRelay restarted = new ApiRelay(socket)) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.sun.net.httpserver.HttpServer;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.NetworkMode;
@@ -216,40 +215,22 @@ class ImageInstanceTest {
 
     @Test
     void theApiIsReachedThroughTheRunsForwarder() throws Exception {
-        HttpServer api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        api.createContext("/ping", exchange -> {
-            byte[] body = "pong".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        api.start();
-        try {
+        try (PingApi api = new PingApi()) {
             LocalProcessExecutor executor = newExecutor();
             InstanceId id = new InstanceId(newRun(), 1, 0);
-            Map<String, String> handle = launch(executor, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
+            Map<String, String> handle = launch(executor, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", api.url()),
                     NetworkMode.Private, "sh", "-c", "echo \"server=$SLIPSTREAM_SERVER\"; wget -q -O - \"$SLIPSTREAM_SERVER/ping\"; echo"));
             assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
             assertThat(log(executor, id, handle)).contains("server=http://127.0.0.1:80", "pong");
-        } finally {
-            api.stop(0);
         }
     }
 
     @Test
     void aRestartedServerAdoptsAnInstanceInItsImageWhichStillReachesThePeersAndTheApi() throws Exception {
-        HttpServer api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        api.createContext("/ping", exchange -> {
-            byte[] body = "pong".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        api.start();
-        try {
+        try (PingApi api = new PingApi()) {
             LocalProcessExecutor before = newExecutor();
             InstanceId id = new InstanceId(newRun(), 1, 0);
-            Map<String, String> handle = launch(before, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", "http://127.0.0.1:" + api.getAddress().getPort()),
+            Map<String, String> handle = launch(before, spec(id, archive(), Map.of("SLIPSTREAM_SERVER", api.url()),
                     NetworkMode.Private, "sh", "-c", "echo up; while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; wget -q -O - \"$SLIPSTREAM_SERVER/ping\"; echo; exit 5"));
             awaitOutput(before, id, handle, "up");
             before.close(); // the server dies: its relay with it
@@ -261,8 +242,6 @@ class ImageInstanceTest {
             InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
             assertThat(exited.exitCode()).as(log(after, id, handle)).isEqualTo(5);
             assertThat(log(after, id, handle)).contains("pong");
-        } finally {
-            api.stop(0);
         }
     }
 
