@@ -97,12 +97,8 @@ public final class LocalProcessExecutor implements Executor {
     private final LogLimit logLimit;
     private final int maxProcessesPerRun;
     private final java.util.concurrent.atomic.AtomicBoolean limitingLogs = new java.util.concurrent.atomic.AtomicBoolean();
-    /** Each private-network run's network namespace; {@code null} without isolation (only root can make them). */
-    private final RunNetworks networks;
-    private final Path imagesDir;
-    /** Made on the first instance with an image. */
-    private ImageCache images;
-    private final ImageSettings imageSettings;
+    /** Instances with an image, and runs with a network of their own. */
+    private final Containers containers;
     private static final Duration IMAGE_COLLECTION_EVERY = Duration.ofHours(1);
     private volatile Consumer<InstanceReport> listener = report -> {
     };
@@ -150,7 +146,6 @@ public final class LocalProcessExecutor implements Executor {
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings) {
         this.root = root.toAbsolutePath().normalize();
-        this.imageSettings = requireNonNull(imageSettings, "imageSettings is null");
         this.handles = new InstanceHandles(this.root, isolation.enabled());
         this.fence = new EpochFence(this.root);
         this.maxProcessesPerRun = maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun();
@@ -189,19 +184,14 @@ public final class LocalProcessExecutor implements Executor {
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
-        this.imagesDir = this.root.resolveSibling("images");
-        try {
-            this.networks = uids == null ? null : new RunNetworks(this.root);
-        } catch (IOException e) {
-            throw new ExecutorException("cannot prepare the runs' networks under " + this.root + ": " + e.getMessage(), e);
-        }
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
         this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
         this.exits = new ExitPoller(timers, workers);
         this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
+        this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
         workers.execute(runFiles::emptyTrash); // what a previous life left there
-        timers.scheduleWithFixedDelay(() -> workers.execute(this::collectImages), IMAGE_COLLECTION_EVERY.toMillis(), IMAGE_COLLECTION_EVERY.toMillis(),
+        timers.scheduleWithFixedDelay(() -> workers.execute(() -> containers.collectImages(List.copyOf(watched.values()))), IMAGE_COLLECTION_EVERY.toMillis(), IMAGE_COLLECTION_EVERY.toMillis(),
                 TimeUnit.MILLISECONDS);
         if (logLimit > 0) {
             // On a worker, not the timer thread, which also sends every stop's SIGKILLs; one round at a time.
@@ -237,36 +227,10 @@ public final class LocalProcessExecutor implements Executor {
         return uids == null ? Containment.PROCESS_TREE : Containment.EVERY_PROCESS;
     }
 
-    /**
-     * Images must be references this executor reads, on a machine with skopeo, umoci and bubblewrap; a private network
-     * needs root (isolation) and ip, nsenter, socat.
-     */
+    /** See {@link Containers#refusals}. */
     @Override
     public Map<String, String> refusals(io.slipstream.api.spec.JobSpec job) {
-        Map<String, String> refusals = new LinkedHashMap<>();
-        String missingImageTools = ImageCache.missingTools();
-        for (int i = 0; i < job.nodeGroups().size(); i++) {
-            io.slipstream.api.spec.NodeGroupSpec group = job.nodeGroups().get(i);
-            if (group.image() == null) {
-                continue;
-            }
-            String problem = ImageReference.problem(group.image());
-            if (problem != null) {
-                refusals.put("nodeGroups[" + i + "].image", problem);
-            } else if (missingImageTools != null) {
-                refusals.put("nodeGroups[" + i + "].image", "this server's machine cannot run images: it lacks " + missingImageTools
-                        + " (docs/containers.md)");
-            }
-        }
-        if (job.networkMode() == io.slipstream.api.spec.NetworkMode.Private) {
-            String missing = RunNetworks.missingTools();
-            if (networks == null) {
-                refusals.put("network", "Private needs a server that runs as root with isolation (docs/containers.md); say network: Host");
-            } else if (missing != null) {
-                refusals.put("network", "Private needs " + missing + " on the server's machine (docs/containers.md); say network: Host");
-            }
-        }
-        return refusals;
+        return containers.refusals(job);
     }
 
     @Override
@@ -351,26 +315,11 @@ public final class LocalProcessExecutor implements Executor {
             dir.recordEpoch("launch", fence.epoch()); // under the fence's lock: launch is called in fence.guarded
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
             Integer gid = shared == null ? null : shared.gid();
-            return startSupervisor(spec, node, dir, uid, gid, workingDir, shared, networkOf(spec));
+            return startSupervisor(spec, node, dir, uid, gid, workingDir, shared, containers.networkOf(spec));
         } catch (IOException e) {
             throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
         }
     }
-
-    /** The run's network namespace ({@code network: Private}), made if it is not there; {@code null} for the machine's. */
-    private Path networkOf(LaunchSpec spec) throws IOException {
-        if (spec.network() != io.slipstream.api.spec.NetworkMode.Private) {
-            return null;
-        }
-        if (networks == null) {
-            throw new ExecutorException("instance " + spec.id() + " cannot start: a private network needs a server that runs as root with"
-                    + " isolation (say network: Host)");
-        }
-        return networks.ensure(spec.id().runId(), spec.env().get(RUN_SERVER_ENV));
-    }
-
-    /** Where the control plane tells instances the API is. */
-    private static final String RUN_SERVER_ENV = "SLIPSTREAM_SERVER";
 
     /** Writes the secrets and the environment last, and takes them away again if the instance does not start. */
     private Map<String, String> startSupervisor(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, Integer gid, Path workingDir,
@@ -379,9 +328,9 @@ public final class LocalProcessExecutor implements Executor {
             Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
             Path sandboxArguments = null;
             if (spec.image() != null) {
-                sandboxArguments = prepareSandbox(spec, node, dir, uid, gid, workingDir, shared, secretsDir, network);
+                sandboxArguments = containers.prepareSandbox(spec, node, dir, uid, gid, workingDir, shared, secretsDir, network);
             } else {
-                Map<String, String> environment = onNetwork(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir),
+                Map<String, String> environment = Containers.onNetwork(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir),
                         network);
                 if (uid != null && !spec.env().containsKey("PATH") && !spec.command().isEmpty()) {
                     // Only the server's own PATH is judged: a job's PATH is its own, and looking through it as root would
@@ -420,83 +369,6 @@ public final class LocalProcessExecutor implements Executor {
                 removeSecretFiles(spec.id(), dir);
             }
             throw e;
-        }
-    }
-
-    /**
-     * The image, pulled and unpacked if needed (as the run's uid), the command checked in it, and bubblewrap's arguments
-     * written; returns their file.
-     */
-    private Path prepareSandbox(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, Integer gid, Path workingDir,
-                                SharedStorage.Prepared shared, Path secretsDir, Path network) throws IOException {
-        ImageReference reference;
-        try {
-            reference = ImageReference.parse(spec.image());
-        } catch (IllegalArgumentException e) {
-            throw new ExecutorException("instance " + spec.id() + " cannot start: image " + spec.image() + ": " + e.getMessage());
-        }
-        ImageCache.Image image;
-        try {
-            // Per tenant: what one workspace's run copied is never taken for what another's names (it wrote the copy).
-            String tenant = spec.metadata() != null ? "workspace " + spec.metadata().workspace() : "run " + spec.id().runId();
-            image = images().prepareInBackground(tenant, reference, uid, gid, workers);
-        } catch (IOException e) {
-            throw new ExecutorException("instance " + spec.id() + " cannot start: " + e.getMessage(), e);
-        }
-        Sandbox sandbox = new Sandbox(dir, shared);
-        Map<String, String> environment = onNetwork(InstanceEnvironment.inImage(spec, node, dir, shared, secretsDir, image, sandbox), network);
-        String problem = Sandbox.commandProblem(image.rootfs(), spec.command().get(0), environment.getOrDefault("PATH", image.path()));
-        if (problem != null) {
-            throw new ExecutorException("instance " + spec.id() + " cannot start: " + problem + " (image " + spec.image() + ")");
-        }
-        SafeFiles.writeControlFile(dir.imageFile(), (image.digest() + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII), "rw-------");
-        return Sandbox.write(dir, sandbox.arguments(image.rootfs(), hostname(spec.name()), workingDir, node, spec.gpus(), environment));
-    }
-
-    /** On a private network, the API is at the run's forwarder ({@link RunNetworks}). */
-    private static Map<String, String> onNetwork(Map<String, String> environment, Path network) {
-        if (network != null && environment.containsKey(RUN_SERVER_ENV)) {
-            environment.put(RUN_SERVER_ENV, RunNetworks.serverInside(environment.get(RUN_SERVER_ENV)));
-        }
-        return environment;
-    }
-
-    /** The instance's name as a host name (letters, digits and '-', at most 63). */
-    static String hostname(String name) {
-        String host = name.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+|-+$", "");
-        return host.isEmpty() ? "instance" : host.substring(0, Math.min(63, host.length()));
-    }
-
-    private synchronized ImageCache images() throws IOException {
-        if (images == null) {
-            images = new ImageCache(imagesDir, imageSettings.pullTimeout(), clock);
-        }
-        return images;
-    }
-
-    /** Removes the images no instance used for the retention; the images of watched instances stay. */
-    private void collectImages() {
-        ImageCache cache;
-        synchronized (this) {
-            cache = images;
-        }
-        if (cache == null && !Files.isDirectory(imagesDir)) {
-            return;
-        }
-        try {
-            java.util.Set<String> inUse = new java.util.HashSet<>();
-            for (InstanceDirectory dir : List.copyOf(watched.values())) {
-                byte[] digest = SafeFiles.readControlFile(dir.imageFile(), 128);
-                if (digest != null) {
-                    inUse.add(new String(digest, java.nio.charset.StandardCharsets.US_ASCII).trim());
-                }
-            }
-            int removed = images().collect(inUse, imageSettings.retention());
-            if (removed > 0) {
-                LOG.info("removed {} image(s) no instance used for {}", removed, imageSettings.retention());
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("cannot collect unused images: {}", e.toString());
         }
     }
 
@@ -750,9 +622,7 @@ public final class LocalProcessExecutor implements Executor {
             throw new ExecutorException("run " + runId + " still has instances running");
         }
         runFiles.remove(runId);
-        if (networks != null) {
-            networks.remove(runId);
-        }
+        containers.forget(runId);
         runLocks.remove(runId);
         workers.execute(runFiles::emptyTrash);
     }
@@ -774,9 +644,7 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void close() {
         closed = true;
-        if (networks != null) {
-            networks.close();
-        }
+        containers.close();
         timers.shutdownNow();
         workers.shutdownNow();
     }
