@@ -2,10 +2,6 @@ package io.slipstream.server.bench;
 
 import io.slipstream.api.codec.Json;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,13 +11,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import tools.jackson.databind.JsonNode;
 
 /**
  * Restart to ready of the real server: from the start of a {@code java -jar slipstream.jar server} process to the first
@@ -41,38 +32,24 @@ class RestartBenchmark {
     private static final int DEFAULT_INSTANCES = 500;
     private static final int REPEATS = Integer.getInteger("bench.repeats", 5);
     private static final int INSTANCES = Integer.getInteger("bench.instances", DEFAULT_INSTANCES);
-    private static final Path JAR = Path.of(System.getProperty("bench.jar", "../slipstream-cli/target/slipstream.jar")).toAbsolutePath().normalize();
     private static final String ARCHIVE = System.getProperty("bench.archive", "");
-    private static final String JAVA_OPTS = System.getProperty("bench.java.opts", "");
     private static final int CLIENTS = 4;
 
     @TempDir
     Path scratch;
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    private Path dataDir;
-    private Path config;
-    private int port;
-    private String admin;
+    private ServerProcess servers;
     private final List<String> runs = Collections.synchronizedList(new ArrayList<>());
 
     @Test
     void restartToReady() throws Exception {
-        if (!Files.isRegularFile(JAR)) {
-            throw new AssertionError(JAR + " is missing: build it first (mvn -DskipTests package, or bench/run restart)");
-        }
-        dataDir = scratch.resolve("data");
-        config = scratch.resolve("server.yaml");
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
         // Room for every instance: 8 nodes of 64 one-cpu slots.
-        Files.writeString(config, """
+        servers = new ServerProcess(scratch, """
                 server: {port: %d}
                 nodes:
                   - {namePrefix: node, count: 8, cpu: 64, memory: 512Gi, gpu: 0}
                 instances: {gracePeriod: 1s}
-                """.formatted(port));
+                """, ServerProcess.options(System.getProperty("bench.java.opts", "")));
         Map<String, List<String>> modes = new LinkedHashMap<>();
         modes.put("jar", List.of());
         Path archive = ARCHIVE.isEmpty() ? null : Path.of(ARCHIVE).toAbsolutePath().normalize();
@@ -87,12 +64,11 @@ class RestartBenchmark {
         report.put("nodes", "8 x 64 cpu");
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
-        report.put("javaOptions", JAVA_OPTS);
-        Process server = start(List.of()); // the first start creates the data directory, keys and admin: not measured
+        report.put("javaOptions", ServerProcess.expanded(ServerProcess.options(System.getProperty("bench.java.opts", ""))));
+        Process server = servers.start(List.of()); // the first start creates the data directory, keys and admin: not measured
         try {
-            awaitReady(server, Duration.ofMinutes(2));
-            admin = Files.readString(dataDir.resolve("admin.token"), StandardCharsets.UTF_8).trim();
-            post("/api/v1/apply", """
+            servers.awaitReady(server, Duration.ofMinutes(2));
+            servers.post("/api/v1/apply", """
                     apiVersion: slipstream/v1
                     kind: Workspace
                     metadata: {name: bench}
@@ -104,31 +80,31 @@ class RestartBenchmark {
                       nodeGroups:
                         - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sleep, "3600"]}
                     """, "application/yaml");
-            stop(server);
+            ServerProcess.stop(server);
             server = null;
             report.put("idle", measure(modes, "idle"));
 
-            server = start(List.of());
-            awaitReady(server, Duration.ofMinutes(2));
-            submitAll();
+            server = servers.start(List.of());
+            servers.awaitReady(server, Duration.ofMinutes(2));
+            servers.submit("sleeper", INSTANCES, CLIENTS, runs);
             awaitAllRunning(Duration.ofMinutes(10));
-            stop(server);
+            ServerProcess.stop(server);
             server = null;
             report.put("adopting", measure(modes, "adopting " + INSTANCES));
 
-            server = start(List.of());
-            awaitReady(server, Duration.ofMinutes(2));
+            server = servers.start(List.of());
+            servers.awaitReady(server, Duration.ofMinutes(2));
             awaitAllRunning(Duration.ofMinutes(2)); // nothing was lost over all those restarts
         } finally {
             if (!runs.isEmpty()) {
                 if (server == null) {
-                    server = start(List.of());
-                    awaitReady(server, Duration.ofMinutes(2));
+                    server = servers.start(List.of());
+                    servers.awaitReady(server, Duration.ofMinutes(2));
                 }
-                cancelAll();
+                servers.cancelAll(runs);
             }
             if (server != null) {
-                stop(server);
+                ServerProcess.stop(server);
             }
         }
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
@@ -145,14 +121,14 @@ class RestartBenchmark {
             List<Double> firstCycleSeconds = new ArrayList<>();
             for (int i = 0; i < REPEATS; i++) {
                 long started = System.nanoTime();
-                Process server = start(mode.getValue());
-                awaitReady(server, Duration.ofMinutes(2));
+                Process server = servers.start(mode.getValue());
+                servers.awaitReady(server, Duration.ofMinutes(2));
                 seconds.add((System.nanoTime() - started) / 1e9);
                 // CPU time says more than wall time on a machine shared with other work.
                 cpuSeconds.add(server.toHandle().info().totalCpuDuration().map(d -> d.toMillis() / 1e3).orElse(-1.0));
-                awaitFirstCycle(Duration.ofMinutes(2));
+                servers.awaitFirstCycle(Duration.ofMinutes(2));
                 firstCycleSeconds.add((System.nanoTime() - started) / 1e9);
-                stop(server);
+                ServerProcess.stop(server);
             }
             System.out.printf(java.util.Locale.ROOT, "%s, %s: restart to ready %s s (median %.2f s; CPU %s s), to the first cycle %s s (median %.2f s)%n",
                     what, mode.getKey(), rounded(seconds), median(seconds), rounded(cpuSeconds), rounded(firstCycleSeconds), median(firstCycleSeconds));
@@ -169,131 +145,24 @@ class RestartBenchmark {
         return rows;
     }
 
-    private Process start(List<String> options) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(options);
-        if (!JAVA_OPTS.isBlank()) {
-            command.addAll(List.of(JAVA_OPTS.trim().split("\\s+")));
-        }
-        command.addAll(List.of("-jar", JAR.toString(), "server", "--data-dir", dataDir.toString(), "--config", config.toString()));
-        return new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(scratch.resolve("server.log").toFile()))
-                .start();
-    }
-
-    private void awaitReady(Process server, Duration limit) throws Exception {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (true) {
-            if (!server.isAlive()) {
-                throw new AssertionError("the server exited (" + server.exitValue() + "): " + tail(scratch.resolve("server.log")));
-            }
-            try {
-                HttpResponse<Void> ready = http.send(HttpRequest.newBuilder(uri("/readyz")).timeout(Duration.ofSeconds(5)).build(),
-                        HttpResponse.BodyHandlers.discarding());
-                if (ready.statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notListeningYet) {
-                // polled again below
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the server was not ready within " + limit);
-            }
-            Thread.sleep(5); // polling with a deadline
-        }
-    }
-
-    /** Until the control loop has completed a cycle since the start: adoption done, every run stepped once. */
-    private void awaitFirstCycle(Duration limit) throws Exception {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (!Json.mapper().readTree(get("/readyz").body()).has("lastCycleAt")) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no cycle completed within " + limit);
-            }
-            Thread.sleep(5); // polling with a deadline
-        }
-    }
-
-    private static void stop(Process server) throws InterruptedException {
-        server.destroy(); // SIGTERM: the server closes the store and leaves its instances running
-        if (!server.waitFor(60, TimeUnit.SECONDS)) {
-            server.destroyForcibly();
-            server.waitFor();
-        }
-    }
-
-    private void submitAll() throws Exception {
-        ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
-        try {
-            List<Future<?>> sent = new ArrayList<>();
-            for (int i = 0; i < INSTANCES; i++) {
-                sent.add(clients.submit(() -> {
-                    HttpResponse<String> created = post("/api/v1/runs", "{\"workspace\":\"bench\",\"job\":\"sleeper\"}", "application/json");
-                    if (created.statusCode() != 201) {
-                        throw new AssertionError("submit failed: " + created.statusCode() + " " + created.body());
-                    }
-                    runs.add(Json.mapper().readTree(created.body()).get("id").asString());
-                    return null;
-                }));
-            }
-            for (Future<?> future : sent) {
-                future.get();
-            }
-        } finally {
-            clients.shutdown();
-        }
-    }
-
     /** Every run submitted is RUNNING: none waits to start, none ended. */
     private void awaitAllRunning(Duration limit) throws Exception {
         long deadline = System.nanoTime() + limit.toNanos();
-        while (count("QUEUED,STARTING,TERMINATING") > 0) {
+        while (servers.count("QUEUED,STARTING,TERMINATING") > 0) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("runs did not all start within " + limit);
             }
             Thread.sleep(100); // polling with a deadline
         }
-        if (count("SUCCEEDED,FAILED,CANCELLED,TIMED_OUT") > 0) {
-            throw new AssertionError("runs ended that should still run: " + get("/api/v1/runs?workspace=bench&state=FAILED&limit=5").body());
+        if (servers.count("SUCCEEDED,FAILED,CANCELLED,TIMED_OUT") > 0) {
+            throw new AssertionError("runs ended that should still run: " + servers.get("/api/v1/runs?workspace=bench&state=FAILED&limit=5").body());
         }
-    }
-
-    private void cancelAll() throws Exception {
-        for (String run : List.copyOf(runs)) {
-            post("/api/v1/runs/" + run + "/cancel", "{}", "application/json");
-        }
-        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
-        while (count("QUEUED,STARTING,RUNNING,TERMINATING") > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(200); // polling with a deadline
-        }
-    }
-
-    private int count(String states) throws Exception {
-        HttpResponse<String> response = get("/api/v1/runs?workspace=bench&state=" + states + "&limit=1");
-        JsonNode items = Json.mapper().readTree(response.body()).get("items");
-        return items == null ? 0 : items.size();
-    }
-
-    private HttpResponse<String> get(String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri(path)).header("Authorization", "Bearer " + admin).timeout(Duration.ofSeconds(60)).build(),
-                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-    }
-
-    private HttpResponse<String> post(String path, String body, String contentType) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri(path)).header("Authorization", "Bearer " + admin).header("Content-Type", contentType)
-                .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build(),
-                HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-    }
-
-    private URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + port + path);
     }
 
     /** The last "ready: ..." line the server logged: how long each step of its start took. */
     private String lastStartSteps() throws IOException {
         String steps = null;
-        for (String line : Files.readAllLines(scratch.resolve("server.log"), StandardCharsets.UTF_8)) {
+        for (String line : Files.readAllLines(servers.log(), StandardCharsets.UTF_8)) {
             int at = line.indexOf("ready: ");
             if (at >= 0) {
                 steps = line.substring(at + "ready: ".length());
@@ -302,26 +171,17 @@ class RestartBenchmark {
         return steps;
     }
 
-    private static String tail(Path log) {
-        try {
-            String text = Files.readString(log, StandardCharsets.UTF_8);
-            return text.substring(Math.max(0, text.length() - 2000));
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
-    }
-
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
         Collections.sort(sorted);
         return sorted.get(sorted.size() / 2);
     }
 
-    private static List<Double> rounded(List<Double> values) {
+    static List<Double> rounded(List<Double> values) {
         return values.stream().map(RestartBenchmark::round).toList();
     }
 
-    private static double round(double value) {
+    static double round(double value) {
         return Math.round(value * 100) / 100.0;
     }
 }
