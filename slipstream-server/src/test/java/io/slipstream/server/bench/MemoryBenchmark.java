@@ -58,6 +58,7 @@ class MemoryBenchmark {
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
         report.put("javaOptions", ServerProcess.expanded(ServerProcess.options(javaOpts)));
         Process server = servers.start(List.of());
+        Throwable failure = null;
         try {
             servers.awaitReady(server, Duration.ofMinutes(2));
             servers.post("/api/v1/apply", """
@@ -98,6 +99,7 @@ class MemoryBenchmark {
             report.put("heapUsedMiB", figures(heapUsedMiB));
             report.put("heapCommittedMiB", figures(heapCommittedMiB));
             report.put("peakResidentMiB", RestartBenchmark.round(status(server.pid(), "VmHWM") / 1024.0));
+            report.put("gcPausesSinceStart", gcPauses(servers)); // what the small heap costs: pauses of the server
             if (javaOpts.contains("NativeMemoryTracking")) {
                 System.out.println(jcmd(server.pid(), "VM.native_memory summary"));
             }
@@ -110,19 +112,38 @@ class MemoryBenchmark {
             System.out.printf(java.util.Locale.ROOT, "%d running, %d queued: resident %s MiB (median %.0f), heap used median %.0f MiB, peak resident %.0f MiB%n",
                     RUNNING, QUEUED, RestartBenchmark.rounded(residentMiB), RestartBenchmark.median(residentMiB),
                     RestartBenchmark.median(heapUsedMiB), status(server.pid(), "VmHWM") / 1024.0);
+        } catch (Exception | AssertionError e) {
+            failure = e;
+            throw e;
         } finally {
-            try {
-                if (!runs.isEmpty()) {
-                    servers.cancelAll(runs);
-                }
-            } finally {
-                ServerProcess.stop(server);
-                Files.copy(servers.log(), Path.of("target", "memory-server.log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            }
+            cleanUp(servers, server, failure);
         }
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
         System.out.println(json);
         Files.writeString(Path.of("target", "memory.json"), json);
+    }
+
+    /**
+     * Leaves nothing running: every run cancelled (by a server started again if this one died: instances outlive it),
+     * the server stopped, its log kept in {@code target/memory-server.log}. A failure here is added to the benchmark's.
+     */
+    private static void cleanUp(ServerProcess servers, Process server, Throwable failure) throws Exception {
+        Process running = server;
+        try {
+            if (!running.isAlive()) {
+                running = servers.start(List.of());
+                servers.awaitReady(running, Duration.ofMinutes(2));
+            }
+            servers.cancelAll();
+        } catch (Exception | AssertionError e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
+        } finally {
+            ServerProcess.stop(running);
+            Files.copy(servers.log(), Path.of("target", "memory-server.log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
     }
 
     private static void awaitRuns(ServerProcess servers, String state, int count, Duration limit) throws Exception {
@@ -157,6 +178,38 @@ class MemoryBenchmark {
             }
         }
         return heap;
+    }
+
+    /**
+     * The collector's pauses since the start ({@code jvm_gc_pause_seconds}), by kind (minor: the young generation
+     * only; major: the whole heap): how many, their total, and the longest of the last minutes (Micrometer's max decays).
+     */
+    private static Map<String, Object> gcPauses(ServerProcess servers) throws Exception {
+        Map<String, Object> byKind = new LinkedHashMap<>();
+        for (String kind : List.of("minor", "major")) {
+            double count = 0;
+            double seconds = 0;
+            double longest = 0;
+            for (String line : metrics(servers)) {
+                if (!line.startsWith("jvm_gc_pause_seconds") || !line.contains("action=\"end of " + kind + " GC\"")) {
+                    continue;
+                }
+                double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                if (line.startsWith("jvm_gc_pause_seconds_count{")) {
+                    count += value;
+                } else if (line.startsWith("jvm_gc_pause_seconds_sum{")) {
+                    seconds += value;
+                } else if (line.startsWith("jvm_gc_pause_seconds_max{")) {
+                    longest = Math.max(longest, value);
+                }
+            }
+            Map<String, Object> pauses = new LinkedHashMap<>();
+            pauses.put("count", (long) count);
+            pauses.put("totalSeconds", RestartBenchmark.round(seconds));
+            pauses.put("longestRecentMillis", Math.round(longest * 1000));
+            byKind.put(kind, pauses);
+        }
+        return byKind;
     }
 
     private static List<String> metrics(ServerProcess servers) throws Exception {

@@ -101,7 +101,7 @@ class RestartBenchmark {
                     server = servers.start(List.of());
                     servers.awaitReady(server, Duration.ofMinutes(2));
                 }
-                servers.cancelAll(runs);
+                servers.cancelAll();
             }
             if (server != null) {
                 ServerProcess.stop(server);

@@ -163,22 +163,27 @@ final class ServerProcess {
         }
     }
 
-    void cancelAll(List<String> runs) throws Exception {
+    /**
+     * Cancels every run of the workspace {@code bench} the server lists as not ended (those of a submission whose
+     * answer was lost too), page by page, until none is left or 5 minutes have passed.
+     */
+    void cancelAll() throws Exception {
         HttpClient fresh = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-        for (String run : List.copyOf(runs)) {
-            HttpResponse<String> cancelled;
-            try {
-                cancelled = post(fresh, "/api/v1/runs/" + run + "/cancel", "{}", "application/json");
-            } catch (IOException closed) { // cancelling twice is harmless
-                cancelled = post(fresh, "/api/v1/runs/" + run + "/cancel", "{}", "application/json");
-            }
-            if (cancelled.statusCode() >= 300) {
-                System.out.println("cancel " + run + ": " + cancelled.statusCode() + " " + cancelled.body());
-            }
-        }
         long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         while (count("QUEUED,STARTING,RUNNING,TERMINATING") > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(200); // polling with a deadline
+            JsonNode page = Json.mapper().readTree(get("/api/v1/runs?workspace=bench&state=QUEUED,STARTING,RUNNING&limit=500").body()).get("items");
+            if (page == null || page.isEmpty()) {
+                Thread.sleep(200); // only TERMINATING left: polling with a deadline
+                continue;
+            }
+            for (JsonNode run : page) {
+                String id = run.get("id").asString();
+                try {
+                    post(fresh, "/api/v1/runs/" + id + "/cancel", "{}", "application/json");
+                } catch (IOException closed) { // cancelling twice is harmless
+                    post(fresh, "/api/v1/runs/" + id + "/cancel", "{}", "application/json");
+                }
+            }
         }
     }
 
