@@ -61,18 +61,7 @@ class MemoryBenchmark {
         Throwable failure = null;
         try {
             servers.awaitReady(server, Duration.ofMinutes(2));
-            servers.post("/api/v1/apply", """
-                    apiVersion: slipstream/v1
-                    kind: Workspace
-                    metadata: {name: bench}
-                    ---
-                    apiVersion: slipstream/v1
-                    kind: Job
-                    metadata: {name: sleeper, workspace: bench}
-                    spec:
-                      nodeGroups:
-                        - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sleep, "3600"]}
-                    """, "application/yaml");
+            servers.applySleeper();
             long started = System.nanoTime();
             System.out.println("submitting " + RUNNING + " runs that start");
             servers.submit("sleeper", RUNNING, CLIENTS, runs);

@@ -68,18 +68,7 @@ class RestartBenchmark {
         Process server = servers.start(List.of()); // the first start creates the data directory, keys and admin: not measured
         try {
             servers.awaitReady(server, Duration.ofMinutes(2));
-            servers.post("/api/v1/apply", """
-                    apiVersion: slipstream/v1
-                    kind: Workspace
-                    metadata: {name: bench}
-                    ---
-                    apiVersion: slipstream/v1
-                    kind: Job
-                    metadata: {name: sleeper, workspace: bench}
-                    spec:
-                      nodeGroups:
-                        - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sleep, "3600"]}
-                    """, "application/yaml");
+            servers.applySleeper();
             ServerProcess.stop(server);
             server = null;
             report.put("idle", measure(modes, "idle"));

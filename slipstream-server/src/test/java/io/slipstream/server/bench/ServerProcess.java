@@ -138,6 +138,25 @@ final class ServerProcess {
         }
     }
 
+    /** The workspace {@code bench} and its job {@code sleeper}: one instance of {@code sleep 3600} on one cpu. */
+    void applySleeper() throws Exception {
+        HttpResponse<String> applied = post("/api/v1/apply", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: bench}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: sleeper, workspace: bench}
+                spec:
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sleep, "3600"]}
+                """, "application/yaml");
+        if (applied.statusCode() >= 300) {
+            throw new AssertionError("apply failed: " + applied.statusCode() + " " + applied.body());
+        }
+    }
+
     /** Submits {@code count} runs of the job from {@code clients} clients at once; their ids are added to {@code ids}. */
     void submit(String job, int count, int clients, List<String> ids) throws Exception {
         // Connections of its own: the server closes idle ones, and a POST on one it just closed fails.
