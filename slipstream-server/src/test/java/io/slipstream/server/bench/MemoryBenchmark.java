@@ -174,12 +174,13 @@ class MemoryBenchmark {
      * only; major: the whole heap): how many, their total, and the longest of the last minutes (Micrometer's max decays).
      */
     private static Map<String, Object> gcPauses(ServerProcess servers) throws Exception {
+        List<String> metrics = metrics(servers);
         Map<String, Object> byKind = new LinkedHashMap<>();
         for (String kind : List.of("minor", "major")) {
             double count = 0;
             double seconds = 0;
             double longest = 0;
-            for (String line : metrics(servers)) {
+            for (String line : metrics) {
                 if (!line.startsWith("jvm_gc_pause_seconds") || !line.contains("action=\"end of " + kind + " GC\"")) {
                     continue;
                 }
