@@ -57,7 +57,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
     @Override
     public Set<String> configFields() {
         return Set.of("nodes", "instances.inheritEnv", "instances.isolation", "instances.uidRange", "instances.uidClaims",
-                "instances.logLimit", "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout");
+                "instances.logLimit", "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout",
+                "instances.launcher");
     }
 
     @Override
@@ -90,6 +91,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             Long processes = instances.integer("maxProcessesPerRun", false, 64, 4_194_304);
             settings = processes == null ? settings : settings.withMaxProcessesPerRun(processes.intValue());
             settings = settings.withImages(readImages(instances, settings.images()));
+            Launcher.Mode launcher = instances.enumValue("launcher", Launcher.Mode.class, false);
+            settings = launcher == null ? settings : settings.withLauncher(launcher);
             instances.finish();
         }
         return settings;
@@ -116,7 +119,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         Path dataDir = context.dataDir();
         Isolation isolation = isolation(local, dataDir);
         return new LocalProcessExecutor(dataDir.resolve("instances"), local.nodes(), local.inheritEnv(), isolation,
-                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), local.images(), context.clock());
+                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), local.images(), local.launcher(), context.clock());
     }
 
     /**

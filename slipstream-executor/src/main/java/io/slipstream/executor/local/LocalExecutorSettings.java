@@ -21,9 +21,11 @@ import java.util.Map;
  * @param logLimit   bytes kept of each log of an instance; 0 keeps everything
  * @param maxProcessesPerRun with isolation, how many processes (threads count) a run may have; 0: from the machine's pid_max
  * @param images     how long unused images are kept, and how long a pull may take (docs/containers.md)
+ * @param launcher   what starts instances: the launcher binary, when this build has one, or the shell ({@link Launcher})
  */
 public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEnv, Isolation.Mode isolation, UidRangeClaims.Range uidRange,
-                                    Path uidClaims, long logLimit, int maxProcessesPerRun, ImageSettings images) implements ExecutorSettings {
+                                    Path uidClaims, long logLimit, int maxProcessesPerRun, ImageSettings images,
+                                    Launcher.Mode launcher) implements ExecutorSettings {
     public static final String NAME = "local";
 
     public LocalExecutorSettings {
@@ -32,12 +34,13 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
         requireNonNull(isolation, "isolation is null");
         requireNonNull(uidClaims, "uidClaims is null");
         images = images == null ? ImageSettings.DEFAULTS : images;
+        launcher = launcher == null ? Launcher.Mode.auto : launcher;
     }
 
     /** Four nodes of 32 cpu, 256Gi and 8 simulated GPUs (enough to try gangs on a laptop), isolation when it can. */
     public static LocalExecutorSettings defaults() {
         return new LocalExecutorSettings(defaultNodes(), LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, null,
-                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS);
+                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, Launcher.Mode.auto);
     }
 
     /** {@code node-1} .. {@code node-4}: 32 cpu, 256Gi and 8 GPUs of model {@code sim-gpu} each. */
@@ -55,34 +58,38 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
     }
 
     public LocalExecutorSettings withNodes(List<NodeInfo> newNodes) {
-        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
     }
 
     public LocalExecutorSettings withInheritEnv(List<String> names) {
-        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
     }
 
     public LocalExecutorSettings withIsolation(Isolation.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
     }
 
     public LocalExecutorSettings withUidClaims(Path directory) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun, images, launcher);
     }
 
     public LocalExecutorSettings withUidRange(UidRangeClaims.Range range) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
     }
 
     public LocalExecutorSettings withMaxProcessesPerRun(int count) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count, images);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count, images, launcher);
     }
 
     public LocalExecutorSettings withImages(ImageSettings settings) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings, launcher);
+    }
+
+    public LocalExecutorSettings withLauncher(Launcher.Mode mode) {
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, mode);
     }
 
     public LocalExecutorSettings withLogLimit(long bytes) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun, images);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun, images, launcher);
     }
 }

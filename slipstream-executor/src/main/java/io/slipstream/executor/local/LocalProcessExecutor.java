@@ -70,6 +70,8 @@ public final class LocalProcessExecutor implements Executor {
     private final Map<String, NodeInfo> nodes;
     private final List<String> inheritedEnv;
     private final Isolation isolation;
+    /** What starts instances' supervisors. */
+    private final Launcher launcher;
     private final UidAllocator uids;
     private final Clock clock;
     private final InstanceHandles handles;
@@ -130,12 +132,19 @@ public final class LocalProcessExecutor implements Executor {
     /** @param images how long unused images are kept and a pull may take */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images);
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, Launcher.Mode.auto, clock);
+    }
+
+    /** @param launcher what starts instances: the launcher binary or the shell ({@link Launcher}) */
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                                int maxProcessesPerRun, ImageSettings images, Launcher.Mode launcher, Clock clock) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher);
     }
 
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS);
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS,
+                Launcher.Mode.auto);
     }
 
     /**
@@ -144,7 +153,7 @@ public final class LocalProcessExecutor implements Executor {
      *                     alone makes and removes
      */
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings) {
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings, Launcher.Mode launcherMode) {
         this.root = root.toAbsolutePath().normalize();
         this.handles = new InstanceHandles(this.root, isolation.enabled());
         this.fence = new EpochFence(this.root);
@@ -181,6 +190,7 @@ public final class LocalProcessExecutor implements Executor {
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
+        this.launcher = Launcher.of(requireNonNull(launcherMode, "launcherMode is null"), this.root);
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
@@ -342,7 +352,7 @@ public final class LocalProcessExecutor implements Executor {
                 }
                 dir.writeEnvironment(environment);
             }
-            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
+            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(launcher, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
                     spec.command()))
                     .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -675,7 +685,7 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     /** So that no run can take every pid of the machine (the server then could not start a thread). */
-    private static int defaultMaxProcessesPerRun() {
+    static int defaultMaxProcessesPerRun() {
         try {
             long pidMax = Long.parseLong(Files.readString(Path.of("/proc/sys/kernel/pid_max")).trim());
             return (int) Math.max(1024, Math.min(65_536, pidMax / 8));

@@ -7,8 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The command line that starts an instance: a small fixed shell script (never built from input: the command
- * travels as its arguments) in a session of its own. It runs as the server's user with a fixed environment of its own
+ * The command line that starts an instance: a small fixed shell script (never built from input: the command travels as
+ * its arguments) in a session of its own, or the launcher binary that takes the same steps in one process image
+ * ({@link Launcher}, {@code src/main/c/slipstream-launch.c}). It runs as the server's user with a fixed environment of its own
  * ({@link #ENVIRONMENT}), so the workload can neither signal it, nor touch what it writes in the instance's control
  * directory, nor reach it through its environment. It starts the command, writes the pids, waits, and records the exit
  * code (each written by the shell's own printf, one short write: readers take a line only once its newline is there).
@@ -124,23 +125,19 @@ final class Supervisor {
     }
 
     /**
+     * @param launcher     the supervisor: the launcher binary, or this class's script
      * @param uid          the run's uid, or {@code null} to run as the server's user
      * @param gid          the group of the workspace's storage the instance joins, or {@code null} for none
      * @param maxProcesses how many processes (threads count) the run's uid may have, with a uid
+     * @param network      the run's network namespace, or {@code null} for the machine's
+     * @param sandbox      bubblewrap's options (an instance with an image), or {@code null}
      */
-    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, List<String> command) {
-        return argv(controlDir, workingDir, uid, gid, maxProcesses, null, null, command);
-    }
-
-    /**
-     * @param network   the run's network namespace, or {@code null} for the machine's
-     * @param sandbox   bubblewrap's options (an instance with an image), or {@code null}
-     */
-    static List<String> argv(Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, Path network, Path sandbox,
-                             List<String> command) {
-        List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", SCRIPT, "slipstream-supervisor", controlDir.toString(),
-                workingDir.toString(), uid == null ? "" : uid.toString(), gid == null ? "--clear-groups" : "--groups=" + gid,
-                Integer.toString(maxProcesses), network == null ? "" : network.toString(), sandbox == null ? "" : sandbox.toString()));
+    static List<String> argv(Launcher launcher, Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, Path network,
+                             Path sandbox, List<String> command) {
+        List<String> argv = new ArrayList<>(launcher.command());
+        argv.addAll(List.of(controlDir.toString(), workingDir.toString(), uid == null ? "" : uid.toString(),
+                gid == null ? "--clear-groups" : "--groups=" + gid, Integer.toString(maxProcesses), network == null ? "" : network.toString(),
+                sandbox == null ? "" : sandbox.toString()));
         argv.addAll(command);
         return argv;
     }

@@ -84,10 +84,15 @@ class HostileInstanceTest {
         }
     }
 
+    /** What starts the instances: the launcher binary where the build made one (ShellLaunchedHostileInstanceTest: the shell). */
+    protected Launcher.Mode launcher() {
+        return Launcher.Mode.auto;
+    }
+
     private LocalProcessExecutor newExecutor(long logLimit) {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp));
+                isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher());
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;

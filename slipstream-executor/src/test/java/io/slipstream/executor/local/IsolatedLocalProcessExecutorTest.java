@@ -42,8 +42,13 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     @Override
     protected Executor createExecutor() {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
-        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, Clock.systemUTC());
+        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, isolation, null,
+                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, launcher(), Clock.systemUTC());
+    }
+
+    /** What starts the instances: the launcher binary where the build made one (ShellLaunchedIsolatedExecutorTest: the shell). */
+    protected Launcher.Mode launcher() {
+        return Launcher.Mode.auto;
     }
 
     @Override
@@ -217,6 +222,33 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         Map<String, String> handle = launch(executor, spec(id, "node-1", "pwd; touch \"$TMPDIR/mine\" && echo written"));
         assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
         assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList()).containsExactly(dir.resolve("work").toString(), "written");
+    }
+
+    /**
+     * What the supervisor leaves the workload: the run's uid and group in every slot, no other group, no capability,
+     * no way to gain privileges back (setuid binaries), the run's process limit, and a PID namespace of its own in
+     * which it is not the init. Whichever launcher started it (ShellLaunchedIsolatedExecutorTest).
+     */
+    @Test
+    void theWorkloadRunsWithTheRunsUidAndNothingMore() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(executor, spec(id, "node-1",
+                "grep -E '^(Uid|Gid|Groups|NoNewPrivs|CapInh|CapPrm|CapEff|CapAmb|NSpid):' /proc/self/status; sed -n 's/^Max processes *\\([0-9]*\\) *\\([0-9]*\\).*/Limit: \\1 \\2/p' /proc/self/limits;"
+                        + " echo \"Pid: $$\""));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        int uid = Integer.parseInt(Files.readString(dataDir.resolve("instances").resolve(id.runId().value()).resolve("uid")).trim());
+        Map<String, String> status = new java.util.HashMap<>();
+        for (String line : readAll(executor, id, handle, LogStream.STDOUT).lines().toList()) {
+            status.put(line.substring(0, line.indexOf(':')), line.substring(line.indexOf(':') + 1).strip().replaceAll("\\s+", " "));
+        }
+        String four = uid + " " + uid + " " + uid + " " + uid;
+        assertThat(status).containsEntry("Uid", four).containsEntry("Gid", four).containsEntry("Groups", "").containsEntry("NoNewPrivs", "1")
+                .containsEntry("CapInh", "0000000000000000").containsEntry("CapPrm", "0000000000000000")
+                .containsEntry("CapEff", "0000000000000000").containsEntry("CapAmb", "0000000000000000")
+                .containsEntry("Limit", LocalProcessExecutor.defaultMaxProcessesPerRun() + " " + LocalProcessExecutor.defaultMaxProcessesPerRun());
+        assertThat(status.get("NSpid").split(" ")).as("a pid in the host's namespace and one in its own").hasSize(2);
+        assertThat(status.get("Pid")).as("the workload's pid in its namespace: the init's child").isNotEqualTo("1");
     }
 
     private static List<Long> processesWith(String marker) {

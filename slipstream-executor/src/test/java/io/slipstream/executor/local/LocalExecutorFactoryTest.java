@@ -54,7 +54,7 @@ class LocalExecutorFactoryTest {
                 nodes:
                   - {namePrefix: gpu, count: 2, cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
                 instances: {inheritEnv: [PATH], isolation: "on", uidRange: 300000-300999, uidClaims: /srv/uids, logLimit: 2Gi,
-                            maxProcessesPerRun: 2048, imageRetention: 2d, imagePullTimeout: 30m}
+                            maxProcessesPerRun: 2048, imageRetention: 2d, imagePullTimeout: 30m, launcher: shell}
                 """);
         assertThat(problems.list()).isEmpty();
         assertThat(settings.nodes()).extracting(NodeInfo::name).containsExactly("gpu-1", "gpu-2");
@@ -65,7 +65,9 @@ class LocalExecutorFactoryTest {
         assertThat(settings.logLimit()).isEqualTo(2L << 30);
         assertThat(settings.maxProcessesPerRun()).isEqualTo(2048);
         assertThat(settings.images()).isEqualTo(new ImageSettings(java.time.Duration.ofDays(2), java.time.Duration.ofMinutes(30)));
+        assertThat(settings.launcher()).isEqualTo(Launcher.Mode.shell);
         assertThat(read("nodes: auto\n").nodes()).containsExactly(MACHINE);
+        assertThat(read("nodes: auto\n").launcher()).isEqualTo(Launcher.Mode.auto);
     }
 
     @Test
@@ -76,12 +78,12 @@ class LocalExecutorFactoryTest {
                   - {name: n, cpu: -2, memory: lots, gpu: 4}
                   - {namePrefix: n, count: 1, name: m, cpu: 1, memory: 1Gi, colour: blue}
                 instances: {inheritEnv: ["1X"], isolation: sometimes, uidRange: 5-3, uidClaims: relative, logLimit: 1Ki,
-                            maxProcessesPerRun: 1, imageRetention: 5m, imagePullTimeout: 7h}
+                            maxProcessesPerRun: 1, imageRetention: 5m, imagePullTimeout: 7h, launcher: native}
                 """);
         assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder(
                 "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name", "nodes[2].colour",
                 "instances.inheritEnv[0]", "instances.isolation", "instances.uidRange", "instances.uidClaims", "instances.logLimit",
-                "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout");
+                "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout", "instances.launcher");
     }
 
     @Test

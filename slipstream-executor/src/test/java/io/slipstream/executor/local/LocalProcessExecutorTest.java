@@ -29,7 +29,13 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         List<NodeInfo> nodes = List.of(
                 new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()),
                 new NodeInfo("node-2", new Resources(32000, 256L << 30, 2, "sim-gpu"), List.of("GPU-aaa", "GPU-bbb"), Map.of()));
-        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, Clock.systemUTC());
+        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.off(), null,
+                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, launcher(), Clock.systemUTC());
+    }
+
+    /** What starts the instances: the launcher binary where the build made one (ShellLaunchedExecutorTest: the shell). */
+    protected Launcher.Mode launcher() {
+        return Launcher.Mode.auto;
     }
 
     @Override

@@ -35,6 +35,9 @@ class ThroughputBenchmark {
     private static final int GANG_RUNS = Integer.getInteger("bench.gangRuns", RUNS);
     private static final int REPEATS = Integer.getInteger("bench.repeats", 3);
     private static final int CLIENTS = 8;
+    /** What starts the instances ({@code -Dbench.launcher=shell} for the shell chain; {@code auto} by default). */
+    private static final io.slipstream.executor.local.Launcher.Mode LAUNCHER =
+            io.slipstream.executor.local.Launcher.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
 
     @TempDir
     Path dataDir;
@@ -53,7 +56,9 @@ class ThroughputBenchmark {
         report.put("clients", CLIENTS);
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
-        try (TestServer server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withNodes(nodes)))) {
+        report.put("launcher", LAUNCHER.name());
+        try (TestServer server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class)
+                .withNodes(nodes).withLauncher(LAUNCHER)))) {
             String admin = server.adminToken();
             server.post("/api/v1/apply", admin, """
                     apiVersion: slipstream/v1

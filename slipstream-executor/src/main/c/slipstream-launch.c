@@ -1,0 +1,433 @@
+/*
+ * slipstream-launch: an instance's supervisor, in one process image instead of a chain of shells and util-linux
+ * commands. It does exactly what Supervisor.SCRIPT does (setsid sh, then setsid, nsenter, unshare, setpriv and an init
+ * shell), with the same arguments, the same files and the same exit codes; what an exec of each of those costs is what
+ * it saves (docs/benchmarks.md). Built where the build machine has a C compiler; the shell chain is the fallback.
+ *
+ *   slipstream-launch CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...
+ *
+ * UID, NETNS and SANDBOX_ARGS may be empty (none); GROUP_OPTION is --clear-groups or --groups=GID.
+ *
+ * The processes, as with the shell chain:
+ *   supervisor (as the server, a session of its own): writes CONTROL_DIR/pid ("supervisor child"), says "started" on
+ *       its stdout (the server's pipe), waits for the child, writes exit_code (128 + signal when killed).
+ *   child (a session of its own, the network entered, the logs as stdio): with a uid, makes a PID namespace and waits
+ *       for its init (as unshare --fork --kill-child does); without, becomes the command.
+ *   init (PID 1 of the namespace, as the uid, no new privileges): takes on the environment file and the working
+ *       directory as the uid, starts the command, reaps everything, exits with the command's exit code; it has no
+ *       signal handlers, so nothing in the namespace can signal it.
+ * The environment file is the one the shell sources: lines of export NAME='value', quotes escaped as '\''.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAX_ENV_BYTES (16 << 20)
+#define MAX_ENV_ENTRIES 65536
+
+/* Used before anything else: the launcher's own environment (PATH), as the supervisor's shell has it. */
+static const char *const DEFAULT_PATH = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+
+static void fail(int code, const char *what, const char *detail) {
+    if (detail != NULL && errno != 0) {
+        dprintf(2, "slipstream-launch: %s %s: %s\n", what, detail, strerror(errno));
+    } else if (detail != NULL) {
+        dprintf(2, "slipstream-launch: %s %s\n", what, detail);
+    } else {
+        dprintf(2, "slipstream-launch: %s: %s\n", what, strerror(errno));
+    }
+    _exit(code);
+}
+
+static long parse_number(const char *text, const char *name) {
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < 0) {
+        errno = 0;
+        fail(2, name, "is not a number");
+    }
+    return value;
+}
+
+static void write_all(int fd, const char *text, size_t length) {
+    while (length > 0) {
+        ssize_t written = write(fd, text, length);
+        if (written < 0 && errno == EINTR) {
+            continue;
+        }
+        if (written <= 0) {
+            return;
+        }
+        text += written;
+        length -= (size_t) written;
+    }
+}
+
+/* One short write of a whole line (readers take a line only once its newline is there), never through a link. */
+static void write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fail(2, "cannot write", path);
+    }
+    write_all(fd, text, strlen(text));
+    close(fd);
+}
+
+static void open_as(int target, const char *path, int flags) {
+    int fd = open(path, flags | O_NOFOLLOW, 0666);
+    if (fd < 0) {
+        fail(2, "cannot open", path);
+    }
+    if (fd != target) {
+        if (dup2(fd, target) < 0) {
+            fail(2, "cannot use", path);
+        }
+        close(fd);
+    }
+}
+
+/* Reads a whole file of the environment's format; adds its variables to env (replacing those of the same name). */
+static char **read_environment(const char *path) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        fail(2, "cannot read the environment", path);
+    }
+    size_t capacity = 4096, length = 0;
+    char *text = malloc(capacity + 1);
+    for (;;) {
+        if (text == NULL) {
+            fail(2, "out of memory reading", path);
+        }
+        if (length == capacity) {
+            if (capacity >= MAX_ENV_BYTES) {
+                errno = 0;
+                fail(2, "the environment is too large:", path);
+            }
+            capacity *= 2;
+            text = realloc(text, capacity + 1);
+            continue;
+        }
+        ssize_t got = read(fd, text + length, capacity - length);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0) {
+            fail(2, "cannot read the environment", path);
+        }
+        if (got == 0) {
+            break;
+        }
+        length += (size_t) got;
+    }
+    close(fd);
+    text[length] = '\0';
+
+    char **env = calloc(MAX_ENV_ENTRIES + 2, sizeof(char *));
+    if (env == NULL) {
+        fail(2, "out of memory reading", path);
+    }
+    size_t count = 0;
+    env[count++] = (char *) DEFAULT_PATH;
+    /* Decoded in place: a value never grows ('\'' becomes '). */
+    char *in = text;
+    while (*in != '\0') {
+        errno = 0;
+        if (strncmp(in, "export ", 7) != 0) {
+            fail(2, "a line of the environment file does not start with export:", path);
+        }
+        in += 7;
+        char *entry = in, *out = in;
+        while (*in == '_' || (*in >= 'A' && *in <= 'Z') || (*in >= 'a' && *in <= 'z') || (in > entry && *in >= '0' && *in <= '9')) {
+            *out++ = *in++;
+        }
+        if (out == entry || in[0] != '=' || in[1] != '\'') {
+            fail(2, "a line of the environment file is not NAME='value':", path);
+        }
+        size_t name_length = (size_t) (out - entry);
+        *out++ = '=';
+        in += 2;
+        for (;;) {
+            if (*in == '\0') {
+                fail(2, "an unterminated value in the environment file", path);
+            }
+            if (*in != '\'') {
+                *out++ = *in++;
+            } else if (strncmp(in, "'\\''", 4) == 0) {
+                *out++ = '\'';
+                in += 4;
+            } else if (in[1] == '\n') {
+                in += 2;
+                break;
+            } else {
+                fail(2, "a value of the environment file is not quoted as expected:", path);
+            }
+        }
+        *out = '\0';
+        size_t i = 0;
+        while (i < count && !(strncmp(env[i], entry, name_length + 1) == 0)) {
+            i++;
+        }
+        if (i == count) {
+            if (count == MAX_ENV_ENTRIES) {
+                fail(2, "too many variables in the environment file", path);
+            }
+            count++;
+        }
+        env[i] = entry;
+    }
+    env[count] = NULL;
+    return env;
+}
+
+/* As setpriv --reuid=uid --regid=uid (--groups=gid | --clear-groups) --no-new-privs, checked afterwards. */
+static void become(uid_t uid, const char *groups) {
+    if (strcmp(groups, "--clear-groups") == 0) {
+        if (setgroups(0, NULL) != 0) {
+            fail(2, "setgroups", NULL);
+        }
+    } else if (strncmp(groups, "--groups=", 9) == 0) {
+        gid_t gid = (gid_t) parse_number(groups + 9, "the group");
+        if (setgroups(1, &gid) != 0) {
+            fail(2, "setgroups", NULL);
+        }
+    } else {
+        errno = 0;
+        fail(2, "the group option is neither --clear-groups nor --groups=GID:", groups);
+    }
+    if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) {
+        fail(2, "cannot switch to the run's uid", NULL);
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        fail(2, "cannot set no_new_privs", NULL);
+    }
+    if (setuid(0) == 0 || geteuid() != uid || getegid() != uid) {
+        errno = 0;
+        fail(2, "the switch to the run's uid did not hold", "");
+    }
+}
+
+static int exit_code_of(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+/* Runs the command with the environment: PATH is the environment's, as when the shell runs it. */
+static void exec_command(char **command, char **env) {
+    environ = env;
+    execvp(command[0], command);
+    int error = errno;
+    dprintf(2, "%s: %s\n", command[0], strerror(error));
+    _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
+}
+
+/* PID 1 of the instance's namespace, as the run's uid. */
+static void init(const char *control_dir, const char *working_dir, char **command) {
+    char env_path[PATH_MAX];
+    if (snprintf(env_path, sizeof env_path, "%s/env", control_dir) >= (int) sizeof env_path) {
+        errno = ENAMETOOLONG;
+        fail(2, "the control directory's name", control_dir);
+    }
+    char **env = read_environment(env_path);
+    if (chdir(working_dir) != 0) {
+        fail(2, "cannot enter the working directory", working_dir);
+    }
+    pid_t main = fork();
+    if (main < 0) {
+        fail(2, "fork", NULL);
+    }
+    if (main == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        exec_command(command, env);
+    }
+    /* Its own messages go nowhere from here: the command keeps the instance's stderr. */
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 2);
+        close(null);
+    }
+    for (;;) {
+        int status;
+        pid_t ended = waitpid(-1, &status, 0);
+        if (ended == main) {
+            _exit(exit_code_of(status));
+        }
+        if (ended < 0 && errno != EINTR) {
+            _exit(2);
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 9) {
+        errno = 0;
+        fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...");
+    }
+    const char *dir = argv[1], *working_dir = argv[2], *uid_text = argv[3], *groups = argv[4], *netns = argv[6],
+            *sandbox = argv[7];
+    char **command = argv + 8;
+    int with_uid = uid_text[0] != '\0';
+    uid_t uid = with_uid ? (uid_t) parse_number(uid_text, "the uid") : 0;
+    if (with_uid && uid == 0) {
+        errno = 0;
+        fail(2, "the run's uid may not be", "0");
+    }
+    long max_processes = with_uid ? parse_number(argv[5], "the process limit") : 0;
+    char path[PATH_MAX];
+    if (strlen(dir) > PATH_MAX - 16) {
+        errno = ENAMETOOLONG;
+        fail(2, "the control directory's name", dir);
+    }
+    if (setsid() < 0) {
+        fail(2, "setsid", NULL);
+    }
+    umask(077);
+
+    /* unshare --fork blocks these while it waits, so that a terminal's ^C reaches only the namespace. */
+    sigset_t blocked, previous;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGINT);
+    sigaddset(&blocked, SIGTERM);
+    sigprocmask(SIG_SETMASK, NULL, &previous);
+
+    pid_t child = fork();
+    if (child < 0) {
+        fail(2, "fork", NULL);
+    }
+    if (child == 0) {
+        open_as(0, "/dev/null", O_RDONLY);
+        snprintf(path, sizeof path, "%s/stdout.log", dir);
+        open_as(1, path, O_WRONLY | O_APPEND | O_CREAT);
+        snprintf(path, sizeof path, "%s/stderr.log", dir);
+        open_as(2, path, O_WRONLY | O_APPEND | O_CREAT);
+        umask(002);
+        if (with_uid) {
+            struct rlimit limit = {(rlim_t) max_processes, (rlim_t) max_processes};
+            if (setrlimit(RLIMIT_NPROC, &limit) != 0) {
+                fail(2, "cannot limit the run's processes", NULL);
+            }
+        }
+        if (netns[0] != '\0') {
+            int ns = open(netns, O_RDONLY | O_CLOEXEC);
+            if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) {
+                fail(2, "cannot enter the run's network", netns);
+            }
+            close(ns);
+        }
+        if (setsid() < 0) {
+            fail(2, "setsid", NULL);
+        }
+        if (sandbox[0] != '\0') {
+            /* bubblewrap makes the namespaces and reads its arguments from descriptor 3. */
+            open_as(3, sandbox, O_RDONLY);
+            if (with_uid) {
+                become(uid, groups);
+            }
+            char **bwrap = calloc((size_t) argc, sizeof(char *));
+            if (bwrap == NULL) {
+                fail(2, "out of memory", NULL);
+            }
+            size_t n = 0;
+            bwrap[n++] = "bwrap";
+            bwrap[n++] = "--args";
+            bwrap[n++] = "3";
+            bwrap[n++] = "--";
+            for (char **arg = command; *arg != NULL; arg++) {
+                bwrap[n++] = *arg;
+            }
+            execvp("bwrap", bwrap);
+            fail(127, "cannot run", "bwrap");
+        }
+        if (!with_uid) {
+            char env_path[PATH_MAX];
+            snprintf(env_path, sizeof env_path, "%s/env", dir);
+            char **env = read_environment(env_path);
+            if (chdir(working_dir) != 0) {
+                fail(2, "cannot enter the working directory", working_dir);
+            }
+            exec_command(command, env);
+        }
+        sigprocmask(SIG_BLOCK, &blocked, NULL);
+        if (unshare(CLONE_NEWPID) != 0) {
+            fail(2, "cannot make a PID namespace", NULL);
+        }
+        int alive[2]; /* the write end stays open while this process lives */
+        if (pipe2(alive, O_CLOEXEC) != 0) {
+            fail(2, "pipe", NULL);
+        }
+        pid_t init_pid = fork();
+        if (init_pid < 0) {
+            fail(2, "fork", NULL);
+        }
+        if (init_pid == 0) {
+            /* --kill-child: the init, and the namespace with it, do not outlive this process (nor a parent that was
+             * gone before the request: its end of the pipe is closed then). */
+            close(alive[1]);
+            struct pollfd gone = {alive[0], POLLIN, 0};
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || poll(&gone, 1, 0) != 0) {
+                _exit(2);
+            }
+            close(alive[0]);
+            sigprocmask(SIG_SETMASK, &previous, NULL);
+            become(uid, groups);
+            init(dir, working_dir, command);
+        }
+        close(alive[0]);
+        int status;
+        while (waitpid(init_pid, &status, 0) < 0) {
+            if (errno != EINTR) {
+                fail(2, "waitpid", NULL);
+            }
+        }
+        if (WIFSIGNALED(status)) {
+            /* As unshare does: ends the way its child ended. */
+            int signal_number = WTERMSIG(status);
+            signal(signal_number, SIG_DFL);
+            sigset_t only;
+            sigemptyset(&only);
+            sigaddset(&only, signal_number);
+            sigprocmask(SIG_UNBLOCK, &only, NULL);
+            kill(getpid(), signal_number);
+        }
+        _exit(exit_code_of(status));
+    }
+
+    char line[64];
+    snprintf(path, sizeof path, "%s/pid", dir);
+    snprintf(line, sizeof line, "%ld %ld\n", (long) getpid(), (long) child);
+    write_file(path, line);
+    /* The server waits on this pipe for the pid file. A server that died meanwhile must not take the supervisor with
+     * it: SIGPIPE is ignored for this write only. */
+    signal(SIGPIPE, SIG_IGN);
+    write_all(1, "started\n", 8);
+    signal(SIGPIPE, SIG_DFL);
+    dup2(2, 1);
+
+    int status;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fail(2, "waitpid", NULL);
+        }
+    }
+    snprintf(line, sizeof line, "%d\n", exit_code_of(status));
+    /* Relative: the working directory is the control directory, and follows it when the data directory is moved. */
+    write_file("exit_code", line);
+    return 0;
+}

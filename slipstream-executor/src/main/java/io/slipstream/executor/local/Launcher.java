@@ -1,0 +1,120 @@
+package io.slipstream.executor.local;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What an instance's supervisor is ({@link Supervisor}): the launcher binary this executor was built with for the
+ * machine's architecture ({@code src/main/c/slipstream-launch.c}, compiled where the build has a C compiler), or the
+ * shell chain ({@link Supervisor#SCRIPT}). Both take the same arguments, write the same files and exit the same way;
+ * the binary starts an instance with one exec (the workload's) instead of eight, a third of the CPU.
+ *
+ * <p>The binary is copied out of the jar into the data directory ({@code instances/.launcher}, the server's alone) at
+ * every start, and tried once, so that a data directory on a {@code noexec} file system falls back to the shell.
+ */
+public final class Launcher {
+    private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
+    /** Where the build puts the binary in the jar, by the JVM's name for the architecture (amd64, aarch64). */
+    static final String RESOURCE = "launcher/linux-" + System.getProperty("os.arch") + "/slipstream-launch";
+    private static final Duration TRIAL_TIMEOUT = Duration.ofSeconds(10);
+    /** The launcher's answer without arguments: its usage and exit code 2. */
+    private static final int USAGE_EXIT_CODE = 2;
+
+    /** {@code instances.launcher} (docs/configuration.md). */
+    public enum Mode {
+        /** The binary when this build has one for this machine and it runs from the data directory; the shell otherwise. */
+        auto,
+        /** The binary, or the server does not start. */
+        binary,
+        /** The shell chain, always. */
+        shell
+    }
+
+    private final Path binary;
+
+    private Launcher(Path binary) {
+        this.binary = binary;
+    }
+
+    static Launcher shell() {
+        return new Launcher(null);
+    }
+
+    /** The launcher {@code mode} asks for, its binary copied into {@code root} (the instances' root). */
+    static Launcher of(Mode mode, Path root) {
+        if (mode == Mode.shell) {
+            return shell();
+        }
+        String obstacle;
+        try (InputStream built = Launcher.class.getResourceAsStream(RESOURCE)) {
+            obstacle = built == null ? "this build has no launcher binary for " + System.getProperty("os.arch")
+                    + " (it is compiled where the build has a C compiler)" : null;
+            if (built != null) {
+                Path binary = install(built, root.resolve(".launcher"));
+                obstacle = trial(binary);
+                if (obstacle == null) {
+                    LOG.info("instances start through the launcher binary {}", binary);
+                    return new Launcher(binary);
+                }
+            }
+        } catch (IOException e) {
+            obstacle = "cannot install the launcher binary: " + e.getMessage();
+        }
+        if (mode == Mode.binary) {
+            throw new IllegalStateException("instances.launcher is binary, but " + obstacle);
+        }
+        LOG.info("instances start through the shell: {}", obstacle);
+        return shell();
+    }
+
+    /** Whether instances start through the binary. */
+    boolean isBinary() {
+        return binary != null;
+    }
+
+    /** The supervisor's command line up to its arguments (control directory, working directory, ...). */
+    List<String> command() {
+        return binary == null ? List.of("setsid", "sh", "-c", Supervisor.SCRIPT, "slipstream-supervisor") : List.of(binary.toString());
+    }
+
+    /** A fresh copy each start (a new build's binary replaces the old; running supervisors keep theirs), by rename. */
+    private static Path install(InputStream built, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(dir + " is not a directory");
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path copy = Files.createTempFile(dir, "slipstream-launch", ".new", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            Files.copy(built, copy, StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwx------"));
+            Path binary = dir.resolve("slipstream-launch");
+            Files.move(copy, binary, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return binary;
+        } finally {
+            Files.deleteIfExists(copy);
+        }
+    }
+
+    /** Runs the binary without arguments: it must answer with its usage; {@code null} if it does. */
+    private static String trial(Path binary) {
+        try {
+            SystemCommand.Result result = SystemCommand.run(List.of(binary.toString()), TRIAL_TIMEOUT);
+            if (result.exitCode() == USAGE_EXIT_CODE && result.output().contains("usage:")) {
+                return null;
+            }
+            return "the launcher binary " + binary + " does not run here (exit code " + result.exitCode() + "): " + result.output().strip();
+        } catch (IOException e) {
+            return "the launcher binary " + binary + " does not run here: " + e.getMessage();
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The launcher binary against the shell chain it replaces: the same environment reaches the command from the same file,
+ * the same exit codes come back; and what the binary refuses. The executor's whole contract runs through both (the
+ * ShellLaunched* tests).
+ */
+class LauncherTest {
+    @TempDir
+    Path root;
+
+    /** Values the environment file must carry unchanged: quotes, newlines, '=', shell syntax, non-ASCII, empty. */
+    private static final Map<String, String> TRICKY = new LinkedHashMap<>();
+
+    static {
+        TRICKY.put("PLAIN", "value");
+        TRICKY.put("QUOTES", "it's 'quoted' ''");
+        TRICKY.put("LINES", "one\ntwo\n\nthree\n");
+        TRICKY.put("EQUALS", "=a=b=");
+        TRICKY.put("SHELL", "$HOME `id` $(id) \\ ; | & > *");
+        TRICKY.put("EMPTY", "");
+        TRICKY.put("UNICODE", "héllo wörld ✓");
+        TRICKY.put("_under_9", "x");
+        TRICKY.put("PATH", "/usr/bin:/bin");
+    }
+
+    @Test
+    void theBuildWithACompilerStartsInstancesThroughTheBinary() {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/cc")), "no C compiler: the build has no launcher binary");
+        assertThat(Launcher.class.getResource(Launcher.RESOURCE)).as("the launcher binary in the build").isNotNull();
+        Launcher launcher = Launcher.of(Launcher.Mode.auto, root);
+        assertThat(launcher.isBinary()).isTrue();
+        assertThat(launcher.command()).containsExactly(root.resolve(".launcher/slipstream-launch").toString());
+    }
+
+    @Test
+    void binaryModeRefusesToStartWhenTheBinaryCannotBeInstalled() throws IOException {
+        Files.writeString(root.resolve(".launcher"), "not a directory");
+        assertThatThrownBy(() -> Launcher.of(Launcher.Mode.binary, root)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("instances.launcher is binary");
+        assertThat(Launcher.of(Launcher.Mode.auto, root).isBinary()).isFalse();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Launcher.Mode.class, names = {"auto", "shell"})
+    void theCommandGetsTheEnvironmentFileExactlyAndItsExitCode(Launcher.Mode mode) throws Exception {
+        Launcher launcher = launcher(mode);
+        InstanceDirectory dir = instance("env");
+        dir.writeEnvironment(TRICKY);
+        Run run = run(launcher, dir, null, null, "--clear-groups", "sh", "-c", "env -0; exit 7");
+        assertThat(run.exitCode()).isEqualTo(7);
+        Map<String, String> seen = new LinkedHashMap<>();
+        for (String entry : run.stdout().split("\0")) {
+            int equals = entry.indexOf('=');
+            seen.put(entry.substring(0, equals), entry.substring(equals + 1));
+        }
+        assertThat(seen).containsAllEntriesOf(TRICKY).doesNotContainKeys("ENTER", "INIT");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Launcher.Mode.class, names = {"auto", "shell"})
+    void aCommandThatIsNotThereExits127AndOneKilledExitsWith128PlusItsSignal(Launcher.Mode mode) throws Exception {
+        Launcher launcher = launcher(mode);
+        InstanceDirectory missing = instance("missing");
+        missing.writeEnvironment(Map.of());
+        assertThat(run(launcher, missing, null, null, "--clear-groups", "no-such-command-anywhere").exitCode()).isEqualTo(127);
+        InstanceDirectory killed = instance("killed");
+        killed.writeEnvironment(Map.of());
+        assertThat(run(launcher, killed, null, null, "--clear-groups", "sh", "-c", "kill -TERM $$").exitCode()).isEqualTo(143);
+    }
+
+    /** The server writes the file; anything else in it is refused before the command runs, and said in its stderr. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            export A=b                  | is not NAME='value'
+            A='b'                       | does not start with export
+            export A='b                 | unterminated value
+            export 1A='b'               | is not NAME='value'
+            export A='b'x'              | is not quoted as expected
+            """)
+    void theBinaryRefusesAnEnvironmentFileTheServerDoesNotWrite(String line, String problem) throws Exception {
+        Launcher launcher = launcher(Launcher.Mode.auto);
+        InstanceDirectory dir = instance("bad");
+        Files.writeString(dir.environmentFile(), line.strip() + "\n");
+        Run run = run(launcher, dir, null, null, "--clear-groups", "sh", "-c", "echo RAN");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.stdout()).doesNotContain("RAN");
+        assertThat(run.stderr()).contains(problem);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            0      | --clear-groups | may not be 0
+            x1     | --clear-groups | the uid is not a number
+            -5     | --clear-groups | the uid is not a number
+            """)
+    void theBinaryRefusesAUidItMustNotTake(String uid, String groups, String problem) throws Exception {
+        Launcher launcher = launcher(Launcher.Mode.auto);
+        InstanceDirectory dir = instance("uid");
+        dir.writeEnvironment(Map.of());
+        ProcessBuilder builder = new ProcessBuilder(argv(launcher, dir, uid, groups, "touch", dir.path().resolve("ran").toString()))
+                .directory(dir.path().toFile()).redirectErrorStream(true);
+        builder.environment().clear();
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
+        Process process = builder.start();
+        String said = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor()).isEqualTo(2);
+        assertThat(said).contains(problem);
+        assertThat(dir.path().resolve("ran")).doesNotExist();
+        assertThat(dir.path().resolve("pid")).doesNotExist();
+    }
+
+    @Test
+    void aGroupOptionOtherThanTheTwoTheServerWritesIsRefusedBeforeTheCommandRuns() throws Exception {
+        assumeTrue(Isolation.runningAsRoot(), "switching users needs root");
+        Launcher launcher = launcher(Launcher.Mode.auto);
+        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx--x--x"));
+        Isolation isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), root, null);
+        InstanceDirectory dir = instance("groups");
+        Path wd = dir.create(isolation.firstUid(), null);
+        dir.writeEnvironment(Map.of());
+        Run run = run(launcher, dir, wd, isolation.firstUid(), "--groups=0,1", "sh", "-c", "echo RAN");
+        assertThat(run.exitCode()).isEqualTo(2);
+        assertThat(run.stdout()).doesNotContain("RAN");
+        assertThat(run.stderr()).contains("is not a number");
+    }
+
+    private Launcher launcher(Launcher.Mode mode) {
+        if (mode != Launcher.Mode.shell) {
+            assumeTrue(Launcher.class.getResource(Launcher.RESOURCE) != null, "this build has no launcher binary");
+        }
+        Launcher launcher = Launcher.of(mode, root);
+        assertThat(launcher.isBinary()).isEqualTo(mode != Launcher.Mode.shell);
+        return launcher;
+    }
+
+    private InstanceDirectory instance(String name) throws IOException {
+        Path path = Files.createDirectories(root.resolve("instances").resolve(name));
+        Files.createDirectories(path.resolve("work"));
+        return new InstanceDirectory(path);
+    }
+
+    private record Run(int exitCode, String stdout, String stderr) {
+    }
+
+    private static Run run(Launcher launcher, InstanceDirectory dir, Path wd, Object uid, String groups, String... command) throws Exception {
+        List<String> argv = new ArrayList<>(launcher.command());
+        argv.addAll(List.of(dir.path().toString(), (wd == null ? dir.sandbox() : wd).toString(), uid == null ? "" : uid.toString(), groups,
+                "4096", "", ""));
+        argv.addAll(List.of(command));
+        ProcessBuilder builder = new ProcessBuilder(argv).directory(dir.path().toFile())
+                .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
+        builder.environment().clear();
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
+        Process supervisor = builder.start();
+        String said = new String(supervisor.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        int exitCode = supervisor.waitFor();
+        String log = Files.readString(dir.supervisorLog());
+        assertThat(said).as("the supervisor's stdout; its log: %s", log).isEqualTo("started\n");
+        assertThat(exitCode).as("the supervisor's own exit code; its log: %s", log).isZero();
+        return new Run(Integer.parseInt(Files.readString(dir.path().resolve("exit_code")).strip()),
+                Files.readString(dir.log(io.slipstream.executor.LogStream.STDOUT)), Files.readString(dir.log(io.slipstream.executor.LogStream.STDERR)));
+    }
+
+    private static List<String> argv(Launcher launcher, InstanceDirectory dir, String uid, String groups, String... command) {
+        List<String> argv = new ArrayList<>(launcher.command());
+        argv.addAll(List.of(dir.path().toString(), dir.sandbox().toString(), uid, groups, "4096", "", ""));
+        argv.addAll(List.of(command));
+        return argv;
+    }
+}
