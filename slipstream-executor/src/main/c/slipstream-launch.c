@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -39,7 +41,7 @@
 extern char **environ;
 
 #define MAX_ENV_BYTES (16 << 20)
-#define MAX_ENV_ENTRIES 65536
+#define MAX_ENV_ENTRIES 16384
 
 /* Used before anything else: the launcher's own environment (PATH), as the supervisor's shell has it. */
 static const char *const DEFAULT_PATH = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
@@ -81,13 +83,13 @@ static void write_all(int fd, const char *text, size_t length) {
 }
 
 /* One short write of a whole line (readers take a line only once its newline is there), never through a link. */
-static void write_file(const char *path, const char *text) {
+static int write_file(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
-        fail(2, "cannot write", path);
+        return -1;
     }
     write_all(fd, text, strlen(text));
-    close(fd);
+    return close(fd);
 }
 
 static void open_as(int target, const char *path, int flags) {
@@ -196,7 +198,9 @@ static char **read_environment(const char *path) {
     return env;
 }
 
-/* As setpriv --reuid=uid --regid=uid (--groups=gid | --clear-groups) --no-new-privs, checked afterwards. */
+/* As setpriv --reuid=uid --regid=uid (--groups=gid | --clear-groups) --no-new-privs --pdeathsig KILL, checked
+ * afterwards: no way back to uid 0, no capability left. The parent-death signal is set here, after the switch, because
+ * the kernel clears it whenever the uid changes. */
 static void become(uid_t uid, const char *groups) {
     if (strcmp(groups, "--clear-groups") == 0) {
         if (setgroups(0, NULL) != 0) {
@@ -217,10 +221,42 @@ static void become(uid_t uid, const char *groups) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         fail(2, "cannot set no_new_privs", NULL);
     }
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &header, caps) != 0) {
+        fail(2, "capget", NULL);
+    }
+    for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+        if (caps[i].permitted != 0 || caps[i].effective != 0 || caps[i].inheritable != 0) {
+            errno = 0;
+            fail(2, "capabilities are left after the switch to the run's uid", "");
+        }
+    }
     if (setuid(0) == 0 || geteuid() != uid || getegid() != uid) {
         errno = 0;
         fail(2, "the switch to the run's uid did not hold", "");
     }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+        fail(2, "cannot set the parent-death signal", NULL);
+    }
+}
+
+/* PWD is the working directory, as the shell's cd sets it (whatever the file said). */
+static void with_pwd(char **env, const char *working_dir) {
+    size_t length = strlen(working_dir) + 5;
+    char *pwd = malloc(length);
+    if (pwd == NULL) {
+        fail(2, "out of memory", NULL);
+    }
+    snprintf(pwd, length, "PWD=%s", working_dir);
+    size_t i = 0;
+    while (env[i] != NULL && strncmp(env[i], "PWD=", 4) != 0) {
+        i++;
+    }
+    if (env[i] == NULL) {
+        env[i + 1] = NULL; /* read_environment leaves room for one more */
+    }
+    env[i] = pwd;
 }
 
 static int exit_code_of(int status) {
@@ -247,6 +283,7 @@ static void init(const char *control_dir, const char *working_dir, char **comman
     if (chdir(working_dir) != 0) {
         fail(2, "cannot enter the working directory", working_dir);
     }
+    with_pwd(env, working_dir);
     pid_t main = fork();
     if (main < 0) {
         fail(2, "fork", NULL);
@@ -294,6 +331,13 @@ int main(int argc, char **argv) {
     if (strlen(dir) > PATH_MAX - 16) {
         errno = ENAMETOOLONG;
         fail(2, "the control directory's name", dir);
+    }
+    /* Whatever started it: the waits below need SIGCHLD's default, and nothing but stdio goes on to the workload. */
+    signal(SIGCHLD, SIG_DFL);
+    if (syscall(SYS_close_range, 3, ~0U, 0) != 0) {
+        for (int fd = 3; fd < 1024; fd++) {
+            close(fd);
+        }
     }
     if (setsid() < 0) {
         fail(2, "setsid", NULL);
@@ -362,6 +406,7 @@ int main(int argc, char **argv) {
             if (chdir(working_dir) != 0) {
                 fail(2, "cannot enter the working directory", working_dir);
             }
+            with_pwd(env, working_dir);
             exec_command(command, env);
         }
         sigprocmask(SIG_BLOCK, &blocked, NULL);
@@ -377,16 +422,17 @@ int main(int argc, char **argv) {
             fail(2, "fork", NULL);
         }
         if (init_pid == 0) {
-            /* --kill-child: the init, and the namespace with it, do not outlive this process (nor a parent that was
-             * gone before the request: its end of the pipe is closed then). */
+            /* --kill-child: the init, and the namespace with it, do not outlive this process. become() asks for the
+             * signal (after the uid switch, which clears it); a parent already gone by then has closed its end of the
+             * pipe, which the poll sees. */
             close(alive[1]);
+            sigprocmask(SIG_SETMASK, &previous, NULL);
+            become(uid, groups);
             struct pollfd gone = {alive[0], POLLIN, 0};
-            if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || poll(&gone, 1, 0) != 0) {
+            if (poll(&gone, 1, 0) != 0) {
                 _exit(2);
             }
             close(alive[0]);
-            sigprocmask(SIG_SETMASK, &previous, NULL);
-            become(uid, groups);
             init(dir, working_dir, command);
         }
         close(alive[0]);
@@ -412,7 +458,13 @@ int main(int argc, char **argv) {
     char line[64];
     snprintf(path, sizeof path, "%s/pid", dir);
     snprintf(line, sizeof line, "%ld %ld\n", (long) getpid(), (long) child);
-    write_file(path, line);
+    if (write_file(path, line) != 0) {
+        /* Nobody could find the instance: it must not run. */
+        int error = errno;
+        kill(child, SIGKILL);
+        errno = error;
+        fail(2, "cannot write", path);
+    }
     /* The server waits on this pipe for the pid file. A server that died meanwhile must not take the supervisor with
      * it: SIGPIPE is ignored for this write only. */
     signal(SIGPIPE, SIG_IGN);
@@ -428,6 +480,8 @@ int main(int argc, char **argv) {
     }
     snprintf(line, sizeof line, "%d\n", exit_code_of(status));
     /* Relative: the working directory is the control directory, and follows it when the data directory is moved. */
-    write_file("exit_code", line);
+    if (write_file("exit_code", line) != 0) {
+        fail(2, "cannot write", "exit_code");
+    }
     return 0;
 }

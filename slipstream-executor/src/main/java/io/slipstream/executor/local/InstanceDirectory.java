@@ -199,6 +199,10 @@ final class InstanceDirectory {
             if (!ENV_NAME.matcher(entry.getKey()).matches()) {
                 throw new ExecutorException("'" + entry.getKey() + "' is not an environment variable name");
             }
+            if (entry.getValue().indexOf('\0') >= 0) {
+                // The API refuses NUL in every string; no environment can hold one (the launcher refuses such a file).
+                throw new ExecutorException("environment variable " + entry.getKey() + " holds a NUL character");
+            }
             text.append("export ").append(entry.getKey()).append("='").append(entry.getValue().replace("'", "'\\''")).append("'\n");
         }
         writeForInstance(environmentFile(), text.toString().getBytes(StandardCharsets.UTF_8));

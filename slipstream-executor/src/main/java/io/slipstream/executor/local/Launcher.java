@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * shell chain ({@link Supervisor#SCRIPT}). Both take the same arguments, write the same files and exit the same way;
  * the binary starts an instance with one exec (the workload's) instead of eight, a third of the CPU.
  *
- * <p>The binary is copied out of the jar into the data directory ({@code instances/.launcher}, the server's alone) at
- * every start, and tried once, so that a data directory on a {@code noexec} file system falls back to the shell.
+ * <p>The binary is copied out of the jar into the data directory ({@code instances/.launcher}, the server's alone), under
+ * a name of its contents, and tried once at every start, so that a data directory on a {@code noexec} file system falls
+ * back to the shell.
  */
 public final class Launcher {
     private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
@@ -86,22 +87,51 @@ public final class Launcher {
         return binary == null ? List.of("setsid", "sh", "-c", Supervisor.SCRIPT, "slipstream-supervisor") : List.of(binary.toString());
     }
 
-    /** A fresh copy each start (a new build's binary replaces the old; running supervisors keep theirs), by rename. */
+    /**
+     * The binary under a name of its contents ({@code slipstream-launch-<sha-256>}), so that servers of different builds
+     * sharing a data directory (replicas) each run their own; written once, by rename, and checked when found.
+     */
     private static Path install(InputStream built, Path dir) throws IOException {
+        byte[] bytes = built.readAllBytes();
+        String digest = sha256(bytes);
         Files.createDirectories(dir);
         if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException(dir + " is not a directory");
         }
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        removeAbandonedCopies(dir);
+        Path binary = dir.resolve("slipstream-launch-" + digest.substring(0, 32));
+        if (Files.isRegularFile(binary, LinkOption.NOFOLLOW_LINKS) && sha256(Files.readAllBytes(binary)).equals(digest)) {
+            return binary;
+        }
         Path copy = Files.createTempFile(dir, "slipstream-launch", ".new", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
-            Files.copy(built, copy, StandardCopyOption.REPLACE_EXISTING);
+            Files.write(copy, bytes);
             Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwx------"));
-            Path binary = dir.resolve("slipstream-launch");
             Files.move(copy, binary, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return binary;
         } finally {
             Files.deleteIfExists(copy);
+        }
+    }
+
+    /** Copies a start that crashed left (an hour old: another server may be writing its own now). */
+    private static void removeAbandonedCopies(Path dir) throws IOException {
+        java.time.Instant before = java.time.Instant.now().minus(Duration.ofHours(1));
+        try (java.nio.file.DirectoryStream<Path> copies = Files.newDirectoryStream(dir, "slipstream-launch*.new")) {
+            for (Path copy : copies) {
+                if (Files.getLastModifiedTime(copy, LinkOption.NOFOLLOW_LINKS).toInstant().isBefore(before)) {
+                    Files.deleteIfExists(copy);
+                }
+            }
+        }
+    }
+
+    private static String sha256(byte[] bytes) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -163,7 +163,7 @@ final class StartupProber {
         List<String> argv = new ArrayList<>(List.of("setsid"));
         int processes = probe.maxProcesses() == null ? 4096 : probe.maxProcesses();
         List<String> asInstance = probe.uid() == null ? List.of() : List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
-                probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--");
+                probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--pdeathsig", "KILL", "--");
         if (probe.sandbox() != null) {
             // In a sandbox of the instance's image with its mounts and network (see Sandbox), its own PID namespace:
             // killing bubblewrap when time is up kills all of it (--die-with-parent).

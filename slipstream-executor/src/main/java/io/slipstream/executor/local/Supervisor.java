@@ -66,7 +66,7 @@ final class Supervisor {
             "  (umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$uid\" ]; then",
             "  (umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
-                    + " --no-new-privs -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+                    + " --no-new-privs --pdeathsig KILL -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "else",
             "  (umask 002; net setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",

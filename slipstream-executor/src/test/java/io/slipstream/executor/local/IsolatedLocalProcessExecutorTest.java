@@ -225,6 +225,30 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     /**
+     * The process that holds the instance's PID namespace (unshare's part) killed on its own, while another instance
+     * of the run runs (so no sweep of the run's uid follows): the namespace goes with it, whatever runs in it. The
+     * kernel forgets a parent-death signal asked for before a uid switch, so it is asked for after.
+     */
+    @Test
+    void theNamespaceEndsWhenTheProcessThatHoldsItIsKilled() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId first = newInstanceId();
+        InstanceId second = new InstanceId(first.runId(), 1, 1);
+        String marker = "orphan-" + System.nanoTime();
+        Map<String, String> peer = launch(executor, spec(second, "node-1", "echo started; sleep 600"));
+        awaitOutput(executor, second, peer, "started");
+        Map<String, String> handle = launch(executor, spec(first, "node-1", "sh -c 'echo started; sleep 600; echo " + marker + "'"));
+        awaitOutput(executor, first, handle, "started");
+        assertThat(processesWith(marker)).isNotEmpty();
+        ProcessHandle.of(Long.parseLong(handle.get("pid"))).orElseThrow().destroyForcibly();
+        assertThat(awaitReport(first, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(processesWith(marker)).as("ended with its namespace").isEmpty());
+        executor.terminate(second, peer, java.time.Duration.ZERO, "test");
+        awaitReport(second, InstanceReport.Exited.class);
+    }
+
+    /**
      * What the supervisor leaves the workload: the run's uid and group in every slot, no other group, no capability,
      * no way to gain privileges back (setuid binaries), the run's process limit, and a PID namespace of its own in
      * which it is not the init. Whichever launcher started it (ShellLaunchedIsolatedExecutorTest).
