@@ -198,6 +198,25 @@ public abstract class BaseStoreContractTest implements UsageContract {
         assertThat(store.listDocuments(Kind.Workspace, null)).hasSize(3);
     }
 
+    /** A transaction that found the leader at its epoch need not look again; another epoch is refused all the same. */
+    @Test
+    void aTransactionThatPassedTheFenceStillRefusesAnotherEpoch() {
+        long epoch = store.claimLeadership("a", T0, TTL).epoch();
+        store.inTransaction(tx -> {
+            tx.requireLeader(epoch);
+            tx.requireLeader(epoch);
+            assertThatThrownBy(() -> tx.requireLeader(epoch + 1)).isInstanceOf(FencedException.class);
+            assertThatThrownBy(() -> tx.requireLeader(epoch - 1)).isInstanceOf(FencedException.class);
+            return null;
+        });
+        long next = store.advanceEpoch("a", epoch, epoch).epoch();
+        store.inTransaction(tx -> {
+            tx.requireLeader(next);
+            assertThatThrownBy(() -> tx.requireLeader(epoch)).isInstanceOf(FencedException.class);
+            return null;
+        });
+    }
+
     @Test
     void aFencedStoreBeforeAnyLeaderIsRefused() {
         assertThatThrownBy(() -> new FencedStore(store, 1).createDocument(workspace("team-a"), T0)).isInstanceOf(FencedException.class);

@@ -99,16 +99,17 @@ final class Supervisor {
         java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
         // Ends the read if nothing comes: the supervisor, and whatever it started already (its descendants), are killed.
-        // On a thread of its own: the JDK's one delay thread must not wait for processes stuck in the kernel.
-        started.completeOnTimeout(null, PID_FILE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).thenRunAsync(() -> {
+        // On a thread of its own, started only then: the JDK's one delay thread must not wait for processes stuck in the
+        // kernel, and a launch in time (every one but a few) starts no thread.
+        started.completeOnTimeout(null, PID_FILE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).thenRun(() -> {
             if (late.compareAndSet(false, true)) {
-                new ProcessTree(supervisor.pid(), -1, -1).killUntilGone();
-                supervisor.destroyForcibly();
+                Thread killer = new Thread(() -> {
+                    new ProcessTree(supervisor.pid(), -1, -1).killUntilGone();
+                    supervisor.destroyForcibly();
+                }, "slipstream-launch-timeout");
+                killer.setDaemon(true);
+                killer.start();
             }
-        }, task -> {
-            Thread killer = new Thread(task, "slipstream-launch-timeout");
-            killer.setDaemon(true);
-            killer.start();
         });
         try (java.io.InputStream said = supervisor.getInputStream()) {
             said.readAllBytes(); // "started", then the end of the stream (or only the end, if it exited or was killed)

@@ -26,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  * path: HTTP submit, store, scheduling cycle, process launch under its supervisor, exit, reconcile. The rate is
  * taken from the server's own timestamps: runs / (last finish - first creation). Not part of the test run; run it
  * with {@code bench/run e2e} (or {@code -Dtest=ThroughputBenchmark}); {@code -Dbench.runs=N} changes the 2,000
- * ({@code -Dbench.gangRuns} those of gangs, {@code -Dbench.repeats} the 3 repeats). It also measures submit to
+ * ({@code -Dbench.gangRuns} those of gangs, {@code -Dbench.repeats} the 3 repeats), after a warm-up of 500 trivial
+ * runs and 50 gangs ({@code -Dbench.warmUpRuns}). It also measures submit to
  * running, one run at a time on the idle cluster ({@code -Dbench.latencyRuns}, 200).
  */
 class ThroughputBenchmark {
@@ -35,6 +36,8 @@ class ThroughputBenchmark {
     private static final int GANG_RUNS = Integer.getInteger("bench.gangRuns", RUNS);
     private static final int REPEATS = Integer.getInteger("bench.repeats", 3);
     private static final int CLIENTS = 8;
+    /** Trivial runs before the measured ones (a tenth as many gangs): {@code -Dbench.warmUpRuns}, 500. */
+    private static final int WARM_UP_RUNS = Integer.getInteger("bench.warmUpRuns", 500);
     /** What starts the instances ({@code -Dbench.launcher=shell} for the shell chain; {@code auto} by default). */
     private static final io.slipstream.executor.local.Launcher.Mode LAUNCHER =
             io.slipstream.executor.local.Launcher.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
@@ -57,6 +60,7 @@ class ThroughputBenchmark {
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
         report.put("launcher", LAUNCHER.name());
+        report.put("warmUpRuns", WARM_UP_RUNS);
         try (TestServer server = TestServer.start(dataDir, config -> config.withExecutor(config.executor(io.slipstream.executor.local.LocalExecutorSettings.class)
                 .withNodes(nodes).withLauncher(LAUNCHER)))) {
             String admin = server.adminToken();
@@ -86,7 +90,10 @@ class ThroughputBenchmark {
                       nodeGroups:
                         - {name: main, replicas: 4, resources: {cpu: 1, memory: 1Gi}, command: ["true"]}
                     """);
-            measure(server, admin, "trivial", 100); // warm-up: JIT, connection pool, first processes
+            // Warm-up: the JIT compiles the server's whole path (a long-running server's state), the pools fill, the first
+            // processes start. Measured from a cold start, the first repeat spent about a sixth of the machine in C2.
+            measure(server, admin, "trivial", WARM_UP_RUNS);
+            measure(server, admin, "gang", WARM_UP_RUNS / 10);
             for (String job : List.of("trivial", "gang")) {
                 List<Double> rates = new ArrayList<>();
                 List<Double> seconds = new ArrayList<>();

@@ -91,6 +91,11 @@ public final class JdbcStore implements Store {
     private final boolean singleProcess;
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
+    /**
+     * The epoch the current transaction found, with the leadership row locked ({@link #requireLeader}): the writes it
+     * joins check no more, as no other transaction can change the row before this one ends.
+     */
+    private final ThreadLocal<Long> fencedAt = new ThreadLocal<>();
     private final UnreadableRows unreadable = new UnreadableRows();
     /** Runs after each commit, before it is acknowledged: the embedded H2's {@link H2NewestChunk}; nothing elsewhere. */
     private final Runnable committed;
@@ -198,6 +203,7 @@ public final class JdbcStore implements Store {
                     return work.apply(this);
                 } finally {
                     transaction.remove();
+                    fencedAt.remove();
                 }
             });
             committed.run();
@@ -644,7 +650,10 @@ public final class JdbcStore implements Store {
     @Override
     public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
         try {
-            return inTransaction(store -> withHandle(h -> LeadershipRows.claim(h, holder, goneHolder, now, ttl, singleProcess)));
+            return inTransaction(store -> withHandle(h -> {
+                fencedAt.remove();
+                return LeadershipRows.claim(h, holder, goneHolder, now, ttl, singleProcess);
+            }));
         } catch (ConflictException e) {
             return leadership().orElseThrow(() -> e); // another replica's first claim won the race: it leads
         }
@@ -657,10 +666,16 @@ public final class JdbcStore implements Store {
 
     @Override
     public void requireLeader(long epoch) {
+        if (transaction.get() != null && Long.valueOf(epoch).equals(fencedAt.get())) {
+            return; // this transaction holds the leadership row, locked at this epoch, until it ends
+        }
         withHandle(h -> {
             long current = (transaction.get() == null ? LeadershipRows.find(h) : LeadershipRows.locked(h)).map(Leadership::epoch).orElse(0L);
             if (current != epoch) {
                 throw new FencedException(epoch, current);
+            }
+            if (transaction.get() != null) {
+                fencedAt.set(epoch);
             }
             return null;
         });
@@ -668,7 +683,10 @@ public final class JdbcStore implements Store {
 
     @Override
     public Leadership advanceEpoch(String holder, long epoch, long past) {
-        return inTransaction(store -> withHandle(h -> LeadershipRows.advance(h, holder, epoch, past)));
+        return inTransaction(store -> withHandle(h -> {
+            fencedAt.remove(); // the row changes: a check in this transaction after this one reads it again
+            return LeadershipRows.advance(h, holder, epoch, past);
+        }));
     }
 
     @Override
