@@ -209,7 +209,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
             assertThatThrownBy(() -> tx.requireLeader(epoch - 1)).isInstanceOf(FencedException.class);
             return null;
         });
-        long next = store.advanceEpoch("a", epoch, epoch).epoch();
+        long next = store.inTransaction(tx -> {
+            tx.requireLeader(epoch);
+            long moved = tx.advanceEpoch("a", epoch, epoch).epoch();
+            assertThatThrownBy(() -> tx.requireLeader(epoch)).as("the epoch moved in this transaction").isInstanceOf(FencedException.class);
+            tx.requireLeader(moved);
+            return moved;
+        });
         store.inTransaction(tx -> {
             tx.requireLeader(next);
             assertThatThrownBy(() -> tx.requireLeader(epoch)).isInstanceOf(FencedException.class);

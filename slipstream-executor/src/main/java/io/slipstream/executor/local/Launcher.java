@@ -73,7 +73,11 @@ public final class Launcher {
         if (mode == Mode.binary) {
             throw new IllegalStateException("instances.launcher is binary, but " + obstacle);
         }
-        LOG.info("instances start through the shell: {}", obstacle);
+        if (Launcher.class.getResource(RESOURCE) != null) {
+            LOG.warn("instances start through the shell, at about three times the CPU per instance: {}", obstacle);
+        } else {
+            LOG.info("instances start through the shell: {}", obstacle);
+        }
         return shell();
     }
 
@@ -102,6 +106,7 @@ public final class Launcher {
         removeAbandonedCopies(dir);
         Path binary = dir.resolve("slipstream-launch-" + digest.substring(0, 32));
         if (Files.isRegularFile(binary, LinkOption.NOFOLLOW_LINKS) && sha256(Files.readAllBytes(binary)).equals(digest)) {
+            Files.setPosixFilePermissions(binary, PosixFilePermissions.fromString("rwx------"));
             return binary;
         }
         Path copy = Files.createTempFile(dir, "slipstream-launch", ".new", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));

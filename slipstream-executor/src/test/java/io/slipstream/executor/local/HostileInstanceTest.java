@@ -86,7 +86,7 @@ class HostileInstanceTest {
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedHostileInstanceTest: the shell). */
     protected Launcher.Mode launcher() {
-        return Launcher.Mode.auto;
+        return LauncherTest.built();
     }
 
     private LocalProcessExecutor newExecutor(long logLimit) {

@@ -64,7 +64,13 @@ class ImageExecutorContractTest extends BaseExecutorContractTest {
     @Override
     protected Executor createExecutor() {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
-        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, isolation, Clock.systemUTC());
+        return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, isolation, null,
+                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, launcher(), Clock.systemUTC());
+    }
+
+    /** What starts the instances: the launcher binary where the build made one (ShellLaunchedImageExecutorTest: the shell). */
+    protected Launcher.Mode launcher() {
+        return LauncherTest.built();
     }
 
     @Override

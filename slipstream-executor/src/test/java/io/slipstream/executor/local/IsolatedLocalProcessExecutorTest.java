@@ -48,7 +48,7 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedIsolatedExecutorTest: the shell). */
     protected Launcher.Mode launcher() {
-        return Launcher.Mode.auto;
+        return LauncherTest.built();
     }
 
     @Override

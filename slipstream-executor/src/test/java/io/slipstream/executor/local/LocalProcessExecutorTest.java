@@ -35,7 +35,7 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedExecutorTest: the shell). */
     protected Launcher.Mode launcher() {
-        return Launcher.Mode.auto;
+        return LauncherTest.built();
     }
 
     @Override

@@ -670,12 +670,13 @@ public final class JdbcStore implements Store {
             return; // this transaction holds the leadership row, locked at this epoch, until it ends
         }
         withHandle(h -> {
-            long current = (transaction.get() == null ? LeadershipRows.find(h) : LeadershipRows.locked(h)).map(Leadership::epoch).orElse(0L);
+            Optional<Leadership> row = transaction.get() == null ? LeadershipRows.find(h) : LeadershipRows.locked(h);
+            long current = row.map(Leadership::epoch).orElse(0L);
             if (current != epoch) {
                 throw new FencedException(epoch, current);
             }
-            if (transaction.get() != null) {
-                fencedAt.set(epoch);
+            if (transaction.get() != null && row.isPresent()) {
+                fencedAt.set(epoch); // only a row that exists is locked
             }
             return null;
         });
