@@ -72,6 +72,8 @@ public final class LocalProcessExecutor implements Executor {
     private final Isolation isolation;
     /** What starts instances' supervisors. */
     private final Launcher launcher;
+    /** Kills what runs left under their uids; concurrent sweeps share their passes over /proc. */
+    private final UidSweep sweeps = new UidSweep();
     private final UidAllocator uids;
     private final Clock clock;
     private final InstanceHandles handles;
@@ -538,7 +540,7 @@ public final class LocalProcessExecutor implements Executor {
     private void sweep(InstanceId id, int uid) {
         int killed;
         try {
-            killed = fence.guarded(() -> UidSweep.killAll(uid));
+            killed = fence.guarded(() -> sweeps.killAll(uid));
         } catch (ExecutorException fenced) {
             LOG.info("not killing what run {} left under uid {}: {}", id.runId(), uid, fenced.getMessage());
             return;

@@ -135,8 +135,12 @@ final class ProcFs {
      * is not enough: a process that made itself non-dumpable shows as root's there).
      */
     static List<Long> ownedBy(int uid) {
-        List<Long> owned = new ArrayList<>();
-        String wanted = Integer.toString(uid);
+        return ownedBy(java.util.Set.of(uid)).getOrDefault(uid, List.of());
+    }
+
+    /** {@link #ownedBy(int)} for several uids in one pass over {@code /proc}: the live processes of each that has any. */
+    static java.util.Map<Integer, List<Long>> ownedBy(java.util.Set<Integer> uids) {
+        java.util.Map<Integer, List<Long>> owned = new java.util.HashMap<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC)) {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
@@ -145,8 +149,10 @@ final class ProcFs {
                 }
                 try {
                     long pid = Long.parseLong(name);
-                    if (wanted.equals(realUid(entry)) && stat(pid).filter(ProcFs::isLive).isPresent()) {
-                        owned.add(pid);
+                    String uid = realUid(entry);
+                    Integer wanted = uid == null ? null : Integer.valueOf(uid);
+                    if (wanted != null && uids.contains(wanted) && stat(pid).filter(ProcFs::isLive).isPresent()) {
+                        owned.computeIfAbsent(wanted, key -> new ArrayList<>()).add(pid);
                     }
                 } catch (IOException | RuntimeException e) {
                     // ended while we looked
