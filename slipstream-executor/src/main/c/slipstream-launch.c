@@ -284,11 +284,11 @@ static void init(const char *control_dir, const char *working_dir, char **comman
         fail(2, "cannot enter the working directory", working_dir);
     }
     with_pwd(env, working_dir);
-    pid_t main = fork();
-    if (main < 0) {
+    pid_t command_pid = fork();
+    if (command_pid < 0) {
         fail(2, "fork", NULL);
     }
-    if (main == 0) {
+    if (command_pid == 0) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -303,7 +303,7 @@ static void init(const char *control_dir, const char *working_dir, char **comman
     for (;;) {
         int status;
         pid_t ended = waitpid(-1, &status, 0);
-        if (ended == main) {
+        if (ended == command_pid) {
             _exit(exit_code_of(status));
         }
         if (ended < 0 && errno != EINTR) {

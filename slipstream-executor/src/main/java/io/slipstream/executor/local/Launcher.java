@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * What an instance's supervisor is ({@link Supervisor}): the launcher binary this executor was built with for the
  * machine's architecture ({@code src/main/c/slipstream-launch.c}, compiled where the build has a C compiler), or the
  * shell chain ({@link Supervisor#SCRIPT}). Both take the same arguments, write the same files and exit the same way;
- * the binary starts an instance with one exec (the workload's) instead of eight, a third of the CPU.
+ * the binary starts an instance with one exec (the workload's) instead of eight, for a quarter of the CPU.
  *
  * <p>The binary is copied out of the jar into the data directory ({@code instances/.launcher}, the server's alone), under
  * a name of its contents, and tried once at every start, so that a data directory on a {@code noexec} file system falls
@@ -74,7 +74,7 @@ public final class Launcher {
             throw new IllegalStateException("instances.launcher is binary, but " + obstacle);
         }
         if (Launcher.class.getResource(RESOURCE) != null) {
-            LOG.warn("instances start through the shell, at about three times the CPU per instance: {}", obstacle);
+            LOG.warn("instances start through the shell, at about four times the CPU per start: {}", obstacle);
         } else {
             LOG.info("instances start through the shell: {}", obstacle);
         }
