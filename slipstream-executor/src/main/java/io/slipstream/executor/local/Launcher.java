@@ -55,12 +55,13 @@ public final class Launcher {
         if (mode == Mode.shell) {
             return shell();
         }
-        String obstacle;
-        try (InputStream built = Launcher.class.getResourceAsStream(RESOURCE)) {
-            obstacle = built == null ? "this build has no launcher binary for " + System.getProperty("os.arch")
-                    + " (it is compiled where the build has a C compiler)" : null;
-            if (built != null) {
-                Path binary = install(built, root.resolve(".launcher"));
+        String obstacle = "this build has no launcher binary for " + System.getProperty("os.arch")
+                + " (it is compiled where the build has a C compiler)";
+        boolean built = false;
+        try (InputStream binaryInJar = Launcher.class.getResourceAsStream(RESOURCE)) {
+            if (binaryInJar != null) {
+                built = true;
+                Path binary = install(binaryInJar, root.resolve(".launcher"));
                 obstacle = trial(binary);
                 if (obstacle == null) {
                     LOG.info("instances start through the launcher binary {}", binary);
@@ -73,7 +74,7 @@ public final class Launcher {
         if (mode == Mode.binary) {
             throw new IllegalStateException("instances.launcher is binary, but " + obstacle);
         }
-        if (Launcher.class.getResource(RESOURCE) != null) {
+        if (built) {
             LOG.warn("instances start through the shell, at about four times the CPU per start: {}", obstacle);
         } else {
             LOG.info("instances start through the shell: {}", obstacle);

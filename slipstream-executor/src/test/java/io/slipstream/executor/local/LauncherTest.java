@@ -123,7 +123,7 @@ class LauncherTest {
         Launcher launcher = launcher(Launcher.Mode.auto);
         InstanceDirectory dir = instance("uid");
         dir.writeEnvironment(Map.of());
-        ProcessBuilder builder = new ProcessBuilder(argv(launcher, dir, uid, groups, "touch", dir.path().resolve("ran").toString()))
+        ProcessBuilder builder = new ProcessBuilder(argv(launcher, dir, dir.sandbox(), uid, groups, "touch", dir.path().resolve("ran").toString()))
                 .directory(dir.path().toFile()).redirectErrorStream(true);
         builder.environment().clear();
         builder.environment().putAll(Supervisor.ENVIRONMENT);
@@ -169,11 +169,8 @@ class LauncherTest {
     }
 
     private static Run run(Launcher launcher, InstanceDirectory dir, Path wd, Object uid, String groups, String... command) throws Exception {
-        List<String> argv = new ArrayList<>(launcher.command());
-        argv.addAll(List.of(dir.path().toString(), (wd == null ? dir.sandbox() : wd).toString(), uid == null ? "" : uid.toString(), groups,
-                "4096", "", ""));
-        argv.addAll(List.of(command));
-        ProcessBuilder builder = new ProcessBuilder(argv).directory(dir.path().toFile())
+        ProcessBuilder builder = new ProcessBuilder(argv(launcher, dir, wd == null ? dir.sandbox() : wd, uid == null ? "" : uid.toString(), groups,
+                command)).directory(dir.path().toFile())
                 .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
         builder.environment().clear();
         builder.environment().putAll(Supervisor.ENVIRONMENT);
@@ -187,9 +184,10 @@ class LauncherTest {
                 Files.readString(dir.log(io.slipstream.executor.LogStream.STDOUT)), Files.readString(dir.log(io.slipstream.executor.LogStream.STDERR)));
     }
 
-    private static List<String> argv(Launcher launcher, InstanceDirectory dir, String uid, String groups, String... command) {
+    /** The supervisor's command line, as {@link Supervisor#argv} makes it, with a uid as text (the binary must refuse some). */
+    private static List<String> argv(Launcher launcher, InstanceDirectory dir, Path wd, String uid, String groups, String... command) {
         List<String> argv = new ArrayList<>(launcher.command());
-        argv.addAll(List.of(dir.path().toString(), dir.sandbox().toString(), uid, groups, "4096", "", ""));
+        argv.addAll(List.of(dir.path().toString(), wd.toString(), uid, groups, "4096", "", ""));
         argv.addAll(List.of(command));
         return argv;
     }
