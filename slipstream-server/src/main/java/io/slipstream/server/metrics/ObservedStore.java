@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * <p>A call made on this thread while one of its transactions is open joins that transaction (the {@link Store}
  * contract), whichever store it is made on: the transaction's own, this one (a {@code FencedStore} writes through
  * the store it wraps), or a nested {@code inTransaction}. So what is handed on is kept per thread, from the outermost
- * transaction's start to its commit.
+ * transaction's start to its commit. A run being written is marked as such from the call until it has been handed
+ * on, so that a read of the committed write in between, on another thread, does not take it for another replica's.
  */
 final class ObservedStore implements InvocationHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ObservedStore.class);
@@ -47,7 +48,8 @@ final class ObservedStore implements InvocationHandler {
         }
     }
 
-    private record Transaction(long generation, List<Runnable> seen) {
+    /** What a transaction read and wrote ({@code seen}), and the runs it writes, until it has handed them on. */
+    private record Transaction(long generation, List<Runnable> seen, List<io.slipstream.api.run.RunId> writing) {
     }
 
     private ObservedStore(Store target, Watch watch) {
@@ -80,11 +82,19 @@ final class ObservedStore implements InvocationHandler {
             Function<Store, Object> inner = (Function<Store, Object>) work;
             call = new Object[] {(Function<Store, Object>) tx -> inner.apply(proxy(new ObservedStore(tx, watch)))};
             if (joined == null) {
-                began = new Transaction(watch.runs.generation(), new ArrayList<>());
+                began = new Transaction(watch.runs.generation(), new ArrayList<>(), new ArrayList<>());
                 watch.open.set(began);
             }
         }
         long since = joined != null ? joined.generation() : watch.runs.generation();
+        io.slipstream.api.run.RunId writes = writes(method.getName(), args);
+        if (writes != null) {
+            // Before the call: once it commits, anyone may read the write before it is handed on below.
+            watch.runs.writing(writes);
+            if (joined != null) {
+                joined.writing().add(writes);
+            }
+        }
         long start = System.nanoTime();
         String outcome = "ok";
         try {
@@ -119,11 +129,23 @@ final class ObservedStore implements InvocationHandler {
             outcome = e.getCause().getClass().getSimpleName();
             throw e.getCause();
         } finally {
+            if (writes != null && joined == null) {
+                watch.runs.doneWriting(writes);
+            }
+            if (began != null) {
+                began.writing().forEach(watch.runs::doneWriting);
+            }
             long nanos = System.nanoTime() - start;
             String operation = method.getName();
             Timer timer = outcome.equals("ok") ? watch.ok.computeIfAbsent(operation, op -> timer(op, "ok")) : timer(operation, outcome);
             timer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** The run a call writes, if it writes one. */
+    private static io.slipstream.api.run.RunId writes(String operation, Object[] args) {
+        boolean write = operation.equals("updateRun") || operation.equals("createRun");
+        return write && args != null && args.length > 0 && args[0] instanceof RunRecord run ? run.id() : null;
     }
 
     /** What the metrics learn from a call's result ({@code null}: nothing); {@code since}: when its read began. */

@@ -30,6 +30,11 @@ final class RunMetrics {
     /** When the first borrower was told to give its resources back to each waiting owner. */
     private final Map<RunId, Remembered<Instant>> reclaimsSince = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
+    /**
+     * Runs this replica is writing, by writes under way: from the call until the writer has handed the write on, after
+     * its commit. A read in that window may see the write already, and would take it for another replica's.
+     */
+    private final Map<RunId, Integer> writing = new ConcurrentHashMap<>();
 
     RunMetrics(MeterRegistry registry, Clock clock) {
         this.registry = registry;
@@ -41,11 +46,25 @@ final class RunMetrics {
      * newer (another replica wrote it); a run read ended is forgotten.
      */
     synchronized void read(RunRecord run) {
+        if (writing.containsKey(run.id())) {
+            // The writer counts what it wrote; a write that fails leaves the mark as it was, for a later read.
+            return;
+        }
         if (run.state().isFinal()) {
             forget(run.id());
         } else {
             remember(run.id(), RunChanges.seen(mark(run.id()), run));
         }
+    }
+
+    /** A write of {@code run} begins: reads of it are left to the writer until {@link #doneWriting}. */
+    void writing(RunId run) {
+        writing.merge(run, 1, Integer::sum);
+    }
+
+    /** A write of {@code run} has been handed on ({@link #written}) or has failed. */
+    void doneWriting(RunId run) {
+        writing.computeIfPresent(run, (id, writes) -> writes == 1 ? null : writes - 1);
     }
 
     /** Where the remembering stands now: a read that begins later sees at least what was remembered until then. */

@@ -74,6 +74,45 @@ class ObservedStoreTest {
         assertThat(admissions()).isEqualTo(1);
     }
 
+    /**
+     * Anyone (an API poll, the control loop) may read a run between the commit of this replica's write and the moment
+     * the writer hands the write on. That read must not pass for another replica's news and swallow the count: the
+     * CI saw a run's admission go uncounted while its submitter polled it.
+     */
+    @Test
+    void aReadBetweenAWritesCommitAndItsHandingOnDoesNotSwallowItsCount() {
+        java.util.concurrent.atomic.AtomicReference<Store> observed = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<RunId> polled = new java.util.concurrent.atomic.AtomicReference<>();
+        Store pollAfterEachCommit = (Store) java.lang.reflect.Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class},
+                (proxy, method, args) -> {
+                    Object result;
+                    try {
+                        result = method.invoke(target, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    if ((method.getName().equals("inTransaction") || method.getName().equals("updateRun")) && polled.get() != null) {
+                        Thread poll = new Thread(() -> observed.get().getRun(polled.get()));
+                        poll.start();
+                        poll.join();
+                    }
+                    return result;
+                });
+        observed.set(ObservedStore.wrap(pollAfterEachCommit, registry, new RunMetrics(registry, Clock.fixed(T0, ZoneOffset.UTC))));
+        Store store = observed.get();
+        RunRecord queued = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), T0);
+        RunRecord run = store.createRun(queued, RunEvent.of(queued.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        polled.set(run.id());
+
+        RunRecord admitted = store.inTransaction(tx -> tx.updateRun(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0)));
+        assertThat(admissions()).isEqualTo(1);
+
+        store.updateRun(admitted.moveTo(io.slipstream.api.run.RunState.RUNNING, "Running", T0).terminating(io.slipstream.api.run.RunState.CANCELLED, "Cancel")
+                .moveTo(io.slipstream.api.run.RunState.CANCELLED, "Cancelled", T0)); // outside any transaction: committed when the call returns
+        assertThat(registry.find("slipstream.runs.finished").tags("state", "CANCELLED").counter()).isNotNull()
+                .extracting(c -> c.count()).isEqualTo(1.0);
+    }
+
     @Test
     void everyCallIsTimedByOperationAndOutcomeAndAnOutageReachesTheCallerAsItself() {
         created();

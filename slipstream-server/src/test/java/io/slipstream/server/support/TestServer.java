@@ -41,6 +41,7 @@ public final class TestServer implements AutoCloseable {
     /** A server on {@code clock} (a {@link ShiftedClock}, say, to make tokens that have expired). */
     public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize, java.time.Clock clock) {
         ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5))));
+        LeftInstances.watch(dataDir);
         try {
             return new TestServer(SlipstreamServer.start(config, clock), dataDir);
         } catch (IOException e) {
