@@ -307,7 +307,7 @@ class ChaosIT {
 
     /** A PostgreSQL that keeps what it acknowledged: the embedded one turns fsync and synchronous commits off by default. */
     static EmbeddedPostgres durablePostgres(int port, Path dir) throws IOException {
-        return EmbeddedPostgres.builder().setPort(port).setDataDirectory(dir).setCleanDataDirectory(false)
+        return EmbeddedPostgres.builder().setLocaleConfig("locale", "C").setPort(port).setDataDirectory(dir).setCleanDataDirectory(false)
                 .setServerConfig("fsync", "on").setServerConfig("synchronous_commit", "on").setServerConfig("full_page_writes", "on").start();
     }
 

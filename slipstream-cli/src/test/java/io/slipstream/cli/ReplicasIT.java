@@ -39,7 +39,7 @@ class ReplicasIT {
 
     @Test
     void replicasTakeTurnsAndAFencedLeaderStartsNothing() throws Exception {
-        try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start()) {
+        try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setLocaleConfig("locale", "C").start()) {
             Path config = Files.writeString(work.resolve("replica.yaml"), """
                     store: {url: "%s", username: postgres}
                     instances: {gracePeriod: 2s}

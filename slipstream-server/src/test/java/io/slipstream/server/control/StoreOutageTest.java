@@ -88,6 +88,6 @@ class StoreOutageTest {
     }
 
     private EmbeddedPostgres startPostgres(int port) throws Exception {
-        return EmbeddedPostgres.builder().setPort(port).setDataDirectory(pgData).setCleanDataDirectory(false).start();
+        return EmbeddedPostgres.builder().setLocaleConfig("locale", "C").setPort(port).setDataDirectory(pgData).setCleanDataDirectory(false).start();
     }
 }

@@ -56,6 +56,6 @@ class PostgresOutageTest {
     }
 
     private EmbeddedPostgres start(int port) throws Exception {
-        return EmbeddedPostgres.builder().setPort(port).setDataDirectory(pgData).setCleanDataDirectory(false).start();
+        return EmbeddedPostgres.builder().setLocaleConfig("locale", "C").setPort(port).setDataDirectory(pgData).setCleanDataDirectory(false).start();
     }
 }

@@ -18,7 +18,7 @@ class PostgresStoreTest extends BaseStoreContractTest {
     static void startPostgres() throws Exception {
         // Each test makes a database of its own, and CREATE DATABASE checkpoints: without fsync that costs no disk
         // flushes. Durability across a crash is not what the contract holds (PostgresOutageTest's server keeps it).
-        postgres = EmbeddedPostgres.builder().setServerConfig("fsync", "off").setServerConfig("full_page_writes", "off").start();
+        postgres = EmbeddedPostgres.builder().setLocaleConfig("locale", "C").setServerConfig("fsync", "off").setServerConfig("full_page_writes", "off").start();
     }
 
     @AfterAll
