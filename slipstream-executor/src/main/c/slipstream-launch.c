@@ -26,6 +26,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,15 +285,35 @@ static void init(const char *control_dir, const char *working_dir, char **comman
         fail(2, "cannot enter the working directory", working_dir);
     }
     with_pwd(env, working_dir);
-    pid_t command_pid = fork();
-    if (command_pid < 0) {
-        fail(2, "fork", NULL);
+    /* Spawned rather than forked: the child shares this address space until its exec, so no copy of the page tables
+     * is made only to be thrown away (on a paravirtualised machine, a large part of a start's cost). The search of
+     * PATH is the environment's, as when the shell runs it. */
+    environ = env;
+    posix_spawnattr_t attributes;
+    sigset_t none;
+    sigemptyset(&none);
+    if (posix_spawnattr_init(&attributes) != 0 || posix_spawnattr_setsigmask(&attributes, &none) != 0
+            || posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK) != 0) {
+        fail(2, "posix_spawnattr", NULL);
     }
-    if (command_pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        exec_command(command, env);
+    pid_t command_pid;
+    int error = posix_spawnp(&command_pid, command[0], NULL, &attributes, command, env);
+    if (error == ENOEXEC) {
+        /* A script without #!: execvp hands it to /bin/sh, as the shell chain's exec does; posix_spawnp does not. */
+        command_pid = fork();
+        if (command_pid < 0) {
+            fail(2, "fork", NULL);
+        }
+        if (command_pid == 0) {
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            exec_command(command, env);
+        }
+        error = 0;
+    }
+    if (error != 0) {
+        /* As the shell reports a command it cannot run, with its exit codes. */
+        dprintf(2, "%s: %s\n", command[0], strerror(error));
+        _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
     }
     /* Its own messages go nowhere from here: the command keeps the instance's stderr. */
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);

@@ -150,6 +150,44 @@ class LauncherTest {
         assertThat(run.stderr()).contains("is not a number");
     }
 
+    /**
+     * Through the namespace's init, as the run's uid: a script without {@code #!} runs with /bin/sh, as the shell's exec
+     * runs it; a command that is not there exits 127, a file that may not be run 126, with what went wrong in stderr.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Launcher.Mode.class, names = {"auto", "shell"})
+    void theInitStartsWhatTheShellWouldAndFailsTheWayItFails(Launcher.Mode mode) throws Exception {
+        assumeTrue(Isolation.runningAsRoot(), "switching users needs root");
+        Launcher launcher = launcher(mode);
+        Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx--x--x"));
+        Isolation isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), root, null);
+        int uid = isolation.firstUid();
+
+        InstanceDirectory script = instance("script");
+        Path wd = script.create(uid, null);
+        script.writeEnvironment(Map.of("GREETING", "hello"));
+        Path file = Files.writeString(wd.resolve("no-shebang"), "echo \"$GREETING from $(id -u)\"\nexit 3\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Run ran = run(launcher, script, wd, uid, "--clear-groups", "./no-shebang");
+        assertThat(ran.exitCode()).as(ran.stderr()).isEqualTo(3);
+        assertThat(ran.stdout()).isEqualTo("hello from " + uid + "\n");
+
+        InstanceDirectory missing = instance("missing-as-uid");
+        Path missingWd = missing.create(uid, null);
+        missing.writeEnvironment(Map.of());
+        Run notThere = run(launcher, missing, missingWd, uid, "--clear-groups", "no-such-command-anywhere");
+        assertThat(notThere.exitCode()).as(notThere.stderr()).isEqualTo(127);
+        assertThat(notThere.stderr()).contains("no-such-command-anywhere");
+
+        InstanceDirectory denied = instance("denied");
+        Path deniedWd = denied.create(uid, null);
+        denied.writeEnvironment(Map.of());
+        Files.setPosixFilePermissions(Files.writeString(deniedWd.resolve("not-executable"), "echo RAN\n"), PosixFilePermissions.fromString("rw-r--r--"));
+        Run refused = run(launcher, denied, deniedWd, uid, "--clear-groups", "./not-executable");
+        assertThat(refused.exitCode()).isEqualTo(126);
+        assertThat(refused.stdout()).doesNotContain("RAN");
+    }
+
     private Launcher launcher(Launcher.Mode mode) {
         if (mode != Launcher.Mode.shell) {
             assumeTrue(Launcher.class.getResource(Launcher.RESOURCE) != null, "this build has no launcher binary");
