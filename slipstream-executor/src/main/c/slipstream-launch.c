@@ -294,7 +294,8 @@ static void init(const char *control_dir, const char *working_dir, char **comman
     sigemptyset(&none);
     if (posix_spawnattr_init(&attributes) != 0 || posix_spawnattr_setsigmask(&attributes, &none) != 0
             || posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK) != 0) {
-        fail(2, "posix_spawnattr", NULL);
+        errno = 0;
+        fail(2, "cannot prepare the command's start", "");
     }
     pid_t command_pid;
     int error = posix_spawnp(&command_pid, command[0], NULL, &attributes, command, env);
@@ -309,6 +310,11 @@ static void init(const char *control_dir, const char *working_dir, char **comman
             exec_command(command, env);
         }
         error = 0;
+    }
+    if (error == EAGAIN || error == ENOMEM) {
+        /* No process could be made (the run's process limit, memory): the launcher's failure, as fork's was. */
+        errno = error;
+        fail(2, "cannot start the command", NULL);
     }
     if (error != 0) {
         /* As the shell reports a command it cannot run, with its exit codes. */

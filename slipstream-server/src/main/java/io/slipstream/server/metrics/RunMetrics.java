@@ -35,6 +35,8 @@ final class RunMetrics {
      * its commit. A read in that window may see the write already, and would take it for another replica's.
      */
     private final Map<RunId, Integer> writing = new ConcurrentHashMap<>();
+    /** The runs this thread is writing: its own reads of them (in the same transaction) still count as reads. */
+    private final ThreadLocal<Map<RunId, Integer>> writingHere = ThreadLocal.withInitial(java.util.HashMap::new);
 
     RunMetrics(MeterRegistry registry, Clock clock) {
         this.registry = registry;
@@ -46,7 +48,7 @@ final class RunMetrics {
      * newer (another replica wrote it); a run read ended is forgotten.
      */
     synchronized void read(RunRecord run) {
-        if (writing.containsKey(run.id())) {
+        if (writing.containsKey(run.id()) && !writingHere.get().containsKey(run.id())) {
             // The writer counts what it wrote; a write that fails leaves the mark as it was, for a later read.
             return;
         }
@@ -57,14 +59,19 @@ final class RunMetrics {
         }
     }
 
-    /** A write of {@code run} begins: reads of it are left to the writer until {@link #doneWriting}. */
+    /**
+     * A write of {@code run} begins, on this thread: other threads' reads of it are left to the writer until
+     * {@link #doneWriting} (on the same thread).
+     */
     void writing(RunId run) {
         writing.merge(run, 1, Integer::sum);
+        writingHere.get().merge(run, 1, Integer::sum);
     }
 
     /** A write of {@code run} has been handed on ({@link #written}) or has failed. */
     void doneWriting(RunId run) {
         writing.computeIfPresent(run, (id, writes) -> writes == 1 ? null : writes - 1);
+        writingHere.get().computeIfPresent(run, (id, writes) -> writes == 1 ? null : writes - 1);
     }
 
     /** Where the remembering stands now: a read that begins later sees at least what was remembered until then. */

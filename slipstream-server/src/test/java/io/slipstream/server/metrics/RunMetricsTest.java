@@ -114,6 +114,23 @@ class RunMetricsTest {
         assertThat(counter("slipstream.admissions", "quota", "team-a/a", "resources", "InQuota")).as("this replica admitted it again").isEqualTo(1);
     }
 
+    /** The writer's own read in its transaction (handed on before its write) is a read; another thread's waits for the write. */
+    @Test
+    void whileARunIsWrittenOnlyOtherThreadsReadsOfItAreLeftToTheWriter() throws Exception {
+        RunRecord run = queued("job", "a");
+        metrics.read(run);
+        RunRecord requeued = run.admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0)
+                .restarting(FaultState.RestartCause.PREEMPTION, "Preempted").requeued("Preempted", T0).withVersion(4);
+        metrics.writing(run.id());
+        Thread other = new Thread(() -> metrics.read(requeued.admitted(RealTimeResources.InQuota, "Admitted", T0).withVersion(5)));
+        other.start();
+        other.join(); // another thread saw the write committed before the writer handed it on
+        metrics.read(requeued); // the writer's own read, in its transaction: another replica ran the run and queued it again
+        metrics.written(requeued.admitted(RealTimeResources.InQuota, "Admitted", T0).withVersion(5));
+        metrics.doneWriting(run.id());
+        assertThat(counter("slipstream.admissions", "quota", "team-a/a", "resources", "InQuota")).as("this replica admitted it again").isEqualTo(1);
+    }
+
     @Test
     void runsEndedByAnotherReplicaAreForgottenWhenTheActiveRunsNoLongerListThem() {
         RunRecord ended = queued("ended", "a");
