@@ -248,6 +248,9 @@ class ChaosIT {
         return running + "/" + queued;
     }
 
+    /** The start of a line the server logged (its time); the lines of a stack trace have none. */
+    private static final java.util.regex.Pattern LOGGED_LINE = java.util.regex.Pattern.compile("\\d{2}:\\d{2}:\\d{2}\\.\\d{3} ");
+
     /** Every server's WARN and ERROR lines with what follows them (a stack trace): the failure may be an earlier server's. */
     private static String warningsAndErrors(Path log) throws IOException {
         List<String> lines = Files.readAllLines(log);
@@ -256,7 +259,8 @@ class ChaosIT {
             String line = lines.get(i);
             if (line.contains(" WARN ") || line.contains(" ERROR ")) {
                 kept.add(line);
-                for (int j = i + 1; j < lines.size() && j <= i + 15 && (lines.get(j).startsWith("\t") || lines.get(j).startsWith("Caused by")); j++) {
+                // The exception's own line has no timestamp either: everything up to the next logged line belongs to it.
+                for (int j = i + 1; j < lines.size() && j <= i + 15 && !LOGGED_LINE.matcher(lines.get(j)).lookingAt(); j++) {
                     kept.add(lines.get(j));
                 }
             }
