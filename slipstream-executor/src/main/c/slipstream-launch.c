@@ -8,14 +8,15 @@
  *
  * UID, NETNS and SANDBOX_ARGS may be empty (none); GROUP_OPTION is --clear-groups or --groups=GID.
  *
- * The processes, as with the shell chain:
- *   supervisor (as the server, a session of its own): writes CONTROL_DIR/pid ("supervisor child"), says "started" on
- *       its stdout (the server's pipe), waits for the child, writes exit_code (128 + signal when killed).
- *   child (a session of its own, the network entered, the logs as stdio): with a uid, makes a PID namespace and waits
- *       for its init (as unshare --fork --kill-child does); without, becomes the command.
- *   init (PID 1 of the namespace, as the uid, no new privileges): takes on the environment file and the working
- *       directory as the uid, starts the command, reaps everything, exits with the command's exit code; it has no
- *       signal handlers, so nothing in the namespace can signal it.
+ * The processes (the shell chain's, less unshare's waiter between the supervisor and the init):
+ *   supervisor (as the server, a session of its own): with a uid, makes the PID namespace its child will be the init
+ *       of; writes CONTROL_DIR/pid ("supervisor child", and " init" when the child is the namespace's init), says
+ *       "started" on its stdout (the server's pipe), waits for the child, writes exit_code (128 + signal when killed).
+ *   child (a session of its own, the network entered, the logs as stdio): with a uid, the init below; with an image,
+ *       bubblewrap as the uid; without a uid, the command.
+ *   init (PID 1 of the namespace, as the uid, no new privileges, killed with the supervisor): takes on the environment
+ *       file and the working directory as the uid, starts the command, reaps everything, exits with the command's
+ *       exit code; it has no signal handlers, so nothing in the namespace can signal it.
  * The environment file is the one the shell sources: lines of export NAME='value', quotes escaped as '\''.
  */
 #define _GNU_SOURCE
@@ -371,12 +372,18 @@ int main(int argc, char **argv) {
     }
     umask(077);
 
-    /* unshare --fork blocks these while it waits, so that a terminal's ^C reaches only the namespace. */
-    sigset_t blocked, previous;
-    sigemptyset(&blocked);
-    sigaddset(&blocked, SIGINT);
-    sigaddset(&blocked, SIGTERM);
-    sigprocmask(SIG_SETMASK, NULL, &previous);
+    /* With a uid (and no image, whose bubblewrap makes its own): the PID namespace is made here, so that the child is
+     * its init at once, one fork less than unshare --fork's waiter in between. The pid file says so ("init"). */
+    int namespaced = with_uid && sandbox[0] == '\0';
+    int alive[2] = {-1, -1}; /* the write end stays open while the supervisor lives */
+    if (namespaced) {
+        if (unshare(CLONE_NEWPID) != 0) {
+            fail(2, "cannot make a PID namespace", NULL);
+        }
+        if (pipe2(alive, O_CLOEXEC) != 0) {
+            fail(2, "pipe", NULL);
+        }
+    }
 
     pid_t child = fork();
     if (child < 0) {
@@ -436,55 +443,25 @@ int main(int argc, char **argv) {
             with_pwd(env, working_dir);
             exec_command(command, env);
         }
-        sigprocmask(SIG_BLOCK, &blocked, NULL);
-        if (unshare(CLONE_NEWPID) != 0) {
-            fail(2, "cannot make a PID namespace", NULL);
-        }
-        int alive[2]; /* the write end stays open while this process lives */
-        if (pipe2(alive, O_CLOEXEC) != 0) {
-            fail(2, "pipe", NULL);
-        }
-        pid_t init_pid = fork();
-        if (init_pid < 0) {
-            fail(2, "fork", NULL);
-        }
-        if (init_pid == 0) {
-            /* --kill-child: the init, and the namespace with it, do not outlive this process. become() asks for the
-             * signal (after the uid switch, which clears it); a parent already gone by then has closed its end of the
-             * pipe, which the poll sees. */
-            close(alive[1]);
-            sigprocmask(SIG_SETMASK, &previous, NULL);
-            become(uid, groups);
-            struct pollfd gone = {alive[0], POLLIN, 0};
-            if (poll(&gone, 1, 0) != 0) {
-                _exit(2);
-            }
-            close(alive[0]);
-            init(dir, working_dir, command);
+        /* PID 1 of the namespace: the init, and the namespace with it, do not outlive the supervisor (as unshare's
+         * --kill-child). become() asks for the signal (after the uid switch, which clears it); a supervisor already
+         * gone by then has closed its end of the pipe, which the poll sees. */
+        close(alive[1]);
+        become(uid, groups);
+        struct pollfd gone = {alive[0], POLLIN, 0};
+        if (poll(&gone, 1, 0) != 0) {
+            _exit(2);
         }
         close(alive[0]);
-        int status;
-        while (waitpid(init_pid, &status, 0) < 0) {
-            if (errno != EINTR) {
-                fail(2, "waitpid", NULL);
-            }
-        }
-        if (WIFSIGNALED(status)) {
-            /* As unshare does: ends the way its child ended. */
-            int signal_number = WTERMSIG(status);
-            signal(signal_number, SIG_DFL);
-            sigset_t only;
-            sigemptyset(&only);
-            sigaddset(&only, signal_number);
-            sigprocmask(SIG_UNBLOCK, &only, NULL);
-            kill(getpid(), signal_number);
-        }
-        _exit(exit_code_of(status));
+        init(dir, working_dir, command);
+    }
+    if (namespaced) {
+        close(alive[0]);
     }
 
     char line[64];
     snprintf(path, sizeof path, "%s/pid", dir);
-    snprintf(line, sizeof line, "%ld %ld\n", (long) getpid(), (long) child);
+    snprintf(line, sizeof line, namespaced ? "%ld %ld init\n" : "%ld %ld\n", (long) getpid(), (long) child);
     if (write_file(path, line) != 0) {
         /* Nobody could find the instance: it must not run. */
         int error = errno;

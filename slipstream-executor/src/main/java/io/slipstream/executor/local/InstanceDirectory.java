@@ -326,8 +326,16 @@ final class InstanceDirectory {
         return SafeFiles.exists(dir.resolve("terminate_requested"));
     }
 
-    /** {supervisor pid, instance pid} once the supervisor started the command, else {@code null}. */
-    long[] pids() throws IOException {
+    /**
+     * What the supervisor's pid file says: its own pid and the instance's leader (the process it started), and whether
+     * that leader is the init of the instance's PID namespace itself (the launcher binary, "init") or the process
+     * that made the namespace and waits for its init (the shell chain's {@code unshare}).
+     */
+    record Pids(long supervisor, long leader, boolean leaderIsInit) {
+    }
+
+    /** The pid file once the supervisor started the command, else {@code null}. */
+    Pids pids() throws IOException {
         Path file = dir.resolve("pid");
         byte[] data = SafeFiles.readControlFile(file, MAX_CONTROL_FILE_BYTES);
         if (data == null) {
@@ -339,10 +347,10 @@ final class InstanceDirectory {
         }
         String[] fields = line.trim().split(" ");
         try {
-            if (fields.length != 2) {
+            if (fields.length != 2 && !(fields.length == 3 && fields[2].equals("init"))) {
                 throw new IOException("unreadable " + file);
             }
-            return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
+            return new Pids(Long.parseLong(fields[0]), Long.parseLong(fields[1]), fields.length == 3);
         } catch (NumberFormatException e) {
             throw new IOException("unreadable " + file + ": " + e.getMessage());
         }

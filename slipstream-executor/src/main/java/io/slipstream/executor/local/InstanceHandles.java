@@ -55,12 +55,16 @@ final class InstanceHandles {
         return relative;
     }
 
-    /** The instance's processes: its PID namespace, or (launched without one) its process tree. */
+    /**
+     * The instance's processes: its PID namespace (whose init is the handle's pid, "init", or that pid's child, "true"),
+     * or (launched without one) its process tree.
+     */
     static InstanceProcesses processes(Map<String, String> handle) {
         long pid = Long.parseLong(handle.get("pid"));
         long start = Long.parseLong(handle.get("pidStart"));
-        return "true".equals(handle.get("pidNamespace")) ? new PidNamespace(pid, start) : new ProcessTree(pid, start,
-                Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
+        String namespace = handle.getOrDefault("pidNamespace", "");
+        return namespace.equals("true") || namespace.equals("init") ? new PidNamespace(pid, start, namespace.equals("init"))
+                : new ProcessTree(pid, start, Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
     }
 
     boolean sameBoot(Map<String, String> handle) {
@@ -77,23 +81,23 @@ final class InstanceHandles {
      * even if the control plane crashed right after the launch); empty if it was never launched.
      */
     Optional<Map<String, String>> read(InstanceDirectory dir) throws IOException {
-        long[] pids = dir.pids();
+        InstanceDirectory.Pids pids = dir.pids();
         if (pids == null) {
             return Optional.empty();
         }
         Map<String, String> handle = new LinkedHashMap<>();
         handle.put("dir", root.relativize(dir.path()).toString());
-        handle.put("supervisorPid", Long.toString(pids[0]));
-        handle.put("supervisorStart", Long.toString(ProcFs.stat(pids[0]).map(ProcFs.Stat::startTime).orElse(-1L)));
-        handle.put("pid", Long.toString(pids[1]));
-        handle.put("pidStart", Long.toString(ProcFs.stat(pids[1]).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("supervisorPid", Long.toString(pids.supervisor()));
+        handle.put("supervisorStart", Long.toString(ProcFs.stat(pids.supervisor()).map(ProcFs.Stat::startTime).orElse(-1L)));
+        handle.put("pid", Long.toString(pids.leader()));
+        handle.put("pidStart", Long.toString(ProcFs.stat(pids.leader()).map(ProcFs.Stat::startTime).orElse(-1L)));
         handle.put("bootId", bootId);
         Long epoch = dir.epochOf("launch");
         if (epoch != null && epoch > 0) {
             handle.put("epoch", Long.toString(epoch)); // the leader epoch it was launched at
         }
         if (pidNamespaces) {
-            handle.put("pidNamespace", "true");
+            handle.put("pidNamespace", pids.leaderIsInit() ? "init" : "true");
         }
         int restart = dir.restart();
         if (restart > 0) {

@@ -43,7 +43,39 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     protected Executor createExecutor() {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         return new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, isolation, null,
-                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, launcher(), Clock.systemUTC());
+                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, otherLauncher ? other(launcher()) : launcher(), Clock.systemUTC());
+    }
+
+    /** Whether executors made from now on start instances through the other launcher than {@link #launcher()}. */
+    private boolean otherLauncher;
+
+    private static Launcher.Mode other(Launcher.Mode mode) {
+        return mode == Launcher.Mode.shell ? Launcher.Mode.binary : Launcher.Mode.shell;
+    }
+
+    /**
+     * A server restarted on the other launcher (instances.launcher changed, or a build with or without the binary)
+     * adopts what the first one started: the binary's supervisor makes the namespace's init itself, the shell chain's
+     * an unshare that waits for it, and the pid file says which. The adopter stops the whole tree and reports the end.
+     */
+    @Test
+    void anInstanceStartedThroughOneLauncherIsStoppedByAServerOnTheOther() throws Exception {
+        assumeTrue(Launcher.class.getResource(Launcher.RESOURCE) != null, "this build has no launcher binary");
+        Executor first = newExecutor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = launch(first, spec(id, "node-1", "sleep 600 & sleep 600 & echo started; wait"));
+        awaitOutput(first, id, handle, "started");
+        assertThat(handle.get("pidNamespace")).isEqualTo(launcher() == Launcher.Mode.shell ? "true" : "init");
+        first.close(); // the server stops; its instances run on
+
+        otherLauncher = true;
+        Executor restarted = newExecutor();
+        restarted.adopt(Map.of(id, handle));
+        restarted.terminate(id, handle, java.time.Duration.ofSeconds(10), "test");
+        InstanceReport.Exited exited = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(exited.terminated()).isTrue();
+        assertThat(exited.exitCode()).isEqualTo(143);
+        assertNothingRuns(handle);
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedIsolatedExecutorTest: the shell). */
@@ -225,9 +257,9 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     /**
-     * The process that holds the instance's PID namespace (unshare's part) killed on its own, while another instance
-     * of the run runs (so no sweep of the run's uid follows): the namespace goes with it, whatever runs in it. The
-     * kernel forgets a parent-death signal asked for before a uid switch, so it is asked for after.
+     * The process the supervisor started (the shell chain's unshare; the binary's init itself) killed on its own, while
+     * another instance of the run runs (so no sweep of the run's uid follows): the namespace goes with it, whatever
+     * runs in it. The kernel forgets a parent-death signal asked for before a uid switch, so it is asked for after.
      */
     @Test
     void theNamespaceEndsWhenTheProcessThatHoldsItIsKilled() throws Exception {
@@ -244,6 +276,30 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(awaitReport(first, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                 .untilAsserted(() -> assertThat(processesWith(marker)).as("ended with its namespace").isEmpty());
+        executor.terminate(second, peer, java.time.Duration.ZERO, "test");
+        awaitReport(second, InstanceReport.Exited.class);
+    }
+
+    /**
+     * The binary's init is the supervisor's own child, with the parent-death signal it asked for after its uid switch:
+     * the supervisor killed, the namespace ends with it (the shell chain's unshare in between has no such signal, and
+     * its instances run on, followed by the server).
+     */
+    @Test
+    void theBinarysNamespaceEndsWhenItsSupervisorIsKilled() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId first = newInstanceId();
+        InstanceId second = new InstanceId(first.runId(), 1, 1);
+        String marker = "orphan-" + System.nanoTime();
+        Map<String, String> peer = launch(executor, spec(second, "node-1", "echo started; sleep 600"));
+        awaitOutput(executor, second, peer, "started");
+        Map<String, String> handle = launch(executor, spec(first, "node-1", "sh -c 'echo started; sleep 600; echo " + marker + "'"));
+        awaitOutput(executor, first, handle, "started");
+        assumeTrue("init".equals(handle.get("pidNamespace")), "the shell chain's instances outlive their supervisor");
+        assertThat(processesWith(marker)).isNotEmpty();
+        ProcessHandle.of(Long.parseLong(handle.get("supervisorPid"))).orElseThrow().destroyForcibly();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(processesWith(marker)).as("ended with its supervisor").isEmpty());
         executor.terminate(second, peer, java.time.Duration.ZERO, "test");
         awaitReport(second, InstanceReport.Exited.class);
     }
