@@ -16,9 +16,9 @@ import java.util.Set;
  * The processes of an instance that runs in a PID namespace of its own (see {@link Supervisor#INIT}): everything in
  * the namespace, whatever it did. In a PID namespace every orphan becomes the init's child, so all of it descends from
  * the init (the process the launcher binary started, or the only child of the shell chain's {@code unshare}): it is
- * found by following {@code /proc/<pid>/task/<tid>/children} from there (no scan of {@code /proc}). Signals go to everything below the init (which ignores what it has no handler
- * for); once the command is gone the init exits with its exit code, and the kernel kills whatever else is in the
- * namespace at once. An init that does not end (a workload that keeps forking in a race with the signals) is killed
+ * found by following {@code /proc/<pid>/task/<tid>/children} from there (no scan of {@code /proc}). Signals go to
+ * everything below the init (which ignores what it has no handler for); once the command is gone the init exits with
+ * its exit code, and the kernel kills whatever else is in the namespace at once. An init that does not end (a workload that keeps forking in a race with the signals) is killed
  * after {@link #INIT_GRACE_NANOS}, and the whole namespace with it.
  */
 final class PidNamespace implements InstanceProcesses {
