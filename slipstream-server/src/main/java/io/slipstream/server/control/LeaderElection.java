@@ -55,8 +55,6 @@ public final class LeaderElection implements AutoCloseable {
     private long epoch;
     /** When the lease was last renewed by this replica (what its own expiry counts from). */
     private Instant renewedAt;
-    /** Whether the last claim failed (the store down, or its lease row held past the lock timeout): the next comes sooner. */
-    private volatile boolean lastClaimFailed;
     private boolean closed;
 
     /** Makes the control loop of one term of leadership. */
@@ -96,13 +94,9 @@ public final class LeaderElection implements AutoCloseable {
         }
     }
 
-    /**
-     * A third of the lease; a tenth after a claim that failed (a renewal that waited out the store's lock timeout under
-     * load must not wait a third of the lease for its next try); for a standby, sooner if the lease it saw ends sooner
-     * (just after, to find it expired).
-     */
+    /** A third of the lease; for a standby, sooner if the lease it saw ends sooner (just after, to find it expired). */
     Duration nextClaimIn(Instant now) {
-        Duration period = lastClaimFailed ? lease.dividedBy(10) : lease.dividedBy(3);
+        Duration period = lease.dividedBy(3);
         Leadership lastSeen = seen;
         if (loop == null && lastSeen != null && !lastSeen.heldBy(self)) {
             Duration untilExpiry = Duration.between(now, lastSeen.expiresAt()).plusMillis(20);
@@ -123,21 +117,13 @@ public final class LeaderElection implements AutoCloseable {
             Leadership known = seen != null ? seen : store.leadership().orElse(null);
             String gone = known != null && !known.heldBy(self) && HolderNames.isGone(known.holder()) ? known.holder() : null;
             current = store.claimLeadership(self, gone, now, lease);
-        } catch (RuntimeException e) {
-            // The store down, or the lease's row locked past the store's timeout (every fenced write locks it): either
-            // way not renewed now. Tried again soon; a whole lease without a renewal ends this replica's term.
-            if (!(e instanceof StoreUnavailableException)) {
-                LOG.warn("this replica ({}) could not claim or renew the lease; trying again in {} ms: {}", self, lease.dividedBy(10).toMillis(),
-                        e.toString());
-            }
-            lastClaimFailed = true;
+        } catch (StoreUnavailableException e) {
             if (loop != null && !now.isBefore(renewedAt.plus(lease))) {
                 // Not renewed for a whole lease: another replica may lead by now. Its fence would stop us anyway.
                 stepDown("its lease could not be renewed for " + lease.toSeconds() + " s (" + e.getMessage() + ")");
             }
             return;
         }
-        lastClaimFailed = false;
         seen = current;
         boolean ours = current.heldBy(self);
         if (ours) {

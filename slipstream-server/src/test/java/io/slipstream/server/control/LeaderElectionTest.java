@@ -183,49 +183,6 @@ class LeaderElectionTest {
     }
 
     /**
-     * Under load a renewal can wait out the store's lock timeout on the lease's row, which every fenced write locks
-     * (seen once in the throughput benchmark): not an outage, but the same for the lease. It is tried again a tenth of
-     * a lease later, not a third, and a whole lease of such failures ends the term as an outage does.
-     */
-    @Test
-    void aRenewalThatTimesOutOnTheLeaseRowIsTriedAgainSoonAndEndsTheTermOnlyAfterAWholeLease() {
-        java.util.concurrent.atomic.AtomicBoolean locked = new java.util.concurrent.atomic.AtomicBoolean();
-        io.slipstream.store.Store lockingStore = (io.slipstream.store.Store) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {io.slipstream.store.Store.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("claimLeadership") && locked.get()) {
-                        throw new IllegalStateException("Timeout trying to lock table \"leadership\"");
-                    }
-                    try {
-                        return method.invoke(store, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-        FakeExecutor executor = new FakeExecutor(cluster, clock, FakeExecutor.Mode.LIFELIKE);
-        LeaderElection a = new LeaderElection(lockingStore, executor, clock, LEASE, "a",
-                (fenced, progress, queue) -> new ControlLoop(fenced, executor, new Scheduler(), clock, RunLimits.DEFAULTS,
-                        Duration.ofMillis(50), null, null, progress, queue));
-        closing.add(a);
-        closing.add(executor);
-        a.tick();
-        assertThat(a.nextClaimIn(clock.instant())).isEqualTo(LEASE.dividedBy(3));
-
-        locked.set(true);
-        clock.advance(Duration.ofSeconds(3));
-        a.tick();
-        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(a.nextClaimIn(clock.instant())).as("tried again soon").isEqualTo(LEASE.dividedBy(10));
-        clock.advance(Duration.ofSeconds(8));
-        a.tick();
-        assertThat(a.status().role()).as("not renewed for a whole lease").isEqualTo(LeaderElection.Role.STANDBY);
-
-        locked.set(false);
-        a.tick();
-        assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(a.nextClaimIn(clock.instant())).isEqualTo(LEASE.dividedBy(3));
-    }
-
-    /**
      * Two replicas in containers that share the machine's host name (Kubernetes hostNetwork pods, docker --network
      * host) but not its pids: to each, the other's pid runs nowhere, so its name reads as "a replica of this host
      * that is gone". A live leader's fresh lease must still be waited out; taking it at once fenced a healthy leader
