@@ -264,6 +264,20 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     @Test
     void theNamespaceEndsWhenTheProcessThatHoldsItIsKilled() throws Exception {
         Executor executor = newExecutor();
+        Marked marked = markedBesideAPeer(executor);
+        ProcessHandle.of(Long.parseLong(marked.handle().get("pid"))).orElseThrow().destroyForcibly();
+        assertThat(awaitReport(marked.id(), InstanceReport.Exited.class).exitCode()).isEqualTo(137);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(processesWith(marked.marker())).as("ended with its namespace").isEmpty());
+        executor.terminate(marked.peerId(), marked.peer(), java.time.Duration.ZERO, "test");
+        awaitReport(marked.peerId(), InstanceReport.Exited.class);
+    }
+
+    /** An instance whose command line carries a marker, beside a peer of its run (so no sweep of the run's uid follows its end). */
+    private record Marked(InstanceId id, Map<String, String> handle, String marker, InstanceId peerId, Map<String, String> peer) {
+    }
+
+    private Marked markedBesideAPeer(Executor executor) throws Exception {
         InstanceId first = newInstanceId();
         InstanceId second = new InstanceId(first.runId(), 1, 1);
         String marker = "orphan-" + System.nanoTime();
@@ -272,12 +286,7 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
         Map<String, String> handle = launch(executor, spec(first, "node-1", "sh -c 'echo started; sleep 600; echo " + marker + "'"));
         awaitOutput(executor, first, handle, "started");
         assertThat(processesWith(marker)).isNotEmpty();
-        ProcessHandle.of(Long.parseLong(handle.get("pid"))).orElseThrow().destroyForcibly();
-        assertThat(awaitReport(first, InstanceReport.Exited.class).exitCode()).isEqualTo(137);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
-                .untilAsserted(() -> assertThat(processesWith(marker)).as("ended with its namespace").isEmpty());
-        executor.terminate(second, peer, java.time.Duration.ZERO, "test");
-        awaitReport(second, InstanceReport.Exited.class);
+        return new Marked(first, handle, marker, second, peer);
     }
 
     /**
@@ -287,21 +296,15 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
      */
     @Test
     void theBinarysNamespaceEndsWhenItsSupervisorIsKilled() throws Exception {
+        assumeTrue(launcher() != Launcher.Mode.shell, "the shell chain's instances outlive their supervisor");
         Executor executor = newExecutor();
-        InstanceId first = newInstanceId();
-        InstanceId second = new InstanceId(first.runId(), 1, 1);
-        String marker = "orphan-" + System.nanoTime();
-        Map<String, String> peer = launch(executor, spec(second, "node-1", "echo started; sleep 600"));
-        awaitOutput(executor, second, peer, "started");
-        Map<String, String> handle = launch(executor, spec(first, "node-1", "sh -c 'echo started; sleep 600; echo " + marker + "'"));
-        awaitOutput(executor, first, handle, "started");
-        assumeTrue("init".equals(handle.get("pidNamespace")), "the shell chain's instances outlive their supervisor");
-        assertThat(processesWith(marker)).isNotEmpty();
-        ProcessHandle.of(Long.parseLong(handle.get("supervisorPid"))).orElseThrow().destroyForcibly();
+        Marked marked = markedBesideAPeer(executor);
+        assertThat(marked.handle().get("pidNamespace")).isEqualTo("init");
+        ProcessHandle.of(Long.parseLong(marked.handle().get("supervisorPid"))).orElseThrow().destroyForcibly();
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
-                .untilAsserted(() -> assertThat(processesWith(marker)).as("ended with its supervisor").isEmpty());
-        executor.terminate(second, peer, java.time.Duration.ZERO, "test");
-        awaitReport(second, InstanceReport.Exited.class);
+                .untilAsserted(() -> assertThat(processesWith(marked.marker())).as("ended with its supervisor").isEmpty());
+        executor.terminate(marked.peerId(), marked.peer(), java.time.Duration.ZERO, "test");
+        awaitReport(marked.peerId(), InstanceReport.Exited.class);
     }
 
     /**
