@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The API's body, query and path handling on a real in-process server (H2 store, local executor over one node that is
@@ -198,12 +199,26 @@ class ApiFuzzTest {
     private static String fingerprint() {
         List<String> parts = new ArrayList<>();
         for (String list : List.of("workspaces", "shapes", "quotas", "jobs")) {
-            server.get("/api/v1/" + list, admin).json().get("items").forEach(d -> parts.add(list + ":" + d.get("metadata").get("workspace")
-                    + "/" + d.get("metadata").get("name").asString() + "@" + d.get("metadata").get("version")));
+            items("/api/v1/" + list, "metadata").forEach(d -> parts.add(list + ":" + d.get("metadata").get("workspace")
+                    + "/" + d.get("metadata").get("name") + "@" + d.get("metadata").get("version")));
         }
-        server.get("/api/v1/runs?limit=1", admin).json().get("items").forEach(r -> parts.add("newest run:" + r.get("id").asString()));
-        server.get("/api/v1/tokens", admin).json().get("items").forEach(t -> parts.add("token:" + t.get("id").asString()));
-        server.get("/api/v1/nodes", admin).json().get("items").forEach(n -> parts.add("node:" + n.get("name").asString() + " " + n.get("state") + " " + n.get("reason")));
+        items("/api/v1/runs?limit=1", "id").forEach(r -> parts.add("newest run:" + r.get("id").asString()));
+        items("/api/v1/tokens", "id").forEach(t -> parts.add("token:" + t.get("id").asString()));
+        items("/api/v1/nodes", "name").forEach(n -> parts.add("node:" + n.get("name").asString() + " " + n.get("state") + " " + n.get("reason")));
         return String.join("\n", parts);
+    }
+
+    /** A listing's items, each with {@code field}; any other answer fails with all of it, to show its cause. */
+    private static List<JsonNode> items(String path, String field) {
+        Response response = server.get(path, admin);
+        JsonNode listed = response.status() == 200 && response.contentType().startsWith("application/json") ? response.json().get("items") : null;
+        List<JsonNode> items = new ArrayList<>();
+        if (listed != null && listed.isArray()) {
+            listed.forEach(items::add);
+        }
+        if (listed == null || !listed.isArray() || items.stream().anyMatch(item -> item.get(field) == null)) {
+            throw new AssertionError("GET " + path + " answered " + response.status() + " " + response.headers().map() + ": " + response.text());
+        }
+        return items;
     }
 }
