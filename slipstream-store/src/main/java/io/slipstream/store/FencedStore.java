@@ -19,7 +19,7 @@ import java.util.function.Function;
 
 /**
  * The store as a control loop that leads at {@code epoch} sees it: every write happens in a transaction that first
- * holds the leadership record and checks the epoch ({@link Store#requireLeader}), so a leader that lost its lease
+ * holds the fence and checks the epoch ({@link Store#requireLeader}), so a leader that lost its lease
  * (paused past it, cut off, slow) writes nothing once another replica took over: {@link FencedException}. Reads are
  * the store's own. Works over any {@link Store}; it does not own the store ({@link #close} leaves it open).
  */

@@ -119,7 +119,8 @@ public interface Store extends AutoCloseable {
      * ({@code expiresAt = now + ttl}, same epoch) if {@code holder} leads and its lease has not expired; taken at the
      * next epoch if no one leads, the lease expired or was released (also by {@code holder} itself: whatever it did
      * under the old epoch is fenced), or (a store only one process can open, such as the embedded H2 file) whoever
-     * held it cannot be alive; otherwise unchanged.
+     * held it cannot be alive; otherwise unchanged. A renewal never waits for open transactions that hold the fence
+     * ({@link #requireLeader}); a new epoch waits until none of the old epoch is open, or fails, changing nothing.
      */
     default Leadership claimLeadership(String holder, Instant now, java.time.Duration ttl) {
         return claimLeadership(holder, null, now, ttl);
@@ -136,8 +137,9 @@ public interface Store extends AutoCloseable {
     Optional<Leadership> leadership();
 
     /**
-     * Inside a transaction: holds the leadership record until the transaction ends (a takeover waits for it) and
-     * fails with {@link FencedException} unless its epoch is {@code epoch}. Outside one: checks only.
+     * Inside a transaction: holds the fence, the leader's epoch, until the transaction ends (a new epoch waits for it;
+     * a renewal of the lease does not) and fails with {@link FencedException} unless it is {@code epoch}. Outside one:
+     * checks only.
      */
     void requireLeader(long epoch);
 

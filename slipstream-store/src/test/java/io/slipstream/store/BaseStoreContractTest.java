@@ -163,6 +163,88 @@ public abstract class BaseStoreContractTest implements UsageContract {
         assertThat(store.claimLeadership("a", T0.plusSeconds(1), TTL).epoch()).as("renewals keep it").isEqualTo(8);
     }
 
+    /**
+     * A leader's renewal does not queue behind its own fenced writes (under load, one was always open, and renewals
+     * waited out the lock timeout): the lease and the fence are apart. A takeover still waits for them, so that nothing
+     * the old epoch's open transaction writes lands after the new epoch began.
+     */
+    @Test
+    void aRenewalDoesNotWaitForTheLeadersOpenFencedTransactionButATakeoverDoes() throws Exception {
+        long epoch = store.claimLeadership("a", T0, TTL).epoch();
+        CountDownLatch fenced = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<?> write = threads.submit(() -> new FencedStore(store, epoch).inTransaction(tx -> {
+                tx.createDocument(workspace("team-a"), T0);
+                fenced.countDown();
+                await(finish);
+                return null;
+            }));
+            assertThat(fenced.await(30, TimeUnit.SECONDS)).isTrue();
+
+            Future<Leadership> renewal = threads.submit(() -> store.claimLeadership("a", T0.plusSeconds(3), TTL));
+            assertThat(renewal.get(30, TimeUnit.SECONDS)).as("renewed while the fenced transaction is open")
+                    .isEqualTo(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
+            assertThat(store.leadership()).contains(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
+            assertThat(write.isDone()).as("the fenced transaction is still open").isFalse();
+
+            finish.countDown();
+            write.get(30, TimeUnit.SECONDS);
+            Leadership taken = store.claimLeadership("b", T0.plusSeconds(13), TTL);
+            assertThat(taken).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(13), T0.plusSeconds(23)));
+            assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+            assertThatThrownBy(() -> new FencedStore(store, epoch).createDocument(workspace("team-b"), T0)).isInstanceOf(FencedException.class);
+        } finally {
+            finish.countDown();
+            threads.shutdownNow();
+        }
+    }
+
+    /**
+     * A takeover cannot begin while a transaction of the old epoch is open: it waits for it, and gives up (to try again
+     * later, nothing changed) when that takes longer than the store's lock timeout.
+     */
+    @Test
+    void aTakeoverCannotBeginWhileATransactionOfTheOldEpochIsOpen() throws Exception {
+        long epoch = store.claimLeadership("a", T0, TTL).epoch();
+        CountDownLatch fenced = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<?> write = threads.submit(() -> new FencedStore(store, epoch).inTransaction(tx -> {
+                tx.requireLeader(epoch);
+                fenced.countDown();
+                await(finish);
+                return tx.createDocument(workspace("team-a"), T0);
+            }));
+            assertThat(fenced.await(30, TimeUnit.SECONDS)).isTrue();
+            Future<Leadership> takeover = threads.submit(() -> store.claimLeadership("b", T0.plusSeconds(10), TTL));
+            assertThatThrownBy(() -> takeover.get(60, TimeUnit.SECONDS)).as("no takeover while the old epoch writes")
+                    .isInstanceOf(java.util.concurrent.ExecutionException.class);
+            assertThat(store.leadership()).as("the failed takeover changed nothing").contains(new Leadership("a", epoch, T0, T0.plus(TTL)));
+
+            finish.countDown();
+            write.get(30, TimeUnit.SECONDS);
+            assertThat(store.claimLeadership("b", T0.plusSeconds(10), TTL)).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(10), T0.plusSeconds(20)));
+            assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+        } finally {
+            finish.countDown();
+            threads.shutdownNow();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never let the transaction finish");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Test
     void aReleasedLeaseIsTakenAtOnce() {
         store.claimLeadership("a", T0, TTL);

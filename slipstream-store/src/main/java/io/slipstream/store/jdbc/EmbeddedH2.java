@@ -45,7 +45,7 @@ final class EmbeddedH2 {
     /** Tables of later migrations, by the version that made them: required of a store migrated that far. */
     private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9),
             "run_labels", BigDecimal.valueOf(11),
-            "usage_segments", BigDecimal.valueOf(12));
+            "usage_segments", BigDecimal.valueOf(12), "leadership_fence", BigDecimal.valueOf(14));
     /**
      * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
      * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,

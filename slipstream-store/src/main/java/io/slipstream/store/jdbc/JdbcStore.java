@@ -92,7 +92,7 @@ public final class JdbcStore implements Store {
     private final Jdbi jdbi;
     private final ThreadLocal<Handle> transaction = new ThreadLocal<>();
     /**
-     * The epoch the current transaction found, with the leadership row locked ({@link #requireLeader}): the writes it
+     * The epoch the current transaction found, with the fence's row locked ({@link #requireLeader}): the writes it
      * joins check no more, as no other transaction can change the row before this one ends.
      */
     private final ThreadLocal<Long> fencedAt = new ThreadLocal<>();
@@ -667,15 +667,15 @@ public final class JdbcStore implements Store {
     @Override
     public void requireLeader(long epoch) {
         if (transaction.get() != null && Long.valueOf(epoch).equals(fencedAt.get())) {
-            return; // this transaction holds the leadership row, locked at this epoch, until it ends
+            return; // this transaction holds the fence's row, locked at this epoch, until it ends
         }
         withHandle(h -> {
-            Optional<Leadership> row = transaction.get() == null ? LeadershipRows.find(h) : LeadershipRows.locked(h);
-            long current = row.map(Leadership::epoch).orElse(0L);
+            Optional<Long> fence = transaction.get() == null ? LeadershipRows.fence(h) : LeadershipRows.lockedFence(h);
+            long current = fence.orElse(0L);
             if (current != epoch) {
                 throw new FencedException(epoch, current);
             }
-            if (transaction.get() != null && row.isPresent()) {
+            if (transaction.get() != null && fence.isPresent()) {
                 fencedAt.set(epoch); // only a row that exists is locked
             }
             return null;

@@ -12,7 +12,13 @@ import java.util.Optional;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.StatementContext;
 
-/** The SQL of {@link JdbcStore}'s leadership: one row per role (today the control loop's), in table {@code leadership}. */
+/**
+ * The SQL of {@link JdbcStore}'s leadership, one row per role (today the control loop's) in each of two tables: the
+ * lease in {@code leadership} (holder, epoch, expiry), which claims and releases lock, and the fence in
+ * {@code leadership_fence} (the epoch), which every fenced transaction locks. A renewal writes only the lease, so it
+ * never queues behind the leader's own writes; a new epoch writes both, so it waits until no transaction of the old
+ * epoch is open. The two epochs change together, in one transaction.
+ */
 final class LeadershipRows {
     private static final String CONTROL_LOOP = "control-loop";
 
@@ -22,11 +28,12 @@ final class LeadershipRows {
     /** {@link io.slipstream.store.Store#claimLeadership}, inside the caller's transaction. */
     static Leadership claim(Handle h, String holder, String goneHolder, Instant now, Duration ttl, boolean singleProcess) {
         Instant expires = now.plus(ttl);
-        Optional<Leadership> current = locked(h);
+        Optional<Leadership> current = lockedLease(h);
         if (current.isEmpty()) {
             time(time(h.createUpdate("INSERT INTO leadership (role, holder, epoch, renewed_at, expires_at) "
                     + "VALUES (:role, :holder, 1, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder), "now", now),
                     "expires", expires).execute();
+            setFence(h, 1);
             return new Leadership(holder, 1, now, expires);
         }
         Leadership lease = current.get();
@@ -35,6 +42,9 @@ final class LeadershipRows {
             return lease;
         }
         long epoch = renew ? lease.epoch() : lease.epoch() + 1;
+        if (!renew) {
+            setFence(h, epoch); // waits for the old epoch's open transactions (or fails at the lock timeout: nothing changed)
+        }
         time(time(h.createUpdate("UPDATE leadership SET holder = :holder, epoch = :epoch, renewed_at = :now, expires_at = :expires "
                 + "WHERE role = :role").bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", epoch), "now", now),
                 "expires", expires).execute();
@@ -45,17 +55,35 @@ final class LeadershipRows {
         return h.createQuery("SELECT * FROM leadership WHERE role = :role").bind("role", CONTROL_LOOP).map(LeadershipRows::row).findOne();
     }
 
-    /** The leadership row, locked until the transaction ends: claims and fenced writes take turns on it. */
-    static Optional<Leadership> locked(Handle h) {
+    /** The lease's row, locked until the transaction ends: claims, releases and epoch moves take turns on it. */
+    private static Optional<Leadership> lockedLease(Handle h) {
         return h.createQuery("SELECT * FROM leadership WHERE role = :role FOR UPDATE").bind("role", CONTROL_LOOP).map(LeadershipRows::row).findOne();
+    }
+
+    /** The fenced epoch as committed now (empty: no leader yet). */
+    static Optional<Long> fence(Handle h) {
+        return h.createQuery("SELECT epoch FROM leadership_fence WHERE role = :role").bind("role", CONTROL_LOOP).mapTo(Long.class).findOne();
+    }
+
+    /** The fenced epoch, its row locked until the transaction ends: no new epoch begins before then. */
+    static Optional<Long> lockedFence(Handle h) {
+        return h.createQuery("SELECT epoch FROM leadership_fence WHERE role = :role FOR UPDATE").bind("role", CONTROL_LOOP).mapTo(Long.class).findOne();
+    }
+
+    private static void setFence(Handle h, long epoch) {
+        int updated = h.createUpdate("UPDATE leadership_fence SET epoch = :epoch WHERE role = :role").bind("role", CONTROL_LOOP).bind("epoch", epoch).execute();
+        if (updated == 0) {
+            h.createUpdate("INSERT INTO leadership_fence (role, epoch) VALUES (:role, :epoch)").bind("role", CONTROL_LOOP).bind("epoch", epoch).execute();
+        }
     }
 
     /** {@link io.slipstream.store.Store#advanceEpoch}, inside the caller's transaction. */
     static Leadership advance(Handle h, String holder, long epoch, long past) {
-        Leadership lease = locked(h).orElse(null);
+        Leadership lease = lockedLease(h).orElse(null);
         if (lease == null || !lease.heldBy(holder) || lease.epoch() != epoch || past < epoch) {
             return lease;
         }
+        setFence(h, past + 1);
         h.createUpdate("UPDATE leadership SET epoch = :next WHERE role = :role").bind("role", CONTROL_LOOP).bind("next", past + 1).execute();
         return new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
     }

@@ -71,6 +71,9 @@ public final class InMemoryStore implements Store {
     private final ThreadLocal<Tables> transaction = new ThreadLocal<>();
     private final AtomicLong eventSeq = new AtomicLong();
     private volatile Tables committed = new Tables();
+    /** The leader's lease, apart from the fence (its epoch, in the tables): renewals change only this. */
+    private volatile Leadership lease;
+    private final Object leases = new Object();
     private volatile boolean closed;
     private volatile boolean unreachable;
     private final AtomicLong callsUntilOutage = new AtomicLong(-1);
@@ -440,29 +443,49 @@ public final class InMemoryStore implements Store {
 
     // --- leadership ---
 
-    /** Several control loops of one process may share this store (tests of fencing): a lease is waited out. */
+    /**
+     * Several control loops of one process may share this store (tests of fencing): a lease is waited out. A renewal
+     * changes only the lease, so it never waits for the leader's open transactions; a new epoch is a write of the
+     * fence, so it waits for them (the writer lock), and no transaction of the old epoch is open once it is in place.
+     * Claims are not made inside a transaction: a rollback would not take back the lease.
+     */
     @Override
     public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
-        return write(t -> {
-            Leadership lease = t.leadership;
-            if (lease != null && !lease.heldBy(holder) && !lease.expiredAt(now) && !lease.heldBy(goneHolder)) {
+        requireOpen();
+        synchronized (leases) {
+            Leadership current = lease;
+            if (current != null && current.heldBy(holder) && !current.expiredAt(now)) {
+                lease = new Leadership(holder, current.epoch(), micros(now), micros(now.plus(ttl)));
                 return lease;
             }
-            long epoch = lease == null ? 1 : lease.heldBy(holder) && !lease.expiredAt(now) ? lease.epoch() : lease.epoch() + 1;
-            t.leadership = new Leadership(holder, epoch, micros(now), micros(now.plus(ttl)));
-            return t.leadership;
+            if (current != null && !current.expiredAt(now) && !current.heldBy(goneHolder)) {
+                return current;
+            }
+        }
+        return write(t -> {
+            synchronized (leases) { // taken after the writer lock, never before: a renewal holds only this one
+                Leadership current = lease;
+                boolean renew = current != null && current.heldBy(holder) && !current.expiredAt(now);
+                if (current != null && !renew && !current.expiredAt(now) && !current.heldBy(goneHolder)) {
+                    return current; // another claim won the lease while this one waited
+                }
+                long epoch = current == null ? 1 : renew ? current.epoch() : current.epoch() + 1;
+                t.fenceEpoch = epoch;
+                lease = new Leadership(holder, epoch, micros(now), micros(now.plus(ttl)));
+                return lease;
+            }
         });
     }
 
     @Override
     public Optional<Leadership> leadership() {
-        return Optional.ofNullable(read().leadership);
+        requireOpen();
+        return Optional.ofNullable(lease);
     }
 
     @Override
     public void requireLeader(long epoch) {
-        Leadership lease = read().leadership; // inside a transaction, the writer lock holds off every takeover
-        long current = lease == null ? 0 : lease.epoch();
+        long current = read().fenceEpoch; // inside a transaction, the writer lock holds off every takeover
         if (current != epoch) {
             throw new FencedException(epoch, current);
         }
@@ -471,23 +494,26 @@ public final class InMemoryStore implements Store {
     @Override
     public Leadership advanceEpoch(String holder, long epoch, long past) {
         return write(t -> {
-            Leadership lease = t.leadership;
-            if (lease != null && lease.heldBy(holder) && lease.epoch() == epoch && past >= epoch) {
-                t.leadership = new Leadership(holder, past + 1, lease.renewedAt(), lease.expiresAt());
+            synchronized (leases) {
+                Leadership current = lease;
+                if (current != null && current.heldBy(holder) && current.epoch() == epoch && past >= epoch) {
+                    t.fenceEpoch = past + 1;
+                    lease = new Leadership(holder, past + 1, current.renewedAt(), current.expiresAt());
+                }
+                return lease;
             }
-            return t.leadership;
         });
     }
 
     @Override
     public void releaseLeadership(String holder, long epoch, Instant now) {
-        write(t -> {
-            Leadership lease = t.leadership;
-            if (lease != null && lease.heldBy(holder) && lease.epoch() == epoch) {
-                t.leadership = new Leadership(holder, epoch, lease.renewedAt(), micros(now));
+        requireOpen();
+        synchronized (leases) {
+            Leadership current = lease;
+            if (current != null && current.heldBy(holder) && current.epoch() == epoch) {
+                lease = new Leadership(holder, epoch, current.renewedAt(), micros(now));
             }
-            return null;
-        });
+        }
     }
 
     // --- runs ---

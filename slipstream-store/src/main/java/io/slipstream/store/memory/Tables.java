@@ -70,8 +70,8 @@ final class Tables {
     TreeMap<String, NodeDown> nodesDown = new TreeMap<>();
     /** Usage segments in the order they were opened (a copy per write: the in-memory store is for tests and trials). */
     java.util.ArrayList<io.slipstream.store.UsageSegment> usage = new java.util.ArrayList<>();
-    /** Immutable: replaced whole. */
-    io.slipstream.store.Leadership leadership;
+    /** The fence: the epoch that the leader's writes must be at (0: none yet). Its lease is kept apart (InMemoryStore). */
+    long fenceEpoch;
 
     /** Which maps (and which runs' instance maps) this working copy owns already. */
     private final Set<String> owned = new HashSet<>();
@@ -88,7 +88,7 @@ final class Tables {
         copy.schedules = schedules;
         copy.nodesDown = nodesDown;
         copy.usage = usage;
-        copy.leadership = leadership;
+        copy.fenceEpoch = fenceEpoch;
         return copy;
     }
 
