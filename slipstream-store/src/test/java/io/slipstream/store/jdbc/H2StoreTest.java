@@ -37,6 +37,14 @@ class H2StoreTest extends BaseStoreContractTest {
         return java.sql.DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", "");
     }
 
+    /** H2's sessions carry the statement timeout (set once at connect, not before every statement). */
+    @Test
+    void everyConnectionHasTheStatementTimeout() {
+        try (JdbcStore store = JdbcStore.openH2(dataDir.resolve("another"))) {
+            assertThat(store.sessionStatementTimeoutSeconds()).isEqualTo(JdbcStore.STATEMENT_TIMEOUT_S);
+        }
+    }
+
     /** What was stored is data: a job beyond what users may send today (more replicas, a longer runtime) still reads. */
     @Test
     void aStoredJobBeyondTodaysLimitsReadsBack() {
