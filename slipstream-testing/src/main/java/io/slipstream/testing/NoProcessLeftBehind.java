@@ -78,7 +78,23 @@ public final class NoProcessLeftBehind implements AfterEachCallback, AfterAllCal
 
     /** "pid: command line" of every live process in one of {@code dirs}. */
     public static List<String> leftIn(List<Path> dirs) {
-        List<String> found = new ArrayList<>();
+        return processesIn(dirs).stream().map(Left::toString).toList();
+    }
+
+    /** A live process found in a directory: its pid and command line. */
+    public record Left(long pid, String commandLine) {
+        @Override
+        public String toString() {
+            return pid + ": " + commandLine;
+        }
+    }
+
+    /**
+     * Every live process (not a zombie, not this one) in one of {@code dirs}: its command line names the directory or
+     * a path under it, or it works in it.
+     */
+    public static List<Left> processesIn(List<Path> dirs) {
+        List<Left> found = new ArrayList<>();
         long self = ProcessHandle.current().pid();
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path proc : procs) {
@@ -88,15 +104,26 @@ public final class NoProcessLeftBehind implements AfterEachCallback, AfterAllCal
                 }
                 String commandLine = read(proc.resolve("cmdline")).replace('\0', ' ').strip();
                 Optional<Path> cwd = cwd(proc);
-                boolean inside = dirs.stream().anyMatch(d -> commandLine.contains(d.toString()) || cwd.map(w -> w.startsWith(d)).orElse(false));
+                boolean inside = dirs.stream().anyMatch(d -> names(commandLine, d.toString()) || cwd.map(w -> w.startsWith(d)).orElse(false));
                 if (inside && !commandLine.isEmpty() && !zombie(proc)) {
-                    found.add(pid + ": " + commandLine);
+                    found.add(new Left(pid, commandLine));
                 }
             }
         } catch (IOException e) {
             return found;
         }
         return found;
+    }
+
+    /** Whether {@code commandLine} names {@code dir} or a path under it ({@code /a/data} is not in {@code /a/data2}). */
+    static boolean names(String commandLine, String dir) {
+        for (int at = commandLine.indexOf(dir); at >= 0; at = commandLine.indexOf(dir, at + 1)) {
+            int after = at + dir.length();
+            if (after == commandLine.length() || commandLine.charAt(after) == '/' || commandLine.charAt(after) == ' ') {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean zombie(Path proc) {

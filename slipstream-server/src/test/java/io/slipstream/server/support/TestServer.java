@@ -43,7 +43,9 @@ public final class TestServer implements AutoCloseable {
         ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5))));
         LeftInstances.watch(dataDir);
         try {
-            return new TestServer(SlipstreamServer.start(config, clock), dataDir);
+            TestServer started = new TestServer(SlipstreamServer.start(config, clock), dataDir);
+            LeftInstances.opened(started);
+            return started;
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -175,5 +177,6 @@ public final class TestServer implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        LeftInstances.closed(this);
     }
 }
