@@ -234,6 +234,44 @@ public abstract class BaseStoreContractTest implements UsageContract {
         }
     }
 
+    /**
+     * A build before V14 moves only the lease's epoch (a downgrade, then this build again): such a lease is never
+     * renewed as it is, since its holder could not write at it, but taken at an epoch past both.
+     */
+    @Test
+    void aLeaseWhoseEpochIsNotTheFencesIsTakenPastBoth() throws Exception {
+        store.claimLeadership("a", T0, TTL);
+        sql("UPDATE leadership SET epoch = 4"); // an older build's takeover by a itself, the fence left at 1
+        Leadership again = store.claimLeadership("a", T0.plusSeconds(1), TTL);
+        assertThat(again).isEqualTo(new Leadership("a", 5, T0.plusSeconds(1), T0.plusSeconds(11)));
+        new FencedStore(store, 5).createDocument(workspace("team-a"), T0);
+
+        sql("UPDATE leadership SET holder = 'old', epoch = 6"); // an older build leads, its lease not expired
+        Leadership seen = store.claimLeadership("b", T0.plusSeconds(2), TTL);
+        if (!singleProcess()) {
+            assertThat(seen.holder()).as("its lease is waited out").isEqualTo("old");
+            seen = store.claimLeadership("b", T0.plusSeconds(11), TTL);
+        }
+        assertThat(seen.holder()).isEqualTo("b");
+        assertThat(seen.epoch()).isEqualTo(7);
+        new FencedStore(store, 7).createDocument(workspace("team-b"), T0);
+        assertThatThrownBy(() -> new FencedStore(store, 5).createDocument(workspace("team-c"), T0)).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> new FencedStore(store, 6).createDocument(workspace("team-c"), T0)).isInstanceOf(FencedException.class);
+    }
+
+    /** A fence left without its lease (the lease's row deleted by hand) is never gone back past. */
+    @Test
+    void aFirstClaimOverAFenceLeftWithoutItsLeaseStartsPastIt() throws Exception {
+        store.claimLeadership("a", T0, TTL);
+        store.releaseLeadership("a", 1, T0.plusSeconds(1));
+        store.claimLeadership("b", T0.plusSeconds(2), TTL); // epoch 2
+        sql("DELETE FROM leadership");
+        Leadership first = store.claimLeadership("c", T0.plusSeconds(3), TTL);
+        assertThat(first).isEqualTo(new Leadership("c", 3, T0.plusSeconds(3), T0.plusSeconds(13)));
+        assertThatThrownBy(() -> new FencedStore(store, 1).createDocument(workspace("team-a"), T0)).isInstanceOf(FencedException.class);
+        new FencedStore(store, 3).createDocument(workspace("team-a"), T0);
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             if (!latch.await(60, TimeUnit.SECONDS)) {

@@ -138,7 +138,7 @@ public final class JdbcStore implements Store {
     private static JdbcStore open(String url, String user, String password, boolean singleProcess) {
         HikariConfig config = new HikariConfig();
         // H2 runs a SET QUERY_TIMEOUT before every statement given a timeout (44 of a trivial run's 100 statements):
-        // its sessions get the timeout once, at connect, instead (a URL that sets its own keeps it).
+        // its sessions get the timeout once, at connect, instead (a URL that sets its own keeps it, even 0: none).
         boolean timeoutInSession = url.startsWith("jdbc:h2:");
         config.setJdbcUrl(timeoutInSession && !url.toUpperCase(java.util.Locale.ROOT).contains(";QUERY_TIMEOUT=")
                 ? url + ";QUERY_TIMEOUT=" + STATEMENT_TIMEOUT_S * 1000 : url);
@@ -160,8 +160,10 @@ public final class JdbcStore implements Store {
         HikariDataSource dataSource = new HikariDataSource(config);
         try {
             if (!AppliedMigrations.allApplied(dataSource, JdbcStore.class.getClassLoader())) { // else Flyway is not started (see AppliedMigrations)
-                Flyway.configure()
-                        .dataSource(dataSource)
+                org.flywaydb.core.api.configuration.FluentConfiguration flyway = Flyway.configure();
+                // On H2 through connections of their own, without the pool's statement timeout: a migration may copy a
+                // large table (ALTER TABLE ... ADD COLUMN), which is not a stuck statement.
+                (timeoutInSession ? flyway.dataSource(url, user, password) : flyway.dataSource(dataSource))
                         .locations("classpath:" + AppliedMigrations.LOCATION)
                         .loggers("slf4j")
                         .load()

@@ -29,19 +29,24 @@ final class LeadershipRows {
     static Leadership claim(Handle h, String holder, String goneHolder, Instant now, Duration ttl, boolean singleProcess) {
         Instant expires = now.plus(ttl);
         Optional<Leadership> current = lockedLease(h);
+        long fenced = fence(h).orElse(0L);
         if (current.isEmpty()) {
+            long first = fenced + 1; // 1, or past a fence left without its lease (an edit by hand): an epoch never goes back
             time(time(h.createUpdate("INSERT INTO leadership (role, holder, epoch, renewed_at, expires_at) "
-                    + "VALUES (:role, :holder, 1, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder), "now", now),
-                    "expires", expires).execute();
-            setFence(h, 1);
-            return new Leadership(holder, 1, now, expires);
+                    + "VALUES (:role, :holder, :epoch, :now, :expires)").bind("role", CONTROL_LOOP).bind("holder", holder).bind("epoch", first),
+                    "now", now), "expires", expires).execute();
+            setFence(h, first);
+            return new Leadership(holder, first, now, expires);
         }
         Leadership lease = current.get();
-        boolean renew = lease.heldBy(holder) && !lease.expiredAt(now);
-        if (!renew && !lease.expiredAt(now) && !singleProcess && !lease.heldBy(goneHolder)) {
+        // A lease whose epoch is not the fence's was moved by a build before V14 (a downgrade, then this build again):
+        // its holder cannot write at it, so it is not renewed as it is but taken at an epoch past both.
+        boolean inStep = fenced == lease.epoch();
+        boolean renew = inStep && lease.heldBy(holder) && !lease.expiredAt(now);
+        if (!renew && !lease.expiredAt(now) && !lease.heldBy(holder) && !singleProcess && !lease.heldBy(goneHolder)) {
             return lease;
         }
-        long epoch = renew ? lease.epoch() : lease.epoch() + 1;
+        long epoch = renew ? lease.epoch() : Math.max(lease.epoch(), fenced) + 1;
         if (!renew) {
             setFence(h, epoch); // waits for the old epoch's open transactions (or fails at the lock timeout: nothing changed)
         }

@@ -447,18 +447,20 @@ public final class InMemoryStore implements Store {
      * Several control loops of one process may share this store (tests of fencing): a lease is waited out. A renewal
      * changes only the lease, so it never waits for the leader's open transactions; a new epoch is a write of the
      * fence, so it waits for them (the writer lock), and no transaction of the old epoch is open once it is in place.
-     * Claims are not made inside a transaction: a rollback would not take back the lease.
+     * Unlike the JDBC store's, a claim or an epoch move made inside a transaction that then rolls back keeps the lease
+     * it set (the fence goes back): the servers and tests that use this store make them on their own or commit them.
      */
     @Override
     public Leadership claimLeadership(String holder, String goneHolder, Instant now, java.time.Duration ttl) {
-        requireOpen();
         synchronized (leases) {
             Leadership current = lease;
             if (current != null && current.heldBy(holder) && !current.expiredAt(now)) {
+                requireOpen(); // one check per call, as write's below (tests count calls to an outage)
                 lease = new Leadership(holder, current.epoch(), micros(now), micros(now.plus(ttl)));
                 return lease;
             }
             if (current != null && !current.expiredAt(now) && !current.heldBy(goneHolder)) {
+                requireOpen();
                 return current;
             }
         }
