@@ -31,7 +31,11 @@ public final class ApiClient {
     static final Duration STORE_RETRY_FOR = Duration.ofMinutes(2);
     private static final String STORE_UNAVAILABLE = "STORE_UNAVAILABLE";
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /**
+     * HTTP/1.1, which the server speaks: the JDK's default offers an upgrade to HTTP/2 on every request, which the
+     * server ignores (and with that client Jetty was seen answering a request twice: docs/api.md).
+     */
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
     private final URI server;
     private final String token;
     private final java.util.function.Consumer<String> notices;

@@ -18,7 +18,8 @@ final class ProgressApi {
 
     private final URI uri;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    /** HTTP/1.1, which the server speaks (not the JDK's default offer of an upgrade to HTTP/2 on every request). */
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(TIMEOUT).build();
     private boolean warned;
 
     /** The API of {@code server} for instance {@code rank} of run {@code runId}. */

@@ -272,6 +272,36 @@ public abstract class BaseStoreContractTest implements UsageContract {
         new FencedStore(store, 3).createDocument(workspace("team-a"), T0);
     }
 
+    /**
+     * A write that waits for another transaction's row past the store's lock timeout fails as {@link
+     * StoreUnavailableException} (the API's 503, to be tried again), not as an error of its own (a 500 in ChaosIT,
+     * from H2's lock timeout while a crash loop loaded the machine). Nothing of it is written.
+     */
+    @Test
+    void aWriteThatWaitsOutTheLockTimeoutFailsAsUnavailableAndWritesNothing() throws Exception {
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<?> holder = threads.submit(() -> store.inTransaction(tx -> {
+                tx.createDocument(workspace("team-a"), T0);
+                holding.countDown();
+                await(finish);
+                return null;
+            }));
+            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+            Future<?> waiting = threads.submit(() -> store.createDocument(workspace("team-a"), T0.plusSeconds(1)));
+            assertThatThrownBy(() -> waiting.get(60, TimeUnit.SECONDS)).isInstanceOf(java.util.concurrent.ExecutionException.class)
+                    .cause().isInstanceOf(StoreUnavailableException.class);
+            finish.countDown();
+            holder.get(30, TimeUnit.SECONDS);
+            assertThat(store.getDocument(Kind.Workspace, null, "team-a")).hasValueSatisfying(d -> assertThat(d.createdAt()).isEqualTo(T0));
+        } finally {
+            finish.countDown();
+            threads.shutdownNow();
+        }
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             if (!latch.await(60, TimeUnit.SECONDS)) {

@@ -20,7 +20,8 @@ import tools.jackson.databind.JsonNode;
 /** A real server on a free port over a temporary data dir, and an HTTP client for it. */
 public final class TestServer implements AutoCloseable {
     private final SlipstreamServer server;
-    private final HttpClient http = HttpClient.newHttpClient();
+    /** HTTP/1.1, as the CLI and SDK speak it (see ApiClient). */
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final String adminToken;
     private final Path dataDir;
 

@@ -272,13 +272,16 @@ public final class JdbcStore implements Store {
     /**
      * A statement that failed because the connection did: SQL state class 08 (connection exception), 57P01-03 (the
      * server is shutting down or starting), a connection the pool could not give, 57014 a statement cancelled by its
-     * timeout (the server stopped answering, or it waits on a lock that long). Everything else (a constraint, a bug) stays what it is.
+     * timeout (the server stopped answering, or it waits on a lock that long), H2's timeouts (a lock waited for past
+     * its lock timeout: under load, another transaction held the row that long). Everything else (a constraint, a
+     * bug) stays what it is.
      */
     static boolean connectionLost(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
             if (cause instanceof java.sql.SQLTransientConnectionException || cause instanceof java.sql.SQLNonTransientConnectionException
                     || cause instanceof java.sql.SQLRecoverableException || cause instanceof java.net.SocketException
-                    || cause instanceof java.io.EOFException) {
+                    || cause instanceof java.io.EOFException
+                    || cause instanceof java.sql.SQLTimeoutException) { // H2: a lock waited for past its lock timeout
                 return true;
             }
             if (cause instanceof SQLException sql && sql.getSQLState() != null) {

@@ -137,7 +137,8 @@ public final class InMemoryStore implements Store {
         requireOpen();
         try {
             if (!writer.tryLock(LOCK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("the in-memory store waited " + LOCK_TIMEOUT.toSeconds() + " s for another thread's transaction");
+                throw new io.slipstream.store.StoreUnavailableException("the in-memory store waited " + LOCK_TIMEOUT.toSeconds()
+                        + " s for another thread's transaction", null);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
