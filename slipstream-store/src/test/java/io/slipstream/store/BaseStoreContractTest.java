@@ -171,33 +171,18 @@ public abstract class BaseStoreContractTest implements UsageContract {
     @Test
     void aRenewalDoesNotWaitForTheLeadersOpenFencedTransactionButATakeoverDoes() throws Exception {
         long epoch = store.claimLeadership("a", T0, TTL).epoch();
-        CountDownLatch fenced = new CountDownLatch(1);
-        CountDownLatch finish = new CountDownLatch(1);
-        ExecutorService threads = Executors.newFixedThreadPool(2);
-        try {
-            Future<?> write = threads.submit(() -> new FencedStore(store, epoch).inTransaction(tx -> {
-                tx.createDocument(workspace("team-a"), T0);
-                fenced.countDown();
-                await(finish);
-                return null;
-            }));
-            assertThat(fenced.await(30, TimeUnit.SECONDS)).isTrue();
-
-            Future<Leadership> renewal = threads.submit(() -> store.claimLeadership("a", T0.plusSeconds(3), TTL));
+        try (OpenTransaction write = OpenTransaction.open(new FencedStore(store, epoch), tx -> tx.createDocument(workspace("team-a"), T0), tx -> { })) {
+            Future<Leadership> renewal = write.meanwhile(() -> store.claimLeadership("a", T0.plusSeconds(3), TTL));
             assertThat(renewal.get(30, TimeUnit.SECONDS)).as("renewed while the fenced transaction is open")
                     .isEqualTo(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
             assertThat(store.leadership()).contains(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
             assertThat(write.isDone()).as("the fenced transaction is still open").isFalse();
 
-            finish.countDown();
-            write.get(30, TimeUnit.SECONDS);
+            write.finish();
             Leadership taken = store.claimLeadership("b", T0.plusSeconds(13), TTL);
             assertThat(taken).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(13), T0.plusSeconds(23)));
             assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
             assertThatThrownBy(() -> new FencedStore(store, epoch).createDocument(workspace("team-b"), T0)).isInstanceOf(FencedException.class);
-        } finally {
-            finish.countDown();
-            threads.shutdownNow();
         }
     }
 
@@ -208,29 +193,16 @@ public abstract class BaseStoreContractTest implements UsageContract {
     @Test
     void aTakeoverCannotBeginWhileATransactionOfTheOldEpochIsOpen() throws Exception {
         long epoch = store.claimLeadership("a", T0, TTL).epoch();
-        CountDownLatch fenced = new CountDownLatch(1);
-        CountDownLatch finish = new CountDownLatch(1);
-        ExecutorService threads = Executors.newFixedThreadPool(2);
-        try {
-            Future<?> write = threads.submit(() -> new FencedStore(store, epoch).inTransaction(tx -> {
-                tx.requireLeader(epoch);
-                fenced.countDown();
-                await(finish);
-                return tx.createDocument(workspace("team-a"), T0);
-            }));
-            assertThat(fenced.await(30, TimeUnit.SECONDS)).isTrue();
-            Future<Leadership> takeover = threads.submit(() -> store.claimLeadership("b", T0.plusSeconds(10), TTL));
+        try (OpenTransaction write = OpenTransaction.open(new FencedStore(store, epoch), tx -> tx.requireLeader(epoch),
+                tx -> tx.createDocument(workspace("team-a"), T0))) {
+            Future<Leadership> takeover = write.meanwhile(() -> store.claimLeadership("b", T0.plusSeconds(10), TTL));
             assertThatThrownBy(() -> takeover.get(60, TimeUnit.SECONDS)).as("no takeover while the old epoch writes")
                     .isInstanceOf(java.util.concurrent.ExecutionException.class);
             assertThat(store.leadership()).as("the failed takeover changed nothing").contains(new Leadership("a", epoch, T0, T0.plus(TTL)));
 
-            finish.countDown();
-            write.get(30, TimeUnit.SECONDS);
+            write.finish();
             assertThat(store.claimLeadership("b", T0.plusSeconds(10), TTL)).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(10), T0.plusSeconds(20)));
             assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
-        } finally {
-            finish.countDown();
-            threads.shutdownNow();
         }
     }
 
@@ -279,24 +251,54 @@ public abstract class BaseStoreContractTest implements UsageContract {
      */
     @Test
     void aWriteThatWaitsOutTheLockTimeoutFailsAsUnavailableAndWritesNothing() throws Exception {
-        CountDownLatch holding = new CountDownLatch(1);
-        CountDownLatch finish = new CountDownLatch(1);
-        ExecutorService threads = Executors.newFixedThreadPool(2);
-        try {
-            Future<?> holder = threads.submit(() -> store.inTransaction(tx -> {
-                tx.createDocument(workspace("team-a"), T0);
-                holding.countDown();
-                await(finish);
-                return null;
-            }));
-            assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
-            Future<?> waiting = threads.submit(() -> store.createDocument(workspace("team-a"), T0.plusSeconds(1)));
+        try (OpenTransaction holder = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-a"), T0), tx -> { })) {
+            Future<?> waiting = holder.meanwhile(() -> store.createDocument(workspace("team-a"), T0.plusSeconds(1)));
             assertThatThrownBy(() -> waiting.get(60, TimeUnit.SECONDS)).isInstanceOf(java.util.concurrent.ExecutionException.class)
                     .cause().isInstanceOf(StoreUnavailableException.class);
-            finish.countDown();
-            holder.get(30, TimeUnit.SECONDS);
+            holder.finish();
             assertThat(store.getDocument(Kind.Workspace, null, "team-a")).hasValueSatisfying(d -> assertThat(d.createdAt()).isEqualTo(T0));
-        } finally {
+        }
+    }
+
+    /**
+     * A transaction that another thread holds open, between {@code before} and {@code after}, until {@link #finish};
+     * {@link #meanwhile} runs a call on a second thread while it is open.
+     */
+    private static final class OpenTransaction implements AutoCloseable {
+        private final CountDownLatch opened = new CountDownLatch(1);
+        private final CountDownLatch finish = new CountDownLatch(1);
+        private final ExecutorService threads = Executors.newFixedThreadPool(2);
+        private Future<?> work;
+
+        static OpenTransaction open(Store on, java.util.function.Consumer<Store> before, java.util.function.Consumer<Store> after) throws InterruptedException {
+            OpenTransaction open = new OpenTransaction();
+            open.work = open.threads.submit(() -> on.inTransaction(tx -> {
+                before.accept(tx);
+                open.opened.countDown();
+                await(open.finish);
+                after.accept(tx);
+                return null;
+            }));
+            assertThat(open.opened.await(30, TimeUnit.SECONDS)).as("the transaction opened").isTrue();
+            return open;
+        }
+
+        <T> Future<T> meanwhile(Callable<T> call) {
+            return threads.submit(call);
+        }
+
+        boolean isDone() {
+            return work.isDone();
+        }
+
+        /** Lets the transaction end and waits until it has committed. */
+        void finish() throws Exception {
+            finish.countDown();
+            work.get(30, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() {
             finish.countDown();
             threads.shutdownNow();
         }
