@@ -187,8 +187,9 @@ class EndToEndIT {
         long began = System.nanoTime();
         Result demo = SlipstreamProcess.cli(work, "demo", "--data-dir", work.resolve("story-data").toString());
         assertThat(demo.exit()).as(demo.out() + demo.err()).isZero();
-        assertThat(demo.out()).contains("NotInQuota").contains("saved a checkpoint of step").contains("resumed from the checkpoint of step")
-                .contains("identical, bit for bit");
+        // The notice may come right after a periodic checkpoint: then there is nothing newer to save, and the story says so.
+        assertThat(demo.out()).contains("NotInQuota").containsPattern("saved a checkpoint of step|stopped after step \\d+, whose checkpoint it had just saved")
+                .contains("resumed from the checkpoint of step").contains("identical, bit for bit");
         assertThat(demo.err()).as("the server's log stays out of the story").doesNotContain("INFO");
         System.out.printf("figure: the demo story took %d s%n", Duration.ofNanos(System.nanoTime() - began).toSeconds());
     }

@@ -57,8 +57,10 @@ final class DemoStory {
         RunView preempted = await(bob, training, run -> run.attempt() == 2, null);
         String firstAttempt = logs(bob, training, 1);
         Matcher saved = Pattern.compile("saved the checkpoint of step (\\d+) on the stop notice in ([0-9.]+) ms").matcher(firstAttempt);
+        Matcher alreadySaved = Pattern.compile("rank 0 stops after step (\\d+), whose checkpoint is already saved").matcher(firstAttempt);
         say("   team B's run got the notice (SIGTERM + " + "$SLIPSTREAM_PREEMPTION_NOTICE_FILE) and "
-                + (saved.find() ? "saved a checkpoint of step " + saved.group(1) + " in " + saved.group(2) + " ms" : "stopped"));
+                + (saved.find() ? "saved a checkpoint of step " + saved.group(1) + " in " + saved.group(2) + " ms"
+                : alreadySaved.find() ? "stopped after step " + alreadySaved.group(1) + ", whose checkpoint it had just saved" : "stopped"));
         say(String.format(Locale.ROOT, "   it is %s again (%s); work lost: %.1f instance-seconds", preempted.state(), preempted.reason(),
                 preempted.progress().workLostSeconds()));
         RunView ownerRunning = await(admin, owner, run -> run.state().isFinal() || run.state().name().equals("RUNNING"), null);

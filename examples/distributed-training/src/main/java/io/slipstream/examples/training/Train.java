@@ -154,6 +154,9 @@ public final class Train {
                     checkpoints.save(completed, parameters);
                     out.printf(Locale.ROOT, "rank 0 saved the checkpoint of step %d on the stop notice in %.1f ms%n", completed,
                             (System.nanoTime() - began) / 1e6);
+                } else if (rank == 0 && checkpoints != null && completed == lastSaved && completed > 0) {
+                    // The notice came between the periodic checkpoint of this step and the next step: nothing to save.
+                    out.println("rank 0 stops after step " + completed + ", whose checkpoint is already saved");
                 } else {
                     out.println("rank " + rank + " stops after step " + completed);
                 }
