@@ -253,12 +253,19 @@ final class EmbeddedH2 {
 
     /**
      * A transactionally consistent copy of the open store in {@code storeDir}, taken while it serves (H2's
-     * {@code BACKUP TO}, a zip holding the database file), written to {@code target}.
+     * {@code BACKUP TO}, a zip holding the database file), written to {@code target}. Writes wait meanwhile: the
+     * backup writes a chunk first, which must not catch another transaction half done ({@link OneWriterAtATime}).
      */
     static void backup(Path storeDir, Path target) {
         try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
              Statement statement = connection.createStatement()) {
-            statement.execute("BACKUP TO '" + target.toAbsolutePath().toString().replace("'", "''") + "'");
+            OneWriterAtATime writer = OneWriterAtATime.of(connection);
+            writer.enter();
+            try {
+                statement.execute("BACKUP TO '" + target.toAbsolutePath().toString().replace("'", "''") + "'");
+            } finally {
+                writer.leave();
+            }
         } catch (SQLException e) {
             throw new IllegalStateException("cannot back up the store " + file(storeDir) + ": " + firstLine(e), e);
         }

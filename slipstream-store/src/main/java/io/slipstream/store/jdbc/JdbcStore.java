@@ -99,19 +99,26 @@ public final class JdbcStore implements Store {
     private final UnreadableRows unreadable = new UnreadableRows();
     /** Runs after each commit, before it is acknowledged: the embedded H2's {@link H2NewestChunk}; nothing elsewhere. */
     private final Runnable committed;
+    /** An H2 file in this process: its writers, one at a time ({@link OneWriterAtATime}); {@code null} elsewhere. */
+    private final OneWriterAtATime oneWriter;
 
     private JdbcStore(HikariDataSource dataSource, boolean singleProcess) {
-        this(dataSource, singleProcess, () -> { }, true);
+        this(dataSource, singleProcess, () -> { }, null, true);
     }
 
     /** @param timeoutPerStatement whether each statement is given the timeout (not where the session has it: H2) */
-    private JdbcStore(HikariDataSource dataSource, boolean singleProcess, Runnable committed, boolean timeoutPerStatement) {
+    private JdbcStore(HikariDataSource dataSource, boolean singleProcess, Runnable committed, OneWriterAtATime oneWriter,
+            boolean timeoutPerStatement) {
         this.dataSource = dataSource;
         this.singleProcess = singleProcess;
         this.committed = committed;
+        this.oneWriter = oneWriter;
         this.jdbi = Jdbi.create(dataSource);
         if (timeoutPerStatement) {
             jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT_S);
+        }
+        if (oneWriter != null) {
+            jdbi.getConfig(SqlStatements.class).addCustomizer(oneWriter);
         }
     }
 
@@ -170,13 +177,22 @@ public final class JdbcStore implements Store {
                         .migrate();
             }
             // an H2 file in this process (the embedded store, or one configured by URL): each commit must be found again
-            // after a crash (H2NewestChunk)
-            Runnable committed = singleProcess || url.startsWith("jdbc:h2:file:") ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
+            // after a crash (H2NewestChunk), and so must the indexes of what did not commit (OneWriterAtATime)
+            boolean h2File = singleProcess || url.startsWith("jdbc:h2:file:");
+            Runnable committed = h2File ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
             committed.run(); // the migrations' commits too
-            return new JdbcStore(dataSource, singleProcess, committed, !timeoutInSession);
+            return new JdbcStore(dataSource, singleProcess, committed, h2File ? oneWriterOf(dataSource) : null, !timeoutInSession);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
+        }
+    }
+
+    private static OneWriterAtATime oneWriterOf(HikariDataSource dataSource) {
+        try (java.sql.Connection connection = dataSource.getConnection()) {
+            return OneWriterAtATime.of(connection);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot reach the H2 database just opened: " + e.getMessage(), e);
         }
     }
 
@@ -221,6 +237,14 @@ public final class JdbcStore implements Store {
             throw duplicateKeyAsConflict(e);
         } catch (JdbiException e) {
             throw connectionLost(e) ? unavailable(e) : e;
+        } finally {
+            leaveWriter(); // committed or rolled back
+        }
+    }
+
+    private void leaveWriter() {
+        if (oneWriter != null) {
+            oneWriter.leave();
         }
     }
 
@@ -230,9 +254,13 @@ public final class JdbcStore implements Store {
             if (bound != null) {
                 return work.apply(bound);
             }
-            T result = jdbi.withHandle(work::apply); // autocommit: a write is committed
-            committed.run();
-            return result;
+            try {
+                T result = jdbi.withHandle(work::apply); // autocommit: a write is committed
+                committed.run();
+                return result;
+            } finally {
+                leaveWriter();
+            }
         } catch (StatementException e) {
             throw duplicateKeyAsConflict(e);
         } catch (JdbiException e) {
