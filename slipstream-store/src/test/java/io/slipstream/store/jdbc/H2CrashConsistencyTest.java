@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,20 +33,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The embedded store killed with {@code kill -9} while eight threads write to it: after every kill, each index of the
- * runs table holds exactly the runs of the table. Before {@link OneWriterAtATime}, H2 kept a run that never committed
+ * The embedded store killed with {@code kill -9} while eight threads write to it: after every kill, each index holds
+ * exactly its table's rows ({@link H2Indexes}). Before {@link OneWriterAtATime}, H2 kept a run that never committed
  * in some of its indexes (or lost one from an index) within a few kills: its idempotency key then answered with a run
  * that was not there, for ever.
  */
 class H2CrashConsistencyTest {
     private static final int KILLS = Integer.getInteger("crash.kills", 12);
-    /** Each index, with a condition on its first column that every row meets, so that the index is read whole. */
-    private static final Map<String, String> INDEXES = Map.of(
-            "runs_active", "active IN (TRUE, FALSE)",
-            "runs_by_finished", "active IN (TRUE, FALSE)",
-            "runs_by_workspace", "workspace >= ''",
-            "runs_by_idempotency_key", "workspace >= ''",
-            "runs_by_created", "created_at > TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00'");
 
     @TempDir
     Path dataDir;
@@ -89,46 +81,16 @@ class H2CrashConsistencyTest {
         return output.toString();
     }
 
-    /** What each index of the runs table lacks or holds beyond the table; empty when they agree. */
+    /** What is wrong with the store's indexes ({@link H2Indexes}, whose test shows that each is read through itself). */
     private List<String> inconsistentIndexes() throws Exception {
-        List<String> problems = new ArrayList<>();
-        // a short lock timeout: H2 retries a row an index names but the table lacks until then
-        try (Connection connection = DriverManager.getConnection(JdbcStore.h2Url(dataDir) + ";LOCK_TIMEOUT=50", "sa", "");
-             Statement statement = connection.createStatement()) {
-            TreeSet<String> table = ids(statement, "SELECT id FROM runs USE INDEX ()");
-            for (Map.Entry<String, String> index : INDEXES.entrySet()) {
-                String query = "SELECT id FROM runs USE INDEX (" + index.getKey() + ") WHERE " + index.getValue();
-                try (ResultSet plan = statement.executeQuery("EXPLAIN " + query)) {
-                    plan.next();
-                    assertThat(plan.getString(1)).as("the plan reads the index").contains("public." + index.getKey() + ":");
-                }
-                try {
-                    TreeSet<String> indexed = ids(statement, query);
-                    if (!indexed.equals(table)) {
-                        TreeSet<String> missing = new TreeSet<>(table);
-                        missing.removeAll(indexed);
-                        indexed.removeAll(table);
-                        problems.add(index.getKey() + " lacks " + missing + " and holds beyond the table " + indexed);
-                    }
-                } catch (java.sql.SQLException e) {
-                    problems.add(index.getKey() + ": " + e.getMessage().lines().findFirst().orElse("") + " (" + e.getCause() + ")");
-                }
+        try (Connection connection = DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", "")) {
+            List<String> damaged = H2Indexes.damaged(connection);
+            try (Statement statement = connection.createStatement(); ResultSet runs = statement.executeQuery("SELECT COUNT(*) FROM runs")) {
+                runs.next();
+                assertThat(runs.getLong(1)).as("runs written").isPositive();
             }
-            if (table.isEmpty()) {
-                problems.add("no run was written");
-            }
+            return damaged;
         }
-        return problems;
-    }
-
-    private static TreeSet<String> ids(Statement statement, String query) throws java.sql.SQLException {
-        TreeSet<String> ids = new TreeSet<>();
-        try (ResultSet rows = statement.executeQuery(query)) {
-            while (rows.next()) {
-                ids.add(rows.getString(1));
-            }
-        }
-        return ids;
     }
 
     /**
