@@ -103,7 +103,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
         store.close();
     }
 
-    private static Document<WorkspaceSpec> workspace(String name, String... members) {
+    protected static Document<WorkspaceSpec> workspace(String name, String... members) {
         return new Document<>(ObjectMeta.of(name, null), new WorkspaceSpec(List.of(members)));
     }
 
@@ -289,13 +289,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
      * A transaction that another thread holds open, between {@code before} and {@code after}, until {@link #finish};
      * {@link #meanwhile} runs a call on a second thread while it is open.
      */
-    private static final class OpenTransaction implements AutoCloseable {
+    protected static final class OpenTransaction implements AutoCloseable {
         private final CountDownLatch opened = new CountDownLatch(1);
         private final CountDownLatch finish = new CountDownLatch(1);
         private final ExecutorService threads = Executors.newFixedThreadPool(2);
         private Future<?> work;
 
-        static OpenTransaction open(Store on, java.util.function.Consumer<Store> before, java.util.function.Consumer<Store> after) throws InterruptedException {
+        public static OpenTransaction open(Store on, java.util.function.Consumer<Store> before, java.util.function.Consumer<Store> after) throws InterruptedException {
             OpenTransaction open = new OpenTransaction();
             open.work = open.threads.submit(() -> on.inTransaction(tx -> {
                 before.accept(tx);
@@ -308,16 +308,16 @@ public abstract class BaseStoreContractTest implements UsageContract {
             return open;
         }
 
-        <T> Future<T> meanwhile(Callable<T> call) {
+        public <T> Future<T> meanwhile(Callable<T> call) {
             return threads.submit(call);
         }
 
-        boolean isDone() {
+        public boolean isDone() {
             return work.isDone();
         }
 
         /** Lets the transaction end and waits until it has committed. */
-        void finish() throws Exception {
+        public void finish() throws Exception {
             finish.countDown();
             work.get(30, TimeUnit.SECONDS);
         }

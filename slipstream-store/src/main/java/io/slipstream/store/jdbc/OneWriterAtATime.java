@@ -27,13 +27,21 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
  *
  * <p>A transaction becomes the writer at its first statement that changes anything (any statement but a query, or a
  * query that locks rows: {@code FOR UPDATE}), and stays it until it has committed or rolled back ({@link #leave}).
- * A writer waits for the one before it at most {@link #WAIT}, then fails as a store that cannot be reached (503, to
- * be tried again), as a database's lock timeout does. Being one per database file, not per store, it is shared
- * with {@link EmbeddedH2#backup}, whose {@code BACKUP} writes a chunk too.
+ * A writer waits for those queued before it at most {@link #WAIT}, then fails as a store that cannot be reached (503,
+ * to be tried again), as a database's lock timeout does; while it waits it holds a connection of the pool. It is one
+ * per database file, not per store.
+ *
+ * <p>Not covered: H2 may also write a chunk on a reader's thread, when a query copies large text values into its
+ * result (temporary LOB maps) and the changes not yet written exceed its auto-commit buffer (about 19 MB here); with
+ * each commit written at once that buffer is near empty, and H2 has no setting to turn this off.
  */
 final class OneWriterAtATime implements StatementCustomizer {
-    /** As long as a statement may take ({@link JdbcStore#STATEMENT_TIMEOUT_S}): a writer held longer is stuck. */
-    static final Duration WAIT = Duration.ofSeconds(JdbcStore.STATEMENT_TIMEOUT_S);
+    /**
+     * How long a writer waits for those queued before it: well within what a lease renewal (a write) may wait and
+     * still renew in time (a 10 s lease, renewed every third of it), about H2's own lock timeout (2 s). The control
+     * loop's and the API's write transactions take milliseconds.
+     */
+    static final Duration WAIT = Duration.ofSeconds(3);
     private static final ConcurrentHashMap<String, OneWriterAtATime> BY_DATABASE = new ConcurrentHashMap<>();
     private static final Pattern LOCKS_ROWS = Pattern.compile("\\bFOR\\s+UPDATE\\b", Pattern.CASE_INSENSITIVE);
 
@@ -84,10 +92,5 @@ final class OneWriterAtATime implements StatementCustomizer {
         if (writer.isHeldByCurrentThread()) {
             writer.unlock();
         }
-    }
-
-    /** Whether the calling thread's transaction is the writer (for tests). */
-    boolean isWriter() {
-        return writer.isHeldByCurrentThread();
     }
 }

@@ -89,8 +89,9 @@ class H2DurabilityTest {
 
     /**
      * What the kill tests rest on, checked in process and at once: the open store's H2 has {@code WRITE_DELAY} 0 and
-     * so no background writer (no thread of it, none of its serialization threads), also after a backup, which changes
-     * the delay while it copies. Then each commit writes the store itself, in the committing thread, before it returns.
+     * so no background writer (no thread of it, none of its serialization threads), also after a backup (H2's own
+     * {@code BACKUP TO} changed the delay while it copied). Then each commit writes the store itself, in the committing
+     * thread, before it returns: what lets the backup copy the file without writing a chunk first.
      */
     @Test
     void theOpenStoreHasNoBackgroundWriterSoEachCommitIsWrittenBeforeItReturns() throws Exception {

@@ -1,6 +1,7 @@
 package io.slipstream.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.slipstream.api.spec.Document;
 import io.slipstream.api.spec.JobSpec;
@@ -10,11 +11,17 @@ import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.store.BaseStoreContractTest;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreUnavailableException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,6 +47,33 @@ class H2StoreTest extends BaseStoreContractTest {
     @Override
     protected java.sql.Connection connection() throws Exception {
         return java.sql.DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", "");
+    }
+
+    /**
+     * Writes of different rows run one at a time ({@link OneWriterAtATime}): a writer waiting for an open write
+     * transaction past the wait gets the store as unavailable (503); the writer is let go at commit and at rollback.
+     */
+    @Test
+    void writesOfDifferentRowsRunOneAtATimeAndTheWriterIsLetGoAtCommitAndRollback() throws Exception {
+        Instant t0 = Instant.parse("2026-03-01T10:00:00Z");
+        try (OpenTransaction open = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-a"), t0), tx -> { })) {
+            Future<?> other = open.meanwhile(() -> store.createDocument(workspace("team-b"), t0));
+            assertThatThrownBy(() -> other.get(60, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("waited " + OneWriterAtATime.WAIT.toSeconds() + " s");
+            open.finish();
+        }
+        ExecutorService another = Executors.newSingleThreadExecutor();
+        try {
+            another.submit(() -> store.createDocument(workspace("team-b"), t0)).get(30, TimeUnit.SECONDS); // let go at commit
+            assertThatThrownBy(() -> store.inTransaction(tx -> {
+                tx.createDocument(workspace("team-c"), t0);
+                throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            another.submit(() -> store.createDocument(workspace("team-d"), t0)).get(30, TimeUnit.SECONDS); // and at rollback
+        } finally {
+            another.shutdownNow();
+        }
+        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactlyInAnyOrder("team-a", "team-b", "team-d");
     }
 
     /** H2's sessions carry the statement timeout (set once at connect, not before every statement). */
