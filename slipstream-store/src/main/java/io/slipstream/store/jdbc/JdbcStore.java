@@ -181,18 +181,10 @@ public final class JdbcStore implements Store {
             boolean h2File = singleProcess || url.startsWith("jdbc:h2:file:");
             Runnable committed = h2File ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
             committed.run(); // the migrations' commits too
-            return new JdbcStore(dataSource, singleProcess, committed, h2File ? oneWriterOf(dataSource) : null, !timeoutInSession);
+            return new JdbcStore(dataSource, singleProcess, committed, h2File ? OneWriterAtATime.of(dataSource) : null, !timeoutInSession);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
-        }
-    }
-
-    private static OneWriterAtATime oneWriterOf(HikariDataSource dataSource) {
-        try (java.sql.Connection connection = dataSource.getConnection()) {
-            return OneWriterAtATime.of(connection);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot reach the H2 database just opened: " + e.getMessage(), e);
         }
     }
 

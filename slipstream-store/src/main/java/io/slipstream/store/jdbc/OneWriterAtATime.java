@@ -53,11 +53,15 @@ final class OneWriterAtATime implements StatementCustomizer {
         this.database = database;
     }
 
-    /** The writer of the H2 database that {@code connection} (an H2 connection in this process) is connected to. */
-    static OneWriterAtATime of(Connection connection) throws SQLException {
-        SessionLocal session = (SessionLocal) connection.unwrap(JdbcConnection.class).getSession();
-        String path = session.getDatabase().getDatabasePath();
-        return BY_DATABASE.computeIfAbsent(path, OneWriterAtATime::new);
+    /** The writer of the H2 database that {@code dataSource} (H2 connections in this process) connects to. */
+    static OneWriterAtATime of(javax.sql.DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            SessionLocal session = (SessionLocal) connection.unwrap(JdbcConnection.class).getSession();
+            String path = session.getDatabase().getDatabasePath();
+            return BY_DATABASE.computeIfAbsent(path, OneWriterAtATime::new);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot reach the H2 database just opened: " + e.getMessage(), e);
+        }
     }
 
     @Override
