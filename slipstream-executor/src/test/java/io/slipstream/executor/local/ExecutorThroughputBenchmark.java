@@ -72,7 +72,7 @@ class ExecutorThroughputBenchmark {
                 isolation, null, LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, LAUNCHER, Clock.systemUTC())) {
             executor.setListener(report1 -> {
                 if (report1 instanceof InstanceReport.Exited exited) {
-                    CountDownLatch end = ends.get(exited.id());
+                    CountDownLatch end = ends.remove(exited.id()); // reports come at least once: count the first
                     if (end != null) {
                         end.countDown();
                     }
