@@ -45,6 +45,7 @@ class ExecutorThroughputBenchmark {
     private static final int THREADS = 8;
     private static final Launcher.Mode LAUNCHER = Launcher.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
     private static final AtomicInteger RUNS = new AtomicInteger();
+    private static final java.util.Queue<String> LOST = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     @TempDir
     Path dataDir;
@@ -71,8 +72,11 @@ class ExecutorThroughputBenchmark {
         try (LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 isolation, null, LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, LAUNCHER, Clock.systemUTC())) {
             executor.setListener(report1 -> {
-                if (report1 instanceof InstanceReport.Exited exited) {
-                    CountDownLatch end = ends.remove(exited.id()); // reports come at least once: count the first
+                if (report1 instanceof InstanceReport.Lost lost) {
+                    LOST.add(lost.id() + ": " + lost.reason());
+                }
+                if (report1 instanceof InstanceReport.Exited || report1 instanceof InstanceReport.Lost) {
+                    CountDownLatch end = ends.remove(report1.id()); // reports come at least once: count the first
                     if (end != null) {
                         end.countDown();
                     }
@@ -127,6 +131,9 @@ class ExecutorThroughputBenchmark {
         if (!ended.await(10, TimeUnit.MINUTES)) {
             throw new AssertionError(ended.getCount() + " of " + count + " instances did not end within 10 minutes");
         }
+        if (!LOST.isEmpty()) {
+            throw new AssertionError(LOST.size() + " instances were lost, e.g. " + LOST.peek());
+        }
         return (System.nanoTime() - start) / 1e9;
     }
 
@@ -153,15 +160,16 @@ class ExecutorThroughputBenchmark {
         return new LaunchSpec(id, "main-0", node, List.of(), List.of("true"), env, null, null, metadata, null, new Resources(1000, 1L << 30, 0, null));
     }
 
-    /** CPU time so far: the machine's, busy (all but idle and iowait), and this JVM's, in milliseconds. */
+    /**
+     * CPU time so far: the machine's busy time (user, nice, system, irq and softirq: not idle, iowait, the time the
+     * hypervisor gave other guests, nor guest time, which user counts already) and this JVM's, in milliseconds.
+     */
     private record Cpu(long machineBusyMillis, long jvmMillis) {
         static Cpu now() throws java.io.IOException {
             String[] fields = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
             long busy = 0;
-            for (int i = 1; i < fields.length; i++) {
-                if (i != 4 && i != 5 && i <= 8) { // idle and iowait are not busy; guest time is counted in user already
-                    busy += Long.parseLong(fields[i]);
-                }
+            for (int i : new int[] {1, 2, 3, 6, 7}) {
+                busy += Long.parseLong(fields[i]);
             }
             long ticksPerSecond = 100; // USER_HZ on Linux
             var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
