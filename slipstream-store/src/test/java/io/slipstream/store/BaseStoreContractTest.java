@@ -322,10 +322,18 @@ public abstract class BaseStoreContractTest implements UsageContract {
             work.get(30, TimeUnit.SECONDS);
         }
 
+        /**
+         * Lets the transaction end and waits for both threads, without interrupting them: an interrupted or still
+         * committing writer raced the store's close and the deletion of its directory (CI once failed so).
+         */
         @Override
-        public void close() {
+        public void close() throws InterruptedException {
             finish.countDown();
-            threads.shutdownNow();
+            threads.shutdown();
+            if (!threads.awaitTermination(60, TimeUnit.SECONDS)) {
+                threads.shutdownNow();
+                throw new IllegalStateException("the transaction's threads did not end within 60 s");
+            }
         }
     }
 
