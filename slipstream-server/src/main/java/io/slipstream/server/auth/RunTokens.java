@@ -36,10 +36,34 @@ public final class RunTokens {
         this.serverUrl = serverUrl;
     }
 
-    /** The environment that gives an attempt's instances their run's token and the server's address. */
+    /**
+     * The token of an attempt, made to be stored with its admission (in the admission's transaction, not in one of its
+     * own at the first launch), or empty if the attempt has one already (admitted again after a preemption).
+     */
+    public synchronized java.util.Optional<Admitted> forAdmission(RunId run, int attempt) {
+        String key = key(run, attempt);
+        if (issued.containsKey(key)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(new Admitted(key, tokens.mint(USER_PREFIX + run.value(), false, description(run, attempt), LIFETIME)));
+    }
+
+    /** A token made for an admission; {@link #stored} once the admission's transaction committed. */
+    public record Admitted(String key, TokenService.Minted token) {
+    }
+
+    /** Remembers a token its admission stored: the attempt's launches give it to their instances. */
+    public synchronized void stored(Admitted admitted) {
+        issued.put(admitted.key(), admitted.token().secret());
+    }
+
+    /**
+     * The environment that gives an attempt's instances their run's token and the server's address; the token is
+     * issued here if its admission stored none this server remembers (a restart of the server since).
+     */
     public synchronized Map<String, String> env(RunId run, int attempt) {
-        String secret = issued.computeIfAbsent(run.value() + "/" + attempt,
-                key -> tokens.issue(USER_PREFIX + run.value(), false, "run token of " + run.value() + ", attempt " + attempt, LIFETIME).token());
+        String secret = issued.computeIfAbsent(key(run, attempt),
+                key -> tokens.issue(USER_PREFIX + run.value(), false, description(run, attempt), LIFETIME).token());
         Map<String, String> env = new LinkedHashMap<>();
         env.put(TOKEN_ENV, secret);
         String url = serverUrl.get();
@@ -47,5 +71,13 @@ public final class RunTokens {
             env.put(SERVER_ENV, url);
         }
         return env;
+    }
+
+    private static String key(RunId run, int attempt) {
+        return run.value() + "/" + attempt;
+    }
+
+    private static String description(RunId run, int attempt) {
+        return "run token of " + run.value() + ", attempt " + attempt;
     }
 }

@@ -12,6 +12,7 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.scheduler.Placement;
+import io.slipstream.server.auth.RunTokens;
 import io.slipstream.store.Store;
 import java.time.Clock;
 import java.time.Instant;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records an admission the scheduler decided: the run STARTING and its instances PENDING, each with the node, GPUs,
- * address and ports it will have, in one transaction, before any instance is launched (so every instance's
+ * address and ports it will have (and the attempt's run token), in one transaction, before any instance is launched (so every instance's
  * metadata lists all of them, and a crash leaves nothing launched that is not recorded).
  */
 final class Admissions {
@@ -34,11 +35,14 @@ final class Admissions {
     private final Store store;
     private final Executor executor;
     private final Clock clock;
+    private final RunTokens runTokens;
 
-    Admissions(Store store, Executor executor, Clock clock) {
+    /** @param runTokens gives each admitted attempt its run's token, stored with the admission; or {@code null} for none */
+    Admissions(Store store, Executor executor, Clock clock, RunTokens runTokens) {
         this.store = store;
         this.executor = executor;
         this.clock = clock;
+        this.runTokens = runTokens;
     }
 
     /** The run as admitted, with its placed instances. */
@@ -49,9 +53,9 @@ final class Admissions {
     record Request(RunRecord run, List<Placement> placements, RealTimeResources where) {
     }
 
-    /** An admission with the instances it places, ready to be recorded. */
+    /** An admission with the instances it places (and its attempt's token, if one is to be stored), ready to be recorded. */
     private record Prepared(RunRecord run, RunRecord starting, List<InstanceRecord> instances, List<Placement> placements,
-                            RealTimeResources where, Instant at) {
+                            RealTimeResources where, Instant at, Optional<RunTokens.Admitted> token) {
     }
 
     /** What a cycle's admissions came to: those recorded, and the runs that changed meanwhile (a conflict). */
@@ -75,6 +79,7 @@ final class Admissions {
         for (Prepared p : prepared) {
             // Logged once it is so: an admission the store refused (a conflict) is not one.
             if (!conflicted.contains(p.run().id())) {
+                p.token().ifPresent(token -> runTokens.stored(token));
                 LOG.info("run {}: QUEUED -> STARTING (admitted to {}, {})", p.run().id(),
                         p.placements().stream().map(Placement::node).distinct().sorted().collect(Collectors.joining(", ")), p.where());
             }
@@ -105,13 +110,15 @@ final class Admissions {
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.
         long nodeCount = request.placements().stream().map(Placement::node).distinct().count();
         RunRecord starting = run.admitted(request.where(), "Admitted " + request.where() + " on " + nodeCount + " node(s)", now);
-        return Optional.of(new Prepared(run, starting, instances, request.placements(), request.where(), now));
+        Optional<RunTokens.Admitted> token = runTokens == null ? Optional.empty() : runTokens.forAdmission(run.id(), starting.attempt());
+        return Optional.of(new Prepared(run, starting, instances, request.placements(), request.where(), now, token));
     }
 
     private static Admitted record(Store tx, Prepared p) {
         RunRecord updated = tx.updateRun(p.starting());
         tx.recordUsage(UsageChanges.between(p.run(), updated, p.at()));
         tx.appendEvent(RunEvent.of(p.run().id(), p.at(), EventType.StateChanged, updated.state().name(), updated.reason(), null, null));
+        p.token().ifPresent(token -> tx.createToken(token.token().record()));
         return new Admitted(updated, tx.createInstances(p.instances()));
     }
 

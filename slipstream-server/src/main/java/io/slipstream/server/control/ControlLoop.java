@@ -136,7 +136,7 @@ public final class ControlLoop implements AutoCloseable {
         this.tick = tick;
         this.schedules = new Schedules(store, clock, new RunFactory(clock, limits, executor.restartsInPlace()));
         this.launcher = new Launcher(store, executor, clock, runTokens, secrets);
-        this.admissions = new Admissions(store, executor, clock);
+        this.admissions = new Admissions(store, executor, clock, runTokens);
         this.lending = new Lending(store);
         this.retention = new Retention(store, executor, clock, limits.retention());
         this.faultWatch = new FaultWatch(executor, progressReports);

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Starts the placed instances a run's lifecycle lets start, with their environment, token and Secrets. Each launch is
- * recorded with its event; a launch the executor refuses, or one whose Secrets are gone, ends that instance FAILED,
+ * recorded with its event, by the caller ({@link RunSteps}, with the run's next step); a launch the executor refuses, or one whose Secrets are gone, ends that instance FAILED,
  * which the lifecycle then judges.
  */
 final class Launcher {
@@ -50,10 +50,11 @@ final class Launcher {
     }
 
     /**
-     * What a launch did: the attempt's instances as they are afterwards, how many it launched (or failed to), and how
-     * many of those could not start yet (their executor said so: they stay as they were, for a later cycle).
+     * What a launch did: the attempt's instances as they are afterwards, those of them it changed (launched, or ended
+     * as unable to start) and has not recorded yet ({@link #record}), how many it launched (or failed to), and how many
+     * of those could not start yet (their executor said so: they stay as they were, for a later cycle).
      */
-    record Launched(List<InstanceRecord> instances, int count, int notReady) {
+    record Launched(List<InstanceRecord> instances, List<InstanceRecord> unrecorded, int count, int notReady) {
         /** Whether any instance changed. */
         boolean changed() {
             return count > notReady;
@@ -64,6 +65,8 @@ final class Launcher {
      * Launches {@code starting} (placed instances the run's lifecycle lets start), at most {@code allowed} of them: a
      * run launches at most {@link #LAUNCHES_PER_CYCLE} instances a cycle, so that a run of thousands of instances
      * makes the other runs wait a moment, not minutes; the rest stay pending for the next cycles, which follow at once.
+     * The launches are left to the caller to record, in the transaction of the run's next step ({@link RunSteps}); a
+     * launch that fails unexpectedly records what started before it at once.
      */
     Launched launch(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> starting, int allowed) {
         Set<InstanceId> chosen = new HashSet<>();
@@ -74,20 +77,21 @@ final class Launcher {
                 chosen.add(instance.id());
             }
         }
-        List<InstanceRecord> after = launch(run, instances, chosen, all);
-        int notReady = 0;
-        for (InstanceRecord instance : after) {
-            if (chosen.contains(instance.id()) && instances.contains(instance)) {
-                notReady++;
-            }
+        List<InstanceRecord> changed = launch(run, instances, chosen, all);
+        Map<InstanceId, InstanceRecord> byId = new java.util.HashMap<>();
+        changed.forEach(instance -> byId.put(instance.id(), instance));
+        List<InstanceRecord> after = new ArrayList<>(instances.size());
+        for (InstanceRecord instance : instances) {
+            after.add(byId.getOrDefault(instance.id(), instance));
         }
-        return new Launched(after, chosen.size(), notReady);
+        return new Launched(after, changed, chosen.size(), chosen.size() - changed.size());
     }
 
     /**
      * @param starting launched now
      * @param started  what the metadata lists as started: every instance allowed to start, those the budget leaves
      *                 for the next cycles too (they start with these, moments later)
+     * @return the instances the launches changed (one that cannot start yet is as it was: nothing to record)
      */
     private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Set<InstanceId> started) {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
@@ -95,9 +99,8 @@ final class Launcher {
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         // Read once per group and launch: the instances started together see the same values.
         Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
-        List<InstanceRecord> current;
         // One after another: the executor serializes a run's launches (one lock per run); runs launch side by side.
-        List<InstanceRecord> launched = new ArrayList<>();
+        List<InstanceRecord> changed = new ArrayList<>();
         try {
             for (InstanceRecord instance : instances) {
                 if (!starting.contains(instance.id())) {
@@ -110,32 +113,30 @@ final class Launcher {
                         group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
                         .withNetwork(run.spec().networkMode());
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
+                InstanceRecord after;
                 if (groupSecrets instanceof Refused refused) {
                     LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
-                    launched.add(instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant()));
+                    after = instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant());
                 } else {
                     LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
-                    launched.add(launchOne(instance, spec.withSecrets(values.env(), values.files())));
+                    after = launchOne(instance, spec.withSecrets(values.env(), values.files()));
+                }
+                if (!after.equals(instance)) {
+                    changed.add(after);
                 }
             }
-        } finally {
-            // Also when a launch failed unexpectedly: what started is recorded (its launch is then found, never repeated).
-            Map<InstanceId, InstanceRecord> recorded = new java.util.HashMap<>();
-            List<InstanceRecord> changed = new ArrayList<>();
-            for (InstanceRecord instance : launched) {
-                if (!instances.contains(instance)) {
-                    changed.add(instance); // one that cannot start yet is as it was: nothing to record
+        } catch (RuntimeException | Error e) {
+            // What started is recorded at once (its launch is then found, never repeated), and the launch fails.
+            try {
+                if (!changed.isEmpty()) {
+                    record(changed);
                 }
+            } catch (RuntimeException notRecorded) {
+                e.addSuppressed(notRecorded);
             }
-            if (!changed.isEmpty()) {
-                record(changed).forEach(stored -> recorded.put(stored.id(), stored));
-            }
-            current = new ArrayList<>(instances.size());
-            for (InstanceRecord instance : instances) {
-                current.add(recorded.getOrDefault(instance.id(), instance));
-            }
+            throw e;
         }
-        return current;
+        return changed;
     }
 
     /**
@@ -155,15 +156,24 @@ final class Launcher {
     }
 
     /**
-     * Records the launches with their events in one transaction (each in its own if one of them conflicts: the run
+     * Records launches with their events in one transaction (each in its own if one of them conflicts: the run
      * changed meanwhile, and the next cycle takes it from what is stored).
      */
-    private List<InstanceRecord> record(List<InstanceRecord> launched) {
+    List<InstanceRecord> record(List<InstanceRecord> launched) {
         Batched.Outcome<InstanceRecord, InstanceRecord> outcome = Batched.write(store, launched, this::record);
         if (!outcome.conflicted().isEmpty()) {
             throw new io.slipstream.store.ConflictException("instance " + outcome.conflicted().get(0).id() + " changed while it was launched");
         }
         return outcome.written();
+    }
+
+    /** Records launches with their events in {@code tx}, a transaction of the caller's; returns them as stored. */
+    List<InstanceRecord> record(Store tx, List<InstanceRecord> launched) {
+        List<InstanceRecord> stored = new ArrayList<>(launched.size());
+        for (InstanceRecord instance : launched) {
+            stored.add(record(tx, instance));
+        }
+        return stored;
     }
 
     private InstanceRecord record(Store tx, InstanceRecord launched) {

@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * Takes one run through the steps its lifecycle decides, in one cycle: observe what the decision needs, decide,
  * persist what the step carries, then act (launch, stop), and decide again until the run stays. Each step is
  * persisted before the executor is told to act, except that a stop is recorded as sent only once it was: sending
- * it twice is harmless, never sending it would strand the run.
+ * it twice is harmless, never sending it would strand the run. Launches are recorded with the step that follows them
+ * (a run's STARTING -> RUNNING with its instances' launches: one transaction, not two), or on their own before any
+ * other write and before the run's steps end.
  */
 final class RunSteps implements Step.Handler<Boolean> {
     private static final Logger LOG = LoggerFactory.getLogger(RunSteps.class);
@@ -49,6 +51,8 @@ final class RunSteps implements Step.Handler<Boolean> {
     private Map<InstanceId, InstanceActivity> activities;
     private int launchesLeft = Launcher.LAUNCHES_PER_CYCLE;
     private boolean deferred;
+    /** Launched (or failed to start) and not yet recorded: {@link #instances} has them as they are now. */
+    private final List<InstanceRecord> unrecorded = new ArrayList<>();
 
     RunSteps(Store store, Executor executor, Launcher launcher, FaultWatch faultWatch, Clock clock, RunRecord run, List<InstanceRecord> instances) {
         this.store = store;
@@ -62,17 +66,38 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     /** Steps the run until it stays; returns it as stored afterwards. {@code seen} is the cycle's observation. */
     RunRecord take(RunLifecycle lifecycle, Observation seen) {
-        for (int i = 0; i < MAX_STEPS && !run.state().isFinal(); i++) {
-            Step step = lifecycle.next(run, instances, observe(seen));
-            if (!step.accept(this)) {
-                return run;
+        try {
+            for (int i = 0; i < MAX_STEPS && !run.state().isFinal(); i++) {
+                Step step = lifecycle.next(run, instances, observe(seen));
+                if (!step.accept(this)) {
+                    recordLaunches();
+                    return run;
+                }
             }
+            recordLaunches();
+        } catch (RuntimeException | Error e) {
+            try {
+                recordLaunches(); // whatever went wrong after them, what was launched is recorded
+            } catch (RuntimeException notRecorded) {
+                e.addSuppressed(notRecorded);
+            }
+            throw e;
         }
         if (!run.state().isFinal()) {
             LOG.warn("run {}: still changing after {} steps; going on next cycle", run.id(), MAX_STEPS);
             deferred = true;
         }
         return run;
+    }
+
+    /** Records the launches not recorded yet, in a transaction of their own. */
+    private void recordLaunches() {
+        if (unrecorded.isEmpty()) {
+            return;
+        }
+        List<InstanceRecord> launches = List.copyOf(unrecorded);
+        unrecorded.clear();
+        launcher.record(launches).forEach(this::replace);
     }
 
     /** Moves the run as the scheduler decided (a preemption), before its lifecycle takes it on. */
@@ -113,6 +138,7 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean recordProgress(Step.RecordProgress step) {
+        recordLaunches();
         run = store.updateRun(step.next());
         return true;
     }
@@ -132,6 +158,7 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean loseInstances(Step.LoseInstances step) {
+        recordLaunches();
         store.inTransaction(tx -> {
             for (InstanceRecord lost : step.lost()) {
                 replace(tx.updateInstance(lost));
@@ -150,6 +177,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         }
         Launcher.Launched launched = launcher.launch(run, instances, step.instances(), launchesLeft);
         instances = launched.instances();
+        unrecorded.addAll(launched.unrecorded());
         launchesLeft -= launched.count();
         deferred |= launched.count() < step.instances().size();
         // Instances that cannot start yet (an image being pulled) are tried again at the next tick, not at once.
@@ -159,6 +187,7 @@ final class RunSteps implements Step.Handler<Boolean> {
     /** Records the restart (the rank pending again, the run's count, the event) in one transaction; the next step launches it. */
     @Override
     public Boolean restartInstance(Step.RestartInstance step) {
+        recordLaunches();
         Instant now = clock.instant();
         RunRecord before = run;
         run = store.inTransaction(tx -> {
@@ -189,6 +218,7 @@ final class RunSteps implements Step.Handler<Boolean> {
      * those told are not told again); one the executor never heard of never started.
      */
     private void stop(List<Step.Stop> stops) {
+        recordLaunches();
         Instant now = clock.instant();
         for (Step.Stop stop : stops) {
             InstanceRecord instance = stop.instance();
@@ -220,27 +250,42 @@ final class RunSteps implements Step.Handler<Boolean> {
         instances = next;
     }
 
-    /** Persists the run's change with its events (the work its attempt lost, if counted) in one transaction. */
+    /** A run's change as stored, with the launches recorded in its transaction. */
+    private record Transitioned(RunRecord run, List<InstanceRecord> launches) {
+    }
+
+    /**
+     * Persists the run's change with its events (the work its attempt lost, if counted) and the launches not recorded
+     * yet in one transaction; if that fails, the launches are still to be recorded (on their own, by {@link #take}).
+     */
     private RunRecord transition(RunRecord after, WorkLost lost) {
         RunRecord before = run;
         Instant now = clock.instant();
-        RunRecord stored = store.inTransaction(tx -> {
-            RunRecord updated = tx.updateRun(after);
-            tx.recordUsage(UsageChanges.between(before, updated, now));
-            if (lost != null) {
-                tx.appendEvent(RunEvent.of(after.id(), now, EventType.WorkLost, before.state().name(), "AttemptStopped", lost.message(), null));
-            }
-            tx.appendEvent(RunEvent.of(after.id(), now, EventType.StateChanged, after.state().name(), after.reason(),
-                    before.state() + " -> " + after.state(), null));
-            if (before.reclaimFor() != null && after.state() != RunState.TERMINATING) {
-                // Preempted for another run and now gone: what it held is that run's.
-                tx.getRun(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
-                        .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
-            }
-            return updated;
+        List<InstanceRecord> launches = List.copyOf(unrecorded);
+        Transitioned stored = store.inTransaction(tx -> {
+            List<InstanceRecord> recorded = launcher.record(tx, launches); // their events before the run's
+            return new Transitioned(transition(tx, before, after, lost, now), recorded);
         });
+        unrecorded.clear();
+        stored.launches().forEach(this::replace);
         LOG.info("run {}: {} -> {} ({})", after.id(), before.state(), after.state(), after.reason());
-        return stored;
+        return stored.run();
+    }
+
+    private static RunRecord transition(Store tx, RunRecord before, RunRecord after, WorkLost lost, Instant now) {
+        RunRecord updated = tx.updateRun(after);
+        tx.recordUsage(UsageChanges.between(before, updated, now));
+        if (lost != null) {
+            tx.appendEvent(RunEvent.of(after.id(), now, EventType.WorkLost, before.state().name(), "AttemptStopped", lost.message(), null));
+        }
+        tx.appendEvent(RunEvent.of(after.id(), now, EventType.StateChanged, after.state().name(), after.reason(),
+                before.state() + " -> " + after.state(), null));
+        if (before.reclaimFor() != null && after.state() != RunState.TERMINATING) {
+            // Preempted for another run and now gone: what it held is that run's.
+            tx.getRun(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
+                    .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
+        }
+        return updated;
     }
 
     private RunEvent instanceEvent(EventType type, InstanceRecord instance) {

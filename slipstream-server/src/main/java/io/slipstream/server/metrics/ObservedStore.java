@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The store, timed and watched: every call is timed by operation ({@code slipstream_store_operation_seconds}), with
  * its outcome (ok, or the exception's simple name), and the runs it reads and writes are handed to {@link RunMetrics}
- * once their transaction has committed (a rolled-back write counts nothing). A dynamic proxy, so that a method added
+ * once their transaction has committed (a rolled-back write counts nothing). Each outermost transaction is timed too
+ * ({@code slipstream_store_transaction_seconds}: how many commit, and how long each holds a connection, and on the
+ * embedded store the one writer). A dynamic proxy, so that a method added
  * to the SPI is timed without a change here.
  *
  * <p>A call made on this thread while one of its transactions is open joins that transaction (the {@link Store}
@@ -39,12 +41,14 @@ final class ObservedStore implements InvocationHandler {
         final MeterRegistry registry;
         final RunMetrics runs;
         final Map<String, Timer> ok = new ConcurrentHashMap<>();
+        final Timer committed;
         /** The open transaction of each thread: what it read and wrote, handed on once it commits. */
         final ThreadLocal<Transaction> open = new ThreadLocal<>();
 
         Watch(MeterRegistry registry, RunMetrics runs) {
             this.registry = registry;
             this.runs = runs;
+            this.committed = transactionTimer(registry, "ok");
         }
     }
 
@@ -139,6 +143,9 @@ final class ObservedStore implements InvocationHandler {
             String operation = method.getName();
             Timer timer = outcome.equals("ok") ? watch.ok.computeIfAbsent(operation, op -> timer(op, "ok")) : timer(operation, outcome);
             timer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+            if (began != null) {
+                (outcome.equals("ok") ? watch.committed : transactionTimer(watch.registry, outcome)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
         }
     }
 
@@ -160,6 +167,12 @@ final class ObservedStore implements InvocationHandler {
             return () -> watch.runs.read((RunRecord) run.get());
         }
         return null;
+    }
+
+    /** A single call outside a transaction (a submission's {@code createRun}) is its own, counted by its operation alone. */
+    private static Timer transactionTimer(MeterRegistry registry, String outcome) {
+        return Timer.builder("slipstream.store.transaction").description("Outermost store transactions, by outcome (ok: committed)")
+                .tag("outcome", outcome).register(registry);
     }
 
     private Timer timer(String operation, String outcome) {

@@ -46,12 +46,21 @@ public final class TokenService {
 
     /** Issues a token without a caller: used once, at the first start, for the admin token. */
     public TokenView issue(String user, boolean admin, String description, Duration lifetime) {
+        Minted minted = mint(user, admin, description, lifetime);
+        store.createToken(minted.record());
+        return view(minted.record(), minted.secret());
+    }
+
+    /** A token made and not yet stored: the record to store (hashed) and its secret. */
+    public record Minted(TokenRecord record, String secret) {
+    }
+
+    /** Makes a token without storing it, for a caller that stores it in a transaction of its own. */
+    public Minted mint(String user, boolean admin, String description, Duration lifetime) {
         Instant now = clock.instant();
         String secret = Tokens.newSecret();
-        TokenRecord record = new TokenRecord(Tokens.newId(), hasher.hash(secret), user, admin, description, now,
-                lifetime == null ? null : now.plus(lifetime), null);
-        store.createToken(record);
-        return view(record, secret);
+        return new Minted(new TokenRecord(Tokens.newId(), hasher.hash(secret), user, admin, description, now,
+                lifetime == null ? null : now.plus(lifetime), null), secret);
     }
 
     public List<TokenView> list(Principal caller) {

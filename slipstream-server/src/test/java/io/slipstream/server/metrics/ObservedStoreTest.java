@@ -75,6 +75,30 @@ class ObservedStoreTest {
     }
 
     /**
+     * Outermost transactions are counted once each, by outcome: the calls inside them (a FencedStore's writes open a
+     * nested transaction each) are not transactions of their own.
+     */
+    @Test
+    void eachOutermostTransactionCountsOnceByItsOutcome() {
+        RunRecord run = created();
+        long epoch = store.claimLeadership("me", T0, java.time.Duration.ofMinutes(1)).epoch();
+        Store fenced = new io.slipstream.store.FencedStore(store, epoch);
+        fenced.inTransaction(tx -> {
+            tx.updateRun(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0));
+            tx.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, "STARTING", "Admitted", null, null));
+            return store.inTransaction(nested -> nested.getRun(run.id()));
+        });
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class);
+
+        assertThat(registry.find("slipstream.store.transaction").tag("outcome", "ok").timer().count()).isEqualTo(1);
+        assertThat(registry.find("slipstream.store.transaction").tag("outcome", "IllegalStateException").timer().count()).isEqualTo(1);
+        assertThat(registry.find("slipstream.store.operation").tag("operation", "inTransaction").timers().stream()
+                .mapToLong(io.micrometer.core.instrument.Timer::count).sum()).as("nested ones are store calls all the same").isGreaterThan(2);
+    }
+
+    /**
      * Anyone (an API poll, the control loop) may read a run between the commit of this replica's write and the moment
      * the writer hands the write on. That read must not pass for another replica's news and swallow the count: the
      * CI saw a run's admission go uncounted while its submitter polled it.

@@ -1,0 +1,188 @@
+package io.slipstream.server.control;
+
+import static io.slipstream.model.testing.Runs.aRun;
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.api.spec.ObjectMeta;
+import io.slipstream.api.spec.WorkspaceSpec;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.testing.FakeExecutor;
+import io.slipstream.model.EventType;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
+import io.slipstream.model.testing.Runs;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.auth.RunTokens;
+import io.slipstream.server.config.RunLimits;
+import io.slipstream.server.secret.TokenHasher;
+import io.slipstream.server.service.TokenService;
+import io.slipstream.store.Store;
+import io.slipstream.store.memory.InMemoryStore;
+import io.slipstream.testing.TestingClock;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a run's start writes, and in which transactions: its admission with its attempt's run token, then its
+ * instances' launches with its STARTING -> RUNNING (two write transactions, where there were four); and that a launch
+ * is recorded whatever happens after it.
+ */
+class LaunchRecordingTest {
+    private final TestingClock clock = new TestingClock();
+    private final TokenHasher hasher = new TokenHasher(new byte[TokenHasher.PEPPER_BYTES]);
+    private InMemoryStore memory;
+    /** The operations of each write the loop made: one list per transaction, a single call outside one as a list of one. */
+    private final List<List<String>> writes = Collections.synchronizedList(new ArrayList<>());
+    private Store store;
+    private FakeExecutor fake;
+    /** Called after each launch the fake executor made, with its spec. */
+    private Consumer<LaunchSpec> afterLaunch = spec -> { };
+
+    @BeforeEach
+    void setUp() {
+        memory = new InMemoryStore();
+        memory.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store = recording(memory, null);
+        fake = new FakeExecutor(clock, 2, 8);
+    }
+
+    @AfterEach
+    void tearDown() {
+        memory.close();
+    }
+
+    private ControlLoop loop() {
+        Executor executor = (Executor) Proxy.newProxyInstance(Executor.class.getClassLoader(), new Class<?>[] {Executor.class}, (proxy, method, args) -> {
+            try {
+                Object result = method.invoke(fake, args);
+                if (method.getName().equals("launch")) {
+                    afterLaunch.accept((LaunchSpec) args[0]);
+                }
+                return result;
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        });
+        RunTokens tokens = new RunTokens(new TokenService(store, clock, hasher), () -> null);
+        return new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1), tokens);
+    }
+
+    private RunId submit(JobSpec spec) {
+        RunRecord run = aRun().workspace("team-a").spec(spec).createdAt(clock.instant()).build();
+        clock.advance(Duration.ofSeconds(1));
+        return memory.createRun(run, Runs.created(run)).id();
+    }
+
+    @Test
+    void theTokenIsStoredWithTheAdmissionAndTheLaunchesWithTheRunningState() {
+        RunId id = submit(aJob("job").replicas(2).spec());
+        loop().cycle();
+
+        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.RUNNING);
+        assertThat(writes).as("the admission, its token with it").filteredOn(w -> w.contains("createInstances")).singleElement()
+                .satisfies(w -> assertThat(w).contains("updateRun", "createToken"));
+        assertThat(writes).as("no token written on its own").noneMatch(w -> w.equals(List.of("createToken")));
+        assertThat(writes).as("both launches, written with the run's RUNNING").filteredOn(w -> w.contains("updateInstance")).singleElement()
+                .satisfies(w -> assertThat(w).contains("updateRun").filteredOn("updateInstance"::equals).hasSize(2));
+
+        List<String> secrets = fake.launched().values().stream().map(spec -> spec.env().get(RunTokens.TOKEN_ENV)).distinct().toList();
+        assertThat(secrets).as("one token for the attempt's instances").singleElement()
+                .satisfies(secret -> assertThat(memory.findTokenByHash(hasher.hash(secret))).hasValueSatisfying(t -> assertThat(t.user()).isEqualTo("run:" + id.value())));
+        List<RunEvent> events = memory.eventsOf(id, 0, 100);
+        assertThat(events).extracting(RunEvent::type).containsSubsequence(EventType.InstanceStarted, EventType.InstanceStarted, EventType.StateChanged);
+        assertThat(events.get(events.size() - 1).state()).as("the instances' starts come before the run's").isEqualTo("RUNNING");
+    }
+
+    /**
+     * The run changes while its instances launch (a cancel): the transaction of its launches and its RUNNING conflicts,
+     * and the launches are recorded on their own; the next cycle stops them, and nothing is launched twice.
+     */
+    @Test
+    void launchesAreRecordedWhenTheRunsNextStepConflicts() {
+        RunId id = submit(aJob("job").replicas(2).spec());
+        afterLaunch = spec -> {
+            if (spec.id().rank() == 1) {
+                memory.updateRun(memory.getRun(id).orElseThrow().withCancelRequestedAt(clock.instant()));
+            }
+        };
+        ControlLoop loop = loop();
+        loop.cycle();
+
+        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.STARTING);
+        assertThat(memory.instancesOf(id)).as("both launches recorded").allSatisfy(i -> {
+            assertThat(i.state()).isEqualTo(InstanceState.RUNNING);
+            assertThat(i.handle()).isEqualTo(fake.find(i.id()).orElseThrow());
+        });
+        afterLaunch = spec -> { };
+        loop.cycle();
+        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
+        assertThat(fake.terminated()).containsExactlyInAnyOrder(new InstanceId(id, 1, 0), new InstanceId(id, 1, 1));
+        assertThat(fake.launched()).hasSize(2);
+    }
+
+    /** A launch that fails unexpectedly fails the cycle; the instance launched before it is recorded all the same. */
+    @Test
+    void whatLaunchedBeforeAnUnexpectedFailureIsRecorded() {
+        RunId id = submit(aJob("job").replicas(2).spec());
+        afterLaunch = spec -> {
+            if (spec.id().rank() == 1) {
+                throw new IllegalStateException("a bug in the executor");
+            }
+        };
+        assertThatThrownBy(loop()::cycle).hasMessageContaining("a bug in the executor");
+
+        List<InstanceRecord> instances = memory.instancesOf(id);
+        assertThat(instances.get(0).state()).isEqualTo(InstanceState.RUNNING);
+        assertThat(instances.get(0).handle()).isEqualTo(fake.find(instances.get(0).id()).orElseThrow());
+        assertThat(memory.eventsOf(id, 0, 100)).extracting(RunEvent::type).containsOnlyOnce(EventType.InstanceStarted);
+    }
+
+    /** {@code target}, recording its writes in {@link #writes}; {@code open} the operations of the transaction it is part of. */
+    @SuppressWarnings("unchecked")
+    private Store recording(Store target, List<String> open) {
+        return (Store) Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class}, (proxy, method, args) -> {
+            String name = method.getName();
+            try {
+                if (name.equals("inTransaction") && open == null) {
+                    List<String> operations = new ArrayList<>();
+                    Function<Store, Object> work = (Function<Store, Object>) args[0];
+                    Object result = target.inTransaction(tx -> work.apply(recording(tx, operations)));
+                    writes.add(operations);
+                    return result;
+                }
+                if (open != null) {
+                    open.add(name);
+                } else if (isWrite(name)) {
+                    writes.add(List.of(name));
+                }
+                return method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        });
+    }
+
+    private static boolean isWrite(String name) {
+        return name.startsWith("create") || name.startsWith("update") || name.startsWith("append") || name.startsWith("record")
+                || name.startsWith("revoke") || name.startsWith("delete");
+    }
+}
