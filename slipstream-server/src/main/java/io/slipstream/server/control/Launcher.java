@@ -12,6 +12,7 @@ import io.slipstream.model.LaunchFailure;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -160,26 +161,30 @@ final class Launcher {
      * changed meanwhile, and the next cycle takes it from what is stored).
      */
     List<InstanceRecord> record(List<InstanceRecord> launched) {
-        Batched.Outcome<InstanceRecord, InstanceRecord> outcome = Batched.write(store, launched, this::record);
+        Instant at = clock.instant();
+        Batched.Outcome<InstanceRecord, InstanceRecord> outcome = Batched.write(store, launched, (tx, instance) -> record(tx, instance, at));
         if (!outcome.conflicted().isEmpty()) {
             throw new io.slipstream.store.ConflictException("instance " + outcome.conflicted().get(0).id() + " changed while it was launched");
         }
         return outcome.written();
     }
 
-    /** Records launches with their events in {@code tx}, a transaction of the caller's; returns them as stored. */
-    List<InstanceRecord> record(Store tx, List<InstanceRecord> launched) {
+    /**
+     * Records launches with their events, stamped {@code at} (the time of the caller's own change, so that the run's
+     * history never goes back in time), in {@code tx}, a transaction of the caller's; returns them as stored.
+     */
+    List<InstanceRecord> record(Store tx, List<InstanceRecord> launched, Instant at) {
         List<InstanceRecord> stored = new ArrayList<>(launched.size());
         for (InstanceRecord instance : launched) {
-            stored.add(record(tx, instance));
+            stored.add(record(tx, instance, at));
         }
         return stored;
     }
 
-    private InstanceRecord record(Store tx, InstanceRecord launched) {
+    private InstanceRecord record(Store tx, InstanceRecord launched, Instant at) {
         InstanceRecord stored = tx.updateInstance(launched);
         EventType type = stored.state() == InstanceState.RUNNING ? EventType.InstanceStarted : EventType.InstanceExited;
-        tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), clock.instant(), type, stored.state().name(),
+        tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), at, type, stored.state().name(),
                 stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
                 stored.displayName()));
         return stored;

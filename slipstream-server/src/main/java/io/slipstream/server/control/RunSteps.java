@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * persist what the step carries, then act (launch, stop), and decide again until the run stays. Each step is
  * persisted before the executor is told to act, except that a stop is recorded as sent only once it was: sending
  * it twice is harmless, never sending it would strand the run. Launches are recorded with the step that follows them
- * (a run's STARTING -> RUNNING with its instances' launches: one transaction, not two), or on their own before any
- * other write and before the run's steps end.
+ * (a run's STARTING -> RUNNING with its instances' launches: one transaction, not two), or on their own before a step
+ * that writes instances (decided again on them as stored), when the run's steps end, and when anything fails.
  */
 final class RunSteps implements Step.Handler<Boolean> {
     private static final Logger LOG = LoggerFactory.getLogger(RunSteps.class);
@@ -69,6 +69,12 @@ final class RunSteps implements Step.Handler<Boolean> {
         try {
             for (int i = 0; i < MAX_STEPS && !run.state().isFinal(); i++) {
                 Step step = lifecycle.next(run, instances, observe(seen));
+                if (!unrecorded.isEmpty() && !takesUnrecordedLaunches(step)) {
+                    // The step carries instances as decided on before their launches were stored (a stop, a restart):
+                    // written as they are, they would conflict with what the launches' records moved on. Decide again.
+                    recordLaunches();
+                    step = lifecycle.next(run, instances, observe(seen));
+                }
                 if (!step.accept(this)) {
                     recordLaunches();
                     return run;
@@ -88,6 +94,15 @@ final class RunSteps implements Step.Handler<Boolean> {
             deferred = true;
         }
         return run;
+    }
+
+    /**
+     * Whether a step may be taken while launches are not recorded yet: it writes no instance (a transition records
+     * them in its own transaction), or launches more. Any other step, and any step added later, has them recorded first.
+     */
+    private static boolean takesUnrecordedLaunches(Step step) {
+        return step instanceof Step.Stay || step instanceof Step.Transition || step instanceof Step.Launch || step instanceof Step.Requeue
+                || step instanceof Step.End;
     }
 
     /** Records the launches not recorded yet, in a transaction of their own. */
@@ -138,7 +153,6 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean recordProgress(Step.RecordProgress step) {
-        recordLaunches();
         run = store.updateRun(step.next());
         return true;
     }
@@ -158,7 +172,6 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean loseInstances(Step.LoseInstances step) {
-        recordLaunches();
         store.inTransaction(tx -> {
             for (InstanceRecord lost : step.lost()) {
                 replace(tx.updateInstance(lost));
@@ -187,7 +200,6 @@ final class RunSteps implements Step.Handler<Boolean> {
     /** Records the restart (the rank pending again, the run's count, the event) in one transaction; the next step launches it. */
     @Override
     public Boolean restartInstance(Step.RestartInstance step) {
-        recordLaunches();
         Instant now = clock.instant();
         RunRecord before = run;
         run = store.inTransaction(tx -> {
@@ -218,7 +230,6 @@ final class RunSteps implements Step.Handler<Boolean> {
      * those told are not told again); one the executor never heard of never started.
      */
     private void stop(List<Step.Stop> stops) {
-        recordLaunches();
         Instant now = clock.instant();
         for (Step.Stop stop : stops) {
             InstanceRecord instance = stop.instance();
@@ -263,7 +274,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         Instant now = clock.instant();
         List<InstanceRecord> launches = List.copyOf(unrecorded);
         Transitioned stored = store.inTransaction(tx -> {
-            List<InstanceRecord> recorded = launcher.record(tx, launches); // their events before the run's
+            List<InstanceRecord> recorded = launcher.record(tx, launches, now); // their events before the run's
             return new Transitioned(transition(tx, before, after, lost, now), recorded);
         });
         unrecorded.clear();

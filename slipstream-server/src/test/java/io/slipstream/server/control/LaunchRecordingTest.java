@@ -54,6 +54,8 @@ class LaunchRecordingTest {
     private final List<List<String>> writes = Collections.synchronizedList(new ArrayList<>());
     private Store store;
     private FakeExecutor fake;
+    /** How long each call in a transaction takes on the test's clock (a slow store). */
+    private Duration perCall = Duration.ZERO;
     /** Called after each launch the fake executor made, with its spec. */
     private Consumer<LaunchSpec> afterLaunch = spec -> { };
 
@@ -95,6 +97,7 @@ class LaunchRecordingTest {
     @Test
     void theTokenIsStoredWithTheAdmissionAndTheLaunchesWithTheRunningState() {
         RunId id = submit(aJob("job").replicas(2).spec());
+        perCall = Duration.ofMillis(1);
         loop().cycle();
 
         assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.RUNNING);
@@ -110,6 +113,28 @@ class LaunchRecordingTest {
         List<RunEvent> events = memory.eventsOf(id, 0, 100);
         assertThat(events).extracting(RunEvent::type).containsSubsequence(EventType.InstanceStarted, EventType.InstanceStarted, EventType.StateChanged);
         assertThat(events.get(events.size() - 1).state()).as("the instances' starts come before the run's").isEqualTo("RUNNING");
+        assertThat(events).extracting(RunEvent::time).as("the history never goes back in time").isSorted();
+    }
+
+    /**
+     * One instance launches, the other cannot (its node refuses): the run fails and stops the one that started, in the
+     * same cycle. The stop is decided on the launch as stored: it is recorded as sent (no conflict with the launch's
+     * record), and sent once.
+     */
+    @Test
+    void aStopDecidedRightAfterALaunchIsRecordedAndSentOnce() {
+        fake.refuseLaunchesOn("node-2");
+        RunId id = submit(aJob("job").replicas(2).gpus(8).spec());
+        ControlLoop loop = loop();
+        loop.cycle();
+
+        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
+        InstanceRecord started = memory.getInstance(new InstanceId(id, 1, 0)).orElseThrow();
+        assertThat(started.state()).isEqualTo(InstanceState.RUNNING);
+        assertThat(started.stopRequestedAt()).as("the stop is recorded as sent").isNotNull();
+        assertThat(memory.getInstance(new InstanceId(id, 1, 1)).orElseThrow().state()).isEqualTo(InstanceState.FAILED);
+        loop.cycle();
+        assertThat(fake.terminated()).containsExactly(new InstanceId(id, 1, 0));
     }
 
     /**
@@ -171,6 +196,7 @@ class LaunchRecordingTest {
                 }
                 if (open != null) {
                     open.add(name);
+                    clock.advance(perCall);
                 } else if (isWrite(name)) {
                     writes.add(List.of(name));
                 }
