@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Records an admission the scheduler decided: the run STARTING and its instances PENDING, each with the node, GPUs,
- * address and ports it will have (and the attempt's run token), in one transaction, before any instance is launched (so every instance's
- * metadata lists all of them, and a crash leaves nothing launched that is not recorded).
+ * address and ports it will have, and the attempt's run token, in one transaction, before any instance is launched
+ * (so every instance's metadata lists all of them, and a crash leaves nothing launched that is not recorded).
  */
 final class Admissions {
     private static final Logger LOG = LoggerFactory.getLogger(Admissions.class);

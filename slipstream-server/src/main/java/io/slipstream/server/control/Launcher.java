@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Starts the placed instances a run's lifecycle lets start, with their environment, token and Secrets. Each launch is
- * recorded with its event, by the caller ({@link RunSteps}, with the run's next step); a launch the executor refuses, or one whose Secrets are gone, ends that instance FAILED,
- * which the lifecycle then judges.
+ * recorded with its event, by the caller ({@link RunSteps}, with the run's next step); a launch the executor refuses,
+ * or one whose Secrets are gone, ends that instance FAILED, which the lifecycle then judges.
  */
 final class Launcher {
     private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);

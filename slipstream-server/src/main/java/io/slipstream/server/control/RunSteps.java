@@ -110,9 +110,9 @@ final class RunSteps implements Step.Handler<Boolean> {
         if (unrecorded.isEmpty()) {
             return;
         }
-        List<InstanceRecord> launches = List.copyOf(unrecorded);
-        unrecorded.clear();
-        launcher.record(launches).forEach(this::replace);
+        List<InstanceRecord> stored = launcher.record(List.copyOf(unrecorded));
+        unrecorded.clear(); // only once stored: a failed write leaves them to be tried again (take's catch)
+        stored.forEach(this::replace);
     }
 
     /** Moves the run as the scheduler decided (a preemption), before its lifecycle takes it on. */
