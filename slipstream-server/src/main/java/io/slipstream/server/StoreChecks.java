@@ -32,6 +32,11 @@ final class StoreChecks {
         }
         try (Store asItIs = probe.get()) {
             String name = files.file().toString();
+            if (StoreIdentity.of(asItIs).isEmpty()) {
+                // This data directory's file without even an identity went back to its first moments (cut short after
+                // a kill: H2 opens its newest whole chunk): said as the store that lost writes it is, with the restore.
+                StoreWatermark.check(asItIs, dataDir, name, accept, clock, false);
+            }
             StoreIdentity.check(asItIs, dataDir, clock, false);
             if (!accept) {
                 StoreHistory.check(asItIs, dataDir, name, false, clock.instant());

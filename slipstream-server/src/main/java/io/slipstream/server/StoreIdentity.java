@@ -38,6 +38,11 @@ public final class StoreIdentity {
         }
     }
 
+    /** The store's identity, if it has one. */
+    static Optional<String> of(Store store) {
+        return store.serverKeyId(PURPOSE);
+    }
+
     /**
      * Checks the store against the data directory, before anything is written to either: gives a new store its
      * identity, and records it in a data directory that has none yet (a first start, or one from before identities).

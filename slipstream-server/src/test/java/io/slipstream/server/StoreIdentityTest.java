@@ -94,6 +94,22 @@ class StoreIdentityTest {
                 .hasMessageContaining(dataDir.resolve(StoreIdentity.FILE).toString()).hasMessageContaining("Restore the store");
     }
 
+    /**
+     * A store file cut short after a kill can open at one of its first chunks, from before its identity and watermark
+     * were written (DamagedStoreIT saw it once): it is refused as the store that lost writes it is, naming the file and
+     * the restore, not as a new store.
+     */
+    @Test
+    void aStoreThatWentBackToBeforeItsIdentityIsRefusedAsOneThatLostWrites() throws Exception {
+        firstStart();
+        try (Connection db = DriverManager.getConnection("jdbc:h2:file:" + dataDir.resolve("store").resolve("slipstream") + EMBEDDED, "sa", "")) {
+            db.createStatement().executeUpdate("DELETE FROM server_keys WHERE purpose IN ('" + StoreIdentity.PURPOSE + "', '" + StoreWatermark.PURPOSE + "')");
+        }
+        assertThatThrownBy(() -> TestServer.start(dataDir))
+                .hasMessageContaining("the store " + dataDir.resolve("store").resolve("slipstream.mv.db") + " holds fewer writes than this data directory has seen")
+                .hasMessageContaining("slipstream store restore");
+    }
+
     @Test
     void aDamagedIdentityFileIsNamedNotTrusted() throws IOException {
         firstStart();
