@@ -22,8 +22,7 @@ import org.slf4j.LoggerFactory;
  * its outcome (ok, or the exception's simple name), and the runs it reads and writes are handed to {@link RunMetrics}
  * once their transaction has committed (a rolled-back write counts nothing). Each outermost transaction is timed too
  * ({@code slipstream_store_transaction_seconds}: how many commit, and how long each holds a connection, and on the
- * embedded store the one writer). A dynamic proxy, so that a method added
- * to the SPI is timed without a change here.
+ * embedded store the one writer). A dynamic proxy, so that a method added to the SPI is timed without a change here.
  *
  * <p>A call made on this thread while one of its transactions is open joins that transaction (the {@link Store}
  * contract), whichever store it is made on: the transaction's own, this one (a {@code FencedStore} writes through
@@ -169,7 +168,10 @@ final class ObservedStore implements InvocationHandler {
         return null;
     }
 
-    /** A single call outside a transaction (a submission's {@code createRun}) is its own, counted by its operation alone. */
+    /**
+     * The timer of outermost transactions with an outcome; a single call outside a transaction (a submission's
+     * {@code createRun}) commits on its own and is counted by its operation alone.
+     */
     private static Timer transactionTimer(MeterRegistry registry, String outcome) {
         return Timer.builder("slipstream.store.transaction").description("Outermost store transactions, by outcome (ok: committed)")
                 .tag("outcome", outcome).register(registry);
