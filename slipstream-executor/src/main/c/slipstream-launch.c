@@ -5,6 +5,7 @@
  * it saves (docs/benchmarks.md). Built where the build machine has a C compiler; the shell chain is the fallback.
  *
  *   slipstream-launch CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...
+ *   slipstream-launch --serve
  *
  * UID, NETNS and SANDBOX_ARGS may be empty (none); GROUP_OPTION is --clear-groups or --groups=GID.
  *
@@ -18,6 +19,14 @@
  *       file and the working directory as the uid, starts the command, reaps everything, exits with the command's
  *       exit code; it has no signal handlers, so nothing in the namespace can signal it.
  * The environment file is the one the shell sources: lines of export NAME='value', quotes escaped as '\''.
+ *
+ * With --serve it is the server's launch helper (LaunchHelper.java), as slurmd is Slurm's: it lives as long as the
+ * server and forks a supervisor for each request on its stdin, so that a start costs no exec of this binary and the
+ * server no process of its own to spawn and wait for. Requests: "LENGTH\n" and then LENGTH bytes of NUL-terminated
+ * strings: an id (digits), the control directory (the supervisor's working directory), the supervisor's log (its
+ * stderr) and the arguments above. Replies on stdout, one line each, in this order for an id: "forked ID PID" (or
+ * "failed ID" when no process could be made), then "started ID" or "unstarted ID" (what the supervisor said on its pipe),
+ * then "exit PID" once the supervisor is reaped. It exits when its stdin ends; the supervisors it forked live on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -340,7 +351,7 @@ static void init(const char *control_dir, const char *working_dir, char **comman
     }
 }
 
-int main(int argc, char **argv) {
+static int launch(int argc, char **argv) {
     if (argc < 9) {
         errno = 0;
         fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...");
@@ -488,4 +499,250 @@ int main(int argc, char **argv) {
         fail(2, "cannot write", "exit_code");
     }
     return 0;
+}
+
+/* --- the launch helper (--serve) --- */
+
+#define MAX_REQUEST_BYTES (1 << 20)
+
+struct pending {
+    pid_t pid;
+    int said; /* the read end of the supervisor's stdout, -1 once its word is in */
+    char id[24];
+};
+
+static struct pending *pendings;
+static size_t pending_count, pending_capacity;
+
+/* One whole line on stdout (the server's pipe): short, so one write; a server gone ends the helper. */
+static void reply(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void reply(const char *format, ...) {
+    char line[96];
+    va_list arguments;
+    va_start(arguments, format);
+    int length = vsnprintf(line, sizeof line, format, arguments);
+    va_end(arguments);
+    const char *at = line;
+    while (length > 0) {
+        ssize_t written = write(1, at, (size_t) length);
+        if (written < 0 && errno == EINTR) {
+            continue;
+        }
+        if (written <= 0) {
+            _exit(0);
+        }
+        at += written;
+        length -= (int) written;
+    }
+}
+
+/* The supervisor's word: "started" before its pipe closed, or nothing (it failed; its log says why). */
+static void hear(struct pending *p) {
+    char word[16];
+    ssize_t got;
+    do {
+        got = read(p->said, word, sizeof word);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0 && errno == EAGAIN) {
+        return;
+    }
+    reply(got >= 7 && memcmp(word, "started", 7) == 0 ? "started %s\n" : "unstarted %s\n", p->id);
+    close(p->said);
+    p->said = -1;
+}
+
+/* Forks the supervisor of one request (id, log, then launch()'s arguments); its fds 0-2 are /dev/null, the pipe the
+ * server hears from through this helper, and its log. */
+static void fork_supervisor(char *request, size_t length) {
+    if (request[length - 1] != '\0') {
+        errno = 0;
+        fail(2, "--serve:", "a request does not end with a NUL");
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < length; i++) {
+        count += request[i] == '\0';
+    }
+    char **args = calloc(count + 1, sizeof(char *));
+    if (args == NULL) {
+        fail(2, "out of memory", NULL);
+    }
+    size_t n = 0;
+    for (char *at = request; at < request + length; at += strlen(at) + 1) {
+        args[n++] = at;
+    }
+    if (n < 2 + 8 || strlen(args[0]) >= sizeof pendings->id) {
+        errno = 0;
+        fail(2, "--serve:", "a malformed request"); /* the server's bug: it sees the helper end and starts another */
+    }
+    const char *id = args[0], *log = args[1], *control_dir = args[2];
+    char **launch_args = args + 1; /* launch() never reads its argv[0]: the log's slot does */
+    if (pending_count == pending_capacity) {
+        pending_capacity = pending_capacity == 0 ? 64 : pending_capacity * 2;
+        pendings = realloc(pendings, pending_capacity * sizeof *pendings);
+        if (pendings == NULL) {
+            fail(2, "out of memory", NULL);
+        }
+    }
+    int said[2];
+    if (pipe2(said, O_CLOEXEC) != 0) {
+        reply("failed %s\n", id);
+        free(args);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(said[0]);
+        close(said[1]);
+        reply("failed %s\n", id);
+        free(args);
+        return;
+    }
+    if (pid == 0) {
+        /* As an exec from the server would leave it: default signals, none blocked. */
+        sigset_t none;
+        sigemptyset(&none);
+        signal(SIGPIPE, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        int log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (log_fd < 0 || dup2(log_fd, 2) < 0 || dup2(said[1], 1) < 0) {
+            _exit(2);
+        }
+        open_as(0, "/dev/null", O_RDONLY);
+        if (chdir(control_dir) != 0) {
+            fail(2, "cannot enter the control directory", control_dir);
+        }
+        _exit(launch((int) n - 1, launch_args));
+    }
+    free(args);
+    close(said[1]);
+    fcntl(said[0], F_SETFL, O_NONBLOCK);
+    struct pending *p = &pendings[pending_count++];
+    p->pid = pid;
+    p->said = said[0];
+    snprintf(p->id, sizeof p->id, "%s", id);
+    reply("forked %s %ld\n", p->id, (long) pid);
+}
+
+/* Reaps every supervisor that ended; what one said on its pipe is told before its exit. */
+static void reap(void) {
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) {
+            return;
+        }
+        for (size_t i = 0; i < pending_count; i++) {
+            if (pendings[i].pid == pid) {
+                if (pendings[i].said >= 0) {
+                    hear(&pendings[i]);
+                    if (pendings[i].said >= 0) { /* its pipe is still open: a descendant holds it */
+                        close(pendings[i].said);
+                        reply("unstarted %s\n", pendings[i].id);
+                    }
+                }
+                pendings[i] = pendings[--pending_count];
+                break;
+            }
+        }
+        reply("exit %ld\n", (long) pid);
+    }
+}
+
+static int serve(void) {
+    sigset_t child;
+    sigemptyset(&child);
+    sigaddset(&child, SIGCHLD);
+    signal(SIGCHLD, SIG_DFL);
+    sigprocmask(SIG_BLOCK, &child, NULL);
+    int exits = signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (exits < 0) {
+        fail(2, "signalfd", NULL);
+    }
+    signal(SIGPIPE, SIG_IGN); /* a server gone: its write fails, and the helper ends */
+    size_t capacity = 65536, length = 0;
+    char *buffer = malloc(capacity);
+    struct pollfd *fds = NULL;
+    size_t fds_capacity = 0;
+    for (;;) {
+        if (fds_capacity < pending_count + 2) {
+            fds_capacity = (pending_count + 2) * 2;
+            fds = realloc(fds, fds_capacity * sizeof *fds);
+        }
+        if (buffer == NULL || fds == NULL) {
+            fail(2, "out of memory", NULL);
+        }
+        fds[0] = (struct pollfd) {0, POLLIN, 0};
+        fds[1] = (struct pollfd) {exits, POLLIN, 0};
+        size_t n = 2;
+        for (size_t i = 0; i < pending_count; i++) {
+            if (pendings[i].said >= 0) {
+                fds[n++] = (struct pollfd) {pendings[i].said, POLLIN, 0};
+            }
+        }
+        if (poll(fds, n, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            fail(2, "poll", NULL);
+        }
+        for (size_t i = 0; i < pending_count; i++) {
+            if (pendings[i].said >= 0) {
+                hear(&pendings[i]);
+            }
+        }
+        if (fds[1].revents != 0) {
+            struct signalfd_siginfo info;
+            while (read(exits, &info, sizeof info) > 0) {
+            }
+            reap();
+        }
+        if (fds[0].revents != 0) {
+            ssize_t got = read(0, buffer + length, capacity - length);
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got <= 0) {
+                return 0; /* the server is gone or done: the supervisors live on without the helper */
+            }
+            length += (size_t) got;
+            for (;;) {
+                char *newline = memchr(buffer, '\n', length < 16 ? length : 16);
+                if (newline == NULL) {
+                    if (length >= 16) {
+                        errno = 0;
+                        fail(2, "--serve:", "a request does not start with its length");
+                    }
+                    break;
+                }
+                *newline = '\0';
+                size_t header = (size_t) (newline - buffer) + 1;
+                size_t size = (size_t) parse_number(buffer, "a request's length");
+                if (size == 0 || size > MAX_REQUEST_BYTES) {
+                    errno = 0;
+                    fail(2, "--serve:", "a request's length is out of bounds");
+                }
+                if (header + size > capacity) {
+                    capacity = header + size;
+                    buffer = realloc(buffer, capacity);
+                    if (buffer == NULL) {
+                        fail(2, "out of memory", NULL);
+                    }
+                }
+                if (length < header + size) {
+                    *newline = '\n';
+                    break;
+                }
+                fork_supervisor(buffer + header, size);
+                memmove(buffer, buffer + header + size, length - header - size);
+                length -= header + size;
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--serve") == 0) {
+        return serve();
+    }
+    return launch(argc, argv);
 }

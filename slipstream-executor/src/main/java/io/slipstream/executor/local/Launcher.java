@@ -87,6 +87,11 @@ public final class Launcher {
         return binary != null;
     }
 
+    /** The binary; {@code null} with the shell. */
+    Path binary() {
+        return binary;
+    }
+
     /** The supervisor's command line up to its arguments (control directory, working directory, ...). */
     List<String> command() {
         return binary == null ? List.of("setsid", "sh", "-c", Supervisor.SCRIPT, "slipstream-supervisor") : List.of(binary.toString());

@@ -72,6 +72,8 @@ public final class LocalProcessExecutor implements Executor {
     private final Isolation isolation;
     /** What starts instances' supervisors. */
     private final Launcher launcher;
+    /** Forks the supervisors where the launcher is the binary; {@code null} with the shell. */
+    private final LaunchHelper launchHelper;
     /** Kills what runs left under their uids; concurrent sweeps share their passes over /proc. */
     private final UidSweep sweeps = new UidSweep();
     private final UidAllocator uids;
@@ -193,6 +195,7 @@ public final class LocalProcessExecutor implements Executor {
             throw new ExecutorException("cannot create " + this.root, e);
         }
         this.launcher = Launcher.of(requireNonNull(launcherMode, "launcherMode is null"), this.root);
+        this.launchHelper = launcher.isBinary() ? new LaunchHelper(launcher.binary(), this.root, Supervisor.PID_FILE_TIMEOUT) : null;
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         this.storage = new SharedStorage(storageRoot, uids);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
@@ -354,18 +357,34 @@ public final class LocalProcessExecutor implements Executor {
                 }
                 dir.writeEnvironment(environment);
             }
-            ProcessBuilder builder = new ProcessBuilder(Supervisor.argv(launcher, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
-                    spec.command()))
-                    .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.PIPE) // see Supervisor.awaitStarted
-                    .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
-            builder.environment().clear();
-            builder.environment().putAll(Supervisor.ENVIRONMENT);
-            Process supervisor = builder.start();
-            Supervisor.awaitStarted(dir, supervisor);
+            List<String> argv = Supervisor.argv(launcher, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
+                    spec.command());
+            CompletableFuture<Void> supervisorEnded;
+            if (launchHelper != null) {
+                LaunchHelper.Forked supervisor;
+                try {
+                    supervisor = launchHelper.start(dir.path(), dir.supervisorLog(), argv.subList(1, argv.size()));
+                } catch (IOException e) {
+                    throw new IOException(e.getMessage() + ": " + dir.supervisorOutput(), e);
+                }
+                supervisorEnded = supervisor.ended();
+            } else {
+                ProcessBuilder builder = new ProcessBuilder(argv)
+                        .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
+                        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                        .redirectOutput(ProcessBuilder.Redirect.PIPE) // see Supervisor.awaitStarted
+                        .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
+                builder.environment().clear();
+                builder.environment().putAll(Supervisor.ENVIRONMENT);
+                Process supervisor = builder.start();
+                Supervisor.awaitStarted(supervisor);
+                supervisorEnded = supervisor.onExit().thenApply(ended -> null);
+            }
+            if (dir.pids() == null) {
+                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
+            }
             Map<String, String> handle = handles.read(dir).orElseThrow();
-            watch(spec.id(), handle, dir, supervisor);
+            watch(spec.id(), handle, dir, supervisorEnded);
             if (spec.probe() != null) {
                 // It runs in the instance's environment, from the same file.
                 StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
@@ -463,13 +482,15 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     /** Watches an instance's supervisor (once per instance) and reports when it ends. */
-    private void watch(InstanceId id, Map<String, String> handle, InstanceDirectory dir, Process supervisor) {
+    private void watch(InstanceId id, Map<String, String> handle, InstanceDirectory dir, CompletableFuture<Void> supervisorEnded) {
         if (closed || watched.putIfAbsent(id, dir) != null) {
             return;
         }
         CompletableFuture<?> ended;
-        if (supervisor != null) {
-            ended = supervisor.onExit();
+        if (supervisorEnded != null) {
+            // Heard from the launch helper, unless it ends first: then followed by pid, as after a restart.
+            ended = supervisorEnded.exceptionallyCompose(gone -> exits.onExit(Long.parseLong(handle.get("supervisorPid")),
+                    Long.parseLong(handle.get("supervisorStart"))));
         } else if (handles.sameBoot(handle)) {
             ended = exits.onExit(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
         } else {
@@ -656,9 +677,17 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public void close() {
         closed = true;
+        if (launchHelper != null) {
+            launchHelper.close();
+        }
         containers.close();
         timers.shutdownNow();
         workers.shutdownNow();
+    }
+
+    /** The launch helper's pid, or -1 when none runs (for tests). */
+    long launchHelperPid() {
+        return launchHelper == null ? -1 : launchHelper.pid();
     }
 
     // --- handles and files ---

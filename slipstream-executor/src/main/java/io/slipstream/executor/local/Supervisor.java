@@ -86,7 +86,8 @@ final class Supervisor {
             "printf '%s\\n' \"$code\" >exit_code",
             "");
 
-    private static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
+    /** How long a supervisor may take to start the command and say so. */
+    static final Duration PID_FILE_TIMEOUT = Duration.ofSeconds(10);
 
     private Supervisor() {
     }
@@ -95,7 +96,7 @@ final class Supervisor {
      * The supervisor writes the pid of the instance's main process within milliseconds of starting, then says so on its
      * stdout (a pipe to this process) and closes it: the read wakes up then, or when the supervisor exits without it.
      */
-    static void awaitStarted(InstanceDirectory dir, Process supervisor) throws IOException {
+    static void awaitStarted(Process supervisor) throws IOException {
         java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
         // Ends the read if nothing comes: the supervisor, and whatever it started already (its descendants), are killed.
@@ -119,9 +120,6 @@ final class Supervisor {
             if (!inTime) {
                 throw new IOException("the supervisor did not start the command within " + PID_FILE_TIMEOUT.toSeconds() + "s");
             }
-        }
-        if (dir.pids() == null) {
-            throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
         }
     }
 
