@@ -503,7 +503,9 @@ static int launch(int argc, char **argv) {
 
 /* --- the launch helper (--serve) --- */
 
-#define MAX_REQUEST_BYTES (1 << 20)
+/* LaunchHelper.MAX_REQUEST_BYTES: the server refuses a larger start itself (a command's arguments are far smaller:
+ * the kernel takes a few MiB), so that no job can end the helper every other run's start goes through. */
+#define MAX_REQUEST_BYTES (16 << 20)
 
 struct pending {
     pid_t pid;

@@ -45,6 +45,12 @@ final class LaunchHelper implements AutoCloseable {
         }
     }
 
+    /**
+     * The largest request the helper takes ({@code MAX_REQUEST_BYTES} in the binary); a start that would need more is
+     * refused here, for that instance alone, and never ends the helper the other runs' starts go through.
+     */
+    static final int MAX_REQUEST_BYTES = 16 << 20;
+
     private final Path binary;
     private final Path workingDir;
     private final Duration startTimeout;
@@ -169,6 +175,10 @@ final class LaunchHelper implements AutoCloseable {
                 }
                 body.writeBytes(part.getBytes(StandardCharsets.UTF_8));
                 body.write(0);
+            }
+            if (body.size() > MAX_REQUEST_BYTES) {
+                throw new IOException("the instance's command and paths take " + body.size() + " bytes, more than a start can carry ("
+                        + MAX_REQUEST_BYTES + ")");
             }
             Pending request = new Pending();
             pending.put(id, request);

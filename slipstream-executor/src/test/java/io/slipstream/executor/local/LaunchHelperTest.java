@@ -134,4 +134,26 @@ class LaunchHelperTest {
             assertThat(Files.readString(control.resolve("exit_code")).strip()).isEqualTo("0");
         }
     }
+
+    @Test
+    void aStartTooLargeForTheHelperFailsAloneAndTheHelperServesTheNext() throws Exception {
+        LocalProcessExecutor executor = executor();
+        InstanceId first = new InstanceId(new RunId("first"), 1, 0);
+        executor.launch(spec(first, "exit 5"));
+        long helper = executor.launchHelperPid();
+
+        List<String> huge = new ArrayList<>(List.of("true"));
+        for (int i = 0; i < 140; i++) {
+            huge.add("x".repeat(131072)); // each as long as the API lets an argument be; together over the limit
+        }
+        InstanceId tooLarge = new InstanceId(new RunId("too-large"), 1, 0);
+        assertThatThrownBy(() -> executor.launch(new LaunchSpec(tooLarge, "main-0", "node-1", List.of(), huge, Map.of(), null, null)))
+                .hasMessageContaining("more than a start can carry");
+
+        InstanceId next = new InstanceId(new RunId("next"), 1, 0);
+        executor.launch(spec(next, "exit 6"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> exits.containsKey(first) && exits.containsKey(next));
+        assertThat(exits.get(next).exitCode()).isEqualTo(6);
+        assertThat(executor.launchHelperPid()).as("the same helper").isEqualTo(helper);
+    }
 }
