@@ -606,7 +606,10 @@ static void fork_supervisor(char *request, size_t length) {
         signal(SIGPIPE, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
         int log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (log_fd < 0 || dup2(log_fd, 2) < 0 || dup2(said[1], 1) < 0) {
+        if (log_fd < 0) {
+            fail(2, "cannot open the supervisor's log", log); /* into the helper's stderr: the server's log */
+        }
+        if (dup2(log_fd, 2) < 0 || dup2(said[1], 1) < 0) {
             _exit(2);
         }
         open_as(0, "/dev/null", O_RDONLY);
@@ -716,9 +719,12 @@ static int serve(void) {
                     }
                     break;
                 }
-                *newline = '\0';
+                /* The length is read from a copy: the buffer is left as it is, and may move when it grows. */
+                char digits[16];
                 size_t header = (size_t) (newline - buffer) + 1;
-                size_t size = (size_t) parse_number(buffer, "a request's length");
+                memcpy(digits, buffer, header - 1);
+                digits[header - 1] = '\0';
+                size_t size = (size_t) parse_number(digits, "a request's length");
                 if (size == 0 || size > MAX_REQUEST_BYTES) {
                     errno = 0;
                     fail(2, "--serve:", "a request's length is out of bounds");
@@ -731,7 +737,6 @@ static int serve(void) {
                     }
                 }
                 if (length < header + size) {
-                    *newline = '\n';
                     break;
                 }
                 fork_supervisor(buffer + header, size);

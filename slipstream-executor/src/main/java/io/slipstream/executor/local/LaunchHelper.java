@@ -38,6 +38,13 @@ final class LaunchHelper implements AutoCloseable {
     record Forked(long pid, CompletableFuture<Void> ended) {
     }
 
+    /** The helper takes no more requests (it died): nothing of this request reached it. */
+    private static final class Unreachable extends IOException {
+        Unreachable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** The helper ended while supervisors it forked may still run: their ends are not heard from it. */
     static final class HelperGone extends IOException {
         HelperGone(String message) {
@@ -85,20 +92,25 @@ final class LaunchHelper implements AutoCloseable {
         }
         long id = ids.incrementAndGet();
         Connection connection = connection();
-        Pending pending = connection.send(id, log, arguments);
+        Pending pending;
+        try {
+            pending = connection.send(id, log, arguments);
+        } catch (Unreachable e) {
+            // It died since the last start, and its reader has not told yet: nothing was forked, so once more.
+            connection = connection();
+            pending = connection.send(id, log, arguments);
+        }
         boolean started;
         try {
             started = pending.said.get(startTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            long pid = pending.pid;
-            if (pid > 0) {
-                // Whatever it started already (its descendants) goes with it.
-                new ProcessTree(pid, -1, -1).killUntilGone();
-            }
+            abandon(pending);
             throw new IOException("the supervisor did not start the command within " + startTimeout.toSeconds() + "s");
         } catch (ExecutionException e) {
+            abandon(pending);
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         } catch (InterruptedException e) {
+            abandon(pending);
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while the supervisor started", e);
         } finally {
@@ -108,6 +120,17 @@ final class LaunchHelper implements AutoCloseable {
             throw new IOException("the supervisor exited before starting the command");
         }
         return new Forked(pending.pid, pending.ended);
+    }
+
+    /**
+     * A start that failed must leave nothing running: the supervisor, if it was forked, and whatever it started already
+     * (its descendants) are killed; it may live on after the helper died.
+     */
+    private static void abandon(Pending pending) {
+        long pid = pending.pid;
+        if (pid > 0) {
+            new ProcessTree(pid, -1, -1).killUntilGone();
+        }
     }
 
     /** The pid of the running helper, or -1 (for tests). */
@@ -128,7 +151,7 @@ final class LaunchHelper implements AutoCloseable {
         if (closed) {
             throw new IOException("the executor is closed");
         }
-        if (current == null || !current.open) {
+        if (current == null || !current.open || !current.process.isAlive()) {
             ProcessBuilder builder = new ProcessBuilder(binary.toString(), "--serve")
                     .directory(workingDir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.PIPE)
@@ -190,7 +213,8 @@ final class LaunchHelper implements AutoCloseable {
                 }
             } catch (IOException e) {
                 this.pending.remove(id);
-                throw new IOException("the launch helper does not take requests: " + e.getMessage(), e);
+                open = false;
+                throw new Unreachable("the launch helper does not take requests: " + e.getMessage(), e);
             }
             if (!open) {
                 // It ended meanwhile: the reader may have failed the pending ones before this one was there.

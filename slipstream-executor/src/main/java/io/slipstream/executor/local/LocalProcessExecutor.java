@@ -365,6 +365,11 @@ public final class LocalProcessExecutor implements Executor {
                 try {
                     supervisor = launchHelper.start(dir.path(), dir.supervisorLog(), argv.subList(1, argv.size()));
                 } catch (IOException e) {
+                    InstanceDirectory.Pids started = dir.pids();
+                    if (started != null) {
+                        // It got as far as starting the command (the helper died meanwhile): nothing of it may run on.
+                        new ProcessTree(started.supervisor(), -1, -1).killUntilGone();
+                    }
                     throw new IOException(e.getMessage() + ": " + dir.supervisorOutput(), e);
                 }
                 supervisorEnded = supervisor.ended();

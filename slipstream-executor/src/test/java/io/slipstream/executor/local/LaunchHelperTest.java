@@ -156,4 +156,20 @@ class LaunchHelperTest {
         assertThat(exits.get(next).exitCode()).isEqualTo(6);
         assertThat(executor.launchHelperPid()).as("the same helper").isEqualTo(helper);
     }
+
+    @Test
+    void aStartLargerThanTheHelpersFirstBufferStartsAndTheHelperLivesOn() throws Exception {
+        LocalProcessExecutor executor = executor();
+        InstanceId large = new InstanceId(new RunId("large"), 1, 0);
+        String argument = "y".repeat(131071); // the API's longest argument, twice: over the helper's first 64 KiB
+        executor.launch(new LaunchSpec(large, "main-0", "node-1", List.of(), List.of("sh", "-c", "[ ${#1} -eq 131071 ] && exit 7", "sh",
+                argument, argument), Map.of(), null, null));
+        long helper = executor.launchHelperPid();
+        InstanceId next = new InstanceId(new RunId("after-large"), 1, 0);
+        executor.launch(spec(next, "exit 8"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> exits.containsKey(large) && exits.containsKey(next));
+        assertThat(exits.get(large).exitCode()).isEqualTo(7);
+        assertThat(exits.get(next).exitCode()).isEqualTo(8);
+        assertThat(executor.launchHelperPid()).as("the same helper").isEqualTo(helper);
+    }
 }
