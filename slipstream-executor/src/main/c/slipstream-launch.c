@@ -23,8 +23,8 @@
  * With --serve it is the server's launch helper (LaunchHelper.java), as slurmd is Slurm's: it lives as long as the
  * server and forks a supervisor for each request on its stdin, so that a start costs no exec of this binary and the
  * server no process of its own to spawn and wait for. Requests: "LENGTH\n" and then LENGTH bytes of NUL-terminated
- * strings: an id (digits), the control directory (the supervisor's working directory), the supervisor's log (its
- * stderr) and the arguments above. Replies on stdout, one line each, in this order for an id: "forked ID PID" (or
+ * strings: an id (digits), the supervisor's log (its stderr), then the arguments above, the first of which, the
+ * control directory, is also the supervisor's working directory. Replies on stdout, one line each, in this order for an id: "forked ID PID" (or
  * "failed ID" when no process could be made), then "started ID" or "unstarted ID" (what the supervisor said on its pipe),
  * then "exit PID" once the supervisor is reaped. It exits when its stdin ends; the supervisors it forked live on.
  */

@@ -161,6 +161,7 @@ final class LaunchHelper implements AutoCloseable {
             builder.environment().putAll(Supervisor.ENVIRONMENT);
             if (current != null) {
                 LOG.warn("the launch helper ended (exit code {}); starting another", current.process.isAlive() ? "none yet" : current.process.exitValue());
+                current.close(); // one that still lives ends with its stdin
             }
             current = new Connection(builder.start());
         }
