@@ -12,7 +12,6 @@ import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -359,32 +358,7 @@ public final class LocalProcessExecutor implements Executor {
             }
             List<String> argv = Supervisor.argv(launcher, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
                     spec.command());
-            CompletableFuture<Void> supervisorEnded;
-            if (launchHelper != null) {
-                LaunchHelper.Forked supervisor;
-                try {
-                    supervisor = launchHelper.start(dir.path(), dir.supervisorLog(), argv.subList(1, argv.size()));
-                } catch (IOException e) {
-                    InstanceDirectory.Pids started = dir.pids();
-                    if (started != null) {
-                        // It got as far as starting the command (the helper died meanwhile): nothing of it may run on.
-                        new ProcessTree(started.supervisor(), -1, -1).killUntilGone();
-                    }
-                    throw new IOException(e.getMessage() + ": " + dir.supervisorOutput(), e);
-                }
-                supervisorEnded = supervisor.ended();
-            } else {
-                ProcessBuilder builder = new ProcessBuilder(argv)
-                        .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
-                        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                        .redirectOutput(ProcessBuilder.Redirect.PIPE) // see Supervisor.awaitStarted
-                        .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
-                builder.environment().clear();
-                builder.environment().putAll(Supervisor.ENVIRONMENT);
-                Process supervisor = builder.start();
-                Supervisor.awaitStarted(supervisor);
-                supervisorEnded = supervisor.onExit().thenApply(ended -> null);
-            }
+            CompletableFuture<Void> supervisorEnded = Supervisor.start(launchHelper, argv, dir);
             if (dir.pids() == null) {
                 throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
             }
@@ -492,12 +466,13 @@ public final class LocalProcessExecutor implements Executor {
             return;
         }
         CompletableFuture<?> ended;
+        java.util.function.Supplier<CompletableFuture<Void>> byPid = () -> exits.onExit(Long.parseLong(handle.get("supervisorPid")),
+                Long.parseLong(handle.get("supervisorStart")));
         if (supervisorEnded != null) {
             // Heard from the launch helper, unless it ends first: then followed by pid, as after a restart.
-            ended = supervisorEnded.exceptionallyCompose(gone -> exits.onExit(Long.parseLong(handle.get("supervisorPid")),
-                    Long.parseLong(handle.get("supervisorStart"))));
+            ended = supervisorEnded.exceptionallyCompose(gone -> byPid.get());
         } else if (handles.sameBoot(handle)) {
-            ended = exits.onExit(Long.parseLong(handle.get("supervisorPid")), Long.parseLong(handle.get("supervisorStart")));
+            ended = byPid.get();
         } else {
             ended = CompletableFuture.completedFuture(null);
         }

@@ -93,10 +93,43 @@ final class Supervisor {
     }
 
     /**
+     * Starts the supervisor of {@code argv} ({@link #argv}) for the instance in {@code dir}, through the launch helper
+     * when there is one (the binary) or as a child of this process (the shell chain), and waits until it said that it
+     * started the command.
+     *
+     * @return completes when the supervisor ended (exceptionally if the helper ended first: follow it by pid then)
+     * @throws IOException it ended without starting the command, or did not start it in time; nothing of it runs on
+     */
+    static java.util.concurrent.CompletableFuture<Void> start(LaunchHelper helper, List<String> argv, InstanceDirectory dir) throws IOException {
+        if (helper != null) {
+            try {
+                return helper.start(dir.path(), dir.supervisorLog(), argv.subList(1, argv.size())).ended();
+            } catch (IOException e) {
+                InstanceDirectory.Pids started = dir.pids();
+                if (started != null) {
+                    // It got as far as starting the command (the helper died meanwhile): nothing of it may run on.
+                    new ProcessTree(started.supervisor(), -1, -1).killUntilGone();
+                }
+                throw new IOException(e.getMessage() + ": " + dir.supervisorOutput(), e);
+            }
+        }
+        ProcessBuilder builder = new ProcessBuilder(argv)
+                .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.PIPE) // see awaitStarted
+                .redirectError(ProcessBuilder.Redirect.appendTo(dir.supervisorLog().toFile()));
+        builder.environment().clear();
+        builder.environment().putAll(ENVIRONMENT);
+        Process supervisor = builder.start();
+        awaitStarted(supervisor);
+        return supervisor.onExit().thenApply(ended -> null);
+    }
+
+    /**
      * The supervisor writes the pid of the instance's main process within milliseconds of starting, then says so on its
      * stdout (a pipe to this process) and closes it: the read wakes up then, or when the supervisor exits without it.
      */
-    static void awaitStarted(Process supervisor) throws IOException {
+    private static void awaitStarted(Process supervisor) throws IOException {
         java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.CompletableFuture<Void> started = new java.util.concurrent.CompletableFuture<>();
         // Ends the read if nothing comes: the supervisor, and whatever it started already (its descendants), are killed.
