@@ -7,9 +7,25 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import java.util.List;
 
-/** What the scheduler decided for one run. */
+/**
+ * What the scheduler decided for one run. Appliers implement {@link Handler}, so that a new kind of decision fails to
+ * compile until every applier handles it (as {@code Step.Handler} does for the run lifecycle).
+ */
 public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decision.Promote, Decision.Wait {
     RunId runId();
+
+    <R> R accept(Handler<R> handler);
+
+    /** One method per kind of decision. */
+    interface Handler<R> {
+        R admit(Admit decision);
+
+        R preempt(Preempt decision);
+
+        R promote(Promote decision);
+
+        R waiting(Wait decision);
+    }
 
     /** Start the run: every instance has a placement, on its quota's guarantee or on idle capacity. */
     record Admit(RunId runId, List<Placement> placements, RealTimeResources realTimeResources) implements Decision {
@@ -17,6 +33,11 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
             requireNonNull(runId, "runId is null");
             placements = List.copyOf(placements);
             requireNonNull(realTimeResources, "realTimeResources is null");
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.admit(this);
         }
     }
 
@@ -38,6 +59,11 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
             requireNonNull(kind, "kind is null");
         }
 
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.preempt(this);
+        }
+
         /** A preemption that makes room: a reclaim, or within a quota. */
         public Preempt(RunId runId, RunId forRun, String reason) {
             this(runId, forRun, reason, PreemptKind.Reclaim);
@@ -57,6 +83,11 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         public Promote {
             requireNonNull(runId, "runId is null");
         }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.promote(this);
+        }
     }
 
     /**
@@ -69,6 +100,11 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
             requireNonNull(runId, "runId is null");
             requireNonNull(reason, "reason is null");
             requireNonNull(message, "message is null");
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.waiting(this);
         }
     }
 }

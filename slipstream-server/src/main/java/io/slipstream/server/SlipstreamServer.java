@@ -5,13 +5,13 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.server.auth.RunTokens;
-import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.api.ApiServer;
 import io.slipstream.server.api.Readiness;
 import io.slipstream.server.auth.Authenticator;
 import io.slipstream.server.config.Plugins;
 import io.slipstream.server.config.ServerConfig;
 import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.LoopParts;
 import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
 import io.slipstream.server.control.LiveSnapshot;
@@ -121,8 +121,9 @@ public final class SlipstreamServer implements AutoCloseable {
             RunTokens runTokens = new RunTokens(tokens, apiUrl::get);
             Executor leading = executor;
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
-                    (fenced, progress, queue) -> new ControlLoop(fenced, leading, new Scheduler(), clock, config.limits(), config.tickInterval(),
-                            runTokens, secrets, progress, queue).observeCycles(metrics::cycle));
+                    (fenced, progress, queue) -> new ControlLoop(LoopParts.of(fenced, leading, clock).withLimits(config.limits())
+                            .withTick(config.tickInterval()).withRunTokens(runTokens).withSecrets(secrets).withShared(progress, queue)
+                            .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
                     leading::refusals, secrets);

@@ -17,8 +17,6 @@ import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.testing.Runs;
-import io.slipstream.scheduler.Scheduler;
-import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.Store;
 import io.slipstream.store.memory.InMemoryStore;
 import io.slipstream.testing.TestingClock;
@@ -44,7 +42,7 @@ class ControlLoopRegressionTest {
     }
 
     private ControlLoop newLoop() {
-        return new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+        return new ControlLoop(LoopParts.of(store, executor, clock));
     }
 
     @AfterEach
@@ -246,7 +244,7 @@ class ControlLoopRegressionTest {
     void aStopThatCannotBeSentAgainAfterARestartIsTriedAgainByTheCycles() {
         FlakyStops flaky = new FlakyStops(executor);
         RunId id = submitIn("team-a", aJob("job").spec());
-        ControlLoop first = new ControlLoop(store, flaky, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+        ControlLoop first = new ControlLoop(LoopParts.of(store, flaky, clock));
         first.cycle();
         store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
         first.cycle();
@@ -255,7 +253,7 @@ class ControlLoopRegressionTest {
         assertThat(flaky.sent).isEqualTo(1);
 
         // The server restarts; its first attempt to tell the instance again fails.
-        ControlLoop second = new ControlLoop(store, flaky, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+        ControlLoop second = new ControlLoop(LoopParts.of(store, flaky, clock));
         flaky.failuresLeft = 1;
         second.recover();
         for (int i = 0; i < 3; i++) {
@@ -279,7 +277,7 @@ class ControlLoopRegressionTest {
     @Test
     void aStopThatWasSentIsNotSentAgainWhenAnotherOfTheSameStepFails() {
         FlakyStops flaky = new FlakyStops(executor);
-        ControlLoop loop = new ControlLoop(store, flaky, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+        ControlLoop loop = new ControlLoop(LoopParts.of(store, flaky, clock));
         RunId id = submitIn("team-a", aJob("job").replicas(2).spec());
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);

@@ -14,7 +14,6 @@ import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.InstanceReport;
-import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.testing.Runs;
@@ -50,7 +49,7 @@ class ControlLoopTest {
     }
 
     private ControlLoop newLoop() {
-        return new ControlLoop(store, executor, new Scheduler(), clock, limits, Duration.ofSeconds(1));
+        return new ControlLoop(LoopParts.of(store, executor, clock).withLimits(limits));
     }
 
     @AfterEach

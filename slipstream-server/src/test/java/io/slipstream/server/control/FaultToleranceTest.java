@@ -13,8 +13,6 @@ import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.WorkspaceSpec;
 import io.slipstream.executor.Activity;
-import io.slipstream.scheduler.Scheduler;
-import io.slipstream.server.config.RunLimits;
 import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.store.NodeDown;
@@ -44,7 +42,7 @@ class FaultToleranceTest {
         store = new InMemoryStore(); // the store itself is held to its contract elsewhere
         store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
         executor = new FakeExecutor(clock, 2, 8);
-        loop = new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+        loop = new ControlLoop(LoopParts.of(store, executor, clock));
     }
 
     @AfterEach

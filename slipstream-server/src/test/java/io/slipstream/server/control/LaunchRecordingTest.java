@@ -21,9 +21,7 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.testing.Runs;
-import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.auth.RunTokens;
-import io.slipstream.server.config.RunLimits;
 import io.slipstream.server.secret.TokenHasher;
 import io.slipstream.server.service.TokenService;
 import io.slipstream.store.Store;
@@ -85,7 +83,7 @@ class LaunchRecordingTest {
             }
         });
         RunTokens tokens = new RunTokens(new TokenService(store, clock, hasher), () -> null);
-        return new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1), tokens);
+        return new ControlLoop(LoopParts.of(store, executor, clock).withRunTokens(tokens));
     }
 
     private RunId submit(JobSpec spec) {

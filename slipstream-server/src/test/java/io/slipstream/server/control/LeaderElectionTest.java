@@ -13,8 +13,6 @@ import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
-import io.slipstream.scheduler.Scheduler;
-import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.memory.InMemoryStore;
 import io.slipstream.testing.TestingClock;
 import java.time.Duration;
@@ -43,8 +41,8 @@ class LeaderElectionTest {
     private LeaderElection replica(String name, java.util.function.UnaryOperator<io.slipstream.store.Store> storeOfLoop) {
         FakeExecutor executor = new FakeExecutor(cluster, clock, FakeExecutor.Mode.LIFELIKE);
         LeaderElection election = new LeaderElection(store, executor, clock, LEASE, name,
-                (fenced, progress, queue) -> new ControlLoop(storeOfLoop.apply(fenced), executor, new Scheduler(), clock, RunLimits.DEFAULTS,
-                        Duration.ofMillis(50), null, null, progress, queue));
+                (fenced, progress, queue) -> new ControlLoop(LoopParts.of(storeOfLoop.apply(fenced), executor, clock).withTick(Duration.ofMillis(50))
+                        .withShared(progress, queue)));
         closing.add(election);
         closing.add(executor);
         return election;

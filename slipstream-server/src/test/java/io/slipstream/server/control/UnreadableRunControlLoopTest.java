@@ -14,7 +14,6 @@ import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.testing.Runs;
-import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.Store;
 import io.slipstream.store.UnreadableRecordException;
@@ -40,7 +39,7 @@ class UnreadableRunControlLoopTest {
     private final Set<RunId> unreadable = new HashSet<>();
     private final Store store = damageable(memory);
     private final FakeExecutor executor = new FakeExecutor(clock, 2, 8);
-    private final ControlLoop loop = new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1));
+    private final ControlLoop loop = new ControlLoop(LoopParts.of(store, executor, clock));
 
     @AfterEach
     void close() {

@@ -15,9 +15,8 @@ import io.slipstream.executor.testing.FakeExecutor;
 import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
-import io.slipstream.scheduler.Scheduler;
-import io.slipstream.server.config.RunLimits;
 import io.slipstream.server.control.ControlLoop;
+import io.slipstream.server.control.LoopParts;
 import io.slipstream.store.memory.InMemoryStore;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -41,7 +40,7 @@ class LogFollowOutageTest {
         InMemoryStore store = new InMemoryStore();
         FakeExecutor executor = new FakeExecutor(new FakeExecutor.Cluster(1, 0), clock, FakeExecutor.Mode.LIFELIKE);
         store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
-        try (ControlLoop loop = new ControlLoop(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofMillis(50))) {
+        try (ControlLoop loop = new ControlLoop(LoopParts.of(store, executor, clock).withTick(Duration.ofMillis(50)))) {
             loop.start();
             RunRecord queued = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), clock.instant());
             store.createRun(queued, RunEvent.of(queued.id(), queued.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));

@@ -350,28 +350,56 @@ public final class Simulation {
         }
         schedulerNanos += System.nanoTime() - start;
         cycles++;
+        Decision.Handler<Void> apply = new Applier(changedAt);
         for (Decision decision : result.decisions()) {
             if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources) {
                 continue; // most decisions: nothing to record
             }
-            SimJob job = byId.get(decision.runId());
-            if (decision instanceof Decision.Admit admit) {
-                admit(job, admit);
-            } else if (decision instanceof Decision.Preempt preempt) {
-                if (preempt.kind() == Decision.PreemptKind.Move) {
-                    job.movedAt = now;
-                }
-                preempt(job, byId.get(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
-            } else if (decision instanceof Decision.Promote) {
-                job.inQuota = true;
-                holdings.promoted(job, now);
-                recorder.promote(job.tenant, job.gpus());
-            } else if (decision instanceof Decision.Wait wait) {
-                if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
-                    // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
-                    entitled(job, changedAt);
-                }
+            decision.accept(apply);
+        }
+    }
+
+    /** Applies one cycle's decisions to the simulated world (every kind handled, at compile time). */
+    private final class Applier implements Decision.Handler<Void> {
+        private final long changedAt;
+
+        Applier(long changedAt) {
+            this.changedAt = changedAt;
+        }
+
+        @Override
+        public Void admit(Decision.Admit admit) {
+            Simulation.this.admit(byId.get(admit.runId()), admit);
+            return null;
+        }
+
+        @Override
+        public Void preempt(Decision.Preempt preempt) {
+            SimJob job = byId.get(preempt.runId());
+            if (preempt.kind() == Decision.PreemptKind.Move) {
+                job.movedAt = now;
             }
+            Simulation.this.preempt(job, byId.get(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
+            return null;
+        }
+
+        @Override
+        public Void promote(Decision.Promote promote) {
+            SimJob job = byId.get(promote.runId());
+            job.inQuota = true;
+            holdings.promoted(job, now);
+            recorder.promote(job.tenant, job.gpus());
+            return null;
+        }
+
+        @Override
+        public Void waiting(Decision.Wait wait) {
+            SimJob job = byId.get(wait.runId());
+            if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
+                // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
+                entitled(job, changedAt);
+            }
+            return null;
         }
     }
 

@@ -1,0 +1,183 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.wire.RunView;
+import io.slipstream.executor.Executor;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
+import io.slipstream.model.lifecycle.Observation;
+import io.slipstream.scheduler.ClusterSnapshot;
+import io.slipstream.scheduler.CycleResult;
+import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.NodeDown;
+import io.slipstream.store.Store;
+import io.slipstream.store.UnreadableRecordException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * One cycle of the control loop: record what executors reported, do the housekeeping, take every active run through
+ * the steps its lifecycle decides ({@link RunSteps}), then schedule: the scheduler decides over a snapshot built
+ * from the store, and {@link DecisionApplier} persists each decision before any executor is told to act. Every
+ * executor call is keyed by instance id, so repeating a cycle after a crash is harmless.
+ *
+ * <p>Runs on the loop's thread only; it wakes the loop (from any thread) when the next cycle should not wait.
+ */
+final class ControlCycle implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlCycle.class);
+
+    private final Store store;
+    private final Executor executor;
+    private final Scheduler scheduler;
+    private final Clock clock;
+    private final ReportIntake reports;
+    private final Housekeeping housekeeping;
+    private final RunStepper stepper;
+    private final Admissions admissions;
+    private final AdmittedLaunches launches;
+    private final Lending lending;
+    private final QueueStatus queueStatus;
+    private final RepeatedConflicts conflicts;
+    private final Runnable wakeUp;
+    /** Nodes declared down, as read at the start of the cycle. */
+    private Map<String, NodeDown> downNodes = Map.of();
+
+    ControlCycle(LoopParts parts, ReportIntake reports, RunStepper stepper, Runnable wakeUp) {
+        this.store = parts.store();
+        this.executor = parts.executor();
+        this.scheduler = parts.scheduler();
+        this.clock = parts.clock();
+        this.reports = reports;
+        this.stepper = stepper;
+        this.housekeeping = new Housekeeping(
+                new Schedules(store, clock, new RunFactory(clock, parts.limits(), executor.restartsInPlace())),
+                new Retention(store, executor, clock, parts.limits().retention()));
+        this.admissions = new Admissions(store, executor, clock, parts.runTokens());
+        this.launches = new AdmittedLaunches(stepper);
+        this.lending = new Lending(store);
+        this.queueStatus = parts.queueStatus();
+        this.conflicts = new RepeatedConflicts(wakeUp);
+        this.wakeUp = wakeUp;
+    }
+
+    void run() {
+        downNodes = store.downNodes();
+        reports.applyAll(downNodes);
+        housekeeping.run(clock.instant());
+        Map<RunId, List<InstanceRecord>> instances = instancesByRun();
+        boolean conflicted = false;
+        boolean deferred = false;
+        Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
+        for (RunRecord run : store.activeRuns()) {
+            // JSON logs carry the run each line is about as a field of its own (mdc.run).
+            try (var ignored = MDC.putCloseable("run", run.id().value())) {
+                RunSteps steps = stepper.of(run, instances.getOrDefault(run.id(), List.of()));
+                steps.take(stepper.lifecycle(), seen);
+                deferred |= steps.deferred();
+            } catch (ConflictException e) {
+                LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
+                conflicted = true;
+            } catch (UnreadableRecordException e) {
+                // A run it depends on (the owner it makes room for) cannot be read; the store logged why. The others go on.
+                LOG.debug("run {} skipped this cycle: {}", run.id(), e.getMessage());
+            }
+        }
+        if (conflicted) {
+            wakeUp.run(); // without that run the snapshot would show its resources free: schedule next cycle
+            return;
+        }
+        // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
+        List<RunRecord> active = store.activeRuns().stream().filter(run -> !run.state().isFinal()).toList();
+        stepper.faultWatch().retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
+        deferred |= schedule(active, instancesByRun());
+        if (deferred) {
+            wakeUp.run(); // instances wait for the next cycle's launches: it follows at once
+        }
+    }
+
+    private Map<RunId, List<InstanceRecord>> instancesByRun() {
+        return store.instancesOfActiveRuns().stream()
+                .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
+    }
+
+    /** What every decision of this moment sees: the time, the nodes down, the instances not heard of since the start. */
+    private Observation observation() {
+        Instant now = clock.instant();
+        Map<String, String> down = new HashMap<>();
+        downNodes.forEach((node, why) -> down.put(node, why.reason()));
+        return new Observation(now, down, reports.unconfirmed(now), null, Map.of());
+    }
+
+    /** Applies the scheduler's decisions; returns whether launches were left for the next cycle. */
+    private boolean schedule(List<RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
+        Instant now = clock.instant();
+        if (runs.isEmpty()) {
+            queueStatus.replace(Map.of());
+            lending.record(null, now);
+            return false; // nothing to place, nothing to promote
+        }
+        BackoffGate gate = BackoffGate.of(runs, now);
+        Set<String> closed = new HashSet<>(downNodes.keySet());
+        Map<RunId, RunRecord> byId = new HashMap<>();
+        runs.forEach(run -> byId.put(run.id(), run));
+        closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
+        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.listDocuments(Kind.Quota, null), gate.ready(),
+                instances, reclaimedOwners(runs));
+        lending.record(snapshot, now);
+        CycleResult result = scheduler.schedule(snapshot, now);
+        Set<Integer> takenPorts = takenPorts(instances); // as they were before any decision
+        Map<RunId, RunView.QueueView> status = new HashMap<>(gate.backingOff());
+        DecisionApplier applier = new DecisionApplier(store, clock, stepper, this::observation, byId, instances, status);
+        conflicts.begin();
+        for (Decision decision : result.decisions()) {
+            try (var ignored = MDC.putCloseable("run", decision.runId().value())) {
+                decision.accept(applier);
+            } catch (ConflictException e) {
+                conflicts.conflicted(decision.runId(), decision.getClass().getSimpleName().toLowerCase(Locale.ROOT), e.getMessage());
+            }
+        }
+        Admissions.Outcome outcome = admissions.admit(applier.admissions(), takenPorts);
+        Set<RunId> refused = new HashSet<>(outcome.conflicted());
+        boolean deferred = launches.launch(outcome.admitted(), observation(), refused::add);
+        refused.forEach(id -> conflicts.conflicted(id, "admission", "the run changed meanwhile"));
+        conflicts.endCycle();
+        queueStatus.replace(status);
+        return deferred;
+    }
+
+    /** The ports of every endpoint still held: a new admission's endpoints avoid them. */
+    private static Set<Integer> takenPorts(Map<RunId, List<InstanceRecord>> instances) {
+        Set<Integer> taken = new HashSet<>();
+        instances.values().forEach(list -> list.forEach(i -> {
+            if (i.endpoint() != null && !i.state().isFinal()) {
+                taken.addAll(i.endpoint().ports());
+            }
+        }));
+        return taken;
+    }
+
+    /** Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first. */
+    private static Set<RunId> reclaimedOwners(List<RunRecord> runs) {
+        return runs.stream().filter(r -> r.state() == RunState.QUEUED && r.capacityReclaimed()).map(RunRecord::id).collect(Collectors.toSet());
+    }
+
+    @Override
+    public void close() {
+        launches.close();
+    }
+}

@@ -1,0 +1,74 @@
+package io.slipstream.server.control;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.executor.Executor;
+import io.slipstream.scheduler.Scheduler;
+import io.slipstream.server.auth.RunTokens;
+import io.slipstream.server.config.RunLimits;
+import io.slipstream.store.Store;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * What a {@link ControlLoop} is made of: the store it writes (fenced, where replicas take turns), the executor it
+ * acts through, the pure scheduler, the clock, and what outlives one loop (progress reported through the API, queue
+ * reasons), which a replica's next loop takes over. {@link #of} gives the defaults; the {@code with*} methods the rest.
+ *
+ * @param runTokens    gives each run's instances their run's token, or {@code null} for none
+ * @param secrets      the values of the Secrets node groups refer to, read at launch, or {@code null} for none
+ * @param cycleTimes   told how long each completed cycle took (the metrics' cycle histogram)
+ */
+public record LoopParts(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
+                        RunTokens runTokens, LaunchSecrets secrets, ProgressReports progressReports, QueueStatus queueStatus,
+                        Consumer<Duration> cycleTimes) {
+    public LoopParts {
+        requireNonNull(store, "store is null");
+        requireNonNull(executor, "executor is null");
+        requireNonNull(scheduler, "scheduler is null");
+        requireNonNull(clock, "clock is null");
+        requireNonNull(limits, "limits is null");
+        requireNonNull(tick, "tick is null");
+        requireNonNull(progressReports, "progressReports is null");
+        requireNonNull(queueStatus, "queueStatus is null");
+        requireNonNull(cycleTimes, "cycleTimes is null");
+    }
+
+    /** A loop with the default limits, a tick of a second, no run tokens, no secrets and its own progress and queue. */
+    public static LoopParts of(Store store, Executor executor, Clock clock) {
+        return new LoopParts(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1), null, null,
+                new ProgressReports(), new QueueStatus(), took -> {
+                });
+    }
+
+    public LoopParts withLimits(RunLimits limits) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    public LoopParts withTick(Duration tick) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    public LoopParts withRunTokens(RunTokens runTokens) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    public LoopParts withSecrets(LaunchSecrets secrets) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    /** What outlives one loop: a replica's loop runs only while it leads, and the next one takes these over. */
+    public LoopParts withShared(ProgressReports progressReports, QueueStatus queueStatus) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    public LoopParts withCycleTimes(Consumer<Duration> cycleTimes) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+
+    /** The same parts writing through another store (a replica's loop writes through its fence). */
+    public LoopParts withStore(Store store) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    }
+}
