@@ -67,6 +67,10 @@ public final class FakeExecutor implements Executor {
     private volatile boolean closed;
     /** The epoch this executor acts for (see {@link #fence}); 0 until fenced. */
     private volatile long epoch;
+    /** Whether instances ignore the notice and are killed once their grace period is over (see {@link #ignoringNotices}). */
+    private volatile boolean ignoringNotices;
+    /** When each instance told to stop is killed: this executor's memory, gone with it (as a server's timers are). */
+    private final Map<InstanceId, java.util.Map.Entry<java.time.Instant, Map<String, String>>> killsDue = new LinkedHashMap<>();
     private volatile Consumer<InstanceReport> listener = r -> {
     };
 
@@ -97,6 +101,9 @@ public final class FakeExecutor implements Executor {
         private final Map<InstanceId, Activity> activities = new ConcurrentHashMap<>();
         private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
         private volatile boolean notReady;
+        /** How many of the next launches and terminates fail as if the executor could not be reached. */
+        private final java.util.concurrent.atomic.AtomicInteger failingLaunches = new java.util.concurrent.atomic.AtomicInteger();
+        private final java.util.concurrent.atomic.AtomicInteger failingTerminates = new java.util.concurrent.atomic.AtomicInteger();
         private final java.util.concurrent.atomic.AtomicInteger notReadyLaunches = new java.util.concurrent.atomic.AtomicInteger();
         private int nextPort = 30000;
         /** The newest epoch an executor of this cluster was fenced at. */
@@ -153,6 +160,22 @@ public final class FakeExecutor implements Executor {
         cluster.refusingNodes.add(node);
     }
 
+    /** The next {@code count} launches throw {@link ExecutorException} before doing anything (the executor is unreachable). */
+    public void failNextLaunches(int count) {
+        cluster.failingLaunches.set(count);
+    }
+
+    /** The next {@code count} terminates throw {@link ExecutorException} before doing anything (the executor is unreachable). */
+    public void failNextTerminates(int count) {
+        cluster.failingTerminates.set(count);
+    }
+
+    private static void failIfAsked(java.util.concurrent.atomic.AtomicInteger failing, String what) {
+        if (failing.getAndUpdate(left -> Math.max(0, left - 1)) > 0) {
+            throw new ExecutorException("the executor could not be reached to " + what + " (a test's fault)");
+        }
+    }
+
     /** Until {@link #ready}, every launch throws {@link io.slipstream.executor.LaunchNotReadyException} (an image being pulled). */
     public void notReady() {
         cluster.notReady = true;
@@ -177,6 +200,27 @@ public final class FakeExecutor implements Executor {
     public void confirmTerminated(InstanceId id, int code) {
         end(id, code, true);
         listener.accept(new InstanceReport.Exited(id, code, true, clock.instant()));
+    }
+
+    /**
+     * Waits until every report this fake made so far ({@link Mode#LIFELIKE}: on its own thread) has been delivered to
+     * its listener: a seeded test then sees the same reports at the same point of its sequence every time.
+     */
+    public void awaitReports() {
+        if (reporter == null || closed) {
+            return;
+        }
+        try {
+            reporter.submit(() -> {
+            }).get();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed meanwhile: nothing more is delivered
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the fake's reports", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
     }
 
     /** Reports anything, now, on the caller's thread (the fake's instances do not change). */
@@ -227,6 +271,19 @@ public final class FakeExecutor implements Executor {
             Map<InstanceId, LaunchSpec> specs = new LinkedHashMap<>();
             cluster.instances.forEach((id, instance) -> specs.put(id, instance.spec));
             return Map.copyOf(specs);
+        }
+    }
+
+    /** What was launched and has not ended (its process would still be running), by instance. */
+    public Map<InstanceId, LaunchSpec> live() {
+        synchronized (cluster) {
+            Map<InstanceId, LaunchSpec> specs = new LinkedHashMap<>();
+            cluster.instances.forEach((id, instance) -> {
+                if (instance.exitCode == null) {
+                    specs.put(id, instance.spec);
+                }
+            });
+            return specs;
         }
     }
 
@@ -301,6 +358,7 @@ public final class FakeExecutor implements Executor {
         if (cluster.refusingNodes.contains(spec.node())) {
             throw new ExecutorException("node " + spec.node() + " refuses launches");
         }
+        failIfAsked(cluster.failingLaunches, "launch " + spec.id());
         if (cluster.notReady) {
             cluster.notReadyLaunches.incrementAndGet();
             throw new io.slipstream.executor.LaunchNotReadyException("the image is being pulled");
@@ -351,6 +409,7 @@ public final class FakeExecutor implements Executor {
 
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        failIfAsked(cluster.failingTerminates, "stop " + id);
         synchronized (cluster) {
             requireCurrentEpoch();
         }
@@ -359,9 +418,44 @@ public final class FakeExecutor implements Executor {
             terminations.put(id, reason + " / " + gracePeriod);
         }
         if (mode == Mode.LIFELIKE) {
+            if (ignoringNotices && !gracePeriod.isZero()) {
+                synchronized (this) {
+                    killsDue.put(id, Map.entry(clock.instant().plus(gracePeriod), handle));
+                }
+                return;
+            }
             // It stops on the notice; with no grace period it is killed without one.
             end(id, gracePeriod.isZero() ? 137 : 143, true);
             later(now(id, handle));
+        }
+    }
+
+    /**
+     * From now on ({@link Mode#LIFELIKE}), an instance told to stop with a grace period ignores the notice: this executor
+     * kills it when {@link #killDue} finds its grace period over. The kills due are this executor's memory only: an
+     * executor closed before (a control plane that crashed) never kills them, as a real server's timers die with it.
+     */
+    public FakeExecutor ignoringNotices() {
+        this.ignoringNotices = true;
+        return this;
+    }
+
+    /** Kills (137, reported) every instance whose grace period is over by the clock (see {@link #ignoringNotices}). */
+    public void killDue() {
+        List<java.util.Map.Entry<InstanceId, Map<String, String>>> due = new ArrayList<>();
+        synchronized (this) {
+            java.time.Instant now = clock.instant();
+            killsDue.entrySet().removeIf(kill -> {
+                if (kill.getValue().getKey().isAfter(now)) {
+                    return false;
+                }
+                due.add(Map.entry(kill.getKey(), kill.getValue().getValue()));
+                return true;
+            });
+        }
+        for (var kill : due) {
+            end(kill.getKey(), 137, true);
+            later(now(kill.getKey(), kill.getValue()));
         }
     }
 
@@ -412,6 +506,9 @@ public final class FakeExecutor implements Executor {
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            killsDue.clear(); // its timers die with it
+        }
         if (reporter != null) {
             reporter.shutdown();
         }

@@ -16,18 +16,16 @@ import org.slf4j.MDC;
  * side by side: a launch mostly waits for processes to start, and one run's launch must not wait for another's.
  */
 final class AdmittedLaunches implements AutoCloseable {
-    /** How many admitted runs launch at once (each waits mostly for its processes to start, not for a core). */
-    static final int PARALLEL_LAUNCHES = 8;
-
     private final RunStepper stepper;
-    private final ExecutorService threads = Executors.newFixedThreadPool(PARALLEL_LAUNCHES, runnable -> {
-        Thread thread = new Thread(runnable, "slipstream-launch");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ExecutorService threads;
 
-    AdmittedLaunches(RunStepper stepper) {
+    AdmittedLaunches(RunStepper stepper, int parallel) {
         this.stepper = stepper;
+        this.threads = Executors.newFixedThreadPool(parallel, runnable -> {
+            Thread thread = new Thread(runnable, "slipstream-launch");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /**

@@ -68,7 +68,7 @@ final class ControlCycle implements AutoCloseable {
                 new Schedules(store, clock, new RunFactory(clock, parts.limits(), executor.restartsInPlace())),
                 new Retention(store, executor, clock, parts.limits().retention()));
         this.admissions = new Admissions(store, executor, clock, parts.runTokens());
-        this.launches = new AdmittedLaunches(stepper);
+        this.launches = new AdmittedLaunches(stepper, parts.parallelLaunches());
         this.lending = new Lending(store);
         this.queueStatus = parts.queueStatus();
         this.conflicts = new RepeatedConflicts(wakeUp);

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -151,8 +152,24 @@ final class Launcher {
             LOG.info("instance {} starts later: {}", instance.id(), e.getMessage());
             return instance;
         } catch (ExecutorException e) {
+            // A launch a crash cut short may have started it already: then it runs, and is not a failure to forget.
+            Optional<Map<String, String>> started = startedBefore(instance);
+            if (started.isPresent()) {
+                LOG.warn("launch of {} failed ({}), but it had started before: it is taken as launched", instance.id(), e.getMessage());
+                return instance.running(started.get(), clock.instant());
+            }
             LOG.warn("launch of {} failed: {}", instance.id(), e.getMessage());
             return instance.notLaunched(LaunchFailure.EXECUTOR_FAILED, e.getMessage(), clock.instant());
+        }
+    }
+
+    /** The instance's handle if the executor has it (this restart of it), or empty; a failure to look is empty too. */
+    private Optional<Map<String, String>> startedBefore(InstanceRecord instance) {
+        try {
+            return executor.find(instance.id()).filter(found -> Executor.restartOf(found) == instance.restarts());
+        } catch (RuntimeException e) {
+            LOG.warn("could not ask whether {} had started before: {}", instance.id(), e.toString());
+            return Optional.empty();
         }
     }
 

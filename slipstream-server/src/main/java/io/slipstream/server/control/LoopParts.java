@@ -19,10 +19,15 @@ import java.util.function.Consumer;
  * @param runTokens    gives each run's instances their run's token, or {@code null} for none
  * @param secrets      the values of the Secrets node groups refer to, read at launch, or {@code null} for none
  * @param cycleTimes   told how long each completed cycle took (the metrics' cycle histogram)
+ * @param parallelLaunches how many admitted runs launch at once (each waits mostly for its processes to start, not
+ *                     for a core); 1 makes a cycle's store calls come in one order, as a seeded test needs
  */
 public record LoopParts(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
                         RunTokens runTokens, LaunchSecrets secrets, ProgressReports progressReports, QueueStatus queueStatus,
-                        Consumer<Duration> cycleTimes) {
+                        Consumer<Duration> cycleTimes, int parallelLaunches) {
+    /** How many admitted runs launch at once by default. */
+    public static final int PARALLEL_LAUNCHES = 8;
+
     public LoopParts {
         requireNonNull(store, "store is null");
         requireNonNull(executor, "executor is null");
@@ -33,42 +38,44 @@ public record LoopParts(Store store, Executor executor, Scheduler scheduler, Clo
         requireNonNull(progressReports, "progressReports is null");
         requireNonNull(queueStatus, "queueStatus is null");
         requireNonNull(cycleTimes, "cycleTimes is null");
+        if (parallelLaunches < 1) {
+            throw new IllegalArgumentException("parallelLaunches must be at least 1, not " + parallelLaunches);
+        }
     }
 
     /** A loop with the default limits, a tick of a second, no run tokens, no secrets and its own progress and queue. */
     public static LoopParts of(Store store, Executor executor, Clock clock) {
         return new LoopParts(store, executor, new Scheduler(), clock, RunLimits.DEFAULTS, Duration.ofSeconds(1), null, null,
                 new ProgressReports(), new QueueStatus(), took -> {
-                });
+                }, PARALLEL_LAUNCHES);
     }
 
     public LoopParts withLimits(RunLimits limits) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
     public LoopParts withTick(Duration tick) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
     public LoopParts withRunTokens(RunTokens runTokens) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
     public LoopParts withSecrets(LaunchSecrets secrets) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
     /** What outlives one loop: a replica's loop runs only while it leads, and the next one takes these over. */
     public LoopParts withShared(ProgressReports progressReports, QueueStatus queueStatus) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
     public LoopParts withCycleTimes(Consumer<Duration> cycleTimes) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
-    /** The same parts writing through another store (a replica's loop writes through its fence). */
-    public LoopParts withStore(Store store) {
-        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes);
+    public LoopParts withParallelLaunches(int parallelLaunches) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 }

@@ -75,11 +75,12 @@ final class Recovery {
         }
     }
 
+    /**
+     * Records that the instance is to be told to stop again by its run's next cycle. If that cannot be recorded either,
+     * the recovery fails and is tried again whole (its caller retries it until it is done): a stop that is neither
+     * sent nor recorded as unsent would never be sent, and the run would wait for its instance forever.
+     */
     private void resendLater(InstanceRecord instance) {
-        try {
-            store.updateInstance(instance.stopToResend());
-        } catch (RuntimeException e) {
-            LOG.warn("could not record that {} is to be told to stop again: {}", instance.id(), e.toString());
-        }
+        store.updateInstance(instance.stopToResend());
     }
 }

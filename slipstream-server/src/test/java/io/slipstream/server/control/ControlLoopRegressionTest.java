@@ -269,6 +269,40 @@ class ControlLoopRegressionTest {
     }
 
     /**
+     * As above, and the store cannot record that the stop is to be sent again either: recovery used to log that and
+     * go on, so the stop was neither sent nor left to a cycle, and the run waited for its instance forever
+     * (ControlLoopChaosTest found it, seeds 22 and 40). Now recovery fails, and is tried again whole, as its runner
+     * tries it until it is done.
+     */
+    @Test
+    void aStopThatCannotBeSentAgainNorRecordedAsUnsentAfterARestartIsSentWhenRecoveryIsTriedAgain() {
+        FlakyStops flaky = new FlakyStops(executor);
+        RunId id = submitIn("team-a", aJob("job").spec());
+        ControlLoop first = new ControlLoop(LoopParts.of(store, flaky, clock));
+        first.cycle();
+        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        first.cycle();
+        assertThat(flaky.sent).isEqualTo(1);
+
+        ControlLoop second = new ControlLoop(LoopParts.of(store, flaky, clock));
+        InMemoryStore memory = (InMemoryStore) store;
+        flaky.failuresLeft = 1;
+        memory.simulateOutageAfter(3); // its active instances, the nodes down and the run; then the record of the resend fails
+        int tries = 0;
+        while (true) { // as the runner does
+            tries++;
+            try {
+                second.recover();
+                break;
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                memory.simulateOutage(false);
+            }
+        }
+        assertThat(tries).as("recovery failed once, then was done").isEqualTo(2);
+        assertThat(flaky.sent).as("the stop reached the executor again when recovery was tried again").isEqualTo(2);
+    }
+
+    /**
      * The old loop remembered each stop as soon as it was sent. Now the stops of one step are recorded together after
      * the last is sent: when one of them cannot be sent, those that were are not recorded either and go out again
      * every cycle (each resets the grace period's deadline of a local instance: it is never killed while the other
@@ -348,5 +382,43 @@ class ControlLoopRegressionTest {
         var metadata = executor.launched().get(new InstanceId(id, 1, 0)).metadata();
         assertThat(metadata.instances().stream().filter(i -> !i.started()).map(i -> i.rank()).toList())
                 .as("ranks listed as not started").isEmpty();
+    }
+
+    /**
+     * A crash between an instance's launch and its record leaves it started but PENDING in the store; the next
+     * server launches it again, and that launch fails (the executor unreachable for a moment). The run used to fail
+     * with the instance recorded as never launched while its process lived on (ControlLoopChaosTest found it, seed
+     * 7): now a failed launch asks the executor whether the instance had started, and takes it as launched if so.
+     */
+    @Test
+    void aLaunchThatFailsForAnInstanceACrashLeftStartedTakesItAsLaunched() {
+        InMemoryStore memory = (InMemoryStore) store;
+        RunId id = null;
+        for (int calls = 0; calls < 40; calls++) { // the store call after the launch: its record fails there
+            setUp();
+            memory = (InMemoryStore) store;
+            id = submitIn("team-a", aJob("job").spec());
+            memory.simulateOutageAfter(calls);
+            try {
+                loop.cycle();
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                // the server dies here
+            }
+            memory.simulateOutage(false);
+            if (!executor.live().isEmpty() && store.instancesOf(id).get(0).state() == io.slipstream.api.run.InstanceState.PENDING) {
+                break;
+            }
+        }
+        assertThat(executor.live()).as("launched, not recorded").containsOnlyKeys(new InstanceId(id, 1, 0));
+        loop = newLoop();
+        loop.recover();
+        executor.failNextLaunches(1);
+        loop.cycle();
+
+        assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
+        assertThat(store.instancesOf(id)).singleElement().satisfies(instance -> {
+            assertThat(instance.state()).isEqualTo(io.slipstream.api.run.InstanceState.RUNNING);
+            assertThat(instance.handle()).isEqualTo(executor.find(instance.id()).orElseThrow());
+        });
     }
 }
