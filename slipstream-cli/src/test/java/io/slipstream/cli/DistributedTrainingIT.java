@@ -114,8 +114,8 @@ class DistributedTrainingIT {
             assertThat(Instant.parse(instances.get(rank).get("startedAt").asString())).isAfterOrEqualTo(coordinatorReady);
         }
 
-        // Bit-identical weights for the same seed on every run: MlpTest and RingAllReduceTest (the example's own tests), and
-        // FaultToleranceIT, whose resumed run ends with the uninterrupted run's weights.
+        // Bit-identical weights for the same seed on every run: MlpTest and RingAllReduceTest (the example's own tests); a
+        // resumed run ending with the uninterrupted run's weights: the demo (EndToEndIT) and PyTorchDdpIT.
     }
 
     @Test

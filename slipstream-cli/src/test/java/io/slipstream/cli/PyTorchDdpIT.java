@@ -30,8 +30,8 @@ import tools.jackson.databind.JsonNode;
  * uninterrupted gives the reference weights; preempted on borrowed GPUs by the owner's guaranteed job, it saves a
  * checkpoint on the notice and resumes from exactly that step; with one rank SIGKILLed, retryOn restarts the gang from
  * the last periodic checkpoint. Both end bit-identical to the reference. Skipped, saying so, without PyTorch for
- * Debian's /usr/bin/python3 ({@code apt-get install python3-torch}; .ci/run installs it): FaultToleranceIT then tells
- * the SIGKILL story with the Java example instead.
+ * Debian's /usr/bin/python3 ({@code apt-get install python3-torch}; .ci/run installs it). The same story with the
+ * Java example was FaultToleranceIT's, which ran only where this one could not: the story has one test now.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ExtendWith(NoProcessLeftBehind.class)

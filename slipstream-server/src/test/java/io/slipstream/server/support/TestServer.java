@@ -17,7 +17,12 @@ import java.util.Map;
 import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 
-/** A real server on a free port over a temporary data dir, and an HTTP client for it. */
+/**
+ * A real server on a free port over a temporary data dir, and an HTTP client for it. {@link #start} gives it the
+ * embedded H2 store and the real local executor (processes); {@link #startInMemory} the in-memory store and a lifelike
+ * fake executor, for suites of the API itself (authorization, validation, listings) that run no workload: the same
+ * HTTP, authentication and services, without a store file or a process per instance.
+ */
 public final class TestServer implements AutoCloseable {
     private final SlipstreamServer server;
     /** HTTP/1.1, as the CLI and SDK speak it (see ApiClient). */
@@ -41,7 +46,7 @@ public final class TestServer implements AutoCloseable {
 
     /** A server on {@code clock} (a {@link ShiftedClock}, say, to make tokens that have expired). */
     public static TestServer start(Path dataDir, Function<ServerConfig, ServerConfig> customize, java.time.Clock clock) {
-        ServerConfig config = customize.apply(ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5))));
+        ServerConfig config = customize.apply(defaults(dataDir));
         LeftInstances.watch(dataDir);
         try {
             TestServer started = new TestServer(SlipstreamServer.start(config, clock), dataDir);
@@ -50,6 +55,23 @@ public final class TestServer implements AutoCloseable {
         } catch (IOException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * A server over the in-memory store and a lifelike fake executor (four nodes of 8 GPUs): instances start at once,
+     * run until they are stopped, and print nothing. Nothing outlives it; a restart would start empty.
+     */
+    public static TestServer startInMemory(Path dataDir) {
+        ServerConfig config = defaults(dataDir).withStore(new InMemoryPlugins.MemorySettings()).withExecutor(new InMemoryPlugins.FakeSettings());
+        try {
+            return new TestServer(SlipstreamServer.start(config, SlipstreamServer.systemClock(), InMemoryPlugins.PLUGINS), dataDir);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static ServerConfig defaults(Path dataDir) {
+        return ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5)));
     }
 
     public SlipstreamServer server() {
@@ -178,6 +200,6 @@ public final class TestServer implements AutoCloseable {
     @Override
     public void close() {
         server.close();
-        LeftInstances.closed(this);
+        LeftInstances.closed(this); // a no-op for one started in memory: it was never watched
     }
 }
