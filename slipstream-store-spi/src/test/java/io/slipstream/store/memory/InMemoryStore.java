@@ -47,7 +47,7 @@ import java.util.function.Function;
 
 /**
  * The {@link Store} in memory, for tests and for trying Slipstream out: nothing survives the process. It keeps every
- * rule of {@link io.slipstream.store.jdbc.JdbcStore} that {@code BaseStoreContractTest} holds both to: versions and
+ * rule of the JDBC store ({@code JdbcStore}) that {@code BaseStoreContractTest} holds both to: versions and
  * {@link ConflictException}s, idempotency keys unique per workspace, events numbered by one sequence, fields that never
  * change after a create, text shortened where a column would, and times kept to the microsecond (like a
  * {@code TIMESTAMP WITH TIME ZONE} column).
