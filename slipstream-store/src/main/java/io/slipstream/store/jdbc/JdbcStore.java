@@ -103,7 +103,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public List<StoredDocument> listDocuments(Kind kind, Set<String> workspaces) {
-        return unreadable.readable(transactions.withHandle(h -> DocumentRows.list(h, kind, workspaces)));
+        return none(workspaces) ? List.of() : unreadable.readable(transactions.withHandle(h -> DocumentRows.list(h, kind, workspaces)));
     }
 
     @Override
@@ -172,7 +172,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public List<SecretRecord> listSecrets(Set<String> workspaces) {
-        return transactions.withHandle(h -> SecretRows.list(h, workspaces));
+        return none(workspaces) ? List.of() : transactions.withHandle(h -> SecretRows.list(h, workspaces));
     }
 
     @Override
@@ -263,7 +263,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public List<RunRow> listRunRows(RunQuery query) {
-        return transactions.withHandle(h -> RunRows.list(h, query));
+        return none(query.workspaces()) ? List.of() : transactions.withHandle(h -> RunRows.list(h, query));
     }
 
     @Override
@@ -380,6 +380,11 @@ public final class JdbcStore implements Store {
     @Override
     public Map<QuotaId, Resources> lending() {
         return transactions.withHandle(UsageRows::lending);
+    }
+
+    /** A query limited to no workspace answers nothing, without a connection (also while the database is away). */
+    private static boolean none(Set<String> workspaces) {
+        return workspaces != null && workspaces.isEmpty();
     }
 
     /** A write that answers nothing, as the value of a handle's work. */
