@@ -66,8 +66,21 @@ class ArchitectureTest {
     void theServerKnowsNoExecutorOrStoreImplementation() {
         noClasses().that().resideInAPackage("io.slipstream.server..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.executor.local..", "io.slipstream.executor.kubernetes..",
-                        "io.slipstream.store.jdbc..")
+                        "io.slipstream.store.jdbc..", "io.slipstream.store.memory..")
                 .because("the server finds executors and stores by name (ExecutorFactory, StoreFactory)")
+                .check(classes);
+    }
+
+    /**
+     * The store SPI ({@code io.slipstream.store}, the module slipstream-store-spi) is all the server compiles against of
+     * the stores: records and interfaces, no database library (its POM's enforcer rule keeps them off its class path).
+     */
+    @Test
+    void theStoreSpiNeedsNoDatabaseLibrary() {
+        noClasses().that().resideInAPackage("io.slipstream.store")
+                .should().dependOnClassesThat().resideInAnyPackage("org.jdbi..", "com.zaxxer..", "org.flywaydb..", "org.h2..",
+                        "org.postgresql..", "java.sql..", "io.slipstream.store.jdbc..", "io.slipstream.store.memory..")
+                .because("the server depends on slipstream-store-spi alone; database libraries come with the stores that implement it")
                 .check(classes);
     }
 }

@@ -49,8 +49,7 @@ public abstract sealed class JdbcStoreFactory implements StoreFactory permits Jd
     @Override
     public final java.util.Optional<io.slipstream.store.StoreFiles> files(StoreSettings settings, StoreContext context) {
         JdbcStoreSettings jdbc = (JdbcStoreSettings) settings;
-        return jdbc.url() == null ? java.util.Optional.of(EmbeddedH2.files(context.dataDir().resolve(EmbeddedH2.DIRECTORY)))
-                : java.util.Optional.empty();
+        return jdbc.url() == null ? java.util.Optional.of(Opening.embeddedFiles(context.dataDir())) : java.util.Optional.empty();
     }
 
     /** {@code h2}: the embedded store (no URL), or an H2 database at a {@code jdbc:h2:} URL. */

@@ -1,7 +1,7 @@
 package io.slipstream.store.jdbc;
 
-import static io.slipstream.store.jdbc.JdbcStore.instant;
-import static io.slipstream.store.jdbc.JdbcStore.time;
+import static io.slipstream.store.jdbc.Columns.instant;
+import static io.slipstream.store.jdbc.Columns.time;
 
 import io.slipstream.store.Leadership;
 import java.sql.ResultSet;

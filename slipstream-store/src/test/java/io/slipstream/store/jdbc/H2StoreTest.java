@@ -12,6 +12,7 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.store.BaseStoreContractTest;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreUnavailableException;
+import io.slipstream.store.jdbc.h2.OneWriterAtATime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -80,7 +81,7 @@ class H2StoreTest extends BaseStoreContractTest {
     @Test
     void everyConnectionHasTheStatementTimeout() {
         try (JdbcStore store = JdbcStore.openH2(dataDir.resolve("another"))) {
-            assertThat(store.sessionStatementTimeoutSeconds()).isEqualTo(JdbcStore.STATEMENT_TIMEOUT_S);
+            assertThat(store.sessionStatementTimeoutSeconds()).isEqualTo(ConnectionPool.STATEMENT_TIMEOUT_S);
         }
     }
 

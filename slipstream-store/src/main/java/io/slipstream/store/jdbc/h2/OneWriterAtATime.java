@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,13 +35,13 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
  * result (temporary LOB maps) and the changes not yet written exceed its auto-commit buffer (about 19 MB here); with
  * each commit written at once that buffer is near empty, and H2 has no setting to turn this off.
  */
-final class OneWriterAtATime implements StatementCustomizer {
+public final class OneWriterAtATime implements StatementCustomizer {
     /**
      * How long a writer waits for those queued before it: well within what a lease renewal (a write) may wait and
      * still renew in time (a 10 s lease, renewed every third of it), about H2's own lock timeout (2 s). The control
      * loop's and the API's write transactions take milliseconds.
      */
-    static final Duration WAIT = Duration.ofSeconds(3);
+    public static final Duration WAIT = Duration.ofSeconds(3);
     private static final ConcurrentHashMap<String, OneWriterAtATime> BY_DATABASE = new ConcurrentHashMap<>();
     private static final Pattern LOCKS_ROWS = Pattern.compile("\\bFOR\\s+UPDATE\\b", Pattern.CASE_INSENSITIVE);
 
@@ -54,7 +54,7 @@ final class OneWriterAtATime implements StatementCustomizer {
     }
 
     /** The writer of the H2 database that {@code dataSource} (H2 connections in this process) connects to. */
-    static OneWriterAtATime of(javax.sql.DataSource dataSource) {
+    public static OneWriterAtATime of(javax.sql.DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
             SessionLocal session = (SessionLocal) connection.unwrap(JdbcConnection.class).getSession();
             String path = session.getDatabase().getDatabasePath();
@@ -92,7 +92,7 @@ final class OneWriterAtATime implements StatementCustomizer {
     }
 
     /** Once the calling thread's transaction has committed or rolled back: the next writer may begin. */
-    void leave() {
+    public void leave() {
         if (writer.isHeldByCurrentThread()) {
             writer.unlock();
         }

@@ -15,13 +15,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The store as a control loop that leads at {@code epoch} sees it: every write happens in a transaction that first
  * holds the fence and checks the epoch ({@link Store#requireLeader}), so a leader that lost its lease
  * (paused past it, cut off, slow) writes nothing once another replica took over: {@link FencedException}. Reads are
- * the store's own. Works over any {@link Store}; it does not own the store ({@link #close} leaves it open).
+ * the store's own. Works over any {@link Store}; it does not own the store ({@link #close} leaves it open). It has to
+ * name every method of {@link Store}, the reads to pass them on; once writes go through one method of their own, the
+ * epoch is checked there, once.
  */
 public final class FencedStore implements Store {
     private final Store delegate;
@@ -48,6 +51,13 @@ public final class FencedStore implements Store {
         return delegate.inTransaction(tx -> {
             tx.requireLeader(epoch);
             return write.apply(tx);
+        });
+    }
+
+    private void fencedRun(Consumer<Store> write) {
+        fenced(tx -> {
+            write.accept(tx);
+            return null;
         });
     }
 
@@ -93,10 +103,7 @@ public final class FencedStore implements Store {
 
     @Override
     public void deleteDocument(Kind kind, String workspace, String name, long expectedVersion) {
-        fenced(tx -> {
-            tx.deleteDocument(kind, workspace, name, expectedVersion);
-            return null;
-        });
+        fencedRun(tx -> tx.deleteDocument(kind, workspace, name, expectedVersion));
     }
 
     @Override
@@ -106,10 +113,7 @@ public final class FencedStore implements Store {
 
     @Override
     public void createToken(TokenRecord token) {
-        fenced(tx -> {
-            tx.createToken(token);
-            return null;
-        });
+        fencedRun(tx -> tx.createToken(token));
     }
 
     @Override
@@ -164,10 +168,7 @@ public final class FencedStore implements Store {
 
     @Override
     public void deleteSecret(String workspace, String name, long expectedVersion) {
-        fenced(tx -> {
-            tx.deleteSecret(workspace, name, expectedVersion);
-            return null;
-        });
+        fencedRun(tx -> tx.deleteSecret(workspace, name, expectedVersion));
     }
 
     @Override
@@ -177,18 +178,12 @@ public final class FencedStore implements Store {
 
     @Override
     public void registerServerKey(String purpose, String keyId, Instant at) {
-        fenced(tx -> {
-            tx.registerServerKey(purpose, keyId, at);
-            return null;
-        });
+        fencedRun(tx -> tx.registerServerKey(purpose, keyId, at));
     }
 
     @Override
     public void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at) {
-        fenced(tx -> {
-            tx.replaceServerKey(purpose, expectedKeyId, keyId, at);
-            return null;
-        });
+        fencedRun(tx -> tx.replaceServerKey(purpose, expectedKeyId, keyId, at));
     }
 
     @Override
@@ -243,10 +238,7 @@ public final class FencedStore implements Store {
 
     @Override
     public void releaseIdempotencyKey(RunId id) {
-        fenced(tx -> {
-            tx.releaseIdempotencyKey(id);
-            return null;
-        });
+        fencedRun(tx -> tx.releaseIdempotencyKey(id));
     }
 
     @Override
@@ -256,10 +248,7 @@ public final class FencedStore implements Store {
 
     @Override
     public void deleteRun(RunId id) {
-        fenced(tx -> {
-            tx.deleteRun(id);
-            return null;
-        });
+        fencedRun(tx -> tx.deleteRun(id));
     }
 
     @Override
@@ -269,18 +258,12 @@ public final class FencedStore implements Store {
 
     @Override
     public void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due) {
-        fenced(tx -> {
-            tx.recordScheduled(workspace, job, expectedLastDue, due);
-            return null;
-        });
+        fencedRun(tx -> tx.recordScheduled(workspace, job, expectedLastDue, due));
     }
 
     @Override
     public void markNodeDown(NodeDown down) {
-        fenced(tx -> {
-            tx.markNodeDown(down);
-            return null;
-        });
+        fencedRun(tx -> tx.markNodeDown(down));
     }
 
     @Override
@@ -326,10 +309,7 @@ public final class FencedStore implements Store {
     @Override
     public void recordUsage(List<UsageChange> changes) {
         if (!changes.isEmpty()) {
-            fenced(tx -> {
-                tx.recordUsage(changes);
-                return null;
-            });
+            fencedRun(tx -> tx.recordUsage(changes));
         }
     }
 

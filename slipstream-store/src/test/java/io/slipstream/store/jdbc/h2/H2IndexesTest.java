@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,6 +11,9 @@ import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreDamagedException;
+import io.slipstream.store.jdbc.JdbcStore;
+import io.slipstream.store.jdbc.JdbcStoreFactory;
+import io.slipstream.store.jdbc.JdbcStoreSettings;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -71,10 +74,10 @@ class H2IndexesTest {
         try (InputStream fixture = getClass().getResourceAsStream("/damaged/indexes-after-kill.zip")) {
             Files.copy(fixture, zip);
         }
-        EmbeddedH2.extract(zip, storeDir());
+        H2Backup.extract(zip, storeDir());
         String before = sha256(EmbeddedH2.file(storeDir()));
 
-        assertThatThrownBy(() -> EmbeddedH2.openToCheck(storeDir())).isInstanceOf(StoreDamagedException.class)
+        assertThatThrownBy(() -> openToCheck()).isInstanceOf(StoreDamagedException.class)
                 .hasMessageContaining("the index runs_by_idempotency_key of the table runs holds 451 rows, the table 450")
                 .hasMessageContaining("rebuild the indexes");
         assertThat(sha256(EmbeddedH2.file(storeDir()))).as("the refused store is left as it was").isEqualTo(before);
@@ -85,7 +88,7 @@ class H2IndexesTest {
         Files.move(EmbeddedH2.file(storeDir()), storeDir().resolve(EmbeddedH2.FILE + ".damaged"));
         RunScript.execute(EmbeddedH2.url(storeDir()), "sa", "", script.toString(), StandardCharsets.UTF_8, false);
 
-        Optional<Store> rebuilt = EmbeddedH2.openToCheck(storeDir());
+        Optional<Store> rebuilt = openToCheck();
         assertThat(rebuilt).isPresent();
         try (Store store = rebuilt.get()) {
             var keyed = store.activeRuns().stream().filter(run -> run.origin().idempotencyKey() != null).toList();
@@ -94,6 +97,11 @@ class H2IndexesTest {
                 assertThat(store.findRunByIdempotencyKey(run.workspace(), run.origin().idempotencyKey())).contains(run);
             }
         }
+    }
+
+    /** As the server opens it to check it, through the embedded store's files. */
+    private Optional<Store> openToCheck() {
+        return new JdbcStoreFactory.H2().files(JdbcStoreSettings.embedded(), () -> dataDir).orElseThrow().openToCheck();
     }
 
     private Path storeDir() {

@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

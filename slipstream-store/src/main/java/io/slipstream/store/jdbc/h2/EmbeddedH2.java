@@ -1,17 +1,12 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import io.slipstream.store.Store;
 import io.slipstream.store.StoreDamagedException;
 import io.slipstream.store.StoreFiles;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -22,20 +17,18 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipInputStream;
-import org.h2.engine.SessionLocal;
-import org.h2.jdbc.JdbcConnection;
+import java.util.function.Function;
 
 /**
- * The embedded H2 store as files: where it is, whether it can be trusted, and its backup. H2 does not say when its
- * file was cut or overwritten: it opens an older consistent state (whole tables gone, or runs), or fails only when a
- * damaged page is read, which may be much later. So the store is read in full at open, and the tables its
- * migrations made must be there; what H2 cannot tell (an older but whole state) the server's watermark tells.
+ * The embedded H2 store as files: where it is, whether it can be trusted, and ({@link H2Backup}) its backup. H2 does
+ * not say when its file was cut or overwritten: it opens an older consistent state (whole tables gone, or runs), or
+ * fails only when a damaged page is read, which may be much later. So the store is read in full at open, and the
+ * tables its migrations made must be there; what H2 cannot tell (an older but whole state) the server's watermark
+ * tells. The store itself is opened by the caller (the JDBC store, given the URL): this class knows the file, not it.
  */
-final class EmbeddedH2 {
+public final class EmbeddedH2 {
     /** The store's directory in the data directory. */
-    static final String DIRECTORY = "store";
+    public static final String DIRECTORY = "store";
     /** The database's name: its file is {@value #NAME}.mv.db. */
     static final String NAME = "slipstream";
     static final String FILE = NAME + ".mv.db";
@@ -58,8 +51,6 @@ final class EmbeddedH2 {
     private static final String SETTINGS = ";MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DEFAULT_NULL_ORDERING=HIGH;WRITE_DELAY=0;DB_CLOSE_ON_EXIT=FALSE;QUERY_CACHE_SIZE=64";
     /** H2's error codes of a file it cannot read: corrupted, an I/O error, another file format, a general (MVStore) error. */
     private static final Set<Integer> DAMAGE_CODES = Set.of(90030, 90028, 90048, 50000);
-    /** A backup holds one file, the database; a larger entry than this is not one of ours. */
-    private static final long MAX_STORE_BYTES = 64L * 1024 * 1024 * 1024;
 
     private EmbeddedH2() {
     }
@@ -69,20 +60,26 @@ final class EmbeddedH2 {
         return storeDir.resolve(FILE);
     }
 
-    static String url(Path storeDir) {
+    /** The embedded store's directory in the data directory {@code dataDir}. */
+    public static Path directory(Path dataDir) {
+        return dataDir.resolve(DIRECTORY);
+    }
+
+    /** The JDBC URL of the store in {@code storeDir}, with the settings that keep its commits (user {@code sa}, no password). */
+    public static String url(Path storeDir) {
         return "jdbc:h2:file:" + storeDir.toAbsolutePath().resolve(NAME) + SETTINGS;
     }
 
     /**
-     * Opens the store in {@code storeDir}, migrates it and checks that its tables are there; {@link #openToCheck} reads it
-     * whole, before.
+     * Opens the store in {@code storeDir} with {@code open} (given its {@link #url}: it opens and migrates it) and checks
+     * that its tables are there; {@link #openToCheck} reads it whole, before.
      *
      * @throws StoreDamagedException if H2 cannot read the file, or it is not whole
      */
-    static JdbcStore open(Path storeDir) {
-        JdbcStore store;
+    public static <S extends Store> S open(Path storeDir, Function<String, S> open) {
+        S store;
         try {
-            store = JdbcStore.openEmbedded(url(storeDir));
+            store = open.apply(url(storeDir));
         } catch (RuntimeException e) {
             String damage = damage(e);
             if (damage == null && e instanceof org.flywaydb.core.api.FlywayException && String.valueOf(e.getMessage()).contains("no schema history table")) {
@@ -109,8 +106,10 @@ final class EmbeddedH2 {
     /**
      * Opens the store in {@code storeDir} to read only, as it is, having read it whole (every row, and every index
      * against its table): empty if it has no file or an older schema (see {@link StoreFiles#openToCheck}).
+     *
+     * @param openReadOnly opens a store at a URL to read, as it is (no migration)
      */
-    static Optional<Store> openToCheck(Path storeDir) {
+    static Optional<Store> openToCheck(Path storeDir, Function<String, Store> openReadOnly) {
         if (!Files.exists(file(storeDir), LinkOption.NOFOLLOW_LINKS)) {
             return Optional.empty();
         }
@@ -140,7 +139,7 @@ final class EmbeddedH2 {
                     readAll(statement, table);
                 }
                 requireWholeIndexes(storeDir, connection);
-                return Optional.of(JdbcStore.openReadOnly(url, "sa", "")); // while this connection keeps the database open
+                return Optional.of(openReadOnly.apply(url)); // while this connection keeps the database open
             } catch (SQLException | StoreDamagedException e) {
                 closeImmediately(connection); // H2 keeps a database it could not read open, and locked, otherwise
                 throw e;
@@ -233,7 +232,7 @@ final class EmbeddedH2 {
         return null;
     }
 
-    private static String firstLine(Throwable e) {
+    static String firstLine(Throwable e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         String line = message.lines().findFirst().orElse(message);
         return line.length() > 300 ? line.substring(0, 300) + "..." : line;
@@ -243,69 +242,6 @@ final class EmbeddedH2 {
         return new StoreDamagedException("the store " + file(storeDir) + " is damaged: " + what + ". It was not served. Restore it"
                 + " from a backup (slipstream store restore FILE --data-dir DIR, see docs/operations.md, \"A damaged store\"); keep this"
                 + " file for inspection (H2's recovery tool: java -cp h2.jar org.h2.tools.Recover).");
-    }
-
-    /**
-     * A transactionally consistent copy of the open store in {@code storeDir}, taken while it serves (a zip holding the
-     * database file, as H2's {@code BACKUP TO} writes it), written to {@code target}. Not {@code BACKUP TO}: it writes a
-     * chunk first, on this thread, while a write transaction may be half done, which {@link OneWriterAtATime} is there
-     * to prevent (and waiting for the writer would stop every write for as long as the copy takes). Nothing needs
-     * writing first: each commit is in the file before it returns ({@code WRITE_DELAY=0}). The file is copied as H2's
-     * backup does, with H2 writing new chunks at its end meanwhile; a chunk it is writing as the copy ends is cut
-     * short in the copy, which then opens at the commit before it.
-     */
-    static void backup(Path storeDir, Path target) {
-        try (Connection connection = DriverManager.getConnection(url(storeDir) + ";IFEXISTS=TRUE", "sa", "");
-             OutputStream out = Files.newOutputStream(target);
-             java.util.zip.ZipOutputStream zip = new java.util.zip.ZipOutputStream(out)) {
-            SessionLocal session = (SessionLocal) connection.unwrap(JdbcConnection.class).getSession();
-            session.getDatabase().getStore().getMvStore().getFileStore().backup(zip);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot back up the store " + file(storeDir) + ": " + firstLine(e), e);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot back up the store " + file(storeDir) + " to " + target, e);
-        }
-    }
-
-    /**
-     * Writes the database of a backup ({@link #backup}) into {@code storeDir}, which must not hold one.
-     *
-     * @throws IllegalArgumentException if {@code backup} is not a backup of this store
-     */
-    static void extract(Path backup, Path storeDir) {
-        Path target = file(storeDir);
-        Path partial = storeDir.resolve(FILE + ".part");
-        boolean found = false;
-        try (InputStream in = Files.newInputStream(backup); ZipInputStream zip = new ZipInputStream(in)) {
-            for (ZipEntry entry = zip.getNextEntry(); entry != null; entry = zip.getNextEntry()) {
-                if (!entry.getName().equals(FILE) || found) {
-                    throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store: it holds " + entry.getName()
-                            + (found ? " besides " + FILE : "") + " (a backup holds " + FILE + " alone)");
-                }
-                found = true;
-                Files.createDirectories(storeDir);
-                try (OutputStream out = Files.newOutputStream(partial)) {
-                    copyAtMost(zip, out, MAX_STORE_BYTES);
-                }
-            }
-            if (!found) {
-                throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store: it holds no " + FILE);
-            }
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                throw new IllegalStateException(target + " exists");
-            }
-            Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
-        } catch (java.util.zip.ZipException e) {
-            throw new IllegalArgumentException(backup + " is not a backup of a Slipstream store (not a zip file: " + e.getMessage() + ")");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot restore " + backup + " into " + storeDir, e);
-        } finally {
-            try {
-                Files.deleteIfExists(partial);
-            } catch (IOException ignored) {
-                // what is left is named .part and read by nothing
-            }
-        }
     }
 
     /** Whether another process has the store in {@code storeDir} open: H2 locks its file, and says so to whoever else opens it. */
@@ -322,8 +258,8 @@ final class EmbeddedH2 {
         }
     }
 
-    /** The embedded store in {@code storeDir} as {@link StoreFiles}. */
-    static StoreFiles files(Path storeDir) {
+    /** The embedded store in {@code storeDir} as {@link StoreFiles}; {@code openReadOnly} as {@link #openToCheck} takes it. */
+    public static StoreFiles files(Path storeDir, Function<String, Store> openReadOnly) {
         Path dir = storeDir.toAbsolutePath().normalize();
         return new StoreFiles() {
             @Override
@@ -338,7 +274,7 @@ final class EmbeddedH2 {
 
             @Override
             public Optional<Store> openToCheck() {
-                return EmbeddedH2.openToCheck(dir);
+                return EmbeddedH2.openToCheck(dir, openReadOnly);
             }
 
             @Override
@@ -348,25 +284,13 @@ final class EmbeddedH2 {
 
             @Override
             public void backup(Path target) {
-                EmbeddedH2.backup(dir, target);
+                H2Backup.backup(dir, target);
             }
 
             @Override
             public void extract(Path backup) {
-                EmbeddedH2.extract(backup, dir);
+                H2Backup.extract(backup, dir);
             }
         };
-    }
-
-    private static void copyAtMost(InputStream in, OutputStream out, long max) throws IOException {
-        byte[] buffer = new byte[64 * 1024];
-        long total = 0;
-        for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-            total += n;
-            if (total > max) {
-                throw new IllegalArgumentException("the backup's " + FILE + " is larger than " + max + " bytes");
-            }
-            out.write(buffer, 0, n);
-        }
     }
 }

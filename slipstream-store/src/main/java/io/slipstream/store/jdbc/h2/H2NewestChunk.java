@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -19,7 +19,7 @@ import org.h2.mvstore.RandomAccessStore;
  * newest chunk the reopen starts from it. H2 has no public way to write its header: its private
  * {@code writeStoreHeader} is called, under H2's own lock of chunk writing ({@code executeFileStoreOperation}).
  */
-final class H2NewestChunk {
+public final class H2NewestChunk {
     private final FileStore<?> file;
     private final Method writeStoreHeader;
     /** The version of the chunk the header was last pointed at here. */
@@ -36,7 +36,7 @@ final class H2NewestChunk {
      * @throws IllegalStateException if this H2 is not one whose header can be written so (another version: the store
      *         does not open rather than lose acknowledged writes on a crash)
      */
-    static H2NewestChunk of(DataSource dataSource) {
+    public static H2NewestChunk of(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
             SessionLocal session = (SessionLocal) connection.unwrap(JdbcConnection.class).getSession();
             FileStore<?> file = session.getDatabase().getStore().getMvStore().getFileStore();
@@ -53,7 +53,7 @@ final class H2NewestChunk {
     }
 
     /** After a commit, before it is acknowledged: points the header at the newest chunk, if it is not there yet. */
-    void afterCommit() {
+    public void afterCommit() {
         if (file.lastChunkVersion() == pointedAt) {
             return; // nothing written since (a read), or another commit's call pointed it there
         }

@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import static io.slipstream.testing.JobBuilder.aJob;
 
@@ -7,6 +7,7 @@ import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.jdbc.JdbcStore;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -8,6 +8,7 @@ import io.slipstream.model.EventType;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.jdbc.JdbcStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -98,7 +99,7 @@ class H2DurabilityTest {
         try (Store store = JdbcStore.openH2(dataDir)) {
             RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
             store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
-            EmbeddedH2.backup(dataDir.resolve(EmbeddedH2.DIRECTORY), dataDir.resolve("backup.zip"));
+            H2Backup.backup(dataDir.resolve(EmbeddedH2.DIRECTORY), dataDir.resolve("backup.zip"));
             // a URL without our settings: it reads the open database's, and sets none
             String plain = "jdbc:h2:file:" + dataDir.resolve(EmbeddedH2.DIRECTORY).toAbsolutePath().resolve(EmbeddedH2.NAME) + ";IFEXISTS=TRUE";
             try (Connection connection = DriverManager.getConnection(plain, "sa", "");

@@ -26,7 +26,7 @@ import java.util.TreeMap;
 final class Tables {
     record DocumentKey(Kind kind, String workspace, String name) implements Comparable<DocumentKey> {
         static DocumentKey of(Document<?> document) {
-            return new DocumentKey(document.kind(), InMemoryStore.workspaceKey(document.workspace()), document.name());
+            return new DocumentKey(document.kind(), DocumentTable.workspaceKey(document.workspace()), document.name());
         }
 
         @Override
@@ -70,7 +70,7 @@ final class Tables {
     TreeMap<String, NodeDown> nodesDown = new TreeMap<>();
     /** Usage segments in the order they were opened (a copy per write: the in-memory store is for tests and trials). */
     java.util.ArrayList<io.slipstream.store.UsageSegment> usage = new java.util.ArrayList<>();
-    /** The fence: the epoch that the leader's writes must be at (0: none yet). Its lease is kept apart (InMemoryStore). */
+    /** The fence: the epoch that the leader's writes must be at (0: none yet). Its lease is kept apart ({@link Leases}). */
     long fenceEpoch;
 
     /** Which maps (and which runs' instance maps) this working copy owns already. */

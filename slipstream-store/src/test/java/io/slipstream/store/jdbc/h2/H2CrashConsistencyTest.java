@@ -1,4 +1,4 @@
-package io.slipstream.store.jdbc;
+package io.slipstream.store.jdbc.h2;
 
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,6 +11,7 @@ import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.jdbc.JdbcStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,149 @@
+package io.slipstream.store.jdbc;
+
+import static io.slipstream.store.jdbc.Columns.REASON;
+import static io.slipstream.store.jdbc.Columns.STORED;
+import static io.slipstream.store.jdbc.Columns.STRING_MAP;
+import static io.slipstream.store.jdbc.Columns.instant;
+import static io.slipstream.store.jdbc.Columns.time;
+import static io.slipstream.store.jdbc.Columns.truncate;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.RunId;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.LaunchFailure;
+import io.slipstream.store.ConflictException;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.StatementContext;
+
+/**
+ * The SQL of {@code instances}: one row per run, attempt and rank, compare-and-set on {@code version}; {@code active}
+ * (not in a final state) is written with the state, so that the active ones are found by an index, not by reading
+ * every attempt ever run.
+ */
+final class InstanceRows {
+    private InstanceRows() {
+    }
+
+    /** {@link io.slipstream.store.Store#createInstances}, inside the caller's transaction. */
+    static List<InstanceRecord> create(Handle h, List<InstanceRecord> instances) {
+        List<InstanceRecord> stored = new ArrayList<>();
+        for (InstanceRecord instance : instances) {
+            InstanceRecord next = instance.withVersion(1);
+            bind(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
+                    + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
+                    + "launch_failure, restarts, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
+                    + ":exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, :launchFailure, "
+                    + ":restarts, :active, :version)"),
+                    next).execute();
+            stored.add(next);
+        }
+        return stored;
+    }
+
+    static List<InstanceRecord> of(Handle h, RunId runId) {
+        return h.createQuery("SELECT * FROM instances WHERE run_id = :runId ORDER BY attempt, instance_rank")
+                .bind("runId", runId.value())
+                .map(InstanceRows::instance)
+                .list();
+    }
+
+    static Optional<InstanceRecord> get(Handle h, InstanceId id) {
+        return h.createQuery("SELECT * FROM instances WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank")
+                .bind("runId", id.runId().value())
+                .bind("attempt", id.attempt())
+                .bind("rank", id.rank())
+                .map(InstanceRows::instance)
+                .findOne();
+    }
+
+    static List<InstanceRecord> ofActiveRuns(Handle h) {
+        return h.createQuery("SELECT i.* FROM instances i JOIN runs r ON r.id = i.run_id AND r.attempt = i.attempt "
+                        + "WHERE r.active = TRUE ORDER BY i.run_id, i.instance_rank")
+                .map(InstanceRows::instance)
+                .list();
+    }
+
+    static List<InstanceRecord> active(Handle h) {
+        return h.createQuery("SELECT * FROM instances WHERE active = TRUE ORDER BY run_id, attempt, instance_rank")
+                .map(InstanceRows::instance)
+                .list();
+    }
+
+    static InstanceRecord update(Handle h, InstanceRecord instance) {
+        InstanceRecord next = instance.withVersion(instance.version() + 1);
+        int updated = bind(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
+                + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
+                + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
+                + "launch_failure = :launchFailure, restarts = :restarts, active = :active, version = :version "
+                + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
+                .bind("expected", instance.version())
+                .execute();
+        if (updated == 0) {
+            throw new ConflictException("instance " + instance.id() + " is not at version " + instance.version());
+        }
+        return next;
+    }
+
+    /** A deleted run's instances go with it. */
+    static void deleteOf(Handle h, RunId runId) {
+        h.createUpdate("DELETE FROM instances WHERE run_id = :id").bind("id", runId.value()).execute();
+    }
+
+    private static <S extends SqlStatement<S>> S bind(S statement, InstanceRecord instance) {
+        statement.bind("runId", instance.id().runId().value())
+                .bind("attempt", instance.id().attempt())
+                .bind("rank", instance.id().rank())
+                .bind("nodeGroup", instance.nodeGroup())
+                .bind("groupRank", instance.groupRank())
+                .bind("node", instance.node())
+                .bind("gpus", instance.gpus().stream().map(String::valueOf).collect(Collectors.joining(",")))
+                .bind("state", instance.state().name())
+                .bind("reason", truncate(instance.reason(), REASON))
+                .bind("handle", Json.mapper().writeValueAsString(new LinkedHashMap<>(instance.handle())))
+                .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
+                .bind("probeFailure", truncate(instance.probeFailure(), REASON))
+                .bind("launchFailure", instance.launchFailure() == null ? null : instance.launchFailure().name())
+                .bind("restarts", instance.restarts())
+                .bind("active", !instance.state().isFinal())
+                .bind("version", instance.version());
+        if (instance.exitCode() == null) {
+            statement.bindNull("exitCode", Types.INTEGER);
+        } else {
+            statement.bind("exitCode", instance.exitCode());
+        }
+        time(statement, "started", instance.startedAt());
+        time(statement, "ready", instance.readyAt());
+        time(statement, "stopRequested", instance.stopRequestedAt());
+        return time(statement, "finished", instance.finishedAt());
+    }
+
+    private static InstanceRecord instance(ResultSet rs, StatementContext ctx) throws SQLException {
+        String gpus = rs.getString("gpus");
+        int exitCode = rs.getInt("exit_code");
+        Integer exit = rs.wasNull() ? null : exitCode;
+        return new InstanceRecord(
+                new InstanceId(new RunId(rs.getString("run_id")), rs.getInt("attempt"), rs.getInt("instance_rank")),
+                rs.getString("node_group"), rs.getInt("group_rank"), rs.getString("node"),
+                gpus.isEmpty() ? List.of() : Arrays.stream(gpus.split(",")).map(Integer::valueOf).toList(),
+                InstanceState.valueOf(rs.getString("state")), exit, rs.getString("reason"),
+                Json.mapper().readValue(rs.getString("handle"), STRING_MAP),
+                instant(rs, "started_at"), instant(rs, "finished_at"),
+                rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
+                instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
+                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getInt("restarts"),
+                rs.getLong("version"));
+    }
+}
