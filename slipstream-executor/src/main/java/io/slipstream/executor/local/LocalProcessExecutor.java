@@ -415,19 +415,19 @@ public final class LocalProcessExecutor implements Executor {
     public Activity activity(InstanceId id, Map<String, String> handle) {
         InstanceDirectory dir = directoryOf(id, handle);
         Integer owner = uids == null ? null : uids.uidOf(id.runId());
-        return new Activity(dir.lastOutputAt(), dir.progress(pins, owner));
+        return new Activity(dir.logs().lastOutputAt(), dir.progress(pins, owner));
     }
 
     // --- logs ---
 
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
-        return directoryOf(id, handle).read(stream, offset, maxBytes);
+        return directoryOf(id, handle).logs().read(stream, offset, maxBytes);
     }
 
     @Override
     public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
-        return directoryOf(id, handle).tail(stream, maxBytes);
+        return directoryOf(id, handle).logs().tail(stream, maxBytes);
     }
 
     /** The instance's directory: from its handle when it has one, else where its id puts it. */

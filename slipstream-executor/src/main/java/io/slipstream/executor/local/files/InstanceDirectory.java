@@ -4,18 +4,11 @@ import io.slipstream.api.run.Hostfile;
 import io.slipstream.executor.Activity;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
-import io.slipstream.executor.LogChunk;
-import io.slipstream.executor.LogStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,7 +21,7 @@ import java.util.List;
  * <ul>
  *   <li>{@code pid} ("supervisor-pid instance-pid") and {@code exit_code}, written by the instance's supervisor, which
  *       runs as the server's user; {@code stdout.log}, {@code stderr.log} (the workload writes them through the
- *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log};</li>
+ *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log} ({@link InstanceLogs});</li>
  *   <li>{@code metadata.json}, {@code hostfile}, {@code hostfile.mpich}, {@code preemption_notice.json} and
  *       {@code secrets/} (readable by the workload), {@code env} and {@code sandbox.args} (while it runs),
  *       {@code terminate_requested}, {@code probe.json}, {@code ready}, {@code image}, {@code restart} and the
@@ -60,7 +53,7 @@ public final class InstanceDirectory {
     }
 
     public Path supervisorLog() {
-        return dir.resolve("supervisor.log");
+        return logs().supervisor();
     }
 
     public Path sandbox() {
@@ -71,8 +64,9 @@ public final class InstanceDirectory {
         return dir.resolve("report");
     }
 
-    public Path log(LogStream stream) {
-        return dir.resolve(stream == LogStream.STDOUT ? "stdout.log" : "stderr.log");
+    /** The instance's logs ({@code stdout.log}, {@code stderr.log}, {@code supervisor.log}). */
+    public InstanceLogs logs() {
+        return new InstanceLogs(dir);
     }
 
     /**
@@ -331,23 +325,6 @@ public final class InstanceDirectory {
         return ProgressFile.read(progressFile(), pins, owner);
     }
 
-    /** When the instance last wrote to stdout or stderr, or {@code null}. */
-    public Instant lastOutputAt() {
-        Instant last = null;
-        for (LogStream stream : LogStream.values()) {
-            try {
-                BasicFileAttributes log = Files.readAttributes(log(stream), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                Instant modified = log.lastModifiedTime().toInstant();
-                if (log.isRegularFile() && log.size() > 0 && (last == null || modified.isAfter(last))) {
-                    last = modified;
-                }
-            } catch (IOException e) {
-                // not there yet
-            }
-        }
-        return last;
-    }
-
     /** Records the leader epoch an action was taken at ({@code launch}, {@code stop}): who did what, after a takeover. */
     public void recordEpoch(String action, long epoch) {
         try {
@@ -444,74 +421,6 @@ public final class InstanceDirectory {
 
     /** The end of what the supervisor itself printed (normally nothing), for error messages. */
     public String supervisorOutput() {
-        try {
-            String text = new String(tail(supervisorLog(), 0, 500).data(), StandardCharsets.UTF_8).trim();
-            return text.isEmpty() ? "(no output)" : text;
-        } catch (RuntimeException e) {
-            return "(no output)";
-        }
-    }
-
-    /** The last {@code maxBytes} of a log. */
-    public LogChunk tail(LogStream stream, int maxBytes) {
-        return tail(log(stream), keptFrom(stream), maxBytes);
-    }
-
-    private static LogChunk tail(Path file, long keptFrom, int maxBytes) {
-        long length;
-        try {
-            length = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).size();
-        } catch (IOException e) {
-            return new LogChunk(new byte[0], 0);
-        }
-        return read(file, Math.max(keptFrom, length - maxBytes), maxBytes);
-    }
-
-    /** Up to {@code maxBytes} from {@code offset}; offsets before what is kept (see {@link LogLimit}) start where it begins. */
-    public LogChunk read(LogStream stream, long offset, int maxBytes) {
-        return read(log(stream), Math.max(offset, keptFrom(stream)), maxBytes);
-    }
-
-    private static LogChunk read(Path file, long offset, int maxBytes) {
-        try {
-            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            if (!attributes.isRegularFile()) {
-                throw new ExecutorException("cannot read " + file.getFileName() + ": not a regular file");
-            }
-            try (SeekableByteChannel log = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                long length = log.size();
-                if (offset >= length) {
-                    return new LogChunk(new byte[0], Math.max(offset, 0));
-                }
-                ByteBuffer data = ByteBuffer.allocate((int) Math.min(maxBytes, length - offset));
-                log.position(offset);
-                while (data.hasRemaining() && log.read(data) > 0) {
-                    // fill
-                }
-                return new LogChunk(java.util.Arrays.copyOf(data.array(), data.position()), offset + data.position());
-            }
-        } catch (NoSuchFileException e) {
-            return new LogChunk(new byte[0], 0);
-        } catch (IOException e) {
-            throw new ExecutorException("cannot read " + file.getFileName() + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Where what is kept of a log begins: 0, or past the oldest part {@link LogLimit} let go of. */
-    long keptFrom(LogStream stream) {
-        try {
-            byte[] data = SafeFiles.readControlFile(keptFromFile(stream), MAX_CONTROL_FILE_BYTES);
-            return data == null ? 0 : Long.parseLong(new String(data, StandardCharsets.US_ASCII).trim());
-        } catch (IOException | NumberFormatException e) {
-            return 0;
-        }
-    }
-
-    void setKeptFrom(LogStream stream, long offset) throws IOException {
-        SafeFiles.writeControlFile(keptFromFile(stream), (offset + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
-    }
-
-    private Path keptFromFile(LogStream stream) {
-        return dir.resolve(log(stream).getFileName() + ".start");
+        return logs().supervisorOutput();
     }
 }

@@ -41,13 +41,14 @@ public final class LogLimit {
         if (bytes <= 0) {
             return;
         }
-        Map<String, InstanceDirectory> owners = new HashMap<>();
+        Map<String, InstanceLogs> owners = new HashMap<>();
         Map<String, LogStream> streams = new HashMap<>();
         List<String> logs = new ArrayList<>();
         for (InstanceDirectory dir : instances) {
+            InstanceLogs instanceLogs = dir.logs();
             for (LogStream stream : LogStream.values()) {
-                String log = dir.log(stream).toString();
-                owners.put(log, dir);
+                String log = instanceLogs.of(stream).toString();
+                owners.put(log, instanceLogs);
                 streams.put(log, stream);
                 logs.add(log);
             }
@@ -72,7 +73,7 @@ public final class LogLimit {
         }
     }
 
-    private void trimIfOver(InstanceDirectory dir, LogStream stream, long allocated, long size) throws IOException {
+    private void trimIfOver(InstanceLogs dir, LogStream stream, long allocated, long size) throws IOException {
         if (allocated <= bytes + bytes / 8) {
             return;
         }
@@ -83,7 +84,7 @@ public final class LogLimit {
         // The new start is recorded first, so a reader never gets the zeros of a hole.
         dir.setKeptFrom(stream, cut);
         SystemCommand.Result fallocate = SystemCommand.run(List.of("fallocate", "--punch-hole", "--offset", "0", "--length", Long.toString(cut),
-                dir.log(stream).toString()), TIMEOUT);
+                dir.of(stream).toString()), TIMEOUT);
         if (!fallocate.succeeded() && !unsupportedWarned) {
             unsupportedWarned = true;
             LOG.warn("cannot trim instance logs to {} bytes on this file system ({}); they grow without limit", bytes, fallocate.output());

@@ -217,7 +217,7 @@ class SupervisorProgramTest {
         assertThat(said).as("the supervisor's stdout; its log: %s", log).isEqualTo("started\n");
         assertThat(exitCode).as("the supervisor's own exit code; its log: %s", log).isZero();
         return new Run(Integer.parseInt(Files.readString(dir.path().resolve("exit_code")).strip()),
-                Files.readString(dir.log(io.slipstream.executor.LogStream.STDOUT)), Files.readString(dir.log(io.slipstream.executor.LogStream.STDERR)));
+                Files.readString(dir.logs().of(io.slipstream.executor.LogStream.STDOUT)), Files.readString(dir.logs().of(io.slipstream.executor.LogStream.STDERR)));
     }
 
     /** The supervisor's command line, as {@link Supervisor#argv} makes it, with a uid as text (the binary must refuse some). */
