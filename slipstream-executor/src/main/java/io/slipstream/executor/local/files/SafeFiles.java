@@ -136,7 +136,7 @@ public final class SafeFiles {
     }
 
     /** Whether anything is there by that name, without following a link or opening it. */
-    public static boolean exists(Path file) {
+    static boolean exists(Path file) {
         return Files.exists(file, LinkOption.NOFOLLOW_LINKS);
     }
 

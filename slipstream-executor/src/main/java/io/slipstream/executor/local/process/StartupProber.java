@@ -26,7 +26,7 @@ public final class StartupProber {
     public record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
                  Integer gid, Integer maxProcesses, String network, String sandbox) {
         /** A probe of an instance on this machine's network, without an image. */
-        public Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid, Integer gid,
+        Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid, Integer gid,
               Integer maxProcesses) {
             this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null);
         }

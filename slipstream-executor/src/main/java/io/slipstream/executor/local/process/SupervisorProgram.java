@@ -90,7 +90,7 @@ public final class SupervisorProgram {
     }
 
     /** Whether instances start through the binary. */
-    public boolean isBinary() {
+    boolean isBinary() {
         return binary != null;
     }
 
