@@ -83,4 +83,21 @@ class ArchitectureTest {
                 .because("the server depends on slipstream-store-spi alone; database libraries come with the stores that implement it")
                 .check(classes);
     }
+
+    /**
+     * The executor SPI ({@code io.slipstream.executor}, module slipstream-executor-spi) knows no executor, and each
+     * executor knows the SPI and none of the others: the Kubernetes executor ships without the local one.
+     */
+    @Test
+    void executorsDependOnTheSpiAndNotOnEachOther() {
+        noClasses().that().resideInAPackage("io.slipstream.executor")
+                .should().dependOnClassesThat().resideInAnyPackage("io.slipstream.executor.local..", "io.slipstream.executor.kubernetes..")
+                .check(classes);
+        noClasses().that().resideInAPackage("io.slipstream.executor.kubernetes..")
+                .should().dependOnClassesThat().resideInAPackage("io.slipstream.executor.local..")
+                .check(classes);
+        noClasses().that().resideInAPackage("io.slipstream.executor.local..")
+                .should().dependOnClassesThat().resideInAPackage("io.slipstream.executor.kubernetes..")
+                .check(classes);
+    }
 }

@@ -24,7 +24,7 @@ class KubernetesExecutorFactoryTest {
 
     @Test
     void theServiceLoaderFindsItByName() {
-        assertThat(ServiceLoader.load(ExecutorFactory.class).stream().map(p -> p.get().name())).contains("kubernetes", "local");
+        assertThat(ServiceLoader.load(ExecutorFactory.class).stream().map(p -> p.get().name())).contains("kubernetes");
         assertThat(factory.configFields()).containsExactly("kubernetes");
         assertThat(KubernetesConfig.defaults().executor()).isEqualTo(factory.name());
     }

@@ -7,8 +7,14 @@ import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.files.InstanceDirectory;
+import io.slipstream.executor.local.image.ImageCache;
+import io.slipstream.executor.local.image.ImageReference;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.image.Sandbox;
+import io.slipstream.executor.local.network.RunNetworks;
+import io.slipstream.executor.local.storage.SharedStorage;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -128,8 +134,8 @@ final class Containers {
         if (problem != null) {
             throw new ExecutorException("instance " + spec.id() + " cannot start: " + problem + " (image " + spec.image() + ")");
         }
-        SafeFiles.writeControlFile(dir.imageFile(), (image.digest() + "\n").getBytes(StandardCharsets.US_ASCII), "rw-------");
-        return Sandbox.write(dir, sandbox.arguments(image.rootfs(), hostname(spec.name()), workingDir, node, spec.gpus(), environment));
+        dir.recordImage(image.digest());
+        return dir.writeSandboxArguments(sandbox.arguments(image.rootfs(), hostname(spec.name()), workingDir, node, spec.gpus(), environment));
     }
 
     /** On a private network, the API is at the run's forwarder ({@link RunNetworks}). */
@@ -165,9 +171,9 @@ final class Containers {
         try {
             Set<String> inUse = new HashSet<>();
             for (InstanceDirectory dir : watched) {
-                byte[] digest = SafeFiles.readControlFile(dir.imageFile(), 128);
+                String digest = dir.image();
                 if (digest != null) {
-                    inUse.add(new String(digest, StandardCharsets.US_ASCII).trim());
+                    inUse.add(digest);
                 }
             }
             int removed = images().collect(inUse, settings.retention());

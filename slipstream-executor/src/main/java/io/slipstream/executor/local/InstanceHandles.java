@@ -2,6 +2,9 @@ package io.slipstream.executor.local;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.local.files.InstanceDirectory;
+import io.slipstream.executor.local.process.InstanceProcesses;
+import io.slipstream.executor.local.process.ProcFs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -63,8 +66,8 @@ final class InstanceHandles {
         long pid = Long.parseLong(handle.get("pid"));
         long start = Long.parseLong(handle.get("pidStart"));
         String namespace = handle.getOrDefault("pidNamespace", "");
-        return namespace.equals("true") || namespace.equals("init") ? new PidNamespace(pid, start, namespace.equals("init"))
-                : new ProcessTree(pid, start, Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
+        return namespace.equals("true") || namespace.equals("init") ? InstanceProcesses.inNamespace(pid, start, namespace.equals("init"))
+                : InstanceProcesses.tree(pid, start, Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
     }
 
     boolean sameBoot(Map<String, String> handle) {

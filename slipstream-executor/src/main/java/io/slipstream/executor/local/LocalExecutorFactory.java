@@ -11,6 +11,10 @@ import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.ExecutorSettings;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -91,7 +95,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             Long processes = instances.integer("maxProcessesPerRun", false, 64, 4_194_304);
             settings = processes == null ? settings : settings.withMaxProcessesPerRun(processes.intValue());
             settings = settings.withImages(readImages(instances, settings.images()));
-            Launcher.Mode launcher = instances.enumValue("launcher", Launcher.Mode.class, false);
+            SupervisorProgram.Mode launcher = instances.enumValue("launcher", SupervisorProgram.Mode.class, false);
             settings = launcher == null ? settings : settings.withLauncher(launcher);
             instances.finish();
         }

@@ -5,6 +5,10 @@ import static java.util.Objects.requireNonNull;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.ExecutorSettings;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,11 +25,11 @@ import java.util.Map;
  * @param logLimit   bytes kept of each log of an instance; 0 keeps everything
  * @param maxProcessesPerRun with isolation, how many processes (threads count) a run may have; 0: from the machine's pid_max
  * @param images     how long unused images are kept, and how long a pull may take (docs/containers.md)
- * @param launcher   what starts instances: the launcher binary, when this build has one, or the shell ({@link Launcher})
+ * @param launcher   what starts instances: the launcher binary, when this build has one, or the shell ({@link SupervisorProgram})
  */
 public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEnv, Isolation.Mode isolation, UidRangeClaims.Range uidRange,
                                     Path uidClaims, long logLimit, int maxProcessesPerRun, ImageSettings images,
-                                    Launcher.Mode launcher) implements ExecutorSettings {
+                                    SupervisorProgram.Mode launcher) implements ExecutorSettings {
     public static final String NAME = "local";
 
     public LocalExecutorSettings {
@@ -34,13 +38,13 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
         requireNonNull(isolation, "isolation is null");
         requireNonNull(uidClaims, "uidClaims is null");
         images = images == null ? ImageSettings.DEFAULTS : images;
-        launcher = launcher == null ? Launcher.Mode.auto : launcher;
+        launcher = launcher == null ? SupervisorProgram.Mode.auto : launcher;
     }
 
     /** Four nodes of 32 cpu, 256Gi and 8 simulated GPUs (enough to try gangs on a laptop), isolation when it can. */
     public static LocalExecutorSettings defaults() {
         return new LocalExecutorSettings(defaultNodes(), LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, null,
-                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, Launcher.Mode.auto);
+                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.auto);
     }
 
     /** {@code node-1} .. {@code node-4}: 32 cpu, 256Gi and 8 GPUs of model {@code sim-gpu} each. */
@@ -85,7 +89,7 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
         return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings, launcher);
     }
 
-    public LocalExecutorSettings withLauncher(Launcher.Mode mode) {
+    public LocalExecutorSettings withLauncher(SupervisorProgram.Mode mode) {
         return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, mode);
     }
 

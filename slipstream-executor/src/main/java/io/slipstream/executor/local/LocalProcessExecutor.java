@@ -2,9 +2,11 @@ package io.slipstream.executor.local;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
-import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.executor.Activity;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
@@ -12,6 +14,21 @@ import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.files.InstanceDirectory;
+import io.slipstream.executor.local.files.LogLimit;
+import io.slipstream.executor.local.files.PinnedFile;
+import io.slipstream.executor.local.files.Trash;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.network.LoopbackPorts;
+import io.slipstream.executor.local.process.LaunchHelper;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.process.Supervisor;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.storage.SharedStorage;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidAllocator;
+import io.slipstream.executor.local.uid.UidLeftovers;
+import io.slipstream.executor.local.uid.UidSweep;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -23,14 +40,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +65,10 @@ import org.slf4j.LoggerFactory;
  * server's. When the last instance of a run ends, every process of the run's uid is killed before that end is
  * reported ({@link UidSweep}): a daemon cannot outlive its run.
  *
+ * <p>This class answers the {@link Executor} SPI and serializes each run's launches; an instance's start is
+ * {@link InstanceStart}'s, following it until it ended {@link InstanceWatch}'s, and every file a workload can reach is
+ * read and written by the {@code files} package.
+ *
  * <p>Linux only: process trees are found through {@code /proc}.
  */
 public final class LocalProcessExecutor implements Executor {
@@ -60,54 +81,35 @@ public final class LocalProcessExecutor implements Executor {
     public static final long DEFAULT_LOG_LIMIT_BYTES = 1L << 30;
     /** How often logs are held to their limit. */
     private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(2);
-
-    private final Path root;
-    private final Path toolsDir;
-    private final SharedStorage storage;
-    private final StartupProber prober;
-    private final Stopper stopper;
-    private final Map<String, NodeInfo> nodes;
-    private final List<String> inheritedEnv;
-    private final Isolation isolation;
-    /** What starts instances' supervisors. */
-    private final Launcher launcher;
-    /** Forks the supervisors where the launcher is the binary; {@code null} with the shell. */
-    private final LaunchHelper launchHelper;
-    /** Kills what runs left under their uids; concurrent sweeps share their passes over /proc. */
-    private final UidSweep sweeps = new UidSweep();
-    private final UidAllocator uids;
-    private final Clock clock;
-    private final InstanceHandles handles;
-    private final EpochFence fence;
-    private final ScheduledExecutorService timers;
-    private final ExecutorService workers;
-    private final ExitPoller exits;
-    /** The instances being watched, with their directories. */
-    private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
-    /**
-     * Per run: launches are serialized (so that an instance starts once), and so are a launch (or a probe starting) and
-     * the sweep of the run's uid when its last instance ended. One lock per run, so that nothing a run does can make
-     * another run's launch wait.
-     */
-    private final Map<RunId, java.util.concurrent.locks.ReentrantLock> runLocks = new ConcurrentHashMap<>();
+    private static final Duration IMAGE_COLLECTION_EVERY = Duration.ofHours(1);
     /**
      * A launch waits this long for a sweep of the run's uid that is under way (milliseconds, normally); one that takes
      * longer (processes stuck in the kernel) fails the launch, rather than hold up the control loop.
      */
     private static final Duration LAUNCH_LOCK_WAIT = Duration.ofSeconds(2);
+
+    private final Path root;
+    private final Map<String, NodeInfo> nodes;
+    private final Clock clock;
+    private final UidAllocator uids;
+    private final InstanceHandles handles;
+    private final EpochFence fence;
+    private final RunLocks runLocks = new RunLocks();
+    /** A directory of the server's that workloads' files are pinned into to be read ({@code files.PinnedFile}). */
     private final Path pins;
-    private final Trash trash;
-    private final Trash storageTrash;
+    /** Forks the supervisors where the supervisor program is the launcher binary; {@code null} with the shell. */
+    private final LaunchHelper launchHelper;
+    private final InstanceStart starter;
+    private final InstanceWatch instances;
     private final RunFiles runFiles;
     private final LogLimit logLimit;
-    private final int maxProcessesPerRun;
     private final java.util.concurrent.atomic.AtomicBoolean limitingLogs = new java.util.concurrent.atomic.AtomicBoolean();
     /** Instances with an image, and runs with a network of their own. */
     private final Containers containers;
-    private static final Duration IMAGE_COLLECTION_EVERY = Duration.ofHours(1);
+    private final ScheduledExecutorService timers;
+    private final ExecutorService workers;
     private volatile Consumer<InstanceReport> listener = report -> {
     };
-    private volatile boolean closed;
 
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Clock clock) {
         this(root, nodes, inheritedEnv, Isolation.off(), clock);
@@ -135,19 +137,19 @@ public final class LocalProcessExecutor implements Executor {
     /** @param images how long unused images are kept and a pull may take */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, Launcher.Mode.auto, clock);
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, SupervisorProgram.Mode.auto, clock);
     }
 
-    /** @param launcher what starts instances: the launcher binary or the shell ({@link Launcher}) */
+    /** @param launcher what starts instances: the launcher binary or the shell ({@link SupervisorProgram}) */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                                int maxProcessesPerRun, ImageSettings images, Launcher.Mode launcher, Clock clock) {
+                                int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Clock clock) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher);
     }
 
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS,
-                Launcher.Mode.auto);
+                SupervisorProgram.Mode.auto);
     }
 
     /**
@@ -156,23 +158,23 @@ public final class LocalProcessExecutor implements Executor {
      *                     alone makes and removes
      */
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings, Launcher.Mode launcherMode) {
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
+                         SupervisorProgram.Mode launcherMode) {
         this.root = root.toAbsolutePath().normalize();
         this.handles = new InstanceHandles(this.root, isolation.enabled());
         this.fence = new EpochFence(this.root);
-        this.maxProcessesPerRun = maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun();
-        this.toolsDir = toolsDir == null ? null : toolsDir.toAbsolutePath().normalize();
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
             if (this.nodes.put(node.name(), node) != null) {
                 throw new IllegalArgumentException("two nodes are named " + node.name());
             }
         }
-        this.inheritedEnv = List.copyOf(inheritedEnv);
-        this.isolation = requireNonNull(isolation, "isolation is null");
+        requireNonNull(isolation, "isolation is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.logLimit = new LogLimit(logLimit);
         Path storageRoot = this.root.resolveSibling("storage");
+        Trash trash;
+        Trash storageTrash;
         try {
             for (Path dir : List.of(this.root, storageRoot)) {
                 Files.createDirectories(dir);
@@ -181,32 +183,26 @@ public final class LocalProcessExecutor implements Executor {
                 }
             }
             // Both on the root's file system: pins are hard links, and taking out the trash is a rename.
-            this.pins = Files.createDirectories(this.root.resolve(".pins"));
-            Files.setPosixFilePermissions(pins, PosixFilePermissions.fromString("rwx------"));
-            try (java.nio.file.DirectoryStream<Path> stale = Files.newDirectoryStream(pins)) {
-                for (Path pin : stale) {
-                    Files.deleteIfExists(pin); // a pin a crash left behind
-                }
-            }
-            this.trash = new Trash(this.root.resolve(".trash"));
-            this.storageTrash = new Trash(storageRoot.resolve(".trash"));
+            this.pins = PinnedFile.prepareDirectory(this.root.resolve(".pins"));
+            trash = new Trash(this.root.resolve(".trash"));
+            storageTrash = new Trash(storageRoot.resolve(".trash"));
         } catch (IOException e) {
             throw new ExecutorException("cannot create " + this.root, e);
         }
-        this.launcher = Launcher.of(requireNonNull(launcherMode, "launcherMode is null"), this.root);
-        this.launchHelper = launcher.isBinary() ? new LaunchHelper(launcher.binary(), this.root, Supervisor.PID_FILE_TIMEOUT) : null;
+        SupervisorProgram program = SupervisorProgram.of(requireNonNull(launcherMode, "launcherMode is null"), this.root);
+        this.launchHelper = program.launchHelper(this.root);
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
-        this.storage = new SharedStorage(storageRoot, uids);
+        SharedStorage storage = new SharedStorage(storageRoot, uids);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
-        this.prober = new StartupProber(timers, workers, clock, this::report, this::whileWatched);
-        this.exits = new ExitPoller(timers, workers);
-        this.stopper = new Stopper(timers, workers, clock, id -> !closed && watched.containsKey(id));
+        this.instances = new InstanceWatch(handles, uids, fence, runLocks, timers, workers, clock, this::report);
         this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
+        this.starter = new InstanceStart(this.root, List.copyOf(inheritedEnv), toolsDir == null ? null : toolsDir.toAbsolutePath().normalize(),
+                maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun(), uids, storage, containers, program, launchHelper, handles);
         workers.execute(runFiles::emptyTrash); // what a previous life left there
-        timers.scheduleWithFixedDelay(() -> workers.execute(() -> containers.collectImages(List.copyOf(watched.values()))), IMAGE_COLLECTION_EVERY.toMillis(), IMAGE_COLLECTION_EVERY.toMillis(),
-                TimeUnit.MILLISECONDS);
+        timers.scheduleWithFixedDelay(() -> workers.execute(() -> containers.collectImages(instances.directories())), IMAGE_COLLECTION_EVERY.toMillis(),
+                IMAGE_COLLECTION_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         if (logLimit > 0) {
             // On a worker, not the timer thread, which also sends every stop's SIGKILLs; one round at a time.
             timers.scheduleWithFixedDelay(() -> workers.execute(this::limitLogs), LOG_LIMIT_EVERY.toMillis(), LOG_LIMIT_EVERY.toMillis(),
@@ -221,12 +217,11 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Every node is this machine: instances reach each other on the loopback address, each on ports of its own. */
     @Override
-    public Endpoint endpoint(io.slipstream.api.run.InstanceId id, String workspace, String name, String node, int ports,
-                             java.util.Set<Integer> taken) {
+    public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
         if (!nodes.containsKey(node)) {
             throw new ExecutorException("no node named " + node);
         }
-        return new Endpoint("localhost", "localhost", "127.0.0.1", freeLoopbackPorts(ports, taken));
+        return new Endpoint("localhost", "localhost", "127.0.0.1", LoopbackPorts.free(ports, taken));
     }
 
     /** An ended instance's directory is set aside and the rank starts again in a new one, on the same node and GPUs. */
@@ -243,7 +238,7 @@ public final class LocalProcessExecutor implements Executor {
 
     /** See {@link Containers#refusals}. */
     @Override
-    public Map<String, String> refusals(io.slipstream.api.spec.JobSpec job) {
+    public Map<String, String> refusals(JobSpec job) {
         return containers.refusals(job);
     }
 
@@ -265,7 +260,7 @@ public final class LocalProcessExecutor implements Executor {
                 throw new ExecutorException("node " + node.name() + " has no GPU " + gpu);
             }
         }
-        java.util.concurrent.locks.ReentrantLock lock = runLock(spec.id().runId());
+        ReentrantLock lock = runLocks.of(spec.id().runId());
         try {
             if (!lock.tryLock(LAUNCH_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new ExecutorException("instance " + spec.id() + " cannot start: processes of the run's last attempt are still being killed");
@@ -282,9 +277,9 @@ public final class LocalProcessExecutor implements Executor {
             } catch (IOException e) {
                 throw new ExecutorException("cannot read the state of instance " + spec.id() + ": " + e.getMessage(), e);
             }
-            if (existing.isPresent() && io.slipstream.executor.Executor.restartOf(existing.get()) >= spec.restart()) {
+            if (existing.isPresent() && Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
-                watch(spec.id(), existing.get(), dir, null);
+                instances.watch(spec.id(), existing.get(), dir, null);
                 return existing.get();
             }
             if (existing.isPresent()) {
@@ -301,85 +296,30 @@ public final class LocalProcessExecutor implements Executor {
      * nothing it left (pid, exit code, notice, readiness) is read as the new process's.
      */
     private void setAside(LaunchSpec spec, Map<String, String> last, InstanceDirectory dir) {
-        if (watched.containsKey(spec.id()) || handles.supervisorAlive(last)) {
+        if (instances.isWatched(spec.id()) || handles.supervisorAlive(last)) {
             throw new ExecutorException("instance " + spec.id() + " cannot restart: its last process (restart "
-                    + io.slipstream.executor.Executor.restartOf(last) + ") is still running");
+                    + Executor.restartOf(last) + ") is still running");
         }
         try {
-            Path aside = dir.setAside(io.slipstream.executor.Executor.restartOf(last));
+            Path aside = dir.setAside(Executor.restartOf(last));
             LOG.info("instance {} restarts in place (restart {}); its last launch is kept in {}", spec.id(), spec.restart(), aside);
         } catch (IOException e) {
             throw new ExecutorException("cannot restart instance " + spec.id() + ": " + e.getMessage(), e);
         }
     }
 
+    /** Starts the instance and watches it; under the fence's lock (launch calls it in {@code fence.guarded}). */
     private Map<String, String> start(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) {
-        try {
-            Integer uid = uids == null ? null : uids.uidFor(spec.id().runId());
-            for (Path path = dir.path().getParent(); path.startsWith(root) && !path.equals(root); path = path.getParent()) {
-                Files.createDirectories(path);
-                if (uid != null) {
-                    InstanceDirectory.passableByGroup(path, uid);
-                }
+        InstanceStart.Started started = starter.start(spec, node, dir, fence.epoch());
+        instances.watch(spec.id(), started.handle(), dir, started.supervisorEnded());
+        if (started.probe() != null) {
+            try {
+                instances.probe(spec.id(), dir, started.probe());
+            } catch (IOException e) {
+                throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
             }
-            Path workingDir = dir.create(uid, spec.workingDir());
-            if (spec.restart() > 0) {
-                dir.recordRestart(spec.restart()); // before the pid file: every handle read of this launch names it
-            }
-            dir.recordEpoch("launch", fence.epoch()); // under the fence's lock: launch is called in fence.guarded
-            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
-            Integer gid = shared == null ? null : shared.gid();
-            return startSupervisor(spec, node, dir, uid, gid, workingDir, shared, containers.networkOf(spec));
-        } catch (IOException e) {
-            throw new ExecutorException("cannot start instance " + spec.id() + ": " + e.getMessage(), e);
         }
-    }
-
-    /** Writes the secrets and the environment last, and takes them away again if the instance does not start. */
-    private Map<String, String> startSupervisor(LaunchSpec spec, NodeInfo node, InstanceDirectory dir, Integer uid, Integer gid, Path workingDir,
-                                                SharedStorage.Prepared shared, Path network) throws IOException {
-        try {
-            Path secretsDir = spec.secretFiles().isEmpty() ? null : SecretFiles.write(dir.path(), spec.secretFiles(), uid);
-            Path sandboxArguments = null;
-            if (spec.image() != null) {
-                sandboxArguments = containers.prepareSandbox(spec, node, dir, uid, gid, workingDir, shared, secretsDir, network);
-            } else {
-                Map<String, String> environment = Containers.onNetwork(InstanceEnvironment.of(spec, node, dir, uid, shared, secretsDir, inheritedEnv, toolsDir),
-                        network);
-                if (uid != null && !spec.env().containsKey("PATH") && !spec.command().isEmpty()) {
-                    // Only the server's own PATH is judged: a job's PATH is its own, and looking through it as root would
-                    // tell a tenant what exists in directories it may not read.
-                    java.util.Optional<String> unreachable = CommandReach.problem(spec.command().get(0), environment.get("PATH"), uid);
-                    if (unreachable.isPresent()) {
-                        throw new ExecutorException("cannot start instance " + spec.id() + ": " + unreachable.get());
-                    }
-                }
-                dir.writeEnvironment(environment);
-            }
-            List<String> argv = Supervisor.argv(launcher, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
-                    spec.command());
-            CompletableFuture<Void> supervisorEnded = Supervisor.start(launchHelper, argv, dir);
-            if (dir.pids() == null) {
-                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
-            }
-            Map<String, String> handle = handles.read(dir).orElseThrow();
-            watch(spec.id(), handle, dir, supervisorEnded);
-            if (spec.probe() != null) {
-                // It runs in the instance's environment, from the same file.
-                StartupProber.Probe probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(),
-                        spec.probe().failureThreshold(), spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid,
-                        uid == null ? null : maxProcessesPerRun, network == null ? null : network.toString(),
-                        sandboxArguments == null ? null : sandboxArguments.toString());
-                StartupProber.save(dir.path(), probe);
-                prober.start(spec.id(), dir.path(), probe, probe.initialDelaySeconds());
-            }
-            return handle;
-        } catch (IOException | RuntimeException e) {
-            if (!watched.containsKey(spec.id())) {
-                removeSecretFiles(spec.id(), dir);
-            }
-            throw e;
-        }
+        return started.handle();
     }
 
     @Override
@@ -399,7 +339,7 @@ public final class LocalProcessExecutor implements Executor {
         adopted.forEach((id, stored) -> {
             InstanceLocation location = handles.locate(id, stored);
             if (location instanceof InstanceLocation.Missing missing) {
-                lose(id, stored, missing.reason());
+                instances.lose(id, stored, missing.reason());
                 return;
             }
             InstanceLocation.Found found = (InstanceLocation.Found) location;
@@ -419,147 +359,13 @@ public final class LocalProcessExecutor implements Executor {
                 report(new InstanceReport.Lost(id, "the machine restarted since the instance was launched", clock.instant()));
                 return;
             }
-            watch(id, handle, dir, null);
+            instances.watch(id, handle, dir, null);
             if (handles.supervisorAlive(handle)) {
                 // With the handle as it is now (a relative directory): the store records it in place of the old one.
                 report(new InstanceReport.Running(id, handle, clock.instant()));
-                resumeProbe(id, dir.path());
+                instances.resumeProbe(id, dir);
             }
         });
-    }
-
-    /**
-     * An instance whose directory cannot be found cannot record how it ends: it is reported lost (its run then restarts
-     * or fails, as for any lost instance), after whatever still runs of it is killed, on a worker thread, so that it
-     * does not run on beside its replacement. Its processes are known by pid, start time and boot, never by directory.
-     */
-    private void lose(InstanceId id, Map<String, String> handle, String reason) {
-        LOG.warn("instance {} is lost: {}", id, reason);
-        workers.execute(() -> {
-            try {
-                if (handles.sameBoot(handle)) {
-                    InstanceHandles.processes(handle).killUntilGone();
-                }
-            } catch (RuntimeException e) {
-                LOG.warn("cannot kill what is left of lost instance {}: {}", id, e.toString());
-            }
-            report(new InstanceReport.Lost(id, reason, clock.instant()));
-        });
-    }
-
-    /** After a restart: an instance that was ready is reported ready again; one that was being probed is probed again. */
-    private void resumeProbe(InstanceId id, Path dir) {
-        StartupProber.Probe probe = StartupProber.load(dir);
-        if (probe == null) {
-            return;
-        }
-        if (StartupProber.isReady(dir)) {
-            report(new InstanceReport.Ready(id, clock.instant()));
-        } else {
-            prober.start(id, dir, probe, 0);
-        }
-    }
-
-    /** Watches an instance's supervisor (once per instance) and reports when it ends. */
-    private void watch(InstanceId id, Map<String, String> handle, InstanceDirectory dir, CompletableFuture<Void> supervisorEnded) {
-        if (closed || watched.putIfAbsent(id, dir) != null) {
-            return;
-        }
-        CompletableFuture<?> ended;
-        java.util.function.Supplier<CompletableFuture<Void>> byPid = () -> exits.onExit(Long.parseLong(handle.get("supervisorPid")),
-                Long.parseLong(handle.get("supervisorStart")));
-        if (supervisorEnded != null) {
-            // Heard from the launch helper, unless it ends first: then followed by pid, as after a restart.
-            ended = supervisorEnded.exceptionallyCompose(gone -> byPid.get());
-        } else if (handles.sameBoot(handle)) {
-            ended = byPid.get();
-        } else {
-            ended = CompletableFuture.completedFuture(null);
-        }
-        ended.whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
-    }
-
-    /** Runs on a worker thread: may wait for stubborn processes to die. */
-    private void finish(InstanceId id, Map<String, String> handle, InstanceDirectory dir) {
-        if (closed) {
-            return;
-        }
-        long pid = Long.parseLong(handle.get("pid"));
-        Integer exitCode = dir.exitCode();
-        if (exitCode == null && handles.sameBoot(handle) && ProcFs.isAlive(pid, Long.parseLong(handle.get("pidStart")))) {
-            // The supervisor was killed but the instance still runs: follow the instance itself.
-            exits.onExit(pid, Long.parseLong(handle.get("pidStart"))).whenCompleteAsync((ignored, error) -> finish(id, handle, dir), workers);
-            return;
-        }
-        if (handles.sameBoot(handle)) {
-            InstanceHandles.processes(handle).killUntilGone(); // whatever the main process left behind goes with it
-        }
-        endWatching(id, handles.sameBoot(handle));
-        removeSecretFiles(id, dir);
-        if (exitCode == null) {
-            report(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
-        } else {
-            report(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
-        }
-    }
-
-    /** An instance's secrets (and its environment, which may hold some) stay on disk while it runs, no longer. */
-    private static void removeSecretFiles(InstanceId id, InstanceDirectory dir) {
-        try {
-            SecretFiles.remove(dir.path());
-            dir.removeEnvironment();
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("cannot remove the secret files of instance {}: {}", id, e.toString());
-        }
-    }
-
-    /**
-     * Stops watching the instance; when it was the run's last one, kills whatever else runs under the run's uid (daemons
-     * that left the instance's session, a probe), before its end is reported: so a run is over only once nothing of it
-     * runs. Under the run's lock, so that no instance or probe of the run is being started meanwhile.
-     */
-    private void endWatching(InstanceId id, boolean sameBoot) {
-        java.util.concurrent.locks.ReentrantLock lock = runLock(id.runId());
-        lock.lock();
-        try {
-            watched.remove(id);
-            prober.stop(id); // a probe try still due is of this launch: never of the rank's restart in place
-            boolean last = watched.keySet().stream().noneMatch(other -> other.runId().equals(id.runId()));
-            Integer uid = last && sameBoot && uids != null ? uids.uidOf(id.runId()) : null;
-            if (uid != null) {
-                sweep(id, uid);
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Kills what the run left under its uid, unless a newer epoch fenced this executor: then another replica leads,
-     * and it may have launched instances of the run this one does not know of (it adopted this one too, and sweeps).
-     */
-    private void sweep(InstanceId id, int uid) {
-        int killed;
-        try {
-            killed = fence.guarded(() -> sweeps.killAll(uid));
-        } catch (ExecutorException fenced) {
-            LOG.info("not killing what run {} left under uid {}: {}", id.runId(), uid, fenced.getMessage());
-            return;
-        }
-        if (killed > 0) {
-            LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
-        }
-    }
-
-    /** Runs {@code start} under the run's lock if the instance is still watched; {@code null} if it is not. */
-    private <T> T whileWatched(InstanceId id, java.util.function.Supplier<T> start) {
-        java.util.concurrent.locks.ReentrantLock lock = runLock(id.runId());
-        lock.lock();
-        try {
-            return !closed && watched.containsKey(id) ? start.get() : null;
-        } finally {
-            lock.unlock();
-        }
     }
 
     private void report(InstanceReport report) {
@@ -578,8 +384,8 @@ public final class LocalProcessExecutor implements Executor {
         fence.check(); // the notice alone makes an instance save its work and leave
         InstanceLocation location = handles.locate(id, handle);
         if (location instanceof InstanceLocation.Missing missing) {
-            if (!watched.containsKey(id)) {
-                lose(id, handle, missing.reason()); // nothing can record its end: it is lost, not waited for
+            if (!instances.isWatched(id)) {
+                instances.lose(id, handle, missing.reason()); // nothing can record its end: it is lost, not waited for
             }
             return;
         }
@@ -590,13 +396,13 @@ public final class LocalProcessExecutor implements Executor {
                 dir.writeNotice(reason, clock.instant().plus(gracePeriod));
             }
         }
-        watch(id, handle, dir, null);
+        instances.watch(id, handle, dir, null);
         if (!handles.sameBoot(handle)) {
             return; // launched before a reboot: nothing of it runs, and its pid may now be someone else's
         }
         fence.guarded(() -> {
             dir.recordEpoch("stop", fence.epoch());
-            stopper.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
+            instances.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
         });
     }
 
@@ -606,22 +412,22 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     @Override
-    public io.slipstream.executor.Activity activity(InstanceId id, Map<String, String> handle) {
+    public Activity activity(InstanceId id, Map<String, String> handle) {
         InstanceDirectory dir = directoryOf(id, handle);
         Integer owner = uids == null ? null : uids.uidOf(id.runId());
-        return new io.slipstream.executor.Activity(dir.lastOutputAt(), ProgressFile.read(dir.progressFile(), pins, owner));
+        return new Activity(dir.logs().lastOutputAt(), dir.progress(pins, owner));
     }
 
     // --- logs ---
 
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
-        return directoryOf(id, handle).read(stream, offset, maxBytes);
+        return directoryOf(id, handle).logs().read(stream, offset, maxBytes);
     }
 
     @Override
     public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
-        return directoryOf(id, handle).tail(stream, maxBytes);
+        return directoryOf(id, handle).logs().tail(stream, maxBytes);
     }
 
     /** The instance's directory: from its handle when it has one, else where its id puts it. */
@@ -631,12 +437,12 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public void forget(RunId runId) {
-        if (watched.keySet().stream().anyMatch(id -> id.runId().equals(runId))) {
+        if (instances.watchesAnyOf(runId)) {
             throw new ExecutorException("run " + runId + " still has instances running");
         }
         runFiles.remove(runId);
         containers.forget(runId);
-        runLocks.remove(runId);
+        runLocks.forget(runId);
         workers.execute(runFiles::emptyTrash);
     }
 
@@ -646,7 +452,7 @@ public final class LocalProcessExecutor implements Executor {
             return; // the last round is still going
         }
         try {
-            logLimit.enforce(List.copyOf(watched.values()));
+            logLimit.enforce(instances.directories());
         } catch (RuntimeException e) {
             LOG.warn("cannot hold instance logs to their limit: {}", e.toString());
         } finally {
@@ -656,7 +462,7 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public void close() {
-        closed = true;
+        instances.close();
         if (launchHelper != null) {
             launchHelper.close();
         }
@@ -670,43 +476,13 @@ public final class LocalProcessExecutor implements Executor {
         return launchHelper == null ? -1 : launchHelper.pid();
     }
 
-    // --- handles and files ---
-
     InstanceDirectory directoryOf(InstanceId id) {
         return handles.directoryOf(id);
     }
 
-    /** Ports free on the loopback address now, none of them in {@code taken}. */
-    private static List<Integer> freeLoopbackPorts(int ports, java.util.Set<Integer> taken) {
-        java.util.Set<Integer> chosen = new java.util.LinkedHashSet<>();
-        for (int tries = 0; chosen.size() < ports; tries++) {
-            if (tries > 1000) {
-                throw new ExecutorException("cannot find " + ports + " free port(s)");
-            }
-            try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                int port = socket.getLocalPort();
-                if (!taken.contains(port)) {
-                    chosen.add(port);
-                }
-            } catch (IOException e) {
-                throw new ExecutorException("cannot find a free port: " + e.getMessage(), e);
-            }
-        }
-        return List.copyOf(chosen);
-    }
-
     /** So that no run can take every pid of the machine (the server then could not start a thread). */
     static int defaultMaxProcessesPerRun() {
-        try {
-            long pidMax = Long.parseLong(Files.readString(Path.of("/proc/sys/kernel/pid_max")).trim());
-            return (int) Math.max(1024, Math.min(65_536, pidMax / 8));
-        } catch (IOException | RuntimeException e) {
-            return 4096;
-        }
-    }
-
-    private java.util.concurrent.locks.ReentrantLock runLock(RunId run) {
-        return runLocks.computeIfAbsent(run, r -> new java.util.concurrent.locks.ReentrantLock());
+        return ProcFs.pidMax().stream().mapToInt(pidMax -> (int) Math.max(1024, Math.min(65_536, pidMax / 8))).findFirst().orElse(4096);
     }
 
     private static ThreadFactory daemon(String name) {

@@ -2,10 +2,9 @@ package io.slipstream.executor.local;
 
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.process.ProcFs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -66,16 +65,7 @@ public final class MachineNode {
     }
 
     private static long totalMemory() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"), StandardCharsets.UTF_8)) {
-                if (line.startsWith("MemTotal:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // fall through
-        }
-        return Runtime.getRuntime().maxMemory();
+        return ProcFs.memTotal().orElse(Runtime.getRuntime().maxMemory());
     }
 
     private static String hostName() {

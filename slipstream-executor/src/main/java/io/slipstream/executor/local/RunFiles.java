@@ -2,6 +2,11 @@ package io.slipstream.executor.local;
 
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.local.files.Trash;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.storage.SharedStorage;
+import io.slipstream.executor.local.uid.UidAllocator;
+import io.slipstream.executor.local.uid.UidLeftovers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

@@ -10,6 +10,10 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +47,7 @@ class ExecutorThroughputBenchmark {
     private static final int REPEATS = Integer.getInteger("bench.repeats", 3);
     private static final int WARM_UP = Integer.getInteger("bench.warmUpInstances", 3_000);
     private static final int THREADS = 8;
-    private static final Launcher.Mode LAUNCHER = Launcher.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
+    private static final SupervisorProgram.Mode LAUNCHER = SupervisorProgram.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
     private static final AtomicInteger RUNS = new AtomicInteger();
     private static final java.util.Queue<String> LOST = new java.util.concurrent.ConcurrentLinkedQueue<>();
 

@@ -13,6 +13,12 @@ import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidLeftovers;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -85,8 +91,8 @@ class HostileInstanceTest {
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedHostileInstanceTest: the shell). */
-    protected Launcher.Mode launcher() {
-        return LauncherTest.built();
+    protected SupervisorProgram.Mode launcher() {
+        return BuiltProgram.mode();
     }
 
     private LocalProcessExecutor newExecutor(long logLimit) {

@@ -8,6 +8,13 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.BaseExecutorContractTest;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageCache;
+import io.slipstream.executor.local.image.ImageReference;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import io.slipstream.testing.BusyboxImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,8 +76,8 @@ class ImageExecutorContractTest extends BaseExecutorContractTest {
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedImageExecutorTest: the shell). */
-    protected Launcher.Mode launcher() {
-        return LauncherTest.built();
+    protected SupervisorProgram.Mode launcher() {
+        return BuiltProgram.mode();
     }
 
     @Override

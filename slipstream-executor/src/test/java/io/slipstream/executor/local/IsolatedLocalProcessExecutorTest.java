@@ -11,6 +11,12 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.files.SafeFiles;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -49,8 +55,8 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     /** Whether executors made from now on start instances through the other launcher than {@link #launcher()}. */
     private boolean otherLauncher;
 
-    private static Launcher.Mode other(Launcher.Mode mode) {
-        return mode == Launcher.Mode.shell ? Launcher.Mode.binary : Launcher.Mode.shell;
+    private static SupervisorProgram.Mode other(SupervisorProgram.Mode mode) {
+        return mode == SupervisorProgram.Mode.shell ? SupervisorProgram.Mode.binary : SupervisorProgram.Mode.shell;
     }
 
     /**
@@ -60,12 +66,12 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
      */
     @Test
     void anInstanceStartedThroughOneLauncherIsStoppedByAServerOnTheOther() throws Exception {
-        assumeTrue(Launcher.class.getResource(Launcher.RESOURCE) != null, "this build has no launcher binary");
+        assumeTrue(SupervisorProgram.binaryInBuild(), "this build has no launcher binary");
         Executor first = newExecutor();
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(first, spec(id, "node-1", "sleep 600 & sleep 600 & echo started; wait"));
         awaitOutput(first, id, handle, "started");
-        assertThat(handle.get("pidNamespace")).isEqualTo(launcher() == Launcher.Mode.shell ? "true" : "init");
+        assertThat(handle.get("pidNamespace")).isEqualTo(launcher() == SupervisorProgram.Mode.shell ? "true" : "init");
         first.close(); // the server stops; its instances run on
 
         otherLauncher = true;
@@ -79,8 +85,8 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedIsolatedExecutorTest: the shell). */
-    protected Launcher.Mode launcher() {
-        return LauncherTest.built();
+    protected SupervisorProgram.Mode launcher() {
+        return BuiltProgram.mode();
     }
 
     @Override
@@ -296,7 +302,7 @@ class IsolatedLocalProcessExecutorTest extends BaseExecutorContractTest {
      */
     @Test
     void theBinarysNamespaceEndsWhenItsSupervisorIsKilled() throws Exception {
-        assumeTrue(launcher() != Launcher.Mode.shell, "the shell chain's instances outlive their supervisor");
+        assumeTrue(launcher() != SupervisorProgram.Mode.shell, "the shell chain's instances outlive their supervisor");
         Executor executor = newExecutor();
         Marked marked = markedBesideAPeer(executor);
         assertThat(marked.handle().get("pidNamespace")).isEqualTo("init");

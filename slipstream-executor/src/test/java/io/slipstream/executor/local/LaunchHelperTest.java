@@ -11,6 +11,10 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.LaunchHelper;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +47,7 @@ class LaunchHelperTest {
 
     @BeforeEach
     void needsTheBinary() {
-        assumeTrue(LauncherTest.built() == Launcher.Mode.binary, "this build has no launcher binary");
+        assumeTrue(BuiltProgram.mode() == SupervisorProgram.Mode.binary, "this build has no launcher binary");
     }
 
     @AfterEach
@@ -56,7 +60,7 @@ class LaunchHelperTest {
     private LocalProcessExecutor executor() {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.off(), null,
-                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, Launcher.Mode.binary, Clock.systemUTC());
+                LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.binary, Clock.systemUTC());
         executor.setListener(report -> {
             if (report instanceof InstanceReport.Exited exited) {
                 exits.put(exited.id(), exited);
@@ -118,10 +122,10 @@ class LaunchHelperTest {
 
     @Test
     void aSupervisorThatCannotStartTheCommandFailsTheStartWithWhatItSaid() throws Exception {
-        Launcher launcher = Launcher.of(Launcher.Mode.binary, dataDir);
+        SupervisorProgram program = SupervisorProgram.of(SupervisorProgram.Mode.binary, dataDir);
         Path control = Files.createDirectories(dataDir.resolve("instance"));
         Files.writeString(control.resolve("env"), "export PATH='/usr/bin:/bin'\n");
-        try (LaunchHelper helper = new LaunchHelper(launcher.binary(), dataDir, Duration.ofSeconds(10))) {
+        try (LaunchHelper helper = program.launchHelper(dataDir)) {
             List<String> arguments = List.of(control.toString(), control.toString(), "not-a-uid", "--clear-groups", "64", "", "", "true");
             assertThatThrownBy(() -> helper.start(control, control.resolve("supervisor.log"), arguments)).isInstanceOf(IOException.class)
                     .hasMessageContaining("exited before starting the command");

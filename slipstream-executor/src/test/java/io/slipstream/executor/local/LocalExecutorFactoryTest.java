@@ -11,6 +11,10 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -65,9 +69,9 @@ class LocalExecutorFactoryTest {
         assertThat(settings.logLimit()).isEqualTo(2L << 30);
         assertThat(settings.maxProcessesPerRun()).isEqualTo(2048);
         assertThat(settings.images()).isEqualTo(new ImageSettings(java.time.Duration.ofDays(2), java.time.Duration.ofMinutes(30)));
-        assertThat(settings.launcher()).isEqualTo(Launcher.Mode.shell);
+        assertThat(settings.launcher()).isEqualTo(SupervisorProgram.Mode.shell);
         assertThat(read("nodes: auto\n").nodes()).containsExactly(MACHINE);
-        assertThat(read("nodes: auto\n").launcher()).isEqualTo(Launcher.Mode.auto);
+        assertThat(read("nodes: auto\n").launcher()).isEqualTo(SupervisorProgram.Mode.auto);
     }
 
     @Test

@@ -11,6 +11,10 @@ import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.uid.Isolation;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -34,8 +38,8 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedExecutorTest: the shell). */
-    protected Launcher.Mode launcher() {
-        return LauncherTest.built();
+    protected SupervisorProgram.Mode launcher() {
+        return BuiltProgram.mode();
     }
 
     @Override
@@ -285,20 +289,6 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
         assertThat(gpus).extracting(MachineNode.Gpu::uuid).containsExactly("GPU-1b2c", "GPU-3d4e");
         assertThat(MachineNode.modelName("NVIDIA H200")).isEqualTo("nvidia-h200");
         assertThat(MachineNode.parseNvidiaSmi("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")).isEmpty();
-    }
-
-    @Test
-    void theRealUidsOfTheMachinesProcessesIncludeThisOnesOwn() throws Exception {
-        int own = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        assertThat(ProcFs.realUids()).contains(own);
-    }
-
-    @Test
-    void statLinesWithParenthesesInTheCommandNameParse() {
-        ProcFs.Stat stat = ProcFs.parse(42, "42 (a) b (c)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0");
-        assertThat(stat.ppid()).isEqualTo(1);
-        assertThat(stat.session()).isEqualTo(42);
-        assertThat(stat.startTime()).isEqualTo(12345);
     }
 
     @Test

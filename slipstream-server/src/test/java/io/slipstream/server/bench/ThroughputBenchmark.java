@@ -43,8 +43,8 @@ class ThroughputBenchmark {
      */
     private static final int WARM_UP_RUNS = Integer.getInteger("bench.warmUpRuns", 3_000);
     /** What starts the instances ({@code -Dbench.launcher=shell} for the shell chain; {@code auto} by default). */
-    private static final io.slipstream.executor.local.Launcher.Mode LAUNCHER =
-            io.slipstream.executor.local.Launcher.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
+    private static final io.slipstream.executor.local.process.SupervisorProgram.Mode LAUNCHER =
+            io.slipstream.executor.local.process.SupervisorProgram.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
 
     @TempDir
     Path dataDir;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.slipstream.api.codec.Json;
-import io.slipstream.executor.local.Isolation;
+import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.server.support.TestServer;
 import java.nio.file.Files;
 import java.nio.file.Path;

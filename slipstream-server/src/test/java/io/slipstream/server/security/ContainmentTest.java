@@ -2,7 +2,7 @@ package io.slipstream.server.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.slipstream.executor.local.Isolation;
+import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.server.support.TestServer;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

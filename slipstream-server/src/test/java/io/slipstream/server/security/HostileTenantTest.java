@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.slipstream.api.codec.Json;
-import io.slipstream.executor.local.Isolation;
+import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.server.support.TestServer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -219,7 +219,7 @@ class HostileTenantTest {
         String range = Files.readString(dataDir.resolve("uid-range")).trim().split(" ")[0];
         long first = Long.parseLong(range);
         Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> TestServer.start(otherData, config -> config.withExecutor(
-                config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withUidRange(new io.slipstream.executor.local.UidRangeClaims.Range((int) first + 10, 100)))));
+                config.executor(io.slipstream.executor.local.LocalExecutorSettings.class).withUidRange(new io.slipstream.executor.local.uid.UidRangeClaims.Range((int) first + 10, 100)))));
         assertThat(refused).hasMessageContaining("overlaps").hasMessageContaining(dataDir.toString());
     }
 

@@ -1,0 +1,22 @@
+package io.slipstream.executor.local.files;
+
+import java.io.File;
+import java.nio.file.Path;
+
+/**
+ * The files the executor hands to the processes it starts as their stdin, stdout or stderr. The JDK opens them as the
+ * server, following links, so nothing but these may be given: {@code /dev/null}, and logs in a directory only the
+ * server can change (an instance's control directory, the networks' state).
+ */
+public final class Redirects {
+    /** Nothing to read. */
+    public static final ProcessBuilder.Redirect NO_INPUT = ProcessBuilder.Redirect.from(new File("/dev/null"));
+
+    private Redirects() {
+    }
+
+    /** Appends to {@code log}, which lies in a directory only the server can change. */
+    public static ProcessBuilder.Redirect appendToControlFile(Path log) {
+        return ProcessBuilder.Redirect.appendTo(log.toFile());
+    }
+}
