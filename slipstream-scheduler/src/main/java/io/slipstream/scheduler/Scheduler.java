@@ -48,15 +48,6 @@ public final class Scheduler {
             .thenComparing(PendingRun::createdAt)
             .thenComparing(PendingRun::id);
 
-    /**
-     * Victims go in this order: lowest priority, then least work lost (the latest work start: the last checkpoint,
-     * or the start), then youngest, then id.
-     */
-    static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
-            .thenComparing(ActiveRun::workSince, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::id);
-
     private final Defragmentation defragmentation;
 
     public Scheduler() {
@@ -76,16 +67,14 @@ public final class Scheduler {
      * active runs. The state is left as it was; applying the decisions is the caller's (who then updates the state).
      */
     public CycleResult schedule(ClusterState state, List<PendingRun> pending, Instant now) {
-        state.cluster.begin();
-        try {
+        try (Tentative cycle = state.cycle()) { // never committed: every change of the cycle is undone
             return new Cycle(state, pending, now, defragmentation).run();
-        } finally {
-            state.cluster.rollback();
         }
     }
 
     /** The state of one cycle. */
     private static final class Cycle {
+        private final ClusterState state;
         private final List<PendingRun> pending;
         private final Instant now;
         private final WorkingCluster cluster;
@@ -99,8 +88,6 @@ public final class Scheduler {
         private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
         /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
         private final Set<RunId> guaranteeHeldFor = new HashSet<>();
-        /** Runs (by what they need and where) that nothing reclaimable could make room for, this cycle. */
-        private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
@@ -113,8 +100,8 @@ public final class Scheduler {
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
-        /** The cycle's borrowers as victim candidates, built when a first run needs them. */
-        private VictimIndex borrowers;
+        /** Step 3a: the victims a guaranteed run may reclaim. */
+        private final VictimSearch victims;
         /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
         private final Map<String, Long> dedicatedGpus;
         private final Map<String, Long> generalGuaranteedGpus;
@@ -128,8 +115,9 @@ public final class Scheduler {
         /** Every queued guaranteed whole-node gang that counts (see countWholeDemand), with its whole-node instances. */
         private final Map<PendingRun, Integer> wholeGangs = new IdentityHashMap<>();
 
-        /** Works on the state's cluster (which the caller rolls back) and on a copy of its book and small indexes. */
+        /** Works on the state's cluster and book (in a tentative the caller discards) and on copies of its small indexes. */
         Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
+            this.state = state;
             this.pending = pending;
             this.waits = new IdentityHashMap<>(pending.size());
             this.now = now;
@@ -137,11 +125,12 @@ public final class Scheduler {
             this.movesLeft = defragmentation.maxMovesPerCycle();
             this.anyMovable = state.anyMovable;
             this.cluster = state.cluster;
-            this.book = new QuotaBook(state.book);
+            this.book = state.book;
             this.gpusByModel = state.gpusByModel;
             this.dedicatedGpus = state.dedicatedGpus;
             this.generalGuaranteedGpus = new HashMap<>(state.generalGuaranteedGpus);
             this.reclaimable = new CycleRuns(state);
+            this.victims = new VictimSearch(state, book, reclaimable);
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
@@ -157,7 +146,7 @@ public final class Scheduler {
                 Integer upFront = wholeDemand.remove(run);
                 if (upFront != null) {
                     // Decided now (placed, or holding what it needs): its whole nodes are no longer kept from others.
-                    cluster.wholeReserve -= upFront;
+                    cluster.wholeReserve(cluster.wholeReserve() - upFront);
                 }
                 giveBackHold(run);
                 Resources request = total(run);
@@ -171,9 +160,9 @@ public final class Scheduler {
                             + book.schedulableCapacity() + ")");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (guarantee && makeRoomUnderMax(run, request)) {
+                } else if (guarantee && makeRoom(run, request, OwnRoom.UNDER_MAX)) {
                     admitGuaranteed(run, request);
-                } else if (underMax && makeRoomInQuota(run, request)) {
+                } else if (underMax && makeRoom(run, request, OwnRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
                 } else {
                     borrowers.add(run);
@@ -184,7 +173,7 @@ public final class Scheduler {
                 if (whole != null && waiting != null && waitingForNodes.contains(run)) {
                     // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
                     // borrower) may not break the whole nodes it needs.
-                    cluster.wholeReserve += whole;
+                    cluster.wholeReserve(cluster.wholeReserve() + whole);
                 }
             }
             for (int i = 0; i < borrowers.size(); i++) {
@@ -238,7 +227,7 @@ public final class Scheduler {
                     }
                 }
             }
-            cluster.wholeReserve = total;
+            cluster.wholeReserve(total);
         }
 
         /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */
@@ -315,12 +304,7 @@ public final class Scheduler {
                 Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
-                freed.forEach(cluster::release);
                 List<Placement> placements = placeOnFreed(run, models, freed);
-                if (placements != null) {
-                    cluster.unplace(placements, run.instances());
-                }
-                freed.forEach(cluster::hold);
                 if (placements != null) {
                     heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
                     book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
@@ -329,14 +313,18 @@ public final class Scheduler {
         }
 
         /**
-         * Places a run on its victims' nodes if it fits there, else anywhere: what it holds beyond its victims'
-         * resources then comes from free capacity elsewhere, which earlier runs of the queue may need.
+         * Where a run would go once {@code freed} is given back (tried and undone: its owners still hold it): on its
+         * victims' nodes if it fits there, else anywhere; what it holds beyond its victims' resources then comes from
+         * free capacity elsewhere, which earlier runs of the queue may need.
          */
         private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
-            Set<String> nodes = new TreeSet<>();
-            freed.forEach(a -> nodes.add(a.node()));
-            List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
-            return placements != null ? placements : cluster.placeGang(run.instances(), models);
+            try (Tentative trial = state.tentative()) {
+                freed.forEach(cluster::release);
+                Set<String> nodes = new TreeSet<>();
+                freed.forEach(a -> nodes.add(a.node()));
+                List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
+                return placements != null ? placements : cluster.placeGang(run.instances(), models);
+            }
         }
 
         private void giveBackHold(PendingRun run) {
@@ -378,71 +366,40 @@ public final class Scheduler {
         // --- step 3: guaranteed runs ---
 
         /**
-         * A run that fits its guarantee but not its quota's max, because the quota's own runs on idle capacity use the
-         * rest: those borrowers give way (victim order), since a guarantee comes before borrowing. Returns whether
-         * the max has room now.
+         * Room that a quota's own runs make for its queued guaranteed run ({@link OwnRoom}): just enough of them, in
+         * victim order, stop being charged (tentatively, kept only if that makes the room) and are preempted.
+         * Returns whether there is room now.
          */
-        private boolean makeRoomUnderMax(PendingRun run, Resources request) {
-            List<ActiveRun> borrowers = new ArrayList<>();
-            for (ActiveRun active : reclaimable.borrowers()) {
-                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.NotInQuota) {
-                    borrowers.add(active);
-                }
-            }
-            borrowers.sort(VICTIM_ORDER);
-            List<ActiveRun> chosen = new ArrayList<>();
-            for (ActiveRun victim : borrowers) {
-                if (book.fitsMax(run.quota(), request)) {
-                    break;
-                }
-                book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
-                chosen.add(victim);
-            }
-            if (!book.fitsMax(run.quota(), request)) {
-                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, 1));
-                return false;
-            }
-            for (ActiveRun victim : chosen) {
-                reclaimable.remove(victim);
-                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
-                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted: guaranteed run " + run.id() + " of the same quota needs room under its max"));
-            }
-            return true;
-        }
-
-        /**
-         * With {@code withinQuota: LowerPriority}, a run whose quota is full of lower-priority guaranteed runs preempts
-         * just enough of them (in victim order) to fit the guarantee. Returns whether there is room now.
-         */
-        private boolean makeRoomInQuota(PendingRun run, Resources request) {
+        private boolean makeRoom(PendingRun run, Resources request, OwnRoom room) {
             QuotaState quota = book.quota(run.quota());
-            if (quota == null || quota.withinQuota() != WithinQuota.LowerPriority) {
+            if (quota == null || !room.appliesTo(quota)) {
                 return false;
             }
-            List<ActiveRun> lower = new ArrayList<>();
-            for (ActiveRun active : reclaimable) {
-                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.InQuota
-                        && active.priority() < run.priority()) {
-                    lower.add(active);
+            List<ActiveRun> candidates = new ArrayList<>();
+            for (ActiveRun active : room.victims == RealTimeResources.NotInQuota ? reclaimable.borrowers() : reclaimable) {
+                if (run.quota().equals(active.quota()) && active.realTimeResources() == room.victims && room.givesWay(active, run)) {
+                    candidates.add(active);
                 }
             }
-            lower.sort(VICTIM_ORDER);
+            candidates.sort(VictimSearch.VICTIM_ORDER);
             List<ActiveRun> chosen = new ArrayList<>();
-            for (ActiveRun victim : lower) {
-                if (book.fitsGuarantee(run.quota(), request)) {
-                    break;
+            try (Tentative preempting = state.tentative()) {
+                for (ActiveRun victim : candidates) {
+                    if (room.has(book, run.quota(), request)) {
+                        break;
+                    }
+                    book.charge(victim.quota(), total(victim), room.victims, -1);
+                    chosen.add(victim);
                 }
-                book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, -1);
-                chosen.add(victim);
-            }
-            if (!book.fitsGuarantee(run.quota(), request)) {
-                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, 1));
-                return false;
+                if (!room.has(book, run.quota(), request)) {
+                    return false;
+                }
+                preempting.commit();
             }
             for (ActiveRun victim : chosen) {
                 reclaimable.remove(victim);
                 stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
-                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted by higher-priority run " + run.id() + " of the same quota"));
+                decisions.add(new Decision.Preempt(victim.id(), run.id(), room.reason(run)));
             }
             return true;
         }
@@ -455,8 +412,8 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            List<ActiveRun> victims = chooseVictims(run, model, alreadyStopping);
-            if (victims == null) {
+            List<ActiveRun> chosen = victims.choose(run, model, alreadyStopping);
+            if (chosen == null) {
                 if (!cluster.couldEverFit(largest(run), model)) {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
@@ -497,7 +454,7 @@ public final class Scheduler {
                 wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
-            preemptAndHold(run, request, model, victims, victims, alreadyStopping);
+            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);
         }
 
         /**
@@ -518,13 +475,10 @@ public final class Scheduler {
             List<Allocation> freed = new ArrayList<>();
             alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
             freedBy.forEach(v -> freed.addAll(v.allocations()));
-            freed.forEach(cluster::release);
             List<Placement> held = placeOnFreed(run, model, freed);
             if (held == null) {
                 throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + freedBy);
             }
-            cluster.unplace(held, run.instances());
-            freed.forEach(cluster::hold);
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + freedBy.size();
@@ -533,201 +487,15 @@ public final class Scheduler {
                     : "waiting for " + stopping + " run(s) on borrowed capacity to stop");
         }
 
-        /**
-         * The fewest victims, in victim order, whose removal lets the run fit: removed one by one until it fits, then
-         * each is put back if the run still fits without its removal. Runs already stopping for it count as removed.
-         * Returns an empty list when the already stopping ones suffice, {@code null} when nothing helps.
-         */
-        private List<ActiveRun> chooseVictims(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
-            QuotaStateView quota = new QuotaStateView(book.quota(run.quota()));
-            // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
-            // also preempt within their quota have candidates of their own.
-            String shape = model + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList()
-                    + (quota.lowerPriorityPreemption() ? ":" + run.quota() + ":" + run.priority() : "");
-            if (alreadyStopping.isEmpty() && hopeless.contains(shape)) {
-                return null;
-            }
-            VictimIndex index = quota.lowerPriorityPreemption() ? indexOf(candidates(run, quota, model)) : borrowerIndex();
-            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::release));
-            List<ActiveRun> removed = new ArrayList<>();
-            boolean fits = fitsTentatively(run, model) || targetVictims(run, model, index, removed);
-            if (!fits && run.instances().size() == 1) {
-                // One instance: no node can be cleared enough for it, so no set of victims helps.
-                removed.forEach(v -> v.allocations().forEach(cluster::hold));
-                alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-                if (alreadyStopping.isEmpty()) {
-                    hopeless.add(shape);
-                }
-                return null;
-            }
-            if (!fits) {
-                // The node-by-node choice can miss an assignment for a gang; the exhaustive one cannot. Would the run
-                // fit with every candidate gone? If not, no victim is worth choosing.
-                removed.forEach(v -> v.allocations().forEach(cluster::hold));
-                removed.clear();
-                List<ActiveRun> candidates = index.usable(this, model);
-                candidates.forEach(c -> c.allocations().forEach(cluster::release));
-                boolean possible = fitsTentatively(run, model);
-                candidates.forEach(c -> c.allocations().forEach(cluster::hold));
-                if (!possible) {
-                    alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-                    if (alreadyStopping.isEmpty()) {
-                        hopeless.add(shape);
-                    }
-                    return null;
-                }
-                for (int i = 0; i < candidates.size() && !fits; i++) {
-                    ActiveRun candidate = candidates.get(i);
-                    candidate.allocations().forEach(cluster::release);
-                    removed.add(candidate);
-                    fits = fitsTentatively(run, model);
-                }
-            }
-            if (fits) {
-                // Put back, newest choice first, every victim the run fits without.
-                for (int i = removed.size() - 1; i >= 0; i--) {
-                    ActiveRun candidate = removed.get(i);
-                    candidate.allocations().forEach(cluster::hold);
-                    if (fitsTentatively(run, model)) {
-                        removed.remove(i); // not needed: it stays
-                    } else {
-                        candidate.allocations().forEach(cluster::release);
-                    }
-                }
-            }
-            // Restore the working copy; the caller decides what to hold.
-            removed.forEach(v -> v.allocations().forEach(cluster::hold));
-            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-            if (!fits) {
-                return null;
-            }
-            removed.sort(VICTIM_ORDER);
-            return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
-        }
-
-        /** Runs that may be preempted for {@code run}: borrowers, and with LowerPriority its quota's lower-priority runs. */
-        private List<ActiveRun> candidates(PendingRun run, QuotaStateView quota, Set<String> model) {
-            List<ActiveRun> candidates = new ArrayList<>();
-            for (ActiveRun active : reclaimable) {
-                boolean borrower = active.realTimeResources() == RealTimeResources.NotInQuota;
-                boolean lowerInOwnQuota = quota.lowerPriorityPreemption() && run.quota().equals(active.quota())
-                        && active.realTimeResources() == RealTimeResources.InQuota && active.priority() < run.priority();
-                if ((borrower || lowerInOwnQuota) && onUsableNodes(active, model)) {
-                    candidates.add(active);
-                }
-            }
-            candidates.sort(VICTIM_ORDER);
-            return candidates;
-        }
-
-        /** Every borrower of the cycle in victim order, indexed by node: built once, filtered as victims are chosen. */
-        private VictimIndex borrowerIndex() {
-            if (borrowers == null) {
-                List<ActiveRun> all = new ArrayList<>();
-                for (ActiveRun active : reclaimable.borrowers()) {
-                    if (active.realTimeResources() == RealTimeResources.NotInQuota) {
-                        all.add(active);
-                    }
-                }
-                all.sort(VICTIM_ORDER);
-                borrowers = indexOf(all);
-            }
-            return borrowers;
-        }
-
-        private static VictimIndex indexOf(List<ActiveRun> ordered) {
-            Map<ActiveRun, Integer> rank = new IdentityHashMap<>(); // records hash every allocation: identity is enough
-            Map<String, List<ActiveRun>> byNode = new HashMap<>();
-            for (int i = 0; i < ordered.size(); i++) {
-                ActiveRun candidate = ordered.get(i);
-                rank.put(candidate, i);
-                for (Allocation allocation : candidate.allocations()) {
-                    List<ActiveRun> onNode = byNode.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
-                    if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != candidate) {
-                        onNode.add(candidate); // in victim order, as the list is
-                    }
-                }
-            }
-            List<String> nodes = new ArrayList<>(byNode.keySet());
-            nodes.sort(Comparator.naturalOrder()); // ties go by name, never by hash order
-            return new VictimIndex(ordered, rank, byNode, nodes);
-        }
-
-        /**
-         * Victims node by node, which keeps the choice cheap on a cluster full of small borrowers: for each instance
-         * (largest first) that fits nowhere, the node where the fewest victims (then the earliest in victim order)
-         * make room; they are removed and the instance is held there while the next is placed. Removed victims are
-         * added to {@code removed} (their resources stay released). Returns whether the run fits now.
-         */
-        private boolean targetVictims(PendingRun run, Set<String> model, VictimIndex index, List<ActiveRun> removed) {
-            Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-            List<Allocation> held = new ArrayList<>();
-            boolean placedAll = true;
-            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
-                WorkingNode node = cluster.bestFit(instance.resources(), model);
-                if (node == null) {
-                    node = cheapestNode(instance.resources(), model, index, gone);
-                    if (node == null) {
-                        placedAll = false;
-                        break;
-                    }
-                    for (ActiveRun victim : index.byNode().get(node.name)) {
-                        if (node.fitsNow(instance.resources())) {
-                            break;
-                        }
-                        if (reclaimable.contains(victim) && gone.add(victim)) {
-                            victim.allocations().forEach(cluster::release);
-                            removed.add(victim);
-                        }
-                    }
-                }
-                held.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
-            }
-            for (int i = held.size() - 1; i >= 0; i--) {
-                cluster.release(held.get(i));
-            }
-            return placedAll && fitsTentatively(run, model);
-        }
-
-        /** The node where the fewest victims (ties: the earliest in victim order) would make room for the request. */
-        private WorkingNode cheapestNode(Resources request, Set<String> model, VictimIndex index, Set<ActiveRun> gone) {
-            ClearingSearch.VictimCost cost = new ClearingSearch.VictimCost() {
-                @Override
-                public int cost(ActiveRun victim) {
-                    return 1;
-                }
-
-                @Override
-                public long tieBreak(ActiveRun victim) {
-                    return index.rank().get(victim);
-                }
-            };
-            return ClearingSearch.cheapest(cluster, request, model, index.nodes(), index.byNode(), gone, reclaimable, cost, Integer.MAX_VALUE, Set.of(), null);
-        }
-
-        private boolean fitsTentatively(PendingRun run, Set<String> model) {
-            List<Placement> placements = cluster.placeGang(run.instances(), model);
-            if (placements == null) {
-                return false;
-            }
-            cluster.unplace(placements, run.instances());
-            return true;
-        }
-
         // --- step 3b: defragmentation ---
 
         /** The cycle's move planner, made when a first gang needs it (it indexes the removable runs once). */
         private MovePlanner mover() {
             if (mover == null) {
-                mover = new MovePlanner(cluster, book, reclaimable, defragmentation, now,
+                mover = new MovePlanner(state, reclaimable, defragmentation, now,
                         (quota, request) -> modelsFor(quota, RealTimeResources.InQuota, request));
             }
             return mover;
-        }
-
-        /** Only a victim holding something on a node the run may use can help it. */
-        private boolean onUsableNodes(ActiveRun active, Set<String> models) {
-            return active.allocations().stream().anyMatch(a -> cluster.hasNode(a.node()) && (models == null || models.contains(cluster.modelOf(a.node()))));
         }
 
         /** Whether all of a run's instances are on nodes of the given models. */
@@ -846,24 +614,62 @@ public final class Scheduler {
         }
     }
 
-    /** Victim candidates in victim order, their rank in it, and by node (each in victim order too). */
-    private record VictimIndex(List<ActiveRun> ordered, Map<ActiveRun, Integer> rank, Map<String, List<ActiveRun>> byNode, List<String> nodes) {
-        /** Those still reclaimable that hold something on a node of the allowed models, in victim order. */
-        List<ActiveRun> usable(Cycle cycle, Set<String> models) {
-            List<ActiveRun> usable = new ArrayList<>();
-            for (ActiveRun run : ordered) {
-                if (cycle.reclaimable.contains(run) && cycle.onUsableNodes(run, models)) {
-                    usable.add(run);
-                }
+    /**
+     * What a quota's own runs give way for, to its queued guaranteed run: room under its max (its runs on idle capacity,
+     * since a guarantee comes before borrowing), or with {@code withinQuota: LowerPriority} room in its guarantee (its
+     * lower-priority guaranteed runs).
+     */
+    private enum OwnRoom {
+        UNDER_MAX(RealTimeResources.NotInQuota) {
+            @Override
+            boolean has(QuotaBook book, QuotaId quota, Resources request) {
+                return book.fitsMax(quota, request);
             }
-            return usable;
-        }
-    }
 
-    /** The quota's preemption setting, tolerating runs without a quota. */
-    private record QuotaStateView(QuotaState quota) {
-        boolean lowerPriorityPreemption() {
-            return quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
+            @Override
+            String reason(PendingRun run) {
+                return "Preempted: guaranteed run " + run.id() + " of the same quota needs room under its max";
+            }
+        },
+        IN_GUARANTEE(RealTimeResources.InQuota) {
+            @Override
+            boolean appliesTo(QuotaState quota) {
+                return quota.withinQuota() == WithinQuota.LowerPriority;
+            }
+
+            @Override
+            boolean givesWay(ActiveRun victim, PendingRun run) {
+                return victim.priority() < run.priority();
+            }
+
+            @Override
+            boolean has(QuotaBook book, QuotaId quota, Resources request) {
+                return book.fitsGuarantee(quota, request);
+            }
+
+            @Override
+            String reason(PendingRun run) {
+                return "Preempted by higher-priority run " + run.id() + " of the same quota";
+            }
+        };
+
+        /** Where the runs that give way are charged. */
+        final RealTimeResources victims;
+
+        OwnRoom(RealTimeResources victims) {
+            this.victims = victims;
         }
+
+        boolean appliesTo(QuotaState quota) {
+            return true;
+        }
+
+        boolean givesWay(ActiveRun victim, PendingRun run) {
+            return true;
+        }
+
+        abstract boolean has(QuotaBook book, QuotaId quota, Resources request);
+
+        abstract String reason(PendingRun run);
     }
 }

@@ -38,17 +38,13 @@ final class WorkingCluster {
     private static final Object ANY = new Object();
     private int wholeFree;
     /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
-    int wholeReserve;
+    private int wholeReserve;
     private int maxNodeGpus;
-    /** While a cycle runs ({@link #begin}): each node as it was before the cycle first changed it, to be put back. */
-    private boolean journaling;
-    private final BitSet touched = new BitSet();
-    private final List<WorkingNode> touchedNodes = new ArrayList<>();
-    private final List<WorkingNode.Saved> saved = new ArrayList<>();
-    private final Map<String, Amount> savedFreeByModel = new TreeMap<>();
-    private final Amount savedFreeTotal = new Amount();
+    /** Where changes made during a cycle are written, to be undone (shared with the cycle's quota book). */
+    private final Journal journal;
 
-    WorkingCluster(List<NodeState> states) {
+    WorkingCluster(List<NodeState> states, Journal journal) {
+        this.journal = journal;
         List<NodeState> sorted = new ArrayList<>(states);
         sorted.sort(Comparator.comparing(NodeState::name));
         for (NodeState state : sorted) {
@@ -74,45 +70,26 @@ final class WorkingCluster {
     }
 
     /**
-     * A cycle starts: from now on every change is undone by {@link #rollback}, which costs what the cycle touched,
-     * not the cluster's size (a state kept between cycles is not rebuilt for each).
+     * Writes what a change of {@code node} will overwrite (the node, its buckets, the free totals) to the journal, if a
+     * tentative is open: undone, the node leaves the buckets its state put it in and joins those of its state before.
      */
-    void begin() {
-        if (journaling) {
-            throw new IllegalStateException("a cycle is already under way on this cluster state");
-        }
-        journaling = true;
-        wholeReserve = 0;
-        savedFreeTotal.setTo(freeTotal);
-        freeByModel.forEach((model, free) -> savedFreeByModel.computeIfAbsent(model, m -> new Amount()).setTo(free));
-    }
-
-    /** Puts back every node the cycle changed, the free totals and the whole-node reserve, as they were at {@link #begin}. */
-    void rollback() {
-        if (!journaling) {
+    private void journal(WorkingNode node) {
+        if (!journal.recording()) {
             return;
         }
-        for (int i = 0; i < touchedNodes.size(); i++) {
-            WorkingNode node = touchedNodes.get(i);
+        WorkingNode.Saved saved = node.save();
+        Amount model = node.schedulable ? freeByModel.get(node.model) : null;
+        Amount modelBefore = model == null ? null : model.copy();
+        Amount totalBefore = freeTotal.copy();
+        journal.record(() -> {
             leaveBuckets(node);
-            node.restore(saved.get(i));
+            node.restore(saved);
             joinBuckets(node);
-        }
-        touchedNodes.clear();
-        saved.clear();
-        touched.clear();
-        freeTotal.setTo(savedFreeTotal);
-        freeByModel.forEach((model, free) -> free.setTo(savedFreeByModel.get(model)));
-        wholeReserve = 0;
-        journaling = false;
-    }
-
-    private void remember(WorkingNode node) {
-        if (journaling && !touched.get(node.index)) {
-            touched.set(node.index);
-            touchedNodes.add(node);
-            saved.add(node.save());
-        }
+            freeTotal.setTo(totalBefore);
+            if (model != null) {
+                model.setTo(modelBefore);
+            }
+        });
     }
 
     /** Schedulable nodes with every GPU free. */
@@ -123,6 +100,17 @@ final class WorkingCluster {
     /** The most GPUs a schedulable node has: an instance asking for as many needs a whole node. */
     int maxNodeGpus() {
         return maxNodeGpus;
+    }
+
+    int wholeReserve() {
+        return wholeReserve;
+    }
+
+    /** Sets how many whole free nodes are kept for gangs (journaled: a cycle's reserve is undone with the cycle). */
+    void wholeReserve(int nodes) {
+        int before = wholeReserve;
+        journal.record(() -> wholeReserve = before);
+        wholeReserve = nodes;
     }
 
     /** Whether taking {@code request} on the node keeps the whole nodes held for gangs. */
@@ -168,7 +156,7 @@ final class WorkingCluster {
         for (Allocation allocation : allocations) {
             WorkingNode node = byName.get(allocation.node());
             if (node != null && seen.put(node, Boolean.TRUE) == null) {
-                remember(node);
+                journal(node);
                 order.add(node);
                 leaveBuckets(node);
             }
@@ -205,7 +193,7 @@ final class WorkingCluster {
     }
 
     /**
-     * Places every instance or none (a gang): tentative takes are undone in reverse order on failure. Larger
+     * Places every instance or none (a gang): the takes are tentative, discarded if one instance fits nowhere. Larger
      * instances are placed first, so that small ones do not split the space large ones need. {@code models}, if not
      * null, confines the run to nodes of those GPU models ({@code ""}: nodes without GPUs).
      */
@@ -219,14 +207,16 @@ final class WorkingCluster {
             return null;
         }
         List<Placement> placements = new ArrayList<>(instances.size());
-        for (InstanceRequest instance : largestFirst(instances)) {
-            WorkingNode node = bestFit(instance.resources(), models, pin);
-            if (node == null) {
-                unplace(placements, instances, pin);
-                return null;
+        try (Tentative gang = journal.open()) {
+            for (InstanceRequest instance : largestFirst(instances)) {
+                WorkingNode node = bestFit(instance.resources(), models, pin);
+                if (node == null) {
+                    return null;
+                }
+                List<Integer> gpus = take(node, instance.resources(), pin);
+                placements.add(new Placement(instance.rank(), node.name, gpus));
             }
-            List<Integer> gpus = take(node, instance.resources(), pin);
-            placements.add(new Placement(instance.rank(), node.name, gpus));
+            gang.commit();
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
         return placements;
@@ -245,19 +235,21 @@ final class WorkingCluster {
             }
         }
         List<Placement> placements = new ArrayList<>(instances.size());
-        for (InstanceRequest instance : largestFirst(instances)) {
-            WorkingNode best = null;
-            for (WorkingNode node : candidates) {
-                if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources()) && mayBreak(node, instance.resources())
-                        && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
-                    best = node;
+        try (Tentative gang = journal.open()) {
+            for (InstanceRequest instance : largestFirst(instances)) {
+                WorkingNode best = null;
+                for (WorkingNode node : candidates) {
+                    if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources()) && mayBreak(node, instance.resources())
+                            && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
+                        best = node;
+                    }
                 }
+                if (best == null) {
+                    return null;
+                }
+                placements.add(new Placement(instance.rank(), best.name, take(best, instance.resources())));
             }
-            if (best == null) {
-                unplace(placements, instances);
-                return null;
-            }
-            placements.add(new Placement(instance.rank(), best.name, take(best, instance.resources())));
+            gang.commit();
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
         return placements;
@@ -270,20 +262,6 @@ final class WorkingCluster {
                 .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
                 .thenComparingInt(InstanceRequest::rank));
         return order;
-    }
-
-    /** Gives back what {@link #placeGang} took. */
-    void unplace(List<Placement> placements, List<InstanceRequest> instances) {
-        unplace(placements, instances, null);
-    }
-
-    void unplace(List<Placement> placements, List<InstanceRequest> instances, QuotaId pin) {
-        Map<Integer, Resources> byRank = new HashMap<>();
-        instances.forEach(r -> byRank.put(r.rank(), r.resources()));
-        for (int i = placements.size() - 1; i >= 0; i--) {
-            Placement placement = placements.get(i);
-            release(new Allocation(placement.rank(), placement.node(), byRank.get(placement.rank()), placement.gpus()), pin);
-        }
     }
 
     /**
@@ -454,7 +432,7 @@ final class WorkingCluster {
      * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
-        remember(node);
+        journal(node);
         leaveBuckets(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {
@@ -578,5 +556,30 @@ final class WorkingCluster {
             free.put(node.name, new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null));
         }
         return free;
+    }
+
+    /**
+     * Everything a change can touch, as text, for tests that check a rollback puts it all back: each node's free
+     * capacity, GPUs and pins, the free totals, the whole-node counts and which buckets hold which nodes.
+     */
+    String contents() {
+        StringBuilder out = new StringBuilder();
+        for (WorkingNode node : nodes) {
+            out.append(node.name).append(": cpu ").append(node.freeMilliCpu).append(", memory ").append(node.freeMemory).append(", gpus ")
+                    .append(node.freeGpus).append(", pinned ").append(new TreeMap<>(node.pinnedByQuota)).append('\n');
+        }
+        out.append("free ").append(freeTotal.exact()).append(", by model ");
+        freeByModel.forEach((model, free) -> out.append(model).append('=').append(free.exact()).append(' '));
+        out.append("\nwhole free ").append(wholeFree).append(", reserved ").append(wholeReserve).append('\n');
+        buckets.forEach((model, list) -> out.append("buckets ").append(model).append(' ').append(list).append('\n'));
+        List<String> pins = new ArrayList<>(); // empty bucket lists made on the way are no change
+        pinned.forEach((model, byKey) -> byKey.forEach((key, list) -> {
+            if (list.stream().anyMatch(bits -> !bits.isEmpty())) {
+                pins.add("pinned " + model + " " + (key == ANY ? "(any)" : key) + " " + list);
+            }
+        }));
+        pins.sort(Comparator.naturalOrder());
+        pins.forEach(line -> out.append(line).append('\n'));
+        return out.toString();
     }
 }
