@@ -4,9 +4,7 @@ import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
-import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
-import io.slipstream.api.spec.WithinQuota;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,7 +21,9 @@ import java.util.TreeSet;
 
 /**
  * The scheduling core: a pure function of its input. No I/O, no clock reads, no randomness; ties are broken by
- * names and ids, never by hash order, so the same snapshot always gives the same decisions.
+ * names and ids, never by hash order, so the same snapshot always gives the same decisions. Whatever a cycle tries
+ * (a gang's placement, a set of victims, a plan of moves) it tries in a {@link Tentative}, kept only if it works; the
+ * cycle itself runs in one that is never kept, so the state it works on is left as it was.
  *
  * <p>One cycle, in numbered steps:
  * <ol>
@@ -31,10 +31,11 @@ import java.util.TreeSet;
  *       whole-node gangs fitting their guarantee will need, kept from smaller requests (see {@link WorkingCluster}).</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
  *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
- *       reclaimed capacity was just given back go first: it is theirs). Each is placed
- *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
- *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
- *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
+ *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
+ *       (LowerPriority) in its guarantee ({@link OwnQuotaRoom}). Each is placed (all instances or none); if it does
+ *       not fit, borrowers are reclaimed ({@link VictimSearch}: only victims whose removal helps), and the freed
+ *       capacity is held for it until the victims are gone. If nothing can be reclaimed, a gang of whole-node
+ *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota.</li>
@@ -102,10 +103,8 @@ public final class Scheduler {
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** Step 3a: the victims a guaranteed run may reclaim. */
         private final VictimSearch victims;
-        /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
-        private final Map<String, Long> dedicatedGpus;
-        private final Map<String, Long> generalGuaranteedGpus;
-        private final Map<String, Long> gpusByModel;
+        /** The GPU models each run may use. */
+        private final AllowedModels allowed;
         private final Defragmentation defragmentation;
         private int movesLeft;
         /** Whether some quota lets its runs be moved: if none does, nothing of defragmentation is computed. */
@@ -126,9 +125,7 @@ public final class Scheduler {
             this.anyMovable = state.anyMovable;
             this.cluster = state.cluster;
             this.book = state.book;
-            this.gpusByModel = state.gpusByModel;
-            this.dedicatedGpus = state.dedicatedGpus;
-            this.generalGuaranteedGpus = new HashMap<>(state.generalGuaranteedGpus);
+            this.allowed = new AllowedModels(state);
             this.reclaimable = new CycleRuns(state);
             this.victims = new VictimSearch(state, book, reclaimable);
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
@@ -160,9 +157,9 @@ public final class Scheduler {
                             + book.schedulableCapacity() + ")");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (guarantee && makeRoom(run, request, OwnRoom.UNDER_MAX)) {
+                } else if (guarantee && makeRoom(run, request, OwnQuotaRoom.UNDER_MAX)) {
                     admitGuaranteed(run, request);
-                } else if (underMax && makeRoom(run, request, OwnRoom.IN_GUARANTEE)) {
+                } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
                 } else {
                     borrowers.add(run);
@@ -212,8 +209,8 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
-                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
-                if (models != null && !models.containsAll(gpusByModel.keySet())) {
+                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
+                if (!allowed.includeAll(models)) {
                     continue;
                 }
                 long free = left.computeIfAbsent(run.quota(), book::freeGuaranteeGpus);
@@ -241,43 +238,6 @@ public final class Scheduler {
             return order;
         }
 
-        // --- where a run may go ---
-
-        private boolean isGeneral(QuotaId quota) {
-            QuotaState state = book.quota(quota);
-            return state != null && state.type() == QuotaType.General;
-        }
-
-        private void countGeneral(String node, int gpus) {
-            if (cluster.hasNode(node)) {
-                generalGuaranteedGpus.merge(cluster.modelOf(node), (long) gpus, Long::sum);
-            }
-        }
-
-        /**
-         * The GPU models a run may use ({@code null}: any). A Dedicated quota's runs stay on its model. A General
-         * quota's guaranteed runs stay off capacity that Dedicated quotas are guaranteed: on a model with Dedicated
-         * quotas they may use only what those do not need. Runs on idle capacity may go anywhere: they are reclaimed.
-         */
-        private Set<String> modelsFor(QuotaId quota, RealTimeResources where, Resources request) {
-            String dedicated = book.modelOf(quota);
-            if (dedicated != null) {
-                return Set.of(dedicated);
-            }
-            if (where != RealTimeResources.InQuota || !isGeneral(quota)) {
-                return null;
-            }
-            Set<String> models = new HashSet<>();
-            for (var entry : gpusByModel.entrySet()) {
-                long reserved = dedicatedGpus.getOrDefault(entry.getKey(), 0L);
-                long headroom = entry.getValue() - reserved - generalGuaranteedGpus.getOrDefault(entry.getKey(), 0L);
-                if (reserved == 0 || headroom >= request.gpu()) {
-                    models.add(entry.getKey());
-                }
-            }
-            return models;
-        }
-
         // --- step 1b: capacity held for runs whose victims are still stopping ---
 
         /**
@@ -301,7 +261,7 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
-                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
                 List<Placement> placements = placeOnFreed(run, models, freed);
@@ -352,11 +312,9 @@ public final class Scheduler {
             candidates.sort(Comparator.comparingInt(ActiveRun::priority).reversed().thenComparing(ActiveRun::startedAt).thenComparing(ActiveRun::id));
             for (ActiveRun run : candidates) {
                 Resources request = total(run);
-                if (book.fitsGuarantee(run.quota(), request) && onModels(run, modelsFor(run.quota(), RealTimeResources.InQuota, request))) {
+                if (book.fitsGuarantee(run.quota(), request) && onModels(run, allowed.of(run.quota(), RealTimeResources.InQuota, request))) {
                     book.promote(run.quota(), request);
-                    if (isGeneral(run.quota())) {
-                        run.allocations().forEach(a -> countGeneral(a.node(), a.resources().gpu()));
-                    }
+                    run.allocations().forEach(a -> allowed.holds(run.quota(), a.node(), a.resources().gpu()));
                     reclaimable.remove(run);
                     decisions.add(new Decision.Promote(run.id()));
                 }
@@ -365,36 +323,11 @@ public final class Scheduler {
 
         // --- step 3: guaranteed runs ---
 
-        /**
-         * Room that a quota's own runs make for its queued guaranteed run ({@link OwnRoom}): just enough of them, in
-         * victim order, stop being charged (tentatively, kept only if that makes the room) and are preempted.
-         * Returns whether there is room now.
-         */
-        private boolean makeRoom(PendingRun run, Resources request, OwnRoom room) {
-            QuotaState quota = book.quota(run.quota());
-            if (quota == null || !room.appliesTo(quota)) {
+        /** Room the quota's own runs make for the run ({@link OwnQuotaRoom}): they are preempted. Returns whether there is room now. */
+        private boolean makeRoom(PendingRun run, Resources request, OwnQuotaRoom room) {
+            List<ActiveRun> chosen = room.make(run, request, state, reclaimable);
+            if (chosen == null) {
                 return false;
-            }
-            List<ActiveRun> candidates = new ArrayList<>();
-            for (ActiveRun active : room.victims == RealTimeResources.NotInQuota ? reclaimable.borrowers() : reclaimable) {
-                if (run.quota().equals(active.quota()) && active.realTimeResources() == room.victims && room.givesWay(active, run)) {
-                    candidates.add(active);
-                }
-            }
-            candidates.sort(VictimSearch.VICTIM_ORDER);
-            List<ActiveRun> chosen = new ArrayList<>();
-            try (Tentative preempting = state.tentative()) {
-                for (ActiveRun victim : candidates) {
-                    if (room.has(book, run.quota(), request)) {
-                        break;
-                    }
-                    book.charge(victim.quota(), total(victim), room.victims, -1);
-                    chosen.add(victim);
-                }
-                if (!room.has(book, run.quota(), request)) {
-                    return false;
-                }
-                preempting.commit();
             }
             for (ActiveRun victim : chosen) {
                 reclaimable.remove(victim);
@@ -405,7 +338,7 @@ public final class Scheduler {
         }
 
         private void admitGuaranteed(PendingRun run, Resources request) {
-            Set<String> model = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+            Set<String> model = allowed.of(run.quota(), RealTimeResources.InQuota, request);
             List<Placement> placements = cluster.placeGang(run.instances(), model, run.quota());
             if (placements != null) {
                 admit(run, placements, RealTimeResources.InQuota, request);
@@ -493,7 +426,7 @@ public final class Scheduler {
         private MovePlanner mover() {
             if (mover == null) {
                 mover = new MovePlanner(state, reclaimable, defragmentation, now,
-                        (quota, request) -> modelsFor(quota, RealTimeResources.InQuota, request));
+                        (quota, request) -> allowed.of(quota, RealTimeResources.InQuota, request));
             }
             return mover;
         }
@@ -524,7 +457,7 @@ public final class Scheduler {
                 wait(run, WaitReason.WaitingForQuota, message);
                 return;
             }
-            Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
+            Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
             Resources largest = largest(run);
             if (!cluster.couldEverFit(largest, model)) {
                 wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
@@ -560,10 +493,8 @@ public final class Scheduler {
 
         private void admit(PendingRun run, List<Placement> placements, RealTimeResources where, Resources request) {
             book.charge(run.quota(), request, where, 1);
-            if (where == RealTimeResources.InQuota && isGeneral(run.quota())) {
-                Map<Integer, Resources> byRank = new HashMap<>();
-                run.instances().forEach(r -> byRank.put(r.rank(), r.resources()));
-                placements.forEach(p -> countGeneral(p.node(), byRank.get(p.rank()).gpu()));
+            if (where == RealTimeResources.InQuota) {
+                placements.forEach(p -> allowed.holds(run.quota(), p.node(), p.gpus().size()));
             }
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
@@ -612,64 +543,5 @@ public final class Scheduler {
             }
             return largest;
         }
-    }
-
-    /**
-     * What a quota's own runs give way for, to its queued guaranteed run: room under its max (its runs on idle capacity,
-     * since a guarantee comes before borrowing), or with {@code withinQuota: LowerPriority} room in its guarantee (its
-     * lower-priority guaranteed runs).
-     */
-    private enum OwnRoom {
-        UNDER_MAX(RealTimeResources.NotInQuota) {
-            @Override
-            boolean has(QuotaBook book, QuotaId quota, Resources request) {
-                return book.fitsMax(quota, request);
-            }
-
-            @Override
-            String reason(PendingRun run) {
-                return "Preempted: guaranteed run " + run.id() + " of the same quota needs room under its max";
-            }
-        },
-        IN_GUARANTEE(RealTimeResources.InQuota) {
-            @Override
-            boolean appliesTo(QuotaState quota) {
-                return quota.withinQuota() == WithinQuota.LowerPriority;
-            }
-
-            @Override
-            boolean givesWay(ActiveRun victim, PendingRun run) {
-                return victim.priority() < run.priority();
-            }
-
-            @Override
-            boolean has(QuotaBook book, QuotaId quota, Resources request) {
-                return book.fitsGuarantee(quota, request);
-            }
-
-            @Override
-            String reason(PendingRun run) {
-                return "Preempted by higher-priority run " + run.id() + " of the same quota";
-            }
-        };
-
-        /** Where the runs that give way are charged. */
-        final RealTimeResources victims;
-
-        OwnRoom(RealTimeResources victims) {
-            this.victims = victims;
-        }
-
-        boolean appliesTo(QuotaState quota) {
-            return true;
-        }
-
-        boolean givesWay(ActiveRun victim, PendingRun run) {
-            return true;
-        }
-
-        abstract boolean has(QuotaBook book, QuotaId quota, Resources request);
-
-        abstract String reason(PendingRun run);
     }
 }
