@@ -28,7 +28,7 @@ import java.util.TreeSet;
  * <p>One cycle, in numbered steps:
  * <ol>
  *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
- *       whole-node gangs fitting their guarantee will need, kept from smaller requests (see {@link WorkingCluster}).</li>
+ *       whole-node gangs fitting their guarantee will need, kept from smaller requests ({@link WholeNodeDemand}).</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
  *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
  *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
@@ -109,10 +109,6 @@ public final class Scheduler {
         private int movesLeft;
         /** Whether some quota lets its runs be moved: if none does, nothing of defragmentation is computed. */
         private final boolean anyMovable;
-        /** Queued gangs counted in the whole-node reservation, and how many whole nodes each counts for. */
-        private final Map<PendingRun, Integer> wholeDemand = new IdentityHashMap<>();
-        /** Every queued guaranteed whole-node gang that counts (see countWholeDemand), with its whole-node instances. */
-        private final Map<PendingRun, Integer> wholeGangs = new IdentityHashMap<>();
 
         /** Works on the state's cluster and book (in a tentative the caller discards) and on copies of its small indexes. */
         Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
@@ -134,17 +130,13 @@ public final class Scheduler {
         CycleResult run() {
             List<PendingRun> queue = new ArrayList<>(pending);
             queue.sort(QUEUE_ORDER);
-            countWholeDemand(queue);
+            WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
             holdForReclaims(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
             for (PendingRun run : reclaimedFirst(queue)) {
-                Integer upFront = wholeDemand.remove(run);
-                if (upFront != null) {
-                    // Decided now (placed, or holding what it needs): its whole nodes are no longer kept from others.
-                    cluster.wholeReserve(cluster.wholeReserve() - upFront);
-                }
+                wholeNodes.deciding(run);
                 giveBackHold(run);
                 Resources request = total(run);
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
@@ -165,66 +157,14 @@ public final class Scheduler {
                     borrowers.add(run);
                     borrowerRequests.add(request);
                 }
-                Integer whole = wholeGangs.get(run);
-                Decision.Wait waiting = waits.get(run);
-                if (whole != null && waiting != null && waitingForNodes.contains(run)) {
-                    // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
-                    // borrower) may not break the whole nodes it needs.
-                    cluster.wholeReserve(cluster.wholeReserve() + whole);
+                if (waits.containsKey(run) && waitingForNodes.contains(run)) {
+                    wholeNodes.waitsForNodes(run);
                 }
             }
             for (int i = 0; i < borrowers.size(); i++) {
                 admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
             }
             return new CycleResult(withPositions(queue));
-        }
-
-        /**
-         * The whole nodes the queue's gangs will need, kept from smaller runs this cycle. Gangs that fit their quota's
-         * guarantee now (as far as the guarantee goes, in queue order), or whose victims are already stopping, count:
-         * a run that could not be admitted this cycle must not change the cycle's decisions. Those whose whole nodes are
-         * free now (in queue order, as far as they go) keep them from every smaller run, earlier ones too, until they
-         * are decided: they start this cycle. The others keep them only from the runs after them, once they wait: a
-         * gang that cannot start must not hold back the runs before it for as long as it waits. And only gangs that
-         * may use every GPU model of the cluster count: a gang confined to some must not hold back the others.
-         */
-        private void countWholeDemand(List<PendingRun> queue) {
-            int wholeGpus = cluster.maxNodeGpus();
-            if (wholeGpus == 0) {
-                return;
-            }
-            Map<QuotaId, Long> left = new HashMap<>();
-            int total = 0;
-            for (PendingRun run : queue) {
-                if (!run.idleMode().mayUseGuarantee() || !book.exists(run.quota())) {
-                    continue;
-                }
-                int whole = 0;
-                for (InstanceRequest instance : run.instances()) {
-                    if (instance.resources().gpu() >= wholeGpus) {
-                        whole++;
-                    }
-                }
-                if (whole == 0) {
-                    continue;
-                }
-                Resources request = total(run);
-                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
-                if (!allowed.includeAll(models)) {
-                    continue;
-                }
-                long free = left.computeIfAbsent(run.quota(), book::freeGuaranteeGpus);
-                boolean theirs = run.reclaimed() || stoppingFor.containsKey(run.id());
-                if (theirs || (book.fitsGuarantee(run.quota(), request) && request.gpu() <= free)) {
-                    left.put(run.quota(), Math.max(0, free - request.gpu()));
-                    wholeGangs.put(run, whole);
-                    if (total + whole <= cluster.wholeFreeNodes()) {
-                        wholeDemand.put(run, whole);
-                        total += whole;
-                    }
-                }
-            }
-            cluster.wholeReserve(total);
         }
 
         /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */

@@ -3,7 +3,6 @@ package io.slipstream.scheduler;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -16,8 +15,9 @@ import java.util.TreeSet;
 
 /**
  * The cluster's free capacity during one cycle, indexed so that a best-fit node is found without scanning every
- * node: for each GPU model, nodes are kept in buckets by their number of free GPUs. Best fit = the node left with the
- * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name.
+ * node ({@link NodeBuckets}: for each GPU model, nodes by their number of free GPUs). Best fit = the node left with the
+ * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name. While a
+ * {@link Tentative} is open every change is written to the {@link Journal}, to be undone.
  *
  * <p>Fragmentation-aware: a request smaller than a node goes first where guaranteed work of its own quota already is,
  * then where any guaranteed work is, then best fit; so that guaranteed small runs (which no reclaim can clear) share
@@ -27,16 +27,12 @@ import java.util.TreeSet;
 final class WorkingCluster {
     private final List<WorkingNode> nodes = new ArrayList<>();
     private final Map<String, WorkingNode> byName = new HashMap<>();
-    /** model -> buckets[free GPUs] -> schedulable node indices (a bit set: index order, as ties go by name). */
-    private final Map<String, List<BitSet>> buckets = new TreeMap<>();
+    /** The schedulable nodes by model and free GPUs. */
+    private final NodeBuckets buckets = new NodeBuckets(nodes);
     /** model -> distinct node capacities, to answer "could this ever fit" without a scan. */
     private final Map<String, Set<Resources>> shapes = new TreeMap<>();
     private final Map<String, Amount> freeByModel = new TreeMap<>();
     private final Amount freeTotal = new Amount();
-    /** model -> quota (or {@link #ANY}) -> buckets[free GPUs] -> schedulable nodes holding that quota's guaranteed work. */
-    private final Map<String, Map<Object, List<BitSet>>> pinned = new TreeMap<>();
-    private static final Object ANY = new Object();
-    private int wholeFree;
     /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
     private int wholeReserve;
     private int maxNodeGpus;
@@ -52,19 +48,12 @@ final class WorkingCluster {
             nodes.add(node);
             byName.put(node.name, node);
             if (node.schedulable) {
-                List<BitSet> modelBuckets = buckets.computeIfAbsent(node.model, m -> new ArrayList<>());
-                while (modelBuckets.size() <= node.capacity.gpu()) {
-                    modelBuckets.add(new BitSet());
-                }
-                modelBuckets.get(node.freeGpuCount()).set(node.index);
+                buckets.add(node);
                 shapes.computeIfAbsent(node.model, m -> new LinkedHashSet<>())
                         .add(new Resources(node.capacity.milliCpu(), node.capacity.memoryBytes(), node.capacity.gpu(), null));
                 freeByModel.computeIfAbsent(node.model, m -> new Amount()).add(node.capacity, 1);
                 freeTotal.add(node.capacity, 1);
                 maxNodeGpus = Math.max(maxNodeGpus, node.capacity.gpu());
-                if (node.wholeFree()) {
-                    wholeFree++;
-                }
             }
         }
     }
@@ -82,9 +71,9 @@ final class WorkingCluster {
         Amount modelBefore = model == null ? null : model.copy();
         Amount totalBefore = freeTotal.copy();
         journal.record(() -> {
-            leaveBuckets(node);
+            buckets.leave(node);
             node.restore(saved);
-            joinBuckets(node);
+            buckets.join(node);
             freeTotal.setTo(totalBefore);
             if (model != null) {
                 model.setTo(modelBefore);
@@ -94,7 +83,7 @@ final class WorkingCluster {
 
     /** Schedulable nodes with every GPU free. */
     int wholeFreeNodes() {
-        return wholeFree;
+        return buckets.wholeFree();
     }
 
     /** The most GPUs a schedulable node has: an instance asking for as many needs a whole node. */
@@ -115,7 +104,7 @@ final class WorkingCluster {
 
     /** Whether taking {@code request} on the node keeps the whole nodes held for gangs. */
     private boolean mayBreak(WorkingNode node, Resources request) {
-        return request.gpu() == 0 || request.gpu() >= node.capacity.gpu() || !node.wholeFree() || wholeFree > wholeReserve;
+        return buckets.mayBreak(node, request, wholeReserve);
     }
 
     /** The working copy of a node ({@code null}: unknown). */
@@ -158,7 +147,7 @@ final class WorkingCluster {
             if (node != null && seen.put(node, Boolean.TRUE) == null) {
                 journal(node);
                 order.add(node);
-                leaveBuckets(node);
+                buckets.leave(node);
             }
         }
         for (int i = 0; i < allocations.size(); i++) {
@@ -177,7 +166,7 @@ final class WorkingCluster {
                 freeTotal.add(allocation.resources(), -1);
             }
         }
-        order.forEach(this::joinBuckets);
+        order.forEach(buckets::join);
     }
 
     /** Gives an allocation back; a pinned one must be released with the quota it was held with. */
@@ -349,56 +338,17 @@ final class WorkingCluster {
     WorkingNode bestFit(Resources request, Set<String> models, QuotaId pin) {
         if (request.gpu() > 0 && request.gpu() < maxNodeGpus) {
             if (pin != null) {
-                WorkingNode found = bestIn(request, models, pin);
+                WorkingNode found = buckets.best(request, models, pin, wholeReserve);
                 if (found != null) {
                     return found;
                 }
             }
-            WorkingNode found = bestIn(request, models, ANY);
+            WorkingNode found = buckets.best(request, models, NodeBuckets.ANY, wholeReserve);
             if (found != null) {
                 return found;
             }
         }
-        return bestIn(request, models, null);
-    }
-
-    /** Best fit among the nodes of {@code key}'s pinned buckets ({@code null}: all nodes). */
-    private WorkingNode bestIn(Resources request, Set<String> models, Object key) {
-        WorkingNode best = null;
-        for (var entry : buckets.entrySet()) {
-            if (!allowed(entry.getKey(), request, models)) {
-                continue;
-            }
-            List<BitSet> modelBuckets = key == null ? entry.getValue() : pinnedBuckets(entry.getKey(), key, false);
-            if (modelBuckets == null) {
-                continue;
-            }
-            int limit = best == null ? modelBuckets.size() : Math.min(modelBuckets.size(), best.freeGpuCount() + 1);
-            boolean wholeHeld = request.gpu() > 0 && wholeFree <= wholeReserve;
-            for (int free = request.gpu(); free < limit; free++) {
-                if (wholeHeld && free == modelBuckets.size() - 1 && free > request.gpu()) {
-                    continue; // the largest nodes' whole-free bucket: held for gangs (no need to look at each)
-                }
-                WorkingNode found = firstFitting(modelBuckets.get(free), request);
-                if (found != null) {
-                    if (best == null || free < best.freeGpuCount() || (free == best.freeGpuCount() && found.index < best.index)) {
-                        best = found;
-                    }
-                    break;
-                }
-            }
-        }
-        return best;
-    }
-
-    private WorkingNode firstFitting(BitSet bucket, Resources request) {
-        for (int index = bucket.nextSetBit(0); index >= 0; index = bucket.nextSetBit(index + 1)) {
-            WorkingNode node = nodes.get(index);
-            if (node.fitsNow(request) && mayBreak(node, request)) {
-                return node;
-            }
-        }
-        return null;
+        return buckets.best(request, models, null, wholeReserve);
     }
 
     List<Integer> take(WorkingNode node, Resources request) {
@@ -411,29 +361,13 @@ final class WorkingCluster {
         return taken.get(0);
     }
 
-    private List<BitSet> pinnedBuckets(String model, Object key, boolean create) {
-        Map<Object, List<BitSet>> byKey = create ? pinned.computeIfAbsent(model, m -> new HashMap<>()) : pinned.get(model);
-        if (byKey == null) {
-            return null;
-        }
-        List<BitSet> list = byKey.get(key);
-        if (list == null && create) {
-            list = new ArrayList<>();
-            for (int i = 0; i < buckets.get(model).size(); i++) {
-                list.add(new BitSet());
-            }
-            byKey.put(key, list);
-        }
-        return list;
-    }
-
     /**
      * Applies a change to a node, keeping its buckets and the free totals right. {@code pin}: the quota of the
      * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
         journal(node);
-        leaveBuckets(node);
+        buckets.leave(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {
             // sign -1 takes (the run holds more here), +1 gives back.
@@ -443,43 +377,7 @@ final class WorkingCluster {
             freeByModel.get(node.model).add(amount, sign);
             freeTotal.add(amount, sign);
         }
-        joinBuckets(node);
-    }
-
-    /** Takes a schedulable node out of the buckets its free GPUs put it in, before they change. */
-    private void leaveBuckets(WorkingNode node) {
-        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
-        if (modelBuckets == null) {
-            return;
-        }
-        modelBuckets.get(node.freeGpuCount()).clear(node.index);
-        if (node.wholeFree()) {
-            wholeFree--;
-        }
-        for (QuotaId quota : node.pinnedByQuota.keySet()) {
-            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).clear(node.index);
-        }
-        if (!node.pinnedByQuota.isEmpty()) {
-            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).clear(node.index);
-        }
-    }
-
-    /** Puts a schedulable node back into the buckets of its free GPUs, once they changed. */
-    private void joinBuckets(WorkingNode node) {
-        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
-        if (modelBuckets == null) {
-            return;
-        }
-        modelBuckets.get(node.freeGpuCount()).set(node.index);
-        if (node.wholeFree()) {
-            wholeFree++;
-        }
-        for (QuotaId quota : node.pinnedByQuota.keySet()) {
-            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).set(node.index);
-        }
-        if (!node.pinnedByQuota.isEmpty()) {
-            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).set(node.index);
-        }
+        buckets.join(node);
     }
 
     /** Whether some schedulable node (of the allowed models) could hold the request if it were empty. */
@@ -517,7 +415,7 @@ final class WorkingCluster {
         for (InstanceRequest instance : instances) {
             Resources need = instance.resources();
             for (WorkingNode node : candidates) {
-                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && wholeFree <= wholeReserve)) {
+                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && buckets.wholeFree() <= wholeReserve)) {
                     continue;
                 }
                 Amount used = planned.computeIfAbsent(node.index, i -> new Amount());
@@ -570,16 +468,7 @@ final class WorkingCluster {
         }
         out.append("free ").append(freeTotal.exact()).append(", by model ");
         freeByModel.forEach((model, free) -> out.append(model).append('=').append(free.exact()).append(' '));
-        out.append("\nwhole free ").append(wholeFree).append(", reserved ").append(wholeReserve).append('\n');
-        buckets.forEach((model, list) -> out.append("buckets ").append(model).append(' ').append(list).append('\n'));
-        List<String> pins = new ArrayList<>(); // empty bucket lists made on the way are no change
-        pinned.forEach((model, byKey) -> byKey.forEach((key, list) -> {
-            if (list.stream().anyMatch(bits -> !bits.isEmpty())) {
-                pins.add("pinned " + model + " " + (key == ANY ? "(any)" : key) + " " + list);
-            }
-        }));
-        pins.sort(Comparator.naturalOrder());
-        pins.forEach(line -> out.append(line).append('\n'));
+        out.append("\nreserved ").append(wholeReserve).append('\n').append(buckets.contents());
         return out.toString();
     }
 }
