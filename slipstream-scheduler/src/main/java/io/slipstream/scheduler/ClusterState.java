@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * What a scheduling cycle starts from: the nodes, the quotas and the active runs, indexed (free capacity by node,
@@ -131,6 +132,16 @@ public final class ClusterState {
      */
     Tentative tentative() {
         return journal.open();
+    }
+
+    /** What {@code trial} gives, with everything it changed of the cluster and the book undone: a tentative never kept. */
+    <T> T tryAndUndo(Supplier<T> trial) {
+        Tentative tentative = journal.open();
+        try {
+            return trial.get();
+        } finally {
+            tentative.discard();
+        }
     }
 
     /** The working cluster and the quota book, as text (tests compare them before and after a tentative). */

@@ -120,47 +120,11 @@ final class MovePlanner {
         if (byNode.isEmpty()) {
             return null;
         }
-        Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
         List<ActiveRun> reclaimed = new ArrayList<>();
         List<ActiveRun> moved = new ArrayList<>();
-        try (Tentative plan = state.tentative()) { // never committed: the cycle applies the plan
-            Set<String> gangNodes = new HashSet<>();
-            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
-                WorkingNode node = cluster.bestFit(instance.resources(), model);
-                if (node == null) {
-                    List<ActiveRun> clearing = new ArrayList<>();
-                    node = cheapestToClear(instance.resources(), model, byNode, gone, budget - moved.size(), clearing, Set.of());
-                    if (node == null) {
-                        return null;
-                    }
-                    for (ActiveRun leaving : clearing) {
-                        gone.add(leaving);
-                        leaving.allocations().forEach(cluster::release);
-                        (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
-                    }
-                }
-                cluster.take(node, instance.resources());
-                gangNodes.add(node.name);
-            }
-            for (ActiveRun moving : moved) {
-                Allocation from = moving.allocations().get(0);
-                Set<String> allowed = models.of(moving.quota(), from.resources());
-                WorkingNode to = cluster.bestFit(from.resources(), allowed, moving.quota());
-                if (to == null) {
-                    // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
-                    // reclaims them once it is queued again. They stay until then (not chosen here).
-                    List<ActiveRun> clearing = new ArrayList<>();
-                    to = cheapestToClear(from.resources(), allowed, byNode, gone, 0, clearing, gangNodes);
-                    for (ActiveRun leaving : clearing) {
-                        gone.add(leaving);
-                        leaving.allocations().forEach(cluster::release);
-                    }
-                }
-                if (to == null) {
-                    return null;
-                }
-                cluster.take(to, from.resources());
-            }
+        // Tried on the working cluster and undone: the cycle applies the plan.
+        if (!state.tryAndUndo(() -> plan(run, model, budget, byNode, reclaimed, moved))) {
+            return null;
         }
         if (moved.isEmpty()) {
             return null; // without moves the reclaim alone was tried already
@@ -168,6 +132,54 @@ final class MovePlanner {
         reclaimed.sort(VictimSearch.VICTIM_ORDER);
         moved.sort(VictimSearch.VICTIM_ORDER);
         return new MovePlan(reclaimed, moved);
+    }
+
+    /**
+     * Plans on the working cluster (the caller undoes it): the gang's instances placed, clearing nodes where they fit
+     * nowhere ({@code reclaimed} and {@code moved} get the runs that leave), then each moved run placed elsewhere.
+     * Returns whether it all fits within the budget.
+     */
+    private boolean plan(PendingRun run, Set<String> model, int budget, Map<String, List<ActiveRun>> byNode, List<ActiveRun> reclaimed,
+            List<ActiveRun> moved) {
+        Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<String> gangNodes = new HashSet<>();
+        for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
+            WorkingNode node = cluster.bestFit(instance.resources(), model);
+            if (node == null) {
+                List<ActiveRun> clearing = new ArrayList<>();
+                node = cheapestToClear(instance.resources(), model, byNode, gone, budget - moved.size(), clearing, Set.of());
+                if (node == null) {
+                    return false;
+                }
+                for (ActiveRun leaving : clearing) {
+                    gone.add(leaving);
+                    leaving.allocations().forEach(cluster::release);
+                    (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
+                }
+            }
+            cluster.take(node, instance.resources());
+            gangNodes.add(node.name);
+        }
+        for (ActiveRun moving : moved) {
+            Allocation from = moving.allocations().get(0);
+            Set<String> allowed = models.of(moving.quota(), from.resources());
+            WorkingNode to = cluster.bestFit(from.resources(), allowed, moving.quota());
+            if (to == null) {
+                // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
+                // reclaims them once it is queued again. They stay until then (not chosen here).
+                List<ActiveRun> clearing = new ArrayList<>();
+                to = cheapestToClear(from.resources(), allowed, byNode, gone, 0, clearing, gangNodes);
+                for (ActiveRun leaving : clearing) {
+                    gone.add(leaving);
+                    leaving.allocations().forEach(cluster::release);
+                }
+            }
+            if (to == null) {
+                return false;
+            }
+            cluster.take(to, from.resources());
+        }
+        return true;
     }
 
     /**

@@ -68,8 +68,11 @@ public final class Scheduler {
      * active runs. The state is left as it was; applying the decisions is the caller's (who then updates the state).
      */
     public CycleResult schedule(ClusterState state, List<PendingRun> pending, Instant now) {
-        try (Tentative cycle = state.cycle()) { // never committed: every change of the cycle is undone
+        Tentative cycle = state.cycle();
+        try {
             return new Cycle(state, pending, now, defragmentation).run();
+        } finally {
+            cycle.discard(); // never kept: every change of the cycle is undone
         }
     }
 
@@ -218,13 +221,13 @@ public final class Scheduler {
          * free capacity elsewhere, which earlier runs of the queue may need.
          */
         private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
-            try (Tentative trial = state.tentative()) {
+            return state.tryAndUndo(() -> {
                 freed.forEach(cluster::release);
                 Set<String> nodes = new TreeSet<>();
                 freed.forEach(a -> nodes.add(a.node()));
                 List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
                 return placements != null ? placements : cluster.placeGang(run.instances(), models);
-            }
+            });
         }
 
         private void giveBackHold(PendingRun run) {

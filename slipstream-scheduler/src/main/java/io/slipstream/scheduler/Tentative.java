@@ -9,13 +9,15 @@ package io.slipstream.scheduler;
  * meant for try-with-resources:
  *
  * <pre>{@code
- * try (Tentative trial = state.journal.open()) {
+ * try (Tentative trial = state.tentative()) {
  *     ... take, release, charge ...
  *     if (fits) {
  *         trial.commit();
  *     }
  * } // discarded unless committed
  * }</pre>
+ *
+ * A trial that is never kept (a search that only finds out) is {@link ClusterState#tryAndUndo}.
  */
 final class Tentative implements AutoCloseable {
     private final Journal journal;

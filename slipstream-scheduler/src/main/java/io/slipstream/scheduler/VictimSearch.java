@@ -65,33 +65,43 @@ final class VictimSearch {
             return null;
         }
         VictimIndex index = lowerPriority ? indexOf(candidates(run, model)) : borrowerIndex();
-        try (Tentative search = state.tentative()) { // never committed: the cycle decides what to hold
-            release(alreadyStopping);
-            List<ActiveRun> removed = fits(run, model) ? new ArrayList<>() : targetVictims(run, model, index);
-            if (removed == null && run.instances().size() > 1) {
-                // The node-by-node choice can miss an assignment for a gang; the exhaustive one cannot. (One instance:
-                // no node can be cleared enough for it, so no set of victims helps.)
-                removed = inVictimOrder(run, model, index.usable(this, model));
+        // Tried on the working cluster and undone: the cycle decides what to preempt and what to hold.
+        List<ActiveRun> removed = state.tryAndUndo(() -> fewest(run, model, alreadyStopping, index));
+        if (removed == null) {
+            if (alreadyStopping.isEmpty()) {
+                hopeless.add(shape);
             }
-            if (removed == null) {
-                if (alreadyStopping.isEmpty()) {
-                    hopeless.add(shape);
-                }
-                return null;
-            }
-            // Put back, newest choice first, every victim the run fits without.
-            for (int i = removed.size() - 1; i >= 0; i--) {
-                try (Tentative putBack = state.tentative()) {
-                    removed.get(i).allocations().forEach(cluster::hold);
-                    if (fits(run, model)) {
-                        putBack.commit();
-                        removed.remove(i); // not needed: it stays
-                    }
-                }
-            }
-            removed.sort(VICTIM_ORDER);
-            return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
+            return null;
         }
+        removed.sort(VICTIM_ORDER);
+        return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
+    }
+
+    /**
+     * With the runs already stopping gone: victims whose removal lets the run fit, less each the run fits without (put
+     * back newest choice first); {@code null} when none do. The victims are left removed.
+     */
+    private List<ActiveRun> fewest(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping, VictimIndex index) {
+        release(alreadyStopping);
+        List<ActiveRun> removed = fits(run, model) ? new ArrayList<>() : targetVictims(run, model, index);
+        if (removed == null && run.instances().size() > 1) {
+            // The node-by-node choice can miss an assignment for a gang; the exhaustive one cannot. (One instance: no
+            // node can be cleared enough for it, so no set of victims helps.)
+            removed = inVictimOrder(run, model, index.usable(this, model));
+        }
+        if (removed == null) {
+            return null;
+        }
+        for (int i = removed.size() - 1; i >= 0; i--) {
+            try (Tentative putBack = state.tentative()) {
+                removed.get(i).allocations().forEach(cluster::hold);
+                if (fits(run, model)) {
+                    putBack.commit();
+                    removed.remove(i); // not needed: it stays
+                }
+            }
+        }
+        return removed;
     }
 
     /** Whether the run's quota lets it preempt its own lower-priority guaranteed runs. */
@@ -156,14 +166,14 @@ final class VictimSearch {
      */
     private List<ActiveRun> targetVictims(PendingRun run, Set<String> model, VictimIndex index) {
         List<ActiveRun> removed = new ArrayList<>();
-        try (Tentative trial = state.tentative()) { // the instances held on the way go, and the victims with them
+        boolean placed = state.tryAndUndo(() -> { // the instances held on the way are undone, and the victims with them
             Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
             for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
                 WorkingNode node = cluster.bestFit(instance.resources(), model);
                 if (node == null) {
                     node = cheapestNode(instance.resources(), model, index, gone);
                     if (node == null) {
-                        return null;
+                        return false;
                     }
                     for (ActiveRun victim : index.byNode().get(node.name)) {
                         if (node.fitsNow(instance.resources())) {
@@ -177,6 +187,10 @@ final class VictimSearch {
                 }
                 cluster.take(node, instance.resources());
             }
+            return true;
+        });
+        if (!placed) {
+            return null;
         }
         // The victims alone: does the run fit where they were, as it is placed for real?
         try (Tentative victims = state.tentative()) {
@@ -194,11 +208,11 @@ final class VictimSearch {
      * not fit even with all of them gone.
      */
     private List<ActiveRun> inVictimOrder(PendingRun run, Set<String> model, List<ActiveRun> candidates) {
-        try (Tentative all = state.tentative()) {
+        if (!state.tryAndUndo(() -> {
             release(candidates);
-            if (!fits(run, model)) {
-                return null; // no victim is worth choosing
-            }
+            return fits(run, model);
+        })) {
+            return null; // no victim is worth choosing
         }
         List<ActiveRun> removed = new ArrayList<>();
         for (ActiveRun candidate : candidates) {
@@ -229,9 +243,7 @@ final class VictimSearch {
 
     /** Whether the gang could be placed now (tried and undone). */
     private boolean fits(PendingRun run, Set<String> model) {
-        try (Tentative trial = state.tentative()) {
-            return cluster.placeGang(run.instances(), model) != null;
-        }
+        return state.tryAndUndo(() -> cluster.placeGang(run.instances(), model) != null);
     }
 
     private void release(Collection<ActiveRun> runs) {
