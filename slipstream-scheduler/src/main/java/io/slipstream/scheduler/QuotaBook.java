@@ -12,7 +12,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The quota ledger of one cycle, derived from the active runs (never stored, so it cannot drift from them).
+ * The quota ledger of one cycle, derived from the active runs (never stored, so it cannot drift from them). While a
+ * {@link Tentative} is open, every charge is written to the {@link Journal}, to be undone with the cluster's changes.
  *
  * <ul>
  *   <li>A quota's own guarantee is its {@code min} less what its children are guaranteed: the part runs charged to
@@ -44,6 +45,7 @@ final class QuotaBook {
     private final Map<QuotaId, QuotaState> quotas = new HashMap<>();
     private final Map<QuotaId, Entry> entries = new HashMap<>();
     private final Map<QuotaId, Entry> byIdentity = new IdentityHashMap<>();
+    /** The most id objects {@link #byIdentity} keeps before it starts again. */
     private static final int IDS_KEPT = 4096;
     /** Stands for "no such quota" in {@link #byIdentity}. */
     private static final Entry NONE = new Entry(null, null);
