@@ -65,6 +65,11 @@ final class Amount {
         return new Resources(Math.max(0, milliCpu), Math.max(0, memory), (int) Math.max(0, Math.min(Integer.MAX_VALUE, gpu)), null);
     }
 
+    /** Every part as it is, negative or beyond an int included (tests compare states by it). */
+    String exact() {
+        return milliCpu + "m/" + memory + "B/" + gpu + "gpu";
+    }
+
     @Override
     public String toString() {
         return new Resources(Math.max(0, milliCpu), Math.max(0, memory), (int) Math.max(0, Math.min(Integer.MAX_VALUE, gpu)), null).toString();

@@ -11,15 +11,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * What a scheduling cycle starts from: the nodes, the quotas and the active runs, indexed (free capacity by node,
  * quota use, borrowers, runs stopping for others). Built from a {@link ClusterSnapshot} for one cycle, or kept between
  * cycles by a caller that applies the decisions itself and says which runs changed ({@link #add}, {@link #remove},
  * {@link #update}): rebuilding it for every cycle was most of a long replay's time. A cycle works on it and leaves it
- * as it found it, so the same state gives the same decisions as a snapshot of the same runs. Not thread-safe.
+ * as it found it (it runs in a {@link Tentative} it never commits), so the same state gives the same decisions as a
+ * snapshot of the same runs. Not thread-safe.
  */
 public final class ClusterState {
+    /** The undo log of the cluster and the book: a cycle runs in a tentative it never commits. */
+    private final Journal journal = new Journal();
     final WorkingCluster cluster;
     final QuotaBook book;
     final Map<String, Long> gpusByModel;
@@ -40,8 +44,8 @@ public final class ClusterState {
     private final Map<String, Long> lendable = new HashMap<>();
 
     public ClusterState(List<NodeState> nodes, List<QuotaState> quotas) {
-        this.cluster = new WorkingCluster(nodes);
-        this.book = new QuotaBook(quotas, nodes);
+        this.cluster = new WorkingCluster(nodes, journal);
+        this.book = new QuotaBook(quotas, nodes, journal);
         this.gpusByModel = cluster.gpusByModel();
         this.anyMovable = quotas.stream().anyMatch(QuotaState::allowMoves);
         for (QuotaState quota : quotas) {
@@ -112,6 +116,37 @@ public final class ClusterState {
     private static boolean holdsTheSame(ActiveRun a, ActiveRun b) {
         return a.allocations().equals(b.allocations()) && Objects.equals(a.quota(), b.quota()) && a.realTimeResources() == b.realTimeResources()
                 && a.stopping() == b.stopping() && Objects.equals(a.reclaimFor(), b.reclaimFor());
+    }
+
+    /** Opens the tentative a cycle runs in: the outermost (cycles do not nest, nor run side by side). */
+    Tentative cycle() {
+        if (journal.recording()) {
+            throw new IllegalStateException("a cycle is already under way on this cluster state");
+        }
+        return journal.open();
+    }
+
+    /**
+     * Opens a tentative over the working cluster and the quota book together (inside the innermost one open): what
+     * either is changed from now on is undone, newest first, unless it is committed.
+     */
+    Tentative tentative() {
+        return journal.open();
+    }
+
+    /** What {@code trial} gives, with everything it changed of the cluster and the book undone: a tentative never kept. */
+    <T> T tryAndUndo(Supplier<T> trial) {
+        Tentative tentative = journal.open();
+        try {
+            return trial.get();
+        } finally {
+            tentative.discard();
+        }
+    }
+
+    /** The working cluster and the quota book, as text (tests compare them before and after a tentative). */
+    String contents() {
+        return cluster.contents() + book.contents();
     }
 
     /** The run of that id as last added ({@code null}: none). */

@@ -16,7 +16,7 @@ import java.util.TreeMap;
 /**
  * Step 3b of a cycle, defragmentation: for a guaranteed whole-node gang that fits its guarantee but no set of
  * borrowers makes room for, which borrowers to reclaim and which checkpointing guaranteed runs to move (see
- * {@link Defragmentation}). It plans on the cycle's working cluster and undoes what it tried; the cycle applies a plan
+ * {@link Defragmentation}). It plans on the cycle's working cluster in a tentative it discards; the cycle applies a plan
  * (preempts, holds) and keeps the move budget. One per cycle: the removable runs are indexed once, when first needed.
  */
 final class MovePlanner {
@@ -42,6 +42,7 @@ final class MovePlanner {
         }
     };
 
+    private final ClusterState state;
     private final WorkingCluster cluster;
     private final QuotaBook book;
     /** The cycle's runs that may still be preempted (live: the cycle removes those it preempts). */
@@ -52,9 +53,10 @@ final class MovePlanner {
     /** The nodes (by name) and the runs that might leave each: borrowers first, then movable guaranteed runs. */
     private Map<String, List<ActiveRun>> removable;
 
-    MovePlanner(WorkingCluster cluster, QuotaBook book, CycleRuns reclaimable, Defragmentation defragmentation, Instant now, GuaranteedModels models) {
-        this.cluster = cluster;
-        this.book = book;
+    MovePlanner(ClusterState state, CycleRuns reclaimable, Defragmentation defragmentation, Instant now, GuaranteedModels models) {
+        this.state = state;
+        this.cluster = state.cluster;
+        this.book = state.book;
         this.reclaimable = reclaimable;
         this.defragmentation = defragmentation;
         this.now = now;
@@ -90,8 +92,8 @@ final class MovePlanner {
                     moves.add(active);
                 }
             }
-            reclaims.sort(Scheduler.VICTIM_ORDER);
-            moves.sort(Scheduler.VICTIM_ORDER);
+            reclaims.sort(VictimSearch.VICTIM_ORDER);
+            moves.sort(VictimSearch.VICTIM_ORDER);
             removable = new TreeMap<>(); // ties go by name, never by hash order
             for (List<ActiveRun> group : List.of(reclaims, moves)) {
                 for (ActiveRun active : group) {
@@ -118,36 +120,50 @@ final class MovePlanner {
         if (byNode.isEmpty()) {
             return null;
         }
-        Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<ActiveRun> order = new ArrayList<>();
         List<ActiveRun> reclaimed = new ArrayList<>();
         List<ActiveRun> moved = new ArrayList<>();
-        List<Allocation> taken = new ArrayList<>();
-        boolean ok = true;
+        // Tried on the working cluster and undone: the cycle applies the plan.
+        if (!state.tryAndUndo(() -> plan(run, model, budget, byNode, reclaimed, moved))) {
+            return null;
+        }
+        if (moved.isEmpty()) {
+            return null; // without moves the reclaim alone was tried already
+        }
+        reclaimed.sort(VictimSearch.VICTIM_ORDER);
+        moved.sort(VictimSearch.VICTIM_ORDER);
+        return new MovePlan(reclaimed, moved);
+    }
+
+    /**
+     * Plans on the working cluster (the caller undoes it): the gang's instances placed, clearing nodes where they fit
+     * nowhere ({@code reclaimed} and {@code moved} get the runs that leave), then each moved run placed elsewhere.
+     * Returns whether it all fits within the budget.
+     */
+    private boolean plan(PendingRun run, Set<String> model, int budget, Map<String, List<ActiveRun>> byNode, List<ActiveRun> reclaimed,
+            List<ActiveRun> moved) {
+        Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<String> gangNodes = new HashSet<>();
         for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
             WorkingNode node = cluster.bestFit(instance.resources(), model);
             if (node == null) {
                 List<ActiveRun> clearing = new ArrayList<>();
                 node = cheapestToClear(instance.resources(), model, byNode, gone, budget - moved.size(), clearing, Set.of());
                 if (node == null) {
-                    ok = false;
-                    break;
+                    return false;
                 }
                 for (ActiveRun leaving : clearing) {
                     gone.add(leaving);
-                    order.add(leaving);
                     leaving.allocations().forEach(cluster::release);
                     (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
                 }
             }
-            taken.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
+            cluster.take(node, instance.resources());
+            gangNodes.add(node.name);
         }
-        Set<String> gangNodes = new HashSet<>();
-        taken.forEach(a -> gangNodes.add(a.node()));
-        for (int i = 0; ok && i < moved.size(); i++) {
-            Allocation from = moved.get(i).allocations().get(0);
-            Set<String> allowed = models.of(moved.get(i).quota(), from.resources());
-            WorkingNode to = cluster.bestFit(from.resources(), allowed, moved.get(i).quota());
+        for (ActiveRun moving : moved) {
+            Allocation from = moving.allocations().get(0);
+            Set<String> allowed = models.of(moving.quota(), from.resources());
+            WorkingNode to = cluster.bestFit(from.resources(), allowed, moving.quota());
             if (to == null) {
                 // On a busy cluster there is no free GPU, but borrowers elsewhere: the moved run, guaranteed,
                 // reclaims them once it is queued again. They stay until then (not chosen here).
@@ -155,28 +171,15 @@ final class MovePlanner {
                 to = cheapestToClear(from.resources(), allowed, byNode, gone, 0, clearing, gangNodes);
                 for (ActiveRun leaving : clearing) {
                     gone.add(leaving);
-                    order.add(leaving);
                     leaving.allocations().forEach(cluster::release);
                 }
             }
             if (to == null) {
-                ok = false;
-            } else {
-                taken.add(new Allocation(from.rank(), to.name, from.resources(), cluster.take(to, from.resources())));
+                return false;
             }
+            cluster.take(to, from.resources());
         }
-        for (int i = taken.size() - 1; i >= 0; i--) {
-            cluster.release(taken.get(i));
-        }
-        for (int i = order.size() - 1; i >= 0; i--) {
-            order.get(i).allocations().forEach(cluster::hold);
-        }
-        if (!ok || moved.isEmpty()) {
-            return null; // without moves the reclaim alone was tried already
-        }
-        reclaimed.sort(Scheduler.VICTIM_ORDER);
-        moved.sort(Scheduler.VICTIM_ORDER);
-        return new MovePlan(reclaimed, moved);
+        return true;
     }
 
     /**

@@ -9,9 +9,11 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * The quota ledger of one cycle, derived from the active runs (never stored, so it cannot drift from them).
+ * The quota ledger of one cycle, derived from the active runs (never stored, so it cannot drift from them). While a
+ * {@link Tentative} is open, every charge is written to the {@link Journal}, to be undone with the cluster's changes.
  *
  * <ul>
  *   <li>A quota's own guarantee is its {@code min} less what its children are guaranteed: the part runs charged to
@@ -38,19 +40,13 @@ final class QuotaBook {
             this.state = state;
             this.own = own;
         }
-
-        Entry copy() {
-            Entry copy = new Entry(state, own);
-            copy.guaranteed.setTo(guaranteed);
-            copy.total.setTo(total);
-            copy.pool = pool;
-            return copy;
-        }
     }
 
     private final Map<QuotaId, QuotaState> quotas = new HashMap<>();
     private final Map<QuotaId, Entry> entries = new HashMap<>();
     private final Map<QuotaId, Entry> byIdentity = new IdentityHashMap<>();
+    /** The most id objects {@link #byIdentity} keeps before it starts again. */
+    private static final int IDS_KEPT = 4096;
     /** Stands for "no such quota" in {@link #byIdentity}. */
     private static final Entry NONE = new Entry(null, null);
     private final Map<String, Amount> lendable = new HashMap<>();
@@ -60,18 +56,16 @@ final class QuotaBook {
     private final Amount unguaranteed;
     private final Amount schedulable;
 
-    /** A copy whose charges are its own (what does not change with charges is shared): one cycle's working book. */
-    QuotaBook(QuotaBook base) {
-        quotas.putAll(base.quotas);
-        base.entries.forEach((id, entry) -> entries.put(id, entry.copy()));
-        base.lendable.forEach((pool, amount) -> lendable.put(pool, amount.copy()));
-        base.borrowed.forEach((pool, amount) -> borrowed.put(pool, amount.copy()));
-        guaranteedByPool.putAll(base.guaranteedByPool);
-        unguaranteed = base.unguaranteed;
-        schedulable = base.schedulable;
+    /** Where charges made during a cycle are written, to be undone (shared with the cycle's working cluster). */
+    private final Journal journal;
+
+    /** A book of its own (the ledger's): nothing it is charged is ever undone. */
+    QuotaBook(List<QuotaState> states, List<NodeState> nodes) {
+        this(states, nodes, new Journal());
     }
 
-    QuotaBook(List<QuotaState> states, List<NodeState> nodes) {
+    QuotaBook(List<QuotaState> states, List<NodeState> nodes, Journal journal) {
+        this.journal = journal;
         for (QuotaState quota : states) {
             quotas.put(quota.id(), quota);
         }
@@ -126,6 +120,9 @@ final class QuotaBook {
         }
         Entry entry = byIdentity.get(quota);
         if (entry == null) {
+            if (byIdentity.size() >= IDS_KEPT) {
+                byIdentity.clear(); // a state kept for a long replay meets many id objects: they must not pile up
+            }
             entry = entries.getOrDefault(quota, NONE);
             byIdentity.put(quota, entry);
         }
@@ -244,14 +241,36 @@ final class QuotaBook {
     void charge(QuotaId quota, Resources amount, RealTimeResources where, int sign) {
         Entry entry = entry(quota);
         if (entry != null) {
-            entry.total.add(amount, sign);
+            add(entry.total, amount, sign);
         }
         if (where == RealTimeResources.InQuota && entry != null) {
-            entry.guaranteed.add(amount, sign);
-            lendable.get(entry.pool).add(amount, -sign);
+            add(entry.guaranteed, amount, sign);
+            add(lendable.get(entry.pool), amount, -sign);
         } else {
-            borrowed.computeIfAbsent(entry == null ? NO_POOL : entry.pool, p -> new Amount()).add(amount, sign);
+            String pool = entry == null ? NO_POOL : entry.pool;
+            Amount used = borrowed.get(pool);
+            if (used == null) {
+                used = new Amount();
+                borrowed.put(pool, used);
+                journal.record(() -> borrowed.remove(pool));
+            }
+            add(used, amount, sign);
         }
+    }
+
+    /** Changes one running sum, journaled: its value before is put back when the change is undone. */
+    private void add(Amount sum, Resources amount, int sign) {
+        if (journal.recording()) {
+            long milliCpu = sum.milliCpu;
+            long memory = sum.memory;
+            long gpu = sum.gpu;
+            journal.record(() -> {
+                sum.milliCpu = milliCpu;
+                sum.memory = memory;
+                sum.gpu = gpu;
+            });
+        }
+        sum.add(amount, sign);
     }
 
     /** A borrowing run of the quota becomes guaranteed. */
@@ -286,5 +305,15 @@ final class QuotaBook {
         Amount left = entry.own.copy();
         left.add(entry.guaranteed, -1);
         return left.toString();
+    }
+
+    /** Every running sum, as text, for tests that check a rollback puts them all back. */
+    String contents() {
+        StringBuilder out = new StringBuilder();
+        new TreeMap<>(entries).forEach((id, entry) -> out.append(id).append(": guaranteed ").append(entry.guaranteed.exact())
+                .append(", total ").append(entry.total.exact()).append('\n'));
+        new TreeMap<>(lendable).forEach((pool, amount) -> out.append("lendable ").append(pool).append(' ').append(amount.exact()).append('\n'));
+        new TreeMap<>(borrowed).forEach((pool, amount) -> out.append("borrowed ").append(pool).append(' ').append(amount.exact()).append('\n'));
+        return out.toString();
     }
 }

@@ -4,9 +4,7 @@ import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
-import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
-import io.slipstream.api.spec.WithinQuota;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,18 +21,21 @@ import java.util.TreeSet;
 
 /**
  * The scheduling core: a pure function of its input. No I/O, no clock reads, no randomness; ties are broken by
- * names and ids, never by hash order, so the same snapshot always gives the same decisions.
+ * names and ids, never by hash order, so the same snapshot always gives the same decisions. Whatever a cycle tries
+ * (a gang's placement, a set of victims, a plan of moves) it tries in a {@link Tentative}, kept only if it works; the
+ * cycle itself runs in one that is never kept, so the state it works on is left as it was.
  *
  * <p>One cycle, in numbered steps:
  * <ol>
  *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
- *       whole-node gangs fitting their guarantee will need, kept from smaller requests (see {@link WorkingCluster}).</li>
+ *       whole-node gangs fitting their guarantee will need, kept from smaller requests ({@link WholeNodeDemand}).</li>
  *   <li>Promote: a run of an {@code Acceptable} job on idle capacity whose quota now has room becomes InQuota.</li>
  *   <li>Guaranteed pass: queued runs that fit their quota's guarantee, by priority, then age, then id (but runs whose
- *       reclaimed capacity was just given back go first: it is theirs). Each is placed
- *       (all instances or none); if it does not fit, borrowers are reclaimed (simulate and restore: only victims whose
- *       removal helps), and the freed capacity is held for it until the victims are gone. If nothing can be reclaimed, a
- *       gang of whole-node instances may move checkpointing guaranteed runs of quotas that allow it (bounded by
+ *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
+ *       (LowerPriority) in its guarantee ({@link OwnQuotaRoom}). Each is placed (all instances or none); if it does
+ *       not fit, borrowers are reclaimed ({@link VictimSearch}: only victims whose removal helps), and the freed
+ *       capacity is held for it until the victims are gone. If nothing can be reclaimed, a gang of whole-node
+ *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota.</li>
@@ -47,15 +48,6 @@ public final class Scheduler {
     public static final Comparator<PendingRun> QUEUE_ORDER = Comparator.comparingInt(PendingRun::priority).reversed()
             .thenComparing(PendingRun::createdAt)
             .thenComparing(PendingRun::id);
-
-    /**
-     * Victims go in this order: lowest priority, then least work lost (the latest work start: the last checkpoint,
-     * or the start), then youngest, then id.
-     */
-    static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
-            .thenComparing(ActiveRun::workSince, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::id);
 
     private final Defragmentation defragmentation;
 
@@ -76,16 +68,17 @@ public final class Scheduler {
      * active runs. The state is left as it was; applying the decisions is the caller's (who then updates the state).
      */
     public CycleResult schedule(ClusterState state, List<PendingRun> pending, Instant now) {
-        state.cluster.begin();
+        Tentative cycle = state.cycle();
         try {
             return new Cycle(state, pending, now, defragmentation).run();
         } finally {
-            state.cluster.rollback();
+            cycle.discard(); // never kept: every change of the cycle is undone
         }
     }
 
     /** The state of one cycle. */
     private static final class Cycle {
+        private final ClusterState state;
         private final List<PendingRun> pending;
         private final Instant now;
         private final WorkingCluster cluster;
@@ -99,8 +92,6 @@ public final class Scheduler {
         private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
         /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
         private final Set<RunId> guaranteeHeldFor = new HashSet<>();
-        /** Runs (by what they need and where) that nothing reclaimable could make room for, this cycle. */
-        private final Set<String> hopeless = new HashSet<>();
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
@@ -113,23 +104,18 @@ public final class Scheduler {
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
         private final Map<QuotaId, String> quotaInUse = new HashMap<>();
-        /** The cycle's borrowers as victim candidates, built when a first run needs them. */
-        private VictimIndex borrowers;
-        /** GPUs of each model guaranteed to Dedicated quotas, and GPUs of each model held by General quotas' guaranteed runs. */
-        private final Map<String, Long> dedicatedGpus;
-        private final Map<String, Long> generalGuaranteedGpus;
-        private final Map<String, Long> gpusByModel;
+        /** Step 3a: the victims a guaranteed run may reclaim. */
+        private final VictimSearch victims;
+        /** The GPU models each run may use. */
+        private final AllowedModels allowed;
         private final Defragmentation defragmentation;
         private int movesLeft;
         /** Whether some quota lets its runs be moved: if none does, nothing of defragmentation is computed. */
         private final boolean anyMovable;
-        /** Queued gangs counted in the whole-node reservation, and how many whole nodes each counts for. */
-        private final Map<PendingRun, Integer> wholeDemand = new IdentityHashMap<>();
-        /** Every queued guaranteed whole-node gang that counts (see countWholeDemand), with its whole-node instances. */
-        private final Map<PendingRun, Integer> wholeGangs = new IdentityHashMap<>();
 
-        /** Works on the state's cluster (which the caller rolls back) and on a copy of its book and small indexes. */
+        /** Works on the state's cluster and book (in a tentative the caller discards) and on copies of its small indexes. */
         Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
+            this.state = state;
             this.pending = pending;
             this.waits = new IdentityHashMap<>(pending.size());
             this.now = now;
@@ -137,28 +123,23 @@ public final class Scheduler {
             this.movesLeft = defragmentation.maxMovesPerCycle();
             this.anyMovable = state.anyMovable;
             this.cluster = state.cluster;
-            this.book = new QuotaBook(state.book);
-            this.gpusByModel = state.gpusByModel;
-            this.dedicatedGpus = state.dedicatedGpus;
-            this.generalGuaranteedGpus = new HashMap<>(state.generalGuaranteedGpus);
+            this.book = state.book;
+            this.allowed = new AllowedModels(state);
             this.reclaimable = new CycleRuns(state);
+            this.victims = new VictimSearch(state, book, reclaimable);
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
         CycleResult run() {
             List<PendingRun> queue = new ArrayList<>(pending);
             queue.sort(QUEUE_ORDER);
-            countWholeDemand(queue);
+            WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
             holdForReclaims(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
             for (PendingRun run : reclaimedFirst(queue)) {
-                Integer upFront = wholeDemand.remove(run);
-                if (upFront != null) {
-                    // Decided now (placed, or holding what it needs): its whole nodes are no longer kept from others.
-                    cluster.wholeReserve -= upFront;
-                }
+                wholeNodes.deciding(run);
                 giveBackHold(run);
                 Resources request = total(run);
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
@@ -171,74 +152,22 @@ public final class Scheduler {
                             + book.schedulableCapacity() + ")");
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (guarantee && makeRoomUnderMax(run, request)) {
+                } else if (guarantee && makeRoom(run, request, OwnQuotaRoom.UNDER_MAX)) {
                     admitGuaranteed(run, request);
-                } else if (underMax && makeRoomInQuota(run, request)) {
+                } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
                 } else {
                     borrowers.add(run);
                     borrowerRequests.add(request);
                 }
-                Integer whole = wholeGangs.get(run);
-                Decision.Wait waiting = waits.get(run);
-                if (whole != null && waiting != null && waitingForNodes.contains(run)) {
-                    // A guaranteed whole-node gang that waits for nodes: the runs after it in the queue (and every
-                    // borrower) may not break the whole nodes it needs.
-                    cluster.wholeReserve += whole;
+                if (waits.containsKey(run) && waitingForNodes.contains(run)) {
+                    wholeNodes.waitsForNodes(run);
                 }
             }
             for (int i = 0; i < borrowers.size(); i++) {
                 admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
             }
             return new CycleResult(withPositions(queue));
-        }
-
-        /**
-         * The whole nodes the queue's gangs will need, kept from smaller runs this cycle. Gangs that fit their quota's
-         * guarantee now (as far as the guarantee goes, in queue order), or whose victims are already stopping, count:
-         * a run that could not be admitted this cycle must not change the cycle's decisions. Those whose whole nodes are
-         * free now (in queue order, as far as they go) keep them from every smaller run, earlier ones too, until they
-         * are decided: they start this cycle. The others keep them only from the runs after them, once they wait: a
-         * gang that cannot start must not hold back the runs before it for as long as it waits. And only gangs that
-         * may use every GPU model of the cluster count: a gang confined to some must not hold back the others.
-         */
-        private void countWholeDemand(List<PendingRun> queue) {
-            int wholeGpus = cluster.maxNodeGpus();
-            if (wholeGpus == 0) {
-                return;
-            }
-            Map<QuotaId, Long> left = new HashMap<>();
-            int total = 0;
-            for (PendingRun run : queue) {
-                if (!run.idleMode().mayUseGuarantee() || !book.exists(run.quota())) {
-                    continue;
-                }
-                int whole = 0;
-                for (InstanceRequest instance : run.instances()) {
-                    if (instance.resources().gpu() >= wholeGpus) {
-                        whole++;
-                    }
-                }
-                if (whole == 0) {
-                    continue;
-                }
-                Resources request = total(run);
-                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
-                if (models != null && !models.containsAll(gpusByModel.keySet())) {
-                    continue;
-                }
-                long free = left.computeIfAbsent(run.quota(), book::freeGuaranteeGpus);
-                boolean theirs = run.reclaimed() || stoppingFor.containsKey(run.id());
-                if (theirs || (book.fitsGuarantee(run.quota(), request) && request.gpu() <= free)) {
-                    left.put(run.quota(), Math.max(0, free - request.gpu()));
-                    wholeGangs.put(run, whole);
-                    if (total + whole <= cluster.wholeFreeNodes()) {
-                        wholeDemand.put(run, whole);
-                        total += whole;
-                    }
-                }
-            }
-            cluster.wholeReserve = total;
         }
 
         /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */
@@ -250,43 +179,6 @@ public final class Scheduler {
             }
             queue.stream().filter(run -> !run.reclaimed()).forEach(order::add);
             return order;
-        }
-
-        // --- where a run may go ---
-
-        private boolean isGeneral(QuotaId quota) {
-            QuotaState state = book.quota(quota);
-            return state != null && state.type() == QuotaType.General;
-        }
-
-        private void countGeneral(String node, int gpus) {
-            if (cluster.hasNode(node)) {
-                generalGuaranteedGpus.merge(cluster.modelOf(node), (long) gpus, Long::sum);
-            }
-        }
-
-        /**
-         * The GPU models a run may use ({@code null}: any). A Dedicated quota's runs stay on its model. A General
-         * quota's guaranteed runs stay off capacity that Dedicated quotas are guaranteed: on a model with Dedicated
-         * quotas they may use only what those do not need. Runs on idle capacity may go anywhere: they are reclaimed.
-         */
-        private Set<String> modelsFor(QuotaId quota, RealTimeResources where, Resources request) {
-            String dedicated = book.modelOf(quota);
-            if (dedicated != null) {
-                return Set.of(dedicated);
-            }
-            if (where != RealTimeResources.InQuota || !isGeneral(quota)) {
-                return null;
-            }
-            Set<String> models = new HashSet<>();
-            for (var entry : gpusByModel.entrySet()) {
-                long reserved = dedicatedGpus.getOrDefault(entry.getKey(), 0L);
-                long headroom = entry.getValue() - reserved - generalGuaranteedGpus.getOrDefault(entry.getKey(), 0L);
-                if (reserved == 0 || headroom >= request.gpu()) {
-                    models.add(entry.getKey());
-                }
-            }
-            return models;
         }
 
         // --- step 1b: capacity held for runs whose victims are still stopping ---
@@ -312,15 +204,10 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
-                Set<String> models = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
-                freed.forEach(cluster::release);
                 List<Placement> placements = placeOnFreed(run, models, freed);
-                if (placements != null) {
-                    cluster.unplace(placements, run.instances());
-                }
-                freed.forEach(cluster::hold);
                 if (placements != null) {
                     heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
                     book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
@@ -329,14 +216,18 @@ public final class Scheduler {
         }
 
         /**
-         * Places a run on its victims' nodes if it fits there, else anywhere: what it holds beyond its victims'
-         * resources then comes from free capacity elsewhere, which earlier runs of the queue may need.
+         * Where a run would go once {@code freed} is given back (tried and undone: its owners still hold it): on its
+         * victims' nodes if it fits there, else anywhere; what it holds beyond its victims' resources then comes from
+         * free capacity elsewhere, which earlier runs of the queue may need.
          */
         private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
-            Set<String> nodes = new TreeSet<>();
-            freed.forEach(a -> nodes.add(a.node()));
-            List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
-            return placements != null ? placements : cluster.placeGang(run.instances(), models);
+            return state.tryAndUndo(() -> {
+                freed.forEach(cluster::release);
+                Set<String> nodes = new TreeSet<>();
+                freed.forEach(a -> nodes.add(a.node()));
+                List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
+                return placements != null ? placements : cluster.placeGang(run.instances(), models);
+            });
         }
 
         private void giveBackHold(PendingRun run) {
@@ -364,11 +255,9 @@ public final class Scheduler {
             candidates.sort(Comparator.comparingInt(ActiveRun::priority).reversed().thenComparing(ActiveRun::startedAt).thenComparing(ActiveRun::id));
             for (ActiveRun run : candidates) {
                 Resources request = total(run);
-                if (book.fitsGuarantee(run.quota(), request) && onModels(run, modelsFor(run.quota(), RealTimeResources.InQuota, request))) {
+                if (book.fitsGuarantee(run.quota(), request) && onModels(run, allowed.of(run.quota(), RealTimeResources.InQuota, request))) {
                     book.promote(run.quota(), request);
-                    if (isGeneral(run.quota())) {
-                        run.allocations().forEach(a -> countGeneral(a.node(), a.resources().gpu()));
-                    }
+                    run.allocations().forEach(a -> allowed.holds(run.quota(), a.node(), a.resources().gpu()));
                     reclaimable.remove(run);
                     decisions.add(new Decision.Promote(run.id()));
                 }
@@ -377,86 +266,30 @@ public final class Scheduler {
 
         // --- step 3: guaranteed runs ---
 
-        /**
-         * A run that fits its guarantee but not its quota's max, because the quota's own runs on idle capacity use the
-         * rest: those borrowers give way (victim order), since a guarantee comes before borrowing. Returns whether
-         * the max has room now.
-         */
-        private boolean makeRoomUnderMax(PendingRun run, Resources request) {
-            List<ActiveRun> borrowers = new ArrayList<>();
-            for (ActiveRun active : reclaimable.borrowers()) {
-                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.NotInQuota) {
-                    borrowers.add(active);
-                }
-            }
-            borrowers.sort(VICTIM_ORDER);
-            List<ActiveRun> chosen = new ArrayList<>();
-            for (ActiveRun victim : borrowers) {
-                if (book.fitsMax(run.quota(), request)) {
-                    break;
-                }
-                book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
-                chosen.add(victim);
-            }
-            if (!book.fitsMax(run.quota(), request)) {
-                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, 1));
+        /** Room the quota's own runs make for the run ({@link OwnQuotaRoom}): they are preempted. Returns whether there is room now. */
+        private boolean makeRoom(PendingRun run, Resources request, OwnQuotaRoom room) {
+            List<ActiveRun> chosen = room.make(run, request, state, reclaimable);
+            if (chosen == null) {
                 return false;
             }
             for (ActiveRun victim : chosen) {
                 reclaimable.remove(victim);
                 stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
-                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted: guaranteed run " + run.id() + " of the same quota needs room under its max"));
-            }
-            return true;
-        }
-
-        /**
-         * With {@code withinQuota: LowerPriority}, a run whose quota is full of lower-priority guaranteed runs preempts
-         * just enough of them (in victim order) to fit the guarantee. Returns whether there is room now.
-         */
-        private boolean makeRoomInQuota(PendingRun run, Resources request) {
-            QuotaState quota = book.quota(run.quota());
-            if (quota == null || quota.withinQuota() != WithinQuota.LowerPriority) {
-                return false;
-            }
-            List<ActiveRun> lower = new ArrayList<>();
-            for (ActiveRun active : reclaimable) {
-                if (run.quota().equals(active.quota()) && active.realTimeResources() == RealTimeResources.InQuota
-                        && active.priority() < run.priority()) {
-                    lower.add(active);
-                }
-            }
-            lower.sort(VICTIM_ORDER);
-            List<ActiveRun> chosen = new ArrayList<>();
-            for (ActiveRun victim : lower) {
-                if (book.fitsGuarantee(run.quota(), request)) {
-                    break;
-                }
-                book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, -1);
-                chosen.add(victim);
-            }
-            if (!book.fitsGuarantee(run.quota(), request)) {
-                chosen.forEach(victim -> book.charge(victim.quota(), total(victim), RealTimeResources.InQuota, 1));
-                return false;
-            }
-            for (ActiveRun victim : chosen) {
-                reclaimable.remove(victim);
-                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
-                decisions.add(new Decision.Preempt(victim.id(), run.id(), "Preempted by higher-priority run " + run.id() + " of the same quota"));
+                decisions.add(new Decision.Preempt(victim.id(), run.id(), room.reason(run)));
             }
             return true;
         }
 
         private void admitGuaranteed(PendingRun run, Resources request) {
-            Set<String> model = modelsFor(run.quota(), RealTimeResources.InQuota, request);
+            Set<String> model = allowed.of(run.quota(), RealTimeResources.InQuota, request);
             List<Placement> placements = cluster.placeGang(run.instances(), model, run.quota());
             if (placements != null) {
                 admit(run, placements, RealTimeResources.InQuota, request);
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            List<ActiveRun> victims = chooseVictims(run, model, alreadyStopping);
-            if (victims == null) {
+            List<ActiveRun> chosen = victims.choose(run, model, alreadyStopping);
+            if (chosen == null) {
                 if (!cluster.couldEverFit(largest(run), model)) {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
                     return;
@@ -497,7 +330,7 @@ public final class Scheduler {
                 wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
                 return;
             }
-            preemptAndHold(run, request, model, victims, victims, alreadyStopping);
+            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);
         }
 
         /**
@@ -518,13 +351,10 @@ public final class Scheduler {
             List<Allocation> freed = new ArrayList<>();
             alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
             freedBy.forEach(v -> freed.addAll(v.allocations()));
-            freed.forEach(cluster::release);
             List<Placement> held = placeOnFreed(run, model, freed);
             if (held == null) {
                 throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + freedBy);
             }
-            cluster.unplace(held, run.instances());
-            freed.forEach(cluster::hold);
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + freedBy.size();
@@ -533,201 +363,15 @@ public final class Scheduler {
                     : "waiting for " + stopping + " run(s) on borrowed capacity to stop");
         }
 
-        /**
-         * The fewest victims, in victim order, whose removal lets the run fit: removed one by one until it fits, then
-         * each is put back if the run still fits without its removal. Runs already stopping for it count as removed.
-         * Returns an empty list when the already stopping ones suffice, {@code null} when nothing helps.
-         */
-        private List<ActiveRun> chooseVictims(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
-            QuotaStateView quota = new QuotaStateView(book.quota(run.quota()));
-            // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
-            // also preempt within their quota have candidates of their own.
-            String shape = model + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList()
-                    + (quota.lowerPriorityPreemption() ? ":" + run.quota() + ":" + run.priority() : "");
-            if (alreadyStopping.isEmpty() && hopeless.contains(shape)) {
-                return null;
-            }
-            VictimIndex index = quota.lowerPriorityPreemption() ? indexOf(candidates(run, quota, model)) : borrowerIndex();
-            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::release));
-            List<ActiveRun> removed = new ArrayList<>();
-            boolean fits = fitsTentatively(run, model) || targetVictims(run, model, index, removed);
-            if (!fits && run.instances().size() == 1) {
-                // One instance: no node can be cleared enough for it, so no set of victims helps.
-                removed.forEach(v -> v.allocations().forEach(cluster::hold));
-                alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-                if (alreadyStopping.isEmpty()) {
-                    hopeless.add(shape);
-                }
-                return null;
-            }
-            if (!fits) {
-                // The node-by-node choice can miss an assignment for a gang; the exhaustive one cannot. Would the run
-                // fit with every candidate gone? If not, no victim is worth choosing.
-                removed.forEach(v -> v.allocations().forEach(cluster::hold));
-                removed.clear();
-                List<ActiveRun> candidates = index.usable(this, model);
-                candidates.forEach(c -> c.allocations().forEach(cluster::release));
-                boolean possible = fitsTentatively(run, model);
-                candidates.forEach(c -> c.allocations().forEach(cluster::hold));
-                if (!possible) {
-                    alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-                    if (alreadyStopping.isEmpty()) {
-                        hopeless.add(shape);
-                    }
-                    return null;
-                }
-                for (int i = 0; i < candidates.size() && !fits; i++) {
-                    ActiveRun candidate = candidates.get(i);
-                    candidate.allocations().forEach(cluster::release);
-                    removed.add(candidate);
-                    fits = fitsTentatively(run, model);
-                }
-            }
-            if (fits) {
-                // Put back, newest choice first, every victim the run fits without.
-                for (int i = removed.size() - 1; i >= 0; i--) {
-                    ActiveRun candidate = removed.get(i);
-                    candidate.allocations().forEach(cluster::hold);
-                    if (fitsTentatively(run, model)) {
-                        removed.remove(i); // not needed: it stays
-                    } else {
-                        candidate.allocations().forEach(cluster::release);
-                    }
-                }
-            }
-            // Restore the working copy; the caller decides what to hold.
-            removed.forEach(v -> v.allocations().forEach(cluster::hold));
-            alreadyStopping.forEach(v -> v.allocations().forEach(cluster::hold));
-            if (!fits) {
-                return null;
-            }
-            removed.sort(VICTIM_ORDER);
-            return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
-        }
-
-        /** Runs that may be preempted for {@code run}: borrowers, and with LowerPriority its quota's lower-priority runs. */
-        private List<ActiveRun> candidates(PendingRun run, QuotaStateView quota, Set<String> model) {
-            List<ActiveRun> candidates = new ArrayList<>();
-            for (ActiveRun active : reclaimable) {
-                boolean borrower = active.realTimeResources() == RealTimeResources.NotInQuota;
-                boolean lowerInOwnQuota = quota.lowerPriorityPreemption() && run.quota().equals(active.quota())
-                        && active.realTimeResources() == RealTimeResources.InQuota && active.priority() < run.priority();
-                if ((borrower || lowerInOwnQuota) && onUsableNodes(active, model)) {
-                    candidates.add(active);
-                }
-            }
-            candidates.sort(VICTIM_ORDER);
-            return candidates;
-        }
-
-        /** Every borrower of the cycle in victim order, indexed by node: built once, filtered as victims are chosen. */
-        private VictimIndex borrowerIndex() {
-            if (borrowers == null) {
-                List<ActiveRun> all = new ArrayList<>();
-                for (ActiveRun active : reclaimable.borrowers()) {
-                    if (active.realTimeResources() == RealTimeResources.NotInQuota) {
-                        all.add(active);
-                    }
-                }
-                all.sort(VICTIM_ORDER);
-                borrowers = indexOf(all);
-            }
-            return borrowers;
-        }
-
-        private static VictimIndex indexOf(List<ActiveRun> ordered) {
-            Map<ActiveRun, Integer> rank = new IdentityHashMap<>(); // records hash every allocation: identity is enough
-            Map<String, List<ActiveRun>> byNode = new HashMap<>();
-            for (int i = 0; i < ordered.size(); i++) {
-                ActiveRun candidate = ordered.get(i);
-                rank.put(candidate, i);
-                for (Allocation allocation : candidate.allocations()) {
-                    List<ActiveRun> onNode = byNode.computeIfAbsent(allocation.node(), n -> new ArrayList<>());
-                    if (onNode.isEmpty() || onNode.get(onNode.size() - 1) != candidate) {
-                        onNode.add(candidate); // in victim order, as the list is
-                    }
-                }
-            }
-            List<String> nodes = new ArrayList<>(byNode.keySet());
-            nodes.sort(Comparator.naturalOrder()); // ties go by name, never by hash order
-            return new VictimIndex(ordered, rank, byNode, nodes);
-        }
-
-        /**
-         * Victims node by node, which keeps the choice cheap on a cluster full of small borrowers: for each instance
-         * (largest first) that fits nowhere, the node where the fewest victims (then the earliest in victim order)
-         * make room; they are removed and the instance is held there while the next is placed. Removed victims are
-         * added to {@code removed} (their resources stay released). Returns whether the run fits now.
-         */
-        private boolean targetVictims(PendingRun run, Set<String> model, VictimIndex index, List<ActiveRun> removed) {
-            Set<ActiveRun> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-            List<Allocation> held = new ArrayList<>();
-            boolean placedAll = true;
-            for (InstanceRequest instance : WorkingCluster.largestFirst(run.instances())) {
-                WorkingNode node = cluster.bestFit(instance.resources(), model);
-                if (node == null) {
-                    node = cheapestNode(instance.resources(), model, index, gone);
-                    if (node == null) {
-                        placedAll = false;
-                        break;
-                    }
-                    for (ActiveRun victim : index.byNode().get(node.name)) {
-                        if (node.fitsNow(instance.resources())) {
-                            break;
-                        }
-                        if (reclaimable.contains(victim) && gone.add(victim)) {
-                            victim.allocations().forEach(cluster::release);
-                            removed.add(victim);
-                        }
-                    }
-                }
-                held.add(new Allocation(instance.rank(), node.name, instance.resources(), cluster.take(node, instance.resources())));
-            }
-            for (int i = held.size() - 1; i >= 0; i--) {
-                cluster.release(held.get(i));
-            }
-            return placedAll && fitsTentatively(run, model);
-        }
-
-        /** The node where the fewest victims (ties: the earliest in victim order) would make room for the request. */
-        private WorkingNode cheapestNode(Resources request, Set<String> model, VictimIndex index, Set<ActiveRun> gone) {
-            ClearingSearch.VictimCost cost = new ClearingSearch.VictimCost() {
-                @Override
-                public int cost(ActiveRun victim) {
-                    return 1;
-                }
-
-                @Override
-                public long tieBreak(ActiveRun victim) {
-                    return index.rank().get(victim);
-                }
-            };
-            return ClearingSearch.cheapest(cluster, request, model, index.nodes(), index.byNode(), gone, reclaimable, cost, Integer.MAX_VALUE, Set.of(), null);
-        }
-
-        private boolean fitsTentatively(PendingRun run, Set<String> model) {
-            List<Placement> placements = cluster.placeGang(run.instances(), model);
-            if (placements == null) {
-                return false;
-            }
-            cluster.unplace(placements, run.instances());
-            return true;
-        }
-
         // --- step 3b: defragmentation ---
 
         /** The cycle's move planner, made when a first gang needs it (it indexes the removable runs once). */
         private MovePlanner mover() {
             if (mover == null) {
-                mover = new MovePlanner(cluster, book, reclaimable, defragmentation, now,
-                        (quota, request) -> modelsFor(quota, RealTimeResources.InQuota, request));
+                mover = new MovePlanner(state, reclaimable, defragmentation, now,
+                        (quota, request) -> allowed.of(quota, RealTimeResources.InQuota, request));
             }
             return mover;
-        }
-
-        /** Only a victim holding something on a node the run may use can help it. */
-        private boolean onUsableNodes(ActiveRun active, Set<String> models) {
-            return active.allocations().stream().anyMatch(a -> cluster.hasNode(a.node()) && (models == null || models.contains(cluster.modelOf(a.node()))));
         }
 
         /** Whether all of a run's instances are on nodes of the given models. */
@@ -756,7 +400,7 @@ public final class Scheduler {
                 wait(run, WaitReason.WaitingForQuota, message);
                 return;
             }
-            Set<String> model = modelsFor(run.quota(), RealTimeResources.NotInQuota, request);
+            Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
             Resources largest = largest(run);
             if (!cluster.couldEverFit(largest, model)) {
                 wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
@@ -792,10 +436,8 @@ public final class Scheduler {
 
         private void admit(PendingRun run, List<Placement> placements, RealTimeResources where, Resources request) {
             book.charge(run.quota(), request, where, 1);
-            if (where == RealTimeResources.InQuota && isGeneral(run.quota())) {
-                Map<Integer, Resources> byRank = new HashMap<>();
-                run.instances().forEach(r -> byRank.put(r.rank(), r.resources()));
-                placements.forEach(p -> countGeneral(p.node(), byRank.get(p.rank()).gpu()));
+            if (where == RealTimeResources.InQuota) {
+                placements.forEach(p -> allowed.holds(run.quota(), p.node(), p.gpus().size()));
             }
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
@@ -843,27 +485,6 @@ public final class Scheduler {
                 throw new NoSuchElementException("run " + run.id() + " has no instances");
             }
             return largest;
-        }
-    }
-
-    /** Victim candidates in victim order, their rank in it, and by node (each in victim order too). */
-    private record VictimIndex(List<ActiveRun> ordered, Map<ActiveRun, Integer> rank, Map<String, List<ActiveRun>> byNode, List<String> nodes) {
-        /** Those still reclaimable that hold something on a node of the allowed models, in victim order. */
-        List<ActiveRun> usable(Cycle cycle, Set<String> models) {
-            List<ActiveRun> usable = new ArrayList<>();
-            for (ActiveRun run : ordered) {
-                if (cycle.reclaimable.contains(run) && cycle.onUsableNodes(run, models)) {
-                    usable.add(run);
-                }
-            }
-            return usable;
-        }
-    }
-
-    /** The quota's preemption setting, tolerating runs without a quota. */
-    private record QuotaStateView(QuotaState quota) {
-        boolean lowerPriorityPreemption() {
-            return quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
         }
     }
 }

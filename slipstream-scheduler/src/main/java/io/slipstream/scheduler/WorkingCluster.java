@@ -3,7 +3,6 @@ package io.slipstream.scheduler;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -16,8 +15,9 @@ import java.util.TreeSet;
 
 /**
  * The cluster's free capacity during one cycle, indexed so that a best-fit node is found without scanning every
- * node: for each GPU model, nodes are kept in buckets by their number of free GPUs. Best fit = the node left with the
- * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name.
+ * node ({@link NodeBuckets}: for each GPU model, nodes by their number of free GPUs). Best fit = the node left with the
+ * fewest free GPUs (GPU work packs densely, whole nodes stay free for large instances), ties by name. While a
+ * {@link Tentative} is open every change is written to the {@link Journal}, to be undone.
  *
  * <p>Fragmentation-aware: a request smaller than a node goes first where guaranteed work of its own quota already is,
  * then where any guaranteed work is, then best fit; so that guaranteed small runs (which no reclaim can clear) share
@@ -27,28 +27,20 @@ import java.util.TreeSet;
 final class WorkingCluster {
     private final List<WorkingNode> nodes = new ArrayList<>();
     private final Map<String, WorkingNode> byName = new HashMap<>();
-    /** model -> buckets[free GPUs] -> schedulable node indices (a bit set: index order, as ties go by name). */
-    private final Map<String, List<BitSet>> buckets = new TreeMap<>();
+    /** The schedulable nodes by model and free GPUs. */
+    private final NodeBuckets buckets = new NodeBuckets(nodes);
     /** model -> distinct node capacities, to answer "could this ever fit" without a scan. */
     private final Map<String, Set<Resources>> shapes = new TreeMap<>();
     private final Map<String, Amount> freeByModel = new TreeMap<>();
     private final Amount freeTotal = new Amount();
-    /** model -> quota (or {@link #ANY}) -> buckets[free GPUs] -> schedulable nodes holding that quota's guaranteed work. */
-    private final Map<String, Map<Object, List<BitSet>>> pinned = new TreeMap<>();
-    private static final Object ANY = new Object();
-    private int wholeFree;
     /** Whole free nodes that requests smaller than a node may not break (the queue's whole-node gangs need them). */
-    int wholeReserve;
+    private int wholeReserve;
     private int maxNodeGpus;
-    /** While a cycle runs ({@link #begin}): each node as it was before the cycle first changed it, to be put back. */
-    private boolean journaling;
-    private final BitSet touched = new BitSet();
-    private final List<WorkingNode> touchedNodes = new ArrayList<>();
-    private final List<WorkingNode.Saved> saved = new ArrayList<>();
-    private final Map<String, Amount> savedFreeByModel = new TreeMap<>();
-    private final Amount savedFreeTotal = new Amount();
+    /** Where changes made during a cycle are written, to be undone (shared with the cycle's quota book). */
+    private final Journal journal;
 
-    WorkingCluster(List<NodeState> states) {
+    WorkingCluster(List<NodeState> states, Journal journal) {
+        this.journal = journal;
         List<NodeState> sorted = new ArrayList<>(states);
         sorted.sort(Comparator.comparing(NodeState::name));
         for (NodeState state : sorted) {
@@ -56,68 +48,42 @@ final class WorkingCluster {
             nodes.add(node);
             byName.put(node.name, node);
             if (node.schedulable) {
-                List<BitSet> modelBuckets = buckets.computeIfAbsent(node.model, m -> new ArrayList<>());
-                while (modelBuckets.size() <= node.capacity.gpu()) {
-                    modelBuckets.add(new BitSet());
-                }
-                modelBuckets.get(node.freeGpuCount()).set(node.index);
+                buckets.add(node);
                 shapes.computeIfAbsent(node.model, m -> new LinkedHashSet<>())
                         .add(new Resources(node.capacity.milliCpu(), node.capacity.memoryBytes(), node.capacity.gpu(), null));
                 freeByModel.computeIfAbsent(node.model, m -> new Amount()).add(node.capacity, 1);
                 freeTotal.add(node.capacity, 1);
                 maxNodeGpus = Math.max(maxNodeGpus, node.capacity.gpu());
-                if (node.wholeFree()) {
-                    wholeFree++;
-                }
             }
         }
     }
 
     /**
-     * A cycle starts: from now on every change is undone by {@link #rollback}, which costs what the cycle touched,
-     * not the cluster's size (a state kept between cycles is not rebuilt for each).
+     * Writes what a change of {@code node} will overwrite (the node, its buckets, the free totals) to the journal, if a
+     * tentative is open: undone, the node leaves the buckets its state put it in and joins those of its state before.
      */
-    void begin() {
-        if (journaling) {
-            throw new IllegalStateException("a cycle is already under way on this cluster state");
-        }
-        journaling = true;
-        wholeReserve = 0;
-        savedFreeTotal.setTo(freeTotal);
-        freeByModel.forEach((model, free) -> savedFreeByModel.computeIfAbsent(model, m -> new Amount()).setTo(free));
-    }
-
-    /** Puts back every node the cycle changed, the free totals and the whole-node reserve, as they were at {@link #begin}. */
-    void rollback() {
-        if (!journaling) {
+    private void journal(WorkingNode node) {
+        if (!journal.recording()) {
             return;
         }
-        for (int i = 0; i < touchedNodes.size(); i++) {
-            WorkingNode node = touchedNodes.get(i);
-            leaveBuckets(node);
-            node.restore(saved.get(i));
-            joinBuckets(node);
-        }
-        touchedNodes.clear();
-        saved.clear();
-        touched.clear();
-        freeTotal.setTo(savedFreeTotal);
-        freeByModel.forEach((model, free) -> free.setTo(savedFreeByModel.get(model)));
-        wholeReserve = 0;
-        journaling = false;
-    }
-
-    private void remember(WorkingNode node) {
-        if (journaling && !touched.get(node.index)) {
-            touched.set(node.index);
-            touchedNodes.add(node);
-            saved.add(node.save());
-        }
+        WorkingNode.Saved saved = node.save();
+        Amount model = node.schedulable ? freeByModel.get(node.model) : null;
+        Amount modelBefore = model == null ? null : model.copy();
+        Amount totalBefore = freeTotal.copy();
+        journal.record(() -> {
+            buckets.leave(node);
+            node.restore(saved);
+            buckets.join(node);
+            freeTotal.setTo(totalBefore);
+            if (model != null) {
+                model.setTo(modelBefore);
+            }
+        });
     }
 
     /** Schedulable nodes with every GPU free. */
     int wholeFreeNodes() {
-        return wholeFree;
+        return buckets.wholeFree();
     }
 
     /** The most GPUs a schedulable node has: an instance asking for as many needs a whole node. */
@@ -125,9 +91,20 @@ final class WorkingCluster {
         return maxNodeGpus;
     }
 
+    int wholeReserve() {
+        return wholeReserve;
+    }
+
+    /** Sets how many whole free nodes are kept for gangs (journaled: a cycle's reserve is undone with the cycle). */
+    void wholeReserve(int nodes) {
+        int before = wholeReserve;
+        journal.record(() -> wholeReserve = before);
+        wholeReserve = nodes;
+    }
+
     /** Whether taking {@code request} on the node keeps the whole nodes held for gangs. */
     private boolean mayBreak(WorkingNode node, Resources request) {
-        return request.gpu() == 0 || request.gpu() >= node.capacity.gpu() || !node.wholeFree() || wholeFree > wholeReserve;
+        return buckets.mayBreak(node, request, wholeReserve);
     }
 
     /** The working copy of a node ({@code null}: unknown). */
@@ -168,9 +145,9 @@ final class WorkingCluster {
         for (Allocation allocation : allocations) {
             WorkingNode node = byName.get(allocation.node());
             if (node != null && seen.put(node, Boolean.TRUE) == null) {
-                remember(node);
+                journal(node);
                 order.add(node);
-                leaveBuckets(node);
+                buckets.leave(node);
             }
         }
         for (int i = 0; i < allocations.size(); i++) {
@@ -189,7 +166,7 @@ final class WorkingCluster {
                 freeTotal.add(allocation.resources(), -1);
             }
         }
-        order.forEach(this::joinBuckets);
+        order.forEach(buckets::join);
     }
 
     /** Gives an allocation back; a pinned one must be released with the quota it was held with. */
@@ -205,7 +182,7 @@ final class WorkingCluster {
     }
 
     /**
-     * Places every instance or none (a gang): tentative takes are undone in reverse order on failure. Larger
+     * Places every instance or none (a gang): the takes are tentative, discarded if one instance fits nowhere. Larger
      * instances are placed first, so that small ones do not split the space large ones need. {@code models}, if not
      * null, confines the run to nodes of those GPU models ({@code ""}: nodes without GPUs).
      */
@@ -219,14 +196,16 @@ final class WorkingCluster {
             return null;
         }
         List<Placement> placements = new ArrayList<>(instances.size());
-        for (InstanceRequest instance : largestFirst(instances)) {
-            WorkingNode node = bestFit(instance.resources(), models, pin);
-            if (node == null) {
-                unplace(placements, instances, pin);
-                return null;
+        try (Tentative gang = journal.open()) {
+            for (InstanceRequest instance : largestFirst(instances)) {
+                WorkingNode node = bestFit(instance.resources(), models, pin);
+                if (node == null) {
+                    return null;
+                }
+                List<Integer> gpus = take(node, instance.resources(), pin);
+                placements.add(new Placement(instance.rank(), node.name, gpus));
             }
-            List<Integer> gpus = take(node, instance.resources(), pin);
-            placements.add(new Placement(instance.rank(), node.name, gpus));
+            gang.commit();
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
         return placements;
@@ -245,19 +224,21 @@ final class WorkingCluster {
             }
         }
         List<Placement> placements = new ArrayList<>(instances.size());
-        for (InstanceRequest instance : largestFirst(instances)) {
-            WorkingNode best = null;
-            for (WorkingNode node : candidates) {
-                if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources()) && mayBreak(node, instance.resources())
-                        && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
-                    best = node;
+        try (Tentative gang = journal.open()) {
+            for (InstanceRequest instance : largestFirst(instances)) {
+                WorkingNode best = null;
+                for (WorkingNode node : candidates) {
+                    if (allowed(node.model, instance.resources(), models) && node.fitsNow(instance.resources()) && mayBreak(node, instance.resources())
+                            && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
+                        best = node;
+                    }
                 }
+                if (best == null) {
+                    return null;
+                }
+                placements.add(new Placement(instance.rank(), best.name, take(best, instance.resources())));
             }
-            if (best == null) {
-                unplace(placements, instances);
-                return null;
-            }
-            placements.add(new Placement(instance.rank(), best.name, take(best, instance.resources())));
+            gang.commit();
         }
         placements.sort(Comparator.comparingInt(Placement::rank));
         return placements;
@@ -270,20 +251,6 @@ final class WorkingCluster {
                 .thenComparing(Comparator.comparingLong((InstanceRequest r) -> r.resources().milliCpu()).reversed())
                 .thenComparingInt(InstanceRequest::rank));
         return order;
-    }
-
-    /** Gives back what {@link #placeGang} took. */
-    void unplace(List<Placement> placements, List<InstanceRequest> instances) {
-        unplace(placements, instances, null);
-    }
-
-    void unplace(List<Placement> placements, List<InstanceRequest> instances, QuotaId pin) {
-        Map<Integer, Resources> byRank = new HashMap<>();
-        instances.forEach(r -> byRank.put(r.rank(), r.resources()));
-        for (int i = placements.size() - 1; i >= 0; i--) {
-            Placement placement = placements.get(i);
-            release(new Allocation(placement.rank(), placement.node(), byRank.get(placement.rank()), placement.gpus()), pin);
-        }
     }
 
     /**
@@ -371,56 +338,17 @@ final class WorkingCluster {
     WorkingNode bestFit(Resources request, Set<String> models, QuotaId pin) {
         if (request.gpu() > 0 && request.gpu() < maxNodeGpus) {
             if (pin != null) {
-                WorkingNode found = bestIn(request, models, pin);
+                WorkingNode found = buckets.best(request, models, pin, wholeReserve);
                 if (found != null) {
                     return found;
                 }
             }
-            WorkingNode found = bestIn(request, models, ANY);
+            WorkingNode found = buckets.best(request, models, NodeBuckets.ANY, wholeReserve);
             if (found != null) {
                 return found;
             }
         }
-        return bestIn(request, models, null);
-    }
-
-    /** Best fit among the nodes of {@code key}'s pinned buckets ({@code null}: all nodes). */
-    private WorkingNode bestIn(Resources request, Set<String> models, Object key) {
-        WorkingNode best = null;
-        for (var entry : buckets.entrySet()) {
-            if (!allowed(entry.getKey(), request, models)) {
-                continue;
-            }
-            List<BitSet> modelBuckets = key == null ? entry.getValue() : pinnedBuckets(entry.getKey(), key, false);
-            if (modelBuckets == null) {
-                continue;
-            }
-            int limit = best == null ? modelBuckets.size() : Math.min(modelBuckets.size(), best.freeGpuCount() + 1);
-            boolean wholeHeld = request.gpu() > 0 && wholeFree <= wholeReserve;
-            for (int free = request.gpu(); free < limit; free++) {
-                if (wholeHeld && free == modelBuckets.size() - 1 && free > request.gpu()) {
-                    continue; // the largest nodes' whole-free bucket: held for gangs (no need to look at each)
-                }
-                WorkingNode found = firstFitting(modelBuckets.get(free), request);
-                if (found != null) {
-                    if (best == null || free < best.freeGpuCount() || (free == best.freeGpuCount() && found.index < best.index)) {
-                        best = found;
-                    }
-                    break;
-                }
-            }
-        }
-        return best;
-    }
-
-    private WorkingNode firstFitting(BitSet bucket, Resources request) {
-        for (int index = bucket.nextSetBit(0); index >= 0; index = bucket.nextSetBit(index + 1)) {
-            WorkingNode node = nodes.get(index);
-            if (node.fitsNow(request) && mayBreak(node, request)) {
-                return node;
-            }
-        }
-        return null;
+        return buckets.best(request, models, null, wholeReserve);
     }
 
     List<Integer> take(WorkingNode node, Resources request) {
@@ -433,29 +361,13 @@ final class WorkingCluster {
         return taken.get(0);
     }
 
-    private List<BitSet> pinnedBuckets(String model, Object key, boolean create) {
-        Map<Object, List<BitSet>> byKey = create ? pinned.computeIfAbsent(model, m -> new HashMap<>()) : pinned.get(model);
-        if (byKey == null) {
-            return null;
-        }
-        List<BitSet> list = byKey.get(key);
-        if (list == null && create) {
-            list = new ArrayList<>();
-            for (int i = 0; i < buckets.get(model).size(); i++) {
-                list.add(new BitSet());
-            }
-            byKey.put(key, list);
-        }
-        return list;
-    }
-
     /**
      * Applies a change to a node, keeping its buckets and the free totals right. {@code pin}: the quota of the
      * guaranteed run whose allocation this is (its GPUs are counted as pinned on the node), or {@code null}.
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
-        remember(node);
-        leaveBuckets(node);
+        journal(node);
+        buckets.leave(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {
             // sign -1 takes (the run holds more here), +1 gives back.
@@ -465,43 +377,7 @@ final class WorkingCluster {
             freeByModel.get(node.model).add(amount, sign);
             freeTotal.add(amount, sign);
         }
-        joinBuckets(node);
-    }
-
-    /** Takes a schedulable node out of the buckets its free GPUs put it in, before they change. */
-    private void leaveBuckets(WorkingNode node) {
-        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
-        if (modelBuckets == null) {
-            return;
-        }
-        modelBuckets.get(node.freeGpuCount()).clear(node.index);
-        if (node.wholeFree()) {
-            wholeFree--;
-        }
-        for (QuotaId quota : node.pinnedByQuota.keySet()) {
-            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).clear(node.index);
-        }
-        if (!node.pinnedByQuota.isEmpty()) {
-            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).clear(node.index);
-        }
-    }
-
-    /** Puts a schedulable node back into the buckets of its free GPUs, once they changed. */
-    private void joinBuckets(WorkingNode node) {
-        List<BitSet> modelBuckets = node.schedulable ? buckets.get(node.model) : null;
-        if (modelBuckets == null) {
-            return;
-        }
-        modelBuckets.get(node.freeGpuCount()).set(node.index);
-        if (node.wholeFree()) {
-            wholeFree++;
-        }
-        for (QuotaId quota : node.pinnedByQuota.keySet()) {
-            pinnedBuckets(node.model, quota, true).get(node.freeGpuCount()).set(node.index);
-        }
-        if (!node.pinnedByQuota.isEmpty()) {
-            pinnedBuckets(node.model, ANY, true).get(node.freeGpuCount()).set(node.index);
-        }
+        buckets.join(node);
     }
 
     /** Whether some schedulable node (of the allowed models) could hold the request if it were empty. */
@@ -539,7 +415,7 @@ final class WorkingCluster {
         for (InstanceRequest instance : instances) {
             Resources need = instance.resources();
             for (WorkingNode node : candidates) {
-                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && wholeFree <= wholeReserve)) {
+                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && buckets.wholeFree() <= wholeReserve)) {
                     continue;
                 }
                 Amount used = planned.computeIfAbsent(node.index, i -> new Amount());
@@ -578,5 +454,21 @@ final class WorkingCluster {
             free.put(node.name, new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null));
         }
         return free;
+    }
+
+    /**
+     * Everything a change can touch, as text, for tests that check a rollback puts it all back: each node's free
+     * capacity, GPUs and pins, the free totals, the whole-node counts and which buckets hold which nodes.
+     */
+    String contents() {
+        StringBuilder out = new StringBuilder();
+        for (WorkingNode node : nodes) {
+            out.append(node.name).append(": cpu ").append(node.freeMilliCpu).append(", memory ").append(node.freeMemory).append(", gpus ")
+                    .append(node.freeGpus).append(", pinned ").append(new TreeMap<>(node.pinnedByQuota)).append('\n');
+        }
+        out.append("free ").append(freeTotal.exact()).append(", by model ");
+        freeByModel.forEach((model, free) -> out.append(model).append('=').append(free.exact()).append(' '));
+        out.append("\nreserved ").append(wholeReserve).append('\n').append(buckets.contents());
+        return out.toString();
     }
 }
