@@ -58,7 +58,7 @@ class ApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         admin = server.adminToken();
         assertThat(server.post("/api/v1/apply", admin, SETUP).status()).isEqualTo(200);
         alice = server.tokenFor("alice");

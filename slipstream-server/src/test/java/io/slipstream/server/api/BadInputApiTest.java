@@ -38,7 +38,7 @@ class BadInputApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         admin = server.adminToken();
         Response setup = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1

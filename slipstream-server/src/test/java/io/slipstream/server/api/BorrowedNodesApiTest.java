@@ -25,7 +25,7 @@ class BorrowedNodesApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         admin = server.adminToken();
         Response applied = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1

@@ -23,7 +23,7 @@ class QuotaApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         admin = server.adminToken();
         assertThat(server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1

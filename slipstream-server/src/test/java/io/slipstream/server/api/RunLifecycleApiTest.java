@@ -60,7 +60,7 @@ class RunLifecycleApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         assertThat(server.post("/api/v1/apply", server.adminToken(), SETUP).status()).isEqualTo(200);
         alice = server.tokenFor("alice");
     }

@@ -28,7 +28,7 @@ class UsageApiTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir, config -> config, CLOCK);
+        server = TestServer.startInMemory(dataDir, CLOCK);
         admin = server.adminToken();
         Response applied = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1

@@ -40,7 +40,7 @@ class WatchStreamTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start(dataDir);
+        server = TestServer.startInMemory(dataDir);
         admin = server.adminToken();
         apply("""
                 apiVersion: slipstream/v1
@@ -238,7 +238,7 @@ class WatchStreamTest {
 
     @Test
     void aStoppingServerEndsItsStreamsWithAnEndEvent(@TempDir Path otherDir) throws Exception {
-        TestServer other = TestServer.start(otherDir);
+        TestServer other = TestServer.startInMemory(otherDir);
         boolean closed = false;
         try {
             HttpRequest request = HttpRequest.newBuilder(URI.create(other.server().url() + "/api/v1/watch"))

@@ -62,9 +62,14 @@ public final class TestServer implements AutoCloseable {
      * run until they are stopped, and print nothing. Nothing outlives it; a restart would start empty.
      */
     public static TestServer startInMemory(Path dataDir) {
+        return startInMemory(dataDir, SlipstreamServer.systemClock());
+    }
+
+    /** {@link #startInMemory(Path)} on {@code clock}. */
+    public static TestServer startInMemory(Path dataDir, java.time.Clock clock) {
         ServerConfig config = defaults(dataDir).withStore(new InMemoryPlugins.MemorySettings()).withExecutor(new InMemoryPlugins.FakeSettings());
         try {
-            return new TestServer(SlipstreamServer.start(config, SlipstreamServer.systemClock(), InMemoryPlugins.PLUGINS), dataDir);
+            return new TestServer(SlipstreamServer.start(config, clock, InMemoryPlugins.PLUGINS), dataDir);
         } catch (IOException e) {
             throw new AssertionError(e);
         }
