@@ -48,14 +48,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Chaos below the process boundary: the control loop over the in-memory store (with its outage hooks), a lifelike
  * {@link FakeExecutor} and a testing clock, driven by a seeded random sequence of submissions, cycles, instance exits,
- * cancels, executor calls that fail, store outages and crashes of the loop at a random store call (the loop is thrown away with everything it
- * held in memory, a new one adopts what runs, as after {@code kill -9}). After every step:
+ * cancels, executor calls that fail, store outages and crashes of the loop at a random store call (the loop and its
+ * executor are thrown away with everything they held in memory, a new pair adopts what runs, as after {@code kill -9}).
+ * Instances ignore a stop notice: the executor kills them when their grace period is over, by timers that die with it
+ * in a crash, as a server's do. After every step:
  * <ul>
  *   <li>nothing acknowledged is lost: every run whose submission returned is in the store, and a final state stays;</li>
  *   <li>nothing starts twice: no run has live instances of two attempts, no live instance belongs to a run that has
  *       ended or does not exist, no node holds more live instances than it has room for, no GPU is given twice;</li>
  *   <li>quota usage equals the admitted runs: each quota's ledger is what its runs' live instance records hold, split
- *       as the runs say (InQuota / NotInQuota), never more InQuota than its own guarantee.</li>
+ *       as the runs say (InQuota / NotInQuota), and what runs not being stopped hold InQuota within its guarantee.</li>
  * </ul>
  * Once the chaos stops, every run still active is cancelled and must end, with nothing left allocated or live.
  * A failure names its seed: {@code -Dchaos.seeds=...} runs that one again (it decides the same way every time: one
