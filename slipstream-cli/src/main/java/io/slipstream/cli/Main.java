@@ -26,7 +26,9 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code slipstream} command. Exit codes: 0 success, 1 the run failed (with {@code --wait}) or the server
- * failed, 2 bad usage or rejected input, 3 server unreachable.
+ * failed, 2 bad usage or rejected input, 3 server unreachable. Its tree joins the client's commands (slipstream-client,
+ * which knows the API alone) and those that run the server or its code in this JVM; their order here is that of
+ * {@code --help}.
  */
 // scope = INHERIT: every subcommand, present and future, inherits -h/--help and -V/--version (help exits 0).
 @Command(name = "slipstream",

@@ -1,6 +1,5 @@
 package io.slipstream.cli;
 
-import io.slipstream.server.SlipstreamServer;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +11,12 @@ import picocli.CommandLine.Spec;
 
 /** How a command reaches the server: address and token, from options, the environment, or the local data dir. */
 public final class ClientOptions {
+    /**
+     * Where a server keeps its admin token in its data directory ({@code SlipstreamServer.ADMIN_TOKEN_FILE}; the client
+     * knows the name, not the server: {@code AdminTokenFileTest} holds the two together).
+     */
+    public static final String ADMIN_TOKEN_FILE = "admin.token";
+
     @Option(names = "--server", paramLabel = "URL",
             description = "Server address (default: $SLIPSTREAM_SERVER or http://127.0.0.1:8080).")
     String server;
@@ -55,7 +60,7 @@ public final class ClientOptions {
             return explicit.trim();
         }
         Path dir = dataDir != null ? dataDir : Path.of(firstNonBlank(System.getenv("SLIPSTREAM_DATA_DIR"), null, ".slipstream"));
-        Path file = dir.resolve(SlipstreamServer.ADMIN_TOKEN_FILE);
+        Path file = dir.resolve(ADMIN_TOKEN_FILE);
         try {
             return Files.isReadable(file) ? Files.readString(file, StandardCharsets.UTF_8).trim() : null;
         } catch (IOException e) {
