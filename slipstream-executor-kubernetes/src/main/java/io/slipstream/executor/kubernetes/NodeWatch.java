@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.NodeInfo;
 import java.math.BigDecimal;
 import java.time.Clock;
@@ -61,7 +62,7 @@ final class NodeWatch implements AutoCloseable {
             informer.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             informer.stop();
-            throw new io.slipstream.executor.ExecutorException("cannot list the cluster's nodes: " + e.getMessage(), e);
+            throw new ExecutorException("cannot list the cluster's nodes: " + e.getMessage(), e);
         }
     }
 
@@ -89,6 +90,14 @@ final class NodeWatch implements AutoCloseable {
     /** Whether {@code name} is a managed node we know (ready or not). */
     boolean knows(String name) {
         return informer.getStore().getByKey(name) != null;
+    }
+
+    /** Refuses a name that is not one of the managed nodes (ready or not): a pod pinned to it would wait for ever. */
+    void require(String name) {
+        if (!knows(name)) {
+            throw new ExecutorException("no node named " + name + " among the cluster nodes Slipstream manages"
+                    + (config.nodeSelector().isEmpty() ? "" : " (labels " + config.nodeSelector() + ")"));
+        }
     }
 
     /** The nodes NotReady (or gone) for longer than the configured time, with why. */

@@ -1,0 +1,101 @@
+package io.slipstream.executor.kubernetes;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.executor.LaunchSpec;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The objects a run's pods need beside themselves: per run its headless service, network policy and storage claims,
+ * per attempt its Secret (the metadata config map is {@link AttemptMetadata}'s). Each is made by the first launch that
+ * needs it, and a launch repeated makes nothing twice; all of them carry the run's label, by which they are deleted
+ * when the run is forgotten.
+ */
+final class RunObjects {
+    private final KubernetesClient client;
+    private final Manifests manifests;
+    private final PodDeletion deletion;
+
+    RunObjects(KubernetesClient client, Manifests manifests, PodDeletion deletion) {
+        this.client = client;
+        this.manifests = manifests;
+        this.deletion = deletion;
+    }
+
+    /** The run's service, network policy and storage claims: made once per run, kept until it is forgotten. */
+    void ensureRunObjects(RunId runId, ClusterMetadata metadata, String namespace) {
+        createIfAbsent(client, manifests.service(runId, namespace));
+        createIfAbsent(client, manifests.networkPolicy(runId, namespace));
+        manifests.claims(runId, metadata, namespace).forEach(claim -> createIfAbsent(client, claim));
+    }
+
+    /**
+     * The first launch of an attempt makes its Secret; a later one (a node group that starts after another) adds the
+     * values of the Secrets it refers to, if the others did not.
+     */
+    void ensureAttemptSecret(String namespace, LaunchSpec spec, String token) {
+        InstanceId id = spec.id();
+        Secret secret = manifests.attemptSecret(id.runId(), id.attempt(), namespace, token, spec);
+        try {
+            client.resource(secret).inNamespace(namespace).create();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            Map<String, String> values = Manifests.secretData(spec);
+            if (!values.isEmpty()) {
+                var patch = Json.mapper().createObjectNode();
+                var data = patch.putObject("data");
+                values.forEach(data::put);
+                // A merge patch of the data alone: it adds these keys and leaves the others (the token) as they are.
+                client.secrets().inNamespace(namespace).resource(secret).patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
+            }
+        }
+    }
+
+    /** Deletes the run's pods (through the fence) and every other object of the run in the namespace. */
+    void deleteAll(RunId runId, String namespace) {
+        String run = Names.runKey(runId);
+        // One by one rather than by collection: the executor needs no deletecollection permission.
+        for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems()) {
+            deletion.delete(namespace, pod.getMetadata().getName(), null, null);
+        }
+        deleteEach(client.services().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.services());
+        deleteEach(client.configMaps().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.configMaps());
+        deleteEach(client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
+                client.network().networkPolicies());
+        deleteEach(client.secrets().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.secrets());
+        // Only the run's own claim carries its label: job and workspace claims stay.
+        deleteEach(client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
+                client.persistentVolumeClaims());
+    }
+
+    /** Creates the object unless it exists: a conflict means an earlier launch (or a control plane before a restart) made it. */
+    static void createIfAbsent(KubernetesClient client, HasMetadata object) {
+        try {
+            client.resource(object).inNamespace(object.getMetadata().getNamespace()).create();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+        }
+    }
+
+    private static <T extends HasMetadata> void deleteEach(List<T> objects, MixedOperation<T, ?, ? extends Resource<T>> operation) {
+        for (T object : objects) {
+            operation.inNamespace(object.getMetadata().getNamespace()).withName(object.getMetadata().getName()).delete();
+        }
+    }
+}
