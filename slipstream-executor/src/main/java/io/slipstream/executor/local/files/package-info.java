@@ -30,7 +30,7 @@
  *       ({@link io.slipstream.executor.local.files.SafeFiles#writeControlFile}): a reader never sees half of one, and a
  *       link left where the temporary file goes is replaced, never followed.</li>
  * </ul>
- * What a process the executor starts is given as stdin, stdout or stderr comes from here too
- * ({@link io.slipstream.executor.local.files.Redirects}): the JDK opens it, as the server.
+ * What a process the executor starts is given as stdin, stdout or stderr, and the directory it starts in, come from here
+ * too ({@link io.slipstream.executor.local.files.Redirects}): the JDK opens and enters them, as the server.
  */
 package io.slipstream.executor.local.files;
