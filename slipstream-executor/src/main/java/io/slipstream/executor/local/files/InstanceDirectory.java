@@ -317,7 +317,7 @@ public final class InstanceDirectory {
 
     /**
      * The progress the instance last reported, or {@code null} (see {@link ProgressFile}). A progress file the workload
-     * held a lease on ({@link PinnedFile.Leased}) is not read again for this instance ({@code progress_ignored}): each
+     * held a lease on ({@link PinnedFile.Stalled}) is not read again for this instance ({@code progress_ignored}): each
      * read would keep the caller, the control loop, waiting again; the instance may still report through the API.
      *
      * @param pins  a pin directory of the server's on this file system
@@ -330,7 +330,7 @@ public final class InstanceDirectory {
         }
         try {
             return ProgressFile.read(progressFile(), pins, owner);
-        } catch (PinnedFile.Leased e) {
+        } catch (PinnedFile.Stalled e) {
             try {
                 SafeFiles.touchControlFile(ignored);
             } catch (IOException notRecorded) {

@@ -5,7 +5,6 @@ import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -32,14 +31,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * opened only once accepted, so a FIFO, socket or device is refused before it could block anything. A regular file can
  * still hold an open up: its owner may hold a lease on it (fcntl F_SETLEASE), and then every other open waits until the
  * owner lets go or the kernel's lease-break-time passes (45 s by default), and Java cannot open without waiting
- * (O_NONBLOCK). So the inode is opened on a thread of its own, and waited for at most {@link #OPEN_PATIENCE}: opening
- * an inode already found reads nothing from the disk, so only a lease takes longer ({@link Leased}). Closing lets go of
- * the pin. Every read of a workload's file goes through here: its progress ({@link SafeFiles#readWorkloadFile}) and
- * the archive an image pull left in its staging area.
+ * (O_NONBLOCK). So the inode is opened on a thread of its own and waited for twice {@link #OPEN_PATIENCE} at most:
+ * opening an inode already found reads nothing from the disk, so only a lease (or a file system that hangs) takes
+ * longer ({@link Stalled}); the second wait is there so that a pause of the whole JVM (a collection) that outlasts the
+ * first is not taken for one. Closing lets go of the pin. Every read of a workload's file goes through here: its
+ * progress ({@link SafeFiles#readWorkloadFile}) and the archive an image pull left in its staging area.
  */
 public final class PinnedFile implements AutoCloseable {
-    /** How long an open of the pinned inode is waited for. */
-    static final Duration OPEN_PATIENCE = Duration.ofMillis(500);
+    /** How long an open of the pinned inode is waited for, twice. */
+    static final Duration OPEN_PATIENCE = Duration.ofMillis(250);
     private static final AtomicLong PINS = new AtomicLong();
     /** Opens pinned inodes; a thread held up by a lease waits for it alone, and closes what it opened late. */
     private static final ExecutorService OPENER = Executors.newCachedThreadPool(task -> {
@@ -122,10 +122,13 @@ public final class PinnedFile implements AutoCloseable {
         }
     }
 
-    /** A file its owner holds a lease on: opening it would wait until the owner lets go, or the kernel breaks the lease. */
-    public static final class Leased extends IOException {
-        Leased(Path file) {
-            super(file.getFileName() + " is held by a lease of its owner's (opening it would wait)");
+    /**
+     * A file that did not open in time: its owner holds a lease on it (an open waits until the owner lets go, or the
+     * kernel breaks the lease), or its file system hangs.
+     */
+    public static final class Stalled extends IOException {
+        Stalled(Path file) {
+            super(file.getFileName() + " did not open within " + 2 * OPEN_PATIENCE.toMillis() + " ms (a lease of its owner's on it?)");
         }
     }
 
@@ -143,7 +146,7 @@ public final class PinnedFile implements AutoCloseable {
      * Its content, at most {@code maxBytes}.
      *
      * @throws SafeFiles.RefusedFile if it holds more (it may have grown since it was pinned)
-     * @throws Leased if its owner holds a lease on it
+     * @throws Stalled if it did not open in time (its owner holds a lease on it)
      */
     byte[] read(int maxBytes) throws IOException {
         if (attributes.size() > maxBytes) {
@@ -163,7 +166,7 @@ public final class PinnedFile implements AutoCloseable {
      * {@code target}, a new file of the server's; a target left by a failed copy is removed.
      *
      * @throws IOException if it shrank meanwhile
-     * @throws Leased if its owner holds a lease on it
+     * @throws Stalled if it did not open in time (its owner holds a lease on it)
      */
     public void copyTo(Path target, long bytes) throws IOException {
         try (FileChannel from = open();
@@ -182,9 +185,8 @@ public final class PinnedFile implements AutoCloseable {
     }
 
     /**
-     * The pinned inode, opened to be read, waited for at most {@link #OPEN_PATIENCE}. An open that takes longer goes on
-     * alone (what it opens once the lease is gone, it closes); it is {@link Leased} if the kernel lists a lease on the
-     * inode, else a plain failure (a machine too busy to answer in time: try again later).
+     * The pinned inode, opened to be read, waited for twice {@link #OPEN_PATIENCE} at most. An open that takes longer
+     * goes on alone, and closes what it opens once the lease is gone.
      */
     private FileChannel open() throws IOException {
         CompletableFuture<FileChannel> opening = CompletableFuture.supplyAsync(() -> {
@@ -195,30 +197,20 @@ public final class PinnedFile implements AutoCloseable {
             }
         }, OPENER);
         try {
-            return opening.get(OPEN_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            try {
+                return opening.get(OPEN_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return opening.get(OPEN_PATIENCE.toNanos(), TimeUnit.NANOSECONDS); // the opener may have been paused too
+            }
         } catch (ExecutionException e) {
             throw e.getCause() instanceof UncheckedIOException unchecked ? unchecked.getCause() : new IOException(e.getCause());
         } catch (TimeoutException e) {
             opening.thenAccept(PinnedFile::closeQuietly);
-            if (leased()) {
-                throw new Leased(file);
-            }
-            throw new IOException(file.getFileName() + " did not open within " + OPEN_PATIENCE.toMillis() + " ms");
+            throw new Stalled(file);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             opening.thenAccept(PinnedFile::closeQuietly);
             throw new InterruptedIOException("interrupted while opening " + file.getFileName());
-        }
-    }
-
-    /** Whether {@code /proc/locks} lists a lease on the pinned inode (a line {@code LEASE ... <major>:<minor>:<inode>}). */
-    private boolean leased() {
-        try {
-            String inode = ":" + Files.getAttribute(pin, "unix:ino", LinkOption.NOFOLLOW_LINKS) + " ";
-            return Files.readAllLines(Path.of("/proc/locks"), StandardCharsets.US_ASCII).stream()
-                    .anyMatch(line -> line.contains(" LEASE ") && !line.contains(" BREAKER ") && line.contains(inode));
-        } catch (IOException | RuntimeException e) {
-            return false;
         }
     }
 

@@ -29,13 +29,13 @@ final class ProgressFile {
      * workload's: it is read only as a small regular file of {@code owner} (when not {@code null}), pinned first into
      * {@code pinDir} so that it cannot be swapped for a link or a FIFO while it is read (see {@link SafeFiles}).
      *
-     * @throws PinnedFile.Leased if the workload holds a lease on it (see {@link InstanceDirectory#progress})
+     * @throws PinnedFile.Stalled if the workload holds a lease on it (see {@link InstanceDirectory#progress})
      */
-    static Activity.Progress read(Path file, Path pinDir, Integer owner) throws PinnedFile.Leased {
+    static Activity.Progress read(Path file, Path pinDir, Integer owner) throws PinnedFile.Stalled {
         try {
             SafeFiles.Content content = SafeFiles.readWorkloadFile(file, pinDir, MAX_BYTES, owner);
             return content == null ? null : parse(content.data(), content.modified());
-        } catch (PinnedFile.Leased e) {
+        } catch (PinnedFile.Stalled e) {
             throw e;
         } catch (IOException | RuntimeException e) {
             return null;

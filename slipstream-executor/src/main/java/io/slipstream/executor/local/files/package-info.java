@@ -22,7 +22,7 @@
  *   <li><b>Never blocking.</b> Nothing is opened before it is known to be a regular file, so a FIFO or device cannot
  *       hold a thread; a workload's own file, on which it may hold a lease (fcntl F_SETLEASE: every other open waits
  *       for the kernel's lease-break-time, 45 s), is opened on a thread of its own and waited for half a second at
- *       most ({@link io.slipstream.executor.local.files.PinnedFile.Leased}), and a leased progress file is not read
+ *       most ({@link io.slipstream.executor.local.files.PinnedFile.Stalled}), and a leased progress file is not read
  *       again for that instance; the system's tools run with a deadline and write to a file of their own, never a pipe
  *       ({@link io.slipstream.executor.local.files.SystemCommand}).</li>
  *   <li><b>Written whole.</b> What the workload reads (its metadata, hostfiles, notice, environment) and the server's

@@ -112,11 +112,11 @@ class PinnedFileTest {
             assumeTrue(said.equals("leased"), () -> "this kernel gives no leases: " + said);
             for (int read = 0; read < 2; read++) {
                 long start = System.nanoTime();
-                assertThatThrownBy(() -> SafeFiles.readWorkloadFile(progress, pins, 1024, me)).isInstanceOf(PinnedFile.Leased.class);
+                assertThatThrownBy(() -> SafeFiles.readWorkloadFile(progress, pins, 1024, me)).isInstanceOf(PinnedFile.Stalled.class);
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(PinnedFile.OPEN_PATIENCE.plusSeconds(2));
             }
             try (PinnedFile pinned = PinnedFile.take(progress, pins, me)) {
-                assertThatThrownBy(() -> pinned.copyTo(dir.resolve("copy"), 4)).isInstanceOf(PinnedFile.Leased.class);
+                assertThatThrownBy(() -> pinned.copyTo(dir.resolve("copy"), 4)).isInstanceOf(PinnedFile.Stalled.class);
             }
             try (var left = Files.list(pins)) {
                 assertThat(left).as("the pins go while their opens still wait").isEmpty();
