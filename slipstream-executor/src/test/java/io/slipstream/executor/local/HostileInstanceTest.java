@@ -195,22 +195,24 @@ class HostileInstanceTest {
                 + "time.sleep(600)\n";
         Map<String, String> handle = executor.launch(new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("/usr/bin/python3", "-c", lease),
                 Map.of(), null, null));
-        String out = awaitOutput(executor, id, handle, "lease");
-        assumeTrue(out.contains("leased"), () -> "this kernel gives no leases: " + out);
-
-        for (int look = 0; look < 3; look++) {
-            long start = System.nanoTime();
-            Activity activity = executor.activity(id, handle);
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-            // The first look waits a moment for the open; the later ones do not open it at all.
-            assertThat(took).as("look %d at a leased progress file", look).isLessThan(look == 0 ? Duration.ofSeconds(5) : Duration.ofMillis(400));
-            assertThat(activity.progress()).as("a leased progress file is not read").isNull();
+        try {
+            String out = awaitOutput(executor, id, handle, "lease");
+            assumeTrue(out.contains("leased"), () -> "this kernel gives no leases: " + out);
+            for (int look = 0; look < 3; look++) {
+                long start = System.nanoTime();
+                Activity activity = executor.activity(id, handle);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                // The first look waits a moment for the open; the later ones do not open it at all.
+                assertThat(took).as("look %d at a leased progress file", look).isLessThan(look == 0 ? Duration.ofSeconds(5) : Duration.ofMillis(400));
+                assertThat(activity.progress()).as("a leased progress file is not read").isNull();
+            }
+            Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
+            assertThat(Files.exists(dir.resolve("progress_ignored"), LinkOption.NOFOLLOW_LINKS)).as("remembered across restarts").isTrue();
+            assertThat(Files.list(dataDir.resolve("instances/.pins"))).as("pins are removed").isEmpty();
+        } finally {
+            executor.terminate(id, handle, Duration.ZERO, "test"); // a failed look leaves no lease holder behind
+            awaitReport(id, InstanceReport.Exited.class);
         }
-        Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
-        assertThat(Files.exists(dir.resolve("progress_ignored"), LinkOption.NOFOLLOW_LINKS)).as("remembered across restarts").isTrue();
-        assertThat(Files.list(dataDir.resolve("instances/.pins"))).as("pins are removed").isEmpty();
-        executor.terminate(id, handle, Duration.ZERO, "test");
-        awaitReport(id, InstanceReport.Exited.class);
     }
 
     @Test
