@@ -52,7 +52,7 @@ class HostileInstanceTest {
     /** Every name the server reads or writes in an instance's directory. */
     private static final List<String> CONTROL_FILES = List.of("pid", "exit_code", "stdout.log", "stderr.log", "supervisor.log", "metadata.json",
             "metadata.json.tmp", "preemption_notice.json", "preemption_notice.json.tmp", "terminate_requested", "probe.json", "probe.json.tmp",
-            "ready", "ready.tmp", "stdout.log.start", "stdout.log.start.tmp", "report", "work", "tmp");
+            "ready", "ready.tmp", "stdout.log.start", "stdout.log.start.tmp", "progress_ignored", "report", "work", "tmp");
 
     @TempDir
     Path dataDir;
@@ -169,6 +169,50 @@ class HostileInstanceTest {
         assertThat(new ProcessBuilder("mkfifo", ack.toString()).start().waitFor()).isZero();
         executor.terminate(id, handle, Duration.ofSeconds(60), "test");
         assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+    }
+
+    /**
+     * A lease its owner holds on a file (fcntl F_SETLEASE) makes every other open of it wait until the owner lets go, or
+     * for the kernel's lease-break-time (45 s by default). The progress file is read on the control loop: one lease
+     * would stop scheduling for everyone. The server waits a moment, then reads that instance's progress no more.
+     */
+    @Test
+    void aProgressFileTheWorkloadHoldsALeaseOnNeverKeepsTheServerWaiting() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3 to take a lease");
+        LocalProcessExecutor executor = newExecutor(0);
+        InstanceId id = newInstanceId();
+        String lease = "import fcntl, os, signal, time\n"
+                + "signal.signal(signal.SIGIO, signal.SIG_IGN)\n" // told to let go, it does not
+                + "path = os.environ['SLIPSTREAM_PROGRESS_FILE']\n"
+                + "with open(path, 'w') as f:\n"
+                + "    f.write('{\"step\": 7}')\n"
+                + "held = open(path, 'r+')\n"
+                + "try:\n"
+                + "    fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_WRLCK)\n"
+                + "    print('leased', flush=True)\n"
+                + "except OSError as e:\n"
+                + "    print('no lease:', e, flush=True)\n"
+                + "time.sleep(600)\n";
+        Map<String, String> handle = executor.launch(new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("/usr/bin/python3", "-c", lease),
+                Map.of(), null, null));
+        try {
+            String out = awaitOutput(executor, id, handle, "lease");
+            assumeTrue(out.contains("leased"), () -> "this kernel gives no leases: " + out);
+            for (int look = 0; look < 3; look++) {
+                long start = System.nanoTime();
+                Activity activity = executor.activity(id, handle);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                // The first look waits a moment for the open; the later ones do not open it at all.
+                assertThat(took).as("look %d at a leased progress file", look).isLessThan(look == 0 ? Duration.ofSeconds(5) : Duration.ofMillis(400));
+                assertThat(activity.progress()).as("a leased progress file is not read").isNull();
+            }
+            Path dir = dataDir.resolve("instances").resolve(handle.get("dir"));
+            assertThat(Files.exists(dir.resolve("progress_ignored"), LinkOption.NOFOLLOW_LINKS)).as("remembered across restarts").isTrue();
+            assertThat(Files.list(dataDir.resolve("instances/.pins"))).as("pins are removed").isEmpty();
+        } finally {
+            executor.terminate(id, handle, Duration.ZERO, "test"); // a failed look leaves no lease holder behind
+            awaitReport(id, InstanceReport.Exited.class);
+        }
     }
 
     @Test

@@ -44,15 +44,22 @@ class TrustBoundaryTest {
             LOCAL + ".image.ImageLayout", "the image layout's index and the unpacked images' config and markers: written by skopeo and umoci as"
                     + " the server, in directories no run can change (a pull's staging area is read through files.PinnedFile)");
 
-    /** What opens a file: its content read or written, a link made to it, or a process given it as stdin, stdout or stderr. */
+    /**
+     * What opens a file: its content read or written, a link made to it, a process given it as stdin, stdout or stderr,
+     * or started in it as its working directory (the JDK enters it as the server, following links).
+     */
     private static final Set<String> FILES_METHODS = Set.of("newInputStream", "newOutputStream", "newByteChannel", "newBufferedReader",
             "newBufferedWriter", "readString", "readAllBytes", "readAllLines", "lines", "write", "writeString", "copy", "createLink",
-            "createSymbolicLink");
+            "createSymbolicLink", "createFile", "createTempFile");
     private static final Set<String> FILE_STREAMS = Set.of("java.io.FileInputStream", "java.io.FileOutputStream", "java.io.RandomAccessFile",
-            "java.io.FileReader", "java.io.FileWriter");
+            "java.io.FileReader", "java.io.FileWriter", "java.util.zip.ZipFile", "java.util.jar.JarFile");
+    /** Classes whose constructors open the file they are given (a File or Path; PrintWriter, PrintStream and Formatter also a name). */
+    private static final Set<String> WRITERS_AND_SCANNERS = Set.of("java.io.PrintWriter", "java.io.PrintStream", "java.util.Formatter",
+            "java.util.Scanner");
 
     static final DescribedPredicate<JavaCall<?>> OPENS_A_FILE = new DescribedPredicate<>("open a file (java.nio.file.Files " + new TreeSet<>(FILES_METHODS)
-            + ", FileChannel.open, " + new TreeSet<>(FILE_STREAMS) + ", a ProcessBuilder redirect to or from a file)") {
+            + ", FileChannel.open, " + new TreeSet<>(FILE_STREAMS) + ", " + new TreeSet<>(WRITERS_AND_SCANNERS) + " on a file, a ProcessBuilder"
+            + " redirect to or from a file, or its working directory)") {
         @Override
         public boolean test(JavaCall<?> call) {
             String owner = call.getTargetOwner().getName();
@@ -61,10 +68,20 @@ class TrustBoundaryTest {
                 case "java.nio.file.Files" -> FILES_METHODS.contains(name);
                 case "java.nio.channels.FileChannel", "java.nio.channels.AsynchronousFileChannel" -> name.equals("open");
                 case "java.lang.ProcessBuilder$Redirect" -> Set.of("to", "from", "appendTo").contains(name);
-                case "java.lang.ProcessBuilder" -> name.startsWith("redirect") && call.getTarget().getRawParameterTypes().stream()
-                        .anyMatch(type -> type.getName().equals("java.io.File"));
-                default -> FILE_STREAMS.contains(owner) && call instanceof JavaConstructorCall;
+                case "java.lang.ProcessBuilder" -> (name.startsWith("redirect") || name.equals("directory")) && takes(call, "java.io.File");
+                default -> call instanceof JavaConstructorCall && (FILE_STREAMS.contains(owner) || WRITERS_AND_SCANNERS.contains(owner)
+                        && (takes(call, "java.io.File") || takes(call, "java.nio.file.Path")
+                        || !owner.equals("java.util.Scanner") && firstParameterIs(call, "java.lang.String")));
             };
+        }
+
+        private static boolean takes(JavaCall<?> call, String type) {
+            return call.getTarget().getRawParameterTypes().stream().anyMatch(parameter -> parameter.getName().equals(type));
+        }
+
+        private static boolean firstParameterIs(JavaCall<?> call, String type) {
+            List<JavaClass> parameters = call.getTarget().getRawParameterTypes();
+            return !parameters.isEmpty() && parameters.get(0).getName().equals(type);
         }
     };
 
@@ -101,7 +118,7 @@ class TrustBoundaryTest {
     /** The rule is not vacuous: a class of the executor that reads a file, or hands one to a process, breaks it. */
     @Test
     void theRuleCatchesAClassThatOpensAFileOutsideTheFilesPackage() {
-        for (Class<?> breaker : List.of(ReadsAFile.class, RedirectsToAFile.class, OpensAChannel.class)) {
+        for (Class<?> breaker : List.of(ReadsAFile.class, RedirectsToAFile.class, OpensAChannel.class, PrintsToAFile.class, StartsInADirectory.class)) {
             assertThatThrownBy(() -> onlyTheFilesPackageOpensFiles().check(new ClassFileImporter().importClasses(breaker)))
                     .as(breaker.getSimpleName()).isInstanceOf(AssertionError.class).hasMessageContaining(breaker.getSimpleName());
         }
@@ -126,6 +143,22 @@ class TrustBoundaryTest {
             try (FileChannel channel = FileChannel.open(archive)) {
                 return channel.size();
             }
+        }
+    }
+
+    /** Writes a file through one of the JDK's other ways in (PrintWriter, PrintStream, Formatter, Scanner, ZipFile). */
+    static final class PrintsToAFile {
+        static void notice(Path instance) throws IOException {
+            try (java.io.PrintWriter out = new java.io.PrintWriter(instance.resolve("preemption_notice.json").toFile())) {
+                out.println("{}");
+            }
+        }
+    }
+
+    /** Starts a process in a directory of the workload's: the JDK enters it as the server, through whatever link is there. */
+    static final class StartsInADirectory {
+        static ProcessBuilder probe(Path instance) {
+            return new ProcessBuilder("true").directory(instance.resolve("work").toFile());
         }
     }
 

@@ -24,8 +24,8 @@ import java.util.List;
  *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log} ({@link InstanceLogs});</li>
  *   <li>{@code metadata.json}, {@code hostfile}, {@code hostfile.mpich}, {@code preemption_notice.json} and
  *       {@code secrets/} (readable by the workload), {@code env} and {@code sandbox.args} (while it runs),
- *       {@code terminate_requested}, {@code probe.json}, {@code ready}, {@code image}, {@code restart} and the
- *       {@code *_epoch} records.</li>
+ *       {@code terminate_requested}, {@code probe.json}, {@code ready}, {@code image}, {@code restart}, the
+ *       {@code *_epoch} records and {@code progress_ignored}.</li>
  * </ul>
  * The workload owns three directories below it: {@code work/} (its sandbox, default working directory and home),
  * {@code tmp/}, and {@code report/}, where it writes what the server reads from it: {@code progress.json} and
@@ -316,13 +316,28 @@ public final class InstanceDirectory {
     }
 
     /**
-     * The progress the instance last reported, or {@code null} (see {@link ProgressFile}).
+     * The progress the instance last reported, or {@code null} (see {@link ProgressFile}). A progress file the workload
+     * held a lease on ({@link PinnedFile.Stalled}) is not read again for this instance ({@code progress_ignored}): each
+     * read would keep the caller, the control loop, waiting again; the instance may still report through the API.
      *
      * @param pins  a pin directory of the server's on this file system
      * @param owner the run's uid, whose file it must be, or {@code null}
      */
     public Activity.Progress progress(Path pins, Integer owner) {
-        return ProgressFile.read(progressFile(), pins, owner);
+        Path ignored = dir.resolve("progress_ignored");
+        if (SafeFiles.exists(ignored)) {
+            return null;
+        }
+        try {
+            return ProgressFile.read(progressFile(), pins, owner);
+        } catch (PinnedFile.Stalled e) {
+            try {
+                SafeFiles.touchControlFile(ignored);
+            } catch (IOException notRecorded) {
+                // looked at again next time, and found leased again
+            }
+            return null;
+        }
     }
 
     /** Records the leader epoch an action was taken at ({@code launch}, {@code stop}): who did what, after a takeover. */

@@ -1,7 +1,9 @@
 package io.slipstream.executor.local.files;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
@@ -12,6 +14,13 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,12 +28,25 @@ import java.util.concurrent.atomic.AtomicLong;
  * on the same file system): link(2) neither follows a symbolic link nor opens anything, and a name the workload swaps
  * afterwards no longer matters. Only the pinned inode is examined, and it is accepted only as a regular file with no
  * other name (a hard link to a file the workload does not own) that belongs to the run's uid when one is given. It is
- * opened only once accepted, so a FIFO, socket or device is refused before it could block anything. Closing lets go of
- * the pin. Every read of a workload's file goes through here: its progress ({@link SafeFiles#readWorkloadFile}) and
- * the archive an image pull left in its staging area.
+ * opened only once accepted, so a FIFO, socket or device is refused before it could block anything. A regular file can
+ * still hold an open up: its owner may hold a lease on it (fcntl F_SETLEASE), and then every other open waits until the
+ * owner lets go or the kernel's lease-break-time passes (45 s by default), and Java cannot open without waiting
+ * (O_NONBLOCK). So the inode is opened on a thread of its own and waited for twice {@link #OPEN_PATIENCE} at most:
+ * opening an inode already found reads nothing from the disk, so only a lease (or a file system that hangs) takes
+ * longer ({@link Stalled}); the second wait is there so that a pause of the whole JVM (a collection) that outlasts the
+ * first is not taken for one. Closing lets go of the pin. Every read of a workload's file goes through here: its
+ * progress ({@link SafeFiles#readWorkloadFile}) and the archive an image pull left in its staging area.
  */
 public final class PinnedFile implements AutoCloseable {
+    /** How long an open of the pinned inode is waited for, twice. */
+    static final Duration OPEN_PATIENCE = Duration.ofMillis(250);
     private static final AtomicLong PINS = new AtomicLong();
+    /** Opens pinned inodes; a thread held up by a lease waits for it alone, and closes what it opened late. */
+    private static final ExecutorService OPENER = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "slipstream-pinned-open");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final Path file;
     private final Path pin;
@@ -100,6 +122,16 @@ public final class PinnedFile implements AutoCloseable {
         }
     }
 
+    /**
+     * A file that did not open in time: its owner holds a lease on it (an open waits until the owner lets go, or the
+     * kernel breaks the lease), or its file system hangs.
+     */
+    public static final class Stalled extends IOException {
+        Stalled(Path file) {
+            super(file.getFileName() + " did not open within " + 2 * OPEN_PATIENCE.toMillis() + " ms (a lease of its owner's on it?)");
+        }
+    }
+
     /** What the file was when it was pinned (its size and times are the inode's, which its owner may still change). */
     public PosixFileAttributes attributes() {
         return attributes;
@@ -114,13 +146,14 @@ public final class PinnedFile implements AutoCloseable {
      * Its content, at most {@code maxBytes}.
      *
      * @throws SafeFiles.RefusedFile if it holds more (it may have grown since it was pinned)
+     * @throws Stalled if it did not open in time (its owner holds a lease on it)
      */
     byte[] read(int maxBytes) throws IOException {
         if (attributes.size() > maxBytes) {
             throw new SafeFiles.RefusedFile(file, "is larger than " + maxBytes + " bytes");
         }
-        try (InputStream in = Files.newInputStream(pin, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            byte[] data = in.readNBytes(maxBytes + 1);
+        try (FileChannel channel = open()) {
+            byte[] data = Channels.newInputStream(channel).readNBytes(maxBytes + 1);
             if (data.length > maxBytes) {
                 throw new SafeFiles.RefusedFile(file, "is larger than " + maxBytes + " bytes");
             }
@@ -133,9 +166,10 @@ public final class PinnedFile implements AutoCloseable {
      * {@code target}, a new file of the server's; a target left by a failed copy is removed.
      *
      * @throws IOException if it shrank meanwhile
+     * @throws Stalled if it did not open in time (its owner holds a lease on it)
      */
     public void copyTo(Path target, long bytes) throws IOException {
-        try (FileChannel from = FileChannel.open(pin, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        try (FileChannel from = open();
              FileChannel to = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (long done = 0; done < bytes; ) {
                 long moved = from.transferTo(done, bytes - done, to);
@@ -147,6 +181,44 @@ public final class PinnedFile implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(target);
             throw e;
+        }
+    }
+
+    /**
+     * The pinned inode, opened to be read, waited for twice {@link #OPEN_PATIENCE} at most. An open that takes longer
+     * goes on alone, and closes what it opens once the lease is gone.
+     */
+    private FileChannel open() throws IOException {
+        CompletableFuture<FileChannel> opening = CompletableFuture.supplyAsync(() -> {
+            try {
+                return FileChannel.open(pin, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, OPENER);
+        try {
+            try {
+                return opening.get(OPEN_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return opening.get(OPEN_PATIENCE.toNanos(), TimeUnit.NANOSECONDS); // the opener may have been paused too
+            }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof UncheckedIOException unchecked ? unchecked.getCause() : new IOException(e.getCause());
+        } catch (TimeoutException e) {
+            opening.thenAccept(PinnedFile::closeQuietly);
+            throw new Stalled(file);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            opening.thenAccept(PinnedFile::closeQuietly);
+            throw new InterruptedIOException("interrupted while opening " + file.getFileName());
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing a file only read
         }
     }
 

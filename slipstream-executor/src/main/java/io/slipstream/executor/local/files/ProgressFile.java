@@ -28,11 +28,15 @@ final class ProgressFile {
      * The progress the instance reported, or {@code null} if there is none or it cannot be understood. The file is the
      * workload's: it is read only as a small regular file of {@code owner} (when not {@code null}), pinned first into
      * {@code pinDir} so that it cannot be swapped for a link or a FIFO while it is read (see {@link SafeFiles}).
+     *
+     * @throws PinnedFile.Stalled if the workload holds a lease on it (see {@link InstanceDirectory#progress})
      */
-    static Activity.Progress read(Path file, Path pinDir, Integer owner) {
+    static Activity.Progress read(Path file, Path pinDir, Integer owner) throws PinnedFile.Stalled {
         try {
             SafeFiles.Content content = SafeFiles.readWorkloadFile(file, pinDir, MAX_BYTES, owner);
             return content == null ? null : parse(content.data(), content.modified());
+        } catch (PinnedFile.Stalled e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -20,14 +20,17 @@
  *       on disk ({@link io.slipstream.executor.local.files.LogLimit}); a pulled image is copied at the size it had
  *       when it was pinned.</li>
  *   <li><b>Never blocking.</b> Nothing is opened before it is known to be a regular file, so a FIFO or device cannot
- *       hold a thread; the system's tools run with a deadline and write to a file of their own, never a pipe
+ *       hold a thread; a workload's own file, on which it may hold a lease (fcntl F_SETLEASE: every other open waits
+ *       for the kernel's lease-break-time, 45 s), is opened on a thread of its own and waited for half a second at
+ *       most ({@link io.slipstream.executor.local.files.PinnedFile.Stalled}), and a leased progress file is not read
+ *       again for that instance; the system's tools run with a deadline and write to a file of their own, never a pipe
  *       ({@link io.slipstream.executor.local.files.SystemCommand}).</li>
  *   <li><b>Written whole.</b> What the workload reads (its metadata, hostfiles, notice, environment) and the server's
  *       records are written to a temporary file made new, then renamed over the old one
  *       ({@link io.slipstream.executor.local.files.SafeFiles#writeControlFile}): a reader never sees half of one, and a
  *       link left where the temporary file goes is replaced, never followed.</li>
  * </ul>
- * What a process the executor starts is given as stdin, stdout or stderr comes from here too
- * ({@link io.slipstream.executor.local.files.Redirects}): the JDK opens it, as the server.
+ * What a process the executor starts is given as stdin, stdout or stderr, and the directory it starts in, come from here
+ * too ({@link io.slipstream.executor.local.files.Redirects}): the JDK opens and enters them, as the server.
  */
 package io.slipstream.executor.local.files;

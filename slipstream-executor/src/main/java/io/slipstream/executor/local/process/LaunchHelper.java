@@ -1,5 +1,6 @@
 package io.slipstream.executor.local.process;
 
+import io.slipstream.executor.local.files.Redirects;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -152,8 +153,7 @@ public final class LaunchHelper implements AutoCloseable {
             throw new IOException("the executor is closed");
         }
         if (current == null || !current.open || !current.process.isAlive()) {
-            ProcessBuilder builder = new ProcessBuilder(binary.toString(), "--serve")
-                    .directory(workingDir.toFile())
+            ProcessBuilder builder = Redirects.startInControlDirectory(new ProcessBuilder(binary.toString(), "--serve"), workingDir)
                     .redirectInput(ProcessBuilder.Redirect.PIPE)
                     .redirectOutput(ProcessBuilder.Redirect.PIPE)
                     .redirectError(ProcessBuilder.Redirect.INHERIT); // the helper's own failures, into the server's log

@@ -184,8 +184,7 @@ public final class StartupProber {
             argv.addAll(List.of("timeout", "-s", "KILL", probe.periodSeconds() + "s"));
             argv.addAll(probe.command());
         }
-        ProcessBuilder builder = new ProcessBuilder(argv)
-                .directory(dir.path().toFile())
+        ProcessBuilder builder = Redirects.startInControlDirectory(new ProcessBuilder(argv), dir.path())
                 .redirectInput(Redirects.NO_INPUT)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD);

@@ -115,8 +115,8 @@ public final class Supervisor {
                 throw new IOException(e.getMessage() + ": " + dir.supervisorOutput(), e);
             }
         }
-        ProcessBuilder builder = new ProcessBuilder(argv)
-                .directory(dir.path().toFile()) // the server's directory: it never enters the workload's
+        // The server's directory: it never enters the workload's.
+        ProcessBuilder builder = Redirects.startInControlDirectory(new ProcessBuilder(argv), dir.path())
                 .redirectInput(Redirects.NO_INPUT)
                 .redirectOutput(ProcessBuilder.Redirect.PIPE) // see awaitStarted
                 .redirectError(Redirects.appendToControlFile(dir.supervisorLog()));

@@ -1,9 +1,11 @@
 package io.slipstream.executor.local.uid;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -12,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +46,50 @@ class UidRangeClaimsTest {
             }
             assertThat(firsts).doesNotHaveDuplicates().hasSize(servers);
         } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Servers before the lock went through {@code files.LockFile} made the claims' lock 0644, in a directory every uid
+     * may enter: a run's uid could open it and hold a shared lock for as long as the run lived, and no server on the
+     * machine could start meanwhile (a claim waits for the lock). A server of this version makes it its own (0600).
+     */
+    @Test
+    void aRunsUidCannotHoldTheClaimsLockThatAnEarlierVersionLeftReadable() throws Exception {
+        assumeTrue(Isolation.runningAsRoot(), "switching users needs root");
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3 to take a lock as another uid");
+        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwx--x--x"));
+        Path claims = Files.createDirectories(temp.resolve("uid-ranges"));
+        Files.setPosixFilePermissions(claims, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path lock = Files.createFile(claims.resolve(".lock"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
+        Isolation first = UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("data-1")), null);
+
+        int uid = first.firstUid(); // a run's
+        String hold = "import fcntl, sys, time\n"
+                + "try:\n"
+                + "    f = open(sys.argv[1], 'rb')\n"
+                + "    fcntl.lockf(f, fcntl.LOCK_SH | fcntl.LOCK_NB)\n"
+                + "except OSError as e:\n"
+                + "    print('refused', e, flush=True)\n"
+                + "    sys.exit(0)\n"
+                + "print('held', flush=True)\n"
+                + "time.sleep(600)\n";
+        Process tenant = new ProcessBuilder("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "/usr/bin/python3", "-c", hold, lock.toString())
+                .redirectErrorStream(true).start();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            String said = new String(tenant.getInputStream().readNBytes(4), java.nio.charset.StandardCharsets.UTF_8);
+            Future<Isolation> second = pool.submit(() -> UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("data-2")), null));
+            try {
+                second.get(20, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("a server's claim waits for a lock the run's uid " + uid + " holds (it said: " + said + ")");
+            }
+            assertThat(said).as("what the run's uid could do with the lock").isEqualTo("refu");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(lock))).isEqualTo("rw-------");
+        } finally {
+            tenant.destroyForcibly().waitFor();
             pool.shutdownNow();
         }
     }
