@@ -42,7 +42,8 @@ class TrustBoundaryTest {
             LOCAL + ".EpochFence", "<instances>/.fence: the server's (0600), locked and written in place by every replica of the data directory",
             LOCAL + ".process.SupervisorProgram", "<instances>/.launcher: the server's alone (0700), where the launcher binary is copied out of the jar",
             LOCAL + ".image.ImageLayout", "the image layout's index and the unpacked images' config and markers: written by skopeo and umoci as"
-                    + " the server, in directories no run can change (a pull's staging area is read through files.PinnedFile)");
+                    + " the server, in directories no run can change (a pull's staging area is read through files.PinnedFile); what an"
+                    + " image's maker chose (its config) is read through files.SafeFiles, bounded");
 
     /**
      * What opens a file: its content read or written, a link made to it, a process given it as stdin, stdout or stderr,

@@ -277,5 +277,8 @@ class SecretsApiTest {
         assertThat(failed.get("attempt").asInt()).as("not restarted").isEqualTo(1);
         assertThat(failed.get("restarts").get("failures").asInt()).isZero();
         assertNowhere(NEW_VALUE);
+        // Its instances outlive a server that stops: the class's server stops once every one of them is gone (CI once
+        // found a rank cancelled a moment after its start still there, its SIGKILL due after the grace period).
+        server.awaitState(alice, blocker, "CANCELLED");
     }
 }

@@ -1,6 +1,7 @@
 package io.slipstream.executor.local.image;
 
 import io.slipstream.api.codec.Json;
+import io.slipstream.executor.local.files.SafeFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,11 +17,16 @@ import tools.jackson.databind.JsonNode;
  * The image cache's own files ({@link ImageCache}): the OCI layout's index ({@code layout/index.json}: which tag names
  * which manifest digest), and of each unpacked image ({@code rootfs/<hex>/}) its runtime config ({@code config.json}),
  * whether it is {@code complete}, and when it was {@code last-used}. skopeo and umoci write them, as the server, in
- * directories no run can change; nothing a run wrote is read here (the copy a pull leaves in its staging area is taken
- * through {@code files.PinnedFile}).
+ * directories no run can change. What a run wrote is not read here as a file (the copy a pull leaves in its staging
+ * area is taken through {@code files.PinnedFile}), but an image's config comes from whoever made the image: its
+ * runtime config and the index are read without following links and with a bound on their size.
  */
 final class ImageLayout {
     private static final String TAG_ANNOTATION = "org.opencontainers.image.ref.name";
+    /** An image's runtime config: its environment, command and labels (a tenant's image may make it any size). */
+    static final int MAX_CONFIG_BYTES = 4 << 20;
+    /** The layout's index: a line per image this server has pulled. */
+    static final int MAX_INDEX_BYTES = 16 << 20;
 
     private final Path index;
 
@@ -65,7 +71,7 @@ final class ImageLayout {
         if (!Files.exists(index)) {
             return manifests;
         }
-        for (JsonNode manifest : Json.mapper().readTree(Files.readString(index, StandardCharsets.UTF_8)).path("manifests")) {
+        for (JsonNode manifest : Json.mapper().readTree(read(index, MAX_INDEX_BYTES)).path("manifests")) {
             manifests.add(new Tagged(manifest.path("annotations").path(TAG_ANNOTATION).asString(""), manifest.path("digest").asString("")));
         }
         return manifests;
@@ -83,10 +89,19 @@ final class ImageLayout {
 
     /** The environment the bundle's runtime config gives ({@code NAME=value}). */
     static List<String> env(Path bundle) throws IOException {
-        JsonNode config = Json.mapper().readTree(Files.readString(bundle.resolve("config.json"), StandardCharsets.UTF_8));
+        JsonNode config = Json.mapper().readTree(read(bundle.resolve("config.json"), MAX_CONFIG_BYTES));
         List<String> env = new ArrayList<>();
         config.path("process").path("env").forEach(entry -> env.add(entry.asString()));
         return List.copyOf(env);
+    }
+
+    /** The file's text: a regular file, not a link, of at most {@code maxBytes}. */
+    private static String read(Path file, int maxBytes) throws IOException {
+        byte[] data = SafeFiles.readControlFile(file, maxBytes);
+        if (data == null) {
+            throw new java.nio.file.NoSuchFileException(file.toString());
+        }
+        return new String(data, StandardCharsets.UTF_8);
     }
 
     /** Marks the bundle used at {@code at}. */

@@ -63,9 +63,11 @@ class UidRangeClaimsTest {
         Path claims = Files.createDirectories(temp.resolve("uid-ranges"));
         Files.setPosixFilePermissions(claims, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path lock = Files.createFile(claims.resolve(".lock"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
-        Isolation first = UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("data-1")), null);
+        UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("data-1")), null);
 
-        int uid = first.firstUid(); // a run's
+        // A run's uid, from a range the machine's own claims give (one in this test's directory alone could be a uid
+        // that another test, in another JVM, is sweeping meanwhile).
+        int uid = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), Files.createDirectories(temp.resolve("data-tenant")), null).firstUid();
         String hold = "import fcntl, sys, time\n"
                 + "try:\n"
                 + "    f = open(sys.argv[1], 'rb')\n"
