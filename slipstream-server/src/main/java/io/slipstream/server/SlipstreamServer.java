@@ -165,7 +165,7 @@ public final class SlipstreamServer implements AutoCloseable {
      */
     private static void ensureAdminToken(Store store, TokenService tokens, Path dataDir, Clock clock) {
         Path file = dataDir.resolve(ADMIN_TOKEN_FILE);
-        if (store.hasAdminToken(clock.instant())) {
+        if (store.credentials().hasAdminToken(clock.instant())) {
             if (!Files.exists(file)) {
                 LOG.warn("an admin token exists but {} does not; use the token you kept, or revoke it to have a new one made", file);
             }

@@ -82,7 +82,7 @@ final class StoreHistory {
      */
     static void check(Store store, Path dataDir, String storeFile, boolean accept, Instant now) {
         Path instances = dataDir.resolve("instances");
-        List<String> unknown = unknownRuns(instances, id -> store.getRun(id).isPresent(), accept ? Integer.MAX_VALUE : NEWEST);
+        List<String> unknown = unknownRuns(instances, id -> store.runs().get(id).isPresent(), accept ? Integer.MAX_VALUE : NEWEST);
         if (!accept) {
             String problem = problem(unknown, storeFile, instances);
             if (problem != null) {

@@ -40,7 +40,7 @@ public final class StoreIdentity {
 
     /** The store's identity, if it has one. */
     static Optional<String> of(Store store) {
-        return store.serverKeyId(PURPOSE);
+        return store.credentials().serverKeyId(PURPOSE);
     }
 
     /**
@@ -57,7 +57,7 @@ public final class StoreIdentity {
     static String check(Store store, Path dataDir, Clock clock, boolean write) {
         Path file = dataDir.resolve(FILE);
         Optional<String> recorded = recorded(file);
-        Optional<String> own = store.serverKeyId(PURPOSE);
+        Optional<String> own = store.credentials().serverKeyId(PURPOSE);
         String what = "the data directory " + dataDir;
         if (recorded.isPresent()) {
             if (own.isEmpty()) {
@@ -74,7 +74,7 @@ public final class StoreIdentity {
         }
         String identity = own.orElse(null);
         if (identity == null) {
-            if (hasHistory(dataDir) && store.listTokens().isEmpty()) {
+            if (hasHistory(dataDir) && store.credentials().tokens().isEmpty()) {
                 throw new Mismatch(what + " holds what a store's runs left (instances, an admin token), but the store this server opened is"
                         + " new. Restore the store from its backup, or point the server at the right one (store.url); to start afresh on"
                         + " purpose, move the data directory away.");
@@ -82,8 +82,9 @@ public final class StoreIdentity {
             if (!write) {
                 return null;
             }
-            identity = UUID.randomUUID().toString();
-            store.registerServerKey(PURPOSE, identity, clock.instant());
+            String created = UUID.randomUUID().toString();
+            store.commit(tx -> tx.registerServerKey(PURPOSE, created, clock.instant()));
+            identity = created;
         }
         if (write) {
             record(file, identity);

@@ -113,7 +113,7 @@ public final class StoreRestore {
                 identity = StoreIdentity.check(store, staging, clock); // a backup from before identities is given one
                 watermark = StoreWatermark.stored(store);
                 // Runs that ran here after the backup: a start would take their directories for lost writes (StoreHistory).
-                unknownRuns = StoreHistory.unknownRuns(target.resolve("instances"), id -> store.getRun(id).isPresent(), Integer.MAX_VALUE);
+                unknownRuns = StoreHistory.unknownRuns(target.resolve("instances"), id -> store.runs().get(id).isPresent(), Integer.MAX_VALUE);
             } catch (StoreDamagedException e) {
                 throw new IllegalArgumentException(backup + " does not hold a whole store (" + e.getMessage() + ")");
             }

@@ -79,7 +79,7 @@ public final class StoreWatermark {
 
     /** The counter in the store: 0 in one that has never had it. */
     static long stored(Store store) {
-        Optional<String> value = store.serverKeyId(PURPOSE);
+        Optional<String> value = store.credentials().serverKeyId(PURPOSE);
         if (value.isEmpty()) {
             return 0;
         }
@@ -95,10 +95,10 @@ public final class StoreWatermark {
         for (int attempt = 0; ; attempt++) {
             long current = stored(store);
             try {
-                if (current == 0 && store.serverKeyId(PURPOSE).isEmpty()) {
-                    store.registerServerKey(PURPOSE, "1", clock.instant());
+                if (current == 0 && store.credentials().serverKeyId(PURPOSE).isEmpty()) {
+                    store.commit(tx -> tx.registerServerKey(PURPOSE, "1", clock.instant()));
                 } else {
-                    store.replaceServerKey(PURPOSE, Long.toString(current), Long.toString(current + 1), clock.instant());
+                    store.commit(tx -> tx.replaceServerKey(PURPOSE, Long.toString(current), Long.toString(current + 1), clock.instant()));
                 }
                 record(dataDir, current + 1);
                 return current + 1;

@@ -113,7 +113,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
     }
 
     private RunRecord createRun(RunRecord run) {
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        return store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
     }
 
     // --- leadership ---
@@ -122,53 +122,53 @@ public abstract class BaseStoreContractTest implements UsageContract {
 
     @Test
     void theFirstClaimLeadsAtEpochOneAndRenewalsKeepTheEpoch() {
-        assertThat(store.leadership()).isEmpty();
-        Leadership first = store.claimLeadership("a", T0, TTL);
+        assertThat(store.leases().current()).isEmpty();
+        Leadership first = store.leases().claim("a", T0, TTL);
         assertThat(first).isEqualTo(new Leadership("a", 1, T0, T0.plus(TTL)));
-        Leadership renewed = store.claimLeadership("a", T0.plusSeconds(3), TTL);
+        Leadership renewed = store.leases().claim("a", T0.plusSeconds(3), TTL);
         assertThat(renewed.epoch()).isEqualTo(1);
         assertThat(renewed.expiresAt()).isEqualTo(T0.plusSeconds(13));
-        assertThat(store.leadership()).contains(renewed);
+        assertThat(store.leases().current()).contains(renewed);
         // late, after its own lease expired: the same leader, but at a new epoch (what it did meanwhile is fenced)
-        assertThat(store.claimLeadership("a", T0.plusSeconds(30), TTL)).isEqualTo(new Leadership("a", 2, T0.plusSeconds(30), T0.plusSeconds(40)));
+        assertThat(store.leases().claim("a", T0.plusSeconds(30), TTL)).isEqualTo(new Leadership("a", 2, T0.plusSeconds(30), T0.plusSeconds(40)));
     }
 
     @Test
     void anotherHolderWaitsForTheLeaseThenTakesOverAtTheNextEpoch() {
-        store.claimLeadership("a", T0, TTL);
-        Leadership seen = store.claimLeadership("b", T0.plusSeconds(5), TTL);
+        store.leases().claim("a", T0, TTL);
+        Leadership seen = store.leases().claim("b", T0.plusSeconds(5), TTL);
         if (singleProcess()) {
             assertThat(seen).as("whoever held a single-process store is gone").isEqualTo(new Leadership("b", 2, T0.plusSeconds(5), T0.plusSeconds(15)));
             return;
         }
         assertThat(seen.holder()).isEqualTo("a");
         assertThat(seen.epoch()).isEqualTo(1);
-        Leadership taken = store.claimLeadership("b", T0.plus(TTL), TTL);
+        Leadership taken = store.leases().claim("b", T0.plus(TTL), TTL);
         assertThat(taken).isEqualTo(new Leadership("b", 2, T0.plus(TTL), T0.plus(TTL).plus(TTL)));
-        assertThat(store.claimLeadership("a", T0.plus(TTL).plusSeconds(1), TTL)).as("the old leader does not get it back").isEqualTo(taken);
+        assertThat(store.leases().claim("a", T0.plus(TTL).plusSeconds(1), TTL)).as("the old leader does not get it back").isEqualTo(taken);
     }
 
     @Test
     void theLeaseOfAHolderKnownToBeGoneIsTakenAtOnce() {
-        store.claimLeadership("a", T0, TTL);
+        store.leases().claim("a", T0, TTL);
         if (!singleProcess()) {
-            assertThat(store.claimLeadership("b", "someone-else", T0.plusSeconds(1), TTL).holder()).as("only the one named gone").isEqualTo("a");
+            assertThat(store.leases().claim("b", "someone-else", T0.plusSeconds(1), TTL).holder()).as("only the one named gone").isEqualTo("a");
         }
-        Leadership taken = store.claimLeadership("b", "a", T0.plusSeconds(2), TTL);
+        Leadership taken = store.leases().claim("b", "a", T0.plusSeconds(2), TTL);
         assertThat(taken).isEqualTo(new Leadership("b", 2, T0.plusSeconds(2), T0.plusSeconds(12)));
-        assertThat(store.claimLeadership("c", "a", T0.plusSeconds(3), TTL).holder()).as("a is gone, but b leads now")
+        assertThat(store.leases().claim("c", "a", T0.plusSeconds(3), TTL).holder()).as("a is gone, but b leads now")
                 .isEqualTo(singleProcess() ? "c" : "b");
     }
 
     @Test
     void aLeaderMovesItsEpochPastOneAnExecutorWasFencedAt() {
-        store.claimLeadership("a", T0, TTL);
-        assertThat(store.advanceEpoch("b", 1, 7).epoch()).as("not b's").isEqualTo(1);
-        assertThat(store.advanceEpoch("a", 2, 7).epoch()).as("not at the epoch a leads at").isEqualTo(1);
-        Leadership moved = store.advanceEpoch("a", 1, 7);
+        store.leases().claim("a", T0, TTL);
+        assertThat(store.leases().advanceEpoch("b", 1, 7).epoch()).as("not b's").isEqualTo(1);
+        assertThat(store.leases().advanceEpoch("a", 2, 7).epoch()).as("not at the epoch a leads at").isEqualTo(1);
+        Leadership moved = store.leases().advanceEpoch("a", 1, 7);
         assertThat(moved).isEqualTo(new Leadership("a", 8, T0, T0.plus(TTL)));
-        assertThat(store.leadership()).contains(moved);
-        assertThat(store.claimLeadership("a", T0.plusSeconds(1), TTL).epoch()).as("renewals keep it").isEqualTo(8);
+        assertThat(store.leases().current()).contains(moved);
+        assertThat(store.leases().claim("a", T0.plusSeconds(1), TTL).epoch()).as("renewals keep it").isEqualTo(8);
     }
 
     /**
@@ -179,24 +179,24 @@ public abstract class BaseStoreContractTest implements UsageContract {
      */
     @Test
     void aRenewalDoesNotWaitForTheLeadersOpenFencedTransactionButATakeoverDoes() throws Exception {
-        long epoch = store.claimLeadership("a", T0, TTL).epoch();
+        long epoch = store.leases().claim("a", T0, TTL).epoch();
         try (OpenTransaction write = OpenTransaction.open(new FencedStore(store, epoch), tx -> tx.createDocument(workspace("team-a"), T0), tx -> { })) {
-            Future<Leadership> renewal = write.meanwhile(() -> store.claimLeadership("a", T0.plusSeconds(3), TTL));
+            Future<Leadership> renewal = write.meanwhile(() -> store.leases().claim("a", T0.plusSeconds(3), TTL));
             if (oneWriterAtATime()) {
                 write.finish();
             }
             assertThat(renewal.get(30, TimeUnit.SECONDS)).as("renewed while the fenced transaction is open")
                     .isEqualTo(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
-            assertThat(store.leadership()).contains(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
+            assertThat(store.leases().current()).contains(new Leadership("a", epoch, T0.plusSeconds(3), T0.plusSeconds(13)));
             if (!oneWriterAtATime()) {
                 assertThat(write.isDone()).as("the fenced transaction is still open").isFalse();
                 write.finish();
             }
 
-            Leadership taken = store.claimLeadership("b", T0.plusSeconds(13), TTL);
+            Leadership taken = store.leases().claim("b", T0.plusSeconds(13), TTL);
             assertThat(taken).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(13), T0.plusSeconds(23)));
-            assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
-            assertThatThrownBy(() -> new FencedStore(store, epoch).createDocument(workspace("team-b"), T0)).isInstanceOf(FencedException.class);
+            assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+            assertThatThrownBy(() -> new FencedStore(store, epoch).write(tx -> tx.createDocument(workspace("team-b"), T0))).isInstanceOf(FencedException.class);
         }
     }
 
@@ -206,17 +206,17 @@ public abstract class BaseStoreContractTest implements UsageContract {
      */
     @Test
     void aTakeoverCannotBeginWhileATransactionOfTheOldEpochIsOpen() throws Exception {
-        long epoch = store.claimLeadership("a", T0, TTL).epoch();
+        long epoch = store.leases().claim("a", T0, TTL).epoch();
         try (OpenTransaction write = OpenTransaction.open(new FencedStore(store, epoch), tx -> tx.requireLeader(epoch),
                 tx -> tx.createDocument(workspace("team-a"), T0))) {
-            Future<Leadership> takeover = write.meanwhile(() -> store.claimLeadership("b", T0.plusSeconds(10), TTL));
+            Future<Leadership> takeover = write.meanwhile(() -> store.leases().claim("b", T0.plusSeconds(10), TTL));
             assertThatThrownBy(() -> takeover.get(60, TimeUnit.SECONDS)).as("no takeover while the old epoch writes")
                     .isInstanceOf(java.util.concurrent.ExecutionException.class);
-            assertThat(store.leadership()).as("the failed takeover changed nothing").contains(new Leadership("a", epoch, T0, T0.plus(TTL)));
+            assertThat(store.leases().current()).as("the failed takeover changed nothing").contains(new Leadership("a", epoch, T0, T0.plus(TTL)));
 
             write.finish();
-            assertThat(store.claimLeadership("b", T0.plusSeconds(10), TTL)).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(10), T0.plusSeconds(20)));
-            assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+            assertThat(store.leases().claim("b", T0.plusSeconds(10), TTL)).isEqualTo(new Leadership("b", epoch + 1, T0.plusSeconds(10), T0.plusSeconds(20)));
+            assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
         }
     }
 
@@ -226,36 +226,36 @@ public abstract class BaseStoreContractTest implements UsageContract {
      */
     @Test
     void aLeaseWhoseEpochIsNotTheFencesIsTakenPastBoth() throws Exception {
-        store.claimLeadership("a", T0, TTL);
+        store.leases().claim("a", T0, TTL);
         sql("UPDATE leadership SET epoch = 4"); // an older build's takeover by a itself, the fence left at 1
-        Leadership again = store.claimLeadership("a", T0.plusSeconds(1), TTL);
+        Leadership again = store.leases().claim("a", T0.plusSeconds(1), TTL);
         assertThat(again).isEqualTo(new Leadership("a", 5, T0.plusSeconds(1), T0.plusSeconds(11)));
-        new FencedStore(store, 5).createDocument(workspace("team-a"), T0);
+        new FencedStore(store, 5).write(tx -> tx.createDocument(workspace("team-a"), T0));
 
         sql("UPDATE leadership SET holder = 'old', epoch = 6"); // an older build leads, its lease not expired
-        Leadership seen = store.claimLeadership("b", T0.plusSeconds(2), TTL);
+        Leadership seen = store.leases().claim("b", T0.plusSeconds(2), TTL);
         if (!singleProcess()) {
             assertThat(seen.holder()).as("its lease is waited out").isEqualTo("old");
-            seen = store.claimLeadership("b", T0.plusSeconds(11), TTL);
+            seen = store.leases().claim("b", T0.plusSeconds(11), TTL);
         }
         assertThat(seen.holder()).isEqualTo("b");
         assertThat(seen.epoch()).isEqualTo(7);
-        new FencedStore(store, 7).createDocument(workspace("team-b"), T0);
-        assertThatThrownBy(() -> new FencedStore(store, 5).createDocument(workspace("team-c"), T0)).isInstanceOf(FencedException.class);
-        assertThatThrownBy(() -> new FencedStore(store, 6).createDocument(workspace("team-c"), T0)).isInstanceOf(FencedException.class);
+        new FencedStore(store, 7).write(tx -> tx.createDocument(workspace("team-b"), T0));
+        assertThatThrownBy(() -> new FencedStore(store, 5).write(tx -> tx.createDocument(workspace("team-c"), T0))).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> new FencedStore(store, 6).write(tx -> tx.createDocument(workspace("team-c"), T0))).isInstanceOf(FencedException.class);
     }
 
     /** A fence left without its lease (the lease's row deleted by hand) is never gone back past. */
     @Test
     void aFirstClaimOverAFenceLeftWithoutItsLeaseStartsPastIt() throws Exception {
-        store.claimLeadership("a", T0, TTL);
-        store.releaseLeadership("a", 1, T0.plusSeconds(1));
-        store.claimLeadership("b", T0.plusSeconds(2), TTL); // epoch 2
+        store.leases().claim("a", T0, TTL);
+        store.leases().release("a", 1, T0.plusSeconds(1));
+        store.leases().claim("b", T0.plusSeconds(2), TTL); // epoch 2
         sql("DELETE FROM leadership");
-        Leadership first = store.claimLeadership("c", T0.plusSeconds(3), TTL);
+        Leadership first = store.leases().claim("c", T0.plusSeconds(3), TTL);
         assertThat(first).isEqualTo(new Leadership("c", 3, T0.plusSeconds(3), T0.plusSeconds(13)));
-        assertThatThrownBy(() -> new FencedStore(store, 1).createDocument(workspace("team-a"), T0)).isInstanceOf(FencedException.class);
-        new FencedStore(store, 3).createDocument(workspace("team-a"), T0);
+        assertThatThrownBy(() -> new FencedStore(store, 1).write(tx -> tx.createDocument(workspace("team-a"), T0))).isInstanceOf(FencedException.class);
+        new FencedStore(store, 3).write(tx -> tx.createDocument(workspace("team-a"), T0));
     }
 
     /**
@@ -266,20 +266,20 @@ public abstract class BaseStoreContractTest implements UsageContract {
     @Test
     void aWriteThatWaitsOutTheLockTimeoutFailsAsUnavailableAndWritesNothing() throws Exception {
         try (OpenTransaction holder = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-a"), T0), tx -> { })) {
-            Future<?> waiting = holder.meanwhile(() -> store.createDocument(workspace("team-a"), T0.plusSeconds(1)));
+            Future<?> waiting = holder.meanwhile(() -> store.write(tx -> tx.createDocument(workspace("team-a"), T0.plusSeconds(1))));
             assertThatThrownBy(() -> waiting.get(60, TimeUnit.SECONDS)).isInstanceOf(java.util.concurrent.ExecutionException.class)
                     .cause().isInstanceOf(StoreUnavailableException.class);
             holder.finish();
-            assertThat(store.getDocument(Kind.Workspace, null, "team-a")).hasValueSatisfying(d -> assertThat(d.createdAt()).isEqualTo(T0));
+            assertThat(store.documents().get(Kind.Workspace, null, "team-a")).hasValueSatisfying(d -> assertThat(d.createdAt()).isEqualTo(T0));
         }
     }
 
     /** Reads never wait for a write transaction, not even where writes run one at a time; they see what was committed. */
     @Test
     void aReadDoesNotWaitForAnOpenWriteTransaction() throws Exception {
-        store.createDocument(workspace("team-a"), T0);
+        store.write(tx -> tx.createDocument(workspace("team-a"), T0));
         try (OpenTransaction write = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-b"), T0), tx -> { })) {
-            Future<List<StoredDocument>> read = write.meanwhile(() -> store.listDocuments(Kind.Workspace, null));
+            Future<List<StoredDocument>> read = write.meanwhile(() -> store.documents().list(Kind.Workspace, null));
             assertThat(read.get(30, TimeUnit.SECONDS)).extracting(d -> d.document().name()).containsExactly("team-a");
             assertThat(write.isDone()).as("the write transaction is still open").isFalse();
         }
@@ -295,14 +295,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
         private final ExecutorService threads = Executors.newFixedThreadPool(2);
         private Future<?> work;
 
-        public static OpenTransaction open(Store on, java.util.function.Consumer<Store> before, java.util.function.Consumer<Store> after) throws InterruptedException {
+        public static OpenTransaction open(Store on, java.util.function.Consumer<StoreTx> before, java.util.function.Consumer<StoreTx> after) throws InterruptedException {
             OpenTransaction open = new OpenTransaction();
-            open.work = open.threads.submit(() -> on.inTransaction(tx -> {
+            open.work = open.threads.submit(() -> on.commit(tx -> {
                 before.accept(tx);
                 open.opened.countDown();
                 await(open.finish);
                 after.accept(tx);
-                return null;
             }));
             assertThat(open.opened.await(30, TimeUnit.SECONDS)).as("the transaction opened").isTrue();
             return open;
@@ -350,100 +349,90 @@ public abstract class BaseStoreContractTest implements UsageContract {
 
     @Test
     void aReleasedLeaseIsTakenAtOnce() {
-        store.claimLeadership("a", T0, TTL);
-        store.releaseLeadership("b", 1, T0.plusSeconds(1)); // not b's to release
+        store.leases().claim("a", T0, TTL);
+        store.leases().release("b", 1, T0.plusSeconds(1)); // not b's to release
         if (!singleProcess()) {
-            assertThat(store.claimLeadership("b", T0.plusSeconds(2), TTL).holder()).isEqualTo("a");
+            assertThat(store.leases().claim("b", T0.plusSeconds(2), TTL).holder()).isEqualTo("a");
         }
-        store.releaseLeadership("a", store.leadership().orElseThrow().epoch(), T0.plusSeconds(3));
-        Leadership taken = store.claimLeadership("b", T0.plusSeconds(3), TTL);
+        store.leases().release("a", store.leases().current().orElseThrow().epoch(), T0.plusSeconds(3));
+        Leadership taken = store.leases().claim("b", T0.plusSeconds(3), TTL);
         assertThat(taken.holder()).isEqualTo("b");
     }
 
     @Test
     void writesOfAFencedLeaderAreRefusedAndWriteNothing() {
-        long old = store.claimLeadership("a", T0, TTL).epoch();
+        long old = store.leases().claim("a", T0, TTL).epoch();
         Store leader = new FencedStore(store, old);
-        leader.createDocument(workspace("team-a"), T0);
-        long next = store.claimLeadership("b", T0.plus(TTL), TTL).epoch();
+        leader.write(tx -> tx.createDocument(workspace("team-a"), T0));
+        long next = store.leases().claim("b", T0.plus(TTL), TTL).epoch();
         assertThat(next).isEqualTo(old + 1);
 
-        assertThatThrownBy(() -> leader.createDocument(workspace("team-b"), T0)).isInstanceOf(FencedException.class);
-        assertThatThrownBy(() -> leader.inTransaction(tx -> tx.createDocument(workspace("team-c"), T0))).isInstanceOf(FencedException.class);
-        assertThatThrownBy(() -> leader.requireLeader(old)).isInstanceOf(FencedException.class);
-        assertThat(leader.getDocument(Kind.Workspace, null, "team-a")).as("reads still work").isPresent();
-        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+        assertThatThrownBy(() -> leader.write(tx -> tx.createDocument(workspace("team-b"), T0))).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> leader.write(tx -> tx.createDocument(workspace("team-c"), T0))).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> store.commit(tx -> tx.requireLeader(old))).isInstanceOf(FencedException.class);
+        assertThat(leader.documents().get(Kind.Workspace, null, "team-a")).as("reads still work").isPresent();
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
 
         Store successor = new FencedStore(store, next);
-        successor.createDocument(workspace("team-d"), T0);
-        successor.inTransaction(tx -> {
+        successor.write(tx -> tx.createDocument(workspace("team-d"), T0));
+        successor.write(tx -> {
             tx.requireLeader(next);
             return tx.createDocument(workspace("team-e"), T0);
         });
-        assertThat(store.listDocuments(Kind.Workspace, null)).hasSize(3);
+        assertThat(store.documents().list(Kind.Workspace, null)).hasSize(3);
     }
 
     /** A transaction that found the leader at its epoch need not look again; another epoch is refused all the same. */
     @Test
     void aTransactionThatPassedTheFenceStillRefusesAnotherEpoch() {
-        long epoch = store.claimLeadership("a", T0, TTL).epoch();
-        store.inTransaction(tx -> {
+        long epoch = store.leases().claim("a", T0, TTL).epoch();
+        store.commit(tx -> {
             tx.requireLeader(epoch);
             tx.requireLeader(epoch);
             assertThatThrownBy(() -> tx.requireLeader(epoch + 1)).isInstanceOf(FencedException.class);
             assertThatThrownBy(() -> tx.requireLeader(epoch - 1)).isInstanceOf(FencedException.class);
-            return null;
         });
-        long next = store.inTransaction(tx -> {
-            tx.requireLeader(epoch);
-            long moved = tx.advanceEpoch("a", epoch, epoch).epoch();
-            assertThatThrownBy(() -> tx.requireLeader(epoch)).as("the epoch moved in this transaction").isInstanceOf(FencedException.class);
-            tx.requireLeader(moved);
-            return moved;
-        });
-        store.inTransaction(tx -> {
+        long next = store.leases().advanceEpoch("a", epoch, epoch).epoch();
+        store.commit(tx -> {
             tx.requireLeader(next);
-            assertThatThrownBy(() -> tx.requireLeader(epoch)).isInstanceOf(FencedException.class);
-            return null;
+            assertThatThrownBy(() -> tx.requireLeader(epoch)).as("the epoch moved").isInstanceOf(FencedException.class);
+            tx.requireLeader(next);
         });
     }
 
     @Test
     void aFencedStoreBeforeAnyLeaderIsRefused() {
-        assertThatThrownBy(() -> new FencedStore(store, 1).createDocument(workspace("team-a"), T0)).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> new FencedStore(store, 1).write(tx -> tx.createDocument(workspace("team-a"), T0))).isInstanceOf(FencedException.class);
     }
 
     @Test
     void aReachableStoreAnswersPing() {
         store.ping();
-        store.inTransaction(tx -> {
-            tx.ping();
-            return null;
-        });
+        store.commit(tx -> { }); // a transaction that writes nothing commits all the same
     }
 
     @Test
     void documentsAreCreatedReadAndListedWithVersions() {
-        StoredDocument created = store.createDocument(workspace("team-a", "alice"), T0);
+        StoredDocument created = store.write(tx -> tx.createDocument(workspace("team-a", "alice"), T0));
         assertThat(created.version()).isEqualTo(1);
-        store.createDocument(workspace("team-b", "bob", "alice"), T0);
+        store.write(tx -> tx.createDocument(workspace("team-b", "bob", "alice"), T0));
         Document<ShapeSpec> shape = new Document<>(ObjectMeta.of("gpu.8x.sim", null), new ShapeSpec(new Resources(32000, 256L << 30, 8, "sim-gpu")));
-        store.createDocument(shape, T0);
+        store.write(tx -> tx.createDocument(shape, T0));
 
-        StoredDocument read = store.getDocument(Kind.Workspace, null, "team-a").orElseThrow();
+        StoredDocument read = store.documents().get(Kind.Workspace, null, "team-a").orElseThrow();
         assertThat(read.document()).isEqualTo(workspace("team-a", "alice"));
         assertThat(read.createdAt()).isEqualTo(T0);
-        assertThat(store.getDocument(Kind.Shape, null, "gpu.8x.sim").orElseThrow().document()).isEqualTo(shape);
-        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-b");
-        assertThat(store.listDocuments(Kind.Workspace, Set.of("team-b"))).hasSize(1);
-        assertThat(store.listDocuments(Kind.Workspace, Set.of())).isEmpty();
-        assertThat(store.getDocument(Kind.Workspace, null, "nope")).isEmpty();
+        assertThat(store.documents().get(Kind.Shape, null, "gpu.8x.sim").orElseThrow().document()).isEqualTo(shape);
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-b");
+        assertThat(store.documents().list(Kind.Workspace, Set.of("team-b"))).hasSize(1);
+        assertThat(store.documents().list(Kind.Workspace, Set.of())).isEmpty();
+        assertThat(store.documents().get(Kind.Workspace, null, "nope")).isEmpty();
     }
 
     @Test
     void creatingAnExistingDocumentConflicts() {
-        store.createDocument(workspace("team-a"), T0);
-        assertThatThrownBy(() -> store.createDocument(workspace("team-a"), T0)).isInstanceOf(ConflictException.class);
+        store.write(tx -> tx.createDocument(workspace("team-a"), T0));
+        assertThatThrownBy(() -> store.write(tx -> tx.createDocument(workspace("team-a"), T0))).isInstanceOf(ConflictException.class);
     }
 
     @Test
@@ -454,7 +443,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
             for (int i = 0; i < 8; i++) {
                 attempts.add(() -> {
                     try {
-                        store.createDocument(workspace("raced", "alice"), T0);
+                        store.write(tx -> tx.createDocument(workspace("raced", "alice"), T0));
                         return true;
                     } catch (ConflictException e) {
                         return false;
@@ -466,7 +455,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
                 wins += result.get() ? 1 : 0;
             }
             assertThat(wins).isEqualTo(1);
-            assertThat(store.workspacesOf("alice")).containsExactly("raced");
+            assertThat(store.documents().workspacesOf("alice")).containsExactly("raced");
         } finally {
             pool.shutdownNow();
         }
@@ -474,123 +463,122 @@ public abstract class BaseStoreContractTest implements UsageContract {
 
     @Test
     void documentUpdatesAreCompareAndSet() {
-        store.createDocument(workspace("team-a", "alice"), T0);
-        StoredDocument updated = store.updateDocument(workspace("team-a", "alice", "bob"), 1, T0.plusSeconds(5));
+        store.write(tx -> tx.createDocument(workspace("team-a", "alice"), T0));
+        StoredDocument updated = store.write(tx -> tx.updateDocument(workspace("team-a", "alice", "bob"), 1, T0.plusSeconds(5)));
         assertThat(updated.version()).isEqualTo(2);
         assertThat(updated.updatedAt()).isEqualTo(T0.plusSeconds(5));
         assertThat(updated.createdAt()).isEqualTo(T0);
-        assertThatThrownBy(() -> store.updateDocument(workspace("team-a"), 1, T0)).isInstanceOf(ConflictException.class);
-        assertThat(store.getDocument(Kind.Workspace, null, "team-a").orElseThrow().document()).isEqualTo(workspace("team-a", "alice", "bob"));
-        assertThatThrownBy(() -> store.deleteDocument(Kind.Workspace, null, "team-a", 1)).isInstanceOf(ConflictException.class);
-        store.deleteDocument(Kind.Workspace, null, "team-a", 2);
-        assertThat(store.getDocument(Kind.Workspace, null, "team-a")).isEmpty();
+        assertThatThrownBy(() -> store.write(tx -> tx.updateDocument(workspace("team-a"), 1, T0))).isInstanceOf(ConflictException.class);
+        assertThat(store.documents().get(Kind.Workspace, null, "team-a").orElseThrow().document()).isEqualTo(workspace("team-a", "alice", "bob"));
+        assertThatThrownBy(() -> store.commit(tx -> tx.deleteDocument(Kind.Workspace, null, "team-a", 1))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.deleteDocument(Kind.Workspace, null, "team-a", 2));
+        assertThat(store.documents().get(Kind.Workspace, null, "team-a")).isEmpty();
     }
 
     @Test
     void membershipFollowsWorkspaceDocuments() {
-        store.createDocument(workspace("team-a", "alice"), T0);
-        store.createDocument(workspace("team-b", "alice", "bob"), T0);
-        assertThat(store.workspacesOf("alice")).containsExactly("team-a", "team-b");
-        store.updateDocument(workspace("team-b", "bob"), 1, T0);
-        assertThat(store.workspacesOf("alice")).containsExactly("team-a");
-        assertThat(store.workspacesOf("bob")).containsExactly("team-b");
-        store.deleteDocument(Kind.Workspace, null, "team-b", 2);
-        assertThat(store.workspacesOf("bob")).isEmpty();
+        store.write(tx -> tx.createDocument(workspace("team-a", "alice"), T0));
+        store.write(tx -> tx.createDocument(workspace("team-b", "alice", "bob"), T0));
+        assertThat(store.documents().workspacesOf("alice")).containsExactly("team-a", "team-b");
+        store.write(tx -> tx.updateDocument(workspace("team-b", "bob"), 1, T0));
+        assertThat(store.documents().workspacesOf("alice")).containsExactly("team-a");
+        assertThat(store.documents().workspacesOf("bob")).containsExactly("team-b");
+        store.commit(tx -> tx.deleteDocument(Kind.Workspace, null, "team-b", 2));
+        assertThat(store.documents().workspacesOf("bob")).isEmpty();
     }
 
     @Test
     void aFailedTransactionLeavesNothingBehind() {
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
+        assertThatThrownBy(() -> store.commit(tx -> {
             tx.createDocument(workspace("team-a", "alice"), T0);
             tx.createDocument(workspace("team-a"), T0); // conflicts: the whole transaction rolls back
-            return null;
         })).isInstanceOf(ConflictException.class);
-        assertThat(store.getDocument(Kind.Workspace, null, "team-a")).isEmpty();
-        assertThat(store.workspacesOf("alice")).isEmpty();
+        assertThat(store.documents().get(Kind.Workspace, null, "team-a")).isEmpty();
+        assertThat(store.documents().workspacesOf("alice")).isEmpty();
     }
 
     @Test
     void tokensAreFoundByHashAndRevoked() {
         TokenRecord token = new TokenRecord("tok-1", "ab".repeat(32), "alice", false, "laptop", T0, T0.plus(Duration.ofDays(1)), null);
-        store.createToken(token);
-        assertThat(store.findTokenByHash("ab".repeat(32))).contains(token);
-        assertThat(store.findTokenByHash("cd".repeat(32))).isEmpty();
-        assertThat(store.hasAdminToken(T0)).isFalse();
-        store.createToken(new TokenRecord("tok-2", "ef".repeat(32), "admin", true, null, T0, null, null));
-        assertThat(store.hasAdminToken(T0)).isTrue();
-        assertThat(store.revokeToken("tok-2", T0.plusSeconds(1))).isTrue();
-        assertThat(store.revokeToken("tok-2", T0.plusSeconds(2))).isFalse();
-        assertThat(store.hasAdminToken(T0.plusSeconds(3))).isFalse();
-        assertThat(store.listTokens()).extracting(TokenRecord::id).containsExactly("tok-1", "tok-2");
+        store.commit(tx -> tx.createToken(token));
+        assertThat(store.credentials().tokenByHash("ab".repeat(32))).contains(token);
+        assertThat(store.credentials().tokenByHash("cd".repeat(32))).isEmpty();
+        assertThat(store.credentials().hasAdminToken(T0)).isFalse();
+        store.commit(tx -> tx.createToken(new TokenRecord("tok-2", "ef".repeat(32), "admin", true, null, T0, null, null)));
+        assertThat(store.credentials().hasAdminToken(T0)).isTrue();
+        assertThat(store.<Boolean>write(tx -> tx.revokeToken("tok-2", T0.plusSeconds(1)))).isTrue();
+        assertThat(store.<Boolean>write(tx -> tx.revokeToken("tok-2", T0.plusSeconds(2)))).isFalse();
+        assertThat(store.credentials().hasAdminToken(T0.plusSeconds(3))).isFalse();
+        assertThat(store.credentials().tokens()).extracting(TokenRecord::id).containsExactly("tok-1", "tok-2");
     }
 
     @Test
     void aTokensUseIsRecordedAtMostOncePerIntervalAndOldHashesAreUpgradedByCompareAndSet() {
-        store.createToken(new TokenRecord("tok-old", "0a".repeat(32), TokenRecord.SHA256, "alice", false, null, T0, null, null, null));
-        assertThat(store.findTokenByHash("0a".repeat(32))).get().extracting(TokenRecord::hashScheme).isEqualTo(TokenRecord.SHA256);
-        assertThat(store.rehashToken("tok-old", "ff".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256)).as("not the stored hash").isFalse();
-        assertThat(store.rehashToken("tok-old", "0a".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256)).isTrue();
-        assertThat(store.findTokenByHash("0a".repeat(32))).isEmpty();
-        TokenRecord upgraded = store.findTokenByHash("1b".repeat(32)).orElseThrow();
+        store.commit(tx -> tx.createToken(new TokenRecord("tok-old", "0a".repeat(32), TokenRecord.SHA256, "alice", false, null, T0, null, null, null)));
+        assertThat(store.credentials().tokenByHash("0a".repeat(32))).get().extracting(TokenRecord::hashScheme).isEqualTo(TokenRecord.SHA256);
+        assertThat(store.<Boolean>write(tx -> tx.rehashToken("tok-old", "ff".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256))).as("not the stored hash").isFalse();
+        assertThat(store.<Boolean>write(tx -> tx.rehashToken("tok-old", "0a".repeat(32), "1b".repeat(32), TokenRecord.HMAC_SHA256))).isTrue();
+        assertThat(store.credentials().tokenByHash("0a".repeat(32))).isEmpty();
+        TokenRecord upgraded = store.credentials().tokenByHash("1b".repeat(32)).orElseThrow();
         assertThat(upgraded.hashScheme()).isEqualTo(TokenRecord.HMAC_SHA256);
         assertThat(upgraded.lastUsedAt()).isNull();
 
         Instant used = T0.plusSeconds(10);
-        assertThat(store.recordTokenUse("tok-old", used, used.minusSeconds(60))).isTrue();
-        assertThat(store.recordTokenUse("tok-old", used.plusSeconds(30), used.plusSeconds(30).minusSeconds(60))).as("within a minute").isFalse();
-        assertThat(store.findTokenByHash("1b".repeat(32)).orElseThrow().lastUsedAt()).isEqualTo(used);
-        assertThat(store.recordTokenUse("tok-old", used.plusSeconds(61), used.plusSeconds(1))).isTrue();
-        assertThat(store.listTokens()).singleElement().extracting(TokenRecord::lastUsedAt).isEqualTo(used.plusSeconds(61));
-        assertThat(store.recordTokenUse("tok-none", used, used)).isFalse();
+        assertThat(store.<Boolean>write(tx -> tx.recordTokenUse("tok-old", used, used.minusSeconds(60)))).isTrue();
+        assertThat(store.<Boolean>write(tx -> tx.recordTokenUse("tok-old", used.plusSeconds(30), used.plusSeconds(30).minusSeconds(60)))).as("within a minute").isFalse();
+        assertThat(store.credentials().tokenByHash("1b".repeat(32)).orElseThrow().lastUsedAt()).isEqualTo(used);
+        assertThat(store.<Boolean>write(tx -> tx.recordTokenUse("tok-old", used.plusSeconds(61), used.plusSeconds(1)))).isTrue();
+        assertThat(store.credentials().tokens()).singleElement().extracting(TokenRecord::lastUsedAt).isEqualTo(used.plusSeconds(61));
+        assertThat(store.<Boolean>write(tx -> tx.recordTokenUse("tok-none", used, used))).isFalse();
     }
 
     @Test
     void secretsKeepTheirSealedValuesAndChangeByCompareAndSet() {
         SecretRecord secret = new SecretRecord("team-a", "hf", "k1", Map.of("token", "c2VhbGVk", "user", "b3RoZXI="), 0, T0, T0);
-        SecretRecord created = store.createSecret(secret);
+        SecretRecord created = store.write(tx -> tx.createSecret(secret));
         assertThat(created.version()).isEqualTo(1);
-        assertThat(store.getSecret("team-a", "hf")).contains(created);
+        assertThat(store.credentials().secret("team-a", "hf")).contains(created);
         assertThat(created.keys()).containsExactly("token", "user");
-        assertThatThrownBy(() -> store.createSecret(secret)).isInstanceOf(ConflictException.class);
-        store.createSecret(new SecretRecord("team-b", "hf", "k1", Map.of(), 0, T0, T0));
-        store.createSecret(new SecretRecord("team-a", "db", "k1", Map.of("password", "eA=="), 0, T0, T0));
+        assertThatThrownBy(() -> store.write(tx -> tx.createSecret(secret))).isInstanceOf(ConflictException.class);
+        store.write(tx -> tx.createSecret(new SecretRecord("team-b", "hf", "k1", Map.of(), 0, T0, T0)));
+        store.write(tx -> tx.createSecret(new SecretRecord("team-a", "db", "k1", Map.of("password", "eA=="), 0, T0, T0)));
 
-        assertThat(store.listSecrets(null)).extracting(s -> s.workspace() + "/" + s.name()).containsExactly("team-a/db", "team-a/hf", "team-b/hf");
-        assertThat(store.listSecrets(Set.of("team-b"))).extracting(SecretRecord::name).containsExactly("hf");
-        assertThat(store.listSecrets(Set.of())).isEmpty();
+        assertThat(store.credentials().secrets(null)).extracting(s -> s.workspace() + "/" + s.name()).containsExactly("team-a/db", "team-a/hf", "team-b/hf");
+        assertThat(store.credentials().secrets(Set.of("team-b"))).extracting(SecretRecord::name).containsExactly("hf");
+        assertThat(store.credentials().secrets(Set.of())).isEmpty();
 
-        SecretRecord changed = store.updateSecret(created.withSealed("k2", Map.of("token", "bmV3"), T0.plusSeconds(5)));
+        SecretRecord changed = store.write(tx -> tx.updateSecret(created.withSealed("k2", Map.of("token", "bmV3"), T0.plusSeconds(5))));
         assertThat(changed.version()).isEqualTo(2);
-        assertThat(store.getSecret("team-a", "hf")).contains(changed);
+        assertThat(store.credentials().secret("team-a", "hf")).contains(changed);
         assertThat(changed.keyId()).isEqualTo("k2");
         assertThat(changed.createdAt()).isEqualTo(T0);
         assertThat(changed.updatedAt()).isEqualTo(T0.plusSeconds(5));
-        assertThatThrownBy(() -> store.updateSecret(created)).as("stale version").isInstanceOf(ConflictException.class);
-        assertThatThrownBy(() -> store.deleteSecret("team-a", "hf", 1)).isInstanceOf(ConflictException.class);
-        store.deleteSecret("team-a", "hf", 2);
-        assertThat(store.getSecret("team-a", "hf")).isEmpty();
-        assertThat(store.getSecret("team-b", "hf")).isPresent();
+        assertThatThrownBy(() -> store.write(tx -> tx.updateSecret(created))).as("stale version").isInstanceOf(ConflictException.class);
+        assertThatThrownBy(() -> store.commit(tx -> tx.deleteSecret("team-a", "hf", 1))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.deleteSecret("team-a", "hf", 2));
+        assertThat(store.credentials().secret("team-a", "hf")).isEmpty();
+        assertThat(store.credentials().secret("team-b", "hf")).isPresent();
     }
 
     @Test
     void aSecretIsNeverStoredAsADocument() {
         var secret = new Document<>(ObjectMeta.of("hf", "team-a"),
                 new io.slipstream.api.spec.SecretSpec(Map.of("token", io.slipstream.api.spec.SecretValue.of("hf_clear"))));
-        assertThatThrownBy(() -> store.createDocument(secret, T0)).isInstanceOf(IllegalArgumentException.class);
-        assertThat(store.listDocuments(Kind.Secret, null)).isEmpty();
+        assertThatThrownBy(() -> store.write(tx -> tx.createDocument(secret, T0))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(store.documents().list(Kind.Secret, null)).isEmpty();
     }
 
     @Test
     void serverKeysAreRegisteredOnceAndMovedByCompareAndSet() {
-        assertThat(store.serverKeyId("secrets")).isEmpty();
-        store.registerServerKey("secrets", "k1", T0);
-        assertThatThrownBy(() -> store.registerServerKey("secrets", "k9", T0)).isInstanceOf(ConflictException.class);
-        store.registerServerKey("tokens", "p1", T0);
-        assertThat(store.serverKeyId("secrets")).contains("k1");
-        assertThatThrownBy(() -> store.replaceServerKey("secrets", "k0", "k2", T0)).isInstanceOf(ConflictException.class);
-        store.replaceServerKey("secrets", "k1", "k2", T0.plusSeconds(1));
-        assertThat(store.serverKeyId("secrets")).contains("k2");
-        assertThat(store.serverKeyId("tokens")).contains("p1");
+        assertThat(store.credentials().serverKeyId("secrets")).isEmpty();
+        store.commit(tx -> tx.registerServerKey("secrets", "k1", T0));
+        assertThatThrownBy(() -> store.commit(tx -> tx.registerServerKey("secrets", "k9", T0))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.registerServerKey("tokens", "p1", T0));
+        assertThat(store.credentials().serverKeyId("secrets")).contains("k1");
+        assertThatThrownBy(() -> store.commit(tx -> tx.replaceServerKey("secrets", "k0", "k2", T0))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.replaceServerKey("secrets", "k1", "k2", T0.plusSeconds(1)));
+        assertThat(store.credentials().serverKeyId("secrets")).contains("k2");
+        assertThat(store.credentials().serverKeyId("tokens")).contains("p1");
     }
 
     @Test
@@ -598,54 +586,54 @@ public abstract class BaseStoreContractTest implements UsageContract {
         RunRecord run = queuedRun("train", "team-a", T0);
         RunRecord stored = createRun(run);
         assertThat(stored.version()).isEqualTo(1);
-        assertThat(store.getRun(run.id())).contains(stored);
-        assertThat(store.activeRuns()).containsExactly(stored);
-        assertThat(store.eventsOf(run.id(), 0, 10)).singleElement().satisfies(e -> assertThat(e.reason()).isEqualTo("Submitted"));
-        assertThat(store.getRun(new RunId("nope-12345678"))).isEmpty();
+        assertThat(store.runs().get(run.id())).contains(stored);
+        assertThat(store.runs().active()).containsExactly(stored);
+        assertThat(store.runs().events(run.id(), 0, 10)).singleElement().satisfies(e -> assertThat(e.reason()).isEqualTo("Submitted"));
+        assertThat(store.runs().get(new RunId("nope-12345678"))).isEmpty();
     }
 
     @Test
     void runUpdatesAreCompareAndSet() {
         RunRecord stored = createRun(queuedRun("train", "team-a", T0));
-        RunRecord starting = store.updateRun(stored.moveTo(RunState.STARTING, "Admitted", T0.plusSeconds(1)));
+        RunRecord starting = store.write(tx -> tx.updateRun(stored.moveTo(RunState.STARTING, "Admitted", T0.plusSeconds(1))));
         assertThat(starting.version()).isEqualTo(2);
-        assertThatThrownBy(() -> store.updateRun(stored.moveTo(RunState.CANCELLED, "Cancelled", T0))).isInstanceOf(ConflictException.class);
-        RunRecord running = store.updateRun(starting.moveTo(RunState.RUNNING, "AllInstancesRunning", T0.plusSeconds(2)));
-        RunRecord done = store.updateRun(running.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", T0.plusSeconds(3)));
-        assertThat(store.getRun(stored.id())).contains(done);
+        assertThatThrownBy(() -> store.write(tx -> tx.updateRun(stored.moveTo(RunState.CANCELLED, "Cancelled", T0)))).isInstanceOf(ConflictException.class);
+        RunRecord running = store.write(tx -> tx.updateRun(starting.moveTo(RunState.RUNNING, "AllInstancesRunning", T0.plusSeconds(2))));
+        RunRecord done = store.write(tx -> tx.updateRun(running.moveTo(RunState.SUCCEEDED, "AllInstancesSucceeded", T0.plusSeconds(3))));
+        assertThat(store.runs().get(stored.id())).contains(done);
         assertThat(done.startedAt()).isEqualTo(T0.plusSeconds(2));
         assertThat(done.finishedAt()).isEqualTo(T0.plusSeconds(3));
-        assertThat(store.activeRuns()).isEmpty();
+        assertThat(store.runs().active()).isEmpty();
     }
 
     @Test
     void aPreemptedRunRoundTripsWithWhereItRanAndWhomItMakesRoomFor() {
         RunRecord stored = createRun(queuedRun("borrow", "team-a", T0));
-        RunRecord admitted = store.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0));
-        RunRecord preempting = store.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"));
-        assertThat(store.getRun(stored.id())).contains(preempting);
+        RunRecord admitted = store.write(tx -> tx.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0)));
+        RunRecord preempting = store.write(tx -> tx.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed")));
+        assertThat(store.runs().get(stored.id())).contains(preempting);
         assertThat(preempting.outcome()).isEqualTo(RunState.QUEUED);
-        RunRecord requeued = store.updateRun(preempting.requeued("Preempted", T0.plusSeconds(5)));
-        assertThat(store.getRun(stored.id())).contains(requeued);
+        RunRecord requeued = store.write(tx -> tx.updateRun(preempting.requeued("Preempted", T0.plusSeconds(5))));
+        assertThat(store.runs().get(stored.id())).contains(requeued);
         assertThat(requeued.attempt()).isEqualTo(2);
         assertThat(requeued.preemptions()).isEqualTo(1);
         assertThat(requeued.realTimeResources()).isNull();
-        assertThat(store.activeRuns()).contains(requeued);
+        assertThat(store.runs().active()).contains(requeued);
     }
 
     @Test
     void aRestartedRunRoundTripsWithItsFaultRecord() {
         RunRecord stored = createRun(queuedRun("flaky", "team-a", T0));
-        RunRecord admitted = store.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0));
-        RunRecord progressed = store.updateRun(admitted.withFaults(admitted.faults().failedWith("exit code 1")
-                .progressed(1200L, T0.plusSeconds(60), 1000L, T0.plusSeconds(50))));
-        RunRecord restarting = store.updateRun(progressed.restarting(FaultState.RestartCause.FAILURE, "InstanceFailed: w-0"));
-        assertThat(store.getRun(stored.id())).contains(restarting);
+        RunRecord admitted = store.write(tx -> tx.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0)));
+        RunRecord progressed = store.write(tx -> tx.updateRun(admitted.withFaults(admitted.faults().failedWith("exit code 1")
+                .progressed(1200L, T0.plusSeconds(60), 1000L, T0.plusSeconds(50)))));
+        RunRecord restarting = store.write(tx -> tx.updateRun(progressed.restarting(FaultState.RestartCause.FAILURE, "InstanceFailed: w-0")));
+        assertThat(store.runs().get(stored.id())).contains(restarting);
         assertThat(restarting.restartCause()).isEqualTo(FaultState.RestartCause.FAILURE);
 
-        RunRecord requeued = store.updateRun(restarting.withFaults(restarting.faults().lost(20_000))
-                .requeued("Restarted", T0.plusSeconds(70), T0.plusSeconds(80)));
-        assertThat(store.getRun(stored.id())).contains(requeued);
+        RunRecord requeued = store.write(tx -> tx.updateRun(restarting.withFaults(restarting.faults().lost(20_000))
+                .requeued("Restarted", T0.plusSeconds(70), T0.plusSeconds(80))));
+        assertThat(store.runs().get(stored.id())).contains(requeued);
         assertThat(requeued.faults()).isEqualTo(new FaultState(1, 0, 0, 0, "exit code 1", 1, null, T0.plusSeconds(80), 1000L,
                 T0.plusSeconds(50), 1200L, T0.plusSeconds(60), 20_000));
         assertThat(requeued.preemptions()).as("a failure is not a preemption").isZero();
@@ -654,15 +642,15 @@ public abstract class BaseStoreContractTest implements UsageContract {
 
     @Test
     void nodesAreDeclaredDownOnceAndUpAgain() {
-        assertThat(store.downNodes()).isEmpty();
-        store.markNodeDown(new NodeDown("node-2", "disk failure", T0));
-        store.markNodeDown(new NodeDown("node-2", "again", T0.plusSeconds(5)));
-        store.markNodeDown(new NodeDown("node-1", "maintenance", T0.plusSeconds(9)));
-        assertThat(store.downNodes()).containsOnlyKeys("node-1", "node-2");
-        assertThat(store.downNodes().get("node-2")).isEqualTo(new NodeDown("node-2", "disk failure", T0));
-        assertThat(store.markNodeUp("node-2")).isTrue();
-        assertThat(store.markNodeUp("node-2")).isFalse();
-        assertThat(store.downNodes()).containsOnlyKeys("node-1");
+        assertThat(store.runs().downNodes()).isEmpty();
+        store.commit(tx -> tx.markNodeDown(new NodeDown("node-2", "disk failure", T0)));
+        store.commit(tx -> tx.markNodeDown(new NodeDown("node-2", "again", T0.plusSeconds(5))));
+        store.commit(tx -> tx.markNodeDown(new NodeDown("node-1", "maintenance", T0.plusSeconds(9))));
+        assertThat(store.runs().downNodes()).containsOnlyKeys("node-1", "node-2");
+        assertThat(store.runs().downNodes().get("node-2")).isEqualTo(new NodeDown("node-2", "disk failure", T0));
+        assertThat(store.<Boolean>write(tx -> tx.markNodeUp("node-2"))).isTrue();
+        assertThat(store.<Boolean>write(tx -> tx.markNodeUp("node-2"))).isFalse();
+        assertThat(store.runs().downNodes()).containsOnlyKeys("node-1");
     }
 
     @Test
@@ -670,63 +658,63 @@ public abstract class BaseStoreContractTest implements UsageContract {
         JobSpec spec = aJob("keyed").spec();
         RunOrigin origin = new RunOrigin(Map.of("nodeGroups.main.replicas", "4"), T0.minusSeconds(60), "key-1", "alice");
         RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
-        assertThat(store.getRun(first.id()).orElseThrow().origin()).isEqualTo(origin);
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-1")).contains(first);
-        assertThat(store.findRunByIdempotencyKey("team-b", "key-1")).isEmpty();
+        assertThat(store.runs().get(first.id()).orElseThrow().origin()).isEqualTo(origin);
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-1")).contains(first);
+        assertThat(store.runs().byIdempotencyKey("team-b", "key-1")).isEmpty();
         assertThatThrownBy(() -> createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0)))
                 .isInstanceOf(ConflictException.class);
         createRun(RunRecord.queued(RunId.newFor("keyed"), "team-b", "keyed", 1, spec, origin, T0)); // another workspace: fine
-        store.releaseIdempotencyKey(first.id());
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-1")).isEmpty();
+        store.commit(tx -> tx.releaseIdempotencyKey(first.id()));
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-1")).isEmpty();
         createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0)); // the key is free again
     }
 
     @Test
     void finishedRunsCanBeFoundByAgeAndDeletedButActiveOnesCannot() {
         RunRecord old = createRun(queuedRun("old", "team-a", T0));
-        RunRecord done = store.updateRun(old.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10)));
-        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(old.id(), 1, 0), "main", 0, "node-1", List.of())));
+        RunRecord done = store.write(tx -> tx.updateRun(old.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10))));
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(old.id(), 1, 0), "main", 0, "node-1", List.of()))));
         RunRecord active = createRun(queuedRun("active", "team-a", T0));
-        assertThat(store.finishedBefore(T0.plusSeconds(11), 10)).containsExactly(done);
-        assertThat(store.finishedBefore(T0.plusSeconds(10), 10)).isEmpty();
-        assertThatThrownBy(() -> store.deleteRun(active.id())).isInstanceOf(ConflictException.class);
-        store.deleteRun(old.id());
-        assertThat(store.getRun(old.id())).isEmpty();
-        assertThat(store.instancesOf(old.id())).isEmpty();
-        assertThat(store.eventsOf(old.id(), 0, 10)).isEmpty();
-        assertThat(store.getRun(active.id())).isPresent();
+        assertThat(store.runs().finishedBefore(T0.plusSeconds(11), 10)).containsExactly(done);
+        assertThat(store.runs().finishedBefore(T0.plusSeconds(10), 10)).isEmpty();
+        assertThatThrownBy(() -> store.commit(tx -> tx.deleteRun(active.id()))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.deleteRun(old.id()));
+        assertThat(store.runs().get(old.id())).isEmpty();
+        assertThat(store.runs().instancesOf(old.id())).isEmpty();
+        assertThat(store.runs().events(old.id(), 0, 10)).isEmpty();
+        assertThat(store.runs().get(active.id())).isPresent();
     }
 
     @Test
     void aScheduleMovesForwardByCompareAndSet() {
-        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
-        store.recordScheduled("team-a", "nightly", null, T0);
-        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", null, T0)).isInstanceOf(ConflictException.class);
-        store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60));
-        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(120))).isInstanceOf(ConflictException.class);
-        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0.plusSeconds(60));
-        assertThatThrownBy(() -> store.recordScheduled("team-a", "nightly", T0.plusSeconds(60), T0)).as("never backwards")
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).isEmpty();
+        store.commit(tx -> tx.recordScheduled("team-a", "nightly", null, T0));
+        assertThatThrownBy(() -> store.commit(tx -> tx.recordScheduled("team-a", "nightly", null, T0))).isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60)));
+        assertThatThrownBy(() -> store.commit(tx -> tx.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(120)))).isInstanceOf(ConflictException.class);
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).contains(T0.plusSeconds(60));
+        assertThatThrownBy(() -> store.commit(tx -> tx.recordScheduled("team-a", "nightly", T0.plusSeconds(60), T0))).as("never backwards")
                 .isInstanceOf(ConflictException.class);
     }
 
     @Test
     void deletingAJobForgetsItsSchedule() {
-        StoredDocument job = store.createDocument(aJob("nightly").workspace("team-a").build(), T0);
-        store.recordScheduled("team-a", "nightly", null, T0);
-        store.deleteDocument(Kind.Job, "team-a", "nightly", job.version());
-        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
+        StoredDocument job = store.write(tx -> tx.createDocument(aJob("nightly").workspace("team-a").build(), T0));
+        store.commit(tx -> tx.recordScheduled("team-a", "nightly", null, T0));
+        store.commit(tx -> tx.deleteDocument(Kind.Job, "team-a", "nightly", job.version()));
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).isEmpty();
     }
 
     @Test
     void runtimeCountsRunningAttemptsOnly() {
         RunRecord queued = createRun(queuedRun("timed", "team-a", T0));
-        RunRecord running = store.updateRun(store.updateRun(queued.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0.plusSeconds(100)))
-                .moveTo(RunState.RUNNING, "Running", T0.plusSeconds(100)));
+        RunRecord running = store.write(tx -> tx.updateRun(tx.updateRun(queued.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0.plusSeconds(100)))
+                .moveTo(RunState.RUNNING, "Running", T0.plusSeconds(100))));
         assertThat(running.runtime(T0.plusSeconds(130))).isEqualTo(Duration.ofSeconds(30));
-        RunRecord requeued = store.updateRun(store.updateRun(running.preempting(new RunId("owner-12345678"), "Reclaimed"))
-                .requeued("Preempted", T0.plusSeconds(140)));
+        RunRecord requeued = store.write(tx -> tx.updateRun(tx.updateRun(running.preempting(new RunId("owner-12345678"), "Reclaimed"))
+                .requeued("Preempted", T0.plusSeconds(140))));
         assertThat(requeued.runtime(T0.plusSeconds(500))).isEqualTo(Duration.ofSeconds(40));
-        assertThat(store.getRun(queued.id()).orElseThrow().priorRuntimeMillis()).isEqualTo(40_000);
+        assertThat(store.runs().get(queued.id()).orElseThrow().priorRuntimeMillis()).isEqualTo(40_000);
     }
 
     @Test
@@ -735,20 +723,20 @@ public abstract class BaseStoreContractTest implements UsageContract {
         for (int i = 0; i < 5; i++) {
             runs.add(createRun(queuedRun(i % 2 == 0 ? "even" : "odd", i < 4 ? "team-a" : "team-b", T0.plusSeconds(i))));
         }
-        assertThat(store.listRuns(new RunQuery(null, null, null, null, 10, null))).extracting(RunRecord::id)
+        assertThat(store.runs().list(new RunQuery(null, null, null, null, 10, null))).extracting(RunRecord::id)
                 .containsExactly(runs.get(4).id(), runs.get(3).id(), runs.get(2).id(), runs.get(1).id(), runs.get(0).id());
-        assertThat(store.listRuns(new RunQuery(Set.of("team-b"), null, null, null, 10, null))).extracting(RunRecord::id)
+        assertThat(store.runs().list(new RunQuery(Set.of("team-b"), null, null, null, 10, null))).extracting(RunRecord::id)
                 .containsExactly(runs.get(4).id());
-        assertThat(store.listRuns(new RunQuery(Set.of(), null, null, null, 10, null))).isEmpty();
-        assertThat(store.listRuns(new RunQuery(null, "team-a", "even", null, 10, null))).extracting(RunRecord::id)
+        assertThat(store.runs().list(new RunQuery(Set.of(), null, null, null, 10, null))).isEmpty();
+        assertThat(store.runs().list(new RunQuery(null, "team-a", "even", null, 10, null))).extracting(RunRecord::id)
                 .containsExactly(runs.get(2).id(), runs.get(0).id());
-        assertThat(store.listRuns(new RunQuery(null, null, null, Set.of(RunState.RUNNING), 10, null))).isEmpty();
-        assertThat(store.listRuns(new RunQuery(null, null, null, null, T0.plusSeconds(1), T0.plusSeconds(3), 10, null))).extracting(RunRecord::id)
+        assertThat(store.runs().list(new RunQuery(null, null, null, Set.of(RunState.RUNNING), 10, null))).isEmpty();
+        assertThat(store.runs().list(new RunQuery(null, null, null, null, T0.plusSeconds(1), T0.plusSeconds(3), 10, null))).extracting(RunRecord::id)
                 .containsExactly(runs.get(2).id(), runs.get(1).id());
 
-        List<RunRecord> firstPage = store.listRuns(new RunQuery(null, null, null, null, 2, null));
+        List<RunRecord> firstPage = store.runs().list(new RunQuery(null, null, null, null, 2, null));
         RunRecord last = firstPage.get(1);
-        List<RunRecord> secondPage = store.listRuns(new RunQuery(null, null, null, null, 2,
+        List<RunRecord> secondPage = store.runs().list(new RunQuery(null, null, null, null, 2,
                 new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value())));
         assertThat(secondPage).extracting(RunRecord::id).containsExactly(runs.get(2).id(), runs.get(1).id());
     }
@@ -759,7 +747,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
     }
 
     private List<RunId> selected(String selector, int limit, RunQuery.Cursor before) {
-        return store.listRuns(new RunQuery(null, null, null, null, null, null, io.slipstream.api.label.LabelSelector.parse(selector), limit, before))
+        return store.runs().list(new RunQuery(null, null, null, null, null, null, io.slipstream.api.label.LabelSelector.parse(selector), limit, before))
                 .stream().map(RunRecord::id).toList();
     }
 
@@ -769,7 +757,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
         RunRecord vision = labelledRun("b", T0.plusSeconds(1), Map.of("team", "vision", "example.com/owner", "ann"));
         RunRecord bare = labelledRun("c", T0.plusSeconds(2), Map.of());
         RunRecord empty = labelledRun("d", T0.plusSeconds(3), Map.of("team", ""));
-        assertThat(store.getRun(nlp.id()).orElseThrow().origin().labels()).isEqualTo(Map.of("team", "nlp", "tier", "gold"));
+        assertThat(store.runs().get(nlp.id()).orElseThrow().origin().labels()).isEqualTo(Map.of("team", "nlp", "tier", "gold"));
         record Row(String selector, List<RunRecord> expected) {
         }
         for (Row row : List.of(
@@ -791,13 +779,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
         // A page holds its limit of matching runs, and the next one starts after the last of them.
         List<RunId> first = selected("team", 2, null);
         assertThat(first).containsExactly(empty.id(), vision.id());
-        RunRecord last = store.getRun(first.get(1)).orElseThrow();
+        RunRecord last = store.runs().get(first.get(1)).orElseThrow();
         assertThat(selected("team", 2, new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value()))).containsExactly(nlp.id());
         // Updates keep the labels; a deleted run takes its labels with it (the same id can be created again, once listed).
-        RunRecord cancelled = store.updateRun(nlp.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10)));
+        RunRecord cancelled = store.write(tx -> tx.updateRun(nlp.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(10))));
         assertThat(cancelled.origin().labels()).containsEntry("tier", "gold");
-        assertThat(store.getRun(nlp.id()).orElseThrow().origin().labels()).containsEntry("tier", "gold");
-        store.deleteRun(nlp.id());
+        assertThat(store.runs().get(nlp.id()).orElseThrow().origin().labels()).containsEntry("tier", "gold");
+        store.commit(tx -> tx.deleteRun(nlp.id()));
         assertThat(selected("tier=gold", 10, null)).isEmpty();
         RunRecord again = createRun(RunRecord.queued(nlp.id(), "team-a", "a", 1, nlp.spec(), new RunOrigin(Map.of(), null, null, null, Map.of("tier", "gold")),
                 T0.plusSeconds(20)));
@@ -810,44 +798,44 @@ public abstract class BaseStoreContractTest implements UsageContract {
         InstanceRecord first = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of(0, 3),
                 new io.slipstream.api.run.Endpoint("localhost", "localhost", "127.0.0.1", List.of(41000, 41001)));
         InstanceRecord second = InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-2", List.of());
-        List<InstanceRecord> created = store.createInstances(List.of(first, second));
-        assertThat(store.instancesOf(run.id())).containsExactlyElementsOf(created);
-        assertThat(store.activeInstances()).hasSize(2);
+        List<InstanceRecord> created = store.write(tx -> tx.createInstances(List.of(first, second)));
+        assertThat(store.runs().instancesOf(run.id())).containsExactlyElementsOf(created);
+        assertThat(store.runs().activeInstances()).hasSize(2);
 
-        InstanceRecord running = store.updateInstance(created.get(0).running(Map.of("pid", "42", "dir", "/x"), T0.plusSeconds(1)));
-        running = store.updateInstance(running.ready(T0.plusSeconds(2)));
-        assertThat(store.getInstance(first.id()).orElseThrow().readyAt()).isEqualTo(T0.plusSeconds(2));
-        assertThat(store.getInstance(first.id()).orElseThrow().endpoint().ports()).containsExactly(41000, 41001);
-        assertThatThrownBy(() -> store.updateInstance(created.get(0).running(Map.of(), T0))).isInstanceOf(ConflictException.class);
-        InstanceRecord done = store.updateInstance(running.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(2)));
-        assertThat(store.getInstance(first.id())).contains(done);
+        InstanceRecord started = store.write(tx -> tx.updateInstance(created.get(0).running(Map.of("pid", "42", "dir", "/x"), T0.plusSeconds(1))));
+        InstanceRecord running = store.write(tx -> tx.updateInstance(started.ready(T0.plusSeconds(2))));
+        assertThat(store.runs().instance(first.id()).orElseThrow().readyAt()).isEqualTo(T0.plusSeconds(2));
+        assertThat(store.runs().instance(first.id()).orElseThrow().endpoint().ports()).containsExactly(41000, 41001);
+        assertThatThrownBy(() -> store.write(tx -> tx.updateInstance(created.get(0).running(Map.of(), T0)))).isInstanceOf(ConflictException.class);
+        InstanceRecord done = store.write(tx -> tx.updateInstance(running.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(2))));
+        assertThat(store.runs().instance(first.id())).contains(done);
         assertThat(done.handle()).containsEntry("pid", "42");
-        assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());
-        assertThat(store.instancesOfActiveRuns()).extracting(InstanceRecord::id).containsExactly(first.id(), second.id());
+        assertThat(store.runs().activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());
+        assertThat(store.runs().instancesOfActiveRuns()).extracting(InstanceRecord::id).containsExactly(first.id(), second.id());
 
-        RunRecord finished = store.updateRun(store.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)).moveTo(RunState.FAILED, "x", T0));
+        RunRecord finished = store.write(tx -> tx.updateRun(tx.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)).moveTo(RunState.FAILED, "x", T0)));
         assertThat(finished.state()).isEqualTo(RunState.FAILED);
-        assertThat(store.instancesOfActiveRuns()).isEmpty();
+        assertThat(store.runs().instancesOfActiveRuns()).isEmpty();
     }
 
     @Test
     void anInstanceRestartedInPlaceKeepsItsPlaceAndCountsItsRestarts() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
-        InstanceRecord placed = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 2), "worker", 1, "node-2",
-                List.of(1)))).get(0);
+        InstanceRecord placed = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 2), "worker", 1, "node-2",
+                List.of(1))))).get(0);
         assertThat(placed.restarts()).isZero();
-        InstanceRecord failed = store.updateInstance(store.updateInstance(placed.running(Map.of("pid", "42"), T0))
-                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(3)));
-        InstanceRecord restarted = store.updateInstance(failed.restartedInPlace());
-        assertThat(store.getInstance(placed.id())).contains(restarted);
+        InstanceRecord failed = store.write(tx -> tx.updateInstance(tx.updateInstance(placed.running(Map.of("pid", "42"), T0))
+                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(3))));
+        InstanceRecord restarted = store.write(tx -> tx.updateInstance(failed.restartedInPlace()));
+        assertThat(store.runs().instance(placed.id())).contains(restarted);
         assertThat(restarted.restarts()).isEqualTo(1);
         assertThat(restarted.state()).isEqualTo(InstanceState.PENDING);
         assertThat(restarted.handle()).isEmpty();
         assertThat(restarted.exitCode()).isNull();
-        assertThat(store.activeInstances()).extracting(InstanceRecord::id).containsExactly(placed.id());
-        InstanceRecord again = store.updateInstance(store.updateInstance(restarted.running(Map.of("pid", "43"), T0.plusSeconds(4)))
-                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(5)).restartedInPlace());
-        assertThat(store.instancesOf(run.id())).singleElement().satisfies(i -> assertThat(i.restarts()).isEqualTo(2));
+        assertThat(store.runs().activeInstances()).extracting(InstanceRecord::id).containsExactly(placed.id());
+        InstanceRecord again = store.write(tx -> tx.updateInstance(tx.updateInstance(restarted.running(Map.of("pid", "43"), T0.plusSeconds(4)))
+                .finished(InstanceState.FAILED, 137, "Exited with code 137", T0.plusSeconds(5)).restartedInPlace()));
+        assertThat(store.runs().instancesOf(run.id())).singleElement().satisfies(i -> assertThat(i.restarts()).isEqualTo(2));
         assertThat(again.node()).isEqualTo("node-2");
     }
 
@@ -855,12 +843,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {
-            store.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(i), EventType.InstanceExited, null, "Exited", "code " + i, "main-0"));
+            int n = i;
+            store.write(tx -> tx.appendEvent(RunEvent.of(run.id(), T0.plusSeconds(n), EventType.InstanceExited, null, "Exited", "code " + n, "main-0")));
         }
-        List<RunEvent> events = store.eventsOf(run.id(), 0, 100);
+        List<RunEvent> events = store.runs().events(run.id(), 0, 100);
         assertThat(events).hasSize(6);
         assertThat(events).extracting(RunEvent::seq).isSorted().doesNotHaveDuplicates();
-        assertThat(store.eventsOf(run.id(), events.get(3).seq(), 2)).extracting(RunEvent::message).containsExactly("code 3", "code 4");
+        assertThat(store.runs().events(run.id(), events.get(3).seq(), 2)).extracting(RunEvent::message).containsExactly("code 3", "code 4");
     }
 
     @Test
@@ -872,7 +861,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
             for (int i = 0; i < 8; i++) {
                 attempts.add(() -> {
                     try {
-                        store.updateRun(run.withCancelRequestedAt(T0.plusSeconds(9)));
+                        store.write(tx -> tx.updateRun(run.withCancelRequestedAt(T0.plusSeconds(9))));
                         return true;
                     } catch (ConflictException e) {
                         return false;
@@ -884,7 +873,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
                 wins += result.get() ? 1 : 0;
             }
             assertThat(wins).isEqualTo(1);
-            assertThat(store.getRun(run.id()).orElseThrow().version()).isEqualTo(2);
+            assertThat(store.runs().get(run.id()).orElseThrow().version()).isEqualTo(2);
         } finally {
             pool.shutdownNow();
         }
@@ -895,12 +884,12 @@ public abstract class BaseStoreContractTest implements UsageContract {
     @Test
     void aFailedTransactionUndoesEveryKindOfWriteAndRethrowsTheFailure() {
         RunRecord kept = createRun(queuedRun("kept", "team-a", T0));
-        InstanceRecord placed = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(kept.id(), 1, 0), "main", 0, "node-1",
-                List.of()))).get(0);
+        InstanceRecord placed = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(kept.id(), 1, 0), "main", 0, "node-1",
+                List.of())))).get(0);
         RunRecord fresh = queuedRun("fresh", "team-a", T0);
         RuntimeException failure = new IllegalStateException("the work failed");
 
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
+        assertThatThrownBy(() -> store.write(tx -> {
             tx.createRun(fresh, RunEvent.of(fresh.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
             tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(fresh.id(), 1, 0), "main", 0, "node-1", List.of())));
             tx.updateRun(kept.moveTo(RunState.STARTING, "Admitted", T0));
@@ -913,54 +902,122 @@ public abstract class BaseStoreContractTest implements UsageContract {
             tx.markNodeDown(new NodeDown("node-1", "disk", T0));
             tx.createDocument(workspace("team-tx", "alice"), T0);
             // Inside, the transaction reads its own writes.
-            assertThat(tx.getRun(fresh.id())).isPresent();
-            assertThat(tx.getRun(kept.id()).orElseThrow().state()).isEqualTo(RunState.STARTING);
-            assertThat(tx.getInstance(placed.id()).orElseThrow().version()).isEqualTo(2);
-            assertThat(tx.workspacesOf("alice")).containsExactly("team-tx");
+            assertThat(tx.runs().get(fresh.id())).isPresent();
+            assertThat(tx.runs().get(kept.id()).orElseThrow().state()).isEqualTo(RunState.STARTING);
+            assertThat(tx.runs().instance(placed.id()).orElseThrow().version()).isEqualTo(2);
+            assertThat(tx.documents().workspacesOf("alice")).containsExactly("team-tx");
             throw failure;
         })).isSameAs(failure);
 
-        assertThat(store.getRun(fresh.id())).isEmpty();
-        assertThat(store.instancesOf(fresh.id())).isEmpty();
-        assertThat(store.eventsOf(fresh.id(), 0, 10)).isEmpty();
-        assertThat(store.getRun(kept.id())).contains(kept);
-        assertThat(store.getInstance(placed.id())).contains(placed);
-        assertThat(store.eventsOf(kept.id(), 0, 10)).hasSize(1);
-        assertThat(store.activeRuns()).containsExactly(kept);
-        assertThat(store.findTokenByHash("ab".repeat(32))).isEmpty();
-        assertThat(store.listSecrets(null)).isEmpty();
-        assertThat(store.serverKeyId("secrets")).isEmpty();
-        assertThat(store.lastScheduled("team-a", "nightly")).isEmpty();
-        assertThat(store.downNodes()).isEmpty();
-        assertThat(store.workspacesOf("alice")).isEmpty();
+        assertThat(store.runs().get(fresh.id())).isEmpty();
+        assertThat(store.runs().instancesOf(fresh.id())).isEmpty();
+        assertThat(store.runs().events(fresh.id(), 0, 10)).isEmpty();
+        assertThat(store.runs().get(kept.id())).contains(kept);
+        assertThat(store.runs().instance(placed.id())).contains(placed);
+        assertThat(store.runs().events(kept.id(), 0, 10)).hasSize(1);
+        assertThat(store.runs().active()).containsExactly(kept);
+        assertThat(store.credentials().tokenByHash("ab".repeat(32))).isEmpty();
+        assertThat(store.credentials().secrets(null)).isEmpty();
+        assertThat(store.credentials().serverKeyId("secrets")).isEmpty();
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).isEmpty();
+        assertThat(store.runs().downNodes()).isEmpty();
+        assertThat(store.documents().workspacesOf("alice")).isEmpty();
         // Nothing is left locked either: the same writes succeed afterwards.
-        store.updateRun(kept.moveTo(RunState.STARTING, "Admitted", T0));
-        store.updateInstance(placed.running(Map.of("pid", "1"), T0));
+        store.write(tx -> tx.updateRun(kept.moveTo(RunState.STARTING, "Admitted", T0)));
+        store.write(tx -> tx.updateInstance(placed.running(Map.of("pid", "1"), T0)));
     }
 
     @Test
-    void aTransactionCommitsEverythingItWroteAndNestedOnesJoinIt() {
+    void aTransactionCommitsEverythingItWroteOrNothing() {
         RunRecord run = queuedRun("nightly", "team-a", T0);
-        RunRecord created = store.inTransaction(tx -> {
+        RunRecord created = store.write(tx -> {
             RunRecord stored = tx.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Scheduled", null, null));
             tx.recordScheduled("team-a", "nightly", null, T0);
-            tx.inTransaction(inner -> inner.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "inner", null)));
+            tx.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "later", null));
             return stored;
         });
-        assertThat(store.getRun(run.id())).contains(created);
-        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0);
-        assertThat(store.eventsOf(run.id(), 0, 10)).extracting(RunEvent::message).containsExactly(null, "inner");
+        assertThat(store.runs().get(run.id())).contains(created);
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).contains(T0);
+        assertThat(store.runs().events(run.id(), 0, 10)).extracting(RunEvent::message).containsExactly(null, "later");
 
-        // A nested transaction that fails takes the outer one down with it.
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
+        // A transaction that fails after some writes takes them all down with it.
+        assertThatThrownBy(() -> store.commit(tx -> {
             tx.recordScheduled("team-a", "nightly", T0, T0.plusSeconds(60));
-            return tx.inTransaction(inner -> {
-                inner.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "lost", null));
-                throw new ConflictException("inner conflict");
+            tx.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, null, "lost", null));
+            throw new ConflictException("a conflict");
+        })).isInstanceOf(ConflictException.class).hasMessage("a conflict");
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).contains(T0);
+        assertThat(store.runs().events(run.id(), 0, 10)).hasSize(2);
+    }
+
+    /**
+     * A transaction is never joined: inside one, the store itself (or a store that wraps it) refuses every call on that
+     * thread, a second transaction (which would not commit with the first, and where writes are one at a time would
+     * wait for it) as well as a read (which would not see the transaction's writes). The transaction goes on: what it
+     * wrote commits, and what the refused calls would have written is nowhere.
+     */
+    @Test
+    void theStoreRefusesItsOwnCallsInsideOneOfItsTransactions() {
+        long epoch = store.leases().claim("a", T0, TTL).epoch();
+        Store fenced = new FencedStore(store, epoch);
+        for (Store outer : List.of(store, fenced)) {
+            String team = outer == store ? "team-a" : "team-f";
+            outer.commit(tx -> {
+                tx.createDocument(workspace(team, "member-of-" + team), T0);
+                List<org.assertj.core.api.ThrowableAssert.ThrowingCallable> refused = List.of(
+                        () -> outer.write(inner -> inner.createDocument(workspace(team + "-inner"), T0)),
+                        () -> outer.commit(inner -> inner.markNodeDown(new NodeDown("node-1", "inner", T0))),
+                        () -> store.commit(inner -> inner.markNodeDown(new NodeDown("node-1", "inner", T0))),
+                        () -> outer.documents().get(Kind.Workspace, null, team),
+                        () -> outer.runs().active(),
+                        () -> outer.credentials().tokens(),
+                        () -> outer.usage().lending(),
+                        () -> outer.read(reads -> reads.documents().workspacesOf("member-of-" + team)),
+                        () -> outer.leases().claim("a", T0.plusSeconds(1), TTL),
+                        () -> outer.leases().current());
+                for (var call : refused) {
+                    assertThatThrownBy(call).isInstanceOf(IllegalStateException.class).hasMessageContaining("inside one of its own transactions");
+                }
+                assertThat(tx.documents().workspacesOf("member-of-" + team)).as("the transaction goes on").containsExactly(team);
             });
-        })).isInstanceOf(ConflictException.class).hasMessage("inner conflict");
-        assertThat(store.lastScheduled("team-a", "nightly")).contains(T0);
-        assertThat(store.eventsOf(run.id(), 0, 10)).hasSize(2);
+        }
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-f");
+        assertThat(store.runs().downNodes()).isEmpty();
+        assertThat(store.leases().current().orElseThrow().renewedAt()).as("no claim went through").isEqualTo(T0);
+
+        store.read(reads -> {
+            assertThat(reads.documents().list(Kind.Workspace, null)).hasSize(2);
+            assertThatThrownBy(() -> store.runs().active()).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> store.commit(tx -> tx.markNodeDown(new NodeDown("node-1", "inner", T0)))).isInstanceOf(IllegalStateException.class);
+            return null;
+        });
+        assertThat(store.runs().downNodes()).isEmpty();
+    }
+
+    /** A transaction is its work's only while the work runs: kept past it, it refuses every call. */
+    @Test
+    void aTransactionKeptPastItsWorkRefusesEveryCall() {
+        StoreTx kept = store.write(tx -> {
+            tx.createDocument(workspace("team-a"), T0);
+            return tx;
+        });
+        StoreReads view = store.read(reads -> reads);
+        for (org.assertj.core.api.ThrowableAssert.ThrowingCallable call : List.<org.assertj.core.api.ThrowableAssert.ThrowingCallable>of(
+                () -> kept.createDocument(workspace("team-b"), T0), () -> kept.documents().get(Kind.Workspace, null, "team-a"),
+                () -> kept.requireLeader(1), () -> view.documents().list(Kind.Workspace, null))) {
+            assertThatThrownBy(call).isInstanceOf(IllegalStateException.class).hasMessageContaining("ended");
+        }
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a");
+    }
+
+    /** A read transaction sees what was committed, and its reads are those of the store. */
+    @Test
+    void aReadTransactionSeesWhatWasCommitted() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        store.commit(tx -> tx.createDocument(workspace("team-a", "alice"), T0));
+        String seen = store.read(reads -> reads.runs().get(run.id()).orElseThrow().id() + " " + reads.documents().workspacesOf("alice")
+                + " " + reads.runs().active().size() + " " + reads.credentials().tokens().size() + " " + reads.usage().lending().size());
+        assertThat(seen).isEqualTo(run.id() + " [team-a] 1 0 0");
     }
 
     @Test
@@ -969,7 +1026,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
         CountDownLatch looked = new CountDownLatch(1);
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<StoredDocument> writer = pool.submit(() -> store.inTransaction(tx -> {
+            Future<StoredDocument> writer = pool.submit(() -> store.write(tx -> {
                 StoredDocument created = tx.createDocument(workspace("pending", "alice"), T0);
                 written.countDown();
                 try {
@@ -980,13 +1037,13 @@ public abstract class BaseStoreContractTest implements UsageContract {
                 return created;
             }));
             assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
-            assertThat(store.getDocument(Kind.Workspace, null, "pending")).as("not committed yet").isEmpty();
-            assertThat(store.listDocuments(Kind.Workspace, null)).isEmpty();
-            assertThat(store.workspacesOf("alice")).isEmpty();
+            assertThat(store.documents().get(Kind.Workspace, null, "pending")).as("not committed yet").isEmpty();
+            assertThat(store.documents().list(Kind.Workspace, null)).isEmpty();
+            assertThat(store.documents().workspacesOf("alice")).isEmpty();
             looked.countDown();
             writer.get(10, TimeUnit.SECONDS);
-            assertThat(store.getDocument(Kind.Workspace, null, "pending")).isPresent();
-            assertThat(store.workspacesOf("alice")).containsExactly("pending");
+            assertThat(store.documents().get(Kind.Workspace, null, "pending")).isPresent();
+            assertThat(store.documents().workspacesOf("alice")).containsExactly("pending");
         } finally {
             looked.countDown();
             pool.shutdownNow();
@@ -999,15 +1056,15 @@ public abstract class BaseStoreContractTest implements UsageContract {
     void instancesAreCreatedOnceAndChangedOnlyFromTheVersionRead() throws Exception {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         InstanceRecord pending = InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of());
-        InstanceRecord created = store.createInstances(List.of(pending)).get(0);
+        InstanceRecord created = store.write(tx -> tx.createInstances(List.of(pending))).get(0);
         assertThat(created.version()).isEqualTo(1);
-        assertThatThrownBy(() -> store.createInstances(List.of(pending))).isInstanceOf(ConflictException.class);
+        assertThatThrownBy(() -> store.write(tx -> tx.createInstances(List.of(pending)))).isInstanceOf(ConflictException.class);
         InstanceRecord other = InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-1", List.of());
-        assertThatThrownBy(() -> store.createInstances(List.of(other, pending))).as("one taken id: none of the batch")
+        assertThatThrownBy(() -> store.write(tx -> tx.createInstances(List.of(other, pending)))).as("one taken id: none of the batch")
                 .isInstanceOf(ConflictException.class);
-        assertThat(store.getInstance(other.id())).isEmpty();
-        assertThatThrownBy(() -> store.updateInstance(other.withVersion(1))).as("never created").isInstanceOf(ConflictException.class);
-        assertThat(store.getInstance(other.id())).isEmpty();
+        assertThat(store.runs().instance(other.id())).isEmpty();
+        assertThatThrownBy(() -> store.write(tx -> tx.updateInstance(other.withVersion(1)))).as("never created").isInstanceOf(ConflictException.class);
+        assertThat(store.runs().instance(other.id())).isEmpty();
 
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
@@ -1016,7 +1073,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
                 String pid = Integer.toString(100 + i);
                 attempts.add(() -> {
                     try {
-                        store.updateInstance(created.running(Map.of("pid", pid), T0.plusSeconds(1)));
+                        store.write(tx -> tx.updateInstance(created.running(Map.of("pid", pid), T0.plusSeconds(1))));
                         return true;
                     } catch (ConflictException e) {
                         return false;
@@ -1028,22 +1085,22 @@ public abstract class BaseStoreContractTest implements UsageContract {
                 wins += result.get() ? 1 : 0;
             }
             assertThat(wins).isEqualTo(1);
-            assertThat(store.getInstance(pending.id()).orElseThrow().version()).isEqualTo(2);
+            assertThat(store.runs().instance(pending.id()).orElseThrow().version()).isEqualTo(2);
         } finally {
             pool.shutdownNow();
         }
-        assertThatThrownBy(() -> store.updateRun(queuedRun("never", "team-a", T0).withVersion(1))).as("a run never created")
+        assertThatThrownBy(() -> store.write(tx -> tx.updateRun(queuedRun("never", "team-a", T0).withVersion(1)))).as("a run never created")
                 .isInstanceOf(ConflictException.class);
     }
 
     @Test
     void aReclaimedClaimIsKeptWithTheRunUntilItIsAdmitted() {
         RunRecord owner = createRun(RunRecord.queued(RunId.newFor("owner"), "team-a", "owner", 1, aJob("owner").spec(), T0));
-        store.updateRun(owner.withCapacityReclaimed());
-        RunRecord claimed = store.getRun(owner.id()).orElseThrow();
+        store.write(tx -> tx.updateRun(owner.withCapacityReclaimed()));
+        RunRecord claimed = store.runs().get(owner.id()).orElseThrow();
         assertThat(claimed.capacityReclaimed()).isTrue();
-        store.updateRun(claimed.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1)));
-        assertThat(store.getRun(owner.id()).orElseThrow().capacityReclaimed()).isFalse();
+        store.write(tx -> tx.updateRun(claimed.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1))));
+        assertThat(store.runs().get(owner.id()).orElseThrow().capacityReclaimed()).isFalse();
     }
 
     @Test
@@ -1054,8 +1111,8 @@ public abstract class BaseStoreContractTest implements UsageContract {
         RunRecord rewritten = new RunRecord(stored.id(), "team-b", "other", 9, RunState.STARTING, "Admitted", null, 1, 99, otherSpec,
                 T0.plusSeconds(5), null, null, null, io.slipstream.api.run.RealTimeResources.InQuota, null, false, RunOrigin.MANUAL, T0, 0,
                 FaultState.NONE, stored.version());
-        store.updateRun(rewritten);
-        RunRecord read = store.getRun(stored.id()).orElseThrow();
+        store.write(tx -> tx.updateRun(rewritten));
+        RunRecord read = store.runs().get(stored.id()).orElseThrow();
         assertThat(read.state()).isEqualTo(RunState.STARTING);
         assertThat(read.realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
         assertThat(read.version()).isEqualTo(2);
@@ -1066,7 +1123,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
         assertThat(read.spec()).isEqualTo(stored.spec());
         assertThat(read.createdAt()).isEqualTo(T0);
         assertThat(read.origin()).isEqualTo(origin);
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-fixed")).map(RunRecord::id).contains(stored.id());
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-fixed")).map(RunRecord::id).contains(stored.id());
     }
 
     @Test
@@ -1074,33 +1131,33 @@ public abstract class BaseStoreContractTest implements UsageContract {
         JobSpec spec = aJob("keyed").spec();
         RunOrigin origin = new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), "key-2", "bob");
         RunRecord first = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0));
-        store.releaseIdempotencyKey(first.id());
-        RunRecord released = store.getRun(first.id()).orElseThrow();
+        store.commit(tx -> tx.releaseIdempotencyKey(first.id()));
+        RunRecord released = store.runs().get(first.id()).orElseThrow();
         assertThat(released.origin()).isEqualTo(new RunOrigin(Map.of("a", "1"), T0.minusSeconds(60), null, "bob"));
         assertThat(released.version()).as("a writer holding the run is not disturbed").isEqualTo(first.version());
 
         RunRecord second = createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0.plusSeconds(1)));
         // Writing the first run from a copy read before the release does not take the key back.
-        store.updateRun(first.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(2)));
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).map(RunRecord::id).contains(second.id());
-        assertThat(store.getRun(first.id()).orElseThrow().origin().idempotencyKey()).isNull();
+        store.write(tx -> tx.updateRun(first.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(2))));
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-2")).map(RunRecord::id).contains(second.id());
+        assertThat(store.runs().get(first.id()).orElseThrow().origin().idempotencyKey()).isNull();
 
-        store.updateRun(second.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(3)));
-        store.deleteRun(second.id());
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).isEmpty();
+        store.write(tx -> tx.updateRun(second.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(3))));
+        store.commit(tx -> tx.deleteRun(second.id()));
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-2")).isEmpty();
         createRun(RunRecord.queued(RunId.newFor("keyed"), "team-a", "keyed", 1, spec, origin, T0.plusSeconds(4)));
-        assertThat(store.findRunByIdempotencyKey("team-a", "key-2")).isPresent();
+        assertThat(store.runs().byIdempotencyKey("team-a", "key-2")).isPresent();
     }
 
     @Test
     void aTokensIdAndHashAreEachTakenOnce() {
-        store.createToken(new TokenRecord("tok-1", "ab".repeat(32), "alice", false, null, T0, null, null));
-        assertThatThrownBy(() -> store.createToken(new TokenRecord("tok-1", "cd".repeat(32), "bob", false, null, T0, null, null)))
+        store.commit(tx -> tx.createToken(new TokenRecord("tok-1", "ab".repeat(32), "alice", false, null, T0, null, null)));
+        assertThatThrownBy(() -> store.commit(tx -> tx.createToken(new TokenRecord("tok-1", "cd".repeat(32), "bob", false, null, T0, null, null))))
                 .isInstanceOf(ConflictException.class);
-        assertThatThrownBy(() -> store.createToken(new TokenRecord("tok-2", "ab".repeat(32), "bob", true, null, T0, null, null)))
+        assertThatThrownBy(() -> store.commit(tx -> tx.createToken(new TokenRecord("tok-2", "ab".repeat(32), "bob", true, null, T0, null, null))))
                 .isInstanceOf(ConflictException.class);
-        assertThat(store.listTokens()).singleElement().extracting(TokenRecord::user).isEqualTo("alice");
-        assertThat(store.hasAdminToken(T0)).isFalse();
+        assertThat(store.credentials().tokens()).singleElement().extracting(TokenRecord::user).isEqualTo("alice");
+        assertThat(store.credentials().hasAdminToken(T0)).isFalse();
     }
 
     // --- events, instances of attempts, what is kept ---
@@ -1112,50 +1169,51 @@ public abstract class BaseStoreContractTest implements UsageContract {
         List<RunEvent> appended = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             // Times go backwards: the order is the order of appending, not of times.
-            appended.add(store.appendEvent(RunEvent.of(i % 2 == 0 ? a.id() : b.id(), T0.plusSeconds(10 - i), EventType.StateChanged, null, "Noted", "n" + i, null)));
+            int n = i;
+            appended.add(store.write(tx -> tx.appendEvent(RunEvent.of(n % 2 == 0 ? a.id() : b.id(), T0.plusSeconds(10 - n), EventType.StateChanged, null, "Noted", "n" + n, null))));
         }
         assertThat(appended).extracting(RunEvent::seq).isSorted().doesNotHaveDuplicates().allMatch(seq -> seq > 0);
-        List<RunEvent> ofA = store.eventsOf(a.id(), 0, 100);
+        List<RunEvent> ofA = store.runs().events(a.id(), 0, 100);
         assertThat(ofA).hasSize(4);
         assertThat(ofA.subList(1, 4)).containsExactly(appended.get(0), appended.get(2), appended.get(4));
         assertThat(ofA.get(0).seq()).isLessThan(appended.get(0).seq());
-        assertThat(store.eventsOf(b.id(), 0, 100).subList(1, 4)).containsExactly(appended.get(1), appended.get(3), appended.get(5));
-        assertThat(store.eventsOf(a.id(), appended.get(0).seq(), 1)).containsExactly(appended.get(2));
-        assertThat(store.eventsOf(a.id(), appended.get(4).seq(), 10)).isEmpty();
+        assertThat(store.runs().events(b.id(), 0, 100).subList(1, 4)).containsExactly(appended.get(1), appended.get(3), appended.get(5));
+        assertThat(store.runs().events(a.id(), appended.get(0).seq(), 1)).containsExactly(appended.get(2));
+        assertThat(store.runs().events(a.id(), appended.get(4).seq(), 10)).isEmpty();
     }
 
     @Test
     void onlyTheCurrentAttemptsInstancesAreTheActiveRunsOnes() {
         RunRecord run = createRun(queuedRun("again", "team-a", T0));
-        RunRecord admitted = store.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0));
-        InstanceRecord first = store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
-                List.of()))).get(0);
-        store.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1)));
-        RunRecord requeued = store.updateRun(store.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
-                .requeued("Preempted", T0.plusSeconds(2)));
-        store.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3)));
-        store.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
-                InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of())));
+        RunRecord admitted = store.write(tx -> tx.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0)));
+        InstanceRecord first = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
+                List.of())))).get(0);
+        store.write(tx -> tx.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1))));
+        RunRecord requeued = store.write(tx -> tx.updateRun(tx.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
+                .requeued("Preempted", T0.plusSeconds(2))));
+        store.write(tx -> tx.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3))));
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
+                InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of()))));
 
-        assertThat(store.instancesOfActiveRuns()).extracting(InstanceRecord::id)
+        assertThat(store.runs().instancesOfActiveRuns()).extracting(InstanceRecord::id)
                 .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
-        assertThat(store.instancesOf(run.id())).extracting(InstanceRecord::id)
+        assertThat(store.runs().instancesOf(run.id())).extracting(InstanceRecord::id)
                 .containsExactly(new InstanceId(run.id(), 1, 0), new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
-        assertThat(store.activeInstances()).extracting(InstanceRecord::id)
+        assertThat(store.runs().activeInstances()).extracting(InstanceRecord::id)
                 .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
     }
 
     @Test
     void longTextIsShortenedToWhatTheStoreKeepsNotRefused() {
         RunRecord run = createRun(queuedRun("wordy", "team-a", T0));
-        store.updateRun(run.moveTo(RunState.CANCELLED, "r".repeat(5000), T0));
-        assertThat(store.getRun(run.id()).orElseThrow().reason()).hasSize(1024).startsWith("rrr").endsWith("…");
-        store.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, "e".repeat(2000), "m".repeat(10_000), null));
-        RunEvent event = store.eventsOf(run.id(), 0, 10).get(1);
+        store.write(tx -> tx.updateRun(run.moveTo(RunState.CANCELLED, "r".repeat(5000), T0)));
+        assertThat(store.runs().get(run.id()).orElseThrow().reason()).hasSize(1024).startsWith("rrr").endsWith("…");
+        store.write(tx -> tx.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, null, "e".repeat(2000), "m".repeat(10_000), null)));
+        RunEvent event = store.runs().events(run.id(), 0, 10).get(1);
         assertThat(event.reason()).hasSize(1024).endsWith("…");
         assertThat(event.message()).hasSize(4096).endsWith("…");
-        store.markNodeDown(new NodeDown("node-1", "d".repeat(2000), T0));
-        assertThat(store.downNodes().get("node-1").reason()).hasSize(1024);
+        store.commit(tx -> tx.markNodeDown(new NodeDown("node-1", "d".repeat(2000), T0)));
+        assertThat(store.runs().downNodes().get("node-1").reason()).hasSize(1024);
     }
 
     @Test
@@ -1163,12 +1221,12 @@ public abstract class BaseStoreContractTest implements UsageContract {
         Instant precise = Instant.parse("2026-03-01T10:00:00.123456789Z");
         Instant kept = Instant.parse("2026-03-01T10:00:00.123457Z");
         RunRecord run = createRun(queuedRun("precise", "team-a", precise));
-        assertThat(store.getRun(run.id()).orElseThrow().createdAt()).isEqualTo(kept);
-        assertThat(store.eventsOf(run.id(), 0, 10).get(0).time()).isEqualTo(kept);
-        store.createDocument(workspace("team-a"), precise);
-        assertThat(store.getDocument(Kind.Workspace, null, "team-a").orElseThrow().createdAt()).isEqualTo(kept);
-        store.recordScheduled("team-a", "nightly", null, precise);
-        assertThat(store.lastScheduled("team-a", "nightly")).contains(kept);
+        assertThat(store.runs().get(run.id()).orElseThrow().createdAt()).isEqualTo(kept);
+        assertThat(store.runs().events(run.id(), 0, 10).get(0).time()).isEqualTo(kept);
+        store.write(tx -> tx.createDocument(workspace("team-a"), precise));
+        assertThat(store.documents().get(Kind.Workspace, null, "team-a").orElseThrow().createdAt()).isEqualTo(kept);
+        store.commit(tx -> tx.recordScheduled("team-a", "nightly", null, precise));
+        assertThat(store.runs().lastScheduled("team-a", "nightly")).contains(kept);
     }
 
     // --- stored data is data: one unreadable row never stops the others ---
@@ -1180,12 +1238,12 @@ public abstract class BaseStoreContractTest implements UsageContract {
     @Test
     void newRecordsCarryTodaysFormatVersion() throws Exception {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
-        store.createDocument(workspace("team-a"), T0);
+        store.write(tx -> tx.createDocument(workspace("team-a"), T0));
         assertThat(sqlLong("SELECT schema_version FROM runs WHERE id = '" + run.id() + "'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
         assertThat(sqlLong("SELECT schema_version FROM documents WHERE name = 'team-a'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
-        StoredDocument stored = store.getDocument(Kind.Workspace, null, "team-a").orElseThrow();
+        StoredDocument stored = store.documents().get(Kind.Workspace, null, "team-a").orElseThrow();
         sql("UPDATE documents SET schema_version = 0");
-        store.updateDocument(workspace("team-a", "alice"), stored.version(), T0);
+        store.write(tx -> tx.updateDocument(workspace("team-a", "alice"), stored.version(), T0));
         assertThat(sqlLong("SELECT schema_version FROM documents WHERE name = 'team-a'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
     }
 
@@ -1203,22 +1261,22 @@ public abstract class BaseStoreContractTest implements UsageContract {
         RunRecord after = createRun(queuedRun("after", "team-a", T0.plusSeconds(2)));
         sql("UPDATE runs SET " + damage + " WHERE id = '" + broken.id() + "'");
 
-        assertThat(store.activeRuns()).extracting(RunRecord::id).containsExactly(before.id(), after.id());
+        assertThat(store.runs().active()).extracting(RunRecord::id).containsExactly(before.id(), after.id());
         RunQuery all = new RunQuery(null, null, null, Set.of(), 10, null);
-        assertThat(store.listRuns(all)).extracting(RunRecord::id).containsExactly(after.id(), before.id());
-        assertThat(store.listRunRows(all)).extracting(RunRow::id).containsExactly(after.id(), broken.id(), before.id());
-        assertThat(store.listRunRows(all).get(1)).isInstanceOfSatisfying(RunRow.Unreadable.class, row -> {
+        assertThat(store.runs().list(all)).extracting(RunRecord::id).containsExactly(after.id(), before.id());
+        assertThat(store.runs().rows(all)).extracting(RunRow::id).containsExactly(after.id(), broken.id(), before.id());
+        assertThat(store.runs().rows(all).get(1)).isInstanceOfSatisfying(RunRow.Unreadable.class, row -> {
             assertThat(row.workspace()).isEqualTo("team-a");
             assertThat(row.job()).isEqualTo("broken");
             assertThat(row.createdAt()).isEqualTo(T0.plusSeconds(1));
             assertThat(row.error()).contains(why);
         });
-        assertThatThrownBy(() -> store.getRun(broken.id()))
+        assertThatThrownBy(() -> store.runs().get(broken.id()))
                 .isInstanceOfSatisfying(UnreadableRecordException.class, e -> assertThat(e.record()).isEqualTo("run " + broken.id()))
                 .hasMessageContaining("cannot read").hasMessageContaining(why);
-        assertThat(store.getRun(after.id())).isPresent();
-        store.updateRun(after.moveTo(RunState.CANCELLED, "Cancelled", T0));
-        assertThat(store.getRun(after.id()).orElseThrow().state()).isEqualTo(RunState.CANCELLED);
+        assertThat(store.runs().get(after.id())).isPresent();
+        store.write(tx -> tx.updateRun(after.moveTo(RunState.CANCELLED, "Cancelled", T0)));
+        assertThat(store.runs().get(after.id()).orElseThrow().state()).isEqualTo(RunState.CANCELLED);
     }
 
     @Test
@@ -1226,7 +1284,7 @@ public abstract class BaseStoreContractTest implements UsageContract {
         RunRecord run = createRun(queuedRun("later", "team-a", T0));
         sql("UPDATE runs SET faults = '{\"failures\":2,\"addedByALaterRelease\":{\"x\":1}}', spec = REPLACE(spec, '\"nodeGroups\"', "
                 + "'\"addedLater\":true,\"nodeGroups\"') WHERE id = '" + run.id() + "'");
-        RunRecord read = store.getRun(run.id()).orElseThrow();
+        RunRecord read = store.runs().get(run.id()).orElseThrow();
         assertThat(read.faults().failures()).isEqualTo(2);
         assertThat(read.spec()).isEqualTo(run.spec());
     }
@@ -1235,25 +1293,25 @@ public abstract class BaseStoreContractTest implements UsageContract {
     void anUnreadableFinishedRunIsLeftOutOfRetention() throws Exception {
         RunRecord a = createRun(queuedRun("a", "team-a", T0));
         RunRecord b = createRun(queuedRun("b", "team-a", T0));
-        store.updateRun(a.moveTo(RunState.CANCELLED, "Cancelled", T0));
-        store.updateRun(b.moveTo(RunState.CANCELLED, "Cancelled", T0));
+        store.write(tx -> tx.updateRun(a.moveTo(RunState.CANCELLED, "Cancelled", T0)));
+        store.write(tx -> tx.updateRun(b.moveTo(RunState.CANCELLED, "Cancelled", T0)));
         sql("UPDATE runs SET spec = '" + UNBINDABLE_SPEC + "' WHERE id = '" + b.id() + "'");
-        assertThat(store.finishedBefore(T0.plusSeconds(1), 10)).extracting(RunRecord::id).containsExactly(a.id());
+        assertThat(store.runs().finishedBefore(T0.plusSeconds(1), 10)).extracting(RunRecord::id).containsExactly(a.id());
     }
 
     @Test
     void anUnreadableDocumentIsLeftOutOfListsAndNamedWhenLookedUp() throws Exception {
-        store.createDocument(workspace("team-a", "alice"), T0);
-        store.createDocument(workspace("team-b", "bob"), T0);
-        store.createDocument(workspace("team-c", "carol"), T0);
+        store.write(tx -> tx.createDocument(workspace("team-a", "alice"), T0));
+        store.write(tx -> tx.createDocument(workspace("team-b", "bob"), T0));
+        store.write(tx -> tx.createDocument(workspace("team-c", "carol"), T0));
         sql("UPDATE documents SET body = '{\"apiVersion\":\"slipstream/v1\",\"kind\":\"Workspace\",\"metadata\":{\"name\":\"team-b\"},"
                 + "\"spec\":{\"members\":{\"bob\":1}}}' WHERE name = 'team-b'");
-        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-c");
-        assertThatThrownBy(() -> store.getDocument(Kind.Workspace, null, "team-b"))
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactly("team-a", "team-c");
+        assertThatThrownBy(() -> store.documents().get(Kind.Workspace, null, "team-b"))
                 .isInstanceOfSatisfying(UnreadableRecordException.class, e -> assertThat(e.record()).isEqualTo("Workspace team-b"))
                 .hasMessageContaining("members");
         sql("UPDATE documents SET schema_version = 99 WHERE name = 'team-c'");
-        assertThatThrownBy(() -> store.getDocument(Kind.Workspace, null, "team-c"))
+        assertThatThrownBy(() -> store.documents().get(Kind.Workspace, null, "team-c"))
                 .hasMessageContaining("Workspace team-c").hasMessageContaining("format version 99, newer than this server knows");
     }
 

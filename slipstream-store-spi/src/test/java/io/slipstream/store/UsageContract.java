@@ -44,17 +44,17 @@ interface UsageContract {
 
     /** Hours after T. Run a (alice, quota q): queued 0-10, in quota 10-40, 3 GPU-minutes lost. Run b (bob, no quota): queued 5-20, borrowed 20-open. */
     private void twoRuns() {
-        store().recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
-        store().recordUsage(List.of(open("b", UsageKind.QUEUED, "team-b", null, "bob", "eval", 4, 5)));
-        store().recordUsage(List.of(close("a", 10, 0), open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10)));
-        store().recordUsage(List.of(close("b", 20, 0), open("b", UsageKind.BORROWED, "team-b", null, "bob", "eval", 4, 20)));
-        store().recordUsage(List.of(close("a", 40, 3)));
+        store().commit(tx -> tx.recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(open("b", UsageKind.QUEUED, "team-b", null, "bob", "eval", 4, 5))));
+        store().commit(tx -> tx.recordUsage(List.of(close("a", 10, 0), open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10))));
+        store().commit(tx -> tx.recordUsage(List.of(close("b", 20, 0), open("b", UsageKind.BORROWED, "team-b", null, "bob", "eval", 4, 20))));
+        store().commit(tx -> tx.recordUsage(List.of(close("a", 40, 3))));
     }
 
     @Test
     default void usageAddsUpEachSegmentsPartInsideTheWindowAndAnOpenOneUntilNow() {
         twoRuns();
-        List<UsageTotal> all = store().usage(window(UsageGrouping.WORKSPACE, 0, 120, 60, null));
+        List<UsageTotal> all = store().usage().totals(window(UsageGrouping.WORKSPACE, 0, 120, 60, null));
         UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
         UsageTotal.Key b = new UsageTotal.Key("team-b", null, null, null);
         assertThat(gpuHours(all, a, UsageKind.QUEUED)).isEqualTo(2 * 10.0);
@@ -72,7 +72,7 @@ interface UsageContract {
     @Test
     default void aWindowClipsTheSegmentsItCutsAndCountsWorkLostWhereItsSegmentEnded() {
         twoRuns();
-        List<UsageTotal> cut = store().usage(window(UsageGrouping.QUOTA, 15, 30, 60, null));
+        List<UsageTotal> cut = store().usage().totals(window(UsageGrouping.QUOTA, 15, 30, 60, null));
         UsageTotal.Key q = new UsageTotal.Key("team-a", "q", null, null);
         UsageTotal.Key none = new UsageTotal.Key("team-b", null, null, null);
         assertThat(gpuHours(cut, q, UsageKind.IN_QUOTA)).isEqualTo(2 * 15.0);
@@ -80,48 +80,48 @@ interface UsageContract {
         assertThat(gpuHours(cut, none, UsageKind.QUEUED)).isEqualTo(4 * 5.0);
         assertThat(gpuHours(cut, none, UsageKind.BORROWED)).isEqualTo(4 * 10.0);
         assertThat(cut).allSatisfy(t -> assertThat(t.lostGpuMillis()).isZero()); // a's attempt ended at 40, after the window
-        List<UsageTotal> after = store().usage(window(UsageGrouping.QUOTA, 40, 50, 60, null));
+        List<UsageTotal> after = store().usage().totals(window(UsageGrouping.QUOTA, 40, 50, 60, null));
         assertThat(after.stream().filter(t -> t.key().equals(q)).mapToLong(UsageTotal::lostGpuMillis).sum()).isEqualTo(3 * 60_000);
         // Nothing has happened then yet (now is 60): an open segment counts nothing beyond now.
-        assertThat(store().usage(window(UsageGrouping.QUOTA, 100, 120, 60, null))).allSatisfy(t -> assertThat(t.millis()).isZero());
+        assertThat(store().usage().totals(window(UsageGrouping.QUOTA, 100, 120, 60, null))).allSatisfy(t -> assertThat(t.millis()).isZero());
     }
 
     @Test
     default void usageGroupsByUserAndJobAndKeepsToTheWorkspacesAsked() {
         twoRuns();
-        List<UsageTotal> byUser = store().usage(window(UsageGrouping.USER, 0, 60, 60, null));
+        List<UsageTotal> byUser = store().usage().totals(window(UsageGrouping.USER, 0, 60, 60, null));
         assertThat(byUser).extracting(t -> t.key().user()).containsOnly("alice", "bob");
         assertThat(byUser).allSatisfy(t -> assertThat(t.key().workspace()).isNull());
-        List<UsageTotal> byJob = store().usage(window(UsageGrouping.JOB, 0, 60, 60, Set.of("team-a")));
+        List<UsageTotal> byJob = store().usage().totals(window(UsageGrouping.JOB, 0, 60, 60, Set.of("team-a")));
         assertThat(byJob).extracting(UsageTotal::key).containsOnly(new UsageTotal.Key("team-a", null, null, "train"));
-        assertThat(store().usage(window(UsageGrouping.JOB, 0, 60, 60, Set.of()))).isEmpty();
+        assertThat(store().usage().totals(window(UsageGrouping.JOB, 0, 60, 60, Set.of()))).isEmpty();
     }
 
     @Test
     default void aQuotasLendingIsReplacedByEachNewAmountAndEndsAtZero() {
         QuotaId q = new QuotaId("team-a", "q");
-        store().recordUsage(List.of(new UsageChange.Lent(q, 4, 4000, at(0))));
-        store().recordUsage(List.of(new UsageChange.Lent(q, 2, 2000, at(10))));
-        assertThat(store().lending()).isEqualTo(Map.of(q, new Resources(2000, 0, 2, null)));
-        store().recordUsage(List.of(new UsageChange.Lent(q, 0, 0, at(20))));
-        assertThat(store().lending()).isEmpty();
-        List<UsageTotal> byQuota = store().usage(window(UsageGrouping.QUOTA, 0, 60, 60, null));
+        store().commit(tx -> tx.recordUsage(List.of(new UsageChange.Lent(q, 4, 4000, at(0)))));
+        store().commit(tx -> tx.recordUsage(List.of(new UsageChange.Lent(q, 2, 2000, at(10)))));
+        assertThat(store().usage().lending()).isEqualTo(Map.of(q, new Resources(2000, 0, 2, null)));
+        store().commit(tx -> tx.recordUsage(List.of(new UsageChange.Lent(q, 0, 0, at(20)))));
+        assertThat(store().usage().lending()).isEmpty();
+        List<UsageTotal> byQuota = store().usage().totals(window(UsageGrouping.QUOTA, 0, 60, 60, null));
         assertThat(gpuHours(byQuota, new UsageTotal.Key("team-a", "q", null, null), UsageKind.LENT)).isEqualTo(4 * 10.0 + 2 * 10.0);
-        assertThat(store().usage(window(UsageGrouping.USER, 0, 60, 60, null))).isEmpty(); // lending is a quota's, not a user's
+        assertThat(store().usage().totals(window(UsageGrouping.USER, 0, 60, 60, null))).isEmpty(); // lending is a quota's, not a user's
     }
 
     @Test
     default void aSegmentAcrossDaysIsCountedExactlyInAnyWindowOfWholeHours() {
-        store().recordUsage(List.of(open("long", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 3, 5)));
-        store().recordUsage(List.of(close("long", 60, 1)));
-        store().recordUsage(List.of(open("now", UsageKind.BORROWED, "team-a", "q", "alice", "train", 1, 50)));
+        store().commit(tx -> tx.recordUsage(List.of(open("long", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 3, 5))));
+        store().commit(tx -> tx.recordUsage(List.of(close("long", 60, 1))));
+        store().commit(tx -> tx.recordUsage(List.of(open("now", UsageKind.BORROWED, "team-a", "q", "alice", "train", 1, 50))));
         UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
         record Window(long from, long until, double inQuota, double borrowed, long lost) {
         }
         // now: hour 70; the open segment counts from 50 until then.
         for (Window w : List.of(new Window(0, 24, 3 * 19, 0, 0), new Window(10, 58, 3 * 48, 8, 0), new Window(24, 48, 3 * 24, 0, 0),
                 new Window(59, 61, 3, 2, 60_000), new Window(0, 96, 3 * 55, 20, 60_000), new Window(61, 62, 0, 1, 0), new Window(72, 96, 0, 0, 0))) {
-            List<UsageTotal> totals = store().usage(window(UsageGrouping.WORKSPACE, w.from(), w.until(), 70, null));
+            List<UsageTotal> totals = store().usage().totals(window(UsageGrouping.WORKSPACE, w.from(), w.until(), 70, null));
             assertThat(gpuHours(totals, a, UsageKind.IN_QUOTA)).as("in quota, %s", w).isEqualTo(w.inQuota());
             assertThat(gpuHours(totals, a, UsageKind.BORROWED)).as("borrowed, %s", w).isEqualTo(w.borrowed());
             assertThat(totals.stream().mapToLong(UsageTotal::lostGpuMillis).sum()).as("lost, %s", w).isEqualTo(w.lost());
@@ -135,19 +135,19 @@ interface UsageContract {
 
     @Test
     default void usageWrittenInATransactionThatFailsIsNotKept() {
-        assertThatThrownBy(() -> store().inTransaction(tx -> {
+        assertThatThrownBy(() -> store().write(tx -> {
             tx.recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
             throw new IllegalStateException("rolled back");
         })).isInstanceOf(IllegalStateException.class);
-        assertThat(store().usage(window(UsageGrouping.WORKSPACE, 0, 60, 60, null))).isEmpty();
+        assertThat(store().usage().totals(window(UsageGrouping.WORKSPACE, 0, 60, 60, null))).isEmpty();
     }
 
     @Test
     default void anOpenedSegmentEndsTheOneLeftOpenSoARunNeverCountsTwice() {
-        store().recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0)));
-        store().recordUsage(List.of(open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10)));
-        store().recordUsage(List.of(close("a", 5, 0))); // a close from before the last open never moves an end back past its start
-        List<UsageTotal> totals = store().usage(window(UsageGrouping.WORKSPACE, 0, 60, 60, null));
+        store().commit(tx -> tx.recordUsage(List.of(open("a", UsageKind.QUEUED, "team-a", "q", "alice", "train", 2, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(open("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10))));
+        store().commit(tx -> tx.recordUsage(List.of(close("a", 5, 0)))); // a close from before the last open never moves an end back past its start
+        List<UsageTotal> totals = store().usage().totals(window(UsageGrouping.WORKSPACE, 0, 60, 60, null));
         UsageTotal.Key a = new UsageTotal.Key("team-a", null, null, null);
         assertThat(gpuHours(totals, a, UsageKind.QUEUED)).isEqualTo(2 * 10.0);
         assertThat(gpuHours(totals, a, UsageKind.IN_QUOTA)).isEqualTo(0.0);

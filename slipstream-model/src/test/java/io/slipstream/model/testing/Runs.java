@@ -38,7 +38,7 @@ public final class Runs {
         return new InstanceBuilder(runId, 1);
     }
 
-    /** The event a store records with a new run ({@code Store.createRun(run, created(run))}). */
+    /** The event a store records with a new run ({@code tx.createRun(run, created(run))}). */
     public static RunEvent created(RunRecord run) {
         return RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, run.state().name(), run.reason(), null, null);
     }

@@ -250,7 +250,7 @@ public final class ApiServer implements AutoCloseable {
         });
         route(r, HandlerType.GET, "/api/v1/leader", ctx -> {
             caller(ctx);
-            Leadership lease = store.leadership().orElseThrow(() -> ApiException.notFound("no replica has led yet"));
+            Leadership lease = store.leases().current().orElseThrow(() -> ApiException.notFound("no replica has led yet"));
             ctx.json(new LeaderView(lease.holder(), lease.epoch(), lease.renewedAt().toString(), lease.expiresAt().toString(),
                     lease.expiredAt(clock.instant())));
         });
@@ -342,13 +342,13 @@ public final class ApiServer implements AutoCloseable {
         route(r, HandlerType.GET, "/api/v1/runs/{run}", ctx -> {
             Principal caller = caller(ctx);
             RunRecord run = runs.get(caller, ctx.pathParam("run"));
-            ctx.json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
+            ctx.json(Views.run(run, store.runs().instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
         });
         route(r, HandlerType.POST, "/api/v1/runs/{run}/cancel", ctx -> {
             Principal caller = caller(ctx);
             RunService.CancelOutcome outcome = runs.cancel(caller, ctx.pathParam("run"));
             RunRecord run = outcome.run();
-            ctx.json(Map.of("run", Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()),
+            ctx.json(Map.of("run", Views.run(run, store.runs().instancesOf(run.id()), runs.queueOf(run), false, caller.admin()),
                     "accepted", outcome.accepted(), "message", outcome.message()));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}/events", ctx -> {
@@ -356,7 +356,7 @@ public final class ApiServer implements AutoCloseable {
             int limit = (int) longParam(ctx, "limit", 1000, 1, 10_000);
             Principal caller = caller(ctx);
             RunRecord run = runs.get(caller, ctx.pathParam("run"));
-            java.util.Set<String> hidden = Views.hiddenNodes(run, store.instancesOf(run.id()), caller.admin());
+            java.util.Set<String> hidden = Views.hiddenNodes(run, store.runs().instancesOf(run.id()), caller.admin());
             ctx.json(ListView.of(runs.events(caller, run.id().value(), after, limit).stream().map(event -> Views.event(event, hidden)).toList()));
         });
         route(r, HandlerType.GET, "/api/v1/runs/{run}/logs", this::streamLogs);
@@ -396,7 +396,7 @@ public final class ApiServer implements AutoCloseable {
         created.warnings().forEach(warning -> ctx.res().addHeader("Warning", "299 slipstream \"" + warning.replace("\\", "\\\\").replace("\"", "\\\"") + "\""));
         if (created.replayed()) {
             ctx.header("Idempotent-Replayed", "true"); // the run an earlier request with this key created
-            ctx.status(200).json(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
+            ctx.status(200).json(Views.run(run, store.runs().instancesOf(run.id()), runs.queueOf(run), true, caller.admin()));
         } else {
             ctx.status(201).json(Views.run(run, List.of(), null, true, caller.admin()));
         }
@@ -421,7 +421,7 @@ public final class ApiServer implements AutoCloseable {
         for (RunRow row : page) {
             if (row instanceof RunRow.Readable readable) {
                 RunRecord run = readable.run();
-                views.add(Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin()));
+                views.add(Views.run(run, store.runs().instancesOf(run.id()), runs.queueOf(run), false, caller.admin()));
             } else if (row instanceof RunRow.Unreadable u) {
                 unreadable.add(new UnreadableRunView(u.id().value(), u.job(), u.workspace(), u.state(), u.createdAt(), u.error()));
             }

@@ -110,7 +110,7 @@ final class RunWatch implements AutoCloseable {
             }
             for (String id : WatchChanges.changed(seen, now)) {
                 RunRecord run = current.get(id);
-                RunView view = Views.run(run, store.instancesOf(run.id()), runs.queueOf(run), false, caller.admin());
+                RunView view = Views.run(run, store.runs().instancesOf(run.id()), runs.queueOf(run), false, caller.admin());
                 write(out, "event: run\nid: " + id + "\ndata: " + Json.mapper().writeValueAsString(view) + "\n\n");
                 lastWrite = System.nanoTime();
             }
@@ -155,7 +155,7 @@ final class RunWatch implements AutoCloseable {
         List<RunRow> rows = watched.run() != null ? one(caller, watched.run())
                 : runs.list(caller, query.workspace(), query.job(), query.states(), query.since(), query.until(), query.selector(), query.limit(),
                         query.before());
-        Map<String, List<InstanceRecord>> active = store.instancesOfActiveRuns().stream()
+        Map<String, List<InstanceRecord>> active = store.runs().instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(instance -> instance.id().runId().value()));
         Map<String, String> keys = new LinkedHashMap<>();
         current.clear();

@@ -38,7 +38,7 @@ public final class Authenticator {
             throw ApiException.unauthorized("invalid or expired token");
         }
         String hash = hasher.hash(secret);
-        Optional<TokenRecord> token = store.findTokenByHash(hash);
+        Optional<TokenRecord> token = store.credentials().tokenByHash(hash);
         java.time.Instant now = clock.instant();
         if (token.isEmpty() || !token.get().hashScheme().equals(TokenRecord.HMAC_SHA256)
                 || !io.slipstream.server.secret.TokenHasher.matches(token.get().hash(), hash) || !token.get().isUsableAt(now)) {
@@ -49,7 +49,7 @@ public final class Authenticator {
         if (record.user().startsWith(RunTokens.USER_PREFIX)) {
             return runPrincipal(record);
         }
-        return new Principal(record.user(), record.admin(), store.workspacesOf(record.user()));
+        return new Principal(record.user(), record.admin(), store.documents().workspacesOf(record.user()));
     }
 
     private void recordUse(TokenRecord record, java.time.Instant now) {
@@ -57,7 +57,7 @@ public final class Authenticator {
             return;
         }
         try {
-            store.recordTokenUse(record.id(), now, now.minus(USE_RECORDED_EVERY));
+            store.write(tx -> tx.recordTokenUse(record.id(), now, now.minus(USE_RECORDED_EVERY)));
         } catch (RuntimeException e) {
             LOG.warn("cannot record the use of token {}: {}", record.id(), e.toString()); // the request goes on
         }
@@ -66,7 +66,7 @@ public final class Authenticator {
     /** A run's token works while its run is not over. */
     private Principal runPrincipal(TokenRecord record) {
         String id = record.user().substring(RunTokens.USER_PREFIX.length());
-        var run = RunId.isValid(id) ? store.getRun(new RunId(id)) : Optional.<io.slipstream.model.RunRecord>empty();
+        var run = RunId.isValid(id) ? store.runs().get(new RunId(id)) : Optional.<io.slipstream.model.RunRecord>empty();
         if (run.isEmpty() || run.get().state().isFinal()) {
             throw ApiException.unauthorized("the run of this token has ended");
         }

@@ -14,6 +14,7 @@ import io.slipstream.model.RunRecord;
 import io.slipstream.scheduler.Placement;
 import io.slipstream.server.auth.RunTokens;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -114,7 +115,7 @@ final class Admissions {
         return Optional.of(new Prepared(run, starting, instances, request.placements(), request.where(), now, token));
     }
 
-    private static Admitted record(Store tx, Prepared p) {
+    private static Admitted record(StoreTx tx, Prepared p) {
         RunRecord updated = tx.updateRun(p.starting());
         tx.recordUsage(UsageChanges.between(p.run(), updated, p.at()));
         tx.appendEvent(RunEvent.of(p.run().id(), p.at(), EventType.StateChanged, updated.state().name(), updated.reason(), null, null));

@@ -2,6 +2,7 @@ package io.slipstream.server.control;
 
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -18,18 +19,18 @@ final class Batched {
     record Outcome<I, R>(List<R> written, List<I> conflicted) {
     }
 
-    static <I, R> Outcome<I, R> write(Store store, List<I> items, BiFunction<Store, I, R> write) {
+    static <I, R> Outcome<I, R> write(Store store, List<I> items, BiFunction<StoreTx, I, R> write) {
         if (items.isEmpty()) {
             return new Outcome<>(List.of(), List.of());
         }
         try {
-            return new Outcome<>(store.inTransaction(tx -> items.stream().map(item -> write.apply(tx, item)).toList()), List.of());
+            return new Outcome<>(store.write(tx -> items.stream().map(item -> write.apply(tx, item)).toList()), List.of());
         } catch (ConflictException e) {
             List<R> written = new ArrayList<>();
             List<I> conflicted = new ArrayList<>();
             for (I item : items) {
                 try {
-                    written.add(store.inTransaction(tx -> write.apply(tx, item)));
+                    written.add(store.write(tx -> write.apply(tx, item)));
                 } catch (ConflictException conflict) {
                     conflicted.add(item);
                 }

@@ -76,14 +76,14 @@ final class ControlCycle implements AutoCloseable {
     }
 
     void run() {
-        downNodes = store.downNodes();
+        downNodes = store.runs().downNodes();
         reports.applyAll(downNodes);
         housekeeping.run(clock.instant());
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
         boolean conflicted = false;
         boolean deferred = false;
         Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
-        for (RunRecord run : store.activeRuns()) {
+        for (RunRecord run : store.runs().active()) {
             // JSON logs carry the run each line is about as a field of its own (mdc.run).
             try (var ignored = MDC.putCloseable("run", run.id().value())) {
                 RunSteps steps = stepper.of(run, instances.getOrDefault(run.id(), List.of()));
@@ -102,7 +102,7 @@ final class ControlCycle implements AutoCloseable {
             return;
         }
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
-        List<RunRecord> active = store.activeRuns().stream().filter(run -> !run.state().isFinal()).toList();
+        List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
         stepper.faultWatch().retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
         deferred |= schedule(active, instancesByRun());
         if (deferred) {
@@ -111,7 +111,7 @@ final class ControlCycle implements AutoCloseable {
     }
 
     private Map<RunId, List<InstanceRecord>> instancesByRun() {
-        return store.instancesOfActiveRuns().stream()
+        return store.runs().instancesOfActiveRuns().stream()
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
     }
 
@@ -136,7 +136,7 @@ final class ControlCycle implements AutoCloseable {
         Map<RunId, RunRecord> byId = new HashMap<>();
         runs.forEach(run -> byId.put(run.id(), run));
         closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
-        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.listDocuments(Kind.Quota, null), gate.ready(),
+        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.documents().list(Kind.Quota, null), gate.ready(),
                 instances, reclaimedOwners(runs));
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);

@@ -91,7 +91,7 @@ final class DecisionApplier implements Decision.Handler<Void> {
     public Void promote(Decision.Promote promote) {
         RunRecord run = runs.get(promote.runId());
         Instant at = clock.instant();
-        store.inTransaction(tx -> {
+        store.write(tx -> {
             RunRecord updated = tx.updateRun(run.promoted());
             tx.recordUsage(UsageChanges.between(run, updated, at));
             tx.appendEvent(RunEvent.of(run.id(), at, EventType.Promoted, updated.state().name(), "Promoted",

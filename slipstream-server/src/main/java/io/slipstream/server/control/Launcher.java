@@ -11,6 +11,7 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.LaunchFailure;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -190,7 +191,7 @@ final class Launcher {
      * Records launches with their events, stamped {@code at} (the time of the caller's own change, so that the run's
      * history never goes back in time), in {@code tx}, a transaction of the caller's; returns them as stored.
      */
-    List<InstanceRecord> record(Store tx, List<InstanceRecord> launched, Instant at) {
+    List<InstanceRecord> record(StoreTx tx, List<InstanceRecord> launched, Instant at) {
         List<InstanceRecord> stored = new ArrayList<>(launched.size());
         for (InstanceRecord instance : launched) {
             stored.add(record(tx, instance, at));
@@ -198,7 +199,7 @@ final class Launcher {
         return stored;
     }
 
-    private InstanceRecord record(Store tx, InstanceRecord launched, Instant at) {
+    private InstanceRecord record(StoreTx tx, InstanceRecord launched, Instant at) {
         InstanceRecord stored = tx.updateInstance(launched);
         EventType type = stored.state() == InstanceState.RUNNING ? EventType.InstanceStarted : EventType.InstanceExited;
         tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), at, type, stored.state().name(),

@@ -114,9 +114,9 @@ public final class LeaderElection implements AutoCloseable {
         Instant now = clock.instant();
         Leadership current;
         try {
-            Leadership known = seen != null ? seen : store.leadership().orElse(null);
+            Leadership known = seen != null ? seen : store.leases().current().orElse(null);
             String gone = known != null && !known.heldBy(self) && HolderNames.isGone(known.holder()) ? known.holder() : null;
-            current = store.claimLeadership(self, gone, now, lease);
+            current = store.leases().claim(self, gone, now, lease);
         } catch (StoreUnavailableException e) {
             if (loop != null && !now.isBefore(renewedAt.plus(lease))) {
                 // Not renewed for a whole lease: another replica may lead by now. Its fence would stop us anyway.
@@ -135,7 +135,7 @@ public final class LeaderElection implements AutoCloseable {
             stepDown("its lease expired before it was renewed; it leads again at epoch " + current.epoch());
         } else if (loop != null && !loop.running()) {
             stepDown("its control loop stopped");
-            store.releaseLeadership(self, current.epoch(), now); // the next claim starts a new epoch
+            store.leases().release(self, current.epoch(), now); // the next claim starts a new epoch
             return;
         }
         if (ours && loop == null) {
@@ -149,7 +149,7 @@ public final class LeaderElection implements AutoCloseable {
             // no term here until it ends; the lease goes back, for another replica (whose fence stops that thread).
             LOG.warn("this replica ({}) won the lease at epoch {} but its previous control loop has not stopped yet; it hands the lease back",
                     self, newEpoch);
-            store.releaseLeadership(self, newEpoch, clock.instant());
+            store.leases().release(self, newEpoch, clock.instant());
             return;
         }
         try {
@@ -157,7 +157,7 @@ public final class LeaderElection implements AutoCloseable {
                 executor.fence(newEpoch);
             } catch (EpochSupersededException behind) {
                 // The executor saw a newer epoch than the store has (a database restored from a dump): lead past it.
-                Leadership moved = store.advanceEpoch(self, newEpoch, behind.newest());
+                Leadership moved = store.leases().advanceEpoch(self, newEpoch, behind.newest());
                 if (!moved.heldBy(self) || moved.epoch() <= behind.newest()) {
                     throw behind;
                 }
@@ -172,7 +172,7 @@ public final class LeaderElection implements AutoCloseable {
             LOG.info("this replica ({}) leads at epoch {}", self, newEpoch);
         } catch (RuntimeException e) {
             LOG.warn("this replica ({}) won the lease at epoch {} but cannot lead: {}", self, newEpoch, e.toString());
-            store.releaseLeadership(self, newEpoch, clock.instant());
+            store.leases().release(self, newEpoch, clock.instant());
         }
     }
 
@@ -190,7 +190,7 @@ public final class LeaderElection implements AutoCloseable {
 
     /** The lease as the store has it now (a standby's view of who leads). */
     public Optional<Leadership> leader() {
-        return store.leadership();
+        return store.leases().current();
     }
 
     /** Asks the loop for a cycle at once, if this replica leads; a standby's leader finds the work within its tick. */
@@ -230,7 +230,7 @@ public final class LeaderElection implements AutoCloseable {
         if (stopping != null) {
             stopping.close();
             try {
-                store.releaseLeadership(self, epoch, clock.instant());
+                store.leases().release(self, epoch, clock.instant());
             } catch (RuntimeException e) {
                 LOG.warn("could not hand the lease back; a standby takes over when it expires: {}", e.toString());
             }

@@ -30,14 +30,14 @@ final class Lending {
     void record(ClusterSnapshot snapshot, Instant now) {
         Map<QuotaId, Resources> lent = snapshot == null ? Map.of() : lentOf(QuotaLedger.of(snapshot));
         if (recorded == null) {
-            recorded = store.lending();
+            recorded = store.usage().lending();
         }
         List<UsageChange> changes = changes(recorded, lent, now);
         if (changes.isEmpty()) {
             return;
         }
         try {
-            store.recordUsage(changes);
+            store.commit(tx -> tx.recordUsage(changes));
             recorded = lent;
         } catch (RuntimeException e) {
             recorded = null; // it may or may not have been written: read it again next time

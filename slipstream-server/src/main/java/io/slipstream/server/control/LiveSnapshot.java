@@ -20,14 +20,14 @@ import java.util.stream.Collectors;
  */
 public record LiveSnapshot(ClusterSnapshot snapshot, Map<RunId, RunRecord> runs) {
     public static LiveSnapshot read(Store store, List<NodeInfo> nodes) {
-        return store.inTransaction(tx -> {
-            Set<String> down = tx.downNodes().keySet();
-            List<RunRecord> active = tx.activeRuns();
-            Map<RunId, List<InstanceRecord>> instances = tx.instancesOfActiveRuns().stream()
+        return store.read(reads -> {
+            Set<String> down = reads.runs().downNodes().keySet();
+            List<RunRecord> active = reads.runs().active();
+            Map<RunId, List<InstanceRecord>> instances = reads.runs().instancesOfActiveRuns().stream()
                     .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
             Map<RunId, RunRecord> byId = new LinkedHashMap<>();
             active.forEach(run -> byId.put(run.id(), run));
-            return new LiveSnapshot(SnapshotBuilder.build(nodes, down, tx.listDocuments(Kind.Quota, null), active, instances, Set.of()), byId);
+            return new LiveSnapshot(SnapshotBuilder.build(nodes, down, reads.documents().list(Kind.Quota, null), active, instances, Set.of()), byId);
         });
     }
 }

@@ -47,7 +47,7 @@ final class Recovery {
     void adopt() {
         Map<InstanceId, Map<String, String>> handles = new LinkedHashMap<>();
         List<InstanceRecord> stopping = new ArrayList<>();
-        for (InstanceRecord instance : store.activeInstances()) {
+        for (InstanceRecord instance : store.runs().activeInstances()) {
             if (instance.state() == InstanceState.RUNNING) {
                 handles.put(instance.id(), instance.handle());
                 if (instance.stopRequestedAt() != null) {
@@ -62,10 +62,10 @@ final class Recovery {
         // Until an adopted instance's report is in, its run's runtime is unknown: it is not timed out meanwhile.
         reports.awaitAdopted(handles.keySet(), clock.instant().plus(ADOPTION_WAIT));
         executor.adopt(handles);
-        Map<String, NodeDown> down = store.downNodes();
+        Map<String, NodeDown> down = store.runs().downNodes();
         for (InstanceRecord instance : stopping) {
             try {
-                RunRecord run = store.getRun(instance.id().runId()).orElseThrow();
+                RunRecord run = store.runs().get(instance.id().runId()).orElseThrow();
                 Duration grace = down.containsKey(instance.node()) ? Duration.ZERO : lifecycle.graceFor(run);
                 executor.terminate(instance.id(), instance.handle(), grace, run.reason());
             } catch (RuntimeException e) {
@@ -81,6 +81,6 @@ final class Recovery {
      * sent nor recorded as unsent would never be sent, and the run would wait for its instance forever.
      */
     private void resendLater(InstanceRecord instance) {
-        store.updateInstance(instance.stopToResend());
+        store.write(tx -> tx.updateInstance(instance.stopToResend()));
     }
 }

@@ -7,6 +7,7 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,10 +79,7 @@ final class ReportIntake {
         }
         if (batch.size() > 1) {
             try {
-                store.inTransaction(tx -> {
-                    batch.forEach(report -> apply(report, downNodes));
-                    return null;
-                });
+                store.commit(tx -> batch.forEach(report -> apply(tx, report, downNodes)));
                 batch.forEach(report -> {
                     reports.remove(); // only this thread takes reports off the queue: these are its head
                     unconfirmed.remove(report.id()); // heard of, once it is recorded
@@ -103,7 +101,8 @@ final class ReportIntake {
         InstanceReport report;
         while ((report = reports.peek()) != null) {
             try {
-                apply(report, downNodes);
+                InstanceReport next = report;
+                store.commit(tx -> apply(tx, next, downNodes));
             } catch (ConflictException e) {
                 wakeUp.run(); // the instance changed meanwhile: apply it again next cycle
                 return;
@@ -118,22 +117,18 @@ final class ReportIntake {
         }
     }
 
-    private void apply(InstanceReport report, Map<String, NodeDown> downNodes) {
-        Optional<InstanceRecord> found = store.getInstance(report.id());
+    private void apply(StoreTx tx, InstanceReport report, Map<String, NodeDown> downNodes) {
+        Optional<InstanceRecord> found = tx.runs().instance(report.id());
         if (found.isEmpty()) {
             return; // late: its run is gone
         }
         InstanceRecord instance = found.get();
         NodeDown down = downNodes.get(instance.node());
-        boolean preempted = report instanceof InstanceReport.Exited exited && exited.terminated() && beingPreempted(instance);
+        boolean preempted = report instanceof InstanceReport.Exited exited && exited.terminated() && beingPreempted(tx, instance);
         InstanceReports.apply(instance, report, down == null ? null : down.reason(), preempted, clock.instant()).ifPresent(change -> {
-            if (change.event() == null) {
-                store.updateInstance(change.next());
-            } else {
-                store.inTransaction(tx -> {
-                    tx.updateInstance(change.next());
-                    return tx.appendEvent(change.event());
-                });
+            tx.updateInstance(change.next());
+            if (change.event() != null) {
+                tx.appendEvent(change.event());
             }
             if (change.wakeUp()) {
                 wakeUp.run(); // with InOrder startup, the next node group may start
@@ -141,9 +136,9 @@ final class ReportIntake {
         });
     }
 
-    private boolean beingPreempted(InstanceRecord instance) {
+    private boolean beingPreempted(StoreTx tx, InstanceRecord instance) {
         try {
-            return store.getRun(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
+            return tx.runs().get(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
         } catch (io.slipstream.store.UnreadableRecordException e) {
             return false; // its run is left alone (the store logged why): its instance's report is still recorded
         }

@@ -29,13 +29,13 @@ final class Retention {
 
     /** Removes one batch; returns how many runs went. Only finished runs are ever removed. */
     int sweep() {
-        List<RunRecord> expired = store.finishedBefore(clock.instant().minus(keep), BATCH);
+        List<RunRecord> expired = store.runs().finishedBefore(clock.instant().minus(keep), BATCH);
         int removed = 0;
         for (RunRecord run : expired) {
             try {
                 // Files first: if this stops halfway, the run is still listed and the next sweep finishes it.
                 executor.forget(run.id());
-                store.deleteRun(run.id()); // refuses a run that is not finished
+                store.commit(tx -> tx.deleteRun(run.id())); // refuses a run that is not finished
                 removed++;
             } catch (ConflictException e) {
                 LOG.debug("run {} is active again; kept", run.id());

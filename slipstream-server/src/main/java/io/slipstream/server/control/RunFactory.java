@@ -18,6 +18,8 @@ import io.slipstream.model.RunOrigin;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.store.StoreTx;
+import io.slipstream.store.StoreReads;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,7 +57,7 @@ public final class RunFactory {
      * @throws InvalidInputException if the overrides do not apply, or the job with them is invalid
      */
     @SuppressWarnings("unchecked")
-    public RunRecord create(Store tx, StoredDocument job, RunOrigin given) {
+    public RunRecord create(StoreTx tx, StoredDocument job, RunOrigin given) {
         Document<JobSpec> document = (Document<JobSpec>) job.document();
         RunOrigin origin = given.withLabels(io.slipstream.api.label.Labels.merged(document.metadata().labels(), given.labels()));
         if (origin.labels().size() > io.slipstream.api.label.Labels.MAX_LABELS) {
@@ -72,7 +74,7 @@ public final class RunFactory {
             for (var problem : limitProblems.list()) {
                 problems.add("overrides." + Overrides.keyFor(problem.field(), spec, origin.overrides()), problem.message());
             }
-            if (spec.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), spec.quota()).isEmpty()) {
+            if (spec.quota() != null && tx.documents().get(Kind.Quota, document.workspace(), spec.quota()).isEmpty()) {
                 problems.add("overrides.quota", "workspace '" + document.workspace() + "' has no quota '" + spec.quota() + "'");
             }
             problems.throwIfAny("the job with these overrides is invalid");
@@ -102,7 +104,7 @@ public final class RunFactory {
      * Every Secret and key the run refers to exists now (values are read at launch): a reference that went away since
      * the job was applied, or that an override adds, is refused here, named by its field or override.
      */
-    private static void checkSecretReferences(Store tx, String workspace, JobSpec spec, RunOrigin origin) {
+    private static void checkSecretReferences(StoreReads tx, String workspace, JobSpec spec, RunOrigin origin) {
         Problems found = new Problems();
         io.slipstream.server.secret.SecretReferences.check(tx, workspace, spec, "spec.", found);
         if (found.isEmpty()) {
@@ -120,12 +122,12 @@ public final class RunFactory {
      * A group sized by a shape, whose resources an override changes ({@code nodeGroups.worker.resources.gpu=2}), starts
      * from the shape's resources: the override changes one of them, the others stay as the shape has them.
      */
-    private static JobSpec resolveShapesUnderOverrides(Store tx, JobSpec spec, RunOrigin origin) {
+    private static JobSpec resolveShapesUnderOverrides(StoreReads tx, JobSpec spec, RunOrigin origin) {
         List<NodeGroupSpec> groups = new ArrayList<>();
         for (NodeGroupSpec group : spec.nodeGroups()) {
             String prefix = "nodeGroups." + group.name() + ".resources.";
             boolean touched = origin.overrides().keySet().stream().anyMatch(key -> key.startsWith(prefix));
-            Optional<StoredDocument> shape = group.shape() == null ? Optional.empty() : tx.getDocument(Kind.Shape, null, group.shape());
+            Optional<StoredDocument> shape = group.shape() == null ? Optional.empty() : tx.documents().get(Kind.Shape, null, group.shape());
             if (touched && shape.isPresent()) {
                 group = group.withResourcesInsteadOfShape(((ShapeSpec) shape.get().document().spec()).resources());
             }
@@ -147,12 +149,12 @@ public final class RunFactory {
     }
 
     /** The job's spec as a run will execute it: every shape replaced by its resources. */
-    static JobSpec effectiveSpec(Store tx, JobSpec job) {
+    static JobSpec effectiveSpec(StoreReads tx, JobSpec job) {
         List<NodeGroupSpec> groups = new ArrayList<>();
         for (int i = 0; i < job.nodeGroups().size(); i++) {
             NodeGroupSpec group = job.nodeGroups().get(i);
             if (group.shape() != null) {
-                Optional<StoredDocument> shape = tx.getDocument(Kind.Shape, null, group.shape());
+                Optional<StoredDocument> shape = tx.documents().get(Kind.Shape, null, group.shape());
                 if (shape.isEmpty()) {
                     throw new InvalidInputException("spec.nodeGroups[" + i + "].shape", "unknown shape '" + group.shape() + "'");
                 }

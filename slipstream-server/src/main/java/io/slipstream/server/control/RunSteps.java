@@ -15,6 +15,7 @@ import io.slipstream.model.lifecycle.RunLifecycle;
 import io.slipstream.model.lifecycle.Step;
 import io.slipstream.model.lifecycle.WorkLost;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -153,7 +154,7 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean recordProgress(Step.RecordProgress step) {
-        run = store.updateRun(step.next());
+        run = store.write(tx -> tx.updateRun(step.next()));
         return true;
     }
 
@@ -172,12 +173,11 @@ final class RunSteps implements Step.Handler<Boolean> {
 
     @Override
     public Boolean loseInstances(Step.LoseInstances step) {
-        store.inTransaction(tx -> {
+        store.commit(tx -> {
             for (InstanceRecord lost : step.lost()) {
                 replace(tx.updateInstance(lost));
                 tx.appendEvent(instanceEvent(EventType.InstanceLost, lost));
             }
-            return null;
         });
         return true;
     }
@@ -202,7 +202,7 @@ final class RunSteps implements Step.Handler<Boolean> {
     public Boolean restartInstance(Step.RestartInstance step) {
         Instant now = clock.instant();
         RunRecord before = run;
-        run = store.inTransaction(tx -> {
+        run = store.write(tx -> {
             replace(tx.updateInstance(step.instance()));
             tx.appendEvent(RunEvent.of(before.id(), now, EventType.InstanceRestarted, step.instance().state().name(), "RestartedInPlace",
                     step.message(), step.instance().displayName()));
@@ -239,17 +239,19 @@ final class RunSteps implements Step.Handler<Boolean> {
                 Optional<Map<String, String>> handle = executor.find(instance.id()).filter(found -> Executor.restartOf(found) == restarts);
                 if (handle.isEmpty()) {
                     InstanceRecord killed = instance.finished(InstanceState.KILLED, null, "Never started", now);
-                    store.inTransaction(tx -> {
+                    store.commit(tx -> {
                         replace(tx.updateInstance(killed));
-                        return tx.appendEvent(instanceEvent(EventType.InstanceExited, killed));
+                        tx.appendEvent(instanceEvent(EventType.InstanceExited, killed));
                     });
                     continue;
                 }
-                instance = store.updateInstance(instance.running(handle.get(), now));
+                InstanceRecord running = instance.running(handle.get(), now);
+                instance = store.write(tx -> tx.updateInstance(running));
                 replace(instance);
             }
             executor.terminate(instance.id(), instance.handle(), stop.grace(), stop.reason());
-            replace(store.updateInstance(instance.stopRequested(now)));
+            InstanceRecord told = instance.stopRequested(now);
+            replace(store.write(tx -> tx.updateInstance(told)));
         }
     }
 
@@ -273,7 +275,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         RunRecord before = run;
         Instant now = clock.instant();
         List<InstanceRecord> launches = List.copyOf(unrecorded);
-        Transitioned stored = store.inTransaction(tx -> {
+        Transitioned stored = store.write(tx -> {
             List<InstanceRecord> recorded = launcher.record(tx, launches, now); // their events before the run's
             return new Transitioned(transition(tx, before, after, lost, now), recorded);
         });
@@ -283,7 +285,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         return stored.run();
     }
 
-    private static RunRecord transition(Store tx, RunRecord before, RunRecord after, WorkLost lost, Instant now) {
+    private static RunRecord transition(StoreTx tx, RunRecord before, RunRecord after, WorkLost lost, Instant now) {
         RunRecord updated = tx.updateRun(after);
         tx.recordUsage(UsageChanges.between(before, updated, now));
         if (lost != null) {
@@ -293,7 +295,7 @@ final class RunSteps implements Step.Handler<Boolean> {
                 before.state() + " -> " + after.state(), null));
         if (before.reclaimFor() != null && after.state() != RunState.TERMINATING) {
             // Preempted for another run and now gone: what it held is that run's.
-            tx.getRun(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
+            tx.runs().get(before.reclaimFor()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
                     .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
         }
         return updated;

@@ -44,7 +44,7 @@ final class Schedules {
     boolean tick() {
         boolean changed = false;
         Instant now = clock.instant();
-        for (StoredDocument job : store.listDocuments(Kind.Job, null)) {
+        for (StoredDocument job : store.documents().list(Kind.Job, null)) {
             JobSpec spec = (JobSpec) job.document().spec();
             if (spec.schedule() == null) {
                 continue;
@@ -65,14 +65,14 @@ final class Schedules {
     private boolean fire(StoredDocument job, JobSpec spec, Instant now) {
         String workspace = job.document().workspace();
         String name = job.document().name();
-        Instant lastDue = store.lastScheduled(workspace, name).orElse(null);
+        Instant lastDue = store.runs().lastScheduled(workspace, name).orElse(null);
         SchedulePlan plan = SchedulePlan.at(spec.schedule(), lastDue, job.updatedAt(), now);
         if (plan.lastDue() == null) {
             return false;
         }
-        return store.inTransaction(tx -> {
+        return store.write(tx -> {
             // The job as it is now: changed, suspended or deleted since it was listed, it is planned again next tick.
-            var current = tx.getDocument(Kind.Job, workspace, name);
+            var current = tx.documents().get(Kind.Job, workspace, name);
             if (current.isEmpty() || current.get().version() != job.version()) {
                 return false;
             }
@@ -84,7 +84,7 @@ final class Schedules {
                 return false;
             }
             // A run whose record cannot be read is still active for Forbid (Replace cannot cancel it: it is left alone).
-            List<RunRow> activeRows = tx.listRunRows(new RunQuery(null, workspace, name, ACTIVE, 1000, null));
+            List<RunRow> activeRows = tx.runs().rows(new RunQuery(null, workspace, name, ACTIVE, 1000, null));
             List<RunRecord> active = activeRows.stream().filter(RunRow.Readable.class::isInstance).map(r -> ((RunRow.Readable) r).run()).toList();
             ConcurrencyPolicy policy = spec.schedule().concurrencyPolicy();
             if (!activeRows.isEmpty() && policy == ConcurrencyPolicy.Forbid) {

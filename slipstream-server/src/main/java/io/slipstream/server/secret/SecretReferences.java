@@ -7,6 +7,7 @@ import io.slipstream.api.spec.SecretMount;
 import io.slipstream.api.spec.SecretRef;
 import io.slipstream.store.SecretRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreReads;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,13 +17,13 @@ public final class SecretReferences {
     }
 
     /** Adds a problem, at the field that refers to it, for every Secret or key of {@code job} that {@code workspace} lacks. */
-    public static void check(Store tx, String workspace, JobSpec job, String prefix, Problems problems) {
+    public static void check(StoreReads tx, String workspace, JobSpec job, String prefix, Problems problems) {
         for (int i = 0; i < job.nodeGroups().size(); i++) {
             NodeGroupSpec group = job.nodeGroups().get(i);
             String path = prefix + "nodeGroups[" + i + "].";
             for (Map.Entry<String, SecretRef> entry : new java.util.TreeMap<>(group.secretEnv()).entrySet()) {
                 SecretRef ref = entry.getValue();
-                Optional<SecretRecord> secret = tx.getSecret(workspace, ref.secret());
+                Optional<SecretRecord> secret = tx.credentials().secret(workspace, ref.secret());
                 if (secret.isEmpty()) {
                     problems.add(path + "env." + entry.getKey() + ".secretRef", missingSecret(workspace, ref.secret()));
                 } else if (!secret.get().keys().contains(ref.key())) {
@@ -32,7 +33,7 @@ public final class SecretReferences {
             }
             for (int k = 0; k < group.secrets().size(); k++) {
                 SecretMount mount = group.secrets().get(k);
-                if (tx.getSecret(workspace, mount.name()).isEmpty()) {
+                if (tx.credentials().secret(workspace, mount.name()).isEmpty()) {
                     problems.add(path + "secrets[" + k + "].name", missingSecret(workspace, mount.name()));
                 }
             }

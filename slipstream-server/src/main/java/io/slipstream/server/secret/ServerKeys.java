@@ -61,10 +61,10 @@ public final class ServerKeys {
     }
 
     private static SecretCipher secretKey(Store store, Path file, Path previousFile, Clock clock) {
-        Optional<String> registered = store.serverKeyId(SECRETS);
+        Optional<String> registered = store.credentials().serverKeyId(SECRETS);
         byte[] key = KeyFile.read(file, "secret key");
         if (key == null) {
-            int stored = store.listSecrets(null).size();
+            int stored = store.credentials().secrets(null).size();
             if (registered.isPresent() || stored > 0) {
                 throw new IllegalStateException("the store's secrets are sealed with key " + registered.orElse("(unregistered)") + ", but " + file
                         + " does not exist: restore that file from your backup, or set secrets.keyFile to where it is (servers sharing a store "
@@ -87,7 +87,7 @@ public final class ServerKeys {
         } else if (previousFile != null) {
             LOG.info("the secrets are sealed with {} already: secrets.previousKeyFile ({}) is no longer needed", cipher.keyId(), previousFile);
         }
-        for (SecretRecord secret : store.listSecrets(null)) {
+        for (SecretRecord secret : store.credentials().secrets(null)) {
             if (!secret.keyId().equals(cipher.keyId())) {
                 throw new IllegalStateException("secret " + secret.workspace() + "/" + secret.name() + " is sealed with key " + secret.keyId()
                         + ", not with " + cipher.keyId() + " of " + file + ": start with its key file");
@@ -106,8 +106,8 @@ public final class ServerKeys {
 
     /** Seals every secret again with the new key, and moves the store to it, in one transaction. */
     private static void rotate(Store store, SecretCipher from, SecretCipher to, Clock clock) {
-        int count = store.inTransaction(tx -> {
-            List<SecretRecord> secrets = tx.listSecrets(null);
+        int count = store.write(tx -> {
+            List<SecretRecord> secrets = tx.credentials().secrets(null);
             for (SecretRecord secret : secrets) {
                 Map<String, String> sealed = new LinkedHashMap<>();
                 secret.sealed().forEach((key, value) -> {
@@ -123,7 +123,7 @@ public final class ServerKeys {
     }
 
     private static TokenHasher pepper(Store store, Path file, Clock clock) {
-        Optional<String> registered = store.serverKeyId(TOKENS);
+        Optional<String> registered = store.credentials().serverKeyId(TOKENS);
         byte[] pepper = KeyFile.read(file, "token pepper");
         if (pepper == null) {
             if (registered.isPresent()) {
@@ -145,24 +145,24 @@ public final class ServerKeys {
 
     /** Registers {@code keyId} unless a key is registered already; returns the registered one. */
     private static Optional<String> register(Store store, String purpose, String keyId, Clock clock) {
-        Optional<String> registered = store.serverKeyId(purpose);
+        Optional<String> registered = store.credentials().serverKeyId(purpose);
         if (registered.isPresent()) {
             return registered;
         }
         try {
-            store.registerServerKey(purpose, keyId, clock.instant());
+            store.commit(tx -> tx.registerServerKey(purpose, keyId, clock.instant()));
             return Optional.of(keyId);
         } catch (ConflictException e) {
-            return store.serverKeyId(purpose); // another server registered one meanwhile
+            return store.credentials().serverKeyId(purpose); // another server registered one meanwhile
         }
     }
 
     /** Tokens stored as the plain SHA-256 of their secret get its HMAC instead: they keep working, and no plain hash stays. */
     private static void upgradeTokenHashes(Store store, TokenHasher hasher) {
         int upgraded = 0;
-        for (TokenRecord token : store.listTokens()) {
+        for (TokenRecord token : store.credentials().tokens()) {
             if (token.hashScheme().equals(TokenRecord.SHA256)
-                    && store.rehashToken(token.id(), token.hash(), hasher.upgrade(token.hash()), TokenRecord.HMAC_SHA256)) {
+                    && store.write(tx -> tx.rehashToken(token.id(), token.hash(), hasher.upgrade(token.hash()), TokenRecord.HMAC_SHA256))) {
                 upgraded++;
             }
         }

@@ -13,6 +13,8 @@ import io.slipstream.server.config.RunLimits;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.store.StoreTx;
+import io.slipstream.store.StoreReads;
 import io.slipstream.executor.NodeInfo;
 import java.time.Clock;
 import java.time.Instant;
@@ -83,6 +85,33 @@ public final class DocumentService {
      * applies decides, so a dry run cannot drift from a real one.
      */
     public List<ApplyResultView> apply(Principal caller, List<Document<?>> documents, boolean dryRun) {
+        requireAccess(caller, documents);
+        try {
+            return store.write(tx -> {
+                List<ApplyResultView> results = applyChecked(tx, caller, documents);
+                if (dryRun) {
+                    throw new RolledBack(results); // an exception out of the transaction is what rolls it back
+                }
+                return results;
+            });
+        } catch (RolledBack dry) {
+            return dry.results;
+        } catch (ConflictException e) {
+            throw ApiException.conflict(e.getMessage());
+        }
+    }
+
+    /** {@link #apply(Principal, List)} in the caller's transaction {@code tx}: what it goes on to write commits with them. */
+    public List<ApplyResultView> apply(StoreTx tx, Principal caller, List<Document<?>> documents) {
+        requireAccess(caller, documents);
+        try {
+            return applyChecked(tx, caller, documents);
+        } catch (ConflictException e) {
+            throw ApiException.conflict(e.getMessage());
+        }
+    }
+
+    private void requireAccess(Principal caller, List<Document<?>> documents) {
         Problems outside = new Problems();
         for (int i = 0; i < documents.size(); i++) {
             Document<?> document = documents.get(i);
@@ -96,29 +125,21 @@ public final class DocumentService {
             }
         }
         outside.throwIfAny("the input refers to things that do not exist or do not fit");
-        try {
-            return store.inTransaction(tx -> {
-                Problems problems = new Problems();
-                Instant now = clock.instant();
-                List<ApplyResultView> results = new ArrayList<>();
-                for (Document<?> document : documents) {
-                    results.add(applyOne(tx, document, now));
-                }
-                // References are checked on the state the whole input leaves, so its documents may come in any order.
-                for (int i = 0; i < documents.size(); i++) {
-                    check(tx, caller, documents.get(i), documents.size() == 1 ? "" : "documents[" + i + "].", problems);
-                }
-                problems.throwIfAny("the input refers to things that do not exist or do not fit");
-                if (dryRun) {
-                    throw new RolledBack(results); // an exception out of the transaction is what rolls it back
-                }
-                return results;
-            });
-        } catch (RolledBack dry) {
-            return dry.results;
-        } catch (ConflictException e) {
-            throw ApiException.conflict(e.getMessage());
+    }
+
+    private List<ApplyResultView> applyChecked(StoreTx tx, Principal caller, List<Document<?>> documents) {
+        Problems problems = new Problems();
+        Instant now = clock.instant();
+        List<ApplyResultView> results = new ArrayList<>();
+        for (Document<?> document : documents) {
+            results.add(applyOne(tx, document, now));
         }
+        // References are checked on the state the whole input leaves, so its documents may come in any order.
+        for (int i = 0; i < documents.size(); i++) {
+            check(tx, caller, documents.get(i), documents.size() == 1 ? "" : "documents[" + i + "].", problems);
+        }
+        problems.throwIfAny("the input refers to things that do not exist or do not fit");
+        return results;
     }
 
     /** Carries a dry run's answer out of the transaction it rolls back. */
@@ -132,17 +153,17 @@ public final class DocumentService {
     }
 
     /** Checks a document against the others: its workspace, the shapes and quota a job names, the rules of quotas. */
-    private void check(Store tx, Principal caller, Document<?> document, String prefix, Problems problems) {
+    private void check(StoreReads tx, Principal caller, Document<?> document, String prefix, Problems problems) {
         if (document.kind().workspaced()) {
             String workspace = document.workspace();
-            if (!caller.canAccess(workspace) || tx.getDocument(Kind.Workspace, null, workspace).isEmpty()) {
+            if (!caller.canAccess(workspace) || tx.documents().get(Kind.Workspace, null, workspace).isEmpty()) {
                 problems.add(prefix + "metadata.workspace", "workspace '" + workspace + "' does not exist or you are not a member of it");
                 return;
             }
         }
         if (document.spec() instanceof JobSpec job) {
             checkShapes(tx, job, prefix, problems);
-            if (job.quota() != null && tx.getDocument(Kind.Quota, document.workspace(), job.quota()).isEmpty()) {
+            if (job.quota() != null && tx.documents().get(Kind.Quota, document.workspace(), job.quota()).isEmpty()) {
                 problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
             }
             limits.check(job, prefix + "spec.", problems);
@@ -166,11 +187,11 @@ public final class DocumentService {
         }
     }
 
-    private static void checkShapes(Store tx, JobSpec job, String prefix, Problems problems) {
+    private static void checkShapes(StoreReads tx, JobSpec job, String prefix, Problems problems) {
         for (int i = 0; i < job.nodeGroups().size(); i++) {
             NodeGroupSpec group = job.nodeGroups().get(i);
-            if (group.shape() != null && tx.getDocument(Kind.Shape, null, group.shape()).isEmpty()) {
-                String known = tx.listDocuments(Kind.Shape, null).stream().map(d -> d.document().name()).collect(Collectors.joining(", "));
+            if (group.shape() != null && tx.documents().get(Kind.Shape, null, group.shape()).isEmpty()) {
+                String known = tx.documents().list(Kind.Shape, null).stream().map(d -> d.document().name()).collect(Collectors.joining(", "));
                 problems.add(prefix + "spec.nodeGroups[" + i + "].shape",
                         "unknown shape '" + group.shape() + "'" + (known.isEmpty() ? " (no shapes are defined)" : " (known: " + known + ")"));
             }
@@ -178,11 +199,11 @@ public final class DocumentService {
     }
 
     @SuppressWarnings("unchecked")
-    private ApplyResultView applyOne(Store tx, Document<?> document, Instant now) {
+    private ApplyResultView applyOne(StoreTx tx, Document<?> document, Instant now) {
         if (document.spec() instanceof io.slipstream.api.spec.SecretSpec) {
             return secrets.apply(tx, (Document<io.slipstream.api.spec.SecretSpec>) document, now);
         }
-        Optional<StoredDocument> existing = tx.getDocument(document.kind(), document.workspace(), document.name());
+        Optional<StoredDocument> existing = tx.documents().get(document.kind(), document.workspace(), document.name());
         Long expected = document.metadata().version();
         if (existing.isEmpty()) {
             if (expected != null) {
@@ -218,20 +239,20 @@ public final class DocumentService {
         if (kind == Kind.Workspace && !caller.canAccess(name)) {
             throw notFound(kind, null, name);
         }
-        return store.getDocument(kind, workspace, name).orElseThrow(() -> notFound(kind, workspace, name));
+        return store.documents().get(kind, workspace, name).orElseThrow(() -> notFound(kind, workspace, name));
     }
 
     public List<StoredDocument> list(Principal caller, Kind kind, String workspace) {
         if (kind == Kind.Shape) {
-            return store.listDocuments(kind, null);
+            return store.documents().list(kind, null);
         }
         if (workspace != null) {
             if (!caller.canAccess(workspace)) {
                 return List.of();
             }
-            return store.listDocuments(kind, java.util.Set.of(workspace));
+            return store.documents().list(kind, java.util.Set.of(workspace));
         }
-        return store.listDocuments(kind, caller.visibleWorkspaces());
+        return store.documents().list(kind, caller.visibleWorkspaces());
     }
 
     public void delete(Principal caller, Kind kind, String workspace, String name) {
@@ -240,13 +261,12 @@ public final class DocumentService {
             requireAdmin(caller, kind);
         }
         try {
-            store.inTransaction(tx -> {
-                if (kind == Kind.Workspace && (!tx.listDocuments(Kind.Job, java.util.Set.of(name)).isEmpty()
-                        || !tx.listDocuments(Kind.Quota, java.util.Set.of(name)).isEmpty() || !tx.listSecrets(java.util.Set.of(name)).isEmpty())) {
+            store.commit(tx -> {
+                if (kind == Kind.Workspace && (!tx.documents().list(Kind.Job, java.util.Set.of(name)).isEmpty()
+                        || !tx.documents().list(Kind.Quota, java.util.Set.of(name)).isEmpty() || !tx.credentials().secrets(java.util.Set.of(name)).isEmpty())) {
                     throw ApiException.conflict("workspace " + name + " still has jobs, quotas or secrets: delete them first");
                 }
                 tx.deleteDocument(kind, workspace, name, current.version());
-                return null;
             });
         } catch (ConflictException e) {
             throw ApiException.conflict(e.getMessage());

@@ -157,7 +157,7 @@ public final class LogService {
             if (!progressed) {
                 sleep();
                 try {
-                    current = store.getRun(run.id()).orElse(current);
+                    current = store.runs().get(run.id()).orElse(current);
                 } catch (StoreUnavailableException e) {
                     // The answer has begun: no 503 can be given now. Go on with what is known; the store comes back.
                 }
@@ -185,7 +185,7 @@ public final class LogService {
     private List<InstanceRecord> selected(RunRecord run, Request request) {
         Integer attempt = request.attempt() != null ? request.attempt() : request.follow() ? null : Integer.valueOf(run.attempt());
         List<InstanceRecord> selected = new ArrayList<>();
-        for (InstanceRecord instance : store.instancesOf(run.id())) {
+        for (InstanceRecord instance : store.runs().instancesOf(run.id())) {
             if ((attempt == null || instance.id().attempt() == attempt) && instance.state() != InstanceState.PENDING
                     && (request.instance() == null || request.instance().equals(instance.displayName()))) {
                 selected.add(instance);

@@ -45,7 +45,7 @@ public final class NodeService {
     public NodeView down(Principal caller, String name, String reason) {
         requireAdmin(caller, "declare a node down");
         get(name);
-        store.markNodeDown(new NodeDown(name, reason, clock.instant()));
+        store.commit(tx -> tx.markNodeDown(new NodeDown(name, reason, clock.instant())));
         changed.run();
         return get(name);
     }
@@ -54,7 +54,7 @@ public final class NodeService {
     public NodeView up(Principal caller, String name) {
         requireAdmin(caller, "declare a node up");
         get(name);
-        store.markNodeUp(name);
+        store.write(tx -> tx.markNodeUp(name));
         changed.run();
         return get(name);
     }
@@ -67,7 +67,7 @@ public final class NodeService {
 
     private Optional<RunRecord> readable(io.slipstream.api.run.RunId id) {
         try {
-            return Optional.of(store.getRun(id).orElseThrow());
+            return Optional.of(store.runs().get(id).orElseThrow());
         } catch (io.slipstream.store.UnreadableRecordException e) {
             return Optional.empty();
         }
@@ -77,7 +77,7 @@ public final class NodeService {
         Map<String, Resources> allocated = new HashMap<>();
         Map<String, Integer> counts = new HashMap<>();
         Map<String, Optional<RunRecord>> runs = new HashMap<>();
-        for (InstanceRecord instance : store.instancesOfActiveRuns()) {
+        for (InstanceRecord instance : store.runs().instancesOfActiveRuns()) {
             if (instance.state().isFinal()) {
                 continue;
             }
@@ -92,7 +92,7 @@ public final class NodeService {
             counts.merge(instance.node(), 1, Integer::sum);
         }
         List<NodeView> nodes = new ArrayList<>();
-        Map<String, NodeDown> down = store.downNodes();
+        Map<String, NodeDown> down = store.runs().downNodes();
         for (NodeInfo node : executor.nodes()) {
             Resources used = allocated.getOrDefault(node.name(), Resources.NONE);
             NodeDown condition = down.get(node.name());

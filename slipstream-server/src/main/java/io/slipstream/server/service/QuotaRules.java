@@ -12,6 +12,7 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.store.StoreReads;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,9 +29,9 @@ final class QuotaRules {
     }
 
     /** Records a problem for {@code path} (the quota's document) for every rule it breaks. */
-    static void check(Store tx, String workspace, String name, String path, List<NodeInfo> nodes, Problems problems) {
+    static void check(StoreReads tx, String workspace, String name, String path, List<NodeInfo> nodes, Problems problems) {
         Map<QuotaId, StoredDocument> quotas = new TreeMap<>();
-        for (StoredDocument stored : tx.listDocuments(Kind.Quota, null)) {
+        for (StoredDocument stored : tx.documents().list(Kind.Quota, null)) {
             quotas.put(new QuotaId(stored.document().workspace(), stored.document().name()), stored);
         }
         QuotaId id = new QuotaId(workspace, name);

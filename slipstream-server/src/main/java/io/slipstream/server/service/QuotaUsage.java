@@ -29,7 +29,7 @@ public final class QuotaUsage {
         RunQuery.Cursor cursor = null;
         int seen = 0;
         while (seen < MAX_RUNS) {
-            List<RunRecord> page = store.listRuns(new RunQuery(null, workspace, null, Set.of(), PAGE, cursor));
+            List<RunRecord> page = store.runs().list(new RunQuery(null, workspace, null, Set.of(), PAGE, cursor));
             for (RunRecord run : page) {
                 if (quota.equals(run.spec().quota())) {
                     runs++;

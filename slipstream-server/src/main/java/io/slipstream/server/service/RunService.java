@@ -23,6 +23,7 @@ import io.slipstream.store.RunQuery;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
+import io.slipstream.store.StoreReads;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -99,7 +100,7 @@ public final class RunService {
         StoredDocument stored = documents.get(caller, Kind.Job, workspace, job);
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user(), labels);
         AtomicReference<Decision.Wait> waits = new AtomicReference<>();
-        Created created = idempotently(workspace, job, origin, () -> store.inTransaction(tx -> feasible(tx, runFactory.create(tx, stored, origin), waits)));
+        Created created = idempotently(workspace, job, origin, () -> store.write(tx -> feasible(tx, runFactory.create(tx, stored, origin), waits)));
         loop.wakeUp();
         return withWarning(created, waits.get());
     }
@@ -116,9 +117,9 @@ public final class RunService {
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user(), labels);
         AtomicReference<Decision.Wait> waits = new AtomicReference<>();
         Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
-                () -> store.inTransaction(tx -> {
-                    documents.apply(caller, List.of(document));
-                    StoredDocument stored = tx.getDocument(Kind.Job, document.workspace(), document.name()).orElseThrow();
+                () -> store.write(tx -> {
+                    documents.apply(tx, caller, List.of(document));
+                    StoredDocument stored = tx.documents().get(Kind.Job, document.workspace(), document.name()).orElseThrow();
                     return feasible(tx, runFactory.create(tx, stored, origin), waits);
                 }));
         loop.wakeUp();
@@ -139,8 +140,8 @@ public final class RunService {
      * The spec is the run's own, overrides applied and shapes resolved. Why an accepted run would wait even on an idle
      * cluster goes to {@code waits}, once: its warning.
      */
-    private RunRecord feasible(Store tx, RunRecord run, AtomicReference<Decision.Wait> waits) {
-        Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.listDocuments(Kind.Quota, null));
+    private RunRecord feasible(StoreReads tx, RunRecord run, AtomicReference<Decision.Wait> waits) {
+        Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.documents().list(Kind.Quota, null));
         waits.set(never.orElse(null));
         if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
             String largest = nodes.get().stream()
@@ -174,7 +175,7 @@ public final class RunService {
         }
         ApiException documentConflict = null;
         for (int attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
-            Optional<RunRecord> existing = store.findRunByIdempotencyKey(workspace, key);
+            Optional<RunRecord> existing = store.runs().byIdempotencyKey(workspace, key);
             if (existing.isEmpty() && documentConflict != null) {
                 throw documentConflict; // not a duplicate's doing: the document itself conflicts
             }
@@ -187,7 +188,7 @@ public final class RunService {
                     }
                     return new Created(run, true);
                 }
-                store.releaseIdempotencyKey(run.id()); // expired: the key is free again
+                store.commit(tx -> tx.releaseIdempotencyKey(run.id())); // expired: the key is free again
             }
             try {
                 return new Created(create.get(), false);
@@ -210,7 +211,7 @@ public final class RunService {
         }
         Optional<RunRecord> run;
         try {
-            run = store.getRun(new RunId(id));
+            run = store.runs().get(new RunId(id));
         } catch (io.slipstream.store.UnreadableRecordException e) {
             if (e.workspace() != null && caller.canAccess(e.workspace())) {
                 throw e; // a 409 that names it and says why
@@ -230,7 +231,7 @@ public final class RunService {
         if (!caller.admin() && !run.id().value().equals(caller.run())) {
             throw ApiException.forbidden("only the run's own token (SLIPSTREAM_RUN_TOKEN) reports its instances' progress");
         }
-        io.slipstream.model.InstanceRecord instance = store.instancesOf(run.id()).stream()
+        io.slipstream.model.InstanceRecord instance = store.runs().instancesOf(run.id()).stream()
                 .filter(i -> i.id().attempt() == run.attempt() && Integer.toString(i.id().rank()).equals(rank))
                 .findFirst()
                 .orElseThrow(() -> ApiException.notFound("run " + runId + " has no instance of rank " + rank + " in attempt " + run.attempt()));
@@ -243,7 +244,7 @@ public final class RunService {
     /** A page of the runs the caller may see, those whose stored record cannot be read among them (so that they are seen). */
     public List<io.slipstream.store.RunRow> list(Principal caller, String workspace, String job, Set<RunState> states, Instant since, Instant until,
             io.slipstream.api.label.LabelSelector selector, int limit, RunQuery.Cursor before) {
-        return store.listRunRows(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, selector, limit, before));
+        return store.runs().rows(new RunQuery(caller.visibleWorkspaces(), workspace, job, states, since, until, selector, limit, before));
     }
 
     /** The outcome of a cancel request: the run, whether this call changed anything, and a sentence saying what. */
@@ -266,7 +267,7 @@ public final class RunService {
             Instant now = clock.instant();
             RunRecord requested = run.withCancelRequestedAt(now);
             try {
-                RunRecord stored = store.inTransaction(tx -> {
+                RunRecord stored = store.write(tx -> {
                     RunRecord updated = tx.updateRun(requested);
                     tx.appendEvent(RunEvent.of(updated.id(), now, EventType.CancelRequested, updated.state().name(), "CancelRequested",
                             "by " + caller.user(), null));
@@ -283,7 +284,7 @@ public final class RunService {
 
     public List<RunEvent> events(Principal caller, String id, long after, int limit) {
         RunRecord run = get(caller, id);
-        return store.eventsOf(run.id(), after, limit);
+        return store.runs().events(run.id(), after, limit);
     }
 
     public RunView.QueueView queueOf(RunRecord run) {

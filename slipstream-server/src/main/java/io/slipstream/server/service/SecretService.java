@@ -17,6 +17,7 @@ import io.slipstream.server.secret.SecretCipher;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.SecretRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,10 +43,10 @@ public final class SecretService implements LaunchSecrets {
     }
 
     /** Creates or changes a secret in {@code tx}: "unchanged" when every value is the same (compared opened, in memory). */
-    ApplyResultView apply(Store tx, Document<SecretSpec> document, Instant now) {
+    ApplyResultView apply(StoreTx tx, Document<SecretSpec> document, Instant now) {
         String workspace = document.workspace();
         String name = document.name();
-        Optional<SecretRecord> existing = tx.getSecret(workspace, name);
+        Optional<SecretRecord> existing = tx.credentials().secret(workspace, name);
         Long expected = document.metadata().version();
         if (existing.isEmpty()) {
             if (expected != null) {
@@ -75,15 +76,15 @@ public final class SecretService implements LaunchSecrets {
         if (!caller.canAccess(workspace)) {
             throw notFound(workspace, name);
         }
-        return store.getSecret(workspace, name).map(SecretService::view).orElseThrow(() -> notFound(workspace, name));
+        return store.credentials().secret(workspace, name).map(SecretService::view).orElseThrow(() -> notFound(workspace, name));
     }
 
     /** Secrets of the caller's workspaces (all, for admins), or of one. */
     public List<SecretView> list(Principal caller, String workspace) {
         if (workspace != null) {
-            return caller.canAccess(workspace) ? store.listSecrets(Set.of(workspace)).stream().map(SecretService::view).toList() : List.of();
+            return caller.canAccess(workspace) ? store.credentials().secrets(Set.of(workspace)).stream().map(SecretService::view).toList() : List.of();
         }
-        return store.listSecrets(caller.visibleWorkspaces()).stream().map(SecretService::view).toList();
+        return store.credentials().secrets(caller.visibleWorkspaces()).stream().map(SecretService::view).toList();
     }
 
     /** Deletes a secret; runs that refer to it and start later fail with the reason (those running keep what they got). */
@@ -91,9 +92,9 @@ public final class SecretService implements LaunchSecrets {
         if (!caller.canAccess(workspace)) {
             throw notFound(workspace, name);
         }
-        SecretRecord current = store.getSecret(workspace, name).orElseThrow(() -> notFound(workspace, name));
+        SecretRecord current = store.credentials().secret(workspace, name).orElseThrow(() -> notFound(workspace, name));
         try {
-            store.deleteSecret(workspace, name, current.version());
+            store.commit(tx -> tx.deleteSecret(workspace, name, current.version()));
         } catch (ConflictException e) {
             throw ApiException.conflict(e.getMessage());
         }
@@ -123,7 +124,7 @@ public final class SecretService implements LaunchSecrets {
     }
 
     private Map<String, SecretValue> values(String workspace, String name) {
-        SecretRecord secret = store.getSecret(workspace, name).orElseThrow(() -> new Unavailable("secret " + workspace + "/" + name
+        SecretRecord secret = store.credentials().secret(workspace, name).orElseThrow(() -> new Unavailable("secret " + workspace + "/" + name
                 + " does not exist any more; it was deleted after the run was submitted"));
         try {
             return open(secret);

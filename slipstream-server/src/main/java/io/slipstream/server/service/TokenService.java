@@ -47,7 +47,7 @@ public final class TokenService {
     /** Issues a token without a caller: used once, at the first start, for the admin token. */
     public TokenView issue(String user, boolean admin, String description, Duration lifetime) {
         Minted minted = mint(user, admin, description, lifetime);
-        store.createToken(minted.record());
+        store.commit(tx -> tx.createToken(minted.record()));
         return view(minted.record(), minted.secret());
     }
 
@@ -65,12 +65,12 @@ public final class TokenService {
 
     public List<TokenView> list(Principal caller) {
         requireAdmin(caller);
-        return store.listTokens().stream().map(t -> view(t, null)).toList();
+        return store.credentials().tokens().stream().map(t -> view(t, null)).toList();
     }
 
     public void revoke(Principal caller, String id) {
         requireAdmin(caller);
-        if (!store.revokeToken(id, clock.instant())) {
+        if (!store.write(tx -> tx.revokeToken(id, clock.instant()))) {
             throw ApiException.notFound("token " + id + " not found or already revoked");
         }
     }

@@ -40,7 +40,7 @@ public final class UsageService {
         }
         Instant from = Instant.ofEpochMilli(UsageBuckets.floor(since.toEpochMilli(), UsageBuckets.HOUR));
         Instant to = Instant.ofEpochMilli(UsageBuckets.ceil(until.toEpochMilli(), UsageBuckets.HOUR));
-        List<UsageTotal> totals = store.usage(new UsageQuery(workspaces, by, from, to, now));
+        List<UsageTotal> totals = store.usage().totals(new UsageQuery(workspaces, by, from, to, now));
         return view(totals, by, from, to);
     }
 

@@ -194,7 +194,7 @@ class QuotaApiTest {
                 .contains("slipstream_admissions_total{quota=\"team-c/train\",resources=\"NotInQuota\"} 1.0")
                 .contains("slipstream_admission_wait_seconds_count{quota=\"team-c/train\"} 2")
                 .contains("slipstream_api_request_seconds_count{code=\"201\",method=\"POST\",route=\"/api/v1/runs\"}")
-                .contains("slipstream_store_operation_seconds_count{operation=\"activeRuns\",outcome=\"ok\"}")
+                .contains("slipstream_store_operation_seconds_count{operation=\"runs.active\",outcome=\"ok\"}")
                 .contains("slipstream_cycle_duration_seconds_bucket").contains("slipstream_leader 1.0")
                 .doesNotContain("/api/v1/runs/" + guaranteed);
         assertThat(server.get("/metrics", carol).status()).isEqualTo(403);

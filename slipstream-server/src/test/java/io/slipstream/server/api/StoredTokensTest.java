@@ -32,12 +32,12 @@ class StoredTokensTest {
     private void olderVersionWasHere() throws Exception {
         try (Store store = JdbcStore.openH2(dataDir)) {
             Instant then = Instant.parse("2026-01-01T00:00:00Z");
-            store.createToken(new TokenRecord("tok-oldadmin", TokenHasher.sha256Hex(OLD_ADMIN), TokenRecord.SHA256, "admin", true, "created at first start",
-                    then, null, null, null));
-            store.createToken(new TokenRecord("tok-oldalice", TokenHasher.sha256Hex(OLD_ALICE), TokenRecord.SHA256, "alice", false, null, then, null,
-                    null, null));
-            store.createToken(new TokenRecord("tok-oldgone", TokenHasher.sha256Hex("ss_expired"), TokenRecord.SHA256, "carol", false, null, then,
-                    then.plusSeconds(60), null, null));
+            store.commit(tx -> tx.createToken(new TokenRecord("tok-oldadmin", TokenHasher.sha256Hex(OLD_ADMIN), TokenRecord.SHA256, "admin", true, "created at first start",
+                    then, null, null, null)));
+            store.commit(tx -> tx.createToken(new TokenRecord("tok-oldalice", TokenHasher.sha256Hex(OLD_ALICE), TokenRecord.SHA256, "alice", false, null, then, null,
+                    null, null)));
+            store.commit(tx -> tx.createToken(new TokenRecord("tok-oldgone", TokenHasher.sha256Hex("ss_expired"), TokenRecord.SHA256, "carol", false, null, then,
+                    then.plusSeconds(60), null, null)));
         }
         Files.writeString(dataDir.resolve("admin.token"), OLD_ADMIN + "\n");
     }
@@ -69,8 +69,8 @@ class StoredTokensTest {
         }
         TokenHasher hasher = new TokenHasher(Base64.getDecoder().decode(Files.readString(dataDir.resolve("token.pepper")).trim()));
         try (Store store = JdbcStore.openH2(dataDir)) {
-            assertThat(store.listTokens()).allSatisfy(t -> assertThat(t.hashScheme()).isEqualTo(TokenRecord.HMAC_SHA256));
-            assertThat(store.listTokens()).filteredOn(t -> t.id().equals("tok-oldalice")).singleElement()
+            assertThat(store.credentials().tokens()).allSatisfy(t -> assertThat(t.hashScheme()).isEqualTo(TokenRecord.HMAC_SHA256));
+            assertThat(store.credentials().tokens()).filteredOn(t -> t.id().equals("tok-oldalice")).singleElement()
                     .satisfies(t -> assertThat(t.hash()).isEqualTo(hasher.hash(OLD_ALICE)));
         }
         try (TestServer again = TestServer.start(dataDir)) {

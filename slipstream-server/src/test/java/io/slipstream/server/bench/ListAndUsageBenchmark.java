@@ -158,11 +158,10 @@ class ListAndUsageBenchmark {
         try (io.slipstream.store.Store store = io.slipstream.store.jdbc.JdbcStore.openH2(dataDir)) {
             for (int first = 1; first <= RUNS; first += 1000) {
                 int from = first;
-                store.inTransaction(tx -> {
+                store.commit(tx -> {
                     for (int n = from; n < from + 1000 && n <= RUNS; n++) {
                         tx.recordUsage(changes(n, now));
                     }
-                    return null;
                 });
             }
         }

@@ -101,11 +101,11 @@ class ControlLoopChaosTest {
         this.seed = seed;
         random = new Random(seed);
         for (String team : TEAMS) {
-            store.createDocument(new Document<>(ObjectMeta.of(team, null), new WorkspaceSpec(List.of())), clock.instant());
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(team, null), new WorkspaceSpec(List.of())), clock.instant()));
             int gpus = GUARANTEED_GPUS.get(team);
             // Dedicated quotas of one GPU model share their idle capacity: team-c only ever borrows.
-            store.createDocument(new Document<>(ObjectMeta.of("gpu", team), new QuotaSpec(QuotaType.Dedicated,
-                    new Resources(gpus * 4_000L, gpus * (32L << 30), gpus, "sim-gpu"), null, null)), clock.instant());
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("gpu", team), new QuotaSpec(QuotaType.Dedicated,
+                    new Resources(gpus * 4_000L, gpus * (32L << 30), gpus, "sim-gpu"), null, null)), clock.instant()));
         }
         start();
         for (int step = 0; step < STEPS; step++) {
@@ -176,7 +176,7 @@ class ControlLoopChaosTest {
                 .spec();
         // Ids in submission order: the scheduler breaks ties by id, and a seed must decide the same way every time.
         RunRecord run = aRun("job").id(new RunId(String.format("job-%05d", step))).workspace(team).spec(spec).createdAt(clock.instant()).build();
-        store.createRun(run, Runs.created(run));
+        store.write(tx -> tx.createRun(run, Runs.created(run)));
         acknowledged.add(run.id());
         story.add("submitted " + run.id() + " (" + team + ", " + replicas + "x" + gpus + " GPUs, " + idle + ")");
     }
@@ -218,7 +218,7 @@ class ControlLoopChaosTest {
 
     /** Cancels an active run: half the time one that is starting, whose launches a crash may have cut short. */
     private void cancelOne() {
-        List<RunRecord> active = store.activeRuns();
+        List<RunRecord> active = store.runs().active();
         List<RunRecord> starting = active.stream().filter(run -> run.state() == RunState.STARTING).toList();
         if (!starting.isEmpty() && random.nextBoolean()) {
             active = starting;
@@ -231,7 +231,7 @@ class ControlLoopChaosTest {
             return;
         }
         try {
-            store.inTransaction(tx -> {
+            store.write(tx -> {
                 RunRecord updated = tx.updateRun(run.withCancelRequestedAt(clock.instant()));
                 tx.appendEvent(RunEvent.of(run.id(), clock.instant(), EventType.CancelRequested, updated.state().name(), "CancelRequested", "by chaos", null));
                 return updated;
@@ -286,15 +286,15 @@ class ControlLoopChaosTest {
      */
     private void settle() {
         executor.awaitReports();
-        for (RunRecord run : store.activeRuns()) {
+        for (RunRecord run : store.runs().active()) {
             if (run.cancelRequestedAt() == null) {
-                store.updateRun(run.withCancelRequestedAt(clock.instant()));
+                store.write(tx -> tx.updateRun(run.withCancelRequestedAt(clock.instant())));
             }
         }
         for (int round = 0; round < 200; round++) {
             executor.killDue();
             executor.awaitReports();
-            if (acknowledged.stream().allMatch(id -> store.getRun(id).orElseThrow().state().isFinal())) {
+            if (acknowledged.stream().allMatch(id -> store.runs().get(id).orElseThrow().state().isFinal())) {
                 break;
             }
             cycle();
@@ -304,7 +304,7 @@ class ControlLoopChaosTest {
         executor.awaitReports();
         check("settled");
         for (RunId id : acknowledged) {
-            RunRecord run = store.getRun(id).orElseThrow();
+            RunRecord run = store.runs().get(id).orElseThrow();
             assertThat(run.state().isFinal()).as(context("settled: " + id + " has ended, but is " + run.state() + " (" + run.reason() + ")\n  " + storyOf(id)))
                     .isTrue();
         }
@@ -319,7 +319,7 @@ class ControlLoopChaosTest {
 
     private void check(String when) {
         Map<RunId, RunRecord> runs = new LinkedHashMap<>();
-        store.listRuns(new io.slipstream.store.RunQuery(null, null, null, null, 100_000, null)).forEach(run -> runs.put(run.id(), run));
+        store.runs().list(new io.slipstream.store.RunQuery(null, null, null, null, 100_000, null)).forEach(run -> runs.put(run.id(), run));
         for (RunId id : acknowledged) {
             assertThat(runs).as(context(when + ": acknowledged run " + id + " is in the store")).containsKey(id);
         }
@@ -365,7 +365,7 @@ class ControlLoopChaosTest {
         QuotaLedger ledger = QuotaLedger.of(LiveSnapshot.read(store, executor.nodes()).snapshot());
         // team -> {GPUs InQuota, GPUs NotInQuota, GPUs InQuota of runs not being stopped}
         Map<String, long[]> held = new HashMap<>();
-        for (InstanceRecord instance : store.instancesOfActiveRuns()) {
+        for (InstanceRecord instance : store.runs().instancesOfActiveRuns()) {
             RunRecord run = runs.get(instance.id().runId());
             if (run.state().holdsResources() && !instance.state().isFinal()) {
                 int gpus = run.spec().nodeGroups().get(0).resources().gpu();
@@ -397,12 +397,12 @@ class ControlLoopChaosTest {
     /** What the store and the executor hold of a run, and every step that named it. */
     private String storyOf(RunId id) {
         StringBuilder text = new StringBuilder("its instances:");
-        for (InstanceRecord instance : store.instancesOf(id)) {
+        for (InstanceRecord instance : store.runs().instancesOf(id)) {
             text.append("\n    ").append(instance.id()).append(' ').append(instance.state()).append(" stop requested ").append(instance.stopRequestedAt())
                     .append(", live in the executor: ").append(executor.live().containsKey(instance.id()));
         }
         text.append("\n  its events:");
-        store.eventsOf(id, 0, 1_000).forEach(event -> text.append("\n    ").append(event.time()).append(' ').append(event.type()).append(' ').append(event.reason()).append(": ").append(event.message()));
+        store.runs().events(id, 0, 1_000).forEach(event -> text.append("\n    ").append(event.time()).append(' ').append(event.type()).append(' ').append(event.reason()).append(": ").append(event.message()));
         text.append("\n  the steps that named it:");
         for (int i = 0; i < story.size(); i++) {
             if (story.get(i).contains(id.value())) {

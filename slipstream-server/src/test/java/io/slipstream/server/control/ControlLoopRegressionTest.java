@@ -36,7 +36,7 @@ class ControlLoopRegressionTest {
     @BeforeEach
     void setUp() {
         store = new InMemoryStore();
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         executor = new FakeExecutor(clock, 1, 8);
         loop = newLoop();
     }
@@ -51,22 +51,26 @@ class ControlLoopRegressionTest {
     }
 
     private RunRecord run(RunId id) {
-        return store.getRun(id).orElseThrow();
+        return store.runs().get(id).orElseThrow();
+    }
+
+    private RunRecord updated(RunRecord run) {
+        return store.write(tx -> tx.updateRun(run));
     }
 
     private void quota(String workspace, String name, int gpus) {
-        if (store.getDocument(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
-            store.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant());
+        if (store.documents().get(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant()));
         }
         var min = new io.slipstream.api.spec.Resources(gpus * 4000L, gpus * (32L << 30), gpus, "sim-gpu");
-        store.createDocument(new Document<>(ObjectMeta.of(name, workspace),
-                new io.slipstream.api.spec.QuotaSpec(io.slipstream.api.spec.QuotaType.Dedicated, min, null, null)), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(name, workspace),
+                new io.slipstream.api.spec.QuotaSpec(io.slipstream.api.spec.QuotaType.Dedicated, min, null, null)), clock.instant()));
     }
 
     private RunId submitIn(String workspace, JobSpec spec) {
         RunRecord run = aRun().workspace(workspace).spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, Runs.created(run)).id();
+        return store.write(tx -> tx.createRun(run, Runs.created(run))).id();
     }
 
     private static FaultTolerance maxPreemptions(int max) {
@@ -246,10 +250,10 @@ class ControlLoopRegressionTest {
         RunId id = submitIn("team-a", aJob("job").spec());
         ControlLoop first = new ControlLoop(LoopParts.of(store, flaky, clock));
         first.cycle();
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         first.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
-        assertThat(store.instancesOf(id).get(0).stopRequestedAt()).isNotNull();
+        assertThat(store.runs().instancesOf(id).get(0).stopRequestedAt()).isNotNull();
         assertThat(flaky.sent).isEqualTo(1);
 
         // The server restarts; its first attempt to tell the instance again fails.
@@ -280,7 +284,7 @@ class ControlLoopRegressionTest {
         RunId id = submitIn("team-a", aJob("job").spec());
         ControlLoop first = new ControlLoop(LoopParts.of(store, flaky, clock));
         first.cycle();
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         first.cycle();
         assertThat(flaky.sent).isEqualTo(1);
 
@@ -316,7 +320,7 @@ class ControlLoopRegressionTest {
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
         flaky.alwaysFailing = new InstanceId(id, 1, 1);
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         for (int i = 0; i < 3; i++) {
             clock.advance(Duration.ofSeconds(1));
             try {
@@ -352,8 +356,8 @@ class ControlLoopRegressionTest {
     void aStopSentBeforeTheUpgradeIsSentAgainOnceAfterIt() {
         RunId id = submitIn("team-a", aJob("job").spec());
         loop.cycle();
-        store.updateRun(run(id).terminating(RunState.CANCELLED, "CancelRequested")); // as the old server left it
-        assertThat(store.instancesOf(id).get(0).stopRequestedAt()).isNull();
+        updated(run(id).terminating(RunState.CANCELLED, "CancelRequested")); // as the old server left it
+        assertThat(store.runs().instancesOf(id).get(0).stopRequestedAt()).isNull();
         loop = newLoop();
         loop.recover();
         for (int i = 0; i < 3; i++) {
@@ -405,7 +409,7 @@ class ControlLoopRegressionTest {
                 // the server dies here
             }
             memory.simulateOutage(false);
-            if (!executor.live().isEmpty() && store.instancesOf(id).get(0).state() == io.slipstream.api.run.InstanceState.PENDING) {
+            if (!executor.live().isEmpty() && store.runs().instancesOf(id).get(0).state() == io.slipstream.api.run.InstanceState.PENDING) {
                 break;
             }
         }
@@ -416,7 +420,7 @@ class ControlLoopRegressionTest {
         loop.cycle();
 
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
-        assertThat(store.instancesOf(id)).singleElement().satisfies(instance -> {
+        assertThat(store.runs().instancesOf(id)).singleElement().satisfies(instance -> {
             assertThat(instance.state()).isEqualTo(io.slipstream.api.run.InstanceState.RUNNING);
             assertThat(instance.handle()).isEqualTo(executor.find(instance.id()).orElseThrow());
         });

@@ -43,7 +43,7 @@ class ControlLoopTest {
     @BeforeEach
     void setUp() {
         store = new InMemoryStore(); // the store itself is held to its contract elsewhere
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         executor = new FakeExecutor(clock, 2, 8);
         loop = newLoop();
     }
@@ -62,11 +62,15 @@ class ControlLoopTest {
     }
 
     private RunRecord run(RunId id) {
-        return store.getRun(id).orElseThrow();
+        return store.runs().get(id).orElseThrow();
+    }
+
+    private RunRecord updated(RunRecord run) {
+        return store.write(tx -> tx.updateRun(run));
     }
 
     private List<InstanceRecord> instances(RunId id) {
-        return store.instancesOf(id);
+        return store.runs().instancesOf(id);
     }
 
     @Test
@@ -88,7 +92,7 @@ class ControlLoopTest {
         RunRecord done = run(id);
         assertThat(done.state()).isEqualTo(RunState.SUCCEEDED);
         assertThat(done.finishedAt()).isEqualTo(clock.instant());
-        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::state)
+        assertThat(store.runs().events(id, 0, 100)).extracting(RunEvent::state)
                 .containsSubsequence("QUEUED", "STARTING", "RUNNING", "SUCCEEDED");
     }
 
@@ -112,7 +116,7 @@ class ControlLoopTest {
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
         assertThat(instances(id)).extracting(InstanceRecord::state).containsOnly(InstanceState.RUNNING);
-        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).doesNotContain(io.slipstream.model.EventType.InstanceExited);
+        assertThat(store.runs().events(id, 0, 100)).extracting(RunEvent::type).doesNotContain(io.slipstream.model.EventType.InstanceExited);
     }
 
     /**
@@ -135,7 +139,7 @@ class ControlLoopTest {
             }
             memory.simulateOutage(false);
             for (InstanceId launched : executor.launched().keySet()) {
-                assertThat(store.getInstance(launched)).as("outage after %d calls: %s launched but not recorded", calls, launched).isPresent();
+                assertThat(store.runs().instance(launched)).as("outage after %d calls: %s launched but not recorded", calls, launched).isPresent();
             }
             if (!failed) {
                 break; // the cycle needed fewer calls than that: every earlier point was tried
@@ -206,7 +210,7 @@ class ControlLoopTest {
         RunId id = submit(aJob("job").gpus(1).spec()); // no node has GPUs: it waits
         loop.cycle();
         assertThat(loop.queueStatus().of(id).reason()).isEqualTo("NoNodeFits");
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
         assertThat(executor.launched()).isEmpty();
@@ -216,7 +220,7 @@ class ControlLoopTest {
     void cancellingARunningRunWaitsUntilEveryInstanceIsConfirmedGone() {
         RunId id = submit(aJob("job").replicas(2).spec());
         loop.cycle();
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
         executor.confirmTerminated(new InstanceId(id, 1, 0), 143);
@@ -288,7 +292,7 @@ class ControlLoopTest {
     void aCancelAcceptedBeforeACrashIsFinishedAfterIt() {
         RunId id = submit(aJob("job").spec());
         loop.cycle();
-        store.updateRun(run(id).withCancelRequestedAt(clock.instant()));
+        updated(run(id).withCancelRequestedAt(clock.instant()));
         loop = newLoop(); // crash before any cycle saw the cancel
         loop.recover();
         loop.cycle();
@@ -300,19 +304,19 @@ class ControlLoopTest {
     }
 
     private void quota(String workspace, String name, int gpus) {
-        if (store.getDocument(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
-            store.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant());
+        if (store.documents().get(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant()));
         }
         // Dedicated quotas of one GPU model share their idle capacity with each other.
         var min = new io.slipstream.api.spec.Resources(gpus * 4000L, gpus * (32L << 30), gpus, "sim-gpu");
-        store.createDocument(new Document<>(ObjectMeta.of(name, workspace),
-                new io.slipstream.api.spec.QuotaSpec(io.slipstream.api.spec.QuotaType.Dedicated, min, null, null)), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(name, workspace),
+                new io.slipstream.api.spec.QuotaSpec(io.slipstream.api.spec.QuotaType.Dedicated, min, null, null)), clock.instant()));
     }
 
     private RunId submitIn(String workspace, JobSpec spec) {
         RunRecord run = aRun().workspace(workspace).spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, Runs.created(run)).id();
+        return store.write(tx -> tx.createRun(run, Runs.created(run))).id();
     }
 
     @Test
@@ -393,7 +397,7 @@ class ControlLoopTest {
         loop.cycle();
         loop.cycle();
         assertThat(run(second).realTimeResources()).isEqualTo(io.slipstream.api.run.RealTimeResources.InQuota);
-        assertThat(store.eventsOf(second, 0, 100)).extracting(RunEvent::type).contains(EventType.Promoted);
+        assertThat(store.runs().events(second, 0, 100)).extracting(RunEvent::type).contains(EventType.Promoted);
     }
 
     @Test
@@ -407,7 +411,7 @@ class ControlLoopTest {
         submitIn("team-a", aJob("job").gpus(8).cpu(4).memoryGi(32).quota("gpu").spec());
         loop.cycle();
         RunId owner = run(borrower).reclaimFor();
-        store.updateRun(run(borrower).withCancelRequestedAt(clock.instant()));
+        updated(run(borrower).withCancelRequestedAt(clock.instant()));
         loop.cycle();
         assertThat(run(borrower).outcome()).isEqualTo(RunState.CANCELLED);
         assertThat(run(borrower).reclaimFor()).as("its resources still go to the owner").isEqualTo(owner);
@@ -433,11 +437,11 @@ class ControlLoopTest {
     void aCancelWhileStartingStopsWhatWasLaunchedAndForgetsWhatWasNot() {
         // A server crashed after admitting a run (STARTING, instances PENDING) and launching only its first instance.
         RunId id = submit(aJob("job").replicas(2).spec());
-        RunRecord starting = store.updateRun(run(id).admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", clock.instant()));
-        store.createInstances(anInstance(starting).gang(2));
+        RunRecord starting = updated(run(id).admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", clock.instant()));
+        store.write(tx -> tx.createInstances(anInstance(starting).gang(2)));
         executor.pretendLaunched(new io.slipstream.executor.LaunchSpec(new InstanceId(id, 1, 0), "main-0", "node-1", List.of(), List.of("true"),
                 Map.of(), null, null));
-        store.updateRun(starting.withCancelRequestedAt(clock.instant()));
+        store.write(tx -> tx.updateRun(starting.withCancelRequestedAt(clock.instant())));
 
         loop = newLoop();
         loop.recover();
@@ -567,7 +571,7 @@ class ControlLoopTest {
             loop.cycle();
             assertThat(run(borrower).state()).as("per attempt: %s", perAttempt).isEqualTo(perAttempt ? RunState.RUNNING : RunState.TERMINATING);
             executor.confirmTerminated(new InstanceId(borrower, 2, 0), 143);
-            store.updateRun(run(borrower).withCancelRequestedAt(clock.instant()));
+            updated(run(borrower).withCancelRequestedAt(clock.instant()));
             loop.cycle();
             loop.cycle();
             assertThat(run(borrower).state()).isIn(RunState.TIMED_OUT, RunState.CANCELLED);
@@ -577,11 +581,11 @@ class ControlLoopTest {
     // --- schedules ---
 
     private List<RunRecord> runsOf(String job) {
-        return store.listRuns(new io.slipstream.store.RunQuery(null, "team-a", job, java.util.Set.of(), 100, null));
+        return store.runs().list(new io.slipstream.store.RunQuery(null, "team-a", job, java.util.Set.of(), 100, null));
     }
 
     private void applyJob(Document<JobSpec> job) {
-        store.createDocument(job, clock.instant());
+        store.write(tx -> tx.createDocument(job, clock.instant()));
     }
 
     private void at(String instant) {
@@ -639,7 +643,7 @@ class ControlLoopTest {
         assertThat(runsOf("replacing")).hasSize(2);
         assertThat(run(first).state()).isEqualTo(RunState.TERMINATING);
         assertThat(run(first).outcome()).isEqualTo(RunState.CANCELLED);
-        assertThat(store.eventsOf(first, 0, 100)).extracting(RunEvent::reason).contains("ReplacedBySchedule");
+        assertThat(store.runs().events(first, 0, 100)).extracting(RunEvent::reason).contains("ReplacedBySchedule");
         assertThat(executor.terminated()).contains(new InstanceId(first, 1, 0));
         RunRecord second = runsOf("replacing").get(0);
         assertThat(second.id()).isNotEqualTo(first);
@@ -677,11 +681,11 @@ class ControlLoopTest {
 
         clock.advance(Duration.ofDays(6));
         loop.cycle();
-        assertThat(store.getRun(finished)).isPresent();
+        assertThat(store.runs().get(finished)).isPresent();
         clock.advance(Duration.ofDays(1).plusMinutes(1));
         loop.cycle();
-        assertThat(store.getRun(finished)).isEmpty();
-        assertThat(store.eventsOf(finished, 0, 10)).isEmpty();
+        assertThat(store.runs().get(finished)).isEmpty();
+        assertThat(store.runs().events(finished, 0, 10)).isEmpty();
         assertThat(executor.forgotten()).containsExactly(finished);
         assertThat(run(running).state()).isEqualTo(RunState.RUNNING);
     }
@@ -731,7 +735,7 @@ class ControlLoopTest {
         assertThat(executor.launched()).hasSize(3);
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
         assertThat(instances(id).get(0).readyAt()).isNotNull();
-        assertThat(store.eventsOf(id, 0, 100)).extracting(RunEvent::type).contains(EventType.InstanceReady);
+        assertThat(store.runs().events(id, 0, 100)).extracting(RunEvent::type).contains(EventType.InstanceReady);
     }
 
     @Test

@@ -40,7 +40,7 @@ class FaultToleranceTest {
     @BeforeEach
     void setUp() {
         store = new InMemoryStore(); // the store itself is held to its contract elsewhere
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         executor = new FakeExecutor(clock, 2, 8);
         loop = new ControlLoop(LoopParts.of(store, executor, clock));
     }
@@ -59,11 +59,15 @@ class FaultToleranceTest {
     private RunId submit(JobSpec spec) {
         RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, spec, clock.instant());
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)).id();
+        return store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null))).id();
     }
 
     private RunRecord run(RunId id) {
-        return store.getRun(id).orElseThrow();
+        return store.runs().get(id).orElseThrow();
+    }
+
+    private RunRecord updated(RunRecord run) {
+        return store.write(tx -> tx.updateRun(run));
     }
 
     /** Ends the current attempt's other instances as the executor would once told to stop. */
@@ -118,7 +122,7 @@ class FaultToleranceTest {
             assertThat(queued.preemptions()).isZero();
             Duration backoff = Duration.ofSeconds(10L << (attempt - 1));
             assertThat(queued.faults().retryAt()).isEqualTo(clock.instant().plus(backoff));
-            assertThat(store.instancesOf(id).stream().filter(i -> i.id().attempt() == attempt))
+            assertThat(store.runs().instancesOf(id).stream().filter(i -> i.id().attempt() == attempt))
                     .extracting(InstanceRecord::state).containsExactlyInAnyOrder(InstanceState.KILLED, InstanceState.FAILED);
 
             clock.advance(backoff.minusSeconds(1));
@@ -143,7 +147,7 @@ class FaultToleranceTest {
         RunRecord failed = run(id);
         assertThat(failed.state()).isEqualTo(RunState.FAILED);
         assertThat(failed.reason()).startsWith("RestartBudgetExhausted: restarted 2 time(s) for failures (faultTolerance.maxRestarts: 2)");
-        assertThat(store.eventsOf(id, 0, 1000)).extracting(RunEvent::reason)
+        assertThat(store.runs().events(id, 0, 1000)).extracting(RunEvent::reason)
                 .filteredOn(r -> r != null && r.startsWith("Restarted: ")).hasSize(2);
     }
 
@@ -192,7 +196,7 @@ class FaultToleranceTest {
             loop.cycle();
             RunRecord running = run(id);
             assertThat(running.state()).isEqualTo(RunState.RUNNING);
-            store.updateRun(running.preempting(null, "ReclaimedByQuotaOwner: test"));
+            store.write(tx -> tx.updateRun(running.preempting(null, "ReclaimedByQuotaOwner: test")));
             loop.cycle();
             executor.confirmTerminated(new InstanceId(id, attempt, 0), 143);
             loop.cycle(); // requeued, and admitted again in the same cycle
@@ -255,14 +259,14 @@ class FaultToleranceTest {
     void instancesOnANodeDeclaredDownEndNodeLostAndTheRunRestartsElsewhere() {
         RunId id = submit(aJob("job").replicas(2).gpus(8).spec()); // one instance per node, both nodes used
         loop.cycle();
-        InstanceRecord onNode2 = store.instancesOf(id).stream().filter(i -> i.node().equals("node-2")).findFirst().orElseThrow();
-        store.markNodeDown(new NodeDown("node-2", "disk failure", clock.instant()));
+        InstanceRecord onNode2 = store.runs().instancesOf(id).stream().filter(i -> i.node().equals("node-2")).findFirst().orElseThrow();
+        store.commit(tx -> tx.markNodeDown(new NodeDown("node-2", "disk failure", clock.instant())));
         loop.cycle();
         assertThat(executor.terminations().get(onNode2.id())).startsWith("NodeLost: node node-2 is down (disk failure) / PT0S");
 
         executor.confirmTerminated(onNode2.id(), 137);
         loop.cycle();
-        assertThat(store.getInstance(onNode2.id()).orElseThrow().state()).isEqualTo(InstanceState.NODE_LOST);
+        assertThat(store.runs().instance(onNode2.id()).orElseThrow().state()).isEqualTo(InstanceState.NODE_LOST);
         assertThat(run(id).state()).isEqualTo(RunState.TERMINATING);
         assertThat(run(id).reason()).startsWith("NodeLost: main-" + onNode2.groupRank());
         confirmStopped(id, 1, 1 - onNode2.id().rank());
@@ -273,7 +277,7 @@ class FaultToleranceTest {
         loop.cycle();
         assertThat(run(id).state()).as("both instances need a whole node; only node-1 is up").isEqualTo(RunState.QUEUED);
 
-        store.markNodeUp("node-2");
+        store.write(tx -> tx.markNodeUp("node-2"));
         loop.cycle();
         assertThat(run(id).state()).isEqualTo(RunState.RUNNING);
     }
@@ -289,7 +293,7 @@ class FaultToleranceTest {
             loop.cycle();
             RunRecord running = run(id);
             assertThat(running.state()).isEqualTo(RunState.RUNNING);
-            store.updateRun(running.preempting(null, move.reason()));
+            store.write(tx -> tx.updateRun(running.preempting(null, move.reason())));
             assertThat(run(id).reason()).startsWith("Moved");
             loop.cycle();
             executor.confirmTerminated(new InstanceId(id, attempt, 0), 143);
@@ -311,14 +315,14 @@ class FaultToleranceTest {
         Instant checkpoint = clock.instant();
         executor.activity(new InstanceId(id, 1, 0), new Activity(null, new Activity.Progress(600, checkpoint, 600L, checkpoint, Map.of())));
         clock.advance(Duration.ofSeconds(20));
-        store.updateRun(run(id).preempting(null, "ReclaimedByQuotaOwner: test"));
+        updated(run(id).preempting(null, "ReclaimedByQuotaOwner: test"));
         loop.cycle();
         confirmStopped(id, 1, 0, 1);
 
         RunRecord requeued = run(id);
         assertThat(requeued.faults().checkpointStep()).isEqualTo(600);
         assertThat(requeued.faults().workLostMillis()).as("2 instances x 20 s after the checkpoint").isEqualTo(40_000);
-        assertThat(store.eventsOf(id, 0, 1000)).extracting(RunEvent::message)
+        assertThat(store.runs().events(id, 0, 1000)).extracting(RunEvent::message)
                 .contains("attempt 1 lost 40.0 instance-seconds of work (since the checkpoint of step 600)");
     }
 }

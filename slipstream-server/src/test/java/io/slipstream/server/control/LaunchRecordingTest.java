@@ -24,6 +24,7 @@ import io.slipstream.model.testing.Runs;
 import io.slipstream.server.auth.RunTokens;
 import io.slipstream.server.secret.TokenHasher;
 import io.slipstream.server.service.TokenService;
+import io.slipstream.store.InterceptedStore;
 import io.slipstream.store.Store;
 import io.slipstream.store.memory.InMemoryStore;
 import io.slipstream.testing.TestingClock;
@@ -33,8 +34,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +49,7 @@ class LaunchRecordingTest {
     private final TestingClock clock = new TestingClock();
     private final TokenHasher hasher = new TokenHasher(new byte[TokenHasher.PEPPER_BYTES]);
     private InMemoryStore memory;
-    /** The operations of each write the loop made: one list per transaction, a single call outside one as a list of one. */
+    /** The operations of each write transaction the loop made. */
     private final List<List<String>> writes = Collections.synchronizedList(new ArrayList<>());
     private Store store;
     private FakeExecutor fake;
@@ -60,8 +61,8 @@ class LaunchRecordingTest {
     @BeforeEach
     void setUp() {
         memory = new InMemoryStore();
-        memory.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
-        store = recording(memory, null);
+        memory.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
+        store = recording(memory);
         fake = new FakeExecutor(clock, 2, 8);
     }
 
@@ -89,7 +90,7 @@ class LaunchRecordingTest {
     private RunId submit(JobSpec spec) {
         RunRecord run = aRun().workspace("team-a").spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return memory.createRun(run, Runs.created(run)).id();
+        return memory.write(tx -> tx.createRun(run, Runs.created(run))).id();
     }
 
     @Test
@@ -98,7 +99,7 @@ class LaunchRecordingTest {
         perCall = Duration.ofMillis(1);
         loop().cycle();
 
-        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.RUNNING);
+        assertThat(memory.runs().get(id).orElseThrow().state()).isEqualTo(RunState.RUNNING);
         assertThat(writes).as("the admission, its token with it").filteredOn(w -> w.contains("createInstances")).singleElement()
                 .satisfies(w -> assertThat(w).contains("updateRun", "createToken"));
         assertThat(writes).as("no token written on its own").noneMatch(w -> w.equals(List.of("createToken")));
@@ -107,8 +108,8 @@ class LaunchRecordingTest {
 
         List<String> secrets = fake.launched().values().stream().map(spec -> spec.env().get(RunTokens.TOKEN_ENV)).distinct().toList();
         assertThat(secrets).as("one token for the attempt's instances").singleElement()
-                .satisfies(secret -> assertThat(memory.findTokenByHash(hasher.hash(secret))).hasValueSatisfying(t -> assertThat(t.user()).isEqualTo("run:" + id.value())));
-        List<RunEvent> events = memory.eventsOf(id, 0, 100);
+                .satisfies(secret -> assertThat(memory.credentials().tokenByHash(hasher.hash(secret))).hasValueSatisfying(t -> assertThat(t.user()).isEqualTo("run:" + id.value())));
+        List<RunEvent> events = memory.runs().events(id, 0, 100);
         assertThat(events).extracting(RunEvent::type).containsSubsequence(EventType.InstanceStarted, EventType.InstanceStarted, EventType.StateChanged);
         assertThat(events.get(events.size() - 1).state()).as("the instances' starts come before the run's").isEqualTo("RUNNING");
         assertThat(events).extracting(RunEvent::time).as("the history never goes back in time").isSorted();
@@ -126,11 +127,11 @@ class LaunchRecordingTest {
         ControlLoop loop = loop();
         loop.cycle();
 
-        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
-        InstanceRecord started = memory.getInstance(new InstanceId(id, 1, 0)).orElseThrow();
+        assertThat(memory.runs().get(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
+        InstanceRecord started = memory.runs().instance(new InstanceId(id, 1, 0)).orElseThrow();
         assertThat(started.state()).isEqualTo(InstanceState.RUNNING);
         assertThat(started.stopRequestedAt()).as("the stop is recorded as sent").isNotNull();
-        assertThat(memory.getInstance(new InstanceId(id, 1, 1)).orElseThrow().state()).isEqualTo(InstanceState.FAILED);
+        assertThat(memory.runs().instance(new InstanceId(id, 1, 1)).orElseThrow().state()).isEqualTo(InstanceState.FAILED);
         loop.cycle();
         assertThat(fake.terminated()).containsExactly(new InstanceId(id, 1, 0));
     }
@@ -144,20 +145,20 @@ class LaunchRecordingTest {
         RunId id = submit(aJob("job").replicas(2).spec());
         afterLaunch = spec -> {
             if (spec.id().rank() == 1) {
-                memory.updateRun(memory.getRun(id).orElseThrow().withCancelRequestedAt(clock.instant()));
+                memory.write(tx -> tx.updateRun(tx.runs().get(id).orElseThrow().withCancelRequestedAt(clock.instant())));
             }
         };
         ControlLoop loop = loop();
         loop.cycle();
 
-        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.STARTING);
-        assertThat(memory.instancesOf(id)).as("both launches recorded").allSatisfy(i -> {
+        assertThat(memory.runs().get(id).orElseThrow().state()).isEqualTo(RunState.STARTING);
+        assertThat(memory.runs().instancesOf(id)).as("both launches recorded").allSatisfy(i -> {
             assertThat(i.state()).isEqualTo(InstanceState.RUNNING);
             assertThat(i.handle()).isEqualTo(fake.find(i.id()).orElseThrow());
         });
         afterLaunch = spec -> { };
         loop.cycle();
-        assertThat(memory.getRun(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
+        assertThat(memory.runs().get(id).orElseThrow().state()).isEqualTo(RunState.TERMINATING);
         assertThat(fake.terminated()).containsExactlyInAnyOrder(new InstanceId(id, 1, 0), new InstanceId(id, 1, 1));
         assertThat(fake.launched()).hasSize(2);
     }
@@ -173,40 +174,36 @@ class LaunchRecordingTest {
         };
         assertThatThrownBy(loop()::cycle).hasMessageContaining("a bug in the executor");
 
-        List<InstanceRecord> instances = memory.instancesOf(id);
+        List<InstanceRecord> instances = memory.runs().instancesOf(id);
         assertThat(instances.get(0).state()).isEqualTo(InstanceState.RUNNING);
         assertThat(instances.get(0).handle()).isEqualTo(fake.find(instances.get(0).id()).orElseThrow());
-        assertThat(memory.eventsOf(id, 0, 100)).extracting(RunEvent::type).containsOnlyOnce(EventType.InstanceStarted);
+        assertThat(memory.runs().events(id, 0, 100)).extracting(RunEvent::type).containsOnlyOnce(EventType.InstanceStarted);
     }
 
-    /** {@code target}, recording its writes in {@link #writes}; {@code open} the operations of the transaction it is part of. */
-    @SuppressWarnings("unchecked")
-    private Store recording(Store target, List<String> open) {
-        return (Store) Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class}, (proxy, method, args) -> {
-            String name = method.getName();
-            try {
-                if (name.equals("inTransaction") && open == null) {
-                    List<String> operations = new ArrayList<>();
-                    Function<Store, Object> work = (Function<Store, Object>) args[0];
-                    Object result = target.inTransaction(tx -> work.apply(recording(tx, operations)));
-                    writes.add(operations);
-                    return result;
-                }
-                if (open != null) {
-                    open.add(name);
-                    clock.advance(perCall);
-                } else if (isWrite(name)) {
-                    writes.add(List.of(name));
-                }
-                return method.invoke(target, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
+    /** {@code target}, recording the operations of each write transaction in {@link #writes}; each call in one takes {@link #perCall}. */
+    private Store recording(Store target) {
+        return new InterceptedStore(target, new InterceptedStore.Interceptor() {
+            @Override
+            public Object call(String operation, Object[] args, Callable<Object> proceed) throws Exception {
+                return proceed.call();
+            }
+
+            @Override
+            public InterceptedStore.Interceptor transaction() {
+                List<String> operations = new ArrayList<>();
+                return (operation, args, proceed) -> {
+                    if (operation.equals("write")) {
+                        Object result = proceed.call();
+                        writes.add(operations);
+                        return result;
+                    }
+                    if (!operation.equals("read")) {
+                        operations.add(operation);
+                        clock.advance(perCall);
+                    }
+                    return proceed.call();
+                };
             }
         });
-    }
-
-    private static boolean isWrite(String name) {
-        return name.startsWith("create") || name.startsWith("update") || name.startsWith("append") || name.startsWith("record")
-                || name.startsWith("revoke") || name.startsWith("delete");
     }
 }

@@ -57,7 +57,7 @@ class LeaderElectionTest {
 
     @Test
     void aPausedLeaderIsReplacedAndFencedWhenItWakes() {
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         LeaderElection a = replica("a");
         LeaderElection b = replica("b");
         a.tick();
@@ -69,10 +69,10 @@ class LeaderElectionTest {
         clock.advance(LEASE.plusSeconds(1)); // a is "paused": it renews nothing
         b.tick();
         assertThat(b.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+        assertThat(store.leases().current().orElseThrow().epoch()).isEqualTo(2);
 
         RunId run = submit("job");
-        await().atMost(Duration.ofSeconds(30)).until(() -> store.getRun(run).map(RunRecord::state).orElseThrow() == RunState.RUNNING);
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.runs().get(run).map(RunRecord::state).orElseThrow() == RunState.RUNNING);
 
         // a wakes up: its loop's next write is fenced and it stops; its next claim finds b leading
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -80,8 +80,8 @@ class LeaderElectionTest {
             assertThat(a.status().role()).isEqualTo(LeaderElection.Role.STANDBY);
         });
         assertThat(a.status().lease().holder()).isEqualTo("b");
-        assertThat(store.leadership().orElseThrow().epoch()).as("a did not take it back").isEqualTo(2);
-        assertThat(store.getRun(run).orElseThrow().attempt()).isEqualTo(1);
+        assertThat(store.leases().current().orElseThrow().epoch()).as("a did not take it back").isEqualTo(2);
+        assertThat(store.runs().get(run).orElseThrow().attempt()).isEqualTo(1);
     }
 
     @Test
@@ -107,18 +107,13 @@ class LeaderElectionTest {
         java.util.concurrent.CountDownLatch unstick = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch stuck = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.atomic.AtomicBoolean sticky = new java.util.concurrent.atomic.AtomicBoolean();
-        LeaderElection a = replica("a", fenced -> (io.slipstream.store.Store) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {io.slipstream.store.Store.class}, (proxy, method, args) -> {
-                    if (sticky.get() && method.getName().equals("activeRuns")) {
-                        stuck.countDown();
-                        unstick.await(); // a call that does not come back (a hung NFS read, say)
-                    }
-                    try {
-                        return method.invoke(fenced, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                }));
+        LeaderElection a = replica("a", fenced -> new io.slipstream.store.InterceptedStore(fenced, (operation, args, proceed) -> {
+            if (sticky.get() && operation.equals("runs.active")) {
+                stuck.countDown();
+                unstick.await(); // a call that does not come back (a hung NFS read, say)
+            }
+            return proceed.call();
+        }));
         LeaderElection b = replica("b");
         a.tick();
         sticky.set(true);
@@ -129,7 +124,7 @@ class LeaderElectionTest {
         b.close(); // b hands the lease back
         a.tick();
         assertThat(a.status().role()).as("a does not lead while its last loop is stuck").isEqualTo(LeaderElection.Role.STANDBY);
-        assertThat(store.leadership().orElseThrow().expiredAt(clock.instant())).as("and hands the lease back").isTrue();
+        assertThat(store.leases().current().orElseThrow().expiredAt(clock.instant())).as("and hands the lease back").isTrue();
 
         sticky.set(false);
         unstick.countDown();
@@ -148,7 +143,7 @@ class LeaderElectionTest {
         LeaderElection a = replica("a");
         a.tick();
         assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(41);
+        assertThat(store.leases().current().orElseThrow().epoch()).isEqualTo(41);
     }
 
     @Test
@@ -160,7 +155,7 @@ class LeaderElectionTest {
         a.close();
         b.tick(); // no waiting for the lease: a released it
         assertThat(b.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+        assertThat(store.leases().current().orElseThrow().epoch()).isEqualTo(2);
     }
 
     @Test
@@ -177,7 +172,7 @@ class LeaderElectionTest {
         store.simulateOutage(false);
         a.tick();
         assertThat(a.status().role()).as("it leads again, at a new epoch").isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(store.leadership().orElseThrow().epoch()).isEqualTo(2);
+        assertThat(store.leases().current().orElseThrow().epoch()).isEqualTo(2);
     }
 
     /**
@@ -199,7 +194,7 @@ class LeaderElectionTest {
         a.tick();
         assertThat(b.status().role()).as("a's lease is fresh and a renews it").isEqualTo(LeaderElection.Role.STANDBY);
         assertThat(a.status().role()).isEqualTo(LeaderElection.Role.LEADER);
-        assertThat(store.leadership().orElseThrow().epoch()).as("no change of leader").isEqualTo(1);
+        assertThat(store.leases().current().orElseThrow().epoch()).as("no change of leader").isEqualTo(1);
     }
 
     /** The host name as a replica in another container with this host's name reads it (its pid namespace is its own). */
@@ -219,7 +214,7 @@ class LeaderElectionTest {
 
     private RunId submit(String job) {
         RunRecord run = RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").spec(), clock.instant());
-        store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
         return run.id();
     }
 }

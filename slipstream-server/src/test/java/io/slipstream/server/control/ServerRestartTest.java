@@ -93,10 +93,10 @@ class ServerRestartTest {
         }
         // As a server before relative handles wrote them: absolute, naming the place the data directory is moved from.
         try (io.slipstream.store.Store store = io.slipstream.store.jdbc.JdbcStore.openH2(before)) {
-            for (var instance : store.activeInstances()) {
+            for (var instance : store.runs().activeInstances()) {
                 java.util.Map<String, String> handle = new java.util.HashMap<>(instance.handle());
                 handle.put("dir", before.resolve("instances").resolve(handle.get("dir")).toString());
-                store.updateInstance(instance.running(handle, instance.startedAt()));
+                store.write(tx -> tx.updateInstance(instance.running(handle, instance.startedAt())));
             }
         }
         Files.move(before, after);

@@ -15,12 +15,11 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.testing.Runs;
 import io.slipstream.server.config.RunLimits;
+import io.slipstream.store.InterceptedStore;
 import io.slipstream.store.Store;
 import io.slipstream.store.UnreadableRecordException;
 import io.slipstream.store.memory.InMemoryStore;
 import io.slipstream.testing.TestingClock;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -46,30 +45,25 @@ class UnreadableRunControlLoopTest {
         memory.close();
     }
 
-    /** The store, but the runs of {@link #unreadable} are as a row that does not bind: left out of lists, named when looked up. */
+    /**
+     * The store, but the runs of {@link #unreadable} are as a row that does not bind: left out of lists, named when looked
+     * up, in a transaction too.
+     */
     private Store damageable(Store real) {
-        return (Store) Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class}, (proxy, method, args) -> {
-            if (method.getName().equals("getRun") && unreadable.contains((RunId) args[0])) {
+        return new InterceptedStore(real, (operation, args, proceed) -> {
+            if (operation.equals("runs.get") && unreadable.contains((RunId) args[0])) {
                 throw new UnreadableRecordException("run " + args[0], "team-a", "at nodeGroups: not a list", null);
             }
-            if (method.getName().equals("inTransaction")) { // the work sees the damage too (the real store binds it to this thread)
+            if (operation.equals("runs.rows")) {
                 @SuppressWarnings("unchecked")
-                java.util.function.Function<Store, Object> work = (java.util.function.Function<Store, Object>) args[0];
-                return real.inTransaction(tx -> work.apply((Store) proxy));
+                List<io.slipstream.store.RunRow> rows = (List<io.slipstream.store.RunRow>) proceed.call();
+                return rows.stream().map(row -> row instanceof io.slipstream.store.RunRow.Readable readable && unreadable.contains(row.id())
+                        ? new io.slipstream.store.RunRow.Unreadable(row.id(), readable.run().workspace(), readable.run().job(),
+                                readable.run().state().name(), row.createdAt(), "at nodeGroups: not a list")
+                        : row).toList();
             }
-            if (method.getName().equals("listRunRows")) {
-                List<RunRecord> runs = real.listRuns((io.slipstream.store.RunQuery) args[0]);
-                return runs.stream().<io.slipstream.store.RunRow>map(r -> unreadable.contains(r.id())
-                        ? new io.slipstream.store.RunRow.Unreadable(r.id(), r.workspace(), r.job(), r.state().name(), r.createdAt(), "at nodeGroups: not a list")
-                        : new io.slipstream.store.RunRow.Readable(r)).toList();
-            }
-            Object result;
-            try {
-                result = method.invoke(real, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
-            if (result instanceof List<?> list && List.of("activeRuns", "listRuns", "finishedBefore").contains(method.getName())) {
+            Object result = proceed.call();
+            if (result instanceof List<?> list && List.of("runs.active", "runs.list", "runs.finishedBefore").contains(operation)) {
                 return list.stream().filter(r -> !unreadable.contains(((RunRecord) r).id())).toList();
             }
             return result;
@@ -79,16 +73,16 @@ class UnreadableRunControlLoopTest {
     private RunId submit(JobSpec spec) {
         RunRecord run = aRun().workspace("team-a").spec(spec).createdAt(clock.instant()).build();
         clock.advance(Duration.ofSeconds(1));
-        return store.createRun(run, Runs.created(run)).id();
+        return store.write(tx -> tx.createRun(run, Runs.created(run))).id();
     }
 
     @Test
     void theOtherRunsGoOnAndNothingIsPlacedWhereItsInstanceStillRuns() {
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         RunId broken = submit(aJob("broken").gpus(8).spec());
         loop.cycle();
-        String held = store.instancesOf(broken).get(0).node();
-        assertThat(memory.getRun(broken).orElseThrow().state()).isEqualTo(RunState.RUNNING);
+        String held = store.runs().instancesOf(broken).get(0).node();
+        assertThat(memory.runs().get(broken).orElseThrow().state()).isEqualTo(RunState.RUNNING);
 
         unreadable.add(broken);
         RunId wide = submit(aJob("wide").replicas(2).gpus(8).spec());
@@ -96,20 +90,20 @@ class UnreadableRunControlLoopTest {
         loop.cycle();
         loop.cycle();
 
-        assertThat(store.getRun(narrow).orElseThrow().state()).isEqualTo(RunState.RUNNING);
-        assertThat(store.instancesOf(narrow)).extracting(InstanceRecord::node).doesNotContain(held);
-        assertThat(store.getRun(wide).orElseThrow().state()).as("it would need the held node").isEqualTo(RunState.QUEUED);
-        assertThat(memory.getRun(broken).orElseThrow().state()).as("left alone").isEqualTo(RunState.RUNNING);
+        assertThat(store.runs().get(narrow).orElseThrow().state()).isEqualTo(RunState.RUNNING);
+        assertThat(store.runs().instancesOf(narrow)).extracting(InstanceRecord::node).doesNotContain(held);
+        assertThat(store.runs().get(wide).orElseThrow().state()).as("it would need the held node").isEqualTo(RunState.QUEUED);
+        assertThat(memory.runs().get(broken).orElseThrow().state()).as("left alone").isEqualTo(RunState.RUNNING);
 
         unreadable.remove(broken); // repaired: the loop takes it up again
-        executor.exit(store.instancesOf(broken).get(0).id(), 0);
+        executor.exit(store.runs().instancesOf(broken).get(0).id(), 0);
         loop.cycle();
-        assertThat(store.getRun(broken).orElseThrow().state()).isEqualTo(RunState.SUCCEEDED);
+        assertThat(store.runs().get(broken).orElseThrow().state()).isEqualTo(RunState.SUCCEEDED);
     }
 
     @Test
     void aForbidScheduleStillSeesItsActiveRunThatCannotBeRead() {
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         Document<?> job = io.slipstream.api.spec.Documents.readAll("""
                 apiVersion: slipstream/v1
                 kind: Job
@@ -119,17 +113,17 @@ class UnreadableRunControlLoopTest {
                   nodeGroups:
                     - {name: main, resources: {cpu: 1, memory: 1Gi}, command: ["true"]}
                 """.getBytes(java.nio.charset.StandardCharsets.UTF_8)).get(0);
-        store.createDocument(job, clock.instant());
+        store.write(tx -> tx.createDocument(job, clock.instant()));
         Schedules schedules = new Schedules(store, clock, new RunFactory(clock, RunLimits.DEFAULTS));
         clock.advance(Duration.ofMinutes(1));
         schedules.tick();
-        List<RunRecord> fired = memory.listRuns(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null));
+        List<RunRecord> fired = memory.runs().list(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null));
         assertThat(fired).hasSize(1);
 
         unreadable.add(fired.get(0).id());
         clock.advance(Duration.ofMinutes(1));
         schedules.tick();
-        assertThat(memory.listRuns(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null)))
+        assertThat(memory.runs().list(new io.slipstream.store.RunQuery(null, "team-a", "nightly", Set.of(), 10, null)))
                 .as("Forbid: its run is still active, readable or not").hasSize(1);
     }
 }

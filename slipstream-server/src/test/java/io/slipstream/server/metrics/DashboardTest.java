@@ -67,28 +67,32 @@ class DashboardTest {
             Store store = metrics.observe(target);
             List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32_000, 256L << 30, 8, "sim-gpu"), List.of(), Map.of()));
             metrics.readFrom(() -> LiveSnapshot.read(store, nodes), () -> T0, () -> true);
-            store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), T0);
-            store.createDocument(new Document<>(ObjectMeta.of("gpus", "team-a"),
-                    new QuotaSpec(QuotaType.General, new Resources(8_000, 64L << 30, 4, null), null, null, false, null)), T0);
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), T0));
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("gpus", "team-a"),
+                    new QuotaSpec(QuotaType.General, new Resources(8_000, 64L << 30, 4, null), null, null, false, null)), T0));
             RunRecord owner = create(store, "owner");
             RunRecord borrower = create(store, "borrower");
-            borrower = store.updateRun(borrower.admitted(RealTimeResources.NotInQuota, "Admitted", T0));
-            borrower = store.updateRun(borrower.preempting(owner.id(), "Preempted"));
-            borrower = store.updateRun(borrower.withFaults(new FaultState(0, 0, 0, 0, null, 0, FaultState.RestartCause.PREEMPTION, null, null, null, null,
+            borrower = updated(store, borrower.admitted(RealTimeResources.NotInQuota, "Admitted", T0));
+            borrower = updated(store, borrower.preempting(owner.id(), "Preempted"));
+            borrower = updated(store, borrower.withFaults(new FaultState(0, 0, 0, 0, null, 0, FaultState.RestartCause.PREEMPTION, null, null, null, null,
                     null, 5_000)));
-            store.updateRun(borrower.requeued("Preempted", T0));
-            owner = store.updateRun(owner.admitted(RealTimeResources.InQuota, "Admitted", T0));
-            owner = store.updateRun(owner.moveTo(RunState.RUNNING, "Running", T0));
-            store.updateRun(owner.moveTo(RunState.TERMINATING, "Done", T0).moveTo(RunState.SUCCEEDED, "Done", T0));
+            updated(store, borrower.requeued("Preempted", T0));
+            owner = updated(store, owner.admitted(RealTimeResources.InQuota, "Admitted", T0));
+            owner = updated(store, owner.moveTo(RunState.RUNNING, "Running", T0));
+            updated(store, owner.moveTo(RunState.TERMINATING, "Done", T0).moveTo(RunState.SUCCEEDED, "Done", T0));
             metrics.cycle(java.time.Duration.ofMillis(3));
             metrics.request("GET", "/api/v1/runs", 200, 4);
             return metrics.scrape();
         }
     }
 
+    private static RunRecord updated(Store store, RunRecord run) {
+        return store.write(tx -> tx.updateRun(run));
+    }
+
     private static RunRecord create(Store store, String job) {
         RunRecord run = RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").quota("gpus").spec(), T0);
-        store.activeRuns(); // read first, as the control loop does: the metrics know the run before it changes
-        return store.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        store.runs().active(); // read first, as the control loop does: the metrics know the run before it changes
+        return store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
     }
 }

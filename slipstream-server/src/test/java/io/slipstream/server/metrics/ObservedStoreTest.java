@@ -16,6 +16,7 @@ import io.slipstream.store.memory.InMemoryStore;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ObservedStoreTest {
@@ -27,7 +28,7 @@ class ObservedStoreTest {
 
     private RunRecord created() {
         RunRecord run = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), T0);
-        return store.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        return store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
     }
 
     private double admissions() {
@@ -38,64 +39,65 @@ class ObservedStoreTest {
     void aWriteInATransactionCountsOnceItCommitsAndNotAtAllIfItRollsBack() {
         RunRecord run = created();
         RunRecord admitted = run.admitted(RealTimeResources.NotInQuota, "Admitted", T0);
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
+        assertThatThrownBy(() -> store.write(tx -> {
             tx.updateRun(admitted);
             throw new IllegalStateException("rolled back");
         })).isInstanceOf(IllegalStateException.class).hasMessage("rolled back");
         assertThat(admissions()).isZero();
-        assertThat(target.getRun(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
+        assertThat(target.runs().get(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
 
-        store.inTransaction(tx -> tx.updateRun(admitted));
+        store.write(tx -> tx.updateRun(admitted));
         assertThat(admissions()).isEqualTo(1);
     }
 
     /**
-     * The control loop writes through a FencedStore, whose writes go to the store it wraps (this proxy), not to the
-     * transaction's store: they join the open transaction all the same, so they count only once it commits.
+     * The control loop writes through a FencedStore over this store: its writes count only once they commit. A write
+     * through the store inside one of its transactions is refused (it would not join it), and counts nothing either.
      */
     @Test
-    void aWriteThroughTheOuterStoreInsideATransactionCountsOnlyOnceItCommits() {
+    void aFencedWriteCountsOnlyOnceItCommitsAndAWriteOfTheStoreInsideATransactionIsRefused() {
         RunRecord run = created();
         RunRecord admitted = run.admitted(RealTimeResources.NotInQuota, "Admitted", T0);
-        long epoch = store.claimLeadership("me", T0, java.time.Duration.ofMinutes(1)).epoch();
+        long epoch = store.leases().claim("me", T0, java.time.Duration.ofMinutes(1)).epoch();
         Store fenced = new io.slipstream.store.FencedStore(store, epoch);
-        assertThatThrownBy(() -> fenced.inTransaction(tx -> {
+        assertThatThrownBy(() -> fenced.write(tx -> {
             tx.updateRun(admitted);
             throw new IllegalStateException("rolled back");
         })).isInstanceOf(IllegalStateException.class);
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
-            store.updateRun(admitted);
-            throw new IllegalStateException("rolled back");
-        })).isInstanceOf(IllegalStateException.class);
-        assertThat(target.getRun(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
+        assertThatThrownBy(() -> store.commit(tx -> store.write(inner -> inner.updateRun(admitted))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("inside one of its own transactions");
+        assertThat(target.runs().get(run.id()).orElseThrow().state().name()).isEqualTo("QUEUED");
         assertThat(admissions()).isZero();
 
-        fenced.inTransaction(tx -> tx.updateRun(admitted));
+        fenced.write(tx -> tx.updateRun(admitted));
         assertThat(admissions()).isEqualTo(1);
     }
 
     /**
-     * Outermost transactions are counted once each, by outcome: the calls inside them (a FencedStore's writes open a
-     * nested transaction each) are not transactions of their own.
+     * Write transactions are counted once each, by outcome (a FencedStore's included: its check of the epoch is a call
+     * in the transaction), and each call made in one is timed by its name.
      */
     @Test
-    void eachOutermostTransactionCountsOnceByItsOutcome() {
+    void eachWriteTransactionCountsOnceByItsOutcomeAndItsCallsByTheirNames() {
         RunRecord run = created();
-        long epoch = store.claimLeadership("me", T0, java.time.Duration.ofMinutes(1)).epoch();
+        long epoch = store.leases().claim("me", T0, java.time.Duration.ofMinutes(1)).epoch();
         Store fenced = new io.slipstream.store.FencedStore(store, epoch);
-        fenced.inTransaction(tx -> {
+        fenced.write(tx -> {
             tx.updateRun(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0));
             tx.appendEvent(RunEvent.of(run.id(), T0, EventType.StateChanged, "STARTING", "Admitted", null, null));
-            return store.inTransaction(nested -> nested.getRun(run.id()));
+            return tx.runs().get(run.id());
         });
-        assertThatThrownBy(() -> store.inTransaction(tx -> {
+        assertThatThrownBy(() -> store.commit(tx -> {
             throw new IllegalStateException("rolled back");
         })).isInstanceOf(IllegalStateException.class);
 
-        assertThat(registry.find("slipstream.store.transaction").tag("outcome", "ok").timer().count()).isEqualTo(1);
+        assertThat(registry.find("slipstream.store.transaction").tag("outcome", "ok").timer().count()).as("the creation, the fenced write").isEqualTo(2);
         assertThat(registry.find("slipstream.store.transaction").tag("outcome", "IllegalStateException").timer().count()).isEqualTo(1);
-        assertThat(registry.find("slipstream.store.operation").tag("operation", "inTransaction").timers().stream()
-                .mapToLong(io.micrometer.core.instrument.Timer::count).sum()).as("nested ones are store calls all the same").isGreaterThan(2);
+        assertThat(registry.find("slipstream.store.operation").tag("operation", "write").timers().stream()
+                .mapToLong(io.micrometer.core.instrument.Timer::count).sum()).isEqualTo(3);
+        for (String operation : List.of("requireLeader", "updateRun", "appendEvent", "runs.get")) {
+            assertThat(registry.find("slipstream.store.operation").tags("operation", operation, "outcome", "ok").timer().count()).as(operation).isEqualTo(1);
+        }
     }
 
     /**
@@ -107,32 +109,26 @@ class ObservedStoreTest {
     void aReadBetweenAWritesCommitAndItsHandingOnDoesNotSwallowItsCount() {
         java.util.concurrent.atomic.AtomicReference<Store> observed = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.atomic.AtomicReference<RunId> polled = new java.util.concurrent.atomic.AtomicReference<>();
-        Store pollAfterEachCommit = (Store) java.lang.reflect.Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[] {Store.class},
-                (proxy, method, args) -> {
-                    Object result;
-                    try {
-                        result = method.invoke(target, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                    if ((method.getName().equals("inTransaction") || method.getName().equals("updateRun")) && polled.get() != null) {
-                        Thread poll = new Thread(() -> observed.get().getRun(polled.get()));
-                        poll.start();
-                        poll.join();
-                    }
-                    return result;
-                });
+        Store pollAfterEachCommit = new io.slipstream.store.InterceptedStore(target, (operation, args, proceed) -> {
+            Object result = proceed.call();
+            if (operation.equals("write") && polled.get() != null) {
+                Thread poll = new Thread(() -> observed.get().runs().get(polled.get()));
+                poll.start();
+                poll.join();
+            }
+            return result;
+        });
         observed.set(ObservedStore.wrap(pollAfterEachCommit, registry, new RunMetrics(registry, Clock.fixed(T0, ZoneOffset.UTC))));
         Store store = observed.get();
         RunRecord queued = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), T0);
-        RunRecord run = store.createRun(queued, RunEvent.of(queued.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        RunRecord run = store.write(tx -> tx.createRun(queued, RunEvent.of(queued.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
         polled.set(run.id());
 
-        RunRecord admitted = store.inTransaction(tx -> tx.updateRun(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0)));
+        RunRecord admitted = store.write(tx -> tx.updateRun(run.admitted(RealTimeResources.NotInQuota, "Admitted", T0)));
         assertThat(admissions()).isEqualTo(1);
 
-        store.updateRun(admitted.moveTo(io.slipstream.api.run.RunState.RUNNING, "Running", T0).terminating(io.slipstream.api.run.RunState.CANCELLED, "Cancel")
-                .moveTo(io.slipstream.api.run.RunState.CANCELLED, "Cancelled", T0)); // outside any transaction: committed when the call returns
+        store.write(tx -> tx.updateRun(admitted.moveTo(io.slipstream.api.run.RunState.RUNNING, "Running", T0).terminating(io.slipstream.api.run.RunState.CANCELLED, "Cancel")
+                .moveTo(io.slipstream.api.run.RunState.CANCELLED, "Cancelled", T0))); // a transaction of its own: committed when the call returns
         assertThat(registry.find("slipstream.runs.finished").tags("state", "CANCELLED").counter()).isNotNull()
                 .extracting(c -> c.count()).isEqualTo(1.0);
     }
@@ -140,11 +136,11 @@ class ObservedStoreTest {
     @Test
     void everyCallIsTimedByOperationAndOutcomeAndAnOutageReachesTheCallerAsItself() {
         created();
-        store.activeRuns();
-        assertThat(registry.find("slipstream.store.operation").tags("operation", "activeRuns", "outcome", "ok").timer().count()).isEqualTo(1);
+        store.runs().active();
+        assertThat(registry.find("slipstream.store.operation").tags("operation", "runs.active", "outcome", "ok").timer().count()).isEqualTo(1);
         target.simulateOutage(true);
-        assertThatThrownBy(store::activeRuns).isInstanceOf(StoreUnavailableException.class);
-        assertThat(registry.find("slipstream.store.operation").tags("operation", "activeRuns", "outcome", "StoreUnavailableException").timer().count())
+        assertThatThrownBy(() -> store.runs().active()).isInstanceOf(StoreUnavailableException.class);
+        assertThat(registry.find("slipstream.store.operation").tags("operation", "runs.active", "outcome", "StoreUnavailableException").timer().count())
                 .isEqualTo(1);
     }
 }

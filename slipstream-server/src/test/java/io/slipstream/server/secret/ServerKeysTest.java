@@ -46,8 +46,8 @@ class ServerKeysTest {
 
     private void storeSecret(ServerKeys keys, String value) {
         SecretCipher cipher = keys.secrets();
-        store.createSecret(new SecretRecord("team-a", "hf", cipher.keyId(), Map.of("token", cipher.seal("team-a", "hf", "token",
-                SecretValue.of(value))), 0, clock.instant(), clock.instant()));
+        store.write(tx -> tx.createSecret(new SecretRecord("team-a", "hf", cipher.keyId(), Map.of("token", cipher.seal("team-a", "hf", "token",
+                SecretValue.of(value))), 0, clock.instant(), clock.instant())));
     }
 
     @Test
@@ -57,8 +57,8 @@ class ServerKeysTest {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
             assertThat(java.util.Base64.getDecoder().decode(Files.readString(file).trim())).hasSize(32);
         }
-        assertThat(store.serverKeyId("secrets")).contains(first.secrets().keyId());
-        assertThat(store.serverKeyId("tokens")).contains(first.tokens().pepperId());
+        assertThat(store.credentials().serverKeyId("secrets")).contains(first.secrets().keyId());
+        assertThat(store.credentials().serverKeyId("tokens")).contains(first.tokens().pepperId());
         ServerKeys again = keys();
         assertThat(again.secrets().keyId()).isEqualTo(first.secrets().keyId());
         assertThat(again.tokens().hash("ss_x")).isEqualTo(first.tokens().hash("ss_x"));
@@ -100,8 +100,8 @@ class ServerKeysTest {
 
         ServerKeys rotated = ServerKeys.open(store, keyFile, previous, pepperFile, clock);
         assertThat(rotated.secrets().keyId()).isNotEqualTo(old.secrets().keyId());
-        assertThat(store.serverKeyId("secrets")).contains(rotated.secrets().keyId());
-        SecretRecord secret = store.getSecret("team-a", "hf").orElseThrow();
+        assertThat(store.credentials().serverKeyId("secrets")).contains(rotated.secrets().keyId());
+        SecretRecord secret = store.credentials().secret("team-a", "hf").orElseThrow();
         assertThat(secret.keyId()).isEqualTo(rotated.secrets().keyId());
         assertThat(rotated.secrets().open("team-a", "hf", "token", secret.sealed().get("token")).reveal()).isEqualTo("the-value");
         assertThatThrownBy(() -> old.secrets().open("team-a", "hf", "token", secret.sealed().get("token")))
@@ -114,14 +114,14 @@ class ServerKeysTest {
     @Test
     void tokensStoredAsPlainSha256AreUpgradedToTheirHmac() {
         String secret = "ss_old-token";
-        store.createToken(new TokenRecord("tok-old", TokenHasher.sha256Hex(secret), TokenRecord.SHA256, "alice", false, null, clock.instant(), null,
-                null, null));
+        store.commit(tx -> tx.createToken(new TokenRecord("tok-old", TokenHasher.sha256Hex(secret), TokenRecord.SHA256, "alice", false, null, clock.instant(), null,
+                null, null)));
         ServerKeys keys = keys();
-        TokenRecord upgraded = store.findTokenByHash(keys.tokens().hash(secret)).orElseThrow();
+        TokenRecord upgraded = store.credentials().tokenByHash(keys.tokens().hash(secret)).orElseThrow();
         assertThat(upgraded.id()).isEqualTo("tok-old");
         assertThat(upgraded.hashScheme()).isEqualTo(TokenRecord.HMAC_SHA256);
-        assertThat(store.findTokenByHash(TokenHasher.sha256Hex(secret))).isEmpty();
+        assertThat(store.credentials().tokenByHash(TokenHasher.sha256Hex(secret))).isEmpty();
         keys();
-        assertThat(store.listTokens()).singleElement().extracting(TokenRecord::hash).isEqualTo(keys.tokens().hash(secret));
+        assertThat(store.credentials().tokens()).singleElement().extracting(TokenRecord::hash).isEqualTo(keys.tokens().hash(secret));
     }
 }

@@ -39,13 +39,13 @@ class LogFollowOutageTest {
         Clock clock = Clock.systemUTC();
         InMemoryStore store = new InMemoryStore();
         FakeExecutor executor = new FakeExecutor(new FakeExecutor.Cluster(1, 0), clock, FakeExecutor.Mode.LIFELIKE);
-        store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant());
+        store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), clock.instant()));
         try (ControlLoop loop = new ControlLoop(LoopParts.of(store, executor, clock).withTick(Duration.ofMillis(50)))) {
             loop.start();
             RunRecord queued = RunRecord.queued(RunId.newFor("job"), "team-a", "job", 1, aJob("job").workspace("team-a").spec(), clock.instant());
-            store.createRun(queued, RunEvent.of(queued.id(), queued.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
-            await().atMost(Duration.ofSeconds(30)).until(() -> store.getRun(queued.id()).orElseThrow().state() == RunState.RUNNING);
-            InstanceId instance = store.instancesOf(queued.id()).get(0).id();
+            store.write(tx -> tx.createRun(queued, RunEvent.of(queued.id(), queued.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+            await().atMost(Duration.ofSeconds(30)).until(() -> store.runs().get(queued.id()).orElseThrow().state() == RunState.RUNNING);
+            InstanceId instance = store.runs().instancesOf(queued.id()).get(0).id();
             executor.print(instance, LogStream.STDOUT, "before\n");
 
             LogService logs = new LogService(store, executor);
@@ -61,7 +61,7 @@ class LogFollowOutageTest {
                     text.write(b, off, len);
                 }
             };
-            RunRecord run = store.getRun(queued.id()).orElseThrow();
+            RunRecord run = store.runs().get(queued.id()).orElseThrow();
             CompletableFuture<Void> follow = CompletableFuture.runAsync(() -> {
                 try {
                     logs.stream(run, new LogService.Request(null, null, EnumSet.of(LogStream.STDOUT), true, false, false, LogService.Request.NO_NODES), out);

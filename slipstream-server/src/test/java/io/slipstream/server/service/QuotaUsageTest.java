@@ -17,13 +17,14 @@ class QuotaUsageTest {
 
     private static void run(Store store, String workspace, String quota, int preemptions, FaultState faults, int index) {
         RunRecord queued = aRun().workspace(workspace).spec(aJob("job").workspace(workspace).quota(quota)).createdAt(T0.plusSeconds(index)).build();
-        RunRecord created = store.createRun(queued, Runs.created(queued));
+        RunRecord created = store.write(tx -> tx.createRun(queued, Runs.created(queued)));
         RunRecord withFaults = created.withFaults(faults);
         for (int i = 0; i < preemptions; i++) {
             withFaults = withFaults.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0).preempting(null, "test")
                     .requeued("Preempted", T0);
         }
-        store.updateRun(withFaults);
+        RunRecord stored = withFaults;
+        store.write(tx -> tx.updateRun(stored));
     }
 
     @Test

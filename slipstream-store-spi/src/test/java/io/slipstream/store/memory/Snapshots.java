@@ -6,75 +6,69 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The state of an {@link InMemoryStore} and its transactions. The committed state is an immutable snapshot
  * ({@link Tables}) behind one volatile reference, replaced whole on each commit. Readers never wait and never see a
- * transaction half done. Writers take one lock: a single write copies the tables it changes and publishes them;
- * {@link #inTransaction} holds the lock for the whole transaction and works on a private copy, published if the work
- * returns and dropped if it throws (a rollback). Inside a transaction, the calling thread reads its own writes; other
- * threads read what was committed before, and their writes wait for it (up to {@link InMemoryStore#LOCK_TIMEOUT},
- * like a database's lock timeout). Every call checks that the store is open and reachable (a test's outage).
+ * transaction half done. Writers take one lock: {@link #inTransaction} holds it for the whole transaction and works on
+ * a private copy, published if the work returns and dropped if it throws (a rollback); other threads read what was
+ * committed before, and their writes wait for it (up to {@link InMemoryStore#LOCK_TIMEOUT}, like a database's lock
+ * timeout). A transaction is never joined: inside one (or a {@link #view}) the store's other calls on that thread are
+ * refused. Every call checks that the store is open and reachable (a test's outage).
  */
 final class Snapshots {
     private final ReentrantLock writer = new ReentrantLock();
-    private final ThreadLocal<Tables> transaction = new ThreadLocal<>();
+    /** Set while the thread is in a transaction or a view: to refuse the store's other calls there, never to join them. */
+    private final ThreadLocal<Boolean> inside = new ThreadLocal<>();
     private volatile Tables committed = new Tables();
     private volatile boolean closed;
     private volatile boolean unreachable;
     private final AtomicLong callsUntilOutage = new AtomicLong(-1);
 
-    /** Runs {@code work} in one transaction, or in the calling thread's open one. */
-    <T> T inTransaction(Supplier<T> work) {
-        if (transaction.get() != null) {
-            return work.get();
-        }
+    /** Runs {@code change} in one transaction, on a private copy of the tables: published if it returns, dropped if it throws. */
+    <T> T inTransaction(Function<Tables, T> change) {
+        requireOutside();
         requireOpen();
         lock();
-        try {
-            Tables working = committed.copy();
-            transaction.set(working);
-            T result;
-            try {
-                result = work.get();
-            } finally {
-                transaction.remove();
-            }
-            committed = working.frozen();
-            return result;
-        } finally {
-            writer.unlock();
-        }
-    }
-
-    /** The state this thread reads: its open transaction's, or the last committed one. */
-    Tables read() {
-        requireOpen();
-        Tables open = transaction.get();
-        return open != null ? open : committed;
-    }
-
-    /** One write: joins this thread's transaction, or commits on its own (all of it, or nothing if it throws). */
-    <T> T write(Function<Tables, T> change) {
-        requireOpen();
-        Tables open = transaction.get();
-        if (open != null) {
-            return change.apply(open);
-        }
-        lock();
+        inside.set(Boolean.TRUE);
         try {
             Tables working = committed.copy();
             T result = change.apply(working);
             committed = working.frozen();
             return result;
         } finally {
+            inside.remove();
             writer.unlock();
         }
     }
 
-    private void lock() {
+    /** Runs {@code work} over the tables as committed now, which it sees unchanged until it returns. */
+    <T> T view(Function<Tables, T> work) {
+        Tables now = read();
+        inside.set(Boolean.TRUE);
+        try {
+            return work.apply(now);
+        } finally {
+            inside.remove();
+        }
+    }
+
+    /** The last committed state, for one read. */
+    Tables read() {
+        requireOutside();
         requireOpen();
+        return committed;
+    }
+
+    /** Refuses a call of the store made inside one of its transactions (or views) on this thread. */
+    void requireOutside() {
+        if (inside.get() != null) {
+            throw new IllegalStateException("the store was called inside one of its own transactions: use the transaction given to "
+                    + "the work (a transaction is never joined, and a second one would wait for this one)");
+        }
+    }
+
+    private void lock() {
         Duration timeout = InMemoryStore.LOCK_TIMEOUT;
         try {
             if (!writer.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {

@@ -58,7 +58,7 @@ final class DocumentRows {
         return query.map(DocumentRows::document).list();
     }
 
-    /** {@link io.slipstream.store.Store#createDocument}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#createDocument}, inside the caller's transaction. */
     static StoredDocument create(Handle h, Document<?> document, Instant now) {
         requireNotSecret(document.kind());
         boolean exists = h.createQuery("SELECT COUNT(*) FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name")
@@ -81,7 +81,7 @@ final class DocumentRows {
         return new StoredDocument(unversioned(document), 1, now, now);
     }
 
-    /** {@link io.slipstream.store.Store#updateDocument}, inside the caller's transaction: the document as stored now. */
+    /** {@link io.slipstream.store.StoreTx#updateDocument}, inside the caller's transaction: the document as stored now. */
     static Read<StoredDocument> update(Handle h, Document<?> document, long expectedVersion, Instant now) {
         requireNotSecret(document.kind());
         int updated = time(h.createUpdate("UPDATE documents SET body = :body, schema_version = :schemaVersion, version = version + 1, "
@@ -101,7 +101,7 @@ final class DocumentRows {
         return get(h, document.kind(), document.workspace(), document.name()).orElseThrow();
     }
 
-    /** {@link io.slipstream.store.Store#deleteDocument}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#deleteDocument}, inside the caller's transaction. */
     static void delete(Handle h, Kind kind, String workspace, String name, long expectedVersion) {
         int deleted = h.createUpdate("DELETE FROM documents WHERE kind = :kind AND workspace = :workspace AND name = :name AND version = :version")
                 .bind("kind", kind.name())

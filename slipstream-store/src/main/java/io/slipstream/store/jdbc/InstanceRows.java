@@ -37,7 +37,7 @@ final class InstanceRows {
     private InstanceRows() {
     }
 
-    /** {@link io.slipstream.store.Store#createInstances}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#createInstances}, inside the caller's transaction. */
     static List<InstanceRecord> create(Handle h, List<InstanceRecord> instances) {
         List<InstanceRecord> stored = new ArrayList<>();
         for (InstanceRecord instance : instances) {

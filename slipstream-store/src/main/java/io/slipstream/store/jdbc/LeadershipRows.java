@@ -25,7 +25,7 @@ final class LeadershipRows {
     private LeadershipRows() {
     }
 
-    /** {@link io.slipstream.store.Store#claimLeadership}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.Leases#claim}, inside the caller's transaction. */
     static Leadership claim(Handle h, String holder, String goneHolder, Instant now, Duration ttl, boolean singleProcess) {
         Instant expires = now.plus(ttl);
         Optional<Leadership> current = lockedLease(h);
@@ -82,7 +82,7 @@ final class LeadershipRows {
         }
     }
 
-    /** {@link io.slipstream.store.Store#advanceEpoch}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.Leases#advanceEpoch}, inside the caller's transaction. */
     static Leadership advance(Handle h, String holder, long epoch, long past) {
         Leadership lease = lockedLease(h).orElse(null);
         if (lease == null || !lease.heldBy(holder) || lease.epoch() != epoch || past < epoch) {

@@ -49,7 +49,7 @@ final class RunRows {
     private RunRows() {
     }
 
-    /** {@link io.slipstream.store.Store#createRun}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#createRun}, inside the caller's transaction. */
     static RunRecord create(Handle h, RunRecord run, RunEvent created) {
         boolean exists = h.createQuery("SELECT COUNT(*) FROM runs WHERE id = :id").bind("id", run.id().value()).mapTo(Long.class).one() > 0;
         if (exists) {
@@ -183,7 +183,7 @@ final class RunRows {
                 .list();
     }
 
-    /** {@link io.slipstream.store.Store#deleteRun}, inside the caller's transaction: the run with its instances, events and labels. */
+    /** {@link io.slipstream.store.StoreTx#deleteRun}, inside the caller's transaction: the run with its instances, events and labels. */
     static void delete(Handle h, RunId id) {
         int deleted = h.createUpdate("DELETE FROM runs WHERE id = :id AND active = FALSE").bind("id", id.value()).execute();
         if (deleted == 0) {

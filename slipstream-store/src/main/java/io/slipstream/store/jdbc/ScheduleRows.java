@@ -24,7 +24,7 @@ final class ScheduleRows {
                 .findOne();
     }
 
-    /** {@link io.slipstream.store.Store#recordScheduled}. */
+    /** {@link io.slipstream.store.StoreTx#recordScheduled}. */
     static void record(Handle h, String workspace, String job, Instant expectedLastDue, Instant due) {
         int changed;
         if (expectedLastDue == null) {

@@ -44,7 +44,7 @@ final class SecretRows {
         return query.map(SecretRows::secret).list();
     }
 
-    /** {@link io.slipstream.store.Store#createSecret}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#createSecret}, inside the caller's transaction. */
     static SecretRecord create(Handle h, SecretRecord secret) {
         boolean exists = h.createQuery("SELECT COUNT(*) FROM secrets WHERE workspace = :workspace AND name = :name")
                 .bind("workspace", secret.workspace())

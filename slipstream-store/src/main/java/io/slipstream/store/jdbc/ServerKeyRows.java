@@ -20,7 +20,7 @@ final class ServerKeyRows {
                 .mapTo(String.class).findOne();
     }
 
-    /** {@link io.slipstream.store.Store#registerServerKey}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#registerServerKey}, inside the caller's transaction. */
     static void register(Handle h, String purpose, String keyId, Instant at) {
         if (h.createQuery("SELECT COUNT(*) FROM server_keys WHERE purpose = :purpose").bind("purpose", purpose).mapTo(Long.class).one() > 0) {
             throw new ConflictException("a " + purpose + " key is registered already");

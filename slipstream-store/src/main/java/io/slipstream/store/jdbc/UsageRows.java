@@ -29,7 +29,7 @@ final class UsageRows {
     private UsageRows() {
     }
 
-    /** {@link io.slipstream.store.Store#recordUsage}, inside the caller's transaction. */
+    /** {@link io.slipstream.store.StoreTx#recordUsage}, inside the caller's transaction. */
     static void record(Handle h, List<UsageChange> changes) {
         for (UsageChange change : changes) {
             if (change instanceof UsageChange.Closed closed) {
@@ -94,7 +94,7 @@ final class UsageRows {
         }
     }
 
-    /** {@link io.slipstream.store.Store#usage}: the closed segments' roll-ups, and the open segments clipped to the window. */
+    /** {@link io.slipstream.store.UsageReads#totals}: the closed segments' roll-ups, and the open segments clipped to the window. */
     static List<UsageTotal> totals(Handle h, UsageQuery query) {
         if (query.workspaces() != null && query.workspaces().isEmpty()) {
             return List.of();
@@ -145,7 +145,7 @@ final class UsageRows {
                 keys.contains("submitted_by") ? orNull(rs.getString("submitted_by")) : null, keys.contains("job") ? orNull(rs.getString("job")) : null);
     }
 
-    /** {@link io.slipstream.store.Store#lending}. */
+    /** {@link io.slipstream.store.UsageReads#lending}. */
     static Map<QuotaId, Resources> lending(Handle h) {
         Map<QuotaId, Resources> lending = new TreeMap<>();
         h.createQuery("SELECT workspace, quota, gpu, cpu_millis FROM usage_segments WHERE kind = 'LENT' AND end_ms IS NULL")

@@ -58,23 +58,23 @@ class H2StoreTest extends BaseStoreContractTest {
     void writesOfDifferentRowsRunOneAtATimeAndTheWriterIsLetGoAtCommitAndRollback() throws Exception {
         Instant t0 = Instant.parse("2026-03-01T10:00:00Z");
         try (OpenTransaction open = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-a"), t0), tx -> { })) {
-            Future<?> other = open.meanwhile(() -> store.createDocument(workspace("team-b"), t0));
+            Future<?> other = open.meanwhile(() -> store.write(tx -> tx.createDocument(workspace("team-b"), t0)));
             assertThatThrownBy(() -> other.get(60, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).cause()
                     .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("waited " + OneWriterAtATime.WAIT.toSeconds() + " s");
             open.finish();
         }
         ExecutorService another = Executors.newSingleThreadExecutor();
         try {
-            another.submit(() -> store.createDocument(workspace("team-b"), t0)).get(30, TimeUnit.SECONDS); // let go at commit
-            assertThatThrownBy(() -> store.inTransaction(tx -> {
+            another.submit(() -> store.write(tx -> tx.createDocument(workspace("team-b"), t0))).get(30, TimeUnit.SECONDS); // let go at commit
+            assertThatThrownBy(() -> store.write(tx -> {
                 tx.createDocument(workspace("team-c"), t0);
                 throw new IllegalStateException("rolled back");
             })).hasMessage("rolled back");
-            another.submit(() -> store.createDocument(workspace("team-d"), t0)).get(30, TimeUnit.SECONDS); // and at rollback
+            another.submit(() -> store.write(tx -> tx.createDocument(workspace("team-d"), t0))).get(30, TimeUnit.SECONDS); // and at rollback
         } finally {
             another.shutdownNow();
         }
-        assertThat(store.listDocuments(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactlyInAnyOrder("team-a", "team-b", "team-d");
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactlyInAnyOrder("team-a", "team-b", "team-d");
     }
 
     /** H2's sessions carry the statement timeout (set once at connect, not before every statement). */
@@ -92,8 +92,8 @@ class H2StoreTest extends BaseStoreContractTest {
                 List.of("x"), Map.of("A", "1"), null, null, Duration.ofDays(400))));
         Document<JobSpec> document = new Document<>(ObjectMeta.of("old", "team-a"), job);
         try (Store store = createStore()) {
-            store.createDocument(document, Instant.parse("2026-01-01T00:00:00Z"));
-            assertThat(store.getDocument(Kind.Job, "team-a", "old")).hasValueSatisfying(stored -> assertThat(stored.document()).isEqualTo(document));
+            store.write(tx -> tx.createDocument(document, Instant.parse("2026-01-01T00:00:00Z")));
+            assertThat(store.documents().get(Kind.Job, "team-a", "old")).hasValueSatisfying(stored -> assertThat(stored.document()).isEqualTo(document));
         }
     }
 }

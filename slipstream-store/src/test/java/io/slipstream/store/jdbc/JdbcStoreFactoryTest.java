@@ -33,7 +33,7 @@ class JdbcStoreFactoryTest {
         JdbcStoreSettings settings = read(h2, "{}");
         assertThat(settings).isEqualTo(JdbcStoreSettings.embedded());
         try (Store store = h2.create(settings, () -> dataDir)) {
-            assertThat(store.hasAdminToken(java.time.Instant.EPOCH)).isFalse();
+            assertThat(store.credentials().hasAdminToken(java.time.Instant.EPOCH)).isFalse();
         }
         assertThat(dataDir.resolve("store")).isDirectory();
     }

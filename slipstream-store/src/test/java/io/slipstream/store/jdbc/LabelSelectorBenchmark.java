@@ -49,7 +49,7 @@ class LabelSelectorBenchmark {
             long filling = System.nanoTime();
             for (int start = 0; start < RUNS; start += PER_TRANSACTION) {
                 int from = start;
-                store.inTransaction(tx -> {
+                store.commit(tx -> {
                     for (int i = from; i < Math.min(RUNS, from + PER_TRANSACTION); i++) {
                         // team: 10 values (10% each); sweep on 1 run in 1,000; every run 3 or 4 labels.
                         Map<String, String> labels = new LinkedHashMap<>(Map.of("team", "t" + (i % 10), "tier", i % 3 == 0 ? "gold" : "silver",
@@ -62,7 +62,6 @@ class LabelSelectorBenchmark {
                                 new RunOrigin(Map.of(), null, null, "alice", labels), created);
                         tx.createRun(run, RunEvent.of(run.id(), created, EventType.StateChanged, "QUEUED", "Submitted", null, null));
                     }
-                    return null;
                 });
             }
             double fillSeconds = (System.nanoTime() - filling) / 1e9;
@@ -70,13 +69,13 @@ class LabelSelectorBenchmark {
             Map<String, Object> figures = new LinkedHashMap<>();
             for (String selector : List.of("", "team=t3", "team in (t1,t2),tier=gold", "team!=t3", "sweep", "sweep=s2", "!sweep", "nobody=here")) {
                 LabelSelector parsed = LabelSelector.parse(selector);
-                List<RunRecord> first = store.listRuns(query(parsed, null));
+                List<RunRecord> first = store.runs().list(query(parsed, null));
                 RunQuery.Cursor middle = cursorHalfWay(store, parsed);
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("matchesOnFirstPage", first.size());
-                row.put("firstPageMillis", timed(() -> store.listRuns(query(parsed, null))));
+                row.put("firstPageMillis", timed(() -> store.runs().list(query(parsed, null))));
                 if (middle != null) {
-                    row.put("pageHalfWayMillis", timed(() -> store.listRuns(query(parsed, middle))));
+                    row.put("pageHalfWayMillis", timed(() -> store.runs().list(query(parsed, middle))));
                 }
                 figures.put(selector.isEmpty() ? "(none)" : selector, row);
             }
@@ -103,7 +102,7 @@ class LabelSelectorBenchmark {
     /** The cursor after about half of the runs the selector matches (by time: runs are 10 ms apart), or null. */
     private static RunQuery.Cursor cursorHalfWay(JdbcStore store, LabelSelector selector) {
         RunQuery.Cursor half = new RunQuery.Cursor(T0.plusMillis(RUNS * 5L).toEpochMilli(), "~");
-        List<RunRecord> page = store.listRuns(query(selector, half));
+        List<RunRecord> page = store.runs().list(query(selector, half));
         return page.isEmpty() ? null : half;
     }
 

@@ -37,12 +37,12 @@ class LeadershipFenceMigrationTest {
                     + "('control-loop', 'a', 7, TIMESTAMP WITH TIME ZONE '2026-03-01 10:00:00+00', TIMESTAMP WITH TIME ZONE '2026-03-01 10:00:10+00')");
         }
         try (Store store = JdbcStore.openH2(dataDir)) {
-            new FencedStore(store, 7).createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), T0);
-            assertThatThrownBy(() -> new FencedStore(store, 6).createDocument(new Document<>(ObjectMeta.of("team-b", null), new WorkspaceSpec(List.of())), T0))
+            new FencedStore(store, 7).write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of())), T0));
+            assertThatThrownBy(() -> new FencedStore(store, 6).write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-b", null), new WorkspaceSpec(List.of())), T0)))
                     .isInstanceOf(FencedException.class);
-            assertThat(store.claimLeadership("a", T0.plusSeconds(3), Duration.ofSeconds(10))).isEqualTo(new Leadership("a", 7, T0.plusSeconds(3), T0.plusSeconds(13)));
-            assertThat(store.claimLeadership("b", T0.plusSeconds(20), Duration.ofSeconds(10)).epoch()).isEqualTo(8);
-            assertThatThrownBy(() -> new FencedStore(store, 7).createDocument(new Document<>(ObjectMeta.of("team-c", null), new WorkspaceSpec(List.of())), T0))
+            assertThat(store.leases().claim("a", T0.plusSeconds(3), Duration.ofSeconds(10))).isEqualTo(new Leadership("a", 7, T0.plusSeconds(3), T0.plusSeconds(13)));
+            assertThat(store.leases().claim("b", T0.plusSeconds(20), Duration.ofSeconds(10)).epoch()).isEqualTo(8);
+            assertThatThrownBy(() -> new FencedStore(store, 7).write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-c", null), new WorkspaceSpec(List.of())), T0)))
                     .isInstanceOf(FencedException.class);
         }
     }

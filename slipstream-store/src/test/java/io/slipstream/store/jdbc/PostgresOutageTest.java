@@ -36,20 +36,20 @@ class PostgresOutageTest {
         }
         EmbeddedPostgres postgres = start(port);
         try (JdbcStore store = JdbcStore.open(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "")) {
-            store.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of("alice"))), T0);
+            store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of("team-a", null), new WorkspaceSpec(List.of("alice"))), T0));
 
             postgres.close(); // an immediate stop: the pooled connections die with it
             long started = System.nanoTime();
-            assertThatThrownBy(() -> store.getDocument(Kind.Workspace, null, "team-a"))
+            assertThatThrownBy(() -> store.documents().get(Kind.Workspace, null, "team-a"))
                     .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("cannot be reached");
             assertThatThrownBy(store::ping).isInstanceOf(StoreUnavailableException.class);
-            assertThatThrownBy(() -> store.inTransaction(tx -> tx.listDocuments(Kind.Workspace, null)))
+            assertThatThrownBy(() -> store.write(tx -> tx.documents().list(Kind.Workspace, null)))
                     .isInstanceOf(StoreUnavailableException.class);
             System.out.printf("three calls during the outage answered in %d ms%n", (System.nanoTime() - started) / 1_000_000);
 
             postgres = start(port);
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(store::ping);
-            assertThat(store.getDocument(Kind.Workspace, null, "team-a")).isPresent();
+            assertThat(store.documents().get(Kind.Workspace, null, "team-a")).isPresent();
         } finally {
             postgres.close();
         }

@@ -120,12 +120,12 @@ class H2CrashConsistencyTest {
                                 case 0 -> {
                                     if (!mine.isEmpty()) {
                                         RunRecord done = mine.remove(random.nextInt(mine.size()));
-                                        store.updateRun(done.moveTo(RunState.CANCELLED, "Cancelled", now));
+                                        store.write(tx -> tx.updateRun(done.moveTo(RunState.CANCELLED, "Cancelled", now)));
                                     }
                                 }
                                 case 1 -> {
                                     try {
-                                        store.inTransaction(tx -> {
+                                        store.write(tx -> {
                                             tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, "QUEUED", "Submitted", null, null));
                                             throw new IllegalStateException("rolled back on purpose");
                                         });
@@ -133,7 +133,7 @@ class H2CrashConsistencyTest {
                                         // nothing of it is kept
                                     }
                                 }
-                                default -> mine.add(store.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+                                default -> mine.add(store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), now, EventType.StateChanged, "QUEUED", "Submitted", null, null))));
                             }
                             System.out.println("committed " + committed.incrementAndGet());
                         } catch (RuntimeException e) {

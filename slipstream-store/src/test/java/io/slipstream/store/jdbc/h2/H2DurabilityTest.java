@@ -54,7 +54,7 @@ class H2DurabilityTest {
         for (int open = 0; open < 6; open++) { // each close compacts the file: the next writes reuse its space
             try (Store store = JdbcStore.openH2(dataDir)) {
                 if (open == 0) {
-                    store.registerServerKey(H2Writer.MARK, "0", Instant.now());
+                    store.commit(tx -> tx.registerServerKey(H2Writer.MARK, "0", Instant.now()));
                 }
                 // H2 reuses the space of dead chunks once they are 45 s old: at once here, as in a store open for a while
                 try (Connection connection = DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", "")) {
@@ -65,7 +65,8 @@ class H2DurabilityTest {
                     for (int run = 0; run < 1 + value % 4; run++) {
                         H2Writer.createRun(store); // chunks of several sizes
                     }
-                    store.replaceServerKey(H2Writer.MARK, Integer.toString(value - 1), Integer.toString(value), Instant.now());
+                    int mark = value;
+                    store.commit(tx -> tx.replaceServerKey(H2Writer.MARK, Integer.toString(mark - 1), Integer.toString(mark), Instant.now()));
                     if (value % 4 == 0) {
                         Files.copy(EmbeddedH2.file(dataDir.resolve(EmbeddedH2.DIRECTORY)), copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
                         String stored = markIn(copy);
@@ -98,7 +99,7 @@ class H2DurabilityTest {
     void theOpenStoreHasNoBackgroundWriterSoEachCommitIsWrittenBeforeItReturns() throws Exception {
         try (Store store = JdbcStore.openH2(dataDir)) {
             RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
-            store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+            store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
             H2Backup.backup(dataDir.resolve(EmbeddedH2.DIRECTORY), dataDir.resolve("backup.zip"));
             // a URL without our settings: it reads the open database's, and sets none
             String plain = "jdbc:h2:file:" + dataDir.resolve(EmbeddedH2.DIRECTORY).toAbsolutePath().resolve(EmbeddedH2.NAME) + ";IFEXISTS=TRUE";
@@ -142,7 +143,7 @@ class H2DurabilityTest {
         for (int round = 0; round < rounds; round++) {
             long acked = killAfterMarks(dataDir, 8, 1 + round % 5);
             try (Store store = JdbcStore.openH2(dataDir)) {
-                long stored = Long.parseLong(store.serverKeyId(H2Writer.MARK).orElse("0"));
+                long stored = Long.parseLong(store.credentials().serverKeyId(H2Writer.MARK).orElse("0"));
                 if (stored < acked) {
                     losses.add("round " + round + ": acknowledged " + acked + ", stored " + stored);
                 }
@@ -196,7 +197,7 @@ class H2DurabilityTest {
         assertThat(acknowledged).hasSize(acks);
         try (Store store = JdbcStore.openH2(dataDir)) {
             for (RunId id : acknowledged) {
-                assertThat(store.getRun(id)).as("acknowledged run %s", id).isPresent();
+                assertThat(store.runs().get(id)).as("acknowledged run %s", id).isPresent();
             }
         }
     }

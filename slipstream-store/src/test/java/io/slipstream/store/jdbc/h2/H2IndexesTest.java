@@ -45,9 +45,9 @@ class H2IndexesTest {
         try (Store store = JdbcStore.openH2(dataDir)) {
             for (int i = 0; i < 3; i++) {
                 RunRecord run = RunRecord.queued(RunId.newFor("whole"), "team-a", "whole", 1, aJob("whole").spec(), Instant.now());
-                RunRecord created = store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+                RunRecord created = store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
                 if (i == 0) {
-                    store.updateRun(created.moveTo(RunState.CANCELLED, "Cancelled", Instant.now()));
+                    store.write(tx -> tx.updateRun(created.moveTo(RunState.CANCELLED, "Cancelled", Instant.now())));
                 }
             }
         }
@@ -91,10 +91,10 @@ class H2IndexesTest {
         Optional<Store> rebuilt = openToCheck();
         assertThat(rebuilt).isPresent();
         try (Store store = rebuilt.get()) {
-            var keyed = store.activeRuns().stream().filter(run -> run.origin().idempotencyKey() != null).toList();
+            var keyed = store.runs().active().stream().filter(run -> run.origin().idempotencyKey() != null).toList();
             assertThat(keyed).hasSizeGreaterThan(100);
             for (RunRecord run : keyed) { // the damaged indexes answered some of these with a run that was not there
-                assertThat(store.findRunByIdempotencyKey(run.workspace(), run.origin().idempotencyKey())).contains(run);
+                assertThat(store.runs().byIdempotencyKey(run.workspace(), run.origin().idempotencyKey())).contains(run);
             }
         }
     }

@@ -61,9 +61,9 @@ public final class H2Writer {
     }
 
     private static void mark(Store store, int threads) {
-        long start = store.serverKeyId(MARK).map(Long::parseLong).orElse(0L);
+        long start = store.credentials().serverKeyId(MARK).map(Long::parseLong).orElse(0L);
         if (start == 0) {
-            store.registerServerKey(MARK, "0", Instant.now());
+            store.commit(tx -> tx.registerServerKey(MARK, "0", Instant.now()));
         }
         for (int t = 0; t < threads; t++) {
             Thread writer = new Thread(() -> {
@@ -75,7 +75,8 @@ public final class H2Writer {
             writer.start();
         }
         for (long value = start + 1; ; value++) {
-            store.replaceServerKey(MARK, Long.toString(value - 1), Long.toString(value), Instant.now());
+            long mark = value;
+            store.commit(tx -> tx.replaceServerKey(MARK, Long.toString(mark - 1), Long.toString(mark), Instant.now()));
             System.out.println("mark " + value);
             System.out.flush();
         }
@@ -83,7 +84,7 @@ public final class H2Writer {
 
     static RunId createRun(Store store) {
         RunRecord run = RunRecord.queued(RunId.newFor("durable"), "team-a", "durable", 1, aJob("durable").spec(), Instant.now());
-        store.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null));
+        store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), run.createdAt(), EventType.StateChanged, "QUEUED", "Submitted", null, null)));
         return run.id();
     }
 }

@@ -2,8 +2,8 @@ package io.slipstream.store.memory;
 
 import static io.slipstream.store.memory.Stored.micros;
 
-import io.slipstream.store.FencedException;
 import io.slipstream.store.Leadership;
+import io.slipstream.store.Leases;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -13,24 +13,24 @@ import java.util.Optional;
  * snapshots, and the fence (its epoch) in the {@link Tables}. Several control loops of one process may share this store
  * (tests of fencing): a lease is waited out. A renewal changes only the lease, so it never waits for the leader's open
  * transactions; a new epoch is a write of the fence, so it waits for them (the writer lock), and no transaction of the
- * old epoch is open once it is in place. Unlike the JDBC store's, a claim or an epoch move made inside a transaction
- * that then rolls back keeps the lease it set (the fence goes back): the servers and tests that use this store make
- * them on their own or commit them.
+ * old epoch is open once it is in place. The fence is checked by the transactions themselves ({@link InMemoryTx#requireLeader}).
  */
-final class Leases {
+final class InMemoryLeases implements Leases {
     private final Snapshots snapshots;
     private final Object lock = new Object();
     private volatile Leadership lease;
 
-    Leases(Snapshots snapshots) {
+    InMemoryLeases(Snapshots snapshots) {
         this.snapshots = snapshots;
     }
 
-    Leadership claim(String holder, String goneHolder, Instant now, Duration ttl) {
+    @Override
+    public Leadership claim(String holder, String goneHolder, Instant now, Duration ttl) {
+        snapshots.requireOutside();
         synchronized (lock) {
             Leadership current = lease;
             if (current != null && current.heldBy(holder) && !current.expiredAt(now)) {
-                snapshots.requireOpen(); // one check per call, as write's below (tests count calls to an outage)
+                snapshots.requireOpen(); // one check per call, as inTransaction's below (tests count calls to an outage)
                 lease = new Leadership(holder, current.epoch(), micros(now), micros(now.plus(ttl)));
                 return lease;
             }
@@ -39,7 +39,7 @@ final class Leases {
                 return current;
             }
         }
-        return snapshots.write(t -> {
+        return snapshots.inTransaction(t -> {
             synchronized (lock) { // taken after the writer lock, never before: a renewal holds only this one
                 Leadership current = lease;
                 boolean renew = current != null && current.heldBy(holder) && !current.expiredAt(now);
@@ -54,20 +54,16 @@ final class Leases {
         });
     }
 
-    Optional<Leadership> current() {
+    @Override
+    public Optional<Leadership> current() {
+        snapshots.requireOutside();
         snapshots.requireOpen();
         return Optional.ofNullable(lease);
     }
 
-    void requireLeader(long epoch) {
-        long current = snapshots.read().fenceEpoch; // inside a transaction, the writer lock holds off every takeover
-        if (current != epoch) {
-            throw new FencedException(epoch, current);
-        }
-    }
-
-    Leadership advance(String holder, long epoch, long past) {
-        return snapshots.write(t -> {
+    @Override
+    public Leadership advanceEpoch(String holder, long epoch, long past) {
+        return snapshots.inTransaction(t -> {
             synchronized (lock) {
                 Leadership current = lease;
                 if (current != null && current.heldBy(holder) && current.epoch() == epoch && past >= epoch) {
@@ -79,7 +75,9 @@ final class Leases {
         });
     }
 
-    void release(String holder, long epoch, Instant now) {
+    @Override
+    public void release(String holder, long epoch, Instant now) {
+        snapshots.requireOutside();
         snapshots.requireOpen();
         synchronized (lock) {
             Leadership current = lease;
