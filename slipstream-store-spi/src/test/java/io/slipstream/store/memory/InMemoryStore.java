@@ -26,14 +26,25 @@ import java.util.function.Function;
  * ({@link Working}), published at its end; readers never wait and never see a transaction half done, writers take turns.
  */
 public final class InMemoryStore implements Store {
-    /** How long a writer waits for another thread's transaction before it gives up. */
+    /** How long a writer waits for another thread's transaction before it gives up (as a database's lock timeout). */
     public static final Duration LOCK_TIMEOUT = Duration.ofSeconds(10);
 
-    private final Snapshots snapshots = new Snapshots();
-    private final InMemoryReads reads = new InMemoryReads(snapshots::read);
-    private final InMemoryLeases leases = new InMemoryLeases(snapshots);
+    private final Snapshots snapshots;
+    private final InMemoryReads reads;
+    private final InMemoryLeases leases;
     /** The events' sequence: numbers taken by a rolled-back transaction are not reused, as with a database sequence. */
     private final AtomicLong eventSeq = new AtomicLong();
+
+    public InMemoryStore() {
+        this(LOCK_TIMEOUT);
+    }
+
+    /** A store whose writers wait {@code lockTimeout} for another thread's transaction (its contract test waits it out). */
+    public InMemoryStore(Duration lockTimeout) {
+        this.snapshots = new Snapshots(lockTimeout);
+        this.reads = new InMemoryReads(snapshots::read);
+        this.leases = new InMemoryLeases(snapshots);
+    }
 
     /**
      * Makes every call fail as a database outage would ({@code true}) or work again: for tests of what callers do

@@ -7,6 +7,6 @@ import io.slipstream.store.Store;
 class InMemoryStoreTest extends BaseStoreContractTest {
     @Override
     protected Store createStore() {
-        return new InMemoryStore();
+        return new InMemoryStore(java.time.Duration.ofSeconds(2)); // the two tests that wait out the lock wait 2 s, not 10
     }
 }

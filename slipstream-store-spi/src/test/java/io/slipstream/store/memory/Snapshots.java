@@ -12,18 +12,23 @@ import java.util.function.Function;
  * ({@link Tables}) behind one volatile reference, replaced whole on each commit. Readers never wait and never see a
  * transaction half done. Writers take one lock: {@link #inTransaction} holds it for the whole transaction and works on
  * a private copy, published if the work returns and dropped if it throws (a rollback); other threads read what was
- * committed before, and their writes wait for it (up to {@link InMemoryStore#LOCK_TIMEOUT}, like a database's lock
+ * committed before, and their writes wait for it (up to its lock timeout, like a database's lock
  * timeout). A transaction is never joined: inside one (or a {@link #view}) the store's other calls on that thread are
  * refused. Every call checks that the store is open and reachable (a test's outage).
  */
 final class Snapshots {
     private final ReentrantLock writer = new ReentrantLock();
+    private final Duration lockTimeout;
     /** Set while the thread is in a transaction or a view: to refuse the store's other calls there, never to join them. */
     private final ThreadLocal<Boolean> inside = new ThreadLocal<>();
     private volatile Tables committed = new Tables();
     private volatile boolean closed;
     private volatile boolean unreachable;
     private final AtomicLong callsUntilOutage = new AtomicLong(-1);
+
+    Snapshots(Duration lockTimeout) {
+        this.lockTimeout = lockTimeout;
+    }
 
     /** Runs {@code change} in one transaction, on a private copy of the tables: published if it returns, dropped if it throws. */
     <T> T inTransaction(Function<Tables, T> change) {
@@ -69,7 +74,7 @@ final class Snapshots {
     }
 
     private void lock() {
-        Duration timeout = InMemoryStore.LOCK_TIMEOUT;
+        Duration timeout = lockTimeout;
         try {
             if (!writer.tryLock(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new StoreUnavailableException("the in-memory store waited " + timeout.toSeconds() + " s for another thread's transaction", null);
