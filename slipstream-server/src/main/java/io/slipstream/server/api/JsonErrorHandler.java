@@ -35,7 +35,7 @@ final class JsonErrorHandler extends ErrorHandler {
 
     private static byte[] body(int status, String reason) {
         String message = reason == null || reason.isBlank() ? HttpStatus.getMessage(status) : reason;
-        return Json.mapper().writeValueAsBytes(new ErrorView(status, ApiServer.codeOf(status), message, List.of()));
+        return Json.mapper().writeValueAsBytes(new ErrorView(status, ErrorResponses.codeOf(status), message, List.of()));
     }
 
 }

@@ -46,12 +46,12 @@ record RunListParams(String workspace, String job, Set<RunState> states, Instant
                 problems.add("before", "is not a cursor returned as 'next' by this API");
             }
         }
-        int limit = (int) ApiServer.longParam(ctx, "limit", 100, 1, 1000);
-        Instant since = ApiServer.timeParam(ctx, "since", problems, clock);
-        Instant until = ApiServer.timeParam(ctx, "until", problems, clock);
-        String workspace = ApiServer.nameParam(ctx, "workspace", problems);
-        String job = ApiServer.nameParam(ctx, "job", problems);
-        io.slipstream.api.label.LabelSelector selector = ApiServer.selectorParam(ctx, problems);
+        int limit = (int) Requests.longParam(ctx, "limit", 100, 1, 1000);
+        Instant since = Requests.timeParam(ctx, "since", problems, clock);
+        Instant until = Requests.timeParam(ctx, "until", problems, clock);
+        String workspace = Requests.nameParam(ctx, "workspace", problems);
+        String job = Requests.nameParam(ctx, "job", problems);
+        io.slipstream.api.label.LabelSelector selector = Requests.selectorParam(ctx, problems);
         return new RunListParams(workspace, job, states, since, until, selector, limit, before);
     }
 }

@@ -18,9 +18,9 @@ record UsageParams(Instant since, Instant until, UsageGrouping by, String worksp
 
     static UsageParams parse(Context ctx, Instant now, Clock clock) {
         Problems problems = new Problems();
-        Instant since = ApiServer.timeParam(ctx, "since", problems, clock);
-        Instant until = ApiServer.timeParam(ctx, "until", problems, clock);
-        String workspace = ApiServer.nameParam(ctx, "workspace", problems);
+        Instant since = Requests.timeParam(ctx, "since", problems, clock);
+        Instant until = Requests.timeParam(ctx, "until", problems, clock);
+        String workspace = Requests.nameParam(ctx, "workspace", problems);
         UsageGrouping by = UsageGrouping.WORKSPACE;
         String byParam = ctx.queryParam("by");
         if (byParam != null) {
