@@ -51,6 +51,7 @@ class H2CrashConsistencyTest {
         for (int kill = 1; kill <= KILLS; kill++) {
             long commits = 30 + random.nextInt(300);
             Process writers = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // a writer killed within seconds: no C2, no concurrent collector
                     "-cp", System.getProperty("java.class.path"), Writers.class.getName(), dataDir.toString())
                     .redirectErrorStream(true).start();
             try {

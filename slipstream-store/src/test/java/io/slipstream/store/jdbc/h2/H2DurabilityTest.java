@@ -159,6 +159,7 @@ class H2DurabilityTest {
      */
     private static long killAfterMarks(Path dir, int threads, int marks) throws Exception {
         Process writer = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // a writer killed within seconds: no C2, no concurrent collector
                 "-cp", System.getProperty("java.class.path"), H2Writer.class.getName(), dir.toString(), "0", Integer.toString(threads), "mark")
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
@@ -181,6 +182,7 @@ class H2DurabilityTest {
     /** Kills the writer once it acknowledged {@code acks} runs (of 10,000: it is still writing), then checks them. */
     private void killAfter(String threads, int acks) throws Exception {
         Process writer = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                 "-cp", System.getProperty("java.class.path"), H2Writer.class.getName(), dataDir.toString(), acks == 200 && threads.equals("1") ? "200" : "10000", threads)
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
