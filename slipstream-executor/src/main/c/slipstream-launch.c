@@ -105,6 +105,39 @@ static int write_file(const char *path, const char *text) {
     return close(fd);
 }
 
+/* One write to a kernel file (/proc, a cgroup's), that must take whole: -1 (errno set) if it did not. */
+static int write_control(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t written = write(fd, text, strlen(text));
+    int error = errno;
+    close(fd);
+    errno = error;
+    return written == (ssize_t) strlen(text) ? 0 : -1;
+}
+
+/* The instance's first process, as root, before anything else: its OOM score ("" keeps the supervisor's; one root sets
+ * is the least its uid may set), then its cgroup, joined by writing 0 (itself) to each cgroup.procs of the colon
+ * separated list: everything it starts from here on is inside. */
+static void enter_cgroup(const char *oom_score_adj, const char *cgroup_procs) {
+    if (oom_score_adj[0] != '\0' && write_control("/proc/self/oom_score_adj", oom_score_adj) != 0) {
+        fail(2, "cannot set", "/proc/self/oom_score_adj");
+    }
+    char *list = strdup(cgroup_procs);
+    if (list == NULL) {
+        fail(2, "out of memory", NULL);
+    }
+    char *rest = list;
+    for (char *procs = strsep(&rest, ":"); procs != NULL; procs = strsep(&rest, ":")) {
+        if (procs[0] != '\0' && write_control(procs, "0") != 0) {
+            fail(2, "cannot join the instance's cgroup:", procs);
+        }
+    }
+    free(list);
+}
+
 static void open_as(int target, const char *path, int flags) {
     int fd = open(path, flags | O_NOFOLLOW, 0666);
     if (fd < 0) {
@@ -352,13 +385,13 @@ static void init(const char *control_dir, const char *working_dir, char **comman
 }
 
 static int launch(int argc, char **argv) {
-    if (argc < 9) {
+    if (argc < 11) {
         errno = 0;
-        fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...");
+        fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS OOM_SCORE_ADJ CGROUP_PROCS COMMAND...");
     }
     const char *dir = argv[1], *working_dir = argv[2], *uid_text = argv[3], *groups = argv[4], *netns = argv[6],
-            *sandbox = argv[7];
-    char **command = argv + 8;
+            *sandbox = argv[7], *oom_score_adj = argv[8], *cgroup_procs = argv[9];
+    char **command = argv + 10;
     int with_uid = uid_text[0] != '\0';
     uid_t uid = with_uid ? (uid_t) parse_number(uid_text, "the uid") : 0;
     if (with_uid && uid == 0) {
@@ -406,6 +439,7 @@ static int launch(int argc, char **argv) {
         open_as(1, path, O_WRONLY | O_APPEND | O_CREAT);
         snprintf(path, sizeof path, "%s/stderr.log", dir);
         open_as(2, path, O_WRONLY | O_APPEND | O_CREAT);
+        enter_cgroup(oom_score_adj, cgroup_procs); /* its refusal in the instance's stderr */
         umask(002);
         if (with_uid) {
             struct rlimit limit = {(rlim_t) max_processes, (rlim_t) max_processes};
@@ -572,7 +606,7 @@ static void fork_supervisor(char *request, size_t length) {
     for (char *at = request; at < request + length; at += strlen(at) + 1) {
         args[n++] = at;
     }
-    if (n < 2 + 8 || strlen(args[0]) >= sizeof pendings->id) {
+    if (n < 2 + 10 || strlen(args[0]) >= sizeof pendings->id) {
         errno = 0;
         fail(2, "--serve:", "a malformed request"); /* the server's bug: it sees the helper end and starts another */
     }

@@ -50,6 +50,14 @@ public interface Executor extends AutoCloseable {
         PROCESS_TREE
     }
 
+    /**
+     * What this executor holds instances to beyond the scheduler's accounting (memory, CPU, processes, devices), for the
+     * server's start line, {@code /readyz} and {@code get nodes}; {@code null} where it cannot say (a fake).
+     */
+    default ResourceEnforcement enforcement() {
+        return null;
+    }
+
     /** What ending an instance guarantees about the processes it started. */
     default Containment containment() {
         return Containment.EVERY_PROCESS;

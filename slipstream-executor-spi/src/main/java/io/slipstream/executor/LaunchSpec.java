@@ -31,6 +31,8 @@ import java.util.Map;
  *                    the ended one, whose files and exit must never be taken for the new one's (see {@link Executor#launch})
  * @param network     the run's network ({@code null}: {@code Host}): with {@code Private}, the instances of one run share a
  *                    network of their own (executors that cannot give one refuse the job, see {@link Executor#refusals})
+ * @param borrowed    the run was admitted on idle capacity ({@code NotInQuota}): under memory pressure an executor that
+ *                    can lets the kernel end it before a guaranteed one, as a reclaim would
  */
 public record LaunchSpec(
         InstanceId id,
@@ -47,7 +49,8 @@ public record LaunchSpec(
         Map<String, SecretEnv> secretEnv,
         List<SecretFiles> secretFiles,
         int restart,
-        io.slipstream.api.spec.NetworkMode network) {
+        io.slipstream.api.spec.NetworkMode network,
+        boolean borrowed) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -97,7 +100,7 @@ public record LaunchSpec(
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
                       io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles) {
-        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0, null);
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0, null, false);
     }
 
     /** An instance without secrets. */
@@ -122,25 +125,31 @@ public record LaunchSpec(
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
-                restart, network);
+                restart, network, borrowed);
     }
 
     /** The same instance as its {@code number}th restart in place. */
     public LaunchSpec withRestart(int number) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number,
-                network);
+                network, borrowed);
     }
 
     /** The same instance on the run's network {@code mode}. */
     public LaunchSpec withNetwork(io.slipstream.api.spec.NetworkMode mode) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                mode);
+                mode, borrowed);
+    }
+
+    /** The same instance, admitted on idle capacity ({@code NotInQuota}) or not. */
+    public LaunchSpec withBorrowed(boolean onIdleCapacity) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
+                network, onIdleCapacity);
     }
 
     /** Names, never values: neither the environment (it holds the run's token) nor a secret shows up in a log. */
     @Override
     public String toString() {
-        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + ", env=" + env.keySet()
+        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + (borrowed ? ", borrowed" : "") + ", env=" + env.keySet()
                 + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
     }
 }

@@ -128,9 +128,9 @@ final class GetTables {
                             allocated.path("cpu").asString() + "/" + capacity.path("cpu").asString(),
                             allocated.path("memory").asString() + "/" + capacity.path("memory").asString(),
                             allocated.path("gpu").asString() + "/" + capacity.path("gpu").asString(),
-                            capacity.path("gpuModel").asString(""), item.path("instances").asString()));
+                            capacity.path("gpuModel").asString(""), item.path("instances").asString(), enforced(item.path("enforced"))));
                 }
-                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES"), rows);
+                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES", "ENFORCED"), rows);
             }
             case "workspaces" -> {
                 for (JsonNode item : items) {
@@ -194,5 +194,15 @@ final class GetTables {
             }
         }
         return String.join(" ", parts);
+    }
+
+    /** What a node's instances are held to: {@code memory,cpu,pids,kill}, {@code none}, or {@code -} where the executor cannot say. */
+    private static String enforced(JsonNode enforced) {
+        if (!enforced.isArray()) {
+            return "-";
+        }
+        List<String> names = new ArrayList<>();
+        enforced.forEach(name -> names.add(name.asString()));
+        return names.isEmpty() ? "none" : String.join(",", names);
     }
 }

@@ -132,6 +132,13 @@ public final class KubernetesExecutor implements Executor {
         return true;
     }
 
+    /** Each pod's requests are its limits (see {@link Manifests}), and its GPUs the device plugin's: the kubelet holds it to them. */
+    @Override
+    public io.slipstream.executor.ResourceEnforcement enforcement() {
+        return new io.slipstream.executor.ResourceEnforcement(java.util.List.of("memory", "cpu", "devices", "kill"),
+                "the kubelet enforces each pod's limits (equal to what it was given) and hands it its GPUs alone");
+    }
+
     @Override
     public boolean nodesMayGrow() {
         return true; // a cluster autoscaler may add nodes of a size no node has now

@@ -2,6 +2,8 @@ package io.slipstream.executor.local;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.local.cgroup.Cgroups;
+import io.slipstream.executor.local.cgroup.InstanceCgroup;
 import io.slipstream.executor.local.files.InstanceDirectory;
 import io.slipstream.executor.local.process.InstanceProcesses;
 import io.slipstream.executor.local.process.ProcFs;
@@ -22,12 +24,25 @@ import java.util.Optional;
 final class InstanceHandles {
     private final Path root;
     private final boolean pidNamespaces;
+    private final Cgroups cgroups;
     private final String bootId = ProcFs.bootId();
 
-    /** @param pidNamespaces whether instances are launched in PID namespaces of their own (with a uid per run) */
-    InstanceHandles(Path root, boolean pidNamespaces) {
+    /**
+     * @param pidNamespaces whether instances are launched in PID namespaces of their own (with a uid per run)
+     * @param cgroups       where instances get cgroups of their own
+     */
+    InstanceHandles(Path root, boolean pidNamespaces, Cgroups cgroups) {
         this.root = root;
         this.pidNamespaces = pidNamespaces;
+        this.cgroups = cgroups;
+    }
+
+    /**
+     * The cgroup of the instance in {@code dir}, launched as its {@code restart}th restart in place: named after its
+     * directory and restart ({@code run.attempt.rank[.rN]}), so that it is found again from the directory alone.
+     */
+    String cgroupName(InstanceDirectory dir, int restart) {
+        return root.relativize(dir.path()).toString().replace('/', '.') + (restart > 0 ? ".r" + restart : "");
     }
 
     /** Where an instance's id puts its directory: {@code <root>/<run>/<attempt>/<rank>}. */
@@ -62,12 +77,20 @@ final class InstanceHandles {
      * The instance's processes: its PID namespace (whose init is the handle's pid, "init", or that pid's child, "true"),
      * or (launched without one) its process tree.
      */
-    static InstanceProcesses processes(Map<String, String> handle) {
+    InstanceProcesses processes(Map<String, String> handle) {
         long pid = Long.parseLong(handle.get("pid"));
         long start = Long.parseLong(handle.get("pidStart"));
         String namespace = handle.getOrDefault("pidNamespace", "");
-        return namespace.equals("true") || namespace.equals("init") ? InstanceProcesses.inNamespace(pid, start, namespace.equals("init"))
+        InstanceProcesses found = namespace.equals("true") || namespace.equals("init") ? InstanceProcesses.inNamespace(pid, start, namespace.equals("init"))
                 : InstanceProcesses.tree(pid, start, Long.parseLong(handle.getOrDefault("supervisorPid", "-1")));
+        InstanceCgroup cgroup = cgroupOf(handle);
+        return cgroup == null ? found : InstanceProcesses.inCgroup(cgroup, found);
+    }
+
+    /** The instance's cgroup, or {@code null} if it was launched without one (or this server makes none now). */
+    InstanceCgroup cgroupOf(Map<String, String> handle) {
+        String name = handle.get("cgroup");
+        return name == null ? null : cgroups.existing(name);
     }
 
     boolean sameBoot(Map<String, String> handle) {
@@ -103,6 +126,9 @@ final class InstanceHandles {
             handle.put("pidNamespace", pids.leaderIsInit() ? "init" : "true");
         }
         int restart = dir.restart();
+        if (!cgroups.enforcement().enforced().isEmpty()) {
+            handle.put("cgroup", cgroupName(dir, restart));
+        }
         if (restart > 0) {
             handle.put(io.slipstream.executor.Executor.RESTART_KEY, Integer.toString(restart));
         }

@@ -3,6 +3,9 @@ package io.slipstream.executor.local;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.CgroupLimits;
+import io.slipstream.executor.local.cgroup.Cgroups;
+import io.slipstream.executor.local.cgroup.InstanceCgroup;
 import io.slipstream.executor.local.files.InstanceDirectory;
 import io.slipstream.executor.local.process.LaunchHelper;
 import io.slipstream.executor.local.process.StartupProber;
@@ -24,6 +27,15 @@ import java.util.concurrent.CompletableFuture;
  * secrets and the environment are written last, and taken away again if the instance does not start.
  */
 final class InstanceStart {
+    /**
+     * The OOM killer's bias for instances (-1000 never to 1000 first), set by root so that their uids cannot lower it:
+     * under memory pressure the kernel takes a borrower first, then a guaranteed instance, and the server last (it sets
+     * its own to {@link #SERVER_OOM_SCORE_ADJ}; its supervisors inherit it).
+     */
+    static final int GUARANTEED_OOM_SCORE_ADJ = 500;
+    static final int BORROWED_OOM_SCORE_ADJ = 1000;
+    static final int SERVER_OOM_SCORE_ADJ = -900;
+
     private final Path root;
     private final List<String> inheritedEnv;
     private final Path toolsDir;
@@ -34,6 +46,7 @@ final class InstanceStart {
     private final SupervisorProgram program;
     private final LaunchHelper launchHelper;
     private final InstanceHandles handles;
+    private final Cgroups cgroups;
 
     /** The instance's supervisor runs; {@code probe} is its startup probe, to be started once it is watched. */
     record Started(Map<String, String> handle, CompletableFuture<Void> supervisorEnded, StartupProber.Probe probe) {
@@ -44,7 +57,7 @@ final class InstanceStart {
      * @param launchHelper forks the supervisors of the launcher binary; {@code null} with the shell chain
      */
     InstanceStart(Path root, List<String> inheritedEnv, Path toolsDir, int maxProcessesPerRun, UidAllocator uids, SharedStorage storage,
-                  Containers containers, SupervisorProgram program, LaunchHelper launchHelper, InstanceHandles handles) {
+                  Containers containers, SupervisorProgram program, LaunchHelper launchHelper, InstanceHandles handles, Cgroups cgroups) {
         this.root = root;
         this.inheritedEnv = inheritedEnv;
         this.toolsDir = toolsDir;
@@ -55,6 +68,7 @@ final class InstanceStart {
         this.program = program;
         this.launchHelper = launchHelper;
         this.handles = handles;
+        this.cgroups = cgroups;
     }
 
     /** @param epoch the leader epoch it is launched at (the caller holds the fence) */
@@ -95,11 +109,19 @@ final class InstanceStart {
                 }
                 dir.writeEnvironment(environment);
             }
-            List<String> argv = Supervisor.argv(program, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
-                    spec.command());
-            CompletableFuture<Void> supervisorEnded = Supervisor.start(launchHelper, argv, dir);
-            if (dir.pids() == null) {
-                throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
+            InstanceCgroup cgroup = createCgroup(spec, dir);
+            CompletableFuture<Void> started;
+            try {
+                List<String> argv = Supervisor.argv(program, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
+                        spec.borrowed() ? BORROWED_OOM_SCORE_ADJ : GUARANTEED_OOM_SCORE_ADJ, cgroup == null ? List.of() : cgroup.procsFiles(),
+                        spec.command());
+                started = Supervisor.start(launchHelper, argv, dir);
+                if (dir.pids() == null) {
+                    throw new IOException("the supervisor exited before starting the command: " + dir.supervisorOutput());
+                }
+            } catch (IOException | RuntimeException e) {
+                removeCgroup(cgroup);
+                throw e;
             }
             Map<String, String> handle = handles.read(dir).orElseThrow();
             StartupProber.Probe probe = null;
@@ -109,10 +131,42 @@ final class InstanceStart {
                         spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid, uid == null ? null : maxProcessesPerRun,
                         network == null ? null : network.toString(), sandboxArguments == null ? null : sandboxArguments.toString());
             }
-            return new Started(handle, supervisorEnded, probe);
+            return new Started(handle, started, probe);
         } catch (IOException | RuntimeException e) {
             InstanceWatch.removeSecrets(spec.id(), dir);
             throw e;
+        }
+    }
+
+    /**
+     * The instance's cgroup, made with its limits before anything of it runs; {@code null} where this server makes none.
+     * A cgroup that cannot be made fails the launch: on a server that enforces, no instance runs unconfined.
+     */
+    private InstanceCgroup createCgroup(LaunchSpec spec, InstanceDirectory dir) throws IOException {
+        io.slipstream.api.spec.Resources resources = spec.resources();
+        CgroupLimits limits = new CgroupLimits(resources == null ? 0 : resources.memoryBytes(), resources == null ? 0 : resources.milliCpu(),
+                maxProcessesPerRun);
+        try {
+            return cgroups.create(handles.cgroupName(dir, spec.restart()), limits);
+        } catch (IOException e) {
+            throw new IOException("cannot make its cgroup (" + limits + "): " + e.getMessage(), e);
+        }
+    }
+
+    /** A launch that failed after its cgroup was made: whatever it started goes, and the cgroup with it. */
+    private static void removeCgroup(InstanceCgroup cgroup) {
+        if (cgroup == null) {
+            return;
+        }
+        try {
+            for (int tries = 0; cgroup.killAll() > 0 && tries < 500; tries++) {
+                Thread.sleep(10); // SIGKILLed processes take a moment to leave
+            }
+            cgroup.remove();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            org.slf4j.LoggerFactory.getLogger(InstanceStart.class).warn("cannot remove {}: {}", cgroup, e.toString());
         }
     }
 }

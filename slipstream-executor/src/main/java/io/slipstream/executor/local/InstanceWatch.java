@@ -4,6 +4,7 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.local.cgroup.CgroupUsage;
 import io.slipstream.executor.local.files.InstanceDirectory;
 import io.slipstream.executor.local.process.ExitPoller;
 import io.slipstream.executor.local.process.InstanceProcesses;
@@ -141,7 +142,7 @@ final class InstanceWatch {
         workers.execute(() -> {
             try {
                 if (handles.sameBoot(handle)) {
-                    InstanceHandles.processes(handle).killUntilGone();
+                    handles.processes(handle).killUntilGone();
                 }
             } catch (RuntimeException e) {
                 LOG.warn("cannot kill what is left of lost instance {}: {}", id, e.toString());
@@ -163,12 +164,15 @@ final class InstanceWatch {
             return;
         }
         if (handles.sameBoot(handle)) {
-            InstanceHandles.processes(handle).killUntilGone(); // whatever the main process left behind goes with it
+            handles.processes(handle).killUntilGone(); // whatever the main process left behind goes with it
         }
+        CgroupUsage usage = handles.sameBoot(handle) ? CgroupEnd.usageAndRemove(id, handles.cgroupOf(handle)) : CgroupUsage.UNKNOWN;
         endWatching(id, handles.sameBoot(handle));
         removeSecrets(id, dir);
         if (exitCode == null) {
             report.accept(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
+        } else if (usage.oomKilled() && exitCode != 0) {
+            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), CgroupEnd.OOM_KILLED, clock.instant()));
         } else {
             report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
         }

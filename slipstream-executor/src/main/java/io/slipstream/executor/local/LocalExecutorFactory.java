@@ -11,7 +11,9 @@ import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.ExecutorSettings;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.ProcFs;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.executor.local.uid.UidRangeClaims;
@@ -62,7 +64,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
     public Set<String> configFields() {
         return Set.of("nodes", "instances.inheritEnv", "instances.isolation", "instances.uidRange", "instances.uidClaims",
                 "instances.logLimit", "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout",
-                "instances.launcher");
+                "instances.launcher", "instances.cgroups");
     }
 
     @Override
@@ -97,6 +99,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             settings = settings.withImages(readImages(instances, settings.images()));
             SupervisorProgram.Mode launcher = instances.enumValue("launcher", SupervisorProgram.Mode.class, false);
             settings = launcher == null ? settings : settings.withLauncher(launcher);
+            Cgroups.Mode cgroups = instances.enumValue("cgroups", Cgroups.Mode.class, false);
+            settings = cgroups == null ? settings : settings.withCgroups(cgroups);
             instances.finish();
         }
         return settings;
@@ -122,8 +126,20 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         LocalExecutorSettings local = (LocalExecutorSettings) settings;
         Path dataDir = context.dataDir();
         Isolation isolation = isolation(local, dataDir);
-        return new LocalProcessExecutor(dataDir.resolve("instances"), local.nodes(), local.inheritEnv(), isolation,
-                context.instanceTools().orElse(null), local.logLimit(), local.maxProcessesPerRun(), local.images(), local.launcher(), context.clock());
+        Path instances = dataDir.resolve("instances");
+        Cgroups cgroups = Cgroups.detect(local.cgroups(), ProcFs.runningAsRoot(), instances);
+        String enforcement = cgroups.enforcement().describe();
+        if (cgroups.enforcement().enforced().isEmpty()) {
+            LOG.warn("instances are not held to what they were given: {}", enforcement);
+        } else {
+            LOG.info("instances are held to what they were given: {}", enforcement);
+        }
+        if (!ProcFs.setOwnOomScoreAdj(InstanceStart.SERVER_OOM_SCORE_ADJ)) {
+            LOG.warn("the server cannot lower its OOM score (that needs root with CAP_SYS_RESOURCE): instances rank above it for the"
+                    + " OOM killer, but their uids may lower theirs to the server's");
+        }
+        return new LocalProcessExecutor(instances, local.nodes(), local.inheritEnv(), isolation, context.instanceTools().orElse(null),
+                local.logLimit(), local.maxProcessesPerRun(), local.images(), local.launcher(), cgroups, context.clock());
     }
 
     /**

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.ExecutorSettings;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.image.ImageSettings;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
@@ -26,10 +27,11 @@ import java.util.Map;
  * @param maxProcessesPerRun with isolation, how many processes (threads count) a run may have; 0: from the machine's pid_max
  * @param images     how long unused images are kept, and how long a pull may take (docs/containers.md)
  * @param launcher   what starts instances: the launcher binary, when this build has one, or the shell ({@link SupervisorProgram})
+ * @param cgroups    whether instances get cgroups that hold them to what they were given ({@link Cgroups})
  */
 public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEnv, Isolation.Mode isolation, UidRangeClaims.Range uidRange,
                                     Path uidClaims, long logLimit, int maxProcessesPerRun, ImageSettings images,
-                                    SupervisorProgram.Mode launcher) implements ExecutorSettings {
+                                    SupervisorProgram.Mode launcher, Cgroups.Mode cgroups) implements ExecutorSettings {
     public static final String NAME = "local";
 
     public LocalExecutorSettings {
@@ -39,12 +41,14 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
         requireNonNull(uidClaims, "uidClaims is null");
         images = images == null ? ImageSettings.DEFAULTS : images;
         launcher = launcher == null ? SupervisorProgram.Mode.auto : launcher;
+        cgroups = cgroups == null ? Cgroups.Mode.auto : cgroups;
     }
 
     /** Four nodes of 32 cpu, 256Gi and 8 simulated GPUs (enough to try gangs on a laptop), isolation when it can. */
     public static LocalExecutorSettings defaults() {
         return new LocalExecutorSettings(defaultNodes(), LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, null,
-                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.auto);
+                Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.auto,
+                Cgroups.Mode.auto);
     }
 
     /** {@code node-1} .. {@code node-4}: 32 cpu, 256Gi and 8 GPUs of model {@code sim-gpu} each. */
@@ -62,38 +66,42 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
     }
 
     public LocalExecutorSettings withNodes(List<NodeInfo> newNodes) {
-        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withInheritEnv(List<String> names) {
-        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withIsolation(Isolation.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withUidClaims(Path directory) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withUidRange(UidRangeClaims.Range range) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withMaxProcessesPerRun(int count) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count, images, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count, images, launcher, cgroups);
     }
 
     public LocalExecutorSettings withImages(ImageSettings settings) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings, launcher, cgroups);
     }
 
     public LocalExecutorSettings withLauncher(SupervisorProgram.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, mode);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, mode, cgroups);
+    }
+
+    public LocalExecutorSettings withCgroups(Cgroups.Mode mode) {
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, mode);
     }
 
     public LocalExecutorSettings withLogLimit(long bytes) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun, images, launcher);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun, images, launcher, cgroups);
     }
 }

@@ -14,6 +14,8 @@ import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.ResourceEnforcement;
+import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.files.InstanceDirectory;
 import io.slipstream.executor.local.files.LogLimit;
 import io.slipstream.executor.local.files.PinnedFile;
@@ -89,6 +91,7 @@ public final class LocalProcessExecutor implements Executor {
     private static final Duration LAUNCH_LOCK_WAIT = Duration.ofSeconds(2);
 
     private final Path root;
+    private final Cgroups cgroups;
     private final Map<String, NodeInfo> nodes;
     private final Clock clock;
     private final UidAllocator uids;
@@ -143,13 +146,20 @@ public final class LocalProcessExecutor implements Executor {
     /** @param launcher what starts instances: the launcher binary or the shell ({@link SupervisorProgram}) */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher);
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, launcher, Cgroups.off(), clock);
+    }
+
+    /** @param cgroups where instances get cgroups of their own, with their limits ({@link Cgroups#detect}) */
+    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                                int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Cgroups cgroups, Clock clock) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher,
+                cgroups);
     }
 
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS,
-                SupervisorProgram.Mode.auto);
+                SupervisorProgram.Mode.auto, Cgroups.off());
     }
 
     /**
@@ -159,9 +169,10 @@ public final class LocalProcessExecutor implements Executor {
      */
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
-                         SupervisorProgram.Mode launcherMode) {
+                         SupervisorProgram.Mode launcherMode, Cgroups cgroups) {
         this.root = root.toAbsolutePath().normalize();
-        this.handles = new InstanceHandles(this.root, isolation.enabled());
+        this.cgroups = requireNonNull(cgroups, "cgroups is null");
+        this.handles = new InstanceHandles(this.root, isolation.enabled(), cgroups);
         this.fence = new EpochFence(this.root);
         this.nodes = new LinkedHashMap<>();
         for (NodeInfo node : nodes) {
@@ -199,7 +210,8 @@ public final class LocalProcessExecutor implements Executor {
         this.instances = new InstanceWatch(handles, uids, fence, runLocks, timers, workers, clock, this::report);
         this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
         this.starter = new InstanceStart(this.root, List.copyOf(inheritedEnv), toolsDir == null ? null : toolsDir.toAbsolutePath().normalize(),
-                maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun(), uids, storage, containers, program, launchHelper, handles);
+                maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun(), uids, storage, containers, program, launchHelper, handles,
+                cgroups);
         workers.execute(runFiles::emptyTrash); // what a previous life left there
         timers.scheduleWithFixedDelay(() -> workers.execute(() -> containers.collectImages(instances.directories())), IMAGE_COLLECTION_EVERY.toMillis(),
                 IMAGE_COLLECTION_EVERY.toMillis(), TimeUnit.MILLISECONDS);
@@ -234,6 +246,12 @@ public final class LocalProcessExecutor implements Executor {
     @Override
     public Containment containment() {
         return uids == null ? Containment.PROCESS_TREE : Containment.EVERY_PROCESS;
+    }
+
+    /** What the kernel holds instances to here (cgroups), and what it does not. */
+    @Override
+    public ResourceEnforcement enforcement() {
+        return new ResourceEnforcement(cgroups.enforcement().enforced().stream().sorted().map(Enum::name).toList(), cgroups.enforcement().describe());
     }
 
     /** See {@link Containers#refusals}. */
@@ -402,7 +420,7 @@ public final class LocalProcessExecutor implements Executor {
         }
         fence.guarded(() -> {
             dir.recordEpoch("stop", fence.epoch());
-            instances.stop(id, InstanceHandles.processes(handle), dir, gracePeriod);
+            instances.stop(id, handles.processes(handle), dir, gracePeriod);
         });
     }
 

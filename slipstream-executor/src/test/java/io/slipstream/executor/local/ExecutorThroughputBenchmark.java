@@ -10,6 +10,7 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.image.ImageSettings;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
@@ -40,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * gives; instances ended per second (first launch to last exit report) and the CPU each took: the whole machine's
  * ({@code /proc/stat}) and this JVM's. The end-to-end benchmark's figures divided by these say what the control plane
  * (HTTP, store, control loop) adds to each run. Not part of the test run (needs root): {@code bench/run executor}
- * ({@code -Dbench.instances}, 2,000; {@code -Dbench.repeats}, 3; after {@code -Dbench.warmUpInstances}, 3,000).
+ * ({@code -Dbench.instances}, 2,000; {@code -Dbench.repeats}, 3; after {@code -Dbench.warmUpInstances}, 3,000;
+ * {@code -Dbench.cgroups}: {@code auto}, a cgroup per instance as a server that is root makes, or {@code off}).
  */
 class ExecutorThroughputBenchmark {
     private static final int INSTANCES = Integer.getInteger("bench.instances", 2_000);
@@ -48,6 +50,7 @@ class ExecutorThroughputBenchmark {
     private static final int WARM_UP = Integer.getInteger("bench.warmUpInstances", 3_000);
     private static final int THREADS = 8;
     private static final SupervisorProgram.Mode LAUNCHER = SupervisorProgram.Mode.valueOf(System.getProperty("bench.launcher", "auto"));
+    private static final Cgroups.Mode CGROUPS = Cgroups.Mode.valueOf(System.getProperty("bench.cgroups", "auto"));
     private static final AtomicInteger RUNS = new AtomicInteger();
     private static final java.util.Queue<String> LOST = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
@@ -73,8 +76,10 @@ class ExecutorThroughputBenchmark {
         report.put("nodes", nodes.size());
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("launcher", LAUNCHER.name());
+        Cgroups cgroups = Cgroups.detect(CGROUPS, true, dataDir.resolve("instances"));
+        report.put("cgroups", cgroups.enforcement().describe());
         try (LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, LAUNCHER, Clock.systemUTC())) {
+                isolation, null, LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, LAUNCHER, cgroups, Clock.systemUTC())) {
             executor.setListener(report1 -> {
                 if (report1 instanceof InstanceReport.Lost lost) {
                     LOST.add(lost.id() + ": " + lost.reason());

@@ -13,6 +13,7 @@ import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.image.ImageSettings;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.process.ProcFs;
@@ -98,7 +99,8 @@ class HostileInstanceTest {
     private LocalProcessExecutor newExecutor(long logLimit) {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher());
+                isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(),
+                Cgroups.detect(Cgroups.Mode.auto, true, dataDir.resolve("instances"))); // as a server that is root has them
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;

@@ -71,6 +71,10 @@ final class SystemRoutes {
                 body.put("leader", status.election().lease().holder());
                 body.put("epoch", status.election().lease().epoch());
             }
+            io.slipstream.executor.ResourceEnforcement enforcement = nodes.enforcement();
+            if (enforcement != null) {
+                body.put("enforcement", enforcement.summary()); // what instances are held to on this server's machines
+            }
             if (status.reason() != null) {
                 body.put("reason", status.reason());
                 ctx.header("Retry-After", Long.toString(ErrorResponses.STORE_RETRY_AFTER_SECONDS));

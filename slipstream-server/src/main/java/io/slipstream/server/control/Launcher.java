@@ -114,7 +114,8 @@ final class Launcher {
                 env.putAll(credentials);
                 LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                         group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
-                        .withNetwork(run.spec().networkMode());
+                        .withNetwork(run.spec().networkMode())
+                        .withBorrowed(run.realTimeResources() == io.slipstream.api.run.RealTimeResources.NotInQuota);
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
                 InstanceRecord after;
                 if (groupSecrets instanceof Refused refused) {
@@ -203,7 +204,7 @@ final class Launcher {
         InstanceRecord stored = tx.updateInstance(launched);
         EventType type = stored.state() == InstanceState.RUNNING ? EventType.InstanceStarted : EventType.InstanceExited;
         tx.appendEvent(io.slipstream.model.RunEvent.of(stored.id().runId(), at, type, stored.state().name(),
-                stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() : stored.reason(), null,
+                stored.state() == InstanceState.RUNNING ? "Started" + gpusText(stored) + containmentNote() + enforcementNote(stored) : stored.reason(), null,
                 stored.displayName()));
         return stored;
     }
@@ -238,6 +239,24 @@ final class Launcher {
             case EVERY_PROCESS -> "";
             case PROCESS_TREE -> " (not contained: it runs as the server's user, so processes it detaches can outlive it)";
         };
+    }
+
+    /**
+     * The limits the executor does not hold this instance to, where it can say: memory, cpu and pids for every instance,
+     * devices for one with GPUs (docs/security.md).
+     */
+    private String enforcementNote(InstanceRecord instance) {
+        io.slipstream.executor.ResourceEnforcement enforcement = executor.enforcement();
+        if (enforcement == null) {
+            return "";
+        }
+        List<String> missing = new ArrayList<>();
+        for (String limit : instance.gpus().isEmpty() ? List.of("memory", "cpu", "pids") : List.of("memory", "cpu", "pids", "devices")) {
+            if (!enforcement.enforced().contains(limit)) {
+                missing.add(limit);
+            }
+        }
+        return missing.isEmpty() ? "" : " (not enforced here: " + String.join(", ", missing) + ")";
     }
 
     private static String gpusText(InstanceRecord instance) {

@@ -93,15 +93,22 @@ public final class NodeService {
         }
         List<NodeView> nodes = new ArrayList<>();
         Map<String, NodeDown> down = store.runs().downNodes();
+        io.slipstream.executor.ResourceEnforcement enforcement = executor.enforcement();
         for (NodeInfo node : executor.nodes()) {
             Resources used = allocated.getOrDefault(node.name(), Resources.NONE);
             NodeDown condition = down.get(node.name());
             nodes.add(new NodeView(node.name(), condition == null ? "Ready" : "Down", condition == null ? null : condition.reason(),
                     condition == null ? null : condition.since(), ResourcesView.of(node.capacity()),
                     ResourcesView.of(new Resources(used.milliCpu(), used.memoryBytes(), used.gpu(), node.capacity().gpuModel())),
-                    counts.getOrDefault(node.name(), 0), node.labels()));
+                    counts.getOrDefault(node.name(), 0), node.labels(), enforcement == null ? null : enforcement.enforced(),
+                    enforcement == null ? null : enforcement.summary()));
         }
         return nodes;
+    }
+
+    /** What the executor holds instances to, or {@code null} where it cannot say. */
+    public io.slipstream.executor.ResourceEnforcement enforcement() {
+        return executor.enforcement();
     }
 
     public NodeView get(String name) {

@@ -1,7 +1,7 @@
 package io.slipstream.executor.local.process;
 
 /** The processes of one instance, as the executor stops them. */
-public sealed interface InstanceProcesses permits ProcessTree, PidNamespace {
+public sealed interface InstanceProcesses permits ProcessTree, PidNamespace, CgroupProcesses {
     /**
      * The processes of an instance in a PID namespace of its own: everything in it (see {@link PidNamespace}).
      *
@@ -20,6 +20,14 @@ public sealed interface InstanceProcesses permits ProcessTree, PidNamespace {
      */
     static InstanceProcesses tree(long leader, long leaderStart, long supervisor) {
         return new ProcessTree(leader, leaderStart, supervisor);
+    }
+
+    /**
+     * The processes of an instance in a cgroup of its own: everything in it, frozen and killed at once, and those
+     * {@code found} finds (its namespace or tree: a second line, and what a host without the freezer needs).
+     */
+    static InstanceProcesses inCgroup(io.slipstream.executor.local.cgroup.InstanceCgroup cgroup, InstanceProcesses found) {
+        return new CgroupProcesses(cgroup, found);
     }
 
     /** SIGTERM to the instance's processes, once. */

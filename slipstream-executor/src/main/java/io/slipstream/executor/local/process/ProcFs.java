@@ -272,6 +272,32 @@ public final class ProcFs {
         return false;
     }
 
+    /**
+     * Sets this process's {@code oom_score_adj} (what it starts inherits it); {@code false} if it may not (lowering it
+     * needs root).
+     */
+    public static boolean setOwnOomScoreAdj(int adj) {
+        if (adj < 0 && !runningAsRoot()) {
+            return false;
+        }
+        try {
+            Files.writeString(PROC.resolve("self/oom_score_adj"), Integer.toString(adj), StandardCharsets.US_ASCII,
+                    java.nio.file.StandardOpenOption.WRITE);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** A process's {@code oom_score_adj}, or empty if it is gone. */
+    public static java.util.OptionalInt oomScoreAdj(long pid) {
+        try {
+            return java.util.OptionalInt.of(Integer.parseInt(Files.readString(PROC.resolve(pid + "/oom_score_adj"), StandardCharsets.US_ASCII).trim()));
+        } catch (IOException | NumberFormatException e) {
+            return java.util.OptionalInt.empty();
+        }
+    }
+
     /** The machine's largest pid ({@code kernel.pid_max}), or empty if it cannot be read. */
     public static java.util.OptionalLong pidMax() {
         try {

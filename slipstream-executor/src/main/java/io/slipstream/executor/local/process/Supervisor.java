@@ -53,24 +53,31 @@ public final class Supervisor {
 
     /**
      * $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option, $5 most processes of the uid,
-     * $6 the run's network namespace ("" for the machine's), $7 bubblewrap's arguments for an image ("" for none); the
-     * rest is the command. The network is entered first, as the server (only root may), before anything runs as the
-     * uid; bubblewrap reads its arguments from a descriptor the supervisor opened ({@code image.Sandbox}).
+     * $6 the run's network namespace ("" for the machine's), $7 bubblewrap's arguments for an image ("" for none), $8 the
+     * instance's {@code oom_score_adj} ("" to keep the server's), $9 the {@code cgroup.procs} files of its cgroup,
+     * separated by colons ("" for none); the rest is the command. The instance's first process sets its OOM score and
+     * joins its cgroup itself, as root, before anything else, so nothing of it runs outside or can undo either (a
+     * score set by root is the least its uid may set). The network is entered next, as the server (only root may),
+     * before anything runs as the uid; bubblewrap reads its arguments from a descriptor the supervisor opened
+     * ({@code image.Sandbox}).
      */
     static final String SCRIPT = String.join("\n",
-            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; shift 7",
+            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; oom=$8; cgroups=$9; shift 9",
             "umask 077",
+            // In the instance's first process (a subshell: /proc/self and "0" are itself), before it does anything else.
+            "enter() { if [ -n \"$oom\" ]; then printf '%s\\n' \"$oom\" >/proc/self/oom_score_adj || exit 2; fi; set -f; IFS=:;"
+                    + " for procs in $cgroups; do printf '0\\n' >\"$procs\" || exit 2; done; unset IFS; set +f; }",
             "net() { if [ -n \"$netns\" ]; then exec nsenter --net=\"$netns\" -- \"$@\"; fi; exec \"$@\"; }",
             "if [ -n \"$sandbox\" ] && [ -n \"$uid\" ]; then",
-            "  (umask 002; ulimit -p \"$nproc\"; net setsid setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs --"
+            "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs --"
                     + " bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$sandbox\" ]; then",
-            "  (umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "  (enter; umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$uid\" ]; then",
-            "  (umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
+            "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
                     + " --no-new-privs --pdeathsig KILL -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "else",
-            "  (umask 002; net setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "  (enter; umask 002; net setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",
             "child=$!",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
@@ -165,13 +172,21 @@ public final class Supervisor {
      * @param maxProcesses how many processes (threads count) the run's uid may have, with a uid
      * @param network      the run's network namespace, or {@code null} for the machine's
      * @param sandbox      bubblewrap's options (an instance with an image), or {@code null}
+     * @param oomScoreAdj  the instance's {@code oom_score_adj}, or {@code null} to keep the server's
+     * @param cgroupProcs  the {@code cgroup.procs} files of the instance's cgroup; none without one
      */
     public static List<String> argv(SupervisorProgram program, Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, Path network,
-                             Path sandbox, List<String> command) {
+                             Path sandbox, Integer oomScoreAdj, List<Path> cgroupProcs, List<String> command) {
+        for (Path procs : cgroupProcs) {
+            if (procs.toString().contains(":")) {
+                throw new IllegalArgumentException("a cgroup file's path holds a colon: " + procs);
+            }
+        }
         List<String> argv = new ArrayList<>(program.command());
         argv.addAll(List.of(controlDir.toString(), workingDir.toString(), uid == null ? "" : uid.toString(),
                 gid == null ? "--clear-groups" : "--groups=" + gid, Integer.toString(maxProcesses), network == null ? "" : network.toString(),
-                sandbox == null ? "" : sandbox.toString()));
+                sandbox == null ? "" : sandbox.toString(), oomScoreAdj == null ? "" : oomScoreAdj.toString(),
+                String.join(":", cgroupProcs.stream().map(Path::toString).toList())));
         argv.addAll(command);
         return argv;
     }

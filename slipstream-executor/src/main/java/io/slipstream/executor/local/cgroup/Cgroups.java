@@ -1,0 +1,144 @@
+package io.slipstream.executor.local.cgroup;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * This host's cgroups as the executor uses them: one kind per server, chosen at start ({@link #detect}), that makes and
+ * finds instances' cgroups under the server's own parent.
+ */
+public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced {
+    /** {@code instances.cgroups}: enforce where the host allows ({@code auto}), refuse to start otherwise ({@code on}), never. */
+    enum Mode { auto, on, off }
+
+    Enforcement enforcement();
+
+    /**
+     * Makes the cgroup {@code name} with {@code limits}; on failure nothing of it is left and the instance must not
+     * start. {@code null} without cgroups.
+     */
+    InstanceCgroup create(String name, CgroupLimits limits) throws IOException;
+
+    /** The cgroup {@code name} made before (by this server, before a restart), whether or not it still exists. */
+    InstanceCgroup existing(String name);
+
+    /** No cgroups: {@code instances.cgroups: off}. */
+    static Cgroups off() {
+        return new Unenforced(Enforcement.none("instances.cgroups is off"));
+    }
+
+    /** Without cgroups: nothing is made, nothing enforced. */
+    record Unenforced(Enforcement enforcement) implements Cgroups {
+        @Override
+        public InstanceCgroup create(String name, CgroupLimits limits) {
+            return null;
+        }
+
+        @Override
+        public InstanceCgroup existing(String name) {
+            return null;
+        }
+    }
+
+    /**
+     * The host's cgroups, for a server whose instances live under {@code instancesRoot}: v2 where its hierarchy has the
+     * memory controller (the host's primary one), else v1 where controllers are mounted, else v2 for killing alone.
+     *
+     * @param root whether the server runs as root (only root may make cgroups)
+     * @throws IllegalStateException with {@code on}, when nothing can be enforced
+     */
+    static Cgroups detect(Mode mode, boolean root, Path instancesRoot) {
+        CgroupMounts mounts;
+        Set<String> v2Controllers = Set.of();
+        try {
+            String mountinfo = CgroupFiles.read(Path.of("/proc/self/mountinfo"));
+            mounts = CgroupMounts.parse(mountinfo == null ? "" : mountinfo);
+            if (mounts.unified() != null) {
+                String controllers = CgroupFiles.read(mounts.unified().resolve("cgroup.controllers"));
+                v2Controllers = controllers == null || controllers.isBlank() ? Set.of() : Set.of(controllers.trim().split("\\s+"));
+            }
+        } catch (IOException | RuntimeException e) {
+            mounts = new CgroupMounts(Map.of(), null);
+        }
+        Cgroups chosen = choose(mode, root, mounts, v2Controllers, parentName(instancesRoot));
+        String problem = chosen instanceof Unenforced ? null : tryOut(chosen);
+        if (problem == null) {
+            return chosen;
+        }
+        if (mode == Mode.on) {
+            throw new IllegalStateException("instances.cgroups is on, but " + problem);
+        }
+        return new Unenforced(Enforcement.none(problem));
+    }
+
+    /** Makes and removes a cgroup, as a launch will: what went wrong, or {@code null} (a read-only cgroup mount, say). */
+    private static String tryOut(Cgroups cgroups) {
+        try {
+            InstanceCgroup probe = cgroups.create("start-check", CgroupLimits.NONE);
+            probe.remove();
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return "cannot make a cgroup: " + e.getMessage();
+        }
+    }
+
+    /** Pure: which cgroups, from what the host has. */
+    static Cgroups choose(Mode mode, boolean root, CgroupMounts mounts, Set<String> v2Controllers, String parent) {
+        Cgroups chosen;
+        if (mode == Mode.off) {
+            chosen = new Unenforced(Enforcement.none("instances.cgroups is off"));
+        } else if (!root) {
+            chosen = new Unenforced(Enforcement.none("the server is not root, and only root may make cgroups"));
+        } else if (mounts.unified() != null && v2Controllers.contains("memory")) {
+            chosen = new V2Cgroups(mounts.unified(), parent, v2Controllers);
+        } else if (mounts.v1().keySet().stream().anyMatch(c -> Set.of("memory", "cpu", "pids", "freezer").contains(c))) {
+            Map<String, Path> used = new LinkedHashMap<>(mounts.v1());
+            chosen = new V1Cgroups(used, parent);
+        } else if (mounts.unified() != null) {
+            chosen = new V2Cgroups(mounts.unified(), parent, v2Controllers);
+        } else {
+            chosen = new Unenforced(Enforcement.none("this host mounts no cgroup file system"));
+        }
+        if (mode == Mode.on && chosen.enforcement().enforced().isEmpty()) {
+            throw new IllegalStateException("instances.cgroups is on, but " + chosen.enforcement().why());
+        }
+        return chosen;
+    }
+
+    /** The server's parent cgroup: {@code slipstream-} and a digest of its instances' root, the same after a restart. */
+    static String parentName(Path instancesRoot) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest(instancesRoot.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
+            return "slipstream-" + HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** What a set of controllers enforces ({@code kill} needs only the cgroup itself on v2, the freezer on v1). */
+    static Set<Limit> limitsOf(Set<String> controllers, boolean v2) {
+        EnumSet<Limit> limits = EnumSet.noneOf(Limit.class);
+        if (controllers.contains("memory")) {
+            limits.add(Limit.memory);
+        }
+        if (controllers.contains("cpu")) {
+            limits.add(Limit.cpu);
+        }
+        if (controllers.contains("pids")) {
+            limits.add(Limit.pids);
+        }
+        if (v2 || controllers.contains("freezer")) {
+            limits.add(Limit.kill);
+        }
+        return limits;
+    }
+}

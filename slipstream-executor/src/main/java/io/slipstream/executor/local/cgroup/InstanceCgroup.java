@@ -1,0 +1,29 @@
+package io.slipstream.executor.local.cgroup;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/** One instance's cgroup: on v1 a directory in each controller's hierarchy, on v2 one directory. */
+public interface InstanceCgroup {
+    /** Its name under the server's parent. */
+    String name();
+
+    /**
+     * The {@code cgroup.procs} files the instance's first process writes {@code 0} into (itself) before it drops root,
+     * so that it and everything it starts run inside.
+     */
+    List<Path> procsFiles();
+
+    /**
+     * SIGKILL to every process inside, frozen first so that none forks a new one meanwhile ({@code cgroup.kill} where
+     * the kernel has it); how many there were (0: nothing of the instance is left).
+     */
+    int killAll() throws IOException;
+
+    /** What the kernel counted: OOM kills, the memory peak, the CPU time. */
+    CgroupUsage usage() throws IOException;
+
+    /** Removes it once empty; {@code false} if processes remain (kill them first) or it was gone. */
+    boolean remove() throws IOException;
+}

@@ -1,0 +1,172 @@
+package io.slipstream.executor.local.cgroup;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * cgroup v1: an instance's cgroup is a directory of the same name in the hierarchy of each controller used (memory,
+ * cpu, cpuacct, pids, freezer; two controllers mounted together share one). Killing freezes the instance first, so
+ * that nothing forks while the signals go out.
+ */
+final class V1Cgroups implements Cgroups {
+    private final Map<String, Path> hierarchies;
+    private final String parent;
+    private final Enforcement enforcement;
+
+    /** @param hierarchies controller to its hierarchy's mount point, for those this host mounts */
+    V1Cgroups(Map<String, Path> hierarchies, String parent) {
+        Map<String, Path> used = new LinkedHashMap<>();
+        hierarchies.forEach((controller, mount) -> {
+            if (CgroupMounts.V1_CONTROLLERS.contains(controller) && !controller.equals("devices")) {
+                used.put(controller, mount);
+            }
+        });
+        this.hierarchies = Map.copyOf(used);
+        this.parent = parent;
+        Set<Limit> enforced = Cgroups.limitsOf(used.keySet(), false);
+        this.enforcement = new Enforcement("v1", enforced, enforced.contains(Limit.memory) && enforced.contains(Limit.cpu)
+                && enforced.contains(Limit.pids) && enforced.contains(Limit.kill) ? "GPU devices are not fenced yet"
+                : "this host does not mount the v1 controllers for them (" + String.join(", ", missing(used.keySet())) + ")");
+    }
+
+    private static List<String> missing(Set<String> mounted) {
+        List<String> missing = new ArrayList<>();
+        for (String controller : List.of("memory", "cpu", "pids", "freezer")) {
+            if (!mounted.contains(controller)) {
+                missing.add(controller);
+            }
+        }
+        return missing;
+    }
+
+    @Override
+    public Enforcement enforcement() {
+        return enforcement;
+    }
+
+    @Override
+    public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
+        Instance cgroup = new Instance(name);
+        try {
+            for (Path dir : cgroup.directories()) {
+                CgroupFiles.makeCgroup(dir);
+            }
+            Path memory = cgroup.of("memory");
+            if (memory != null) {
+                CgroupFiles.write(memory.resolve("memory.limit_in_bytes"), limits.v1Memory());
+                Path withSwap = memory.resolve("memory.memsw.limit_in_bytes");
+                if (limits.memoryBytes() > 0 && CgroupFiles.exists(withSwap)) {
+                    CgroupFiles.write(withSwap, limits.v1Memory()); // no swapping past the limit either
+                }
+            }
+            Path cpu = cgroup.of("cpu");
+            if (cpu != null) {
+                CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), Long.toString(CgroupLimits.CPU_PERIOD_MICROS));
+                CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), limits.v1CpuQuota());
+            }
+            Path pids = cgroup.of("pids");
+            if (pids != null) {
+                CgroupFiles.write(pids.resolve("pids.max"), limits.pidsMax());
+            }
+            return cgroup;
+        } catch (IOException | RuntimeException e) {
+            try {
+                cgroup.remove();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public InstanceCgroup existing(String name) {
+        return new Instance(name);
+    }
+
+    private final class Instance implements InstanceCgroup {
+        private final String name;
+
+        Instance(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        /** Its directory in {@code controller}'s hierarchy, or {@code null} if the host does not mount it. */
+        Path of(String controller) {
+            Path mount = hierarchies.get(controller);
+            return mount == null ? null : mount.resolve(parent).resolve(name);
+        }
+
+        /** One per hierarchy (controllers mounted together share one). */
+        List<Path> directories() {
+            Set<Path> dirs = new LinkedHashSet<>();
+            for (String controller : hierarchies.keySet()) {
+                dirs.add(of(controller));
+            }
+            return List.copyOf(dirs);
+        }
+
+        @Override
+        public List<Path> procsFiles() {
+            return directories().stream().map(dir -> dir.resolve("cgroup.procs")).toList();
+        }
+
+        @Override
+        public int killAll() throws IOException {
+            Path freezer = of("freezer");
+            Path any = freezer != null ? freezer : directories().get(0);
+            List<Long> pids = CgroupFiles.processes(any);
+            if (pids.isEmpty()) {
+                return 0;
+            }
+            if (freezer == null) {
+                Signals.kill(pids);
+                return pids.size();
+            }
+            CgroupFiles.write(freezer.resolve("freezer.state"), "FROZEN");
+            try {
+                Signals.awaitState(freezer.resolve("freezer.state"), "FROZEN");
+                pids = CgroupFiles.processes(freezer); // frozen now: none forks, none is added
+                Signals.kill(pids);
+            } finally {
+                CgroupFiles.write(freezer.resolve("freezer.state"), "THAWED"); // a frozen process dies only once thawed
+            }
+            return pids.size();
+        }
+
+        @Override
+        public CgroupUsage usage() throws IOException {
+            Path memory = of("memory");
+            Path cpuacct = of("cpuacct");
+            long oomKills = memory == null ? -1 : CgroupFiles.keyed(memory.resolve("memory.oom_control"), "oom_kill");
+            long peak = memory == null ? -1 : CgroupFiles.number(memory.resolve("memory.max_usage_in_bytes"));
+            long cpuNanos = cpuacct == null ? -1 : CgroupFiles.number(cpuacct.resolve("cpuacct.usage"));
+            return new CgroupUsage(oomKills, peak, cpuNanos);
+        }
+
+        @Override
+        public boolean remove() throws IOException {
+            boolean all = true;
+            for (Path dir : directories()) {
+                all &= CgroupFiles.removeCgroup(dir);
+            }
+            return all;
+        }
+
+        @Override
+        public String toString() {
+            return "cgroup v1 " + parent + "/" + name;
+        }
+    }
+}

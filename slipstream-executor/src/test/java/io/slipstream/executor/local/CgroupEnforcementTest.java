@@ -1,0 +1,331 @@
+package io.slipstream.executor.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Resources;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorContext;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.executor.local.cgroup.CgroupMounts;
+import io.slipstream.executor.local.cgroup.CgroupUsage;
+import io.slipstream.executor.local.cgroup.Cgroups;
+import io.slipstream.executor.local.cgroup.InstanceCgroup;
+import io.slipstream.executor.local.cgroup.Limit;
+import io.slipstream.executor.local.image.ImageSettings;
+import io.slipstream.executor.local.process.ProcFs;
+import io.slipstream.executor.local.process.SupervisorProgram;
+import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidRangeClaims;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hostile tenants against the kernel's limits (issue 41): instances that take more memory, CPU and processes than
+ * they were given, and a daemon that forks faster than a kill, each run as root through the executor with the host's
+ * cgroups, as a server that is root has them. Skipped without root or without the memory, cpu, pids controllers and
+ * a way to kill through the cgroup.
+ */
+@Timeout(180)
+class CgroupEnforcementTest {
+    private static final Duration DEADLINE = Duration.ofSeconds(60);
+    private static final AtomicInteger RUNS = new AtomicInteger();
+
+    @TempDir
+    Path dataDir;
+
+    private Cgroups cgroups;
+    private Isolation isolation;
+    private final List<Executor> executors = new ArrayList<>();
+    private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        assumeTrue(Isolation.runningAsRoot(), "making cgroups needs root");
+        cgroups = Cgroups.detect(Cgroups.Mode.auto, true, dataDir.resolve("instances"));
+        assumeTrue(cgroups.enforcement().enforced().containsAll(List.of(Limit.memory, Limit.cpu, Limit.pids, Limit.kill)),
+                cgroups.enforcement().describe());
+        Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
+        isolation = UidRangeClaims.claim(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), dataDir, null);
+    }
+
+    @AfterEach
+    void tearDown() {
+        executors.forEach(Executor::close);
+    }
+
+    /** What starts the instances: the launcher binary where the build made one (ShellLaunchedCgroupEnforcementTest: the shell). */
+    protected SupervisorProgram.Mode launcher() {
+        return BuiltProgram.mode();
+    }
+
+    private LocalProcessExecutor newExecutor(Isolation with, int maxProcesses) throws Exception {
+        List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
+        Path sharedTmp = Files.createDirectories(dataDir.resolve("shared-tmp"));
+        LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
+                with, null, 0, maxProcesses, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(), cgroups);
+        executor.setListener(reports::add);
+        executors.add(executor);
+        return executor;
+    }
+
+    private static InstanceId newInstanceId() {
+        return new InstanceId(new RunId("cgroup-" + RUNS.incrementAndGet()), 1, 0);
+    }
+
+    private static LaunchSpec spec(InstanceId id, String script, String cpu, String memory) {
+        Resources resources = new Resources(io.slipstream.api.spec.Quantities.parseMilliCpu(cpu), io.slipstream.api.spec.Quantities.parseBytes(memory), 0, null);
+        return new LaunchSpec(id, "main-0", "node-1", List.of(), List.of("sh", "-c", script), Map.of(), null, null, null, null, resources);
+    }
+
+    @Test
+    void anInstancePastItsMemoryIsEndedOomKilledAndNothingElseIsTouched() throws Exception {
+        LocalProcessExecutor executor = newExecutor(isolation, 0);
+        InstanceId neighbour = newInstanceId();
+        Map<String, String> neighbourHandle = executor.launch(spec(neighbour, "echo up; exec sleep 600", "100m", "64Mi"));
+        awaitOutput(executor, neighbour, neighbourHandle, "up");
+
+        InstanceId hog = newInstanceId();
+        Map<String, String> hogHandle = executor.launch(spec(hog, "exec python3 -c \"x = b'x' * (256 << 20); print('allocated', len(x))\"", "1", "64Mi"));
+        InstanceReport.Exited ended = awaitReport(hog, InstanceReport.Exited.class);
+        assertThat(ended.exitCode()).isEqualTo(137);
+        assertThat(ended.reason()).startsWith("OOMKilled");
+        assertThat(new String(executor.readLogTail(hog, hogHandle, LogStream.STDOUT, 4096).data(), StandardCharsets.UTF_8)).doesNotContain("allocated");
+        assertThat(gone(hogHandle)).as("its cgroup is removed").isTrue();
+
+        assertThat(ProcFs.isAlive(Long.parseLong(neighbourHandle.get("pid")), Long.parseLong(neighbourHandle.get("pidStart"))))
+                .as("the instance beside it runs on").isTrue();
+        executor.terminate(neighbour, neighbourHandle, Duration.ZERO, "test over");
+        InstanceReport.Exited stopped = awaitReport(neighbour, InstanceReport.Exited.class);
+        assertThat(stopped.reason()).isNull();
+    }
+
+    @Test
+    void busyInstancesGetTheirCpusAndNoMore() throws Exception {
+        LocalProcessExecutor executor = newExecutor(isolation, 0);
+        String spin = "for i in 1 2 3; do (while :; do :; done) & done; echo spinning; wait";
+        InstanceId first = newInstanceId();
+        InstanceId second = newInstanceId();
+        Map<String, String> firstHandle = executor.launch(spec(first, spin, "250m", "64Mi"));
+        Map<String, String> secondHandle = executor.launch(spec(second, spin, "400m", "64Mi"));
+        awaitOutput(executor, first, firstHandle, "spinning");
+        awaitOutput(executor, second, secondHandle, "spinning");
+        TimeUnit.MILLISECONDS.sleep(500); // past the start, when the loops were still being forked
+        long firstBefore = cpuNanos(firstHandle);
+        long secondBefore = cpuNanos(secondHandle);
+        long idleBefore = idleJiffies();
+        long wallBefore = System.nanoTime();
+        TimeUnit.SECONDS.sleep(5); // the window the quota is measured over: nothing to wait for but time
+        double wall = System.nanoTime() - wallBefore;
+        double idleCores = (idleJiffies() - idleBefore) * 1e9 / 100 / wall; // USER_HZ is 100
+        double firstCores = (cpuNanos(firstHandle) - firstBefore) / wall;
+        double secondCores = (cpuNanos(secondHandle) - secondBefore) / wall;
+        System.out.printf("figure: three busy loops given 250m used %.3f cores, given 400m %.3f, the machine idled %.3f, over %.1f s%n", firstCores,
+                secondCores, idleCores, wall / 1e9);
+        assertThat(firstCores).isLessThanOrEqualTo(0.25 * 1.15);
+        assertThat(secondCores).isLessThanOrEqualTo(0.40 * 1.15);
+        // As much as given wherever the machine had it: a core left idle while a loop waited below its quota would be a
+        // quota taken from it. A machine that other builds keep busy may have had nothing to give.
+        if (idleCores > 0.25) {
+            assertThat(firstCores).isGreaterThanOrEqualTo(0.25 * 0.85);
+            assertThat(secondCores).isGreaterThanOrEqualTo(0.40 * 0.85);
+        } else {
+            System.out.println("the machine was busy with other work: not asserting that each instance got all of its quota");
+        }
+        executor.terminate(first, firstHandle, Duration.ZERO, "test over");
+        executor.terminate(second, secondHandle, Duration.ZERO, "test over");
+        awaitReport(first, InstanceReport.Exited.class);
+        awaitReport(second, InstanceReport.Exited.class);
+    }
+
+    @Test
+    void aForkBombStopsAtItsLimitWhileOtherInstancesStart() throws Exception {
+        LocalProcessExecutor executor = newExecutor(isolation, 64);
+        InstanceId bomb = newInstanceId();
+        Map<String, String> bombHandle = executor.launch(spec(bomb, "echo armed; (f() { f | f & }; f) & exec sleep 600", "1", "256Mi"));
+        awaitOutput(executor, bomb, bombHandle, "armed");
+        InstanceCgroup cgroup = cgroups.existing(bombHandle.get("cgroup"));
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (Files.readAllLines(cgroup.procsFiles().get(0)).size() < 32 && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(20);
+        }
+        InstanceId other = newInstanceId();
+        Map<String, String> otherHandle = executor.launch(spec(other, "echo alive", "100m", "64Mi"));
+        assertThat(awaitReport(other, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(awaitOutput(executor, other, otherHandle, "alive")).isEqualTo("alive\n");
+        assertThat(Files.readAllLines(cgroup.procsFiles().get(0)).size()).as("processes in the bomb's cgroup").isLessThanOrEqualTo(64);
+
+        executor.terminate(bomb, bombHandle, Duration.ZERO, "defused");
+        awaitReport(bomb, InstanceReport.Exited.class);
+        assertThat(gone(bombHandle)).isTrue();
+    }
+
+    /**
+     * Without a uid or a PID namespace (a server that is not root has neither) a double fork and {@code setsid} leave
+     * the instance's process tree: the cgroup keeps them, and a cancel kills them however fast they fork.
+     */
+    @Test
+    void aDaemonThatKeepsForkingIsGoneAfterACancel() throws Exception {
+        LocalProcessExecutor executor = newExecutor(Isolation.off(), 256);
+        InstanceId id = newInstanceId();
+        String daemon = "(setsid sh -c 'echo daemon $$; while :; do sleep 0.05 & wait $!; done' &); exec sleep 600";
+        Map<String, String> handle = executor.launch(spec(id, daemon, "1", "128Mi"));
+        String out = awaitOutput(executor, id, handle, "daemon ");
+        long daemonPid = Long.parseLong(out.substring(out.indexOf("daemon ") + 7).trim().split("\\s+")[0]);
+        long daemonStart = ProcFs.stat(daemonPid).orElseThrow().startTime();
+
+        executor.terminate(id, handle, Duration.ofSeconds(1), "cancelled");
+        assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+        assertThat(ProcFs.isAlive(daemonPid, daemonStart)).as("the daemon lives").isFalse();
+        assertThat(gone(handle)).isTrue();
+    }
+
+    /**
+     * cgroup v2, where this host has its hierarchy (a hybrid host's {@code /sys/fs/cgroup/unified}, whose controllers
+     * are all v1's): making, joining, killing through {@code cgroup.kill} and removing, with what it offers enforced.
+     */
+    @Test
+    void onCgroupV2ADaemonIsGoneAfterACancelAndTheCgroupWithIt() throws Exception {
+        CgroupMounts mounts = CgroupMounts.parse(Files.readString(Path.of("/proc/self/mountinfo")));
+        assumeTrue(mounts.unified() != null, "this host mounts no cgroup v2 hierarchy");
+        String offered = Files.readString(mounts.unified().resolve("cgroup.controllers")).trim();
+        cgroups = Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), mounts.unified()),
+                offered.isEmpty() ? java.util.Set.of() : java.util.Set.of(offered.split("\\s+")), Cgroups.parentName(dataDir.resolve("instances")));
+        System.out.println("cgroup v2 at " + mounts.unified() + ": " + cgroups.enforcement().describe());
+        assertThat(cgroups.enforcement().version()).isEqualTo("v2");
+        aDaemonThatKeepsForkingIsGoneAfterACancel();
+    }
+
+    /** The kernel takes a borrower first, then a guaranteed instance, and the server (and its supervisors) last. */
+    @Test
+    void theServerIsTheOomKillersLastChoice() throws Exception {
+        Path serverData = Files.createDirectories(dataDir.resolve("server"));
+        Executor executor = new LocalExecutorFactory().create(LocalExecutorSettings.defaults(), context(serverData));
+        executors.add(executor);
+        executor.setListener(reports::add);
+        int server = ProcFs.oomScoreAdj(ProcessHandle.current().pid()).orElseThrow();
+        String script = "cat /proc/self/oom_score_adj; echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo lowered || echo refused";
+        InstanceId guaranteed = newInstanceId();
+        InstanceId borrowed = newInstanceId();
+        Map<String, String> guaranteedHandle = executor.launch(spec(guaranteed, script, "100m", "64Mi"));
+        Map<String, String> borrowedHandle = executor.launch(spec(borrowed, script, "100m", "64Mi").withBorrowed(true));
+        awaitReport(guaranteed, InstanceReport.Exited.class);
+        awaitReport(borrowed, InstanceReport.Exited.class);
+        String guaranteedOut = log(executor, guaranteed, guaranteedHandle);
+        String borrowedOut = log(executor, borrowed, borrowedHandle);
+
+        assertThat(guaranteedOut).startsWith(InstanceStart.GUARANTEED_OOM_SCORE_ADJ + "\n");
+        assertThat(borrowedOut).startsWith(InstanceStart.BORROWED_OOM_SCORE_ADJ + "\n");
+        assertThat(server).isLessThan(InstanceStart.GUARANTEED_OOM_SCORE_ADJ);
+        if (hasSysResource()) {
+            // The score root set is the least the instance's uid may set.
+            assertThat(server).isEqualTo(InstanceStart.SERVER_OOM_SCORE_ADJ);
+            assertThat(guaranteedOut).endsWith("refused\n");
+            assertThat(borrowedOut).endsWith("refused\n");
+        } else {
+            System.out.println("root here lacks CAP_SYS_RESOURCE: the server keeps its OOM score " + server + ", and instances may lower theirs to it");
+        }
+    }
+
+    /** Whether this process (root) may lower OOM scores: CAP_SYS_RESOURCE (24), which some sandboxes take from root. */
+    private static boolean hasSysResource() throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("CapEff:")) {
+                return (Long.parseUnsignedLong(line.substring(7).trim(), 16) & (1L << 24)) != 0;
+            }
+        }
+        return false;
+    }
+
+    /** The machine's idle time so far, in USER_HZ ticks (idle and iowait of /proc/stat's first line). */
+    private static long idleJiffies() throws Exception {
+        String[] cpu = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+        return Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]);
+    }
+
+    private long cpuNanos(Map<String, String> handle) throws Exception {
+        CgroupUsage usage = cgroups.existing(handle.get("cgroup")).usage();
+        assertThat(usage.cpuNanos()).isNotNegative();
+        return usage.cpuNanos();
+    }
+
+    /** Whether the instance's cgroup is gone (removed once its end was reported). */
+    private boolean gone(Map<String, String> handle) {
+        return cgroups.existing(handle.get("cgroup")).procsFiles().stream().noneMatch(Files::exists);
+    }
+
+    private static String log(Executor executor, InstanceId id, Map<String, String> handle) {
+        return new String(executor.readLogTail(id, handle, LogStream.STDOUT, 1 << 16).data(), StandardCharsets.UTF_8);
+    }
+
+    private static ExecutorContext context(Path dataDir) {
+        return new ExecutorContext() {
+            @Override
+            public Path dataDir() {
+                return dataDir;
+            }
+
+            @Override
+            public Clock clock() {
+                return Clock.systemUTC();
+            }
+
+            @Override
+            public Optional<Path> instanceTools() {
+                return Optional.empty();
+            }
+        };
+    }
+
+    private String awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        while (System.nanoTime() < deadline) {
+            String out = log(executor, id, handle);
+            if (out.contains(text)) {
+                return out;
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        throw new AssertionError("no '" + text + "' from " + id + " within " + DEADLINE);
+    }
+
+    private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {
+        long deadline = System.nanoTime() + DEADLINE.toNanos();
+        List<InstanceReport> others = new ArrayList<>();
+        try {
+            while (System.nanoTime() < deadline) {
+                InstanceReport report = reports.poll(100, TimeUnit.MILLISECONDS);
+                if (report != null && report.id().equals(id) && type.isInstance(report)) {
+                    return type.cast(report);
+                }
+                if (report != null) {
+                    others.add(report);
+                }
+            }
+        } finally {
+            reports.addAll(others); // another instance's, for a later wait
+        }
+        throw new AssertionError("no " + type.getSimpleName() + " for " + id + " within " + DEADLINE);
+    }
+}
