@@ -60,11 +60,17 @@ export function runPage(main, ctx, id) {
           el('td', {}, name), el('td', {class: 'num'}, String(i.attempt)),
           el('td', {class: 'node'}, i.node ? i.node : el('span', {class: 'muted', title: 'node names are shown to the owners of the capacity'}, 'hidden')),
           el('td', {class: 'state'}, el('span', {class: 'badge istate-' + i.state}, i.state)),
-          el('td', {class: 'num'}, i.exitCode === null || i.exitCode === undefined ? '' : String(i.exitCode)),
+          el('td', {class: 'num'}, exitText(i)),
           el('td', {class: 'reason'}, i.reason || ''),
           el('td', {title: i.startedAt || ''}, i.startedAt ? age(i.startedAt) + ' ago' : ''),
           el('td', {}, el('button', {type: 'button', class: 'logs-button', onclick: () => followLog(name, i.attempt)}, 'Logs')));
       }), {id: 'instances'}));
+  }
+
+  /** "137 (OOMKilled)": the exit code, with the end cause where the executor knew one. */
+  function exitText(i) {
+    const code = i.exitCode === null || i.exitCode === undefined ? '' : String(i.exitCode);
+    return i.endCause ? (code + ' (' + i.endCause + ')').trim() : code;
   }
 
   function showEvents(items) {

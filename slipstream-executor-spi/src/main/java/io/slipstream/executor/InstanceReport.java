@@ -2,6 +2,7 @@ package io.slipstream.executor;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
 import java.time.Instant;
 import java.util.Map;
@@ -24,16 +25,22 @@ public sealed interface InstanceReport permits InstanceReport.Running, InstanceR
     /**
      * The instance's main process ended with {@code exitCode} (128 + n when killed by signal n) and every
      * process of it is confirmed gone. {@code terminated}: it ended after {@link Executor#terminate} was called.
-     * {@code reason}: what the executor knows beyond the code ({@code OOMKilled}, an image that cannot be pulled), or
-     * {@code null}.
+     * {@code cause}: why it ended, where the executor knows ({@link EndCause#OOMKilled}: its memory limit), or
+     * {@code null}; restart rules match it ({@code retryOn.reasons}). {@code reason}: what the executor can say beyond
+     * the code and the cause (an image that cannot be pulled, the kernel's own words on a cause), or {@code null}.
      */
-    record Exited(InstanceId id, int exitCode, boolean terminated, String reason, Instant at) implements InstanceReport {
+    record Exited(InstanceId id, int exitCode, boolean terminated, EndCause cause, String reason, Instant at) implements InstanceReport {
         public Exited {
             requireNonNull(id, "id is null");
         }
 
+        /** An end without a known cause: {@code reason} is the executor's text, or {@code null}. */
+        public Exited(InstanceId id, int exitCode, boolean terminated, String reason, Instant at) {
+            this(id, exitCode, terminated, null, reason, at);
+        }
+
         public Exited(InstanceId id, int exitCode, boolean terminated, Instant at) {
-            this(id, exitCode, terminated, null, at);
+            this(id, exitCode, terminated, null, null, at);
         }
     }
 

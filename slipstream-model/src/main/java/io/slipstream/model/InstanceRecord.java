@@ -2,6 +2,7 @@ package io.slipstream.model;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
@@ -16,8 +17,10 @@ import java.util.Map;
  * startup probe passed ({@code null}: not yet, or it has none). {@code stopRequestedAt} is when the executor was
  * told to stop it ({@code null}: not yet), so that the stop is sent once; {@code probeFailure} why its startup probe
  * failed ({@code null}: it has not); {@code launchFailure} why it could not be launched ({@code null}: it was, or it
- * is pending). {@code restarts} counts how often this rank was restarted in place within its attempt
- * ({@code faultTolerance.runType: Async}); 0 for an instance that never was.
+ * is pending); {@code endCause} why it ended where its executor knew more than the exit code ({@code OOMKilled}),
+ * kept beside the reason's text so that restart rules match the fact, not the words. {@code restarts} counts how
+ * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}); 0 for an
+ * instance that never was.
  */
 public record InstanceRecord(
         InstanceId id,
@@ -36,6 +39,7 @@ public record InstanceRecord(
         Instant stopRequestedAt,
         String probeFailure,
         LaunchFailure launchFailure,
+        EndCause endCause,
         int restarts,
         long version) {
 
@@ -56,7 +60,15 @@ public record InstanceRecord(
                           String reason, Map<String, String> handle, Instant startedAt, Instant finishedAt, Endpoint endpoint, Instant readyAt,
                           Instant stopRequestedAt, String probeFailure, LaunchFailure launchFailure, long version) {
         this(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt, stopRequestedAt,
-                probeFailure, launchFailure, 0, version);
+                probeFailure, launchFailure, null, 0, version);
+    }
+
+    /** An instance whose end has no known cause. */
+    public InstanceRecord(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus, InstanceState state, Integer exitCode,
+                          String reason, Map<String, String> handle, Instant startedAt, Instant finishedAt, Endpoint endpoint, Instant readyAt,
+                          Instant stopRequestedAt, String probeFailure, LaunchFailure launchFailure, int restarts, long version) {
+        this(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt, stopRequestedAt,
+                probeFailure, launchFailure, null, restarts, version);
     }
 
     public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus) {
@@ -75,10 +87,15 @@ public record InstanceRecord(
 
     public InstanceRecord running(Map<String, String> newHandle, Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.RUNNING, null, "Launched", newHandle,
-                startedAt == null ? at : startedAt, null, endpoint, readyAt, stopRequestedAt, probeFailure, launchFailure, restarts, version);
+                startedAt == null ? at : startedAt, null, endpoint, readyAt, stopRequestedAt, probeFailure, launchFailure, null, restarts, version);
     }
 
     public InstanceRecord finished(InstanceState finalState, Integer code, String why, Instant at) {
+        return finished(finalState, code, null, why, at);
+    }
+
+    /** It ended {@code finalState} with {@code code}, for {@code cause} where its executor knew it ({@code null}: it did not). */
+    public InstanceRecord finished(InstanceState finalState, Integer code, EndCause cause, String why, Instant at) {
         if (!finalState.isFinal()) {
             throw new IllegalArgumentException("not a final state: " + finalState);
         }
@@ -86,7 +103,7 @@ public record InstanceRecord(
             throw new IllegalStateException("instance " + id + " already ended " + state);
         }
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, endpoint, readyAt,
-                stopRequestedAt, probeFailure, launchFailure, restarts, version);
+                stopRequestedAt, probeFailure, launchFailure, cause, restarts, version);
     }
 
     /** It could not be launched, for {@code cause}: it ends FAILED without having run. */
@@ -97,13 +114,13 @@ public record InstanceRecord(
     /** Its startup probe passed. */
     public InstanceRecord ready(Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt == null ? at : readyAt, stopRequestedAt, probeFailure, launchFailure, restarts, version);
+                readyAt == null ? at : readyAt, stopRequestedAt, probeFailure, launchFailure, endCause, restarts, version);
     }
 
     /** Its startup probe failed: it still runs (until it is stopped), with the reason kept. */
     public InstanceRecord probeFailed(String why) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, "StartupProbeFailed: " + why, handle, startedAt,
-                finishedAt, endpoint, readyAt, stopRequestedAt, why, launchFailure, restarts, version);
+                finishedAt, endpoint, readyAt, stopRequestedAt, why, launchFailure, endCause, restarts, version);
     }
 
     /** Whether its startup probe has failed. */
@@ -114,34 +131,34 @@ public record InstanceRecord(
     /** The executor was told to stop it at {@code at}. */
     public InstanceRecord stopRequested(Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, restarts, version);
+                readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, endCause, restarts, version);
     }
 
     /** The stop it was told of may not have arrived: its run's lifecycle sends it again. */
     public InstanceRecord stopToResend() {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, null, probeFailure, launchFailure, restarts, version);
+                readyAt, null, probeFailure, launchFailure, endCause, restarts, version);
     }
 
     private InstanceRecord withLaunchFailure(LaunchFailure cause) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, stopRequestedAt, probeFailure, cause, restarts, version);
+                readyAt, stopRequestedAt, probeFailure, cause, endCause, restarts, version);
     }
 
     /**
      * This failed rank is started again in place (same node, GPUs, endpoint): pending, as if just placed, with its restart
-     * counted; what the failed process left (exit code, handle, readiness) is gone from the record (its events keep it).
+     * counted; what the failed process left (exit code, its cause, handle, readiness) is gone from the record (its events keep it).
      */
     public InstanceRecord restartedInPlace() {
         if (!state.isFinal()) {
             throw new IllegalStateException("instance " + id + " is " + state + ": only an ended instance restarts");
         }
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Restarting", Map.of(), null, null, endpoint,
-                null, null, null, null, restarts + 1, version);
+                null, null, null, null, null, restarts + 1, version);
     }
 
     public InstanceRecord withVersion(long newVersion) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
-                stopRequestedAt, probeFailure, launchFailure, restarts, newVersion);
+                stopRequestedAt, probeFailure, launchFailure, endCause, restarts, newVersion);
     }
 }

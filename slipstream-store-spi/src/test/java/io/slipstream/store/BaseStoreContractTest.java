@@ -840,6 +840,23 @@ public abstract class BaseStoreContractTest implements UsageContract {
     }
 
     @Test
+    void anInstancesEndCauseRoundTripsAndARestartInPlaceClearsIt() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        InstanceRecord placed = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
+                List.of())))).get(0);
+        assertThat(placed.endCause()).isNull();
+        InstanceRecord oom = store.write(tx -> tx.updateInstance(tx.updateInstance(placed.running(Map.of("pid", "42"), T0))
+                .finished(InstanceState.FAILED, 137, io.slipstream.api.run.EndCause.OOMKilled,
+                        "OOMKilled: used more memory than its limit (exit code 137)", T0.plusSeconds(3))));
+        assertThat(store.runs().instance(placed.id())).contains(oom);
+        assertThat(store.runs().instancesOf(run.id())).singleElement()
+                .satisfies(i -> assertThat(i.endCause()).isEqualTo(io.slipstream.api.run.EndCause.OOMKilled));
+        InstanceRecord restarted = store.write(tx -> tx.updateInstance(oom.restartedInPlace()));
+        assertThat(store.runs().instance(placed.id())).contains(restarted);
+        assertThat(restarted.endCause()).isNull();
+    }
+
+    @Test
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {

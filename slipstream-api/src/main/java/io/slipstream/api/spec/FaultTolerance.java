@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonValue;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.slipstream.api.run.EndCause;
 import java.time.Duration;
 import java.util.List;
 
@@ -23,6 +24,7 @@ import java.util.List;
  * @param retryExitCodes    exit codes that are retryable failures
  * @param retryPatterns     regular expressions (valid ones: the reader checks): a failed instance whose log has a
  *                          matching line is retryable
+ * @param retryReasons      end causes the executor reports (e.g. {@code OOMKilled}) that are retryable failures
  * @param otherFailures     what happens to a failure no rule matches
  * @param sameErrorLimit    stop retrying once the same error happened this many times in a row ({@code 0}: never)
  * @param hangTimeout       no output and no progress for this long means hung ({@code null}: not watched)
@@ -38,6 +40,7 @@ public record FaultTolerance(
         @JsonIgnore Duration backoffCap,
         @JsonIgnore List<ExitCodeRange> retryExitCodes,
         @JsonIgnore List<String> retryPatterns,
+        @JsonIgnore List<EndCause> retryReasons,
         FailureAction otherFailures,
         @JsonInclude(JsonInclude.Include.NON_DEFAULT) int sameErrorLimit,
         Duration hangTimeout,
@@ -49,16 +52,17 @@ public record FaultTolerance(
 
     /** What a job without a {@code faultTolerance} block gets: failures fail the run, preemptions always requeue it. */
     public static final FaultTolerance DEFAULT = new FaultTolerance(RunType.Sync, DEFAULT_MAX_RESTARTS, null, DEFAULT_MAX_RESTARTS,
-            DEFAULT_MAX_RESTARTS, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, List.of(), List.of(), FailureAction.Fail, 0, null, null);
+            DEFAULT_MAX_RESTARTS, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, List.of(), List.of(), List.of(), FailureAction.Fail, 0, null, null);
 
     public FaultTolerance {
         runType = runType == null ? RunType.Sync : runType;
         retryExitCodes = List.copyOf(retryExitCodes);
         retryPatterns = List.copyOf(retryPatterns);
+        retryReasons = List.copyOf(retryReasons);
         otherFailures = otherFailures == null ? FailureAction.Fail : otherFailures;
     }
 
-    /** The document form: budgets named by cause, {@code backoff: {base, cap}}, {@code retryOn: {exitCodes, errorPatterns}}. */
+    /** The document form: budgets named by cause, {@code backoff: {base, cap}}, {@code retryOn: {exitCodes, errorPatterns, reasons}}. */
     @JsonCreator
     public static FaultTolerance of(@JsonProperty("runType") RunType runType, @JsonProperty("maxRestarts") Integer maxRestarts,
                                     @JsonProperty("maxPreemptions") Integer maxPreemptions,
@@ -68,11 +72,12 @@ public record FaultTolerance(
                                     @JsonProperty("sameErrorLimit") Integer sameErrorLimit, @JsonProperty("hangTimeout") Duration hangTimeout,
                                     @JsonProperty("exitHangTimeout") Duration exitHangTimeout) {
         Backoff waits = backoff == null ? new Backoff(null, null) : backoff;
-        RetryOn retry = retryOn == null ? new RetryOn(null, null) : retryOn;
+        RetryOn retry = retryOn == null ? new RetryOn(null, null, null) : retryOn;
         return new FaultTolerance(runType, orDefault(maxRestarts), maxPreemptions, orDefault(maxNodeLostRestarts), orDefault(maxHangRestarts),
                 waits.base() == null ? DEFAULT_BACKOFF_BASE : waits.base(), waits.cap() == null ? DEFAULT_BACKOFF_CAP : waits.cap(),
                 retry.exitCodes() == null ? List.of() : retry.exitCodes(), retry.errorPatterns() == null ? List.of() : retry.errorPatterns(),
-                otherFailures, sameErrorLimit == null ? 0 : sameErrorLimit, hangTimeout, exitHangTimeout);
+                retry.reasons() == null ? List.of() : retry.reasons(), otherFailures, sameErrorLimit == null ? 0 : sameErrorLimit, hangTimeout,
+                exitHangTimeout);
     }
 
     /** {@code backoff} as written. */
@@ -84,7 +89,12 @@ public record FaultTolerance(
     /** {@code retryOn} as written ({@code null}: nothing is retried by rule). */
     @JsonProperty("retryOn")
     RetryOn writtenRetryOn() {
-        return retryExitCodes.isEmpty() && retryPatterns.isEmpty() ? null : new RetryOn(retryExitCodes, retryPatterns);
+        return hasRetryRules() ? new RetryOn(retryExitCodes, retryPatterns, retryReasons) : null;
+    }
+
+    /** Whether any {@code retryOn} rule is set: else only {@code otherFailures: Retry} retries a failure. */
+    public boolean hasRetryRules() {
+        return !retryExitCodes.isEmpty() || !retryPatterns.isEmpty() || !retryReasons.isEmpty();
     }
 
     /** For writing: the default policy is left out. */
@@ -110,7 +120,8 @@ public record FaultTolerance(
 
     /** {@code retryOn} in a document. */
     public record RetryOn(@JsonInclude(JsonInclude.Include.NON_EMPTY) List<ExitCodeRange> exitCodes,
-                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> errorPatterns) {
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> errorPatterns,
+                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<EndCause> reasons) {
     }
 
     /** How a restart is done. */

@@ -1,5 +1,6 @@
 package io.slipstream.api.wire;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceState;
 import java.time.Instant;
 import java.util.List;
@@ -7,7 +8,8 @@ import java.util.List;
 /**
  * One instance of a run as the API shows it. {@code rank} is global across node groups; {@code ip} and {@code ports}
  * are where the run's other instances reach it; {@code readyAt} is when its startup probe passed; {@code restarts} how
- * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}).
+ * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}); {@code endCause} why
+ * it ended where the executor knows more than the exit code ({@code OOMKilled}), else {@code null}.
  */
 public record InstanceView(
         String nodeGroup,
@@ -19,6 +21,7 @@ public record InstanceView(
         InstanceState state,
         Integer exitCode,
         String reason,
+        EndCause endCause,
         Instant startedAt,
         Instant readyAt,
         Instant finishedAt,

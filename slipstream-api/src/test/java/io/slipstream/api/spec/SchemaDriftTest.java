@@ -8,7 +8,9 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.Executable;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
+import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -23,7 +25,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * The schemas (schema/*.json) and the records they bind to say the same: each object of a schema ({@code $defs}, named
  * after its record) has exactly the fields its record's {@code @JsonCreator} reads, every component of the record is
- * read (under its own name, or under the document's name listed here), and every enum lists the Java constants in order.
+ * read (under its own name, or under the document's name listed here), and every enum (also of a list's items) lists the
+ * Java constants in order.
  */
 class SchemaDriftTest {
     /** Components that the document names differently (record component to document field). */
@@ -35,6 +38,7 @@ class SchemaDriftTest {
             "FaultTolerance.backoffCap", "backoff",
             "FaultTolerance.retryExitCodes", "retryOn",
             "FaultTolerance.retryPatterns", "retryOn",
+            "FaultTolerance.retryReasons", "retryOn",
             "Resources.milliCpu", "cpu",
             "Resources.memoryBytes", "memory");
 
@@ -47,7 +51,7 @@ class SchemaDriftTest {
         for (var def : schema.path("$defs").properties()) {
             Class<?> type = recordOf(def.getKey());
             Set<String> documented = new TreeSet<>(def.getValue().path("properties").propertyNames());
-            Map<String, Class<?>> read = fieldsRead(type);
+            Map<String, Type> read = fieldsRead(type);
             assertThat(documented).as("%s: the fields of $defs/%s are those its record reads", kind, def.getKey()).isEqualTo(read.keySet());
             if (type.isRecord() && type != ShapeSpec.class) {
                 for (RecordComponent component : type.getRecordComponents()) {
@@ -57,11 +61,13 @@ class SchemaDriftTest {
                 }
             }
             for (var property : def.getValue().path("properties").properties()) {
-                Class<?> javaType = read.get(property.getKey());
-                if (javaType != null && javaType.isEnum()) {
+                Type declared = read.get(property.getKey());
+                boolean list = declared instanceof ParameterizedType p && p.getRawType() == List.class;
+                Type element = list ? ((ParameterizedType) declared).getActualTypeArguments()[0] : declared;
+                if (element instanceof Class<?> javaType && javaType.isEnum()) {
                     List<String> constants = Arrays.stream(javaType.getEnumConstants()).map(c -> ((Enum<?>) c).name()).toList();
                     List<String> values = new ArrayList<>();
-                    property.getValue().path("enum").forEach(v -> values.add(v.asString()));
+                    (list ? property.getValue().path("items") : property.getValue()).path("enum").forEach(v -> values.add(v.asString()));
                     assertThat(values).as("%s.%s lists the constants of %s", def.getKey(), property.getKey(), javaType.getSimpleName())
                             .isEqualTo(constants);
                 }
@@ -81,8 +87,8 @@ class SchemaDriftTest {
     }
 
     /** The document fields that binding reads into {@code type}, with their Java types. */
-    private static Map<String, Class<?>> fieldsRead(Class<?> type) {
-        Map<String, Class<?>> fields = new LinkedHashMap<>();
+    private static Map<String, Type> fieldsRead(Class<?> type) {
+        Map<String, Type> fields = new LinkedHashMap<>();
         if (type == Resources.class || type == ShapeSpec.class) { // SpecBinding.ResourcesDeserializer; a shape is its resources
             SpecBinding.ResourcesDeserializer.FIELDS.forEach(field -> fields.put(field, Object.class));
             return fields;
@@ -91,12 +97,12 @@ class SchemaDriftTest {
         for (Parameter parameter : creator.getParameters()) {
             JsonProperty property = parameter.getAnnotation(JsonProperty.class);
             String name = property != null ? property.value() : parameter.getName();
-            fields.put(name, parameter.getType());
+            fields.put(name, parameter.getParameterizedType());
         }
         if (creator instanceof Constructor<?> && type.isRecord()) { // the canonical constructor: named by the components
             fields.clear();
             for (RecordComponent component : type.getRecordComponents()) {
-                fields.put(component.getName(), component.getType());
+                fields.put(component.getName(), component.getGenericType());
             }
         }
         return fields;

@@ -113,6 +113,18 @@ class SpecReaderTest {
     }
 
     @Test
+    void retryOnReasonsAreEndCausesAndAnUnknownOneIsAProblemOfItsItem() {
+        String oom = JOB.replace("  priority: 5", String.join("\n", "  priority: 5", "  faultTolerance:", "    retryOn: {reasons: [OOMKilled]}"));
+        FaultTolerance policy = ((JobSpec) read(oom).get(0).spec()).faultTolerance();
+        assertThat(policy.retryReasons()).containsExactly(io.slipstream.api.run.EndCause.OOMKilled);
+        assertThat(policy.hasRetryRules()).isTrue();
+
+        assertThat(problemsOf(oom.replace("[OOMKilled]", "[OOMKilled, OutOfMemory, 137]")))
+                .containsExactly(new Problem("spec.faultTolerance.retryOn.reasons[1]", "'OutOfMemory' is not one of OOMKilled"),
+                        new Problem("spec.faultTolerance.retryOn.reasons[2]", "must be a string, not a number (quote it: \"137\")"));
+    }
+
+    @Test
     void asyncRunTypeIsReadAndWrittenBack() {
         String async = JOB.replace("  priority: 5", String.join("\n", "  priority: 5", "  faultTolerance:", "    runType: Async",
                 "    retryOn: {exitCodes: [137]}"));
@@ -157,7 +169,8 @@ class SpecReaderTest {
                     maxNodeLostRestarts: 2
                     maxHangRestarts: 1
                     backoff: {base: 5s, cap: 2m}
-                    retryOn: {exitCodes: [137, "200-255"], errorPatterns: ["NCCL error", "CUDA error: an illegal memory access"]}
+                    retryOn: {exitCodes: [137, "200-255"], errorPatterns: ["NCCL error", "CUDA error: an illegal memory access"],
+                              reasons: [OOMKilled]}
                     otherFailures: Fail
                     sameErrorLimit: 3
                     hangTimeout: 30m

@@ -68,7 +68,7 @@ class TypeConfusionTest {
                 maxNodeLostRestarts: 2
                 maxHangRestarts: 2
                 backoff: {base: 10s, cap: 5m}
-                retryOn: {exitCodes: [137, "128-255"], errorPatterns: ["NCCL error"]}
+                retryOn: {exitCodes: [137, "128-255"], errorPatterns: ["NCCL error"], reasons: [OOMKilled]}
                 otherFailures: Fail
                 sameErrorLimit: 3
                 hangTimeout: 30m

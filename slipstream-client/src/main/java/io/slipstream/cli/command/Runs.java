@@ -168,12 +168,18 @@ final class Runs {
                 rows.add(List.of("  " + instance.nodeGroup() + "-" + instance.groupRank(), Integer.toString(instance.rank()),
                         Integer.toString(instance.attempt()), instance.node(),
                         instance.gpus().isEmpty() ? "" : instance.gpus().toString().replace(" ", ""), instance.state().name(),
-                        instance.exitCode() == null ? "" : instance.exitCode().toString(), Integer.toString(instance.restarts()),
+                        exit(instance), Integer.toString(instance.restarts()),
                         instance.reason() == null ? "" : instance.reason()));
             }
             Output.table(out, List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "RESTARTS", "REASON"), rows);
         }
         out.flush();
+    }
+
+    /** {@code 137 (OOMKilled)}: the exit code, with its end cause where the executor knew one; empty before an exit. */
+    static String exit(InstanceView instance) {
+        String code = instance.exitCode() == null ? "" : instance.exitCode().toString();
+        return instance.endCause() == null ? code : (code + " (" + instance.endCause() + ")").strip();
     }
 
     static boolean succeeded(RunView run) {

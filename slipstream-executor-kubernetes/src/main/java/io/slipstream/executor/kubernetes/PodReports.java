@@ -80,7 +80,7 @@ final class PodReports implements PodWatch.Events {
             return; // confirmed once the pod is gone
         }
         String reason = ended.reason() != null ? ended.reason() : probeFailed ? "StartupProbeFailed: its startup probe never passed" : null;
-        instances.finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, reason, clock.instant()));
+        instances.finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, ended.cause(), reason, clock.instant()));
     }
 
     private void gone(TrackedInstance instance, Pod pod) {
@@ -88,9 +88,11 @@ final class PodReports implements PodWatch.Events {
         PodStatus.Ended ended = status instanceof PodStatus.Ended e ? e : instance.lastEnded;
         logs.copyLastLines(instance);
         if (instance.terminatingGrace != null) {
-            instances.finish(instance, new InstanceReport.Exited(instance.id, ended == null ? 137 : ended.exitCode(), true, clock.instant()));
+            instances.finish(instance, new InstanceReport.Exited(instance.id, ended == null ? 137 : ended.exitCode(), true,
+                    ended == null ? null : ended.cause(), null, clock.instant()));
         } else if (ended != null) {
-            instances.finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, ended.reason(), clock.instant()));
+            instances.finish(instance, new InstanceReport.Exited(instance.id, ended.exitCode(), false, ended.cause(), ended.reason(),
+                    clock.instant()));
         } else {
             instances.finish(instance, new InstanceReport.Lost(instance.id, "its pod " + instance.pod + " was deleted outside Slipstream",
                     clock.instant()));

@@ -2,6 +2,7 @@ package io.slipstream.executor.kubernetes;
 
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.slipstream.api.run.EndCause;
 import java.util.Set;
 
 /**
@@ -18,10 +19,11 @@ sealed interface PodStatus {
     }
 
     /**
-     * The main container ended with {@code exitCode}; {@code reason} is set where Kubernetes says more than the code
-     * (OOMKilled, a failed startup probe), else {@code null}.
+     * The main container ended with {@code exitCode}; {@code cause} is its typed end cause where Kubernetes gives one
+     * ({@code OOMKilled}), {@code reason} its text where Kubernetes says more than the code (a container that could not
+     * run), else {@code null}.
      */
-    record Ended(int exitCode, String reason, boolean neverStarted) implements PodStatus {
+    record Ended(int exitCode, EndCause cause, String reason, boolean neverStarted) implements PodStatus {
     }
 
     /** The instance cannot start and never will (an image that cannot be pulled, a bad container config). */
@@ -60,10 +62,11 @@ sealed interface PodStatus {
                 int code = terminated.getExitCode() == null ? 137 : terminated.getExitCode();
                 String reason = terminated.getReason();
                 boolean neverStarted = Boolean.FALSE.equals(main.getStarted());
-                String explained = "OOMKilled".equals(reason) ? "OOMKilled: the container used more memory than its limit"
-                        : "ContainerCannotRun".equals(reason) || "StartError".equals(reason) ? reason + ": " + message(terminated.getMessage())
+                // The kubelet's OOMKilled is the cause restart rules match, worded by the control plane as on any executor.
+                EndCause cause = "OOMKilled".equals(reason) ? EndCause.OOMKilled : null;
+                String explained = "ContainerCannotRun".equals(reason) || "StartError".equals(reason) ? reason + ": " + message(terminated.getMessage())
                         : null;
-                return new Ended(code, explained, neverStarted);
+                return new Ended(code, cause, explained, neverStarted);
             }
             if (state.getWaiting() != null) {
                 String reason = state.getWaiting().getReason();

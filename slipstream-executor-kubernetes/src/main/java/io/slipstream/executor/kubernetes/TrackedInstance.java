@@ -40,12 +40,12 @@ final class TrackedInstance {
 
     /**
      * Records that its container ended, and whether that was the kubelet giving up on the startup probe (the first
-     * time only): killed (SIGTERM or SIGKILL) before its probe passed, and not by us. A container may also end on its
-     * own before its first probe; that is a plain exit.
+     * time only): killed (SIGTERM or SIGKILL) before its probe passed, and not by us nor by the kernel for its memory
+     * (an OOM kill has its cause). A container may also end on its own before its first probe; that is a plain exit.
      */
     synchronized boolean endedOnFailedProbe(PodStatus.Ended ended) {
         lastEnded = ended;
-        boolean killed = ended.exitCode() == 137 || ended.exitCode() == 143;
+        boolean killed = (ended.exitCode() == 137 || ended.exitCode() == 143) && ended.cause() == null;
         boolean failed = probe && ended.neverStarted() && killed && !probeFailed && terminatingGrace == null;
         probeFailed |= failed;
         return failed;

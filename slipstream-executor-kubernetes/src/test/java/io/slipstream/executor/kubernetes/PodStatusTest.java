@@ -6,6 +6,9 @@ import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.slipstream.api.run.EndCause;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -21,24 +24,37 @@ class PodStatusTest {
     }
 
     @Test
-    void anOutOfMemoryKillSaysSo() {
+    void anOutOfMemoryKillIsTheTypedCauseThatRestartRulesMatch() {
         var status = PodStatus.of(pod("Failed", List.of(), main().withStarted(true).withNewState().withNewTerminated().withExitCode(137)
                 .withReason("OOMKilled").endTerminated().endState().build()));
-        assertThat(status).isEqualTo(new PodStatus.Ended(137, "OOMKilled: the container used more memory than its limit", false));
+        assertThat(status).as("worded by the control plane, as on the local executor")
+                .isEqualTo(new PodStatus.Ended(137, EndCause.OOMKilled, null, false));
+    }
+
+    @Test
+    void anOutOfMemoryKillBeforeTheStartupProbePassedIsNoProbeFailure() {
+        var status = (PodStatus.Ended) PodStatus.of(pod("Failed", List.of(), main().withStarted(false).withNewState().withNewTerminated()
+                .withExitCode(137).withReason("OOMKilled").endTerminated().endState().build()));
+        TrackedInstance instance = new TrackedInstance(new InstanceId(new RunId("r-1"), 1, 0), "jobs", "ss-r-1-1-0");
+        instance.probe = true;
+        assertThat(instance.endedOnFailedProbe(status)).isFalse();
+        var killed = (PodStatus.Ended) PodStatus.of(pod("Failed", List.of(), main().withStarted(false).withNewState().withNewTerminated()
+                .withExitCode(137).withReason("Error").endTerminated().endState().build()));
+        assertThat(instance.endedOnFailedProbe(killed)).as("the kubelet's kill on a failing probe").isTrue();
     }
 
     @Test
     void aPlainExitIsItsCode() {
         var status = PodStatus.of(pod("Failed", List.of(), main().withStarted(true).withNewState().withNewTerminated().withExitCode(3)
                 .withReason("Error").endTerminated().endState().build()));
-        assertThat(status).isEqualTo(new PodStatus.Ended(3, null, false));
+        assertThat(status).isEqualTo(new PodStatus.Ended(3, null, null, false));
     }
 
     @Test
     void aContainerKilledBeforeItsStartupProbePassedNeverStarted() {
         var status = PodStatus.of(pod("Failed", List.of(), main().withStarted(false).withNewState().withNewTerminated().withExitCode(143)
                 .endTerminated().endState().build()));
-        assertThat(status).isEqualTo(new PodStatus.Ended(143, null, true));
+        assertThat(status).isEqualTo(new PodStatus.Ended(143, null, null, true));
     }
 
     @Test

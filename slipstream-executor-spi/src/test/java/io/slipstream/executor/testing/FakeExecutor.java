@@ -1,5 +1,6 @@
 package io.slipstream.executor.testing;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
@@ -138,6 +139,7 @@ public final class FakeExecutor implements Executor {
         final Map<String, String> handle;
         Integer exitCode;
         boolean terminated;
+        EndCause cause;
 
         Instance(LaunchSpec spec) {
             this.spec = spec;
@@ -192,13 +194,18 @@ public final class FakeExecutor implements Executor {
 
     /** The instance's process "exits" with this code (reported now, on the caller's thread). */
     public void exit(InstanceId id, int code) {
-        end(id, code, false);
-        listener.accept(new InstanceReport.Exited(id, code, false, clock.instant()));
+        exit(id, code, null);
+    }
+
+    /** The instance's process ends with this code for {@code cause} (e.g. an OOM kill: 137, {@code OOMKilled}). */
+    public void exit(InstanceId id, int code, EndCause cause) {
+        end(id, code, false, cause);
+        listener.accept(new InstanceReport.Exited(id, code, false, cause, null, clock.instant()));
     }
 
     /** Confirms that a terminated instance is gone (reported now, on the caller's thread). */
     public void confirmTerminated(InstanceId id, int code) {
-        end(id, code, true);
+        end(id, code, true, null);
         listener.accept(new InstanceReport.Exited(id, code, true, clock.instant()));
     }
 
@@ -253,12 +260,13 @@ public final class FakeExecutor implements Executor {
         }
     }
 
-    private void end(InstanceId id, int code, boolean byTerminate) {
+    private void end(InstanceId id, int code, boolean byTerminate, EndCause cause) {
         synchronized (cluster) {
             Instance instance = cluster.instances.get(id);
             if (instance != null && instance.exitCode == null) {
                 instance.exitCode = code;
                 instance.terminated = byTerminate;
+                instance.cause = cause;
             }
         }
     }
@@ -403,7 +411,7 @@ public final class FakeExecutor implements Executor {
             if (instance.exitCode == null) {
                 return new InstanceReport.Running(id, instance.handle, clock.instant());
             }
-            return new InstanceReport.Exited(id, instance.exitCode, instance.terminated, clock.instant());
+            return new InstanceReport.Exited(id, instance.exitCode, instance.terminated, instance.cause, null, clock.instant());
         }
     }
 
@@ -425,7 +433,7 @@ public final class FakeExecutor implements Executor {
                 return;
             }
             // It stops on the notice; with no grace period it is killed without one.
-            end(id, gracePeriod.isZero() ? 137 : 143, true);
+            end(id, gracePeriod.isZero() ? 137 : 143, true, null);
             later(now(id, handle));
         }
     }
@@ -454,7 +462,7 @@ public final class FakeExecutor implements Executor {
             });
         }
         for (var kill : due) {
-            end(kill.getKey(), 137, true);
+            end(kill.getKey(), 137, true, null);
             later(now(kill.getKey(), kill.getValue()));
         }
     }

@@ -1,5 +1,6 @@
 package io.slipstream.model.lifecycle;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FaultTolerance;
 import io.slipstream.model.FaultState;
@@ -31,18 +32,31 @@ public final class RestartRules {
     }
 
     /**
-     * An instance failed: {@code exitCode} ({@code null}: it has none, e.g. it could not be launched), {@code detail}
-     * what the platform recorded, {@code launchFailure} why it could not be launched ({@code null}: it was),
-     * {@code logLines} the last lines of its output.
+     * An instance failed: {@code exitCode} ({@code null}: it has none, e.g. it could not be launched), {@code cause} why
+     * it ended where its executor knew ({@code OOMKilled}; {@code null}: it did not), {@code detail} what the platform
+     * recorded, {@code launchFailure} why it could not be launched ({@code null}: it was), {@code logLines} the last
+     * lines of its output.
      */
-    public record InstanceFailed(String instance, Integer exitCode, String detail, LaunchFailure launchFailure, List<String> logLines)
-            implements Fault {
+    public record InstanceFailed(String instance, Integer exitCode, EndCause cause, String detail, LaunchFailure launchFailure,
+                                 List<String> logLines) implements Fault {
         public InstanceFailed {
             logLines = List.copyOf(logLines);
         }
 
+        public InstanceFailed(String instance, Integer exitCode, String detail, LaunchFailure launchFailure, List<String> logLines) {
+            this(instance, exitCode, null, detail, launchFailure, logLines);
+        }
+
         public InstanceFailed(String instance, Integer exitCode, String detail, List<String> logLines) {
-            this(instance, exitCode, detail, null, logLines);
+            this(instance, exitCode, null, detail, null, logLines);
+        }
+
+        /**
+         * What makes two failures the same error ({@code sameErrorLimit}): the exit code and its cause (an OOM kill is not
+         * any other SIGKILL), or the detail where there is no code.
+         */
+        String signature() {
+            return exitCode == null ? detail : "exit code " + exitCode + (cause == null ? "" : " (" + cause + ")");
         }
     }
 
@@ -120,10 +134,10 @@ public final class RestartRules {
         }
         String rule = matchingRule(policy, failed);
         if (rule == null && policy.otherFailures() == FaultTolerance.FailureAction.Fail) {
-            String hint = policy.retryExitCodes().isEmpty() && policy.retryPatterns().isEmpty() ? "" : "; no retry rule matches";
+            String hint = policy.hasRetryRules() ? "; no retry rule matches" : "";
             return fail("InstanceFailed: " + what + hint, faults);
         }
-        String signature = (failed.exitCode() == null ? failed.detail() : "exit code " + failed.exitCode()) + (rule == null ? "" : ", " + rule);
+        String signature = failed.signature() + (rule == null ? "" : ", " + rule);
         FaultState counted = faults.failedWith(signature);
         if (policy.sameErrorLimit() > 0 && counted.sameErrorCount() >= policy.sameErrorLimit()) {
             return fail("SameErrorRepeated: " + signature + " happened " + counted.sameErrorCount() + " times in a row; last: " + what, counted);
@@ -137,8 +151,14 @@ public final class RestartRules {
                 "InstanceFailed: " + what + (rule == null ? "" : " (" + rule + ")") + "; restarting" + after(backoff), counted);
     }
 
-    /** The first rule that makes this failure retryable, described, or {@code null}. */
+    /**
+     * The first rule that makes this failure retryable, described, or {@code null}: its cause first (the most specific
+     * fact), then its exit code, then its log.
+     */
     static String matchingRule(FaultTolerance policy, InstanceFailed failed) {
+        if (failed.cause() != null && policy.retryReasons().contains(failed.cause())) {
+            return "retryOn.reasons " + failed.cause();
+        }
         for (FaultTolerance.ExitCodeRange range : policy.retryExitCodes()) {
             if (failed.exitCode() != null && range.contains(failed.exitCode())) {
                 return "retryOn.exitCodes " + range;

@@ -247,8 +247,7 @@ public final class RunLifecycle {
         }
         Instant notBefore = restart.backoff().isZero() ? null : now.plus(restart.backoff());
         RunRecord counted = run.withFaults(verdict.faults().restartedInstance(notBefore));
-        String after = fault.exitCode() == null ? fault.detail() : "exit code " + fault.exitCode();
-        String message = failed.displayName() + " (rank " + failed.id().rank() + ") restarted after " + after + " (restart "
+        String message = failed.displayName() + " (rank " + failed.id().rank() + ") restarted after " + fault.signature() + " (restart "
                 + counted.faults().failures() + " of " + policy.maxRestarts() + ")"
                 + (restart.backoff().isZero() ? "" : "; starts in " + Durations.format(restart.backoff()));
         return new Step.RestartInstance(counted, failed.restartedInPlace(), message);
@@ -273,8 +272,7 @@ public final class RunLifecycle {
      */
     private static boolean settling(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> failed, Instant now) {
         FaultTolerance policy = run.spec().faultTolerance();
-        boolean mayRetry = !policy.retryExitCodes().isEmpty() || !policy.retryPatterns().isEmpty()
-                || policy.otherFailures() == FaultTolerance.FailureAction.Retry;
+        boolean mayRetry = policy.hasRetryRules() || policy.otherFailures() == FaultTolerance.FailureAction.Retry;
         Instant first = failed.stream().map(InstanceRecord::finishedAt).filter(Objects::nonNull).min(Comparator.naturalOrder()).orElse(null);
         return mayRetry && first != null && now.isBefore(first.plus(SETTLE)) && instances.stream().anyMatch(i -> !i.state().isFinal());
     }
@@ -294,7 +292,8 @@ public final class RunLifecycle {
         if (instance.state() == InstanceState.NODE_LOST || instance.state() == InstanceState.LOST) {
             return new RestartRules.NodeLost(instance.displayName(), instance.reason());
         }
-        return new RestartRules.InstanceFailed(instance.displayName(), instance.exitCode(), instance.reason(), instance.launchFailure(), logLines);
+        return new RestartRules.InstanceFailed(instance.displayName(), instance.exitCode(), instance.endCause(), instance.reason(),
+                instance.launchFailure(), logLines);
     }
 
     /** Whether every node group has as many succeeded instances as it needs (all, unless minSuccessReplicas says fewer). */

@@ -149,7 +149,8 @@ class AsyncRestartTest {
 
     private static JobSpec psJob(FaultTolerance.RunType type, int maxRestarts) {
         FaultTolerance policy = new FaultTolerance(type, maxRestarts, null, 3, 3, Duration.ofSeconds(10), Duration.ofMinutes(1),
-                List.of(new FaultTolerance.ExitCodeRange(137, 137)), List.of(), FaultTolerance.FailureAction.Fail, 0, null, null);
+                List.of(new FaultTolerance.ExitCodeRange(137, 137)), List.of(), List.of(), FaultTolerance.FailureAction.Fail, 0, null,
+                null);
         return aJob("job").group("ps").replicas(1).andGroup("worker").replicas(3).faultTolerance(policy).spec();
     }
 

@@ -312,7 +312,7 @@ class RunLifecycleInvariantsTest {
         // Drawn apart, so that the Sync lives stay the ones they always were.
         FaultTolerance.RunType type = new Random(random.nextLong()).nextInt(3) == 0 ? FaultTolerance.RunType.Async : FaultTolerance.RunType.Sync;
         return job.faultTolerance(new FaultTolerance(type, random.nextInt(4), random.nextBoolean() ? random.nextInt(3) : null,
-                random.nextInt(3), random.nextInt(3), Duration.ofSeconds(10), Duration.ofMinutes(1), codes, List.of(),
+                random.nextInt(3), random.nextInt(3), Duration.ofSeconds(10), Duration.ofMinutes(1), codes, List.of(), List.of(),
                 random.nextBoolean() ? FaultTolerance.FailureAction.Retry : FaultTolerance.FailureAction.Fail, random.nextInt(3),
                 random.nextBoolean() ? Duration.ofMinutes(20) : null, null)).spec();
     }

@@ -218,8 +218,8 @@ class RunLifecycleTest {
     @Test
     void whatANextDecisionWantsToSeeIsAskedForOnlyWhenItMatters() {
         RunRecord run = started(aJob("job").replicas(2).faultTolerance(new FaultTolerance(FaultTolerance.RunType.Sync, 3, null, 3, 3,
-                Duration.ofSeconds(10), Duration.ofMinutes(1), List.of(), List.of("CUDA error"), FaultTolerance.FailureAction.Fail, 0, null, null))
-                .spec());
+                Duration.ofSeconds(10), Duration.ofMinutes(1), List.of(), List.of("CUDA error"), List.of(), FaultTolerance.FailureAction.Fail, 0,
+                null, null)).spec());
         assertThat(RunLifecycle.wants(run, instances(run, live(), live())).activities()).isTrue();
         RunLifecycle.Wants failed = RunLifecycle.wants(run, instances(run, exited(1, 30), exitedAt(139, 30_100)));
         assertThat(failed.logsOf().id().rank()).as("the root cause's log, for the retry patterns").isEqualTo(1);
@@ -234,7 +234,7 @@ class RunLifecycleTest {
     private static FaultTolerance policy(List<FaultTolerance.ExitCodeRange> codes, FaultTolerance.FailureAction other, Integer maxPreemptions,
                                          Duration hangTimeout) {
         return new FaultTolerance(FaultTolerance.RunType.Sync, 3, maxPreemptions, 3, 3, Duration.ofSeconds(10), Duration.ofMinutes(1), codes,
-                List.of(), other, 0, hangTimeout, null);
+                List.of(), List.of(), other, 0, hangTimeout, null);
     }
 
     private static Observation at(long seconds) {

@@ -121,7 +121,8 @@ final class Views {
     static InstanceView instance(InstanceRecord instance, boolean showNode, java.util.Set<String> hidden) {
         return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(),
                 showNode ? instance.node() : HIDDEN,
-                instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.startedAt(), instance.readyAt(), instance.finishedAt(),
+                instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.endCause(), instance.startedAt(),
+                instance.readyAt(), instance.finishedAt(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ip(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ports(), instance.restarts());
     }

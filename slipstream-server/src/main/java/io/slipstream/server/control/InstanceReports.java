@@ -1,5 +1,6 @@
 package io.slipstream.server.control;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.model.EventType;
@@ -70,14 +71,19 @@ final class InstanceReports {
         if (downReason != null && (exited.terminated() || code != 0)) {
             return instance.finished(InstanceState.NODE_LOST, code, RunLifecycle.nodeLost(instance.node(), downReason), now);
         }
+        EndCause cause = exited.cause();
+        String stopped = " (exit code " + code + (cause == null ? "" : ", " + cause) + ")"; // an OOM kill in the grace period says so
         if (exited.terminated() && preempted) {
-            return instance.finished(InstanceState.RESOURCE_PREEMPTED, code, "Preempted (exit code " + code + ")", now);
+            return instance.finished(InstanceState.RESOURCE_PREEMPTED, code, cause, "Preempted" + stopped, now);
         }
         if (exited.terminated()) {
-            return instance.finished(InstanceState.KILLED, code, "Terminated (exit code " + code + ")", now);
+            return instance.finished(InstanceState.KILLED, code, cause, "Terminated" + stopped, now);
         }
         if (code == 0) {
             return instance.finished(InstanceState.SUCCEEDED, 0, "Completed", now);
+        }
+        if (cause != null) { // the typed cause leads, in the executor's words where it had some
+            return instance.finished(InstanceState.FAILED, code, cause, cause.explain(exited.reason()) + " (exit code " + code + ")", now);
         }
         if (exited.reason() != null) {
             return instance.finished(InstanceState.FAILED, code, exited.reason() + " (exit code " + code + ")", now);

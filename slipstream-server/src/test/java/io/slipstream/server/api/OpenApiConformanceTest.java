@@ -203,6 +203,19 @@ class OpenApiConformanceTest {
         assertThat(exercised).as("every route was exercised").containsAll(documented);
     }
 
+    /** What the session cannot produce with real processes (an OOM kill's cause): the view itself, every field set. */
+    @Test
+    void anInstanceEndedByAnOomKillMatchesTheDocument() {
+        var instance = new io.slipstream.model.InstanceRecord(new io.slipstream.api.run.InstanceId(new io.slipstream.api.run.RunId("r-1"), 1, 0),
+                "main", 0, "node-1", List.of(0), io.slipstream.api.run.InstanceState.FAILED, 137,
+                "OOMKilled: used more memory than its limit (exit code 137)", Map.of(), java.time.Instant.EPOCH, java.time.Instant.EPOCH,
+                new io.slipstream.api.run.Endpoint("h", "h.f", "10.0.0.1", List.of(40000)), java.time.Instant.EPOCH, null, null, null,
+                io.slipstream.api.run.EndCause.OOMKilled, 0, 1);
+        JsonNode view = Json.mapper().valueToTree(Views.instance(instance, true, Set.of()));
+        assertThat(view.get("endCause").asString()).isEqualTo("OOMKilled");
+        validate(openApi.get("components").get("schemas").get("Instance"), view, "Instance");
+    }
+
     /** Calls a route, then checks the status is documented for it and the body matches the documented schema. */
     private static JsonNode check(String method, String template, Map<String, String> params, String token, String body) {
         String path = template;

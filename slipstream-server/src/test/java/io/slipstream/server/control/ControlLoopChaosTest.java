@@ -172,7 +172,7 @@ class ControlLoopChaosTest {
                 .gpus(gpus).cpu(gpus * 4).memoryGi(gpus * 32L).preemptionGrace(Duration.ofSeconds(random.nextInt(20)))
                 .faultTolerance(FaultTolerance.of(FaultTolerance.RunType.Sync, 2, null, null, null,
                         new FaultTolerance.Backoff(Duration.ofSeconds(1), Duration.ofSeconds(4)),
-                        new FaultTolerance.RetryOn(List.of(new FaultTolerance.ExitCodeRange(1, 1)), null), null, null, null, null))
+                        new FaultTolerance.RetryOn(List.of(new FaultTolerance.ExitCodeRange(1, 1)), null, null), null, null, null, null))
                 .spec();
         // Ids in submission order: the scheduler breaks ties by id, and a seed must decide the same way every time.
         RunRecord run = aRun("job").id(new RunId(String.format("job-%05d", step))).workspace(team).spec(spec).createdAt(clock.instant()).build();

@@ -76,7 +76,7 @@ class ControlLoopRegressionTest {
     private static FaultTolerance maxPreemptions(int max) {
         FaultTolerance d = FaultTolerance.DEFAULT;
         return new FaultTolerance(d.runType(), d.maxRestarts(), max, d.maxNodeLost(), d.maxHangs(), d.backoffBase(), d.backoffCap(),
-                d.retryExitCodes(), d.retryPatterns(), d.otherFailures(), d.sameErrorLimit(), d.hangTimeout(), d.exitHangTimeout());
+                d.retryExitCodes(), d.retryPatterns(), d.retryReasons(), d.otherFailures(), d.sameErrorLimit(), d.hangTimeout(), d.exitHangTimeout());
     }
 
     /**

@@ -3,6 +3,7 @@ package io.slipstream.server.control;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RunId;
@@ -53,7 +54,13 @@ class FaultToleranceTest {
     private static FaultTolerance policy(int maxRestarts, List<FaultTolerance.ExitCodeRange> codes, List<String> patterns, int sameErrorLimit,
                                          Duration hangTimeout, Duration exitHangTimeout) {
         return new FaultTolerance(FaultTolerance.RunType.Sync, maxRestarts, null, 1, 1, Duration.ofSeconds(10), Duration.ofSeconds(30), codes,
-                patterns, FaultTolerance.FailureAction.Fail, sameErrorLimit, hangTimeout, exitHangTimeout);
+                patterns, List.of(), FaultTolerance.FailureAction.Fail, sameErrorLimit, hangTimeout, exitHangTimeout);
+    }
+
+    /** {@code retryOn: {reasons: ...}} and nothing else. */
+    private static FaultTolerance retryingOn(List<EndCause> reasons) {
+        return new FaultTolerance(FaultTolerance.RunType.Sync, 3, null, 1, 1, Duration.ofSeconds(10), Duration.ofSeconds(30), List.of(),
+                List.of(), reasons, FaultTolerance.FailureAction.Fail, 0, null, null);
     }
 
     private RunId submit(JobSpec spec) {
@@ -149,6 +156,39 @@ class FaultToleranceTest {
         assertThat(failed.reason()).startsWith("RestartBudgetExhausted: restarted 2 time(s) for failures (faultTolerance.maxRestarts: 2)");
         assertThat(store.runs().events(id, 0, 1000)).extracting(RunEvent::reason)
                 .filteredOn(r -> r != null && r.startsWith("Restarted: ")).hasSize(2);
+    }
+
+    @Test
+    void anOomKillRestartsTheRunWhereRetryOnReasonsNamesItAndFailsItWithTheCauseWhereNot() {
+        String oom = "OOMKilled: used more memory than its limit (exit code 137)";
+        RunId retried = submit(aJob("job").replicas(2).faultTolerance(retryingOn(List.of(EndCause.OOMKilled))).spec());
+        RunId plain = submit(aJob("job").replicas(2).spec());
+        loop.cycle();
+        executor.exit(new InstanceId(retried, 1, 1), 137, EndCause.OOMKilled);
+        executor.exit(new InstanceId(plain, 1, 1), 137, EndCause.OOMKilled);
+        loop.cycle();
+        assertThat(store.runs().instance(new InstanceId(retried, 1, 1)).orElseThrow()).satisfies(i -> {
+            assertThat(i.state()).isEqualTo(InstanceState.FAILED);
+            assertThat(i.endCause()).isEqualTo(EndCause.OOMKilled);
+            assertThat(i.reason()).isEqualTo(oom);
+        });
+        assertThat(store.runs().events(plain, 0, 1000)).filteredOn(e -> e.type() == EventType.InstanceExited).singleElement()
+                .satisfies(e -> assertThat(e.reason()).isEqualTo(oom));
+        clock.advance(Duration.ofSeconds(1));
+        loop.cycle();
+        confirmStopped(retried, 1, 0);
+        confirmStopped(plain, 1, 0);
+
+        RunRecord restarting = run(retried);
+        assertThat(restarting.state()).isEqualTo(RunState.QUEUED);
+        assertThat(restarting.attempt()).isEqualTo(2);
+        assertThat(restarting.faults().lastError()).isEqualTo("exit code 137 (OOMKilled), retryOn.reasons OOMKilled");
+        assertThat(store.runs().events(retried, 0, 1000)).extracting(RunEvent::reason)
+                .anySatisfy(r -> assertThat(r)
+                        .startsWith("Restarted: InstanceFailed: main-1 (" + oom + ") (retryOn.reasons OOMKilled); restarting in 10s"));
+        RunRecord failed = run(plain);
+        assertThat(failed.state()).isEqualTo(RunState.FAILED);
+        assertThat(failed.reason()).isEqualTo("InstanceFailed: main-1 (" + oom + ")");
     }
 
     @Test

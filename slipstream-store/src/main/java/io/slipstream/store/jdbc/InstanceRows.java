@@ -8,6 +8,7 @@ import static io.slipstream.store.jdbc.Columns.time;
 import static io.slipstream.store.jdbc.Columns.truncate;
 
 import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
@@ -44,9 +45,9 @@ final class InstanceRows {
             InstanceRecord next = instance.withVersion(1);
             bind(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
                     + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
-                    + "launch_failure, restarts, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, :gpus, :state, "
-                    + ":exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, :launchFailure, "
-                    + ":restarts, :active, :version)"),
+                    + "launch_failure, end_cause, restarts, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, "
+                    + ":gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, "
+                    + ":launchFailure, :endCause, :restarts, :active, :version)"),
                     next).execute();
             stored.add(next);
         }
@@ -87,7 +88,7 @@ final class InstanceRows {
         int updated = bind(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
                 + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
-                + "launch_failure = :launchFailure, restarts = :restarts, active = :active, version = :version "
+                + "launch_failure = :launchFailure, end_cause = :endCause, restarts = :restarts, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute();
@@ -116,6 +117,7 @@ final class InstanceRows {
                 .bind("endpoint", instance.endpoint() == null ? null : Json.mapper().writeValueAsString(instance.endpoint()))
                 .bind("probeFailure", truncate(instance.probeFailure(), REASON))
                 .bind("launchFailure", instance.launchFailure() == null ? null : instance.launchFailure().name())
+                .bind("endCause", instance.endCause() == null ? null : instance.endCause().name())
                 .bind("restarts", instance.restarts())
                 .bind("active", !instance.state().isFinal())
                 .bind("version", instance.version());
@@ -128,6 +130,21 @@ final class InstanceRows {
         time(statement, "ready", instance.readyAt());
         time(statement, "stopRequested", instance.stopRequestedAt());
         return time(statement, "finished", instance.finishedAt());
+    }
+
+    /**
+     * A stored end cause; one this build does not know (written by a newer one that added it) reads as none, as the
+     * instance's reason still says it in words.
+     */
+    private static EndCause endCause(String name) {
+        if (name == null) {
+            return null;
+        }
+        try {
+            return EndCause.valueOf(name);
+        } catch (IllegalArgumentException unknown) {
+            return null;
+        }
     }
 
     private static InstanceRecord instance(ResultSet rs, StatementContext ctx) throws SQLException {
@@ -143,7 +160,7 @@ final class InstanceRows {
                 instant(rs, "started_at"), instant(rs, "finished_at"),
                 rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
                 instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
-                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")), rs.getInt("restarts"),
-                rs.getLong("version"));
+                rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")),
+                endCause(rs.getString("end_cause")), rs.getInt("restarts"), rs.getLong("version"));
     }
 }

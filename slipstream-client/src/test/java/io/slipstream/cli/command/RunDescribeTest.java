@@ -1,0 +1,34 @@
+package io.slipstream.cli.command;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.wire.RunView;
+import io.slipstream.cli.ApiClient;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+
+/** What {@code slipstream get run ID} prints of a run's instances. */
+class RunDescribeTest {
+    @Test
+    void anInstanceEndedByAnOomKillShowsTheCauseBesideItsExitCodeAndItsReason() {
+        RunView run = ApiClient.read(Json.mapper().readTree("""
+                {"id": "train-1", "job": "train", "workspace": "w", "jobVersion": 1, "state": "FAILED",
+                 "reason": "InstanceFailed: main-1 (OOMKilled: used more memory than its limit (exit code 137))", "attempt": 1,
+                 "priority": 0, "createdAt": "2026-12-01T10:00:00Z", "instances": [
+                  {"nodeGroup": "main", "rank": 0, "groupRank": 0, "attempt": 1, "node": "node-1", "gpus": [], "state": "KILLED",
+                   "exitCode": 143, "reason": "Terminated (exit code 143)", "restarts": 0},
+                  {"nodeGroup": "main", "rank": 1, "groupRank": 1, "attempt": 1, "node": "node-1", "gpus": [], "state": "FAILED",
+                   "exitCode": 137, "endCause": "OOMKilled", "reason": "OOMKilled: used more memory than its limit (exit code 137)",
+                   "restarts": 0}]}
+                """), RunView.class);
+        StringWriter out = new StringWriter();
+        Runs.describe(new PrintWriter(out), run);
+        assertThat(out.toString()).contains("State:      FAILED (InstanceFailed: main-1 (OOMKilled: used more memory than its limit (exit code 137)))");
+        assertThat(out.toString().lines().filter(line -> line.startsWith("  main-1")).findFirst().orElseThrow())
+                .matches("  main-1 +1 +1 +node-1 +- +FAILED +137 \\(OOMKilled\\) +0 +OOMKilled: used more memory than its limit \\(exit code 137\\)");
+        assertThat(out.toString().lines().filter(line -> line.startsWith("  main-0")).findFirst().orElseThrow())
+                .matches("  main-0 .* KILLED +143 +0 +Terminated \\(exit code 143\\)");
+    }
+}
