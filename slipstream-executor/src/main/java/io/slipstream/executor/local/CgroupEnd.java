@@ -10,7 +10,6 @@ import org.slf4j.LoggerFactory;
 /** What an ended instance's cgroup counted, read before the cgroup is removed (nothing of the instance runs by then). */
 final class CgroupEnd {
     private static final Logger LOG = LoggerFactory.getLogger(CgroupEnd.class);
-    static final String OOM_KILLED = "OOMKilled: the instance used more memory than its limit";
 
     private CgroupEnd() {
     }

@@ -172,7 +172,8 @@ final class InstanceWatch {
         if (exitCode == null) {
             report.accept(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
         } else if (usage.oomKilled() && exitCode != 0) {
-            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), CgroupEnd.OOM_KILLED, clock.instant()));
+            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), io.slipstream.api.run.EndCause.OOMKilled, null,
+                    clock.instant()));
         } else {
             report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
         }

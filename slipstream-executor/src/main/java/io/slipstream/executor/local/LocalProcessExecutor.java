@@ -487,6 +487,7 @@ public final class LocalProcessExecutor implements Executor {
         containers.close();
         timers.shutdownNow();
         workers.shutdownNow();
+        cgroups.tidy();
     }
 
     /** The launch helper's pid, or -1 when none runs (for tests). */

@@ -58,6 +58,7 @@ class CgroupEnforcementTest {
     private Cgroups cgroups;
     private Isolation isolation;
     private final List<Executor> executors = new ArrayList<>();
+    private final List<Map<String, String>> launched = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
 
     @BeforeEach
@@ -71,8 +72,21 @@ class CgroupEnforcementTest {
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
+        // Instances outlive their executor by design: a test that failed halfway must not leave busy loops behind.
+        for (Map<String, String> handle : launched) {
+            InstanceCgroup cgroup = cgroups.existing(handle.get("cgroup"));
+            for (int round = 0; cgroup != null && cgroup.killAll() > 0 && round < 500; round++) {
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+        }
         executors.forEach(Executor::close);
+    }
+
+    private Map<String, String> launch(Executor executor, LaunchSpec spec) {
+        Map<String, String> handle = executor.launch(spec);
+        launched.add(handle);
+        return handle;
     }
 
     /** What starts the instances: the launcher binary where the build made one (ShellLaunchedCgroupEnforcementTest: the shell). */
@@ -103,14 +117,14 @@ class CgroupEnforcementTest {
     void anInstancePastItsMemoryIsEndedOomKilledAndNothingElseIsTouched() throws Exception {
         LocalProcessExecutor executor = newExecutor(isolation, 0);
         InstanceId neighbour = newInstanceId();
-        Map<String, String> neighbourHandle = executor.launch(spec(neighbour, "echo up; exec sleep 600", "100m", "64Mi"));
+        Map<String, String> neighbourHandle = launch(executor, spec(neighbour, "echo up; exec sleep 600", "100m", "64Mi"));
         awaitOutput(executor, neighbour, neighbourHandle, "up");
 
         InstanceId hog = newInstanceId();
-        Map<String, String> hogHandle = executor.launch(spec(hog, "exec python3 -c \"x = b'x' * (256 << 20); print('allocated', len(x))\"", "1", "64Mi"));
+        Map<String, String> hogHandle = launch(executor, spec(hog, "exec python3 -c \"x = b'x' * (256 << 20); print('allocated', len(x))\"", "1", "64Mi"));
         InstanceReport.Exited ended = awaitReport(hog, InstanceReport.Exited.class);
         assertThat(ended.exitCode()).isEqualTo(137);
-        assertThat(ended.reason()).startsWith("OOMKilled");
+        assertThat(ended.cause()).isEqualTo(io.slipstream.api.run.EndCause.OOMKilled);
         assertThat(new String(executor.readLogTail(hog, hogHandle, LogStream.STDOUT, 4096).data(), StandardCharsets.UTF_8)).doesNotContain("allocated");
         assertThat(gone(hogHandle)).as("its cgroup is removed").isTrue();
 
@@ -118,7 +132,7 @@ class CgroupEnforcementTest {
                 .as("the instance beside it runs on").isTrue();
         executor.terminate(neighbour, neighbourHandle, Duration.ZERO, "test over");
         InstanceReport.Exited stopped = awaitReport(neighbour, InstanceReport.Exited.class);
-        assertThat(stopped.reason()).isNull();
+        assertThat(stopped.cause()).isNull();
     }
 
     @Test
@@ -127,8 +141,8 @@ class CgroupEnforcementTest {
         String spin = "for i in 1 2 3; do (while :; do :; done) & done; echo spinning; wait";
         InstanceId first = newInstanceId();
         InstanceId second = newInstanceId();
-        Map<String, String> firstHandle = executor.launch(spec(first, spin, "250m", "64Mi"));
-        Map<String, String> secondHandle = executor.launch(spec(second, spin, "400m", "64Mi"));
+        Map<String, String> firstHandle = launch(executor, spec(first, spin, "250m", "64Mi"));
+        Map<String, String> secondHandle = launch(executor, spec(second, spin, "400m", "64Mi"));
         awaitOutput(executor, first, firstHandle, "spinning");
         awaitOutput(executor, second, secondHandle, "spinning");
         TimeUnit.MILLISECONDS.sleep(500); // past the start, when the loops were still being forked
@@ -163,7 +177,7 @@ class CgroupEnforcementTest {
     void aForkBombStopsAtItsLimitWhileOtherInstancesStart() throws Exception {
         LocalProcessExecutor executor = newExecutor(isolation, 64);
         InstanceId bomb = newInstanceId();
-        Map<String, String> bombHandle = executor.launch(spec(bomb, "echo armed; (f() { f | f & }; f) & exec sleep 600", "1", "256Mi"));
+        Map<String, String> bombHandle = launch(executor, spec(bomb, "echo armed; (f() { f | f & }; f) & exec sleep 600", "1", "256Mi"));
         awaitOutput(executor, bomb, bombHandle, "armed");
         InstanceCgroup cgroup = cgroups.existing(bombHandle.get("cgroup"));
         long deadline = System.nanoTime() + DEADLINE.toNanos();
@@ -171,7 +185,7 @@ class CgroupEnforcementTest {
             TimeUnit.MILLISECONDS.sleep(20);
         }
         InstanceId other = newInstanceId();
-        Map<String, String> otherHandle = executor.launch(spec(other, "echo alive", "100m", "64Mi"));
+        Map<String, String> otherHandle = launch(executor, spec(other, "echo alive", "100m", "64Mi"));
         assertThat(awaitReport(other, InstanceReport.Exited.class).exitCode()).isZero();
         assertThat(awaitOutput(executor, other, otherHandle, "alive")).isEqualTo("alive\n");
         assertThat(Files.readAllLines(cgroup.procsFiles().get(0)).size()).as("processes in the bomb's cgroup").isLessThanOrEqualTo(64);
@@ -190,7 +204,7 @@ class CgroupEnforcementTest {
         LocalProcessExecutor executor = newExecutor(Isolation.off(), 256);
         InstanceId id = newInstanceId();
         String daemon = "(setsid sh -c 'echo daemon $$; while :; do sleep 0.05 & wait $!; done' &); exec sleep 600";
-        Map<String, String> handle = executor.launch(spec(id, daemon, "1", "128Mi"));
+        Map<String, String> handle = launch(executor, spec(id, daemon, "1", "128Mi"));
         String out = awaitOutput(executor, id, handle, "daemon ");
         long daemonPid = Long.parseLong(out.substring(out.indexOf("daemon ") + 7).trim().split("\\s+")[0]);
         long daemonStart = ProcFs.stat(daemonPid).orElseThrow().startTime();
@@ -228,8 +242,8 @@ class CgroupEnforcementTest {
         String script = "cat /proc/self/oom_score_adj; echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo lowered || echo refused";
         InstanceId guaranteed = newInstanceId();
         InstanceId borrowed = newInstanceId();
-        Map<String, String> guaranteedHandle = executor.launch(spec(guaranteed, script, "100m", "64Mi"));
-        Map<String, String> borrowedHandle = executor.launch(spec(borrowed, script, "100m", "64Mi").withBorrowed(true));
+        Map<String, String> guaranteedHandle = launch(executor, spec(guaranteed, script, "100m", "64Mi"));
+        Map<String, String> borrowedHandle = launch(executor, spec(borrowed, script, "100m", "64Mi").withBorrowed(true));
         awaitReport(guaranteed, InstanceReport.Exited.class);
         awaitReport(borrowed, InstanceReport.Exited.class);
         String guaranteedOut = log(executor, guaranteed, guaranteedHandle);

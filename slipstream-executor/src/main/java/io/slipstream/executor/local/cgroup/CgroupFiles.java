@@ -94,4 +94,20 @@ final class CgroupFiles {
             throw e;
         }
     }
+
+    /** Removes each parent's child cgroups that have no process, then the parent if that left it empty; best effort. */
+    static void removeEmpty(List<Path> parents) {
+        for (Path parent : parents) {
+            try (java.util.stream.Stream<Path> children = Files.list(parent)) {
+                for (Path child : children.filter(path -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)).toList()) {
+                    if (processes(child).isEmpty()) {
+                        removeCgroup(child);
+                    }
+                }
+                removeCgroup(parent);
+            } catch (IOException | RuntimeException e) {
+                // gone already, or busy: the next start finds what is left
+            }
+        }
+    }
 }

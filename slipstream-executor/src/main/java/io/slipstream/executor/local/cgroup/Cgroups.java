@@ -30,6 +30,17 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
     /** The cgroup {@code name} made before (by this server, before a restart), whether or not it still exists. */
     InstanceCgroup existing(String name);
 
+    /**
+     * Removes the cgroups under this server's parent that nothing runs in any more, and the parent once empty (the
+     * server is closing). One with processes cannot be removed, and stays for the next start to find.
+     */
+    default void tidy() {
+    }
+
+    /** Removes this server's parent cgroup if nothing is under it (after the start's try-out). */
+    default void removeParentIfEmpty() {
+    }
+
     /** No cgroups: {@code instances.cgroups: off}. */
     static Cgroups off() {
         return new Unenforced(Enforcement.none("instances.cgroups is off"));
@@ -84,6 +95,7 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
         try {
             InstanceCgroup probe = cgroups.create("start-check", CgroupLimits.NONE);
             probe.remove();
+            cgroups.removeParentIfEmpty(); // made again by the first launch; a server that launches nothing leaves none
             return null;
         } catch (IOException | RuntimeException e) {
             return "cannot make a cgroup: " + e.getMessage();

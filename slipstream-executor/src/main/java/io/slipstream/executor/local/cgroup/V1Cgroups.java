@@ -86,6 +86,22 @@ final class V1Cgroups implements Cgroups {
     }
 
     @Override
+    public void tidy() {
+        CgroupFiles.removeEmpty(hierarchies.values().stream().distinct().map(mount -> mount.resolve(parent)).toList());
+    }
+
+    @Override
+    public void removeParentIfEmpty() {
+        for (Path dir : hierarchies.values().stream().distinct().map(mount -> mount.resolve(parent)).toList()) {
+            try {
+                CgroupFiles.removeCgroup(dir);
+            } catch (IOException e) {
+                // another cgroup under it: it stays
+            }
+        }
+    }
+
+    @Override
     public InstanceCgroup existing(String name) {
         return new Instance(name);
     }

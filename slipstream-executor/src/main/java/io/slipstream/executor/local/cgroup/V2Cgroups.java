@@ -75,6 +75,22 @@ final class V2Cgroups implements Cgroups {
     }
 
     @Override
+    public void tidy() {
+        CgroupFiles.removeEmpty(List.of(mount.resolve(parent)));
+    }
+
+    @Override
+    public void removeParentIfEmpty() {
+        for (Path dir : List.of(mount.resolve(parent))) {
+            try {
+                CgroupFiles.removeCgroup(dir);
+            } catch (IOException e) {
+                // another cgroup under it: it stays
+            }
+        }
+    }
+
+    @Override
     public InstanceCgroup existing(String name) {
         return new Instance(name);
     }
