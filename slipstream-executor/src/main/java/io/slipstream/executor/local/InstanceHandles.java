@@ -90,7 +90,8 @@ final class InstanceHandles {
     /** The instance's cgroup, or {@code null} if it was launched without one (or this server makes none now). */
     InstanceCgroup cgroupOf(Map<String, String> handle) {
         String name = handle.get("cgroup");
-        return name == null ? null : cgroups.existing(name);
+        // Only a name this class makes: never a path that leads out of the server's parent.
+        return name == null || !name.matches("[a-z0-9][a-z0-9.-]{0,200}") ? null : cgroups.existing(name);
     }
 
     boolean sameBoot(Map<String, String> handle) {

@@ -6,6 +6,7 @@ import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.cgroup.CgroupLimits;
 import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.cgroup.InstanceCgroup;
+import io.slipstream.executor.local.cgroup.Limit;
 import io.slipstream.executor.local.files.InstanceDirectory;
 import io.slipstream.executor.local.process.LaunchHelper;
 import io.slipstream.executor.local.process.StartupProber;
@@ -109,7 +110,7 @@ final class InstanceStart {
                 }
                 dir.writeEnvironment(environment);
             }
-            InstanceCgroup cgroup = createCgroup(spec, dir);
+            InstanceCgroup cgroup = createCgroup(spec, node, dir);
             CompletableFuture<Void> started;
             try {
                 List<String> argv = Supervisor.argv(program, dir.path(), workingDir, uid, gid, maxProcessesPerRun, network, sandboxArguments,
@@ -142,15 +143,30 @@ final class InstanceStart {
      * The instance's cgroup, made with its limits before anything of it runs; {@code null} where this server makes none.
      * A cgroup that cannot be made fails the launch: on a server that enforces, no instance runs unconfined.
      */
-    private InstanceCgroup createCgroup(LaunchSpec spec, InstanceDirectory dir) throws IOException {
+    private InstanceCgroup createCgroup(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) throws IOException {
         io.slipstream.api.spec.Resources resources = spec.resources();
         CgroupLimits limits = new CgroupLimits(resources == null ? 0 : resources.memoryBytes(), resources == null ? 0 : resources.milliCpu(),
-                maxProcessesPerRun);
+                maxProcessesPerRun, cgroups.enforcement().enforces(Limit.devices) ? otherGpus(spec, node) : List.of());
         try {
             return cgroups.create(handles.cgroupName(dir, spec.restart()), limits);
         } catch (IOException e) {
             throw new IOException("cannot make its cgroup (" + limits + "): " + e.getMessage(), e);
         }
+    }
+
+    /** The device numbers of the node's GPUs that are not the instance's: it may neither open nor make them. */
+    private static List<String> otherGpus(LaunchSpec spec, NodeInfo node) throws IOException {
+        List<String> denied = new java.util.ArrayList<>();
+        for (int gpu = 0; gpu < node.gpuDevices().size(); gpu++) {
+            if (!spec.gpus().contains(gpu)) {
+                try {
+                    denied.add(CgroupLimits.deviceOf(Path.of(node.gpuDevices().get(gpu))));
+                } catch (IOException e) {
+                    throw new IOException("cannot fence GPU " + gpu + " of node " + node.name() + ": " + e.getMessage(), e);
+                }
+            }
+        }
+        return denied;
     }
 
     /** A launch that failed after its cgroup was made: whatever it started goes, and the cgroup with it. */

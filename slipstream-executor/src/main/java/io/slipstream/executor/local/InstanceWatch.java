@@ -143,6 +143,7 @@ final class InstanceWatch {
             try {
                 if (handles.sameBoot(handle)) {
                     handles.processes(handle).killUntilGone();
+                    CgroupEnd.usageAndRemove(id, handles.cgroupOf(handle));
                 }
             } catch (RuntimeException e) {
                 LOG.warn("cannot kill what is left of lost instance {}: {}", id, e.toString());

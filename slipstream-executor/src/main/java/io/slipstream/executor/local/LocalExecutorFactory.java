@@ -217,6 +217,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             String prefix = node.string("namePrefix", false, 50);
             Long count = node.integer("count", false, 1, 10_000);
             Resources capacity = readCapacity(node, problems);
+            List<String> gpuDevices = readGpuDevices(node, capacity, problems);
             Map<String, String> labels = new LinkedHashMap<>();
             var entries = node.entries("labels", false, 64);
             if (entries != null) {
@@ -252,13 +253,48 @@ public final class LocalExecutorFactory implements ExecutorFactory {
                     problems.add(node.path(), "node " + nodeName + " is declared twice");
                     break;
                 }
-                nodes.add(new NodeInfo(nodeName, capacity, null, labels));
+                nodes.add(new NodeInfo(nodeName, capacity, null, labels, gpuDevices));
             }
         }
         if (items.isEmpty()) {
             problems.add(path, "must declare at least one node");
         }
         return nodes;
+    }
+
+    /**
+     * {@code gpuDevices: [/dev/nvidia0, ...]}: the device node of each GPU, in index order, so that an instance can open
+     * its own GPUs and no other (docs/security.md); each must be a device node, one per GPU.
+     */
+    private static List<String> readGpuDevices(FieldReader node, Resources capacity, Problems problems) {
+        List<JsonNode> items = node.array("gpuDevices", false, 1024);
+        if (items == null) {
+            return List.of();
+        }
+        List<String> devices = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            String field = node.pathOf("gpuDevices") + "[" + i + "]";
+            String path = items.get(i).isString() ? items.get(i).asString() : "";
+            if (!path.startsWith("/") || path.length() > 4096) {
+                problems.add(field, "must be the absolute path of a device node, e.g. /dev/nvidia0");
+                continue;
+            }
+            try {
+                io.slipstream.executor.local.cgroup.CgroupLimits.deviceOf(Path.of(path));
+            } catch (IOException | RuntimeException e) {
+                problems.add(field, "must be a device node: " + e.getMessage());
+                continue;
+            }
+            if (devices.contains(path)) {
+                problems.add(field, "names " + path + " twice");
+                continue;
+            }
+            devices.add(path);
+        }
+        if (capacity != null && devices.size() == items.size() && devices.size() != capacity.gpu()) {
+            problems.add(node.pathOf("gpuDevices"), "must name one device per GPU: the node has " + capacity.gpu() + ", not " + devices.size());
+        }
+        return devices.size() == items.size() && capacity != null && devices.size() == capacity.gpu() ? devices : List.of();
     }
 
     private static Resources readCapacity(FieldReader node, Problems problems) {

@@ -95,7 +95,10 @@ class CgroupEnforcementTest {
     }
 
     private LocalProcessExecutor newExecutor(Isolation with, int maxProcesses) throws Exception {
-        List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
+        return newExecutor(with, maxProcesses, List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of())));
+    }
+
+    private LocalProcessExecutor newExecutor(Isolation with, int maxProcesses, List<NodeInfo> nodes) throws Exception {
         Path sharedTmp = Files.createDirectories(dataDir.resolve("shared-tmp"));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 with, null, 0, maxProcesses, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(), cgroups);
@@ -213,6 +216,38 @@ class CgroupEnforcementTest {
         assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
         assertThat(ProcFs.isAlive(daemonPid, daemonStart)).as("the daemon lives").isFalse();
         assertThat(gone(handle)).isTrue();
+    }
+
+    /**
+     * GPUs as device nodes made in a test directory (two char devices that open without hardware, /dev/full's and
+     * /dev/random's numbers), declared as a node's gpuDevices: an instance opens its own and not the other, however it
+     * finds them (code that enumerates devices itself ignores CUDA_VISIBLE_DEVICES). Where a GPU exists, the same
+     * fence holds its real device numbers.
+     */
+    @Test
+    void anInstanceOpensItsOwnGpuAndNoOther() throws Exception {
+        assumeTrue(cgroups.enforcement().enforces(Limit.devices), cgroups.enforcement().describe());
+        Path devices = Files.createDirectories(dataDir.resolve("dev"));
+        Path gpu0 = devices.resolve("gpu0");
+        Path gpu1 = devices.resolve("gpu1");
+        for (List<String> mknod : List.of(List.of("mknod", "-m", "666", gpu0.toString(), "c", "1", "7"),
+                List.of("mknod", "-m", "666", gpu1.toString(), "c", "1", "8"))) {
+            assertThat(new ProcessBuilder(mknod).inheritIO().start().waitFor()).isZero();
+        }
+        NodeInfo node = new NodeInfo("node-1", new Resources(32000, 256L << 30, 2, "test-gpu"), null, Map.of(), List.of(gpu0.toString(), gpu1.toString()));
+        LocalProcessExecutor executor = newExecutor(isolation, 0, List.of(node));
+        String tryBoth = "for g in " + gpu0 + " " + gpu1 + "; do if (: <\"$g\") 2>/dev/null; then echo \"open ${g##*/}\"; else echo \"fenced ${g##*/}\"; fi; done";
+        Map<List<Integer>, String> expected = Map.of(List.of(0), "open gpu0\nfenced gpu1\n", List.of(1), "fenced gpu0\nopen gpu1\n",
+                List.of(0, 1), "open gpu0\nopen gpu1\n", List.of(), "fenced gpu0\nfenced gpu1\n");
+        for (Map.Entry<List<Integer>, String> given : expected.entrySet()) {
+            InstanceId id = newInstanceId();
+            LaunchSpec base = spec(id, tryBoth, "100m", "64Mi");
+            LaunchSpec spec = new LaunchSpec(id, base.name(), base.node(), given.getKey(), base.command(), Map.of(), null, null, null, null,
+                    base.resources());
+            Map<String, String> handle = launch(executor, spec);
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(log(executor, id, handle)).as("an instance given GPUs %s", given.getKey()).isEqualTo(given.getValue());
+        }
     }
 
     /**

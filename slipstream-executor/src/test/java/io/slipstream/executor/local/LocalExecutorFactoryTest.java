@@ -81,13 +81,30 @@ class LocalExecutorFactoryTest {
                   - {name: Bad_Name, cpu: 1, memory: 1Gi}
                   - {name: n, cpu: -2, memory: lots, gpu: 4}
                   - {namePrefix: n, count: 1, name: m, cpu: 1, memory: 1Gi, colour: blue}
+                  - {name: g, cpu: 1, memory: 1Gi, gpu: 2, gpuModel: h100, gpuDevices: [relative, /etc/passwd, /dev/null, /dev/null]}
+                  - {name: h, cpu: 1, memory: 1Gi, gpu: 2, gpuModel: h100, gpuDevices: [/dev/null]}
                 instances: {inheritEnv: ["1X"], isolation: sometimes, uidRange: 5-3, uidClaims: relative, logLimit: 1Ki,
-                            maxProcessesPerRun: 1, imageRetention: 5m, imagePullTimeout: 7h, launcher: native}
+                            maxProcessesPerRun: 1, imageRetention: 5m, imagePullTimeout: 7h, launcher: native, cgroups: sometimes}
                 """);
         assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder(
                 "nodes[0].name", "nodes[1].cpu", "nodes[1].memory", "nodes[1].gpuModel", "nodes[2].name", "nodes[2].colour",
+                "nodes[3].gpuDevices[0]", "nodes[3].gpuDevices[1]", "nodes[3].gpuDevices[3]", "nodes[4].gpuDevices",
                 "instances.inheritEnv[0]", "instances.isolation", "instances.uidRange", "instances.uidClaims", "instances.logLimit",
-                "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout", "instances.launcher");
+                "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout", "instances.launcher",
+                "instances.cgroups");
+        assertThat(problems.list()).extracting(Problem::message).contains("must be a device node: /etc/passwd is not a device node",
+                "names /dev/null twice", "must name one device per GPU: the node has 2, not 1");
+    }
+
+    @Test
+    void aNodeNamesTheDeviceNodeOfEachGpu() {
+        LocalExecutorSettings settings = read("""
+                nodes: [{name: g, cpu: 1, memory: 1Gi, gpu: 2, gpuModel: h100, gpuDevices: [/dev/full, /dev/null]}]
+                instances: {cgroups: off}
+                """);
+        assertThat(problems.list()).isEmpty();
+        assertThat(settings.nodes().get(0).gpuDevices()).containsExactly("/dev/full", "/dev/null");
+        assertThat(settings.cgroups()).isEqualTo(io.slipstream.executor.local.cgroup.Cgroups.Mode.off);
     }
 
     @Test

@@ -292,6 +292,16 @@ class LocalProcessExecutorTest extends BaseExecutorContractTest {
     }
 
     @Test
+    void findsEachGpusDeviceNodeByItsBusNotItsIndex() {
+        List<MachineNode.Gpu> gpus = MachineNode.parseNvidiaSmi("0, GPU-1b2c, NVIDIA H200, 00000000:17:00.0\n1, GPU-3d4e, NVIDIA H200, 00000000:2A:00.0\n");
+        Map<String, String> information = Map.of("00000000:17:00.0", "Model:           NVIDIA H200\nDevice Minor:    3\n",
+                "00000000:2A:00.0", "Device Minor: 0\n");
+        assertThat(MachineNode.deviceNodes(gpus, information::get)).containsExactly("/dev/nvidia3", "/dev/nvidia0");
+        assertThat(MachineNode.deviceNodes(gpus, bus -> null)).as("nothing fenced rather than the wrong device").isEmpty();
+        assertThat(MachineNode.deviceNodes(MachineNode.parseNvidiaSmi("0, GPU-1b2c, NVIDIA H200\n"), information::get)).isEmpty();
+    }
+
+    @Test
     void storageNeverFollowsALinkAJobLeftBehind() throws Exception {
         Executor executor = newExecutor();
         // A job of team-a made its storage directory a link to somewhere else on the machine.

@@ -38,6 +38,7 @@ class TrustBoundaryTest {
     /** Classes outside the files package that open files, and why those files are out of every workload's reach. */
     static final Map<String, String> ALLOWED = Map.of(
             LOCAL + ".process.ProcFs", "/proc: the kernel's account of processes, not files anyone could put there",
+            LOCAL + ".MachineNode", "/proc/driver/nvidia: the driver's account of its GPUs, read once at start",
             LOCAL + ".cgroup.CgroupFiles", "/sys/fs/cgroup: the kernel's cgroup files, root's; no instance's cgroup is ever delegated to its uid",
             LOCAL + ".uid.SystemUsers", "/etc/passwd, /etc/subuid and /etc/subgid: root's",
             LOCAL + ".EpochFence", "<instances>/.fence: the server's (0600), locked and written in place by every replica of the data directory",

@@ -1,24 +1,58 @@
 package io.slipstream.executor.local.cgroup;
 
+import java.util.List;
+
 /**
  * What one instance's cgroup holds it to, and how each limit is written in the kernel's files. Pure.
  *
  * @param memoryBytes  the most memory (anonymous and page cache) it may use; 0: no limit
  * @param milliCpu     the most CPU time per wall time, in thousandths of a core; 0: no limit
  * @param maxProcesses the most processes and threads it may have at once; 0: no limit
+ * @param deniedDevices devices it may not open nor make, as the v1 devices controller names them ({@code c 195:3}):
+ *                      the node's GPUs that are not its own
  */
-public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses) {
+public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, List<String> deniedDevices) {
     /** The CFS period: 100 ms, the kernel's default; a quota is a share of it. */
     static final long CPU_PERIOD_MICROS = 100_000;
     /** The least quota the kernel takes (1 ms). */
     static final long MIN_CPU_QUOTA_MICROS = 1_000;
 
     public static final CgroupLimits NONE = new CgroupLimits(0, 0, 0);
+    private static final java.util.regex.Pattern DEVICE = java.util.regex.Pattern.compile("[cb] \\d{1,10}:\\d{1,10}");
 
     public CgroupLimits {
         if (memoryBytes < 0 || milliCpu < 0 || maxProcesses < 0) {
             throw new IllegalArgumentException("limits must not be negative: " + memoryBytes + "B, " + milliCpu + "m, " + maxProcesses);
         }
+        deniedDevices = List.copyOf(deniedDevices);
+        for (String device : deniedDevices) {
+            if (!DEVICE.matcher(device).matches()) {
+                throw new IllegalArgumentException("not a device: " + device);
+            }
+        }
+    }
+
+    /** No device denied. */
+    public CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses) {
+        this(memoryBytes, milliCpu, maxProcesses, List.of());
+    }
+
+    /**
+     * The device number of the node at {@code path}, as the devices controller names it ({@code c 195:3}): never
+     * through a link (an admin names the device node itself).
+     *
+     * @throws java.io.IOException it is missing, a link, or not a device
+     */
+    public static String deviceOf(java.nio.file.Path path) throws java.io.IOException {
+        java.util.Map<String, Object> attributes = java.nio.file.Files.readAttributes(path, "unix:mode,rdev", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        int type = (Integer) attributes.get("mode") & 0170000;
+        if (type != 0020000 && type != 0060000) {
+            throw new java.io.IOException(path + " is not a device node");
+        }
+        long rdev = (Long) attributes.get("rdev");
+        long major = ((rdev >>> 8) & 0xfff) | ((rdev >>> 32) & ~0xfffL);
+        long minor = (rdev & 0xff) | ((rdev >>> 12) & ~0xffL);
+        return (type == 0020000 ? "c " : "b ") + major + ":" + minor;
     }
 
     /** The CPU quota per {@link #CPU_PERIOD_MICROS}, or -1 for none. */
@@ -58,6 +92,6 @@ public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses) {
     @Override
     public String toString() {
         return "memory=" + (memoryBytes == 0 ? "unlimited" : memoryBytes + "B") + " cpu=" + (milliCpu == 0 ? "unlimited" : milliCpu + "m")
-                + " pids=" + pidsMax();
+                + " pids=" + pidsMax() + (deniedDevices.isEmpty() ? "" : " denied=" + deniedDevices);
     }
 }

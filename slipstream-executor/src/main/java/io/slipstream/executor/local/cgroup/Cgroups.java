@@ -151,6 +151,9 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
         if (v2 || controllers.contains("freezer")) {
             limits.add(Limit.kill);
         }
+        if (!v2 && controllers.contains("devices")) {
+            limits.add(Limit.devices);
+        }
         return limits;
     }
 }

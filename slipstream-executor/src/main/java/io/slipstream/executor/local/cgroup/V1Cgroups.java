@@ -23,21 +23,20 @@ final class V1Cgroups implements Cgroups {
     V1Cgroups(Map<String, Path> hierarchies, String parent) {
         Map<String, Path> used = new LinkedHashMap<>();
         hierarchies.forEach((controller, mount) -> {
-            if (CgroupMounts.V1_CONTROLLERS.contains(controller) && !controller.equals("devices")) {
+            if (CgroupMounts.V1_CONTROLLERS.contains(controller)) {
                 used.put(controller, mount);
             }
         });
         this.hierarchies = Map.copyOf(used);
         this.parent = parent;
         Set<Limit> enforced = Cgroups.limitsOf(used.keySet(), false);
-        this.enforcement = new Enforcement("v1", enforced, enforced.contains(Limit.memory) && enforced.contains(Limit.cpu)
-                && enforced.contains(Limit.pids) && enforced.contains(Limit.kill) ? "GPU devices are not fenced yet"
+        this.enforcement = new Enforcement("v1", enforced, enforced.size() == Limit.values().length ? null
                 : "this host does not mount the v1 controllers for them (" + String.join(", ", missing(used.keySet())) + ")");
     }
 
     private static List<String> missing(Set<String> mounted) {
         List<String> missing = new ArrayList<>();
-        for (String controller : List.of("memory", "cpu", "pids", "freezer")) {
+        for (String controller : List.of("memory", "cpu", "pids", "devices", "freezer")) {
             if (!mounted.contains(controller)) {
                 missing.add(controller);
             }
@@ -73,6 +72,13 @@ final class V1Cgroups implements Cgroups {
             Path pids = cgroup.of("pids");
             if (pids != null) {
                 CgroupFiles.write(pids.resolve("pids.max"), limits.pidsMax());
+            }
+            Path devices = cgroup.of("devices");
+            if (devices == null && !limits.deniedDevices().isEmpty()) {
+                throw new IOException("this host has no devices controller to fence " + limits.deniedDevices() + " with");
+            }
+            for (String device : limits.deniedDevices()) {
+                CgroupFiles.write(devices.resolve("devices.deny"), device + " rwm"); // neither opened nor made with mknod
             }
             return cgroup;
         } catch (IOException | RuntimeException e) {

@@ -25,7 +25,7 @@ final class V2Cgroups implements Cgroups {
         this.controllers = Set.copyOf(controllers);
         Set<Limit> enforced = Cgroups.limitsOf(controllers, true);
         List<String> missing = CONTROLLERS.stream().filter(c -> !controllers.contains(c)).toList();
-        this.enforcement = new Enforcement("v2", enforced, missing.isEmpty() ? "GPU devices are not fenced yet"
+        this.enforcement = new Enforcement("v2", enforced, missing.isEmpty() ? "on cgroup v2 GPU device nodes are not fenced yet (it needs eBPF)"
                 : "the v2 hierarchy does not offer the " + String.join(", ", missing) + " controller(s) (bound to v1?)");
     }
 
@@ -36,6 +36,9 @@ final class V2Cgroups implements Cgroups {
 
     @Override
     public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
+        if (!limits.deniedDevices().isEmpty()) {
+            throw new IOException("cgroup v2 cannot fence " + limits.deniedDevices() + " yet (it needs eBPF)");
+        }
         Path parentDir = mount.resolve(parent);
         CgroupFiles.makeCgroup(parentDir);
         for (Path level : List.of(mount, parentDir)) {

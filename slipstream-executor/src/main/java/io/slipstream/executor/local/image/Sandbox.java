@@ -90,7 +90,7 @@ public final class Sandbox {
             List<String> devices = new ArrayList<>(GPU_CONTROL_DEVICES);
             for (int gpu : gpus) {
                 String id = node.gpuId(gpu);
-                devices.add("/dev/nvidia" + (id.matches("[0-9]+") ? id : Integer.toString(gpu)));
+                devices.add(!node.gpuDevices().isEmpty() ? node.gpuDevices().get(gpu) : "/dev/nvidia" + (id.matches("[0-9]+") ? id : Integer.toString(gpu)));
             }
             for (String device : devices) {
                 if (Files.exists(Path.of(device))) {

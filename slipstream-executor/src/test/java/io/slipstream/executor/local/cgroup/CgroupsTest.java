@@ -53,12 +53,16 @@ class CgroupsTest {
         String parent = "slipstream-0123456789ab";
         Cgroups hybrid = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(HYBRID), Set.of(), parent);
         assertThat(hybrid).isInstanceOf(V1Cgroups.class);
-        assertThat(hybrid.enforcement().enforced()).containsExactlyInAnyOrder(Limit.memory, Limit.cpu, Limit.pids, Limit.kill);
-        assertThat(hybrid.enforcement().describe()).startsWith("cgroup v1: memory, cpu, pids, kill enforced; not devices");
+        assertThat(hybrid.enforcement().enforced()).containsExactlyInAnyOrder(Limit.memory, Limit.cpu, Limit.pids, Limit.devices, Limit.kill);
+        assertThat(hybrid.enforcement().describe()).isEqualTo("cgroup v1: memory, cpu, pids, devices, kill enforced");
+        Cgroups noDevices = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(HYBRID.replace("rw,devices", "rw,net_cls")), Set.of(), parent);
+        assertThat(noDevices.enforcement().describe())
+                .isEqualTo("cgroup v1: memory, cpu, pids, kill enforced; not devices: this host does not mount the v1 controllers for them (devices)");
 
         Cgroups unified = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(UNIFIED), Set.of("cpuset", "cpu", "io", "memory", "pids"), parent);
         assertThat(unified).isInstanceOf(V2Cgroups.class);
         assertThat(unified.enforcement().enforced()).containsExactlyInAnyOrder(Limit.memory, Limit.cpu, Limit.pids, Limit.kill);
+        assertThat(unified.enforcement().describe()).endsWith("not devices: on cgroup v2 GPU device nodes are not fenced yet (it needs eBPF)");
 
         Cgroups emptyV2 = Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), Path.of("/sys/fs/cgroup/unified")), Set.of(), parent);
         assertThat(emptyV2.enforcement().enforced()).as("v2 without controllers still kills through the cgroup").containsExactly(Limit.kill);
@@ -71,6 +75,16 @@ class CgroupsTest {
                 .isEqualTo("this host mounts no cgroup file system");
         assertThatThrownBy(() -> Cgroups.choose(Cgroups.Mode.on, false, CgroupMounts.parse(HYBRID), Set.of(), parent))
                 .isInstanceOf(IllegalStateException.class).hasMessage("instances.cgroups is on, but the server is not root, and only root may make cgroups");
+    }
+
+    @Test
+    void aDeviceIsNamedByItsNumbersAndNeverThroughALink(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        assertThat(CgroupLimits.deviceOf(Path.of("/dev/null"))).isEqualTo("c 1:3");
+        assertThat(CgroupLimits.deviceOf(Path.of("/dev/full"))).isEqualTo("c 1:7");
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("null"), Path.of("/dev/null"));
+        assertThatThrownBy(() -> CgroupLimits.deviceOf(link)).hasMessageContaining("is not a device node");
+        assertThatThrownBy(() -> CgroupLimits.deviceOf(dir)).hasMessageContaining("is not a device node");
+        assertThatThrownBy(() -> CgroupLimits.deviceOf(dir.resolve("missing"))).isInstanceOf(java.nio.file.NoSuchFileException.class);
     }
 
     @Test
@@ -97,5 +111,7 @@ class CgroupsTest {
         assertThat(new CgroupLimits(0, 1, 0).v1CpuQuota()).as("the least quota the kernel takes").isEqualTo("1000");
         assertThat(new CgroupLimits(0, 64_000, 0).v2Cpu()).isEqualTo("6400000 100000");
         assertThatThrownBy(() -> new CgroupLimits(-1, 0, 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new CgroupLimits(0, 0, 0, java.util.List.of("a"))).hasMessage("not a device: a");
+        assertThatThrownBy(() -> new CgroupLimits(0, 0, 0, java.util.List.of("c 1:3 rwm\na"))).isInstanceOf(IllegalArgumentException.class);
     }
 }
