@@ -119,7 +119,7 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, null, DEFAULT_LOG_LIMIT_BYTES, 0, clock);
+        this(root, nodes, inheritedEnv, isolation, null, DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.auto, clock);
     }
 
     /**
@@ -131,19 +131,9 @@ public final class LocalProcessExecutor implements Executor {
      * @param logLimit     bytes kept of each log of an instance (older output is let go of); 0 keeps everything
      * @param maxProcessesPerRun with isolation, how many processes (threads count) a run may have at once; 0: an eighth
      *                     of the machine's {@code pid_max}, at least 1,024 and at most 65,536
+     * @param images       how long unused images are kept and a pull may take
+     * @param launcher     what starts instances: the launcher binary or the shell ({@link SupervisorProgram})
      */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                                int maxProcessesPerRun, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, ImageSettings.DEFAULTS, clock);
-    }
-
-    /** @param images how long unused images are kept and a pull may take */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                                int maxProcessesPerRun, ImageSettings images, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, SupervisorProgram.Mode.auto, clock);
-    }
-
-    /** @param launcher what starts instances: the launcher binary or the shell ({@link SupervisorProgram}) */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Clock clock) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, launcher, Cgroups.off(), clock);
@@ -154,12 +144,6 @@ public final class LocalProcessExecutor implements Executor {
                                 int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Cgroups cgroups, Clock clock) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher,
                 cgroups);
-    }
-
-    LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, ImageSettings.DEFAULTS,
-                SupervisorProgram.Mode.auto, Cgroups.off());
     }
 
     /**
