@@ -89,9 +89,9 @@ final class InstanceHandles {
 
     /** The instance's cgroup, or {@code null} if it was launched without one (or this server makes none now). */
     InstanceCgroup cgroupOf(Map<String, String> handle) {
-        String name = handle.get("cgroup");
-        // Only a name this class makes: never a path that leads out of the server's parent.
-        return name == null || !name.matches("[a-z0-9][a-z0-9.-]{0,200}") ? null : cgroups.existing(name);
+        String path = handle.get("cgroup");
+        // Only a path this class makes: never one that leads out of a server's parent.
+        return path == null || !path.matches("slipstream-[0-9a-f]{12}/[a-z0-9][a-z0-9.-]{0,200}") ? null : cgroups.existing(path);
     }
 
     boolean sameBoot(Map<String, String> handle) {
@@ -127,8 +127,9 @@ final class InstanceHandles {
             handle.put("pidNamespace", pids.leaderIsInit() ? "init" : "true");
         }
         int restart = dir.restart();
-        if (!cgroups.enforcement().enforced().isEmpty()) {
-            handle.put("cgroup", cgroupName(dir, restart));
+        String cgroup = cgroups.pathOf(cgroupName(dir, restart));
+        if (cgroup != null) {
+            handle.put("cgroup", cgroup); // with the parent it was made under: a moved data directory does not move it
         }
         if (restart > 0) {
             handle.put(io.slipstream.executor.Executor.RESTART_KEY, Integer.toString(restart));

@@ -180,18 +180,24 @@ class CgroupEnforcementTest {
     void aForkBombStopsAtItsLimitWhileOtherInstancesStart() throws Exception {
         LocalProcessExecutor executor = newExecutor(isolation, 64);
         InstanceId bomb = newInstanceId();
-        Map<String, String> bombHandle = launch(executor, spec(bomb, "echo armed; (f() { f | f & }; f) & exec sleep 600", "1", "256Mi"));
+        // Forks sleepers for as long as it lives, whatever fork answers: a shell's own bomb ends where a fork fails.
+        String forkForever = "import os, time\nprint('armed', flush=True)\nwhile True:\n    try:\n        if os.fork() == 0:\n"
+                + "            os.execvp('sleep', ['sleep', '600'])\n    except OSError:\n        time.sleep(0.01)\n";
+        LaunchSpec shell = spec(bomb, "", "1", "256Mi");
+        Map<String, String> bombHandle = launch(executor, new LaunchSpec(bomb, shell.name(), shell.node(), List.of(), List.of("python3", "-c", forkForever),
+                Map.of(), null, null, null, null, shell.resources()));
         awaitOutput(executor, bomb, bombHandle, "armed");
-        InstanceCgroup cgroup = cgroups.existing(bombHandle.get("cgroup"));
+        Path pidsCurrent = cgroupFile(bombHandle, "pids.current");
         long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (Files.readAllLines(cgroup.procsFiles().get(0)).size() < 32 && System.nanoTime() < deadline) {
+        while (Long.parseLong(Files.readString(pidsCurrent).trim()) < 60 && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(20);
         }
+        assertThat(Long.parseLong(Files.readString(pidsCurrent).trim())).as("processes in the bomb's cgroup, saturated").isBetween(60L, 64L);
         InstanceId other = newInstanceId();
         Map<String, String> otherHandle = launch(executor, spec(other, "echo alive", "100m", "64Mi"));
         assertThat(awaitReport(other, InstanceReport.Exited.class).exitCode()).isZero();
         assertThat(awaitOutput(executor, other, otherHandle, "alive")).isEqualTo("alive\n");
-        assertThat(Files.readAllLines(cgroup.procsFiles().get(0)).size()).as("processes in the bomb's cgroup").isLessThanOrEqualTo(64);
+        assertThat(Long.parseLong(Files.readString(pidsCurrent).trim())).as("processes in the bomb's cgroup").isLessThanOrEqualTo(64);
 
         executor.terminate(bomb, bombHandle, Duration.ZERO, "defused");
         awaitReport(bomb, InstanceReport.Exited.class);
@@ -317,6 +323,12 @@ class CgroupEnforcementTest {
         CgroupUsage usage = cgroups.existing(handle.get("cgroup")).usage();
         assertThat(usage.cpuNanos()).isNotNegative();
         return usage.cpuNanos();
+    }
+
+    /** One of the instance's cgroup files, in whichever hierarchy has it. */
+    private Path cgroupFile(Map<String, String> handle, String name) {
+        return cgroups.existing(handle.get("cgroup")).procsFiles().stream().map(procs -> procs.resolveSibling(name)).filter(Files::exists)
+                .findFirst().orElseThrow(() -> new AssertionError("no " + name + " in " + handle.get("cgroup")));
     }
 
     /** Whether the instance's cgroup is gone (removed once its end was reported). */

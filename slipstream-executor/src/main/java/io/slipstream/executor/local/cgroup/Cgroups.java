@@ -27,8 +27,14 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
      */
     InstanceCgroup create(String name, CgroupLimits limits) throws IOException;
 
-    /** The cgroup {@code name} made before (by this server, before a restart), whether or not it still exists. */
-    InstanceCgroup existing(String name);
+    /**
+     * The cgroup at {@code path} ({@code <parent>/<name>}, as {@link #pathOf} gave it: the parent of the server that made
+     * it, which a moved data directory does not change), whether or not it still exists.
+     */
+    InstanceCgroup existing(String path);
+
+    /** Where this server makes the cgroup {@code name}: {@code <parent>/<name>}; {@code null} without cgroups. */
+    String pathOf(String name);
 
     /**
      * Removes the cgroups under this server's parent that nothing runs in any more, and the parent once empty (the
@@ -54,7 +60,12 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
         }
 
         @Override
-        public InstanceCgroup existing(String name) {
+        public InstanceCgroup existing(String path) {
+            return null;
+        }
+
+        @Override
+        public String pathOf(String name) {
             return null;
         }
     }

@@ -6,7 +6,7 @@ import java.util.List;
 
 /** One instance's cgroup: on v1 a directory in each controller's hierarchy, on v2 one directory. */
 public interface InstanceCgroup {
-    /** Its name under the server's parent. */
+    /** Where it is under the hierarchy's root: {@code <parent>/<name>}. */
     String name();
 
     /**

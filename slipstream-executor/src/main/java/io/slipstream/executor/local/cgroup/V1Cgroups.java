@@ -51,7 +51,7 @@ final class V1Cgroups implements Cgroups {
 
     @Override
     public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
-        Instance cgroup = new Instance(name);
+        Instance cgroup = new Instance(pathOf(name));
         try {
             for (Path dir : cgroup.directories()) {
                 CgroupFiles.makeCgroup(dir);
@@ -108,26 +108,31 @@ final class V1Cgroups implements Cgroups {
     }
 
     @Override
-    public InstanceCgroup existing(String name) {
-        return new Instance(name);
+    public InstanceCgroup existing(String path) {
+        return new Instance(path);
+    }
+
+    @Override
+    public String pathOf(String name) {
+        return parent + "/" + name;
     }
 
     private final class Instance implements InstanceCgroup {
-        private final String name;
+        private final String path;
 
-        Instance(String name) {
-            this.name = name;
+        Instance(String path) {
+            this.path = path;
         }
 
         @Override
         public String name() {
-            return name;
+            return path;
         }
 
         /** Its directory in {@code controller}'s hierarchy, or {@code null} if the host does not mount it. */
         Path of(String controller) {
             Path mount = hierarchies.get(controller);
-            return mount == null ? null : mount.resolve(parent).resolve(name);
+            return mount == null ? null : mount.resolve(path);
         }
 
         /** One per hierarchy (controllers mounted together share one). */
@@ -188,7 +193,7 @@ final class V1Cgroups implements Cgroups {
 
         @Override
         public String toString() {
-            return "cgroup v1 " + parent + "/" + name;
+            return "cgroup v1 " + path;
         }
     }
 }

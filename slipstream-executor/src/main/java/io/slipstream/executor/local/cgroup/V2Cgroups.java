@@ -48,7 +48,7 @@ final class V2Cgroups implements Cgroups {
                 }
             }
         }
-        Instance cgroup = new Instance(name);
+        Instance cgroup = new Instance(pathOf(name));
         CgroupFiles.makeCgroup(cgroup.dir);
         try {
             if (controllers.contains("memory")) {
@@ -94,22 +94,27 @@ final class V2Cgroups implements Cgroups {
     }
 
     @Override
-    public InstanceCgroup existing(String name) {
-        return new Instance(name);
+    public InstanceCgroup existing(String path) {
+        return new Instance(path);
+    }
+
+    @Override
+    public String pathOf(String name) {
+        return parent + "/" + name;
     }
 
     private final class Instance implements InstanceCgroup {
-        private final String name;
+        private final String path;
         private final Path dir;
 
-        Instance(String name) {
-            this.name = name;
-            this.dir = mount.resolve(parent).resolve(name);
+        Instance(String path) {
+            this.path = path;
+            this.dir = mount.resolve(path);
         }
 
         @Override
         public String name() {
-            return name;
+            return path;
         }
 
         @Override
@@ -154,7 +159,7 @@ final class V2Cgroups implements Cgroups {
 
         @Override
         public String toString() {
-            return "cgroup v2 " + parent + "/" + name;
+            return "cgroup v2 " + path;
         }
     }
 }
