@@ -332,8 +332,13 @@ class CgroupEnforcementTest {
     }
 
     /** Whether the instance's cgroup is gone (removed once its end was reported). */
-    private boolean gone(Map<String, String> handle) {
-        return cgroups.existing(handle.get("cgroup")).procsFiles().stream().noneMatch(Files::exists);
+    private boolean gone(Map<String, String> handle) throws Exception {
+        CgroupMounts mounts = CgroupMounts.parse(Files.readString(Path.of("/proc/self/mountinfo")));
+        List<Path> hierarchies = new ArrayList<>(mounts.v1().values());
+        if (mounts.unified() != null) {
+            hierarchies.add(mounts.unified());
+        }
+        return hierarchies.stream().noneMatch(mount -> Files.exists(mount.resolve(handle.get("cgroup"))));
     }
 
     private static String log(Executor executor, InstanceId id, Map<String, String> handle) {

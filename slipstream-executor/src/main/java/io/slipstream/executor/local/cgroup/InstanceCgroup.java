@@ -21,6 +21,13 @@ public interface InstanceCgroup {
      */
     int killAll() throws IOException;
 
+    /**
+     * SIGKILL to every process inside as listed now, without freezing ({@code cgroup.kill} where the kernel has it: that
+     * is atomic); how many there were. Cheaper than {@link #killAll}, and enough unless something forks meanwhile: a
+     * stop's first round, whose next rounds freeze.
+     */
+    int signalAll() throws IOException;
+
     /** What the kernel counted: OOM kills, the memory peak, the CPU time. */
     CgroupUsage usage() throws IOException;
 

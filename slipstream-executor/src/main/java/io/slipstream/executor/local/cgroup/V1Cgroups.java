@@ -54,6 +54,10 @@ final class V1Cgroups implements Cgroups {
         Instance cgroup = new Instance(pathOf(name));
         try {
             for (Path dir : cgroup.directories()) {
+                // The devices hierarchy only for an instance it fences: a cgroup in each hierarchy costs the kernel work.
+                if (limits.deniedDevices().isEmpty() && dir.equals(cgroup.of("devices"))) {
+                    continue;
+                }
                 CgroupFiles.makeCgroup(dir);
             }
             Path memory = cgroup.of("memory");
@@ -135,6 +139,16 @@ final class V1Cgroups implements Cgroups {
             return mount == null ? null : mount.resolve(path);
         }
 
+        /** A directory every instance's cgroup has (not devices, made only for an instance it fences), to list its processes. */
+        Path listing() {
+            for (String controller : List.of("freezer", "memory", "pids", "cpu", "cpuacct")) {
+                if (of(controller) != null) {
+                    return of(controller);
+                }
+            }
+            return directories().get(0);
+        }
+
         /** One per hierarchy (controllers mounted together share one). */
         List<Path> directories() {
             Set<Path> dirs = new LinkedHashSet<>();
@@ -146,13 +160,13 @@ final class V1Cgroups implements Cgroups {
 
         @Override
         public List<Path> procsFiles() {
-            return directories().stream().map(dir -> dir.resolve("cgroup.procs")).toList();
+            return directories().stream().map(dir -> dir.resolve("cgroup.procs")).filter(CgroupFiles::exists).toList();
         }
 
         @Override
         public int killAll() throws IOException {
             Path freezer = of("freezer");
-            Path any = freezer != null ? freezer : directories().get(0);
+            Path any = freezer != null ? freezer : listing();
             List<Long> pids = CgroupFiles.processes(any);
             if (pids.isEmpty()) {
                 return 0;
@@ -173,6 +187,13 @@ final class V1Cgroups implements Cgroups {
         }
 
         @Override
+        public int signalAll() throws IOException {
+            List<Long> pids = CgroupFiles.processes(listing());
+            Signals.kill(pids);
+            return pids.size();
+        }
+
+        @Override
         public CgroupUsage usage() throws IOException {
             Path memory = of("memory");
             Path cpuacct = of("cpuacct");
@@ -186,7 +207,7 @@ final class V1Cgroups implements Cgroups {
         public boolean remove() throws IOException {
             boolean all = true;
             for (Path dir : directories()) {
-                all &= CgroupFiles.removeCgroup(dir);
+                all &= CgroupFiles.removeCgroup(dir) || dir.equals(of("devices")); // made only for an instance it fences
             }
             return all;
         }

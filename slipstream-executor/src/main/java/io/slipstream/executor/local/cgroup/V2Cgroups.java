@@ -145,6 +145,11 @@ final class V2Cgroups implements Cgroups {
         }
 
         @Override
+        public int signalAll() throws IOException {
+            return killAll(); // cgroup.kill is atomic, and as cheap
+        }
+
+        @Override
         public CgroupUsage usage() throws IOException {
             long oomKills = CgroupFiles.keyed(dir.resolve("memory.events"), "oom_kill");
             long peak = CgroupFiles.number(dir.resolve("memory.peak"));
