@@ -20,9 +20,9 @@ import org.jdbi.v3.core.Handle;
 /**
  * The SQL of {@link JdbcStore}'s usage accounting. Segments live in {@code usage_segments} while open; when one closes,
  * its time is added to hourly and daily roll-ups ({@code usage_rollups}, split by {@link UsageBuckets}), as is an
- * ended instance's measured CPU time at once (it has no segment). A report
- * reads the whole days of its window and the hours at its edges from the roll-ups, and the open segments live: a
- * few thousand rows however many runs there were, where adding up every segment took seconds at 100,000 runs.
+ * ended instance's measured CPU time at once (it has no segment). A report reads the whole days of its window and the
+ * hours at its edges from the roll-ups, and the open segments live: a few thousand rows however many runs there were,
+ * where adding up every segment took seconds at 100,000 runs.
  */
 final class UsageRows {
     private static final String SEGMENT_COLUMNS = "id, run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms";
