@@ -53,7 +53,7 @@ export function runPage(main, ctx, id) {
       (run.nodeGroups || []).map((g) => el('tr', {}, el('td', {}, g.name), ...[g.replicas, g.pending, g.starting, g.running, g.succeeded,
         g.failed, g.stopped].map((n) => el('td', {class: 'num'}, String(n)))))));
     const sorted = [...(run.instances || [])].sort((a, b) => b.attempt - a.attempt || a.rank - b.rank);
-    replace(instances, el('h2', {}, 'Instances'), table(['Instance', 'Attempt', 'Node', 'State', 'Exit', 'Reason', 'Started', ''],
+    replace(instances, el('h2', {}, 'Instances'), table(['Instance', 'Attempt', 'Node', 'State', 'Exit', 'Peak memory', 'CPU', 'Reason', 'Started', ''],
       sorted.map((i) => {
         const name = i.nodeGroup + '-' + i.groupRank;
         return el('tr', {dataset: {instance: name, attempt: String(i.attempt)}},
@@ -61,6 +61,8 @@ export function runPage(main, ctx, id) {
           el('td', {class: 'node'}, i.node ? i.node : el('span', {class: 'muted', title: 'node names are shown to the owners of the capacity'}, 'hidden')),
           el('td', {class: 'state'}, el('span', {class: 'badge istate-' + i.state}, i.state)),
           el('td', {class: 'num'}, exitText(i)),
+          el('td', {class: 'num memory-peak', title: i.memoryPeak || ''}, i.memoryPeak ? memoryText(i.memoryPeak) : ''),
+          el('td', {class: 'num cpu'}, i.cpuSeconds === null || i.cpuSeconds === undefined ? '' : cpuText(i.cpuSeconds)),
           el('td', {class: 'reason'}, i.reason || ''),
           el('td', {title: i.startedAt || ''}, i.startedAt ? age(i.startedAt) + ' ago' : ''),
           el('td', {}, el('button', {type: 'button', class: 'logs-button', onclick: () => followLog(name, i.attempt)}, 'Logs')));
@@ -71,6 +73,27 @@ export function runPage(main, ctx, id) {
   function exitText(i) {
     const code = i.exitCode === null || i.exitCode === undefined ? '' : String(i.exitCode);
     return i.endCause ? (code + ' (' + i.endCause + ')').trim() : code;
+  }
+
+  /** "1.5 GiB": a measured memory peak (a quantity such as "1536Mi" or bytes), to a tenth in the largest binary unit. */
+  function memoryText(quantity) {
+    const units = {'': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5, Ei: 1024 ** 6};
+    const m = /^(\d+)([KMGTPE]i)?$/.exec(quantity);
+    if (!m) {
+      return quantity;
+    }
+    const bytes = Number(m[1]) * units[m[2] || ''];
+    const unit = ['Ti', 'Gi', 'Mi', 'Ki'].find((u) => bytes >= units[u]);
+    return unit ? (bytes / units[unit]).toFixed(1) + ' ' + unit + 'B' : bytes + ' B';
+  }
+
+  /** "12m 5s": CPU time, from seconds. */
+  function cpuText(seconds) {
+    if (seconds < 60) {
+      return seconds.toFixed(1) + 's';
+    }
+    const whole = Math.round(seconds);
+    return whole < 3600 ? Math.floor(whole / 60) + 'm ' + (whole % 60) + 's' : Math.floor(whole / 3600) + 'h ' + Math.floor(whole % 3600 / 60) + 'm';
   }
 
   function showEvents(items) {

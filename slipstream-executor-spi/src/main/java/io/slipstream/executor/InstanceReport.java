@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceUsage;
 import java.time.Instant;
 import java.util.Map;
 
@@ -28,19 +29,27 @@ public sealed interface InstanceReport permits InstanceReport.Running, InstanceR
      * {@code cause}: why it ended, where the executor knows ({@link EndCause#OOMKilled}: its memory limit), or
      * {@code null}; restart rules match it ({@code retryOn.reasons}). {@code reason}: what the executor can say beyond
      * the code and the cause (an image that cannot be pulled, the kernel's own words on a cause), or {@code null}.
+     * {@code usage}: what the kernel counted for it (memory peak, CPU time) where the executor measures it, or
+     * {@code null}.
      */
-    record Exited(InstanceId id, int exitCode, boolean terminated, EndCause cause, String reason, Instant at) implements InstanceReport {
+    record Exited(InstanceId id, int exitCode, boolean terminated, EndCause cause, String reason, InstanceUsage usage, Instant at)
+            implements InstanceReport {
         public Exited {
             requireNonNull(id, "id is null");
         }
 
+        /** An end whose usage was not measured. */
+        public Exited(InstanceId id, int exitCode, boolean terminated, EndCause cause, String reason, Instant at) {
+            this(id, exitCode, terminated, cause, reason, null, at);
+        }
+
         /** An end without a known cause: {@code reason} is the executor's text, or {@code null}. */
         public Exited(InstanceId id, int exitCode, boolean terminated, String reason, Instant at) {
-            this(id, exitCode, terminated, null, reason, at);
+            this(id, exitCode, terminated, null, reason, null, at);
         }
 
         public Exited(InstanceId id, int exitCode, boolean terminated, Instant at) {
-            this(id, exitCode, terminated, null, null, at);
+            this(id, exitCode, terminated, null, null, null, at);
         }
     }
 

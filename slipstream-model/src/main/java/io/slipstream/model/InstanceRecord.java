@@ -6,6 +6,7 @@ import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.InstanceUsage;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,9 @@ import java.util.Map;
  * told to stop it ({@code null}: not yet), so that the stop is sent once; {@code probeFailure} why its startup probe
  * failed ({@code null}: it has not); {@code launchFailure} why it could not be launched ({@code null}: it was, or it
  * is pending); {@code endCause} why it ended where its executor knew more than the exit code ({@code OOMKilled}),
- * kept beside the reason's text so that restart rules match the fact, not the words. {@code restarts} counts how
+ * kept beside the reason's text so that restart rules match the fact, not the words; {@code usage} what the kernel
+ * counted for it (memory peak, CPU time) once it ended, where its executor measures it ({@code null}: it did not, or it
+ * has not ended). {@code restarts} counts how
  * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}); 0 for an
  * instance that never was.
  */
@@ -40,6 +43,7 @@ public record InstanceRecord(
         String probeFailure,
         LaunchFailure launchFailure,
         EndCause endCause,
+        InstanceUsage usage,
         int restarts,
         long version) {
 
@@ -60,7 +64,7 @@ public record InstanceRecord(
                           String reason, Map<String, String> handle, Instant startedAt, Instant finishedAt, Endpoint endpoint, Instant readyAt,
                           Instant stopRequestedAt, String probeFailure, LaunchFailure launchFailure, long version) {
         this(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt, stopRequestedAt,
-                probeFailure, launchFailure, null, 0, version);
+                probeFailure, launchFailure, null, null, 0, version);
     }
 
     /** An instance whose end has no known cause. */
@@ -68,7 +72,15 @@ public record InstanceRecord(
                           String reason, Map<String, String> handle, Instant startedAt, Instant finishedAt, Endpoint endpoint, Instant readyAt,
                           Instant stopRequestedAt, String probeFailure, LaunchFailure launchFailure, int restarts, long version) {
         this(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt, stopRequestedAt,
-                probeFailure, launchFailure, null, restarts, version);
+                probeFailure, launchFailure, null, null, restarts, version);
+    }
+
+    /** An instance whose usage was not measured. */
+    public InstanceRecord(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus, InstanceState state, Integer exitCode,
+                          String reason, Map<String, String> handle, Instant startedAt, Instant finishedAt, Endpoint endpoint, Instant readyAt,
+                          Instant stopRequestedAt, String probeFailure, LaunchFailure launchFailure, EndCause endCause, int restarts, long version) {
+        this(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt, stopRequestedAt,
+                probeFailure, launchFailure, endCause, null, restarts, version);
     }
 
     public static InstanceRecord pending(InstanceId id, String nodeGroup, int groupRank, String node, List<Integer> gpus) {
@@ -87,7 +99,7 @@ public record InstanceRecord(
 
     public InstanceRecord running(Map<String, String> newHandle, Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.RUNNING, null, "Launched", newHandle,
-                startedAt == null ? at : startedAt, null, endpoint, readyAt, stopRequestedAt, probeFailure, launchFailure, null, restarts, version);
+                startedAt == null ? at : startedAt, null, endpoint, readyAt, stopRequestedAt, probeFailure, launchFailure, null, null, restarts, version);
     }
 
     public InstanceRecord finished(InstanceState finalState, Integer code, String why, Instant at) {
@@ -103,7 +115,13 @@ public record InstanceRecord(
             throw new IllegalStateException("instance " + id + " already ended " + state);
         }
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, finalState, code, why, handle, startedAt, at, endpoint, readyAt,
-                stopRequestedAt, probeFailure, launchFailure, cause, restarts, version);
+                stopRequestedAt, probeFailure, launchFailure, cause, usage, restarts, version);
+    }
+
+    /** What the kernel counted for it as it ended ({@code null}: not measured). */
+    public InstanceRecord measured(InstanceUsage measured) {
+        return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
+                stopRequestedAt, probeFailure, launchFailure, endCause, measured, restarts, version);
     }
 
     /** It could not be launched, for {@code cause}: it ends FAILED without having run. */
@@ -114,13 +132,13 @@ public record InstanceRecord(
     /** Its startup probe passed. */
     public InstanceRecord ready(Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt == null ? at : readyAt, stopRequestedAt, probeFailure, launchFailure, endCause, restarts, version);
+                readyAt == null ? at : readyAt, stopRequestedAt, probeFailure, launchFailure, endCause, usage, restarts, version);
     }
 
     /** Its startup probe failed: it still runs (until it is stopped), with the reason kept. */
     public InstanceRecord probeFailed(String why) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, "StartupProbeFailed: " + why, handle, startedAt,
-                finishedAt, endpoint, readyAt, stopRequestedAt, why, launchFailure, endCause, restarts, version);
+                finishedAt, endpoint, readyAt, stopRequestedAt, why, launchFailure, endCause, usage, restarts, version);
     }
 
     /** Whether its startup probe has failed. */
@@ -131,34 +149,34 @@ public record InstanceRecord(
     /** The executor was told to stop it at {@code at}. */
     public InstanceRecord stopRequested(Instant at) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, endCause, restarts, version);
+                readyAt, stopRequestedAt == null ? at : stopRequestedAt, probeFailure, launchFailure, endCause, usage, restarts, version);
     }
 
     /** The stop it was told of may not have arrived: its run's lifecycle sends it again. */
     public InstanceRecord stopToResend() {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, null, probeFailure, launchFailure, endCause, restarts, version);
+                readyAt, null, probeFailure, launchFailure, endCause, usage, restarts, version);
     }
 
     private InstanceRecord withLaunchFailure(LaunchFailure cause) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint,
-                readyAt, stopRequestedAt, probeFailure, cause, endCause, restarts, version);
+                readyAt, stopRequestedAt, probeFailure, cause, endCause, usage, restarts, version);
     }
 
     /**
      * This failed rank is started again in place (same node, GPUs, endpoint): pending, as if just placed, with its restart
-     * counted; what the failed process left (exit code, its cause, handle, readiness) is gone from the record (its events keep it).
+     * counted; what the failed process left (exit code, its cause and usage, handle, readiness) is gone from the record (its events keep it).
      */
     public InstanceRecord restartedInPlace() {
         if (!state.isFinal()) {
             throw new IllegalStateException("instance " + id + " is " + state + ": only an ended instance restarts");
         }
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, InstanceState.PENDING, null, "Restarting", Map.of(), null, null, endpoint,
-                null, null, null, null, null, restarts + 1, version);
+                null, null, null, null, null, null, restarts + 1, version);
     }
 
     public InstanceRecord withVersion(long newVersion) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
-                stopRequestedAt, probeFailure, launchFailure, endCause, restarts, newVersion);
+                stopRequestedAt, probeFailure, launchFailure, endCause, usage, restarts, newVersion);
     }
 }

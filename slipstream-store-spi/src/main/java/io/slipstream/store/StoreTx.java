@@ -107,7 +107,8 @@ public interface StoreTx extends StoreReads {
     /**
      * Applies usage changes in order, so that they commit with the change they account for: a {@code Closed} ends the
      * run's open segment, if it has one; an {@code Opened} starts one; a {@code Lent} ends the quota's open lent
-     * segment and starts one with the new amount unless it is zero.
+     * segment and starts one with the new amount unless it is zero; a {@code Measured} adds an ended instance's CPU time
+     * to the hour and the day it ended in (no open segment changes).
      */
     void recordUsage(List<UsageChange> changes);
 }

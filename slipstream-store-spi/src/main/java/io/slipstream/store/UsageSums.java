@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * A usage report's arithmetic over segments held as objects (what the SQL of a database store does in its query):
  * each segment's part inside {@code [since, until)}, an open one running until {@code now}, added up by group and
- * kind; work lost counts where its segment ended.
+ * kind; work lost and CPU time measured count where their segment ended.
  */
 public final class UsageSums {
     private static final Comparator<String> NULLS_FIRST = Comparator.nullsFirst(Comparator.naturalOrder());
@@ -38,7 +38,7 @@ public final class UsageSums {
             boolean endedInside = segment.endMs() != null && segment.endMs() >= since && segment.endMs() < until;
             UsageTotal.Key key = keyOf(segment, query.by());
             UsageTotal add = new UsageTotal(key, segment.kind(), (double) segment.gpu() * inside, (double) segment.cpuMillis() * inside, inside,
-                    endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0);
+                    endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0, endedInside ? segment.usedCpuMillis() : 0);
             totals.merge(List.of(key, segment.kind()), add, UsageSums::plus);
         }
         return ordered(List.copyOf(totals.values()));
@@ -67,6 +67,6 @@ public final class UsageSums {
 
     public static UsageTotal plus(UsageTotal a, UsageTotal b) {
         return new UsageTotal(a.key(), a.kind(), a.gpuMillis() + b.gpuMillis(), a.cpuMilliMillis() + b.cpuMilliMillis(), a.millis() + b.millis(),
-                a.lostGpuMillis() + b.lostGpuMillis(), a.lostCpuMillis() + b.lostCpuMillis());
+                a.lostGpuMillis() + b.lostGpuMillis(), a.lostCpuMillis() + b.lostCpuMillis(), a.usedCpuMillis() + b.usedCpuMillis());
     }
 }

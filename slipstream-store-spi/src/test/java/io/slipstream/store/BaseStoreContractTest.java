@@ -857,6 +857,33 @@ public abstract class BaseStoreContractTest implements UsageContract {
     }
 
     @Test
+    void anInstancesUsageRoundTripsEachFigureOnItsOwnAndARestartInPlaceClearsIt() {
+        RunRecord run = createRun(queuedRun("train", "team-a", T0));
+        List<InstanceRecord> placed = store.write(tx -> tx.createInstances(List.of(
+                InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1", List.of()),
+                InstanceRecord.pending(new InstanceId(run.id(), 1, 1), "main", 1, "node-1", List.of()),
+                InstanceRecord.pending(new InstanceId(run.id(), 1, 2), "main", 2, "node-1", List.of()))));
+        assertThat(placed).allSatisfy(i -> assertThat(i.usage()).isNull());
+        io.slipstream.api.run.InstanceUsage both = new io.slipstream.api.run.InstanceUsage(3L << 30, 12_345_678_901L);
+        io.slipstream.api.run.InstanceUsage cpuOnly = io.slipstream.api.run.InstanceUsage.of(-1, 7);
+        List<InstanceRecord> ended = store.write(tx -> List.of(
+                tx.updateInstance(tx.updateInstance(placed.get(0).running(Map.of("pid", "41"), T0))
+                        .finished(InstanceState.SUCCEEDED, 0, "Completed", T0.plusSeconds(3)).measured(both)),
+                tx.updateInstance(tx.updateInstance(placed.get(1).running(Map.of("pid", "42"), T0))
+                        .finished(InstanceState.FAILED, 1, "Exited with code 1", T0.plusSeconds(3)).measured(cpuOnly)),
+                tx.updateInstance(tx.updateInstance(placed.get(2).running(Map.of("pid", "43"), T0))
+                        .finished(InstanceState.FAILED, 1, "Exited with code 1", T0.plusSeconds(3)))));
+        assertThat(store.runs().instancesOf(run.id())).containsExactlyElementsOf(ended);
+        assertThat(store.runs().instance(placed.get(0).id()).orElseThrow().usage()).isEqualTo(both);
+        assertThat(store.runs().instance(placed.get(1).id()).orElseThrow().usage()).isEqualTo(cpuOnly)
+                .satisfies(u -> assertThat(u.hasMemoryPeak()).isFalse());
+        assertThat(store.runs().instance(placed.get(2).id()).orElseThrow().usage()).isNull();
+        InstanceRecord restarted = store.write(tx -> tx.updateInstance(ended.get(0).restartedInPlace()));
+        assertThat(store.runs().instance(placed.get(0).id())).contains(restarted);
+        assertThat(restarted.usage()).isNull();
+    }
+
+    @Test
     void eventsKeepTheirOrder() {
         RunRecord run = createRun(queuedRun("train", "team-a", T0));
         for (int i = 0; i < 5; i++) {

@@ -128,6 +128,41 @@ interface UsageContract {
         }
     }
 
+    private static UsageChange.Measured measured(String run, UsageKind kind, String workspace, String quota, String user, long cpuSeconds,
+                                                 Instant at) {
+        return new UsageChange.Measured(new RunId(run), kind, workspace, quota, user, "train",
+                io.slipstream.api.run.InstanceUsage.of(1L << 30, cpuSeconds < 0 ? -1 : cpuSeconds * 1_000_000_000L), at);
+    }
+
+    @Test
+    default void anInstancesMeasuredCpuTimeCountsInTheHourItEndedAndHoldsNoTime() {
+        twoRuns();
+        store().commit(tx -> tx.recordUsage(List.of(measured("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", 90, at(20)),
+                measured("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", 30, at(39).plus(Duration.ofMinutes(30))),
+                measured("a", UsageKind.IN_QUOTA, "team-a", "q", "alice", -1, at(39)))));
+        store().commit(tx -> tx.recordUsage(List.of(measured("b", UsageKind.BORROWED, "team-b", null, "bob", 7, at(30)))));
+        UsageTotal.Key q = new UsageTotal.Key("team-a", "q", null, null);
+        UsageTotal.Key none = new UsageTotal.Key("team-b", null, null, null);
+        List<UsageTotal> all = store().usage().totals(window(UsageGrouping.QUOTA, 0, 120, 60, null));
+        UsageTotal inQuota = all.stream().filter(t -> t.key().equals(q) && t.kind() == UsageKind.IN_QUOTA).findFirst().orElseThrow();
+        assertThat(inQuota.usedCpuMillis()).isEqualTo(120_000);
+        assertThat(inQuota.millis()).as("a measurement holds no time").isEqualTo(30 * 3_600_000L);
+        assertThat(gpuHours(all, q, UsageKind.IN_QUOTA)).isEqualTo(2 * 30.0);
+        assertThat(all.stream().filter(t -> t.key().equals(none) && t.kind() == UsageKind.BORROWED).mapToLong(UsageTotal::usedCpuMillis).sum())
+                .isEqualTo(7_000);
+        assertThat(all.stream().filter(t -> t.kind() == UsageKind.QUEUED).mapToLong(UsageTotal::usedCpuMillis).sum()).isZero();
+        record Window(long from, long until, long used) {
+        }
+        for (Window w : List.of(new Window(0, 20, 0), new Window(20, 21, 90_000), new Window(21, 39, 0), new Window(39, 40, 30_000),
+                new Window(10, 40, 120_000), new Window(0, 96, 120_000))) {
+            List<UsageTotal> totals = store().usage().totals(window(UsageGrouping.QUOTA, w.from(), w.until(), 60, Set.of("team-a")));
+            assertThat(totals.stream().mapToLong(UsageTotal::usedCpuMillis).sum()).as("used, %s", w).isEqualTo(w.used());
+        }
+        List<UsageTotal> byUser = store().usage().totals(window(UsageGrouping.USER, 0, 60, 60, null));
+        assertThat(byUser.stream().filter(t -> "alice".equals(t.key().user())).mapToLong(UsageTotal::usedCpuMillis).sum()).isEqualTo(120_000);
+        assertThat(byUser.stream().filter(t -> "bob".equals(t.key().user())).mapToLong(UsageTotal::usedCpuMillis).sum()).isEqualTo(7_000);
+    }
+
     @Test
     default void aWindowIsWholeHours() {
         assertThatThrownBy(() -> new UsageQuery(null, UsageGrouping.USER, T.plusSeconds(60), at(2), at(3))).isInstanceOf(IllegalArgumentException.class);

@@ -9,7 +9,9 @@ import java.util.List;
  * One instance of a run as the API shows it. {@code rank} is global across node groups; {@code ip} and {@code ports}
  * are where the run's other instances reach it; {@code readyAt} is when its startup probe passed; {@code restarts} how
  * often this rank was restarted in place within its attempt ({@code faultTolerance.runType: Async}); {@code endCause} why
- * it ended where the executor knows more than the exit code ({@code OOMKilled}), else {@code null}.
+ * it ended where the executor knows more than the exit code ({@code OOMKilled}), else {@code null}. Once it ended, where
+ * its executor measured them: {@code memoryPeak}, the most memory it used at once (a quantity, {@code "1536Mi"}), and
+ * {@code cpuSeconds}, the CPU time it used; {@code null} where not measured.
  */
 public record InstanceView(
         String nodeGroup,
@@ -22,6 +24,8 @@ public record InstanceView(
         Integer exitCode,
         String reason,
         EndCause endCause,
+        String memoryPeak,
+        Double cpuSeconds,
         Instant startedAt,
         Instant readyAt,
         Instant finishedAt,

@@ -8,8 +8,13 @@ import java.util.List;
  */
 public record UsageReportView(String since, String until, String by, List<Line> lines, Line total) {
 
-    /** One group's hours; the fields of the key the grouping does not use are left out. */
-    public record Line(String workspace, String quota, String user, String job, Hours gpuHours, Hours cpuHours, Queued queued) {
+    /**
+     * One group's hours; the fields of the key the grouping does not use are left out. {@code cpuHours} are the cores
+     * its runs held (their requests); {@code measuredCpuHours} the CPU time the kernel counted of its instances that
+     * ended in the window, where their executor measures it (the local executor with cgroups; 0 elsewhere).
+     */
+    public record Line(String workspace, String quota, String user, String job, Hours gpuHours, Hours cpuHours, double measuredCpuHours,
+                       Queued queued) {
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.slipstream.cli.command;
 
 import io.slipstream.api.run.RunState;
+import io.slipstream.api.spec.Quantities;
 import io.slipstream.api.wire.InstanceView;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.cli.ApiClient;
@@ -9,6 +10,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import tools.jackson.databind.JsonNode;
@@ -163,15 +165,26 @@ final class Runs {
         }
         if (!run.instances().isEmpty()) {
             out.println("Instances:");
+            // What ended instances used, where their executor measured it: the columns are there once one has a figure.
+            boolean measured = run.instances().stream().anyMatch(i -> i.memoryPeak() != null || i.cpuSeconds() != null);
             List<List<String>> rows = new ArrayList<>();
             for (InstanceView instance : run.instances()) {
-                rows.add(List.of("  " + instance.nodeGroup() + "-" + instance.groupRank(), Integer.toString(instance.rank()),
+                List<String> row = new ArrayList<>(List.of("  " + instance.nodeGroup() + "-" + instance.groupRank(), Integer.toString(instance.rank()),
                         Integer.toString(instance.attempt()), instance.node(),
                         instance.gpus().isEmpty() ? "" : instance.gpus().toString().replace(" ", ""), instance.state().name(),
-                        exit(instance), Integer.toString(instance.restarts()),
-                        instance.reason() == null ? "" : instance.reason()));
+                        exit(instance), Integer.toString(instance.restarts())));
+                if (measured) {
+                    row.addAll(List.of(memory(instance.memoryPeak()), cpuTime(instance.cpuSeconds())));
+                }
+                row.add(instance.reason() == null ? "" : instance.reason());
+                rows.add(row);
             }
-            Output.table(out, List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "RESTARTS", "REASON"), rows);
+            List<String> header = new ArrayList<>(List.of("  NAME", "RANK", "ATTEMPT", "NODE", "GPUS", "STATE", "EXIT", "RESTARTS"));
+            if (measured) {
+                header.addAll(List.of("PEAK MEM", "CPU"));
+            }
+            header.add("REASON");
+            Output.table(out, header, rows);
         }
         out.flush();
     }
@@ -180,6 +193,39 @@ final class Runs {
     static String exit(InstanceView instance) {
         String code = instance.exitCode() == null ? "" : instance.exitCode().toString();
         return instance.endCause() == null ? code : (code + " (" + instance.endCause() + ")").strip();
+    }
+
+    /** A memory quantity as people read it ({@code 1.5Gi}, {@code 812Mi}); empty where not measured. */
+    static String memory(String quantity) {
+        if (quantity == null) {
+            return "";
+        }
+        long bytes;
+        try {
+            bytes = Quantities.parseBytes(quantity);
+        } catch (IllegalArgumentException e) {
+            return quantity; // a server's form this client does not know: as it came
+        }
+        if (bytes >= 1L << 30) {
+            return String.format(Locale.ROOT, "%.1fGi", bytes / (double) (1L << 30));
+        }
+        if (bytes >= 1L << 20) {
+            return String.format(Locale.ROOT, "%.0fMi", bytes / (double) (1L << 20));
+        }
+        return bytes >= 1L << 10 ? String.format(Locale.ROOT, "%.0fKi", bytes / 1024.0) : Long.toString(bytes);
+    }
+
+    /** CPU time as people read it ({@code 0.4s}, {@code 12m05s}, {@code 3h20m}); empty where not measured. */
+    static String cpuTime(Double seconds) {
+        if (seconds == null) {
+            return "";
+        }
+        if (seconds < 60) {
+            return String.format(Locale.ROOT, "%.1fs", seconds);
+        }
+        long whole = Math.round(seconds);
+        return whole < 3600 ? String.format(Locale.ROOT, "%dm%02ds", whole / 60, whole % 60)
+                : String.format(Locale.ROOT, "%dh%02dm", whole / 3600, whole % 3600 / 60);
     }
 
     static boolean succeeded(RunView run) {

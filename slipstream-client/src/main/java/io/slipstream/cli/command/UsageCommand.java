@@ -17,8 +17,8 @@ import picocli.CommandLine.Spec;
 import tools.jackson.databind.JsonNode;
 
 /** {@code slipstream usage}: GPU- and CPU-hours from {@code GET /api/v1/usage}, as a table, CSV or JSON. */
-@Command(name = "usage", description = {"Show GPU- and CPU-hours in quota, borrowed, lent and lost to preemption, and time queued,",
-        "by workspace, quota, user or job, over a window (default: the last 7 days)."})
+@Command(name = "usage", description = {"Show GPU- and CPU-hours in quota, borrowed, lent and lost to preemption, the CPU-hours",
+        "instances used as measured, and time queued, by workspace, quota, user or job, over a window (default: the last 7 days)."})
 public final class UsageCommand implements Callable<Integer> {
     /** What a report is grouped by: the API's names. */
     public enum By {
@@ -102,10 +102,12 @@ public final class UsageCommand implements Callable<Integer> {
     static List<String> header(By by, boolean table) {
         List<String> header = new ArrayList<>(keyColumns(by, table));
         if (table) {
-            header.addAll(List.of("GPU-H IN QUOTA", "GPU-H BORROWED", "GPU-H LENT", "GPU-H LOST", "CPU-H", "QUEUED-H"));
+            header.addAll(List.of("GPU-H IN QUOTA", "GPU-H BORROWED", "GPU-H LENT", "GPU-H LOST", "CPU-H", "CPU-H USED", "QUEUED-H"));
         } else {
+            // A new column goes last, so that a spreadsheet that reads the older ones by position still reads them.
             header.addAll(List.of("gpu_hours_in_quota", "gpu_hours_borrowed", "gpu_hours_lent", "gpu_hours_lost_to_preemption",
-                    "cpu_hours_in_quota", "cpu_hours_borrowed", "cpu_hours_lent", "cpu_hours_lost_to_preemption", "queued_hours", "queued_gpu_hours"));
+                    "cpu_hours_in_quota", "cpu_hours_borrowed", "cpu_hours_lent", "cpu_hours_lost_to_preemption", "queued_hours", "queued_gpu_hours",
+                    "cpu_hours_measured"));
         }
         return header;
     }
@@ -132,7 +134,7 @@ public final class UsageCommand implements Callable<Integer> {
         if (table) {
             double cpuHours = cpu.get("inQuota").asDouble() + cpu.get("borrowed").asDouble();
             row.addAll(List.of(hours(gpu, "inQuota", 2), hours(gpu, "borrowed", 2), hours(gpu, "lent", 2), hours(gpu, "lostToPreemption", 2),
-                    String.format(Locale.ROOT, "%.2f", cpuHours), hours(queued, "hours", 2)));
+                    String.format(Locale.ROOT, "%.2f", cpuHours), hours(line, "measuredCpuHours", 2), hours(queued, "hours", 2)));
         } else {
             for (JsonNode hours : List.of(gpu, cpu)) {
                 for (String field : List.of("inQuota", "borrowed", "lent", "lostToPreemption")) {
@@ -141,12 +143,14 @@ public final class UsageCommand implements Callable<Integer> {
             }
             row.add(hours(queued, "hours", 6));
             row.add(hours(queued, "gpuHours", 6));
+            row.add(hours(line, "measuredCpuHours", 6));
         }
         return row;
     }
 
+    /** A figure; 0 where the server does not give it (measuredCpuHours, before servers measured). */
     private static String hours(JsonNode node, String field, int decimals) {
-        return String.format(Locale.ROOT, "%." + decimals + "f", node.get(field).asDouble());
+        return String.format(Locale.ROOT, "%." + decimals + "f", node.path(field).asDouble(0));
     }
 
     /** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; a leading formula sign defused. */

@@ -17,7 +17,8 @@ class UsageCommandTest {
     @Test
     void aGroupWithoutAKeyIsNamedForWhatItIs() {
         JsonNode line = Json.mapper().readTree(LINE);
-        assertThat(UsageCommand.row(line, UsageCommand.By.user, true)).containsExactly("(schedule)", "2.50", "1.25", "0.00", "0.13", "1.50", "0.75");
+        assertThat(UsageCommand.row(line, UsageCommand.By.user, true)).containsExactly("(schedule)", "2.50", "1.25", "0.00", "0.13", "1.50", "0.00",
+                "0.75");
         assertThat(UsageCommand.row(line, UsageCommand.By.quota, true).subList(0, 2)).containsExactly("(none)", "(none)");
         assertThat(UsageCommand.row(line, UsageCommand.By.quota, false).subList(0, 2)).containsExactly("", "");
     }
@@ -28,7 +29,17 @@ class UsageCommandTest {
         List<String> row = UsageCommand.row(line, UsageCommand.By.user, false);
         assertThat(row).hasSameSizeAs(UsageCommand.header(UsageCommand.By.user, false));
         assertThat(row).containsExactly("alice", "2.500000", "1.250000", "0.000000", "0.125000", "1.000000", "0.500000", "0.000000", "0.000000",
-                "0.750000", "3.000000");
+                "0.750000", "3.000000", "0.000000");
+    }
+
+    @Test
+    void theMeasuredCpuHoursStandBesideTheHeldOnes() {
+        JsonNode line = Json.mapper().readTree(LINE.replace("{\"gpuHours\"", "{\"measuredCpuHours\": 0.4125, \"gpuHours\""));
+        List<String> table = UsageCommand.row(line, UsageCommand.By.user, true);
+        assertThat(table.get(UsageCommand.header(UsageCommand.By.user, true).indexOf("CPU-H USED"))).isEqualTo("0.41");
+        assertThat(table.get(UsageCommand.header(UsageCommand.By.user, true).indexOf("CPU-H"))).isEqualTo("1.50");
+        List<String> csv = UsageCommand.row(line, UsageCommand.By.user, false);
+        assertThat(csv.get(UsageCommand.header(UsageCommand.By.user, false).indexOf("cpu_hours_measured"))).isEqualTo("0.412500");
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.slipstream.executor.testing;
 import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.Activity;
@@ -140,6 +141,7 @@ public final class FakeExecutor implements Executor {
         Integer exitCode;
         boolean terminated;
         EndCause cause;
+        InstanceUsage usage;
 
         Instance(LaunchSpec spec) {
             this.spec = spec;
@@ -199,8 +201,13 @@ public final class FakeExecutor implements Executor {
 
     /** The instance's process ends with this code for {@code cause} (e.g. an OOM kill: 137, {@code OOMKilled}). */
     public void exit(InstanceId id, int code, EndCause cause) {
-        end(id, code, false, cause);
-        listener.accept(new InstanceReport.Exited(id, code, false, cause, null, clock.instant()));
+        exit(id, code, cause, null);
+    }
+
+    /** The instance's process ends with this code and cause, with what the kernel counted for it (as the local executor measures). */
+    public void exit(InstanceId id, int code, EndCause cause, InstanceUsage usage) {
+        end(id, code, false, cause, usage);
+        listener.accept(new InstanceReport.Exited(id, code, false, cause, null, usage, clock.instant()));
     }
 
     /** Confirms that a terminated instance is gone (reported now, on the caller's thread). */
@@ -261,12 +268,17 @@ public final class FakeExecutor implements Executor {
     }
 
     private void end(InstanceId id, int code, boolean byTerminate, EndCause cause) {
+        end(id, code, byTerminate, cause, null);
+    }
+
+    private void end(InstanceId id, int code, boolean byTerminate, EndCause cause, InstanceUsage usage) {
         synchronized (cluster) {
             Instance instance = cluster.instances.get(id);
             if (instance != null && instance.exitCode == null) {
                 instance.exitCode = code;
                 instance.terminated = byTerminate;
                 instance.cause = cause;
+                instance.usage = usage;
             }
         }
     }
@@ -411,7 +423,7 @@ public final class FakeExecutor implements Executor {
             if (instance.exitCode == null) {
                 return new InstanceReport.Running(id, instance.handle, clock.instant());
             }
-            return new InstanceReport.Exited(id, instance.exitCode, instance.terminated, instance.cause, null, clock.instant());
+            return new InstanceReport.Exited(id, instance.exitCode, instance.terminated, instance.cause, null, instance.usage, clock.instant());
         }
     }
 

@@ -1,6 +1,8 @@
 package io.slipstream.executor.local;
 
+import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
@@ -172,11 +174,11 @@ final class InstanceWatch {
         removeSecrets(id, dir);
         if (exitCode == null) {
             report.accept(new InstanceReport.Lost(id, "the instance's supervisor ended without recording an exit code", clock.instant()));
-        } else if (usage.oomKilled() && exitCode != 0) {
-            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), io.slipstream.api.run.EndCause.OOMKilled, null,
-                    clock.instant()));
         } else {
-            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), clock.instant()));
+            // What the kernel counted goes with every end (null where nothing was: no cgroup, or another boot's).
+            InstanceUsage measured = InstanceUsage.of(usage.memoryPeakBytes(), usage.cpuNanos());
+            EndCause cause = usage.oomKilled() && exitCode != 0 ? EndCause.OOMKilled : null;
+            report.accept(new InstanceReport.Exited(id, exitCode, dir.terminationRequested(), cause, null, measured, clock.instant()));
         }
     }
 

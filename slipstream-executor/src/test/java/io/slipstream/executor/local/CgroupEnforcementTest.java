@@ -139,6 +139,26 @@ class CgroupEnforcementTest {
     }
 
     @Test
+    void anInstancesEndReportsWhatTheKernelCountedOfIt() throws Exception {
+        LocalProcessExecutor executor = newExecutor(isolation, 0);
+        InstanceId id = newInstanceId();
+        // 100 MiB written byte by byte (touched, not only reserved), within a limit well above it.
+        launch(executor, spec(id, "exec python3 -c \"x = b'x' * (100 << 20); print('allocated', len(x))\"", "1", "512Mi"));
+        InstanceReport.Exited ended = awaitReport(id, InstanceReport.Exited.class);
+        assertThat(ended.exitCode()).isZero();
+        assertThat(ended.cause()).isNull();
+        assertThat(ended.usage()).as("what its cgroup counted").isNotNull();
+        System.out.printf("figure: an instance that wrote 100 MiB: memory peak %d bytes, CPU %d ns%n", ended.usage().memoryPeakBytes(),
+                ended.usage().cpuNanos());
+        assertThat(ended.usage().cpuNanos()).as("CPU time").isPositive();
+        if (ended.usage().hasMemoryPeak()) {
+            assertThat(ended.usage().memoryPeakBytes()).as("memory peak").isGreaterThanOrEqualTo(100L << 20);
+        } else { // cgroup v2 before Linux 5.19 has no memory.peak
+            assertThat(cgroups.enforcement().describe()).contains("v2");
+        }
+    }
+
+    @Test
     void busyInstancesGetTheirCpusAndNoMore() throws Exception {
         LocalProcessExecutor executor = newExecutor(isolation, 0);
         String spin = "for i in 1 2 3; do (while :; do :; done) & done; echo spinning; wait";

@@ -2,13 +2,15 @@ package io.slipstream.model.usage;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import java.time.Instant;
 
 /**
  * One change of the usage record, written in the transaction of the change it accounts for. A run has at most one
- * open segment at a time; a quota at most one open {@link UsageKind#LENT} segment.
+ * open segment at a time; a quota at most one open {@link UsageKind#LENT} segment. What an instance used, as its
+ * executor measured it, is a moment of its run ({@link Measured}), not a segment.
  */
 public sealed interface UsageChange {
 
@@ -43,6 +45,32 @@ public sealed interface UsageChange {
         public Lent {
             requireNonNull(quota, "quota is null");
             requireNonNull(at, "at is null");
+        }
+    }
+
+    /**
+     * An instance of the run ended at {@code at}, and its executor measured what it used ({@code usage}): its CPU time
+     * counts in the hour and the day it ended in, to the run's group and {@code kind} (what the run held then:
+     * {@link UsageKind#IN_QUOTA} or {@link UsageKind#BORROWED}). Its memory peak is for the metrics; a report adds up
+     * no peaks.
+     */
+    record Measured(RunId run, UsageKind kind, String workspace, String quota, String user, String job, InstanceUsage usage, Instant at)
+            implements UsageChange {
+        public Measured {
+            requireNonNull(run, "run is null");
+            requireNonNull(kind, "kind is null");
+            requireNonNull(workspace, "workspace is null");
+            requireNonNull(job, "job is null");
+            requireNonNull(usage, "usage is null");
+            requireNonNull(at, "at is null");
+            if (kind != UsageKind.IN_QUOTA && kind != UsageKind.BORROWED) {
+                throw new IllegalArgumentException("an instance's usage is held time, IN_QUOTA or BORROWED, not " + kind);
+            }
+        }
+
+        /** The CPU time to count, in milliseconds (0: not measured). */
+        public long cpuMillis() {
+            return usage.hasCpu() ? Math.round(usage.cpuNanos() / 1_000_000.0) : 0;
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.slipstream.model.usage;
 
+import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.NodeGroupSpec;
@@ -43,6 +44,19 @@ public final class UsageChanges {
                     total.milliCpu(), before == null ? after.createdAt() : now));
         }
         return changes;
+    }
+
+    /**
+     * What an instance of {@code run} that ended at {@code at} used, as its executor measured it ({@code usage};
+     * {@code null}: nothing to record), charged as what the run holds: on its quota's guarantee or borrowed. An instance
+     * ends before its run moves on (a requeue or an end waits for every instance), so the run still holds then.
+     */
+    public static UsageChange.Measured measured(RunRecord run, InstanceUsage usage, Instant at) {
+        if (usage == null) {
+            return null;
+        }
+        UsageKind held = run.realTimeResources() == RealTimeResources.InQuota ? UsageKind.IN_QUOTA : UsageKind.BORROWED;
+        return new UsageChange.Measured(run.id(), held, run.workspace(), run.spec().quota(), run.origin().submittedBy(), run.job(), usage, at);
     }
 
     /** The segment a run in this state is in; {@code null} once it is final. */

@@ -66,6 +66,19 @@ class UsageChangesTest {
     }
 
     @Test
+    void anInstancesMeasuredUsageIsChargedAsWhatItsRunHolds() {
+        io.slipstream.api.run.InstanceUsage usage = new io.slipstream.api.run.InstanceUsage(1L << 30, 90_000_400_000L);
+        RunRecord inQuota = queued().admitted(RealTimeResources.InQuota, "Admitted", T1).moveTo(RunState.RUNNING, "Started", T1);
+        RunRecord borrowed = queued().admitted(RealTimeResources.NotInQuota, "Admitted", T1).moveTo(RunState.RUNNING, "Started", T1);
+        assertThat(UsageChanges.measured(inQuota, usage, T2))
+                .isEqualTo(new UsageChange.Measured(inQuota.id(), UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", usage, T2));
+        assertThat(UsageChanges.measured(borrowed, usage, T2).kind()).isEqualTo(UsageKind.BORROWED);
+        assertThat(UsageChanges.measured(borrowed, usage, T2).cpuMillis()).isEqualTo(90_000);
+        assertThat(UsageChanges.measured(borrowed, io.slipstream.api.run.InstanceUsage.of(1L << 30, -1), T2).cpuMillis()).as("not measured").isZero();
+        assertThat(UsageChanges.measured(borrowed, null, T2)).as("nothing measured, nothing recorded").isNull();
+    }
+
+    @Test
     void aPreemptionsLostWorkIsChargedAtWhatAnInstanceHoldsOnAverageAndTheRunQueuesAgain() {
         RunRecord running = queued().admitted(RealTimeResources.NotInQuota, "Admitted", T1).moveTo(RunState.RUNNING, "Started", T1);
         RunRecord stopping = running.preempting(new RunId("owner-0001abcd"), "Preempted");

@@ -121,10 +121,16 @@ final class Views {
     static InstanceView instance(InstanceRecord instance, boolean showNode, java.util.Set<String> hidden) {
         return new InstanceView(instance.nodeGroup(), instance.id().rank(), instance.groupRank(), instance.id().attempt(),
                 showNode ? instance.node() : HIDDEN,
-                instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.endCause(), instance.startedAt(),
+                instance.gpus(), instance.state(), instance.exitCode(), redact(instance.reason(), hidden), instance.endCause(),
+                memoryPeak(instance.usage()), instance.usage() == null ? null : instance.usage().cpuSeconds(), instance.startedAt(),
                 instance.readyAt(), instance.finishedAt(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ip(),
                 instance.endpoint() == null || !showNode ? null : instance.endpoint().ports(), instance.restarts());
+    }
+
+    /** A measured memory peak as a quantity ({@code "1536Mi"}), or {@code null}. */
+    private static String memoryPeak(io.slipstream.api.run.InstanceUsage usage) {
+        return usage == null || !usage.hasMemoryPeak() ? null : io.slipstream.api.spec.Quantities.formatBytes(usage.memoryPeakBytes());
     }
 
     static RunEventView event(RunEvent event, java.util.Set<String> hidden) {

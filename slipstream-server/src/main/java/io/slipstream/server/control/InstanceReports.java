@@ -46,7 +46,7 @@ final class InstanceReports {
                     : Optional.of(new Change(next, null, false));
         }
         if (report instanceof InstanceReport.Exited exited) {
-            InstanceRecord next = exited(instance, exited, downReason, preempted, now);
+            InstanceRecord next = exited(instance, exited, downReason, preempted, now).measured(exited.usage());
             return change(next, EventType.InstanceExited, next.reason(), exitCode(next), false, now);
         }
         if (report instanceof InstanceReport.Ready) {

@@ -4,6 +4,7 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.Store;
@@ -130,10 +131,26 @@ final class ReportIntake {
             if (change.event() != null) {
                 tx.appendEvent(change.event());
             }
+            if (change.next().state().isFinal() && change.next().usage() != null) {
+                recordMeasured(tx, change.next());
+            }
             if (change.wakeUp()) {
                 wakeUp.run(); // with InOrder startup, the next node group may start
             }
         });
+    }
+
+    /**
+     * What the executor measured of an instance that ended goes into the usage record with its end, charged to its run's
+     * group (a run that cannot be read is left alone, as the store logged: its instance's end is still recorded).
+     */
+    private static void recordMeasured(StoreTx tx, InstanceRecord ended) {
+        try {
+            tx.runs().get(ended.id().runId()).map(run -> UsageChanges.measured(run, ended.usage(), ended.finishedAt()))
+                    .ifPresent(measured -> tx.recordUsage(List.of(measured)));
+        } catch (io.slipstream.store.UnreadableRecordException e) {
+            LOG.debug("the usage of instance {} is not accounted: its run cannot be read", ended.id());
+        }
     }
 
     private boolean beingPreempted(StoreTx tx, InstanceRecord instance) {

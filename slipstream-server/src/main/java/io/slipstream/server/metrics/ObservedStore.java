@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.slipstream.api.run.RunId;
 import io.slipstream.model.RunRecord;
+import io.slipstream.model.usage.UsageChange;
 import io.slipstream.store.InterceptedStore;
 import io.slipstream.store.Store;
 import java.util.ArrayList;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * commit, and how long each holds a connection, and on the embedded store the one writer).
  *
  * <p>The runs a transaction reads and writes are handed to {@link RunMetrics} once it has committed (a rolled-back
- * write counts nothing), those read outside one at once. A run being written is marked as such from the call until it
+ * write counts nothing), those read outside one at once; so are the measured usage of the instances whose end it
+ * records, to {@link InstanceMetrics}. A run being written is marked as such from the call until it
  * has been handed on, so that a read of the committed write in between, on another thread, does not take it for
  * another replica's.
  */
@@ -33,14 +35,16 @@ final class ObservedStore implements InterceptedStore.Interceptor {
 
     private final Meters meters;
     private final RunMetrics runs;
+    private final InstanceMetrics instances;
 
-    private ObservedStore(Meters meters, RunMetrics runs) {
+    private ObservedStore(Meters meters, RunMetrics runs, InstanceMetrics instances) {
         this.meters = meters;
         this.runs = runs;
+        this.instances = instances;
     }
 
     static Store wrap(Store target, MeterRegistry registry, RunMetrics runs) {
-        return new InterceptedStore(target, new ObservedStore(new Meters(registry), runs));
+        return new InterceptedStore(target, new ObservedStore(new Meters(registry), runs, new InstanceMetrics(registry)));
     }
 
     /** A call outside any transaction: what it reads of runs is handed on at once. */
@@ -57,20 +61,22 @@ final class ObservedStore implements InterceptedStore.Interceptor {
 
     @Override
     public InterceptedStore.Interceptor transaction() {
-        return new Transaction(meters, runs);
+        return new Transaction(meters, runs, instances);
     }
 
     /** One transaction: its calls timed, what they read and write of runs kept until it has committed. */
     private static final class Transaction implements InterceptedStore.Interceptor {
         private final Meters meters;
         private final RunMetrics runs;
+        private final InstanceMetrics instances;
         private final long generation;
         private final List<Runnable> seen = new ArrayList<>();
         private final List<RunId> writing = new ArrayList<>();
 
-        Transaction(Meters meters, RunMetrics runs) {
+        Transaction(Meters meters, RunMetrics runs, InstanceMetrics instances) {
             this.meters = meters;
             this.runs = runs;
+            this.instances = instances;
             this.generation = runs.generation();
         }
 
@@ -90,6 +96,10 @@ final class ObservedStore implements InterceptedStore.Interceptor {
             Runnable learnt = seen(runs, operation, result, generation);
             if (learnt != null) {
                 seen.add(learnt);
+            }
+            if (operation.equals("recordUsage") && args.length > 0 && args[0] instanceof List<?> changes) {
+                changes.stream().filter(UsageChange.Measured.class::isInstance).map(UsageChange.Measured.class::cast)
+                        .forEach(measured -> seen.add(() -> instances.ended(measured)));
             }
             return result;
         }

@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server's metrics, in Prometheus' text format at {@code /metrics} (docs/operations.md, "Metrics"): what this
- * replica did (admissions, preemptions, restarts, work lost, cycles, API requests, store calls) as counters and
- * histograms, and what the store holds now (runs by state, every quota's and pool's guaranteed / used / borrowed /
- * lent / pending) as gauges read once per scrape.
+ * replica did (admissions, preemptions, restarts, work lost, cycles, API requests, store calls, what ended instances
+ * used) as counters and histograms, and what the store holds now (runs by state, every quota's and pool's guaranteed /
+ * used / borrowed / lent / pending) as gauges read once per scrape.
  */
 public final class ServerMetrics implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ServerMetrics.class);

@@ -62,7 +62,9 @@ public final class UsageService {
         double queuedMillis = 0;
         double lostGpu = 0;
         double lostCpu = 0;
+        double usedCpu = 0;
         for (UsageTotal total : totals) {
+            usedCpu += total.usedCpuMillis();
             gpu[total.kind().ordinal()] += total.gpuMillis();
             cpu[total.kind().ordinal()] += total.cpuMilliMillis();
             lostGpu += total.lostGpuMillis();
@@ -76,7 +78,7 @@ public final class UsageService {
         UsageReportView.Hours cpuHours = new UsageReportView.Hours(hours(cpu[UsageKind.IN_QUOTA.ordinal()] / MILLICORES),
                 hours(cpu[UsageKind.BORROWED.ordinal()] / MILLICORES), hours(cpu[UsageKind.LENT.ordinal()] / MILLICORES), hours(lostCpu / MILLICORES));
         UsageReportView.Queued queued = new UsageReportView.Queued(hours(queuedMillis), hours(gpu[UsageKind.QUEUED.ordinal()]));
-        return new UsageReportView.Line(key.workspace(), key.quota(), key.user(), key.job(), gpuHours, cpuHours, queued);
+        return new UsageReportView.Line(key.workspace(), key.quota(), key.user(), key.job(), gpuHours, cpuHours, hours(usedCpu), queued);
     }
 
     /** Hours, to the millisecond's precision (no float noise in reports and CSV). */

@@ -203,16 +203,18 @@ class OpenApiConformanceTest {
         assertThat(exercised).as("every route was exercised").containsAll(documented);
     }
 
-    /** What the session cannot produce with real processes (an OOM kill's cause): the view itself, every field set. */
+    /** What the session cannot produce with real processes (an OOM kill's cause, measured usage): the view itself, every field set. */
     @Test
     void anInstanceEndedByAnOomKillMatchesTheDocument() {
         var instance = new io.slipstream.model.InstanceRecord(new io.slipstream.api.run.InstanceId(new io.slipstream.api.run.RunId("r-1"), 1, 0),
                 "main", 0, "node-1", List.of(0), io.slipstream.api.run.InstanceState.FAILED, 137,
                 "OOMKilled: used more memory than its limit (exit code 137)", Map.of(), java.time.Instant.EPOCH, java.time.Instant.EPOCH,
                 new io.slipstream.api.run.Endpoint("h", "h.f", "10.0.0.1", List.of(40000)), java.time.Instant.EPOCH, null, null, null,
-                io.slipstream.api.run.EndCause.OOMKilled, 0, 1);
+                io.slipstream.api.run.EndCause.OOMKilled, 0, 1).measured(new io.slipstream.api.run.InstanceUsage(1536L << 20, 12_345_678_901L));
         JsonNode view = Json.mapper().valueToTree(Views.instance(instance, true, Set.of()));
         assertThat(view.get("endCause").asString()).isEqualTo("OOMKilled");
+        assertThat(view.get("memoryPeak").asString()).isEqualTo("1536Mi");
+        assertThat(view.get("cpuSeconds").asDouble()).isEqualTo(12.346);
         validate(openApi.get("components").get("schemas").get("Instance"), view, "Instance");
     }
 

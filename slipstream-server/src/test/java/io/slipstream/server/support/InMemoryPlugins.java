@@ -14,6 +14,7 @@ import io.slipstream.store.StoreSettings;
 import io.slipstream.store.memory.InMemoryStore;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The plug-ins of {@link TestServer#startInMemory}: the in-memory store (held to the store contract) and the lifelike
@@ -23,7 +24,11 @@ import java.util.Set;
 final class InMemoryPlugins {
     static final String STORE = "memory";
     static final String EXECUTOR = "fake";
-    static final Plugins PLUGINS = new Plugins(List.of(new FakeExecutorFactory()), List.of(new MemoryStoreFactory()));
+
+    /** The plug-ins of one server; its fake executor, once made, goes to {@code made}, for the test to drive. */
+    static Plugins plugins(AtomicReference<FakeExecutor> made) {
+        return new Plugins(List.of(new FakeExecutorFactory(made)), List.of(new MemoryStoreFactory()));
+    }
 
     private InMemoryPlugins() {
     }
@@ -60,6 +65,12 @@ final class InMemoryPlugins {
     }
 
     private static final class FakeExecutorFactory implements ExecutorFactory {
+        private final AtomicReference<FakeExecutor> made;
+
+        FakeExecutorFactory(AtomicReference<FakeExecutor> made) {
+            this.made = made;
+        }
+
         @Override
         public String name() {
             return EXECUTOR;
@@ -77,7 +88,9 @@ final class InMemoryPlugins {
 
         @Override
         public Executor create(ExecutorSettings settings, ExecutorContext context) {
-            return new FakeExecutor(new FakeExecutor.Cluster(4, 8), context.clock(), FakeExecutor.Mode.LIFELIKE);
+            FakeExecutor executor = new FakeExecutor(new FakeExecutor.Cluster(4, 8), context.clock(), FakeExecutor.Mode.LIFELIKE);
+            made.set(executor);
+            return executor;
         }
     }
 }

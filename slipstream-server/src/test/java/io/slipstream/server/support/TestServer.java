@@ -29,10 +29,17 @@ public final class TestServer implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final String adminToken;
     private final Path dataDir;
+    /** The fake executor of a server started in memory; {@code null} for one with the real executor. */
+    private final io.slipstream.executor.testing.FakeExecutor fake;
 
     private TestServer(SlipstreamServer server, Path dataDir) throws IOException {
+        this(server, dataDir, null);
+    }
+
+    private TestServer(SlipstreamServer server, Path dataDir, io.slipstream.executor.testing.FakeExecutor fake) throws IOException {
         this.server = server;
         this.dataDir = dataDir;
+        this.fake = fake;
         this.adminToken = Files.readString(server.adminTokenFile(), StandardCharsets.UTF_8).trim();
     }
 
@@ -68,8 +75,9 @@ public final class TestServer implements AutoCloseable {
     /** {@link #startInMemory(Path)} on {@code clock}. */
     public static TestServer startInMemory(Path dataDir, java.time.Clock clock) {
         ServerConfig config = defaults(dataDir).withStore(new InMemoryPlugins.MemorySettings()).withExecutor(new InMemoryPlugins.FakeSettings());
+        var made = new java.util.concurrent.atomic.AtomicReference<io.slipstream.executor.testing.FakeExecutor>();
         try {
-            return new TestServer(SlipstreamServer.start(config, clock, InMemoryPlugins.PLUGINS), dataDir);
+            return new TestServer(SlipstreamServer.start(config, clock, InMemoryPlugins.plugins(made)), dataDir, made.get());
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -77,6 +85,14 @@ public final class TestServer implements AutoCloseable {
 
     private static ServerConfig defaults(Path dataDir) {
         return ConfigReader.defaults(dataDir).withPort(0).withLimits(io.slipstream.server.config.RunLimits.DEFAULTS.withGracePeriod(Duration.ofSeconds(5)));
+    }
+
+    /** The fake executor of a server {@link #startInMemory started in memory}: a test ends its instances as it likes. */
+    public io.slipstream.executor.testing.FakeExecutor fakeExecutor() {
+        if (fake == null) {
+            throw new IllegalStateException("a server with the real executor has no fake one");
+        }
+        return fake;
     }
 
     public SlipstreamServer server() {

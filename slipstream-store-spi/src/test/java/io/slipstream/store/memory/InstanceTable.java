@@ -74,7 +74,7 @@ final class InstanceTable {
         return new InstanceRecord(created.id(), created.nodeGroup(), created.groupRank(), instance.node(), instance.gpus(), instance.state(),
                 instance.exitCode(), truncate(instance.reason(), Stored.REASON), instance.handle(), micros(instance.startedAt()),
                 micros(instance.finishedAt()), instance.endpoint(), micros(instance.readyAt()), micros(instance.stopRequestedAt()),
-                truncate(instance.probeFailure(), Stored.REASON), instance.launchFailure(), instance.endCause(), instance.restarts(),
-                instance.version());
+                truncate(instance.probeFailure(), Stored.REASON), instance.launchFailure(), instance.endCause(), instance.usage(),
+                instance.restarts(), instance.version());
     }
 }

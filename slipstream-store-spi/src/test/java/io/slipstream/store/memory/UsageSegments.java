@@ -32,6 +32,8 @@ final class UsageSegments {
                     usage.add(new UsageSegment(null, UsageKind.LENT, lent.quota().workspace(), lent.quota().name(), null, null, lent.gpu(),
                             lent.cpuMillis(), lent.at().toEpochMilli(), null, 0, 0));
                 }
+            } else if (change instanceof UsageChange.Measured measured) {
+                usage.add(UsageSegment.measured(measured)); // closed already: open segments are untouched
             } else {
                 throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
             }

@@ -12,6 +12,7 @@ import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
+import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RunId;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.LaunchFailure;
@@ -45,9 +46,9 @@ final class InstanceRows {
             InstanceRecord next = instance.withVersion(1);
             bind(h.createUpdate("INSERT INTO instances (run_id, attempt, instance_rank, node_group, group_rank, node, gpus, "
                     + "state, exit_code, reason, handle, started_at, finished_at, endpoint, ready_at, stop_requested_at, probe_failure, "
-                    + "launch_failure, end_cause, restarts, active, version) VALUES (:runId, :attempt, :rank, :nodeGroup, :groupRank, :node, "
-                    + ":gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, :stopRequested, :probeFailure, "
-                    + ":launchFailure, :endCause, :restarts, :active, :version)"),
+                    + "launch_failure, end_cause, memory_peak_bytes, cpu_nanos, restarts, active, version) VALUES (:runId, :attempt, :rank, "
+                    + ":nodeGroup, :groupRank, :node, :gpus, :state, :exitCode, :reason, :handle, :started, :finished, :endpoint, :ready, "
+                    + ":stopRequested, :probeFailure, :launchFailure, :endCause, :memoryPeak, :cpuNanos, :restarts, :active, :version)"),
                     next).execute();
             stored.add(next);
         }
@@ -88,7 +89,8 @@ final class InstanceRows {
         int updated = bind(h.createUpdate("UPDATE instances SET node = :node, gpus = :gpus, state = :state, "
                 + "exit_code = :exitCode, reason = :reason, handle = :handle, started_at = :started, finished_at = :finished, "
                 + "endpoint = :endpoint, ready_at = :ready, stop_requested_at = :stopRequested, probe_failure = :probeFailure, "
-                + "launch_failure = :launchFailure, end_cause = :endCause, restarts = :restarts, active = :active, version = :version "
+                + "launch_failure = :launchFailure, end_cause = :endCause, memory_peak_bytes = :memoryPeak, cpu_nanos = :cpuNanos, "
+                + "restarts = :restarts, active = :active, version = :version "
                 + "WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank AND version = :expected"), next)
                 .bind("expected", instance.version())
                 .execute();
@@ -126,10 +128,30 @@ final class InstanceRows {
         } else {
             statement.bind("exitCode", instance.exitCode());
         }
+        InstanceUsage usage = instance.usage();
+        figure(statement, "memoryPeak", usage == null ? InstanceUsage.UNKNOWN : usage.memoryPeakBytes());
+        figure(statement, "cpuNanos", usage == null ? InstanceUsage.UNKNOWN : usage.cpuNanos());
         time(statement, "started", instance.startedAt());
         time(statement, "ready", instance.readyAt());
         time(statement, "stopRequested", instance.stopRequestedAt());
         return time(statement, "finished", instance.finishedAt());
+    }
+
+    /** A measured figure, NULL where it was not measured. */
+    private static void figure(SqlStatement<?> statement, String name, long value) {
+        if (value < 0) {
+            statement.bindNull(name, Types.BIGINT);
+        } else {
+            statement.bind(name, value);
+        }
+    }
+
+    /** The usage of a row: none where neither figure was measured (as for every instance stored before V16). */
+    private static InstanceUsage usage(ResultSet rs) throws SQLException {
+        long peak = rs.getLong("memory_peak_bytes");
+        long memoryPeak = rs.wasNull() ? InstanceUsage.UNKNOWN : peak;
+        long cpu = rs.getLong("cpu_nanos");
+        return InstanceUsage.of(memoryPeak, rs.wasNull() ? InstanceUsage.UNKNOWN : cpu);
     }
 
     /**
@@ -161,6 +183,6 @@ final class InstanceRows {
                 rs.getString("endpoint") == null ? null : STORED.readValue(rs.getString("endpoint"), Endpoint.class),
                 instant(rs, "ready_at"), instant(rs, "stop_requested_at"), rs.getString("probe_failure"),
                 rs.getString("launch_failure") == null ? null : LaunchFailure.valueOf(rs.getString("launch_failure")),
-                endCause(rs.getString("end_cause")), rs.getInt("restarts"), rs.getLong("version"));
+                endCause(rs.getString("end_cause")), usage(rs), rs.getInt("restarts"), rs.getLong("version"));
     }
 }

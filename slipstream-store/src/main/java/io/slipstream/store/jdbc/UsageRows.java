@@ -19,9 +19,10 @@ import org.jdbi.v3.core.Handle;
 
 /**
  * The SQL of {@link JdbcStore}'s usage accounting. Segments live in {@code usage_segments} while open; when one closes,
- * its time is added to hourly and daily roll-ups ({@code usage_rollups}, split by {@link UsageBuckets}). A report
- * reads the whole days of its window and the hours at its edges from the roll-ups, and the open segments live: a
- * few thousand rows however many runs there were, where adding up every segment took seconds at 100,000 runs.
+ * its time is added to hourly and daily roll-ups ({@code usage_rollups}, split by {@link UsageBuckets}), as is an
+ * ended instance's measured CPU time at once (it has no segment). A report reads the whole days of its window and the
+ * hours at its edges from the roll-ups, and the open segments live: a few thousand rows however many runs there were,
+ * where adding up every segment took seconds at 100,000 runs.
  */
 final class UsageRows {
     private static final String SEGMENT_COLUMNS = "id, run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms";
@@ -50,6 +51,8 @@ final class UsageRows {
                             .bind("workspace", lent.quota().workspace()).bind("quota", lent.quota().name())
                             .bind("gpu", lent.gpu()).bind("cpu", lent.cpuMillis()).bind("at", lent.at().toEpochMilli()).execute();
                 }
+            } else if (change instanceof UsageChange.Measured measured) {
+                rollUp(h, UsageSegment.measured(measured)); // a moment, not a stretch: straight into its hour and day
             } else {
                 throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
             }
@@ -77,19 +80,22 @@ final class UsageRows {
         for (UsageBuckets.Share share : UsageBuckets.split(segment.startMs(), segment.endMs())) {
             long lostGpu = share.endsHere() ? segment.lostGpuMillis() : 0;
             long lostCpu = share.endsHere() ? segment.lostCpuMillis() : 0;
+            long usedCpu = share.endsHere() ? segment.usedCpuMillis() : 0;
             Map<String, Object> key = Map.of("grain", String.valueOf(share.grain()), "bucket", share.bucketMs(), "kind", segment.kind().name(),
                     "workspace", segment.workspace(), "quota", orEmpty(segment.quota()), "user", orEmpty(segment.user()), "job", orEmpty(segment.job()));
             // Only the leading replica's control loop closes segments: an update, else an insert, cannot race another writer.
             int updated = h.createUpdate("UPDATE usage_rollups SET gpu_ms = gpu_ms + :gpu, cpu_ms = cpu_ms + :cpu, ms = ms + :ms, "
-                            + "lost_gpu_ms = lost_gpu_ms + :lostGpu, lost_cpu_ms = lost_cpu_ms + :lostCpu WHERE grain = :grain AND bucket_ms = :bucket "
+                            + "lost_gpu_ms = lost_gpu_ms + :lostGpu, lost_cpu_ms = lost_cpu_ms + :lostCpu, used_cpu_ms = used_cpu_ms + :usedCpu "
+                            + "WHERE grain = :grain AND bucket_ms = :bucket "
                             + "AND kind = :kind AND workspace = :workspace AND quota = :quota AND submitted_by = :user AND job = :job")
                     .bindMap(key).bind("gpu", (double) segment.gpu() * share.ms()).bind("cpu", (double) segment.cpuMillis() * share.ms())
-                    .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
+                    .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).bind("usedCpu", usedCpu).execute();
             if (updated == 0) {
                 h.createUpdate("INSERT INTO usage_rollups (grain, bucket_ms, kind, workspace, quota, submitted_by, job, gpu_ms, cpu_ms, ms, lost_gpu_ms, "
-                                + "lost_cpu_ms) VALUES (:grain, :bucket, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :ms, :lostGpu, :lostCpu)")
+                                + "lost_cpu_ms, used_cpu_ms) VALUES (:grain, :bucket, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :ms, :lostGpu, "
+                                + ":lostCpu, :usedCpu)")
                         .bindMap(key).bind("gpu", (double) segment.gpu() * share.ms()).bind("cpu", (double) segment.cpuMillis() * share.ms())
-                        .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
+                        .bind("ms", share.ms()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).bind("usedCpu", usedCpu).execute();
             }
         }
     }
@@ -108,7 +114,7 @@ final class UsageRows {
         String groupBy = String.join(", ", keys) + ", kind";
         String filter = (query.by().countsLending() ? "" : " AND kind <> 'LENT'") + (query.workspaces() == null ? "" : " AND workspace IN (<workspaces>)");
         String rollups = "SELECT " + groupBy + ", SUM(gpu_ms) AS gpu_ms, SUM(cpu_ms) AS cpu_ms, SUM(ms) AS ms, SUM(lost_gpu_ms) AS lost_gpu, "
-                + "SUM(lost_cpu_ms) AS lost_cpu FROM ("
+                + "SUM(lost_cpu_ms) AS lost_cpu, SUM(used_cpu_ms) AS used_cpu FROM ("
                 + "SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :since AND bucket_ms < :hoursUntil" + filter
                 + (days ? " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'D' AND bucket_ms >= :firstDay AND bucket_ms < :lastDay" + filter
                         + " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :lastDay AND bucket_ms < :until" + filter : "")
@@ -121,7 +127,8 @@ final class UsageRows {
             q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
         }
         List<UsageTotal> totals = new ArrayList<>(q.map((rs, ctx) -> new UsageTotal(key(rs, keys), UsageKind.valueOf(rs.getString("kind")),
-                rs.getDouble("gpu_ms"), rs.getDouble("cpu_ms"), rs.getLong("ms"), rs.getLong("lost_gpu"), rs.getLong("lost_cpu"))).list());
+                rs.getDouble("gpu_ms"), rs.getDouble("cpu_ms"), rs.getLong("ms"), rs.getLong("lost_gpu"), rs.getLong("lost_cpu"),
+                rs.getLong("used_cpu"))).list());
         // The open segments (one per run not ended, one per quota lending now) count until now.
         var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
                 .bind("until", until);
