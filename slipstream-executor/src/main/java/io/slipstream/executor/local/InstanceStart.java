@@ -130,7 +130,9 @@ final class InstanceStart {
                 // It runs in the instance's environment, from the same file.
                 probe = new StartupProber.Probe(spec.probe().command(), spec.probe().periodSeconds(), spec.probe().failureThreshold(),
                         spec.probe().initialDelaySeconds(), workingDir.toString(), uid, gid, uid == null ? null : maxProcessesPerRun,
-                        network == null ? null : network.toString(), sandboxArguments == null ? null : sandboxArguments.toString());
+                        network == null ? null : network.toString(), sandboxArguments == null ? null : sandboxArguments.toString(),
+                        spec.borrowed() ? BORROWED_OOM_SCORE_ADJ : GUARANTEED_OOM_SCORE_ADJ,
+                        cgroup == null ? List.of() : cgroup.procsFiles().stream().map(Path::toString).toList());
             }
             return new Started(handle, started, probe);
         } catch (IOException | RuntimeException e) {

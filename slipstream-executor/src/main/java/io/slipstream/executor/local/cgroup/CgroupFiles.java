@@ -71,6 +71,24 @@ final class CgroupFiles {
         return pids;
     }
 
+    /**
+     * How many tasks (processes and threads) the machine can have at once: the least of {@code kernel.pid_max} and
+     * {@code kernel.threads-max}, or -1 if neither can be read. Each is read in one go: a sysctl file answers a read past
+     * its first byte with nothing.
+     */
+    static long hostTasks() {
+        long least = -1;
+        for (String name : java.util.List.of("/proc/sys/kernel/pid_max", "/proc/sys/kernel/threads-max")) {
+            try (java.io.InputStream in = Files.newInputStream(Path.of(name))) {
+                long value = Long.parseLong(new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim());
+                least = least < 0 ? value : Math.min(least, value);
+            } catch (IOException | RuntimeException e) {
+                // not this one
+            }
+        }
+        return least;
+    }
+
     static boolean exists(Path file) {
         return Files.exists(file, LinkOption.NOFOLLOW_LINKS);
     }

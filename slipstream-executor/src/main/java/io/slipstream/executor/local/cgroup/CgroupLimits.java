@@ -78,6 +78,19 @@ public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, Li
         return maxProcesses == 0 ? "max" : Integer.toString(maxProcesses);
     }
 
+    /**
+     * {@code pids.max} of the server's parent cgroup, which all its instances are under: every instance has its own limit,
+     * but nothing else held them together, so a few runs at theirs could take every pid of a machine of {@code hostTasks}
+     * tasks, and neither the server nor anything else on it could fork. A quarter (at least 2,048) is kept for the host;
+     * {@code max} where the machine's count is unknown.
+     */
+    static String parentPidsMax(long hostTasks) {
+        if (hostTasks <= 0) {
+            return "max";
+        }
+        return Long.toString(Math.max(1, hostTasks - Math.max(2048, hostTasks / 4)));
+    }
+
     /** v2 {@code memory.max}. */
     String v2Memory() {
         return memoryBytes == 0 ? "max" : Long.toString(memoryBytes);

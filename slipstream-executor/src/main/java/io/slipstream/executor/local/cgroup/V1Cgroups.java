@@ -52,6 +52,8 @@ final class V1Cgroups implements Cgroups {
     @Override
     public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
         Instance cgroup = new Instance(pathOf(name));
+        Path pidsParent = hierarchies.get("pids") == null ? null : hierarchies.get("pids").resolve(parent);
+        boolean newParent = pidsParent != null && !CgroupFiles.exists(pidsParent);
         try {
             for (Path dir : cgroup.directories()) {
                 // The devices hierarchy only for an instance it fences: a cgroup in each hierarchy costs the kernel work.
@@ -74,6 +76,10 @@ final class V1Cgroups implements Cgroups {
                 CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), limits.v1CpuQuota());
             }
             Path pids = cgroup.of("pids");
+            if (newParent) {
+                // All instances together keep pids for the server and the host (made with the parent: once per start).
+                CgroupFiles.write(pidsParent.resolve("pids.max"), CgroupLimits.parentPidsMax(CgroupFiles.hostTasks()));
+            }
             if (pids != null) {
                 CgroupFiles.write(pids.resolve("pids.max"), limits.pidsMax());
             }

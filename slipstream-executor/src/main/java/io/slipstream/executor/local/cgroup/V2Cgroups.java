@@ -40,6 +40,7 @@ final class V2Cgroups implements Cgroups {
             throw new IOException("cgroup v2 cannot fence " + limits.deniedDevices() + " yet (it needs eBPF)");
         }
         Path parentDir = mount.resolve(parent);
+        boolean newParent = !CgroupFiles.exists(parentDir);
         CgroupFiles.makeCgroup(parentDir);
         for (Path level : List.of(mount, parentDir)) {
             for (String controller : CONTROLLERS) {
@@ -47,6 +48,10 @@ final class V2Cgroups implements Cgroups {
                     CgroupFiles.write(level.resolve("cgroup.subtree_control"), "+" + controller);
                 }
             }
+        }
+        if (newParent && controllers.contains("pids")) {
+            // All instances together keep pids for the server and the host (made with the parent: once per start).
+            CgroupFiles.write(parentDir.resolve("pids.max"), CgroupLimits.parentPidsMax(CgroupFiles.hostTasks()));
         }
         Instance cgroup = new Instance(pathOf(name));
         CgroupFiles.makeCgroup(cgroup.dir);

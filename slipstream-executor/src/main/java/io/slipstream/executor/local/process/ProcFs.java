@@ -301,7 +301,11 @@ public final class ProcFs {
     /** The machine's largest pid ({@code kernel.pid_max}), or empty if it cannot be read. */
     public static java.util.OptionalLong pidMax() {
         try {
-            return java.util.OptionalLong.of(Long.parseLong(Files.readString(PROC.resolve("sys/kernel/pid_max")).trim()));
+            // Read in one go: a sysctl file says it is empty, and answers a read past its first byte with nothing, so
+            // Files.readString (which reads one byte, then the rest) saw only the first digit.
+            try (java.io.InputStream in = Files.newInputStream(PROC.resolve("sys/kernel/pid_max"))) {
+                return java.util.OptionalLong.of(Long.parseLong(new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim()));
+            }
         } catch (IOException | RuntimeException e) {
             return java.util.OptionalLong.empty();
         }

@@ -23,12 +23,23 @@ import java.util.function.Consumer;
 public final class StartupProber {
     /** A probe as kept on disk: everything needed to run it again after a restart. */
     @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
+    /**
+     * @param oomScoreAdj the instance's OOM score, which the probe takes too ({@code null}: the server's, as a probe saved
+     *                    before probes joined their instance kept)
+     * @param cgroupProcs the {@code cgroup.procs} files of the instance's cgroup, which the probe joins as root before
+     *                    anything else: it is the job's command as much as the instance's, and is held to the same limits
+     *                    (memory, CPU, processes, GPUs) and killed with it; none without a cgroup
+     */
     public record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
-                 Integer gid, Integer maxProcesses, String network, String sandbox) {
-        /** A probe of an instance on this machine's network, without an image. */
+                 Integer gid, Integer maxProcesses, String network, String sandbox, Integer oomScoreAdj, List<String> cgroupProcs) {
+        public Probe {
+            cgroupProcs = cgroupProcs == null ? List.of() : List.copyOf(cgroupProcs);
+        }
+
+        /** A probe of an instance on this machine's network, without an image, a cgroup or an OOM score of its own. */
         Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid, Integer gid,
               Integer maxProcesses) {
-            this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null);
+            this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null, null, List.of());
         }
     }
 
@@ -153,7 +164,13 @@ public final class StartupProber {
      * follows a path of the workload's, nor runs with its environment.
      */
     private static Started start(InstanceDirectory dir, Probe probe) {
-        List<String> argv = new ArrayList<>(List.of("setsid"));
+        List<String> argv = new ArrayList<>();
+        if (probe.oomScoreAdj() != null || !probe.cgroupProcs().isEmpty()) {
+            // As root, before anything of the probe runs: the instance's OOM score and cgroup, as its first process took them.
+            argv.addAll(List.of("sh", "-c", Supervisor.JOIN, "sh", probe.oomScoreAdj() == null ? "" : probe.oomScoreAdj().toString(),
+                    String.join(":", probe.cgroupProcs())));
+        }
+        argv.add("setsid");
         int processes = probe.maxProcesses() == null ? 4096 : probe.maxProcesses();
         List<String> asInstance = probe.uid() == null ? List.of() : List.of("setpriv", "--reuid=" + probe.uid(), "--regid=" + probe.uid(),
                 probe.gid() == null ? "--clear-groups" : "--groups=" + probe.gid(), "--no-new-privs", "--pdeathsig", "KILL", "--");

@@ -47,6 +47,15 @@ public final class Supervisor {
             "wait \"$!\"",
             "exit \"$?\"");
 
+    /**
+     * As root, the first step of a process of the instance's that the supervisor does not start (a startup probe): takes
+     * the instance's OOM score ($1, "" to keep the server's) and joins its cgroup ($2, the {@code cgroup.procs} files
+     * separated by colons, "" for none), as {@link #SCRIPT}'s {@code enter} does, then becomes the rest; nothing runs if
+     * either fails.
+     */
+    public static final String JOIN = "oom=$1; cgroups=$2; shift 2; if [ -n \"$oom\" ]; then printf '%s\\n' \"$oom\" >/proc/self/oom_score_adj || exit 2; fi;"
+            + " set -f; IFS=:; for procs in $cgroups; do printf '0\\n' >\"$procs\" || exit 2; done; unset IFS; set +f; exec \"$@\"";
+
     /** The only environment of the processes that start an instance: nothing of the job's. */
     static final java.util.Map<String, String> ENVIRONMENT = java.util.Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "ENTER", ENTER,
             "INIT", INIT);

@@ -114,4 +114,13 @@ class CgroupsTest {
         assertThatThrownBy(() -> new CgroupLimits(0, 0, 0, java.util.List.of("a"))).hasMessage("not a device: a");
         assertThatThrownBy(() -> new CgroupLimits(0, 0, 0, java.util.List.of("c 1:3 rwm\na"))).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void theServersInstancesTogetherLeaveTheHostAQuarterOfItsPids() {
+        assertThat(CgroupLimits.parentPidsMax(32_768)).isEqualTo("24576");
+        assertThat(CgroupLimits.parentPidsMax(4_194_304)).isEqualTo("3145728");
+        assertThat(CgroupLimits.parentPidsMax(4_096)).as("at least 2,048 kept").isEqualTo("2048");
+        assertThat(CgroupLimits.parentPidsMax(1_000)).isEqualTo("1");
+        assertThat(CgroupLimits.parentPidsMax(-1)).as("unknown").isEqualTo("max");
+    }
 }
