@@ -14,6 +14,7 @@ import io.slipstream.executor.local.process.ProcFs;
 import io.slipstream.executor.local.process.StartupProber;
 import io.slipstream.executor.local.process.Stopper;
 import io.slipstream.executor.local.uid.UidAllocator;
+import io.slipstream.executor.local.uid.UidLeftovers;
 import io.slipstream.executor.local.uid.UidSweep;
 import java.io.IOException;
 import java.time.Clock;
@@ -44,6 +45,8 @@ final class InstanceWatch {
     private final Map<InstanceId, InstanceDirectory> watched = new ConcurrentHashMap<>();
     private final InstanceHandles handles;
     private final UidAllocator uids;
+    /** Removes what a run's uid left in memory (a tmpfs) once its last instance ended. */
+    private final UidLeftovers leftovers;
     private final EpochFence fence;
     private final RunLocks runLocks;
     private final ExecutorService workers;
@@ -60,8 +63,9 @@ final class InstanceWatch {
      * @param uids   the runs' uids, or {@code null} without isolation
      * @param report where instances' ends, readiness and failed probes go
      */
-    InstanceWatch(InstanceHandles handles, UidAllocator uids, EpochFence fence, RunLocks runLocks, ScheduledExecutorService timers,
-                  ExecutorService workers, Clock clock, Consumer<InstanceReport> report) {
+    InstanceWatch(InstanceHandles handles, UidAllocator uids, UidLeftovers leftovers, EpochFence fence, RunLocks runLocks,
+                  ScheduledExecutorService timers, ExecutorService workers, Clock clock, Consumer<InstanceReport> report) {
+        this.leftovers = leftovers;
         this.handles = handles;
         this.uids = uids;
         this.fence = fence;
@@ -227,6 +231,7 @@ final class InstanceWatch {
         if (killed > 0) {
             LOG.info("killed the processes run {} left behind outside its instances (uid {})", id.runId(), uid);
         }
+        leftovers.removeFromMemory(uid); // nothing of the run runs: its files in a tmpfs would hold memory past every limit
     }
 
     /** Runs {@code start} under the run's lock if the instance is still watched; {@code null} if it is not. */

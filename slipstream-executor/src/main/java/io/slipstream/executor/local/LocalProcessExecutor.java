@@ -188,10 +188,11 @@ public final class LocalProcessExecutor implements Executor {
         this.launchHelper = program.launchHelper(this.root);
         this.uids = isolation.enabled() ? new UidAllocator(this.root, storageRoot, isolation, trash) : null;
         SharedStorage storage = new SharedStorage(storageRoot, uids);
-        this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, new UidLeftovers(sharedPlaces));
+        UidLeftovers leftovers = new UidLeftovers(sharedPlaces);
+        this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, leftovers);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
-        this.instances = new InstanceWatch(handles, uids, fence, runLocks, timers, workers, clock, this::report);
+        this.instances = new InstanceWatch(handles, uids, leftovers, fence, runLocks, timers, workers, clock, this::report);
         this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
         this.starter = new InstanceStart(this.root, List.copyOf(inheritedEnv), toolsDir == null ? null : toolsDir.toAbsolutePath().normalize(),
                 maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun(), uids, storage, containers, program, launchHelper, handles,

@@ -30,8 +30,30 @@ public final class UidLeftovers {
     }
 
     public void remove(int uid) {
+        remove(uid, places);
+    }
+
+    /**
+     * Removes what the uid left in those of the places that live in memory ({@code tmpfs}, {@code mqueue}): when a run
+     * ends, not when its uid is given again (after its retention), for a file there holds memory that no limit of the
+     * ended run counts any more, and runs one after the other could fill the machine's memory that way.
+     */
+    public void removeFromMemory(int uid) {
+        remove(uid, places.stream().filter(UidLeftovers::inMemory).toList());
+    }
+
+    private static boolean inMemory(Path place) {
+        try {
+            String type = Files.getFileStore(place).type();
+            return type.equals("tmpfs") || type.equals("mqueue") || type.equals("ramfs");
+        } catch (IOException e) {
+            return false; // not there
+        }
+    }
+
+    private void remove(int uid, List<Path> where) {
         List<String> argv = new ArrayList<>(List.of("find"));
-        places.stream().filter(Files::isDirectory).forEach(place -> argv.add(place.toString()));
+        where.stream().filter(Files::isDirectory).forEach(place -> argv.add(place.toString()));
         if (argv.size() == 1) {
             return;
         }
