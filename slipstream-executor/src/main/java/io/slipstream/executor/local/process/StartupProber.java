@@ -21,15 +21,16 @@ import java.util.function.Consumer;
  * a {@code ready} file, so a restarted server goes on probing, or reports the instance ready again.
  */
 public final class StartupProber {
-    /** A probe as kept on disk: everything needed to run it again after a restart. */
-    @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
     /**
+     * A probe as kept on disk: everything needed to run it again after a restart.
+     *
      * @param oomScoreAdj the instance's OOM score, which the probe takes too ({@code null}: the server's, as a probe saved
      *                    before probes joined their instance kept)
      * @param cgroupProcs the {@code cgroup.procs} files of the instance's cgroup, which the probe joins as root before
      *                    anything else: it is the job's command as much as the instance's, and is held to the same limits
      *                    (memory, CPU, processes, GPUs) and killed with it; none without a cgroup
      */
+    @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
     public record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
                  Integer gid, Integer maxProcesses, String network, String sandbox, Integer oomScoreAdj, List<String> cgroupProcs) {
         public Probe {
