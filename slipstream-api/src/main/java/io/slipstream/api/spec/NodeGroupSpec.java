@@ -153,6 +153,19 @@ public record NodeGroupSpec(
         return resources != null && memoryLimitBytes() > resources.memoryBytes();
     }
 
+    /**
+     * Why {@code limits.memory} is below the memory request (its shape's, where it names one and it is resolved), or
+     * {@code null}. A document's {@code resources} are checked as it is read; a shape's only once it is resolved (when
+     * the job is applied, and when a run is made: the shape may have changed since).
+     */
+    public String memoryLimitProblem() {
+        if (limits == null || limits.memoryBytes() == null || resources == null) {
+            return null;
+        }
+        String problem = Limits.memoryProblem(limits.memoryBytes(), resources.memoryBytes());
+        return problem == null || shape == null ? problem : problem + " of shape '" + shape + "'";
+    }
+
     /** How many instances must succeed: {@code minSuccessReplicas}, or all. */
     public int requiredSuccesses() {
         return minSuccessReplicas == null ? replicas : minSuccessReplicas;
