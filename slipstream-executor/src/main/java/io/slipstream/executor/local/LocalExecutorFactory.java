@@ -16,6 +16,7 @@ import io.slipstream.executor.local.image.ImageSettings;
 import io.slipstream.executor.local.process.ProcFs;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidLeftovers;
 import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -141,7 +142,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
                     + " OOM killer, but their uids may lower theirs to the server's");
         }
         return new LocalProcessExecutor(instances, local.nodes(), local.inheritEnv(), isolation, context.instanceTools().orElse(null),
-                local.logLimit(), local.maxProcessesPerRun(), local.images(), local.launcher(), cgroups, local.burstableMemory(), context.clock());
+                local.logLimit(), local.maxProcessesPerRun(), context.clock(), UidLeftovers.SHARED_PLACES,
+                local.images(), local.launcher(), cgroups, local.burstableMemory());
     }
 
     /**

@@ -154,15 +154,8 @@ public final class LocalProcessExecutor implements Executor {
     /** @param cgroups where instances get cgroups of their own, with their limits ({@link Cgroups#detect}) */
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Cgroups cgroups, Clock clock) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, images, launcher, cgroups, false, clock);
-    }
-
-    /** @param burstableMemory whether an instance may use more memory than its request, up to its group's {@code limits.memory} */
-    public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                                int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Cgroups cgroups,
-                                boolean burstableMemory, Clock clock) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher,
-                cgroups, burstableMemory);
+                cgroups);
     }
 
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
