@@ -33,6 +33,8 @@ import java.util.Map;
  *                    network of their own (executors that cannot give one refuse the job, see {@link Executor#refusals})
  * @param borrowed    the run was admitted on idle capacity ({@code NotInQuota}): under memory pressure an executor that
  *                    can lets the kernel end it before a guaranteed one, as a reclaim would
+ * @param memoryLimitBytes the most memory the instance may use, from its node group's {@code limits.memory}: at least
+ *                    the memory of {@code resources}, which is the limit where this is 0 (see {@link #memoryLimit()})
  */
 public record LaunchSpec(
         InstanceId id,
@@ -50,7 +52,8 @@ public record LaunchSpec(
         List<SecretFiles> secretFiles,
         int restart,
         io.slipstream.api.spec.NetworkMode network,
-        boolean borrowed) {
+        boolean borrowed,
+        long memoryLimitBytes) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -89,6 +92,9 @@ public record LaunchSpec(
         if (restart < 0) {
             throw new IllegalArgumentException("restart is negative: " + restart);
         }
+        if (memoryLimitBytes < 0) {
+            throw new IllegalArgumentException("memoryLimitBytes is negative: " + memoryLimitBytes);
+        }
         for (String secret : secretEnv.keySet()) {
             if (env.containsKey(secret)) {
                 throw new IllegalArgumentException(secret + " is both a plain and a secret variable");
@@ -100,7 +106,7 @@ public record LaunchSpec(
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
                       io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles) {
-        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0, null, false);
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, 0, null, false, 0);
     }
 
     /** An instance without secrets. */
@@ -125,31 +131,48 @@ public record LaunchSpec(
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
-                restart, network, borrowed);
+                restart, network, borrowed, memoryLimitBytes);
     }
 
     /** The same instance as its {@code number}th restart in place. */
     public LaunchSpec withRestart(int number) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number,
-                network, borrowed);
+                network, borrowed, memoryLimitBytes);
     }
 
     /** The same instance on the run's network {@code mode}. */
     public LaunchSpec withNetwork(io.slipstream.api.spec.NetworkMode mode) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                mode, borrowed);
+                mode, borrowed, memoryLimitBytes);
     }
 
     /** The same instance, admitted on idle capacity ({@code NotInQuota}) or not. */
     public LaunchSpec withBorrowed(boolean onIdleCapacity) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, onIdleCapacity);
+                network, onIdleCapacity, memoryLimitBytes);
+    }
+
+    /** The same instance, which may use up to {@code bytes} of memory (its node group's {@code limits.memory}; 0: its request). */
+    public LaunchSpec withMemoryLimit(long bytes) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
+                network, borrowed, bytes);
+    }
+
+    /**
+     * The most memory the instance may use: {@code memoryLimitBytes} where it is above the request, else the memory of
+     * {@code resources} (0 without resources: no limit is known). Never below the request: what the scheduler counted
+     * is the instance's.
+     */
+    public long memoryLimit() {
+        long request = resources == null ? 0 : resources.memoryBytes();
+        return Math.max(request, memoryLimitBytes);
     }
 
     /** Names, never values: neither the environment (it holds the run's token) nor a secret shows up in a log. */
     @Override
     public String toString() {
-        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + (borrowed ? ", borrowed" : "") + ", env=" + env.keySet()
+        return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + (borrowed ? ", borrowed" : "")
+                + (memoryLimitBytes == 0 ? "" : ", memoryLimit=" + memoryLimitBytes) + ", env=" + env.keySet()
                 + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
     }
 }

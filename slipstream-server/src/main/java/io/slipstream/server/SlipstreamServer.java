@@ -127,8 +127,8 @@ public final class SlipstreamServer implements AutoCloseable {
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
                     leading::refusals, secrets);
-            RunService runs = new RunService(store, documents, control, new RunFactory(clock, config.limits(), executor.restartsInPlace()), clock, leading::nodes,
-                    executor.nodesMayGrow());
+            RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), leading::refusals);
+            RunService runs = new RunService(store, documents, control, runFactory, clock, leading::nodes, executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
                     () -> control.status().role() == LeaderElection.Role.LEADER);
             api = new ApiServer(store, new Authenticator(store, clock, keys.tokens()), documents, runs,

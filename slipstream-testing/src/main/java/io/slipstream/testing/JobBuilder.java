@@ -28,6 +28,7 @@ public final class JobBuilder {
     private Integer minSuccessReplicas;
     private io.slipstream.api.spec.StartupProbe startupProbe;
     private java.time.Duration groupMaxRuntime;
+    private Long memoryLimitBytes;
     private final List<NodeGroupSpec> groups = new ArrayList<>();
     private String groupName = "main";
     private int replicas = 1;
@@ -151,6 +152,12 @@ public final class JobBuilder {
         return this;
     }
 
+    /** The current node group's {@code limits.memory}. */
+    public JobBuilder memoryLimitGi(long gibibytes) {
+        this.memoryLimitBytes = gibibytes << 30;
+        return this;
+    }
+
     public JobBuilder gpus(int gpu) {
         this.gpu = gpu;
         return this;
@@ -179,12 +186,13 @@ public final class JobBuilder {
         groupMaxRuntime = null;
         minSuccessReplicas = null;
         startupProbe = null;
+        memoryLimitBytes = null;
         return this;
     }
 
     private NodeGroupSpec currentGroup() {
         return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime,
-                minSuccessReplicas, startupProbe, 1);
+                minSuccessReplicas, startupProbe, 1).withLimits(memoryLimitBytes == null ? null : new io.slipstream.api.spec.Limits(memoryLimitBytes));
     }
 
     public JobSpec spec() {

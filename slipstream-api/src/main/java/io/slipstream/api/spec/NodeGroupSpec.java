@@ -16,6 +16,8 @@ import java.util.Map;
  * One group of identical instances of a job. Exactly one of {@code shape} and {@code resources} is given by the
  * user; in a run's effective spec the shape is resolved and both are set.
  *
+ * @param limits              what one instance may use beyond {@code resources} ({@code limits.memory}), where the
+ *                            executor allows it; {@code null}: its request is its limit
  * @param env                 plain environment variables: stored and shown as written (anyone who may read the job
  *                            sees them), so credentials belong in a Secret
  * @param workingDir relative to the instance's sandbox directory; {@code null} for the sandbox itself
@@ -33,6 +35,7 @@ public record NodeGroupSpec(
         int replicas,
         String shape,
         Resources resources,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Limits limits,
         List<String> command,
         @JsonProperty(access = JsonProperty.Access.WRITE_ONLY) Map<String, String> env,
         String image,
@@ -55,7 +58,7 @@ public record NodeGroupSpec(
     /** A group without secrets. */
     public NodeGroupSpec(String name, int replicas, String shape, Resources resources, List<String> command, Map<String, String> env,
                          String image, String workingDir, Duration maxRuntime, Integer minSuccessReplicas, StartupProbe startupProbe, int ports) {
-        this(name, replicas, shape, resources, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe, ports, Map.of(),
+        this(name, replicas, shape, resources, null, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe, ports, Map.of(),
                 List.of());
     }
 
@@ -72,7 +75,8 @@ public record NodeGroupSpec(
     @JsonCreator
     public static NodeGroupSpec of(@JsonProperty("name") String name, @JsonProperty("replicas") Integer replicas,
                                    @JsonProperty("shape") String shape, @JsonProperty("resources") Resources resources,
-                                   @JsonProperty("command") List<String> command, @JsonProperty("env") Map<String, Object> env,
+                                   @JsonProperty("limits") Limits limits, @JsonProperty("command") List<String> command,
+                                   @JsonProperty("env") Map<String, Object> env,
                                    @JsonProperty("image") String image, @JsonProperty("workingDir") String workingDir,
                                    @JsonProperty("maxRuntime") Duration maxRuntime, @JsonProperty("minSuccessReplicas") Integer minSuccessReplicas,
                                    @JsonProperty("startupProbe") StartupProbe startupProbe, @JsonProperty("ports") Integer ports,
@@ -88,7 +92,7 @@ public record NodeGroupSpec(
                 }
             });
         }
-        return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, command == null ? List.of() : command, plain, image,
+        return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, limits, command == null ? List.of() : command, plain, image,
                 sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
     }
 
@@ -117,14 +121,49 @@ public record NodeGroupSpec(
     }
 
     public NodeGroupSpec withResources(Resources resolved) {
-        return new NodeGroupSpec(name, replicas, shape, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
-                ports, secretEnv, secrets);
+        return new NodeGroupSpec(name, replicas, shape, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
+                startupProbe, ports, secretEnv, secrets);
     }
 
     /** Sized by {@code resolved} instead of a shape. */
     public NodeGroupSpec withResourcesInsteadOfShape(Resources resolved) {
-        return new NodeGroupSpec(name, replicas, null, resolved, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe,
-                ports, secretEnv, secrets);
+        return new NodeGroupSpec(name, replicas, null, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
+                startupProbe, ports, secretEnv, secrets);
+    }
+
+    /** The same group with these limits ({@code null}: none). */
+    public NodeGroupSpec withLimits(Limits newLimits) {
+        return new NodeGroupSpec(name, replicas, shape, resources, newLimits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
+                startupProbe, ports, secretEnv, secrets);
+    }
+
+    /**
+     * The most memory one instance may use: {@code limits.memory} where given, else its memory request; 0 while it has
+     * neither (a shape not resolved yet).
+     */
+    public long memoryLimitBytes() {
+        if (limits != null && limits.memoryBytes() != null) {
+            return limits.memoryBytes();
+        }
+        return resources == null ? 0 : resources.memoryBytes();
+    }
+
+    /** Whether its instances may use more memory than they asked for ({@code limits.memory} above the request). */
+    public boolean burstsMemory() {
+        return resources != null && memoryLimitBytes() > resources.memoryBytes();
+    }
+
+    /**
+     * Why {@code limits.memory} is below the memory request (its shape's, where it names one and it is resolved), or
+     * {@code null}. A document's {@code resources} are checked as it is read; a shape's only once it is resolved (when
+     * the job is applied, and when a run is made: the shape may have changed since).
+     */
+    public String memoryLimitProblem() {
+        if (limits == null || limits.memoryBytes() == null || resources == null) {
+            return null;
+        }
+        String problem = Limits.memoryProblem(limits.memoryBytes(), resources.memoryBytes());
+        return problem == null || shape == null ? problem : problem + " of shape '" + shape + "'";
     }
 
     /** How many instances must succeed: {@code minSuccessReplicas}, or all. */

@@ -126,7 +126,7 @@ final class SpecChecks {
         }
     }
 
-    /** A quota's amount of one dimension, when given and without a problem. */
+    /** An amount of one dimension of resources (a quota's, a group's request or limit), when given and without a problem. */
     private Long amount(JsonNode resources, String path, String dimension) {
         JsonNode value = resources.get(dimension);
         if (value == null || value.isNull() || !clean(path + "." + dimension) || !(value.isString() || value.isNumber())) {
@@ -193,6 +193,7 @@ final class SpecChecks {
                 add(path + ".minSuccessReplicas", "must be at most replicas (" + replicas + ")");
             }
             secretMounts(group, path, storagePaths);
+            memoryLimit(group, path);
             String name = text(group, path, "name");
             if (!clean(path)) {
                 continue;
@@ -209,6 +210,16 @@ final class SpecChecks {
             add("spec.nodeGroups", "at least one node group must need an instance to succeed (minSuccessReplicas >= 1)");
         } else if (total > SpecReader.MAX_REPLICAS && clean("spec.nodeGroups")) {
             add("spec.nodeGroups", "a run may have at most " + SpecReader.MAX_REPLICAS + " instances (has " + total + ")");
+        }
+    }
+
+    /** {@code limits.memory} is at least {@code resources.memory} (a group with a shape is checked where the shape is resolved). */
+    private void memoryLimit(JsonNode group, String path) {
+        Long limit = amount(group.path("limits"), path + ".limits", "memory");
+        Long request = amount(group.path("resources"), path + ".resources", "memory");
+        String problem = limit == null || request == null ? null : Limits.memoryProblem(limit, request);
+        if (problem != null) {
+            add(path + ".limits.memory", problem);
         }
     }
 

@@ -66,6 +66,17 @@ class OverridesTest {
     }
 
     @Test
+    void aMemoryLimitCanBeSetForOneRunAndIsCheckedAgainstTheRequest() {
+        JobSpec spec = Overrides.apply(JOB, overrides("nodeGroups.worker.limits.memory=24Gi"));
+        assertThat(spec.nodeGroups().get(1).limits()).isEqualTo(new Limits(24L << 30));
+        assertThat(spec.nodeGroups().get(0).limits()).isNull();
+        assertThat(problems(overrides("nodeGroups.worker.limits.memory=8Gi"))).containsExactly(
+                new Problem("overrides.nodeGroups.worker.limits.memory", "must be at least the memory request (16Gi)"));
+        assertThat(problems(overrides("nodeGroups.worker.limits.cpu=2"))).extracting(Problem::field)
+                .containsExactly("overrides.nodeGroups.worker.limits.cpu");
+    }
+
+    @Test
     void badOverridesAreNamedByTheirKey() {
         assertThat(problems(overrides("nodeGroups.worker.replicas=-1", "nodeGroups.ghost.replicas=2", "nodeGroups.worker.colour=red",
                 "priority=high")))

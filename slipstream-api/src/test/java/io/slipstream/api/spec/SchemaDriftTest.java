@@ -30,17 +30,18 @@ import tools.jackson.databind.JsonNode;
  */
 class SchemaDriftTest {
     /** Components that the document names differently (record component to document field). */
-    private static final Map<String, String> RENAMED = Map.of(
-            "NodeGroupSpec.secretEnv", "env",
-            "FaultTolerance.maxNodeLost", "maxNodeLostRestarts",
-            "FaultTolerance.maxHangs", "maxHangRestarts",
-            "FaultTolerance.backoffBase", "backoff",
-            "FaultTolerance.backoffCap", "backoff",
-            "FaultTolerance.retryExitCodes", "retryOn",
-            "FaultTolerance.retryPatterns", "retryOn",
-            "FaultTolerance.retryReasons", "retryOn",
-            "Resources.milliCpu", "cpu",
-            "Resources.memoryBytes", "memory");
+    private static final Map<String, String> RENAMED = Map.ofEntries(
+            Map.entry("NodeGroupSpec.secretEnv", "env"),
+            Map.entry("FaultTolerance.maxNodeLost", "maxNodeLostRestarts"),
+            Map.entry("FaultTolerance.maxHangs", "maxHangRestarts"),
+            Map.entry("FaultTolerance.backoffBase", "backoff"),
+            Map.entry("FaultTolerance.backoffCap", "backoff"),
+            Map.entry("FaultTolerance.retryExitCodes", "retryOn"),
+            Map.entry("FaultTolerance.retryPatterns", "retryOn"),
+            Map.entry("FaultTolerance.retryReasons", "retryOn"),
+            Map.entry("Resources.milliCpu", "cpu"),
+            Map.entry("Resources.memoryBytes", "memory"),
+            Map.entry("Limits.memoryBytes", "memory"));
 
     @ParameterizedTest
     @EnumSource(Kind.class)

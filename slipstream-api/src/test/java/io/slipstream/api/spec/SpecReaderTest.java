@@ -57,6 +57,25 @@ class SpecReaderTest {
     }
 
     @Test
+    void aMemoryLimitIsReadAsBytesAndMayEqualTheRequest() {
+        String burstable = JOB.replace("      resources: {cpu: 4, memory: 16Gi, gpu: 1}",
+                "      resources: {cpu: 4, memory: 16Gi, gpu: 1}\n      limits: {memory: 24Gi}");
+        NodeGroupSpec group = ((JobSpec) read(burstable).get(0).spec()).nodeGroups().get(0);
+        assertThat(group.limits()).isEqualTo(new Limits(24L << 30));
+        assertThat(group.memoryLimitBytes()).isEqualTo(24L << 30);
+        assertThat(group.burstsMemory()).isTrue();
+        String inBytes = JOB.replace("      resources: {cpu: 4, memory: 16Gi, gpu: 1}",
+                "      resources: {cpu: 4, memory: 16Gi, gpu: 1}\n      limits: {memory: 17179869184}");
+        NodeGroupSpec equal = ((JobSpec) read(inBytes).get(0).spec()).nodeGroups().get(0);
+        assertThat(equal.limits()).isEqualTo(new Limits(16L << 30));
+        assertThat(equal.burstsMemory()).as("a limit equal to the request is no burst").isFalse();
+        NodeGroupSpec without = ((JobSpec) read(JOB).get(0).spec()).nodeGroups().get(0);
+        assertThat(without.limits()).isNull();
+        assertThat(without.memoryLimitBytes()).as("without limits, the request is the limit").isEqualTo(16L << 30);
+        assertThat(SpecWriter.write(read(JOB).get(0)).toString()).doesNotContain("limits");
+    }
+
+    @Test
     void labelsOfAJobAreReadWrittenBackAndStoredSortedByKey() {
         Document<?> document = read(JOB.replace("metadata: {name: train, workspace: team-a}",
                 "metadata: {name: train, workspace: team-a, labels: {tier: gold, example.com/team: nlp, empty: \"\"}}")).get(0);
@@ -155,7 +174,7 @@ class SpecReaderTest {
                   idleResources: Acceptable
                   preemptionGracePeriod: 90s
                   nodeGroups:
-                    - {name: w, resources: {cpu: 1, memory: 1Gi}, command: [x]}
+                    - {name: w, resources: {cpu: 1, memory: 1Gi}, limits: {memory: 3Gi}, command: [x]}
                 ---
                 apiVersion: slipstream/v1
                 kind: Job
@@ -270,7 +289,23 @@ class SpecReaderTest {
                         "spec.nodeGroups[0].startupProbe.command", "is required"),
                 Arguments.of("probe period zero", "command: [x]\n    startupProbe: {command: [t], periodSeconds: 0}\n    resources: {cpu: 1, memory: 1Gi}",
                         "spec.nodeGroups[0].startupProbe.periodSeconds", "between"),
-                Arguments.of("no ports", "command: [x]\n    ports: 0\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].ports", "between"));
+                Arguments.of("no ports", "command: [x]\n    ports: 0\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].ports", "between"),
+                Arguments.of("memory limit below the request", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memory: 512Mi}",
+                        "spec.nodeGroups[0].limits.memory", "must be at least the memory request (1Gi)"),
+                Arguments.of("memory limit below a request in bytes", "command: [x]\n    resources: {cpu: 1, memory: 1073741825}\n    limits: {memory: 1Gi}",
+                        "spec.nodeGroups[0].limits.memory", "must be at least the memory request (1073741825)"),
+                Arguments.of("memory limit not a quantity", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memory: lots}",
+                        "spec.nodeGroups[0].limits.memory", "not a memory quantity"),
+                Arguments.of("memory limit a boolean", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memory: true}",
+                        "spec.nodeGroups[0].limits.memory", "must be a memory quantity"),
+                Arguments.of("memory limit beyond 64Ti", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memory: 1Ei}",
+                        "spec.nodeGroups[0].limits.memory", "at most 64Ti"),
+                Arguments.of("unknown limit", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memory: 2Gi, cpu: 2}",
+                        "spec.nodeGroups[0].limits.cpu", "unknown field"),
+                Arguments.of("misspelt limit", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: {memroy: 2Gi}",
+                        "spec.nodeGroups[0].limits.memroy", "unknown field (did you mean 'memory'?)"),
+                Arguments.of("limits not an object", "command: [x]\n    resources: {cpu: 1, memory: 1Gi}\n    limits: 2Gi",
+                        "spec.nodeGroups[0].limits", "must be"));
     }
 
     static Stream<Arguments> badStorage() {

@@ -80,6 +80,7 @@ class TypeConfusionTest {
                 - name: coordinator
                   replicas: 1
                   resources: {cpu: 2, memory: 4Gi, gpu: 1, gpuModel: h100}
+                  limits: {memory: 6Gi}
                   command: [python, train.py, --role, coordinator]
                   env: {LEARNING_RATE: "0.1", MODE: fast}
                   image: ghcr.io/team-a/train:1

@@ -368,15 +368,16 @@ final class Manifests {
         Resources resources = spec.resources();
         ResourceRequirementsBuilder builder = new ResourceRequirementsBuilder();
         if (resources != null) {
-            // Requests equal limits: the scheduler counted exactly this much, so the instance gets it and no more.
+            // Requests are what the scheduler counted; limits equal them (the instance gets that and no more), except memory
+            // up to the group's limits.memory: a burst the kubelet allows where the node has it, never guaranteed.
             if (resources.milliCpu() > 0) {
                 long milli = resources.milliCpu();
                 Quantity cpu = new Quantity(milli % 1000 == 0 ? Long.toString(milli / 1000) : milli + "m");
                 builder.addToRequests("cpu", cpu).addToLimits("cpu", cpu);
             }
             if (resources.memoryBytes() > 0) {
-                Quantity memory = new Quantity(bytes(resources.memoryBytes()));
-                builder.addToRequests("memory", memory).addToLimits("memory", memory);
+                builder.addToRequests("memory", new Quantity(bytes(resources.memoryBytes())))
+                        .addToLimits("memory", new Quantity(bytes(spec.memoryLimit())));
             }
         }
         int gpus = resources != null ? resources.gpu() : spec.gpus().size();

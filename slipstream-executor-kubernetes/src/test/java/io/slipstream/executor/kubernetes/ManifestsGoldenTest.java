@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The exact objects made for a two-group job (one coordinator with a startup probe, two 8-GPU workers that get a
- * secret variable and a secret's files, job- and run-scoped storage), against a file under version control. After a deliberate change, regenerate it with
+ * secret variable and a secret's files and may use memory up to their limits.memory, job- and run-scoped storage), against a file under version control. After a deliberate change, regenerate it with
  * {@code mvn test -pl slipstream-executor-kubernetes -Dtest=ManifestsGoldenTest -Dgolden.update=true} and review the diff.
  */
 class ManifestsGoldenTest {
@@ -68,7 +68,7 @@ class ManifestsGoldenTest {
             return spec;
         }
         SecretValue token = SecretValue.of(SECRET_VALUE);
-        return spec.withSecrets(Map.of("HF_TOKEN", new LaunchSpec.SecretEnv("hf", "token", token)),
+        return spec.withMemoryLimit(240L << 30).withSecrets(Map.of("HF_TOKEN", new LaunchSpec.SecretEnv("hf", "token", token)),
                 List.of(new LaunchSpec.SecretFiles("hf", "/root/.cache/huggingface", Map.of("token", token, "config.json", SecretValue.of("{}")))));
     }
 

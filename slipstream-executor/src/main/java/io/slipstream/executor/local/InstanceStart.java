@@ -147,7 +147,7 @@ final class InstanceStart {
      */
     private InstanceCgroup createCgroup(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) throws IOException {
         io.slipstream.api.spec.Resources resources = spec.resources();
-        CgroupLimits limits = new CgroupLimits(resources == null ? 0 : resources.memoryBytes(), resources == null ? 0 : resources.milliCpu(),
+        CgroupLimits limits = new CgroupLimits(spec.memoryLimit(), resources == null ? 0 : resources.milliCpu(),
                 maxProcessesPerRun, cgroups.enforcement().enforces(Limit.devices) ? otherGpus(spec, node) : List.of());
         try {
             return cgroups.create(handles.cgroupName(dir, spec.restart()), limits);

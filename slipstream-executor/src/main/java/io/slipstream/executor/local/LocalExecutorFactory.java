@@ -16,6 +16,7 @@ import io.slipstream.executor.local.image.ImageSettings;
 import io.slipstream.executor.local.process.ProcFs;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
+import io.slipstream.executor.local.uid.UidLeftovers;
 import io.slipstream.executor.local.uid.UidRangeClaims;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -64,7 +65,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
     public Set<String> configFields() {
         return Set.of("nodes", "instances.inheritEnv", "instances.isolation", "instances.uidRange", "instances.uidClaims",
                 "instances.logLimit", "instances.maxProcessesPerRun", "instances.imageRetention", "instances.imagePullTimeout",
-                "instances.launcher", "instances.cgroups");
+                "instances.launcher", "instances.cgroups", "instances.burstableMemory");
     }
 
     @Override
@@ -101,6 +102,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             settings = launcher == null ? settings : settings.withLauncher(launcher);
             Cgroups.Mode cgroups = instances.enumValue("cgroups", Cgroups.Mode.class, false);
             settings = cgroups == null ? settings : settings.withCgroups(cgroups);
+            Boolean burstable = instances.bool("burstableMemory", false);
+            settings = burstable == null ? settings : settings.withBurstableMemory(burstable);
             instances.finish();
         }
         return settings;
@@ -139,7 +142,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
                     + " OOM killer, but their uids may lower theirs to the server's");
         }
         return new LocalProcessExecutor(instances, local.nodes(), local.inheritEnv(), isolation, context.instanceTools().orElse(null),
-                local.logLimit(), local.maxProcessesPerRun(), local.images(), local.launcher(), cgroups, context.clock());
+                local.logLimit(), local.maxProcessesPerRun(), context.clock(), UidLeftovers.SHARED_PLACES,
+                local.images(), local.launcher(), cgroups, local.burstableMemory());
     }
 
     /**

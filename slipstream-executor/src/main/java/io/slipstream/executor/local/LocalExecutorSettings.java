@@ -28,10 +28,12 @@ import java.util.Map;
  * @param images     how long unused images are kept, and how long a pull may take (docs/containers.md)
  * @param launcher   what starts instances: the launcher binary, when this build has one, or the shell ({@link SupervisorProgram})
  * @param cgroups    whether instances get cgroups that hold them to what they were given ({@link Cgroups})
+ * @param burstableMemory whether an instance may use more memory than its request, up to its node group's
+ *                   {@code limits.memory} ({@code instances.burstableMemory}); if not, a job that asks is refused
  */
 public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEnv, Isolation.Mode isolation, UidRangeClaims.Range uidRange,
                                     Path uidClaims, long logLimit, int maxProcessesPerRun, ImageSettings images,
-                                    SupervisorProgram.Mode launcher, Cgroups.Mode cgroups) implements ExecutorSettings {
+                                    SupervisorProgram.Mode launcher, Cgroups.Mode cgroups, boolean burstableMemory) implements ExecutorSettings {
     public static final String NAME = "local";
 
     public LocalExecutorSettings {
@@ -48,7 +50,7 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
     public static LocalExecutorSettings defaults() {
         return new LocalExecutorSettings(defaultNodes(), LocalProcessExecutor.DEFAULT_INHERITED_ENV, Isolation.Mode.auto, null,
                 Path.of(UidRangeClaims.DEFAULT_DIRECTORY), LocalProcessExecutor.DEFAULT_LOG_LIMIT_BYTES, 0, ImageSettings.DEFAULTS, SupervisorProgram.Mode.auto,
-                Cgroups.Mode.auto);
+                Cgroups.Mode.auto, false);
     }
 
     /** {@code node-1} .. {@code node-4}: 32 cpu, 256Gi and 8 GPUs of model {@code sim-gpu} each. */
@@ -66,42 +68,57 @@ public record LocalExecutorSettings(List<NodeInfo> nodes, List<String> inheritEn
     }
 
     public LocalExecutorSettings withNodes(List<NodeInfo> newNodes) {
-        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(newNodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withInheritEnv(List<String> names) {
-        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, names, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withIsolation(Isolation.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, mode, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withUidClaims(Path directory) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, directory, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withUidRange(UidRangeClaims.Range range) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, range, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withMaxProcessesPerRun(int count) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, count,
+                images, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withImages(ImageSettings settings) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, settings, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                settings, launcher, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withLauncher(SupervisorProgram.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, mode, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, mode, cgroups, burstableMemory);
     }
 
     public LocalExecutorSettings withCgroups(Cgroups.Mode mode) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun, images, launcher, mode);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, mode, burstableMemory);
     }
 
     public LocalExecutorSettings withLogLimit(long bytes) {
-        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun, images, launcher, cgroups);
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, bytes, maxProcessesPerRun,
+                images, launcher, cgroups, burstableMemory);
+    }
+
+    public LocalExecutorSettings withBurstableMemory(boolean allowed) {
+        return new LocalExecutorSettings(nodes, inheritEnv, isolation, uidRange, uidClaims, logLimit, maxProcessesPerRun,
+                images, launcher, cgroups, allowed);
     }
 }

@@ -109,6 +109,8 @@ public final class LocalProcessExecutor implements Executor {
     private final java.util.concurrent.atomic.AtomicBoolean limitingLogs = new java.util.concurrent.atomic.AtomicBoolean();
     /** Instances with an image, and runs with a network of their own. */
     private final Containers containers;
+    /** Whether instances may use more memory than they asked for. */
+    private final MemoryBursts memoryBursts;
     private final ScheduledExecutorService timers;
     private final ExecutorService workers;
     private volatile Consumer<InstanceReport> listener = report -> {
@@ -154,6 +156,15 @@ public final class LocalProcessExecutor implements Executor {
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
                          SupervisorProgram.Mode launcherMode, Cgroups cgroups) {
+        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, imageSettings, launcherMode, cgroups,
+                false);
+    }
+
+    /** @param burstableMemory whether an instance may use more memory than its request, up to its group's {@code limits.memory} */
+    LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
+                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
+                         SupervisorProgram.Mode launcherMode, Cgroups cgroups, boolean burstableMemory) {
+        this.memoryBursts = new MemoryBursts(burstableMemory);
         this.root = root.toAbsolutePath().normalize();
         this.cgroups = requireNonNull(cgroups, "cgroups is null");
         this.handles = new InstanceHandles(this.root, isolation.enabled(), cgroups);
@@ -239,10 +250,12 @@ public final class LocalProcessExecutor implements Executor {
         return new ResourceEnforcement(cgroups.enforcement().enforced().stream().sorted().map(Enum::name).toList(), cgroups.enforcement().describe());
     }
 
-    /** See {@link Containers#refusals}. */
+    /** See {@link Containers#refusals} and {@link MemoryBursts#refusals}. */
     @Override
     public Map<String, String> refusals(JobSpec job) {
-        return containers.refusals(job);
+        Map<String, String> refusals = new LinkedHashMap<>(containers.refusals(job));
+        refusals.putAll(memoryBursts.refusals(job));
+        return refusals;
     }
 
     @Override
@@ -313,7 +326,7 @@ public final class LocalProcessExecutor implements Executor {
 
     /** Starts the instance and watches it; under the fence's lock (launch calls it in {@code fence.guarded}). */
     private Map<String, String> start(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) {
-        InstanceStart.Started started = starter.start(spec, node, dir, fence.epoch());
+        InstanceStart.Started started = starter.start(memoryBursts.limited(spec), node, dir, fence.epoch());
         instances.watch(spec.id(), started.handle(), dir, started.supervisorEnded());
         if (started.probe() != null) {
             try {

@@ -99,9 +99,13 @@ class CgroupEnforcementTest {
     }
 
     private LocalProcessExecutor newExecutor(Isolation with, int maxProcesses, List<NodeInfo> nodes) throws Exception {
+        return newExecutor(with, maxProcesses, nodes, false);
+    }
+
+    private LocalProcessExecutor newExecutor(Isolation with, int maxProcesses, List<NodeInfo> nodes, boolean burstableMemory) throws Exception {
         Path sharedTmp = Files.createDirectories(dataDir.resolve("shared-tmp"));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                with, null, 0, maxProcesses, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(), cgroups);
+                with, null, 0, maxProcesses, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(), cgroups, burstableMemory);
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;
@@ -136,6 +140,23 @@ class CgroupEnforcementTest {
         executor.terminate(neighbour, neighbourHandle, Duration.ZERO, "test over");
         InstanceReport.Exited stopped = awaitReport(neighbour, InstanceReport.Exited.class);
         assertThat(stopped.cause()).isNull();
+    }
+
+    /**
+     * {@code limits.memory} above the request, where the server allows bursts: the cgroup's limit is the limit, not the
+     * request (held to its request, a server that does not allow them: {@link MemoryBurstsTest}).
+     */
+    @Test
+    void aBurstableInstanceMayUseMemoryUpToItsLimitWhereTheServerAllowsIt() throws Exception {
+        String touch = "exec python3 -c \"x = b'x' * (128 << 20); print('allocated', len(x))\"";
+        List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
+        LocalProcessExecutor bursting = newExecutor(isolation, 0, nodes, true);
+        InstanceId burst = newInstanceId();
+        Map<String, String> burstHandle = launch(bursting, spec(burst, touch, "1", "64Mi").withMemoryLimit(256L << 20));
+        InstanceReport.Exited ended = awaitReport(burst, InstanceReport.Exited.class);
+        assertThat(ended.exitCode()).as("128 MiB under a limit of 256 MiB, with a request of 64 MiB").isZero();
+        assertThat(new String(bursting.readLogTail(burst, burstHandle, LogStream.STDOUT, 4096).data(), StandardCharsets.UTF_8))
+                .contains("allocated " + (128 << 20));
     }
 
     @Test

@@ -97,6 +97,17 @@ class LocalExecutorFactoryTest {
     }
 
     @Test
+    void burstableMemoryIsTheAdminsChoiceAndOffByDefault() {
+        assertThat(factory.configFields()).contains("instances.burstableMemory");
+        assertThat(LocalExecutorSettings.defaults().burstableMemory()).isFalse();
+        assertThat(read("instances: {burstableMemory: true}\n").burstableMemory()).isTrue();
+        assertThat(read("instances: {burstableMemory: false}\n").burstableMemory()).isFalse();
+        assertThat(problems.list()).isEmpty();
+        read("instances: {burstableMemory: sometimes}\n");
+        assertThat(problems.list()).extracting(Problem::field).containsExactly("instances.burstableMemory");
+    }
+
+    @Test
     void aNodeNamesTheDeviceNodeOfEachGpu() {
         LocalExecutorSettings settings = read("""
                 nodes: [{name: g, cpu: 1, memory: 1Gi, gpu: 2, gpuModel: h100, gpuDevices: [/dev/full, /dev/null]}]

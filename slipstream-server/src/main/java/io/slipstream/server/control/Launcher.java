@@ -115,7 +115,8 @@ final class Launcher {
                 LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                         group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
                         .withNetwork(run.spec().networkMode())
-                        .withBorrowed(run.realTimeResources() == io.slipstream.api.run.RealTimeResources.NotInQuota);
+                        .withBorrowed(run.realTimeResources() == io.slipstream.api.run.RealTimeResources.NotInQuota)
+                        .withMemoryLimit(group.memoryLimitBytes());
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
                 InstanceRecord after;
                 if (groupSecrets instanceof Refused refused) {

@@ -24,7 +24,9 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -36,6 +38,7 @@ public final class RunFactory {
     private final Clock clock;
     private final RunLimits limits;
     private final boolean restartsInPlace;
+    private final Function<JobSpec, Map<String, String>> refusals;
 
     public RunFactory(Clock clock, RunLimits limits) {
         this(clock, limits, true);
@@ -46,9 +49,18 @@ public final class RunFactory {
      *                        Async} (its overrides make it so, or its job was applied under another executor) is refused
      */
     public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace) {
+        this(clock, limits, restartsInPlace, job -> Map.of());
+    }
+
+    /**
+     * @param refusals what of a job the executor cannot run, by field below {@code spec} ({@code Executor#refusals}):
+     *                 checked again for a run with overrides, which may ask for what the job did not
+     */
+    public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace, Function<JobSpec, Map<String, String>> refusals) {
         this.clock = clock;
         this.limits = limits;
         this.restartsInPlace = restartsInPlace;
+        this.refusals = refusals;
     }
 
     /**
@@ -85,6 +97,7 @@ public final class RunFactory {
             problems.throwIfAny("the job is invalid");
         }
         spec = effectiveSpec(tx, spec);
+        checkResolved(spec, origin);
         checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
@@ -98,6 +111,33 @@ public final class RunFactory {
             problems.add("spec.faultTolerance.runType",
                     "Async is not supported by this server's executor, which cannot restart one instance in place (use Sync)");
         }
+    }
+
+    /**
+     * What only the effective spec shows: a memory limit below its shape's memory now (the shape may have changed since
+     * the job was applied, or an override set the limit), and, for a run with overrides, what the executor refuses of
+     * it. Named by the override that caused it, else by the spec's field.
+     */
+    private void checkResolved(JobSpec spec, RunOrigin origin) {
+        Problems found = new Problems();
+        for (int i = 0; i < spec.nodeGroups().size(); i++) {
+            String problem = spec.nodeGroups().get(i).memoryLimitProblem();
+            if (problem != null) {
+                found.add("spec.nodeGroups[" + i + "].limits.memory", problem);
+            }
+        }
+        if (!origin.overrides().isEmpty()) {
+            refusals.apply(spec).forEach((field, why) -> found.add("spec." + field, why));
+        }
+        if (found.isEmpty()) {
+            return;
+        }
+        Problems problems = new Problems();
+        for (var problem : found.list()) {
+            String key = Overrides.keyFor(problem.field(), spec, origin.overrides());
+            problems.add(origin.overrides().containsKey(key) ? "overrides." + key : problem.field(), problem.message());
+        }
+        problems.throwIfAny(origin.overrides().isEmpty() ? "the job is invalid" : "the job with these overrides is invalid");
     }
 
     /**

@@ -6,6 +6,7 @@ import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.spec.Names;
 import io.slipstream.api.spec.NodeGroupSpec;
+import io.slipstream.api.spec.ShapeSpec;
 import io.slipstream.api.wire.ApplyResultView;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
@@ -180,22 +181,44 @@ public final class DocumentService {
                     }
                 }
             }
-            refusals.apply(job).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
+            // The executor judges the job as it would run it: a group's shape stands for its resources.
+            refusals.apply(withKnownShapesResolved(tx, job)).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);
         }
     }
 
+    /** Every shape a job names exists, and its memory is at most the group's {@code limits.memory}. */
     private static void checkShapes(StoreReads tx, JobSpec job, String prefix, Problems problems) {
         for (int i = 0; i < job.nodeGroups().size(); i++) {
             NodeGroupSpec group = job.nodeGroups().get(i);
-            if (group.shape() != null && tx.documents().get(Kind.Shape, null, group.shape()).isEmpty()) {
+            if (group.shape() == null) {
+                continue;
+            }
+            Optional<StoredDocument> shape = tx.documents().get(Kind.Shape, null, group.shape());
+            if (shape.isEmpty()) {
                 String known = tx.documents().list(Kind.Shape, null).stream().map(d -> d.document().name()).collect(Collectors.joining(", "));
                 problems.add(prefix + "spec.nodeGroups[" + i + "].shape",
                         "unknown shape '" + group.shape() + "'" + (known.isEmpty() ? " (no shapes are defined)" : " (known: " + known + ")"));
+            } else if (group.resources() == null) {
+                String problem = group.withResources(((ShapeSpec) shape.get().document().spec()).resources()).memoryLimitProblem();
+                if (problem != null) {
+                    problems.add(prefix + "spec.nodeGroups[" + i + "].limits.memory", problem);
+                }
             }
         }
+    }
+
+    /** The job with the resources of each shape it names that exists (a group whose shape does not is left as it is). */
+    private static JobSpec withKnownShapesResolved(StoreReads tx, JobSpec job) {
+        List<NodeGroupSpec> groups = new ArrayList<>();
+        for (NodeGroupSpec group : job.nodeGroups()) {
+            Optional<StoredDocument> shape = group.shape() == null || group.resources() != null ? Optional.empty()
+                    : tx.documents().get(Kind.Shape, null, group.shape());
+            groups.add(shape.isEmpty() ? group : group.withResources(((ShapeSpec) shape.get().document().spec()).resources()));
+        }
+        return job.withNodeGroups(groups);
     }
 
     @SuppressWarnings("unchecked")

@@ -96,6 +96,20 @@ class ControlLoopTest {
                 .containsSubsequence("QUEUED", "STARTING", "RUNNING", "SUCCEEDED");
     }
 
+    /** The executor is told each group's memory limit; the scheduler counts the request only (a burst is not guaranteed). */
+    @Test
+    void eachInstanceIsLaunchedWithItsGroupsMemoryLimit() {
+        executor = new FakeExecutor(clock, 1, 8);
+        loop = newLoop();
+        long nodeMemory = executor.nodes().get(0).capacity().memoryBytes();
+        RunId id = submit(aJob("job").memoryGi(1).memoryLimitGi(nodeMemory >> 30).andGroup("plain").memoryGi(1).spec());
+        RunId beside = submit(aJob("beside").memoryGi(1).spec());
+        loop.cycle();
+        assertThat(executor.launched().get(new InstanceId(id, 1, 0)).memoryLimit()).isEqualTo(nodeMemory);
+        assertThat(executor.launched().get(new InstanceId(id, 1, 1)).memoryLimit()).as("no limits: its request").isEqualTo(1L << 30);
+        assertThat(run(beside).state()).as("the limit is not placed: a run fits beside it").isEqualTo(RunState.RUNNING);
+    }
+
     /**
      * An executor that cannot start an instance yet (its image is being pulled) neither fails it nor holds the cycle:
      * the run stays STARTING with nothing recorded, each cycle tries once, and the launch happens once it is ready.
