@@ -128,4 +128,16 @@ final class CgroupFiles {
             }
         }
     }
+
+    /**
+     * Removes the parent of another data directory's server (this one's before it was moved) once empty: nothing makes
+     * cgroups under it any more. A server's own parent stays while it runs (a launch may be making one under it).
+     */
+    static void removeForeignParent(Path dir) {
+        try {
+            removeCgroup(dir);
+        } catch (IOException e) {
+            // another cgroup under it: it stays until that one goes
+        }
+    }
 }

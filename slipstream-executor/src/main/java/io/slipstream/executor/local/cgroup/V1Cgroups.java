@@ -214,6 +214,9 @@ final class V1Cgroups implements Cgroups {
             boolean all = true;
             for (Path dir : directories()) {
                 all &= CgroupFiles.removeCgroup(dir) || dir.equals(of("devices")); // made only for an instance it fences
+                if (!path.startsWith(parent + "/")) {
+                    CgroupFiles.removeForeignParent(dir.getParent());
+                }
             }
             return all;
         }

@@ -164,7 +164,11 @@ final class V2Cgroups implements Cgroups {
 
         @Override
         public boolean remove() throws IOException {
-            return CgroupFiles.removeCgroup(dir);
+            boolean removed = CgroupFiles.removeCgroup(dir);
+            if (!path.startsWith(parent + "/")) {
+                CgroupFiles.removeForeignParent(dir.getParent());
+            }
+            return removed;
         }
 
         @Override
