@@ -129,15 +129,7 @@ public final class RunFactory {
         if (!origin.overrides().isEmpty()) {
             refusals.apply(spec).forEach((field, why) -> found.add("spec." + field, why));
         }
-        if (found.isEmpty()) {
-            return;
-        }
-        Problems problems = new Problems();
-        for (var problem : found.list()) {
-            String key = Overrides.keyFor(problem.field(), spec, origin.overrides());
-            problems.add(origin.overrides().containsKey(key) ? "overrides." + key : problem.field(), problem.message());
-        }
-        problems.throwIfAny(origin.overrides().isEmpty() ? "the job is invalid" : "the job with these overrides is invalid");
+        throwNamedByOverrides(found, spec, origin, origin.overrides().isEmpty() ? "the job is invalid" : "the job with these overrides is invalid");
     }
 
     /**
@@ -147,6 +139,11 @@ public final class RunFactory {
     private static void checkSecretReferences(StoreReads tx, String workspace, JobSpec spec, RunOrigin origin) {
         Problems found = new Problems();
         io.slipstream.server.secret.SecretReferences.check(tx, workspace, spec, "spec.", found);
+        throwNamedByOverrides(found, spec, origin, "the run refers to secrets that do not exist");
+    }
+
+    /** Throws {@code found} (if any), each problem named by the override that caused it, or by its field in the spec. */
+    private static void throwNamedByOverrides(Problems found, JobSpec spec, RunOrigin origin, String message) {
         if (found.isEmpty()) {
             return;
         }
@@ -155,7 +152,7 @@ public final class RunFactory {
             String key = Overrides.keyFor(problem.field(), spec, origin.overrides());
             problems.add(origin.overrides().containsKey(key) ? "overrides." + key : problem.field(), problem.message());
         }
-        problems.throwIfAny("the run refers to secrets that do not exist");
+        problems.throwIfAny(message);
     }
 
     /**

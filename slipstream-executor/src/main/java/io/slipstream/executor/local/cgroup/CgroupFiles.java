@@ -130,10 +130,11 @@ final class CgroupFiles {
     }
 
     /**
-     * Removes the parent of another data directory's server (this one's before it was moved) once empty: nothing makes
-     * cgroups under it any more. A server's own parent stays while it runs (a launch may be making one under it).
+     * Removes a cgroup if nothing is under it (no process, no cgroup): a server's parent after its start's try-out, or
+     * the parent of another data directory's server (this one's before it was moved), under which nothing makes cgroups
+     * any more. A running server's own parent stays after that (a launch may be making a cgroup under it).
      */
-    static void removeForeignParent(Path dir) {
+    static void removeIfEmpty(Path dir) {
         try {
             removeCgroup(dir);
         } catch (IOException e) {

@@ -8,6 +8,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -36,15 +37,22 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
     /** Where this server makes the cgroup {@code name}: {@code <parent>/<name>}; {@code null} without cgroups. */
     String pathOf(String name);
 
+    /** This server's parent cgroup in each hierarchy it uses; none without cgroups. */
+    default List<Path> parentDirectories() {
+        return List.of();
+    }
+
     /**
      * Removes the cgroups under this server's parent that nothing runs in any more, and the parent once empty (the
      * server is closing). One with processes cannot be removed, and stays for the next start to find.
      */
     default void tidy() {
+        CgroupFiles.removeEmpty(parentDirectories());
     }
 
     /** Removes this server's parent cgroup if nothing is under it (after the start's try-out). */
     default void removeParentIfEmpty() {
+        parentDirectories().forEach(CgroupFiles::removeIfEmpty);
     }
 
     /** No cgroups: {@code instances.cgroups: off}. */

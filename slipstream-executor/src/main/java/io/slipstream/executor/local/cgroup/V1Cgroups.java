@@ -102,19 +102,8 @@ final class V1Cgroups implements Cgroups {
     }
 
     @Override
-    public void tidy() {
-        CgroupFiles.removeEmpty(hierarchies.values().stream().distinct().map(mount -> mount.resolve(parent)).toList());
-    }
-
-    @Override
-    public void removeParentIfEmpty() {
-        for (Path dir : hierarchies.values().stream().distinct().map(mount -> mount.resolve(parent)).toList()) {
-            try {
-                CgroupFiles.removeCgroup(dir);
-            } catch (IOException e) {
-                // another cgroup under it: it stays
-            }
-        }
+    public List<Path> parentDirectories() {
+        return hierarchies.values().stream().distinct().map(mount -> mount.resolve(parent)).toList();
     }
 
     @Override
@@ -215,7 +204,7 @@ final class V1Cgroups implements Cgroups {
             for (Path dir : directories()) {
                 all &= CgroupFiles.removeCgroup(dir) || dir.equals(of("devices")); // made only for an instance it fences
                 if (!path.startsWith(parent + "/")) {
-                    CgroupFiles.removeForeignParent(dir.getParent());
+                    CgroupFiles.removeIfEmpty(dir.getParent());
                 }
             }
             return all;

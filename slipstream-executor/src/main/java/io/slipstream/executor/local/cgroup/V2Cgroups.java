@@ -83,19 +83,8 @@ final class V2Cgroups implements Cgroups {
     }
 
     @Override
-    public void tidy() {
-        CgroupFiles.removeEmpty(List.of(mount.resolve(parent)));
-    }
-
-    @Override
-    public void removeParentIfEmpty() {
-        for (Path dir : List.of(mount.resolve(parent))) {
-            try {
-                CgroupFiles.removeCgroup(dir);
-            } catch (IOException e) {
-                // another cgroup under it: it stays
-            }
-        }
+    public List<Path> parentDirectories() {
+        return List.of(mount.resolve(parent));
     }
 
     @Override
@@ -166,7 +155,7 @@ final class V2Cgroups implements Cgroups {
         public boolean remove() throws IOException {
             boolean removed = CgroupFiles.removeCgroup(dir);
             if (!path.startsWith(parent + "/")) {
-                CgroupFiles.removeForeignParent(dir.getParent());
+                CgroupFiles.removeIfEmpty(dir.getParent());
             }
             return removed;
         }
