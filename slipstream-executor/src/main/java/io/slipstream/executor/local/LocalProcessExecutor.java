@@ -46,9 +46,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -145,22 +143,15 @@ public final class LocalProcessExecutor implements Executor {
     public LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                                 int maxProcessesPerRun, ImageSettings images, SupervisorProgram.Mode launcher, Cgroups cgroups, Clock clock) {
         this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, UidLeftovers.SHARED_PLACES, images, launcher,
-                cgroups);
+                cgroups, false);
     }
 
     /**
-     * @param sharedPlaces the directories every user may write, cleared of what a run's uid left there before the uid
-     *                     is given again: {@link UidLeftovers#SHARED_PLACES}; a test gives one of its own, whose files it
-     *                     alone makes and removes
+     * @param sharedPlaces    the directories every user may write, cleared of what a run's uid left there before the uid
+     *                        is given again: {@link UidLeftovers#SHARED_PLACES}; a test gives one of its own, whose files
+     *                        it alone makes and removes
+     * @param burstableMemory whether an instance may use more memory than its request, up to its group's {@code limits.memory}
      */
-    LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
-                         int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
-                         SupervisorProgram.Mode launcherMode, Cgroups cgroups) {
-        this(root, nodes, inheritedEnv, isolation, toolsDir, logLimit, maxProcessesPerRun, clock, sharedPlaces, imageSettings, launcherMode, cgroups,
-                false);
-    }
-
-    /** @param burstableMemory whether an instance may use more memory than its request, up to its group's {@code limits.memory} */
     LocalProcessExecutor(Path root, List<NodeInfo> nodes, List<String> inheritedEnv, Isolation isolation, Path toolsDir, long logLimit,
                          int maxProcessesPerRun, Clock clock, List<Path> sharedPlaces, ImageSettings imageSettings,
                          SupervisorProgram.Mode launcherMode, Cgroups cgroups, boolean burstableMemory) {
@@ -201,8 +192,8 @@ public final class LocalProcessExecutor implements Executor {
         SharedStorage storage = new SharedStorage(storageRoot, uids);
         UidLeftovers leftovers = new UidLeftovers(sharedPlaces);
         this.runFiles = new RunFiles(this.root, storage, trash, storageTrash, uids, leftovers);
-        this.timers = Executors.newSingleThreadScheduledExecutor(daemon("slipstream-local-timer"));
-        this.workers = Executors.newCachedThreadPool(daemon("slipstream-local-watch"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("slipstream-local-timer"));
+        this.workers = Executors.newCachedThreadPool(DaemonThreads.named("slipstream-local-watch"));
         this.instances = new InstanceWatch(handles, uids, leftovers, fence, runLocks, timers, workers, clock, this::report);
         this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
         this.starter = new InstanceStart(this.root, List.copyOf(inheritedEnv), toolsDir == null ? null : toolsDir.toAbsolutePath().normalize(),
@@ -500,14 +491,5 @@ public final class LocalProcessExecutor implements Executor {
     /** So that no run can take every pid of the machine (the server then could not start a thread). */
     static int defaultMaxProcessesPerRun() {
         return ProcFs.pidMax().stream().mapToInt(pidMax -> (int) Math.max(1024, Math.min(65_536, pidMax / 8))).findFirst().orElse(4096);
-    }
-
-    private static ThreadFactory daemon(String name) {
-        AtomicInteger count = new AtomicInteger();
-        return runnable -> {
-            Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 }

@@ -109,7 +109,7 @@ class CgroupAttackTest {
 
     private LocalProcessExecutor newExecutor(int maxProcesses, List<NodeInfo> nodes, List<Path> sharedPlaces) throws Exception {
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
-                isolation, null, 0, maxProcesses, Clock.systemUTC(), sharedPlaces, ImageSettings.DEFAULTS, launcher(), cgroups);
+                isolation, null, 0, maxProcesses, Clock.systemUTC(), sharedPlaces, ImageSettings.DEFAULTS, launcher(), cgroups, false);
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;

@@ -100,7 +100,7 @@ class HostileInstanceTest {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 isolation, null, logLimit, 0, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(),
-                Cgroups.detect(Cgroups.Mode.auto, true, dataDir.resolve("instances"))); // as a server that is root has them
+                Cgroups.detect(Cgroups.Mode.auto, true, dataDir.resolve("instances")), false); // cgroups as a server that is root has them
         executor.setListener(reports::add);
         executors.add(executor);
         return executor;

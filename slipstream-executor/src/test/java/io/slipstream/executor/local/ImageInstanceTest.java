@@ -93,7 +93,7 @@ class ImageInstanceTest {
         List<NodeInfo> nodes = List.of(new NodeInfo("node-1", new Resources(32000, 256L << 30, 8, "sim-gpu"), null, Map.of()));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 isolation, null, 0, 0, Clock.systemUTC(), List.of(), io.slipstream.executor.local.image.ImageSettings.DEFAULTS,
-                io.slipstream.executor.local.process.SupervisorProgram.Mode.auto, io.slipstream.executor.local.cgroup.Cgroups.off());
+                io.slipstream.executor.local.process.SupervisorProgram.Mode.auto, io.slipstream.executor.local.cgroup.Cgroups.off(), false);
         executor.setListener(reports::add);
         executor.fence(1);
         executors.add(executor);
