@@ -238,7 +238,7 @@ public final class LocalProcessExecutor implements Executor {
     /** What the kernel holds instances to here (cgroups), and what it does not. */
     @Override
     public ResourceEnforcement enforcement() {
-        return new ResourceEnforcement(cgroups.enforcement().enforced().stream().sorted().map(Enum::name).toList(), cgroups.enforcement().describe());
+        return new ResourceEnforcement(cgroups.enforcement().enforced().stream().map(Enum::name).toList(), cgroups.enforcement().describe());
     }
 
     /** See {@link Containers#refusals} and {@link MemoryBursts#refusals}. */

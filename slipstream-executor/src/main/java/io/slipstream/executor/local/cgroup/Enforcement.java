@@ -14,7 +14,8 @@ import java.util.stream.Collectors;
  */
 public record Enforcement(String version, Set<Limit> enforced, String why) {
     public Enforcement {
-        enforced = enforced.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(enforced));
+        // In the enum's order, which describe() keeps.
+        enforced = java.util.Collections.unmodifiableSet(enforced.isEmpty() ? EnumSet.noneOf(Limit.class) : EnumSet.copyOf(enforced));
     }
 
     /** Nothing enforced, for {@code why}. */
@@ -33,10 +34,9 @@ public record Enforcement(String version, Set<Limit> enforced, String why) {
         return missing;
     }
 
-    /** One line: {@code cgroup v1: memory, cpu, pids, kill enforced; devices not (why)}. */
+    /** One line: {@code cgroup v1: memory, cpu, pids, kill enforced; not devices: why}. */
     public String describe() {
-        String on = EnumSet.copyOf(enforced.isEmpty() ? EnumSet.noneOf(Limit.class) : EnumSet.copyOf(enforced)).stream()
-                .map(Limit::name).collect(Collectors.joining(", "));
+        String on = enforced.stream().map(Limit::name).collect(Collectors.joining(", "));
         String off = notEnforced().stream().map(Limit::name).collect(Collectors.joining(", "));
         if (version == null) {
             return "resource limits not enforced (" + off + "): " + why;
