@@ -4,10 +4,13 @@
  * shell), with the same arguments, the same files and the same exit codes; what an exec of each of those costs is what
  * it saves (docs/benchmarks.md). Built where the build machine has a C compiler; the shell chain is the fallback.
  *
- *   slipstream-launch CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS COMMAND...
+ *   slipstream-launch CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS OOM_SCORE_ADJ CGROUP_PROCS
+ *       DEVICE_COVER COMMAND...
  *   slipstream-launch --serve
  *
- * UID, NETNS and SANDBOX_ARGS may be empty (none); GROUP_OPTION is --clear-groups or --groups=GID.
+ * UID, NETNS, SANDBOX_ARGS, OOM_SCORE_ADJ, CGROUP_PROCS and DEVICE_COVER may be empty (none); GROUP_OPTION is
+ * --clear-groups or --groups=GID. DEVICE_COVER (DeviceCover.java) is a file and the GPU nodes to bind it over in a
+ * mount namespace of the instance's own, colon separated: only with a uid and without an image.
  *
  * The processes (the shell chain's, less unshare's waiter between the supervisor and the init):
  *   supervisor (as the server, a session of its own): with a uid, makes the PID namespace its child will be the init
@@ -42,6 +45,7 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <stdarg.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -384,14 +388,37 @@ static void init(const char *control_dir, const char *working_dir, char **comman
     }
 }
 
+/* The GPUs that are not the instance's, in a mount namespace of its own (DeviceCover.java): as root, before the uid
+ * switch, the cover (the list's first path, a file only root may open) is bound over each of the others. */
+static void cover_devices(const char *device_cover) {
+    if (unshare(CLONE_NEWNS) != 0) {
+        fail(2, "cannot make a mount namespace", NULL);
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        fail(2, "cannot make the mounts private", NULL);
+    }
+    char *list = strdup(device_cover);
+    if (list == NULL) {
+        fail(2, "out of memory", NULL);
+    }
+    char *rest = list;
+    const char *cover = strsep(&rest, ":");
+    for (char *node = strsep(&rest, ":"); node != NULL; node = strsep(&rest, ":")) {
+        if (node[0] != '\0' && mount(cover, node, NULL, MS_BIND, NULL) != 0) {
+            fail(2, "cannot cover", node);
+        }
+    }
+    free(list);
+}
+
 static int launch(int argc, char **argv) {
-    if (argc < 11) {
+    if (argc < 12) {
         errno = 0;
-        fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS OOM_SCORE_ADJ CGROUP_PROCS COMMAND...");
+        fail(2, "usage:", "CONTROL_DIR WORKING_DIR UID GROUP_OPTION MAX_PROCESSES NETNS SANDBOX_ARGS OOM_SCORE_ADJ CGROUP_PROCS DEVICE_COVER COMMAND...");
     }
     const char *dir = argv[1], *working_dir = argv[2], *uid_text = argv[3], *groups = argv[4], *netns = argv[6],
-            *sandbox = argv[7], *oom_score_adj = argv[8], *cgroup_procs = argv[9];
-    char **command = argv + 10;
+            *sandbox = argv[7], *oom_score_adj = argv[8], *cgroup_procs = argv[9], *device_cover = argv[10];
+    char **command = argv + 11;
     int with_uid = uid_text[0] != '\0';
     uid_t uid = with_uid ? (uid_t) parse_number(uid_text, "the uid") : 0;
     if (with_uid && uid == 0) {
@@ -419,6 +446,10 @@ static int launch(int argc, char **argv) {
     /* With a uid (and no image, whose bubblewrap makes its own): the PID namespace is made here, so that the child is
      * its init at once, one fork less than unshare --fork's waiter in between. The pid file says so ("init"). */
     int namespaced = with_uid && sandbox[0] == '\0';
+    if (device_cover[0] != '\0' && !namespaced) {
+        errno = 0;
+        fail(2, "GPUs are covered only for an instance with a uid and without an image:", device_cover);
+    }
     int alive[2] = {-1, -1}; /* the write end stays open while the supervisor lives */
     if (namespaced) {
         if (unshare(CLONE_NEWPID) != 0) {
@@ -492,6 +523,9 @@ static int launch(int argc, char **argv) {
          * --kill-child). become() asks for the signal (after the uid switch, which clears it); a supervisor already
          * gone by then has closed its end of the pipe, which the poll sees. */
         close(alive[1]);
+        if (device_cover[0] != '\0') {
+            cover_devices(device_cover);
+        }
         become(uid, groups);
         struct pollfd gone = {alive[0], POLLIN, 0};
         if (poll(&gone, 1, 0) != 0) {

@@ -222,6 +222,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             Long count = node.integer("count", false, 1, 10_000);
             Resources capacity = readCapacity(node, problems);
             List<String> gpuDevices = readGpuDevices(node, capacity, problems);
+            String cpuset = readCpuset(node, capacity, problems);
             Map<String, String> labels = new LinkedHashMap<>();
             var entries = node.entries("labels", false, 64);
             if (entries != null) {
@@ -257,7 +258,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
                     problems.add(node.path(), "node " + nodeName + " is declared twice");
                     break;
                 }
-                nodes.add(new NodeInfo(nodeName, capacity, null, labels, gpuDevices));
+                nodes.add(new NodeInfo(nodeName, capacity, null, labels, gpuDevices, cpuset));
             }
         }
         if (items.isEmpty()) {
@@ -279,8 +280,8 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         for (int i = 0; i < items.size(); i++) {
             String field = node.pathOf("gpuDevices") + "[" + i + "]";
             String path = items.get(i).isString() ? items.get(i).asString() : "";
-            if (!path.startsWith("/") || path.length() > 4096) {
-                problems.add(field, "must be the absolute path of a device node, e.g. /dev/nvidia0");
+            if (!path.startsWith("/") || path.length() > 4096 || path.contains(":") || path.contains("\n")) {
+                problems.add(field, "must be the absolute path of a device node, e.g. /dev/nvidia0 (without a colon)");
                 continue;
             }
             try {
@@ -299,6 +300,37 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             problems.add(node.pathOf("gpuDevices"), "must name one device per GPU: the node has " + capacity.gpu() + ", not " + devices.size());
         }
         return devices.size() == items.size() && capacity != null && devices.size() == capacity.gpu() ? devices : List.of();
+    }
+
+    /**
+     * {@code cpuset: "2-15"}: the cores the node's instances are pinned to (where cgroups pin them), each one this server
+     * may run on, and enough of them for the node's {@code cpu}: a machine split into nodes, or cores kept for the server.
+     */
+    private static String readCpuset(FieldReader node, Resources capacity, Problems problems) {
+        String text = node.string("cpuset", false, 4096);
+        if (text == null) {
+            return null;
+        }
+        io.slipstream.executor.local.cgroup.CpuList cores;
+        try {
+            cores = io.slipstream.executor.local.cgroup.CpuList.parse(text);
+        } catch (IllegalArgumentException e) {
+            problems.add(node.pathOf("cpuset"), e.getMessage());
+            return null;
+        }
+        java.util.Optional<String> allowed = io.slipstream.executor.local.process.ProcFs.allowedCores();
+        if (allowed.isPresent()) {
+            io.slipstream.executor.local.cgroup.CpuList machine = io.slipstream.executor.local.cgroup.CpuList.parse(allowed.get());
+            if (!cores.within(machine)) {
+                problems.add(node.pathOf("cpuset"), "names cores " + cores.without(machine) + ", which this machine does not have or does not let"
+                        + " the server run on (it may use " + machine + ")");
+                return null;
+            }
+        }
+        if (capacity != null && capacity.milliCpu() > cores.count() * 1000L) {
+            problems.add(node.pathOf("cpu"), "is more than the " + cores.count() + " core(s) of its cpuset (" + cores + ") can give");
+        }
+        return cores.toString();
     }
 
     private static Resources readCapacity(FieldReader node, Problems problems) {

@@ -15,6 +15,7 @@ import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.cgroup.CgroupMounts;
 import io.slipstream.executor.local.cgroup.CgroupUsage;
 import io.slipstream.executor.local.cgroup.Cgroups;
+import io.slipstream.executor.local.cgroup.CpuList;
 import io.slipstream.executor.local.cgroup.InstanceCgroup;
 import io.slipstream.executor.local.cgroup.Limit;
 import io.slipstream.executor.local.image.ImageSettings;
@@ -22,6 +23,7 @@ import io.slipstream.executor.local.process.ProcFs;
 import io.slipstream.executor.local.process.SupervisorProgram;
 import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.executor.local.uid.UidRangeClaims;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -179,6 +181,32 @@ class CgroupEnforcementTest {
         }
     }
 
+    /**
+     * A machine split into two nodes of one core each ({@code cpuset}): each node's instances run on its core alone,
+     * even after asking the kernel for every core ({@code taskset}).
+     */
+    @Test
+    void anInstanceRunsOnlyOnItsNodesCores() throws Exception {
+        assumeTrue(cgroups.enforcement().enforces(Limit.cpuset), cgroups.enforcement().describe());
+        CpuList machine = CpuList.parse(ProcFs.allowedCores().orElseThrow());
+        assumeTrue(machine.count() >= 2, "one core: nothing to split");
+        java.util.BitSet cores = machine.cores();
+        String first = Integer.toString(cores.nextSetBit(0));
+        String last = Integer.toString(cores.length() - 1);
+        List<NodeInfo> nodes = List.of(new NodeInfo("node-a", new Resources(1000, 8L << 30, 0, null), null, Map.of(), null, first),
+                new NodeInfo("node-b", new Resources(1000, 8L << 30, 0, null), null, Map.of(), null, last));
+        LocalProcessExecutor executor = newExecutor(isolation, 0, nodes);
+        String script = "taskset -pc " + machine + " $$ >/dev/null 2>&1; grep Cpus_allowed_list: /proc/self/status";
+        for (NodeInfo node : nodes) {
+            InstanceId id = newInstanceId();
+            LaunchSpec base = spec(id, script, "500m", "64Mi");
+            Map<String, String> handle = launch(executor, new LaunchSpec(id, base.name(), node.name(), List.of(), base.command(), Map.of(), null, null,
+                    null, null, base.resources()));
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(log(executor, id, handle)).as("an instance on %s", node.name()).isEqualTo("Cpus_allowed_list:\t" + node.cpuset() + "\n");
+        }
+    }
+
     @Test
     void busyInstancesGetTheirCpusAndNoMore() throws Exception {
         LocalProcessExecutor executor = newExecutor(isolation, 0);
@@ -268,8 +296,9 @@ class CgroupEnforcementTest {
     /**
      * GPUs as device nodes made in a test directory (two char devices that open without hardware, /dev/full's and
      * /dev/random's numbers), declared as a node's gpuDevices: an instance opens its own and not the other, however it
-     * finds them (code that enumerates devices itself ignores CUDA_VISIBLE_DEVICES). Where a GPU exists, the same
-     * fence holds its real device numbers.
+     * finds them (code that enumerates devices itself ignores CUDA_VISIBLE_DEVICES), nor by unmounting what covers it
+     * in a user namespace of its own (cgroup v2's fence), and neither does its startup probe. Where a GPU exists, the
+     * same fence holds its real device numbers.
      */
     @Test
     void anInstanceOpensItsOwnGpuAndNoOther() throws Exception {
@@ -283,18 +312,45 @@ class CgroupEnforcementTest {
         }
         NodeInfo node = new NodeInfo("node-1", new Resources(32000, 256L << 30, 2, "test-gpu"), null, Map.of(), List.of(gpu0.toString(), gpu1.toString()));
         LocalProcessExecutor executor = newExecutor(isolation, 0, List.of(node));
-        String tryBoth = "for g in " + gpu0 + " " + gpu1 + "; do if (: <\"$g\") 2>/dev/null; then echo \"open ${g##*/}\"; else echo \"fenced ${g##*/}\"; fi; done";
+        String tryBoth = "for g in " + gpu0 + " " + gpu1 + "; do if (: <\"$g\") 2>/dev/null"
+                + " || unshare -rm sh -c 'umount \"$0\"; : <\"$0\"' \"$g\" 2>/dev/null; then echo \"open ${g##*/}\"; else echo \"fenced ${g##*/}\"; fi; done";
+        String script = "while [ ! -e probed ]; do sleep 0.05; done; cat probed; " + tryBoth;
+        String probe = "{ " + tryBoth + "; } | sed 's/^/probe: /' >probed.tmp && mv probed.tmp probed";
         Map<List<Integer>, String> expected = Map.of(List.of(0), "open gpu0\nfenced gpu1\n", List.of(1), "fenced gpu0\nopen gpu1\n",
                 List.of(0, 1), "open gpu0\nopen gpu1\n", List.of(), "fenced gpu0\nfenced gpu1\n");
         for (Map.Entry<List<Integer>, String> given : expected.entrySet()) {
             InstanceId id = newInstanceId();
-            LaunchSpec base = spec(id, tryBoth, "100m", "64Mi");
-            LaunchSpec spec = new LaunchSpec(id, base.name(), base.node(), given.getKey(), base.command(), Map.of(), null, null, null, null,
-                    base.resources());
+            LaunchSpec base = spec(id, script, "100m", "64Mi");
+            LaunchSpec spec = new LaunchSpec(id, base.name(), base.node(), given.getKey(), base.command(), Map.of(), null, null, null,
+                    new io.slipstream.api.spec.StartupProbe(List.of("sh", "-c", probe), 1, 30, 0), base.resources());
             Map<String, String> handle = launch(executor, spec);
             assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-            assertThat(log(executor, id, handle)).as("an instance given GPUs %s", given.getKey()).isEqualTo(given.getValue());
+            assertThat(log(executor, id, handle)).as("an instance given GPUs %s, and its probe", given.getKey())
+                    .isEqualTo(given.getValue().replaceAll("(?m)^(.)", "probe: $1") + given.getValue());
         }
+    }
+
+    /**
+     * The same fence on cgroup v2, whose devices controller is an eBPF program: each GPU that is not the instance's is
+     * covered in a mount namespace of its own. This host's v2 hierarchy, where it has one, stands in.
+     */
+    @Test
+    void onCgroupV2AnInstanceOpensItsOwnGpuAndNoOther() throws Exception {
+        cgroups = unifiedCgroups();
+        assertThat(cgroups.deviceFence()).isEqualTo(Cgroups.DeviceFence.mountNamespace);
+        anInstanceOpensItsOwnGpuAndNoOther();
+    }
+
+    /** cgroups on this host's v2 hierarchy, whatever controllers it offers (a hybrid host's are v1's). */
+    private Cgroups unifiedCgroups() throws IOException {
+        CgroupMounts mounts = CgroupMounts.parse(Files.readString(Path.of("/proc/self/mountinfo")));
+        assumeTrue(mounts.unified() != null, "this host mounts no cgroup v2 hierarchy");
+        String offered = Files.readString(mounts.unified().resolve("cgroup.controllers")).trim();
+        Cgroups unified = Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), mounts.unified()),
+                offered.isEmpty() ? java.util.Set.of() : java.util.Set.of(offered.split("\\s+")), Cgroups.parentName(dataDir.resolve("instances")));
+        System.out.println("cgroup v2 at " + mounts.unified() + ": " + unified.enforcement().describe());
+        assertThat(unified.enforcement().version()).isEqualTo("v2");
+        return unified;
     }
 
     /**
@@ -303,13 +359,7 @@ class CgroupEnforcementTest {
      */
     @Test
     void onCgroupV2ADaemonIsGoneAfterACancelAndTheCgroupWithIt() throws Exception {
-        CgroupMounts mounts = CgroupMounts.parse(Files.readString(Path.of("/proc/self/mountinfo")));
-        assumeTrue(mounts.unified() != null, "this host mounts no cgroup v2 hierarchy");
-        String offered = Files.readString(mounts.unified().resolve("cgroup.controllers")).trim();
-        cgroups = Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), mounts.unified()),
-                offered.isEmpty() ? java.util.Set.of() : java.util.Set.of(offered.split("\\s+")), Cgroups.parentName(dataDir.resolve("instances")));
-        System.out.println("cgroup v2 at " + mounts.unified() + ": " + cgroups.enforcement().describe());
-        assertThat(cgroups.enforcement().version()).isEqualTo("v2");
+        cgroups = unifiedCgroups();
         aDaemonThatKeepsForkingIsGoneAfterACancel();
     }
 

@@ -126,14 +126,14 @@ class LaunchHelperTest {
         Path control = Files.createDirectories(dataDir.resolve("instance"));
         Files.writeString(control.resolve("env"), "export PATH='/usr/bin:/bin'\n");
         try (LaunchHelper helper = program.launchHelper(dataDir)) {
-            List<String> arguments = List.of(control.toString(), control.toString(), "not-a-uid", "--clear-groups", "64", "", "", "", "", "true");
+            List<String> arguments = List.of(control.toString(), control.toString(), "not-a-uid", "--clear-groups", "64", "", "", "", "", "", "true");
             assertThatThrownBy(() -> helper.start(control, control.resolve("supervisor.log"), arguments)).isInstanceOf(IOException.class)
                     .hasMessageContaining("exited before starting the command");
             assertThat(Files.readString(control.resolve("supervisor.log"))).contains("the uid is not a number");
 
             // The helper takes the next request as if nothing happened.
             LaunchHelper.Forked forked = helper.start(control, control.resolve("supervisor.log"),
-                    List.of(control.toString(), control.toString(), "", "--clear-groups", "64", "", "", "", "", "true"));
+                    List.of(control.toString(), control.toString(), "", "--clear-groups", "64", "", "", "", "", "", "true"));
             forked.ended().get();
             assertThat(Files.readString(control.resolve("exit_code")).strip()).isEqualTo("0");
         }

@@ -119,6 +119,27 @@ class LocalExecutorFactoryTest {
     }
 
     @Test
+    void aNodeMayPinItsInstancesToCoresTheServerMayUse() {
+        LocalExecutorSettings settings = read("""
+                nodes: [{name: a, cpu: 1, memory: 1Gi, cpuset: "0,0"}]
+                """);
+        assertThat(problems.list()).isEmpty();
+        assertThat(settings.nodes().get(0).cpuset()).isEqualTo("0");
+        read("""
+                nodes:
+                  - {name: b, cpu: 2, memory: 1Gi, cpuset: "0"}
+                  - {name: c, cpu: 1, memory: 1Gi, cpuset: "0-9999"}
+                  - {name: d, cpu: 1, memory: 1Gi, cpuset: "8000-8001"}
+                  - {name: e, cpu: 1, memory: 1Gi, cpuset: "3-1"}
+                """);
+        assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder("nodes[0].cpu", "nodes[1].cpuset", "nodes[2].cpuset",
+                "nodes[3].cpuset");
+        assertThat(problems.list()).extracting(Problem::message).contains("is more than the 1 core(s) of its cpuset (0) can give",
+                "the range 3-1 runs backwards");
+        assertThat(problems.list().get(2).message()).startsWith("names cores 8000-8001, which this machine does not have");
+    }
+
+    @Test
     void createsAnExecutorOverItsNodes(@TempDir Path dataDir) throws Exception {
         LocalExecutorSettings settings = LocalExecutorSettings.defaults().withIsolation(Isolation.Mode.off)
                 .withNodes(List.of(new NodeInfo("only", new Resources(1000, 1L << 30, 0, null), null, Map.of())));

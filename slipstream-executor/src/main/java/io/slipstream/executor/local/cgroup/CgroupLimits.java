@@ -10,14 +10,20 @@ import java.util.List;
  * @param maxProcesses the most processes and threads it may have at once; 0: no limit
  * @param deniedDevices devices it may not open nor make, as the v1 devices controller names them ({@code c 195:3}):
  *                      the node's GPUs that are not its own
+ * @param cores         the cores it is pinned to ({@code cpuset.cpus}): its node's {@code cpuset}; {@code null}: not pinned
  */
-public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, List<String> deniedDevices) {
+public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, List<String> deniedDevices, CpuList cores) {
     /** The CFS period: 100 ms, the kernel's default; a quota is a share of it. */
     static final long CPU_PERIOD_MICROS = 100_000;
     /** The least quota the kernel takes (1 ms). */
     static final long MIN_CPU_QUOTA_MICROS = 1_000;
 
     public static final CgroupLimits NONE = new CgroupLimits(0, 0, 0);
+
+    /** Not pinned to cores. */
+    public CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, List<String> deniedDevices) {
+        this(memoryBytes, milliCpu, maxProcesses, deniedDevices, null);
+    }
     private static final java.util.regex.Pattern DEVICE = java.util.regex.Pattern.compile("[cb] \\d{1,10}:\\d{1,10}");
 
     public CgroupLimits {
@@ -25,6 +31,9 @@ public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, Li
             throw new IllegalArgumentException("limits must not be negative: " + memoryBytes + "B, " + milliCpu + "m, " + maxProcesses);
         }
         deniedDevices = List.copyOf(deniedDevices);
+        if (cores != null && cores.isEmpty()) {
+            throw new IllegalArgumentException("an instance pinned to no core could never run");
+        }
         for (String device : deniedDevices) {
             if (!DEVICE.matcher(device).matches()) {
                 throw new IllegalArgumentException("not a device: " + device);
@@ -105,6 +114,6 @@ public record CgroupLimits(long memoryBytes, long milliCpu, int maxProcesses, Li
     @Override
     public String toString() {
         return "memory=" + (memoryBytes == 0 ? "unlimited" : memoryBytes + "B") + " cpu=" + (milliCpu == 0 ? "unlimited" : milliCpu + "m")
-                + " pids=" + pidsMax() + (deniedDevices.isEmpty() ? "" : " denied=" + deniedDevices);
+                + " pids=" + pidsMax() + (cores == null ? "" : " cores=" + cores) + (deniedDevices.isEmpty() ? "" : " denied=" + deniedDevices);
     }
 }

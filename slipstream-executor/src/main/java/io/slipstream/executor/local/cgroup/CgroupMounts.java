@@ -16,7 +16,7 @@ import java.util.Set;
  */
 public record CgroupMounts(Map<String, Path> v1, Path unified) {
     /** The v1 controllers this executor uses (cpuacct for CPU time, freezer to kill). */
-    static final Set<String> V1_CONTROLLERS = Set.of("memory", "cpu", "cpuacct", "pids", "freezer", "devices");
+    static final Set<String> V1_CONTROLLERS = Set.of("memory", "cpu", "cpuacct", "cpuset", "pids", "freezer", "devices");
 
     public CgroupMounts {
         v1 = Map.copyOf(v1);

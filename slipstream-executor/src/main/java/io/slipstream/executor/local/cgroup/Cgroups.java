@@ -22,6 +22,24 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
 
     Enforcement enforcement();
 
+    /** How the GPUs that are not an instance's own are kept from it. */
+    enum DeviceFence {
+        /** v1's devices controller denies their device numbers ({@link CgroupLimits#deniedDevices}). */
+        cgroup,
+        /**
+         * v2 has no devices file (its controller is an eBPF program): the instance runs in a mount namespace of its own
+         * where each of their nodes is covered by a file its uid cannot open ({@code process.DeviceCover}).
+         */
+        mountNamespace,
+        /** Not kept from it. */
+        none
+    }
+
+    /** How this host's instances are fenced from the GPUs that are not theirs. */
+    default DeviceFence deviceFence() {
+        return DeviceFence.none;
+    }
+
     /**
      * Makes the cgroup {@code name} with {@code limits}; on failure nothing of it is left and the instance must not
      * start. {@code null} without cgroups.
@@ -164,14 +182,17 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
         if (controllers.contains("cpu")) {
             limits.add(Limit.cpu);
         }
+        if (controllers.contains("cpuset")) {
+            limits.add(Limit.cpuset);
+        }
         if (controllers.contains("pids")) {
             limits.add(Limit.pids);
         }
         if (v2 || controllers.contains("freezer")) {
             limits.add(Limit.kill);
         }
-        if (!v2 && controllers.contains("devices")) {
-            limits.add(Limit.devices);
+        if (v2 || controllers.contains("devices")) {
+            limits.add(Limit.devices); // on v2 by a mount namespace (DeviceFence.mountNamespace), which needs no controller
         }
         return limits;
     }

@@ -6,6 +6,8 @@ public enum Limit {
     memory,
     /** {@code cpu}: a CFS quota of the requested cores. */
     cpu,
+    /** {@code cpuset}: the cores of its node's {@code cpuset}, where the node declares one, and no other. */
+    cpuset,
     /** {@code pids}: the most processes and threads an instance may have. */
     pids,
     /** {@code devices}: only the instance's own GPUs (and the devices every process needs) can be opened. */

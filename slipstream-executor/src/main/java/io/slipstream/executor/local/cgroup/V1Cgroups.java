@@ -11,8 +11,8 @@ import java.util.Set;
 
 /**
  * cgroup v1: an instance's cgroup is a directory of the same name in the hierarchy of each controller used (memory,
- * cpu, cpuacct, pids, freezer; two controllers mounted together share one). Killing freezes the instance first, so
- * that nothing forks while the signals go out.
+ * cpu, cpuacct, pids, freezer, and devices and cpuset for an instance they hold; two controllers mounted together share
+ * one). Killing freezes the instance first, so that nothing forks while the signals go out.
  */
 final class V1Cgroups implements Cgroups {
     private final Map<String, Path> hierarchies;
@@ -36,7 +36,7 @@ final class V1Cgroups implements Cgroups {
 
     private static List<String> missing(Set<String> mounted) {
         List<String> missing = new ArrayList<>();
-        for (String controller : List.of("memory", "cpu", "pids", "devices", "freezer")) {
+        for (String controller : List.of("memory", "cpu", "cpuset", "pids", "devices", "freezer")) {
             if (!mounted.contains(controller)) {
                 missing.add(controller);
             }
@@ -50,16 +50,17 @@ final class V1Cgroups implements Cgroups {
     }
 
     @Override
+    public DeviceFence deviceFence() {
+        return enforcement.enforces(Limit.devices) ? DeviceFence.cgroup : DeviceFence.none;
+    }
+
+    @Override
     public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
         Instance cgroup = new Instance(pathOf(name));
         Path pidsParent = hierarchies.get("pids") == null ? null : hierarchies.get("pids").resolve(parent);
         boolean newParent = pidsParent != null && !CgroupFiles.exists(pidsParent);
         try {
-            for (Path dir : cgroup.directories()) {
-                // The devices hierarchy only for an instance it fences: a cgroup in each hierarchy costs the kernel work.
-                if (limits.deniedDevices().isEmpty() && dir.equals(cgroup.of("devices"))) {
-                    continue;
-                }
+            for (Path dir : cgroup.directories(limits)) {
                 CgroupFiles.makeCgroup(dir);
             }
             Path memory = cgroup.of("memory");
@@ -74,6 +75,13 @@ final class V1Cgroups implements Cgroups {
             if (cpu != null) {
                 CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), Long.toString(CgroupLimits.CPU_PERIOD_MICROS));
                 CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), limits.v1CpuQuota());
+            }
+            Path cpuset = cgroup.of("cpuset");
+            if (cpuset == null && limits.cores() != null) {
+                throw new IOException("this host has no cpuset controller to pin cores " + limits.cores() + " with");
+            }
+            if (cpuset != null && cgroup.directories(limits).contains(cpuset)) {
+                pin(cpuset, limits.cores());
             }
             Path pids = cgroup.of("pids");
             if (newParent) {
@@ -99,6 +107,22 @@ final class V1Cgroups implements Cgroups {
             }
             throw e;
         }
+    }
+
+    /**
+     * A v1 cpuset cgroup holds no process until it has cores and memory nodes, and a new one has neither: the server's
+     * parent takes the hierarchy root's (once), the instance its {@code cores} (all of the parent's without a pin, where
+     * the hierarchy is shared with a controller the instance needs) and the parent's memory nodes.
+     */
+    private static void pin(Path dir, CpuList cores) throws IOException {
+        Path parentDir = dir.getParent();
+        for (String file : List.of("cpuset.cpus", "cpuset.mems")) {
+            if (CgroupFiles.read(parentDir.resolve(file)).isBlank()) {
+                CgroupFiles.write(parentDir.resolve(file), CgroupFiles.read(parentDir.getParent().resolve(file)).strip());
+            }
+        }
+        CgroupFiles.write(dir.resolve("cpuset.mems"), CgroupFiles.read(parentDir.resolve("cpuset.mems")).strip());
+        CgroupFiles.write(dir.resolve("cpuset.cpus"), cores != null ? cores.toString() : CgroupFiles.read(parentDir.resolve("cpuset.cpus")).strip());
     }
 
     @Override
@@ -142,6 +166,22 @@ final class V1Cgroups implements Cgroups {
                 }
             }
             return directories().get(0);
+        }
+
+        /**
+         * Those an instance held to {@code limits} needs: devices only for one it fences, cpuset only for one it pins
+         * (a cgroup in each hierarchy costs the kernel work), unless mounted together with another controller.
+         */
+        List<Path> directories(CgroupLimits limits) {
+            Set<Path> dirs = new LinkedHashSet<>();
+            hierarchies.keySet().stream().sorted().forEach(controller -> {
+                boolean optional = controller.equals("devices") && limits.deniedDevices().isEmpty()
+                        || controller.equals("cpuset") && limits.cores() == null;
+                if (!optional) {
+                    dirs.add(of(controller));
+                }
+            });
+            return List.copyOf(dirs);
         }
 
         /** One per hierarchy (controllers mounted together share one). */
@@ -202,7 +242,8 @@ final class V1Cgroups implements Cgroups {
         public boolean remove() throws IOException {
             boolean all = true;
             for (Path dir : directories()) {
-                all &= CgroupFiles.removeCgroup(dir) || dir.equals(of("devices")); // made only for an instance it fences
+                // devices and cpuset: made only for an instance they hold
+                all &= CgroupFiles.removeCgroup(dir) || dir.equals(of("devices")) || dir.equals(of("cpuset"));
                 if (!path.startsWith(parent + "/")) {
                     CgroupFiles.removeIfEmpty(dir.getParent());
                 }

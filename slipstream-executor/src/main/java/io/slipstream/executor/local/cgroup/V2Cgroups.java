@@ -24,8 +24,8 @@ final class V2Cgroups implements Cgroups {
         this.parent = parent;
         this.controllers = Set.copyOf(controllers);
         Set<Limit> enforced = Cgroups.limitsOf(controllers, true);
-        List<String> missing = CONTROLLERS.stream().filter(c -> !controllers.contains(c)).toList();
-        this.enforcement = new Enforcement("v2", enforced, missing.isEmpty() ? "on cgroup v2 GPU device nodes are not fenced yet (it needs eBPF)"
+        List<String> missing = java.util.stream.Stream.of("memory", "cpu", "cpuset", "pids").filter(c -> !controllers.contains(c)).toList();
+        this.enforcement = new Enforcement("v2", enforced, missing.isEmpty() ? null
                 : "the v2 hierarchy does not offer the " + String.join(", ", missing) + " controller(s) (bound to v1?)");
     }
 
@@ -34,19 +34,31 @@ final class V2Cgroups implements Cgroups {
         return enforcement;
     }
 
+    /** v2's device controller is an eBPF program: a mount namespace fences GPUs instead. */
+    @Override
+    public DeviceFence deviceFence() {
+        return DeviceFence.mountNamespace;
+    }
+
     @Override
     public InstanceCgroup create(String name, CgroupLimits limits) throws IOException {
         if (!limits.deniedDevices().isEmpty()) {
-            throw new IOException("cgroup v2 cannot fence " + limits.deniedDevices() + " yet (it needs eBPF)");
+            throw new IOException("cgroup v2 has no devices file to deny " + limits.deniedDevices() + " in (its instances are fenced by a mount namespace)");
         }
         Path parentDir = mount.resolve(parent);
         boolean newParent = !CgroupFiles.exists(parentDir);
         CgroupFiles.makeCgroup(parentDir);
+        if (limits.cores() != null && !controllers.contains("cpuset")) {
+            throw new IOException("the v2 hierarchy does not offer the cpuset controller to pin cores " + limits.cores() + " with");
+        }
         for (Path level : List.of(mount, parentDir)) {
             for (String controller : CONTROLLERS) {
                 if (controllers.contains(controller)) {
                     CgroupFiles.write(level.resolve("cgroup.subtree_control"), "+" + controller);
                 }
+            }
+            if (limits.cores() != null) {
+                CgroupFiles.write(level.resolve("cgroup.subtree_control"), "+cpuset"); // once an instance is pinned
             }
         }
         if (newParent && controllers.contains("pids")) {
@@ -70,6 +82,9 @@ final class V2Cgroups implements Cgroups {
             }
             if (controllers.contains("pids")) {
                 CgroupFiles.write(cgroup.dir.resolve("pids.max"), limits.pidsMax());
+            }
+            if (limits.cores() != null) {
+                CgroupFiles.write(cgroup.dir.resolve("cpuset.cpus"), limits.cores().toString());
             }
             return cgroup;
         } catch (IOException | RuntimeException e) {

@@ -324,4 +324,18 @@ public final class ProcFs {
         }
         return java.util.OptionalLong.empty();
     }
+
+    /** The cores this server may run on ({@code Cpus_allowed_list} of {@code /proc/self/status}), or empty if unknown. */
+    public static Optional<String> allowedCores() {
+        try {
+            for (String line : Files.readAllLines(PROC.resolve("self/status"), StandardCharsets.UTF_8)) {
+                if (line.startsWith("Cpus_allowed_list:")) {
+                    return Optional.of(line.substring("Cpus_allowed_list:".length()).strip());
+                }
+            }
+        } catch (IOException e) {
+            // fall through
+        }
+        return Optional.empty();
+    }
 }

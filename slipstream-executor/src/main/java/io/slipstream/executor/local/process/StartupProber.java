@@ -29,18 +29,22 @@ public final class StartupProber {
      * @param cgroupProcs the {@code cgroup.procs} files of the instance's cgroup, which the probe joins as root before
      *                    anything else: it is the job's command as much as the instance's, and is held to the same limits
      *                    (memory, CPU, processes, GPUs) and killed with it; none without a cgroup
+     * @param deviceCover the GPUs it is fenced from as the instance is ({@link DeviceCover#argument()}); "" or {@code null}
+     *                    for none
      */
     @com.fasterxml.jackson.annotation.JsonIgnoreProperties(ignoreUnknown = true) // older files kept the environment too
     public record Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid,
-                 Integer gid, Integer maxProcesses, String network, String sandbox, Integer oomScoreAdj, List<String> cgroupProcs) {
+                 Integer gid, Integer maxProcesses, String network, String sandbox, Integer oomScoreAdj, List<String> cgroupProcs,
+                 String deviceCover) {
         public Probe {
             cgroupProcs = cgroupProcs == null ? List.of() : List.copyOf(cgroupProcs);
+            deviceCover = deviceCover == null ? "" : deviceCover;
         }
 
         /** A probe of an instance on this machine's network, without an image, a cgroup or an OOM score of its own. */
         Probe(List<String> command, int periodSeconds, int failureThreshold, int initialDelaySeconds, String workingDir, Integer uid, Integer gid,
               Integer maxProcesses) {
-            this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null, null, List.of());
+            this(command, periodSeconds, failureThreshold, initialDelaySeconds, workingDir, uid, gid, maxProcesses, null, null, null, List.of(), "");
         }
     }
 
@@ -191,7 +195,13 @@ public final class StartupProber {
         } else {
             if (probe.uid() != null) {
                 // As the instance: capped in processes, in a PID namespace of its own (timeout its init: all of it ends with it).
-                argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child", "--"));
+                argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child"));
+                if (!probe.deviceCover().isEmpty()) {
+                    // Fenced from the GPUs the instance is fenced from, in a mount namespace of its own.
+                    argv.addAll(List.of("--mount", "--", "sh", "-c", DeviceCover.COVER, probe.deviceCover()));
+                } else {
+                    argv.add("--");
+                }
             }
             if (probe.network() != null) {
                 argv.addAll(List.of("nsenter", "--net=" + probe.network(), "--"));

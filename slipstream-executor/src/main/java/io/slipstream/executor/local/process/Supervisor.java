@@ -29,7 +29,7 @@ public final class Supervisor {
      * Without a uid: takes on the workload's environment from its file ($0), enters the working directory ($1), and
      * becomes the command.
      */
-    static final String ENTER = "unset ENTER INIT; . \"$0\" && cd -- \"$1\" && shift && exec \"$@\"";
+    static final String ENTER = "unset ENTER INIT COVER; . \"$0\" && cd -- \"$1\" && shift && exec \"$@\"";
 
     /**
      * With a uid, as that uid, the first process of the instance's PID namespace: takes on its environment ($0) and
@@ -39,7 +39,7 @@ public final class Supervisor {
      * the command keeps the instance's stderr.
      */
     static final String INIT = String.join("\n",
-            "unset ENTER INIT; . \"$0\" && cd -- \"$1\" || exit 2",
+            "unset ENTER INIT COVER; . \"$0\" && cd -- \"$1\" || exit 2",
             "shift",
             "exec 3>&2 2>/dev/null",
             "\"$@\" 2>&3 3>&- &",
@@ -58,20 +58,21 @@ public final class Supervisor {
 
     /** The only environment of the processes that start an instance: nothing of the job's. */
     static final java.util.Map<String, String> ENVIRONMENT = java.util.Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "ENTER", ENTER,
-            "INIT", INIT);
+            "INIT", INIT, "COVER", DeviceCover.COVER);
 
     /**
      * $1 control directory, $2 working directory, $3 uid ("" for none), $4 group option, $5 most processes of the uid,
      * $6 the run's network namespace ("" for the machine's), $7 bubblewrap's arguments for an image ("" for none), $8 the
      * instance's {@code oom_score_adj} ("" to keep the server's), $9 the {@code cgroup.procs} files of its cgroup,
-     * separated by colons ("" for none); the rest is the command. The instance's first process sets its OOM score and
+     * separated by colons ("" for none), ${10} the GPUs to cover in a mount namespace of the instance's own
+     * ({@link DeviceCover#argument()}, "" for none: only with a uid and without an image); the rest is the command. The instance's first process sets its OOM score and
      * joins its cgroup itself, as root, before anything else, so nothing of it runs outside or can undo either (a
      * score set by root is the least its uid may set). The network is entered next, as the server (only root may),
      * before anything runs as the uid; bubblewrap reads its arguments from a descriptor the supervisor opened
      * ({@code image.Sandbox}).
      */
     static final String SCRIPT = String.join("\n",
-            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; oom=$8; cgroups=$9; shift 9",
+            "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; oom=$8; cgroups=$9; fence=${10}; shift 10",
             "umask 077",
             // In the instance's first process (a subshell: /proc/self and "0" are itself), before it does anything else.
             "enter() { if [ -n \"$oom\" ]; then printf '%s\\n' \"$oom\" >/proc/self/oom_score_adj || exit 2; fi; set -f; IFS=:;"
@@ -82,6 +83,10 @@ public final class Supervisor {
                     + " bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$sandbox\" ]; then",
             "  (enter; umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
+            "elif [ -n \"$uid\" ] && [ -n \"$fence\" ]; then",
+            "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child --mount -- sh -c \"$COVER\" \"$fence\""
+                    + " setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs --pdeathsig KILL -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\")"
+                    + " </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$uid\" ]; then",
             "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child -- setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\""
                     + " --no-new-privs --pdeathsig KILL -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
@@ -185,7 +190,10 @@ public final class Supervisor {
      * @param cgroupProcs  the {@code cgroup.procs} files of the instance's cgroup; none without one
      */
     public static List<String> argv(SupervisorProgram program, Path controlDir, Path workingDir, Integer uid, Integer gid, int maxProcesses, Path network,
-                             Path sandbox, Integer oomScoreAdj, List<Path> cgroupProcs, List<String> command) {
+                             Path sandbox, Integer oomScoreAdj, List<Path> cgroupProcs, DeviceCover cover, List<String> command) {
+        if (!cover.isEmpty() && (uid == null || sandbox != null)) {
+            throw new IllegalArgumentException("GPUs are covered in a mount namespace only for an instance with a uid and without an image");
+        }
         for (Path procs : cgroupProcs) {
             if (procs.toString().contains(":")) {
                 throw new IllegalArgumentException("a cgroup file's path holds a colon: " + procs);
@@ -195,7 +203,7 @@ public final class Supervisor {
         argv.addAll(List.of(controlDir.toString(), workingDir.toString(), uid == null ? "" : uid.toString(),
                 gid == null ? "--clear-groups" : "--groups=" + gid, Integer.toString(maxProcesses), network == null ? "" : network.toString(),
                 sandbox == null ? "" : sandbox.toString(), oomScoreAdj == null ? "" : oomScoreAdj.toString(),
-                String.join(":", cgroupProcs.stream().map(Path::toString).toList())));
+                String.join(":", cgroupProcs.stream().map(Path::toString).toList()), cover.argument()));
         argv.addAll(command);
         return argv;
     }

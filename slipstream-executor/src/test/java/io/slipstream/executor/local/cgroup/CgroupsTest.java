@@ -20,7 +20,8 @@ class CgroupsTest {
             "30 25 0:27 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer",
             "31 25 0:28 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd",
             "32 25 0:29 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw",
-            "33 25 0:30 / /sys/fs/cgroup/devices rw,relatime shared:9 - cgroup cgroup rw,devices");
+            "33 25 0:30 / /sys/fs/cgroup/devices rw,relatime shared:9 - cgroup cgroup rw,devices",
+            "34 25 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset");
     /** A current distribution: one v2 hierarchy. */
     private static final String UNIFIED = "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot";
     /** An older one: cpu and cpuacct in one hierarchy, a bind mount of memory elsewhere. */
@@ -32,7 +33,7 @@ class CgroupsTest {
     @Test
     void mountsAreReadFromMountinfo() {
         CgroupMounts hybrid = CgroupMounts.parse(HYBRID);
-        assertThat(hybrid.v1()).containsOnlyKeys("cpu", "cpuacct", "memory", "pids", "freezer", "devices");
+        assertThat(hybrid.v1()).containsOnlyKeys("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer", "devices");
         assertThat(hybrid.v1().get("memory")).isEqualTo(Path.of("/sys/fs/cgroup/memory"));
         assertThat(hybrid.unified()).isEqualTo(Path.of("/sys/fs/cgroup/unified"));
 
@@ -53,23 +54,27 @@ class CgroupsTest {
         String parent = "slipstream-0123456789ab";
         Cgroups hybrid = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(HYBRID), Set.of(), parent);
         assertThat(hybrid).isInstanceOf(V1Cgroups.class);
-        assertThat(hybrid.enforcement().enforced()).containsExactlyInAnyOrder(Limit.memory, Limit.cpu, Limit.pids, Limit.devices, Limit.kill);
-        assertThat(hybrid.enforcement().describe()).isEqualTo("cgroup v1: memory, cpu, pids, devices, kill enforced");
+        assertThat(hybrid.enforcement().enforced()).containsExactlyInAnyOrder(Limit.values());
+        assertThat(hybrid.enforcement().describe()).isEqualTo("cgroup v1: memory, cpu, cpuset, pids, devices, kill enforced");
         Cgroups noDevices = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(HYBRID.replace("rw,devices", "rw,net_cls")), Set.of(), parent);
         assertThat(noDevices.enforcement().describe())
-                .isEqualTo("cgroup v1: memory, cpu, pids, kill enforced; not devices: this host does not mount the v1 controllers for them (devices)");
+                .isEqualTo("cgroup v1: memory, cpu, cpuset, pids, kill enforced; not devices: this host does not mount the v1 controllers for them (devices)");
 
         Cgroups unified = Cgroups.choose(Cgroups.Mode.auto, true, CgroupMounts.parse(UNIFIED), Set.of("cpuset", "cpu", "io", "memory", "pids"), parent);
         assertThat(unified).isInstanceOf(V2Cgroups.class);
-        assertThat(unified.enforcement().enforced()).containsExactlyInAnyOrder(Limit.memory, Limit.cpu, Limit.pids, Limit.kill);
-        assertThat(unified.enforcement().describe()).endsWith("not devices: on cgroup v2 GPU device nodes are not fenced yet (it needs eBPF)");
+        assertThat(unified.enforcement().enforced()).containsExactlyInAnyOrder(Limit.values());
+        assertThat(unified.enforcement().describe()).isEqualTo("cgroup v2: memory, cpu, cpuset, pids, devices, kill enforced");
+        assertThat(unified.deviceFence()).as("v2 has no devices file: a mount namespace fences GPUs").isEqualTo(Cgroups.DeviceFence.mountNamespace);
+        assertThat(hybrid.deviceFence()).isEqualTo(Cgroups.DeviceFence.cgroup);
+        assertThat(noDevices.deviceFence()).isEqualTo(Cgroups.DeviceFence.none);
 
         Cgroups emptyV2 = Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), Path.of("/sys/fs/cgroup/unified")), Set.of(), parent);
-        assertThat(emptyV2.enforcement().enforced()).as("v2 without controllers still kills through the cgroup").containsExactly(Limit.kill);
-        assertThat(emptyV2.enforcement().describe()).contains("does not offer the memory, cpu, pids controller(s)");
+        assertThat(emptyV2.enforcement().enforced()).as("v2 without controllers still kills through the cgroup, and fences by namespace")
+                .containsExactly(Limit.devices, Limit.kill);
+        assertThat(emptyV2.enforcement().describe()).contains("does not offer the memory, cpu, cpuset, pids controller(s)");
 
         assertThat(Cgroups.choose(Cgroups.Mode.auto, false, CgroupMounts.parse(HYBRID), Set.of(), parent).enforcement().describe())
-                .isEqualTo("resource limits not enforced (memory, cpu, pids, devices, kill): the server is not root, and only root may make cgroups");
+                .isEqualTo("resource limits not enforced (memory, cpu, cpuset, pids, devices, kill): the server is not root, and only root may make cgroups");
         assertThat(Cgroups.choose(Cgroups.Mode.off, true, CgroupMounts.parse(HYBRID), Set.of(), parent).enforcement().enforced()).isEmpty();
         assertThat(Cgroups.choose(Cgroups.Mode.auto, true, new CgroupMounts(Map.of(), null), Set.of(), parent).enforcement().why())
                 .isEqualTo("this host mounts no cgroup file system");

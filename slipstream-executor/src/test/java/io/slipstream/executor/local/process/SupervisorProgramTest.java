@@ -223,7 +223,7 @@ class SupervisorProgramTest {
     /** The supervisor's command line, as {@link Supervisor#argv} makes it, with a uid as text (the binary must refuse some). */
     private static List<String> argv(SupervisorProgram program, InstanceDirectory dir, Path wd, String uid, String groups, String... command) {
         List<String> argv = new ArrayList<>(program.command());
-        argv.addAll(List.of(dir.path().toString(), wd.toString(), uid, groups, "4096", "", "", "", ""));
+        argv.addAll(List.of(dir.path().toString(), wd.toString(), uid, groups, "4096", "", "", "", "", ""));
         argv.addAll(List.of(command));
         return argv;
     }
