@@ -159,6 +159,51 @@ class CliCommandsTest {
         assertThat(cli("get", "run", id).exit()).isZero();
     }
 
+    /**
+     * {@code --wait} ends as soon as the run cannot start as things stand (here: it may not borrow and asks for more
+     * than its quota guarantees), saying why and how to drop it, and when {@code --timeout} passes; the run stays.
+     */
+    @Test
+    void waitEndsWhenTheRunCannotStartOrTheTimeoutPasses() throws Exception {
+        write("stuck.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: stuck}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: small, workspace: stuck}
+                spec: {min: {cpu: 1, memory: 1Gi}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: big, workspace: stuck}
+                spec:
+                  quota: small
+                  idleResources: Disabled
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 2, memory: 1Gi}, command: ["true"]}
+                """);
+        Result stuck = cli("submit", "-f", file("stuck.yaml"), "--wait");
+        assertThat(stuck.exit()).as(stuck.err()).isEqualTo(4);
+        assertThat(stuck.err()).contains("cannot start as things stand (ExceedsGuarantee): it asks for")
+                .contains("it stays queued until that changes; to drop it: ").contains("slipstream cancel " + stuck.lastLine());
+        assertThat(cli("cancel", stuck.lastLine()).exit()).isZero();
+
+        write("napper.yaml", job("napper", "demo", "sleep 300"));
+        Result timedOut = cli("submit", "-f", file("napper.yaml"), "--wait", "--timeout", "1s");
+        assertThat(timedOut.exit()).as(timedOut.err()).isEqualTo(5);
+        assertThat(timedOut.err()).contains("stopped waiting after 1s; the run goes on: run " + timedOut.lastLine());
+        assertThat(cli("cancel", timedOut.lastLine(), "--wait").exit()).isZero();
+
+        Result noWait = cli("submit", "-f", file("napper.yaml"), "--timeout", "1s");
+        assertThat(noWait.exit()).isEqualTo(2);
+        assertThat(noWait.err()).contains("--timeout needs --wait");
+        Result badTimeout = cli("run", "demo/napper", "--wait", "--timeout", "soon");
+        assertThat(badTimeout.exit()).isEqualTo(2);
+        assertThat(badTimeout.err()).contains("--timeout: 'soon' is not a duration");
+    }
+
     // From EndToEndIT.
     @Test
     void exitCodesSayWhatHappened() throws Exception {

@@ -8,6 +8,10 @@ public final class CliException extends RuntimeException {
     public static final int RUN_FAILED = 1;
     public static final int REJECTED = 2;
     public static final int UNREACHABLE = 3;
+    /** {@code --wait} ended before the run did: as things stand it never starts (it stays queued). */
+    public static final int CANNOT_START = 4;
+    /** {@code --wait} ended before the run did: {@code --timeout} passed (it goes on). */
+    public static final int TIMED_OUT = 5;
 
     private final int exitCode;
     private final List<Problem> problems;

@@ -165,6 +165,17 @@ final class QuotaBook {
                 && (max.gpu() == Integer.MAX_VALUE || used.gpu + request.gpu() <= max.gpu());
     }
 
+    /** Whether {@code request} fits the quota's max with nothing else of the quota running. */
+    boolean maxCouldEverHold(QuotaId quota, Resources request) {
+        Entry entry = entry(quota);
+        if (entry == null || entry.state.max() == null) {
+            return true;
+        }
+        Resources max = entry.state.max();
+        return request.milliCpu() <= max.milliCpu() && request.memoryBytes() <= max.memoryBytes()
+                && (max.gpu() == Integer.MAX_VALUE || request.gpu() <= max.gpu());
+    }
+
     /**
      * Whether the pool may lend {@code request} more: its quotas' unused guarantees plus capacity no quota guarantees.
      * The latter is shared by every pool, so what all pools borrow beyond their own unused guarantees must fit in it

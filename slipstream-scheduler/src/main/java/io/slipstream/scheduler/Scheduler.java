@@ -386,11 +386,16 @@ public final class Scheduler {
                 return;
             }
             if (!book.fitsMax(run.quota(), request)) {
-                wait(run, WaitReason.ExceedsQuotaMax, "its quota's max would be exceeded");
+                if (book.maxCouldEverHold(run.quota(), request)) {
+                    wait(run, WaitReason.WaitingForQuota, "its quota's max would be exceeded, with what its other runs hold");
+                } else {
+                    wait(run, WaitReason.ExceedsQuotaMax, "it asks for " + request + ", more than its quota's max allows even with nothing"
+                            + " else of the quota running: it waits until the max grows");
+                }
                 return;
             }
             if (!run.idleMode().mayBorrow() && book.exists(run.quota()) && !book.guaranteeCouldEverHold(run.quota(), request)) {
-                wait(run, WaitReason.WaitingForQuota, "it asks for " + request + ", more than its quota guarantees its own runs ("
+                wait(run, WaitReason.ExceedsGuarantee, "it asks for " + request + ", more than its quota guarantees its own runs ("
                         + book.own(run.quota()).toResources() + "), and it may not borrow (idleResources: Disabled): it waits until the quota grows");
                 return;
             }

@@ -6,7 +6,7 @@ public enum WaitReason {
     WaitingForResources,
     /** Runs on borrowed capacity are stopping to give its quota's capacity back. */
     WaitingForReclaim,
-    /** Its quota is full. */
+    /** Its quota is full: its guarantee (it may not borrow) or its max is in use by its quota's other runs. */
     WaitingForQuota,
     /** It may only borrow, and nothing idle fits it now. */
     WaitingForIdleCapacity,
@@ -15,12 +15,28 @@ public enum WaitReason {
      * what no quota guarantees may be borrowed. It waits until quotas change.
      */
     NothingToBorrow,
-    /** Admitting it would exceed its quota's max. */
+    /** It asks for more than its quota's max, with nothing else of the quota running: it waits until the max grows. */
     ExceedsQuotaMax,
+    /**
+     * It may not borrow ({@code idleResources: Disabled}) and asks for more than its quota guarantees its own runs: it
+     * waits until the quota grows.
+     */
+    ExceedsGuarantee,
     /** The quota it names does not exist. */
     QuotaNotFound,
     /** No node can ever hold its largest instance. */
     NoNodeFits,
     /** It was restarted after a fault and waits out its backoff. */
-    BackingOff
+    BackingOff;
+
+    /**
+     * Whether it waits for someone to change something (quotas, nodes, its job), not for other runs to end: as things
+     * stand it never starts ({@code --wait} ends on it).
+     */
+    public boolean waitsForAChange() {
+        return switch (this) {
+            case NothingToBorrow, ExceedsQuotaMax, ExceedsGuarantee, QuotaNotFound, NoNodeFits -> true;
+            case WaitingForResources, WaitingForReclaim, WaitingForQuota, WaitingForIdleCapacity, BackingOff -> false;
+        };
+    }
 }

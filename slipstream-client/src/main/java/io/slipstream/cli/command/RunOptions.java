@@ -26,8 +26,33 @@ final class RunOptions {
             description = "Repeating the command with the same key within 24 h gives the same run, not a second one.")
     String idempotencyKey;
 
-    @Option(names = "--wait", description = "Wait until the run ends; exit 1 unless it SUCCEEDED.")
+    @Option(names = "--wait", description = {"Wait until the run ends; exit 1 unless it SUCCEEDED, 4 as soon as it cannot start as things stand",
+            "(it stays queued: its quota, the nodes or the job must change first)."})
     boolean await;
+
+    @Option(names = "--timeout", paramLabel = "DURATION",
+            description = "With --wait: stop waiting after this long (30s, 10m, 2h) and exit 5; the run goes on.")
+    String timeout;
+
+    /** {@code --timeout}, checked before anything is sent; {@code null} for none. */
+    java.time.Duration timeout() {
+        if (timeout == null) {
+            return null;
+        }
+        if (!await) {
+            throw new CliException(CliException.REJECTED, "--timeout needs --wait");
+        }
+        java.time.Duration duration;
+        try {
+            duration = io.slipstream.api.spec.Durations.parse(timeout);
+        } catch (IllegalArgumentException e) {
+            throw new CliException(CliException.REJECTED, "--timeout: " + e.getMessage());
+        }
+        if (duration.isZero()) {
+            throw new CliException(CliException.REJECTED, "--timeout: must be longer than 0s");
+        }
+        return duration;
+    }
 
     Map<String, String> overrides() {
         Map<String, String> overrides = new LinkedHashMap<>();
@@ -56,6 +81,7 @@ final class RunOptions {
 
     /** Starts a run of an applied job and says so on {@code err}. */
     RunView start(ApiClient api, String workspace, String job, PrintWriter err) {
+        timeout(); // refused before the run is made
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("workspace", workspace);
         request.put("job", job);
@@ -83,19 +109,31 @@ final class RunOptions {
         return run;
     }
 
-    /** Prints the run's id last; with {@code --wait}, first waits for its end. Returns the exit code. */
+    /**
+     * Prints the run's id last; with {@code --wait}, first waits for its end, for as long as it could start and
+     * {@code --timeout} allows. Returns the exit code.
+     */
     int finish(ApiClient api, String runId, PrintWriter out, PrintWriter err) {
         int exit = 0;
+        java.time.Duration limit = timeout();
         if (!await) {
             err.println("follow it with: " + io.slipstream.cli.Hints.command() + " logs -f " + runId);
         } else {
             err.flush();
-            RunView done = Runs.await(api, runId, err);
+            java.time.Instant deadline = limit == null ? null : java.time.Instant.now().plus(limit);
+            RunView done = Runs.await(api, runId, err, deadline);
             if (Runs.succeeded(done)) {
                 err.println(Runs.statusLine(done));
-            } else {
+            } else if (done.state().isFinal()) {
                 err.println("run " + done.id() + " ended " + done.state() + ": " + done.reason());
                 exit = CliException.RUN_FAILED;
+            } else if (Runs.cannotStart(done)) {
+                err.println("run " + done.id() + " cannot start as things stand (" + done.queue().reason() + "): " + done.queue().message());
+                err.println("it stays queued until that changes; to drop it: " + io.slipstream.cli.Hints.command() + " cancel " + done.id());
+                exit = CliException.CANNOT_START;
+            } else {
+                err.println("stopped waiting after " + (limit == null ? "an interrupt" : timeout) + "; the run goes on: " + Runs.statusLine(done));
+                exit = CliException.TIMED_OUT;
             }
         }
         err.flush();

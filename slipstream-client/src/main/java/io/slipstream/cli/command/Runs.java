@@ -1,6 +1,7 @@
 package io.slipstream.cli.command;
 
 import io.slipstream.api.run.RunState;
+import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Quantities;
 import io.slipstream.api.wire.InstanceView;
 import io.slipstream.api.wire.RunView;
@@ -34,14 +35,45 @@ final class Runs {
      * printed once.
      */
     static RunView await(ApiClient api, String id, PrintWriter progress) {
-        return follow(() -> get(api, id), progress, Watch.SLEEP);
+        return await(api, id, progress, null);
+    }
+
+    /**
+     * As {@link #await(ApiClient, String, PrintWriter)}, but also ends as soon as the run cannot start as things stand
+     * ({@link #cannotStart}), or once {@code deadline} ({@code null}: none) passed.
+     */
+    static RunView await(ApiClient api, String id, PrintWriter progress, java.time.Instant deadline) {
+        return follow(() -> get(api, id), progress, Watch.SLEEP,
+                run -> cannotStart(run) || deadline != null && java.time.Instant.now().isAfter(deadline));
     }
 
     static RunView follow(java.util.function.Supplier<RunView> poll, PrintWriter progress, Watch.Pause pause) {
+        return follow(poll, progress, pause, run -> false);
+    }
+
+    /** Until the run is final or {@code giveUp} says to stop waiting for it. */
+    static RunView follow(java.util.function.Supplier<RunView> poll, PrintWriter progress, Watch.Pause pause,
+                          java.util.function.Predicate<RunView> giveUp) {
         return Watch.run(poll, run -> {
             String line = statusLine(run);
-            return new Watch.Frame(run.state().isFinal() ? "" : line + "\n", line, run.state().isFinal());
+            boolean done = run.state().isFinal() || giveUp.test(run);
+            return new Watch.Frame(done ? "" : line + "\n", line, done);
         }, progress, java.time.Duration.ofMillis(50), java.time.Duration.ofMillis(500), pause);
+    }
+
+    /**
+     * Whether a queued run waits for someone to change something (its quota, the nodes, its job) rather than for other
+     * runs to end ({@link WaitReason#waitsForAChange}): as things stand it never starts.
+     */
+    static boolean cannotStart(RunView run) {
+        if (run.state().isFinal() || run.queue() == null) {
+            return false;
+        }
+        try {
+            return WaitReason.valueOf(run.queue().reason()).waitsForAChange();
+        } catch (IllegalArgumentException | NullPointerException e) {
+            return false; // a reason a newer server gave: keep waiting
+        }
     }
 
     /** {@code run ID: RUNNING (Started) 2 running, step 120}: one line of a run's progress. */

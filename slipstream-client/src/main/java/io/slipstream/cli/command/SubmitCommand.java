@@ -46,6 +46,7 @@ public final class SubmitCommand implements Callable<Integer> {
      * starts a run of its one Job; returns the new run's id.
      */
     static String submit(ApiClient api, byte[] input, String file, RunOptions options, PrintWriter err) {
+        options.timeout(); // refused before anything is applied
         List<JsonNode> documents = DocumentParser.parse(input);
         List<JsonNode> jobs = new ArrayList<>();
         ArrayNode all = Json.mapper().createArrayNode();

@@ -236,7 +236,7 @@ class QuotaApiTest {
         Response trapped = server.post("/api/v1/runs", dana, job.formatted("over-quota", "\"quota\": \"train\",", 1, 6));
         assertThat(trapped.status()).as(trapped.text()).isEqualTo(201);
         assertThat(trapped.headers().allValues("Warning")).singleElement().asString().startsWith("299 slipstream \"this run cannot start even with")
-                .contains("WaitingForQuota").contains("more than its quota guarantees");
+                .contains("ExceedsGuarantee").contains("more than its quota guarantees");
         server.post("/api/v1/runs/" + trapped.json().get("id").asString() + "/cancel", dana, "{}");
     }
 }
