@@ -7,6 +7,7 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
+import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.store.StoredDocument;
 import java.util.List;
@@ -23,8 +24,17 @@ public final class RunFeasibility {
     private RunFeasibility() {
     }
 
-    /** Why the run could not start even on an idle cluster ({@code empty}: it could). */
+    /**
+     * Why the run could not start even on an idle cluster ({@code empty}: it could). An instance no node could ever hold
+     * is said first, whatever its quota says: growing the quota would never let it run.
+     */
     public static Optional<Decision.Wait> onAnIdleCluster(RunRecord run, List<NodeInfo> nodes, List<StoredDocument> quotas) {
+        for (InstanceRequest instance : SnapshotBuilder.requests(run)) {
+            if (nodes.stream().noneMatch(node -> node.capacity().covers(instance.resources()))) {
+                return Optional.of(new Decision.Wait(run.id(), WaitReason.NoNodeFits, "no node can ever hold its instance " + instance.nodeGroup()
+                        + " (" + instance.resources() + ")"));
+            }
+        }
         Map<RunId, List<InstanceRecord>> none = Map.of();
         CycleResult result = new Scheduler().schedule(SnapshotBuilder.build(nodes, Set.of(), quotas, List.of(run), none, Set.of()), run.createdAt());
         return result.waiting().stream().filter(wait -> wait.runId().equals(run.id())).findFirst();

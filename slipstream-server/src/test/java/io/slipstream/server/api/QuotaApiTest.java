@@ -230,6 +230,9 @@ class QuotaApiTest {
         assertThat(problems(tooBig)).singleElement().asString().startsWith("spec.nodeGroups: this run could never start: no node can ever hold")
                 .contains("node-1");
         assertThat(server.get("/api/v1/workspaces/team-d/jobs/too-big", dana).status()).as("nothing of it was kept").isEqualTo(404);
+        Response overQuotaToo = server.post("/api/v1/runs", dana, job.formatted("gang", "\"quota\": \"train\",", 2, 16));
+        assertThat(overQuotaToo.status()).as("the node size is said first: a larger quota would never let it run").isEqualTo(400);
+        assertThat(problems(overQuotaToo)).singleElement().asString().contains("no node can ever hold its instance main (cpu=1 memory=1Gi gpu=16)");
         Response tooMany = server.post("/api/v1/runs", dana, job.formatted("too-many", "", 5, 8));
         assertThat(problems(tooMany)).singleElement().asString().contains("more than all schedulable nodes have");
 
