@@ -26,6 +26,7 @@ public record RunView(
         RunState state,
         String reason,
         RealTimeResources realTimeResources,
+        String quota,
         int attempt,
         int preemptions,
         int priority,

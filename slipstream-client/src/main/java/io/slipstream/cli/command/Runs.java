@@ -123,7 +123,7 @@ final class Runs {
                 .distinct().sorted().collect(java.util.stream.Collectors.joining(","));
         row.addAll(List.of(Integer.toString(run.priority()), Integer.toString(run.attempt()), nodes,
                 run.progress() == null || run.progress().step() == null ? "" : run.progress().step().toString(),
-                run.spec() == null ? "" : run.spec().path("quota").asString(""), io.slipstream.api.label.Labels.format(run.labels())));
+                run.quota() == null ? "" : run.quota(), io.slipstream.api.label.Labels.format(run.labels())));
         return row;
     }
 
@@ -154,6 +154,7 @@ final class Runs {
         if (run.queue() != null) {
             out.println("Queue:      position " + run.queue().position() + ", " + run.queue().reason() + ": " + run.queue().message());
         }
+        out.println("Quota:      " + (run.quota() == null ? "(none: it may only borrow what no quota guarantees)" : run.workspace() + "/" + run.quota()));
         if (run.realTimeResources() != null) {
             out.println("Resources:  " + run.realTimeResources()
                     + (run.realTimeResources().name().equals("InQuota") ? " (its quota's guarantee)" : " (idle capacity: may be reclaimed)"));

@@ -56,6 +56,27 @@ class RunDescribeTest {
                 .matches("  main-2 .* RUNNING +- +0 +- +- +Launched");
     }
 
+    /** {@code get run} says which quota the run is charged to, and {@code get runs -o wide} shows it in QUOTA. */
+    @Test
+    void theQuotaIsShownWithTheRunAndInTheWideRow() {
+        RunView run = ApiClient.read(Json.mapper().readTree("""
+                {"id": "train-3", "job": "train", "workspace": "w", "jobVersion": 1, "state": "RUNNING", "reason": "Started", "attempt": 1,
+                 "realTimeResources": "InQuota", "quota": "team-a", "priority": 0, "createdAt": "2026-12-01T10:00:00Z", "instances": []}
+                """), RunView.class);
+        StringWriter out = new StringWriter();
+        Runs.describe(new PrintWriter(out), run);
+        assertThat(out.toString()).contains("Quota:      w/team-a\n");
+        assertThat(Runs.wideRow(run).get(Runs.WIDE_HEADER.indexOf("QUOTA"))).isEqualTo("team-a");
+        RunView without = ApiClient.read(Json.mapper().readTree("""
+                {"id": "hello-1", "job": "hello", "workspace": "w", "jobVersion": 1, "state": "QUEUED", "reason": "Submitted", "attempt": 1,
+                 "priority": 0, "createdAt": "2026-12-01T10:00:00Z", "instances": []}
+                """), RunView.class);
+        StringWriter none = new StringWriter();
+        Runs.describe(new PrintWriter(none), without);
+        assertThat(none.toString()).contains("Quota:      (none");
+        assertThat(Runs.wideRow(without).get(Runs.WIDE_HEADER.indexOf("QUOTA"))).isEmpty();
+    }
+
     @Test
     void aRunWhoseInstancesWereNotMeasuredHasNoColumnsForIt() {
         RunView run = ApiClient.read(Json.mapper().readTree("""

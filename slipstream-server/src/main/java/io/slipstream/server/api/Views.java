@@ -30,7 +30,7 @@ final class Views {
         java.util.Set<String> hidden = hiddenNodes(run, instances, admin);
         return new RunView(run.id().value(), run.job(), run.workspace(), run.origin().submittedBy(),
                 run.origin().labels().isEmpty() ? null : run.origin().labels(), run.jobVersion(), run.state(), redact(run.reason(), hidden),
-                run.realTimeResources(),
+                run.realTimeResources(), run.spec().quota(),
                 run.attempt(), run.preemptions(), run.priority(), queue, run.createdAt(), run.startedAt(), run.finishedAt(),
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
                 restarts(run, hidden), progress(run),
