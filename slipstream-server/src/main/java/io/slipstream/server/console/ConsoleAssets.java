@@ -27,9 +27,12 @@ public final class ConsoleAssets {
     private final Map<String, byte[]> files = new ConcurrentHashMap<>();
 
     public void register(io.javalin.config.RoutesConfig routes) {
-        routes.addHttpHandler(HandlerType.GET, "/", ctx -> serve(ctx, "index.html"));
-        routes.addHttpHandler(HandlerType.GET, "/console/{file}", ctx -> serve(ctx, ctx.pathParam("file")));
-        routes.addHttpHandler(HandlerType.GET, "/favicon.ico", ctx -> serve(ctx, "favicon.svg")); // what browsers ask for unprompted
+        // HEAD as GET (the server sends no body), so that a monitor's or a proxy's check sees the page's type and headers.
+        for (HandlerType method : java.util.List.of(HandlerType.GET, HandlerType.HEAD)) {
+            routes.addHttpHandler(method, "/", ctx -> serve(ctx, "index.html"));
+            routes.addHttpHandler(method, "/console/{file}", ctx -> serve(ctx, ctx.pathParam("file")));
+            routes.addHttpHandler(method, "/favicon.ico", ctx -> serve(ctx, "favicon.svg")); // what browsers ask for unprompted
+        }
     }
 
     /** The content type of a console file's name, or null when it names none the console may serve. */

@@ -45,6 +45,11 @@ class ConsoleAssetsTest {
         assertThat(response.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
         assertThat(response.headers().firstValue("X-Frame-Options")).hasValue("DENY");
         assertThat(response.headers().firstValue("Cache-Control")).hasValue(cache);
+        TestServer.Response head = server.call("HEAD", path, null, null, null);
+        assertThat(head.status()).isEqualTo(200);
+        assertThat(head.contentType()).as("HEAD answers as GET does, without the body").startsWith(type);
+        assertThat(head.headers().firstValue("Content-Security-Policy")).hasValue(ConsoleAssets.CSP);
+        assertThat(head.text()).isEmpty();
     }
 
     @ParameterizedTest(name = "{0}")

@@ -238,9 +238,12 @@ class ConsoleBrowserTest {
         browser.get(server.server().url() + "/");
         waitFor(By.id("sign-in"));
         screenshot("sign-in");
+        assertThat(browser.findElement(By.id("nav")).isDisplayed()).as("the Runs and Quotas links before sign-in").isFalse();
+        assertThat(browser.findElement(By.id("sign-out")).isDisplayed()).isFalse();
 
         signIn(admin, "#/runs");
         waitForText(By.id("page-where"), "page 1");
+        assertThat(browser.findElement(By.id("nav")).isDisplayed()).isTrue();
         screenshot("runs-empty");
         go("#/quotas");
         waitFor(By.cssSelector("#quota-tree li.quota[data-quota='org/gpus'] li.quota[data-quota='team-a/gpus']"));
