@@ -389,13 +389,19 @@ static void init(const char *control_dir, const char *working_dir, char **comman
 }
 
 /* The GPUs that are not the instance's, in a mount namespace of its own (DeviceCover.java): as root, before the uid
- * switch, the cover (the list's first path, a file only root may open) is bound over each of the others. */
+ * switch, the cover (the list's first path, a file only root may open) is bound over each of the others, with a /proc
+ * of its PID namespace's own. */
 static void cover_devices(const char *device_cover) {
     if (unshare(CLONE_NEWNS) != 0) {
         fail(2, "cannot make a mount namespace", NULL);
     }
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
         fail(2, "cannot make the mounts private", NULL);
+    }
+    /* Its PID namespace's own /proc (as unshare --mount-proc): through the machine's, /proc/PID/root of a process of
+     * its uid in another mount namespace would reach the nodes uncovered. */
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+        fail(2, "cannot mount", "/proc");
     }
     char *list = strdup(device_cover);
     if (list == NULL) {

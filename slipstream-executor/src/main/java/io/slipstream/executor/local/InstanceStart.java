@@ -9,7 +9,6 @@ import io.slipstream.executor.local.cgroup.CpuList;
 import io.slipstream.executor.local.cgroup.InstanceCgroup;
 import io.slipstream.executor.local.cgroup.Limit;
 import io.slipstream.executor.local.files.InstanceDirectory;
-import io.slipstream.executor.local.files.SafeFiles;
 import io.slipstream.executor.local.process.DeviceCover;
 import io.slipstream.executor.local.process.LaunchHelper;
 import io.slipstream.executor.local.process.StartupProber;
@@ -51,8 +50,7 @@ final class InstanceStart {
     private final LaunchHelper launchHelper;
     private final InstanceHandles handles;
     private final Cgroups cgroups;
-    /** The file bound over the GPUs an instance is fenced from on cgroup v2, made on first use. */
-    private Path coverFile;
+    private final GpuFence gpuFence;
 
     /** The instance's supervisor runs; {@code probe} is its startup probe, to be started once it is watched. */
     record Started(Map<String, String> handle, CompletableFuture<Void> supervisorEnded, StartupProber.Probe probe) {
@@ -63,7 +61,8 @@ final class InstanceStart {
      * @param launchHelper forks the supervisors of the launcher binary; {@code null} with the shell chain
      */
     InstanceStart(Path root, List<String> inheritedEnv, Path toolsDir, int maxProcessesPerRun, UidAllocator uids, SharedStorage storage,
-                  Containers containers, SupervisorProgram program, LaunchHelper launchHelper, InstanceHandles handles, Cgroups cgroups) {
+                  Containers containers, SupervisorProgram program, LaunchHelper launchHelper, InstanceHandles handles, Cgroups cgroups,
+                  GpuFence gpuFence) {
         this.root = root;
         this.inheritedEnv = inheritedEnv;
         this.toolsDir = toolsDir;
@@ -75,6 +74,7 @@ final class InstanceStart {
         this.launchHelper = launchHelper;
         this.handles = handles;
         this.cgroups = cgroups;
+        this.gpuFence = gpuFence;
     }
 
     /** @param epoch the leader epoch it is launched at (the caller holds the fence) */
@@ -115,7 +115,7 @@ final class InstanceStart {
                 }
                 dir.writeEnvironment(environment);
             }
-            DeviceCover cover = deviceCover(spec, node, uid);
+            DeviceCover cover = gpuFence.cover(spec, node, uid);
             InstanceCgroup cgroup = createCgroup(spec, node, dir);
             CompletableFuture<Void> started;
             try {
@@ -154,72 +154,13 @@ final class InstanceStart {
     private InstanceCgroup createCgroup(LaunchSpec spec, NodeInfo node, InstanceDirectory dir) throws IOException {
         io.slipstream.api.spec.Resources resources = spec.resources();
         CgroupLimits limits = new CgroupLimits(spec.memoryLimit(), resources == null ? 0 : resources.milliCpu(),
-                maxProcessesPerRun, cgroups.deviceFence() == Cgroups.DeviceFence.cgroup ? otherGpus(spec, node) : List.of(),
+                maxProcessesPerRun, gpuFence.deniedDevices(spec, node),
                 node.cpuset() != null && cgroups.enforcement().enforces(Limit.cpuset) ? CpuList.parse(node.cpuset()) : null);
         try {
             return cgroups.create(handles.cgroupName(dir, spec.restart()), limits);
         } catch (IOException e) {
             throw new IOException("cannot make its cgroup (" + limits + "): " + e.getMessage(), e);
         }
-    }
-
-    /** The device numbers of the node's GPUs that are not the instance's: it may neither open nor make them. */
-    private static List<String> otherGpus(LaunchSpec spec, NodeInfo node) throws IOException {
-        List<String> denied = new java.util.ArrayList<>();
-        for (Path device : otherGpuNodes(spec, node)) {
-            denied.add(CgroupLimits.deviceOf(device));
-        }
-        return denied;
-    }
-
-    /** The nodes of the node's GPUs that are not the instance's, each a device node (never a link). */
-    private static List<Path> otherGpuNodes(LaunchSpec spec, NodeInfo node) throws IOException {
-        List<Path> others = new java.util.ArrayList<>();
-        for (int gpu = 0; gpu < node.gpuDevices().size(); gpu++) {
-            if (!spec.gpus().contains(gpu)) {
-                Path device = Path.of(node.gpuDevices().get(gpu));
-                try {
-                    CgroupLimits.deviceOf(device);
-                } catch (IOException e) {
-                    throw new IOException("cannot fence GPU " + gpu + " of node " + node.name() + ": " + e.getMessage(), e);
-                }
-                others.add(device);
-            }
-        }
-        return others;
-    }
-
-    /**
-     * On cgroup v2, the GPUs the instance is fenced from, to cover in a mount namespace of its own; none on v1 (its
-     * cgroup denies them), without cgroups, and with an image (bubblewrap's {@code /dev} binds only its own GPUs).
-     */
-    private DeviceCover deviceCover(LaunchSpec spec, NodeInfo node, Integer uid) throws IOException {
-        if (cgroups.deviceFence() != Cgroups.DeviceFence.mountNamespace || spec.image() != null) {
-            return DeviceCover.NONE;
-        }
-        List<Path> others = otherGpuNodes(spec, node);
-        if (others.isEmpty()) {
-            return DeviceCover.NONE;
-        }
-        if (uid == null) {
-            // As root, it could unmount a cover: it never runs unfenced on a server that enforces.
-            throw new IOException("cannot fence GPUs " + others + " from an instance without a uid of its run's own (instances.isolation)");
-        }
-        try {
-            return new DeviceCover(coverFile(), others);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("cannot fence GPUs of node " + node.name() + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** An empty file that only root may open, in the instances' root (the server's alone). */
-    private synchronized Path coverFile() throws IOException {
-        if (coverFile == null) {
-            Path file = root.resolve(".device-cover");
-            SafeFiles.writeControlFile(file, new byte[0], "---------");
-            coverFile = file;
-        }
-        return coverFile;
     }
 
     /** A launch that failed after its cgroup was made: whatever it started goes, and the cgroup with it. */

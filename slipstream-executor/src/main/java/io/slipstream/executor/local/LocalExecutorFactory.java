@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -215,6 +216,7 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         }
         List<NodeInfo> nodes = new ArrayList<>();
         Set<String> names = new HashSet<>();
+        Map<String, String> gpusDeclared = new HashMap<>(); // device number -> where it was declared first
         for (int i = 0; i < items.size(); i++) {
             FieldReader node = FieldReader.of(items.get(i), path + "[" + i + "]", problems);
             String name = node.string("name", false, 63);
@@ -223,6 +225,11 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             Resources capacity = readCapacity(node, problems);
             List<String> gpuDevices = readGpuDevices(node, capacity, problems);
             String cpuset = readCpuset(node, capacity, problems);
+            if (!gpuDevices.isEmpty() && count != null && count > 1) {
+                problems.add(node.pathOf("gpuDevices"), "cannot be given to the " + count + " nodes of a namePrefix: each GPU is one node's;"
+                        + " declare the nodes one by one, each with its own devices");
+            }
+            declareOnce(gpuDevices, node.pathOf("gpuDevices"), gpusDeclared, problems);
             Map<String, String> labels = new LinkedHashMap<>();
             var entries = node.entries("labels", false, 64);
             if (entries != null) {
@@ -265,6 +272,23 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             problems.add(path, "must declare at least one node");
         }
         return nodes;
+    }
+
+    /** A GPU is one node's: a device (by its number, whatever its path) declared twice would be given to two runs at once. */
+    private static void declareOnce(List<String> gpuDevices, String field, Map<String, String> declared, Problems problems) {
+        for (int i = 0; i < gpuDevices.size(); i++) {
+            String number;
+            try {
+                number = io.slipstream.executor.local.cgroup.CgroupLimits.deviceOf(Path.of(gpuDevices.get(i)));
+            } catch (IOException e) {
+                continue; // said by readGpuDevices
+            }
+            String here = field + "[" + i + "]";
+            String first = declared.putIfAbsent(number, here);
+            if (first != null) {
+                problems.add(here, "names the device " + number + " that " + first + " declares already: each GPU is one node's");
+            }
+        }
     }
 
     /**

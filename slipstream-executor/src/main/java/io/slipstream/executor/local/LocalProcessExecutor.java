@@ -198,7 +198,7 @@ public final class LocalProcessExecutor implements Executor {
         this.containers = new Containers(this.root, uids != null, requireNonNull(imageSettings, "imageSettings is null"), clock, workers);
         this.starter = new InstanceStart(this.root, List.copyOf(inheritedEnv), toolsDir == null ? null : toolsDir.toAbsolutePath().normalize(),
                 maxProcessesPerRun > 0 ? maxProcessesPerRun : defaultMaxProcessesPerRun(), uids, storage, containers, program, launchHelper, handles,
-                cgroups);
+                cgroups, new GpuFence(cgroups, this.root, nodes));
         workers.execute(runFiles::emptyTrash); // what a previous life left there
         timers.scheduleWithFixedDelay(() -> workers.execute(() -> containers.collectImages(instances.directories())), IMAGE_COLLECTION_EVERY.toMillis(),
                 IMAGE_COLLECTION_EVERY.toMillis(), TimeUnit.MILLISECONDS);

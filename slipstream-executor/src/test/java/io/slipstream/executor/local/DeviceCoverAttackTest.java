@@ -152,13 +152,12 @@ class DeviceCoverAttackTest {
     }
 
     /**
-     * HOLE (same run): every instance of a run shares its uid, and /proc is the machine's, so an instance reaches the
-     * mount namespace of its run's other instances through /proc/PID/root (and their open descriptors through
-     * /proc/PID/fd), where the GPU it is fenced from is that instance's own and uncovered. On v1 the same attack is
-     * fenced (the device number is denied, whatever the path): {@link #onCgroupV1AnotherInstanceOfTheSameRunIsNoWayToItsGpu}.
+     * The same run: every instance of a run shares its uid, so through the machine's /proc an instance would reach the
+     * mount namespace of its run's other instances (/proc/PID/root) and their open descriptors (/proc/PID/fd), where
+     * the GPU it is fenced from is that instance's own and uncovered: a covered instance has a /proc of its own PID
+     * namespace. On v1 the device number is denied, whatever the path: {@link #onCgroupV1AnotherInstanceOfTheSameRunIsNoWayToItsGpu}.
      */
     @Test
-    @Disabled("hole: /proc/<pid>/root of a sibling instance of the same run (same uid) reaches its uncovered GPU on cgroup v2; see the report")
     void anotherInstanceOfTheSameRunIsNoWayToItsGpu() throws Exception {
         cgroups = unifiedCgroups();
         sameRunSiblingAttack();
@@ -199,20 +198,17 @@ class DeviceCoverAttackTest {
     }
 
     /**
-     * HOLE (another run's GPU): a machine split into nodes, one per GPU pair as operations.md suggests, each declaring
-     * its own {@code gpuDevices}. An instance is fenced only from the other GPUs of its own node: the GPU of the node
-     * beside it, which the scheduler gives to another run, opens. On v2 an instance given every GPU of its node is not
-     * even in a mount namespace. The same on v1, whose deny list is also only the node's: {@link #onCgroupV1AnInstanceIsFencedFromTheGpusOfTheMachinesOtherNodes}.
+     * Another run's GPU: a machine split into nodes, one per GPU pair as operations.md suggests, each declaring its own
+     * {@code gpuDevices}. The GPU of the node beside it, which the scheduler gives to another run, must not open, also
+     * for an instance given every GPU of its own node; on v1 too: {@link #onCgroupV1AnInstanceIsFencedFromTheGpusOfTheMachinesOtherNodes}.
      */
     @Test
-    @Disabled("hole: an instance is fenced only from its own node's other GPUs, not from those of the other nodes of the same machine; see the report")
     void anInstanceIsFencedFromTheGpusOfTheMachinesOtherNodes() throws Exception {
         cgroups = unifiedCgroups();
         otherNodesGpuAttack();
     }
 
     @Test
-    @Disabled("hole: on cgroup v1 too, devices.deny lists only the instance's node's other GPUs; see the report")
     void onCgroupV1AnInstanceIsFencedFromTheGpusOfTheMachinesOtherNodes() throws Exception {
         assumeTrue(cgroups.deviceFence() == Cgroups.DeviceFence.cgroup, cgroups.enforcement().describe());
         otherNodesGpuAttack();
@@ -235,14 +231,12 @@ class DeviceCoverAttackTest {
     }
 
     /**
-     * HOLE (another run's GPU, through its own run): an instance with an image runs bubblewrap as the run's uid, and
+     * Another run's GPU, through its own run: an instance with an image runs bubblewrap as the run's uid, and
      * bubblewrap's first process stays in the machine's mount namespace. The run's instance without an image, covered
-     * from every GPU but its own, reaches that namespace through /proc/PID/root and opens a GPU of the same node that
-     * the scheduler gave another run.
+     * from every GPU but its own, must not reach that namespace through /proc/PID/root (its /proc is its own) and open
+     * a GPU of the same node that the scheduler gave another run.
      */
     @Test
-    @Disabled("hole: bubblewrap's outer process of an image instance (the run's uid, the machine's mount namespace) is a way"
-            + " around the cover through /proc/<pid>/root, to other runs' GPUs too; see the report")
     void anImageInstanceOfTheSameRunIsNoWayAroundTheCover() throws Exception {
         String missing = io.slipstream.testing.BusyboxImage.missing();
         assumeTrue(missing == null, () -> "skipped: " + missing);
@@ -308,12 +302,11 @@ class DeviceCoverAttackTest {
     }
 
     /**
-     * HOLE (configuration): nodes made with {@code namePrefix} and {@code count} each get the same {@code gpuDevices},
-     * so GPU 0 of node-1 and GPU 0 of node-2 (given to two runs) are one device; so are two named nodes that declare the
-     * same device. The server should refuse a device node declared for two GPUs.
+     * Configuration: nodes made with {@code namePrefix} and {@code count} would each get the same {@code gpuDevices}, so
+     * GPU 0 of node-1 and GPU 0 of node-2 (given to two runs) would be one device; so would two named nodes that
+     * declare the same device. The server refuses a device node declared for two GPUs.
      */
     @Test
-    @Disabled("hole: a device node declared for two nodes' GPUs (namePrefix/count, or twice) is accepted; see the report")
     void noDeviceNodeIsDeclaredForTwoGpus() {
         LocalExecutorFactory factory = new LocalExecutorFactory(() -> new NodeInfo("m", new Resources(16_000, 128L << 30, 2, "h100"), null, Map.of()));
         for (String yaml : List.of("""
@@ -449,7 +442,8 @@ class DeviceCoverAttackTest {
      * the new node is open to an instance that was fenced from it. On v1 the device number stays denied.
      */
     @Test
-    @Disabled("weakness: a GPU node unlinked and made again by the host drops its cover in every running instance (v2); see the report")
+    @Disabled("a known weakness (docs/security.md): a GPU node the host unlinks and makes again is not covered in instances that run"
+            + " meanwhile (v2); a /dev of the instance's own would close it")
     void aGpuNodeMadeAgainWhileAnInstanceRunsStaysCovered() throws Exception {
         cgroups = unifiedCgroups();
         NodeInfo node = gpuNode("node-1", List.of(gpu0, gpu1));

@@ -116,6 +116,17 @@ class LocalExecutorFactoryTest {
         assertThat(problems.list()).isEmpty();
         assertThat(settings.nodes().get(0).gpuDevices()).containsExactly("/dev/full", "/dev/null");
         assertThat(settings.cgroups()).isEqualTo(io.slipstream.executor.local.cgroup.Cgroups.Mode.off);
+
+        // A GPU is one node's: never two nodes' (namePrefix with count, or a device, by its number, declared twice).
+        read("""
+                nodes:
+                  - {namePrefix: box, count: 2, cpu: 1, memory: 1Gi, gpu: 1, gpuModel: h100, gpuDevices: [/dev/zero]}
+                  - {name: a, cpu: 1, memory: 1Gi, gpu: 1, gpuModel: h100, gpuDevices: [/dev/full]}
+                  - {name: b, cpu: 1, memory: 1Gi, gpu: 1, gpuModel: h100, gpuDevices: [/dev/full]}
+                """);
+        assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder("nodes[0].gpuDevices", "nodes[2].gpuDevices[0]");
+        assertThat(problems.list()).extracting(Problem::message).contains("names the device c 1:7 that nodes[1].gpuDevices[0] declares already:"
+                + " each GPU is one node's");
     }
 
     @Test

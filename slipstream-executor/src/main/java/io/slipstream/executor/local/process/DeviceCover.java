@@ -10,8 +10,11 @@ import java.util.List;
  * over each of {@code devices}, the nodes of the node's GPUs that are not the instance's, before it becomes the run's
  * uid. From then on that path opens the cover, never the device; the uid may neither unmount the cover (only root
  * may, and in a user namespace of its own the mounts it inherited are locked together) nor make a device node of its
- * own ({@code mknod} of a device needs root outside any user namespace). What an image's sandbox sees is bubblewrap's
- * {@code /dev}, which binds only the instance's own GPUs.
+ * own ({@code mknod} of a device needs root outside any user namespace). Its {@code /proc} is its PID namespace's own
+ * (the machine's would show processes of its uid in other mount namespaces, whose {@code /proc/PID/root} reaches the
+ * nodes uncovered: a sibling instance's, or the bubblewrap of an image instance of its run). What an image's sandbox
+ * sees is bubblewrap's {@code /dev}, which binds only the instance's own GPUs. A node the host makes again (a driver
+ * reload) is not covered in instances that run meanwhile.
  */
 public record DeviceCover(Path cover, List<Path> devices) {
     /** None: nothing to cover, no mount namespace. */

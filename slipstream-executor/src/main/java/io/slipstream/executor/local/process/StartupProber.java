@@ -198,7 +198,7 @@ public final class StartupProber {
                 argv.addAll(List.of("prlimit", "--nproc=" + processes + ":" + processes, "--", "unshare", "--pid", "--fork", "--kill-child"));
                 if (!probe.deviceCover().isEmpty()) {
                     // Fenced from the GPUs the instance is fenced from, in a mount namespace of its own.
-                    argv.addAll(List.of("--mount", "--", "sh", "-c", DeviceCover.COVER, probe.deviceCover()));
+                    argv.addAll(List.of("--mount-proc", "--", "sh", "-c", DeviceCover.COVER, probe.deviceCover()));
                 } else {
                     argv.add("--");
                 }

@@ -84,7 +84,7 @@ public final class Supervisor {
             "elif [ -n \"$sandbox\" ]; then",
             "  (enter; umask 002; net setsid bwrap --args 3 -- \"$@\" 3<\"$sandbox\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$uid\" ] && [ -n \"$fence\" ]; then",
-            "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child --mount -- sh -c \"$COVER\" \"$fence\""
+            "  (enter; umask 002; ulimit -p \"$nproc\"; net setsid unshare --pid --fork --kill-child --mount-proc -- sh -c \"$COVER\" \"$fence\""
                     + " setpriv --reuid=\"$uid\" --regid=\"$uid\" \"$groups\" --no-new-privs --pdeathsig KILL -- sh -c \"$INIT\" \"$dir/env\" \"$wd\" \"$@\")"
                     + " </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "elif [ -n \"$uid\" ]; then",
