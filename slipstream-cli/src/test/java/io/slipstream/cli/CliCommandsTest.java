@@ -204,6 +204,28 @@ class CliCommandsTest {
         assertThat(badTimeout.err()).contains("--timeout: 'soon' is not a duration");
     }
 
+    /** A run refused at creation leaves nothing of its file behind: neither its job nor the workspace beside it. */
+    @Test
+    void aRefusedSubmitCreatesNothing() throws Exception {
+        write("huge.yaml", """
+                apiVersion: slipstream/v1
+                kind: Workspace
+                metadata: {name: hopeful}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: huge, workspace: hopeful}
+                spec:
+                  nodeGroups:
+                    - {name: main, replicas: 2, resources: {cpu: 1, memory: 1Gi, gpu: 64}, command: ["true"]}
+                """);
+        Result huge = cli("submit", "-f", file("huge.yaml"));
+        assertThat(huge.exit()).as(huge.err()).isEqualTo(2);
+        assertThat(huge.err()).contains("this run could never start: no node can ever hold its instance main");
+        assertThat(cli("get", "workspaces").out()).doesNotContain("hopeful");
+        assertThat(cli("get", "job", "hopeful/huge").exit()).isNotZero();
+    }
+
     // From EndToEndIT.
     @Test
     void exitCodesSayWhatHappened() throws Exception {

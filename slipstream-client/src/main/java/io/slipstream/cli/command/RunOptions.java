@@ -81,10 +81,24 @@ final class RunOptions {
 
     /** Starts a run of an applied job and says so on {@code err}. */
     RunView start(ApiClient api, String workspace, String job, PrintWriter err) {
-        timeout(); // refused before the run is made
         Map<String, Object> request = new LinkedHashMap<>();
         request.put("workspace", workspace);
         request.put("job", job);
+        return start(api, request, err);
+    }
+
+    /** Applies a Job document with {@code others} and starts a run of it, in one request, and says so on {@code err}. */
+    RunView submit(ApiClient api, tools.jackson.databind.JsonNode jobDocument, List<tools.jackson.databind.JsonNode> others, PrintWriter err) {
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("jobDocument", jobDocument);
+        if (!others.isEmpty()) {
+            request.put("documents", others);
+        }
+        return start(api, request, err);
+    }
+
+    private RunView start(ApiClient api, Map<String, Object> request, PrintWriter err) {
+        timeout(); // refused before the run is made
         Map<String, String> overrides = overrides();
         if (!overrides.isEmpty()) {
             request.put("overrides", overrides);
@@ -121,7 +135,7 @@ final class RunOptions {
         } else {
             err.flush();
             java.time.Instant deadline = limit == null ? null : java.time.Instant.now().plus(limit);
-            RunView done = Runs.await(api, runId, err, deadline);
+            RunView done = Runs.awaitWhileItCouldStart(api, runId, err, deadline);
             if (Runs.succeeded(done)) {
                 err.println(Runs.statusLine(done));
             } else if (done.state().isFinal()) {

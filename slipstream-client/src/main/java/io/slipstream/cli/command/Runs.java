@@ -35,14 +35,14 @@ final class Runs {
      * printed once.
      */
     static RunView await(ApiClient api, String id, PrintWriter progress) {
-        return await(api, id, progress, null);
+        return follow(() -> get(api, id), progress, Watch.SLEEP);
     }
 
     /**
      * As {@link #await(ApiClient, String, PrintWriter)}, but also ends as soon as the run cannot start as things stand
-     * ({@link #cannotStart}), or once {@code deadline} ({@code null}: none) passed.
+     * ({@link #cannotStart}), or once {@code deadline} ({@code null}: none) passed: {@code --wait} of a run just made.
      */
-    static RunView await(ApiClient api, String id, PrintWriter progress, java.time.Instant deadline) {
+    static RunView awaitWhileItCouldStart(ApiClient api, String id, PrintWriter progress, java.time.Instant deadline) {
         return follow(() -> get(api, id), progress, Watch.SLEEP,
                 run -> cannotStart(run) || deadline != null && java.time.Instant.now().isAfter(deadline));
     }

@@ -1,7 +1,6 @@
 package io.slipstream.cli.command;
 
 import io.slipstream.api.codec.DocumentParser;
-import io.slipstream.api.codec.Json;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.CliException;
 import io.slipstream.cli.ClientOptions;
@@ -15,7 +14,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.ArrayNode;
 
 @Command(name = "submit",
         description = {"Apply a Job (and any other documents in the file) and start a run of it.",
@@ -42,26 +40,23 @@ public final class SubmitCommand implements Callable<Integer> {
     }
 
     /**
-     * Applies every document of the input in one request (all or nothing: a bad Job leaves nothing behind), then
-     * starts a run of its one Job; returns the new run's id.
+     * Applies every document of the input and starts a run of its one Job, in one request (all or nothing: a bad
+     * document, or a run refused at creation, leaves nothing behind); returns the new run's id.
      */
     static String submit(ApiClient api, byte[] input, String file, RunOptions options, PrintWriter err) {
-        options.timeout(); // refused before anything is applied
-        List<JsonNode> documents = DocumentParser.parse(input);
+        options.timeout(); // refused before anything is sent
         List<JsonNode> jobs = new ArrayList<>();
-        ArrayNode all = Json.mapper().createArrayNode();
-        for (JsonNode document : documents) {
+        List<JsonNode> others = new ArrayList<>();
+        for (JsonNode document : DocumentParser.parse(input)) {
             if (document.isObject() && "Job".equals(document.path("kind").asString(""))) {
                 jobs.add(document);
+            } else {
+                others.add(document);
             }
-            all.add(document);
         }
         if (jobs.size() != 1) {
             throw new CliException(CliException.REJECTED, file + " must hold exactly one Job to submit (it holds " + jobs.size() + ")");
         }
-        byte[] body = Json.mapper().writeValueAsBytes(documents.size() == 1 ? documents.get(0) : all);
-        api.post("/api/v1/apply", body, "application/json");
-        JsonNode metadata = jobs.get(0).path("metadata");
-        return options.start(api, metadata.path("workspace").asString(""), metadata.path("name").asString(""), err).id();
+        return options.submit(api, jobs.get(0), others, err).id();
     }
 }

@@ -92,7 +92,7 @@ final class RunRoutes {
         CreateRunRequest request = CreateRunRequest.read(DocumentParser.parseOne(body(ctx)));
         String key = ctx.header("Idempotency-Key");
         RunService.Created created = request.jobDocument() != null
-                ? runs.submit(caller, request.jobDocument(), request.overrides(), request.labels(), key)
+                ? runs.submit(caller, request.jobDocument(), request.documents(), request.overrides(), request.labels(), key)
                 : runs.create(caller, request.workspace(), request.job(), request.overrides(), request.labels(), key);
         RunRecord run = created.run();
         // As Kubernetes does: warnings in Warning headers (RFC 7234, code 299), which clients print.

@@ -32,7 +32,7 @@ public final class RunFeasibility {
         for (InstanceRequest instance : SnapshotBuilder.requests(run)) {
             if (nodes.stream().noneMatch(node -> node.capacity().covers(instance.resources()))) {
                 return Optional.of(new Decision.Wait(run.id(), WaitReason.NoNodeFits, "no node can ever hold its instance " + instance.nodeGroup()
-                        + " (" + instance.resources() + ")"));
+                        + " (" + instance.resources() + ")", 0));
             }
         }
         Map<RunId, List<InstanceRecord>> none = Map.of();

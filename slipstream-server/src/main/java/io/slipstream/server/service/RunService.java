@@ -105,20 +105,33 @@ public final class RunService {
         return withWarning(created, waits.get());
     }
 
-    /** Applies a Job document and runs it, in one transaction: either both happen or neither. */
-    public Created submit(Principal caller, JsonNode jobDocument, Map<String, String> overrides, Map<String, String> labels, String idempotencyKey) {
+    /**
+     * Applies a Job document, with {@code others} (its workspace, quota, secrets: no Job), and runs it, in one
+     * transaction: either all of it happens or none.
+     */
+    public Created submit(Principal caller, JsonNode jobDocument, List<JsonNode> others, Map<String, String> overrides, Map<String, String> labels,
+                          String idempotencyKey) {
         Problems problems = new Problems();
         checkKey(idempotencyKey, problems);
+        List<Document<?>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < others.size(); i++) {
+            Document<?> other = SpecReader.read(others.get(i), SpecReader.Mode.USER, "documents[" + i + "].", problems);
+            if (other != null && other.kind() == Kind.Job) {
+                problems.add("documents[" + i + "].kind", "the run's Job goes in jobDocument; no other Job is applied with it");
+            }
+            all.add(other);
+        }
         Document<?> document = SpecReader.read(jobDocument, SpecReader.Mode.USER, "jobDocument.", problems);
         problems.throwIfAny("the job document is invalid");
         if (document.kind() != Kind.Job) {
             throw new InvalidInputException("jobDocument.kind", "must be Job to be run (is " + document.kind() + ")");
         }
+        all.add(document);
         RunOrigin origin = new RunOrigin(overrides, null, idempotencyKey, caller.user(), labels);
         AtomicReference<Decision.Wait> waits = new AtomicReference<>();
         Created created = idempotently(caller.canAccess(document.workspace()) ? document.workspace() : null, document.name(), origin,
                 () -> store.write(tx -> {
-                    documents.apply(tx, caller, List.of(document));
+                    documents.apply(tx, caller, all);
                     StoredDocument stored = tx.documents().get(Kind.Job, document.workspace(), document.name()).orElseThrow();
                     return feasible(tx, runFactory.create(tx, stored, origin), waits);
                 }));

@@ -223,6 +223,25 @@ class BadInputApiTest {
         assertThat(snapshot()).isEqualTo(before);
     }
 
+    /** The documents applied with a run's job: only with a jobDocument, no second Job, each checked, and nothing kept of a refusal. */
+    @Test
+    void documentsAppliedWithARunAreCheckedAndKeptOnlyWithIt() {
+        String before = snapshot();
+        String job = Json.mapper().writeValueAsString(Json.yaml().readTree(job("with-docs", "x")));
+        String workspace = "{\"apiVersion\": \"slipstream/v1\", \"kind\": \"Workspace\", \"metadata\": {\"name\": \"team-z\"}}";
+        assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"documents\": []}"), "documents",
+                "go with a jobDocument");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + job + ", \"documents\": [" + job + "]}"), "documents[0].kind",
+                "the run's Job goes in jobDocument");
+        assertRefused(server.post("/api/v1/runs", alice, "{\"jobDocument\": " + job + ", \"documents\": [{\"kind\": \"Quota\"}]}"),
+                "documents[0]", null);
+        String huge = "{\"apiVersion\": \"slipstream/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": \"huge\", \"workspace\": \"team-z\"},"
+                + " \"spec\": {\"nodeGroups\": [{\"name\": \"main\", \"resources\": {\"cpu\": 1000, \"memory\": \"1Gi\"}, \"command\": [\"true\"]}]}}";
+        assertRefused(server.post("/api/v1/runs", admin, "{\"jobDocument\": " + huge + ", \"documents\": [" + workspace + "]}"), "spec.nodeGroups",
+                "this run could never start");
+        assertThat(snapshot()).as("nothing of a refused run is kept, not even the workspace applied with it").isEqualTo(before);
+    }
+
     private static byte[] bytes(Object... parts) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (Object part : parts) {
