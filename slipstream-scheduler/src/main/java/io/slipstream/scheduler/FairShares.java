@@ -51,11 +51,6 @@ final class FairShares {
                 parent.children.add(this);
             }
         }
-
-        /** Whether its runs are counted here (a quota without children, or a quota's own runs beside its children). */
-        boolean leaf() {
-            return children.isEmpty() && parent != null;
-        }
     }
 
     private final Map<String, Member> tops = new TreeMap<>();
