@@ -35,14 +35,20 @@ final class BorrowingOrder {
     private static final class Slot {
         final FairShares.Member member;
         final Slot parent;
+        /** Its pool's top. */
+        final Slot top;
         final List<Slot> children = new ArrayList<>();
         /** The member's own queue, in queue order (members with children have none). */
         final ArrayDeque<Queued> queue = new ArrayDeque<>();
         /** The slot whose first run goes first in this subtree ({@code null}: none left). */
         Slot best;
+        /** The member's share with that run admitted: what its parent compares (it changes only when this slot is stale). */
+        double share;
         boolean stale = true;
         /** A pool's top: its admissions so far, which change every share of the pool. */
         int admissions;
+        /** The count of all admissions when its first run was last found able to borrow. */
+        int firstCheckedAt = -1;
         /** The reason last worked out for this slot's runs, and the count of its pool's admissions then. */
         String overShare;
         int overShareAt = -1;
@@ -50,6 +56,7 @@ final class BorrowingOrder {
         Slot(FairShares.Member member, Slot parent) {
             this.member = member;
             this.parent = parent;
+            this.top = parent == null ? this : parent.top;
         }
 
         Queued first() {
@@ -72,6 +79,10 @@ final class BorrowingOrder {
     /** The slot of the run last handed out, until it is decided. */
     private Slot current;
     private Queued handedOut;
+    /** The slot whose first run is being decided (handed out, or found unable to borrow): whose figures a wait tells. */
+    private Slot deciding;
+    /** Admissions so far, in every pool: each one takes capacity that a run checked before it may have counted on. */
+    private int admissions;
 
     /**
      * @param runs    the borrowers, in queue order; {@code requests}: what each asks for, all instances together
@@ -81,8 +92,15 @@ final class BorrowingOrder {
         this.shares = shares;
         this.refusal = refusal;
         List<Slot> tops = new ArrayList<>();
+        Map<QuotaId, Slot> byIdObject = new IdentityHashMap<>(); // runs of a quota often share its id object: no hashing of names
         for (int i = 0; i < runs.size(); i++) {
-            slotOf(shares.leafOf(runs.get(i).quota()), tops).queue.add(new Queued(runs.get(i), requests.get(i)));
+            QuotaId quota = runs.get(i).quota();
+            Slot leaf = byIdObject.get(quota);
+            if (leaf == null) {
+                leaf = slotOf(shares.leafOf(quota), tops);
+                byIdObject.put(quota, leaf);
+            }
+            leaf.queue.add(new Queued(runs.get(i), requests.get(i)));
         }
         for (Slot top : tops) {
             refresh(top);
@@ -117,8 +135,14 @@ final class BorrowingOrder {
             return null;
         }
         current = top.best;
+        deciding = current;
         handedOut = current.queue.poll();
         return handedOut.run();
+    }
+
+    /** Whether the run last handed out was found able to borrow with nothing admitted since: then it still is. */
+    boolean checkedSinceLastAdmission() {
+        return current.firstCheckedAt == admissions;
     }
 
     /** What the run last handed out asks for, all its instances together. */
@@ -128,14 +152,14 @@ final class BorrowingOrder {
 
     /** The run last handed out was admitted (it now holds its request) or waits. */
     void decided(boolean admitted) {
-        Slot top = current;
+        Slot top = current.top;
         for (Slot slot = current; slot != null; slot = slot.parent) {
             slot.stale = true;
-            top = slot;
         }
         if (admitted) {
             shares.charge(current.member, handedOut.request());
             top.admissions++;
+            admissions++;
         }
         current = null;
         refresh(top);
@@ -151,42 +175,35 @@ final class BorrowingOrder {
         }
         slot.stale = false;
         if (slot.children.isEmpty()) {
+            deciding = slot;
             while (!slot.queue.isEmpty() && refusal.waitsNow(slot.queue.peek().run(), slot.queue.peek().request(), this)) {
                 slot.queue.poll();
             }
             slot.best = slot.queue.isEmpty() ? null : slot;
-            return;
-        }
-        Slot best = null;
-        double bestShare = 0;
-        for (Slot child : slot.children) {
-            refresh(child);
-            if (child.best == null) {
-                continue;
+            slot.firstCheckedAt = admissions;
+        } else {
+            Slot best = null;
+            for (Slot child : slot.children) {
+                refresh(child);
+                if (child.best != null && (best == null || child.share < best.share
+                        || (child.share == best.share && Scheduler.QUEUE_ORDER.compare(child.first().run(), best.first().run()) < 0))) {
+                    best = child;
+                }
             }
-            Queued first = child.first();
-            double share = shares.share(child.member, first.request());
-            if (best == null || share < bestShare || (share == bestShare && Scheduler.QUEUE_ORDER.compare(first.run(), best.first().run()) < 0)) {
-                best = child;
-                bestShare = share;
-            }
+            slot.best = best == null ? null : best.best;
         }
-        slot.best = best == null ? null : best.best;
+        if (slot.best != null && slot.parent != null) {
+            slot.share = shares.share(slot.member, slot.first().request());
+        }
     }
 
     /**
-     * Whether a run of the quota, which waits for idle capacity, waits because its quota (or a subtree above it) holds
-     * more than its fair part, so that others of its pool go first: the figures, else {@code null}.
+     * Whether the run being decided, which waits for idle capacity, waits because its quota (or a subtree above it)
+     * holds more than its fair part, so that others of its pool go first: the figures, else {@code null}.
      */
-    String overFairShare(QuotaId quota) {
-        Slot leaf = slots.get(shares.leafOf(quota));
-        if (leaf == null) {
-            return null;
-        }
-        Slot top = leaf;
-        while (top.parent != null) {
-            top = top.parent;
-        }
+    String overFairShare() {
+        Slot leaf = deciding;
+        Slot top = leaf.top;
         if (leaf.overShareAt == top.admissions) {
             return leaf.overShare;
         }

@@ -49,7 +49,7 @@ final class BorrowingPass {
 
     /** Admits the run if its pool lends what it asks for and it fits now, else tells it why not; returns whether it was admitted. */
     private boolean admit(PendingRun run, Resources request, BorrowingOrder order) {
-        if (waitsNow(run, request, order)) { // what it was checked against may have been taken since
+        if (!order.checkedSinceLastAdmission() && waitsNow(run, request, order)) { // what it was checked against may have been taken since
             return false;
         }
         List<Placement> placements = cluster.placeGang(run.instances(), allowed.of(run.quota(), RealTimeResources.NotInQuota, request));
@@ -116,7 +116,7 @@ final class BorrowingPass {
 
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
     private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
-        String unfair = order.overFairShare(run.quota());
+        String unfair = order.overFairShare();
         if (unfair != null) {
             outcomes.wait(run, WaitReason.WaitingForFairShare, unfair);
         } else {
