@@ -46,7 +46,7 @@ final class BorrowingOrder {
         double share;
         boolean stale = true;
         /** A pool's top: its admissions so far, which change every share of the pool. */
-        int admissions;
+        int poolAdmissions;
         /** The count of all admissions when its first run was last found able to borrow. */
         int firstCheckedAt = -1;
         /** The reason last worked out for this slot's runs, and the count of its pool's admissions then. */
@@ -158,7 +158,7 @@ final class BorrowingOrder {
         }
         if (admitted) {
             shares.charge(current.member, handedOut.request());
-            top.admissions++;
+            top.poolAdmissions++;
             admissions++;
         }
         current = null;
@@ -204,7 +204,7 @@ final class BorrowingOrder {
     String overFairShare() {
         Slot leaf = deciding;
         Slot top = leaf.top;
-        if (leaf.overShareAt == top.admissions) {
+        if (leaf.overShareAt == top.poolAdmissions) {
             return leaf.overShare;
         }
         String reason = null;
@@ -221,7 +221,7 @@ final class BorrowingOrder {
             }
         }
         leaf.overShare = reason;
-        leaf.overShareAt = top.admissions;
+        leaf.overShareAt = top.poolAdmissions;
         return reason;
     }
 
