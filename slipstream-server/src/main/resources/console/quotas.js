@@ -8,7 +8,8 @@ export function quotasPage(main, ctx) {
   const pools = el('section', {id: 'pools'});
   replace(main, el('h1', {}, 'Quotas'),
     el('p', {class: 'muted'}, 'GPUs per quota: guaranteed, used (in quota and borrowed), lent to others and pending. '
-      + 'Bars are scaled to the largest figure of their quota.'), tree, pools);
+      + 'Bars are scaled to the largest figure of their quota. A quota\'s share of idle capacity is what it holds beyond its '
+      + 'guarantee over what its pool could lend, divided by its weight: lowest share borrows first.'), tree, pools);
 
   async function load() {
     try {
@@ -54,9 +55,14 @@ export function quotasPage(main, ctx) {
         bar('lent', gpu(s.lent), scale, 'lent'),
         bar('pending', gpu(s.pending), scale, 'pending'),
         el('p', {class: 'muted small'}, 'cpu used ' + (s.used ? s.used.cpu : '0') + ' of ' + (s.guaranteed ? s.guaranteed.cpu : '0')
-          + ' guaranteed · ' + (s.admittedRuns || 0) + ' admitted, ' + (s.pendingRuns || 0) + ' pending runs · ',
+          + ' guaranteed · share of idle capacity ' + share(s) + ' · ' + (s.admittedRuns || 0) + ' admitted, ' + (s.pendingRuns || 0) + ' pending runs · ',
           el('a', {href: '#/quotas/' + seg(q.metadata.workspace) + '/' + seg(q.metadata.name) + '/pending'}, 'pending queue'))]
         : el('p', {class: 'muted'}, 'no live figures yet (no scheduling cycle has seen it)'));
+  }
+
+  // The quota's weighted share of its pool's idle capacity; the API leaves it out while it is infinite (weight 0, borrowing).
+  function share(s) {
+    return typeof s.weightedShare === 'number' ? s.weightedShare.toFixed(2) : 'infinite (weight 0)';
   }
 
   function showPools(items) {

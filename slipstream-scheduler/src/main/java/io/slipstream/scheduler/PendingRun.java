@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.Resources;
 import java.time.Instant;
 import java.util.List;
 
@@ -27,6 +28,19 @@ public record PendingRun(RunId id, QuotaId quota, IdleMode idleMode, int priorit
 
     public PendingRun(RunId id, QuotaId quota, IdleMode idleMode, int priority, Instant createdAt, List<InstanceRequest> instances) {
         this(id, quota, idleMode, priority, createdAt, instances, false);
+    }
+
+    /** The instance asking for the most GPUs, then cpu, then memory (the first of equals). */
+    public Resources largestInstance() {
+        Resources largest = instances.get(0).resources();
+        for (InstanceRequest instance : instances) {
+            Resources r = instance.resources();
+            if (r.gpu() > largest.gpu() || (r.gpu() == largest.gpu() && (r.milliCpu() > largest.milliCpu()
+                    || (r.milliCpu() == largest.milliCpu() && r.memoryBytes() > largest.memoryBytes())))) {
+                largest = r;
+            }
+        }
+        return largest;
     }
 
     public PendingRun withReclaimed(boolean value) {

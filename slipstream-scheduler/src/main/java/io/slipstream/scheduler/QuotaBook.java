@@ -296,6 +296,17 @@ final class QuotaBook {
         return entry == null ? null : entry.own.copy();
     }
 
+    /** Every quota of the book, in no particular order. */
+    java.util.Collection<QuotaState> quotas() {
+        return quotas.values();
+    }
+
+    /** What all runs of a quota hold now, borrowed included (a copy; {@code null}: no such quota). */
+    Amount totalOf(QuotaId quota) {
+        Entry entry = entry(quota);
+        return entry == null ? null : entry.total.copy();
+    }
+
     /** Capacity of schedulable nodes that no quota guarantees: every pool may borrow it. */
     Amount unguaranteed() {
         return unguaranteed.copy();

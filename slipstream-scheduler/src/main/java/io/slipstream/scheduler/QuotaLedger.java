@@ -24,6 +24,9 @@ import java.util.function.ToLongFunction;
  *       counted against its quotas' unused guarantees first (as the scheduler lends them), shared out among the quotas
  *       in proportion to what each leaves unused, and beyond that against capacity no quota guarantees.</li>
  *   <li><b>pending</b>: what its queued runs ask for, all instances together.</li>
+ *   <li><b>weightedShare</b>: its share of its pool's idle capacity, as borrowers are ordered by ({@link FairShares}):
+ *       what it (with its subtree) holds beyond its guarantee over what the pool could lend, in its dominant resource,
+ *       divided by its weight; infinite for weight 0 while it borrows.</li>
  * </ul>
  */
 public final class QuotaLedger {
@@ -35,7 +38,8 @@ public final class QuotaLedger {
      * as InQuota (min less its children's); {@code max} is {@code null} when it has none.
      */
     public record QuotaLine(QuotaId quota, String pool, Resources guaranteed, Resources ownGuarantee, Resources max, Resources used,
-                            Resources inQuota, Resources borrowed, Resources lent, Resources pending, int admittedRuns, int pendingRuns) {
+                            Resources inQuota, Resources borrowed, Resources lent, Resources pending, int admittedRuns, int pendingRuns,
+                            double weightedShare) {
     }
 
     /** One sharing pool's line: its quotas' own guarantees and their runs' use, added up. */
@@ -117,12 +121,13 @@ public final class QuotaLedger {
         Map<QuotaId, Amount> lent = new HashMap<>();
         members.forEach((pool, inPool) -> lent.putAll(lentBy(inPool, byPool.get(pool).borrowed, book, byQuota)));
 
+        FairShares shares = FairShares.of(book, id -> byQuota.containsKey(id) ? byQuota.get(id).used : null);
         Map<QuotaId, QuotaLine> quotaLines = new TreeMap<>();
         for (QuotaState quota : snapshot.quotas()) {
             Sums sums = byQuota.get(quota.id());
             quotaLines.put(quota.id(), new QuotaLine(quota.id(), book.poolOf(quota.id()), quota.min(), book.own(quota.id()).toResources(), quota.max(),
                     sums.used.toResources(), sums.inQuota.toResources(), sums.borrowed.toResources(), lent.get(quota.id()).toResources(),
-                    sums.pending.toResources(), sums.admitted, sums.waiting));
+                    sums.pending.toResources(), sums.admitted, sums.waiting, shares.weightedShare(quota.id())));
         }
         Map<String, PoolLine> poolLines = new TreeMap<>();
         byPool.forEach((pool, sums) -> {

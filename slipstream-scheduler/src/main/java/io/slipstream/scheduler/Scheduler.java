@@ -14,7 +14,6 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -39,7 +38,9 @@ import java.util.TreeSet;
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota.</li>
- *   <li>Borrowing pass: the other runs that may use idle capacity, in the same order, as far as their pool lends.</li>
+ *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
+ *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
+ *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
  */
@@ -103,7 +104,6 @@ public final class Scheduler {
         private final Set<String> noMovePlan = new HashSet<>();
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
-        private final Map<QuotaId, String> quotaInUse = new HashMap<>();
         /** Step 3a: the victims a guaranteed run may reclaim. */
         private final VictimSearch victims;
         /** The GPU models each run may use. */
@@ -164,9 +164,22 @@ public final class Scheduler {
                     wholeNodes.waitsForNodes(run);
                 }
             }
-            for (int i = 0; i < borrowers.size(); i++) {
-                admitBorrowing(borrowers.get(i), borrowerRequests.get(i));
-            }
+            new BorrowingPass(book, cluster, allowed, new BorrowingPass.Outcomes() {
+                @Override
+                public boolean decided(PendingRun run) {
+                    return waits.containsKey(run);
+                }
+
+                @Override
+                public void admit(PendingRun run, List<Placement> placements, Resources request) {
+                    Cycle.this.admit(run, placements, RealTimeResources.NotInQuota, request);
+                }
+
+                @Override
+                public void wait(PendingRun run, WaitReason reason, String message) {
+                    Cycle.this.wait(run, reason, message);
+                }
+            }).run(borrowers, borrowerRequests);
             return new CycleResult(withPositions(queue));
         }
 
@@ -290,8 +303,8 @@ public final class Scheduler {
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
             List<ActiveRun> chosen = victims.choose(run, model, alreadyStopping);
             if (chosen == null) {
-                if (!cluster.couldEverFit(largest(run), model)) {
-                    wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest(run) + ")");
+                if (!cluster.couldEverFit(run.largestInstance(), model)) {
+                    wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + run.largestInstance() + ")");
                     return;
                 }
                 // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
@@ -379,64 +392,6 @@ public final class Scheduler {
             return models == null || run.allocations().stream().allMatch(a -> cluster.hasNode(a.node()) && models.contains(cluster.modelOf(a.node())));
         }
 
-        // --- step 4: borrowing runs ---
-
-        private void admitBorrowing(PendingRun run, Resources request) {
-            if (waits.containsKey(run)) {
-                return;
-            }
-            if (!book.fitsMax(run.quota(), request)) {
-                if (book.maxCouldEverHold(run.quota(), request)) {
-                    wait(run, WaitReason.WaitingForQuota, "its quota's max would be exceeded, with what its other runs hold");
-                } else {
-                    wait(run, WaitReason.ExceedsQuotaMax, "it asks for " + request + ", more than its quota's max allows even with nothing"
-                            + " else of the quota running: it waits until the max grows");
-                }
-                return;
-            }
-            if (!run.idleMode().mayBorrow() && book.exists(run.quota()) && !book.guaranteeCouldEverHold(run.quota(), request)) {
-                wait(run, WaitReason.ExceedsGuarantee, "it asks for " + request + ", more than its quota guarantees its own runs ("
-                        + book.own(run.quota()).toResources() + "), and it may not borrow (idleResources: Disabled): it waits until the quota grows");
-                return;
-            }
-            if (!run.idleMode().mayBorrow()) {
-                // Guarantees do not change in this pass: one message per quota, however long its queue.
-                String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
-                wait(run, WaitReason.WaitingForQuota, message);
-                return;
-            }
-            Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
-            Resources largest = largest(run);
-            if (!cluster.couldEverFit(largest, model)) {
-                wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
-                return;
-            }
-            String pool = book.poolOf(run.quota());
-            if (!book.clusterCouldHold(request)) {
-                wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
-                        + book.schedulableCapacity() + ")");
-                return;
-            }
-            if (!book.couldEverLend(pool, request)) {
-                wait(run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())
-                        ? "it has no quota, and runs without one may only use what no quota guarantees: " + book.unguaranteed().toResources()
-                        + " of this cluster, less than it asks for (" + request + "); give its job a quota (spec.quota) or make the guarantees smaller"
-                        : "its pool (" + pool + ") could lend at most " + book.lendLimit(pool).toResources() + " even with every guarantee in it unused, less than it asks for ("
-                        + request + "); it waits until quotas change");
-                return;
-            }
-            if (!book.idleAvailable(pool, request)) {
-                wait(run, WaitReason.WaitingForIdleCapacity, "its sharing pool has no idle capacity to lend now");
-                return;
-            }
-            List<Placement> placements = cluster.placeGang(run.instances(), model);
-            if (placements == null) {
-                wait(run, WaitReason.WaitingForIdleCapacity, "no idle capacity where its instances fit now");
-                return;
-            }
-            admit(run, placements, RealTimeResources.NotInQuota, request);
-        }
-
         // --- decisions ---
 
         private void admit(PendingRun run, List<Placement> placements, RealTimeResources where, Resources request) {
@@ -474,22 +429,6 @@ public final class Scheduler {
 
         private static Resources total(ActiveRun run) {
             return ClusterState.total(run);
-        }
-
-        /** The instance asking for the most GPUs, then cpu, then memory (the first of equals). */
-        private static Resources largest(PendingRun run) {
-            Resources largest = null;
-            for (InstanceRequest instance : run.instances()) {
-                Resources r = instance.resources();
-                if (largest == null || r.gpu() > largest.gpu() || (r.gpu() == largest.gpu() && (r.milliCpu() > largest.milliCpu()
-                        || (r.milliCpu() == largest.milliCpu() && r.memoryBytes() > largest.memoryBytes())))) {
-                    largest = r;
-                }
-            }
-            if (largest == null) {
-                throw new NoSuchElementException("run " + run.id() + " has no instances");
-            }
-            return largest;
         }
     }
 }

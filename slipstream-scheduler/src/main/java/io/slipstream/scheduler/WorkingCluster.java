@@ -301,6 +301,14 @@ final class WorkingCluster {
         return count;
     }
 
+    /**
+     * A necessary condition for {@link #placeGang}, without taking anything: the gang's total is free where it may go,
+     * and some node has room for its {@code largest} instance. Once false it stays false while nothing is given back.
+     */
+    boolean mayFitNow(List<InstanceRequest> instances, Resources largest, Set<String> models) {
+        return roughlyFits(instances, models) && bestFit(largest, models) != null;
+    }
+
     /** A quick necessary condition: the gang's total is free somewhere it may go. */
     private boolean roughlyFits(List<InstanceRequest> instances, Set<String> models) {
         Amount need = new Amount();

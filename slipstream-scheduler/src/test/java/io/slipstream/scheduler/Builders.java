@@ -110,6 +110,7 @@ final class Builders {
         private Resources min = Resources.NONE;
         private Resources max;
         private WithinQuota withinQuota = WithinQuota.Never;
+        private double weight = 1;
 
         QuotaBuilder(String id) {
             this.id = id;
@@ -142,13 +143,18 @@ final class Builders {
             return this;
         }
 
+        QuotaBuilder weight(double weight) {
+            this.weight = weight;
+            return this;
+        }
+
         QuotaBuilder lowerPriorityPreemption() {
             this.withinQuota = WithinQuota.LowerPriority;
             return this;
         }
 
         QuotaState build() {
-            return new QuotaState(QuotaId.parse(id), type, model, parent == null ? null : QuotaId.parse(parent), min, max, withinQuota);
+            return new QuotaState(QuotaId.parse(id), type, model, parent == null ? null : QuotaId.parse(parent), min, max, withinQuota, false, weight);
         }
     }
 

@@ -60,6 +60,10 @@ class QuotaLedgerTest {
         assertThat(pool.used().gpu()).isEqualTo(14);
         assertThat(pool.borrowed().gpu()).isEqualTo(4);
         assertThat(pool.lent().gpu()).isEqualTo(4);
+        // b holds 4 GPUs beyond its guarantee of what the pool could lend: 16 guaranteed and 16 nobody guarantees.
+        assertThat(line(ledger, "t/b").weightedShare()).isEqualTo(4 / 32.0);
+        assertThat(line(ledger, "t/a").weightedShare()).isZero();
+        assertThat(line(ledger, "t/org").weightedShare()).as("the tree holds less than it guarantees").isZero();
     }
 
     @Test

@@ -11,6 +11,11 @@ public enum WaitReason {
     /** It may only borrow, and nothing idle fits it now. */
     WaitingForIdleCapacity,
     /**
+     * It may only borrow, nothing idle fits it now, and its quota (or a quota above it) holds more than its fair share
+     * of its pool's idle capacity: other quotas of the pool go first (docs/quotas.md, "Fair sharing").
+     */
+    WaitingForFairShare,
+    /**
      * It may only borrow, and its pool could not lend it that much even if everything were idle: without a quota, only
      * what no quota guarantees may be borrowed. It waits until quotas change.
      */
@@ -36,7 +41,7 @@ public enum WaitReason {
     public boolean waitsForAChange() {
         return switch (this) {
             case NothingToBorrow, ExceedsQuotaMax, ExceedsGuarantee, QuotaNotFound, NoNodeFits -> true;
-            case WaitingForResources, WaitingForReclaim, WaitingForQuota, WaitingForIdleCapacity, BackingOff -> false;
+            case WaitingForResources, WaitingForReclaim, WaitingForQuota, WaitingForIdleCapacity, WaitingForFairShare, BackingOff -> false;
         };
     }
 }

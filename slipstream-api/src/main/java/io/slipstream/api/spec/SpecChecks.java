@@ -124,6 +124,14 @@ final class SpecChecks {
                 add("spec.max." + dimension, "must be at least min." + dimension);
             }
         }
+        // A weight divides a pool among the quotas at one level; a General quota without a parent is alone at the top of
+        // its own pool (its tree), so a weight there would do nothing: saying so beats ignoring it.
+        boolean general = !spec.has("type") || "General".equals(text(spec, "spec", "type"));
+        if (general && spec.path("fairSharing").isObject() && clean("spec.fairSharing") && !spec.hasNonNull("parent")) {
+            add(spec.path("fairSharing").has("weight") ? "spec.fairSharing.weight" : "spec.fairSharing",
+                    "has no effect on a General quota without a parent: it is the root of its sharing pool and shares with no other quota;"
+                            + " set weights on its children (or on Dedicated quotas, which share by GPU model)");
+        }
     }
 
     /** An amount of one dimension of resources (a quota's, a group's request or limit), when given and without a problem. */

@@ -234,6 +234,7 @@ public final class SpecValidator {
             case "string" -> "must be a string";
             case "integer" -> value != null && value.isNumber() ? "must be a whole number" + (Double.isFinite(value.asDouble()) ? ""
                     : " between " + schema.path("minimum").asString() + " and " + schema.path("maximum").asString()) : "must be a whole number";
+            case "number" -> "must be a number";
             case "boolean" -> "must be true or false";
             case "array" -> "must be a list";
             case "object" -> schema.path("additionalProperties").isObject() ? "must be a map of names to values" : "must be an object";
@@ -249,6 +250,11 @@ public final class SpecValidator {
     private static String rangeMessage(JsonNode schema, JsonNode value) {
         String min = schema.path("minimum").asString();
         String max = schema.path("maximum").asString();
+        if (!value.isIntegralNumber() && value.isNumber() && Double.isFinite(value.asDouble())) { // a decimal: -0.5 is not 0
+            return value.asDouble() < 0 && schema.path("minimum").asLong() == 0
+                    ? "must not be negative (is " + value.asString() + ")"
+                    : "must be between " + min + " and " + max + " (is " + value.asString() + ")";
+        }
         if (!value.canConvertToLong()) {
             return "must be between " + min + " and " + max;
         }

@@ -427,6 +427,36 @@ class SpecReaderTest {
     }
 
     @Test
+    void aFairSharingWeightIsANumberFromZeroAndOnlyWhereItDividesAPool() {
+        String quota = """
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: w}
+                spec: {min: {gpu: 8}, parent: root, fairSharing: WEIGHT}
+                """;
+        assertThat(((QuotaSpec) read(quota.replace("WEIGHT", "{weight: 0.5}")).get(0).spec()).fairSharing().weight()).isEqualTo(0.5);
+        assertThat(((QuotaSpec) read(quota.replace("WEIGHT", "{weight: 0}")).get(0).spec()).fairSharing().weight()).isZero();
+        assertThat(((QuotaSpec) read(quota.replace("WEIGHT", "{}")).get(0).spec()).fairSharing().weight()).isEqualTo(1.0);
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: -0.5}")))
+                .containsExactly(new Problem("spec.fairSharing.weight", "must not be negative (is -0.5)"));
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: -2}")))
+                .containsExactly(new Problem("spec.fairSharing.weight", "must not be negative (is -2)"));
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: \"3\"}")))
+                .containsExactly(new Problem("spec.fairSharing.weight", "must be a number, not a string"));
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: 2000000.5}"))).extracting(Problem::field).containsExactly("spec.fairSharing.weight");
+        assertThat(problemsOf(quota.replace("WEIGHT", "{wieght: 2}"))).extracting(Problem::field).containsExactly("spec.fairSharing.wieght");
+        // A General quota without a parent is its pool's root: a weight there would do nothing.
+        assertThat(problemsOf(quota.replace("parent: root, ", "").replace("WEIGHT", "{weight: 2}")))
+                .singleElement().satisfies(p -> {
+                    assertThat(p.field()).isEqualTo("spec.fairSharing.weight");
+                    assertThat(p.message()).contains("without a parent");
+                });
+        // Dedicated quotas share by GPU model, across the tenant: their weights count.
+        assertThat(((QuotaSpec) read(quota.replace("parent: root, ", "type: Dedicated, gpuModel: h100, ").replace("WEIGHT", "{weight: 2}")).get(0).spec())
+                .fairSharing().weight()).isEqualTo(2.0);
+    }
+
+    @Test
     void multiDocumentProblemsNameTheirDocument() {
         assertThatThrownBy(() -> read("""
                 apiVersion: slipstream/v1

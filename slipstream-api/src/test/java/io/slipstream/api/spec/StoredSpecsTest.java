@@ -21,7 +21,7 @@ class StoredSpecsTest {
             kind: Quota
             metadata: {name: team-a-gpu, workspace: team-a}
             spec: {type: Dedicated, gpuModel: h100, min: {gpu: 16, cpu: 128, memory: 1Ti}, max: {gpu: 32}, parent: org/root,
-                   withinQuota: LowerPriority, overcommit: true}
+                   withinQuota: LowerPriority, overcommit: true, fairSharing: {weight: 2.5}}
             ---
             apiVersion: slipstream/v1
             kind: Job
@@ -74,6 +74,30 @@ class StoredSpecsTest {
             ObjectNode written = SpecWriter.write(document);
             assertThat(StoredSpecs.read(Json.mapper().readTree(written.toString()))).as(written.toString()).isEqualTo(document);
         }
+    }
+
+    @Test
+    void aQuotaStoredBeforeFairSharingReadsAsWeightOneAndOneOfWeightOneIsWrittenAsBefore() {
+        QuotaSpec old = (QuotaSpec) StoredSpecs.read(Json.mapper().readTree("""
+                {"apiVersion": "slipstream/v1", "kind": "Quota", "metadata": {"name": "q", "workspace": "w"},
+                 "spec": {"type": "General", "min": {"gpu": 8}, "parent": "root"}}""")).spec();
+        assertThat(old.fairSharing()).isEqualTo(FairSharing.DEFAULT);
+        assertThat(old.fairSharing().weight()).isEqualTo(1.0);
+        Document<?> document = Documents.readAll("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: w}
+                spec: {min: {gpu: 8}, parent: root, fairSharing: {weight: 1}}
+                """.getBytes(StandardCharsets.UTF_8)).get(0);
+        assertThat(SpecWriter.write(document).path("spec").has("fairSharing")).isFalse();
+        Document<?> zero = Documents.readAll("""
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: q, workspace: w}
+                spec: {min: {gpu: 8}, parent: root, fairSharing: {weight: 0}}
+                """.getBytes(StandardCharsets.UTF_8)).get(0);
+        assertThat(SpecWriter.write(zero).path("spec").path("fairSharing").path("weight").asDouble()).isEqualTo(0.0);
+        assertThat(StoredSpecs.read(Json.mapper().readTree(SpecWriter.write(zero).toString()))).isEqualTo(zero);
     }
 
     @Test

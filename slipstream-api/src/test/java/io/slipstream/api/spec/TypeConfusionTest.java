@@ -48,6 +48,7 @@ class TypeConfusionTest {
               overcommit: true
               withinQuota: LowerPriority
               gpuModel: h100
+              fairSharing: {weight: 2.5}
             """;
     static final String JOB = """
             apiVersion: slipstream/v1

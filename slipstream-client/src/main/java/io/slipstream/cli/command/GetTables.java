@@ -6,6 +6,7 @@ import io.slipstream.cli.CliException;
 import io.slipstream.cli.Output;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import tools.jackson.databind.JsonNode;
 
 /** What {@code get} shows of each kind of object: the table (plain or wide) and the names ({@code -o name}). */
@@ -99,10 +100,11 @@ final class GetTables {
                     JsonNode status = item.path("status");
                     rows.add(List.of(meta(item, "workspace"), meta(item, "name"), spec.path("type").asString(),
                             resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString(""),
-                            usage(status.path("used")), usage(status.path("borrowed")), usage(status.path("lent")),
+                            usage(status.path("used")), usage(status.path("borrowed")), usage(status.path("lent")), share(spec, status),
                             status.path("admittedRuns").asString("0"), status.path("pendingRuns").asString("0")));
                 }
-                return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "ADMITTED", "PENDING"), rows);
+                return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "SHARE", "ADMITTED", "PENDING"),
+                        rows);
             }
             case "pools" -> {
                 for (JsonNode item : items) {
@@ -149,6 +151,19 @@ final class GetTables {
                 return new Table(List.of("NAME", "CPU", "MEMORY", "GPU", "GPU MODEL"), rows);
             }
         }
+    }
+
+    /**
+     * A quota's weighted share of its pool's idle capacity, to two places; {@code inf} for weight 0 while it borrows
+     * (the API leaves the figure out then); {@code -} when the server gave none.
+     */
+    private static String share(JsonNode spec, JsonNode status) {
+        JsonNode share = status.path("weightedShare");
+        if (share.isNumber()) {
+            return String.format(Locale.ROOT, "%.2f", share.asDouble());
+        }
+        return status.isObject() && spec.path("fairSharing").path("weight").isNumber() && spec.path("fairSharing").path("weight").asDouble() == 0
+                && status.has("borrowed") ? "inf" : "-";
     }
 
     /** {@code run/ID}, {@code job/WS/NAME}, {@code workspace/NAME}...: what {@code -o name} prints, one per line. */

@@ -34,4 +34,18 @@ class GetTablesTest {
         assertThatThrownBy(() -> GetTables.names(kind, List.of(Json.mapper().createObjectNode()))).isInstanceOf(CliException.class)
                 .hasMessageContaining("jsonpath");
     }
+
+    @org.junit.jupiter.api.Test
+    void quotasShowTheirWeightedShareInfiniteForWeightZeroWhileBorrowing() {
+        List<JsonNode> items = List.of(
+                Json.mapper().readTree("{\"metadata\": {\"workspace\": \"b\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8}},"
+                        + " \"status\": {\"borrowed\": {\"gpu\": 8}, \"weightedShare\": 0.333333}}"),
+                Json.mapper().readTree("{\"metadata\": {\"workspace\": \"c\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8},"
+                        + " \"fairSharing\": {\"weight\": 0}}, \"status\": {\"borrowed\": {\"gpu\": 4}}}"),
+                Json.mapper().readTree("{\"metadata\": {\"workspace\": \"d\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8}}}"));
+        GetTables.Table table = GetTables.table("quotas", items, false);
+        int share = table.header().indexOf("SHARE");
+        assertThat(share).isPositive();
+        assertThat(table.rows()).extracting(row -> row.get(share)).containsExactly("0.33", "inf", "-");
+    }
 }

@@ -52,6 +52,7 @@ public final class ServerMetrics implements AutoCloseable {
     private final Map<String, MultiGauge> poolGauges = new java.util.HashMap<>();
     private final MultiGauge runsByState;
     private final MultiGauge quotaRuns;
+    private final MultiGauge quotaShares;
     private final MultiGauge capacity;
     private final Timer cycles;
     private final Counter scrapeErrors;
@@ -73,6 +74,9 @@ public final class ServerMetrics implements AutoCloseable {
         }
         runsByState = MultiGauge.builder("slipstream.runs").description("Runs not yet ended, by state").register(registry);
         quotaRuns = MultiGauge.builder("slipstream.quota.runs").description("Each quota's runs holding resources (admitted) and queued (pending)")
+                .register(registry);
+        quotaShares = MultiGauge.builder("slipstream.quota.weighted.share")
+                .description("Each quota's weighted share of its pool's idle capacity (docs/quotas.md, \"Fair sharing\"); +Inf: weight 0 while it borrows")
                 .register(registry);
         capacity = MultiGauge.builder("slipstream.cluster.resources").description("Capacity of schedulable nodes, and the part no quota guarantees")
                 .register(registry);
@@ -145,6 +149,7 @@ public final class ServerMetrics implements AutoCloseable {
         Map<String, List<MultiGauge.Row<?>>> quotaRows = new java.util.HashMap<>();
         Map<String, List<MultiGauge.Row<?>>> poolRows = new java.util.HashMap<>();
         List<MultiGauge.Row<?>> runRows = new ArrayList<>();
+        List<MultiGauge.Row<?>> shareRows = new ArrayList<>();
         for (QuotaLedger.QuotaLine line : ledger.quotas()) {
             Tags tags = Tags.of("quota", line.quota().toString(), "pool", line.pool());
             Resources[] figures = {line.guaranteed(), line.used(), line.inQuota(), line.borrowed(), line.lent(), line.pending()};
@@ -153,6 +158,7 @@ public final class ServerMetrics implements AutoCloseable {
             }
             runRows.add(MultiGauge.Row.of(tags.and("status", "admitted"), line.admittedRuns()));
             runRows.add(MultiGauge.Row.of(tags.and("status", "pending"), line.pendingRuns()));
+            shareRows.add(MultiGauge.Row.of(tags, line.weightedShare()));
         }
         for (QuotaLedger.PoolLine line : ledger.pools()) {
             Tags tags = Tags.of("pool", line.pool());
@@ -166,6 +172,7 @@ public final class ServerMetrics implements AutoCloseable {
             poolGauges.get(figure).register(poolRows.getOrDefault(figure, List.of()), true);
         }
         quotaRuns.register(runRows, true);
+        quotaShares.register(shareRows, true);
         List<MultiGauge.Row<?>> cluster = new ArrayList<>();
         rows(cluster, Tags.of("kind", "capacity"), ledger.capacity());
         rows(cluster, Tags.of("kind", "unguaranteed"), ledger.unguaranteed());

@@ -55,7 +55,7 @@ public final class QuotaLedgerService {
         return new QuotaStatusView(line.pool(), ResourcesView.of(line.guaranteed()), ResourcesView.of(line.ownGuarantee()),
                 line.max() == null ? null : ResourcesView.of(line.max()), ResourcesView.of(line.used()), ResourcesView.of(line.inQuota()),
                 ResourcesView.of(line.borrowed()), ResourcesView.of(line.lent()), ResourcesView.of(line.pending()), line.admittedRuns(),
-                line.pendingRuns());
+                line.pendingRuns(), QuotaStatusView.shareOf(line.weightedShare()));
     }
 
     /**

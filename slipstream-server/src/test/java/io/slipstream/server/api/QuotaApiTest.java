@@ -121,6 +121,25 @@ class QuotaApiTest {
     }
 
     @Test
+    void aFairSharingWeightIsStoredAndRefusedWhereItIsNegativeOrDoesNothing() {
+        assertThat(problems(server.post("/api/v1/apply", admin, quota("team-b", "fair-child", "{min: {gpu: 1}, parent: fair-root, fairSharing: {weight: -1}}"))))
+                .contains("spec.fairSharing.weight: must not be negative (is -1)");
+        assertThat(problems(server.post("/api/v1/apply", admin, quota("team-b", "fair-child", "{min: {gpu: 1}, parent: fair-root, fairSharing: {weight: two}}"))))
+                .contains("spec.fairSharing.weight: must be a number, not a string");
+        assertThat(problems(server.post("/api/v1/apply", admin, quota("team-b", "fair-root", "{min: {gpu: 2}, fairSharing: {weight: 2}}"))))
+                .singleElement().asString().startsWith("spec.fairSharing.weight: has no effect on a General quota without a parent");
+
+        assertThat(server.post("/api/v1/apply", admin, quota("team-b", "fair-root", "{min: {gpu: 2}}") + "---\n"
+                + quota("team-b", "fair-child", "{min: {gpu: 1}, parent: fair-root, fairSharing: {weight: 0.5}}")).status()).isEqualTo(200);
+        JsonNode child = server.get("/api/v1/workspaces/team-b/quotas/fair-child", admin).json();
+        assertThat(child.at("/spec/fairSharing/weight").asDouble()).isEqualTo(0.5);
+        assertThat(child.at("/status/weightedShare").asDouble()).isZero();
+        assertThat(server.get("/api/v1/workspaces/team-b/quotas/fair-root", admin).json().at("/spec").has("fairSharing")).isFalse();
+        assertThat(server.call("DELETE", "/api/v1/workspaces/team-b/quotas/fair-child", admin, null, null).status()).isEqualTo(204);
+        assertThat(server.call("DELETE", "/api/v1/workspaces/team-b/quotas/fair-root", admin, null, null).status()).isEqualTo(204);
+    }
+
+    @Test
     void membersCannotCreateQuotas() {
         String alice = server.tokenFor("alice");
         assertThat(server.post("/api/v1/apply", alice, quota("team-a", "mine", "{min: {gpu: 1}}")).status()).isEqualTo(403);
@@ -165,6 +184,7 @@ class QuotaApiTest {
         assertThat(status.get("admittedRuns").asInt()).isEqualTo(2);
         assertThat(status.get("pendingRuns").asInt()).isEqualTo(2);
         assertThat(status.get("runs").asInt()).as("what its runs went through stays beside the live figures").isEqualTo(4);
+        assertThat(status.get("weightedShare").asDouble()).as("it holds 2 GPUs beyond its guarantee").isPositive();
 
         JsonNode listed = server.get("/api/v1/quotas?workspace=team-c", carol).json().get("items").get(0);
         assertThat(listed.at("/status/used/gpu").asInt()).isEqualTo(6);
@@ -190,6 +210,7 @@ class QuotaApiTest {
         assertThat(metrics).contains("slipstream_quota_used{pool=\"tree:team-c/train\",quota=\"team-c/train\",resource=\"gpu\"} 6.0")
                 .contains("slipstream_quota_borrowed{pool=\"tree:team-c/train\",quota=\"team-c/train\",resource=\"gpu\"} 2.0")
                 .contains("slipstream_quota_runs{pool=\"tree:team-c/train\",quota=\"team-c/train\",status=\"pending\"} 2.0")
+                .contains("slipstream_quota_weighted_share{pool=\"tree:team-c/train\",quota=\"team-c/train\"} ")
                 .contains("slipstream_admissions_total{quota=\"team-c/train\",resources=\"InQuota\"} 1.0")
                 .contains("slipstream_admissions_total{quota=\"team-c/train\",resources=\"NotInQuota\"} 1.0")
                 .contains("slipstream_admission_wait_seconds_count{quota=\"team-c/train\"} 2")

@@ -1,0 +1,131 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.WaitReason;
+import io.slipstream.api.spec.Resources;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Step 4 of a cycle: the runs that may use idle capacity, as far as their pools lend, in share order
+ * ({@link BorrowingOrder}). A run that cannot borrow now is told why as soon as it is its quota's first, so that it
+ * never holds its quota's place in the order; one whose quota holds more than its fair share is told that.
+ */
+final class BorrowingPass {
+    /** What the cycle does with a decision: it owns the decisions, the waits and the allowed models' bookkeeping. */
+    interface Outcomes {
+        /** Whether the run was decided already (a wait of the guaranteed pass). */
+        boolean decided(PendingRun run);
+
+        void admit(PendingRun run, List<Placement> placements, Resources request);
+
+        void wait(PendingRun run, WaitReason reason, String message);
+    }
+
+    private final QuotaBook book;
+    private final WorkingCluster cluster;
+    private final AllowedModels allowed;
+    private final Outcomes outcomes;
+    /** Guarantees do not change in this pass: one message per quota, however long its queue. */
+    private final Map<QuotaId, String> quotaInUse = new HashMap<>();
+
+    BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
+        this.book = book;
+        this.cluster = cluster;
+        this.allowed = allowed;
+        this.outcomes = outcomes;
+    }
+
+    /** @param borrowers in queue order; {@code requests}: what each asks for, all instances together */
+    void run(List<PendingRun> borrowers, List<Resources> requests) {
+        BorrowingOrder order = new BorrowingOrder(borrowers, requests, FairShares.of(book), this::waitsNow);
+        for (PendingRun run = order.next(); run != null; run = order.next()) {
+            order.decided(admit(run, order.request(), order));
+        }
+    }
+
+    /** Admits the run if its pool lends what it asks for and it fits now, else tells it why not; returns whether it was admitted. */
+    private boolean admit(PendingRun run, Resources request, BorrowingOrder order) {
+        if (!order.checkedSinceLastAdmission() && waitsNow(run, request, order)) { // what it was checked against may have been taken since
+            return false;
+        }
+        List<Placement> placements = cluster.placeGang(run.instances(), allowed.of(run.quota(), RealTimeResources.NotInQuota, request));
+        if (placements == null) {
+            waitForIdleCapacity(run, order, "no idle capacity where its instances fit now");
+            return false;
+        }
+        outcomes.admit(run, placements, request);
+        return true;
+    }
+
+    /**
+     * Whether the run cannot borrow now (it then waits, with its reason): every condition of admission but the placement
+     * itself, which is only roughly checked. Once one fails it fails for the rest of the pass: capacity only shrinks.
+     */
+    private boolean waitsNow(PendingRun run, Resources request, BorrowingOrder order) {
+        if (outcomes.decided(run)) {
+            return true;
+        }
+        if (!book.fitsMax(run.quota(), request)) {
+            if (book.maxCouldEverHold(run.quota(), request)) {
+                outcomes.wait(run, WaitReason.WaitingForQuota, "its quota's max would be exceeded, with what its other runs hold");
+            } else {
+                outcomes.wait(run, WaitReason.ExceedsQuotaMax, "it asks for " + request + ", more than its quota's max allows even with nothing"
+                        + " else of the quota running: it waits until the max grows");
+            }
+            return true;
+        }
+        if (!run.idleMode().mayBorrow() && book.exists(run.quota()) && !book.guaranteeCouldEverHold(run.quota(), request)) {
+            outcomes.wait(run, WaitReason.ExceedsGuarantee, "it asks for " + request + ", more than its quota guarantees its own runs ("
+                    + book.own(run.quota()).toResources() + "), and it may not borrow (idleResources: Disabled): it waits until the quota grows");
+            return true;
+        }
+        if (!run.idleMode().mayBorrow()) {
+            String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
+            outcomes.wait(run, WaitReason.WaitingForQuota, message);
+            return true;
+        }
+        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+        Resources largest = run.largestInstance();
+        if (!cluster.couldEverFit(largest, model)) {
+            outcomes.wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
+            return true;
+        }
+        String pool = book.poolOf(run.quota());
+        if (!book.clusterCouldHold(request)) {
+            outcomes.wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
+                    + book.schedulableCapacity() + ")");
+            return true;
+        }
+        if (!book.couldEverLend(pool, request)) {
+            outcomes.wait(run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())
+                    ? "it has no quota, and runs without one may only use what no quota guarantees: " + book.unguaranteed().toResources()
+                    + " of this cluster, less than it asks for (" + request + "); give its job a quota (spec.quota) or make the guarantees smaller"
+                    : "its pool (" + pool + ") could lend at most " + book.lendLimit(pool).toResources() + " even with every guarantee in it unused, less than it asks for ("
+                    + request + "); it waits until quotas change");
+            return true;
+        }
+        if (!book.idleAvailable(pool, request)) {
+            waitForIdleCapacity(run, order, "its sharing pool has no idle capacity to lend now");
+            return true;
+        }
+        if (!cluster.mayFitNow(run.instances(), largest, model)) {
+            waitForIdleCapacity(run, order, "no idle capacity where its instances fit now");
+            return true;
+        }
+        return false;
+    }
+
+    /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
+    private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
+        String unfair = order.overFairShare();
+        if (unfair != null) {
+            outcomes.wait(run, WaitReason.WaitingForFairShare, unfair);
+        } else {
+            outcomes.wait(run, WaitReason.WaitingForIdleCapacity, message);
+        }
+    }
+}
