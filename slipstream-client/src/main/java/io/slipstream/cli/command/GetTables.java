@@ -79,16 +79,19 @@ final class GetTables {
                     List<String> names = new ArrayList<>();
                     for (JsonNode group : groups) {
                         instances += group.path("replicas").asInt(1);
-                        names.add(group.path("name").asString() + "x" + group.path("replicas").asInt(1));
+                        names.add(group.path("name").asString() + "(" + group.path("replicas").asInt(1) + ")");
                     }
+                    JsonNode schedule = item.path("spec").path("schedule");
                     List<String> row = new ArrayList<>(List.of(meta(item, "workspace"), meta(item, "name"), meta(item, "version"), String.join(",", names),
-                            Integer.toString(instances), item.path("spec").path("priority").asString("0")));
+                            Integer.toString(instances), item.path("spec").path("priority").asString("0"),
+                            schedule.isMissingNode() ? "" : schedule.path("cron").asString("") + (schedule.has("timeZone")
+                                    ? " " + schedule.path("timeZone").asString() : "")));
                     if (wide) {
                         row.add(labels(kind, item));
                     }
                     rows.add(row);
                 }
-                List<String> header = new ArrayList<>(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY"));
+                List<String> header = new ArrayList<>(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY", "SCHEDULE"));
                 if (wide) {
                     header.add("LABELS");
                 }
@@ -130,9 +133,10 @@ final class GetTables {
                             allocated.path("cpu").asString() + "/" + capacity.path("cpu").asString(),
                             allocated.path("memory").asString() + "/" + capacity.path("memory").asString(),
                             allocated.path("gpu").asString() + "/" + capacity.path("gpu").asString(),
-                            capacity.path("gpuModel").asString(""), item.path("instances").asString(), enforced(item.path("enforced"))));
+                            capacity.path("gpuModel").asString(""), item.path("instances").asString(), enforced(item.path("enforced")),
+                            item.path("reason").asString("")));
                 }
-                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES", "ENFORCED"), rows);
+                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES", "ENFORCED", "REASON"), rows);
             }
             case "workspaces" -> {
                 for (JsonNode item : items) {

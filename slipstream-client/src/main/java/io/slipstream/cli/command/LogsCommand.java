@@ -55,8 +55,8 @@ public final class LogsCommand implements Callable<Integer> {
         query.put("prefix", Boolean.toString(!noPrefix));
         query.put("format", format);
         PrintWriter out = spec.commandLine().getOut();
-        try (Reader in = new InputStreamReader(client.client().stream("/api/v1/runs/" + Runs.encode(runId) + "/logs", query),
-                StandardCharsets.UTF_8)) {
+        io.slipstream.cli.ApiClient api = client.client();
+        try (Reader in = new InputStreamReader(api.stream("/api/v1/runs/" + Runs.encode(runId) + "/logs", query), StandardCharsets.UTF_8)) {
             char[] buffer = new char[8192];
             int read;
             while ((read = in.read(buffer)) >= 0) {
@@ -64,6 +64,30 @@ public final class LogsCommand implements Callable<Integer> {
                 out.flush();
             }
         }
+        if (!follow && attempt == null) {
+            // Only the current attempt was printed: the notice of a preemption, or the failure a restart followed, is
+            // in an earlier one. Said on stderr, so that what is piped stays the output.
+            earlierAttempts(Runs.get(api, runId)).forEach(spec.commandLine().getErr()::println);
+            spec.commandLine().getErr().flush();
+        }
         return 0;
+    }
+
+    /** A line per earlier attempt of the run, with how it ended, and how to see it; none for a first attempt. */
+    static java.util.List<String> earlierAttempts(io.slipstream.api.wire.RunView run) {
+        if (run.attempt() <= 1) {
+            return java.util.List.of();
+        }
+        java.util.List<String> lines = new java.util.ArrayList<>();
+        lines.add("(the output above is attempt " + run.attempt() + "'s; see an earlier one with --attempt N, or all of them with -f:)");
+        for (int earlier = 1; earlier < run.attempt(); earlier++) {
+            int n = earlier;
+            java.util.List<io.slipstream.api.wire.InstanceView> of = run.instances().stream().filter(i -> i.attempt() == n).toList();
+            String ended = of.stream().filter(i -> i.state() != io.slipstream.api.run.InstanceState.SUCCEEDED && i.reason() != null)
+                    .map(i -> i.nodeGroup() + "-" + i.groupRank() + " " + i.state() + ": " + i.reason()).findFirst()
+                    .orElse(of.isEmpty() ? "ended" : "all instances succeeded");
+            lines.add("  attempt " + n + ": " + ended);
+        }
+        return lines;
     }
 }

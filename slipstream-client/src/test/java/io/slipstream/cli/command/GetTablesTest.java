@@ -48,4 +48,21 @@ class GetTablesTest {
         assertThat(share).isPositive();
         assertThat(table.rows()).extracting(row -> row.get(share)).containsExactly("0.33", "inf", "-");
     }
+
+    @org.junit.jupiter.api.Test
+    void jobsShowTheirGroupsAndScheduleAndNodesWhyTheyAreDown() {
+        GetTables.Table jobs = GetTables.table("jobs", List.of(Json.mapper().readTree("""
+                {"metadata": {"workspace": "w", "name": "nightly", "version": 2}, "spec": {"priority": 3,
+                 "nodeGroups": [{"name": "main", "replicas": 1}, {"name": "worker", "replicas": 3}],
+                 "schedule": {"cron": "0 2 * * *", "timeZone": "Europe/Berlin"}}}
+                """)), false);
+        assertThat(jobs.rows().get(0).get(jobs.header().indexOf("GROUPS"))).isEqualTo("main(1),worker(3)");
+        assertThat(jobs.rows().get(0).get(jobs.header().indexOf("INSTANCES"))).isEqualTo("4");
+        assertThat(jobs.rows().get(0).get(jobs.header().indexOf("SCHEDULE"))).isEqualTo("0 2 * * * Europe/Berlin");
+        GetTables.Table nodes = GetTables.table("nodes", List.of(Json.mapper().readTree("""
+                {"name": "node-2", "state": "Down", "reason": "disk replaced", "capacity": {"cpu": "8", "gpu": 0}, "allocated": {"cpu": "0", "gpu": 0},
+                 "instances": 0}
+                """)), false);
+        assertThat(nodes.rows().get(0).get(nodes.header().indexOf("REASON"))).isEqualTo("disk replaced");
+    }
 }
