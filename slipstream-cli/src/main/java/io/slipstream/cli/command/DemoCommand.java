@@ -49,6 +49,8 @@ public final class DemoCommand implements Callable<Integer> {
             return run(out, dataDir != null ? dataDir : fresh != null ? fresh : Path.of(".slipstream-demo"));
         } finally {
             if (fresh != null) {
+                // Its uid range's claim (a root demo's) goes with it, not at the next start of some server.
+                io.slipstream.executor.local.uid.UidRangeClaims.release(Path.of(io.slipstream.executor.local.uid.UidRangeClaims.DEFAULT_DIRECTORY), fresh);
                 removeTree(fresh);
             }
         }

@@ -115,11 +115,14 @@ public final class UidRangeClaims {
             }
             if (!isLive(claim)) {
                 running = running == null ? ProcFs.realUids() : running;
-                if (running.stream().noneMatch(claim.range()::contains)) {
+                List<Integer> still = running.stream().filter(claim.range()::contains).sorted().toList();
+                if (still.isEmpty()) {
                     LOG.info("uid range {} was claimed by {}, which is gone; the claim is given up", claim.range(), claim.owner());
                     Files.deleteIfExists(claim.file());
                     continue;
                 }
+                LOG.warn("uid range {} was claimed by {}, which is gone, but processes of its uids {} still run: the claim stays until they"
+                        + " end (pkill -KILL -U UID for each), then the next start gives it up", claim.range(), claim.owner(), still);
             }
             others.add(claim);
         }
@@ -163,6 +166,30 @@ public final class UidRangeClaims {
                     "rw-------");
         }
         return new Isolation(true, range.first(), range.count());
+    }
+
+    /**
+     * Gives up the claim of {@code dataDir} (a data directory about to be removed, whose server has closed), unless a
+     * process still runs under one of its uids; a later start would give it up too, but the demo's leave nothing behind.
+     */
+    public static void release(Path claimsDir, Path dataDir) {
+        Path data = dataDir.toAbsolutePath().normalize();
+        try {
+            Claim recorded = readRecord(data);
+            if (recorded == null || !Files.isDirectory(claimsDir)) {
+                return;
+            }
+            try (LockFile ignored = LockFile.lock(claimsDir.resolve(".lock"))) {
+                for (Claim claim : readClaims(claimsDir)) {
+                    if (claim.id().equals(recorded.id()) && ProcFs.realUids().stream().noneMatch(claim.range()::contains)) {
+                        Files.deleteIfExists(claim.file());
+                        LOG.info("uid range {} of {} is given up", claim.range(), data);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot give up the uid range of {}: {} (the next start on this machine gives it up)", data, e.toString());
+        }
     }
 
     private static Range firstFreeBlock(List<Claim> others, List<Range> reserved) {

@@ -50,6 +50,27 @@ class UidRangeClaimsTest {
         }
     }
 
+    /** A data directory about to be removed (a demo's) gives up its claim; another's stays. */
+    @Test
+    void aReleasedClaimIsGoneAndTheOthersStay() throws Exception {
+        Path claims = temp.resolve("uid-ranges");
+        Path demo = Files.createDirectories(temp.resolve("demo"));
+        Path server = Files.createDirectories(temp.resolve("server"));
+        Isolation demoRange = UidRangeClaims.claim(claims, demo, null);
+        Isolation serverRange = UidRangeClaims.claim(claims, server, null);
+        assertThat(claimFiles(claims)).hasSize(2);
+        UidRangeClaims.release(claims, demo);
+        assertThat(claimFiles(claims)).containsExactly((serverRange.firstUid()) + "-" + (serverRange.firstUid() + serverRange.uidCount() - 1));
+        assertThat(UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("next")), null).firstUid())
+                .as("the demo's range is free again").isEqualTo(demoRange.firstUid());
+    }
+
+    private static List<String> claimFiles(Path claims) throws Exception {
+        try (var files = Files.list(claims)) {
+            return files.map(f -> f.getFileName().toString()).filter(n -> n.matches("\\d+-\\d+")).sorted().toList();
+        }
+    }
+
     /**
      * Servers before the lock went through {@code files.LockFile} made the claims' lock 0644, in a directory every uid
      * may enter: a run's uid could open it and hold a shared lock for as long as the run lived, and no server on the
