@@ -44,4 +44,11 @@ public interface ExecutorFactory {
      * @throws RuntimeException when it cannot start; the message says why, for the operator
      */
     Executor create(ExecutorSettings settings, ExecutorContext context);
+
+    /**
+     * A data directory whose server has closed is about to be removed (a demo's): give up what this executor holds on
+     * the machine for it beyond the directory itself (the local executor: its uid range's claim). Nothing by default.
+     */
+    default void forget(java.nio.file.Path dataDir) {
+    }
 }

@@ -50,7 +50,7 @@ public final class DemoCommand implements Callable<Integer> {
         } finally {
             if (fresh != null) {
                 // Its uid range's claim (a root demo's) goes with it, not at the next start of some server.
-                io.slipstream.executor.local.uid.UidRangeClaims.release(Path.of(io.slipstream.executor.local.uid.UidRangeClaims.DEFAULT_DIRECTORY), fresh);
+                java.util.ServiceLoader.load(io.slipstream.executor.ExecutorFactory.class).forEach(executor -> executor.forget(fresh));
                 removeTree(fresh);
             }
         }

@@ -185,6 +185,12 @@ public final class LocalExecutorFactory implements ExecutorFactory {
     }
 
     /** {@code uidRange: "200000-265535"}, or null if absent or wrong (the problem is recorded). */
+    /** Its uid range's claim, in the default claims directory (a demo's data directory uses the defaults). */
+    @Override
+    public void forget(Path dataDir) {
+        UidRangeClaims.release(Path.of(UidRangeClaims.DEFAULT_DIRECTORY), dataDir);
+    }
+
     private static UidRangeClaims.Range readUidRange(FieldReader instances, Problems problems) {
         String range = instances.string("uidRange", false, 32);
         if (range == null) {
