@@ -52,9 +52,10 @@ final class BorrowingPass {
         if (!order.checkedSinceLastAdmission() && waitsNow(run, request, order)) { // what it was checked against may have been taken since
             return false;
         }
-        List<Placement> placements = cluster.placeGang(run.instances(), allowed.of(run.quota(), RealTimeResources.NotInQuota, request));
+        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+        List<Placement> placements = cluster.placeGang(run.instances(), model);
         if (placements == null) {
-            waitForIdleCapacity(run, order, "no idle capacity where its instances fit now");
+            waitForIdleCapacity(run, order, noFit(run, request, model));
             return false;
         }
         outcomes.admit(run, placements, request);
@@ -109,14 +110,24 @@ final class BorrowingPass {
             return true;
         }
         if (!book.idleAvailable(pool, request)) {
-            waitForIdleCapacity(run, order, "its sharing pool has no idle capacity to lend now");
+            waitForIdleCapacity(run, order, "its sharing pool cannot lend " + request + " now: its quotas' unused guarantees and what no quota"
+                    + " guarantees, less what is borrowed already, are less (idle on the nodes it may use: " + cluster.freeWhere(model) + ")");
             return true;
         }
         if (!cluster.mayFitNow(run.instances(), largest, model)) {
-            waitForIdleCapacity(run, order, "no idle capacity where its instances fit now");
+            waitForIdleCapacity(run, order, noFit(run, request, model));
             return true;
         }
         return false;
+    }
+
+    /** Why it does not fit what is idle: too little of it, or in pieces its instances do not fit (a gang of whole nodes). */
+    private String noFit(PendingRun run, Resources request, Set<String> model) {
+        Resources idle = cluster.freeWhere(model);
+        return idle.covers(request)
+                ? "no idle capacity where its instances fit now: " + idle + " is idle where it may run, but not in pieces that hold its "
+                        + run.instances().size() + " instance(s) (the largest asks for " + run.largestInstance() + ")"
+                : "no idle capacity where its instances fit now: " + idle + " is idle where it may run, less than it asks for (" + request + ")";
     }
 
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */

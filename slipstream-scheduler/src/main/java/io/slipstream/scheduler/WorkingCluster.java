@@ -309,6 +309,21 @@ final class WorkingCluster {
         return roughlyFits(instances, models) && bestFit(largest, models) != null;
     }
 
+    /** What is free now on nodes of {@code models} ({@code null}: any), for a message. */
+    Resources freeWhere(Set<String> models) {
+        if (models == null) {
+            return freeTotal.toResources();
+        }
+        Amount free = new Amount();
+        for (String model : models) {
+            Amount some = freeByModel.get(model);
+            if (some != null) {
+                free.add(some, 1);
+            }
+        }
+        return free.toResources();
+    }
+
     /** A quick necessary condition: the gang's total is free somewhere it may go. */
     private boolean roughlyFits(List<InstanceRequest> instances, Set<String> models) {
         Amount need = new Amount();

@@ -226,6 +226,21 @@ class SchedulerTest {
         assertThat(admit.placements()).extracting(Placement::gpus).containsExactlyInAnyOrder(List.of(4, 5), List.of(6, 7));
     }
 
+    /** A borrower that waits with GPUs idle is told what is idle and why it does not fit: too little, or in pieces. */
+    @Test
+    void aBorrowerWaitingWithGpusIdleIsToldWhatIsIdleAndWhyItDoesNotFit() {
+        List<ActiveRun> halfFull = List.of(aRun("h1").gpus(4).running(NotInQuota, 0, "n-1"), aRun("h2").gpus(4).running(NotInQuota, 0, "n-2"),
+                aRun("h3").gpus(4).running(NotInQuota, 0, "n-3"), aRun("h4").gpus(4).running(NotInQuota, 0, "n-4"));
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 4, "sim-gpu"), List.of(), halfFull,
+                List.of(aRun("gang").instances(2).gpus(8).build(), aRun("big").instances(5).gpus(4).build())), T0);
+        Map<String, String> messages = new TreeMap<>();
+        result.waiting().forEach(w -> messages.put(w.runId().value(), w.reason() + ": " + w.message()));
+        assertThat(messages.get("gang")).startsWith("WaitingForIdleCapacity: no idle capacity where its instances fit now: cpu=")
+                .contains("gpu=16").contains("is idle where it may run, but not in pieces that hold its 2 instance(s) (the largest asks for");
+        assertThat(messages.get("big")).startsWith("WaitingForIdleCapacity: its sharing pool cannot lend cpu=").contains("gpu=20")
+                .contains("(idle on the nodes it may use: cpu=").contains("gpu=16");
+    }
+
     @Test
     void waitingRunsCarryTheirPositionInTheirQuotasQueue() {
         var quota = aQuota("a/gpu").minGpus(8).build();

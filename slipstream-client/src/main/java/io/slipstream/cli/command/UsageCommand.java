@@ -89,7 +89,9 @@ public final class UsageCommand implements Callable<Integer> {
             rows.forEach(row -> out.println(String.join(",", row.stream().map(UsageCommand::csv).toList())));
         } else {
             List<String> total = row(report.get("total"), by, true);
-            total.set(0, "TOTAL");
+            for (int key = 0; key < keyColumns(by, true).size(); key++) {
+                total.set(key, key == 0 ? "TOTAL" : ""); // not a line of runs without a quota (or of schedules)
+            }
             rows.add(total);
             out.println("GPU- and CPU-hours from " + report.get("since").asString() + " until " + report.get("until").asString() + ":");
             Output.table(out, header(by, true), rows, !noHeaders);
