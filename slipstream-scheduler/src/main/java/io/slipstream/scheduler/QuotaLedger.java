@@ -151,15 +151,26 @@ public final class QuotaLedger {
     /**
      * Shares what the pool's borrowers hold out among its quotas' unused own guarantees, dimension by dimension: in
      * proportion to each quota's unused part, rounding down, and the units left to the largest remainders (then by id).
+     * What a quota's own runs borrow (OnlyIdle on its own idle guarantee) is counted against its own unused guarantee
+     * first: a team is not its own lender.
      */
-    private static Map<QuotaId, Amount> lentBy(List<QuotaState> inPool, Amount borrowed, QuotaBook book, Map<QuotaId, Sums> byQuota) {
+    private static Map<QuotaId, Amount> lentBy(List<QuotaState> inPool, Amount poolBorrowed, QuotaBook book, Map<QuotaId, Sums> byQuota) {
         Map<QuotaId, Amount> unused = new TreeMap<>();
+        Amount borrowed = poolBorrowed.copy();
         for (QuotaState quota : inPool) {
             Amount free = book.own(quota.id());
             free.add(byQuota.get(quota.id()).inQuota, -1);
             free.clampAtZero();
+            Amount own = byQuota.get(quota.id()).borrowed;
+            Amount self = new Amount();
+            self.milliCpu = Math.min(own.milliCpu, free.milliCpu);
+            self.memory = Math.min(own.memory, free.memory);
+            self.gpu = Math.min(own.gpu, free.gpu);
+            free.add(self, -1);
+            borrowed.add(self, -1);
             unused.put(quota.id(), free);
         }
+        borrowed.clampAtZero();
         Map<QuotaId, Amount> lent = new TreeMap<>();
         unused.keySet().forEach(id -> lent.put(id, new Amount()));
         share(unused, borrowed.milliCpu, a -> a.milliCpu, lent, (a, v) -> a.milliCpu = v);

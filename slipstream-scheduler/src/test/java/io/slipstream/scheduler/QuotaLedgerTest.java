@@ -66,6 +66,20 @@ class QuotaLedgerTest {
         assertThat(line(ledger, "t/org").weightedShare()).as("the tree holds less than it guarantees").isZero();
     }
 
+    /** An OnlyIdle run on its own team's idle guarantee is borrowed by the team, not lent by it to itself. */
+    @Test
+    void aTeamIsNotItsOwnLender() {
+        QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"),
+                List.of(aQuota("t/org").minGpus(16).build(), aQuota("t/a").parent("t/org").minGpus(8).build(), aQuota("t/b").parent("t/org").minGpus(8).build()),
+                List.of(aRun("a1").quota("t/a").idle(IdleMode.OnlyIdle).gpus(4).running(RealTimeResources.NotInQuota, 0, "n-1"),
+                        aRun("b1").quota("t/b").idle(IdleMode.Acceptable).gpus(12).running(RealTimeResources.NotInQuota, 0, "n-2")),
+                List.of()));
+        assertThat(line(ledger, "t/a").borrowed().gpu()).isEqualTo(4);
+        assertThat(line(ledger, "t/a").lent().gpu()).as("a's 4 on its own guarantee are its own; the other 4 it leaves unused are b's").isEqualTo(4);
+        assertThat(line(ledger, "t/b").lent().gpu()).as("b's own 8 hold 8 of what it borrows").isZero();
+        assertThat(ledger.pool("tree:t/org").orElseThrow().lent().gpu()).isEqualTo(4);
+    }
+
     @Test
     void borrowingBeyondThePoolsUnusedGuaranteesIsLentByNoQuota() {
         QuotaLedger ledger = QuotaLedger.of(new ClusterSnapshot(nodes("n", 4, "h100"), List.of(aQuota("a/gpu").minGpus(8).build()),
@@ -73,7 +87,8 @@ class QuotaLedgerTest {
                         aRun("r2").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).running(RealTimeResources.NotInQuota, 0, "n-2")),
                 List.of()));
 
-        assertThat(line(ledger, "a/gpu").lent().gpu()).as("its own 2 unused GPUs, not the 8 borrowed").isEqualTo(2);
+        assertThat(line(ledger, "a/gpu").lent().gpu()).as("its own 2 unused GPUs hold 2 of its own 8 borrowed: a team is not its own lender")
+                .isZero();
     }
 
     @Test
@@ -166,14 +181,21 @@ class QuotaLedgerTest {
                 assertThat(unused.covers(quota.lent())).as("%s: %s lends %s of %s unused", context, quota.quota(), quota.lent(), unused).isTrue();
             }
             for (QuotaLedger.PoolLine pool : ledger.pools()) {
+                // What a quota's own runs borrow is held by its own unused guarantee first (it lends none of that).
                 Amount unusedInPool = new Amount();
+                Amount selfInPool = new Amount();
                 Amount lentInPool = new Amount();
                 ledger.quotas().stream().filter(q -> q.pool().equals(pool.pool())).forEach(q -> {
-                    unusedInPool.add(q.ownGuarantee().minus(q.inQuota()), 1);
+                    Resources unused = q.ownGuarantee().minus(q.inQuota());
+                    unusedInPool.add(unused, 1);
+                    selfInPool.add(new Resources(Math.min(unused.milliCpu(), q.borrowed().milliCpu()), Math.min(unused.memoryBytes(), q.borrowed().memoryBytes()),
+                            Math.min(unused.gpu(), q.borrowed().gpu()), null), 1);
                     lentInPool.add(q.lent(), 1);
                 });
-                Resources expected = new Resources(Math.min(pool.borrowed().milliCpu(), unusedInPool.milliCpu), Math.min(pool.borrowed().memoryBytes(), unusedInPool.memory),
-                        (int) Math.min(pool.borrowed().gpu(), unusedInPool.gpu), null);
+                Resources expected = new Resources(
+                        Math.min(pool.borrowed().milliCpu() - selfInPool.milliCpu, unusedInPool.milliCpu - selfInPool.milliCpu),
+                        Math.min(pool.borrowed().memoryBytes() - selfInPool.memory, unusedInPool.memory - selfInPool.memory),
+                        (int) Math.min(pool.borrowed().gpu() - selfInPool.gpu, unusedInPool.gpu - selfInPool.gpu), null);
                 assertThat(lentInPool.toResources()).as("%s: pool %s", context, pool.pool()).isEqualTo(expected);
                 assertThat(pool.lent()).as(context).isEqualTo(expected);
             }
