@@ -27,6 +27,7 @@ import java.util.function.ToLongFunction;
  *   <li><b>weightedShare</b>: its share of its pool's idle capacity, as borrowers are ordered by ({@link FairShares}):
  *       what it (with its subtree) holds beyond its guarantee over what the pool could lend, in its dominant resource,
  *       divided by its weight; infinite for weight 0 while it borrows.</li>
+ *   <li><b>subtreeUsed</b>: for a quota with children, what it and every quota below it hold ({@code null} for a leaf).</li>
  * </ul>
  */
 public final class QuotaLedger {
@@ -39,7 +40,7 @@ public final class QuotaLedger {
      */
     public record QuotaLine(QuotaId quota, String pool, Resources guaranteed, Resources ownGuarantee, Resources max, Resources used,
                             Resources inQuota, Resources borrowed, Resources lent, Resources pending, int admittedRuns, int pendingRuns,
-                            double weightedShare) {
+                            double weightedShare, Resources subtreeUsed) {
     }
 
     /** One sharing pool's line: its quotas' own guarantees and their runs' use, added up. */
@@ -122,12 +123,23 @@ public final class QuotaLedger {
         members.forEach((pool, inPool) -> lent.putAll(lentBy(inPool, byPool.get(pool).borrowed, book, byQuota)));
 
         FairShares shares = FairShares.of(book, id -> byQuota.containsKey(id) ? byQuota.get(id).used : null);
+        // A parent's own runs are often none: what its subtree holds is what one asks of it (its children's and its own).
+        Map<QuotaId, Amount> subtree = new HashMap<>();
+        Map<QuotaId, QuotaState> byId = new HashMap<>();
+        snapshot.quotas().forEach(q -> byId.put(q.id(), q));
+        for (QuotaState quota : snapshot.quotas()) {
+            java.util.Set<QuotaId> seen = new java.util.HashSet<>();
+            for (QuotaId up = quota.parent(); up != null && byId.containsKey(up) && seen.add(up); up = byId.get(up).parent()) {
+                subtree.computeIfAbsent(up, id -> byQuota.get(id).used.copy()).add(byQuota.get(quota.id()).used, 1);
+            }
+        }
         Map<QuotaId, QuotaLine> quotaLines = new TreeMap<>();
         for (QuotaState quota : snapshot.quotas()) {
             Sums sums = byQuota.get(quota.id());
             quotaLines.put(quota.id(), new QuotaLine(quota.id(), book.poolOf(quota.id()), quota.min(), book.own(quota.id()).toResources(), quota.max(),
                     sums.used.toResources(), sums.inQuota.toResources(), sums.borrowed.toResources(), lent.get(quota.id()).toResources(),
-                    sums.pending.toResources(), sums.admitted, sums.waiting, shares.weightedShare(quota.id())));
+                    sums.pending.toResources(), sums.admitted, sums.waiting, shares.weightedShare(quota.id()),
+                    subtree.containsKey(quota.id()) ? subtree.get(quota.id()).toResources() : null));
         }
         Map<String, PoolLine> poolLines = new TreeMap<>();
         byPool.forEach((pool, sums) -> {

@@ -52,6 +52,9 @@ class QuotaLedgerTest {
                 List.of()));
 
         assertThat(line(ledger, "t/org").ownGuarantee().gpu()).isZero();
+        assertThat(line(ledger, "t/org").used().gpu()).as("its own runs: none").isZero();
+        assertThat(line(ledger, "t/org").subtreeUsed().gpu()).as("what its children hold").isEqualTo(14);
+        assertThat(line(ledger, "t/a").subtreeUsed()).as("a leaf has no subtree").isNull();
         assertThat(line(ledger, "t/a").lent().gpu()).isEqualTo(4);
         assertThat(line(ledger, "t/b").lent().gpu()).isZero();
         assertThat(line(ledger, "t/b").borrowed().gpu()).isEqualTo(4);

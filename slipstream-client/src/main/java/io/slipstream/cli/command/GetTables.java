@@ -103,7 +103,8 @@ final class GetTables {
                     JsonNode status = item.path("status");
                     rows.add(List.of(meta(item, "workspace"), meta(item, "name"), spec.path("type").asString(),
                             resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString(""),
-                            usage(status.path("used")), usage(status.path("borrowed")), usage(status.path("lent")), share(spec, status),
+                            status.has("subtreeUsed") ? usage(status.path("subtreeUsed")) + " (tree)" : usage(status.path("used")),
+                            usage(status.path("borrowed")), usage(status.path("lent")), share(spec, status),
                             status.path("admittedRuns").asString("0"), status.path("pendingRuns").asString("0")));
                 }
                 return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "SHARE", "ADMITTED", "PENDING"),

@@ -47,6 +47,9 @@ class GetTablesTest {
         int share = table.header().indexOf("SHARE");
         assertThat(share).isPositive();
         assertThat(table.rows()).extracting(row -> row.get(share)).containsExactly("0.33", "inf", "-");
+        GetTables.Table tree = GetTables.table("quotas", List.of(Json.mapper().readTree("{\"metadata\": {\"workspace\": \"org\", \"name\": \"gpus\"},"
+                + " \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 32}}, \"status\": {\"used\": {\"gpu\": 0}, \"subtreeUsed\": {\"gpu\": 16}}}")), false);
+        assertThat(tree.rows().get(0).get(tree.header().indexOf("USED"))).as("a parent shows what its tree holds").isEqualTo("gpu=16 (tree)");
     }
 
     @org.junit.jupiter.api.Test

@@ -55,7 +55,7 @@ public final class QuotaLedgerService {
         return new QuotaStatusView(line.pool(), ResourcesView.of(line.guaranteed()), ResourcesView.of(line.ownGuarantee()),
                 line.max() == null ? null : ResourcesView.of(line.max()), ResourcesView.of(line.used()), ResourcesView.of(line.inQuota()),
                 ResourcesView.of(line.borrowed()), ResourcesView.of(line.lent()), ResourcesView.of(line.pending()), line.admittedRuns(),
-                line.pendingRuns(), QuotaStatusView.shareOf(line.weightedShare()));
+                line.pendingRuns(), QuotaStatusView.shareOf(line.weightedShare()), line.subtreeUsed() == null ? null : ResourcesView.of(line.subtreeUsed()));
     }
 
     /**
