@@ -22,6 +22,7 @@ class ServerJvmOptionsTest {
 
         assertThat(java.waitFor()).as(output).isZero();
         // The flags the JVM settled on: the file's, not the defaults it would pick for this machine.
-        assertThat(output).contains("-XX:+UseSerialGC").contains("-XX:NewSize=67108864");
+        assertThat(output).contains("-XX:+UseSerialGC").contains("-XX:MaxNewSize=67108864").contains("-XX:NewSize=32505856");
+        assertThat(output).as("nothing printed at every start but what was asked").doesNotContain("warning");
     }
 }
