@@ -32,6 +32,22 @@ export async function get(path, signal) {
   return response.json();
 }
 
+/**
+ * POST body as JSON to path; the answer's JSON. A 401 is an AuthError (the console goes back to sign-in); a 403 (the
+ * caller may read the run but not change it) and other errors name the API's message.
+ */
+export async function post(path, body) {
+  const response = await fetch(path, {method: 'POST', headers: {...headers(), 'Content-Type': 'application/json'},
+    body: JSON.stringify(body), cache: 'no-store'});
+  if (response.status === 401) {
+    throw new AuthError(await errorText(response));
+  }
+  if (!response.ok) {
+    throw new Error(await errorText(response));
+  }
+  return response.json();
+}
+
 /** GET path as text (logs). */
 export async function text(path, signal) {
   const response = await fetch(path, {headers: {Authorization: 'Bearer ' + token()}, signal, cache: 'no-store'});

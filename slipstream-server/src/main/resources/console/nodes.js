@@ -13,13 +13,26 @@ export function nodesPage(main, ctx) {
 
   async function load() {
     try {
-      const page = await api.get('/api/v1/nodes', abort.signal);
+      const [page, runs] = await Promise.all([api.get('/api/v1/nodes', abort.signal),
+        api.get('/api/v1/runs' + api.query({limit: '1000', state: 'STARTING,RUNNING,TERMINATING'}), abort.signal)]);
+      // Which runs hold each node: their instances of the current attempt placed there.
+      const holders = new Map();
+      for (const run of runs.items) {
+        for (const i of run.instances || []) {
+          if (i.node && i.attempt === run.attempt) {
+            if (!holders.has(i.node)) holders.set(i.node, new Set());
+            holders.get(i.node).add(run.id);
+          }
+        }
+      }
       replace(list, el('div', {class: 'grid'}, page.items.map((n) => el('div', {class: 'card node-' + n.state, dataset: {node: n.name}},
         el('h3', {}, n.name, ' ', el('span', {class: 'badge node-state'}, n.state)),
         n.reason ? el('p', {class: 'reason'}, 'down: ' + n.reason + (n.downSince ? ' (since ' + n.downSince + ')' : '')) : null,
         bar('GPUs', n.allocated.gpu, n.capacity.gpu, 'used'),
         el('p', {class: 'muted small'}, 'cpu ' + n.allocated.cpu + ' of ' + n.capacity.cpu + ' · memory ' + n.allocated.memory + ' of '
-          + n.capacity.memory + ' · ' + n.instances + ' instance(s)' + (n.capacity.gpuModel ? ' · ' + n.capacity.gpuModel : ''))))));
+          + n.capacity.memory + ' · ' + n.instances + ' instance(s)' + (n.capacity.gpuModel ? ' · ' + n.capacity.gpuModel : '')),
+        holders.has(n.name) ? el('p', {class: 'small node-runs'}, 'runs: ', ...[...holders.get(n.name)].sort().flatMap((run, k) =>
+          [k ? ', ' : '', el('a', {href: '#/runs/' + encodeURIComponent(run)}, run)])) : null))));
     } catch (e) {
       ctx.fail(e);
     }

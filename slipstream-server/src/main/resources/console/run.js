@@ -2,12 +2,14 @@
 import * as api from './api.js';
 import {el, replace, table, age, seg, message} from './dom.js';
 
+const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
 const MAX_LOG_CHARS = 200000; // the page keeps the tail of a log: a chatty workload must not exhaust the tab
 
 export function runPage(main, ctx, id) {
   const abort = new AbortController();
   const path = '/api/v1/runs/' + seg(id);
   const summary = el('section', {id: 'run-summary'});
+  const actions = el('div', {id: 'run-actions', class: 'actions'});
   const groups = el('section', {id: 'run-groups'});
   const instances = el('section', {id: 'run-instances'});
   const events = el('section', {id: 'run-events'});
@@ -18,7 +20,7 @@ export function runPage(main, ctx, id) {
   let stopWatch = () => {};
 
   replace(main, el('p', {}, el('a', {href: '#/runs'}, '← Runs')), el('h1', {}, 'Run ', el('code', {}, id)),
-    summary, el('div', {class: 'columns'}, el('div', {}, groups, instances), events), logs);
+    actions, summary, el('div', {class: 'columns'}, el('div', {}, groups, instances), events), logs);
 
   async function load() {
     try {
@@ -30,7 +32,35 @@ export function runPage(main, ctx, id) {
     }
   }
 
+  /** Cancel, for a run not ended: asked to confirm first (the server says whether this caller may). */
+  function showActions(run) {
+    if (FINAL.has(run.state) || run.cancelRequestedAt) {
+      replace(actions, run.cancelRequestedAt && !FINAL.has(run.state)
+        ? el('p', {class: 'muted', id: 'cancel-requested'}, 'Cancel requested at ' + run.cancelRequestedAt + ': waiting for every process to stop.')
+        : null);
+      return;
+    }
+    replace(actions, el('button', {type: 'button', id: 'cancel-run', onclick: cancel}, 'Cancel run'));
+  }
+
+  async function cancel() {
+    if (!window.confirm('Cancel run ' + id + '? Its processes get SIGTERM, then SIGKILL after the grace period.')) {
+      return;
+    }
+    try {
+      await api.post(path + '/cancel', {});
+      load();
+    } catch (e) {
+      if (e instanceof api.AuthError) {
+        ctx.fail(e);
+      } else {
+        replace(actions, message('Not cancelled: ' + e.message, 'error'));
+      }
+    }
+  }
+
   function showRun(run) {
+    showActions(run);
     const p = run.progress || {};
     const r = run.restarts || {};
     replace(summary, el('dl', {class: 'facts'},

@@ -63,7 +63,7 @@ export function runsPage(main, ctx) {
     const restarts = run.restarts ? run.restarts.failures + run.restarts.preemptions + run.restarts.nodeLost + run.restarts.hangs : 0;
     const queue = run.queue ? ['#' + run.queue.position + ' ', el('span', {class: 'reason', title: run.queue.message || ''}, run.queue.reason || '')]
       : [run.reason && run.state !== 'RUNNING' ? el('span', {class: 'reason muted', title: run.reason}, run.reason) : ''];
-    const tr = el('tr', {dataset: {run: run.id}},
+    const tr = el('tr', {dataset: {run: run.id, created: run.createdAt}},
       el('td', {}, el('a', {href: '#/runs/' + seg(run.id)}, run.id)),
       el('td', {}, run.workspace),
       el('td', {}, run.job),
@@ -82,13 +82,22 @@ export function runsPage(main, ctx) {
     const old = rows.get(run.id);
     if (old) {
       old.replaceWith(row(run));
-    } else if (!before) { // a new run: the first page shows it on top
+    } else if (!before && newerThanShown(run)) { // a new run: the first page shows it on top
       body.prepend(row(run));
       while (body.rows.length > Number(filter.limit)) {
         rows.delete(body.rows[body.rows.length - 1].dataset.run);
         body.deleteRow(body.rows.length - 1);
       }
     }
+  }
+
+  /**
+   * Whether a run the page does not show is newer than every run it does: only such a run is new. An older one (a run
+   * of a later page that changed state, or one pushed off this page) must not be put on top.
+   */
+  function newerThanShown(run) {
+    const top = body.rows[0];
+    return !top || Date.parse(run.createdAt) >= Date.parse(top.dataset.created);
   }
 
   function follow() {

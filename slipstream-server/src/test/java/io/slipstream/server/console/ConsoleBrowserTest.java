@@ -296,8 +296,39 @@ class ConsoleBrowserTest {
         server.post("/api/v1/runs/" + borrower + "/cancel", admin, "{}");
     }
 
+    /** The nodes page says which runs hold each node; a run's page cancels it, once asked to confirm. */
     @Test
     @Order(3)
+    void theNodesPageNamesTheRunsOnEachNodeAndARunIsCancelledFromItsPage() throws Exception {
+        String borrower = start(bob, "team-b", "borrower", Map.of());
+        server.awaitState(admin, borrower, "RUNNING");
+        signIn(admin, "#/nodes");
+        waitForText(By.cssSelector("#nodes .node-runs"), borrower);
+        screenshot("nodes-with-runs");
+
+        signIn(bob, "#/runs/" + borrower);
+        waitForText(By.id("run-state"), "RUNNING");
+        clickCancel();
+        new WebDriverWait(browser, WAIT).until(ExpectedConditions.alertIsPresent()).dismiss();
+        assertThat(server.get("/api/v1/runs/" + borrower, admin).json().get("state").asString()).as("not confirmed: not cancelled")
+                .isEqualTo("RUNNING");
+        clickCancel();
+        new WebDriverWait(browser, WAIT).until(ExpectedConditions.alertIsPresent()).accept();
+        waitForText(By.id("run-state"), "CANCELLED");
+        assertThat(browser.findElements(By.id("cancel-run"))).as("nothing to cancel once it ended").isEmpty();
+        screenshot("run-cancelled");
+    }
+
+    /** The run's page is drawn again as its events arrive: the button read a moment ago may be gone, so look again. */
+    private static void clickCancel() {
+        waiting().until(d -> {
+            d.findElement(By.id("cancel-run")).click();
+            return true;
+        });
+    }
+
+    @Test
+    @Order(4)
     void hostileOutputAndReasonsStayText() throws Exception {
         String hostile = start(bob, "team-b", "hostile", Map.of());
         server.awaitState(admin, hostile, "FAILED");
@@ -319,7 +350,7 @@ class ConsoleBrowserTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void aMemberOfOneWorkspaceSeesNoOtherWorkspacesRuns() throws Exception {
         String theirs = start(bob, "team-b", "hostile", Map.of());
         String mine = start(alice, "team-a", "owner", Map.of("nodeGroups.worker.env.SECONDS_TO_RUN", "0"));
@@ -339,7 +370,7 @@ class ConsoleBrowserTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void aThousandRunsPageThroughTheList() throws Exception {
         submitMany(1000);
         signIn(admin, "#/runs");
