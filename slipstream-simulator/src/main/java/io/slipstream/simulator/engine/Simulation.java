@@ -11,6 +11,7 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -128,7 +129,9 @@ public final class Simulation {
         }
         int largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
-        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT);
+        // No preemption for fairness: the queue the core is shown leaves out borrowers its pool cannot lend to, which
+        // are the runs that would preempt (the cut would decide otherwise than the whole queue).
+        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT, FairSharingPreemption.Never);
         this.seed = seed;
         this.listener = listener;
         this.progress = new Progress(policy);
