@@ -239,7 +239,8 @@ final class FairPreemption {
             }
         }
         all.sort(VictimSearch.VICTIM_ORDER);
-        Map<FairShares.Member, ArrayDeque<ActiveRun>> sides = new IdentityHashMap<>();
+        // In the order of each side's first victim: ties between sides go by victim order, never by hash order.
+        Map<FairShares.Member, ArrayDeque<ActiveRun>> sides = new LinkedHashMap<>();
         for (ActiveRun victim : all) {
             sides.computeIfAbsent(shares.leafOf(victim.quota()), m -> new ArrayDeque<>()).add(victim);
         }
