@@ -11,7 +11,6 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
-import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -129,9 +128,7 @@ public final class Simulation {
         }
         int largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
-        // No preemption for fairness: the queue the core is shown leaves out borrowers its pool cannot lend to, which
-        // are the runs that would preempt (the cut would decide otherwise than the whole queue).
-        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT, FairSharingPreemption.Never);
+        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT, policy.fairSharing());
         this.seed = seed;
         this.listener = listener;
         this.progress = new Progress(policy);
@@ -202,7 +199,8 @@ public final class Simulation {
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
-                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus));
+                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
+                        policy.fairSharing() != io.slipstream.scheduler.FairSharingPreemption.Never));
     }
 
     private static boolean anyOf(boolean[] flags) {
