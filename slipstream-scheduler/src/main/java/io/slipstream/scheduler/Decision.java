@@ -43,9 +43,9 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
 
     /**
      * Stop an active run (notice, grace period, kill) and queue it again; its resources go to {@code forRun}.
-     * {@code kind} says why (a reclaim, a move, or fair sharing): a {@link PreemptKind#Move} stops a guaranteed run only to start it again elsewhere, so
-     * that a gang fragmentation blocks can start: it is not a failure, and the server must not charge it to the run's
-     * restart budget (its reason starts with {@code Moved}).
+     * {@code kind} says why (a reclaim, a move, or fair sharing): a {@link PreemptKind#Move} stops a guaranteed run
+     * only to start it again elsewhere, so that a gang fragmentation blocks can start: it is not a failure, and the
+     * server must not charge it to the run's restart budget (its reason starts with {@code Moved}).
      */
     record Preempt(RunId runId, RunId forRun, String reason, PreemptKind kind) implements Decision {
         /** The reason a moved run reads (its notice file, its history): the run it makes room for is not named. */

@@ -140,7 +140,7 @@ final class FairPreemption {
         try {
             boolean fits = false;
             while (!(fits = fitsNow(run, request, pool, models)) && !sides.isEmpty()) {
-                if (!removeOne(run, request, mine, sides, shares, removed)) {
+                if (!removeOne(request, mine, sides, shares, removed)) {
                     break;
                 }
             }
@@ -189,8 +189,8 @@ final class FairPreemption {
      * Removes the first victim the rule allows from the side with the highest share (a side none of whose runs it
      * allows is dropped); returns whether one was removed.
      */
-    private boolean removeOne(PendingRun run, Resources request, FairShares.Member mine, Map<FairShares.Member, ArrayDeque<ActiveRun>> sides,
-            FairShares shares, List<ActiveRun> removed) {
+    private boolean removeOne(Resources request, FairShares.Member mine, Map<FairShares.Member, ArrayDeque<ActiveRun>> sides, FairShares shares,
+            List<ActiveRun> removed) {
         while (!sides.isEmpty()) {
             FairShares.Member target = null;
             FairShares.Member ours = null;

@@ -266,16 +266,17 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
-                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
+                // A run that preempted for fairness borrows what it waits for: it is held as borrowed, all cycle.
+                RealTimeResources where = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request)
+                        ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
+                Set<String> models = allowed.of(run.quota(), where, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
                 List<Placement> placements = placeOnFreed(run, models, freed);
                 if (placements != null) {
-                    // A run that preempted for fairness borrows what it waits for: it is held as borrowed, all cycle.
-                    boolean guaranteed = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
                     heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
-                    book.charge(run.quota(), request, guaranteed ? RealTimeResources.InQuota : RealTimeResources.NotInQuota, 1);
-                    if (!guaranteed) {
+                    book.charge(run.quota(), request, where, 1);
+                    if (where == RealTimeResources.NotInQuota) {
                         heldAsBorrower.add(run.id());
                     }
                 }
