@@ -3,9 +3,9 @@ package io.slipstream.server.config;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.store.StoreSettings;
 import java.nio.file.Path;
-import io.slipstream.scheduler.FairSharingPreemption;
 import java.time.Duration;
 
 /**
@@ -18,7 +18,8 @@ import java.time.Duration;
  * @param tickInterval how often the control loop runs when nothing wakes it
  * @param leaderLease  how long a replica's leadership holds unless renewed (replicas on one store)
  * @param keys         where the secret key and the token pepper are
- * @param fairSharingPreemption whether a borrower below its fair share may preempt other quotas' borrowers ({@code fairSharing.preemption})
+ * @param fairSharingPreemption whether a borrower below its fair share may preempt other quotas' borrowers
+ *                     ({@code fairSharing.preemption})
  */
 public record ServerConfig(
         String host,

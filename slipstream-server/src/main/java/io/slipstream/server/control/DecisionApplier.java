@@ -73,8 +73,8 @@ final class DecisionApplier implements Decision.Handler<Void> {
     @Override
     public Void preempt(Decision.Preempt preempt) {
         RunRecord run = runs.get(preempt.runId());
-        // A move (defragmentation) or fair sharing is a preemption like a reclaim: notice, grace period, queued again. None is a
-        // failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
+        // A move (defragmentation) or fair sharing is a preemption like a reclaim: notice, grace period, queued again.
+        // None is a failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
         RunRecord preempting = run.preempting(preempt.forRun(), preempt.reason());
         // The victim's reason does not name the run it makes room for (another team's): the operator's log does.
         switch (preempt.kind()) {

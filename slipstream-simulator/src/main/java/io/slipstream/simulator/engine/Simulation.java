@@ -11,6 +11,7 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -207,7 +208,7 @@ public final class Simulation {
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
                 new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
-                        policy.fairSharing() != io.slipstream.scheduler.FairSharingPreemption.Never));
+                        policy.fairSharing() != FairSharingPreemption.Never));
     }
 
     private static boolean anyOf(boolean[] flags) {
