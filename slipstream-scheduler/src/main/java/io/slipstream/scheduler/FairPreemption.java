@@ -7,10 +7,12 @@ import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -34,7 +36,10 @@ import java.util.TreeSet;
  * Preemptors are taken lowest share first, a quota's next runs only while its previous ones found victims.
  */
 final class FairPreemption {
-    /** Whether a victim may be taken, from the shares of the preemptor's side and the victim's, before and after. */
+    /**
+     * Whether a victim may be taken, from the shares of the preemptor's side and the victim's, before and after. A rule
+     * allows no less when the victim side's share after is higher: the search skips sides by that.
+     */
     interface Rule {
         boolean allows(double preemptorBefore, double preemptorAfter, double targetBefore, double targetAfter);
 
@@ -74,6 +79,68 @@ final class FairPreemption {
     private final CycleRuns reclaimable;
     private final Rule rule;
     private final Outcomes outcomes;
+    /**
+     * The cycle's borrowers by the member they are counted at, the members in the order of their first run by id (ties
+     * between sides never go by hash order): built once, when a first run needs it.
+     */
+    private Map<FairShares.Member, Borrowers> victimsBySide;
+
+    /** A borrower and what it holds, all its instances together (summed once a cycle, not at each look). */
+    private record Victim(ActiveRun run, Resources holds) {
+    }
+
+    private static final Comparator<Victim> VICTIM_ORDER = Comparator.comparing(Victim::run, VictimSearch.VICTIM_ORDER);
+
+    /**
+     * A member's borrowers, and the least any of them holds, per resource. They are taken in victim order as far as a
+     * search goes, from a heap: a search usually stops at one of the first, and sorting every borrower of the cluster
+     * each cycle was most of this step's time.
+     */
+    private static final class Borrowers {
+        final List<Victim> runs = new ArrayList<>();
+        /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
+        final List<Victim> inOrder = new ArrayList<>();
+        PriorityQueue<Victim> rest;
+        long gpu = Long.MAX_VALUE;
+        long milliCpu = Long.MAX_VALUE;
+        long memory = Long.MAX_VALUE;
+
+        void add(ActiveRun run, Resources holds) {
+            runs.add(new Victim(run, holds));
+            gpu = Math.min(gpu, holds.gpu());
+            milliCpu = Math.min(milliCpu, holds.milliCpu());
+            memory = Math.min(memory, holds.memoryBytes());
+        }
+
+        /** No victim holds less than this in any resource: the side's share without any one is at most its share without this. */
+        Resources least() {
+            return new Resources(milliCpu, memory, (int) Math.min(Integer.MAX_VALUE, gpu), null);
+        }
+
+        /** The {@code i}-th in victim order ({@code null}: there are fewer). */
+        Victim get(int i) {
+            if (rest == null) {
+                rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
+                rest.addAll(runs);
+            }
+            while (inOrder.size() <= i && !rest.isEmpty()) {
+                inOrder.add(rest.poll());
+            }
+            return i < inOrder.size() ? inOrder.get(i) : null;
+        }
+    }
+
+    /** One side's victims as one preemptor searches them: those before {@code next} are taken or never allowed. */
+    private static final class Side {
+        final FairShares.Member member;
+        final Borrowers victims;
+        int next;
+
+        Side(FairShares.Member member, Borrowers victims) {
+            this.member = member;
+            this.victims = victims;
+        }
+    }
 
     FairPreemption(ClusterState state, AllowedModels allowed, CycleRuns reclaimable, Rule rule, Outcomes outcomes) {
         this.state = state;
@@ -131,7 +198,7 @@ final class FairPreemption {
         String pool = book.poolOf(run.quota());
         Set<String> models = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
         FairShares.Member mine = shares.leafOf(run.quota());
-        Map<FairShares.Member, ArrayDeque<ActiveRun>> sides = candidates(run, pool, models, shares);
+        List<Side> sides = sides(mine, request, shares);
         if (sides.isEmpty()) {
             return false;
         }
@@ -140,7 +207,7 @@ final class FairPreemption {
         try {
             boolean fits = false;
             while (!(fits = fitsNow(run, request, pool, models)) && !sides.isEmpty()) {
-                if (!removeOne(request, mine, sides, shares, removed)) {
+                if (!removeOne(request, mine, models, sides, shares, removed)) {
                     break;
                 }
             }
@@ -187,39 +254,39 @@ final class FairPreemption {
 
     /**
      * Removes the first victim the rule allows from the side with the highest share (a side none of whose runs it
-     * allows is dropped); returns whether one was removed.
+     * allows is dropped); returns whether one was removed. A victim it does not allow now it never will for this
+     * preemptor: the victim side's share only falls as victims go, the preemptor's stays.
      */
-    private boolean removeOne(Resources request, FairShares.Member mine, Map<FairShares.Member, ArrayDeque<ActiveRun>> sides, FairShares shares,
+    private boolean removeOne(Resources request, FairShares.Member mine, Set<String> models, List<Side> sides, FairShares shares,
             List<ActiveRun> removed) {
         while (!sides.isEmpty()) {
-            FairShares.Member target = null;
+            Side target = null;
             FairShares.Member ours = null;
+            FairShares.Member theirs = null;
             double highest = Double.NEGATIVE_INFINITY;
-            for (FairShares.Member side : sides.keySet()) {
-                FairShares.Member[] pair = belowCommonAncestor(mine, side);
+            for (Side side : sides) {
+                FairShares.Member[] pair = belowCommonAncestor(mine, side.member);
                 double share = shares.share(pair[1], Resources.NONE);
                 if (target == null || share > highest) {
                     target = side;
                     ours = pair[0];
+                    theirs = pair[1];
                     highest = share;
                 }
             }
-            FairShares.Member theirs = belowCommonAncestor(mine, target)[1];
             double preemptorBefore = shares.share(ours, Resources.NONE);
             double preemptorAfter = shares.share(ours, request);
-            for (ActiveRun victim : sides.get(target)) {
-                if (!reclaimable.contains(victim)) {
-                    continue;
-                }
-                Resources holds = ClusterState.total(victim);
-                if (rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, holds, -1))) {
-                    sides.get(target).remove(victim);
-                    if (sides.get(target).isEmpty()) {
-                        sides.remove(target);
-                    }
+            Victim candidate;
+            for (int i = target.next; (candidate = target.victims.get(i)) != null; i++) {
+                Resources holds = candidate.holds();
+                ActiveRun victim = candidate.run();
+                // The rule first: it is arithmetic, and most victims of a side near its fair share fail it.
+                if (rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, holds, -1)) && reclaimable.contains(victim)
+                        && onUsableNodes(victim, models)) {
+                    target.next = i + 1;
                     victim.allocations().forEach(cluster::release);
                     book.charge(victim.quota(), holds, RealTimeResources.NotInQuota, -1);
-                    shares.charge(target, holds, -1);
+                    shares.charge(target.member, holds, -1);
                     removed.add(victim);
                     return true;
                 }
@@ -229,20 +296,32 @@ final class FairPreemption {
         return false;
     }
 
-    /** Other quotas' borrowers of the pool on nodes the run may use, by the member they are counted at, in victim order. */
-    private Map<FairShares.Member, ArrayDeque<ActiveRun>> candidates(PendingRun run, String pool, Set<String> models, FairShares shares) {
-        List<ActiveRun> all = new ArrayList<>();
-        for (ActiveRun active : reclaimable.borrowers()) {
-            if (active.realTimeResources() == RealTimeResources.NotInQuota && active.quota() != null && !active.quota().equals(run.quota())
-                    && book.exists(active.quota()) && book.poolOf(active.quota()).equals(pool) && onUsableNodes(active, models)) {
-                all.add(active);
+    /**
+     * The sides the run may take victims from: other quotas of its pool with borrowers, one of which the rule could
+     * allow (compared where the two meet in their tree). The rules allow more the higher the victim side's share after,
+     * and that share is highest without the side's least victim (taken per resource): a side the rule does not allow
+     * even then is not searched, nor its runs sorted.
+     */
+    private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
+        if (victimsBySide == null) {
+            victimsBySide = new LinkedHashMap<>();
+            for (ActiveRun active : reclaimable.borrowers()) {
+                if (active.realTimeResources() == RealTimeResources.NotInQuota && active.quota() != null && book.exists(active.quota())) {
+                    victimsBySide.computeIfAbsent(shares.leafOf(active.quota()), m -> new Borrowers()).add(active, ClusterState.total(active));
+                }
             }
         }
-        all.sort(VictimSearch.VICTIM_ORDER);
-        // In the order of each side's first victim: ties between sides go by victim order, never by hash order.
-        Map<FairShares.Member, ArrayDeque<ActiveRun>> sides = new LinkedHashMap<>();
-        for (ActiveRun victim : all) {
-            sides.computeIfAbsent(shares.leafOf(victim.quota()), m -> new ArrayDeque<>()).add(victim);
+        List<Side> sides = new ArrayList<>();
+        for (Map.Entry<FairShares.Member, Borrowers> entry : victimsBySide.entrySet()) {
+            FairShares.Member side = entry.getKey();
+            if (side == mine || !side.pool.equals(mine.pool)) {
+                continue;
+            }
+            FairShares.Member[] pair = belowCommonAncestor(mine, side);
+            if (rule.allows(shares.share(pair[0], Resources.NONE), shares.share(pair[0], request), shares.share(pair[1], Resources.NONE),
+                    shares.share(pair[1], entry.getValue().least(), -1))) {
+                sides.add(new Side(side, entry.getValue()));
+            }
         }
         return sides;
     }
@@ -282,6 +361,11 @@ final class FairPreemption {
 
     /** Only a victim holding something on a node the run may use can help it. */
     private boolean onUsableNodes(ActiveRun active, Set<String> models) {
-        return active.allocations().stream().anyMatch(a -> cluster.hasNode(a.node()) && (models == null || models.contains(cluster.modelOf(a.node()))));
+        for (Allocation allocation : active.allocations()) {
+            if (cluster.hasNode(allocation.node()) && (models == null || models.contains(cluster.modelOf(allocation.node())))) {
+                return true;
+            }
+        }
+        return false;
     }
 }
