@@ -300,7 +300,7 @@ final class FairPreemption {
      * The sides the run may take victims from: other quotas of its pool with borrowers, one of which the rule could
      * allow (compared where the two meet in their tree). The rules allow more the higher the victim side's share after,
      * and that share is highest without the side's least victim (taken per resource): a side the rule does not allow
-     * even then is not searched, nor its runs sorted.
+     * even then is not searched, nor its runs put in order.
      */
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
