@@ -43,9 +43,9 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
 
     /**
      * Stop an active run (notice, grace period, kill) and queue it again; its resources go to {@code forRun}.
-     * {@code kind} says why: a {@link PreemptKind#Move} stops a guaranteed run only to start it again elsewhere, so
-     * that a gang fragmentation blocks can start: it is not a failure, and the server must not charge it to the run's
-     * restart budget (its reason starts with {@code Moved}).
+     * {@code kind} says why (a reclaim, a move, or fair sharing): a {@link PreemptKind#Move} stops a guaranteed run
+     * only to start it again elsewhere, so that a gang fragmentation blocks can start: it is not a failure, and the
+     * server must not charge it to the run's restart budget (its reason starts with {@code Moved}).
      */
     record Preempt(RunId runId, RunId forRun, String reason, PreemptKind kind) implements Decision {
         /** The reason a moved run reads (its notice file, its history): the run it makes room for is not named. */
@@ -75,7 +75,13 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         /** Its resources go to a run that comes first: a reclaim of borrowed capacity, or within its quota. */
         Reclaim,
         /** Defragmentation: it is requeued to be placed elsewhere, where it does not block a guaranteed gang. */
-        Move
+        Move,
+        /**
+         * Fair sharing: it borrows for a quota above its fair share of the pool's idle capacity, which a borrower of a
+         * quota below its share needs ({@link FairPreemption}); a preemption like a reclaim, its reason starts with
+         * {@code FairSharing}.
+         */
+        FairSharing
     }
 
     /** A run on idle capacity now fits its quota's guarantee: from now on it is guaranteed, without a restart. */

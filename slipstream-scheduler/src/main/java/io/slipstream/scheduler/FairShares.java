@@ -147,10 +147,15 @@ final class FairShares {
 
     /** The member's weighted share if it held {@code extra} more. */
     double share(Member member, Resources extra) {
+        return share(member, extra, 1);
+    }
+
+    /** The member's weighted share if it held {@code amount} more ({@code sign} 1) or less (-1). */
+    double share(Member member, Resources amount, int sign) {
         Amount lend = lendLimits.get(member.pool);
-        long gpu = beyond(member.used.gpu, extra.gpu(), member.guarantee.gpu);
-        long cpu = beyond(member.used.milliCpu, extra.milliCpu(), member.guarantee.milliCpu);
-        long memory = beyond(member.used.memory, extra.memoryBytes(), member.guarantee.memory);
+        long gpu = beyond(member.used.gpu, sign * (long) amount.gpu(), member.guarantee.gpu);
+        long cpu = beyond(member.used.milliCpu, sign * amount.milliCpu(), member.guarantee.milliCpu);
+        long memory = beyond(member.used.memory, sign * amount.memoryBytes(), member.guarantee.memory);
         if (gpu == 0 && cpu == 0 && memory == 0) {
             return 0;
         }
@@ -178,8 +183,13 @@ final class FairShares {
 
     /** A run counted at {@code leaf} now holds {@code amount} more. */
     void charge(Member leaf, Resources amount) {
+        charge(leaf, amount, 1);
+    }
+
+    /** A run counted at {@code leaf} now holds {@code amount} more ({@code sign} 1) or less (-1). */
+    void charge(Member leaf, Resources amount, int sign) {
         for (Member m = leaf; m != null; m = m.parent) {
-            m.used.add(amount, 1);
+            m.used.add(amount, sign);
         }
     }
 

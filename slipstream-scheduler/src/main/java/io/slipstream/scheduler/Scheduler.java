@@ -41,6 +41,9 @@ import java.util.TreeSet;
  *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
  *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
  *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
+ *   <li>Preemption for fairness (unless {@link FairSharingPreemption#Never}): a borrower still waiting may preempt other
+ *       quotas' borrowers of its pool that hold more than their fair share ({@link FairPreemption}); what they free is
+ *       held for it until they are gone, as for a reclaim.</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
  */
@@ -51,13 +54,25 @@ public final class Scheduler {
             .thenComparing(PendingRun::id);
 
     private final Defragmentation defragmentation;
+    /** Step 5's rule ({@code null}: no preemption for fairness). */
+    private final FairPreemption.Rule fairRule;
 
     public Scheduler() {
         this(Defragmentation.DEFAULT);
     }
 
     public Scheduler(Defragmentation defragmentation) {
+        this(defragmentation, FairSharingPreemption.DEFAULT);
+    }
+
+    public Scheduler(Defragmentation defragmentation, FairSharingPreemption fairSharing) {
+        this(defragmentation, FairPreemption.Rule.of(Objects.requireNonNull(fairSharing, "fairSharing is null")));
+    }
+
+    /** With a rule of its own (tests weaken it, to see that the property tests catch a loop). */
+    Scheduler(Defragmentation defragmentation, FairPreemption.Rule fairRule) {
         this.defragmentation = Objects.requireNonNull(defragmentation, "defragmentation is null");
+        this.fairRule = fairRule;
     }
 
     public CycleResult schedule(ClusterSnapshot snapshot, Instant now) {
@@ -71,7 +86,7 @@ public final class Scheduler {
     public CycleResult schedule(ClusterState state, List<PendingRun> pending, Instant now) {
         Tentative cycle = state.cycle();
         try {
-            return new Cycle(state, pending, now, defragmentation).run();
+            return new Cycle(state, pending, now, defragmentation, fairRule).run();
         } finally {
             cycle.discard(); // never kept: every change of the cycle is undone
         }
@@ -93,6 +108,9 @@ public final class Scheduler {
         private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
         /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
         private final Set<RunId> guaranteeHeldFor = new HashSet<>();
+        /** Borrowers whose victims (of a preemption for fairness) are still stopping: what they free stays held all cycle. */
+        private final Set<RunId> heldAsBorrower = new HashSet<>();
+        private final FairPreemption.Rule fairRule;
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
@@ -114,8 +132,9 @@ public final class Scheduler {
         private final boolean anyMovable;
 
         /** Works on the state's cluster and book (in a tentative the caller discards) and on copies of its small indexes. */
-        Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation) {
+        Cycle(ClusterState state, List<PendingRun> pending, Instant now, Defragmentation defragmentation, FairPreemption.Rule fairRule) {
             this.state = state;
+            this.fairRule = fairRule;
             this.pending = pending;
             this.waits = new IdentityHashMap<>(pending.size());
             this.now = now;
@@ -140,6 +159,11 @@ public final class Scheduler {
             List<Resources> borrowerRequests = new ArrayList<>();
             for (PendingRun run : reclaimedFirst(queue)) {
                 wholeNodes.deciding(run);
+                if (heldAsBorrower.contains(run.id())) {
+                    wait(run, WaitReason.WaitingForReclaim, "waiting for " + stoppingFor.get(run.id()).size()
+                            + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
+                    continue;
+                }
                 giveBackHold(run);
                 Resources request = total(run);
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
@@ -180,6 +204,31 @@ public final class Scheduler {
                     Cycle.this.wait(run, reason, message);
                 }
             }).run(borrowers, borrowerRequests);
+            if (fairRule != null) {
+                new FairPreemption(state, allowed, reclaimable, fairRule, new FairPreemption.Outcomes() {
+                    @Override
+                    public WaitReason waitReason(PendingRun run) {
+                        Decision.Wait wait = waits.get(run);
+                        return wait == null ? null : wait.reason();
+                    }
+
+                    @Override
+                    public boolean victimsStopping(PendingRun run) {
+                        return !stoppingFor.getOrDefault(run.id(), List.of()).isEmpty();
+                    }
+
+                    @Override
+                    public void preempt(ActiveRun victim, PendingRun forRun) {
+                        reclaimable.remove(victim);
+                        decisions.add(new Decision.Preempt(victim.id(), forRun.id(), FairPreemption.REASON, Decision.PreemptKind.FairSharing));
+                    }
+
+                    @Override
+                    public void wait(PendingRun run, WaitReason reason, String message) {
+                        Cycle.this.wait(run, reason, message);
+                    }
+                }).run(borrowers, borrowerRequests);
+            }
             return new CycleResult(withPositions(queue));
         }
 
@@ -217,13 +266,19 @@ public final class Scheduler {
                     continue;
                 }
                 Resources request = total(run);
-                Set<String> models = allowed.of(run.quota(), RealTimeResources.InQuota, request);
+                // A run that preempted for fairness borrows what it waits for: it is held as borrowed, all cycle.
+                RealTimeResources where = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request)
+                        ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
+                Set<String> models = allowed.of(run.quota(), where, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
                 List<Placement> placements = placeOnFreed(run, models, freed);
                 if (placements != null) {
                     heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
-                    book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
+                    book.charge(run.quota(), request, where, 1);
+                    if (where == RealTimeResources.NotInQuota) {
+                        heldAsBorrower.add(run.id());
+                    }
                 }
             }
         }

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * capacity that is free while both are queued is divided.
  */
 class FairSharingTest {
-    private final Scheduler scheduler = new Scheduler();
+    /** Share order alone: preemption for fairness is FairPreemptionTest's. */
+    private final Scheduler scheduler = new Scheduler(Defragmentation.DEFAULT, FairSharingPreemption.Never);
 
     private static List<QuotaState> teams(double weightB, double weightC) {
         return List.of(aQuota("org/root").minGpus(24).build(), aQuota("a/gpu").minGpus(8).parent("org/root").build(),

@@ -4,6 +4,8 @@ import io.slipstream.api.wire.TokenView;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.auth.RunTokens;
 import io.slipstream.server.api.ApiServer;
 import io.slipstream.server.api.Readiness;
@@ -122,6 +124,7 @@ public final class SlipstreamServer implements AutoCloseable {
             Executor leading = executor;
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(LoopParts.of(fenced, leading, clock).withLimits(config.limits())
+                            .withScheduler(new Scheduler(Defragmentation.DEFAULT, config.fairSharingPreemption()))
                             .withTick(config.tickInterval()).withRunTokens(runTokens).withSecrets(secrets).withShared(progress, queue)
                             .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;

@@ -7,6 +7,7 @@ import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FieldReader;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.store.StoreFactory;
 import io.slipstream.store.StoreSettings;
 import java.nio.file.Path;
@@ -33,6 +34,7 @@ import tools.jackson.databind.node.ObjectNode;
  * runs: {maxRuntime: 30d, retention: 30d}
  * secrets: {keyFile: /etc/slipstream/secret.key}   # previousKeyFile: while rotating it
  * tokens: {pepperFile: /etc/slipstream/token.pepper}
+ * fairSharing: {preemption: LessThanOrEqualToFinalShare}   # or Never: borrowers in share order, without preemption
  * </pre>
  *
  * <p>The server reads its own fields only. The store ({@code store:}) and the executor ({@code executor:} and the
@@ -181,6 +183,13 @@ public final class ConfigReader {
             }
             leadership.finish();
         }
+        FairSharingPreemption fairSharing = base.fairSharingPreemption();
+        FieldReader fairSharingBlock = root.object("fairSharing", false);
+        if (fairSharingBlock != null) {
+            FairSharingPreemption preemption = fairSharingBlock.enumValue("preemption", FairSharingPreemption.class, false);
+            fairSharing = preemption == null ? fairSharing : preemption;
+            fairSharingBlock.finish();
+        }
         KeyFiles keys = base.keys();
         FieldReader secrets = root.object("secrets", false);
         if (secrets != null) {
@@ -204,7 +213,7 @@ public final class ConfigReader {
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), store, executorSettings,
-                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys, leaderLease);
+                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys, leaderLease, fairSharing);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.slipstream.server.config;
 import static java.util.Objects.requireNonNull;
 
 import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.store.StoreSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +18,8 @@ import java.time.Duration;
  * @param tickInterval how often the control loop runs when nothing wakes it
  * @param leaderLease  how long a replica's leadership holds unless renewed (replicas on one store)
  * @param keys         where the secret key and the token pepper are
+ * @param fairSharingPreemption whether a borrower below its fair share may preempt other quotas' borrowers
+ *                     ({@code fairSharing.preemption})
  */
 public record ServerConfig(
         String host,
@@ -27,14 +30,15 @@ public record ServerConfig(
         RunLimits limits,
         Duration tickInterval,
         KeyFiles keys,
-        Duration leaderLease) {
+        Duration leaderLease,
+        FairSharingPreemption fairSharingPreemption) {
 
     /** How long a replica's leadership lasts unless renewed: a standby takes over within it. */
     public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
 
     public ServerConfig(String host, int port, Path dataDir, StoreSettings store, ExecutorSettings executor, RunLimits limits,
                         Duration tickInterval, KeyFiles keys) {
-        this(host, port, dataDir, store, executor, limits, tickInterval, keys, DEFAULT_LEADER_LEASE);
+        this(host, port, dataDir, store, executor, limits, tickInterval, keys, DEFAULT_LEADER_LEASE, FairSharingPreemption.DEFAULT);
     }
 
     public ServerConfig {
@@ -46,18 +50,19 @@ public record ServerConfig(
         requireNonNull(limits, "limits is null");
         requireNonNull(tickInterval, "tickInterval is null");
         leaderLease = leaderLease == null ? DEFAULT_LEADER_LEASE : leaderLease;
+        fairSharingPreemption = fairSharingPreemption == null ? FairSharingPreemption.DEFAULT : fairSharingPreemption;
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys, leaderLease);
+        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
     }
 
     public ServerConfig withStore(StoreSettings newStore) {
-        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys, leaderLease);
+        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
     }
 
     public ServerConfig withExecutor(ExecutorSettings newExecutor) {
-        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys, leaderLease);
+        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
     }
 
     /** The executor's settings, for tests and tools that know which executor they configured. */
@@ -66,18 +71,22 @@ public record ServerConfig(
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
-        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys, leaderLease);
+        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys, leaderLease, fairSharingPreemption);
     }
 
     public ServerConfig withKeys(KeyFiles newKeys) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys, leaderLease);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys, leaderLease, fairSharingPreemption);
     }
 
     public ServerConfig withLeaderLease(Duration newLease) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, newLease);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, newLease, fairSharingPreemption);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys, leaderLease);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys, leaderLease, fairSharingPreemption);
+    }
+
+    public ServerConfig withFairSharingPreemption(FairSharingPreemption newPreemption) {
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, leaderLease, newPreemption);
     }
 }

@@ -73,13 +73,14 @@ final class DecisionApplier implements Decision.Handler<Void> {
     @Override
     public Void preempt(Decision.Preempt preempt) {
         RunRecord run = runs.get(preempt.runId());
-        // A move (defragmentation) is a preemption like a reclaim: notice, grace period, queued again. Neither is a
-        // failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
+        // A move (defragmentation) or fair sharing is a preemption like a reclaim: notice, grace period, queued again.
+        // None is a failure: RunRecord.preempting counts it in preemptions, never in the restart budget.
         RunRecord preempting = run.preempting(preempt.forRun(), preempt.reason());
         // The victim's reason does not name the run it makes room for (another team's): the operator's log does.
         switch (preempt.kind()) {
             case Reclaim -> LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
             case Move -> LOG.info("run {}: moved, to start again elsewhere, for run {} that needs whole nodes", run.id(), preempt.forRun());
+            case FairSharing -> LOG.info("run {}: preempted for fair sharing, for run {} of a quota below its fair share", run.id(), preempt.forRun());
         }
         RunSteps steps = stepper.of(run, instances.getOrDefault(run.id(), List.of()));
         steps.transitionTo(preempting);

@@ -54,6 +54,11 @@ public record LoopParts(Store store, Executor executor, Scheduler scheduler, Clo
         return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }
 
+    /** The scheduling core: its defaults but for the server's fair-sharing setting. */
+    public LoopParts withScheduler(Scheduler scheduler) {
+        return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
+    }
+
     public LoopParts withTick(Duration tick) {
         return new LoopParts(store, executor, scheduler, clock, limits, tick, runTokens, secrets, progressReports, queueStatus, cycleTimes, parallelLaunches);
     }

@@ -14,6 +14,7 @@ import io.slipstream.executor.local.LocalExecutorSettings;
 import io.slipstream.executor.local.LocalProcessExecutor;
 import io.slipstream.executor.local.uid.Isolation;
 import io.slipstream.executor.local.uid.UidRangeClaims;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.store.jdbc.JdbcStoreFactory;
 import io.slipstream.store.jdbc.JdbcStoreSettings;
 import java.nio.charset.StandardCharsets;
@@ -175,6 +176,17 @@ class ConfigReaderTest {
         assertThat(config.limits().retention()).isEqualTo(java.time.Duration.ofDays(90));
         assertThat(problemsOf("runs: {maxRuntime: 31d, retention: 1h}\n")).extracting(Problem::field)
                 .containsExactlyInAnyOrder("runs.maxRuntime", "runs.retention");
+    }
+
+    @Test
+    void preemptionForFairSharingIsOnUnlessTheAdminTurnsItOff() {
+        assertThat(DEFAULTS.fairSharingPreemption()).isEqualTo(FairSharingPreemption.LessThanOrEqualToFinalShare);
+        assertThat(read("fairSharing: {preemption: Never}\n").fairSharingPreemption()).isEqualTo(FairSharingPreemption.Never);
+        assertThat(read("fairSharing: {preemption: Never}\n").withPort(1).fairSharingPreemption()).isEqualTo(FairSharingPreemption.Never);
+        assertThat(read("fairSharing: {}\n").fairSharingPreemption()).isEqualTo(FairSharingPreemption.LessThanOrEqualToFinalShare);
+        List<Problem> problems = problemsOf("fairSharing: {preemption: Sometimes, weight: 2}\n");
+        assertThat(problems).extracting(Problem::field).containsExactlyInAnyOrder("fairSharing.preemption", "fairSharing.weight");
+        assertThat(problems).extracting(Problem::message).contains("'Sometimes' is not one of Never, LessThanOrEqualToFinalShare");
     }
 
     @Test

@@ -57,6 +57,8 @@ final class Holdings {
     /** How many nodes have each number of free GPUs: the emptiest node without a scan. */
     private final int[] nodesWithFree;
     private int borrowers;
+    /** GPUs the running borrowers hold (stopping ones left out). */
+    private long borrowedGpus;
     /** Per tenant: the GPUs of its running borrowers that may use its guarantee (GPUs -> how many). */
     private final List<TreeMap<Integer, Integer>> promotable = new ArrayList<>();
 
@@ -149,6 +151,7 @@ final class Holdings {
             return;
         }
         borrowers += sign;
+        borrowedGpus += sign * (long) job.gpus();
         if (job.idleMode.mayUseGuarantee()) {
             promotable.get(job.tenant).merge(job.gpus(), sign, (a, b) -> a + b == 0 ? null : a + b);
         }
@@ -207,7 +210,7 @@ final class Holdings {
         while (mostFreeOnANode > 0 && nodesWithFree[mostFreeOnANode] == 0) {
             mostFreeOnANode--;
         }
-        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0);
+        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus);
     }
 
     /** Whether some running borrower fits its quota's free guarantee: the core could promote it. */
@@ -261,8 +264,9 @@ final class Holdings {
      * @param borrowable      GPUs each tenant could borrow: free, and lendable by its pool (-1: none)
      * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
      * @param borrowers       whether any run holds idle capacity it could be reclaimed from
+     * @param borrowedGpus    the GPUs running borrowers hold: the most preemption for fairness could take from them
      */
-    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers) {
+    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers, long borrowedGpus) {
         /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
         boolean placeable(SimJob job) {
             return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;

@@ -3,7 +3,9 @@ package io.slipstream.simulator.engine;
 /**
  * Integrates, over virtual time, what each tenant holds: guaranteed and borrowed GPUs, and what it lends. Between
  * two events everything is constant, so each {@link #advance} adds rate x duration. What is borrowed at a moment is
- * attributed to lenders in proportion to their unused guarantees (and to capacity nobody is guaranteed).
+ * attributed to lenders in proportion to their unused guarantees (and to capacity nobody is guaranteed). Each
+ * tenant's weighted entitlement to what is borrowed: at each moment, what all tenants borrow divided among those with
+ * demand (queued jobs that may borrow, or borrowing) by their quotas' weights.
  */
 final class Recorder {
     private final int tenants;
@@ -15,16 +17,23 @@ final class Recorder {
 
     private final long[] guaranteed;
     private final long[] borrowed;
+    private final double[] weights;
+    /** Per tenant: its queued jobs that may borrow. */
+    private final int[] demand;
     private long last;
 
     final double[] allocatedGpuMs;
     final double[] borrowedGpuMs;
     final double[] lentGpuMs;
+    final double[] entitledGpuMs;
     double windowGpuMs;
     final double[][] timeline;
 
-    Recorder(long[] quotaGpus, long clusterGpus, long windowStart, long windowEnd, long bucketMillis) {
+    Recorder(long[] quotaGpus, double[] weights, long clusterGpus, long windowStart, long windowEnd, long bucketMillis) {
         this.tenants = quotaGpus.length;
+        this.weights = weights.clone();
+        this.demand = new int[tenants];
+        this.entitledGpuMs = new double[tenants];
         this.quota = quotaGpus.clone();
         long sum = 0;
         for (long q : quotaGpus) {
@@ -56,6 +65,11 @@ final class Recorder {
         }
     }
 
+    /** A job of the tenant that may borrow joined ({@code sign} 1) or left (-1) the queue. */
+    void demand(int tenant, int sign) {
+        demand[tenant] += sign;
+    }
+
     void promote(int tenant, int gpus) {
         borrowed[tenant] -= gpus;
         guaranteed[tenant] += gpus;
@@ -76,6 +90,17 @@ final class Recorder {
             borrowedGpuMs[i] += (double) borrowed[i] * dt;
             totalBorrowed += borrowed[i];
             idle += Math.max(0, quota[i] - guaranteed[i]);
+        }
+        if (totalBorrowed > 0) {
+            double wanting = 0;
+            for (int i = 0; i < tenants; i++) {
+                wanting += demand[i] > 0 || borrowed[i] > 0 ? weights[i] : 0;
+            }
+            for (int i = 0; wanting > 0 && i < tenants; i++) {
+                if (demand[i] > 0 || borrowed[i] > 0) {
+                    entitledGpuMs[i] += totalBorrowed * weights[i] / wanting * dt;
+                }
+            }
         }
         if (totalBorrowed > 0 && idle > 0) {
             for (int i = 0; i < tenants; i++) {

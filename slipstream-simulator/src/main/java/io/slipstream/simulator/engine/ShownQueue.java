@@ -16,7 +16,8 @@ import java.util.function.Consumer;
 /**
  * What each cycle shows the core of the queue: the jobs it could admit ({@link AdmissibleQueue}), those borrowers were
  * preempted for, and, when it holds, the guarantee cut ({@link #cut}). A job left out would only have waited, without
- * holding or being promised anything, so leaving it out changes no figure ({@code AdmissibleQueueTest}).
+ * holding or being promised anything, so leaving it out changes no figure ({@code AdmissibleQueueTest}). With
+ * preemption for fairness, borrowers that could preempt are shown too ({@link #showPreemptors}).
  */
 final class ShownQueue {
     /**
@@ -25,8 +26,9 @@ final class ShownQueue {
      * @param hasMax              per tenant: its quota has a max (its own borrowers make room under it: never cut)
      * @param largestNodeGpus     the most GPUs of a node
      * @param clusterGpus         the cluster's GPUs
+     * @param fairPreemption      whether borrowers below their fair share preempt other quotas' borrowers
      */
-    record Limits(int[] quotaOfTenant, boolean[] preemptsWithinQuota, boolean[] hasMax, int largestNodeGpus, long clusterGpus) {
+    record Limits(int[] quotaOfTenant, boolean[] preemptsWithinQuota, boolean[] hasMax, int largestNodeGpus, long clusterGpus, boolean fairPreemption) {
     }
 
     private final AdmissibleQueue queued;
@@ -79,18 +81,55 @@ final class ShownQueue {
             boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant]
                     && job.trace.gpus() <= limits.largestNodeGpus() && job.gpus() <= limits.clusterGpus();
             if (couldBorrow || couldUseGuarantee || limits.preemptsWithinQuota()[job.tenant]) {
+                // A job that may borrow and could preempt for fairness is never cut: the guarantee may not take it.
                 if (!couldBorrow && placeable && !limits.preemptsWithinQuota()[job.tenant] && !limits.hasMax()[job.tenant]
+                        && !(limits.fairPreemption() && job.idleMode.mayBorrow())
                         && job.trace.gpus() < limits.largestNodeGpus() && !reclaiming.contains(job) && job.shownInCycle != cycle) {
                     onlyForTheGuarantee.add(job);
                 }
                 show.accept(job);
             }
         });
+        if (limits.fairPreemption() && start.borrowers()) {
+            showPreemptors(start, show);
+        }
         cutGuaranteeCandidates(pending, start.freeGuarantee());
         if (!pending.isEmpty()) {
             return pending;
         }
         return holdings.anyPromotable(start.freeGuarantee()) ? pending : null;
+    }
+
+    /**
+     * Borrowers that could preempt for fairness although their pool lends too little now. The core tries a quota's
+     * waiting borrowers in queue order and stops at the first that finds no victims; each that does takes its GPUs out
+     * of what the pool lends now and what other quotas borrow, at most {@code borrowable + borrowedGpus}. So of each
+     * tenant's jobs in queue order, those after jobs that together ask for more than that are never tried. Counted are
+     * only jobs that would take something if they went (they may borrow, some node and the cluster could hold them,
+     * they do not fit the free guarantee, they are not already holding capacity for themselves and ask for no more
+     * than that bound): a job that waits for another reason neither takes anything nor stops its quota. Every job up to
+     * there that may borrow is shown; of a quota with a max, every one.
+     */
+    private void showPreemptors(Holdings.CycleStart start, Consumer<SimJob> show) {
+        for (int t = 0; t < start.borrowable().length; t++) {
+            long budget = Math.max(0, start.borrowable()[t]) + start.borrowedGpus();
+            long freeGuarantee = start.freeGuarantee()[t];
+            boolean all = limits.hasMax()[t];
+            long[] asked = {0};
+            queued.inQueueOrder(t, job -> {
+                if (!all && asked[0] > budget) {
+                    return false;
+                }
+                if (job.idleMode.mayBorrow()) {
+                    show.accept(job);
+                    if (job.trace.gpus() <= limits.largestNodeGpus() && job.gpus() <= limits.clusterGpus() && job.gpus() > freeGuarantee
+                            && job.gpus() <= budget && !reclaiming.contains(job)) {
+                        asked[0] += job.gpus();
+                    }
+                }
+                return true;
+            });
+        }
     }
 
     /**

@@ -11,6 +11,7 @@ import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
@@ -69,6 +70,8 @@ public final class Simulation {
     private final Trace trace;
     private final List<NodeState> nodes;
     private final long clusterGpus;
+    /** The most GPUs of a node: a job with a larger instance never starts, and wants nothing of the idle capacity. */
+    private final int largestNodeGpus;
     private final Policy policy;
     private final long seed;
     private final Listener listener;
@@ -126,9 +129,9 @@ public final class Simulation {
             nodeGpus[i] = nodes.get(i).capacity().gpu();
             nodeIndex.put(nodes.get(i).name(), i);
         }
-        int largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
+        this.largestNodeGpus = Arrays.stream(nodeGpus).max().orElse(0);
         this.policy = policy;
-        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT);
+        this.scheduler = new Scheduler(policy.defragmentation() != null ? policy.defragmentation() : Defragmentation.DEFAULT, policy.fairSharing());
         this.seed = seed;
         this.listener = listener;
         this.progress = new Progress(policy);
@@ -185,7 +188,12 @@ public final class Simulation {
         }
         long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
         long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
-        this.recorder = new Recorder(quotaGpus, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis(), bucket);
+        double[] weights = new double[tenantNames.size()];
+        for (int i = 0; i < weights.length; i++) {
+            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
+            weights[i] = quota == null ? 1 : quota.weight();
+        }
+        this.recorder = new Recorder(quotaGpus, weights, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis(), bucket);
         boolean[] checkpointsOfGuaranteedRead = new boolean[tenantNames.size()];
         for (int t = 0; t < tenantNames.size(); t++) {
             checkpointsOfGuaranteedRead[t] = movesAllowed || preemptsWithinQuota[t];
@@ -199,7 +207,8 @@ public final class Simulation {
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
-                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus));
+                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
+                        policy.fairSharing() != FairSharingPreemption.Never));
     }
 
     private static boolean anyOf(boolean[] flags) {
@@ -254,6 +263,7 @@ public final class Simulation {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
         queued.add(job);
+        demand(job, 1);
         changed();
     }
 
@@ -302,6 +312,7 @@ public final class Simulation {
         job.queuedSince = now;
         job.reclaimFor = null;
         queued.add(job);
+        demand(job, 1);
         changed();
     }
 
@@ -408,8 +419,16 @@ public final class Simulation {
         job.entitledAt = Math.max(job.queuedSince, changedAt);
     }
 
+    /** A queued job that may borrow, and could ever start, wants idle capacity: its tenant has demand. */
+    private void demand(SimJob job, int sign) {
+        if (job.idleMode.mayBorrow() && job.trace.gpus() <= largestNodeGpus && job.gpus() <= clusterGpus) {
+            recorder.demand(job.tenant, sign);
+        }
+    }
+
     private void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
+        demand(job, -1);
         reclaiming.remove(job);
         job.queuedTotal += now - job.queuedSince;
         if (job.firstStart < 0) {
@@ -549,7 +568,7 @@ public final class Simulation {
             tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
                     distribution(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
                     recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], distribution(reclaimByTenant.get(i)), neverStartedByTenant[i],
-                    neverStartedHoursByTenant[i]));
+                    neverStartedHoursByTenant[i], recorder.entitledGpuMs[i] / 3.6e6));
         }
         List<Double> allReclaims = new ArrayList<>();
         reclaimByTenant.forEach(allReclaims::addAll);
@@ -558,7 +577,8 @@ public final class Simulation {
                 distribution(delays),
                 distribution(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, distribution(allReclaims),
                 distribution(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
-                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus(), longestReclaims);
+                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus(), longestReclaims,
+                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()));
     }
 
     /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */

@@ -9,6 +9,7 @@ import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.SpecReader;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -394,6 +395,7 @@ public final class ExperimentReader {
         Duration schedulingInterval = Duration.ofSeconds(10);
         Duration meanTimeBetweenFailures;
         Defragmentation defragmentation;
+        FairSharingPreemption fairSharing = FairSharingPreemption.Never;
 
         PolicyFields copy() {
             PolicyFields copy = new PolicyFields();
@@ -408,6 +410,7 @@ public final class ExperimentReader {
             copy.schedulingInterval = schedulingInterval;
             copy.meanTimeBetweenFailures = meanTimeBetweenFailures;
             copy.defragmentation = defragmentation;
+            copy.fairSharing = fairSharing;
             return copy;
         }
 
@@ -452,6 +455,12 @@ public final class ExperimentReader {
                 defragmentation = !on ? null : new Defragmentation(perCycle != null ? perCycle.intValue() : current.maxMovesPerCycle(),
                         cooldown != null ? cooldown : current.moveCooldown());
             }
+            FieldReader fair = reader.object("fairSharing", false);
+            if (fair != null) {
+                FairSharingPreemption preemption = fair.enumValue("preemption", FairSharingPreemption.class, false);
+                fairSharing = preemption != null ? preemption : fairSharing;
+                fair.finish();
+            }
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
@@ -463,7 +472,7 @@ public final class ExperimentReader {
             // The simulator's opt-in applies to every quota: each lets its checkpointing guaranteed runs be moved.
             List<QuotaState> quotas = defragmentation == null ? policyQuotas : policyQuotas.stream().map(q -> q.withAllowMoves(true)).toList();
             return new Policy(name, quotas, source, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead,
-                    schedulingInterval, meanTimeBetweenFailures, defragmentation);
+                    schedulingInterval, meanTimeBetweenFailures, defragmentation, fairSharing);
         }
     }
 }

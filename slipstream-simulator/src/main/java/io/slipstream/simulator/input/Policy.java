@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +25,8 @@ import java.util.List;
  *                           last checkpoint
  * @param defragmentation    bounds on moving guaranteed runs to defragment; the policy's quotas then allow moves
  *                           ({@code defragmentation: {moves: true}}); {@code null}: no run is ever moved
+ * @param fairSharing        whether a borrower below its quota's fair share preempts other quotas' borrowers
+ *                           ({@code fairSharing: {preemption: ...}}); borrowers are admitted in share order either way
  */
 public record Policy(
         String name,
@@ -37,7 +40,8 @@ public record Policy(
         Duration restartOverhead,
         Duration schedulingInterval,
         Duration meanTimeBetweenFailures,
-        Defragmentation defragmentation) {
+        Defragmentation defragmentation,
+        FairSharingPreemption fairSharing) {
     public Policy {
         requireNonNull(name, "name is null");
         quotas = List.copyOf(quotas);
@@ -46,6 +50,15 @@ public record Policy(
         requireNonNull(checkpointSave, "checkpointSave is null");
         requireNonNull(restartOverhead, "restartOverhead is null");
         requireNonNull(schedulingInterval, "schedulingInterval is null");
+        requireNonNull(fairSharing, "fairSharing is null");
+    }
+
+    /** A policy without preemption for fairness. */
+    public Policy(String name, List<QuotaState> quotas, String quotasSource, IdleMode idleMode, Duration gracePeriod, Duration checkpointInterval,
+            Duration checkpointSave, boolean checkpointOnNotice, Duration restartOverhead, Duration schedulingInterval, Duration meanTimeBetweenFailures,
+            Defragmentation defragmentation) {
+        this(name, quotas, quotasSource, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead, schedulingInterval,
+                meanTimeBetweenFailures, defragmentation, FairSharingPreemption.Never);
     }
 
     /** A policy that never moves runs. */

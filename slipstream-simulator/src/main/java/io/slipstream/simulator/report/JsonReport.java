@@ -56,6 +56,7 @@ public final class JsonReport {
         o.put("maxReclaimSeconds", Format.round(r.reclaim().max(), 1));
         o.put("guaranteeWaits", r.guaranteeWait().count());
         o.put("p99GuaranteeWaitSeconds", Format.round(r.guaranteeWait().percentile(99), 1));
+        o.put("fairnessIndex", Double.isNaN(r.fairnessIndex()) ? null : Format.round(r.fairnessIndex(), 4));
         o.put("makespanSeconds", Format.round(r.makespanSeconds(), 0));
         o.put("cycles", r.cycles());
         o.put("schedulerSeconds", Format.round(r.schedulerSeconds(), 2));
@@ -74,6 +75,8 @@ public final class JsonReport {
             m.put("p99QueueDelaySeconds", Format.round(t.queueDelay().percentile(99), 1));
             m.put("allocatedGpuHours", Format.round(t.allocatedGpuHours(), 1));
             m.put("borrowedGpuHours", Format.round(t.borrowedGpuHours(), 1));
+            m.put("entitledGpuHours", Format.round(t.entitledGpuHours(), 1));
+            m.put("borrowedToEntitled", Double.isNaN(t.entitlementRatio()) ? null : Format.round(t.entitlementRatio(), 4));
             m.put("lentGpuHours", Format.round(t.lentGpuHours(), 1));
             m.put("preempted", t.preempted());
             m.put("reclaims", t.reclaim().count());
@@ -127,6 +130,7 @@ public final class JsonReport {
         d.put("completion", "submission to the end of the last attempt, of the jobs that completed");
         d.put("neverStartedGpuHours", "GPU-hours the never-started jobs asked for (duration x GPUs)");
         d.put("reclaim", "for a run that had borrowers preempted to start on its guarantee: from the change after which the first were chosen to its start");
+        d.put("fairnessIndex", "Jain's index over the tenants' borrowed GPU-hours / weighted entitlement to what was borrowed while they wanted idle capacity");
         DEFINITIONS = java.util.Collections.unmodifiableMap(d);
     }
 
@@ -141,6 +145,7 @@ public final class JsonReport {
         m.put("restartOverhead", Durations.format(p.restartOverhead()));
         m.put("schedulingInterval", Durations.format(p.schedulingInterval()));
         m.put("meanTimeBetweenFailures", p.meanTimeBetweenFailures() == null ? null : Durations.format(p.meanTimeBetweenFailures()));
+        m.put("fairSharingPreemption", p.fairSharing().name());
         return m;
     }
 }

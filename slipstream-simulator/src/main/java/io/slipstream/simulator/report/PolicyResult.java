@@ -14,7 +14,9 @@ import java.util.List;
  * the end of what was in the way) to its start. {@code guaranteeWait}: for each run that fit its guarantee but had to
  * wait for capacity (borrowers, or others' guaranteed work fragmenting the nodes), from then to its start.
  * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}. {@code longestReclaims}:
- * the few longest reclaims taken apart, longest first.
+ * the few longest reclaims taken apart, longest first. {@code fairnessIndex}: Jain's index over the tenants'
+ * {@link TenantResult#entitlementRatio()} (1: each borrowed in proportion to its weighted entitlement; {@code NaN}: no
+ * tenant was entitled to anything).
  */
 public record PolicyResult(
         Policy policy,
@@ -40,8 +42,24 @@ public record PolicyResult(
         List<TenantResult> tenants,
         double timelineBucketSeconds,
         double[][] timeline,
-        List<ReclaimSample> longestReclaims) {
+        List<ReclaimSample> longestReclaims,
+        double fairnessIndex) {
     public PolicyResult {
         longestReclaims = List.copyOf(longestReclaims);
+    }
+
+    /** Jain's fairness index of the values: (sum x)^2 / (n sum x^2), skipping NaN; {@code NaN} when none is left. */
+    public static double jain(double... values) {
+        double sum = 0;
+        double squares = 0;
+        int n = 0;
+        for (double x : values) {
+            if (!Double.isNaN(x)) {
+                sum += x;
+                squares += x * x;
+                n++;
+            }
+        }
+        return n == 0 ? Double.NaN : squares == 0 ? 1 : sum * sum / (n * squares);
     }
 }

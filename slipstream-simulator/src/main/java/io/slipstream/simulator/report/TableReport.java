@@ -21,7 +21,7 @@ public final class TableReport {
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of("policy", "utilization (busy window)", "utilization (whole replay)", "mean delay*", "p50 delay*", "p95 delay*", "p99 delay*",
                 "mean JCT*", "not started", "not started GPU-h", "preemptions", "lost GPU-h", "borrowed GPU-h", "reclaims", "p99 reclaim", "max reclaim",
-                "p99 guarantee wait", "wall"));
+                "p99 guarantee wait", "fairness index", "wall"));
         for (PolicyResult r : results) {
             rows.add(List.of(r.policy().name(), Format.percent(r.windowUtilization()), Format.percent(r.utilization()), Format.duration(r.queueDelay().mean()),
                     Format.duration(r.queueDelay().percentile(50)), Format.duration(r.queueDelay().percentile(95)),
@@ -29,7 +29,8 @@ public final class TableReport {
                     Format.number(r.neverStartedGpuHours()), String.valueOf(r.preemptions()),
                     Format.number(r.lostGpuHours()) + " (" + Format.percent(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours()) + ")",
                     Format.number(r.borrowedGpuHours()), String.valueOf(r.reclaim().count()), Format.duration(r.reclaim().percentile(99)),
-                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), String.format(Locale.ROOT, "%.1fs", r.wallSeconds())));
+                    Format.duration(r.reclaim().max()), Format.duration(r.guaranteeWait().percentile(99)), ratio(r.fairnessIndex()),
+                    String.format(Locale.ROOT, "%.1fs", r.wallSeconds())));
         }
         table(rows, out);
         out.println(NOTE);
@@ -38,12 +39,13 @@ public final class TableReport {
             out.println("Tenants under " + r.policy().name() + ":");
             List<List<String>> tenantRows = new ArrayList<>();
             tenantRows.add(List.of("tenant", "quota GPUs", "jobs", "done", "not started", "not started GPU-h", "mean delay*", "p99 delay*", "GPU-h",
-                    "borrowed GPU-h", "lent GPU-h", "preempted", "reclaims", "p50 reclaim", "p99 reclaim", "max reclaim"));
+                    "borrowed GPU-h", "entitled GPU-h", "borrowed/entitled", "lent GPU-h", "preempted", "reclaims", "p50 reclaim", "p99 reclaim", "max reclaim"));
             for (TenantResult t : r.tenants()) {
                 tenantRows.add(List.of(t.tenant(), String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), String.valueOf(t.completed()),
                         String.valueOf(t.neverStarted()), Format.number(t.neverStartedGpuHours()),
                         Format.duration(t.queueDelay().mean()), Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()),
-                        Format.number(t.borrowedGpuHours()), Format.number(t.lentGpuHours()), String.valueOf(t.preempted()),
+                        Format.number(t.borrowedGpuHours()), Format.number(t.entitledGpuHours()), ratio(t.entitlementRatio()),
+                        Format.number(t.lentGpuHours()), String.valueOf(t.preempted()),
                         String.valueOf(t.reclaim().count()), Format.duration(t.reclaim().percentile(50)), Format.duration(t.reclaim().percentile(99)),
                         Format.duration(t.reclaim().max())));
             }
@@ -94,5 +96,10 @@ public final class TableReport {
             }
             out.println(line.toString().stripTrailing());
         }
+    }
+
+    /** {@code 0.93}, or {@code -} for none. */
+    private static String ratio(double value) {
+        return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.2f", value);
     }
 }

@@ -3,6 +3,8 @@ package io.slipstream.simulator.report;
 /**
  * One tenant's figures under one policy. GPU-hours; delays and reclaim times in seconds. {@code queueDelay} is over
  * the jobs that started; {@code neverStarted} jobs (and the GPU-hours they asked for) are counted apart.
+ * {@code entitledGpuHours}: its weighted entitlement to what all tenants borrowed, while it had demand (queued jobs
+ * that may borrow, or borrowing): at each moment what is borrowed, divided among those tenants by their quotas' weights.
  */
 public record TenantResult(
         String tenant,
@@ -16,5 +18,10 @@ public record TenantResult(
         int preempted,
         Distribution reclaim,
         int neverStarted,
-        double neverStartedGpuHours) {
+        double neverStartedGpuHours,
+        double entitledGpuHours) {
+    /** Borrowed GPU-hours over its entitlement ({@code NaN}: no entitlement). */
+    public double entitlementRatio() {
+        return entitledGpuHours > 0 ? borrowedGpuHours / entitledGpuHours : Double.NaN;
+    }
 }

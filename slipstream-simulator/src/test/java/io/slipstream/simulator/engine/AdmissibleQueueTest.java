@@ -8,6 +8,7 @@ import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import io.slipstream.simulator.Fingerprint;
 import io.slipstream.simulator.input.ClusterSpec;
@@ -65,6 +66,47 @@ public class AdmissibleQueueTest {
         assertThat(whole.completed()).isPositive();
         Fingerprint.assertSame(admissible, whole);
         Fingerprint.assertSame(kept, whole);
+    }
+
+    static Stream<Arguments> fairReplays() {
+        List<Arguments> cases = new ArrayList<>();
+        for (long seed = 1; seed <= 6; seed++) {
+            for (IdleMode mode : new IdleMode[] {null, IdleMode.Acceptable}) {
+                cases.add(Arguments.of(seed, mode));
+            }
+        }
+        return cases.stream();
+    }
+
+    /**
+     * With preemption for fairness the simulator also shows the borrowers that could preempt: the same figures again,
+     * with weights (b 3, c 0.5, d 2) and, for seeds up to 4, the tree with a max and a quota that preempts within.
+     */
+    @ParameterizedTest(name = "seed {0}, idle mode {1}, preemption for fairness")
+    @MethodSource("fairReplays")
+    void givesTheSameFiguresAsTheWholeQueueWithPreemptionForFairness(long seed, IdleMode mode) {
+        Trace trace = randomTrace(seed, 400);
+        ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40)));
+        List<QuotaState> quotas = (seed > 4 ? plainQuotas() : quotas()).stream().map(q -> weighted(q, switch (q.id().workspace()) {
+            case "b" -> 3;
+            case "c" -> 0.5;
+            case "d" -> 2;
+            default -> 1;
+        })).toList();
+        Policy policy = new Policy("p", quotas, "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), seed % 2 == 0,
+                Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 3 == 0 ? Duration.ofHours(3) : null, null, FairSharingPreemption.LessThanOrEqualToFinalShare);
+
+        PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false, false).run();
+        PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true, false).run();
+        PolicyResult kept = new Simulation(trace, cluster, policy, seed, null, true, true).run();
+
+        assertThat(whole.completed()).isPositive();
+        Fingerprint.assertSame(admissible, whole);
+        Fingerprint.assertSame(kept, whole);
+    }
+
+    private static QuotaState weighted(QuotaState q, double weight) {
+        return q.parent() == null ? q : new QuotaState(q.id(), q.type(), q.gpuModel(), q.parent(), q.min(), q.max(), q.withinQuota(), q.allowMoves(), weight);
     }
 
     /** Tenants a (a nested quota under team), b (preempts its own lower-priority runs), c (small, with a max), d (none of its own). */

@@ -8,6 +8,7 @@ import io.slipstream.api.spec.IdleMode;
 import io.slipstream.api.spec.QuotaType;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import io.slipstream.simulator.input.ClusterSpec;
 import io.slipstream.simulator.input.NodePool;
@@ -162,6 +163,53 @@ class SimulationTest {
         assertThat(again.queueDelay().values()).containsExactly(first.queueDelay().values());
         assertThat(other.allocatedGpuHours()).isNotEqualTo(first.allocatedGpuHours());
         assertThat(first.completed()).isEqualTo(40);
+    }
+
+    /**
+     * The issue's story in miniature: 3 nodes of 8 GPUs, a (idle), b and c guaranteed 8 each. b queues eight 4-GPU jobs
+     * of 10,000 s at 0 s: two on its guarantee, four borrowed (a's 8 and c's 8). c queues three of 1,000 s at 100 s.
+     */
+    @Test
+    void preemptionForFairnessGivesCHalfOfAsIdleGpusAndTheReportWeighsWhatEachBorrowed() {
+        List<TraceJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            jobs.add(new TraceJob(i, 0, 10_000_000, "b", 4, 1, 0, null));
+        }
+        for (int i = 8; i < 11; i++) {
+            jobs.add(new TraceJob(i, 100_000, 1_000_000, "c", 4, 1, 0, null));
+        }
+        Trace trace = new Trace("test", jobs);
+        ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 3, 8, "gpu", 96_000, 1L << 40)));
+        List<QuotaState> quotas = List.of(quota("shared/gpus", null, 24), quota("a/gpus", "shared/gpus", 8), quota("b/gpus", "shared/gpus", 8),
+                quota("c/gpus", "shared/gpus", 8));
+        Policy fair = new Policy("fair", quotas, "test", IdleMode.Acceptable, Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO, false, Duration.ZERO,
+                Duration.ofSeconds(10), null, null, FairSharingPreemption.LessThanOrEqualToFinalShare);
+        Policy orderOnly = new Policy("order", quotas, "test", IdleMode.Acceptable, Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO, false,
+                Duration.ZERO, Duration.ofSeconds(10), null, null, FairSharingPreemption.Never);
+        PolicyResult withPreemption = new Simulation(trace, cluster, fair, 1, null).run();
+        PolicyResult without = new Simulation(trace, cluster, orderOnly, 1, null).run();
+
+        // At 100 s c's first two reclaim its guarantee from b (b's two borrowers there stop at 130 s); c's third waits:
+        // the reclaimed runs still count in b's borrowing that cycle. At 130 s b borrows a's 8 alone, 8/24 of the pool
+        // against c's 4/24 with its third: one of b's borrowers there goes (b keeps 4/24), stops at 160 s, and c's third
+        // borrows its 4 GPUs from 160 s until c's first two end at 1,130 s, when it is promoted onto c's guarantee.
+        TenantResult c = tenant(withPreemption, "c");
+        assertThat(c.borrowedGpuHours()).isCloseTo(4 * 970 / 3600.0, within(1e-9));
+        assertThat(withPreemption.preemptions()).isEqualTo(3);
+        // Without preemption it waits for c's guarantee, at 1,130 s: it borrows nothing.
+        assertThat(tenant(without, "c").borrowedGpuHours()).isZero();
+        // c's entitlement while it wants idle capacity (100 s to 1,130 s), half of what is borrowed (b always wants some):
+        // 16 GPUs for 30 s, 8 for 30 s, 8 for 970 s: (480 + 240 + 7,760) / 2 = 4,240 GPU-s; it borrowed 3,880.
+        assertThat(c.entitledGpuHours()).isCloseTo(4240 / 3600.0, within(1e-9));
+        assertThat(c.entitlementRatio()).isCloseTo(3880 / 4240.0, within(1e-9));
+        // Without preemption c waits for b's borrowers, while b keeps 16 and is entitled to half: the index is lower.
+        assertThat(without.fairnessIndex()).isLessThan(withPreemption.fairnessIndex());
+        assertThat(PolicyResult.jain(1, 1, Double.NaN)).isEqualTo(1.0);
+        assertThat(PolicyResult.jain(1, 0)).isEqualTo(0.5);
+    }
+
+    private static TenantResult tenant(PolicyResult result, String name) {
+        return result.tenants().stream().filter(t -> t.tenant().equals(name)).findFirst().orElseThrow();
     }
 
     /** Tenant a fills the node with eight 1-GPU jobs of 1000 s at t=0 (four borrowed); b asks for 4 GPUs at 205 s. */

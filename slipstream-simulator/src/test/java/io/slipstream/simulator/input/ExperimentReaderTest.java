@@ -8,6 +8,7 @@ import io.slipstream.api.problem.InvalidInputException;
 import io.slipstream.api.problem.Problem;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.scheduler.Defragmentation;
+import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,6 +117,32 @@ class ExperimentReaderTest {
                 .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).contains(
                         "policies[0].defragmentation.moves", "policies[0].defragmentation.maxMovesPerCycle", "policies[0].defragmentation.everyDay",
                         "policies[1].defragmentation.moves"));
+    }
+
+    @Test
+    void aPolicyMayPreemptForFairSharing() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n0,10,vision,1\n0,10,speech,1\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "2 x 8"
+                quotas: {proportionalTo: equal}
+                defaults: {fairSharing: {preemption: LessThanOrEqualToFinalShare}}
+                policies:
+                  - {name: fair}
+                  - {name: order-only, fairSharing: {preemption: Never}}
+                """);
+        List<Policy> policies = ExperimentReader.read(dir.resolve("experiment.yaml")).policies();
+        assertThat(policies).extracting(Policy::fairSharing).containsExactly(FairSharingPreemption.LessThanOrEqualToFinalShare, FairSharingPreemption.Never);
+
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "2 x 8"
+                quotas: {proportionalTo: equal}
+                policies: [{name: bad, fairSharing: {preemption: Always, weight: 2}}, {name: plain}]
+                """);
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field)
+                        .containsExactlyInAnyOrder("policies[0].fairSharing.preemption", "policies[0].fairSharing.weight"));
     }
 
     @Test

@@ -1,0 +1,371 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.WaitReason;
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Step 5 of a cycle, preemption for fairness: a borrower still waiting for idle capacity after the borrowing pass may
+ * preempt the borrowers of other quotas of its pool, as Kueue's fair sharing does, under its rule S2-a
+ * ({@link FairSharingPreemption#LessThanOrEqualToFinalShare}): a victim is taken only if the preemptor's side, with
+ * the preemptor admitted, would hold at most the share the victim's side holds without the victim. The sides are
+ * compared where their quota trees meet: the two members just below their lowest common ancestor ({@link FairShares}).
+ *
+ * <p>Victims of the quota side with the highest share go first, and within it in reclaim order (lowest priority,
+ * least work lost since the last checkpoint, youngest: {@link VictimSearch#VICTIM_ORDER}); the first that passes the
+ * rule is removed and the side chosen again, since shares change. Once the preemptor fits (its pool lends its request
+ * and a placement exists), each victim it fits without is put back, newest first. All of it is tried and undone; the
+ * cycle then preempts the victims and holds what they free for the preemptor, which waits for them and preempts
+ * nothing more until they are gone.
+ *
+ * <p>Why it cannot loop: if quota A's run preempts quota B's, A's share with it is at most B's without its victim,
+ * which is less than B's with it (shares grow with what a quota holds beyond its guarantee). For B's run to preempt
+ * A's back, B's share with its run would have to be at most A's without it, less than A's with it: both cannot hold.
+ * Preemptors are taken lowest share first, a quota's next runs only while its previous ones found victims.
+ */
+final class FairPreemption {
+    /**
+     * Whether a victim may be taken, from the shares of the preemptor's side and the victim's, before and after. A rule
+     * allows no less when the victim side's share after is higher: the search skips sides by that.
+     */
+    interface Rule {
+        boolean allows(double preemptorBefore, double preemptorAfter, double targetBefore, double targetAfter);
+
+        /** Kueue's S2-a, with a relative tolerance for the rounding of shares that are equal in exact arithmetic. */
+        Rule LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = (preemptorBefore, preemptorAfter, targetBefore, targetAfter) ->
+                !Double.isInfinite(preemptorAfter) && preemptorAfter <= targetAfter * (1 + 1e-9);
+
+        static Rule of(FairSharingPreemption preemption) {
+            return switch (preemption) {
+                case Never -> null;
+                case LessThanOrEqualToFinalShare -> LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+            };
+        }
+    }
+
+    /** What the cycle does with the outcome: it owns the decisions and the waits. */
+    interface Outcomes {
+        /** The reason the run waits this cycle ({@code null}: it was admitted). */
+        WaitReason waitReason(PendingRun run);
+
+        /** Whether runs preempted for it before are still stopping (then it preempts nothing more). */
+        boolean victimsStopping(PendingRun run);
+
+        void preempt(ActiveRun victim, PendingRun forRun);
+
+        void wait(PendingRun run, WaitReason reason, String message);
+    }
+
+    /** The reason a victim reads (its notice file, its history): the quota that needs the capacity is not named. */
+    static final String REASON = "FairSharing: its quota holds more than its fair share of its pool's idle capacity, which a quota below its"
+            + " share needs";
+
+    private final ClusterState state;
+    private final WorkingCluster cluster;
+    private final QuotaBook book;
+    private final AllowedModels allowed;
+    private final CycleRuns reclaimable;
+    private final Rule rule;
+    private final Outcomes outcomes;
+    /**
+     * The cycle's borrowers by the member they are counted at, the members in the order of their first run by id (ties
+     * between sides never go by hash order): built once, when a first run needs it.
+     */
+    private Map<FairShares.Member, Borrowers> victimsBySide;
+
+    /** A borrower and what it holds, all its instances together (summed once a cycle, not at each look). */
+    private record Victim(ActiveRun run, Resources holds) {
+    }
+
+    private static final Comparator<Victim> VICTIM_ORDER = Comparator.comparing(Victim::run, VictimSearch.VICTIM_ORDER);
+
+    /**
+     * A member's borrowers, and the least any of them holds, per resource. They are taken in victim order as far as a
+     * search goes, from a heap: a search usually stops at one of the first, and sorting every borrower of the cluster
+     * each cycle was most of this step's time.
+     */
+    private static final class Borrowers {
+        final List<Victim> runs = new ArrayList<>();
+        /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
+        final List<Victim> inOrder = new ArrayList<>();
+        PriorityQueue<Victim> rest;
+        long gpu = Long.MAX_VALUE;
+        long milliCpu = Long.MAX_VALUE;
+        long memory = Long.MAX_VALUE;
+
+        void add(ActiveRun run, Resources holds) {
+            runs.add(new Victim(run, holds));
+            gpu = Math.min(gpu, holds.gpu());
+            milliCpu = Math.min(milliCpu, holds.milliCpu());
+            memory = Math.min(memory, holds.memoryBytes());
+        }
+
+        /** No victim holds less than this in any resource: the side's share without any one is at most its share without this. */
+        Resources least() {
+            return new Resources(milliCpu, memory, (int) Math.min(Integer.MAX_VALUE, gpu), null);
+        }
+
+        /** The {@code i}-th in victim order ({@code null}: there are fewer). */
+        Victim get(int i) {
+            if (rest == null) {
+                rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
+                rest.addAll(runs);
+            }
+            while (inOrder.size() <= i && !rest.isEmpty()) {
+                inOrder.add(rest.poll());
+            }
+            return i < inOrder.size() ? inOrder.get(i) : null;
+        }
+    }
+
+    /** One side's victims as one preemptor searches them: those before {@code next} are taken or never allowed. */
+    private static final class Side {
+        final FairShares.Member member;
+        final Borrowers victims;
+        int next;
+
+        Side(FairShares.Member member, Borrowers victims) {
+            this.member = member;
+            this.victims = victims;
+        }
+    }
+
+    FairPreemption(ClusterState state, AllowedModels allowed, CycleRuns reclaimable, Rule rule, Outcomes outcomes) {
+        this.state = state;
+        this.cluster = state.cluster;
+        this.book = state.book;
+        this.allowed = allowed;
+        this.reclaimable = reclaimable;
+        this.rule = rule;
+        this.outcomes = outcomes;
+    }
+
+    /** @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for */
+    void run(List<PendingRun> borrowers, List<Resources> requests) {
+        Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
+        for (int i = 0; i < borrowers.size(); i++) {
+            PendingRun run = borrowers.get(i);
+            WaitReason reason = outcomes.waitReason(run);
+            if ((reason == WaitReason.WaitingForIdleCapacity || reason == WaitReason.WaitingForFairShare) && run.quota() != null
+                    && book.exists(run.quota()) && !outcomes.victimsStopping(run)) {
+                byQuota.computeIfAbsent(run.quota(), q -> new ArrayDeque<>()).add(i);
+            }
+        }
+        if (byQuota.isEmpty() || !reclaimable.borrowers().iterator().hasNext()) {
+            return;
+        }
+        FairShares shares = FairShares.of(book);
+        while (!byQuota.isEmpty()) {
+            // The quota whose next run would hold the lowest share goes first (ties: queue order).
+            QuotaId next = null;
+            double lowest = Double.POSITIVE_INFINITY;
+            int nextIndex = Integer.MAX_VALUE;
+            for (Map.Entry<QuotaId, ArrayDeque<Integer>> entry : byQuota.entrySet()) {
+                int index = entry.getValue().peek();
+                double share = shares.share(shares.leafOf(entry.getKey()), requests.get(index));
+                if (next == null || share < lowest || (share == lowest && index < nextIndex)) {
+                    next = entry.getKey();
+                    lowest = share;
+                    nextIndex = index;
+                }
+            }
+            ArrayDeque<Integer> queue = byQuota.get(next);
+            int index = queue.poll();
+            // A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
+            if (!preemptFor(borrowers.get(index), requests.get(index), shares) || queue.isEmpty()) {
+                byQuota.remove(next);
+            }
+        }
+    }
+
+    /** Preempts victims for the run if the rule lets enough of them go for it to fit; returns whether it did. */
+    private boolean preemptFor(PendingRun run, Resources request, FairShares shares) {
+        if (!book.fitsMax(run.quota(), request) || !run.idleMode().mayBorrow()) {
+            return false;
+        }
+        String pool = book.poolOf(run.quota());
+        Set<String> models = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+        FairShares.Member mine = shares.leafOf(run.quota());
+        List<Side> sides = sides(mine, request, shares);
+        if (sides.isEmpty()) {
+            return false;
+        }
+        List<ActiveRun> removed = new ArrayList<>();
+        Tentative trial = state.tentative();
+        try {
+            boolean fits = false;
+            while (!(fits = fitsNow(run, request, pool, models)) && !sides.isEmpty()) {
+                if (!removeOne(request, mine, models, sides, shares, removed)) {
+                    break;
+                }
+            }
+            if (!fits) {
+                removed.forEach(victim -> shares.charge(shares.leafOf(victim.quota()), ClusterState.total(victim), 1));
+                return false; // the trial is discarded
+            }
+            for (int i = removed.size() - 1; i >= 0; i--) {
+                ActiveRun victim = removed.get(i);
+                try (Tentative putBack = state.tentative()) {
+                    victim.allocations().forEach(cluster::hold);
+                    book.charge(victim.quota(), ClusterState.total(victim), RealTimeResources.NotInQuota, 1);
+                    if (fitsNow(run, request, pool, models)) {
+                        putBack.commit();
+                        shares.charge(shares.leafOf(victim.quota()), ClusterState.total(victim), 1);
+                        removed.remove(i); // not needed: it stays
+                    }
+                }
+            }
+        } finally {
+            trial.discard(); // what the trial released is held again: the cycle preempts for real below
+        }
+        if (removed.isEmpty()) {
+            return false; // cannot happen: it did not fit before the first victim went
+        }
+        List<Allocation> freed = new ArrayList<>();
+        for (ActiveRun victim : removed) {
+            outcomes.preempt(victim, run);
+            // The victim's quota no longer counts it, so that the next preemptor of the cycle sees the shares as they will be.
+            book.charge(victim.quota(), ClusterState.total(victim), RealTimeResources.NotInQuota, -1);
+            freed.addAll(victim.allocations());
+        }
+        List<Placement> placements = placeOnFreed(run, models, freed);
+        if (placements == null) {
+            throw new IllegalStateException("run " + run.id() + " did not fit after preempting " + removed);
+        }
+        cluster.holdBeyond(placements, run.instances(), freed);
+        book.charge(run.quota(), request, RealTimeResources.NotInQuota, 1);
+        shares.charge(mine, request, 1);
+        outcomes.wait(run, WaitReason.WaitingForReclaim, "waiting for " + removed.size()
+                + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
+        return true;
+    }
+
+    /**
+     * Removes the first victim the rule allows from the side with the highest share (a side none of whose runs it
+     * allows is dropped); returns whether one was removed. A victim it does not allow now it never will for this
+     * preemptor: the victim side's share only falls as victims go, the preemptor's stays.
+     */
+    private boolean removeOne(Resources request, FairShares.Member mine, Set<String> models, List<Side> sides, FairShares shares,
+            List<ActiveRun> removed) {
+        while (!sides.isEmpty()) {
+            Side target = null;
+            FairShares.Member ours = null;
+            FairShares.Member theirs = null;
+            double highest = Double.NEGATIVE_INFINITY;
+            for (Side side : sides) {
+                FairShares.Member[] pair = belowCommonAncestor(mine, side.member);
+                double share = shares.share(pair[1], Resources.NONE);
+                if (target == null || share > highest) {
+                    target = side;
+                    ours = pair[0];
+                    theirs = pair[1];
+                    highest = share;
+                }
+            }
+            double preemptorBefore = shares.share(ours, Resources.NONE);
+            double preemptorAfter = shares.share(ours, request);
+            Victim candidate;
+            for (int i = target.next; (candidate = target.victims.get(i)) != null; i++) {
+                Resources holds = candidate.holds();
+                ActiveRun victim = candidate.run();
+                // The rule first: it is arithmetic, and most victims of a side near its fair share fail it.
+                if (rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, holds, -1)) && reclaimable.contains(victim)
+                        && onUsableNodes(victim, models)) {
+                    target.next = i + 1;
+                    victim.allocations().forEach(cluster::release);
+                    book.charge(victim.quota(), holds, RealTimeResources.NotInQuota, -1);
+                    shares.charge(target.member, holds, -1);
+                    removed.add(victim);
+                    return true;
+                }
+            }
+            sides.remove(target);
+        }
+        return false;
+    }
+
+    /**
+     * The sides the run may take victims from: other quotas of its pool with borrowers, one of which the rule could
+     * allow (compared where the two meet in their tree). The rules allow more the higher the victim side's share after,
+     * and that share is highest without the side's least victim (taken per resource): a side the rule does not allow
+     * even then is not searched, nor its runs put in order.
+     */
+    private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
+        if (victimsBySide == null) {
+            victimsBySide = new LinkedHashMap<>();
+            for (ActiveRun active : reclaimable.borrowers()) {
+                if (active.realTimeResources() == RealTimeResources.NotInQuota && active.quota() != null && book.exists(active.quota())) {
+                    victimsBySide.computeIfAbsent(shares.leafOf(active.quota()), m -> new Borrowers()).add(active, ClusterState.total(active));
+                }
+            }
+        }
+        List<Side> sides = new ArrayList<>();
+        for (Map.Entry<FairShares.Member, Borrowers> entry : victimsBySide.entrySet()) {
+            FairShares.Member side = entry.getKey();
+            if (side == mine || !side.pool.equals(mine.pool)) {
+                continue;
+            }
+            FairShares.Member[] pair = belowCommonAncestor(mine, side);
+            if (rule.allows(shares.share(pair[0], Resources.NONE), shares.share(pair[0], request), shares.share(pair[1], Resources.NONE),
+                    shares.share(pair[1], entry.getValue().least(), -1))) {
+                sides.add(new Side(side, entry.getValue()));
+            }
+        }
+        return sides;
+    }
+
+    /** The members just below the lowest common ancestor of two members of one pool: {ours, theirs}. */
+    private static FairShares.Member[] belowCommonAncestor(FairShares.Member mine, FairShares.Member other) {
+        Set<FairShares.Member> path = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (FairShares.Member m = mine; m != null; m = m.parent) {
+            path.add(m);
+        }
+        FairShares.Member theirs = other;
+        while (theirs.parent != null && !path.contains(theirs.parent)) {
+            theirs = theirs.parent;
+        }
+        FairShares.Member ours = mine;
+        while (ours.parent != null && ours.parent != theirs.parent) {
+            ours = ours.parent;
+        }
+        return new FairShares.Member[] {ours, theirs};
+    }
+
+    /** Whether the run could borrow now: its pool lends its request, and its instances can be placed (tried and undone). */
+    private boolean fitsNow(PendingRun run, Resources request, String pool, Set<String> models) {
+        return book.idleAvailable(pool, request) && state.tryAndUndo(() -> cluster.placeGang(run.instances(), models) != null);
+    }
+
+    /** Where the run goes once {@code freed} is given back: on those nodes if it fits there, else anywhere (tried and undone). */
+    private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
+        return state.tryAndUndo(() -> {
+            freed.forEach(cluster::release);
+            Set<String> nodes = new TreeSet<>();
+            freed.forEach(a -> nodes.add(a.node()));
+            List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
+            return placements != null ? placements : cluster.placeGang(run.instances(), models);
+        });
+    }
+
+    /** Only a victim holding something on a node the run may use can help it. */
+    private boolean onUsableNodes(ActiveRun active, Set<String> models) {
+        for (Allocation allocation : active.allocations()) {
+            if (cluster.hasNode(allocation.node()) && (models == null || models.contains(cluster.modelOf(allocation.node())))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
