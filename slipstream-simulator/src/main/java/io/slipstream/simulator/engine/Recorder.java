@@ -53,6 +53,18 @@ final class Recorder {
         this.last = windowStart;
     }
 
+    /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */
+    double[][] averageGpus() {
+        double[][] average = new double[timeline.length][];
+        for (int i = 0; i < average.length; i++) {
+            average[i] = new double[timeline[i].length];
+            for (int b = 0; b < average[i].length; b++) {
+                average[i][b] = timeline[i][b] / bucket;
+            }
+        }
+        return average;
+    }
+
     long bucketMillis() {
         return bucket;
     }

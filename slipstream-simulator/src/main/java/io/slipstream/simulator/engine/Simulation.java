@@ -566,38 +566,18 @@ public final class Simulation {
             borrowed += recorder.borrowedGpuMs[i];
             QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
             tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
-                    distribution(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
-                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], distribution(reclaimByTenant.get(i)), neverStartedByTenant[i],
+                    Distribution.of(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
+                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], Distribution.of(reclaimByTenant.get(i)), neverStartedByTenant[i],
                     neverStartedHoursByTenant[i], recorder.entitledGpuMs[i] / 3.6e6));
         }
         List<Double> allReclaims = new ArrayList<>();
         reclaimByTenant.forEach(allReclaims::addAll);
         double replay = Math.max(1, lastFinish - trace.firstSubmitMillis());
         return new PolicyResult(policy, jobs.size(), done, neverStarted, neverStartedGpuHours, allocated / (clusterGpus * replay), recorder.windowGpuMs / (clusterGpus * window),
-                distribution(delays),
-                distribution(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, distribution(allReclaims),
-                distribution(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
-                tenantResults, recorder.bucketMillis() / 1000.0, averageGpus(), longestReclaims,
+                Distribution.of(delays),
+                Distribution.of(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, Distribution.of(allReclaims),
+                Distribution.of(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
+                tenantResults, recorder.bucketMillis() / 1000.0, recorder.averageGpus(), longestReclaims,
                 PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()));
-    }
-
-    /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */
-    private double[][] averageGpus() {
-        double[][] average = new double[recorder.timeline.length][];
-        for (int i = 0; i < average.length; i++) {
-            average[i] = new double[recorder.timeline[i].length];
-            for (int b = 0; b < average[i].length; b++) {
-                average[i][b] = recorder.timeline[i][b] / recorder.bucketMillis();
-            }
-        }
-        return average;
-    }
-
-    private static Distribution distribution(List<Double> values) {
-        double[] array = new double[values.size()];
-        for (int i = 0; i < array.length; i++) {
-            array[i] = values.get(i);
-        }
-        return new Distribution(array);
     }
 }

@@ -17,6 +17,11 @@ public final class Distribution {
         this.mean = sorted.length == 0 ? 0 : sum / sorted.length;
     }
 
+    /** Of a list of values. */
+    public static Distribution of(java.util.List<Double> values) {
+        return new Distribution(values.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+
     public int count() {
         return sorted.length;
     }
