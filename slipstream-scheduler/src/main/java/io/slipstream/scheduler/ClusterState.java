@@ -144,6 +144,21 @@ public final class ClusterState {
         }
     }
 
+    /**
+     * Where {@code instances} would go once {@code freed} is given back (tried and undone: its owners still hold it): on
+     * the freed nodes if they fit there, else anywhere; what they hold beyond the freed resources then comes from free
+     * capacity elsewhere. {@code null}: nowhere.
+     */
+    List<Placement> placeOnFreed(List<InstanceRequest> instances, java.util.Set<String> models, List<Allocation> freed) {
+        return tryAndUndo(() -> {
+            freed.forEach(cluster::release);
+            java.util.Set<String> nodes = new java.util.TreeSet<>();
+            freed.forEach(a -> nodes.add(a.node()));
+            List<Placement> placements = cluster.placeGangOn(instances, models, nodes);
+            return placements != null ? placements : cluster.placeGang(instances, models);
+        });
+    }
+
     /** The working cluster and the quota book, as text (tests compare them before and after a tentative). */
     String contents() {
         return cluster.contents() + book.contents();

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Step 5 of a cycle, preemption for fairness: a borrower still waiting for idle capacity after the borrowing pass may
@@ -240,7 +239,7 @@ final class FairPreemption {
             book.charge(victim.quota(), ClusterState.total(victim), RealTimeResources.NotInQuota, -1);
             freed.addAll(victim.allocations());
         }
-        List<Placement> placements = placeOnFreed(run, models, freed);
+        List<Placement> placements = state.placeOnFreed(run.instances(), models, freed);
         if (placements == null) {
             throw new IllegalStateException("run " + run.id() + " did not fit after preempting " + removed);
         }
@@ -348,16 +347,6 @@ final class FairPreemption {
         return book.idleAvailable(pool, request) && state.tryAndUndo(() -> cluster.placeGang(run.instances(), models) != null);
     }
 
-    /** Where the run goes once {@code freed} is given back: on those nodes if it fits there, else anywhere (tried and undone). */
-    private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
-        return state.tryAndUndo(() -> {
-            freed.forEach(cluster::release);
-            Set<String> nodes = new TreeSet<>();
-            freed.forEach(a -> nodes.add(a.node()));
-            List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
-            return placements != null ? placements : cluster.placeGang(run.instances(), models);
-        });
-    }
 
     /** Only a victim holding something on a node the run may use can help it. */
     private boolean onUsableNodes(ActiveRun active, Set<String> models) {

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * The scheduling core: a pure function of its input. No I/O, no clock reads, no randomness; ties are broken by
@@ -272,7 +271,7 @@ public final class Scheduler {
                 Set<String> models = allowed.of(run.quota(), where, request);
                 List<Allocation> freed = new ArrayList<>();
                 stopping.forEach(v -> freed.addAll(v.allocations()));
-                List<Placement> placements = placeOnFreed(run, models, freed);
+                List<Placement> placements = state.placeOnFreed(run.instances(), models, freed);
                 if (placements != null) {
                     heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
                     book.charge(run.quota(), request, where, 1);
@@ -281,21 +280,6 @@ public final class Scheduler {
                     }
                 }
             }
-        }
-
-        /**
-         * Where a run would go once {@code freed} is given back (tried and undone: its owners still hold it): on its
-         * victims' nodes if it fits there, else anywhere; what it holds beyond its victims' resources then comes from
-         * free capacity elsewhere, which earlier runs of the queue may need.
-         */
-        private List<Placement> placeOnFreed(PendingRun run, Set<String> models, List<Allocation> freed) {
-            return state.tryAndUndo(() -> {
-                freed.forEach(cluster::release);
-                Set<String> nodes = new TreeSet<>();
-                freed.forEach(a -> nodes.add(a.node()));
-                List<Placement> placements = cluster.placeGangOn(run.instances(), models, nodes);
-                return placements != null ? placements : cluster.placeGang(run.instances(), models);
-            });
         }
 
         private void giveBackHold(PendingRun run) {
@@ -419,7 +403,7 @@ public final class Scheduler {
             List<Allocation> freed = new ArrayList<>();
             alreadyStopping.forEach(v -> freed.addAll(v.allocations()));
             freedBy.forEach(v -> freed.addAll(v.allocations()));
-            List<Placement> held = placeOnFreed(run, model, freed);
+            List<Placement> held = state.placeOnFreed(run.instances(), model, freed);
             if (held == null) {
                 throw new IllegalStateException("run " + run.id() + " did not fit after reclaiming " + freedBy);
             }
