@@ -10,7 +10,6 @@ import io.slipstream.api.spec.StartupProbe;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
-import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.cgroup.CgroupMounts;
 import io.slipstream.executor.local.cgroup.Cgroups;
@@ -32,7 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -62,7 +60,7 @@ class CgroupAttackTest {
     private final List<Map<String, String>> launched = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Set<Integer> uidsSeen = ConcurrentHashMap.newKeySet();
     private final List<Path> madeOutside = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+    private final InstanceWaits waits = new InstanceWaits(DEADLINE);
 
     @BeforeEach
     void setUp() throws Exception {
@@ -110,7 +108,7 @@ class CgroupAttackTest {
     private LocalProcessExecutor newExecutor(int maxProcesses, List<NodeInfo> nodes, List<Path> sharedPlaces) throws Exception {
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 isolation, null, 0, maxProcesses, Clock.systemUTC(), sharedPlaces, ImageSettings.DEFAULTS, launcher(), cgroups, false);
-        executor.setListener(reports::add);
+        executor.setListener(waits::report);
         executors.add(executor);
         return executor;
     }
@@ -152,7 +150,7 @@ class CgroupAttackTest {
         LocalProcessExecutor executor = newExecutor(256);
         InstanceId neighbour = newInstanceId();
         Map<String, String> neighbourHandle = launch(executor, spec(neighbour, "echo up; exec sleep 600", "64Mi"));
-        awaitOutput(executor, neighbour, neighbourHandle, "up");
+        waits.awaitOutput(executor, neighbour, neighbourHandle, "up");
 
         String tryAll = String.join("\n",
                 "me=$1",
@@ -200,7 +198,7 @@ class CgroupAttackTest {
                 "exec sleep 600");
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, script, "128Mi"));
-        String out = awaitOutput(executor, id, handle, "attacks-done");
+        String out = waits.awaitOutput(executor, id, handle, "attacks-done");
         System.out.println(out);
         int uid = Integer.parseInt(line(out, "uid "));
         uidsSeen.add(uid);
@@ -215,11 +213,11 @@ class CgroupAttackTest {
         assertThat(ProcFs.isAlive(Long.parseLong(neighbourHandle.get("pid")), Long.parseLong(neighbourHandle.get("pidStart")))).isTrue();
 
         executor.terminate(id, handle, Duration.ofSeconds(1), "cancelled");
-        assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
         assertThat(ProcFs.ownedBy(uid)).as("processes of the run's uid after the cancel").isEmpty();
         assertThat(gone(handle)).isTrue();
         executor.terminate(neighbour, neighbourHandle, Duration.ZERO, "test over");
-        awaitReport(neighbour, InstanceReport.Exited.class);
+        waits.awaitReport(neighbour, InstanceReport.Exited.class);
         assertThat(gone(neighbourHandle)).isTrue();
     }
 
@@ -239,18 +237,18 @@ class CgroupAttackTest {
                 "exec sleep 600");
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, script, "256Mi"));
-        String out = awaitOutput(executor, id, handle, "hidden");
+        String out = waits.awaitOutput(executor, id, handle, "hidden");
         int uid = Integer.parseInt(line(out, "uid "));
         uidsSeen.add(uid);
         assertThat(ProcFs.ownedBy(uid).size()).isGreaterThan(5);
         for (long pid : ProcFs.ownedBy(uid)) {
             List<String> paths = cgroupsOf(pid);
-            if (!paths.isEmpty()) { // an exiting process has no cgroups to show
+            if (!paths.isEmpty()) { // a process gone meanwhile has no cgroups to show
                 assertThat(paths).allSatisfy(path -> assertThat(path).endsWith("/" + handle.get("cgroup")));
             }
         }
         executor.terminate(id, handle, Duration.ofSeconds(1), "cancelled");
-        assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
         assertThat(ProcFs.ownedBy(uid)).as("processes of the run's uid after the cancel").isEmpty();
         assertThat(gone(handle)).isTrue();
     }
@@ -285,8 +283,8 @@ class CgroupAttackTest {
                 "echo done");
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, script, "64Mi", List.of(0), null));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         System.out.println(out);
         assertThat(out).contains("OPENED own\n", "fenced other\n", "fenced same-numbers\n", "done\n");
         assertThat(out.replace("OPENED own\n", "")).doesNotContain("OPENED");
@@ -308,8 +306,8 @@ class CgroupAttackTest {
                 "echo done");
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, script, "64Mi"));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         System.out.println(out);
         assertThat(out).startsWith(InstanceStart.GUARANTEED_OOM_SCORE_ADJ + "\n");
         int floor = hasSysResource() ? InstanceStart.GUARANTEED_OOM_SCORE_ADJ : ProcFs.oomScoreAdj(ProcessHandle.current().pid()).orElseThrow();
@@ -331,10 +329,10 @@ class CgroupAttackTest {
         String script = "while [ ! -e seen ]; do sleep 0.1; done; cat seen; echo done; exec sleep 600";
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, script, "64Mi", List.of(), new StartupProbe(List.of("sh", "-c", probe), 5, 3, 0)));
-        String out = awaitOutput(executor, id, handle, "done");
+        String out = waits.awaitOutput(executor, id, handle, "done");
         System.out.println(out);
         executor.terminate(id, handle, Duration.ZERO, "test over");
-        awaitReport(id, InstanceReport.Exited.class);
+        waits.awaitReport(id, InstanceReport.Exited.class);
         List<String> memory = out.lines().filter(l -> l.matches("\\d+:([^:]*,)?memory(,[^:]*)?:.*")).toList();
         assertThat(memory).as("the probe's memory cgroup").singleElement().satisfies(l -> assertThat(l).endsWith("/" + handle.get("cgroup")));
         assertThat(out).as("the probe's OOM score").contains("oom " + InstanceStart.GUARANTEED_OOM_SCORE_ADJ + "\n");
@@ -351,7 +349,7 @@ class CgroupAttackTest {
         LocalProcessExecutor executor = newExecutor(64);
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, "echo up; exec sleep 600", "64Mi"));
-        awaitOutput(executor, id, handle, "up");
+        waits.awaitOutput(executor, id, handle, "up");
         Path pidsMax = cgroupFile(handle, "pids.max").getParent().getParent().resolve("pids.max");
         String value = Files.readString(pidsMax).trim();
         long pidMax = ProcFs.pidMax().orElseThrow();
@@ -360,7 +358,7 @@ class CgroupAttackTest {
             threadsMax = Long.parseLong(new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim());
         }
         executor.terminate(id, handle, Duration.ZERO, "test over");
-        awaitReport(id, InstanceReport.Exited.class);
+        waits.awaitReport(id, InstanceReport.Exited.class);
         assertThat(value).as(pidsMax + " (pid_max " + pidMax + ", threads-max " + threadsMax + ")").matches("\\d+");
         assertThat(Long.parseLong(value)).isLessThanOrEqualTo(Math.min(pidMax, threadsMax) * 3 / 4);
     }
@@ -384,8 +382,8 @@ class CgroupAttackTest {
         InstanceId id = newInstanceId();
         Map<String, String> handle = launch(executor, spec(id, "id -u | sed 's/^/uid /'; head -c 40000000 /dev/zero > " + place + "/kept-$(id -u); echo kept",
                 "64Mi"));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         uidsSeen.add(Integer.parseInt(line(out, "uid ")));
         assertThat(out).contains("kept");
         try (var left = Files.list(place)) {
@@ -400,7 +398,21 @@ class CgroupAttackTest {
     }
 
     /** The process's cgroup in each v1 hierarchy the executor uses (memory, cpu, pids, freezer). */
+    /**
+     * The process's cgroups while it lives: v1 moves a task to the root cgroups as it exits, so a process seen in "/"
+     * everywhere is waited for, and counts only if it is still there (the attacks fork short-lived processes all along).
+     */
     private static List<String> cgroupsOf(long pid) throws Exception {
+        List<String> paths = cgroupPaths(pid);
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (!paths.isEmpty() && paths.stream().allMatch("/"::equals) && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(20);
+            paths = cgroupPaths(pid);
+        }
+        return paths;
+    }
+
+    private static List<String> cgroupPaths(long pid) throws Exception {
         List<String> paths = new ArrayList<>();
         try {
             for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/cgroup"))) {
@@ -439,39 +451,4 @@ class CgroupAttackTest {
         return hierarchies.stream().noneMatch(mount -> Files.exists(mount.resolve(handle.get("cgroup"))));
     }
 
-    private static String log(Executor executor, InstanceId id, Map<String, String> handle) {
-        return new String(executor.readLogTail(id, handle, LogStream.STDOUT, 1 << 16).data(), StandardCharsets.UTF_8);
-    }
-
-    private String awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (System.nanoTime() < deadline) {
-            String out = log(executor, id, handle);
-            if (out.contains(text)) {
-                return out;
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-        throw new AssertionError("no '" + text + "' from " + id + " within " + DEADLINE + ": " + log(executor, id, handle)
-                + new String(executor.readLogTail(id, handle, LogStream.STDERR, 1 << 16).data(), StandardCharsets.UTF_8));
-    }
-
-    private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        List<InstanceReport> others = new ArrayList<>();
-        try {
-            while (System.nanoTime() < deadline) {
-                InstanceReport report = reports.poll(100, TimeUnit.MILLISECONDS);
-                if (report != null && report.id().equals(id) && type.isInstance(report)) {
-                    return type.cast(report);
-                }
-                if (report != null) {
-                    others.add(report);
-                }
-            }
-        } finally {
-            reports.addAll(others);
-        }
-        throw new AssertionError("no " + type.getSimpleName() + " for " + id + " within " + DEADLINE);
-    }
 }

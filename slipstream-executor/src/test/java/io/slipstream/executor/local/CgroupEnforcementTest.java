@@ -34,7 +34,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -61,7 +60,7 @@ class CgroupEnforcementTest {
     private Isolation isolation;
     private final List<Executor> executors = new ArrayList<>();
     private final List<Map<String, String>> launched = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+    private final InstanceWaits waits = new InstanceWaits(DEADLINE);
 
     @BeforeEach
     void setUp() throws Exception {
@@ -108,7 +107,7 @@ class CgroupEnforcementTest {
         Path sharedTmp = Files.createDirectories(dataDir.resolve("shared-tmp"));
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 with, null, 0, maxProcesses, Clock.systemUTC(), List.of(sharedTmp), ImageSettings.DEFAULTS, launcher(), cgroups, burstableMemory);
-        executor.setListener(reports::add);
+        executor.setListener(waits::report);
         executors.add(executor);
         return executor;
     }
@@ -127,11 +126,11 @@ class CgroupEnforcementTest {
         LocalProcessExecutor executor = newExecutor(isolation, 0);
         InstanceId neighbour = newInstanceId();
         Map<String, String> neighbourHandle = launch(executor, spec(neighbour, "echo up; exec sleep 600", "100m", "64Mi"));
-        awaitOutput(executor, neighbour, neighbourHandle, "up");
+        waits.awaitOutput(executor, neighbour, neighbourHandle, "up");
 
         InstanceId hog = newInstanceId();
         Map<String, String> hogHandle = launch(executor, spec(hog, "exec python3 -c \"x = b'x' * (256 << 20); print('allocated', len(x))\"", "1", "64Mi"));
-        InstanceReport.Exited ended = awaitReport(hog, InstanceReport.Exited.class);
+        InstanceReport.Exited ended = waits.awaitReport(hog, InstanceReport.Exited.class);
         assertThat(ended.exitCode()).isEqualTo(137);
         assertThat(ended.cause()).isEqualTo(io.slipstream.api.run.EndCause.OOMKilled);
         assertThat(new String(executor.readLogTail(hog, hogHandle, LogStream.STDOUT, 4096).data(), StandardCharsets.UTF_8)).doesNotContain("allocated");
@@ -140,7 +139,7 @@ class CgroupEnforcementTest {
         assertThat(ProcFs.isAlive(Long.parseLong(neighbourHandle.get("pid")), Long.parseLong(neighbourHandle.get("pidStart"))))
                 .as("the instance beside it runs on").isTrue();
         executor.terminate(neighbour, neighbourHandle, Duration.ZERO, "test over");
-        InstanceReport.Exited stopped = awaitReport(neighbour, InstanceReport.Exited.class);
+        InstanceReport.Exited stopped = waits.awaitReport(neighbour, InstanceReport.Exited.class);
         assertThat(stopped.cause()).isNull();
     }
 
@@ -155,7 +154,7 @@ class CgroupEnforcementTest {
         LocalProcessExecutor bursting = newExecutor(isolation, 0, nodes, true);
         InstanceId burst = newInstanceId();
         Map<String, String> burstHandle = launch(bursting, spec(burst, touch, "1", "64Mi").withMemoryLimit(256L << 20));
-        InstanceReport.Exited ended = awaitReport(burst, InstanceReport.Exited.class);
+        InstanceReport.Exited ended = waits.awaitReport(burst, InstanceReport.Exited.class);
         assertThat(ended.exitCode()).as("128 MiB under a limit of 256 MiB, with a request of 64 MiB").isZero();
         assertThat(new String(bursting.readLogTail(burst, burstHandle, LogStream.STDOUT, 4096).data(), StandardCharsets.UTF_8))
                 .contains("allocated " + (128 << 20));
@@ -167,7 +166,7 @@ class CgroupEnforcementTest {
         InstanceId id = newInstanceId();
         // 100 MiB written byte by byte (touched, not only reserved), within a limit well above it.
         launch(executor, spec(id, "exec python3 -c \"x = b'x' * (100 << 20); print('allocated', len(x))\"", "1", "512Mi"));
-        InstanceReport.Exited ended = awaitReport(id, InstanceReport.Exited.class);
+        InstanceReport.Exited ended = waits.awaitReport(id, InstanceReport.Exited.class);
         assertThat(ended.exitCode()).isZero();
         assertThat(ended.cause()).isNull();
         assertThat(ended.usage()).as("what its cgroup counted").isNotNull();
@@ -202,8 +201,8 @@ class CgroupEnforcementTest {
             LaunchSpec base = spec(id, script, "500m", "64Mi");
             Map<String, String> handle = launch(executor, new LaunchSpec(id, base.name(), node.name(), List.of(), base.command(), Map.of(), null, null,
                     null, null, base.resources()));
-            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-            assertThat(log(executor, id, handle)).as("an instance on %s", node.name()).isEqualTo("Cpus_allowed_list:\t" + node.cpuset() + "\n");
+            assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(InstanceWaits.log(executor, id, handle)).as("an instance on %s", node.name()).isEqualTo("Cpus_allowed_list:\t" + node.cpuset() + "\n");
         }
     }
 
@@ -215,8 +214,8 @@ class CgroupEnforcementTest {
         InstanceId second = newInstanceId();
         Map<String, String> firstHandle = launch(executor, spec(first, spin, "250m", "64Mi"));
         Map<String, String> secondHandle = launch(executor, spec(second, spin, "400m", "64Mi"));
-        awaitOutput(executor, first, firstHandle, "spinning");
-        awaitOutput(executor, second, secondHandle, "spinning");
+        waits.awaitOutput(executor, first, firstHandle, "spinning");
+        waits.awaitOutput(executor, second, secondHandle, "spinning");
         TimeUnit.MILLISECONDS.sleep(500); // past the start, when the loops were still being forked
         long firstBefore = cpuNanos(firstHandle);
         long secondBefore = cpuNanos(secondHandle);
@@ -246,8 +245,8 @@ class CgroupEnforcementTest {
         }
         executor.terminate(first, firstHandle, Duration.ZERO, "test over");
         executor.terminate(second, secondHandle, Duration.ZERO, "test over");
-        awaitReport(first, InstanceReport.Exited.class);
-        awaitReport(second, InstanceReport.Exited.class);
+        waits.awaitReport(first, InstanceReport.Exited.class);
+        waits.awaitReport(second, InstanceReport.Exited.class);
     }
 
     @Test
@@ -260,7 +259,7 @@ class CgroupEnforcementTest {
         LaunchSpec shell = spec(bomb, "", "1", "256Mi");
         Map<String, String> bombHandle = launch(executor, new LaunchSpec(bomb, shell.name(), shell.node(), List.of(), List.of("python3", "-c", forkForever),
                 Map.of(), null, null, null, null, shell.resources()));
-        awaitOutput(executor, bomb, bombHandle, "armed");
+        waits.awaitOutput(executor, bomb, bombHandle, "armed");
         Path pidsCurrent = cgroupFile(bombHandle, "pids.current");
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         while (Long.parseLong(Files.readString(pidsCurrent).trim()) < 60 && System.nanoTime() < deadline) {
@@ -269,12 +268,12 @@ class CgroupEnforcementTest {
         assertThat(Long.parseLong(Files.readString(pidsCurrent).trim())).as("processes in the bomb's cgroup, saturated").isBetween(60L, 64L);
         InstanceId other = newInstanceId();
         Map<String, String> otherHandle = launch(executor, spec(other, "echo alive", "100m", "64Mi"));
-        assertThat(awaitReport(other, InstanceReport.Exited.class).exitCode()).isZero();
-        assertThat(awaitOutput(executor, other, otherHandle, "alive")).isEqualTo("alive\n");
+        assertThat(waits.awaitReport(other, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(waits.awaitOutput(executor, other, otherHandle, "alive")).isEqualTo("alive\n");
         assertThat(Long.parseLong(Files.readString(pidsCurrent).trim())).as("processes in the bomb's cgroup").isLessThanOrEqualTo(64);
 
         executor.terminate(bomb, bombHandle, Duration.ZERO, "defused");
-        awaitReport(bomb, InstanceReport.Exited.class);
+        waits.awaitReport(bomb, InstanceReport.Exited.class);
         assertThat(gone(bombHandle)).isTrue();
     }
 
@@ -288,12 +287,12 @@ class CgroupEnforcementTest {
         InstanceId id = newInstanceId();
         String daemon = "(setsid sh -c 'echo daemon $$; while :; do sleep 0.05 & wait $!; done' &); exec sleep 600";
         Map<String, String> handle = launch(executor, spec(id, daemon, "1", "128Mi"));
-        String out = awaitOutput(executor, id, handle, "daemon ");
+        String out = waits.awaitOutput(executor, id, handle, "daemon ");
         long daemonPid = Long.parseLong(out.substring(out.indexOf("daemon ") + 7).trim().split("\\s+")[0]);
         long daemonStart = ProcFs.stat(daemonPid).orElseThrow().startTime();
 
         executor.terminate(id, handle, Duration.ofSeconds(1), "cancelled");
-        assertThat(awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).terminated()).isTrue();
         assertThat(ProcFs.isAlive(daemonPid, daemonStart)).as("the daemon lives").isFalse();
         assertThat(gone(handle)).isTrue();
     }
@@ -329,8 +328,8 @@ class CgroupEnforcementTest {
             LaunchSpec spec = new LaunchSpec(id, base.name(), base.node(), given.getKey(), base.command(), Map.of(), null, null, null,
                     new io.slipstream.api.spec.StartupProbe(List.of("sh", "-c", probe), 1, 30, 0), base.resources());
             Map<String, String> handle = launch(executor, spec);
-            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-            assertThat(log(executor, id, handle)).as("an instance given GPUs %s, and its probe", given.getKey())
+            assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(InstanceWaits.log(executor, id, handle)).as("an instance given GPUs %s, and its probe", given.getKey())
                     .isEqualTo(given.getValue().replaceAll("(?m)^(.)", "probe: $1") + given.getValue());
         }
     }
@@ -374,17 +373,17 @@ class CgroupEnforcementTest {
         Path serverData = Files.createDirectories(dataDir.resolve("server"));
         Executor executor = new LocalExecutorFactory().create(LocalExecutorSettings.defaults(), context(serverData));
         executors.add(executor);
-        executor.setListener(reports::add);
+        executor.setListener(waits::report);
         int server = ProcFs.oomScoreAdj(ProcessHandle.current().pid()).orElseThrow();
         String script = "cat /proc/self/oom_score_adj; echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo lowered || echo refused";
         InstanceId guaranteed = newInstanceId();
         InstanceId borrowed = newInstanceId();
         Map<String, String> guaranteedHandle = launch(executor, spec(guaranteed, script, "100m", "64Mi"));
         Map<String, String> borrowedHandle = launch(executor, spec(borrowed, script, "100m", "64Mi").withBorrowed(true));
-        awaitReport(guaranteed, InstanceReport.Exited.class);
-        awaitReport(borrowed, InstanceReport.Exited.class);
-        String guaranteedOut = log(executor, guaranteed, guaranteedHandle);
-        String borrowedOut = log(executor, borrowed, borrowedHandle);
+        waits.awaitReport(guaranteed, InstanceReport.Exited.class);
+        waits.awaitReport(borrowed, InstanceReport.Exited.class);
+        String guaranteedOut = InstanceWaits.log(executor, guaranteed, guaranteedHandle);
+        String borrowedOut = InstanceWaits.log(executor, borrowed, borrowedHandle);
 
         assertThat(guaranteedOut).startsWith(InstanceStart.GUARANTEED_OOM_SCORE_ADJ + "\n");
         assertThat(borrowedOut).startsWith(InstanceStart.BORROWED_OOM_SCORE_ADJ + "\n");
@@ -453,10 +452,6 @@ class CgroupEnforcementTest {
         return hierarchies.stream().noneMatch(mount -> Files.exists(mount.resolve(handle.get("cgroup"))));
     }
 
-    private static String log(Executor executor, InstanceId id, Map<String, String> handle) {
-        return new String(executor.readLogTail(id, handle, LogStream.STDOUT, 1 << 16).data(), StandardCharsets.UTF_8);
-    }
-
     private static ExecutorContext context(Path dataDir) {
         return new ExecutorContext() {
             @Override
@@ -476,34 +471,4 @@ class CgroupEnforcementTest {
         };
     }
 
-    private String awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (System.nanoTime() < deadline) {
-            String out = log(executor, id, handle);
-            if (out.contains(text)) {
-                return out;
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-        throw new AssertionError("no '" + text + "' from " + id + " within " + DEADLINE);
-    }
-
-    private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        List<InstanceReport> others = new ArrayList<>();
-        try {
-            while (System.nanoTime() < deadline) {
-                InstanceReport report = reports.poll(100, TimeUnit.MILLISECONDS);
-                if (report != null && report.id().equals(id) && type.isInstance(report)) {
-                    return type.cast(report);
-                }
-                if (report != null) {
-                    others.add(report);
-                }
-            }
-        } finally {
-            reports.addAll(others); // another instance's, for a later wait
-        }
-        throw new AssertionError("no " + type.getSimpleName() + " for " + id + " within " + DEADLINE);
-    }
 }

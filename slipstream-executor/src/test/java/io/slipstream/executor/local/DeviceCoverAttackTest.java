@@ -13,7 +13,6 @@ import io.slipstream.api.spec.StartupProbe;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
-import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.cgroup.CgroupMounts;
 import io.slipstream.executor.local.cgroup.Cgroups;
@@ -37,7 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -68,7 +66,7 @@ class DeviceCoverAttackTest {
     private final List<Executor> executors = new ArrayList<>();
     private final List<Map<String, String>> launched = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Set<Integer> uidsSeen = ConcurrentHashMap.newKeySet();
-    private final LinkedBlockingQueue<InstanceReport> reports = new LinkedBlockingQueue<>();
+    private final InstanceWaits waits = new InstanceWaits(DEADLINE);
     private Path dev;
     private Path gpu0;
     private Path gpu1;
@@ -142,8 +140,8 @@ class DeviceCoverAttackTest {
         String script = "id -u | sed 's/^/uid /'; while [ ! -e probed ]; do sleep 0.05; done; sed 's/^/probe: /' probed; " + attacks("instance");
         InstanceId id = new InstanceId(newRun(), 1, 0);
         Map<String, String> handle = launch(executor, spec(id, "node-1", List.of(0), script, new StartupProbe(List.of("sh", "-c", probe), 60, 2, 0)));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         uidsSeen.add(Integer.parseInt(line(out, "uid ")));
         System.out.println(out);
         assertThat(out).contains("probe: OPENED own\n", "probe: fenced direct\n", "probe: attacks-done\n", "OPENED own\n", "fenced direct\n",
@@ -176,7 +174,7 @@ class DeviceCoverAttackTest {
         // The sibling given GPU 1 holds it open, as a training process would.
         InstanceId sibling = new InstanceId(run, 1, 1);
         Map<String, String> siblingHandle = launch(executor, spec(sibling, "node-1", List.of(1), "exec 7<" + gpu1 + "; echo up; exec sleep 600", null));
-        awaitOutput(executor, sibling, siblingHandle, "up");
+        waits.awaitOutput(executor, sibling, siblingHandle, "up");
         String script = String.join("\n",
                 "id -u | sed 's/^/uid /'",
                 "W=$PWD; printf '%s\\n' '#!/bin/sh' '[ \"$(head -c 1 <\"$1\" 2>/dev/null | wc -c)\" -eq 1 ]' >./opens; chmod 755 ./opens; O=$W/opens",
@@ -187,12 +185,12 @@ class DeviceCoverAttackTest {
                 "echo attacks-done");
         InstanceId id = new InstanceId(run, 1, 0);
         Map<String, String> handle = launch(executor, spec(id, "node-1", List.of(0), script, null));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         uidsSeen.add(Integer.parseInt(line(out, "uid ")));
         System.out.println(out);
         executor.terminate(sibling, siblingHandle, Duration.ZERO, "test over");
-        awaitReport(sibling, InstanceReport.Exited.class);
+        waits.awaitReport(sibling, InstanceReport.Exited.class);
         assertThat(out).contains("OPENED own\n", "fenced direct\n", "attacks-done\n");
         assertThat(out.replace("OPENED own\n", "")).doesNotContain("OPENED");
     }
@@ -225,8 +223,8 @@ class DeviceCoverAttackTest {
         for (Map.Entry<List<Integer>, String> given : expected.entrySet()) {
             InstanceId id = new InstanceId(newRun(), 1, 0);
             Map<String, String> handle = launch(executor, spec(id, "node-a", given.getKey(), tryAll, null));
-            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-            assertThat(log(executor, id, handle)).as("an instance on node-a given its GPUs %s", given.getKey()).isEqualTo(given.getValue());
+            assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            assertThat(InstanceWaits.log(executor, id, handle)).as("an instance on node-a given its GPUs %s", given.getKey()).isEqualTo(given.getValue());
         }
     }
 
@@ -251,7 +249,7 @@ class DeviceCoverAttackTest {
                 "oci-archive:" + images.resolve("busybox.tar"), null, null, resources());
         Map<String, String> imagedHandle = io.slipstream.executor.BaseExecutorContractTest.launchWhenReady(executor, imageSpec);
         launched.add(imagedHandle);
-        awaitOutput(executor, imaged, imagedHandle, "up");
+        waits.awaitOutput(executor, imaged, imagedHandle, "up");
         // GPU 2 is another run's; this instance is given GPU 0 and is covered from 1 and 2.
         String script = String.join("\n",
                 "id -u | sed 's/^/uid /'",
@@ -261,12 +259,12 @@ class DeviceCoverAttackTest {
                 "echo attacks-done");
         InstanceId id = new InstanceId(run, 1, 0);
         Map<String, String> handle = launch(executor, spec(id, "node-1", List.of(0), script, null));
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         uidsSeen.add(Integer.parseInt(line(out, "uid ")));
         System.out.println(out);
         executor.terminate(imaged, imagedHandle, Duration.ZERO, "test over");
-        awaitReport(imaged, InstanceReport.Exited.class);
+        waits.awaitReport(imaged, InstanceReport.Exited.class);
         assertThat(out).contains("fenced direct\n", "attacks-done\n").doesNotContain("OPENED");
     }
 
@@ -295,8 +293,8 @@ class DeviceCoverAttackTest {
                 "oci-archive:" + images.resolve("busybox.tar"), null, null, resources());
         Map<String, String> handle = io.slipstream.executor.BaseExecutorContractTest.launchWhenReady(executor, imageSpec);
         launched.add(handle);
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        String out = log(executor, id, handle);
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = InstanceWaits.log(executor, id, handle);
         System.out.println(out);
         assertThat(out).isEqualTo("OPENED own\nattacks-done\n");
     }
@@ -375,7 +373,7 @@ class DeviceCoverAttackTest {
                 "exec sleep 600");
         InstanceId id = new InstanceId(newRun(), 1, 0);
         Map<String, String> handle = launch(executor, spec(id, "node-1", List.of(), script, new StartupProbe(List.of("sh", "-c", probe), 60, 2, 0)));
-        String out = awaitOutput(executor, id, handle, "attacks-done");
+        String out = waits.awaitOutput(executor, id, handle, "attacks-done");
         System.out.println(out);
         int uid = Integer.parseInt(line(out, "uid "));
         uidsSeen.add(uid);
@@ -414,7 +412,7 @@ class DeviceCoverAttackTest {
             }
         }
         executor.terminate(id, handle, Duration.ZERO, "test over");
-        awaitReport(id, InstanceReport.Exited.class);
+        waits.awaitReport(id, InstanceReport.Exited.class);
         assertThat(ProcFs.ownedBy(uid)).as("processes of the run's uid after the stop").isEmpty();
     }
 
@@ -453,12 +451,12 @@ class DeviceCoverAttackTest {
                 + " if [ \"$(head -c 1 <" + gpu1 + " 2>/dev/null | wc -c)\" -eq 1 ]; then echo 'OPENED gpu1'; else echo 'fenced gpu1'; fi";
         InstanceId id = new InstanceId(newRun(), 1, 0);
         Map<String, String> handle = launch(executor, spec(id, "node-1", List.of(0), script, null));
-        uidsSeen.add(Integer.parseInt(line(awaitOutput(executor, id, handle, "up"), "uid ")));
+        uidsSeen.add(Integer.parseInt(line(waits.awaitOutput(executor, id, handle, "up"), "uid ")));
         Files.delete(gpu1);
         root("mknod", "-m", "666", gpu1.toString(), "c", "1", "8");
         Files.createFile(again);
-        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
-        assertThat(log(executor, id, handle)).endsWith("fenced gpu1\n");
+        assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(InstanceWaits.log(executor, id, handle)).endsWith("fenced gpu1\n");
     }
 
     // --- helpers ---
@@ -527,7 +525,7 @@ class DeviceCoverAttackTest {
         LocalProcessExecutor executor = new LocalProcessExecutor(dataDir.resolve("instances"), nodes, LocalProcessExecutor.DEFAULT_INHERITED_ENV,
                 isolation, null, 0, 256, Clock.systemUTC(), List.of(Files.createDirectories(dataDir.resolve("shared-tmp"))), ImageSettings.DEFAULTS,
                 launcher(), cgroups, false);
-        executor.setListener(reports::add);
+        executor.setListener(waits::report);
         executors.add(executor);
         return executor;
     }
@@ -572,39 +570,4 @@ class DeviceCoverAttackTest {
                 .substring(prefix.length()).trim();
     }
 
-    private static String log(Executor executor, InstanceId id, Map<String, String> handle) {
-        return new String(executor.readLogTail(id, handle, LogStream.STDOUT, 1 << 16).data(), StandardCharsets.UTF_8);
-    }
-
-    private String awaitOutput(Executor executor, InstanceId id, Map<String, String> handle, String text) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (System.nanoTime() < deadline) {
-            String out = log(executor, id, handle);
-            if (out.contains(text)) {
-                return out;
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-        throw new AssertionError("no '" + text + "' from " + id + " within " + DEADLINE + ": " + log(executor, id, handle)
-                + new String(executor.readLogTail(id, handle, LogStream.STDERR, 1 << 16).data(), StandardCharsets.UTF_8));
-    }
-
-    private <R extends InstanceReport> R awaitReport(InstanceId id, Class<R> type) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        List<InstanceReport> others = new ArrayList<>();
-        try {
-            while (System.nanoTime() < deadline) {
-                InstanceReport report = reports.poll(100, TimeUnit.MILLISECONDS);
-                if (report != null && report.id().equals(id) && type.isInstance(report)) {
-                    return type.cast(report);
-                }
-                if (report != null) {
-                    others.add(report);
-                }
-            }
-        } finally {
-            reports.addAll(others);
-        }
-        throw new AssertionError("no " + type.getSimpleName() + " for " + id + " within " + DEADLINE);
-    }
 }
