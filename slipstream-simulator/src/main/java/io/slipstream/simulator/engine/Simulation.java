@@ -22,10 +22,8 @@ import io.slipstream.simulator.input.ClusterSpec;
 import io.slipstream.simulator.input.Policy;
 import io.slipstream.simulator.input.Trace;
 import io.slipstream.simulator.input.TraceJob;
-import io.slipstream.simulator.report.Distribution;
 import io.slipstream.simulator.report.PolicyResult;
 import io.slipstream.simulator.report.ReclaimSample;
-import io.slipstream.simulator.report.TenantResult;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -52,7 +50,6 @@ public final class Simulation {
     /** Virtual time zero as an instant, for the scheduler (which only compares instants). */
     static final Instant EPOCH = Instant.parse("2021-01-01T00:00:00Z");
     private static final long STOP_AFTER_LAST_SUBMIT = 365L * 86_400_000;
-    private static final int LONGEST_RECLAIMS = 5;
 
     /** What a long run reports as it goes. */
     public interface Listener {
@@ -98,15 +95,9 @@ public final class Simulation {
     private long firstChangeSinceCycle = -1;
 
     private int done;
-    private int preemptions;
-    private int failures;
-    private double lostGpuMs;
     private long cycles;
     private long schedulerNanos;
-    private final int[] preemptedByTenant;
-    private final List<List<Double>> reclaimByTenant = new ArrayList<>();
-    private final List<Double> guaranteeWaits = new ArrayList<>();
-    private final List<ReclaimSample> longestReclaims = new ArrayList<>();
+    private final Tally tally;
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
         this(trace, cluster, policy, seed, listener, true, true);
@@ -139,9 +130,8 @@ public final class Simulation {
         Map<String, Integer> tenantIndex = new HashMap<>();
         for (int i = 0; i < tenantNames.size(); i++) {
             tenantIndex.put(tenantNames.get(i), i);
-            reclaimByTenant.add(new ArrayList<>());
         }
-        this.preemptedByTenant = new int[tenantNames.size()];
+        this.tally = new Tally(tenantNames.size());
         this.queued = new AdmissibleQueue(tenantNames.size());
         Map<String, List<InstanceRequest>> shapes = new HashMap<>();
         Map<String, QuotaId> quotaIds = new HashMap<>();
@@ -254,7 +244,8 @@ public final class Simulation {
                 nextReport = System.nanoTime() + 1_000_000_000L;
             }
         }
-        return result((System.nanoTime() - wallStart) / 1e9);
+        return tally.result(policy, trace, jobs, tenantNames, recorder, clusterGpus, done, cycles, schedulerNanos,
+                (System.nanoTime() - wallStart) / 1e9);
     }
 
     // --- events ---
@@ -282,7 +273,7 @@ public final class Simulation {
             }
             case STOPPED -> {
                 if (job.attempt == event.attempt() && job.state == SimJob.State.STOPPING) {
-                    lostGpuMs += (double) (job.progressAtStop - job.durableAtStop) * job.gpus();
+                    tally.lost((double) (job.progressAtStop - job.durableAtStop) * job.gpus());
                     release(job);
                     requeue(job, job.durableAtStop);
                 }
@@ -290,8 +281,7 @@ public final class Simulation {
             case FAILED -> {
                 if (job.attempt == event.attempt() && job.state == SimJob.State.RUNNING) {
                     long durable = progress.durableAt(job, now);
-                    lostGpuMs += (double) (progress.at(job, now) - durable) * job.gpus();
-                    failures++;
+                    tally.failed((double) (progress.at(job, now) - durable) * job.gpus());
                     release(job);
                     requeue(job, durable);
                 }
@@ -445,11 +435,10 @@ public final class Simulation {
         holdings.started(job, now);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
         if (job.inQuota && job.entitledAt >= 0) {
-            guaranteeWaits.add((now - job.entitledAt) / 1000.0);
+            tally.guaranteeWait((now - job.entitledAt) / 1000.0);
         }
         if (job.inQuota && job.reclaimFrom >= 0) {
-            reclaimByTenant.get(job.tenant).add((now - job.reclaimFrom) / 1000.0);
-            keepLongest(new ReclaimSample(job.trace.index(), tenantNames.get(job.tenant), job.gpus(), job.reclaimFrom / 1000.0, job.firstVictimsAt / 1000.0,
+            tally.reclaimed(job.tenant, (now - job.reclaimFrom) / 1000.0, new ReclaimSample(job.trace.index(), tenantNames.get(job.tenant), job.gpus(), job.reclaimFrom / 1000.0, job.firstVictimsAt / 1000.0,
                     job.lastVictimsAt / 1000.0, job.reclaimRounds, job.reclaimVictims, now / 1000.0));
         }
         job.entitledAt = -1;
@@ -476,8 +465,7 @@ public final class Simulation {
         job.state = SimJob.State.STOPPING;
         job.reclaimFor = forRun.id();
         holdings.stopping(job, now);
-        preemptions++;
-        preemptedByTenant[job.tenant]++;
+        tally.preempted(job.tenant);
         if (reclaim) {
             if (forRun.reclaimFrom < 0) {
                 forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
@@ -504,80 +492,5 @@ public final class Simulation {
             job.durableAtStop = progress.durableAt(job, job.stopAt);
         }
         push(job.stopAt, Kind.STOPPED, job, job.attempt);
-    }
-
-    // --- the result ---
-
-    /** Keeps the few longest reclaims, to show what the maximum was made of. */
-    private void keepLongest(ReclaimSample sample) {
-        if (longestReclaims.size() == LONGEST_RECLAIMS && sample.seconds() <= longestReclaims.get(LONGEST_RECLAIMS - 1).seconds()) {
-            return;
-        }
-        longestReclaims.add(sample);
-        longestReclaims.sort(Comparator.comparingDouble(ReclaimSample::seconds).reversed().thenComparingInt(ReclaimSample::jobIndex));
-        if (longestReclaims.size() > LONGEST_RECLAIMS) {
-            longestReclaims.remove(LONGEST_RECLAIMS);
-        }
-    }
-
-    private PolicyResult result(double wallSeconds) {
-        int tenants = tenantNames.size();
-        List<List<Double>> delayByTenant = new ArrayList<>();
-        for (int i = 0; i < tenants; i++) {
-            delayByTenant.add(new ArrayList<>());
-        }
-        List<Double> delays = new ArrayList<>();
-        List<Double> completions = new ArrayList<>();
-        int[] jobsByTenant = new int[tenants];
-        int[] doneByTenant = new int[tenants];
-        int neverStarted = 0;
-        double neverStartedGpuHours = 0;
-        int[] neverStartedByTenant = new int[tenants];
-        double[] neverStartedHoursByTenant = new double[tenants];
-        long lastFinish = trace.firstSubmitMillis();
-        for (SimJob job : jobs) {
-            jobsByTenant[job.tenant]++;
-            if (job.firstStart < 0) {
-                // Never started (usually it can never fit under this policy): counted apart with the GPU-hours it asked
-                // for, and left out of the delays, where a wait "until the replay ended" is no measurement.
-                neverStarted++;
-                neverStartedGpuHours += job.trace.gpuHours();
-                neverStartedByTenant[job.tenant]++;
-                neverStartedHoursByTenant[job.tenant] += job.trace.gpuHours();
-                continue;
-            }
-            if (job.state == SimJob.State.DONE) {
-                doneByTenant[job.tenant]++;
-                completions.add((job.finishedAt - job.trace.submitMillis()) / 1000.0);
-                lastFinish = Math.max(lastFinish, job.finishedAt);
-                double delay = job.queuedTotal / 1000.0;
-                delays.add(delay);
-                delayByTenant.get(job.tenant).add(delay);
-            }
-        }
-        double window = Math.max(1, trace.lastSubmitMillis() - trace.firstSubmitMillis());
-        double allocated = 0;
-        double borrowed = 0;
-        List<TenantResult> tenantResults = new ArrayList<>();
-        Map<QuotaId, QuotaState> quotas = new HashMap<>();
-        policy.quotas().forEach(q -> quotas.put(q.id(), q));
-        for (int i = 0; i < tenants; i++) {
-            allocated += recorder.allocatedGpuMs[i];
-            borrowed += recorder.borrowedGpuMs[i];
-            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
-            tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
-                    Distribution.of(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
-                    recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], Distribution.of(reclaimByTenant.get(i)), neverStartedByTenant[i],
-                    neverStartedHoursByTenant[i], recorder.entitledGpuMs[i] / 3.6e6));
-        }
-        List<Double> allReclaims = new ArrayList<>();
-        reclaimByTenant.forEach(allReclaims::addAll);
-        double replay = Math.max(1, lastFinish - trace.firstSubmitMillis());
-        return new PolicyResult(policy, jobs.size(), done, neverStarted, neverStartedGpuHours, allocated / (clusterGpus * replay), recorder.windowGpuMs / (clusterGpus * window),
-                Distribution.of(delays),
-                Distribution.of(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, Distribution.of(allReclaims),
-                Distribution.of(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
-                tenantResults, recorder.bucketMillis() / 1000.0, recorder.averageGpus(), longestReclaims,
-                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()));
     }
 }
