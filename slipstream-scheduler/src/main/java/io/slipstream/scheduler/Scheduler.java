@@ -397,6 +397,12 @@ public final class Scheduler {
                         ? "Preempted by higher-priority run " + run.id() + " of the same quota"
                         // Another team's quota and run are not the victim's to know (it reads this in its notice file).
                         : "Reclaimed: the quota that guarantees the capacity it borrowed needs it back"));
+                if (victim.realTimeResources() == RealTimeResources.NotInQuota) {
+                    // Its pool no longer counts what it borrowed, as from the next cycle on (a stopping run is not charged):
+                    // otherwise a preemption for fairness later in this cycle sees its quota's share, and the pool's
+                    // borrowing, as if it stayed, and takes one victim more than the shares call for.
+                    book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
+                }
             }
             // Hold, for the run, whatever it needs beyond what the stopping victims will give back (they keep holding
             // theirs until they are gone). The book charges the run's guarantee for this cycle too.

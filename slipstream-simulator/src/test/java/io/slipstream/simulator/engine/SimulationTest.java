@@ -189,19 +189,19 @@ class SimulationTest {
         PolicyResult withPreemption = new Simulation(trace, cluster, fair, 1, null).run();
         PolicyResult without = new Simulation(trace, cluster, orderOnly, 1, null).run();
 
-        // At 100 s c's first two reclaim its guarantee from b (b's two borrowers there stop at 130 s); c's third waits:
-        // the reclaimed runs still count in b's borrowing that cycle. At 130 s b borrows a's 8 alone, 8/24 of the pool
-        // against c's 4/24 with its third: one of b's borrowers there goes (b keeps 4/24), stops at 160 s, and c's third
-        // borrows its 4 GPUs from 160 s until c's first two end at 1,130 s, when it is promoted onto c's guarantee.
+        // At 100 s c's first two reclaim its guarantee from b (b's two borrowers there stop at 130 s), and with them
+        // gone from b's borrowing b holds a's 8 alone, 8/24 of the pool against c's 4/24 with its third: one of b's
+        // borrowers there goes too (b keeps 4/24). They stop at 130 s, and c's third borrows its 4 GPUs from then until
+        // c's first two end at 1,130 s, when it is promoted onto c's guarantee.
         TenantResult c = tenant(withPreemption, "c");
-        assertThat(c.borrowedGpuHours()).isCloseTo(4 * 970 / 3600.0, within(1e-9));
+        assertThat(c.borrowedGpuHours()).isCloseTo(4 * 1000 / 3600.0, within(1e-9));
         assertThat(withPreemption.preemptions()).isEqualTo(3);
         // Without preemption it waits for c's guarantee, at 1,130 s: it borrows nothing.
         assertThat(tenant(without, "c").borrowedGpuHours()).isZero();
         // c's entitlement while it wants idle capacity (100 s to 1,130 s), half of what is borrowed (b always wants some):
-        // 16 GPUs for 30 s, 8 for 30 s, 8 for 970 s: (480 + 240 + 7,760) / 2 = 4,240 GPU-s; it borrowed 3,880.
+        // 16 GPUs for 30 s, 8 for 1,000 s: (480 + 8,000) / 2 = 4,240 GPU-s; it borrowed 4,000.
         assertThat(c.entitledGpuHours()).isCloseTo(4240 / 3600.0, within(1e-9));
-        assertThat(c.entitlementRatio()).isCloseTo(3880 / 4240.0, within(1e-9));
+        assertThat(c.entitlementRatio()).isCloseTo(4000 / 4240.0, within(1e-9));
         // Without preemption c waits for b's borrowers, while b keeps 16 and is entitled to half: the index is lower.
         assertThat(without.fairnessIndex()).isLessThan(withPreemption.fairnessIndex());
         assertThat(PolicyResult.jain(1, 1, Double.NaN)).isEqualTo(1.0);
