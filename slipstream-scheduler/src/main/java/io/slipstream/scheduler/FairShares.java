@@ -195,26 +195,41 @@ final class FairShares {
 
     /**
      * How many times its fair part the member holds among its siblings that want some ({@code wants}: borrow now or
-     * have borrowers queued): its weighted share against theirs, were the capacity they borrow together divided by
-     * weight. 0 while it borrows nothing; infinite for weight 0 while it borrows.
+     * have borrowers queued): its weighted share against {@link #fairShare}. 0 while it borrows nothing; infinite for
+     * weight 0 while it borrows.
      */
     double timesFairShare(Member member, Predicate<Member> wants) {
         double mine = share(member, Resources.NONE);
-        if (member.parent == null || mine == 0) {
-            return mine == 0 ? 0 : 1;
-        }
-        if (Double.isInfinite(mine)) {
+        if (mine == 0 || Double.isInfinite(mine)) {
             return mine;
+        }
+        double fair = fairShare(member, wants);
+        return fair == 0 ? 1 : mine / fair;
+    }
+
+    /**
+     * The member's fair share, in the units of its weighted share: the weighted share each of its level's members that
+     * want some ({@code wants}, or borrow now; the member itself if it does) would hold, were what they borrow
+     * together divided by their weights. 0 while none of them borrows; the member's own share at a pool's top.
+     */
+    double fairShare(Member member, Predicate<Member> wants) {
+        if (member.parent == null) {
+            return share(member, Resources.NONE);
         }
         double weights = 0;
         double weighted = 0;
         for (Member sibling : member.parent.children) {
-            double share = sibling == member ? mine : share(sibling, Resources.NONE);
-            if (sibling.weight > 0 && (sibling == member || share > 0 || wants.test(sibling))) {
+            double share = share(sibling, Resources.NONE);
+            if (sibling.weight > 0 && Double.isFinite(share) && (share > 0 || wants.test(sibling))) {
                 weights += sibling.weight;
                 weighted += sibling.weight * share;
             }
         }
-        return weighted == 0 ? 1 : mine * weights / weighted;
+        return weights == 0 ? 0 : weighted / weights;
+    }
+
+    /** A quota's whole subtree, as {@link #weightedShare} counts it ({@code null}: not in the book). */
+    Member subtreeOf(QuotaId quota) {
+        return subtrees.get(quota);
     }
 }

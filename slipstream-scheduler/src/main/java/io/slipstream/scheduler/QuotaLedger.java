@@ -5,11 +5,14 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.spec.Resources;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.ToLongFunction;
 
@@ -26,7 +29,10 @@ import java.util.function.ToLongFunction;
  *   <li><b>pending</b>: what its queued runs ask for, all instances together.</li>
  *   <li><b>weightedShare</b>: its share of its pool's idle capacity, as borrowers are ordered by ({@link FairShares}):
  *       what it (with its subtree) holds beyond its guarantee over what the pool could lend, in its dominant resource,
- *       divided by its weight; infinite for weight 0 while it borrows.</li>
+ *       divided by its weight; infinite for weight 0 while it borrows. <b>fairShare</b>: what it is compared with, the
+ *       weighted share each quota of its level that borrows or has borrowers queued would hold were what they borrow
+ *       together divided by weight ({@link FairShares#fairShare}): a quota above it is the one preemption for
+ *       fairness takes from, and its borrowers wait {@code WaitingForFairShare}.</li>
  *   <li><b>subtreeUsed</b>: for a quota with children, what it and every quota below it hold ({@code null} for a leaf).</li>
  * </ul>
  */
@@ -36,16 +42,20 @@ public final class QuotaLedger {
 
     /**
      * One quota's line. {@code guaranteed} is its {@code min}; {@code ownGuarantee} what of it its own runs may use
-     * as InQuota (min less its children's); {@code max} is {@code null} when it has none.
+     * as InQuota (min less its children's); {@code max} is {@code null} when it has none; {@code weight} its
+     * {@code fairSharing.weight}.
      */
     public record QuotaLine(QuotaId quota, String pool, Resources guaranteed, Resources ownGuarantee, Resources max, Resources used,
                             Resources inQuota, Resources borrowed, Resources lent, Resources pending, int admittedRuns, int pendingRuns,
-                            double weightedShare, Resources subtreeUsed) {
+                            double weight, double weightedShare, double fairShare, Resources subtreeUsed) {
     }
 
-    /** One sharing pool's line: its quotas' own guarantees and their runs' use, added up. */
-    public record PoolLine(String pool, Resources guaranteed, Resources used, Resources inQuota, Resources borrowed, Resources lent,
-                           Resources pending, int admittedRuns, int pendingRuns) {
+    /**
+     * One sharing pool's line: its quotas' own guarantees and their runs' use, added up. {@code lendable}: the most it
+     * could lend (its quotas' own guarantees and the capacity no quota guarantees), which shares are fractions of.
+     */
+    public record PoolLine(String pool, Resources guaranteed, Resources lendable, Resources used, Resources inQuota, Resources borrowed,
+                           Resources lent, Resources pending, int admittedRuns, int pendingRuns) {
     }
 
     private final Map<QuotaId, QuotaLine> quotas;
@@ -123,12 +133,22 @@ public final class QuotaLedger {
         members.forEach((pool, inPool) -> lent.putAll(lentBy(inPool, byPool.get(pool).borrowed, book, byQuota)));
 
         FairShares shares = FairShares.of(book, id -> byQuota.containsKey(id) ? byQuota.get(id).used : null);
+        // Who wants idle capacity, as a cycle counts it: the quotas with borrowers queued, and every level above them.
+        Set<FairShares.Member> wanting = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (PendingRun run : snapshot.pending()) {
+            if (run.idleMode().mayBorrow() && book.exists(run.quota())) {
+                FairShares.Member member = shares.leafOf(run.quota());
+                while (member != null && wanting.add(member)) {
+                    member = member.parent; // up to the pool's top, or to a level already marked
+                }
+            }
+        }
         // A parent's own runs are often none: what its subtree holds is what one asks of it (its children's and its own).
         Map<QuotaId, Amount> subtree = new HashMap<>();
         Map<QuotaId, QuotaState> byId = new HashMap<>();
         snapshot.quotas().forEach(q -> byId.put(q.id(), q));
         for (QuotaState quota : snapshot.quotas()) {
-            java.util.Set<QuotaId> seen = new java.util.HashSet<>();
+            Set<QuotaId> seen = new java.util.HashSet<>();
             for (QuotaId up = quota.parent(); up != null && byId.containsKey(up) && seen.add(up); up = byId.get(up).parent()) {
                 subtree.computeIfAbsent(up, id -> byQuota.get(id).used.copy()).add(byQuota.get(quota.id()).used, 1);
             }
@@ -138,14 +158,15 @@ public final class QuotaLedger {
             Sums sums = byQuota.get(quota.id());
             quotaLines.put(quota.id(), new QuotaLine(quota.id(), book.poolOf(quota.id()), quota.min(), book.own(quota.id()).toResources(), quota.max(),
                     sums.used.toResources(), sums.inQuota.toResources(), sums.borrowed.toResources(), lent.get(quota.id()).toResources(),
-                    sums.pending.toResources(), sums.admitted, sums.waiting, shares.weightedShare(quota.id()),
+                    sums.pending.toResources(), sums.admitted, sums.waiting, quota.weight(), shares.weightedShare(quota.id()),
+                    shares.fairShare(shares.subtreeOf(quota.id()), wanting::contains),
                     subtree.containsKey(quota.id()) ? subtree.get(quota.id()).toResources() : null));
         }
         Map<String, PoolLine> poolLines = new TreeMap<>();
         byPool.forEach((pool, sums) -> {
             Amount poolLent = new Amount();
             members.getOrDefault(pool, List.of()).forEach(q -> poolLent.add(lent.get(q.id()), 1));
-            poolLines.put(pool, new PoolLine(pool, sums.guaranteed.toResources(), sums.used.toResources(), sums.inQuota.toResources(),
+            poolLines.put(pool, new PoolLine(pool, sums.guaranteed.toResources(), book.lendLimit(pool).toResources(), sums.used.toResources(), sums.inQuota.toResources(),
                     sums.borrowed.toResources(), poolLent.toResources(), sums.pending.toResources(), sums.admitted, sums.waiting));
         });
         Amount capacity = new Amount();

@@ -6,6 +6,7 @@ import static io.slipstream.scheduler.Builders.aQuota;
 import static io.slipstream.scheduler.Builders.aRun;
 import static io.slipstream.scheduler.Builders.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
@@ -67,6 +68,35 @@ class QuotaLedgerTest {
         assertThat(line(ledger, "t/b").weightedShare()).isEqualTo(4 / 32.0);
         assertThat(line(ledger, "t/a").weightedShare()).isZero();
         assertThat(line(ledger, "t/org").weightedShare()).as("the tree holds less than it guarantees").isZero();
+    }
+
+    /**
+     * The fair share is what a weighted share is compared with: b borrows a's 8 idle GPUs of the 24 its pool could
+     * lend while c queues a borrower. With equal weights both are due half of what is borrowed (4/24): b holds 2.0
+     * times its fair share, the figure its waiting runs are told; with c's weight 3, a quarter for b (2/24) and three
+     * quarters for c (6/24, weighted 2/24). A quota that neither borrows nor wants to is not counted.
+     */
+    @Test
+    void theFairShareDividesWhatTheQuotasThatWantIdleCapacityBorrowByWeight() {
+        for (double weightC : new double[] {1, 3}) {
+            List<QuotaState> quotas = List.of(aQuota("t/org").minGpus(24).build(), aQuota("t/a").parent("t/org").minGpus(8).build(),
+                    aQuota("t/b").parent("t/org").minGpus(8).build(), aQuota("t/c").parent("t/org").minGpus(8).weight(weightC).build());
+            List<ActiveRun> active = List.of(aRun("b1").quota("t/b").gpus(8).running(RealTimeResources.InQuota, 0, "n-1"),
+                    aRun("b2").quota("t/b").idle(IdleMode.Acceptable).gpus(8).running(RealTimeResources.NotInQuota, 0, "n-2"),
+                    aRun("c1").quota("t/c").gpus(8).running(RealTimeResources.InQuota, 0, "n-3"));
+            QuotaLedger alone = QuotaLedger.of(new ClusterSnapshot(nodes("n", 3, "h100"), quotas, active, List.of()));
+            assertThat(line(alone, "t/b").fairShare()).as("b alone borrows: all of it is its fair share").isEqualTo(8 / 24.0);
+            assertThat(line(alone, "t/a").fairShare()).isEqualTo(8 / 24.0);
+
+            QuotaLedger both = QuotaLedger.of(new ClusterSnapshot(nodes("n", 3, "h100"), quotas, active,
+                    List.of(aRun("c2").quota("t/c").idle(IdleMode.Acceptable).gpus(4).build(), aRun("a2").quota("t/a").gpus(4).build())));
+            double fair = 8 / 24.0 / (1 + weightC);
+            assertThat(line(both, "t/b").weightedShare()).isEqualTo(8 / 24.0);
+            assertThat(line(both, "t/b").fairShare()).isCloseTo(fair, within(1e-12));
+            assertThat(line(both, "t/c").fairShare()).isCloseTo(fair, within(1e-12));
+            assertThat(line(both, "t/b").weightedShare() / line(both, "t/b").fairShare()).isCloseTo(1 + weightC, within(1e-12));
+            assertThat(both.pool("tree:t/org").orElseThrow().lendable().gpu()).isEqualTo(24);
+        }
     }
 
     /** An OnlyIdle run on its own team's idle guarantee is borrowed by the team, not lent by it to itself. */

@@ -105,18 +105,19 @@ final class GetTables {
                             resources(spec.path("min")), spec.has("max") ? resources(spec.path("max")) : "", spec.path("parent").asString(""),
                             status.has("subtreeUsed") ? usage(status.path("subtreeUsed")) + " (tree)" : usage(status.path("used")),
                             usage(status.path("borrowed")), usage(status.path("lent")), share(spec, status),
+                            status.path("fairShare").isNumber() ? String.format(Locale.ROOT, "%.2f", status.path("fairShare").asDouble()) : "-",
                             status.path("admittedRuns").asString("0"), status.path("pendingRuns").asString("0")));
                 }
-                return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "SHARE", "ADMITTED", "PENDING"),
-                        rows);
+                return new Table(List.of("WORKSPACE", "NAME", "TYPE", "MIN", "MAX", "PARENT", "USED", "BORROWED", "LENT", "SHARE", "FAIR", "ADMITTED",
+                        "PENDING"), rows);
             }
             case "pools" -> {
                 for (JsonNode item : items) {
-                    rows.add(List.of(item.path("name").asString(), usage(item.path("guaranteed")), usage(item.path("used")),
+                    rows.add(List.of(item.path("name").asString(), usage(item.path("guaranteed")), usage(item.path("lendable")), usage(item.path("used")),
                             usage(item.path("borrowed")), usage(item.path("lent")), usage(item.path("pending")),
                             item.path("admittedRuns").asString("0"), item.path("pendingRuns").asString("0")));
                 }
-                return new Table(List.of("POOL", "GUARANTEED", "USED", "BORROWED", "LENT", "PENDING", "ADMITTED", "QUEUED"), rows);
+                return new Table(List.of("POOL", "GUARANTEED", "LENDABLE", "USED", "BORROWED", "LENT", "PENDING", "ADMITTED", "QUEUED"), rows);
             }
             case "secrets" -> {
                 for (JsonNode item : items) {

@@ -39,7 +39,7 @@ class GetTablesTest {
     void quotasShowTheirWeightedShareInfiniteForWeightZeroWhileBorrowing() {
         List<JsonNode> items = List.of(
                 Json.mapper().readTree("{\"metadata\": {\"workspace\": \"b\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8}},"
-                        + " \"status\": {\"borrowed\": {\"gpu\": 8}, \"weightedShare\": 0.333333}}"),
+                        + " \"status\": {\"borrowed\": {\"gpu\": 8}, \"weightedShare\": 0.333333, \"fairShare\": 0.166667}}"),
                 Json.mapper().readTree("{\"metadata\": {\"workspace\": \"c\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8},"
                         + " \"fairSharing\": {\"weight\": 0}}, \"status\": {\"borrowed\": {\"gpu\": 4}}}"),
                 Json.mapper().readTree("{\"metadata\": {\"workspace\": \"d\", \"name\": \"gpu\"}, \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 8}}}"));
@@ -47,6 +47,10 @@ class GetTablesTest {
         int share = table.header().indexOf("SHARE");
         assertThat(share).isPositive();
         assertThat(table.rows()).extracting(row -> row.get(share)).containsExactly("0.33", "inf", "-");
+        assertThat(table.rows()).extracting(row -> row.get(table.header().indexOf("FAIR"))).containsExactly("0.17", "-", "-");
+        GetTables.Table pools = GetTables.table("pools", List.of(Json.mapper().readTree("{\"name\": \"tree:org/gpus\", \"guaranteed\": {\"gpu\": 24},"
+                + " \"lendable\": {\"gpu\": 32}}")), false);
+        assertThat(pools.rows().get(0).get(pools.header().indexOf("LENDABLE"))).as("what shares are fractions of").isEqualTo("gpu=32");
         GetTables.Table tree = GetTables.table("quotas", List.of(Json.mapper().readTree("{\"metadata\": {\"workspace\": \"org\", \"name\": \"gpus\"},"
                 + " \"spec\": {\"type\": \"General\", \"min\": {\"gpu\": 32}}, \"status\": {\"used\": {\"gpu\": 0}, \"subtreeUsed\": {\"gpu\": 16}}}")), false);
         assertThat(tree.rows().get(0).get(tree.header().indexOf("USED"))).as("a parent shows what its tree holds").isEqualTo("gpu=16 (tree)");

@@ -55,7 +55,7 @@ public final class QuotaLedgerService {
         return new QuotaStatusView(line.pool(), ResourcesView.of(line.guaranteed()), ResourcesView.of(line.ownGuarantee()),
                 line.max() == null ? null : ResourcesView.of(line.max()), ResourcesView.of(line.used()), ResourcesView.of(line.inQuota()),
                 ResourcesView.of(line.borrowed()), ResourcesView.of(line.lent()), ResourcesView.of(line.pending()), line.admittedRuns(),
-                line.pendingRuns(), QuotaStatusView.shareOf(line.weightedShare()), line.subtreeUsed() == null ? null : ResourcesView.of(line.subtreeUsed()));
+                line.pendingRuns(), QuotaStatusView.shareOf(line.weightedShare()), QuotaStatusView.shareOf(line.fairShare()), line.subtreeUsed() == null ? null : ResourcesView.of(line.subtreeUsed()));
     }
 
     /**
@@ -67,8 +67,14 @@ public final class QuotaLedgerService {
         Set<String> visible = ledger.quotas().stream().filter(q -> caller.canAccess(q.quota().workspace())).map(QuotaLedger.QuotaLine::pool)
                 .collect(Collectors.toSet());
         return ledger.pools().stream().filter(p -> caller.admin() || visible.contains(p.pool()) || p.pool().equals(QuotaLedger.NO_QUOTA_POOL))
-                .map(p -> new PoolView(p.pool(), ResourcesView.of(p.guaranteed()), ResourcesView.of(p.used()), ResourcesView.of(p.inQuota()),
-                        ResourcesView.of(p.borrowed()), ResourcesView.of(p.lent()), ResourcesView.of(p.pending()), p.admittedRuns(), p.pendingRuns()))
+                .map(p -> new PoolView(p.pool(), ResourcesView.of(p.guaranteed()), ResourcesView.of(p.lendable()), ResourcesView.of(p.used()),
+                        ResourcesView.of(p.inQuota()), ResourcesView.of(p.borrowed()), ResourcesView.of(p.lent()), ResourcesView.of(p.pending()),
+                        p.admittedRuns(), p.pendingRuns(), ledger.quotas().stream()
+                                // Another team's share is its own business, as in a run's wait reason: the caller's quotas only.
+                                .filter(q -> q.pool().equals(p.pool()) && caller.canAccess(q.quota().workspace()))
+                                .map(q -> new PoolView.Share(q.quota().toString(), q.weight(), QuotaStatusView.shareOf(q.weightedShare()),
+                                        QuotaStatusView.shareOf(q.fairShare())))
+                                .toList()))
                 .toList();
     }
 

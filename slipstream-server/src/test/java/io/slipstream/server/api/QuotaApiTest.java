@@ -135,6 +135,16 @@ class QuotaApiTest {
         assertThat(child.at("/spec/fairSharing/weight").asDouble()).isEqualTo(0.5);
         assertThat(child.at("/status/weightedShare").asDouble()).isZero();
         assertThat(server.get("/api/v1/workspaces/team-b/quotas/fair-root", admin).json().at("/spec").has("fairSharing")).isFalse();
+
+        // A pool shared with another team: alice sees it, and her own quota's share in it, never team-b's.
+        assertThat(server.post("/api/v1/apply", admin, quota("team-a", "fair-a", "{min: {gpu: 1}, parent: team-b/fair-root, fairSharing: {weight: 2}}"))
+                .status()).isEqualTo(200);
+        JsonNode shared = java.util.stream.StreamSupport.stream(server.get("/api/v1/pools", server.tokenFor("alice")).json().get("items").spliterator(), false)
+                .filter(p -> p.get("name").asString().equals("tree:team-b/fair-root")).findFirst().orElseThrow();
+        assertThat(shared.get("shares")).extracting(s -> s.get("quota").asString()).containsExactly("team-a/fair-a");
+        assertThat(shared.get("shares").get(0).get("weight").asDouble()).isEqualTo(2);
+        assertThat(server.get("/api/v1/pools", admin).json().toString()).contains("team-b/fair-child", "team-b/fair-root", "team-a/fair-a");
+        assertThat(server.call("DELETE", "/api/v1/workspaces/team-a/quotas/fair-a", admin, null, null).status()).isEqualTo(204);
         assertThat(server.call("DELETE", "/api/v1/workspaces/team-b/quotas/fair-child", admin, null, null).status()).isEqualTo(204);
         assertThat(server.call("DELETE", "/api/v1/workspaces/team-b/quotas/fair-root", admin, null, null).status()).isEqualTo(204);
     }
@@ -204,6 +214,13 @@ class QuotaApiTest {
         assertThat(server.get("/api/v1/pools", alice).json().get("items")).extracting(p -> p.get("name").asString()).doesNotContain("tree:team-c/train");
         JsonNode pool = server.get("/api/v1/pools", carol).json().get("items");
         assertThat(pool).extracting(p -> p.get("name").asString()).contains("tree:team-c/train");
+        JsonNode train = java.util.stream.StreamSupport.stream(pool.spliterator(), false).filter(p -> p.get("name").asString().equals("tree:team-c/train"))
+                .findFirst().orElseThrow();
+        assertThat(train.at("/lendable/gpu").asInt()).as(train.toString()).isPositive();
+        assertThat(train.get("shares")).extracting(s -> s.get("quota").asString()).containsExactly("team-c/train");
+        assertThat(train.get("shares").get(0).get("weightedShare").asDouble()).isEqualTo(status.get("weightedShare").asDouble());
+        assertThat(train.get("shares").get(0).get("fairShare").asDouble()).as("it borrows alone: all of it is its fair share")
+                .isEqualTo(status.get("fairShare").asDouble()).isEqualTo(status.get("weightedShare").asDouble());
 
         // The same figures for Prometheus, with what the loop did to get there.
         String metrics = server.get("/metrics", admin).text();
