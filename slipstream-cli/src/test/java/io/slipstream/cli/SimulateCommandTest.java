@@ -60,6 +60,24 @@ class SimulateCommandTest {
     }
 
     @Test
+    void eachWarningIsPrintedOnceOnStandardErrorAndTheTableOnlyCountsThem() {
+        Result result = run("simulate", SMALL, "-q");
+        assertThat(result.code).isZero();
+        String warning = "fixed-quotas: tenant speech: 1 job (4 GPU-h) asks for more than the tenant's guarantee";
+        assertThat(occurrences(result.err + result.out, warning)).isEqualTo(1);
+        assertThat(result.err).contains("warning: " + warning);
+        assertThat(result.out).contains("2 warnings (on standard error, before the replay)").doesNotContain("tenant speech: 1 job");
+    }
+
+    private static int occurrences(String text, String part) {
+        int count = 0;
+        for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) {
+            count++;
+        }
+        return count;
+    }
+
+    @Test
     void badInputIsAClearErrorWithExitCodeTwo() throws Exception {
         Result missing = run("simulate", dir.resolve("absent.yaml").toString());
         assertThat(missing.code).isEqualTo(2);

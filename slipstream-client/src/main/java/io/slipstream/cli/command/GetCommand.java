@@ -155,7 +155,7 @@ public final class GetCommand implements Callable<Integer> {
                 if (kind.equals("runs") && one) {
                     Runs.describe(out, ApiClient.read(result, RunView.class));
                 } else {
-                    GetTables.Table table = GetTables.table(kind, items, format.kind() == GetFormat.Kind.wide, showLabels);
+                    GetTables.Table table = GetTables.table(kind, items, format.kind() == GetFormat.Kind.wide, showLabels, one);
                     Output.table(out, table.header(), table.rows(), !noHeaders);
                 }
             }

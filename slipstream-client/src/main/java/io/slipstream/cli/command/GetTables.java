@@ -4,6 +4,7 @@ import io.slipstream.api.wire.RunView;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.CliException;
 import io.slipstream.cli.Output;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,8 +23,9 @@ final class GetTables {
     /** The kinds that have labels: {@code --show-labels} adds their LABELS column, as kubectl's does ({@code -o wide} has it). */
     static final List<String> LABELLED = List.of("runs", "jobs");
 
-    static Table table(String kind, List<JsonNode> items, boolean wide, boolean showLabels) {
-        Table table = table(kind, items, wide);
+    /** @param one whether it shows one object asked for by name ({@code get job NAME} also shows when it runs next) */
+    static Table table(String kind, List<JsonNode> items, boolean wide, boolean showLabels, boolean one) {
+        Table table = table(kind, items, wide, one);
         if (!showLabels || wide || !LABELLED.contains(kind)) {
             return table;
         }
@@ -47,6 +49,10 @@ final class GetTables {
     }
 
     static Table table(String kind, List<JsonNode> items, boolean wide) {
+        return table(kind, items, wide, false);
+    }
+
+    private static Table table(String kind, List<JsonNode> items, boolean wide, boolean one) {
         List<List<String>> rows = new ArrayList<>();
         switch (kind) {
             case "runs" -> {
@@ -86,12 +92,18 @@ final class GetTables {
                             Integer.toString(instances), item.path("spec").path("priority").asString("0"),
                             schedule.isMissingNode() ? "" : schedule.path("cron").asString("") + (schedule.has("timeZone")
                                     ? " " + schedule.path("timeZone").asString() : "")));
+                    if (wide || one) {
+                        row.add(nextRun(item, Instant.now()));
+                    }
                     if (wide) {
                         row.add(labels(kind, item));
                     }
                     rows.add(row);
                 }
                 List<String> header = new ArrayList<>(List.of("WORKSPACE", "NAME", "VERSION", "GROUPS", "INSTANCES", "PRIORITY", "SCHEDULE"));
+                if (wide || one) {
+                    header.add("NEXT RUN");
+                }
                 if (wide) {
                     header.add("LABELS");
                 }
@@ -156,6 +168,30 @@ final class GetTables {
                 }
                 return new Table(List.of("NAME", "CPU", "MEMORY", "GPU", "GPU MODEL"), rows);
             }
+        }
+    }
+
+    /**
+     * When a job runs next, as the server computed it ({@code status.nextRunAt}) and how far ahead:
+     * {@code 2026-12-07T01:00:00Z (in 17h)}; {@code suspended} for a suspended schedule; empty without a schedule;
+     * {@code -} where the server gave none.
+     */
+    static String nextRun(JsonNode job, Instant now) {
+        JsonNode schedule = job.path("spec").path("schedule");
+        if (!schedule.isObject()) {
+            return "";
+        }
+        if (schedule.path("suspend").asBoolean(false)) {
+            return "suspended";
+        }
+        String next = job.path("status").path("nextRunAt").asString("");
+        if (next.isEmpty()) {
+            return "-";
+        }
+        try {
+            return next + " (in " + Output.age(now, Instant.parse(next)) + ")";
+        } catch (java.time.format.DateTimeParseException e) {
+            return next;
         }
     }
 

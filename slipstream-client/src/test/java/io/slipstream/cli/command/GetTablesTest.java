@@ -72,4 +72,27 @@ class GetTablesTest {
                 """)), false);
         assertThat(nodes.rows().get(0).get(nodes.header().indexOf("REASON"))).isEqualTo("disk replaced");
     }
+
+    @org.junit.jupiter.api.Test
+    void oneJobAndTheWideListShowWhenEachRunsNextASuspendedScheduleNoTime() {
+        List<JsonNode> jobs = List.of(Json.mapper().readTree("""
+                {"metadata": {"workspace": "w", "name": "nightly"}, "spec": {"schedule": {"cron": "0 2 * * *", "timeZone": "Europe/Berlin"}},
+                 "status": {"nextRunAt": "2099-06-02T00:00:00Z"}}
+                """), Json.mapper().readTree("""
+                {"metadata": {"workspace": "w", "name": "paused"}, "spec": {"schedule": {"cron": "0 2 * * *", "suspend": true}}, "status": {}}
+                """), Json.mapper().readTree("{\"metadata\": {\"workspace\": \"w\", \"name\": \"once\"}, \"spec\": {}}"));
+        GetTables.Table one = GetTables.table("jobs", jobs.subList(0, 1), false, false, true);
+        assertThat(one.header()).containsSequence("SCHEDULE", "NEXT RUN");
+        assertThat(one.rows().get(0).get(one.header().indexOf("NEXT RUN"))).startsWith("2099-06-02T00:00:00Z (in ");
+        GetTables.Table wide = GetTables.table("jobs", jobs, true, false, false);
+        assertThat(wide.header()).containsSequence("SCHEDULE", "NEXT RUN", "LABELS");
+        assertThat(wide.rows()).extracting(row -> row.get(wide.header().indexOf("NEXT RUN")))
+                .satisfiesExactly(next -> assertThat(next).startsWith("2099-06-02T00:00:00Z"), next -> assertThat(next).isEqualTo("suspended"),
+                        next -> assertThat(next).isEmpty());
+        assertThat(GetTables.table("jobs", jobs, false, false, false).header()).as("the plain list as before").doesNotContain("NEXT RUN");
+
+        assertThat(GetTables.nextRun(jobs.get(0), java.time.Instant.parse("2099-06-01T07:00:00Z"))).isEqualTo("2099-06-02T00:00:00Z (in 17h)");
+        assertThat(GetTables.nextRun(Json.mapper().readTree("{\"spec\": {\"schedule\": {\"cron\": \"0 2 * * *\"}}}"), java.time.Instant.EPOCH))
+                .as("a server that says nothing").isEqualTo("-");
+    }
 }

@@ -90,14 +90,15 @@ final class DocumentRoutes {
         }
         LabelSelector selector = kind == Kind.Job ? selectorParam(ctx, problems) : LabelSelector.EVERYTHING;
         problems.throwIfAny("the query is invalid");
+        Instant now = clock.instant();
         // Jobs are few (documents, not runs): selected here, after the workspace filter.
         ctx.json(ListView.of(documents.list(caller(ctx), kind, workspace).stream()
                 .filter(stored -> selector.matches(stored.document().metadata().labels()))
-                .map(Views::document).toList()));
+                .map(stored -> Views.document(stored, now)).toList()));
     }
 
     private void get(Context ctx, Kind kind, String workspace, String name) {
-        ctx.json(Views.document(documents.get(caller(ctx), kind, workspace, name)));
+        ctx.json(Views.document(documents.get(caller(ctx), kind, workspace, name), clock.instant()));
     }
 
     private void delete(Context ctx, Kind kind, String workspace, String name) {

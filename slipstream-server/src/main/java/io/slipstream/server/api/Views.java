@@ -1,14 +1,18 @@
 package io.slipstream.server.api;
 
+import io.slipstream.api.codec.Json;
 import io.slipstream.api.spec.Document;
+import io.slipstream.api.spec.JobSpec;
 import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
 import io.slipstream.api.wire.InstanceView;
+import io.slipstream.api.wire.JobStatusView;
 import io.slipstream.api.wire.RunEventView;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
+import io.slipstream.server.control.SchedulePlan;
 import io.slipstream.store.StoredDocument;
 import java.util.List;
 import tools.jackson.databind.node.ObjectNode;
@@ -140,5 +144,15 @@ final class Views {
 
     static ObjectNode document(StoredDocument stored) {
         return SpecWriter.write(stored.versioned());
+    }
+
+    /** A document as listed or fetched: a scheduled job also has its status (when it runs next), from the schedules' own plan. */
+    static ObjectNode document(StoredDocument stored, java.time.Instant now) {
+        ObjectNode document = document(stored);
+        if (stored.document().spec() instanceof JobSpec job && job.schedule() != null) {
+            JobStatusView status = new JobStatusView(SchedulePlan.next(job.schedule(), now).orElse(null));
+            document.set("status", Json.mapper().valueToTree(status));
+        }
+        return document;
     }
 }

@@ -15,7 +15,7 @@ import java.util.Optional;
  * @param lastDue the new last due time to record ({@code null}: nothing changes); always later than the one before
  * @param fire    the due time to start a run for, if any
  */
-record SchedulePlan(Instant lastDue, Instant fire) {
+public record SchedulePlan(Instant lastDue, Instant fire) {
     static final SchedulePlan NOTHING = new SchedulePlan(null, null);
 
     /**
@@ -23,11 +23,9 @@ record SchedulePlan(Instant lastDue, Instant fire) {
      * @param appliedAt when the job was last changed
      */
     static SchedulePlan at(ScheduleSpec schedule, Instant lastDue, Instant appliedAt, Instant now) {
-        Cron cron;
-        try {
-            cron = Cron.parse(schedule.cron(), schedule.timeZone());
-        } catch (IllegalArgumentException e) {
-            return NOTHING; // validated when applied; a stored garbage expression simply never fires
+        Cron cron = cronOf(schedule);
+        if (cron == null) {
+            return NOTHING;
         }
         Instant since = lastDue == null || appliedAt.isAfter(lastDue) ? appliedAt : lastDue;
         Optional<Instant> next = cron.nextAfter(since);
@@ -44,5 +42,23 @@ record SchedulePlan(Instant lastDue, Instant fire) {
             return new SchedulePlan(due, null);
         }
         return new SchedulePlan(due, due);
+    }
+
+    /**
+     * The next due time of {@code schedule} after {@code now}, as {@link #at} will meet it (empty while suspended, and
+     * for a stored expression that never fires). A due time at or before {@code now} is already the control loop's to
+     * handle at its next tick, so the one shown is always ahead.
+     */
+    public static Optional<Instant> next(ScheduleSpec schedule, Instant now) {
+        Cron cron = cronOf(schedule);
+        return cron == null || schedule.suspend() ? Optional.empty() : cron.nextAfter(now);
+    }
+
+    private static Cron cronOf(ScheduleSpec schedule) {
+        try {
+            return Cron.parse(schedule.cron(), schedule.timeZone());
+        } catch (IllegalArgumentException e) {
+            return null; // validated when applied; a stored garbage expression simply never fires
+        }
     }
 }

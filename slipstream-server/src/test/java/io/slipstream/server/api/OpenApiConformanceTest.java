@@ -108,6 +108,14 @@ class OpenApiConformanceTest {
                 spec:
                   nodeGroups:
                     - {name: main, replicas: 2, shape: cpu.small, command: [sh, -c, "echo hi; echo oops >&2"]}
+                ---
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: yearly, workspace: team-a}
+                spec:
+                  schedule: {cron: "0 2 1 1 *", timeZone: Europe/Berlin}
+                  nodeGroups:
+                    - {name: main, resources: {cpu: 1, memory: 1Gi}, command: [sh, -c, "echo hi"]}
                 """);
         check("POST", "/api/v1/apply", Map.of(), admin, "kind: Job\n");
         String alice = server.tokenFor("alice");
@@ -135,6 +143,8 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/jobs", Map.of("?", "workspace=Not_A_Name"), alice, null);
         check("GET", "/api/v1/quotas", Map.of("?", "workspace=team-a&workspace=team-b"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        assertThat(check("GET", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "yearly"), alice, null)
+                .path("status").has("nextRunAt")).isTrue();
         check("POST", "/api/v1/apply", Map.of(), alice, """
                 apiVersion: slipstream/v1
                 kind: Secret
@@ -191,6 +201,7 @@ class OpenApiConformanceTest {
         check("POST", "/api/v1/store/backup", Map.of(), alice, null);
 
         check("DELETE", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "hello"), alice, null);
+        check("DELETE", "/api/v1/workspaces/{workspace}/jobs/{job}", Map.of("workspace", "team-a", "job", "yearly"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "hf"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/secrets/{secret}", Map.of("workspace", "team-a", "secret", "hf"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);

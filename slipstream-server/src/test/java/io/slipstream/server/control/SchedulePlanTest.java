@@ -129,6 +129,29 @@ class SchedulePlanTest {
     }
 
     @Test
+    void theNextRunShownIsTheDueTimeThatFiresNextAlsoAcrossDaylightSavingTime() {
+        ScheduleSpec nightly = schedule("30 2 * * *", "Europe/Berlin", null, false);
+        clock.set(Instant.parse("2026-03-28T00:00:00Z"));
+        applied = clock.instant();
+        List<Instant> shown = new ArrayList<>();
+        Instant end = clock.instant().plus(Duration.ofDays(3));
+        while (clock.instant().isBefore(end)) {
+            Instant next = SchedulePlan.next(nightly, clock.instant()).orElseThrow();
+            assertThat(next).isAfter(clock.instant());
+            if (shown.isEmpty() || !shown.get(shown.size() - 1).equals(next)) {
+                shown.add(next);
+            }
+            tick(nightly);
+            clock.advance(Duration.ofMinutes(5));
+        }
+        // Each time shown fired in its turn (the last is still ahead), the night without 02:30 was never shown.
+        assertThat(shown).containsExactly(Instant.parse("2026-03-28T01:30:00Z"), Instant.parse("2026-03-30T00:30:00Z"),
+                Instant.parse("2026-03-31T00:30:00Z"));
+        assertThat(fired).isEqualTo(shown.subList(0, 2));
+        assertThat(SchedulePlan.next(schedule("30 2 * * *", "Europe/Berlin", null, true), clock.instant())).as("suspended").isEmpty();
+    }
+
+    @Test
     void aDueTimeRightAfterTheApplyFiresEvenIfTheFirstTickComesLater() {
         applied = Instant.parse("2026-06-01T01:59:59.800Z");
         clock.set(Instant.parse("2026-06-01T02:00:00.300Z"));

@@ -29,7 +29,12 @@ final class Recorder {
     double windowGpuMs;
     final double[][] timeline;
 
-    Recorder(long[] quotaGpus, double[] weights, long clusterGpus, long windowStart, long windowEnd, long bucketMillis) {
+    /** Round bucket widths, each at most 2.5 times the one before: the first at or above span / 300 gives 120 to 300 buckets. */
+    private static final long[] BUCKETS = {1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000,
+            3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 172_800_000, 432_000_000, 604_800_000};
+    static final int MOST_BUCKETS = 300;
+
+    Recorder(long[] quotaGpus, double[] weights, long clusterGpus, long windowStart, long windowEnd) {
         this.tenants = quotaGpus.length;
         this.weights = weights.clone();
         this.demand = new int[tenants];
@@ -42,24 +47,41 @@ final class Recorder {
         this.unguaranteed = Math.max(0, clusterGpus - sum);
         this.windowStart = windowStart;
         this.windowEnd = Math.max(windowEnd, windowStart + 1);
-        this.bucket = bucketMillis;
+        this.bucket = bucketMillis(this.windowEnd - windowStart);
         this.guaranteed = new long[tenants];
         this.borrowed = new long[tenants];
         this.allocatedGpuMs = new double[tenants];
         this.borrowedGpuMs = new double[tenants];
         this.lentGpuMs = new double[tenants];
-        int buckets = (int) ((this.windowEnd - windowStart + bucketMillis - 1) / bucketMillis);
+        int buckets = (int) ((this.windowEnd - windowStart + bucket - 1) / bucket);
         this.timeline = new double[tenants][Math.max(1, buckets)];
         this.last = windowStart;
     }
 
-    /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket. */
+    /**
+     * The width of the timeline's buckets for a window of {@code spanMillis}: the smallest round one that gives at most
+     * {@link #MOST_BUCKETS}, at least a second: a chart of 120 to 300 points over any window longer than 5 minutes
+     * (90 minutes: 180 buckets of 30 s; 60 days: 240 of 6 h).
+     */
+    static long bucketMillis(long spanMillis) {
+        long least = (spanMillis + MOST_BUCKETS - 1) / MOST_BUCKETS;
+        for (long width : BUCKETS) {
+            if (width >= least) {
+                return width;
+            }
+        }
+        long week = BUCKETS[BUCKETS.length - 1];
+        return (least + week - 1) / week * week;
+    }
+
+    /** GPU-ms per tenant and bucket, as the GPUs held on average in the bucket (the last one over the part in the window). */
     double[][] averageGpus() {
         double[][] average = new double[timeline.length][];
         for (int i = 0; i < average.length; i++) {
             average[i] = new double[timeline[i].length];
             for (int b = 0; b < average[i].length; b++) {
-                average[i][b] = timeline[i][b] / bucket;
+                long covered = Math.min(bucket, windowEnd - windowStart - b * bucket);
+                average[i][b] = timeline[i][b] / covered;
             }
         }
         return average;

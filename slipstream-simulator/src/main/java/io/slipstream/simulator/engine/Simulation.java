@@ -176,14 +176,12 @@ public final class Simulation {
             preemptsWithinQuota[i] = quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
             hasMax[i] = quota != null && quota.max() != null;
         }
-        long span = trace.lastSubmitMillis() - trace.firstSubmitMillis();
-        long bucket = Math.max(3_600_000L, (span / 1500 + 3_599_999L) / 3_600_000L * 3_600_000L);
         double[] weights = new double[tenantNames.size()];
         for (int i = 0; i < weights.length; i++) {
             QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
             weights[i] = quota == null ? 1 : quota.weight();
         }
-        this.recorder = new Recorder(quotaGpus, weights, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis(), bucket);
+        this.recorder = new Recorder(quotaGpus, weights, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis());
         boolean[] checkpointsOfGuaranteedRead = new boolean[tenantNames.size()];
         for (int t = 0; t < tenantNames.size(); t++) {
             checkpointsOfGuaranteedRead[t] = movesAllowed || preemptsWithinQuota[t];

@@ -105,40 +105,37 @@ public final class HtmlReport {
         }
     }
 
-    /** A stacked area chart: average GPUs held by each tenant per time bucket, with the cluster's capacity. */
+    /**
+     * A stacked area chart: average GPUs held by each tenant per time bucket, each bucket a flat step over its span,
+     * with the cluster's capacity; time in the unit that suits the window (seconds to days).
+     */
     private static void timeline(Experiment experiment, PolicyResult r, StringBuilder html) {
         double[][] series = r.timeline();
         if (series.length == 0 || series[0].length == 0) {
             return;
         }
         int buckets = series[0].length;
-        int step = Math.max(1, (buckets + 599) / 600); // at most 600 points per series
-        int points = (buckets + step - 1) / step;
-        double[][] stacked = new double[series.length][points];
-        for (int p = 0; p < points; p++) {
+        double[][] stacked = new double[series.length][buckets];
+        for (int b = 0; b < buckets; b++) {
             double below = 0;
             for (int i = 0; i < series.length; i++) {
-                double sum = 0;
-                int n = 0;
-                for (int b = p * step; b < Math.min(buckets, (p + 1) * step); b++, n++) {
-                    sum += series[i][b];
-                }
-                below += n == 0 ? 0 : sum / n;
-                stacked[i][p] = below;
+                below += series[i][b];
+                stacked[i][b] = below;
             }
         }
         double capacity = experiment.cluster().gpus();
         double maxY = capacity * 1.05;
-        double days = buckets * r.timelineBucketSeconds() / 86_400.0;
+        Ticks.TimeUnit unit = Ticks.TimeUnit.of(buckets * r.timelineBucketSeconds());
+        double width = r.timelineBucketSeconds() / unit.seconds();
+        double span = buckets * width;
         StringBuilder svg = open(html);
-        axes(svg, linearTicks(0, days, 10), 0, days, false, maxY, linearTicks(0, maxY, 5), "days", "GPUs");
+        axes(svg, linearTicks(0, span, 10), 0, span, false, maxY, linearTicks(0, maxY, 5), unit.label() + " from the first submission", "GPUs");
         for (int i = series.length - 1; i >= 0; i--) {
-            StringBuilder path = new StringBuilder();
-            for (int p = 0; p < points; p++) {
-                path.append(p == 0 ? "M" : "L").append(x(p, 0, points - 1.0)).append(',').append(y(stacked[i][p], maxY));
+            StringBuilder path = new StringBuilder("M").append(fmt(x(0, 0, span))).append(',').append(fmt(y(0, maxY)));
+            for (int b = 0; b < buckets; b++) {
+                path.append('V').append(fmt(y(stacked[i][b], maxY))).append('H').append(fmt(x((b + 1) * width, 0, span)));
             }
-            path.append("L").append(x(points - 1, 0, points - 1.0)).append(',').append(y(0, maxY)).append("L").append(x(0, 0, 1)).append(',')
-                    .append(y(0, maxY)).append('Z');
+            path.append('V').append(fmt(y(0, maxY))).append('Z');
             svg.append("<path d=\"").append(path).append("\" fill=\"").append(COLORS[i % COLORS.length]).append("\" stroke=\"none\"/>\n");
         }
         svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-dasharray=\"4 3\"/>", LEFT, WIDTH - RIGHT,
@@ -179,14 +176,7 @@ public final class HtmlReport {
             if (values.length == 0) {
                 continue;
             }
-            StringBuilder path = new StringBuilder();
-            int samples = Math.min(values.length, 500);
-            for (int s = 0; s < samples; s++) {
-                int index = (int) ((long) s * (values.length - 1) / Math.max(1, samples - 1));
-                double share = (index + 1.0) / values.length;
-                double px = logX(Math.max(minX, values[index]), minX, maxX);
-                path.append(s == 0 ? "M" : "L").append(fmt(px)).append(',').append(fmt(y(share, 1)));
-            }
+            String path = steps(values, minX, maxX);
             svg.append("<path d=\"").append(path).append("\" fill=\"none\" stroke-width=\"2\" stroke=\"").append(COLORS[k % COLORS.length]).append("\"/>\n");
         }
         svg.append("</svg>\n");
@@ -197,6 +187,32 @@ public final class HtmlReport {
                     .append("</span>");
         }
         html.append("</div>\n");
+    }
+
+    /**
+     * An empirical CDF as a path of steps: flat at 0 up to the first value, then up by each value's share where it
+     * lies and flat to the next, flat at 100% to the right edge. Values in the same half pixel are one step, so a
+     * line has at most about 1,700 steps whatever the sample.
+     */
+    private static String steps(double[] sorted, double minX, double maxX) {
+        StringBuilder path = new StringBuilder("M").append(fmt(LEFT)).append(',').append(fmt(y(0, 1)));
+        double lastX = LEFT;
+        for (int i = 0; i < sorted.length; i++) {
+            double px = logX(Math.max(minX, sorted[i]), minX, maxX);
+            if (i + 1 < sorted.length && halfPixel(logX(Math.max(minX, sorted[i + 1]), minX, maxX)) == halfPixel(px)) {
+                continue; // the next value's share replaces this one's
+            }
+            if (px > lastX) {
+                path.append('H').append(fmt(px));
+                lastX = px;
+            }
+            path.append('V').append(fmt(y((i + 1.0) / sorted.length, 1)));
+        }
+        return path.append('H').append(fmt(WIDTH - RIGHT)).toString();
+    }
+
+    private static long halfPixel(double px) {
+        return (long) Math.floor(px * 2);
     }
 
     private static StringBuilder open(StringBuilder html) {

@@ -57,9 +57,10 @@ public final class TableReport {
         }
         List<Warning> warnings = ExperimentWarnings.of(experiment, results.stream().map(r -> r.policy().name()).toList());
         if (!warnings.isEmpty()) {
+            // Only counted here: the command prints them on standard error before the replay, once.
             out.println();
-            out.println("Warnings:");
-            warnings.forEach(w -> out.println("  " + w.message()));
+            out.printf(Locale.ROOT, "%d warning%s (on standard error, before the replay): figures above may be skewed by %s.%n", warnings.size(),
+                    warnings.size() == 1 ? "" : "s", warnings.size() == 1 ? "it" : "them");
         }
     }
 

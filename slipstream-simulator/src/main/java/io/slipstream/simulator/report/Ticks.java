@@ -14,6 +14,37 @@ final class Ticks {
     private Ticks() {
     }
 
+    /** The unit of a linear time axis: the largest in which the span reads as more than 3 (90 minutes in minutes, 4 hours in hours). */
+    enum TimeUnit {
+        SECONDS(1, "seconds"), MINUTES(60, "minutes"), HOURS(3_600, "hours"), DAYS(86_400, "days");
+
+        private final double seconds;
+        private final String label;
+
+        TimeUnit(double seconds, String label) {
+            this.seconds = seconds;
+            this.label = label;
+        }
+
+        static TimeUnit of(double spanSeconds) {
+            TimeUnit[] units = values();
+            for (int i = units.length - 1; i > 0; i--) {
+                if (spanSeconds > 3 * units[i].seconds) {
+                    return units[i];
+                }
+            }
+            return SECONDS;
+        }
+
+        double seconds() {
+            return seconds;
+        }
+
+        String label() {
+            return label;
+        }
+    }
+
     /** The nice step for about {@code target} intervals over {@code [min, max]}: 1, 2 or 5 x 10^k. */
     static double step(double min, double max, int target) {
         double span = max - min;

@@ -41,4 +41,10 @@ class TicksTest {
         assertThat(labels).containsExactly("1s", "10s", "1m", "10m", "1h", "6h", "1d", "7d", "30d");
         assertThat(Ticks.durationLabel(0.1)).isEqualTo("0.1s");
     }
+
+    @ParameterizedTest(name = "{0} s reads in {1}")
+    @CsvSource({"0, SECONDS", "90, SECONDS", "180, SECONDS", "181, MINUTES", "5400, MINUTES", "14400, HOURS", "259200, HOURS", "5184000, DAYS"})
+    void aTimeAxisReadsInTheLargestUnitThatLeavesMoreThanThree(double seconds, Ticks.TimeUnit unit) {
+        assertThat(Ticks.TimeUnit.of(seconds)).isEqualTo(unit);
+    }
 }
