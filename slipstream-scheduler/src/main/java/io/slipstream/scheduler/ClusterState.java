@@ -36,6 +36,11 @@ public final class ClusterState {
     final TreeMap<RunId, ActiveRun> reclaimable = new TreeMap<>();
     /** Of those, the runs on idle capacity (NotInQuota). */
     final TreeMap<RunId, ActiveRun> borrowers = new TreeMap<>();
+    /**
+     * The same borrowers by quota (those with one): preemption for fairness searches a few quotas' borrowers, and
+     * sorting every borrower of the cluster by quota each cycle was most of its time.
+     */
+    final Map<QuotaId, TreeMap<RunId, ActiveRun>> borrowersByQuota = new HashMap<>();
     /** Runs stopping for another run, by the run their resources go to. */
     final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
     /** GPUs of each model held by General quotas' guaranteed runs. */
@@ -104,6 +109,9 @@ public final class ClusterState {
                 reclaimable.put(run.id(), run);
                 if (run.realTimeResources() == RealTimeResources.NotInQuota) {
                     borrowers.put(run.id(), run);
+                    if (run.quota() != null) {
+                        borrowersByQuota.get(run.quota()).put(run.id(), run);
+                    }
                 }
             }
             return;
@@ -233,10 +241,19 @@ public final class ClusterState {
             reclaimable.put(run.id(), run);
             if (borrower) {
                 borrowers.put(run.id(), run);
+                if (run.quota() != null) {
+                    borrowersByQuota.computeIfAbsent(run.quota(), q -> new TreeMap<>()).put(run.id(), run);
+                }
             }
         } else {
             reclaimable.remove(run.id());
-            borrowers.remove(run.id());
+            if (borrowers.remove(run.id()) != null && run.quota() != null) {
+                TreeMap<RunId, ActiveRun> ofQuota = borrowersByQuota.get(run.quota());
+                ofQuota.remove(run.id());
+                if (ofQuota.isEmpty()) {
+                    borrowersByQuota.remove(run.quota());
+                }
+            }
         }
         QuotaState quota = book.quota(run.quota());
         if (!borrower && quota != null && quota.type() == QuotaType.General) {

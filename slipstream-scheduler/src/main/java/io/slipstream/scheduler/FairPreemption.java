@@ -2,18 +2,22 @@ package io.slipstream.scheduler;
 
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Step 5 of a cycle, preemption for fairness: a borrower still waiting for idle capacity after the borrowing pass may
@@ -91,12 +95,14 @@ final class FairPreemption {
     private static final Comparator<Victim> VICTIM_ORDER = Comparator.comparing(Victim::run, VictimSearch.VICTIM_ORDER);
 
     /**
-     * A member's borrowers, and the least any of them holds, per resource. They are taken in victim order as far as a
-     * search goes, from a heap: a search usually stops at one of the first, and sorting every borrower of the cluster
-     * each cycle was most of this step's time.
+     * A member's borrowers, and the least any of them holds, per resource: summed when a search first needs them. They
+     * are taken in victim order as far as a search goes, from a heap: a search usually stops at one of the first, and
+     * sorting every borrower of the cluster each cycle was most of this step's time.
      */
     private static final class Borrowers {
-        final List<Victim> runs = new ArrayList<>();
+        /** The state's borrowers of the quota, in id order (those the cycle decided on are skipped when taken). */
+        private final Collection<ActiveRun> of;
+        private List<Victim> runs;
         /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
         final List<Victim> inOrder = new ArrayList<>();
         PriorityQueue<Victim> rest;
@@ -104,23 +110,35 @@ final class FairPreemption {
         long milliCpu = Long.MAX_VALUE;
         long memory = Long.MAX_VALUE;
 
-        void add(ActiveRun run, Resources holds) {
-            runs.add(new Victim(run, holds));
-            gpu = Math.min(gpu, holds.gpu());
-            milliCpu = Math.min(milliCpu, holds.milliCpu());
-            memory = Math.min(memory, holds.memoryBytes());
+        Borrowers(Collection<ActiveRun> of) {
+            this.of = of;
+        }
+
+        private List<Victim> runs() {
+            if (runs == null) {
+                runs = new ArrayList<>(of.size());
+                for (ActiveRun run : of) {
+                    Resources holds = ClusterState.total(run);
+                    runs.add(new Victim(run, holds));
+                    gpu = Math.min(gpu, holds.gpu());
+                    milliCpu = Math.min(milliCpu, holds.milliCpu());
+                    memory = Math.min(memory, holds.memoryBytes());
+                }
+            }
+            return runs;
         }
 
         /** No victim holds less than this in any resource: the side's share without any one is at most its share without this. */
         Resources least() {
+            runs();
             return new Resources(milliCpu, memory, (int) Math.min(Integer.MAX_VALUE, gpu), null);
         }
 
         /** The {@code i}-th in victim order ({@code null}: there are fewer). */
         Victim get(int i) {
             if (rest == null) {
-                rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
-                rest.addAll(runs);
+                rest = new PriorityQueue<>(Math.max(1, runs().size()), VICTIM_ORDER);
+                rest.addAll(runs());
             }
             while (inOrder.size() <= i && !rest.isEmpty()) {
                 inOrder.add(rest.poll());
@@ -153,16 +171,30 @@ final class FairPreemption {
 
     /** @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for */
     void run(List<PendingRun> borrowers, List<Resources> requests) {
+        if (state.borrowersByQuota.isEmpty()) {
+            return; // nobody to take from
+        }
         Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
+        Set<QuotaId> gone = new HashSet<>();
         for (int i = 0; i < borrowers.size(); i++) {
             PendingRun run = borrowers.get(i);
             WaitReason reason = outcomes.waitReason(run);
             if ((reason == WaitReason.WaitingForIdleCapacity || reason == WaitReason.WaitingForFairShare) && run.quota() != null
-                    && book.exists(run.quota()) && !outcomes.victimsStopping(run)) {
-                byQuota.computeIfAbsent(run.quota(), q -> new ArrayDeque<>()).add(i);
+                    && !gone.contains(run.quota()) && !outcomes.victimsStopping(run)) {
+                ArrayDeque<Integer> queue = byQuota.get(run.quota());
+                if (queue == null) {
+                    // Looked up once per quota, not per run.
+                    if (!book.exists(run.quota())) {
+                        gone.add(run.quota());
+                        continue;
+                    }
+                    queue = new ArrayDeque<>();
+                    byQuota.put(run.quota(), queue);
+                }
+                queue.add(i);
             }
         }
-        if (byQuota.isEmpty() || !reclaimable.borrowers().iterator().hasNext()) {
+        if (byQuota.isEmpty()) {
             return;
         }
         FairShares shares = FairShares.of(book);
@@ -303,11 +335,17 @@ final class FairPreemption {
      */
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
-            victimsBySide = new LinkedHashMap<>();
-            for (ActiveRun active : reclaimable.borrowers()) {
-                if (active.realTimeResources() == RealTimeResources.NotInQuota && active.quota() != null && book.exists(active.quota())) {
-                    victimsBySide.computeIfAbsent(shares.leafOf(active.quota()), m -> new Borrowers()).add(active, ClusterState.total(active));
+            // The quotas with borrowers, in the order of their first run by id (ties between sides never go by hash order).
+            List<Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>>> quotas = new ArrayList<>();
+            for (Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>> entry : state.borrowersByQuota.entrySet()) {
+                if (book.exists(entry.getKey())) {
+                    quotas.add(entry);
                 }
+            }
+            quotas.sort(Comparator.comparing(entry -> entry.getValue().firstKey()));
+            victimsBySide = new LinkedHashMap<>();
+            for (Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>> entry : quotas) {
+                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue().values()));
             }
         }
         List<Side> sides = new ArrayList<>();
@@ -317,8 +355,11 @@ final class FairPreemption {
                 continue;
             }
             FairShares.Member[] pair = belowCommonAncestor(mine, side);
-            if (rule.allows(shares.share(pair[0], Resources.NONE), shares.share(pair[0], request), shares.share(pair[1], Resources.NONE),
-                    shares.share(pair[1], entry.getValue().least(), -1))) {
+            double ours = shares.share(pair[0], Resources.NONE);
+            double oursAfter = shares.share(pair[0], request);
+            double theirs = shares.share(pair[1], Resources.NONE);
+            // Their share after is at most their share now: a side the rule refuses even then is not summed up.
+            if (rule.allows(ours, oursAfter, theirs, theirs) && rule.allows(ours, oursAfter, theirs, shares.share(pair[1], entry.getValue().least(), -1))) {
                 sides.add(new Side(side, entry.getValue()));
             }
         }
