@@ -9,7 +9,8 @@ export function quotasPage(main, ctx) {
   replace(main, el('h1', {}, 'Quotas'),
     el('p', {class: 'muted'}, 'GPUs per quota: guaranteed, used (in quota and borrowed), lent to others and pending. '
       + 'Bars are scaled to the largest figure of their quota. A quota\'s share of idle capacity is what it holds beyond its '
-      + 'guarantee over what its pool could lend, divided by its weight: lowest share borrows first.'), tree, pools);
+      + 'guarantee over what its pool could lend, divided by its weight: lowest share borrows first. Its fair share is what each quota of its level that wants idle '
+      + 'capacity would hold, were what they borrow divided by weight: a quota above it may lose borrowed runs to one below.'), tree, pools);
 
   async function load() {
     try {
@@ -61,14 +62,16 @@ export function quotasPage(main, ctx) {
   }
 
   // The quota's weighted share of its pool's idle capacity; the API leaves it out while it is infinite (weight 0, borrowing).
+  // Beside it, its fair share: what its level's quotas that want idle capacity would each hold, divided by weight.
   function share(s) {
-    return typeof s.weightedShare === 'number' ? s.weightedShare.toFixed(2) : 'infinite (weight 0)';
+    const mine = typeof s.weightedShare === 'number' ? s.weightedShare.toFixed(2) : 'infinite (weight 0)';
+    return typeof s.fairShare === 'number' ? mine + ' (fair ' + s.fairShare.toFixed(2) + ')' : mine;
   }
 
   function showPools(items) {
-    replace(pools, el('h2', {}, 'Sharing pools'), table(['Pool', 'GPUs guaranteed', 'used', 'in quota', 'borrowed', 'lent', 'pending', 'runs'],
+    replace(pools, el('h2', {}, 'Sharing pools'), table(['Pool', 'GPUs guaranteed', 'lendable', 'used', 'in quota', 'borrowed', 'lent', 'pending', 'runs'],
       items.map((p) => el('tr', {dataset: {pool: p.name}}, el('td', {}, p.name),
-        ...[p.guaranteed, p.used, p.inQuota, p.borrowed, p.lent, p.pending].map((r) => el('td', {class: 'num'}, String(r.gpu))),
+        ...[p.guaranteed, p.lendable, p.used, p.inQuota, p.borrowed, p.lent, p.pending].map((r) => el('td', {class: 'num'}, String(r ? r.gpu : 0))),
         el('td', {class: 'num'}, p.admittedRuns + ' admitted, ' + p.pendingRuns + ' pending')))));
   }
 

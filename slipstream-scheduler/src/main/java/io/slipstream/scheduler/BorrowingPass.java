@@ -31,6 +31,13 @@ final class BorrowingPass {
     private final Outcomes outcomes;
     /** Guarantees do not change in this pass: one message per quota, however long its queue. */
     private final Map<QuotaId, String> quotaInUse = new HashMap<>();
+    /**
+     * What is idle changes only when a run is admitted: the messages that tell it, by what they depend on, until the
+     * next admission. Formatting them for each of tens of thousands of waiting runs was most of this pass's time.
+     */
+    private final Map<List<Object>, String> idleMessages = new HashMap<>();
+    private int admitted;
+    private int idleMessagesAt;
 
     BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
         this.book = book;
@@ -59,6 +66,7 @@ final class BorrowingPass {
             return false;
         }
         outcomes.admit(run, placements, request);
+        admitted++;
         return true;
     }
 
@@ -110,8 +118,9 @@ final class BorrowingPass {
             return true;
         }
         if (!book.idleAvailable(pool, request)) {
-            waitForIdleCapacity(run, order, "its sharing pool cannot lend " + request + " now: its quotas' unused guarantees and what no quota"
-                    + " guarantees, less what is borrowed already, are less (idle on the nodes it may use: " + cluster.freeWhere(model) + ")");
+            waitForIdleCapacity(run, order, idleMessage(List.of(pool, request, model == null ? List.of() : model),
+                    () -> "its sharing pool cannot lend " + request + " now: its quotas' unused guarantees and what no quota guarantees, less what"
+                            + " is borrowed already, are less (idle on the nodes it may use: " + cluster.freeWhere(model) + ")"));
             return true;
         }
         if (!cluster.mayFitNow(run.instances(), largest, model)) {
@@ -121,8 +130,22 @@ final class BorrowingPass {
         return false;
     }
 
+    /** A message about what is idle: made once per key until the next admission. */
+    private String idleMessage(List<Object> key, java.util.function.Supplier<String> message) {
+        if (idleMessagesAt != admitted) {
+            idleMessages.clear();
+            idleMessagesAt = admitted;
+        }
+        return idleMessages.computeIfAbsent(key, k -> message.get());
+    }
+
     /** Why it does not fit what is idle: too little of it, or in pieces its instances do not fit (a gang of whole nodes). */
     private String noFit(PendingRun run, Resources request, Set<String> model) {
+        return idleMessage(List.of("noFit", run.instances().size(), run.largestInstance(), request, model == null ? List.of() : model),
+                () -> noFitNow(run, request, model));
+    }
+
+    private String noFitNow(PendingRun run, Resources request, Set<String> model) {
         Resources idle = cluster.freeWhere(model);
         return idle.covers(request)
                 ? "no idle capacity where its instances fit now: " + idle + " is idle where it may run, but not in pieces that hold its "

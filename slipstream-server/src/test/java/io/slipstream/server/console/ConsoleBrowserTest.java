@@ -248,6 +248,8 @@ class ConsoleBrowserTest {
         go("#/quotas");
         waitFor(By.cssSelector("#quota-tree li.quota[data-quota='org/gpus'] li.quota[data-quota='team-a/gpus']"));
         waitFor(By.cssSelector("#pools tr[data-pool]"));
+        waitForText(By.id("pools"), "lendable");
+        waitForText(By.id("quota-tree"), "(fair "); // each quota's fair share beside its weighted share
         screenshot("quotas");
         go("#/nodes");
         waiting().until(d -> d.findElements(By.cssSelector("#nodes [data-node]")).size() == server.server().nodes().size());

@@ -84,9 +84,11 @@ final class Tally {
         int[] neverStartedByTenant = new int[tenants];
         double[] neverStartedHoursByTenant = new double[tenants];
         long lastFinish = trace.firstSubmitMillis();
+        List<SimJob> unstarted = new ArrayList<>();
         for (SimJob job : jobs) {
             jobsByTenant[job.tenant]++;
             if (job.firstStart < 0) {
+                unstarted.add(job);
                 // Never started (usually it can never fit under this policy): counted apart with the GPU-hours it asked
                 // for, and left out of the delays, where a wait "until the replay ended" is no measurement.
                 neverStarted++;
@@ -104,6 +106,11 @@ final class Tally {
                 delayByTenant.get(job.tenant).add(delay);
             }
         }
+        List<List<Double>> atLeastByTenant = new ArrayList<>();
+        delayByTenant.forEach(started -> atLeastByTenant.add(new ArrayList<>(started)));
+        for (SimJob job : unstarted) {
+            atLeastByTenant.get(job.tenant).add(Math.max(0, lastFinish - job.trace.submitMillis()) / 1000.0);
+        }
         double window = Math.max(1, trace.lastSubmitMillis() - trace.firstSubmitMillis());
         double allocated = 0;
         double borrowed = 0;
@@ -117,7 +124,7 @@ final class Tally {
             tenantResults.add(new TenantResult(tenantNames.get(i), quota == null ? 0 : quota.min().gpu(), jobsByTenant[i], doneByTenant[i],
                     Distribution.of(delayByTenant.get(i)), recorder.allocatedGpuMs[i] / 3.6e6, recorder.borrowedGpuMs[i] / 3.6e6,
                     recorder.lentGpuMs[i] / 3.6e6, preemptedByTenant[i], Distribution.of(reclaimByTenant.get(i)), neverStartedByTenant[i],
-                    neverStartedHoursByTenant[i], recorder.entitledGpuMs[i] / 3.6e6));
+                    neverStartedHoursByTenant[i], recorder.entitledGpuMs[i] / 3.6e6, Distribution.of(atLeastByTenant.get(i))));
         }
         List<Double> allReclaims = new ArrayList<>();
         reclaimByTenant.forEach(allReclaims::addAll);

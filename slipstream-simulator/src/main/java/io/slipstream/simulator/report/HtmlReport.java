@@ -82,18 +82,20 @@ public final class HtmlReport {
 
     private static void tenants(PolicyResult r, StringBuilder html) {
         html.append("<details><summary>Tenants</summary><table><tr><th>tenant</th><th>quota GPUs</th><th>jobs</th><th>not started</th>"
-                + "<th>not started GPU-h</th><th>mean delay*</th><th>p99 delay*</th><th>GPU-h</th><th>borrowed GPU-h</th><th>lent GPU-h</th><th>preempted</th><th>reclaims</th><th>p99 reclaim</th>"
+                + "<th>not started GPU-h</th><th>mean delay*</th><th>p99 delay*</th><th>p99 delay, all jobs**</th><th>GPU-h</th><th>borrowed GPU-h</th><th>lent GPU-h</th><th>preempted</th><th>reclaims</th><th>p99 reclaim</th>"
                 + "<th>max reclaim</th></tr>\n");
         for (TenantResult t : r.tenants()) {
             html.append("<tr><td>").append(escape(t.tenant())).append("</td>");
             cells(html, String.valueOf(t.quotaGpus()), String.valueOf(t.jobs()), String.valueOf(t.neverStarted()), Format.number(t.neverStartedGpuHours()),
                     Format.duration(t.queueDelay().mean()),
-                    Format.duration(t.queueDelay().percentile(99)), Format.number(t.allocatedGpuHours()), Format.number(t.borrowedGpuHours()),
+                    Format.duration(t.queueDelay().percentile(99)), Format.duration(t.queueDelayAtLeast().percentile(99)),
+                    Format.number(t.allocatedGpuHours()), Format.number(t.borrowedGpuHours()),
                     Format.number(t.lentGpuHours()), String.valueOf(t.preempted()), String.valueOf(t.reclaim().count()),
                     Format.duration(t.reclaim().percentile(99)), Format.duration(t.reclaim().max()));
             html.append("</tr>\n");
         }
-        html.append("</table></details>\n");
+        html.append("</table><p>* of the jobs that started. ** of every job, one that never started counted as waiting until the replay ended"
+                + " (at least that): a policy is not credited for the jobs it never starts.</p></details>\n");
         if (!r.longestReclaims().isEmpty()) {
             html.append("<p>Longest reclaim: ").append(escape(TableReport.describe(r.longestReclaims().get(0)))).append("</p>\n");
         }

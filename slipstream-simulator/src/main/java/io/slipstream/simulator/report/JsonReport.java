@@ -73,6 +73,7 @@ public final class JsonReport {
             m.put("neverStartedGpuHours", Format.round(t.neverStartedGpuHours(), 1));
             m.put("meanQueueDelaySeconds", Format.round(t.queueDelay().mean(), 1));
             m.put("p99QueueDelaySeconds", Format.round(t.queueDelay().percentile(99), 1));
+            m.put("p99QueueDelayAtLeastSeconds", Format.round(t.queueDelayAtLeast().percentile(99), 1));
             m.put("allocatedGpuHours", Format.round(t.allocatedGpuHours(), 1));
             m.put("borrowedGpuHours", Format.round(t.borrowedGpuHours(), 1));
             m.put("entitledGpuHours", Format.round(t.entitledGpuHours(), 1));

@@ -141,6 +141,9 @@ class SimulationTest {
         assertThat(a.neverStarted()).isEqualTo(1);
         assertThat(a.neverStartedGpuHours()).isCloseTo(16 * 100 / 3600.0, within(1e-9));
         assertThat(a.queueDelay().count()).isEqualTo(1);
+        // Where policies are compared, it counts as waiting at least until the replay ended (the other job's end, 150 s).
+        assertThat(a.queueDelayAtLeast().count()).isEqualTo(2);
+        assertThat(a.queueDelayAtLeast().max()).isEqualTo(150.0);
     }
 
     @Test
