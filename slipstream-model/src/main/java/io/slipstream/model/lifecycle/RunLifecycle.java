@@ -32,6 +32,8 @@ import java.util.stream.Collectors;
 public final class RunLifecycle {
     /** How long after a first failure the peers' failures are awaited before judging (see {@link #settling}). */
     public static final Duration SETTLE = Duration.ofSeconds(1);
+    /** The word that begins the reason of a run moved off a node being drained ({@link #nodeDrain}). */
+    public static final String NODE_DRAIN = "NodeDrain";
 
     private final LifecycleLimits limits;
 
@@ -125,7 +127,7 @@ public final class RunLifecycle {
 
     /** Why a run is moved off a node being drained (its reason once queued again: {@code Preempted: NodeDrain: ...}). */
     public static String nodeDrain(String node, String why) {
-        return "NodeDrain: node " + node + " is drained" + (why == null || why.isEmpty() ? "" : " (" + why + ")");
+        return NODE_DRAIN + ": node " + node + " is drained" + (why == null || why.isEmpty() ? "" : " (" + why + ")");
     }
 
     private Step started(RunRecord run, List<InstanceRecord> instances, Observation seen) {
