@@ -27,7 +27,7 @@ export function nodesPage(main, ctx) {
       }
       replace(list, el('div', {class: 'grid'}, page.items.map((n) => el('div', {class: 'card node-' + n.state, dataset: {node: n.name}},
         el('h3', {}, n.name, ' ', el('span', {class: 'badge node-state'}, n.state)),
-        n.reason ? el('p', {class: 'reason'}, 'down: ' + n.reason + (n.downSince ? ' (since ' + n.downSince + ')' : '')) : null,
+        n.reason ? el('p', {class: 'reason'}, n.state.toLowerCase() + ': ' + n.reason + (n.since ? ' (since ' + n.since + ')' : '')) : null,
         bar('GPUs', n.allocated.gpu, n.capacity.gpu, 'used'),
         el('p', {class: 'muted small'}, 'cpu ' + n.allocated.cpu + ' of ' + n.capacity.cpu + ' · memory ' + n.allocated.memory + ' of '
           + n.capacity.memory + ' · ' + n.instances + ' instance(s)' + (n.capacity.gpuModel ? ' · ' + n.capacity.gpuModel : '')),

@@ -720,6 +720,53 @@ class CliCommandsTest {
     }
 
     @Test
+    void nodesAreCordonedDrainedAndUncordonedAndGetNodesSaysWhoAndWhy() {
+        JsonNode nodes = Json.mapper().readTree(cli("get", "nodes", "-o", "json").out()).get("items");
+        String node = null;
+        for (JsonNode candidate : nodes) {
+            if (candidate.get("instances").asInt() == 0 && candidate.get("state").asString().equals("Ready")) {
+                node = candidate.get("name").asString(); // an idle node: draining it moves no other test's run
+            }
+        }
+        assertThat(node).as("an idle node among %s", nodes).isNotNull();
+        nodeCommands(node);
+    }
+
+    private static void nodeCommands(String node) {
+        try {
+            Result cordon = cli("node", "cordon", node, "--reason", "kernel upgrade");
+            assertThat(cordon.exit()).as(cordon.err()).isZero();
+            assertThat(cordon.out()).startsWith("node " + node + " is Cordoned (by admin: kernel upgrade)");
+            Result table = cli("get", "nodes");
+            assertThat(table.out().lines().filter(l -> l.startsWith(node + " ")).findFirst().orElseThrow())
+                    .contains("Cordoned").endsWith("by admin: kernel upgrade");
+
+            Result drain = cli("node", "drain", node, "--wait", "--timeout", "1m");
+            assertThat(drain.exit()).as(drain.err()).isZero();
+            assertThat(drain.out()).as("nothing ran there: drained at once; the drain's reason replaces the cordon's")
+                    .isEqualTo("node " + node + " is Cordoned (by admin)\n");
+            assertThat(cli("get", "node", node, "-o", "jsonpath={.state}").out().strip()).isEqualTo("Cordoned");
+
+            Result up = cli("node", "up", node);
+            assertThat(up.out()).contains("is Cordoned").contains("it is still cordoned: './slipstream node uncordon " + node + "' lifts that");
+            Result uncordon = cli("node", "uncordon", node);
+            assertThat(uncordon.exit()).isZero();
+            assertThat(uncordon.out()).isEqualTo("node " + node + " is Ready\n");
+            assertThat(cli("node", "uncordon", node).out()).as("idempotent").isEqualTo("node " + node + " is Ready\n");
+        } finally {
+            cli("node", "uncordon", node);
+        }
+
+        Result unknown = cli("node", "drain", "no-such-node");
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).contains("node no-such-node not found");
+        Result timeoutAlone = cli("node", "drain", node, "--timeout", "1m");
+        assertThat(timeoutAlone.exit()).isEqualTo(2);
+        assertThat(timeoutAlone.err()).contains("--timeout needs --wait");
+        assertThat(cli("get", "node", node, "-o", "jsonpath={.state}").out().strip()).as("refused before anything was sent").isEqualTo("Ready");
+    }
+
+    @Test
     void hintsSpellTheCommandAsTheDocsDo() {
         Result ran = cli("run", "demo/hello");
         assertThat(ran.err()).contains("follow it with: ./slipstream logs -f " + ran.lastLine());

@@ -236,6 +236,7 @@ public final class ClusterState {
             return;
         }
         book.charge(run.quota(), total(run), run.realTimeResources(), sign);
+        book.holdOnClosed(run.allocations(), sign);
         boolean borrower = run.realTimeResources() == RealTimeResources.NotInQuota;
         if (sign > 0) {
             reclaimable.put(run.id(), run);

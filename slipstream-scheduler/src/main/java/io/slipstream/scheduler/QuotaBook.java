@@ -55,6 +55,12 @@ final class QuotaBook {
     private final Map<String, Amount> guaranteedByPool = new HashMap<>();
     private final Amount unguaranteed;
     private final Amount schedulable;
+    /** Every quota's own guarantee, added up. */
+    private final Amount allOwn = new Amount();
+    /** Nodes closed to new instances (down, cordoned, draining): not capacity, but what charged runs hold there counts. */
+    private final java.util.Set<String> closed = new java.util.HashSet<>();
+    /** What charged runs hold on closed nodes ({@link #holdOnClosed}). */
+    private final Amount closedHeld = new Amount();
 
     /** Where charges made during a cycle are written, to be undone (shared with the cycle's working cluster). */
     private final Journal journal;
@@ -75,7 +81,6 @@ final class QuotaBook {
                 children.computeIfAbsent(quota.parent(), p -> new ArrayList<>()).add(quota);
             }
         }
-        Amount allOwn = new Amount();
         for (QuotaState quota : states) {
             Amount mine = new Amount(quota.min());
             children.getOrDefault(quota.id(), List.of()).forEach(child -> mine.add(child.min(), -1));
@@ -93,6 +98,7 @@ final class QuotaBook {
         lendable.forEach((pool, own) -> guaranteedByPool.put(pool, own.copy()));
         Amount capacity = new Amount();
         nodes.stream().filter(NodeState::schedulable).forEach(node -> capacity.add(node.capacity(), 1));
+        nodes.stream().filter(node -> !node.schedulable()).forEach(node -> closed.add(node.name()));
         schedulable = capacity.copy();
         capacity.add(allOwn, -1);
         capacity.clampAtZero();
@@ -271,6 +277,12 @@ final class QuotaBook {
 
     /** Changes one running sum, journaled: its value before is put back when the change is undone. */
     private void add(Amount sum, Resources amount, int sign) {
+        save(sum);
+        sum.add(amount, sign);
+    }
+
+    /** Journals a sum about to change, if a tentative is open: its value now is put back when the change is undone. */
+    private void save(Amount sum) {
         if (journal.recording()) {
             long milliCpu = sum.milliCpu;
             long memory = sum.memory;
@@ -281,7 +293,37 @@ final class QuotaBook {
                 sum.gpu = gpu;
             });
         }
-        sum.add(amount, sign);
+    }
+
+    /**
+     * A charged run's allocations are added ({@code sign} 1) or taken out (-1): what they hold on closed nodes counts as
+     * capacity no quota guarantees while they hold it, so that the runs left on a cordoned node borrow from its capacity,
+     * not from the capacity of the nodes still open. Its placements stay on the open nodes ({@link #schedulableCapacity}).
+     */
+    void holdOnClosed(List<Allocation> allocations, int sign) {
+        if (closed.isEmpty()) {
+            return;
+        }
+        boolean changed = false;
+        for (Allocation allocation : allocations) {
+            if (closed.contains(allocation.node())) {
+                add(closedHeld, allocation.resources(), sign);
+                changed = true;
+            }
+        }
+        if (changed) {
+            Amount next = schedulable.copy();
+            next.add(closedHeld, 1);
+            next.add(allOwn, -1);
+            next.clampAtZero();
+            save(unguaranteed);
+            unguaranteed.setTo(next);
+        }
+    }
+
+    /** What charged runs hold on closed nodes (a copy). */
+    Amount closedHeld() {
+        return closedHeld.copy();
     }
 
     /** A borrowing run of the quota becomes guaranteed. */

@@ -88,7 +88,7 @@ public final class QuotaLedger {
         return Optional.ofNullable(pools.get(name));
     }
 
-    /** What schedulable nodes have. */
+    /** What schedulable nodes have, and what runs hold on nodes closed to new instances (cordoned). */
     public Resources capacity() {
         return capacity;
     }
@@ -108,6 +108,9 @@ public final class QuotaLedger {
         for (ActiveRun run : snapshot.active()) {
             Amount held = new Amount();
             run.allocations().forEach(a -> held.add(a.resources(), 1));
+            if (!run.stopping()) {
+                book.holdOnClosed(run.allocations(), 1); // as the scheduler's book: a run left on a cordoned node holds its part
+            }
             boolean inQuota = run.realTimeResources() == RealTimeResources.InQuota;
             for (Sums sums : sumsOf(run.quota(), book, byQuota, byPool)) {
                 sums.used.add(held, 1);
@@ -171,6 +174,7 @@ public final class QuotaLedger {
         });
         Amount capacity = new Amount();
         snapshot.nodes().stream().filter(NodeState::schedulable).forEach(node -> capacity.add(node.capacity(), 1));
+        capacity.add(book.closedHeld(), 1);
         return new QuotaLedger(quotaLines, poolLines, capacity.toResources(), book.unguaranteed().toResources());
     }
 

@@ -50,6 +50,9 @@ public interface RunReads {
     /** The last due time the job's schedule fired for. */
     Optional<Instant> lastScheduled(String workspace, String job);
 
-    /** The nodes declared down, by name. */
+    /** The nodes declared down, by name (those cordoned or draining are not). */
     Map<String, NodeDown> downNodes();
+
+    /** Every node an administrator declared down, draining or cordoned, by name (a node not here is Ready). */
+    Map<String, NodeCondition> nodeConditions();
 }

@@ -96,11 +96,24 @@ public interface StoreTx extends StoreReads {
      */
     void recordScheduled(String workspace, String job, Instant expectedLastDue, Instant due);
 
-    /** Declares a node down; if it already is, keeps the first declaration. */
+    /**
+     * Declares a node down; if it already is, keeps the first declaration. Down wins: a cordoned or draining node
+     * becomes down ({@link NodeCondition#afterDown}).
+     */
     void markNodeDown(NodeDown down);
 
-    /** Declares a node up again; returns whether it was down. */
+    /** Declares a node up again; returns whether it was down. A cordon or drain is not lifted ({@link #uncordonNode}). */
     boolean markNodeUp(String node);
+
+    /**
+     * Cordons or drains a node ({@code cordon.mode()} {@code Cordoned} or {@code Draining}) as {@link NodeCondition#afterCordon}
+     * says: a ready node takes it, a cordoned node that is drained is draining, anything else stays (a down node is
+     * down, a drain goes on, a second cordon keeps the first). Returns the node's condition after.
+     */
+    NodeCondition cordonNode(NodeCondition cordon);
+
+    /** Lifts a cordon or drain; returns whether there was one. A node down stays down ({@link #markNodeUp} lifts it). */
+    boolean uncordonNode(String node);
 
     // --- usage ---
 

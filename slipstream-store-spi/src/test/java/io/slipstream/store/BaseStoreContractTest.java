@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What every {@link Store} must do. Each implementation's test extends this and provides a fresh, empty store.
  */
-public abstract class BaseStoreContractTest implements UsageContract {
+public abstract class BaseStoreContractTest implements UsageContract, NodeConditionContract {
     private static final Instant T0 = Instant.parse("2026-03-01T10:00:00.123Z");
 
     protected Store store;

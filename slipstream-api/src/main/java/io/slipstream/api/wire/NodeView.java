@@ -5,11 +5,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A node as the API shows it: its {@code state} ({@code Ready}, or {@code Down} with the {@code reason} and since
- * when), what it has, what is allocated on it, how many instances run there, and what its instances are held to
- * ({@code enforced}: memory, cpu, cpuset, pids, devices, kill; {@code enforcement}: how, and what is not, and why), where the
- * executor says.
+ * A node as the API shows it: its {@code state} ({@code Ready}; {@code Down}, {@code Draining} or {@code Cordoned} with
+ * the {@code reason} and {@code since} when, {@code downSince} too when down), what it has, what is allocated on it, how
+ * many instances run there, and what its instances are held to ({@code enforced}: memory, cpu, cpuset, pids, devices,
+ * kill; {@code enforcement}: how, and what is not, and why), where the executor says. A drained node reads
+ * {@code Draining} while instances are still being moved off it, then {@code Cordoned} until it is uncordoned.
  */
-public record NodeView(String name, String state, String reason, Instant downSince, ResourcesView capacity, ResourcesView allocated, int instances,
-                       Map<String, String> labels, List<String> enforced, String enforcement) {
+public record NodeView(String name, String state, String reason, Instant downSince, Instant since, ResourcesView capacity, ResourcesView allocated,
+                       int instances, Map<String, String> labels, List<String> enforced, String enforcement) {
 }

@@ -2,6 +2,8 @@ package io.slipstream.cli.command;
 
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.ClientOptions;
+import io.slipstream.cli.Hints;
+import java.io.PrintWriter;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -12,38 +14,151 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import tools.jackson.databind.JsonNode;
 
-@Command(name = "node", description = {"Declare a node down or up again (administrators).",
-        "A node that is down takes no new instances; those on it are stopped at once, end NODE_LOST, and their runs restart "
-                + "elsewhere as their fault-tolerance policy allows."})
-public final class NodeCommand implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
+@Command(name = "node", description = {"Take a node out of service and back (administrators): down | up, cordon | uncordon, drain.",
+        "A node down is out at once: its instances are stopped without notice and end NODE_LOST. A cordoned node takes nothing new; "
+                + "what runs there keeps running. A drain cordons it and moves its runs off as a preemption: notice, grace period, "
+                + "queued again elsewhere. Down wins over a cordon or a drain."},
+        subcommands = {NodeCommand.Down.class, NodeCommand.Up.class, NodeCommand.Cordon.class, NodeCommand.Uncordon.class, NodeCommand.Drain.class})
+public final class NodeCommand {
+    private NodeCommand() {
+    }
 
-    @Mixin
-    ClientOptions client;
+    static String path(String node) {
+        return "/api/v1/nodes/" + Runs.encode(node);
+    }
 
-    @Parameters(index = "0", paramLabel = "ACTION", description = "down | up")
-    String action;
-
-    @Parameters(index = "1", paramLabel = "NODE", description = "The node's name (see: get nodes).")
-    String node;
-
-    @Option(names = "--reason", paramLabel = "TEXT", description = "Why it is down (shown on the node and in the runs it held).",
-            defaultValue = "declared down by an administrator")
-    String reason;
-
-    @Override
-    public Integer call() {
-        ApiClient api = client.client();
-        String path = "/api/v1/nodes/" + Runs.encode(node);
-        JsonNode view = switch (action) {
-            case "down" -> api.postJson(path + "/down", Map.of("reason", reason));
-            case "up" -> api.post(path + "/up", new byte[0], "application/json");
-            default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(), "unknown action '" + action + "': use down or up");
-        };
-        var out = spec.commandLine().getOut();
-        out.println("node " + view.get("name").asString() + " is " + view.get("state").asString());
+    /** {@code node NAME is STATE (reason)}, and what to do where it is not what was asked. */
+    static void print(PrintWriter out, JsonNode view, String asked) {
+        String name = view.get("name").asString();
+        String state = view.get("state").asString();
+        String reason = view.path("reason").asString("");
+        out.println("node " + name + " is " + state + (reason.isEmpty() ? "" : " (" + reason + ")"));
+        if (state.equals("Down") && !asked.equals("Down")) {
+            out.println("down wins: it stays down, and only '" + Hints.command() + " node up " + name + "' lifts that");
+        } else if (asked.equals("Ready") && (state.equals("Cordoned") || state.equals("Draining"))) {
+            out.println("it is still cordoned: '" + Hints.command() + " node uncordon " + name + "' lifts that");
+        } else if (state.equals("Draining")) {
+            out.println(view.path("instances").asInt() + " instance(s) there are being stopped with their runs' notice and grace period, to start"
+                    + " elsewhere; it reads Cordoned once they are gone ('" + Hints.command() + " node drain " + name + " --wait' waits for it)");
+        }
         out.flush();
-        return 0;
+    }
+
+    @Command(name = "down", description = {"Declare a node down: nothing new is placed on it, and its instances are stopped at once, "
+            + "without notice; they end NODE_LOST and their runs restart elsewhere as their fault-tolerance policy allows."})
+    public static final class Down implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ClientOptions client;
+
+        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
+        String node;
+
+        @Option(names = "--reason", paramLabel = "TEXT", description = "Why it is down (shown on the node and in the runs it held).",
+                defaultValue = "declared down by an administrator")
+        String reason;
+
+        @Override
+        public Integer call() {
+            print(spec.commandLine().getOut(), client.client().postJson(path(node) + "/down", Map.of("reason", reason)), "Down");
+            return 0;
+        }
+    }
+
+    @Command(name = "up", description = "Declare a node up again: it takes new instances (a cordon or drain stays until uncordon).")
+    public static final class Up implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ClientOptions client;
+
+        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
+        String node;
+
+        @Override
+        public Integer call() {
+            print(spec.commandLine().getOut(), client.client().post(path(node) + "/up", new byte[0], "application/json"), "Ready");
+            return 0;
+        }
+    }
+
+    @Command(name = "cordon", description = "Cordon a node: nothing new is placed on it; what runs there keeps running.")
+    public static final class Cordon implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ClientOptions client;
+
+        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
+        String node;
+
+        @Option(names = "--reason", paramLabel = "TEXT", description = "Why (shown on the node after who cordoned it).")
+        String reason;
+
+        @Override
+        public Integer call() {
+            print(spec.commandLine().getOut(), client.client().postJson(path(node) + "/cordon", reason == null ? Map.of() : Map.of("reason", reason)),
+                    "Cordoned");
+            return 0;
+        }
+    }
+
+    @Command(name = "uncordon", description = "Lift a cordon or a drain: the node takes new instances again (a node down stays down).")
+    public static final class Uncordon implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ClientOptions client;
+
+        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
+        String node;
+
+        @Override
+        public Integer call() {
+            print(spec.commandLine().getOut(), client.client().post(path(node) + "/uncordon", new byte[0], "application/json"), "Ready");
+            return 0;
+        }
+    }
+
+    @Command(name = "drain", description = {"Drain a node: cordon it, and move the runs with instances there off it as a preemption moves "
+            + "them (the notice, each job's preemptionGracePeriod to checkpoint, then stopped), queued again as Preempted: NodeDrain and "
+            + "started elsewhere, or waiting; never counted as a failure. It stays cordoned until uncordon."})
+    public static final class Drain implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        ClientOptions client;
+
+        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
+        String node;
+
+        @Option(names = "--reason", paramLabel = "TEXT", description = "Why (shown on the node after who drained it, and in the runs moved).")
+        String reason;
+
+        @Option(names = "--wait", description = "Wait until nothing runs there any more (the node reads Cordoned).")
+        boolean await;
+
+        @Option(names = "--timeout", paramLabel = "DURATION", description = "With --wait: stop waiting after this long (e.g. 10m); "
+                + "exit 5, the drain goes on.")
+        String timeout;
+
+        @Override
+        public Integer call() {
+            java.time.Duration limit = NodeDrainWait.timeout(await, timeout);
+            ApiClient api = client.client();
+            PrintWriter out = spec.commandLine().getOut();
+            JsonNode view = api.postJson(path(node) + "/drain", reason == null ? Map.of() : Map.of("reason", reason));
+            if (!await || !view.get("state").asString().equals("Draining")) {
+                print(out, view, "Draining");
+                return 0;
+            }
+            return NodeDrainWait.await(api, node, limit, out, spec.commandLine().getErr(), Watch.SLEEP);
+        }
     }
 }

@@ -26,11 +26,14 @@ import java.util.stream.Collectors;
  * calls an executor, so that every rule here is a row in a table test.
  *
  * <p>The order of the checks of a started run is the order of precedence: a cancel, then a failed instance (judged by
- * {@link RestartRules}), a failed startup probe, a timeout, a hang, then launching what may start, then success.
+ * {@link RestartRules}), a failed startup probe, a timeout, a drain of its node, a hang, then launching what may start,
+ * then success.
  */
 public final class RunLifecycle {
     /** How long after a first failure the peers' failures are awaited before judging (see {@link #settling}). */
     public static final Duration SETTLE = Duration.ofSeconds(1);
+    /** The word that begins the reason of a run moved off a node being drained ({@link #nodeDrain}). */
+    public static final String NODE_DRAIN = "NodeDrain";
 
     private final LifecycleLimits limits;
 
@@ -108,6 +111,25 @@ public final class RunLifecycle {
         return "NodeLost: node " + node + " is down" + (why == null || why.isEmpty() ? "" : " (" + why + ")");
     }
 
+    /** Why the run is moved off a node being drained (the first of its live instances there), or {@code null}. */
+    private static String drained(List<InstanceRecord> instances, Observation seen) {
+        if (seen.drainingNodes().isEmpty()) {
+            return null;
+        }
+        for (InstanceRecord instance : instances) {
+            String why = seen.drainingNodes().get(instance.node());
+            if (why != null && !instance.state().isFinal()) {
+                return nodeDrain(instance.node(), why);
+            }
+        }
+        return null;
+    }
+
+    /** Why a run is moved off a node being drained (its reason once queued again: {@code Preempted: NodeDrain: ...}). */
+    public static String nodeDrain(String node, String why) {
+        return NODE_DRAIN + ": node " + node + " is drained" + (why == null || why.isEmpty() ? "" : " (" + why + ")");
+    }
+
     private Step started(RunRecord run, List<InstanceRecord> instances, Observation seen) {
         Instant now = seen.now();
         if (run.cancelRequestedAt() != null) {
@@ -135,6 +157,11 @@ public final class RunLifecycle {
         String timeout = enoughSucceeded(run, instances) ? null : timeout(run, instances, seen);
         if (timeout != null) {
             return terminate(run.terminating(RunState.TIMED_OUT, timeout), instances);
+        }
+        String drained = enoughSucceeded(run, instances) ? null : drained(instances, seen);
+        if (drained != null) {
+            // A drain moves the run as a reclaim does: notice, grace period, queued again; a preemption, never a failure.
+            return terminate(run.preempting(null, drained), instances);
         }
         if (seen.activities() != null) {
             FaultState progressed = Liveness.progress(run.faults(), instances, seen.activities());

@@ -58,6 +58,7 @@ class RunLifecycleInvariantsTest {
         private List<InstanceRecord> instances = new ArrayList<>();
         private Instant now = Instant.parse("2026-05-01T00:00:00Z");
         private final Map<String, String> downNodes = new HashMap<>();
+        private final Map<String, String> drainingNodes = new HashMap<>();
         private final Set<InstanceId> stopsSent = new HashSet<>();
         private long workLost;
         private int steps;
@@ -127,10 +128,13 @@ class RunLifecycleInvariantsTest {
                 replace(instance.finished(InstanceState.LOST, null, "Lost: its supervisor is gone", now));
             } else if (pick < 89 && run.state() == RunState.RUNNING) {
                 run = run.preempting(new RunId("owner-r1"), "Reclaimed by owner-r1");
-            } else if (pick < 92) {
+            } else if (pick < 91) {
                 downNodes.put("node-" + random.nextInt(3), "maintenance");
+            } else if (pick < 92) {
+                drainingNodes.put("node-" + random.nextInt(3), "by admin");
             } else if (pick < 95) {
                 downNodes.clear();
+                drainingNodes.clear();
             } else if (pick < 97) {
                 run = run.withCancelRequestedAt(now);
             } else {
@@ -151,7 +155,7 @@ class RunLifecycleInvariantsTest {
             Set<InstanceId> unconfirmed = Set.of();
             for (int i = 0; ; i++) {
                 assertThat(i).as(what("the lifecycle settles")).isLessThan(64);
-                Observation seen = new Observation(now, downNodes, unconfirmed, Map.of(), Map.of());
+                Observation seen = new Observation(now, downNodes, drainingNodes, unconfirmed, Map.of(), Map.of());
                 Step step = LIFECYCLE.next(run, instances, seen);
                 steps++;
                 if (!step.accept(new Apply())) {

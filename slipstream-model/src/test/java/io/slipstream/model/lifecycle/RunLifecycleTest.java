@@ -89,6 +89,15 @@ class RunLifecycleTest {
                 new Row("a node group's own maxRuntime ends the whole run", groupLimited, instances(groupLimited, live(), live()), at(301), Step.Terminate.class, RunState.TERMINATING,
                         "Timeout: main-0 ran longer than node group main's maxRuntime of 5m"),
                 new Row("a minimum of successes reached stops the rest and succeeds", oneSuffices, instances(oneSuffices, succeeded(), live()), at(60), Step.Terminate.class, RunState.TERMINATING, "MinSuccessReplicasReached"),
+                new Row("a drain of its node moves the run off as a preemption", running, instances(running, live(), live()),
+                        at(20).withDrainingNode("node-1", "by admin: kernel upgrade"), Step.Terminate.class, RunState.TERMINATING,
+                        "NodeDrain: node node-1 is drained (by admin: kernel upgrade)"),
+                new Row("a drain of another node leaves it running", running, instances(running, live(), live()),
+                        at(20).withDrainingNode("node-2", "by admin"), Step.Stay.class, RunState.RUNNING, null),
+                new Row("a starting run placed there is moved too", starting, instances(starting, live(), pending()),
+                        at(2).withDrainingNode("node-1", ""), Step.Terminate.class, RunState.TERMINATING, "NodeDrain: node node-1 is drained"),
+                new Row("a cancel comes before a drain", running.withCancelRequestedAt(T0), instances(running, live(), live()),
+                        at(20).withDrainingNode("node-1", "by admin"), Step.Terminate.class, RunState.TERMINATING, "CancelRequested"),
                 new Row("in order: the first group starts alone", admitted(IN_ORDER), instances(admitted(IN_ORDER), pending(), pending()), at(1),
                         Step.Launch.class, RunState.STARTING, null),
                 new Row("in order: the next starts once the first runs (no probe)", admitted(IN_ORDER), instances(admitted(IN_ORDER), live(), pending()),
@@ -197,6 +206,24 @@ class RunLifecycleTest {
         RunRecord admitted = admitted(TWO_WORKERS);
         Step.LoseInstances lost = (Step.LoseInstances) LIFECYCLE.next(admitted, instances(admitted, pending(), pending()), down);
         assertThat(lost.lost()).extracting(InstanceRecord::state).containsOnly(InstanceState.NODE_LOST);
+    }
+
+    @Test
+    void aDrainGivesNoticeAndGraceThenQueuesTheRunAgainAsAPreemptionNotAFailure() {
+        RunRecord run = started(aJob("job").replicas(2).preemptionGrace(Duration.ofMinutes(2)).spec());
+        Observation draining = at(20).withDrainingNode("node-1", "by admin");
+        Step.Terminate drain = (Step.Terminate) LIFECYCLE.next(run, instances(run, live(), live()), draining);
+        assertThat(drain.next().restartCause()).isEqualTo(FaultState.RestartCause.PREEMPTION);
+        assertThat(drain.next().reclaimFor()).as("its resources go to no run in particular").isNull();
+        assertThat(drain.stops()).extracting(Step.Stop::grace).containsOnly(Duration.ofMinutes(2));
+        assertThat(drain.stops()).extracting(Step.Stop::reason).containsOnly("NodeDrain: node node-1 is drained (by admin)");
+
+        Step.Requeue requeue = (Step.Requeue) LIFECYCLE.next(drain.next(), instances(run, preemptedAt(90), preemptedAt(90)), draining);
+        assertThat(requeue.next().state()).isEqualTo(RunState.QUEUED);
+        assertThat(requeue.next().reason()).isEqualTo("Preempted: NodeDrain: node node-1 is drained (by admin)");
+        assertThat(requeue.next().preemptions()).isEqualTo(1);
+        assertThat(requeue.next().faults().failures()).as("a drain is no failure").isZero();
+        assertThat(requeue.next().faults().retryAt()).as("no backoff after a preemption").isNull();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.slipstream.server.api;
 import static io.slipstream.server.api.Requests.body;
 import static io.slipstream.server.api.Requests.caller;
 
+import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
 import io.slipstream.api.codec.DocumentParser;
 import io.slipstream.api.problem.Problems;
@@ -109,6 +110,15 @@ final class SystemRoutes {
             ctx.json(nodes.down(caller, ctx.pathParam("node"), reason));
         });
         r.add(HandlerType.POST, "/api/v1/nodes/{node}/up", ctx -> ctx.json(nodes.up(caller(ctx), ctx.pathParam("node"))));
+        r.add(HandlerType.POST, "/api/v1/nodes/{node}/cordon", ctx -> {
+            Principal caller = caller(ctx);
+            ctx.json(nodes.cordon(caller, ctx.pathParam("node"), optionalReason(ctx)));
+        });
+        r.add(HandlerType.POST, "/api/v1/nodes/{node}/drain", ctx -> {
+            Principal caller = caller(ctx);
+            ctx.json(nodes.drain(caller, ctx.pathParam("node"), optionalReason(ctx)));
+        });
+        r.add(HandlerType.POST, "/api/v1/nodes/{node}/uncordon", ctx -> ctx.json(nodes.uncordon(caller(ctx), ctx.pathParam("node"))));
 
         r.add(HandlerType.POST, "/api/v1/tokens", ctx -> {
             CreateTokenRequest request = CreateTokenRequest.read(DocumentParser.parseOne(body(ctx)));
@@ -126,5 +136,18 @@ final class SystemRoutes {
             ctx.header("Content-Disposition", "attachment; filename=\"slipstream-store.zip\"");
             return ctx.res().getOutputStream();
         }));
+    }
+
+    /** A cordon's or drain's body: none, or {@code {"reason": ...}}. */
+    private static String optionalReason(Context ctx) {
+        byte[] bytes = body(ctx);
+        if (bytes.length == 0) {
+            return null;
+        }
+        FieldReader body = FieldReader.of(DocumentParser.parseOne(bytes), "", new Problems());
+        String reason = body.string("reason", false, 256);
+        body.finish();
+        body.problems().throwIfAny("the request is invalid");
+        return reason;
     }
 }

@@ -13,7 +13,9 @@ import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.store.ConflictException;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
+import io.slipstream.store.NodeMode;
 import io.slipstream.store.Store;
 import io.slipstream.store.UnreadableRecordException;
 import java.time.Clock;
@@ -54,7 +56,9 @@ final class ControlCycle implements AutoCloseable {
     private final QueueStatus queueStatus;
     private final RepeatedConflicts conflicts;
     private final Runnable wakeUp;
-    /** Nodes declared down, as read at the start of the cycle. */
+    /** Nodes declared down, draining or cordoned, as read at the start of the cycle: nothing new is placed on them. */
+    private Map<String, NodeCondition> conditions = Map.of();
+    /** Of those, the nodes declared down. */
     private Map<String, NodeDown> downNodes = Map.of();
 
     ControlCycle(LoopParts parts, ReportIntake reports, RunStepper stepper, Runnable wakeUp) {
@@ -76,7 +80,9 @@ final class ControlCycle implements AutoCloseable {
     }
 
     void run() {
-        downNodes = store.runs().downNodes();
+        conditions = store.runs().nodeConditions();
+        downNodes = new HashMap<>();
+        conditions.values().stream().filter(c -> c.mode() == NodeMode.Down).forEach(c -> downNodes.put(c.node(), c.asDown()));
         reports.applyAll(downNodes);
         housekeeping.run(clock.instant());
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
@@ -115,12 +121,19 @@ final class ControlCycle implements AutoCloseable {
                 .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
     }
 
-    /** What every decision of this moment sees: the time, the nodes down, the instances not heard of since the start. */
+    /** What every decision of this moment sees: the time, the nodes down or draining, the instances not heard of since the start. */
     private Observation observation() {
         Instant now = clock.instant();
         Map<String, String> down = new HashMap<>();
-        downNodes.forEach((node, why) -> down.put(node, why.reason()));
-        return new Observation(now, down, reports.unconfirmed(now), null, Map.of());
+        Map<String, String> draining = new HashMap<>();
+        conditions.values().forEach(c -> {
+            switch (c.mode()) {
+                case Down -> down.put(c.node(), c.reason());
+                case Draining -> draining.put(c.node(), c.reason());
+                case Cordoned -> { } // what runs there keeps running
+            }
+        });
+        return new Observation(now, down, draining, reports.unconfirmed(now), null, Map.of());
     }
 
     /** Applies the scheduler's decisions; returns whether launches were left for the next cycle. */
@@ -132,7 +145,7 @@ final class ControlCycle implements AutoCloseable {
             return false; // nothing to place, nothing to promote
         }
         BackoffGate gate = BackoffGate.of(runs, now);
-        Set<String> closed = new HashSet<>(downNodes.keySet());
+        Set<String> closed = new HashSet<>(conditions.keySet()); // down, draining or cordoned
         Map<RunId, RunRecord> byId = new HashMap<>();
         runs.forEach(run -> byId.put(run.id(), run));
         closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));

@@ -25,10 +25,11 @@ final class InstanceReports {
 
     /**
      * @param downReason  why the instance's node was declared down, or {@code null} if it is not
-     * @param preempted   whether its run is being stopped for a preemption
+     * @param preemption  how an instance stopped for its run's preemption ends ({@code Preempted}, or with the cause, as
+     *                    {@code Preempted: NodeDrain}), or {@code null} if its run is not being preempted
      * @return the change, or empty for a report that changes nothing (duplicate, late: reports arrive at least once)
      */
-    static Optional<Change> apply(InstanceRecord instance, InstanceReport report, String downReason, boolean preempted, Instant now) {
+    static Optional<Change> apply(InstanceRecord instance, InstanceReport report, String downReason, String preemption, Instant now) {
         if (instance.state().isFinal()) {
             return Optional.empty();
         }
@@ -46,7 +47,7 @@ final class InstanceReports {
                     : Optional.of(new Change(next, null, false));
         }
         if (report instanceof InstanceReport.Exited exited) {
-            InstanceRecord next = exited(instance, exited, downReason, preempted, now).measured(exited.usage());
+            InstanceRecord next = exited(instance, exited, downReason, preemption, now).measured(exited.usage());
             return change(next, EventType.InstanceExited, next.reason(), exitCode(next), false, now);
         }
         if (report instanceof InstanceReport.Ready) {
@@ -66,15 +67,15 @@ final class InstanceReports {
         throw new IllegalStateException("a report of a kind this server does not know: " + report);
     }
 
-    private static InstanceRecord exited(InstanceRecord instance, InstanceReport.Exited exited, String downReason, boolean preempted, Instant now) {
+    private static InstanceRecord exited(InstanceRecord instance, InstanceReport.Exited exited, String downReason, String preemption, Instant now) {
         int code = exited.exitCode();
         if (downReason != null && (exited.terminated() || code != 0)) {
             return instance.finished(InstanceState.NODE_LOST, code, RunLifecycle.nodeLost(instance.node(), downReason), now);
         }
         EndCause cause = exited.cause();
         String stopped = " (exit code " + code + (cause == null ? "" : ", " + cause) + ")"; // an OOM kill in the grace period says so
-        if (exited.terminated() && preempted) {
-            return instance.finished(InstanceState.RESOURCE_PREEMPTED, code, cause, "Preempted" + stopped, now);
+        if (exited.terminated() && preemption != null) {
+            return instance.finished(InstanceState.RESOURCE_PREEMPTED, code, cause, preemption + stopped, now);
         }
         if (exited.terminated()) {
             return instance.finished(InstanceState.KILLED, code, cause, "Terminated" + stopped, now);

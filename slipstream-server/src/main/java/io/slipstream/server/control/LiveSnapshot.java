@@ -21,13 +21,13 @@ import java.util.stream.Collectors;
 public record LiveSnapshot(ClusterSnapshot snapshot, Map<RunId, RunRecord> runs) {
     public static LiveSnapshot read(Store store, List<NodeInfo> nodes) {
         return store.read(reads -> {
-            Set<String> down = reads.runs().downNodes().keySet();
+            Set<String> closed = reads.runs().nodeConditions().keySet(); // down, draining or cordoned: as the loop's snapshot
             List<RunRecord> active = reads.runs().active();
             Map<RunId, List<InstanceRecord>> instances = reads.runs().instancesOfActiveRuns().stream()
                     .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
             Map<RunId, RunRecord> byId = new LinkedHashMap<>();
             active.forEach(run -> byId.put(run.id(), run));
-            return new LiveSnapshot(SnapshotBuilder.build(nodes, down, reads.documents().list(Kind.Quota, null), active, instances, Set.of()), byId);
+            return new LiveSnapshot(SnapshotBuilder.build(nodes, closed, reads.documents().list(Kind.Quota, null), active, instances, Set.of()), byId);
         });
     }
 }

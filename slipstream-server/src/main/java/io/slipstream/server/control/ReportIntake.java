@@ -4,6 +4,7 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.lifecycle.RunLifecycle;
 import io.slipstream.model.usage.UsageChanges;
 import io.slipstream.store.ConflictException;
 import io.slipstream.store.NodeDown;
@@ -125,8 +126,8 @@ final class ReportIntake {
         }
         InstanceRecord instance = found.get();
         NodeDown down = downNodes.get(instance.node());
-        boolean preempted = report instanceof InstanceReport.Exited exited && exited.terminated() && beingPreempted(tx, instance);
-        InstanceReports.apply(instance, report, down == null ? null : down.reason(), preempted, clock.instant()).ifPresent(change -> {
+        String preemption = report instanceof InstanceReport.Exited exited && exited.terminated() ? preemption(tx, instance) : null;
+        InstanceReports.apply(instance, report, down == null ? null : down.reason(), preemption, clock.instant()).ifPresent(change -> {
             tx.updateInstance(change.next());
             if (change.event() != null) {
                 tx.appendEvent(change.event());
@@ -153,11 +154,17 @@ final class ReportIntake {
         }
     }
 
-    private boolean beingPreempted(StoreTx tx, InstanceRecord instance) {
+    /**
+     * How an instance stopped for its run's preemption ends: {@code Preempted}, or {@code Preempted: NodeDrain} when a
+     * drain moves the run; {@code null} if its run is not being preempted.
+     */
+    private static String preemption(StoreTx tx, InstanceRecord instance) {
         try {
-            return tx.runs().get(instance.id().runId()).map(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION).orElse(false);
+            return tx.runs().get(instance.id().runId()).filter(run -> run.restartCause() == FaultState.RestartCause.PREEMPTION)
+                    .map(run -> run.reason().startsWith(RunLifecycle.NODE_DRAIN) ? "Preempted: " + RunLifecycle.NODE_DRAIN : "Preempted")
+                    .orElse(null);
         } catch (io.slipstream.store.UnreadableRecordException e) {
-            return false; // its run is left alone (the store logged why): its instance's report is still recorded
+            return null; // its run is left alone (the store logged why): its instance's report is still recorded
         }
     }
 }

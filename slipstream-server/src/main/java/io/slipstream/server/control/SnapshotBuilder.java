@@ -32,7 +32,7 @@ final class SnapshotBuilder {
     }
 
     /**
-     * @param downNodes nodes declared down: nothing new is placed on them
+     * @param downNodes nodes declared down, draining or cordoned (or held by unreadable runs): nothing new is placed on them
      * @param reclaimed queued runs whose victims are gone (the capacity they gave back is theirs)
      */
     static ClusterSnapshot build(List<NodeInfo> nodes, java.util.Set<String> downNodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,

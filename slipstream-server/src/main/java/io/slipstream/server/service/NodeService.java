@@ -9,7 +9,9 @@ import io.slipstream.executor.NodeInfo;
 import io.slipstream.server.api.ApiException;
 import io.slipstream.server.auth.Principal;
 import io.slipstream.model.InstanceRecord;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
+import io.slipstream.store.NodeMode;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
 import java.util.ArrayList;
@@ -30,7 +32,7 @@ public final class NodeService {
         }, java.time.Clock.systemUTC());
     }
 
-    /** @param changed told when a node went down or up, so that the control loop acts at once */
+    /** @param changed told when a node went down or up, or was cordoned, drained or uncordoned, so that the control loop acts at once */
     public NodeService(Store store, Executor executor, Runnable changed, java.time.Clock clock) {
         this.store = store;
         this.executor = executor;
@@ -55,6 +57,41 @@ public final class NodeService {
         requireAdmin(caller, "declare a node up");
         get(name);
         store.write(tx -> tx.markNodeUp(name));
+        changed.run();
+        return get(name);
+    }
+
+    /**
+     * Cordons a node (admins only): nothing new is placed on it; what runs there keeps running. A node down stays down,
+     * one draining goes on draining, one cordoned keeps its first reason. The reason says who, and why if given.
+     */
+    public NodeView cordon(Principal caller, String name, String why) {
+        return cordon(caller, name, NodeMode.Cordoned, why, "cordon a node");
+    }
+
+    /**
+     * Drains a node (admins only): it is cordoned, and the runs with instances there are moved off as a reclaim moves
+     * them (notice, grace period, queued again, a preemption and no failure), to start elsewhere. It stays cordoned
+     * once they are gone, until it is uncordoned. A node down stays down.
+     */
+    public NodeView drain(Principal caller, String name, String why) {
+        return cordon(caller, name, NodeMode.Draining, why, "drain a node");
+    }
+
+    /** Lifts a cordon or a drain (admins only): the node takes new instances. A node down stays down (up lifts that). */
+    public NodeView uncordon(Principal caller, String name) {
+        requireAdmin(caller, "uncordon a node");
+        get(name);
+        store.write(tx -> tx.uncordonNode(name));
+        changed.run();
+        return get(name);
+    }
+
+    private NodeView cordon(Principal caller, String name, NodeMode mode, String why, String what) {
+        requireAdmin(caller, what);
+        get(name);
+        String reason = "by " + caller.user() + (why == null || why.isBlank() ? "" : ": " + why);
+        store.write(tx -> tx.cordonNode(new NodeCondition(name, mode, reason, clock.instant())));
         changed.run();
         return get(name);
     }
@@ -92,18 +129,32 @@ public final class NodeService {
             counts.merge(instance.node(), 1, Integer::sum);
         }
         List<NodeView> nodes = new ArrayList<>();
-        Map<String, NodeDown> down = store.runs().downNodes();
+        Map<String, NodeCondition> conditions = store.runs().nodeConditions();
         io.slipstream.executor.ResourceEnforcement enforcement = executor.enforcement();
         for (NodeInfo node : executor.nodes()) {
             Resources used = allocated.getOrDefault(node.name(), Resources.NONE);
-            NodeDown condition = down.get(node.name());
-            nodes.add(new NodeView(node.name(), condition == null ? "Ready" : "Down", condition == null ? null : condition.reason(),
-                    condition == null ? null : condition.since(), ResourcesView.of(node.capacity()),
+            NodeCondition condition = conditions.get(node.name());
+            int instances = counts.getOrDefault(node.name(), 0);
+            nodes.add(new NodeView(node.name(), state(condition, instances), condition == null ? null : condition.reason(),
+                    condition != null && condition.mode() == NodeMode.Down ? condition.since() : null, condition == null ? null : condition.since(),
+                    ResourcesView.of(node.capacity()),
                     ResourcesView.of(new Resources(used.milliCpu(), used.memoryBytes(), used.gpu(), node.capacity().gpuModel())),
-                    counts.getOrDefault(node.name(), 0), node.labels(), enforcement == null ? null : enforcement.enforced(),
+                    instances, node.labels(), enforcement == null ? null : enforcement.enforced(),
                     enforcement == null ? null : enforcement.summary()));
         }
         return nodes;
+    }
+
+    /** What a node reads: Ready, Down, Cordoned, or Draining while instances are still there (drained, it reads Cordoned). */
+    static String state(NodeCondition condition, int instances) {
+        if (condition == null) {
+            return "Ready";
+        }
+        return switch (condition.mode()) {
+            case Down -> "Down";
+            case Draining -> instances > 0 ? "Draining" : "Cordoned";
+            case Cordoned -> "Cordoned";
+        };
     }
 
     /** What the executor holds instances to, or {@code null} where it cannot say. */

@@ -260,6 +260,14 @@ class AuthorizationMatrixTest {
                     .cleanUp(p -> nodeUp(p.get("node"))),
             row("POST   /api/v1/nodes/{node}/up",                            "200 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> nodeDown(spareNode), p -> condition(p.get("node"))).cleanUp(p -> nodeUp(p.get("node"))),
+            row("POST   /api/v1/nodes/{node}/cordon",                        "200 403 403 403 403  401 401 401 401  401")
+                    .body("{\"reason\": \"cordoned by a test\"}").changes(allowed -> Map.of(), p -> condition(p.get("node")))
+                    .cleanUp(p -> uncordon(p.get("node"))),
+            row("POST   /api/v1/nodes/{node}/drain",                         "200 403 403 403 403  401 401 401 401  401")
+                    .body("{\"reason\": \"drained by a test\"}").changes(allowed -> Map.of(), p -> condition(p.get("node")))
+                    .cleanUp(p -> uncordon(p.get("node"))),
+            row("POST   /api/v1/nodes/{node}/uncordon",                      "200 403 403 403 403  401 401 401 401  401")
+                    .changes(allowed -> cordoned(spareNode), p -> condition(p.get("node"))).cleanUp(p -> uncordon(p.get("node"))),
             row("POST   /api/v1/runs (a job)",                               "201 201 404 403 403  401 401 401 401  401")
                     .body(RUN_JOB).changes(allowed -> Map.of("job", "alpha-quick"), p -> runsOf(p.get("job"))),
             row("POST   /api/v1/runs (a job document)",                      "201 201 400 403 403  401 401 401 401  401")
@@ -761,6 +769,15 @@ class AuthorizationMatrixTest {
     private static Map<String, String> nodeDown(String node) {
         assertThat(server.post("/api/v1/nodes/" + node + "/down", admin, "{\"reason\": \"down for a test\"}").status()).isEqualTo(200);
         return Map.of();
+    }
+
+    private static Map<String, String> cordoned(String node) {
+        assertThat(server.post("/api/v1/nodes/" + node + "/cordon", admin, "{\"reason\": \"cordoned for a test\"}").status()).isEqualTo(200);
+        return Map.of();
+    }
+
+    private static void uncordon(String node) {
+        assertThat(server.call("POST", "/api/v1/nodes/" + node + "/uncordon", admin, null, null).status()).isEqualTo(200);
     }
 
     private static void nodeUp(String node) {

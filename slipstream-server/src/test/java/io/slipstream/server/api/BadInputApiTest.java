@@ -306,6 +306,10 @@ class BadInputApiTest {
     void otherBodiesOfTheWrongShapeAreFourHundreds() {
         String before = snapshot();
         assertRefused(server.post("/api/v1/nodes/node-1/down", admin, "{\"reason\": {\"a\": 1}}"), "reason", "must be a string, not an object");
+        assertRefused(server.post("/api/v1/nodes/node-1/cordon", admin, "{\"reason\": [1]}"), "reason", "must be a string, not a list");
+        assertRefused(server.post("/api/v1/nodes/node-1/drain", admin, "{\"reason\": \"" + "r".repeat(300) + "\"}"), "reason", "256");
+        assertRefused(server.post("/api/v1/nodes/node-1/drain", admin, "{\"reasons\": \"typo\"}"), "reasons", "did you mean 'reason'");
+        assertThat(server.get("/api/v1/nodes/node-1", admin).json().get("state").asString()).as("refused: nothing cordoned").isEqualTo("Ready");
         assertRefused(server.post("/api/v1/tokens", admin, "{\"user\": [\"bob\"]}"), "user", "must be a string, not a list");
         assertRefused(server.post("/api/v1/tokens", admin, "{\"user\": \"bob\", \"expiresInDays\": 1e400}"), "expiresInDays", "whole number");
         assertRefused(server.post("/api/v1/runs", alice, "{\"workspace\": \"team-a\", \"job\": \"ok\", \"overrides\": [1]}"), "overrides", "not a list");
@@ -353,7 +357,8 @@ class BadInputApiTest {
     @Test
     void writesWithBadPathParametersAreFourHundredsAndChangeNothing() {
         String before = snapshot();
-        for (String path : List.of("/api/v1/runs/%00/cancel", "/api/v1/nodes/%00/down", "/api/v1/nodes/%00/up",
+        for (String path : List.of("/api/v1/runs/%00/cancel", "/api/v1/nodes/%00/down", "/api/v1/nodes/%00/up", "/api/v1/nodes/%00/cordon",
+                "/api/v1/nodes/%00/drain", "/api/v1/nodes/%00/uncordon",
                 "/api/v1/runs/" + runId + "/instances/abc/progress", "/api/v1/runs/" + runId + "/instances/99999999999999999999/progress",
                 "/api/v1/runs/" + runId + "/instances/-1/progress", "/api/v1/runs/" + runId + "/instances/%00/progress")) {
             Response response;

@@ -167,6 +167,18 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
         check("POST", "/api/v1/nodes/{node}/up", Map.of("node", "node-1"), admin, null);
         check("POST", "/api/v1/nodes/{node}/up", Map.of("node", "node-1"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/cordon", Map.of("node", "node-1"), alice, "{\"reason\":\"kernel upgrade\"}");
+        check("POST", "/api/v1/nodes/{node}/cordon", Map.of("node", "node-1"), admin, "{\"why\":\"kernel upgrade\"}");
+        check("POST", "/api/v1/nodes/{node}/cordon", Map.of("node", "node-99"), admin, null);
+        check("POST", "/api/v1/nodes/{node}/cordon", Map.of("node", "node-1"), admin, "{\"reason\":\"kernel upgrade\"}");
+        check("POST", "/api/v1/nodes/{node}/drain", Map.of("node", "node-1"), admin, null);
+        check("POST", "/api/v1/nodes/{node}/drain", Map.of("node", "node-1"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/drain", Map.of("node", "node-99"), admin, null);
+        check("POST", "/api/v1/nodes/{node}/drain", Map.of("node", "node-1"), admin, "{\"reason\":" + "\"" + "x".repeat(300) + "\"}");
+        check("GET", "/api/v1/nodes/{node}", Map.of("node", "node-1"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/uncordon", Map.of("node", "node-1"), alice, null);
+        check("POST", "/api/v1/nodes/{node}/uncordon", Map.of("node", "node-99"), admin, null);
+        check("POST", "/api/v1/nodes/{node}/uncordon", Map.of("node", "node-1"), admin, null);
 
         JsonNode run = check("POST", "/api/v1/runs", Map.of(), alice, "{\"workspace\":\"team-a\",\"job\":\"hello\"}");
         String id = run.get("id").asString();

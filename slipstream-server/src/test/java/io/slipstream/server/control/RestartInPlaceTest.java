@@ -38,10 +38,10 @@ class RestartInPlaceTest {
     @Test
     void aRunningReportOfTheLaunchBeforeTheRestartIsNotTheRestartedRanks() {
         InstanceRecord restarted = instance(1, 1);
-        assertThat(InstanceReports.apply(restarted, new InstanceReport.Running(restarted.id(), Map.of("pid", "41"), T0), null, false, T0))
+        assertThat(InstanceReports.apply(restarted, new InstanceReport.Running(restarted.id(), Map.of("pid", "41"), T0), null, null, T0))
                 .as("its first launch's handle").isEmpty();
         assertThat(InstanceReports.apply(restarted, new InstanceReport.Running(restarted.id(), Map.of("pid", "42", "restart", "1"), T0), null,
-                false, T0)).hasValueSatisfying(change -> assertThat(change.next().handle()).containsEntry("pid", "42"));
+                null, T0)).hasValueSatisfying(change -> assertThat(change.next().handle()).containsEntry("pid", "42"));
     }
 
     /** An instance of {@code attempt} restarted in place {@code restarts} times, pending its next launch. */

@@ -10,6 +10,7 @@ import io.slipstream.model.usage.UsageChange;
 import io.slipstream.store.CredentialReads;
 import io.slipstream.store.DocumentReads;
 import io.slipstream.store.FencedException;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunReads;
 import io.slipstream.store.SecretRecord;
@@ -177,6 +178,16 @@ final class InMemoryTx implements StoreTx {
     @Override
     public boolean markNodeUp(String node) {
         return NodeDownTable.markUp(tables(), node);
+    }
+
+    @Override
+    public NodeCondition cordonNode(NodeCondition cordon) {
+        return NodeDownTable.cordon(tables(), cordon);
+    }
+
+    @Override
+    public boolean uncordonNode(String node) {
+        return NodeDownTable.uncordon(tables(), node);
     }
 
     @Override

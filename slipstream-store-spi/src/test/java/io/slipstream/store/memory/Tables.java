@@ -6,7 +6,7 @@ import io.slipstream.api.spec.Kind;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
-import io.slipstream.store.NodeDown;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.SecretRecord;
 import io.slipstream.store.StoredDocument;
 import io.slipstream.store.TokenRecord;
@@ -67,7 +67,8 @@ final class Tables {
     /** By run id, each run's in order of their numbers (immutable lists). */
     HashMap<String, List<RunEvent>> events = new HashMap<>();
     HashMap<ScheduleKey, Instant> schedules = new HashMap<>();
-    TreeMap<String, NodeDown> nodesDown = new TreeMap<>();
+    /** Nodes declared down, draining or cordoned (the JDBC store's {@code nodes_down}). */
+    TreeMap<String, NodeCondition> nodesDown = new TreeMap<>();
     /** Usage segments in the order they were opened (a copy per write: the in-memory store is for tests and trials). */
     java.util.ArrayList<io.slipstream.store.UsageSegment> usage = new java.util.ArrayList<>();
     /** The fence: the epoch that the leader's writes must be at (0: none yet). Its lease is kept apart ({@link Leases}). */
@@ -180,7 +181,7 @@ final class Tables {
         return usage;
     }
 
-    TreeMap<String, NodeDown> nodesDown() {
+    TreeMap<String, NodeCondition> nodesDown() {
         if (own("nodesDown")) {
             nodesDown = new TreeMap<>(nodesDown);
         }

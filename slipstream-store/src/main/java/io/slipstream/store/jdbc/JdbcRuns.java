@@ -5,6 +5,7 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunReads;
@@ -87,5 +88,10 @@ final class JdbcRuns implements RunReads {
     @Override
     public Map<String, NodeDown> downNodes() {
         return handles.with(NodeDownRows::down);
+    }
+
+    @Override
+    public Map<String, NodeCondition> nodeConditions() {
+        return handles.with(NodeDownRows::conditions);
     }
 }

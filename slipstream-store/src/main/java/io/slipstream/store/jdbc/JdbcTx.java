@@ -10,6 +10,7 @@ import io.slipstream.model.usage.UsageChange;
 import io.slipstream.store.CredentialReads;
 import io.slipstream.store.DocumentReads;
 import io.slipstream.store.FencedException;
+import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.RunReads;
 import io.slipstream.store.SecretRecord;
@@ -184,6 +185,16 @@ final class JdbcTx implements StoreTx {
     @Override
     public boolean markNodeUp(String node) {
         return handle.with(h -> NodeDownRows.markUp(h, node));
+    }
+
+    @Override
+    public NodeCondition cordonNode(NodeCondition cordon) {
+        return handle.with(h -> NodeDownRows.cordon(h, cordon));
+    }
+
+    @Override
+    public boolean uncordonNode(String node) {
+        return handle.with(h -> NodeDownRows.uncordon(h, node));
     }
 
     @Override
