@@ -9,6 +9,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.function.Predicate;
 
 /**
  * The order of a cycle's borrowing pass (step 4). Among the borrowers of a pool, the run whose quota's share
@@ -28,7 +29,31 @@ import java.util.PriorityQueue;
  */
 final class BorrowingOrder {
     /** A queued borrower and what its instances ask for together. */
-    private record Queued(PendingRun run, Resources request) {
+    private static final class Queued {
+        final PendingRun run;
+        final Resources request;
+        /** Its place in the queue, and the slot it is queued in. */
+        final int index;
+        final Slot leaf;
+        /** The count of all admissions when it was last found able to borrow: it need not be checked again until the next. */
+        int checkedAt = -1;
+        /** Handed out, or found unable to borrow: decided. */
+        boolean decided;
+
+        Queued(PendingRun run, Resources request, int index, Slot leaf) {
+            this.run = run;
+            this.request = request;
+            this.index = index;
+            this.leaf = leaf;
+        }
+
+        PendingRun run() {
+            return run;
+        }
+
+        Resources request() {
+            return request;
+        }
     }
 
     /** A member of the shares with borrowers queued in it or below it. */
@@ -47,8 +72,8 @@ final class BorrowingOrder {
         boolean stale = true;
         /** A pool's top: its admissions so far, which change every share of the pool. */
         int poolAdmissions;
-        /** The count of all admissions when its first run was last found able to borrow. */
-        int firstCheckedAt = -1;
+        /** A pool's top: none of its runs could borrow from the start of the pass. */
+        boolean dryFromStart;
         /** The reason last worked out for this slot's runs, and the count of its pool's admissions then. */
         String overShare;
         int overShareAt = -1;
@@ -83,16 +108,34 @@ final class BorrowingOrder {
     private Slot deciding;
     /** Admissions so far, in every pool: each one takes capacity that a run checked before it may have counted on. */
     private int admissions;
+    private final Predicate<String> dry;
+    /**
+     * Every run, in queue order, and its slot: those of dry pools are handed out in this order once every other pool's
+     * are decided ({@code null} in {@link #all}: of a pool dry from the start, never queued).
+     */
+    private final List<PendingRun> runs;
+    private final List<Resources> requests;
+    private final Queued[] all;
+    private final Slot[] leaves;
+    private boolean draining;
+    private int leftover;
 
     /**
      * @param runs    the borrowers, in queue order; {@code requests}: what each asks for, all instances together
      * @param refusal decides the runs that cannot be admitted now (a condition that, once it holds, holds for the rest of the pass)
+     * @param dry     whether a pool can give none of the runs anything for the rest of the pass (the least any asks for is not
+     *                idle in it, or not free in the cluster): its runs are left to the end and decided in queue order
      */
-    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, FairShares shares, Refusal refusal) {
+    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, FairShares shares, Refusal refusal, Predicate<String> dry) {
         this.shares = shares;
         this.refusal = refusal;
+        this.dry = dry;
         List<Slot> tops = new ArrayList<>();
         Map<QuotaId, Slot> byIdObject = new IdentityHashMap<>(); // runs of a quota often share its id object: no hashing of names
+        this.runs = runs;
+        this.requests = requests;
+        all = new Queued[runs.size()];
+        leaves = new Slot[runs.size()];
         for (int i = 0; i < runs.size(); i++) {
             QuotaId quota = runs.get(i).quota();
             Slot leaf = byIdObject.get(quota);
@@ -100,12 +143,24 @@ final class BorrowingOrder {
                 leaf = slotOf(shares.leafOf(quota), tops);
                 byIdObject.put(quota, leaf);
             }
-            leaf.queue.add(new Queued(runs.get(i), requests.get(i)));
+            leaves[i] = leaf;
         }
         for (Slot top : tops) {
-            refresh(top);
-            if (top.best != null) {
-                pools.add(top);
+            top.dryFromStart = dry.test(top.member.pool);
+        }
+        // The runs of a pool dry from the start are not queued at all: they are decided at the end, in queue order.
+        for (int i = 0; i < runs.size(); i++) {
+            if (!leaves[i].top.dryFromStart) {
+                all[i] = new Queued(runs.get(i), requests.get(i), i, leaves[i]);
+                leaves[i].queue.add(all[i]);
+            }
+        }
+        for (Slot top : tops) {
+            if (!top.dryFromStart) {
+                refresh(top);
+                if (top.best != null) {
+                    pools.add(top);
+                }
             }
         }
     }
@@ -131,18 +186,38 @@ final class BorrowingOrder {
             throw new IllegalStateException("run " + handedOut.run().id() + " was not decided");
         }
         Slot top = pools.poll();
-        if (top == null) {
-            return null;
+        if (top != null) {
+            current = top.best;
+            handedOut = current.queue.poll();
+        } else {
+            // What is left is the runs of dry pools: in queue order, which walks memory the way the queue was built (quota
+            // by quota, it took several times as long in a full cluster), and no order among them matters: none can borrow.
+            // Each is decided here by the refusal; one it lets through after all is handed out as any other.
+            draining = true;
+            Queued next = null;
+            while (next == null && leftover < all.length) {
+                int i = leftover++;
+                if (all[i] != null) {
+                    next = all[i].decided ? null : all[i];
+                } else {
+                    deciding = leaves[i];
+                    next = refusal.waitsNow(runs.get(i), requests.get(i), this) ? null : new Queued(runs.get(i), requests.get(i), i, leaves[i]);
+                }
+            }
+            if (next == null) {
+                return null;
+            }
+            handedOut = next;
+            current = handedOut.leaf;
         }
-        current = top.best;
+        handedOut.decided = true;
         deciding = current;
-        handedOut = current.queue.poll();
         return handedOut.run();
     }
 
     /** Whether the run last handed out was found able to borrow with nothing admitted since: then it still is. */
     boolean checkedSinceLastAdmission() {
-        return current.firstCheckedAt == admissions;
+        return handedOut.checkedAt == admissions;
     }
 
     /** What the run last handed out asks for, all its instances together. */
@@ -162,9 +237,12 @@ final class BorrowingOrder {
             admissions++;
         }
         current = null;
-        refresh(top);
-        if (top.best != null) {
-            pools.add(top);
+        // A pool that went dry is not refreshed (that would walk its queues): its runs are left to the end.
+        if (!draining && !dry.test(top.member.pool)) {
+            refresh(top);
+            if (top.best != null) {
+                pools.add(top);
+            }
         }
     }
 
@@ -176,11 +254,18 @@ final class BorrowingOrder {
         slot.stale = false;
         if (slot.children.isEmpty()) {
             deciding = slot;
-            while (!slot.queue.isEmpty() && refusal.waitsNow(slot.queue.peek().run(), slot.queue.peek().request(), this)) {
-                slot.queue.poll();
+            while (!slot.queue.isEmpty()) {
+                Queued head = slot.queue.peek();
+                if (head.checkedAt == admissions) {
+                    break; // found able with nothing admitted since: it still is
+                }
+                if (!refusal.waitsNow(head.run, head.request, this)) {
+                    head.checkedAt = admissions;
+                    break;
+                }
+                slot.queue.poll().decided = true;
             }
             slot.best = slot.queue.isEmpty() ? null : slot;
-            slot.firstCheckedAt = admissions;
         } else {
             Slot best = null;
             for (Slot child : slot.children) {

@@ -48,7 +48,22 @@ final class BorrowingPass {
 
     /** @param borrowers in queue order; {@code requests}: what each asks for, all instances together */
     void run(List<PendingRun> borrowers, List<Resources> requests) {
-        BorrowingOrder order = new BorrowingOrder(borrowers, requests, FairShares.of(book), this::waitsNow);
+        if (borrowers.isEmpty()) {
+            return;
+        }
+        // The least any borrower asks for, per resource: a pool that cannot lend it (or a cluster without it free) gives
+        // nobody anything this pass.
+        long cpu = Long.MAX_VALUE;
+        long memory = Long.MAX_VALUE;
+        int gpu = Integer.MAX_VALUE;
+        for (Resources request : requests) {
+            cpu = Math.min(cpu, request.milliCpu());
+            memory = Math.min(memory, request.memoryBytes());
+            gpu = Math.min(gpu, request.gpu());
+        }
+        Resources least = new Resources(cpu, memory, gpu, null);
+        BorrowingOrder order = new BorrowingOrder(borrowers, requests, FairShares.of(book), this::waitsNow,
+                pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
         for (PendingRun run = order.next(); run != null; run = order.next()) {
             order.decided(admit(run, order.request(), order));
         }

@@ -37,10 +37,11 @@ public final class ClusterState {
     /** Of those, the runs on idle capacity (NotInQuota). */
     final TreeMap<RunId, ActiveRun> borrowers = new TreeMap<>();
     /**
-     * The same borrowers by quota (those with one): preemption for fairness searches a few quotas' borrowers, and
-     * sorting every borrower of the cluster by quota each cycle was most of its time.
+     * The same borrowers by quota (those with one), each quota's in id order: preemption for fairness searches a few
+     * quotas' borrowers. Made when first asked for after a borrower came or went ({@code null}: not made), since most
+     * cycles never ask and keeping it up for every run cost more than making it.
      */
-    final Map<QuotaId, TreeMap<RunId, ActiveRun>> borrowersByQuota = new HashMap<>();
+    private Map<QuotaId, List<ActiveRun>> borrowersByQuota;
     /** Runs stopping for another run, by the run their resources go to. */
     final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
     /** GPUs of each model held by General quotas' guaranteed runs. */
@@ -109,9 +110,7 @@ public final class ClusterState {
                 reclaimable.put(run.id(), run);
                 if (run.realTimeResources() == RealTimeResources.NotInQuota) {
                     borrowers.put(run.id(), run);
-                    if (run.quota() != null) {
-                        borrowersByQuota.get(run.quota()).put(run.id(), run);
-                    }
+                    borrowersByQuota = null; // the new view of the run
                 }
             }
             return;
@@ -242,18 +241,12 @@ public final class ClusterState {
             reclaimable.put(run.id(), run);
             if (borrower) {
                 borrowers.put(run.id(), run);
-                if (run.quota() != null) {
-                    borrowersByQuota.computeIfAbsent(run.quota(), q -> new TreeMap<>()).put(run.id(), run);
-                }
+                borrowersByQuota = null;
             }
         } else {
             reclaimable.remove(run.id());
-            if (borrowers.remove(run.id()) != null && run.quota() != null) {
-                TreeMap<RunId, ActiveRun> ofQuota = borrowersByQuota.get(run.quota());
-                ofQuota.remove(run.id());
-                if (ofQuota.isEmpty()) {
-                    borrowersByQuota.remove(run.quota());
-                }
+            if (borrowers.remove(run.id()) != null) {
+                borrowersByQuota = null;
             }
         }
         QuotaState quota = book.quota(run.quota());
@@ -264,6 +257,20 @@ public final class ClusterState {
                 }
             }
         }
+    }
+
+    /** The borrowers by quota (those with one), each quota's in id order. */
+    Map<QuotaId, List<ActiveRun>> borrowersByQuota() {
+        if (borrowersByQuota == null) {
+            Map<QuotaId, List<ActiveRun>> byQuota = new HashMap<>();
+            for (ActiveRun run : borrowers.values()) {
+                if (run.quota() != null) {
+                    byQuota.computeIfAbsent(run.quota(), q -> new ArrayList<>()).add(run);
+                }
+            }
+            borrowersByQuota = byQuota;
+        }
+        return borrowersByQuota;
     }
 
     /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */

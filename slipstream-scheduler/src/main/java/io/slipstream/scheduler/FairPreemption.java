@@ -2,7 +2,6 @@ package io.slipstream.scheduler;
 
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
-import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * Step 5 of a cycle, preemption for fairness: a borrower still waiting for idle capacity after the borrowing pass may
@@ -96,16 +94,16 @@ final class FairPreemption {
 
     /**
      * A member's borrowers, and the least any of them holds, per resource: summed when a search first needs them. They
-     * are taken in victim order as far as a search goes, from a heap: a search usually stops at one of the first, and
-     * sorting every borrower of the cluster each cycle was most of this step's time.
+     * are grouped by what each holds, since the rule allows or refuses all of a group alike: a search takes the first
+     * in victim order among the groups the rule allows, and never walks victims the rule refuses (when most of a
+     * side's borrowers are too large to go, walking them in order was most of this step's time). More groups than
+     * {@link #GROUPS} make one group, walked victim by victim.
      */
     private static final class Borrowers {
+        private static final int GROUPS = 32;
         /** The state's borrowers of the quota, in id order (those the cycle decided on are skipped when taken). */
         private final Collection<ActiveRun> of;
-        private List<Victim> runs;
-        /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
-        final List<Victim> inOrder = new ArrayList<>();
-        PriorityQueue<Victim> rest;
+        private List<Group> groups;
         long gpu = Long.MAX_VALUE;
         long milliCpu = Long.MAX_VALUE;
         long memory = Long.MAX_VALUE;
@@ -114,31 +112,59 @@ final class FairPreemption {
             this.of = of;
         }
 
-        private List<Victim> runs() {
-            if (runs == null) {
-                runs = new ArrayList<>(of.size());
+        List<Group> groups() {
+            if (groups == null) {
+                Map<Resources, List<Victim>> byHolds = new LinkedHashMap<>();
+                List<Victim> all = new ArrayList<>(of.size());
                 for (ActiveRun run : of) {
                     Resources holds = ClusterState.total(run);
-                    runs.add(new Victim(run, holds));
+                    Victim victim = new Victim(run, holds);
+                    all.add(victim);
+                    if (byHolds.size() <= GROUPS) {
+                        byHolds.computeIfAbsent(holds, h -> new ArrayList<>()).add(victim);
+                    }
                     gpu = Math.min(gpu, holds.gpu());
                     milliCpu = Math.min(milliCpu, holds.milliCpu());
                     memory = Math.min(memory, holds.memoryBytes());
                 }
+                groups = new ArrayList<>();
+                if (byHolds.size() <= GROUPS) {
+                    byHolds.forEach((holds, victims) -> groups.add(new Group(holds, victims)));
+                } else {
+                    groups.add(new Group(null, all));
+                }
             }
-            return runs;
+            return groups;
         }
 
         /** No victim holds less than this in any resource: the side's share without any one is at most its share without this. */
         Resources least() {
-            runs();
+            groups();
             return new Resources(milliCpu, memory, (int) Math.min(Integer.MAX_VALUE, gpu), null);
+        }
+    }
+
+    /**
+     * Victims that hold the same ({@code holds}; {@code null}: what each holds varies), taken in victim order as far as
+     * a search goes, from a heap: a search usually stops at one of the first.
+     */
+    private static final class Group {
+        final Resources holds;
+        private final List<Victim> runs;
+        /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
+        private final List<Victim> inOrder = new ArrayList<>();
+        private PriorityQueue<Victim> rest;
+
+        Group(Resources holds, List<Victim> runs) {
+            this.holds = holds;
+            this.runs = runs;
         }
 
         /** The {@code i}-th in victim order ({@code null}: there are fewer). */
         Victim get(int i) {
             if (rest == null) {
-                rest = new PriorityQueue<>(Math.max(1, runs().size()), VICTIM_ORDER);
-                rest.addAll(runs());
+                rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
+                rest.addAll(runs);
             }
             while (inOrder.size() <= i && !rest.isEmpty()) {
                 inOrder.add(rest.poll());
@@ -147,15 +173,16 @@ final class FairPreemption {
         }
     }
 
-    /** One side's victims as one preemptor searches them: those before {@code next} are taken or never allowed. */
+    /** One side's victims as one preemptor searches them: in each group, those before {@code next} are taken or never allowed. */
     private static final class Side {
         final FairShares.Member member;
         final Borrowers victims;
-        int next;
+        final int[] next;
 
         Side(FairShares.Member member, Borrowers victims) {
             this.member = member;
             this.victims = victims;
+            this.next = new int[victims.groups().size()];
         }
     }
 
@@ -171,7 +198,7 @@ final class FairPreemption {
 
     /** @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for */
     void run(List<PendingRun> borrowers, List<Resources> requests) {
-        if (state.borrowersByQuota.isEmpty()) {
+        if (state.borrowers.isEmpty()) {
             return; // nobody to take from
         }
         Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
@@ -307,20 +334,39 @@ final class FairPreemption {
             }
             double preemptorBefore = shares.share(ours, Resources.NONE);
             double preemptorAfter = shares.share(ours, request);
-            Victim candidate;
-            for (int i = target.next; (candidate = target.victims.get(i)) != null; i++) {
-                Resources holds = candidate.holds();
-                ActiveRun victim = candidate.run();
+            // The first victim in victim order that the rule allows: the first allowed of each group, then the first of those.
+            Victim chosen = null;
+            int chosenGroup = -1;
+            List<Group> groups = target.victims.groups();
+            for (int g = 0; g < groups.size(); g++) {
+                Group group = groups.get(g);
                 // The rule first: it is arithmetic, and most victims of a side near its fair share fail it.
-                if (rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, holds, -1)) && reclaimable.contains(victim)
-                        && onUsableNodes(victim, models)) {
-                    target.next = i + 1;
-                    victim.allocations().forEach(cluster::release);
-                    book.charge(victim.quota(), holds, RealTimeResources.NotInQuota, -1);
-                    shares.charge(target.member, holds, -1);
-                    removed.add(victim);
-                    return true;
+                if (group.holds != null && !rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, group.holds, -1))) {
+                    continue;
                 }
+                Victim candidate;
+                int i = target.next[g];
+                for (; (candidate = group.get(i)) != null; i++) {
+                    ActiveRun victim = candidate.run();
+                    if ((group.holds != null || rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, candidate.holds(), -1)))
+                            && reclaimable.contains(victim) && onUsableNodes(victim, models)) {
+                        if (chosen == null || VICTIM_ORDER.compare(candidate, chosen) < 0) {
+                            chosen = candidate;
+                            chosenGroup = g;
+                        }
+                        break;
+                    }
+                }
+                target.next[g] = i; // those passed over it never allows (the victim side's share only falls)
+            }
+            if (chosen != null) {
+                target.next[chosenGroup]++;
+                ActiveRun victim = chosen.run();
+                victim.allocations().forEach(cluster::release);
+                book.charge(victim.quota(), chosen.holds(), RealTimeResources.NotInQuota, -1);
+                shares.charge(target.member, chosen.holds(), -1);
+                removed.add(victim);
+                return true;
             }
             sides.remove(target);
         }
@@ -336,16 +382,16 @@ final class FairPreemption {
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
             // The quotas with borrowers, in the order of their first run by id (ties between sides never go by hash order).
-            List<Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>>> quotas = new ArrayList<>();
-            for (Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>> entry : state.borrowersByQuota.entrySet()) {
+            List<Map.Entry<QuotaId, List<ActiveRun>>> quotas = new ArrayList<>();
+            for (Map.Entry<QuotaId, List<ActiveRun>> entry : state.borrowersByQuota().entrySet()) {
                 if (book.exists(entry.getKey())) {
                     quotas.add(entry);
                 }
             }
-            quotas.sort(Comparator.comparing(entry -> entry.getValue().firstKey()));
+            quotas.sort(Comparator.comparing(entry -> entry.getValue().get(0).id()));
             victimsBySide = new LinkedHashMap<>();
-            for (Map.Entry<QuotaId, TreeMap<RunId, ActiveRun>> entry : quotas) {
-                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue().values()));
+            for (Map.Entry<QuotaId, List<ActiveRun>> entry : quotas) {
+                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue()));
             }
         }
         List<Side> sides = new ArrayList<>();
