@@ -87,4 +87,36 @@ class BorrowedNodesApiTest {
             server.post("/api/v1/runs/" + id + "/cancel", uma, "");
         }
     }
+
+    @Test
+    void aBorrowedNodeThatIsDrainedIsNotNamedToTheBorrowerEvenWhereTheAdminsReasonNamesIt() {
+        Response created = server.post("/api/v1/runs", uma, """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "moved", "workspace": "team-u"},
+                 "spec": {"quota": "borrower", "idleResources": "Acceptable", "nodeGroups": [{"name": "main",
+                  "resources": {"cpu": 1, "memory": "1Gi", "gpu": 4}, "command": ["sleep", "300"]}]}}}
+                """);
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        String id = created.json().get("id").asString();
+        server.awaitState(uma, id, "RUNNING");
+        assertThat(server.get("/api/v1/runs/" + id, uma).json().get("realTimeResources").asString()).isEqualTo("NotInQuota");
+        String node = server.get("/api/v1/runs/" + id, admin).json().at("/instances/0/node").asString();
+        try {
+            assertThat(server.post("/api/v1/nodes/" + node + "/drain", admin, "{\"reason\": \"fan of " + node + " fails\"}").status()).isEqualTo(200);
+            // Moved off as a reclaim moves a victim: queued again once its instances are gone, then placed elsewhere.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() ->
+                    server.get("/api/v1/runs/" + id + "/events", admin).text().contains("Preempted: NodeDrain"));
+            assertThat(server.get("/api/v1/runs/" + id + "/events", admin).text()).as("admins see the node").contains("node " + node + " is drained");
+
+            String run = server.get("/api/v1/runs/" + id, uma).text();
+            String list = server.get("/api/v1/runs?workspace=team-u", uma).text();
+            String events = server.get("/api/v1/runs/" + id + "/events", uma).text();
+            assertThat(events).as("the reasons are still told").contains("NodeDrain: node hidden is drained (by admin: fan of hidden fails)");
+            for (String seen : new String[] {run, list, events}) {
+                assertThat(seen).doesNotContainPattern("\\b" + java.util.regex.Pattern.quote(node) + "\\b");
+            }
+        } finally {
+            server.post("/api/v1/nodes/" + node + "/uncordon", admin, "{}");
+            server.post("/api/v1/runs/" + id + "/cancel", uma, "");
+        }
+    }
 }
