@@ -11,12 +11,15 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 public record FairSharing(double weight) {
     /** The most a weight may be: beyond it a share's arithmetic would lose its figures. */
     public static final double MAX_WEIGHT = 1_000_000;
+    /** The least a weight other than 0 may be: below it a share overflows to infinity and reads as weight 0's. */
+    public static final double MIN_WEIGHT = 1e-6;
     public static final FairSharing DEFAULT = new FairSharing(1);
 
     public FairSharing {
-        if (!(weight >= 0 && weight <= MAX_WEIGHT)) { // NaN fails too
-            throw new IllegalArgumentException("weight must be between 0 and " + MAX_WEIGHT + " (is " + weight + ")");
+        if (!(weight >= 0 && weight <= MAX_WEIGHT) || (weight > 0 && weight < MIN_WEIGHT)) { // NaN fails too
+            throw new IllegalArgumentException("weight must be 0, or between " + MIN_WEIGHT + " and " + MAX_WEIGHT + " (is " + weight + ")");
         }
+        weight = weight + 0.0; // -0.0 is 0
     }
 
     /** The document form: a weight not given is 1. */

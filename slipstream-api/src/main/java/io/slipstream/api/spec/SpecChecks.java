@@ -1,6 +1,7 @@
 package io.slipstream.api.spec;
 
 import io.slipstream.api.problem.Problem;
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -126,6 +127,11 @@ final class SpecChecks {
         }
         // A weight divides a pool among the quotas at one level; a General quota without a parent is alone at the top of
         // its own pool (its tree), so a weight there would do nothing: saying so beats ignoring it.
+        JsonNode weight = spec.path("fairSharing").path("weight");
+        if (weight.isNumber() && clean("spec.fairSharing.weight") && weight.asDouble() > 0 && weight.asDouble() < FairSharing.MIN_WEIGHT) {
+            add("spec.fairSharing.weight", "must be 0 or at least " + BigDecimal.valueOf(FairSharing.MIN_WEIGHT).toPlainString() + " (is "
+                    + weight.asString() + "): a smaller weight makes its share too large to compare; 0 borrows only what no other quota asks for");
+        }
         boolean general = !spec.has("type") || "General".equals(text(spec, "spec", "type"));
         if (general && spec.path("fairSharing").isObject() && clean("spec.fairSharing") && !spec.hasNonNull("parent")) {
             add(spec.path("fairSharing").has("weight") ? "spec.fairSharing.weight" : "spec.fairSharing",

@@ -139,7 +139,9 @@ public final class SpecValidator {
      */
     private static JsonNode withoutHugeNumbers(JsonNode node, String path, Map<String, Problem> problems) {
         if (node.isNumber() && !fitsLong(node)) {
-            problems.put(path, new Problem(path, "is out of range: numbers here are at most " + Long.MAX_VALUE + " in size"));
+            boolean finite = !(node.isDouble() || node.isFloat()) || Double.isFinite(node.asDouble());
+            problems.put(path, new Problem(path, finite ? "is out of range: numbers here are at most " + Long.MAX_VALUE + " in size"
+                    : "must be a finite number (is " + node.asDouble() + ")"));
             return tools.jackson.databind.node.NullNode.getInstance();
         }
         if (node.isObject()) {

@@ -445,6 +445,19 @@ class SpecReaderTest {
                 .containsExactly(new Problem("spec.fairSharing.weight", "must be a number, not a string"));
         assertThat(problemsOf(quota.replace("WEIGHT", "{weight: 2000000.5}"))).extracting(Problem::field).containsExactly("spec.fairSharing.weight");
         assertThat(problemsOf(quota.replace("WEIGHT", "{wieght: 2}"))).extracting(Problem::field).containsExactly("spec.fairSharing.wieght");
+        // A weight so small that a share overflows would read as weight 0's; one not finite is no weight; -0 is 0.
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: 5e-324}"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("spec.fairSharing.weight");
+            assertThat(p.message()).startsWith("must be 0 or at least 0.000001");
+        });
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: .nan}"))).singleElement().satisfies(p -> {
+            assertThat(p.field()).isEqualTo("spec.fairSharing.weight");
+            assertThat(p.message()).isEqualTo("must be a finite number (is NaN)");
+        });
+        assertThat(problemsOf(quota.replace("WEIGHT", "{weight: .inf}"))).extracting(Problem::message).containsExactly("must be a finite number (is Infinity)");
+        assertThat(((QuotaSpec) read(quota.replace("WEIGHT", "{weight: -0.0}")).get(0).spec()).fairSharing().weight()).isEqualTo(0.0).isNotNegative();
+        assertThat(Double.doubleToRawLongBits(((QuotaSpec) read(quota.replace("WEIGHT", "{weight: -0.0}")).get(0).spec()).fairSharing().weight()))
+                .isZero();
         // A General quota without a parent is its pool's root: a weight there would do nothing.
         assertThat(problemsOf(quota.replace("parent: root, ", "").replace("WEIGHT", "{weight: 2}")))
                 .singleElement().satisfies(p -> {
