@@ -9,6 +9,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -110,50 +111,53 @@ final class BorrowingOrder {
     private int admissions;
     private final Predicate<String> dry;
     /**
-     * Every run, in queue order, and its slot: those of dry pools are handed out in this order once every other pool's
-     * are decided ({@code null} in {@link #all}: of a pool dry from the start, never queued).
+     * Every run queued, by its place in the queue ({@code null}: decided before it was queued): those of pools that went
+     * dry are handed out in this order once every other pool's are decided.
      */
-    private final List<PendingRun> runs;
-    private final List<Resources> requests;
     private final Queued[] all;
-    private final Slot[] leaves;
     private boolean draining;
     private int leftover;
 
     /**
      * @param runs    the borrowers, in queue order; {@code requests}: what each asks for, all instances together
+     * @param quotas  the quotas of the runs (the id objects the runs hold), so that every slot exists before any run is looked at
      * @param refusal decides the runs that cannot be admitted now (a condition that, once it holds, holds for the rest of the pass)
      * @param dry     whether a pool can give none of the runs anything for the rest of the pass (the least any asks for is not
-     *                idle in it, or not free in the cluster): its runs are left to the end and decided in queue order
+     *                idle in it, or not free in the cluster): its runs are decided in queue order, not by share
      */
-    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, FairShares shares, Refusal refusal, Predicate<String> dry) {
+    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, Set<QuotaId> quotas, FairShares shares, Refusal refusal,
+            Predicate<String> dry) {
         this.shares = shares;
         this.refusal = refusal;
         this.dry = dry;
         List<Slot> tops = new ArrayList<>();
         Map<QuotaId, Slot> byIdObject = new IdentityHashMap<>(); // runs of a quota often share its id object: no hashing of names
-        this.runs = runs;
-        this.requests = requests;
-        all = new Queued[runs.size()];
-        leaves = new Slot[runs.size()];
-        for (int i = 0; i < runs.size(); i++) {
-            QuotaId quota = runs.get(i).quota();
-            Slot leaf = byIdObject.get(quota);
-            if (leaf == null) {
-                leaf = slotOf(shares.leafOf(quota), tops);
-                byIdObject.put(quota, leaf);
-            }
-            leaves[i] = leaf;
+        for (QuotaId quota : quotas) {
+            byIdObject.computeIfAbsent(quota, q -> slotOf(shares.leafOf(q), tops));
         }
         for (Slot top : tops) {
             top.dryFromStart = dry.test(top.member.pool);
         }
-        // The runs of a pool dry from the start are not queued at all: they are decided at the end, in queue order.
+        // Every slot exists now (whose quotas want idle capacity is known). The runs of a pool dry from the start are
+        // decided here, in queue order, each looked at once: deciding them quota by quota walked the queue's objects out
+        // of the order they were made in, and took several times as long in a full cluster. The others are queued.
+        all = new Queued[runs.size()];
         for (int i = 0; i < runs.size(); i++) {
-            if (!leaves[i].top.dryFromStart) {
-                all[i] = new Queued(runs.get(i), requests.get(i), i, leaves[i]);
-                leaves[i].queue.add(all[i]);
+            PendingRun run = runs.get(i);
+            Slot leaf = byIdObject.get(run.quota());
+            if (leaf == null) {
+                leaf = slotOf(shares.leafOf(run.quota()), tops); // a quota the caller did not name: counted all the same
+                byIdObject.put(run.quota(), leaf);
+                leaf.top.dryFromStart = leaf.top.dryFromStart || dry.test(leaf.top.member.pool);
             }
+            if (leaf.top.dryFromStart) {
+                deciding = leaf;
+                if (refusal.waitsNow(run, requests.get(i), this)) {
+                    continue;
+                }
+            }
+            all[i] = new Queued(run, requests.get(i), i, leaf);
+            leaf.queue.add(all[i]);
         }
         for (Slot top : tops) {
             if (!top.dryFromStart) {
@@ -190,19 +194,13 @@ final class BorrowingOrder {
             current = top.best;
             handedOut = current.queue.poll();
         } else {
-            // What is left is the runs of dry pools: in queue order, which walks memory the way the queue was built (quota
-            // by quota, it took several times as long in a full cluster), and no order among them matters: none can borrow.
-            // Each is decided here by the refusal; one it lets through after all is handed out as any other.
+            // What is left is the runs of pools that went dry: in queue order (no order among them matters: none can
+            // borrow), each handed out as any other.
             draining = true;
             Queued next = null;
             while (next == null && leftover < all.length) {
-                int i = leftover++;
-                if (all[i] != null) {
-                    next = all[i].decided ? null : all[i];
-                } else {
-                    deciding = leaves[i];
-                    next = refusal.waitsNow(runs.get(i), requests.get(i), this) ? null : new Queued(runs.get(i), requests.get(i), i, leaves[i]);
-                }
+                Queued queued = all[leftover++];
+                next = queued == null || queued.decided ? null : queued;
             }
             if (next == null) {
                 return null;

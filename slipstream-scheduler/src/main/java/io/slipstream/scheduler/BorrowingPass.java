@@ -46,8 +46,11 @@ final class BorrowingPass {
         this.outcomes = outcomes;
     }
 
-    /** @param borrowers in queue order; {@code requests}: what each asks for, all instances together */
-    void run(List<PendingRun> borrowers, List<Resources> requests) {
+    /**
+     * @param borrowers in queue order; {@code requests}: what each asks for, all instances together; {@code quotas}: their
+     *                  quotas (the id objects they hold)
+     */
+    void run(List<PendingRun> borrowers, List<Resources> requests, Set<QuotaId> quotas) {
         if (borrowers.isEmpty()) {
             return;
         }
@@ -62,7 +65,7 @@ final class BorrowingPass {
             gpu = Math.min(gpu, request.gpu());
         }
         Resources least = new Resources(cpu, memory, gpu, null);
-        BorrowingOrder order = new BorrowingOrder(borrowers, requests, FairShares.of(book), this::waitsNow,
+        BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::waitsNow,
                 pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
         for (PendingRun run = order.next(); run != null; run = order.next()) {
             order.decided(admit(run, order.request(), order));

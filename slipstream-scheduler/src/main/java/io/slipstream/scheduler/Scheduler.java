@@ -156,6 +156,7 @@ public final class Scheduler {
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
+            Set<QuotaId> borrowerQuotas = Collections.newSetFromMap(new IdentityHashMap<>());
             for (PendingRun run : reclaimedFirst(queue)) {
                 wholeNodes.deciding(run);
                 if (heldAsBorrower.contains(run.id())) {
@@ -182,6 +183,7 @@ public final class Scheduler {
                 } else {
                     borrowers.add(run);
                     borrowerRequests.add(request);
+                    borrowerQuotas.add(run.quota());
                 }
                 if (waits.containsKey(run) && waitingForNodes.contains(run)) {
                     wholeNodes.waitsForNodes(run);
@@ -202,7 +204,7 @@ public final class Scheduler {
                 public void wait(PendingRun run, WaitReason reason, String message) {
                     Cycle.this.wait(run, reason, message);
                 }
-            }).run(borrowers, borrowerRequests);
+            }).run(borrowers, borrowerRequests, borrowerQuotas);
             if (fairRule != null) {
                 new FairPreemption(state, allowed, reclaimable, fairRule, new FairPreemption.Outcomes() {
                     @Override
