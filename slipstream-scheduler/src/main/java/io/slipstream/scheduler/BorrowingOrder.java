@@ -26,25 +26,25 @@ import java.util.function.Predicate;
  * does with runs that cannot fit) would change the order.
  *
  * <p>Cost: the shares are built once per cycle; a decision compares again only the members on the decided run's path
- * (its quota's level and the levels above), never run against run.
+ * (its quota's level and the levels above), never run against run. A pool that can lend none of its borrowers
+ * anything (dry: the least any asks for is not idle in it, or not free in the cluster) is not ordered at all: its runs
+ * are decided in queue order, from the start or once it went dry, since none of them can borrow.
  */
 final class BorrowingOrder {
     /** A queued borrower and what its instances ask for together. */
     private static final class Queued {
         final PendingRun run;
         final Resources request;
-        /** Its place in the queue, and the slot it is queued in. */
-        final int index;
+        /** The slot it is queued in. */
         final Slot leaf;
         /** The count of all admissions when it was last found able to borrow: it need not be checked again until the next. */
         int checkedAt = -1;
         /** Handed out, or found unable to borrow: decided. */
         boolean decided;
 
-        Queued(PendingRun run, Resources request, int index, Slot leaf) {
+        Queued(PendingRun run, Resources request, Slot leaf) {
             this.run = run;
             this.request = request;
-            this.index = index;
             this.leaf = leaf;
         }
 
@@ -156,7 +156,7 @@ final class BorrowingOrder {
                     continue;
                 }
             }
-            all[i] = new Queued(run, requests.get(i), i, leaf);
+            all[i] = new Queued(run, requests.get(i), leaf);
             leaf.queue.add(all[i]);
         }
         for (Slot top : tops) {
@@ -235,8 +235,9 @@ final class BorrowingOrder {
             admissions++;
         }
         current = null;
-        // A pool that went dry is not refreshed (that would walk its queues): its runs are left to the end.
-        if (!draining && !dry.test(top.member.pool)) {
+        // A pool that went dry is not refreshed (that would walk its queues): its runs are left to the end. Only an
+        // admission takes capacity, so only after one can a pool have gone dry.
+        if (!draining && !(admitted && dry.test(top.member.pool))) {
             refresh(top);
             if (top.best != null) {
                 pools.add(top);
