@@ -1,0 +1,117 @@
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Two builds of the scheduling core in one JVM, each in a class loader of its own, their benchmarks alternated (and
+ * which goes first alternated too), medians over the rounds: on a shared machine, separate JVMs one after the other
+ * differ by more than most changes do. {@code never}: the second build with fairSharing.preemption Never.
+ *
+ * <p>Usage: {@code java CoreAB.java CLASSPATH_FILE BASE_DIR HEAD_DIR scheduler|reclaim ROUNDS [sides, default base,head]}
+ */
+public class CoreAB {
+    public static void main(String[] args) throws Exception {
+        String[] deps = Files.readString(Path.of(args[0])).trim().split(":");
+        Map<String, String> dirs = Map.of("base", args[1], "head", args[2], "never", args[2]);
+        String benchmark = args[3];
+        int rounds = Integer.parseInt(args[4]);
+        List<String> sides = List.of((args.length > 5 ? args[5] : "base,head").split(","));
+        Map<String, ClassLoader> loaders = new LinkedHashMap<>();
+        for (String side : sides) {
+            List<URL> urls = new ArrayList<>();
+            for (String module : new String[] {"slipstream-scheduler/target/test-classes", "slipstream-scheduler/target/classes",
+                    "slipstream-api/target/classes", "slipstream-testing/target/classes"}) {
+                urls.add(Path.of(dirs.get(side), module).toUri().toURL());
+            }
+            for (String dep : deps) {
+                if (!dep.contains("io/slipstream")) {
+                    urls.add(Path.of(dep).toUri().toURL());
+                }
+            }
+            loaders.put(side, new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader()));
+        }
+        Map<String, List<Double>> results = new TreeMap<>();
+        for (int round = 0; round < rounds; round++) {
+            List<String> order = new ArrayList<>(sides);
+            if (round % 2 == 1) {
+                Collections.reverse(order);
+            }
+            for (String side : order) {
+                ClassLoader loader = loaders.get(side);
+                Class<?> type = loader.loadClass(benchmark.equals("reclaim") ? "io.slipstream.scheduler.ReclaimBenchmark" : "io.slipstream.scheduler.SchedulerBenchmark");
+                Constructor<?> constructor = type.getDeclaredConstructor();
+                constructor.setAccessible(true);
+                Object bench = constructor.newInstance();
+                if (side.equals("never")) {
+                    Class<?> defragmentation = loader.loadClass("io.slipstream.scheduler.Defragmentation");
+                    @SuppressWarnings({"unchecked", "rawtypes"})
+                    Object never = Enum.valueOf((Class) loader.loadClass("io.slipstream.scheduler.FairSharingPreemption"), "Never");
+                    Object scheduler = loader.loadClass("io.slipstream.scheduler.Scheduler")
+                            .getConstructor(defragmentation, never.getClass()).newInstance(defragmentation.getField("DEFAULT").get(null), never);
+                    Field field = type.getDeclaredField("scheduler");
+                    field.setAccessible(true);
+                    field.set(bench, scheduler);
+                }
+                if (benchmark.equals("reclaim")) {
+                    Method scenario = type.getDeclaredMethod("scenario");
+                    scenario.setAccessible(true);
+                    record(results, "", side, (Map<?, ?>) scenario.invoke(bench), "cycleMillisP50", "cycleMillisP99", "sameCycleWithoutOwnersMillisP50", "victims");
+                } else {
+                    Method measure = type.getDeclaredMethod("measure", int.class);
+                    measure.setAccessible(true);
+                    for (int nodes : new int[] {500, 5_000, 10_000}) {
+                        long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+                        Map<?, ?> row = (Map<?, ?>) measure.invoke(bench, nodes);
+                        results.computeIfAbsent(nodes + " nodes cpuMillis " + side, k -> new ArrayList<>())
+                                .add((ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - cpu) / 1e6);
+                        record(results, nodes + " nodes ", side, row, "fullCycleMillis", "fullClusterCycleMillis");
+                    }
+                }
+                System.gc();
+            }
+            System.err.println("round " + (round + 1) + " of " + rounds);
+        }
+        Map<String, Map<String, Double>> medians = new TreeMap<>();
+        results.forEach((key, values) -> {
+            int cut = key.lastIndexOf(' ');
+            medians.computeIfAbsent(key.substring(0, cut), k -> new LinkedHashMap<>()).put(key.substring(cut + 1), median(values));
+        });
+        medians.forEach((figure, bySide) -> {
+            StringBuilder line = new StringBuilder(String.format("%-36s", figure));
+            Double base = bySide.get("base");
+            for (String side : sides) {
+                Double value = bySide.get(side);
+                line.append(String.format("  %s %.1f", side, value));
+                if (base != null && !side.equals("base")) {
+                    line.append(String.format(" (%.3f)", value / base));
+                }
+            }
+            System.out.println(line);
+        });
+    }
+
+    private static void record(Map<String, List<Double>> results, String prefix, String side, Map<?, ?> row, String... keys) {
+        for (String key : keys) {
+            results.computeIfAbsent(prefix + key + " " + side, k -> new ArrayList<>()).add(((Number) row.get(key)).doubleValue());
+        }
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+}
