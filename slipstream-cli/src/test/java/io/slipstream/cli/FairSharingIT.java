@@ -1,10 +1,12 @@
 package io.slipstream.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.slipstream.cli.SlipstreamProcess.Result;
 import io.slipstream.cli.SlipstreamProcess.Server;
 import io.slipstream.testing.NoProcessLeftBehind;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -190,10 +192,10 @@ class FairSharingIT {
         Result run = cli("get", "run", fairVictims.get(0), "-o", "json");
         assertThat(run.out()).contains("RESOURCE_PREEMPTED");
         quotas = cli("get", "quotas");
-        assertThat(Double.parseDouble(shareOf(quotas.out(), "c"))).as(quotas.out()).isEqualTo(Double.parseDouble(shareOf(quotas.out(), "b")), org.assertj.core.data.Offset.offset(0.01));
+        assertThat(Double.parseDouble(shareOf(quotas.out(), "c"))).as(quotas.out()).isCloseTo(Double.parseDouble(shareOf(quotas.out(), "b")), within(0.01));
     }
 
-    private static String writeJob(String team) throws java.io.IOException {
+    private static String writeJob(String team) throws IOException {
         Path file = work.resolve(team + "-job.yaml");
         Files.writeString(file, job(team));
         return file.toString();
