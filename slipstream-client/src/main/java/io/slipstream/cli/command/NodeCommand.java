@@ -150,7 +150,7 @@ public final class NodeCommand {
 
         @Override
         public Integer call() {
-            java.time.Duration limit = NodeDrainWait.timeout(await, timeout);
+            java.time.Duration limit = Watch.timeout(await, timeout);
             ApiClient api = client.client();
             PrintWriter out = spec.commandLine().getOut();
             JsonNode view = api.postJson(path(node) + "/drain", reason == null ? Map.of() : Map.of("reason", reason));
@@ -158,7 +158,7 @@ public final class NodeCommand {
                 print(out, view, "Draining");
                 return 0;
             }
-            return NodeDrainWait.await(api, node, limit, out, spec.commandLine().getErr(), Watch.SLEEP);
+            return NodeDrainWait.await(api, node, limit, out, spec.commandLine().getErr(), Watch.SLEEP, java.time.Clock.systemUTC());
         }
     }
 }

@@ -3,6 +3,7 @@ package io.slipstream.cli.command;
 import io.slipstream.cli.ApiClient;
 import io.slipstream.cli.CliException;
 import java.io.PrintWriter;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import tools.jackson.databind.JsonNode;
@@ -12,35 +13,15 @@ final class NodeDrainWait {
     private NodeDrainWait() {
     }
 
-    /** {@code --timeout}, checked before anything is sent; {@code null} for none. */
-    static Duration timeout(boolean await, String timeout) {
-        if (timeout == null) {
-            return null;
-        }
-        if (!await) {
-            throw new CliException(CliException.REJECTED, "--timeout needs --wait");
-        }
-        Duration duration;
-        try {
-            duration = io.slipstream.api.spec.Durations.parse(timeout);
-        } catch (IllegalArgumentException e) {
-            throw new CliException(CliException.REJECTED, "--timeout: " + e.getMessage());
-        }
-        if (duration.isZero() || duration.isNegative()) {
-            throw new CliException(CliException.REJECTED, "--timeout: must be longer than 0s");
-        }
-        return duration;
-    }
-
     /**
      * Prints how many instances are left each time that changes, then the node as it ends up (Cordoned once drained;
-     * Down or Ready if someone changed it meanwhile). Returns 0, or {@link CliException#TIMED_OUT} past {@code limit}.
+     * Down or Ready if someone changed it meanwhile). Returns 0, or {@link CliException#TIMED_OUT} once {@code clock} is past {@code limit}.
      */
-    static int await(ApiClient api, String node, Duration limit, PrintWriter out, PrintWriter err, Watch.Pause pause) {
-        Instant deadline = limit == null ? null : Instant.now().plus(limit);
+    static int await(ApiClient api, String node, Duration limit, PrintWriter out, PrintWriter err, Watch.Pause pause, Clock clock) {
+        Instant deadline = limit == null ? null : clock.instant().plus(limit);
         JsonNode last = Watch.run(() -> api.get(NodeCommand.path(node)), view -> {
             boolean draining = view.get("state").asString().equals("Draining");
-            boolean over = deadline != null && Instant.now().isAfter(deadline);
+            boolean over = deadline != null && clock.instant().isAfter(deadline);
             String line = "node " + node + ": " + view.get("state").asString() + ", " + view.path("instances").asInt() + " instance(s) there";
             return new Watch.Frame(draining ? line + "\n" : "", line, !draining || over);
         }, err, Duration.ofMillis(200), Duration.ofSeconds(2), pause);

@@ -36,22 +36,7 @@ final class RunOptions {
 
     /** {@code --timeout}, checked before anything is sent; {@code null} for none. */
     java.time.Duration timeout() {
-        if (timeout == null) {
-            return null;
-        }
-        if (!await) {
-            throw new CliException(CliException.REJECTED, "--timeout needs --wait");
-        }
-        java.time.Duration duration;
-        try {
-            duration = io.slipstream.api.spec.Durations.parse(timeout);
-        } catch (IllegalArgumentException e) {
-            throw new CliException(CliException.REJECTED, "--timeout: " + e.getMessage());
-        }
-        if (duration.isZero()) {
-            throw new CliException(CliException.REJECTED, "--timeout: must be longer than 0s");
-        }
-        return duration;
+        return Watch.timeout(await, timeout);
     }
 
     Map<String, String> overrides() {

@@ -21,6 +21,26 @@ final class Watch {
 
     static final Pause SLEEP = duration -> Thread.sleep(duration.toMillis());
 
+    /** A command's {@code --timeout} of its {@code --wait}, checked before anything is sent; {@code null} for none. */
+    static Duration timeout(boolean await, String timeout) {
+        if (timeout == null) {
+            return null;
+        }
+        if (!await) {
+            throw new io.slipstream.cli.CliException(io.slipstream.cli.CliException.REJECTED, "--timeout needs --wait");
+        }
+        Duration duration;
+        try {
+            duration = io.slipstream.api.spec.Durations.parse(timeout);
+        } catch (IllegalArgumentException e) {
+            throw new io.slipstream.cli.CliException(io.slipstream.cli.CliException.REJECTED, "--timeout: " + e.getMessage());
+        }
+        if (duration.isZero() || duration.isNegative()) {
+            throw new io.slipstream.cli.CliException(io.slipstream.cli.CliException.REJECTED, "--timeout: must be longer than 0s");
+        }
+        return duration;
+    }
+
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
 
     private Watch() {

@@ -13,7 +13,11 @@ import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -55,7 +59,7 @@ class NodeDrainWaitTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = NodeDrainWait.await(api, "node-1", null, new PrintWriter(out), new PrintWriter(err), pause -> {
-        });
+        }, Clock.systemUTC());
         assertThat(exit).isZero();
         assertThat(err.toString()).isEqualTo("node node-1: Draining, 2 instance(s) there\nnode node-1: Draining, 1 instance(s) there\n");
         assertThat(out.toString()).isEqualTo("node node-1 is Cordoned (by admin: kernel upgrade)\n");
@@ -66,8 +70,26 @@ class NodeDrainWaitTest {
         ApiClient api = serverWhoseNodeReads(List.of("Draining/3"));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = NodeDrainWait.await(api, "node-1", Duration.ofMillis(1), new PrintWriter(out), new PrintWriter(err),
-                pause -> Thread.sleep(5));
+        // Each pause moves the clock on by what it would have slept: no real time passes.
+        Instant[] now = {Instant.parse("2026-12-06T00:00:00Z")};
+        Clock clock = new Clock() {
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return now[0];
+            }
+        };
+        int exit = NodeDrainWait.await(api, "node-1", Duration.ofSeconds(1), new PrintWriter(out), new PrintWriter(err),
+                pause -> now[0] = now[0].plus(pause), clock);
         assertThat(exit).isEqualTo(CliException.TIMED_OUT);
         assertThat(err.toString()).contains("stopped waiting after").contains("the drain goes on");
         assertThat(out.toString()).startsWith("node node-1 is Draining (by admin: kernel upgrade)\n3 instance(s) there are being stopped");
@@ -75,10 +97,10 @@ class NodeDrainWaitTest {
 
     @Test
     void aTimeoutIsCheckedBeforeAnythingIsSent() {
-        assertThat(NodeDrainWait.timeout(false, null)).isNull();
-        assertThat(NodeDrainWait.timeout(true, "10m")).isEqualTo(Duration.ofMinutes(10));
-        assertThatThrownBy(() -> NodeDrainWait.timeout(false, "10m")).hasMessage("--timeout needs --wait");
-        assertThatThrownBy(() -> NodeDrainWait.timeout(true, "soon")).hasMessageStartingWith("--timeout: ");
-        assertThatThrownBy(() -> NodeDrainWait.timeout(true, "0s")).hasMessage("--timeout: must be longer than 0s");
+        assertThat(Watch.timeout(false, null)).isNull();
+        assertThat(Watch.timeout(true, "10m")).isEqualTo(Duration.ofMinutes(10));
+        assertThatThrownBy(() -> Watch.timeout(false, "10m")).hasMessage("--timeout needs --wait");
+        assertThatThrownBy(() -> Watch.timeout(true, "soon")).hasMessageStartingWith("--timeout: ");
+        assertThatThrownBy(() -> Watch.timeout(true, "0s")).hasMessage("--timeout: must be longer than 0s");
     }
 }
