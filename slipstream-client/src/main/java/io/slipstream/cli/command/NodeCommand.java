@@ -44,9 +44,8 @@ public final class NodeCommand {
         out.flush();
     }
 
-    @Command(name = "down", description = {"Declare a node down: nothing new is placed on it, and its instances are stopped at once, "
-            + "without notice; they end NODE_LOST and their runs restart elsewhere as their fault-tolerance policy allows."})
-    public static final class Down implements Callable<Integer> {
+    /** What every node command takes: the client's options and the node; {@link #show} prints the node as it ends up. */
+    abstract static class NodeAction implements Callable<Integer> {
         @Spec
         CommandSpec spec;
 
@@ -56,88 +55,59 @@ public final class NodeCommand {
         @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
         String node;
 
+        /** POSTs the node's {@code action} (with {@code body}, none if {@code null}) and prints the node it answers; 0. */
+        int show(String action, Map<String, String> body, String asked) {
+            ApiClient api = client.client();
+            JsonNode view = body == null ? api.post(path(node) + "/" + action, new byte[0], "application/json") : api.postJson(path(node) + "/" + action, body);
+            print(spec.commandLine().getOut(), view, asked);
+            return 0;
+        }
+    }
+
+    @Command(name = "down", description = {"Declare a node down: nothing new is placed on it, and its instances are stopped at once, "
+            + "without notice; they end NODE_LOST and their runs restart elsewhere as their fault-tolerance policy allows."})
+    public static final class Down extends NodeAction {
         @Option(names = "--reason", paramLabel = "TEXT", description = "Why it is down (shown on the node and in the runs it held).",
                 defaultValue = "declared down by an administrator")
         String reason;
 
         @Override
         public Integer call() {
-            print(spec.commandLine().getOut(), client.client().postJson(path(node) + "/down", Map.of("reason", reason)), "Down");
-            return 0;
+            return show("down", Map.of("reason", reason), "Down");
         }
     }
 
     @Command(name = "up", description = "Declare a node up again: it takes new instances (a cordon or drain stays until uncordon).")
-    public static final class Up implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
-        String node;
-
+    public static final class Up extends NodeAction {
         @Override
         public Integer call() {
-            print(spec.commandLine().getOut(), client.client().post(path(node) + "/up", new byte[0], "application/json"), "Ready");
-            return 0;
+            return show("up", null, "Ready");
         }
     }
 
     @Command(name = "cordon", description = "Cordon a node: nothing new is placed on it; what runs there keeps running.")
-    public static final class Cordon implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
-        String node;
-
+    public static final class Cordon extends NodeAction {
         @Option(names = "--reason", paramLabel = "TEXT", description = "Why (shown on the node after who cordoned it).")
         String reason;
 
         @Override
         public Integer call() {
-            print(spec.commandLine().getOut(), client.client().postJson(path(node) + "/cordon", reason == null ? Map.of() : Map.of("reason", reason)),
-                    "Cordoned");
-            return 0;
+            return show("cordon", reason == null ? Map.of() : Map.of("reason", reason), "Cordoned");
         }
     }
 
     @Command(name = "uncordon", description = "Lift a cordon or a drain: the node takes new instances again (a node down stays down).")
-    public static final class Uncordon implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
-        String node;
-
+    public static final class Uncordon extends NodeAction {
         @Override
         public Integer call() {
-            print(spec.commandLine().getOut(), client.client().post(path(node) + "/uncordon", new byte[0], "application/json"), "Ready");
-            return 0;
+            return show("uncordon", null, "Ready");
         }
     }
 
     @Command(name = "drain", description = {"Drain a node: cordon it, and move the runs with instances there off it as a preemption moves "
             + "them (the notice, each job's preemptionGracePeriod to checkpoint, then stopped), queued again as Preempted: NodeDrain and "
             + "started elsewhere, or waiting; never counted as a failure. It stays cordoned until uncordon."})
-    public static final class Drain implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        @Parameters(index = "0", paramLabel = "NODE", description = "The node's name (see: get nodes).")
-        String node;
-
+    public static final class Drain extends NodeAction {
         @Option(names = "--reason", paramLabel = "TEXT", description = "Why (shown on the node after who drained it, and in the runs moved).")
         String reason;
 
