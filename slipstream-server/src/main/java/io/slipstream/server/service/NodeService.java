@@ -14,11 +14,13 @@ import io.slipstream.store.NodeDown;
 import io.slipstream.store.NodeMode;
 import io.slipstream.model.RunRecord;
 import io.slipstream.store.Store;
+import io.slipstream.store.StoreTx;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /** The executor's nodes with what is allocated on them, derived from the live instances in the store. */
 public final class NodeService {
@@ -45,20 +47,12 @@ public final class NodeService {
      * and end {@code NODE_LOST}; their runs restart elsewhere as their fault-tolerance policy allows.
      */
     public NodeView down(Principal caller, String name, String reason) {
-        requireAdmin(caller, "declare a node down");
-        get(name);
-        store.commit(tx -> tx.markNodeDown(new NodeDown(name, reason, clock.instant())));
-        changed.run();
-        return get(name);
+        return change(caller, name, "declare a node down", tx -> tx.markNodeDown(new NodeDown(name, reason, clock.instant())));
     }
 
     /** Declares a node up again (admins only): it takes new instances. */
     public NodeView up(Principal caller, String name) {
-        requireAdmin(caller, "declare a node up");
-        get(name);
-        store.write(tx -> tx.markNodeUp(name));
-        changed.run();
-        return get(name);
+        return change(caller, name, "declare a node up", tx -> tx.markNodeUp(name));
     }
 
     /**
@@ -80,18 +74,19 @@ public final class NodeService {
 
     /** Lifts a cordon or a drain (admins only): the node takes new instances. A node down stays down (up lifts that). */
     public NodeView uncordon(Principal caller, String name) {
-        requireAdmin(caller, "uncordon a node");
-        get(name);
-        store.write(tx -> tx.uncordonNode(name));
-        changed.run();
-        return get(name);
+        return change(caller, name, "uncordon a node", tx -> tx.uncordonNode(name));
     }
 
     private NodeView cordon(Principal caller, String name, NodeMode mode, String why, String what) {
+        String reason = "by " + caller.user() + (why == null || why.isBlank() ? "" : ": " + why);
+        return change(caller, name, what, tx -> tx.cordonNode(new NodeCondition(name, mode, reason, clock.instant())));
+    }
+
+    /** An admin's change of a node's condition: the node must exist (404), and the control loop acts on it at once. */
+    private NodeView change(Principal caller, String name, String what, Consumer<StoreTx> write) {
         requireAdmin(caller, what);
         get(name);
-        String reason = "by " + caller.user() + (why == null || why.isBlank() ? "" : ": " + why);
-        store.write(tx -> tx.cordonNode(new NodeCondition(name, mode, reason, clock.instant())));
+        store.commit(write);
         changed.run();
         return get(name);
     }
