@@ -50,19 +50,25 @@ class UidRangeClaimsTest {
         }
     }
 
-    /** A data directory about to be removed (a demo's) gives up its claim; another's stays. */
+    /**
+     * A data directory about to be removed (a demo's) gives up its claim; another's stays. The ranges are far from the
+     * first free block: a claim is kept while any process runs under one of its uids, and other tests of this build run
+     * instances under the machine's first blocks meanwhile.
+     */
     @Test
     void aReleasedClaimIsGoneAndTheOthersStay() throws Exception {
         Path claims = temp.resolve("uid-ranges");
         Path demo = Files.createDirectories(temp.resolve("demo"));
         Path server = Files.createDirectories(temp.resolve("server"));
-        Isolation demoRange = UidRangeClaims.claim(claims, demo, null);
-        Isolation serverRange = UidRangeClaims.claim(claims, server, null);
+        UidRangeClaims.Range demoRange = new UidRangeClaims.Range(2_000_000_000, UidRangeClaims.BLOCK);
+        UidRangeClaims.Range serverRange = new UidRangeClaims.Range(2_000_000_000 + UidRangeClaims.BLOCK, UidRangeClaims.BLOCK);
+        UidRangeClaims.claim(claims, demo, demoRange);
+        UidRangeClaims.claim(claims, server, serverRange);
         assertThat(claimFiles(claims)).hasSize(2);
         UidRangeClaims.release(claims, demo);
-        assertThat(claimFiles(claims)).containsExactly((serverRange.firstUid()) + "-" + (serverRange.firstUid() + serverRange.uidCount() - 1));
-        assertThat(UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("next")), null).firstUid())
-                .as("the demo's range is free again").isEqualTo(demoRange.firstUid());
+        assertThat(claimFiles(claims)).containsExactly(serverRange.toString());
+        assertThat(UidRangeClaims.claim(claims, Files.createDirectories(temp.resolve("next")), demoRange).firstUid())
+                .as("the demo's range is free again").isEqualTo(demoRange.first());
     }
 
     private static List<String> claimFiles(Path claims) throws Exception {
