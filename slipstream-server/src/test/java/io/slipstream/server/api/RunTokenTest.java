@@ -69,6 +69,8 @@ class RunTokenTest {
             assertThat(ended.status()).isEqualTo(401);
             assertThat(ended.text()).contains("the run of this token has ended");
             server.post("/api/v1/runs/" + other + "/cancel", admin, "{}");
+            // Closed only once it is: the instance's cgroup is removed by the server that sees it end.
+            server.awaitState(admin, other, "CANCELLED");
         }
     }
 }
