@@ -59,15 +59,7 @@ class BorrowedNodesApiTest {
 
     @Test
     void aBorrowedNodeThatGoesDownIsNotNamedToTheBorrower() {
-        Response created = server.post("/api/v1/runs", uma, """
-                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "extra", "workspace": "team-u"},
-                 "spec": {"quota": "borrower", "idleResources": "Acceptable", "nodeGroups": [{"name": "main",
-                  "resources": {"cpu": 1, "memory": "1Gi", "gpu": 4}, "command": ["sleep", "300"]}]}}}
-                """);
-        assertThat(created.status()).as(created.text()).isEqualTo(201);
-        String id = created.json().get("id").asString();
-        server.awaitState(uma, id, "RUNNING");
-        assertThat(server.get("/api/v1/runs/" + id, uma).json().get("realTimeResources").asString()).isEqualTo("NotInQuota");
+        String id = startBorrower("extra");
         String node = server.get("/api/v1/runs/" + id, admin).json().at("/instances/0/node").asString();
         try {
             assertThat(server.post("/api/v1/nodes/" + node + "/down", admin, "{\"reason\": \"maintenance\"}").status()).isEqualTo(200);
@@ -79,9 +71,7 @@ class BorrowedNodesApiTest {
             String list = server.get("/api/v1/runs?workspace=team-u", uma).text();
             String events = server.get("/api/v1/runs/" + id + "/events", uma).text();
             assertThat(events).as("the reasons are still told").contains("NodeLost").contains("hidden is down (maintenance)");
-            for (String seen : new String[] {run, list, events}) {
-                assertThat(seen).doesNotContainPattern("\\b" + java.util.regex.Pattern.quote(node) + "\\b");
-            }
+            assertNotNamed(node, run, list, events);
         } finally {
             server.post("/api/v1/nodes/" + node + "/up", admin, "{}");
             server.post("/api/v1/runs/" + id + "/cancel", uma, "");
@@ -90,15 +80,7 @@ class BorrowedNodesApiTest {
 
     @Test
     void aBorrowedNodeThatIsDrainedIsNotNamedToTheBorrowerEvenWhereTheAdminsReasonNamesIt() {
-        Response created = server.post("/api/v1/runs", uma, """
-                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "moved", "workspace": "team-u"},
-                 "spec": {"quota": "borrower", "idleResources": "Acceptable", "nodeGroups": [{"name": "main",
-                  "resources": {"cpu": 1, "memory": "1Gi", "gpu": 4}, "command": ["sleep", "300"]}]}}}
-                """);
-        assertThat(created.status()).as(created.text()).isEqualTo(201);
-        String id = created.json().get("id").asString();
-        server.awaitState(uma, id, "RUNNING");
-        assertThat(server.get("/api/v1/runs/" + id, uma).json().get("realTimeResources").asString()).isEqualTo("NotInQuota");
+        String id = startBorrower("moved");
         String node = server.get("/api/v1/runs/" + id, admin).json().at("/instances/0/node").asString();
         try {
             assertThat(server.post("/api/v1/nodes/" + node + "/drain", admin, "{\"reason\": \"fan of " + node + " fails\"}").status()).isEqualTo(200);
@@ -111,12 +93,30 @@ class BorrowedNodesApiTest {
             String list = server.get("/api/v1/runs?workspace=team-u", uma).text();
             String events = server.get("/api/v1/runs/" + id + "/events", uma).text();
             assertThat(events).as("the reasons are still told").contains("NodeDrain: node hidden is drained (by admin: fan of hidden fails)");
-            for (String seen : new String[] {run, list, events}) {
-                assertThat(seen).doesNotContainPattern("\\b" + java.util.regex.Pattern.quote(node) + "\\b");
-            }
+            assertNotNamed(node, run, list, events);
         } finally {
             server.post("/api/v1/nodes/" + node + "/uncordon", admin, "{}");
             server.post("/api/v1/runs/" + id + "/cancel", uma, "");
+        }
+    }
+
+    /** A run of uma's on idle capacity (NotInQuota), running. */
+    private static String startBorrower(String name) {
+        Response created = server.post("/api/v1/runs", uma, """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "team-u"},
+                 "spec": {"quota": "borrower", "idleResources": "Acceptable", "nodeGroups": [{"name": "main",
+                  "resources": {"cpu": 1, "memory": "1Gi", "gpu": 4}, "command": ["sleep", "300"]}]}}}
+                """.formatted(name));
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        String id = created.json().get("id").asString();
+        server.awaitState(uma, id, "RUNNING");
+        assertThat(server.get("/api/v1/runs/" + id, uma).json().get("realTimeResources").asString()).isEqualTo("NotInQuota");
+        return id;
+    }
+
+    private static void assertNotNamed(String node, String... seen) {
+        for (String text : seen) {
+            assertThat(text).doesNotContainPattern("\\b" + java.util.regex.Pattern.quote(node) + "\\b");
         }
     }
 }
