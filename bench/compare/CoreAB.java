@@ -17,7 +17,8 @@ import java.util.TreeMap;
 /**
  * Two builds of the scheduling core in one JVM, each in a class loader of its own, their benchmarks alternated (and
  * which goes first alternated too), medians over the rounds: on a shared machine, separate JVMs one after the other
- * differ by more than most changes do. {@code never}: the second build with fairSharing.preemption Never.
+ * differ by more than most changes do. Both run the head's benchmark classes (bench-classes, found first), so that
+ * only the core differs. {@code never}: the second build with fairSharing.preemption Never.
  *
  * <p>Usage: {@code java CoreAB.java CLASSPATH_FILE BASE_DIR HEAD_DIR scheduler|reclaim ROUNDS [sides, default base,head]}
  */
@@ -31,6 +32,7 @@ public class CoreAB {
         Map<String, ClassLoader> loaders = new LinkedHashMap<>();
         for (String side : sides) {
             List<URL> urls = new ArrayList<>();
+            urls.add(Path.of(args[2], "target/compare/bench-classes").toUri().toURL()); // this checkout's benchmarks, on both sides
             for (String module : new String[] {"slipstream-scheduler/target/test-classes", "slipstream-scheduler/target/classes",
                     "slipstream-api/target/classes", "slipstream-testing/target/classes"}) {
                 urls.add(Path.of(dirs.get(side), module).toUri().toURL());
@@ -40,7 +42,7 @@ public class CoreAB {
                     urls.add(Path.of(dep).toUri().toURL());
                 }
             }
-            loaders.put(side, new URLClassLoader(urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader()));
+            loaders.put(side, new URLClassLoader(side, urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())); // named: a profile tells the sides apart
         }
         Map<String, List<Double>> results = new TreeMap<>();
         for (int round = 0; round < rounds; round++) {
@@ -64,10 +66,12 @@ public class CoreAB {
                     field.setAccessible(true);
                     field.set(bench, scheduler);
                 }
+                long allocated = allocatedBytes();
+                long gcMillis = gcMillis();
                 if (benchmark.equals("reclaim")) {
                     Method scenario = type.getDeclaredMethod("scenario");
                     scenario.setAccessible(true);
-                    record(results, "", side, (Map<?, ?>) scenario.invoke(bench), "cycleMillisP50", "cycleMillisP99", "sameCycleWithoutOwnersMillisP50", "victims");
+                    record(results, "", side, (Map<?, ?>) scenario.invoke(bench), "cycleMillisP50", "cycleCpuMillisP50", "cycleMillisP99", "sameCycleWithoutOwnersMillisP50", "victims");
                 } else {
                     Method measure = type.getDeclaredMethod("measure", int.class);
                     measure.setAccessible(true);
@@ -79,6 +83,9 @@ public class CoreAB {
                         record(results, nodes + " nodes ", side, row, "fullCycleMillis", "fullClusterCycleMillis");
                     }
                 }
+                // What the side allocated and the collector's pauses meanwhile: a CPU profile shows neither.
+                results.computeIfAbsent("allocatedMB " + side, k -> new ArrayList<>()).add((allocatedBytes() - allocated) / 1e6);
+                results.computeIfAbsent("gcMillis " + side, k -> new ArrayList<>()).add((double) (gcMillis() - gcMillis));
                 System.gc();
             }
             System.err.println("round " + (round + 1) + " of " + rounds);
@@ -100,6 +107,14 @@ public class CoreAB {
             }
             System.out.println(line);
         });
+    }
+
+    private static long allocatedBytes() {
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
+    }
+
+    private static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream().mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime).sum();
     }
 
     private static void record(Map<String, List<Double>> results, String prefix, String side, Map<?, ?> row, String... keys) {

@@ -5,6 +5,7 @@ import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,15 +38,18 @@ final class BorrowingOrder {
         final Resources request;
         /** The slot it is queued in. */
         final Slot leaf;
+        /** Its place in the queue. */
+        final int position;
         /** The count of all admissions when it was last found able to borrow: it need not be checked again until the next. */
         int checkedAt = -1;
         /** Handed out, or found unable to borrow: decided. */
         boolean decided;
 
-        Queued(PendingRun run, Resources request, Slot leaf) {
+        Queued(PendingRun run, Resources request, Slot leaf, int position) {
             this.run = run;
             this.request = request;
             this.leaf = leaf;
+            this.position = position;
         }
 
         PendingRun run() {
@@ -107,6 +111,8 @@ final class BorrowingOrder {
     private Queued handedOut;
     /** The slot whose first run is being decided (handed out, or found unable to borrow): whose figures a wait tells. */
     private Slot deciding;
+    /** That run's place in the queue. */
+    private int decidingPosition;
     /** Admissions so far, in every pool: each one takes capacity that a run checked before it may have counted on. */
     private int admissions;
     private final Predicate<String> dry;
@@ -120,7 +126,7 @@ final class BorrowingOrder {
 
     /**
      * @param runs    the borrowers, in queue order; {@code requests}: what each asks for, all instances together
-     * @param quotas  the quotas of the runs (the id objects the runs hold), so that every slot exists before any run is looked at
+     * @param quotas  the quotas of the runs, so that every slot exists before any run is looked at
      * @param refusal decides the runs that cannot be admitted now (a condition that, once it holds, holds for the rest of the pass)
      * @param dry     whether a pool can give none of the runs anything for the rest of the pass (the least any asks for is not
      *                idle in it, or not free in the cluster): its runs are decided in queue order, not by share
@@ -131,9 +137,11 @@ final class BorrowingOrder {
         this.refusal = refusal;
         this.dry = dry;
         List<Slot> tops = new ArrayList<>();
-        Map<QuotaId, Slot> byIdObject = new IdentityHashMap<>(); // runs of a quota often share its id object: no hashing of names
+        // By equal ids, not id objects: a server reads one id object per run, and a table as large as the queue costs
+        // more to probe than hashing two short names.
+        Map<QuotaId, Slot> byQuota = new HashMap<>();
         for (QuotaId quota : quotas) {
-            byIdObject.computeIfAbsent(quota, q -> slotOf(shares.leafOf(q), tops));
+            byQuota.computeIfAbsent(quota, q -> slotOf(shares.leafOf(q), tops));
         }
         for (Slot top : tops) {
             top.dryFromStart = dry.test(top.member.pool);
@@ -144,19 +152,20 @@ final class BorrowingOrder {
         all = new Queued[runs.size()];
         for (int i = 0; i < runs.size(); i++) {
             PendingRun run = runs.get(i);
-            Slot leaf = byIdObject.get(run.quota());
+            Slot leaf = byQuota.get(run.quota());
             if (leaf == null) {
                 leaf = slotOf(shares.leafOf(run.quota()), tops); // a quota the caller did not name: counted all the same
-                byIdObject.put(run.quota(), leaf);
+                byQuota.put(run.quota(), leaf);
                 leaf.top.dryFromStart = leaf.top.dryFromStart || dry.test(leaf.top.member.pool);
             }
             if (leaf.top.dryFromStart) {
                 deciding = leaf;
+                decidingPosition = i;
                 if (refusal.waitsNow(run, requests.get(i), this)) {
                     continue;
                 }
             }
-            all[i] = new Queued(run, requests.get(i), leaf);
+            all[i] = new Queued(run, requests.get(i), leaf, i);
             leaf.queue.add(all[i]);
         }
         for (Slot top : tops) {
@@ -210,12 +219,23 @@ final class BorrowingOrder {
         }
         handedOut.decided = true;
         deciding = current;
+        decidingPosition = handedOut.position;
         return handedOut.run();
     }
 
     /** Whether the run last handed out was found able to borrow with nothing admitted since: then it still is. */
     boolean checkedSinceLastAdmission() {
         return handedOut.checkedAt == admissions;
+    }
+
+    /** The place in the queue of the run being decided (handed out, or found unable to borrow). */
+    int position() {
+        return decidingPosition;
+    }
+
+    /** The member that run's quota is counted at. */
+    FairShares.Member leaf() {
+        return deciding.member;
     }
 
     /** What the run last handed out asks for, all its instances together. */
@@ -258,6 +278,7 @@ final class BorrowingOrder {
                 if (head.checkedAt == admissions) {
                     break; // found able with nothing admitted since: it still is
                 }
+                decidingPosition = head.position;
                 if (!refusal.waitsNow(head.run, head.request, this)) {
                     head.checkedAt = admissions;
                     break;

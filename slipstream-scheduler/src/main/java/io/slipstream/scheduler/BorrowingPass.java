@@ -4,7 +4,11 @@ import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
+import java.util.ArrayDeque;
+import java.util.BitSet;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,6 +42,10 @@ final class BorrowingPass {
     private final Map<List<Object>, String> idleMessages = new HashMap<>();
     private int admitted;
     private int idleMessagesAt;
+    /** The places in the queue of the runs told to wait for idle capacity or for their fair share: who may preempt for fairness. */
+    private final BitSet waitingForIdle = new BitSet();
+    /** The member each of those runs' quota is counted at, by its place. */
+    private FairShares.Member[] leaves = new FairShares.Member[0];
 
     BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
         this.book = book;
@@ -48,7 +56,7 @@ final class BorrowingPass {
 
     /**
      * @param borrowers in queue order; {@code requests}: what each asks for, all instances together; {@code quotas}: their
-     *                  quotas (the id objects they hold)
+     *                  quotas
      */
     void run(List<PendingRun> borrowers, List<Resources> requests, Set<QuotaId> quotas) {
         if (borrowers.isEmpty()) {
@@ -65,6 +73,7 @@ final class BorrowingPass {
             gpu = Math.min(gpu, request.gpu());
         }
         Resources least = new Resources(cpu, memory, gpu, null);
+        leaves = new FairShares.Member[borrowers.size()];
         BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::waitsNow,
                 pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
         for (PendingRun run = order.next(); run != null; run = order.next()) {
@@ -171,8 +180,28 @@ final class BorrowingPass {
                 : "no idle capacity where its instances fit now: " + idle + " is idle where it may run, less than it asks for (" + request + ")";
     }
 
+    /**
+     * The borrowers told to wait for idle capacity or for their fair share, those that preemption for fairness may serve:
+     * by quota (runs without one, or of a quota that is gone, are left out), each quota's by their place in {@link #run}'s
+     * list, in queue order. Grouped by the members the pass found for them: the runs' quota ids (one object per run, as
+     * a server reads them) are not hashed again.
+     */
+    Map<QuotaId, ArrayDeque<Integer>> waitingForIdleCapacity() {
+        Map<FairShares.Member, ArrayDeque<Integer>> byLeaf = new IdentityHashMap<>();
+        Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
+        for (int i = waitingForIdle.nextSetBit(0); i >= 0; i = waitingForIdle.nextSetBit(i + 1)) {
+            FairShares.Member leaf = leaves[i];
+            if (leaf.quota != null) {
+                byLeaf.computeIfAbsent(leaf, l -> byQuota.computeIfAbsent(l.quota, q -> new ArrayDeque<>())).add(i);
+            }
+        }
+        return byQuota;
+    }
+
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
     private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
+        waitingForIdle.set(order.position());
+        leaves[order.position()] = order.leaf();
         String unfair = order.overFairShare();
         if (unfair != null) {
             outcomes.wait(run, WaitReason.WaitingForFairShare, unfair);

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,9 +57,6 @@ final class FairPreemption {
 
     /** What the cycle does with the outcome: it owns the decisions and the waits. */
     interface Outcomes {
-        /** The reason the run waits this cycle ({@code null}: it was admitted). */
-        WaitReason waitReason(PendingRun run);
-
         /** Whether runs preempted for it before are still stopping (then it preempts nothing more). */
         boolean victimsStopping(PendingRun run);
 
@@ -196,31 +192,16 @@ final class FairPreemption {
         this.outcomes = outcomes;
     }
 
-    /** @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for */
-    void run(List<PendingRun> borrowers, List<Resources> requests) {
+    /**
+     * @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for; {@code waiting}: by
+     *                  quota, the places of those it told to wait for idle capacity or for their fair share, in queue order
+     *                  (the others were admitted or cannot borrow at all); taken from as the runs are tried
+     */
+    void run(List<PendingRun> borrowers, List<Resources> requests, Map<QuotaId, ArrayDeque<Integer>> waiting) {
         if (state.borrowers.isEmpty()) {
             return; // nobody to take from
         }
-        Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
-        Set<QuotaId> gone = new HashSet<>();
-        for (int i = 0; i < borrowers.size(); i++) {
-            PendingRun run = borrowers.get(i);
-            WaitReason reason = outcomes.waitReason(run);
-            if ((reason == WaitReason.WaitingForIdleCapacity || reason == WaitReason.WaitingForFairShare) && run.quota() != null
-                    && !gone.contains(run.quota()) && !outcomes.victimsStopping(run)) {
-                ArrayDeque<Integer> queue = byQuota.get(run.quota());
-                if (queue == null) {
-                    // Looked up once per quota, not per run.
-                    if (!book.exists(run.quota())) {
-                        gone.add(run.quota());
-                        continue;
-                    }
-                    queue = new ArrayDeque<>();
-                    byQuota.put(run.quota(), queue);
-                }
-                queue.add(i);
-            }
-        }
+        Map<QuotaId, ArrayDeque<Integer>> byQuota = waiting;
         if (byQuota.isEmpty()) {
             return;
         }
@@ -241,8 +222,10 @@ final class FairPreemption {
             }
             ArrayDeque<Integer> queue = byQuota.get(next);
             int index = queue.poll();
-            // A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
-            if (!preemptFor(borrowers.get(index), requests.get(index), shares) || queue.isEmpty()) {
+            // A run whose victims are still stopping preempts nothing more (looked at only when its turn comes: most runs'
+            // never does). A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
+            PendingRun run = borrowers.get(index);
+            if ((!outcomes.victimsStopping(run) && !preemptFor(run, requests.get(index), shares)) || queue.isEmpty()) {
                 byQuota.remove(next);
             }
         }

@@ -156,7 +156,7 @@ public final class Scheduler {
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
-            Set<QuotaId> borrowerQuotas = Collections.newSetFromMap(new IdentityHashMap<>());
+            Set<QuotaId> borrowerQuotas = new HashSet<>();
             for (PendingRun run : reclaimedFirst(queue)) {
                 wholeNodes.deciding(run);
                 if (heldAsBorrower.contains(run.id())) {
@@ -189,7 +189,7 @@ public final class Scheduler {
                     wholeNodes.waitsForNodes(run);
                 }
             }
-            new BorrowingPass(book, cluster, allowed, new BorrowingPass.Outcomes() {
+            BorrowingPass borrowing = new BorrowingPass(book, cluster, allowed, new BorrowingPass.Outcomes() {
                 @Override
                 public boolean decided(PendingRun run) {
                     return waits.containsKey(run);
@@ -204,15 +204,10 @@ public final class Scheduler {
                 public void wait(PendingRun run, WaitReason reason, String message) {
                     Cycle.this.wait(run, reason, message);
                 }
-            }).run(borrowers, borrowerRequests, borrowerQuotas);
+            });
+            borrowing.run(borrowers, borrowerRequests, borrowerQuotas);
             if (fairRule != null) {
                 new FairPreemption(state, allowed, reclaimable, fairRule, new FairPreemption.Outcomes() {
-                    @Override
-                    public WaitReason waitReason(PendingRun run) {
-                        Decision.Wait wait = waits.get(run);
-                        return wait == null ? null : wait.reason();
-                    }
-
                     @Override
                     public boolean victimsStopping(PendingRun run) {
                         return !stoppingFor.getOrDefault(run.id(), List.of()).isEmpty();
@@ -228,7 +223,7 @@ public final class Scheduler {
                     public void wait(PendingRun run, WaitReason reason, String message) {
                         Cycle.this.wait(run, reason, message);
                     }
-                }).run(borrowers, borrowerRequests);
+                }).run(borrowers, borrowerRequests, borrowing.waitingForIdleCapacity());
             }
             return new CycleResult(withPositions(queue));
         }
