@@ -71,7 +71,7 @@ public class CoreAB {
                 if (benchmark.equals("reclaim")) {
                     Method scenario = type.getDeclaredMethod("scenario");
                     scenario.setAccessible(true);
-                    record(results, "", side, (Map<?, ?>) scenario.invoke(bench), "cycleMillisP50", "cycleCpuMillisP50", "cycleMillisP99", "sameCycleWithoutOwnersMillisP50", "victims");
+                    record(results, "", side, (Map<?, ?>) scenario.invoke(bench), "cycleMillisP50", "cycleCpuMillisP50", "cycleMillisP99", "sameCycleWithoutOwnersMillisP50", "victims", "fairnessVictims");
                 } else {
                     Method measure = type.getDeclaredMethod("measure", int.class);
                     measure.setAccessible(true);

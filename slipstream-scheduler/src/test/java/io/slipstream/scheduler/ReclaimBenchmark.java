@@ -103,6 +103,7 @@ class ReclaimBenchmark {
         List<Double> cycleCpuMillis = new ArrayList<>();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         int ours = 0;
+        int fairnessVictims = 0;
         int naive = 0;
         double oursLost = 0;
         double naiveLost = 0;
@@ -149,7 +150,14 @@ class ReclaimBenchmark {
             // Naive: for each run that had victims chosen, newest borrowers first until it fits.
             Map<RunId, List<ActiveRun>> victimsFor = new LinkedHashMap<>();
             for (Decision.Preempt preempt : result.preempted()) {
-                victimsFor.computeIfAbsent(preempt.forRun(), id -> new ArrayList<>()).add(active.get(preempt.runId()));
+                // Borrowers preempted for fairness are counted apart: their preemptor is another borrower, not an owner
+                // reclaiming, and the naive choice below is a reclaim's. By name: the build before fair sharing runs
+                // this benchmark too (bench/compare), and has no such kind.
+                if (preempt.kind().name().equals("FairSharing")) {
+                    fairnessVictims += measured ? 1 : 0;
+                } else {
+                    victimsFor.computeIfAbsent(preempt.forRun(), id -> new ArrayList<>()).add(active.get(preempt.runId()));
+                }
             }
             NaiveReclaim naiveReclaim = new NaiveReclaim(nodes, active.values());
             for (var entry : measured ? victimsFor.entrySet() : Map.<RunId, List<ActiveRun>>of().entrySet()) {
@@ -195,6 +203,7 @@ class ReclaimBenchmark {
         report.put("cycleMillisMax", round(sorted.get(sorted.size() - 1)));
         report.put("sameCycleWithoutOwnersMillisP50", round(percentile(sortedWithout, 50)));
         report.put("victims", ours);
+        report.put("fairnessVictims", fairnessVictims);
         report.put("naiveNewestFirstVictims", naive);
         report.put("workLostGpuHours", round(oursLost));
         report.put("naiveWorkLostGpuHours", round(naiveLost));
