@@ -195,7 +195,8 @@ final class FairPreemption {
     /**
      * @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for; {@code waiting}: by
      *                  quota, the places of those it told to wait for idle capacity or for their fair share, in queue order
-     *                  (the others were admitted or cannot borrow at all); taken from as the runs are tried
+     *                  (the others were admitted or cannot borrow at all), those whose victims still stop included; taken
+     *                  from as the runs are tried
      */
     void run(List<PendingRun> borrowers, List<Resources> requests, Map<QuotaId, ArrayDeque<Integer>> waiting) {
         if (state.borrowers.isEmpty()) {
@@ -207,12 +208,23 @@ final class FairPreemption {
         }
         FairShares shares = FairShares.of(book);
         while (!byQuota.isEmpty()) {
-            // The quota whose next run would hold the lowest share goes first (ties: queue order).
+            // The quota whose next run would hold the lowest share goes first (ties: queue order). A run whose victims are
+            // still stopping preempts nothing more, and its request must not decide its quota's turn: it is dropped when it
+            // comes first (looked at then, not for every waiting run; what stops does not change in this step).
             QuotaId next = null;
             double lowest = Double.POSITIVE_INFINITY;
             int nextIndex = Integer.MAX_VALUE;
-            for (Map.Entry<QuotaId, ArrayDeque<Integer>> entry : byQuota.entrySet()) {
-                int index = entry.getValue().peek();
+            for (var entries = byQuota.entrySet().iterator(); entries.hasNext(); ) {
+                Map.Entry<QuotaId, ArrayDeque<Integer>> entry = entries.next();
+                ArrayDeque<Integer> runs = entry.getValue();
+                while (!runs.isEmpty() && outcomes.victimsStopping(borrowers.get(runs.peek()))) {
+                    runs.poll();
+                }
+                if (runs.isEmpty()) {
+                    entries.remove();
+                    continue;
+                }
+                int index = runs.peek();
                 double share = shares.share(shares.leafOf(entry.getKey()), requests.get(index));
                 if (next == null || share < lowest || (share == lowest && index < nextIndex)) {
                     next = entry.getKey();
@@ -220,12 +232,13 @@ final class FairPreemption {
                     nextIndex = index;
                 }
             }
+            if (next == null) {
+                return; // every run left had victims stopping
+            }
             ArrayDeque<Integer> queue = byQuota.get(next);
             int index = queue.poll();
-            // A run whose victims are still stopping preempts nothing more (looked at only when its turn comes: most runs'
-            // never does). A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
-            PendingRun run = borrowers.get(index);
-            if ((!outcomes.victimsStopping(run) && !preemptFor(run, requests.get(index), shares)) || queue.isEmpty()) {
+            // A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
+            if (!preemptFor(borrowers.get(index), requests.get(index), shares) || queue.isEmpty()) {
                 byQuota.remove(next);
             }
         }

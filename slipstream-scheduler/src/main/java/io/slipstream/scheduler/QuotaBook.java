@@ -117,8 +117,9 @@ final class QuotaBook {
     }
 
     /**
-     * The entry of a quota ({@code null}: none), found by the id object first: a cycle asks about the same few id
-     * objects many times per run, and an identity lookup does not hash the id's strings.
+     * The entry of a quota ({@code null}: none), found by the id object first: a cycle asks about a run's quota many
+     * times while it decides the run, by the id object the run holds, and an identity lookup does not hash the id's
+     * strings. A server reads one id object per run, so the table is cleared when it grows ({@link #IDS_KEPT}).
      */
     private Entry entry(QuotaId quota) {
         if (quota == null) {

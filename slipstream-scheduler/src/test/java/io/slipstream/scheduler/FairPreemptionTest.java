@@ -8,12 +8,16 @@ import static io.slipstream.scheduler.Builders.aRun;
 import static io.slipstream.scheduler.Builders.nodes;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -162,5 +166,46 @@ class FairPreemptionTest {
                 assertThat(List.of(cluster.borrowedGpus("b/gpu"), cluster.borrowedGpus("c/gpu"))).as(where).containsExactly(4, 4);
             }
         }
+    }
+
+    @Test
+    void aRunWhoseVictimsStillStopDoesNotDecideItsQuotasTurn() {
+        // v borrows all 24 GPUs of the pool; a and b wait. a's first run (8 GPUs) has victims still stopping from an
+        // earlier cycle, so it preempts nothing; a's next run (2 GPUs) holds a lower share than b's (4 GPUs) and goes
+        // first. Ranked by its stopping run's 8 GPUs instead, a would go after b.
+        List<QuotaState> quotas = List.of(aQuota("org/root").minGpus(24).build(), aQuota("a/gpu").minGpus(0).parent("org/root").build(),
+                aQuota("b/gpu").minGpus(0).parent("org/root").build(), aQuota("v/gpu").minGpus(0).parent("org/root").build());
+        List<ActiveRun> active = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            active.add(aRun(String.format("v-%02d", i)).quota("v/gpu").idle(IdleMode.Acceptable).gpus(2).running(NotInQuota, 2 * (i % 4), "n-" + (1 + i / 4)));
+        }
+        PendingRun a1 = aRun("a-1").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).submittedSecondsAfterStart(1).build();
+        PendingRun a2 = aRun("a-2").quota("a/gpu").idle(IdleMode.Acceptable).gpus(2).submittedSecondsAfterStart(2).build();
+        PendingRun b1 = aRun("b-1").quota("b/gpu").idle(IdleMode.Acceptable).gpus(4).submittedSecondsAfterStart(3).build();
+        List<PendingRun> borrowers = List.of(a1, a2, b1);
+        ClusterState state = ClusterState.of(new ClusterSnapshot(nodes("n", 3, "sim-gpu"), quotas, active, borrowers));
+        Map<QuotaId, ArrayDeque<Integer>> waiting = new LinkedHashMap<>();
+        waiting.put(a1.quota(), new ArrayDeque<>(List.of(0, 1)));
+        waiting.put(b1.quota(), new ArrayDeque<>(List.of(2)));
+        List<String> preemptedFor = new ArrayList<>();
+        new FairPreemption(state, new AllowedModels(state), new CycleRuns(state), FairPreemption.Rule.LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                new FairPreemption.Outcomes() {
+                    @Override
+                    public boolean victimsStopping(PendingRun run) {
+                        return run == a1;
+                    }
+
+                    @Override
+                    public void preempt(ActiveRun victim, PendingRun forRun) {
+                        if (preemptedFor.isEmpty() || !preemptedFor.get(preemptedFor.size() - 1).equals(forRun.id().value())) {
+                            preemptedFor.add(forRun.id().value());
+                        }
+                    }
+
+                    @Override
+                    public void wait(PendingRun run, WaitReason reason, String message) {
+                    }
+                }).run(borrowers, borrowers.stream().map(PendingRun::largestInstance).toList(), waiting); // one instance each: its request
+        assertThat(preemptedFor).containsExactly("a-2", "b-1");
     }
 }

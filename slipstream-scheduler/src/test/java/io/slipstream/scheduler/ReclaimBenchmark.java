@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * "owners" quota that holds half the cluster), plus 10,000 more borrowers queued. Then, for 120 seconds, the owners
  * submit 5 runs a second (60% one GPU, 30% one node, 10% gangs of 2 to 4 nodes); a cycle runs every second, victims
  * stop 30 s after their notice. The first 10 seconds warm the JIT up and are not counted. Measured: each cycle's scheduler time (the time from submit to victims chosen is one
- * cycle), the same cycle's time without the owners' runs (placement throughput is not to drop), and the victims
+ * cycle), the same cycle's time without the second's new owner runs (placement throughput is not to drop), and the victims
  * chosen against a naive choice, newest borrowers first, for the same runs on the same cluster. The scenario runs
  * three times (same seed, same decisions): medians of its time percentiles, and each run's.
  */
