@@ -397,7 +397,6 @@ class CgroupAttackTest {
                 .substring(prefix.length()).trim();
     }
 
-    /** The process's cgroup in each v1 hierarchy the executor uses (memory, cpu, pids, freezer). */
     /**
      * The process's cgroups while it lives: v1 moves a task to the root cgroups as it exits, so a process seen in "/"
      * everywhere is waited for, and counts only if it is still there (the attacks fork short-lived processes all along).
@@ -412,6 +411,7 @@ class CgroupAttackTest {
         return paths;
     }
 
+    /** The process's cgroup in each v1 hierarchy the executor uses (memory, cpu, pids, freezer); none once it is gone. */
     private static List<String> cgroupPaths(long pid) throws Exception {
         List<String> paths = new ArrayList<>();
         try {
@@ -422,6 +422,13 @@ class CgroupAttackTest {
                 }
             }
         } catch (java.nio.file.NoSuchFileException e) {
+            return List.of();
+        } catch (java.io.IOException e) {
+            // A process that exits between the open and the read of its cgroup file fails the read with ESRCH.
+            boolean gone = "No such process".equals(e.getMessage()) || ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true);
+            if (!gone) {
+                throw e;
+            }
             return List.of();
         }
         return paths;
