@@ -5,7 +5,6 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -42,10 +41,11 @@ final class BorrowingPass {
     private final Map<List<Object>, String> idleMessages = new HashMap<>();
     private int admitted;
     private int idleMessagesAt;
-    /** The places in the queue of the runs told to wait for idle capacity or for their fair share: who may preempt for fairness. */
-    private final BitSet waitingForIdle = new BitSet();
-    /** The member each of those runs' quota is counted at, by its place. */
-    private FairShares.Member[] leaves = new FairShares.Member[0];
+    /**
+     * By place in the queue, for each run told to wait for idle capacity or for its fair share (who may preempt for
+     * fairness), the member its quota is counted at; {@code null} for the others.
+     */
+    private FairShares.Member[] waitingForIdle = new FairShares.Member[0];
 
     BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
         this.book = book;
@@ -73,7 +73,7 @@ final class BorrowingPass {
             gpu = Math.min(gpu, request.gpu());
         }
         Resources least = new Resources(cpu, memory, gpu, null);
-        leaves = new FairShares.Member[borrowers.size()];
+        waitingForIdle = new FairShares.Member[borrowers.size()];
         BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::waitsNow,
                 pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
         for (PendingRun run = order.next(); run != null; run = order.next()) {
@@ -189,9 +189,9 @@ final class BorrowingPass {
     Map<QuotaId, ArrayDeque<Integer>> waitingForIdleCapacity() {
         Map<FairShares.Member, ArrayDeque<Integer>> byLeaf = new IdentityHashMap<>();
         Map<QuotaId, ArrayDeque<Integer>> byQuota = new LinkedHashMap<>();
-        for (int i = waitingForIdle.nextSetBit(0); i >= 0; i = waitingForIdle.nextSetBit(i + 1)) {
-            FairShares.Member leaf = leaves[i];
-            if (leaf.quota != null) {
+        for (int i = 0; i < waitingForIdle.length; i++) {
+            FairShares.Member leaf = waitingForIdle[i];
+            if (leaf != null && leaf.quota != null) {
                 byLeaf.computeIfAbsent(leaf, l -> byQuota.computeIfAbsent(l.quota, q -> new ArrayDeque<>())).add(i);
             }
         }
@@ -200,8 +200,7 @@ final class BorrowingPass {
 
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
     private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
-        waitingForIdle.set(order.position());
-        leaves[order.position()] = order.leaf();
+        waitingForIdle[order.position()] = order.leaf();
         String unfair = order.overFairShare();
         if (unfair != null) {
             outcomes.wait(run, WaitReason.WaitingForFairShare, unfair);

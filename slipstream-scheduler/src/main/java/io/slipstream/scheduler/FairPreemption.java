@@ -193,16 +193,15 @@ final class FairPreemption {
     }
 
     /**
-     * @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for; {@code waiting}: by
+     * @param borrowers the borrowing pass's runs in queue order; {@code requests}: what each asks for; {@code byQuota}: by
      *                  quota, the places of those it told to wait for idle capacity or for their fair share, in queue order
      *                  (the others were admitted or cannot borrow at all), those whose victims still stop included; taken
      *                  from as the runs are tried
      */
-    void run(List<PendingRun> borrowers, List<Resources> requests, Map<QuotaId, ArrayDeque<Integer>> waiting) {
+    void run(List<PendingRun> borrowers, List<Resources> requests, Map<QuotaId, ArrayDeque<Integer>> byQuota) {
         if (state.borrowers.isEmpty()) {
             return; // nobody to take from
         }
-        Map<QuotaId, ArrayDeque<Integer>> byQuota = waiting;
         if (byQuota.isEmpty()) {
             return;
         }
