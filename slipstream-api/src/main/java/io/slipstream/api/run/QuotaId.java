@@ -27,6 +27,18 @@ public record QuotaId(String workspace, String name) implements Comparable<Quota
         return new QuotaId(written.substring(0, slash), written.substring(slash + 1));
     }
 
+    // Written out, not left to the record: the generated methods go through method handles that the JIT does not
+    // always inline, and quota ids are map keys in every scheduling pass. The same values as the record's own.
+    @Override
+    public boolean equals(Object other) {
+        return other == this || other instanceof QuotaId quota && workspace.equals(quota.workspace) && name.equals(quota.name);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * workspace.hashCode() + name.hashCode();
+    }
+
     @Override
     public int compareTo(QuotaId other) {
         int byWorkspace = workspace.compareTo(other.workspace);

@@ -31,6 +31,18 @@ public record RunId(String value) implements Comparable<RunId> {
         return new RunId(id.toString());
     }
 
+    // Written out, not left to the record, as QuotaId's: run ids are map keys in every scheduling pass. The same values
+    // as the record's own.
+    @Override
+    public boolean equals(Object other) {
+        return other == this || other instanceof RunId id && value.equals(id.value);
+    }
+
+    @Override
+    public int hashCode() {
+        return value.hashCode();
+    }
+
     @Override
     public int compareTo(RunId other) {
         return value.compareTo(other.value);

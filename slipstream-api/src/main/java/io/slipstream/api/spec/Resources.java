@@ -1,5 +1,7 @@
 package io.slipstream.api.spec;
 
+import java.util.Objects;
+
 /**
  * An amount of compute: millicores, bytes of memory, whole GPUs, and optionally the GPU model it needs or has
  * ({@code null}: any model).
@@ -32,6 +34,19 @@ public record Resources(long milliCpu, long memoryBytes, int gpu, String gpuMode
     /** Whether every dimension of {@code other} is at most this one's (models are not compared). */
     public boolean covers(Resources other) {
         return milliCpu >= other.milliCpu && memoryBytes >= other.memoryBytes && gpu >= other.gpu;
+    }
+
+    // Written out, not left to the record, as QuotaId's: requests are map keys in every scheduling pass. The same values
+    // as the record's own.
+    @Override
+    public boolean equals(Object other) {
+        return other == this || other instanceof Resources r && milliCpu == r.milliCpu && memoryBytes == r.memoryBytes && gpu == r.gpu
+                && Objects.equals(gpuModel, r.gpuModel);
+    }
+
+    @Override
+    public int hashCode() {
+        return ((Long.hashCode(milliCpu) * 31 + Long.hashCode(memoryBytes)) * 31 + gpu) * 31 + Objects.hashCode(gpuModel);
     }
 
     @Override
