@@ -22,9 +22,10 @@ import java.util.function.Predicate;
  * each are taken in queue order, as all borrowers were before.
  *
  * <p>A run that cannot be admitted now (a necessary condition fails, and capacity only shrinks in this pass) is
- * decided ({@link Refusal}) as soon as it would be its quota's first, and never holds its quota's place: else a run that
- * could not be admitted would decide when its quota's next runs go, and leaving it out of the queue (as the simulator
- * does with runs that cannot fit) would change the order.
+ * decided ({@link Refusal}) as soon as it would be its quota's first (or when it is first looked at, if no admission
+ * could change that), and never holds its quota's place: else a run that could not be admitted would decide when its
+ * quota's next runs go, and leaving it out of the queue (as the simulator does with runs that cannot fit) would change
+ * the order.
  *
  * <p>Cost: the shares are built once per cycle; a decision compares again only the members on the decided run's path
  * (its quota's level and the levels above), never run against run. A pool that can lend none of its borrowers
@@ -103,6 +104,7 @@ final class BorrowingOrder {
     }
 
     private final FairShares shares;
+    private final Refusal upFront;
     private final Refusal refusal;
     private final Map<FairShares.Member, Slot> slots = new IdentityHashMap<>();
     private final PriorityQueue<Slot> pools = new PriorityQueue<>(Comparator.comparing((Slot top) -> top.first().run(), Scheduler.QUEUE_ORDER));
@@ -127,13 +129,16 @@ final class BorrowingOrder {
     /**
      * @param runs    the borrowers, in queue order; {@code requests}: what each asks for, all instances together
      * @param quotas  the quotas of the runs, so that every slot exists before any run is looked at
+     * @param upFront decides the runs that can never be admitted in this pass, whatever is admitted before them: each run
+     *                of a pool that can lend is asked when it is first looked at, in queue order, and is not queued if so
      * @param refusal decides the runs that cannot be admitted now (a condition that, once it holds, holds for the rest of the pass)
      * @param dry     whether a pool can give none of the runs anything for the rest of the pass (the least any asks for is not
      *                idle in it, or not free in the cluster): its runs are decided in queue order, not by share
      */
-    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, Set<QuotaId> quotas, FairShares shares, Refusal refusal,
-            Predicate<String> dry) {
+    BorrowingOrder(List<PendingRun> runs, List<Resources> requests, Set<QuotaId> quotas, FairShares shares, Refusal upFront,
+            Refusal refusal, Predicate<String> dry) {
         this.shares = shares;
+        this.upFront = upFront;
         this.refusal = refusal;
         this.dry = dry;
         List<Slot> tops = new ArrayList<>();
@@ -148,7 +153,9 @@ final class BorrowingOrder {
         }
         // Every slot exists now (whose quotas want idle capacity is known). The runs of a pool dry from the start are
         // decided here, in queue order, each looked at once: deciding them quota by quota walked the queue's objects out
-        // of the order they were made in, and took several times as long in a full cluster. The others are queued.
+        // of the order they were made in, and took several times as long in a full cluster. So are those of the other
+        // pools that can never borrow in this pass (no decision before theirs could change that), which are most of a
+        // long queue's; the others are queued.
         all = new Queued[runs.size()];
         for (int i = 0; i < runs.size(); i++) {
             PendingRun run = runs.get(i);
@@ -158,12 +165,10 @@ final class BorrowingOrder {
                 byQuota.put(run.quota(), leaf);
                 leaf.top.dryFromStart = leaf.top.dryFromStart || dry.test(leaf.top.member.pool);
             }
-            if (leaf.top.dryFromStart) {
-                deciding = leaf;
-                decidingPosition = i;
-                if (refusal.waitsNow(run, requests.get(i), this)) {
-                    continue;
-                }
+            deciding = leaf;
+            decidingPosition = i;
+            if (leaf.top.dryFromStart ? refusal.waitsNow(run, requests.get(i), this) : upFront.waitsNow(run, requests.get(i), this)) {
+                continue;
             }
             all[i] = new Queued(run, requests.get(i), leaf, i);
             leaf.queue.add(all[i]);

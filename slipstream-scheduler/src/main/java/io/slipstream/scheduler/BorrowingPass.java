@@ -20,12 +20,10 @@ import java.util.Set;
 final class BorrowingPass {
     /** What the cycle does with a decision: it owns the decisions, the waits and the allowed models' bookkeeping. */
     interface Outcomes {
-        /** Whether the run was decided already (a wait of the guaranteed pass). */
-        boolean decided(PendingRun run);
-
         void admit(PendingRun run, List<Placement> placements, Resources request);
 
-        void wait(PendingRun run, WaitReason reason, String message);
+        /** The run ({@code borrower}: its place in {@link BorrowingPass#run}'s list) waits. */
+        void wait(int borrower, PendingRun run, WaitReason reason, String message);
     }
 
     private final QuotaBook book;
@@ -46,6 +44,8 @@ final class BorrowingPass {
      * fairness), the member its quota is counted at; {@code null} for the others.
      */
     private FairShares.Member[] waitingForIdle = new FairShares.Member[0];
+    /** By place in the queue, the runs found to pass every condition that this pass does not change: not checked again. */
+    private boolean[] cleared = new boolean[0];
 
     BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
         this.book = book;
@@ -55,7 +55,7 @@ final class BorrowingPass {
     }
 
     /**
-     * @param borrowers in queue order; {@code requests}: what each asks for, all instances together; {@code quotas}: their
+     * @param borrowers the runs the guaranteed pass left undecided, in queue order; {@code requests}: what each asks for, all instances together; {@code quotas}: their
      *                  quotas
      */
     void run(List<PendingRun> borrowers, List<Resources> requests, Set<QuotaId> quotas) {
@@ -74,7 +74,8 @@ final class BorrowingPass {
         }
         Resources least = new Resources(cpu, memory, gpu, null);
         waitingForIdle = new FairShares.Member[borrowers.size()];
-        BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::waitsNow,
+        cleared = new boolean[borrowers.size()];
+        BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::refusedUpFront, this::waitsNow,
                 pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
         for (PendingRun run = order.next(); run != null; run = order.next()) {
             order.decided(admit(run, order.request(), order));
@@ -83,10 +84,12 @@ final class BorrowingPass {
 
     /** Admits the run if its pool lends what it asks for and it fits now, else tells it why not; returns whether it was admitted. */
     private boolean admit(PendingRun run, Resources request, BorrowingOrder order) {
-        if (!order.checkedSinceLastAdmission() && waitsNow(run, request, order)) { // what it was checked against may have been taken since
+        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+        // Unless it was found able to borrow with nothing admitted since, what it was checked against may have been
+        // taken: checked again, but for the rough placement (the placement below is the exact one).
+        if (!order.checkedSinceLastAdmission() && (refusedForGood(run, request, model, order) || mayNotBorrowNow(run, request, model, order))) {
             return false;
         }
-        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
         List<Placement> placements = cluster.placeGang(run.instances(), model);
         if (placements == null) {
             waitForIdleCapacity(run, order, noFit(run, request, model));
@@ -102,59 +105,96 @@ final class BorrowingPass {
      * itself, which is only roughly checked. Once one fails it fails for the rest of the pass: capacity only shrinks.
      */
     private boolean waitsNow(PendingRun run, Resources request, BorrowingOrder order) {
-        if (outcomes.decided(run)) {
+        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+        if (refusedForGood(run, request, model, order) || mayNotBorrowNow(run, request, model, order)) {
             return true;
         }
-        if (!book.fitsMax(run.quota(), request)) {
-            if (book.maxCouldEverHold(run.quota(), request)) {
-                outcomes.wait(run, WaitReason.WaitingForQuota, "its quota's max would be exceeded, with what its other runs hold");
-            } else {
-                outcomes.wait(run, WaitReason.ExceedsQuotaMax, "it asks for " + request + ", more than its quota's max allows even with nothing"
-                        + " else of the quota running: it waits until the max grows");
-            }
+        if (!cluster.mayFitNow(run.instances(), run.largestInstance(), model)) {
+            waitForIdleCapacity(run, order, noFit(run, request, model));
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Whether the run can never borrow in this pass, whatever is admitted before it (it then waits, with its reason):
+     * decided when it is first looked at, so that it is never queued.
+     */
+    private boolean refusedUpFront(PendingRun run, Resources request, BorrowingOrder order) {
+        return refusedForGood(run, request, allowed.of(run.quota(), RealTimeResources.NotInQuota, request), order);
+    }
+
+    /**
+     * The conditions of admission that what is admitted in this pass does not change (a run that fails one waits, with
+     * its reason; one that passed them all is not checked again): they are told first, since the run waits for more
+     * than what runs hold (for quotas or nodes to change).
+     */
+    private boolean refusedForGood(PendingRun run, Resources request, Set<String> model, BorrowingOrder order) {
+        if (cleared[order.position()]) {
+            return false;
+        }
+        if (!book.maxCouldEverHold(run.quota(), request)) {
+            wait(order, run, WaitReason.ExceedsQuotaMax, "it asks for " + request + ", more than its quota's max allows even with nothing"
+                    + " else of the quota running: it waits until the max grows");
             return true;
         }
         if (!run.idleMode().mayBorrow() && book.exists(run.quota()) && !book.guaranteeCouldEverHold(run.quota(), request)) {
-            outcomes.wait(run, WaitReason.ExceedsGuarantee, "it asks for " + request + ", more than its quota guarantees its own runs ("
+            wait(order, run, WaitReason.ExceedsGuarantee, "it asks for " + request + ", more than its quota guarantees its own runs ("
                     + book.own(run.quota()).toResources() + "), and it may not borrow (idleResources: Disabled): it waits until the quota grows");
             return true;
         }
         if (!run.idleMode().mayBorrow()) {
             String message = quotaInUse.computeIfAbsent(run.quota(), q -> "its quota's guarantee is in use (" + book.freeGuarantee(q) + " left)");
-            outcomes.wait(run, WaitReason.WaitingForQuota, message);
+            wait(order, run, WaitReason.WaitingForQuota, message);
             return true;
         }
-        Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
         Resources largest = run.largestInstance();
         if (!cluster.couldEverFit(largest, model)) {
-            outcomes.wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
+            wait(order, run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + largest + ")");
             return true;
         }
-        String pool = book.poolOf(run.quota());
         if (!book.clusterCouldHold(request)) {
-            outcomes.wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
+            wait(order, run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
                     + book.schedulableCapacity() + ")");
             return true;
         }
+        String pool = book.poolOf(run.quota());
         if (!book.couldEverLend(pool, request)) {
-            outcomes.wait(run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())
+            wait(order, run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())
                     ? "it has no quota, and runs without one may only use what no quota guarantees: " + book.unguaranteed().toResources()
                     + " of this cluster, less than it asks for (" + request + "); give its job a quota (spec.quota) or make the guarantees smaller"
                     : "its pool (" + pool + ") could lend at most " + book.lendLimit(pool).toResources() + " even with every guarantee in it unused, less than it asks for ("
                     + request + "); it waits until quotas change");
             return true;
         }
-        if (!book.idleAvailable(pool, request)) {
-            waitForIdleCapacity(run, order, idleMessage(List.of(pool, request, model == null ? List.of() : model),
-                    () -> "its sharing pool cannot lend " + request + " now: its quotas' unused guarantees and what no quota guarantees, less what"
-                            + " is borrowed already, are less (idle on the nodes it may use: " + cluster.freeWhere(model) + ")"));
-            return true;
-        }
-        if (!cluster.mayFitNow(run.instances(), largest, model)) {
-            waitForIdleCapacity(run, order, noFit(run, request, model));
-            return true;
-        }
+        cleared[order.position()] = true;
         return false;
+    }
+
+    /** The conditions of admission that admissions change: what its quota's runs hold, what its pool lends now. */
+    private boolean mayNotBorrowNow(PendingRun run, Resources request, Set<String> model, BorrowingOrder order) {
+        return exceedsMax(run, request, order) || waitsForIdle(run, request, model, order);
+    }
+
+    /** Whether its quota's max does not hold it, with what the quota's runs hold now (it then waits, with its reason). */
+    private boolean exceedsMax(PendingRun run, Resources request, BorrowingOrder order) {
+        if (book.fitsMax(run.quota(), request)) {
+            return false;
+        }
+        wait(order, run, WaitReason.WaitingForQuota, "its quota's max would be exceeded, with what its other runs hold");
+        return true;
+    }
+
+    /** Whether its pool cannot lend it what it asks for now (it then waits, with its reason). */
+    private boolean waitsForIdle(PendingRun run, Resources request, Set<String> model, BorrowingOrder order) {
+        String pool = book.poolOf(run.quota());
+        if (book.idleAvailable(pool, request)) {
+            return false;
+        }
+        waitForIdleCapacity(run, order, idleMessage(List.of(pool, request, model == null ? List.of() : model),
+                () -> "its sharing pool cannot lend " + request + " now: its quotas' unused guarantees and what no quota guarantees, less what"
+                        + " is borrowed already, are less (idle on the nodes it may use: " + cluster.freeWhere(model) + ")"));
+        return true;
     }
 
     /** A message about what is idle: made once per key until the next admission. */
@@ -198,14 +238,19 @@ final class BorrowingPass {
         return byQuota;
     }
 
+    /** The run being decided waits. */
+    private void wait(BorrowingOrder order, PendingRun run, WaitReason reason, String message) {
+        outcomes.wait(order.position(), run, reason, message);
+    }
+
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
     private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
         waitingForIdle[order.position()] = order.leaf();
         String unfair = order.overFairShare();
         if (unfair != null) {
-            outcomes.wait(run, WaitReason.WaitingForFairShare, unfair);
+            wait(order, run, WaitReason.WaitingForFairShare, unfair);
         } else {
-            outcomes.wait(run, WaitReason.WaitingForIdleCapacity, message);
+            wait(order, run, WaitReason.WaitingForIdleCapacity, message);
         }
     }
 }

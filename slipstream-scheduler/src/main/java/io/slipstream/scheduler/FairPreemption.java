@@ -62,7 +62,8 @@ final class FairPreemption {
 
         void preempt(ActiveRun victim, PendingRun forRun);
 
-        void wait(PendingRun run, WaitReason reason, String message);
+        /** The run ({@code borrower}: its place in {@link #run}'s list) waits. */
+        void wait(int borrower, PendingRun run, WaitReason reason, String message);
     }
 
     /** The reason a victim reads (its notice file, its history): the quota that needs the capacity is not named. */
@@ -237,14 +238,14 @@ final class FairPreemption {
             ArrayDeque<Integer> queue = byQuota.get(next);
             int index = queue.poll();
             // A quota whose run found no victims tries no more runs this cycle: it would not find fewer to need.
-            if (!preemptFor(borrowers.get(index), requests.get(index), shares) || queue.isEmpty()) {
+            if (!preemptFor(index, borrowers.get(index), requests.get(index), shares) || queue.isEmpty()) {
                 byQuota.remove(next);
             }
         }
     }
 
     /** Preempts victims for the run if the rule lets enough of them go for it to fit; returns whether it did. */
-    private boolean preemptFor(PendingRun run, Resources request, FairShares shares) {
+    private boolean preemptFor(int borrower, PendingRun run, Resources request, FairShares shares) {
         if (!book.fitsMax(run.quota(), request) || !run.idleMode().mayBorrow()) {
             return false;
         }
@@ -300,7 +301,7 @@ final class FairPreemption {
         cluster.holdBeyond(placements, run.instances(), freed);
         book.charge(run.quota(), request, RealTimeResources.NotInQuota, 1);
         shares.charge(mine, request, 1);
-        outcomes.wait(run, WaitReason.WaitingForReclaim, "waiting for " + removed.size()
+        outcomes.wait(borrower, run, WaitReason.WaitingForReclaim, "waiting for " + removed.size()
                 + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
         return true;
     }

@@ -7,11 +7,10 @@ import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -47,10 +46,20 @@ import java.util.Set;
  * </ol>
  */
 public final class Scheduler {
-    /** Queue order: higher priority first, then older, then by id. */
-    public static final Comparator<PendingRun> QUEUE_ORDER = Comparator.comparingInt(PendingRun::priority).reversed()
-            .thenComparing(PendingRun::createdAt)
-            .thenComparing(PendingRun::id);
+    /**
+     * Queue order: higher priority first, then older, then by id. Written out rather than composed of the JDK's
+     * comparators: their shared lambdas call key extractors that every other comparator in the JVM calls too, so the
+     * JIT cannot inline them, and sorting a queue of 50,000 runs is the largest single part of a cycle.
+     */
+    public static final Comparator<PendingRun> QUEUE_ORDER = Scheduler::inQueueOrder;
+
+    private static int inQueueOrder(PendingRun a, PendingRun b) {
+        if (a.priority() != b.priority()) {
+            return a.priority() > b.priority() ? -1 : 1;
+        }
+        int byAge = a.createdAt().compareTo(b.createdAt());
+        return byAge != 0 ? byAge : a.id().compareTo(b.id());
+    }
 
     private final Defragmentation defragmentation;
     /** Step 5's rule ({@code null}: no preemption for fairness). */
@@ -99,8 +108,15 @@ public final class Scheduler {
         private final WorkingCluster cluster;
         private final QuotaBook book;
         private final List<Decision> decisions = new ArrayList<>();
-        /** By the queued run itself (each is one object in a cycle): identity lookups are the cheapest. */
-        private final Map<PendingRun, Decision.Wait> waits;
+        /** The queue, in queue order. */
+        private List<PendingRun> queue;
+        /**
+         * By place in the queue: looked up by place, not by run, so that deciding a run that was looked at long before
+         * (a borrower, in share order) does not read the run object again to hash it.
+         */
+        private Decision.Wait[] waits;
+        /** The place in the queue of the run the guaranteed pass decides. */
+        private int deciding;
         /** Active runs that may still be reclaimed this cycle (not stopping, not yet preempted or promoted). */
         private final CycleRuns reclaimable;
         /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
@@ -115,8 +131,8 @@ public final class Scheduler {
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
         /** What of each quota's guarantee the runs waiting for nodes were told is theirs, this cycle. */
         private final Map<QuotaId, Resources> promised = new HashMap<>();
-        /** Guaranteed runs that no reclaim or move made room for: they wait for nodes (whatever the reason says). */
-        private final Set<PendingRun> waitingForNodes = Collections.newSetFromMap(new IdentityHashMap<>());
+        /** Guaranteed runs that no reclaim or move made room for, by place in the queue: they wait for nodes (whatever the reason says). */
+        private final BitSet waitingForNodes = new BitSet();
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
         /** Step 3b's planner, made when a first gang needs it. */
@@ -135,7 +151,6 @@ public final class Scheduler {
             this.state = state;
             this.fairRule = fairRule;
             this.pending = pending;
-            this.waits = new IdentityHashMap<>(pending.size());
             this.now = now;
             this.defragmentation = defragmentation;
             this.movesLeft = defragmentation.maxMovesPerCycle();
@@ -149,17 +164,21 @@ public final class Scheduler {
         }
 
         CycleResult run() {
-            List<PendingRun> queue = new ArrayList<>(pending);
+            queue = new ArrayList<>(pending);
             queue.sort(QUEUE_ORDER);
+            waits = new Decision.Wait[queue.size()];
             WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
             holdForReclaims(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
             Set<QuotaId> borrowerQuotas = new HashSet<>();
-            for (PendingRun run : reclaimedFirst(queue)) {
+            int[] borrowerAt = new int[queue.size()]; // each borrower's place in the queue
+            for (int position : reclaimedFirst(queue)) {
+                PendingRun run = queue.get(position);
+                deciding = position;
                 wholeNodes.deciding(run);
-                if (heldAsBorrower.contains(run.id())) {
+                if (!heldAsBorrower.isEmpty() && heldAsBorrower.contains(run.id())) {
                     wait(run, WaitReason.WaitingForReclaim, "waiting for " + stoppingFor.get(run.id()).size()
                             + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
                     continue;
@@ -181,28 +200,24 @@ public final class Scheduler {
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
                 } else {
+                    borrowerAt[borrowers.size()] = position;
                     borrowers.add(run);
                     borrowerRequests.add(request);
                     borrowerQuotas.add(run.quota());
                 }
-                if (waits.containsKey(run) && waitingForNodes.contains(run)) {
+                if (waits[position] != null && waitingForNodes.get(position)) {
                     wholeNodes.waitsForNodes(run);
                 }
             }
             BorrowingPass borrowing = new BorrowingPass(book, cluster, allowed, new BorrowingPass.Outcomes() {
-                @Override
-                public boolean decided(PendingRun run) {
-                    return waits.containsKey(run);
-                }
-
                 @Override
                 public void admit(PendingRun run, List<Placement> placements, Resources request) {
                     Cycle.this.admit(run, placements, RealTimeResources.NotInQuota, request);
                 }
 
                 @Override
-                public void wait(PendingRun run, WaitReason reason, String message) {
-                    Cycle.this.wait(run, reason, message);
+                public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
+                    Cycle.this.wait(borrowerAt[borrower], run, reason, message);
                 }
             });
             borrowing.run(borrowers, borrowerRequests, borrowerQuotas);
@@ -220,22 +235,28 @@ public final class Scheduler {
                     }
 
                     @Override
-                    public void wait(PendingRun run, WaitReason reason, String message) {
-                        Cycle.this.wait(run, reason, message);
+                    public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
+                        Cycle.this.wait(borrowerAt[borrower], run, reason, message);
                     }
                 }).run(borrowers, borrowerRequests, borrowing.waitingForIdleCapacity());
             }
-            return new CycleResult(withPositions(queue));
+            return new CycleResult(withPositions());
         }
 
-        /** The guaranteed pass's order: runs whose reclaimed capacity is free now, then the queue. */
-        private static List<PendingRun> reclaimedFirst(List<PendingRun> queue) {
-            List<PendingRun> order = new ArrayList<>(queue.size());
-            queue.stream().filter(PendingRun::reclaimed).forEach(order::add);
-            if (order.isEmpty()) {
-                return queue;
+        /** The guaranteed pass's order, by place in the queue: runs whose reclaimed capacity is free now, then the rest. */
+        private static int[] reclaimedFirst(List<PendingRun> queue) {
+            int[] order = new int[queue.size()];
+            int next = 0;
+            for (int i = 0; i < queue.size(); i++) {
+                if (queue.get(i).reclaimed()) {
+                    order[next++] = i;
+                }
             }
-            queue.stream().filter(run -> !run.reclaimed()).forEach(order::add);
+            for (int i = 0; i < queue.size() && next < order.length; i++) {
+                if (!queue.get(i).reclaimed()) {
+                    order[next++] = i;
+                }
+            }
             return order;
         }
 
@@ -247,8 +268,9 @@ public final class Scheduler {
          */
         private void holdForReclaims(List<PendingRun> queue) {
             for (PendingRun run : queue) {
-                List<ActiveRun> stopping = stoppingFor.getOrDefault(run.id(), List.of());
-                if (!book.exists(run.quota())) {
+                // Most cycles hold for none of a long queue's runs: not a lookup for each.
+                List<ActiveRun> stopping = stoppingFor.isEmpty() ? List.of() : stoppingFor.getOrDefault(run.id(), List.of());
+                if ((stopping.isEmpty() && !run.reclaimed()) || !book.exists(run.quota())) {
                     continue;
                 }
                 if (stopping.isEmpty()) {
@@ -280,10 +302,10 @@ public final class Scheduler {
         }
 
         private void giveBackHold(PendingRun run) {
-            if (guaranteeHeldFor.remove(run.id())) {
+            if (!guaranteeHeldFor.isEmpty() && guaranteeHeldFor.remove(run.id())) {
                 book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
             }
-            List<Allocation> held = heldFor.remove(run.id());
+            List<Allocation> held = heldFor.isEmpty() ? null : heldFor.remove(run.id());
             if (held != null) {
                 held.forEach(cluster::release);
                 book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
@@ -365,7 +387,7 @@ public final class Scheduler {
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
-                waitingForNodes.add(run);
+                waitingForNodes.set(deciding);
                 // Its quota has room for it only if the runs before it that wait for nodes leave it some: each is told
                 // the room is its own, as far as the guarantee goes, in queue order (the wait reason only: what
                 // is admitted does not change).
@@ -444,16 +466,25 @@ public final class Scheduler {
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
 
+        /** The run the guaranteed pass decides waits. */
         private void wait(PendingRun run, WaitReason reason, String message) {
-            waits.put(run, new Decision.Wait(run.id(), reason, message, 0));
+            wait(deciding, run, reason, message);
+        }
+
+        private void wait(int position, PendingRun run, WaitReason reason, String message) {
+            if (queue.get(position) != run) {
+                throw new IllegalStateException("run " + run.id() + " is not the run at place " + position + " of the queue");
+            }
+            waits[position] = new Decision.Wait(run.id(), reason, message, 0);
         }
 
         /** Waits get their position among the waiting runs of their quota, in queue order. */
-        private List<Decision> withPositions(List<PendingRun> queue) {
+        private List<Decision> withPositions() {
             Map<QuotaId, Integer> positions = new HashMap<>(); // runs without a quota (null) queue together
-            for (PendingRun run : queue) {
-                Decision.Wait wait = waits.get(run);
+            for (int i = 0; i < queue.size(); i++) {
+                Decision.Wait wait = waits[i];
                 if (wait != null) {
+                    PendingRun run = queue.get(i);
                     int position = positions.merge(run.quota(), 1, Integer::sum);
                     decisions.add(new Decision.Wait(run.id(), wait.reason(), wait.message(), position));
                 }

@@ -203,7 +203,7 @@ class FairPreemptionTest {
                     }
 
                     @Override
-                    public void wait(PendingRun run, WaitReason reason, String message) {
+                    public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
                     }
                 }).run(borrowers, borrowers.stream().map(PendingRun::largestInstance).toList(), waiting); // one instance each: its request
         assertThat(preemptedFor).containsExactly("a-2", "b-1");
