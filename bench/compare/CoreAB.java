@@ -102,7 +102,17 @@ public class CoreAB {
                 Double value = bySide.get(side);
                 line.append(String.format("  %s %.1f", side, value));
                 if (base != null && !side.equals("base")) {
-                    line.append(String.format(" (%.3f)", value / base));
+                    // Also round by round: the two sides of a round ran back to back, so a machine that slows down
+                    // for a while slows both; the median of those ratios, and the middle half of them.
+                    List<Double> bases = results.get(figure + " base");
+                    List<Double> mine = results.get(figure + " " + side);
+                    List<Double> paired = new ArrayList<>();
+                    for (int i = 0; i < Math.min(bases.size(), mine.size()); i++) {
+                        paired.add(mine.get(i) / bases.get(i));
+                    }
+                    Collections.sort(paired);
+                    line.append(String.format(" (%.3f; by round %.3f, %.3f-%.3f)", value / base, median(paired), paired.get(paired.size() / 4),
+                            paired.get((paired.size() * 3 - 1) / 4)));
                 }
             }
             System.out.println(line);

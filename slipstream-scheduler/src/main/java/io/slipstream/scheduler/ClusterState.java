@@ -37,11 +37,12 @@ public final class ClusterState {
     /** Of those, the runs on idle capacity (NotInQuota). */
     final TreeMap<RunId, ActiveRun> borrowers = new TreeMap<>();
     /**
-     * The same borrowers by quota (those with one), each quota's in id order: preemption for fairness searches a few
-     * quotas' borrowers. Made when first asked for after a borrower came or went ({@code null}: not made), since most
-     * cycles never ask and keeping it up for every run cost more than making it.
+     * The same borrowers by quota (those with one), with what each holds: preemption for fairness searches a few
+     * quotas' borrowers, in most cycles where borrowers wait. Kept up as runs are added, while each is being read
+     * anyway: made in a walk of its own, each borrower read again from memory, it took a tenth of such a cycle.
+     * {@code null} once one went or changed, until asked for.
      */
-    private Map<QuotaId, List<ActiveRun>> borrowersByQuota;
+    private Map<QuotaId, QuotaBorrowers> borrowersByQuota = new HashMap<>();
     /** Runs stopping for another run, by the run their resources go to. */
     final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
     /** GPUs of each model held by General quotas' guaranteed runs. */
@@ -110,7 +111,7 @@ public final class ClusterState {
                 reclaimable.put(run.id(), run);
                 if (run.realTimeResources() == RealTimeResources.NotInQuota) {
                     borrowers.put(run.id(), run);
-                    borrowersByQuota = null; // the new view of the run
+                    borrowersByQuota = null; // the new view of the run: made again when asked for
                 }
             }
             return;
@@ -234,14 +235,17 @@ public final class ClusterState {
             }
             return;
         }
-        book.charge(run.quota(), total(run), run.realTimeResources(), sign);
+        Resources holds = total(run);
+        book.charge(run.quota(), holds, run.realTimeResources(), sign);
         book.holdOnClosed(run.allocations(), sign);
         boolean borrower = run.realTimeResources() == RealTimeResources.NotInQuota;
         if (sign > 0) {
             reclaimable.put(run.id(), run);
             if (borrower) {
                 borrowers.put(run.id(), run);
-                borrowersByQuota = null;
+                if (borrowersByQuota != null) {
+                    indexBorrower(borrowersByQuota, run, holds);
+                }
             }
         } else {
             reclaimable.remove(run.id());
@@ -259,18 +263,58 @@ public final class ClusterState {
         }
     }
 
-    /** The borrowers by quota (those with one), each quota's in id order. */
-    Map<QuotaId, List<ActiveRun>> borrowersByQuota() {
+    /**
+     * A borrower and what it holds, all its instances together, with what orders victims copied out of the run
+     * ({@link VictimSearch#VICTIM_ORDER}): a search orders a side's borrowers by them, and reading each run (and its
+     * instants) again from memory was most of that.
+     */
+    record Borrowed(ActiveRun run, Resources holds, int priority, long workSeconds, int workNanos, long startSeconds, int startNanos) {
+        Borrowed(ActiveRun run, Resources holds) {
+            this(run, holds, run.priority(), run.workSince().getEpochSecond(), run.workSince().getNano(), run.startedAt().getEpochSecond(),
+                    run.startedAt().getNano());
+        }
+
+        /** {@link VictimSearch#VICTIM_ORDER}, on the copies. */
+        static int inVictimOrder(Borrowed a, Borrowed b) {
+            if (a.priority != b.priority) {
+                return a.priority < b.priority ? -1 : 1;
+            }
+            if (a.workSeconds != b.workSeconds || a.workNanos != b.workNanos) { // the latest first
+                return a.workSeconds != b.workSeconds ? Long.compare(b.workSeconds, a.workSeconds) : Integer.compare(b.workNanos, a.workNanos);
+            }
+            if (a.startSeconds != b.startSeconds || a.startNanos != b.startNanos) { // the youngest first
+                return a.startSeconds != b.startSeconds ? Long.compare(b.startSeconds, a.startSeconds) : Integer.compare(b.startNanos, a.startNanos);
+            }
+            return a.run.id().compareTo(b.run.id());
+        }
+    }
+
+    /** A quota's borrowers, in no particular order, and the first of them by id. */
+    static final class QuotaBorrowers {
+        final List<Borrowed> runs = new ArrayList<>();
+        RunId first;
+    }
+
+    /** The borrowers by quota (those with one). */
+    Map<QuotaId, QuotaBorrowers> borrowersByQuota() {
         if (borrowersByQuota == null) {
-            Map<QuotaId, List<ActiveRun>> byQuota = new HashMap<>();
+            Map<QuotaId, QuotaBorrowers> byQuota = new HashMap<>();
             for (ActiveRun run : borrowers.values()) {
-                if (run.quota() != null) {
-                    byQuota.computeIfAbsent(run.quota(), q -> new ArrayList<>()).add(run);
-                }
+                indexBorrower(byQuota, run, total(run));
             }
             borrowersByQuota = byQuota;
         }
         return borrowersByQuota;
+    }
+
+    private static void indexBorrower(Map<QuotaId, QuotaBorrowers> byQuota, ActiveRun run, Resources holds) {
+        if (run.quota() != null) {
+            QuotaBorrowers of = byQuota.computeIfAbsent(run.quota(), q -> new QuotaBorrowers());
+            of.runs.add(new Borrowed(run, holds));
+            if (of.first == null || run.id().compareTo(of.first) < 0) {
+                of.first = run.id();
+            }
+        }
     }
 
     /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */

@@ -6,7 +6,6 @@ import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -83,11 +82,7 @@ final class FairPreemption {
      */
     private Map<FairShares.Member, Borrowers> victimsBySide;
 
-    /** A borrower and what it holds, all its instances together (summed once a cycle, not at each look). */
-    private record Victim(ActiveRun run, Resources holds) {
-    }
-
-    private static final Comparator<Victim> VICTIM_ORDER = Comparator.comparing(Victim::run, VictimSearch.VICTIM_ORDER);
+    private static final Comparator<ClusterState.Borrowed> VICTIM_ORDER = ClusterState.Borrowed::inVictimOrder;
 
     /**
      * A member's borrowers, and the least any of them holds, per resource: summed when a search first needs them. They
@@ -98,25 +93,22 @@ final class FairPreemption {
      */
     private static final class Borrowers {
         private static final int GROUPS = 32;
-        /** The state's borrowers of the quota, in id order (those the cycle decided on are skipped when taken). */
-        private final Collection<ActiveRun> of;
+        /** The state's borrowers of the quota (those the cycle decided on are skipped when taken). */
+        private final List<ClusterState.Borrowed> of;
         private List<Group> groups;
         long gpu = Long.MAX_VALUE;
         long milliCpu = Long.MAX_VALUE;
         long memory = Long.MAX_VALUE;
 
-        Borrowers(Collection<ActiveRun> of) {
+        Borrowers(List<ClusterState.Borrowed> of) {
             this.of = of;
         }
 
         List<Group> groups() {
             if (groups == null) {
-                Map<Resources, List<Victim>> byHolds = new LinkedHashMap<>();
-                List<Victim> all = new ArrayList<>(of.size());
-                for (ActiveRun run : of) {
-                    Resources holds = ClusterState.total(run);
-                    Victim victim = new Victim(run, holds);
-                    all.add(victim);
+                Map<Resources, List<ClusterState.Borrowed>> byHolds = new LinkedHashMap<>();
+                for (ClusterState.Borrowed victim : of) {
+                    Resources holds = victim.holds();
                     if (byHolds.size() <= GROUPS) {
                         byHolds.computeIfAbsent(holds, h -> new ArrayList<>()).add(victim);
                     }
@@ -128,7 +120,7 @@ final class FairPreemption {
                 if (byHolds.size() <= GROUPS) {
                     byHolds.forEach((holds, victims) -> groups.add(new Group(holds, victims)));
                 } else {
-                    groups.add(new Group(null, all));
+                    groups.add(new Group(null, of));
                 }
             }
             return groups;
@@ -147,18 +139,18 @@ final class FairPreemption {
      */
     private static final class Group {
         final Resources holds;
-        private final List<Victim> runs;
+        private final List<ClusterState.Borrowed> runs;
         /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
-        private final List<Victim> inOrder = new ArrayList<>();
-        private PriorityQueue<Victim> rest;
+        private final List<ClusterState.Borrowed> inOrder = new ArrayList<>();
+        private PriorityQueue<ClusterState.Borrowed> rest;
 
-        Group(Resources holds, List<Victim> runs) {
+        Group(Resources holds, List<ClusterState.Borrowed> runs) {
             this.holds = holds;
             this.runs = runs;
         }
 
         /** The {@code i}-th in victim order ({@code null}: there are fewer). */
-        Victim get(int i) {
+        ClusterState.Borrowed get(int i) {
             if (rest == null) {
                 rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
                 rest.addAll(runs);
@@ -331,7 +323,7 @@ final class FairPreemption {
             double preemptorBefore = shares.share(ours, Resources.NONE);
             double preemptorAfter = shares.share(ours, request);
             // The first victim in victim order that the rule allows: the first allowed of each group, then the first of those.
-            Victim chosen = null;
+            ClusterState.Borrowed chosen = null;
             int chosenGroup = -1;
             List<Group> groups = target.victims.groups();
             for (int g = 0; g < groups.size(); g++) {
@@ -340,7 +332,7 @@ final class FairPreemption {
                 if (group.holds != null && !rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, group.holds, -1))) {
                     continue;
                 }
-                Victim candidate;
+                ClusterState.Borrowed candidate;
                 int i = target.next[g];
                 for (; (candidate = group.get(i)) != null; i++) {
                     ActiveRun victim = candidate.run();
@@ -378,16 +370,16 @@ final class FairPreemption {
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
             // The quotas with borrowers, in the order of their first run by id (ties between sides never go by hash order).
-            List<Map.Entry<QuotaId, List<ActiveRun>>> quotas = new ArrayList<>();
-            for (Map.Entry<QuotaId, List<ActiveRun>> entry : state.borrowersByQuota().entrySet()) {
+            List<Map.Entry<QuotaId, ClusterState.QuotaBorrowers>> quotas = new ArrayList<>();
+            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : state.borrowersByQuota().entrySet()) {
                 if (book.exists(entry.getKey())) {
                     quotas.add(entry);
                 }
             }
-            quotas.sort(Comparator.comparing(entry -> entry.getValue().get(0).id()));
+            quotas.sort(Comparator.comparing(entry -> entry.getValue().first));
             victimsBySide = new LinkedHashMap<>();
-            for (Map.Entry<QuotaId, List<ActiveRun>> entry : quotas) {
-                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue()));
+            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : quotas) {
+                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue().runs));
             }
         }
         List<Side> sides = new ArrayList<>();

@@ -28,10 +28,20 @@ final class VictimSearch {
      * Victims go in this order: lowest priority, then least work lost (the latest work start: the last checkpoint,
      * or the start), then youngest, then id.
      */
-    static final Comparator<ActiveRun> VICTIM_ORDER = Comparator.comparingInt(ActiveRun::priority)
-            .thenComparing(ActiveRun::workSince, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::startedAt, Comparator.reverseOrder())
-            .thenComparing(ActiveRun::id);
+    static final Comparator<ActiveRun> VICTIM_ORDER = VictimSearch::inVictimOrder;
+
+    // Written out, as the queue order (Scheduler.QUEUE_ORDER says why).
+    private static int inVictimOrder(ActiveRun a, ActiveRun b) {
+        if (a.priority() != b.priority()) {
+            return a.priority() < b.priority() ? -1 : 1;
+        }
+        int byWork = b.workSince().compareTo(a.workSince());
+        if (byWork != 0) {
+            return byWork;
+        }
+        int byStart = b.startedAt().compareTo(a.startedAt());
+        return byStart != 0 ? byStart : a.id().compareTo(b.id());
+    }
 
     private final ClusterState state;
     private final WorkingCluster cluster;
