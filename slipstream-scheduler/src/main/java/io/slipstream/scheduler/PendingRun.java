@@ -43,6 +43,15 @@ public record PendingRun(RunId id, QuotaId quota, IdleMode idleMode, int priorit
         return largest;
     }
 
+    /** {@link Scheduler#QUEUE_ORDER}: higher priority first, then older, then by id. */
+    static int inQueueOrder(PendingRun a, PendingRun b) {
+        if (a.priority != b.priority) {
+            return a.priority > b.priority ? -1 : 1;
+        }
+        int byAge = a.createdAt.compareTo(b.createdAt);
+        return byAge != 0 ? byAge : a.id.compareTo(b.id);
+    }
+
     public PendingRun withReclaimed(boolean value) {
         return value == reclaimed ? this : new PendingRun(id, quota, idleMode, priority, createdAt, instances, value);
     }

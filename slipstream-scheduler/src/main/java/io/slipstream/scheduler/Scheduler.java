@@ -51,15 +51,7 @@ public final class Scheduler {
      * comparators: their shared lambdas call key extractors that every other comparator in the JVM calls too, so the
      * JIT cannot inline them, and sorting a queue of 50,000 runs is the largest single part of a cycle.
      */
-    public static final Comparator<PendingRun> QUEUE_ORDER = Scheduler::inQueueOrder;
-
-    private static int inQueueOrder(PendingRun a, PendingRun b) {
-        if (a.priority() != b.priority()) {
-            return a.priority() > b.priority() ? -1 : 1;
-        }
-        int byAge = a.createdAt().compareTo(b.createdAt());
-        return byAge != 0 ? byAge : a.id().compareTo(b.id());
-    }
+    public static final Comparator<PendingRun> QUEUE_ORDER = PendingRun::inQueueOrder;
 
     private final Defragmentation defragmentation;
     /** Step 5's rule ({@code null}: no preemption for fairness). */
