@@ -39,7 +39,7 @@ final class BorrowingOrder {
         final Resources request;
         /** The slot it is queued in. */
         final Slot leaf;
-        /** Its place in the queue. */
+        /** Its place in the list of runs (queue order). */
         final int position;
         /** The count of all admissions when it was last found able to borrow: it need not be checked again until the next. */
         int checkedAt = -1;
@@ -113,13 +113,13 @@ final class BorrowingOrder {
     private Queued handedOut;
     /** The slot whose first run is being decided (handed out, or found unable to borrow): whose figures a wait tells. */
     private Slot deciding;
-    /** That run's place in the queue. */
+    /** That run's place in the list of runs. */
     private int decidingPosition;
     /** Admissions so far, in every pool: each one takes capacity that a run checked before it may have counted on. */
     private int admissions;
     private final Predicate<String> dry;
     /**
-     * Every run queued, by its place in the queue ({@code null}: decided before it was queued): those of pools that went
+     * Every run queued, by its place in the list ({@code null}: decided before it was queued): those of pools that went
      * dry are handed out in this order once every other pool's are decided.
      */
     private final Queued[] all;
@@ -233,7 +233,7 @@ final class BorrowingOrder {
         return handedOut.checkedAt == admissions;
     }
 
-    /** The place in the queue of the run being decided (handed out, or found unable to borrow). */
+    /** The place in the list of runs of the run being decided (handed out, or found unable to borrow). */
     int position() {
         return decidingPosition;
     }

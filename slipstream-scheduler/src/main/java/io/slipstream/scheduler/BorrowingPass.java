@@ -40,11 +40,11 @@ final class BorrowingPass {
     private int admitted;
     private int idleMessagesAt;
     /**
-     * By place in the queue, for each run told to wait for idle capacity or for its fair share (who may preempt for
+     * By place in {@link #run}'s list, for each run told to wait for idle capacity or for its fair share (who may preempt for
      * fairness), the member its quota is counted at; {@code null} for the others.
      */
     private FairShares.Member[] waitingForIdle = new FairShares.Member[0];
-    /** By place in the queue, the runs found to pass every condition that this pass does not change: not checked again. */
+    /** By place in {@link #run}'s list, the runs found to pass every condition that this pass does not change: not checked again. */
     private boolean[] cleared = new boolean[0];
 
     BorrowingPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {

@@ -127,7 +127,7 @@ class SchedulerTest {
 
                 new Case("a Disabled run larger than its quota's guarantee waits for the quota to grow, whatever runs", nodes("n", 2, "sim-gpu"),
                         List.of(teamA), List.of(), List.of(aRun("r").quota("a/gpu").gpus(8).instances(2).build()), Map.of("r", "ExceedsGuarantee")),
-                new Case("a run that can never borrow is told so, not that a borrower before it filled its quota's max", nodes("n", 4, "sim-gpu"),
+                new Case("a run that can never borrow is told so before that its quota's max is full", nodes("n", 4, "sim-gpu"),
                         List.of(aQuota("a/gpu").minGpus(8).maxGpus(24).build()),
                         List.of(aRun("mine").quota("a/gpu").gpus(8).running(InQuota, 0, "n-1")),
                         List.of(aRun("first").quota("a/gpu").idle(IdleMode.Acceptable).priority(5).gpus(8).build(),
