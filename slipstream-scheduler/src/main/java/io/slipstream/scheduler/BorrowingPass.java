@@ -55,8 +55,8 @@ final class BorrowingPass {
     }
 
     /**
-     * @param borrowers the runs the guaranteed pass left undecided, in queue order; {@code requests}: what each asks for, all instances together; {@code quotas}: their
-     *                  quotas
+     * @param borrowers the runs the guaranteed pass left undecided, in queue order; {@code requests}: what each asks for,
+     *                  all instances together; {@code quotas}: their quotas
      */
     void run(List<PendingRun> borrowers, List<Resources> requests, Set<QuotaId> quotas) {
         if (borrowers.isEmpty()) {

@@ -49,7 +49,7 @@ public final class Scheduler {
     /**
      * Queue order: higher priority first, then older, then by id. Written out rather than composed of the JDK's
      * comparators: their shared lambdas call key extractors that every other comparator in the JVM calls too, so the
-     * JIT cannot inline them, and sorting a queue of 50,000 runs is the largest single part of a cycle.
+     * JIT did not inline them, and sorting a queue of 50,000 runs is the largest single part of a cycle.
      */
     public static final Comparator<PendingRun> QUEUE_ORDER = PendingRun::inQueueOrder;
 
