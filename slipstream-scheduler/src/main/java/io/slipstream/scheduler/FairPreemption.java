@@ -85,55 +85,29 @@ final class FairPreemption {
     private static final Comparator<ClusterState.Borrowed> VICTIM_ORDER = ClusterState.Borrowed::inVictimOrder;
 
     /**
-     * A member's borrowers, and the least any of them holds, per resource: summed when a search first needs them. They
-     * are grouped by what each holds, since the rule allows or refuses all of a group alike: a search takes the first
-     * in victim order among the groups the rule allows, and never walks victims the rule refuses (when most of a
-     * side's borrowers are too large to go, walking them in order was most of this step's time). More groups than
-     * {@link #GROUPS} make one group, walked victim by victim.
+     * A member's borrowers, grouped by what each holds ({@link ClusterState.QuotaBorrowers}), since the rule allows or
+     * refuses all of a group alike: a search takes the first in victim order among the groups the rule allows, and never
+     * walks victims the rule refuses (when most of a side's borrowers are too large to go, walking them in order was most
+     * of this step's time). A quota whose borrowers hold too many different amounts makes one group, walked victim by
+     * victim.
      */
     private static final class Borrowers {
-        private static final int GROUPS = 32;
-        /** The state's borrowers of the quota (those the cycle decided on are skipped when taken). */
-        private final List<ClusterState.Borrowed> of;
+        private final ClusterState.QuotaBorrowers of;
         private List<Group> groups;
-        long gpu = Long.MAX_VALUE;
-        long milliCpu = Long.MAX_VALUE;
-        long memory = Long.MAX_VALUE;
 
-        Borrowers(List<ClusterState.Borrowed> of) {
+        Borrowers(ClusterState.QuotaBorrowers of) {
             this.of = of;
         }
 
         List<Group> groups() {
             if (groups == null) {
-                // A side's borrowers hold few different amounts: found by a walk of those seen, the last one first, not
-                // by hashing each borrower's amount (about half of this step's samples in the reclaim benchmark).
-                List<Resources> kinds = new ArrayList<>();
-                List<List<ClusterState.Borrowed>> members = new ArrayList<>();
-                int last = -1;
-                for (ClusterState.Borrowed victim : of) {
-                    Resources holds = victim.holds();
-                    if (kinds.size() <= GROUPS) {
-                        int kind = last >= 0 && kinds.get(last).equals(holds) ? last : kinds.indexOf(holds);
-                        if (kind < 0) {
-                            kind = kinds.size();
-                            kinds.add(holds);
-                            members.add(new ArrayList<>());
-                        }
-                        members.get(kind).add(victim);
-                        last = kind;
-                    }
-                    gpu = Math.min(gpu, holds.gpu());
-                    milliCpu = Math.min(milliCpu, holds.milliCpu());
-                    memory = Math.min(memory, holds.memoryBytes());
-                }
                 groups = new ArrayList<>();
-                if (kinds.size() <= GROUPS) {
-                    for (int k = 0; k < kinds.size(); k++) {
-                        groups.add(new Group(kinds.get(k), members.get(k)));
+                if (of.byAmount != null) {
+                    for (int k = 0; k < of.amounts.size(); k++) {
+                        groups.add(new Group(of.amounts.get(k), of.byAmount.get(k)));
                     }
                 } else {
-                    groups.add(new Group(null, of));
+                    groups.add(new Group(null, of.runs));
                 }
             }
             return groups;
@@ -141,8 +115,7 @@ final class FairPreemption {
 
         /** No victim holds less than this in any resource: the side's share without any one is at most its share without this. */
         Resources least() {
-            groups();
-            return new Resources(milliCpu, memory, (int) Math.min(Integer.MAX_VALUE, gpu), null);
+            return new Resources(of.leastMilliCpu, of.leastMemory, (int) Math.min(Integer.MAX_VALUE, of.leastGpu), null);
         }
     }
 
@@ -392,7 +365,7 @@ final class FairPreemption {
             quotas.sort(Comparator.comparing(entry -> entry.getValue().first));
             victimsBySide = new LinkedHashMap<>();
             for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : quotas) {
-                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue().runs));
+                victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue()));
             }
         }
         List<Side> sides = new ArrayList<>();
