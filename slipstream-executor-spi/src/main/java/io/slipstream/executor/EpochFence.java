@@ -1,6 +1,5 @@
-package io.slipstream.executor.local;
+package io.slipstream.executor;
 
-import io.slipstream.executor.ExecutorException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -21,7 +20,7 @@ import java.util.function.Supplier;
  * and woke up to find another one leading, launches and kills nothing, even if its store writes had not failed yet;
  * and the side effects of one leader (many launches at once) do not wait for one another.
  */
-final class EpochFence {
+public final class EpochFence {
     private static final Set<java.nio.file.OpenOption> OPEN = Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ,
             StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
 
@@ -41,22 +40,22 @@ final class EpochFence {
      * holds it (a launch waits up to 10 s for its supervisor). A replica frozen while it held the lock (SIGSTOP, a
      * stalled VM) must not freeze its successor's takeover, nor through it that replica's election and shutdown.
      */
-    static final java.time.Duration LOCK_WAIT = java.time.Duration.ofSeconds(20);
+    public static final java.time.Duration LOCK_WAIT = java.time.Duration.ofSeconds(20);
 
     private final java.time.Duration lockWait;
 
-    EpochFence(Path root) {
+    public EpochFence(Path root) {
         this(root, LOCK_WAIT);
     }
 
-    EpochFence(Path root, java.time.Duration lockWait) {
+    public EpochFence(Path root, java.time.Duration lockWait) {
         this.file = root.resolve(".fence").toAbsolutePath().normalize();
         this.turns = TURNS.computeIfAbsent(file, f -> new Turns());
         this.lockWait = lockWait;
     }
 
     /** Acts for {@code newEpoch} from now on; refused if a newer one fenced already. */
-    void fence(long newEpoch) {
+    public void fence(long newEpoch) {
         java.util.concurrent.locks.Lock alone = turns.rw.writeLock();
         take(alone);
         try (FileChannel channel = open(); FileLock ignored = acquire(channel, false)) {
@@ -79,7 +78,7 @@ final class EpochFence {
      * Runs {@code effect} unless a newer epoch fenced: the check and the effect under one (shared) lock, so that no
      * fence comes between them.
      */
-    <T> T guarded(Supplier<T> effect) {
+    public <T> T guarded(Supplier<T> effect) {
         java.util.concurrent.locks.Lock shared = turns.rw.readLock();
         take(shared);
         try {
@@ -98,17 +97,17 @@ final class EpochFence {
     }
 
     /** The epoch this executor acts for (0: never fenced). */
-    long epoch() {
+    public long epoch() {
         return epoch;
     }
 
     /** Refuses at once if a newer epoch fenced (for effects that need no lock of their own). */
-    void check() {
+    public void check() {
         guarded(() -> {
         });
     }
 
-    void guarded(Runnable effect) {
+    public void guarded(Runnable effect) {
         guarded(() -> {
             effect.run();
             return null;

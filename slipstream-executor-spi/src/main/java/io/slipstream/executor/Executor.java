@@ -95,6 +95,15 @@ public interface Executor extends AutoCloseable {
     }
 
     /**
+     * What of a run's labels (its job's and its own) this executor refuses, checked when a job is applied and when a run
+     * is created: per label key, why. Empty when it reads no labels (the default). {@code job} is the spec the run would
+     * have (its maxRuntime, say).
+     */
+    default java.util.Map<String, String> labelRefusals(java.util.Map<String, String> labels, io.slipstream.api.spec.JobSpec job) {
+        return java.util.Map.of();
+    }
+
+    /**
      * From now on this executor acts for the control loop that leads at {@code epoch} (replicas take turns; see the
      * store's leadership). Every later launch, stop and adoption checks, atomically with its effect, that no executor
      * has been fenced at a newer epoch since, and is refused with {@link ExecutorException} if one has: a leader that

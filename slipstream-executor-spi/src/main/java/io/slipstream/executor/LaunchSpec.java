@@ -35,6 +35,8 @@ import java.util.Map;
  *                    can lets the kernel end it before a guaranteed one, as a reclaim would
  * @param memoryLimitBytes the most memory the instance may use, from its node group's {@code limits.memory}: at least
  *                    the memory of {@code resources}, which is the limit where this is 0 (see {@link #memoryLimit()})
+ * @param labels      the run's labels (its job's and its own): executors that act on some read them (the simulated
+ *                    executor: how long an instance runs); tenant input, never a path or a command
  */
 public record LaunchSpec(
         InstanceId id,
@@ -53,7 +55,8 @@ public record LaunchSpec(
         int restart,
         io.slipstream.api.spec.NetworkMode network,
         boolean borrowed,
-        long memoryLimitBytes) {
+        long memoryLimitBytes,
+        Map<String, String> labels) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -86,6 +89,7 @@ public record LaunchSpec(
         secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
         secretFiles = secretFiles == null ? List.of() : List.copyOf(secretFiles);
         network = network == null ? io.slipstream.api.spec.NetworkMode.Host : network;
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
@@ -100,6 +104,15 @@ public record LaunchSpec(
                 throw new IllegalArgumentException(secret + " is both a plain and a secret variable");
             }
         }
+    }
+
+    /** Without labels. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
+                      io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles, int restart,
+                      io.slipstream.api.spec.NetworkMode network, boolean borrowed, long memoryLimitBytes) {
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart, network, borrowed,
+                memoryLimitBytes, Map.of());
     }
 
     /** A first launch. */
@@ -131,31 +144,37 @@ public record LaunchSpec(
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
-                restart, network, borrowed, memoryLimitBytes);
+                restart, network, borrowed, memoryLimitBytes, labels);
     }
 
     /** The same instance as its {@code number}th restart in place. */
     public LaunchSpec withRestart(int number) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number,
-                network, borrowed, memoryLimitBytes);
+                network, borrowed, memoryLimitBytes, labels);
     }
 
     /** The same instance on the run's network {@code mode}. */
     public LaunchSpec withNetwork(io.slipstream.api.spec.NetworkMode mode) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                mode, borrowed, memoryLimitBytes);
+                mode, borrowed, memoryLimitBytes, labels);
     }
 
     /** The same instance, admitted on idle capacity ({@code NotInQuota}) or not. */
     public LaunchSpec withBorrowed(boolean onIdleCapacity) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, onIdleCapacity, memoryLimitBytes);
+                network, onIdleCapacity, memoryLimitBytes, labels);
     }
 
     /** The same instance, which may use up to {@code bytes} of memory (its node group's {@code limits.memory}; 0: its request). */
     public LaunchSpec withMemoryLimit(long bytes) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, borrowed, bytes);
+                network, borrowed, bytes, labels);
+    }
+
+    /** The same instance of a run with these labels. */
+    public LaunchSpec withLabels(Map<String, String> runLabels) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
+                network, borrowed, memoryLimitBytes, runLabels);
     }
 
     /**

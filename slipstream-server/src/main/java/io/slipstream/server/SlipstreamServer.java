@@ -129,8 +129,8 @@ public final class SlipstreamServer implements AutoCloseable {
                             .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
-                    leading::refusals, secrets);
-            RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), leading::refusals);
+                    io.slipstream.server.control.ExecutorRefusals.of(leading), secrets);
+            RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), io.slipstream.server.control.ExecutorRefusals.of(leading));
             RunService runs = new RunService(store, documents, control, runFactory, clock, leading::nodes, executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
                     () -> control.status().role() == LeaderElection.Role.LEADER);

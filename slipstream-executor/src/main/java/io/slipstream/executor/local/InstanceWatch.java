@@ -4,6 +4,7 @@ import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RunId;
+import io.slipstream.executor.EpochFence;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.local.cgroup.CgroupUsage;

@@ -10,6 +10,7 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.executor.NodeDeclarations;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.local.cgroup.Cgroups;
 import io.slipstream.executor.local.image.ImageSettings;
@@ -211,24 +212,15 @@ public final class LocalExecutorFactory implements ExecutorFactory {
         if (value == null) {
             return fallback;
         }
-        String path = config.pathOf("nodes");
         if (value.isString() && value.asString().equals("auto")) {
             return List.of(machine.get());
         }
-        List<JsonNode> items = config.array("nodes", false, 10_000);
-        if (items == null) {
-            problems.add(path, "must be 'auto' or a list of node declarations");
+        if (!value.isArray()) {
+            problems.add(config.pathOf("nodes"), "must be 'auto' or a list of node declarations");
             return fallback;
         }
-        List<NodeInfo> nodes = new ArrayList<>();
-        Set<String> names = new HashSet<>();
         Map<String, String> gpusDeclared = new HashMap<>(); // device number -> where it was declared first
-        for (int i = 0; i < items.size(); i++) {
-            FieldReader node = FieldReader.of(items.get(i), path + "[" + i + "]", problems);
-            String name = node.string("name", false, 63);
-            String prefix = node.string("namePrefix", false, 50);
-            Long count = node.integer("count", false, 1, 10_000);
-            Resources capacity = readCapacity(node, problems);
+        List<NodeInfo> nodes = NodeDeclarations.read(config, "nodes", (node, capacity, count) -> {
             List<String> gpuDevices = readGpuDevices(node, capacity, problems);
             String cpuset = readCpuset(node, capacity, problems);
             if (!gpuDevices.isEmpty() && count != null && count > 1) {
@@ -236,51 +228,11 @@ public final class LocalExecutorFactory implements ExecutorFactory {
                         + " declare the nodes one by one, each with its own devices");
             }
             declareOnce(gpuDevices, node.pathOf("gpuDevices"), gpusDeclared, problems);
-            Map<String, String> labels = new LinkedHashMap<>();
-            var entries = node.entries("labels", false, 64);
-            if (entries != null) {
-                entries.forEach(e -> labels.put(e.getKey(), e.getValue().asString()));
-            }
-            node.finish();
-            if (name == null && prefix == null) {
-                problems.add(node.pathOf("name"), "give a name, or a namePrefix and a count");
-                continue;
-            }
-            if (name != null && (prefix != null || count != null)) {
-                problems.add(node.pathOf("name"), "give either name, or namePrefix with count, not both");
-                continue;
-            }
-            if (capacity == null) {
-                continue;
-            }
-            List<String> nodeNames = new ArrayList<>();
-            if (name != null) {
-                nodeNames.add(name);
-            } else {
-                for (int k = 1; k <= (count == null ? 1 : count); k++) {
-                    nodeNames.add(prefix + "-" + k);
-                }
-            }
-            for (String nodeName : nodeNames) {
-                String problem = Names.dnsLabelProblem(nodeName);
-                if (problem != null) {
-                    problems.add(node.pathOf(name != null ? "name" : "namePrefix"), problem);
-                    break;
-                }
-                if (!names.add(nodeName)) {
-                    problems.add(node.path(), "node " + nodeName + " is declared twice");
-                    break;
-                }
-                nodes.add(new NodeInfo(nodeName, capacity, null, labels, gpuDevices, cpuset));
-            }
-        }
-        if (items.isEmpty()) {
-            problems.add(path, "must declare at least one node");
-        }
-        return nodes;
+            return declared -> new NodeInfo(declared.name(), declared.capacity(), null, declared.labels(), gpuDevices, cpuset);
+        });
+        return nodes == null ? fallback : nodes;
     }
 
-    /** A GPU is one node's: a device (by its number, whatever its path) declared twice would be given to two runs at once. */
     private static void declareOnce(List<String> gpuDevices, String field, Map<String, String> declared, Problems problems) {
         for (int i = 0; i < gpuDevices.size(); i++) {
             String number;
@@ -361,20 +313,5 @@ public final class LocalExecutorFactory implements ExecutorFactory {
             problems.add(node.pathOf("cpu"), "is more than the " + cores.count() + " core(s) of its cpuset (" + cores + ") can give");
         }
         return cores.toString();
-    }
-
-    private static Resources readCapacity(FieldReader node, Problems problems) {
-        int before = problems.list().size();
-        Long milliCpu = SpecReader.readCpu(node, true, 1, Long.MAX_VALUE / 2);
-        Long memory = SpecReader.readMemory(node, true, 1, Long.MAX_VALUE / 2);
-        Long gpu = node.integer("gpu", false, 0, 1024);
-        String gpuModel = node.string("gpuModel", false, 128);
-        if (gpu != null && gpu > 0 && gpuModel == null) {
-            problems.add(node.pathOf("gpuModel"), "is required when the node has GPUs");
-        }
-        if (problems.list().size() > before || milliCpu == null || memory == null) {
-            return null;
-        }
-        return new Resources(milliCpu, memory, gpu == null ? 0 : gpu.intValue(), gpuModel);
     }
 }

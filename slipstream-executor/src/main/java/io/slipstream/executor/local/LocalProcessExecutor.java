@@ -6,6 +6,7 @@ import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.JobSpec;
+import io.slipstream.executor.EpochFence;
 import io.slipstream.executor.Activity;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;

@@ -41,7 +41,6 @@ class TrustBoundaryTest {
             LOCAL + ".MachineNode", "/proc/driver/nvidia: the driver's account of its GPUs, read once at start",
             LOCAL + ".cgroup.CgroupFiles", "/sys/fs/cgroup: the kernel's cgroup files, root's; no instance's cgroup is ever delegated to its uid",
             LOCAL + ".uid.SystemUsers", "/etc/passwd, /etc/subuid and /etc/subgid: root's",
-            LOCAL + ".EpochFence", "<instances>/.fence: the server's (0600), locked and written in place by every replica of the data directory",
             LOCAL + ".process.SupervisorProgram", "<instances>/.launcher: the server's alone (0700), where the launcher binary is copied out of the jar",
             LOCAL + ".image.ImageLayout", "the image layout's index and the unpacked images' config and markers: written by skopeo and umoci as"
                     + " the server, in directories no run can change (a pull's staging area is read through files.PinnedFile); what an"

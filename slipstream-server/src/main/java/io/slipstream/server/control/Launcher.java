@@ -116,7 +116,8 @@ final class Launcher {
                         group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
                         .withNetwork(run.spec().networkMode())
                         .withBorrowed(run.realTimeResources() == io.slipstream.api.run.RealTimeResources.NotInQuota)
-                        .withMemoryLimit(group.memoryLimitBytes());
+                        .withMemoryLimit(group.memoryLimitBytes())
+                        .withLabels(run.origin().labels());
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
                 InstanceRecord after;
                 if (groupSecrets instanceof Refused refused) {

@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -38,7 +37,7 @@ public final class RunFactory {
     private final Clock clock;
     private final RunLimits limits;
     private final boolean restartsInPlace;
-    private final Function<JobSpec, Map<String, String>> refusals;
+    private final ExecutorRefusals refusals;
 
     public RunFactory(Clock clock, RunLimits limits) {
         this(clock, limits, true);
@@ -49,14 +48,15 @@ public final class RunFactory {
      *                        Async} (its overrides make it so, or its job was applied under another executor) is refused
      */
     public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace) {
-        this(clock, limits, restartsInPlace, job -> Map.of());
+        this(clock, limits, restartsInPlace, ExecutorRefusals.NONE);
     }
 
     /**
      * @param refusals what of a job the executor cannot run, by field below {@code spec} ({@code Executor#refusals}):
-     *                 checked again for a run with overrides, which may ask for what the job did not
+     *                 checked again for a run with overrides, which may ask for what the job did not; and what of the
+     *                 run's labels, with its job's, it refuses
      */
-    public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace, Function<JobSpec, Map<String, String>> refusals) {
+    public RunFactory(Clock clock, RunLimits limits, boolean restartsInPlace, ExecutorRefusals refusals) {
         this.clock = clock;
         this.limits = limits;
         this.restartsInPlace = restartsInPlace;
@@ -98,6 +98,7 @@ public final class RunFactory {
         }
         spec = effectiveSpec(tx, spec);
         checkResolved(spec, origin);
+        checkLabels(spec, origin, given);
         checkSecretReferences(tx, document.workspace(), spec, origin);
         Instant now = clock.instant();
         RunRecord run = RunRecord.queued(RunId.newFor(document.name()), document.workspace(), document.name(), job.version(), spec, origin, now);
@@ -127,9 +128,17 @@ public final class RunFactory {
             }
         }
         if (!origin.overrides().isEmpty()) {
-            refusals.apply(spec).forEach((field, why) -> found.add("spec." + field, why));
+            refusals.ofJob(spec).forEach((field, why) -> found.add("spec." + field, why));
         }
         throwNamedByOverrides(found, spec, origin, origin.overrides().isEmpty() ? "the job is invalid" : "the job with these overrides is invalid");
+    }
+
+    /** What the executor refuses of the run's labels: named as the run's own ({@code labels.KEY}) or its job's. */
+    private void checkLabels(JobSpec spec, RunOrigin origin, RunOrigin given) {
+        Problems problems = new Problems();
+        refusals.ofLabels(origin.labels(), spec).forEach((key, why) -> problems.add(
+                given.labels().containsKey(key) ? "labels." + key : "job's metadata.labels." + key, why));
+        problems.throwIfAny("the run's labels are invalid");
     }
 
     /**

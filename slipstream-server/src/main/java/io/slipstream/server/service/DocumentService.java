@@ -38,7 +38,7 @@ public final class DocumentService {
     private final Supplier<List<NodeInfo>> nodes;
     private final RunLimits limits;
     private final boolean imageRequired;
-    private final java.util.function.Function<JobSpec, Map<String, String>> refusals;
+    private final io.slipstream.server.control.ExecutorRefusals refusals;
     private final boolean restartsInPlace;
     private final SecretService secrets;
 
@@ -56,12 +56,12 @@ public final class DocumentService {
     /** @param restartsInPlace whether the executor restarts one instance in place (else {@code runType: Async} is refused) */
     public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
                            boolean restartsInPlace, SecretService secrets) {
-        this(store, clock, nodes, limits, imageRequired, restartsInPlace, job -> Map.of(), secrets);
+        this(store, clock, nodes, limits, imageRequired, restartsInPlace, io.slipstream.server.control.ExecutorRefusals.NONE, secrets);
     }
 
-    /** @param refusals what of a job the executor cannot run, by field below {@code spec} ({@code Executor#refusals}) */
+    /** @param refusals what of a job and of its labels the executor cannot run ({@code Executor#refusals}, {@code #labelRefusals}) */
     public DocumentService(Store store, Clock clock, Supplier<List<NodeInfo>> nodes, RunLimits limits, boolean imageRequired,
-                           boolean restartsInPlace, java.util.function.Function<JobSpec, Map<String, String>> refusals, SecretService secrets) {
+                           boolean restartsInPlace, io.slipstream.server.control.ExecutorRefusals refusals, SecretService secrets) {
         this.refusals = refusals;
         this.store = store;
         this.clock = clock;
@@ -182,7 +182,8 @@ public final class DocumentService {
                 }
             }
             // The executor judges the job as it would run it: a group's shape stands for its resources.
-            refusals.apply(withKnownShapesResolved(tx, job)).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
+            refusals.ofJob(withKnownShapesResolved(tx, job)).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
+            refusals.ofLabels(document.metadata().labels(), job).forEach((key, why) -> problems.add(prefix + "metadata.labels." + key, why));
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);

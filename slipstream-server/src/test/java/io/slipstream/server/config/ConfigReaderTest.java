@@ -218,7 +218,7 @@ class ConfigReaderTest {
     @Test
     void executorsAndStoresAreFoundByName() {
         Plugins installed = Plugins.installed();
-        assertThat(installed.executorNames()).isEqualTo("kubernetes, local");
+        assertThat(installed.executorNames()).isEqualTo("kubernetes, local, simulated");
         assertThat(installed.storeNames()).isEqualTo("h2, postgresql");
         assertThat(problemsOf("executor: slurm\n")).singleElement().satisfies(problem -> {
             assertThat(problem.field()).isEqualTo("executor");

@@ -1,0 +1,323 @@
+package io.slipstream.executor.simulated;
+
+import io.slipstream.api.run.Endpoint;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.Durations;
+import io.slipstream.api.spec.JobSpec;
+import io.slipstream.executor.Activity;
+import io.slipstream.executor.EpochFence;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogChunk;
+import io.slipstream.executor.LogStream;
+import io.slipstream.executor.NodeInfo;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * Instances that start no process: each "runs" on its node from its launch for the time its run's labels say
+ * ({@link SimulatedLabels}), then ends with their exit code; told to stop, it acknowledges the notice after
+ * {@link SimulatedExecutorSettings#stopAcknowledgedAfter} and exits 143, or is killed (137) when its grace period ends
+ * first, at once without notice when there is none. Reports come from this executor's one timer thread, as a real
+ * executor's come from its watchers.
+ *
+ * <p>Each instance is kept on disk under the server's data directory ({@link SimulatedInstances}) with the times that
+ * decide its end, so that an executor made after a server restart adopts it and ends it when it would have ended: its
+ * clock went on while no one watched. Replicas that share the data directory share the instances and fence each other
+ * through it ({@link EpochFence}), as the local executor's do.
+ */
+final class SimulatedExecutor implements Executor {
+    private static final String TOKEN = "simulated";
+
+    private final SimulatedExecutorSettings settings;
+    private final Map<String, NodeInfo> nodes;
+    private final SimulatedInstances instances;
+    private final EpochFence fence;
+    private final Clock clock;
+    private final ScheduledThreadPoolExecutor timer;
+    /** The end each running instance waits for, by id: replaced when a stop brings it forward. Guarded by {@code this}. */
+    private final Map<InstanceId, ScheduledFuture<?>> ends = new HashMap<>();
+    private volatile Consumer<InstanceReport> listener = report -> {
+    };
+    private volatile boolean closed;
+    private int nextPort = 30_000;
+
+    SimulatedExecutor(SimulatedExecutorSettings settings, Path root, Clock clock) {
+        this.settings = settings;
+        this.nodes = settings.nodes().stream().collect(Collectors.toMap(NodeInfo::name, node -> node));
+        this.instances = new SimulatedInstances(root);
+        this.fence = new EpochFence(root);
+        this.clock = clock;
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread thread = new Thread(r, "simulated-instances");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.timer.setRemoveOnCancelPolicy(true);
+    }
+
+    @Override
+    public List<NodeInfo> nodes() {
+        return settings.nodes();
+    }
+
+    /** Ports counted up from 30000 (none is bound: nothing listens on a simulated node). */
+    @Override
+    public synchronized Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
+        List<Integer> given = new java.util.ArrayList<>();
+        while (given.size() < ports) {
+            int port = nextPort++;
+            if (nextPort > 60_000) {
+                nextPort = 30_000;
+            }
+            if (!taken.contains(port)) {
+                given.add(port);
+            }
+        }
+        return new Endpoint(node, node + ".simulated", null, given);
+    }
+
+    @Override
+    public Map<String, String> labelRefusals(Map<String, String> labels, JobSpec job) {
+        return SimulatedLabels.refusals(labels, job);
+    }
+
+    @Override
+    public void fence(long epoch) {
+        fence.fence(epoch);
+    }
+
+    @Override
+    public void setListener(Consumer<InstanceReport> listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public Map<String, String> launch(LaunchSpec spec) {
+        if (!nodes.containsKey(spec.node())) {
+            throw new ExecutorException("unknown node " + spec.node() + ": this simulated cluster has " + nodes.size() + " declared nodes");
+        }
+        SimulatedLabels told = SimulatedLabels.of(spec.labels(), settings.defaultDuration());
+        if (told == null) {
+            throw new ExecutorException("the run's labels are invalid: " + SimulatedLabels.refusals(spec.labels(), null));
+        }
+        return fence.guarded(() -> {
+            synchronized (this) {
+                SimulatedInstance known = instances.load(spec.id());
+                if (known != null) {
+                    return handle(known); // launched before: the same instance, started once
+                }
+                SimulatedInstance started = SimulatedInstance.started(UUID.randomUUID().toString(), spec.node(), clock.instant(), told.duration(), told.exitCode());
+                instances.save(spec.id(), started);
+                report(new InstanceReport.Running(spec.id(), handle(started), started.startedAt()));
+                scheduleEnd(spec.id(), started);
+                return handle(started);
+            }
+        });
+    }
+
+    private static Map<String, String> handle(SimulatedInstance instance) {
+        return Map.of(TOKEN, instance.token(), "node", instance.node());
+    }
+
+    /** Whether the handle is of this launch of the instance (not of one forgotten and launched again). */
+    private static boolean sameLaunch(SimulatedInstance instance, Map<String, String> handle) {
+        return instance != null && instance.token().equals(handle.get(TOKEN));
+    }
+
+    @Override
+    public Optional<Map<String, String>> find(InstanceId id) {
+        SimulatedInstance instance;
+        synchronized (this) {
+            instance = instances.load(id);
+        }
+        return instance == null ? Optional.empty() : Optional.of(handle(instance));
+    }
+
+    @Override
+    public void adopt(Map<InstanceId, Map<String, String>> handles) {
+        fence.guarded(() -> {
+            synchronized (this) {
+                handles.forEach((id, handle) -> {
+                    SimulatedInstance instance = instances.load(id);
+                    if (!sameLaunch(instance, handle)) {
+                        report(new InstanceReport.Lost(id, "no such simulated instance in " + SimulatedExecutorSettings.NAME
+                                + "/instances of the data directory (forgotten, or the directory was replaced)", clock.instant()));
+                    } else if (instance.ended()) {
+                        report(exited(id, instance));
+                    } else {
+                        report(new InstanceReport.Running(id, handle(instance), clock.instant()));
+                        scheduleEnd(id, instance); // at its own time: past due, it ends now, as of then
+                    }
+                });
+            }
+        });
+    }
+
+    @Override
+    public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
+        fence.guarded(() -> {
+            synchronized (this) {
+                SimulatedInstance instance = instances.load(id);
+                if (!sameLaunch(instance, handle)) {
+                    report(new InstanceReport.Lost(id, "no such simulated instance to stop", clock.instant()));
+                    return;
+                }
+                if (instance.ended()) {
+                    report(exited(id, instance)); // stopped already: said again, as the contract asks of a repeated stop
+                    return;
+                }
+                SimulatedInstance stopping = instance.stopped(clock.instant(), gracePeriod, settings.stopAcknowledgedAfter(), reason);
+                if (stopping != instance) {
+                    instances.save(id, stopping);
+                }
+                scheduleEnd(id, stopping);
+            }
+        });
+    }
+
+    /** Ends the instance at its due time (now if that has passed), replacing the end it waited for. Call with {@code this} held. */
+    private void scheduleEnd(InstanceId id, SimulatedInstance instance) {
+        ScheduledFuture<?> before = ends.remove(id);
+        if (before != null) {
+            before.cancel(false);
+        }
+        if (closed) {
+            return; // its timers die with it; a successor adopts the instance
+        }
+        Instant due = instance.dueAt();
+        long delay = Math.max(0, Duration.between(clock.instant(), due).toMillis());
+        ends.put(id, timer.schedule(() -> end(id, instance.token(), due), delay, TimeUnit.MILLISECONDS));
+    }
+
+    private void end(InstanceId id, String token, Instant due) {
+        InstanceReport report;
+        try {
+            // The fence first, then this executor's lock, as every other path takes them.
+            report = fence.guarded(() -> {
+                synchronized (this) {
+                    ends.remove(id);
+                    SimulatedInstance instance = instances.load(id);
+                    if (instance == null || !instance.token().equals(token) || instance.ended() || instance.dueAt().isAfter(due)) {
+                        return null; // forgotten, launched again, ended, or its end moved (a newer timer ends it)
+                    }
+                    SimulatedInstance ended = instance.ended(due);
+                    instances.save(id, ended);
+                    return exited(id, ended);
+                }
+            });
+        } catch (ExecutorException e) {
+            return; // fenced: a newer leader's executor ends it
+        }
+        if (report != null) {
+            listenerAccept(report);
+        }
+    }
+
+    private static InstanceReport.Exited exited(InstanceId id, SimulatedInstance instance) {
+        String reason = instance.terminated() ? instance.stopReason() : null;
+        return new InstanceReport.Exited(id, instance.endCode(), instance.terminated(), reason, instance.endedAt());
+    }
+
+    /** A report from the timer thread (never from the caller's), unless this executor was closed. */
+    private void report(InstanceReport report) {
+        if (closed) {
+            return;
+        }
+        try {
+            timer.execute(() -> listenerAccept(report));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed meanwhile: a closed executor reports nothing
+        }
+    }
+
+    private void listenerAccept(InstanceReport report) {
+        if (!closed) {
+            listener.accept(report);
+        }
+    }
+
+    @Override
+    public Activity activity(InstanceId id, Map<String, String> handle) {
+        return Activity.NONE;
+    }
+
+    /** What it would have printed: when it started, what it was told, how it ended (stdout; stderr is empty). */
+    @Override
+    public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
+        byte[] text = log(id, handle, stream);
+        int from = (int) Math.min(Math.max(0, offset), text.length);
+        int to = (int) Math.min(text.length, (long) from + maxBytes);
+        return new LogChunk(Arrays.copyOfRange(text, from, to), to);
+    }
+
+    @Override
+    public LogChunk readLogTail(InstanceId id, Map<String, String> handle, LogStream stream, int maxBytes) {
+        byte[] text = log(id, handle, stream);
+        int from = Math.max(0, text.length - maxBytes);
+        return new LogChunk(Arrays.copyOfRange(text, from, text.length), text.length);
+    }
+
+    private byte[] log(InstanceId id, Map<String, String> handle, LogStream stream) {
+        SimulatedInstance instance;
+        synchronized (this) {
+            instance = instances.load(id);
+        }
+        if (stream != LogStream.STDOUT || !sameLaunch(instance, handle)) {
+            return new byte[0];
+        }
+        StringBuilder log = new StringBuilder();
+        log.append("simulated instance on ").append(instance.node()).append(": started ").append(instance.startedAt()).append(", runs ")
+                .append(Durations.format(Duration.ofMillis(instance.runMillis()))).append(", then exits ").append(instance.exitCode()).append('\n');
+        if (instance.stopAt() != null) {
+            log.append("stop notice ").append(instance.stopAt()).append(" with a grace period of ")
+                    .append(Durations.format(Duration.ofMillis(instance.graceMillis()))).append(": ").append(instance.stopReason()).append('\n');
+        }
+        if (instance.ended()) {
+            log.append("exited ").append(instance.endCode()).append(' ').append(instance.endedAt()).append('\n');
+        }
+        return log.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void forget(RunId runId) {
+        synchronized (this) {
+            ends.entrySet().removeIf(entry -> {
+                if (entry.getKey().runId().equals(runId)) {
+                    entry.getValue().cancel(false);
+                    return true;
+                }
+                return false;
+            });
+            instances.forget(runId);
+        }
+    }
+
+    /** Stops its timers and reports; the instances stay on disk, running on their clocks (a successor adopts them). */
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            ends.clear();
+        }
+        timer.shutdownNow();
+    }
+}
