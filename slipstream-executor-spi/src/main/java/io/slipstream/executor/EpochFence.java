@@ -114,9 +114,16 @@ public final class EpochFence {
         });
     }
 
+    /** Thrown by {@link #guarded} when a newer epoch fenced: nothing was done, and this executor never will again. */
+    public static final class Fenced extends ExecutorException {
+        Fenced(String message) {
+            super(message);
+        }
+    }
+
     private void requireCurrent(long current) {
         if (current > epoch) {
-            throw new ExecutorException("fenced: this executor acts for epoch " + epoch + ", but epoch " + current
+            throw new Fenced("fenced: this executor acts for epoch " + epoch + ", but epoch " + current
                     + " has taken over (this replica lost its lease); nothing was started or stopped");
         }
     }

@@ -96,10 +96,10 @@ public interface Executor extends AutoCloseable {
 
     /**
      * What of a run's labels (its job's and its own) this executor refuses, checked when a job is applied and when a run
-     * is created: per label key, why. Empty when it reads no labels (the default). {@code job} is the spec the run would
-     * have (its maxRuntime, say).
+     * is created: per label key, why. Empty when it reads no labels (the default). {@code maxRuntime}: the longest the
+     * run may run before it is timed out (its job's, else the installation's).
      */
-    default java.util.Map<String, String> labelRefusals(java.util.Map<String, String> labels, io.slipstream.api.spec.JobSpec job) {
+    default java.util.Map<String, String> labelRefusals(java.util.Map<String, String> labels, java.time.Duration maxRuntime) {
         return java.util.Map.of();
     }
 

@@ -1,7 +1,7 @@
 package io.slipstream.executor;
 
 /** The executor could not do what it was asked (for example, the node named in a launch does not exist). */
-public final class ExecutorException extends RuntimeException {
+public class ExecutorException extends RuntimeException {
     public ExecutorException(String message) {
         super(message);
     }

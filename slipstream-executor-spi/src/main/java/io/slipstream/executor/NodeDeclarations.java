@@ -49,12 +49,17 @@ public final class NodeDeclarations {
     public static List<NodeInfo> read(FieldReader config, String field, Extras extras) {
         Problems problems = config.problems();
         String path = config.pathOf(field);
+        JsonNode value = config.get(field);
+        if (value == null) {
+            return null;
+        }
+        if (!value.isArray()) {
+            problems.add(path, "must be a list of node declarations");
+            return null;
+        }
         List<JsonNode> items = config.array(field, false, 10_000);
         if (items == null) {
-            if (config.get(field) != null) {
-                problems.add(path, "must be a list of node declarations");
-            }
-            return null;
+            return null; // too many: said by array()
         }
         List<NodeInfo> nodes = new ArrayList<>();
         Set<String> names = new HashSet<>();

@@ -4,7 +4,6 @@ import io.slipstream.api.run.Endpoint;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.Durations;
-import io.slipstream.api.spec.JobSpec;
 import io.slipstream.executor.Activity;
 import io.slipstream.executor.EpochFence;
 import io.slipstream.executor.Executor;
@@ -45,6 +44,7 @@ import java.util.stream.Collectors;
  * through it ({@link EpochFence}), as the local executor's do.
  */
 final class SimulatedExecutor implements Executor {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SimulatedExecutor.class);
     private static final String TOKEN = "simulated";
 
     private final SimulatedExecutorSettings settings;
@@ -58,7 +58,8 @@ final class SimulatedExecutor implements Executor {
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
-    private int nextPort = 30_000;
+    private static final int FIRST_PORT = 1024;
+    private static final int LAST_PORT = 65_535;
 
     SimulatedExecutor(SimulatedExecutorSettings settings, Path root, Clock clock) {
         this.settings = settings;
@@ -79,14 +80,18 @@ final class SimulatedExecutor implements Executor {
         return settings.nodes();
     }
 
-    /** Ports counted up from 30000 (none is bound: nothing listens on a simulated node). */
+    /**
+     * The first ports from {@value #FIRST_PORT} up that are not taken (none is bound: nothing listens on a simulated
+     * node). The server hands the ports of every live instance as taken, so the range bounds how many instances with
+     * ports live at once (about 64,000 with one port each); past it the run is not admitted this cycle.
+     */
     @Override
-    public synchronized Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
+    public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
         List<Integer> given = new java.util.ArrayList<>();
-        while (given.size() < ports) {
-            int port = nextPort++;
-            if (nextPort > 60_000) {
-                nextPort = 30_000;
+        for (int port = FIRST_PORT; given.size() < ports; port++) {
+            if (port > LAST_PORT) {
+                throw new ExecutorException("no " + ports + " free ports for instance " + id + " in " + FIRST_PORT + "-" + LAST_PORT + ": "
+                        + taken.size() + " are held by live instances");
             }
             if (!taken.contains(port)) {
                 given.add(port);
@@ -96,8 +101,8 @@ final class SimulatedExecutor implements Executor {
     }
 
     @Override
-    public Map<String, String> labelRefusals(Map<String, String> labels, JobSpec job) {
-        return SimulatedLabels.refusals(labels, job);
+    public Map<String, String> labelRefusals(Map<String, String> labels, Duration maxRuntime) {
+        return SimulatedLabels.refusals(labels, maxRuntime);
     }
 
     @Override
@@ -123,7 +128,12 @@ final class SimulatedExecutor implements Executor {
             synchronized (this) {
                 SimulatedInstance known = instances.load(spec.id());
                 if (known != null) {
-                    return handle(known); // launched before: the same instance, started once
+                    // Launched before: the same instance, started once. If no timer of this executor ends it (a server
+                    // that crashed after the launch, before it recorded it), it is adopted here.
+                    if (!ends.containsKey(spec.id())) {
+                        adoptOne(spec.id(), known);
+                    }
+                    return handle(known);
                 }
                 SimulatedInstance started = SimulatedInstance.started(UUID.randomUUID().toString(), spec.node(), clock.instant(), told.duration(), told.exitCode());
                 instances.save(spec.id(), started);
@@ -157,19 +167,39 @@ final class SimulatedExecutor implements Executor {
         fence.guarded(() -> {
             synchronized (this) {
                 handles.forEach((id, handle) -> {
-                    SimulatedInstance instance = instances.load(id);
+                    SimulatedInstance instance;
+                    try {
+                        instance = instances.load(id);
+                    } catch (ExecutorException e) {
+                        report(new InstanceReport.Lost(id, e.getMessage(), clock.instant())); // one torn file loses one instance
+                        return;
+                    }
                     if (!sameLaunch(instance, handle)) {
                         report(new InstanceReport.Lost(id, "no such simulated instance in " + SimulatedExecutorSettings.NAME
                                 + "/instances of the data directory (forgotten, or the directory was replaced)", clock.instant()));
-                    } else if (instance.ended()) {
-                        report(exited(id, instance));
                     } else {
-                        report(new InstanceReport.Running(id, handle(instance), clock.instant()));
-                        scheduleEnd(id, instance); // at its own time: past due, it ends now, as of then
+                        adoptOne(id, instance);
                     }
                 });
             }
         });
+    }
+
+    /**
+     * Reports the instance as it is and, while it runs, ends it at its time: one whose end passed while no executor
+     * watched it ended then, and is reported so. Call with the fence and {@code this} held.
+     */
+    private void adoptOne(InstanceId id, SimulatedInstance instance) {
+        if (!instance.ended() && !instance.dueAt().isAfter(clock.instant())) {
+            instance = instance.ended(instance.dueAt());
+            instances.save(id, instance);
+        }
+        if (instance.ended()) {
+            report(exited(id, instance));
+        } else {
+            report(new InstanceReport.Running(id, handle(instance), clock.instant()));
+            scheduleEnd(id, instance);
+        }
     }
 
     @Override
@@ -224,8 +254,17 @@ final class SimulatedExecutor implements Executor {
                     return exited(id, ended);
                 }
             });
+        } catch (EpochFence.Fenced e) {
+            return; // a newer leader's executor ends it
         } catch (ExecutorException e) {
-            return; // fenced: a newer leader's executor ends it
+            // The fence's file or the instance's could not be read or written: tried again, not lost.
+            LOG.warn("could not end simulated instance {} (trying again in 1 s): {}", id, e.getMessage());
+            synchronized (this) {
+                if (!closed && !ends.containsKey(id)) {
+                    ends.put(id, timer.schedule(() -> end(id, token, due), 1, TimeUnit.SECONDS));
+                }
+            }
+            return;
         }
         if (report != null) {
             listenerAccept(report);

@@ -26,10 +26,19 @@ record SimulatedInstance(String token, String node, Instant startedAt, long runM
         return endedAt != null;
     }
 
-    /** Told to stop now, with {@code grace}; acknowledging after {@code ack}. A second stop keeps the first one's times. */
+    /**
+     * Told to stop now, with {@code grace}; acknowledging after {@code ack}. A second stop changes nothing unless it
+     * ends the instance sooner (a stop without grace period after a reclaim's notice kills it at once).
+     */
     SimulatedInstance stopped(Instant at, Duration grace, Duration ack, String reason) {
-        return stopAt != null ? this : new SimulatedInstance(token, node, startedAt, runMillis, exitCode, at, grace.toMillis(), ack.toMillis(), reason, null, 0,
+        SimulatedInstance stop = new SimulatedInstance(token, node, startedAt, runMillis, exitCode, at, grace.toMillis(), ack.toMillis(), reason, null, 0,
                 false);
+        return stopAt == null || stop.stopEnd().isBefore(stopEnd()) ? stop : this;
+    }
+
+    /** When a stop ends it: acknowledged, or killed when its grace period ends. */
+    private Instant stopEnd() {
+        return stopAt.plusMillis(Math.min(ackMillis, graceMillis));
     }
 
     /** When it ends, unless something else ends it first: by itself, or on a stop (acknowledged, or killed at the end of its grace). */
@@ -38,7 +47,7 @@ record SimulatedInstance(String token, String node, Instant startedAt, long runM
         if (stopAt == null) {
             return byItself;
         }
-        Instant onStop = stopAt.plusMillis(Math.min(ackMillis, graceMillis));
+        Instant onStop = stopEnd();
         return onStop.isBefore(byItself) ? onStop : byItself;
     }
 

@@ -1,7 +1,6 @@
 package io.slipstream.executor.simulated;
 
 import io.slipstream.api.spec.Durations;
-import io.slipstream.api.spec.JobSpec;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -26,11 +25,11 @@ record SimulatedLabels(Duration duration, int exitCode) {
     }
 
     /**
-     * Why each of these labels is refused, by label key: a duration that is not one (or is 0), one longer than the
-     * job's {@code maxRuntime} (it would be timed out, never end as its label says), an exit code that is not one of
-     * 0-255. {@code job}: {@code null} when it is not known (at launch).
+     * Why each of these labels is refused, by label key: a duration that is not one (or is 0), one not shorter than the
+     * run's {@code maxRuntime} (it would be timed out, never end as its label says), an exit code that is not one of
+     * 0-255. {@code maxRuntime}: {@code null} when it is not known (at launch).
      */
-    static Map<String, String> refusals(Map<String, String> labels, JobSpec job) {
+    static Map<String, String> refusals(Map<String, String> labels, Duration maxRuntime) {
         Map<String, String> refused = new LinkedHashMap<>();
         String duration = labels.get(DURATION);
         if (duration != null) {
@@ -38,9 +37,9 @@ record SimulatedLabels(Duration duration, int exitCode) {
                 Duration parsed = Durations.parse(duration);
                 if (parsed.isZero()) {
                     refused.put(DURATION, "must be longer than 0 (examples: 500ms, 30s, 5m)");
-                } else if (job != null && job.maxRuntime() != null && parsed.compareTo(job.maxRuntime()) > 0) {
-                    refused.put(DURATION, "is longer than the job's maxRuntime (" + Durations.format(job.maxRuntime())
-                            + "): the run would be timed out, not end after " + duration);
+                } else if (maxRuntime != null && parsed.compareTo(maxRuntime) >= 0) {
+                    refused.put(DURATION, "must be shorter than the run's maxRuntime (" + Durations.format(maxRuntime)
+                            + ": its job's, or this installation's longest): the run would be timed out, not end after " + duration);
                 }
             } catch (IllegalArgumentException e) {
                 refused.put(DURATION, e.getMessage());

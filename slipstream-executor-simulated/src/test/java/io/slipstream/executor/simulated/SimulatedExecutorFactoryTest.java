@@ -63,4 +63,13 @@ class SimulatedExecutorFactoryTest {
         assertThat(problems.list()).extracting(p -> p.field()).contains("nodes[0].gpuModel", "nodes[1].gpuDevices", "simulated.defaultDuration",
                 "simulated.stopAcknowledgedAfter", "simulated.speed");
     }
+
+    @Test
+    void nodesAutoIsTheLocalExecutorsAndOneProblemHere() {
+        read("nodes: auto\n");
+        assertThat(problems.list()).singleElement().satisfies(problem -> {
+            assertThat(problem.field()).isEqualTo("nodes");
+            assertThat(problem.message()).isEqualTo("must be a list of node declarations");
+        });
+    }
 }

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -133,6 +134,50 @@ class SimulatedExecutorTest {
         assertThat(next(runs, InstanceReport.Running.class).at()).isEqualTo(T0.plusSeconds(180));
         after.terminate(runs, runsHandle, Duration.ZERO, "NodeLost: test");
         assertThat(next(runs, InstanceReport.Exited.class).exitCode()).as("no grace period: killed at once").isEqualTo(137);
+    }
+
+    @Test
+    void aSecondStopThatEndsItSoonerWinsAndNoGracePeriodKillsAtOnce() throws Exception {
+        SimulatedExecutor executor = executor(Duration.ofSeconds(20));
+        InstanceId id = instance("stopped-twice");
+        Map<String, String> handle = executor.launch(spec(id, Map.of()));
+        executor.terminate(id, handle, Duration.ofSeconds(60), "ReclaimedByQuotaOwner: test");
+        clock.advance(Duration.ofSeconds(2));
+        executor.terminate(id, handle, Duration.ZERO, "NodeLost: test");
+        InstanceReport.Exited exited = next(id, InstanceReport.Exited.class);
+        assertThat(exited.exitCode()).isEqualTo(137);
+        assertThat(exited.at()).isEqualTo(T0.plusSeconds(2));
+    }
+
+    /** A server that crashed after a launch, before it recorded it, launches again: the instance is adopted, and ends. */
+    @Test
+    void launchingAgainAfterACrashAdoptsTheInstanceAndEndsIt() throws Exception {
+        SimulatedExecutor before = executor(Duration.ofSeconds(1));
+        InstanceId id = instance("relaunched-after-crash");
+        LaunchSpec spec = spec(id, Map.of(SimulatedLabels.DURATION, "30s"));
+        Map<String, String> first = before.launch(spec);
+        before.close();
+        clock.advance(Duration.ofMinutes(1));
+        reports.clear();
+        seen.clear();
+
+        SimulatedExecutor after = executor(Duration.ofSeconds(1));
+        assertThat(after.launch(spec)).as("the same instance").isEqualTo(first);
+        assertThat(next(id, InstanceReport.Exited.class).at()).isEqualTo(T0.plusSeconds(30));
+    }
+
+    @Test
+    void portsRunOutWithAClearErrorNotAHang() {
+        SimulatedExecutor executor = executor(Duration.ofSeconds(1));
+        Set<Integer> taken = new java.util.HashSet<>();
+        for (int port = 1024; port <= 65_535; port++) {
+            taken.add(port);
+        }
+        taken.remove(40_000);
+        assertThat(executor.endpoint(instance("one"), "w", "main-0", "node-1", 1, taken).ports()).containsExactly(40_000);
+        taken.add(40_000);
+        assertThatThrownBy(() -> executor.endpoint(instance("two"), "w", "main-0", "node-1", 1, taken))
+                .isInstanceOf(ExecutorException.class).hasMessageContaining("no 1 free ports");
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.slipstream.executor.simulated;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.slipstream.api.spec.JobSpec;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -17,7 +16,9 @@ class SimulatedLabelsTest {
             slipstream.io/simulated-duration  | soon | 'soon' is not a duration
             slipstream.io/simulated-duration  | -5s  | is not a duration
             slipstream.io/simulated-duration  | 0s   | must be longer than 0
-            slipstream.io/simulated-duration  | 2h   | longer than the job's maxRuntime (1h)
+            slipstream.io/simulated-duration  | 2h   | must be shorter than the run's maxRuntime (1h
+            slipstream.io/simulated-duration  | 1h   | must be shorter than the run's maxRuntime (1h
+            slipstream.io/simulated-duration  | 999999999d | must be shorter than the run's maxRuntime
             slipstream.io/simulated-exit-code | 0    |
             slipstream.io/simulated-exit-code | 255  |
             slipstream.io/simulated-exit-code | 256  | from 0 to 255
@@ -25,18 +26,12 @@ class SimulatedLabelsTest {
             slipstream.io/simulated-exit-code | one  | from 0 to 255
             """)
     void refusesWhatIsNotADurationOrAnExitCode(String key, String value, String why) {
-        Map<String, String> refused = SimulatedLabels.refusals(Map.of(key, value, "team", "vision"), job(Duration.ofHours(1)));
+        Map<String, String> refused = SimulatedLabels.refusals(Map.of(key, value, "team", "vision"), Duration.ofHours(1));
         if (why == null) {
             assertThat(refused).isEmpty();
         } else {
             assertThat(refused).containsOnlyKeys(key);
             assertThat(refused.get(key)).contains(why);
         }
-    }
-
-    private static JobSpec job(Duration maxRuntime) {
-        var group = new io.slipstream.api.spec.NodeGroupSpec("main", 1, null, new io.slipstream.api.spec.Resources(1000, 1L << 30, 0, null),
-                java.util.List.of("train.py"), Map.of(), null, null, null);
-        return new JobSpec(0, null, null, null, maxRuntime, false, null, null, java.util.List.of(), null, java.util.List.of(group));
     }
 }

@@ -11,7 +11,8 @@ import java.util.Map;
 public interface ExecutorRefusals {
     Map<String, String> ofJob(JobSpec job);
 
-    Map<String, String> ofLabels(Map<String, String> labels, JobSpec job);
+    /** @param maxRuntime the longest the run may run (its job's, else the installation's) */
+    Map<String, String> ofLabels(Map<String, String> labels, java.time.Duration maxRuntime);
 
     /** Refuses nothing. */
     ExecutorRefusals NONE = new ExecutorRefusals() {
@@ -21,7 +22,7 @@ public interface ExecutorRefusals {
         }
 
         @Override
-        public Map<String, String> ofLabels(Map<String, String> labels, JobSpec job) {
+        public Map<String, String> ofLabels(Map<String, String> labels, java.time.Duration maxRuntime) {
             return Map.of();
         }
     };
@@ -34,8 +35,8 @@ public interface ExecutorRefusals {
             }
 
             @Override
-            public Map<String, String> ofLabels(Map<String, String> labels, JobSpec job) {
-                return executor.labelRefusals(labels, job);
+            public Map<String, String> ofLabels(Map<String, String> labels, java.time.Duration maxRuntime) {
+                return executor.labelRefusals(labels, maxRuntime);
             }
         };
     }

@@ -133,11 +133,11 @@ public final class RunFactory {
         throwNamedByOverrides(found, spec, origin, origin.overrides().isEmpty() ? "the job is invalid" : "the job with these overrides is invalid");
     }
 
-    /** What the executor refuses of the run's labels: named as the run's own ({@code labels.KEY}) or its job's. */
+    /** What the executor refuses of the run's labels: named as the run's own ({@code labels.KEY}) or its job's ({@code metadata.labels.KEY}). */
     private void checkLabels(JobSpec spec, RunOrigin origin, RunOrigin given) {
         Problems problems = new Problems();
-        refusals.ofLabels(origin.labels(), spec).forEach((key, why) -> problems.add(
-                given.labels().containsKey(key) ? "labels." + key : "job's metadata.labels." + key, why));
+        refusals.ofLabels(origin.labels(), limits.maxRuntimeOf(spec)).forEach((key, why) -> problems.add(
+                given.labels().containsKey(key) ? "labels." + key : "metadata.labels." + key, why));
         problems.throwIfAny("the run's labels are invalid");
     }
 

@@ -183,7 +183,7 @@ public final class DocumentService {
             }
             // The executor judges the job as it would run it: a group's shape stands for its resources.
             refusals.ofJob(withKnownShapesResolved(tx, job)).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
-            refusals.ofLabels(document.metadata().labels(), job).forEach((key, why) -> problems.add(prefix + "metadata.labels." + key, why));
+            refusals.ofLabels(document.metadata().labels(), limits.maxRuntimeOf(job)).forEach((key, why) -> problems.add(prefix + "metadata.labels." + key, why));
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);

@@ -92,7 +92,11 @@ class SimulatedRunTest {
                   nodeGroups: [{name: main, resources: {cpu: 1, memory: 1Gi}, command: [train]}]
                 """.formatted(DURATION));
         assertThat(applied.status()).isEqualTo(400);
-        assertThat(applied.text()).contains("metadata.labels." + DURATION).contains("longer than the job's maxRuntime");
+        assertThat(applied.text()).contains("metadata.labels." + DURATION).contains("must be shorter than the run's maxRuntime (1h");
+        // Without a maxRuntime of its own, a run is held to this installation's longest.
+        TestServer.Response beyond = submit("forever", 1, Map.of(DURATION, "999999999d"));
+        assertThat(beyond.status()).isEqualTo(400);
+        assertThat(beyond.text()).contains("labels." + DURATION).contains("must be shorter than the run's maxRuntime");
     }
 
     @Test
