@@ -279,5 +279,11 @@ class QuotaApiTest {
         assertThat(trapped.headers().allValues("Warning")).singleElement().asString().startsWith("299 slipstream \"this run cannot start even with")
                 .contains("ExceedsGuarantee").contains("more than its quota guarantees");
         server.post("/api/v1/runs/" + trapped.json().get("id").asString() + "/cancel", dana, "{}");
+        // The check runs on the quotas as they are now, not as they were at the last check.
+        assertThat(server.post("/api/v1/apply", admin, quota("team-d", "train", "{min: {cpu: 8, memory: 8Gi, gpu: 8}}")).status()).isEqualTo(200);
+        Response fits = server.post("/api/v1/runs", dana, job.formatted("over-quota", "\"quota\": \"train\",", 1, 6));
+        assertThat(fits.status()).as(fits.text()).isEqualTo(201);
+        assertThat(fits.headers().allValues("Warning")).as("the quota grew").isEmpty();
+        server.post("/api/v1/runs/" + fits.json().get("id").asString() + "/cancel", dana, "{}");
     }
 }
