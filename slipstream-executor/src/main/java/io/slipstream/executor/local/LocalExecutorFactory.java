@@ -2,9 +2,7 @@ package io.slipstream.executor.local;
 
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.FieldReader;
-import io.slipstream.api.spec.Names;
 import io.slipstream.api.spec.Resources;
-import io.slipstream.api.spec.SpecReader;
 import io.slipstream.executor.ConfigValues;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
@@ -26,8 +24,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
