@@ -128,9 +128,10 @@ public final class SlipstreamServer implements AutoCloseable {
                             .withTick(config.tickInterval()).withRunTokens(runTokens).withSecrets(secrets).withShared(progress, queue)
                             .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;
+            var refusals = io.slipstream.server.control.ExecutorRefusals.of(leading);
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
-                    io.slipstream.server.control.ExecutorRefusals.of(leading), secrets);
-            RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), io.slipstream.server.control.ExecutorRefusals.of(leading));
+                    refusals, secrets);
+            RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), refusals);
             RunService runs = new RunService(store, documents, control, runFactory, clock, leading::nodes, executor.nodesMayGrow());
             metrics.readFrom(() -> LiveSnapshot.read(store, leading.nodes()), control::lastCycleAt,
                     () -> control.status().role() == LeaderElection.Role.LEADER);

@@ -3,8 +3,7 @@ package io.slipstream.executor.simulated;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.codec.Json;
-import io.slipstream.api.run.InstanceId;
-import io.slipstream.executor.BaseExecutorContractTest;
+import io.slipstream.executor.NoCommandsExecutorContractTest;
 import io.slipstream.executor.Executor;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * skipped; the life cycle is not (one launch per instance, find, adopt after a restart, terminate with 143 after a
  * notice and 137 without a grace period, the epoch fence, forget, endpoints, unknown nodes).
  */
-class SimulatedExecutorContractTest extends BaseExecutorContractTest {
+class SimulatedExecutorContractTest extends NoCommandsExecutorContractTest {
     @TempDir
     Path dataDir;
 
@@ -59,32 +58,7 @@ class SimulatedExecutorContractTest extends BaseExecutorContractTest {
     }
 
     @Override
-    protected boolean runsCommands() {
-        return false;
-    }
-
-    @Override
-    protected boolean seesNoticeAcknowledgement() {
-        return false;
-    }
-
-    @Override
-    protected boolean readsProgressFile() {
-        return false;
-    }
-
-    @Override
     protected String identityKey() {
         return "simulated";
-    }
-
-    /** Never used: the tests that block an instance on a gate need a command that runs. */
-    @Override
-    protected String gate(InstanceId id) {
-        return "no-gate";
-    }
-
-    @Override
-    protected void openGate(InstanceId id) {
     }
 }

@@ -2,8 +2,7 @@ package io.slipstream.executor.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.slipstream.api.run.InstanceId;
-import io.slipstream.executor.BaseExecutorContractTest;
+import io.slipstream.executor.NoCommandsExecutorContractTest;
 import io.slipstream.executor.Executor;
 import java.time.Clock;
 import java.util.Map;
@@ -12,7 +11,7 @@ import java.util.Map;
  * The fake, as server tests would use it unsteered ({@link FakeExecutor.Mode#LIFELIKE}), held to the Executor contract.
  * It runs no commands ({@link #runsCommands()}): the tests of what a command does are skipped, the life cycle is not.
  */
-class FakeExecutorContractTest extends BaseExecutorContractTest {
+class FakeExecutorContractTest extends NoCommandsExecutorContractTest {
     private final FakeExecutor.Cluster cluster = new FakeExecutor.Cluster(2, 4);
 
     @Override
@@ -31,32 +30,7 @@ class FakeExecutorContractTest extends BaseExecutorContractTest {
     }
 
     @Override
-    protected boolean runsCommands() {
-        return false;
-    }
-
-    @Override
-    protected boolean seesNoticeAcknowledgement() {
-        return false;
-    }
-
-    @Override
-    protected boolean readsProgressFile() {
-        return false;
-    }
-
-    @Override
     protected String identityKey() {
         return "fake";
-    }
-
-    /** Never used: the tests that block an instance on a gate need a command that runs. */
-    @Override
-    protected String gate(InstanceId id) {
-        return "no-gate";
-    }
-
-    @Override
-    protected void openGate(InstanceId id) {
     }
 }

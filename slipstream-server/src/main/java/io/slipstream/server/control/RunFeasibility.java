@@ -8,7 +8,9 @@ import io.slipstream.scheduler.ClusterState;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
+import io.slipstream.scheduler.QuotaState;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.store.StoredDocument;
 import java.util.List;
@@ -48,23 +50,21 @@ public final class RunFeasibility {
     /**
      * The idle cluster of these nodes and quotas, made again only when they change: made for every submission, from
      * thousands of nodes, it was a third of a submission's time and held the store's transaction meanwhile. A cycle
-     * leaves the state it runs on as it found it ({@link ClusterState}), so one serves every check. Guarded by the class.
+     * leaves the state it runs on as it found it ({@link ClusterState}), so one serves every check. Compared by what
+     * the quotas say, not by their versions: two stores in one process (tests) number theirs alike. Guarded by the class.
      */
     private static IdleCluster idle;
 
-    private record IdleCluster(List<NodeInfo> nodes, List<Object> quotaVersions, ClusterState state) {
+    private record IdleCluster(List<NodeInfo> nodes, List<QuotaState> quotas, ClusterState state) {
     }
 
-    private static ClusterState idleCluster(List<NodeInfo> nodes, List<StoredDocument> quotas) {
-        List<Object> versions = new java.util.ArrayList<>(quotas.size() * 2);
-        for (StoredDocument quota : quotas) {
-            versions.add(quota.document().workspace() + "/" + quota.document().name());
-            versions.add(quota.version());
-        }
+    private static ClusterState idleCluster(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments) {
+        ClusterSnapshot snapshot = SnapshotBuilder.build(List.of(), Set.of(), quotaDocuments, List.of(), Map.of(), Set.of());
+        List<QuotaState> quotas = snapshot.quotas();
         // The executor hands the same node list until its nodes change: compared by identity first.
-        if (idle == null || !(idle.nodes == nodes || idle.nodes.equals(nodes)) || !idle.quotaVersions.equals(versions)) {
-            ClusterSnapshot snapshot = SnapshotBuilder.build(nodes, Set.of(), quotas, List.of(), Map.of(), Set.of());
-            idle = new IdleCluster(nodes, versions, new ClusterState(snapshot.nodes(), snapshot.quotas()));
+        if (idle == null || !(idle.nodes == nodes || idle.nodes.equals(nodes)) || !idle.quotas.equals(quotas)) {
+            List<NodeState> states = SnapshotBuilder.build(nodes, Set.of(), List.of(), List.of(), Map.of(), Set.of()).nodes();
+            idle = new IdleCluster(nodes, quotas, new ClusterState(states, quotas));
         }
         return idle.state;
     }
