@@ -38,7 +38,12 @@ public interface RunReads {
 
     Optional<InstanceRecord> instance(InstanceId id);
 
-    /** The instances of the current attempt of every run that is not in a final state, by run, then rank. */
+    /**
+     * The instances of the current attempt of every run that is not in a final state, by run, then rank. A store may
+     * look only at the runs that hold resources ({@link io.slipstream.api.run.RunState#holdsResources}) when every
+     * active run's state is one it knows: a queued run has none of its current attempt (admission creates them as the
+     * run leaves {@code QUEUED}, and a requeue begins a new attempt).
+     */
     List<InstanceRecord> instancesOfActiveRuns();
 
     /** Instances not in a final state, of any run. */

@@ -9,6 +9,7 @@ import io.slipstream.model.RunRecord;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
@@ -653,6 +654,35 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         assertThat(store.runs().downNodes()).containsOnlyKeys("node-1");
     }
 
+    /** A store may keep what it read of the active runs (a cache): each read still shows every change committed since. */
+    @Test
+    void theActiveRunsShowEveryChangeSinceTheLastRead() {
+        JobSpec spec = aJob("kept").spec();
+        RunRecord keyed = createRun(RunRecord.queued(RunId.newFor("kept"), "team-a", "kept", 1, spec,
+                new RunOrigin(Map.of(), null, "key-kept", "alice"), T0));
+        RunRecord other = createRun(queuedRun("kept", "team-a", T0.plusSeconds(1)));
+        assertThat(store.runs().active()).containsExactly(keyed, other);
+
+        RunRecord starting = store.write(tx -> tx.updateRun(other.moveTo(RunState.STARTING, "Admitted", T0.plusSeconds(2))));
+        store.commit(tx -> tx.releaseIdempotencyKey(keyed.id())); // the one change that is not an update of the run
+        RunRecord third = createRun(queuedRun("kept", "team-a", T0.plusSeconds(3)));
+        List<RunRecord> active = store.runs().active();
+        assertThat(active).extracting(RunRecord::id).containsExactly(keyed.id(), other.id(), third.id());
+        assertThat(active.get(0).origin()).isEqualTo(keyed.origin().withoutIdempotencyKey());
+        assertThat(active.subList(1, 3)).containsExactly(starting, third);
+
+        store.write(tx -> tx.updateRun(starting.moveTo(RunState.FAILED, "x", T0.plusSeconds(4))));
+        // A transaction that is rolled back leaves nothing a later read shows, even at the version it would have written.
+        assertThatThrownBy(() -> store.write(tx -> {
+            tx.updateRun(third.moveTo(RunState.CANCELLED, "Cancelled", T0.plusSeconds(5)));
+            throw new IllegalStateException("rolled back");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThat(store.runs().active()).extracting(RunRecord::id).containsExactly(keyed.id(), third.id());
+        RunRecord running = store.write(tx -> tx.updateRun(third.moveTo(RunState.STARTING, "Admitted", T0.plusSeconds(6))));
+        assertThat(store.runs().active()).extracting(RunRecord::id, RunRecord::state, RunRecord::version)
+                .containsExactly(tuple(keyed.id(), RunState.QUEUED, keyed.version()), tuple(running.id(), RunState.STARTING, running.version()));
+    }
+
     @Test
     void aRunsOriginRoundTripsAndItsIdempotencyKeyIsUniquePerWorkspace() {
         JobSpec spec = aJob("keyed").spec();
@@ -811,9 +841,12 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         assertThat(store.runs().instance(first.id())).contains(done);
         assertThat(done.handle()).containsEntry("pid", "42");
         assertThat(store.runs().activeInstances()).extracting(InstanceRecord::id).containsExactly(second.id());
+        // As the server does: a run has instances of its attempt once admitted (a store may rely on it, RunReads says).
+        RunRecord starting = store.write(tx -> tx.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)));
+        assertThat(store.runs().active()).containsExactly(starting);
         assertThat(store.runs().instancesOfActiveRuns()).extracting(InstanceRecord::id).containsExactly(first.id(), second.id());
 
-        RunRecord finished = store.write(tx -> tx.updateRun(tx.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)).moveTo(RunState.FAILED, "x", T0)));
+        RunRecord finished = store.write(tx -> tx.updateRun(starting.moveTo(RunState.FAILED, "x", T0)));
         assertThat(finished.state()).isEqualTo(RunState.FAILED);
         assertThat(store.runs().instancesOfActiveRuns()).isEmpty();
     }
@@ -1289,6 +1322,22 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         sql("UPDATE documents SET schema_version = 0");
         store.write(tx -> tx.updateDocument(workspace("team-a", "alice"), stored.version(), T0));
         assertThat(sqlLong("SELECT schema_version FROM documents WHERE name = 'team-a'")).isEqualTo(io.slipstream.api.spec.StoredFormat.CURRENT);
+    }
+
+    /**
+     * A run in a state this server lacks (a newer server's) keeps its instances among the active runs' (the loop keeps
+     * their nodes held), also where the store reads the instances of the runs that hold resources by their state.
+     */
+    @Test
+    void theInstancesOfARunInAStateThisServerLacksAreStillAmongTheActiveRunsOnes() throws Exception {
+        RunRecord run = createRun(queuedRun("newer", "team-a", T0));
+        RunRecord starting = store.write(tx -> tx.updateRun(run.moveTo(RunState.STARTING, "Admitted", T0)));
+        InstanceId instance = new InstanceId(run.id(), 1, 0);
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(instance, "main", 0, "node-1", List.of()))));
+        assertThat(store.runs().active()).containsExactly(starting);
+        sql("UPDATE runs SET state = 'PAUSED', version = version + 1 WHERE id = '" + run.id() + "'"); // as a newer server writes it
+        assertThat(store.runs().active()).isEmpty(); // unreadable here
+        assertThat(store.runs().instancesOfActiveRuns()).extracting(InstanceRecord::id).containsExactly(instance);
     }
 
     /** A table: each way a run's row can become unreadable, and what every read then does. */

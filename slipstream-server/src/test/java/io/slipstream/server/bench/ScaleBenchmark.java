@@ -206,6 +206,7 @@ class ScaleBenchmark {
         row.put("cycles", (int) cycles);
         row.put("cycleMeanMillis", round((value(CYCLE_SUM, after) - value(CYCLE_SUM, before)) / cycles * 1000));
         row.put("cycleMaxMillisRecent", round(value(CYCLE_MAX, after) * 1000));
+        row.put("quietCycleMeanMillis", quietCycleMillis(server, admin));
         row.put("apiWithTheRestQueued", apiLatencies(server, admin));
         System.gc();
         row.put("heapAfterFullGcMB", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
@@ -214,6 +215,25 @@ class ScaleBenchmark {
         System.out.printf(Locale.ROOT, "burst: %d runs submitted in %.1f s (%.0f/s); %d running after %.1f s%n", BURST_RUNS, submitSeconds,
                 BURST_RUNS / submitSeconds, running, fitSeconds);
         return row;
+    }
+
+    /**
+     * The mean of five cycles with the rest of the burst queued and nothing submitted: what a cycle costs with that many
+     * runs waiting (each reads them, steps them, and schedules them again).
+     */
+    private static double quietCycleMillis(TestServer server, String admin) throws InterruptedException {
+        String before = metrics(server, admin);
+        double start = value(CYCLE_COUNT, before);
+        long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+        String after = before;
+        while (value(CYCLE_COUNT, after) < start + 5) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("fewer than five cycles in five minutes");
+            }
+            Thread.sleep(500); // polling with a deadline
+            after = metrics(server, admin);
+        }
+        return round((value(CYCLE_SUM, after) - value(CYCLE_SUM, before)) / (value(CYCLE_COUNT, after) - start) * 1000);
     }
 
     /** Posts every body from {@link #CLIENTS} clients; returns the seconds it took. */

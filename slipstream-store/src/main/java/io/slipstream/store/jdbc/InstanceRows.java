@@ -14,6 +14,7 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.InstanceUsage;
 import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.LaunchFailure;
 import io.slipstream.store.ConflictException;
@@ -77,6 +78,24 @@ final class InstanceRows {
                 .map(InstanceRows::instance)
                 .list();
     }
+
+    /**
+     * {@link #ofActiveRuns} where every active run's state is one this build knows: only the runs that hold resources
+     * are looked at, by their own index. A queued run has no instances of its current attempt (admission writes them
+     * as the run leaves {@code QUEUED}; a requeue begins a new attempt), and with a hundred thousand queued, reading
+     * every active run's row to join it was a third of a control cycle.
+     */
+    static List<InstanceRecord> ofRunsHoldingResources(Handle h) {
+        return h.createQuery("SELECT i.* FROM instances i JOIN runs r ON r.id = i.run_id AND r.attempt = i.attempt "
+                        + "WHERE r.state IN (<holding>) ORDER BY i.run_id, i.instance_rank")
+                .bindList("holding", HOLDING)
+                .map(InstanceRows::instance)
+                .list();
+    }
+
+    /** The states in which a run holds resources, which are the active states but {@code QUEUED}. */
+    private static final List<String> HOLDING = Arrays.stream(RunState.values())
+            .filter(RunState::holdsResources).map(Enum::name).toList();
 
     static List<InstanceRecord> active(Handle h) {
         return h.createQuery("SELECT * FROM instances WHERE active = TRUE ORDER BY run_id, attempt, instance_rank")

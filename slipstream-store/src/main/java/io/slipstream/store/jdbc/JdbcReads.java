@@ -13,8 +13,18 @@ final class JdbcReads implements StoreReads {
     private final CredentialReads credentials;
     private final UsageReads usage;
 
+    /** A transaction's reads. */
     JdbcReads(Handles handles, UnreadableRows unreadable) {
-        this.runs = new JdbcRuns(handles, unreadable);
+        this(new JdbcRuns(handles, unreadable), handles, unreadable);
+    }
+
+    /** A store's own reads, each on a handle of its own: committed rows only, so the active runs may be kept between reads. */
+    JdbcReads(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows) {
+        this(new JdbcRuns(handles, unreadable, activeRows), handles, unreadable);
+    }
+
+    private JdbcReads(JdbcRuns runs, Handles handles, UnreadableRows unreadable) {
+        this.runs = runs;
         this.documents = new JdbcDocuments(handles, unreadable);
         this.credentials = new JdbcCredentials(handles);
         this.usage = new JdbcUsage(handles);

@@ -14,15 +14,33 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
+import org.jdbi.v3.core.Handle;
 
 /** {@link RunReads} over {@link RunRows}, {@link InstanceRows}, {@link EventRows}, {@link ScheduleRows} and {@link NodeDownRows}. */
 final class JdbcRuns implements RunReads {
     private final Handles handles;
     private final UnreadableRows unreadable;
+    private final Function<Handle, List<RunRow>> activeRows;
+    private final Function<Handle, List<InstanceRecord>> instancesOfActiveRuns;
 
+    /** A transaction's reads: every row as it is in the transaction. */
     JdbcRuns(Handles handles, UnreadableRows unreadable) {
+        this(handles, unreadable, RunRows::active, InstanceRows::ofActiveRuns);
+    }
+
+    /** A store's own reads (committed rows only), with the active runs kept between reads by {@code activeRows}. */
+    JdbcRuns(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows) {
+        this(handles, unreadable, activeRows::read,
+                h -> activeRows.statesKnown() ? InstanceRows.ofRunsHoldingResources(h) : InstanceRows.ofActiveRuns(h));
+    }
+
+    private JdbcRuns(Handles handles, UnreadableRows unreadable, Function<Handle, List<RunRow>> activeRows,
+            Function<Handle, List<InstanceRecord>> instancesOfActiveRuns) {
         this.handles = handles;
         this.unreadable = unreadable;
+        this.activeRows = activeRows;
+        this.instancesOfActiveRuns = instancesOfActiveRuns;
     }
 
     @Override
@@ -42,7 +60,7 @@ final class JdbcRuns implements RunReads {
 
     @Override
     public List<RunRecord> active() {
-        return unreadable.readableRuns(handles.with(RunRows::active));
+        return unreadable.readableRuns(handles.with(activeRows));
     }
 
     @Override
@@ -67,7 +85,7 @@ final class JdbcRuns implements RunReads {
 
     @Override
     public List<InstanceRecord> instancesOfActiveRuns() {
-        return handles.with(InstanceRows::ofActiveRuns);
+        return handles.with(instancesOfActiveRuns);
     }
 
     @Override

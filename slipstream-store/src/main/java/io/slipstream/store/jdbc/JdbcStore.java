@@ -33,7 +33,7 @@ public final class JdbcStore implements Store {
     JdbcStore(HikariDataSource dataSource, boolean singleProcess, Transactions transactions) {
         this.dataSource = dataSource;
         this.transactions = transactions;
-        this.reads = new JdbcReads(transactions::withHandle, unreadable);
+        this.reads = new JdbcReads(transactions::withHandle, unreadable, new ActiveRunRows());
         this.leases = new JdbcLeases(transactions, singleProcess);
     }
 

@@ -3,9 +3,10 @@ package io.slipstream.store.jdbc;
 import com.zaxxer.hikari.HikariDataSource;
 import io.slipstream.store.StoreFiles;
 import io.slipstream.store.jdbc.h2.EmbeddedH2;
-import io.slipstream.store.jdbc.h2.H2NewestChunk;
+import io.slipstream.store.jdbc.h2.H2GroupCommit;
 import io.slipstream.store.jdbc.h2.OneWriterAtATime;
 import java.nio.file.Path;
+import java.util.function.LongConsumer;
 
 /** How a {@link JdbcStore} is opened: its pool, its schema brought up to date, and what an H2 file in this process needs. */
 final class Opening {
@@ -23,13 +24,13 @@ final class Opening {
         HikariDataSource dataSource = ConnectionPool.open(url, user, password);
         try {
             Migrations.apply(dataSource, url, user, password);
-            // an H2 file in this process (the embedded store, or one configured by URL): each commit must be found again
-            // after a crash (H2NewestChunk), and so must the indexes of what did not commit (OneWriterAtATime)
+            // an H2 file in this process: each commit must be found again after a crash (H2NewestChunk), and so must
+            // the indexes of what did not commit (OneWriterAtATime); commits are written in groups (H2GroupCommit)
             boolean h2File = singleProcess || url.startsWith("jdbc:h2:file:");
-            Runnable committed = h2File ? H2NewestChunk.of(dataSource)::afterCommit : () -> { };
-            committed.run(); // the migrations' commits too
-            return new JdbcStore(dataSource, singleProcess, new Transactions(dataSource, committed,
-                    h2File ? OneWriterAtATime.of(dataSource) : null, !ConnectionPool.timeoutInSession(url)));
+            OneWriterAtATime writer = h2File ? OneWriterAtATime.of(dataSource) : null;
+            LongConsumer afterCall = h2File ? H2GroupCommit.of(dataSource, writer)::afterCall : session -> { };
+            afterCall.accept(0); // the migrations' commits too
+            return new JdbcStore(dataSource, singleProcess, new Transactions(dataSource, afterCall, writer, !ConnectionPool.timeoutInSession(url)));
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -40,7 +41,7 @@ final class Opening {
     static StoreFiles embeddedFiles(Path dataDir) {
         return EmbeddedH2.files(EmbeddedH2.directory(dataDir), url -> {
             HikariDataSource dataSource = ConnectionPool.readOnly(url, "sa", "");
-            return new JdbcStore(dataSource, true, new Transactions(dataSource, () -> { }, null, true));
+            return new JdbcStore(dataSource, true, new Transactions(dataSource, session -> { }, null, true));
         });
     }
 }

@@ -145,8 +145,11 @@ final class RunRows {
         return q.map(RunRows::run).list();
     }
 
+    /** The runs not in a final state, oldest first. */
+    static final String ACTIVE = "SELECT * FROM runs WHERE active = TRUE ORDER BY created_at, id";
+
     static List<RunRow> active(Handle h) {
-        return h.createQuery("SELECT * FROM runs WHERE active = TRUE ORDER BY created_at, id").map(RunRows::run).list();
+        return h.createQuery(ACTIVE).map(RunRows::run).list();
     }
 
     static RunRecord update(Handle h, RunRecord run) {
@@ -164,8 +167,12 @@ final class RunRows {
         return next;
     }
 
+    /**
+     * Read as a writer reads ({@code FOR UPDATE}): a repeated request is answered with the run found here, and that
+     * answer acknowledges it, so where commits are written in groups (the embedded H2) it waits until the run is.
+     */
     static Optional<RunRow> findByIdempotencyKey(Handle h, String workspace, String key) {
-        return h.createQuery("SELECT * FROM runs WHERE workspace = :workspace AND idempotency_key = :key")
+        return h.createQuery("SELECT * FROM runs WHERE workspace = :workspace AND idempotency_key = :key FOR UPDATE")
                 .bind("workspace", workspace)
                 .bind("key", key)
                 .map(RunRows::run)
@@ -216,7 +223,7 @@ final class RunRows {
     }
 
     /** A run's row, read or with why it cannot be (what it tells beside that: its id, workspace, job, state, creation). */
-    private static RunRow run(ResultSet rs, StatementContext ctx) throws SQLException {
+    static RunRow run(ResultSet rs, StatementContext ctx) throws SQLException {
         try {
             return new RunRow.Readable(readRun(rs));
         } catch (RuntimeException e) {

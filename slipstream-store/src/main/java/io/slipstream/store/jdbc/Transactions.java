@@ -2,6 +2,7 @@ package io.slipstream.store.jdbc;
 
 import io.slipstream.store.jdbc.h2.OneWriterAtATime;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -13,22 +14,23 @@ import org.jdbi.v3.core.statement.SqlStatements;
  * {@link TransactionHandle}) until it returns (committed) or throws (rolled back); {@link #withHandle} runs the
  * statements of one read on a handle of their own, in autocommit. A transaction is never joined: while a thread is in
  * one, this store's other calls on that thread are refused ({@link IllegalStateException}), as the Store's contract
- * says. After each commit, before it is acknowledged, {@code committed} runs (the embedded H2's {@code H2NewestChunk};
- * nothing elsewhere); where writes are one at a time ({@link OneWriterAtATime}) the writer is let go once the
- * transaction or the statement has ended. Failures come out in the SPI's terms ({@link SqlErrors}).
+ * says. Where writes are one at a time ({@link OneWriterAtATime}) the writer is let go once the transaction or the
+ * statement has ended; then {@code afterCall} runs before the call returns (the embedded H2's {@code H2GroupCommit},
+ * which returns once what the call wrote or could have read is in the file; nothing elsewhere). Failures come out in the SPI's terms ({@link SqlErrors}).
  */
 final class Transactions {
     private final Jdbi jdbi;
     /** Set while the thread is in one of this store's transactions: to refuse the store's other calls there, never to join them. */
     private final ThreadLocal<Boolean> inside = new ThreadLocal<>();
-    private final Runnable committed;
+    /** Given the call's writing session (0: none, or not counted), before its answer is returned. */
+    private final LongConsumer afterCall;
     /** An H2 file in this process: its writers, one at a time; {@code null} elsewhere. */
     private final OneWriterAtATime oneWriter;
 
     /** @param timeoutPerStatement whether each statement is given the timeout (not where the session has it: H2) */
-    Transactions(DataSource dataSource, Runnable committed, OneWriterAtATime oneWriter, boolean timeoutPerStatement) {
+    Transactions(DataSource dataSource, LongConsumer afterCall, OneWriterAtATime oneWriter, boolean timeoutPerStatement) {
         this.jdbi = Jdbi.create(dataSource);
-        this.committed = committed;
+        this.afterCall = afterCall;
         this.oneWriter = oneWriter;
         if (timeoutPerStatement) {
             jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) ConnectionPool.STATEMENT_TIMEOUT_S);
@@ -42,8 +44,10 @@ final class Transactions {
     <T> T inTransaction(Function<TransactionHandle, T> work) {
         requireOutside();
         inside.set(Boolean.TRUE);
+        T result;
+        long session = 0;
         try {
-            T result = jdbi.inTransaction(handle -> {
+            result = jdbi.inTransaction(handle -> {
                 TransactionHandle open = new TransactionHandle(handle);
                 try {
                     return work.apply(open);
@@ -51,28 +55,30 @@ final class Transactions {
                     open.end();
                 }
             });
-            committed.run();
-            return result;
         } catch (JdbiException e) {
             throw SqlErrors.translated(e);
         } finally {
             inside.remove();
-            leaveWriter(); // committed or rolled back
+            session = leaveWriter(); // committed or rolled back
         }
+        afterCall.accept(session);
+        return result;
     }
 
     /** The statements of one call, on a handle of their own, in autocommit. */
     <T> T withHandle(Function<Handle, T> work) {
         requireOutside();
+        T result;
+        long session = 0;
         try {
-            T result = jdbi.withHandle(work::apply);
-            committed.run();
-            return result;
+            result = jdbi.withHandle(work::apply);
         } catch (JdbiException e) {
             throw SqlErrors.translated(e);
         } finally {
-            leaveWriter();
+            session = leaveWriter();
         }
+        afterCall.accept(session);
+        return result;
     }
 
     private void requireOutside() {
@@ -82,10 +88,9 @@ final class Transactions {
         }
     }
 
-    private void leaveWriter() {
-        if (oneWriter != null) {
-            oneWriter.leave();
-        }
+    /** @return this thread's writing session ({@link OneWriterAtATime#leave}); 0: it changed nothing, or writers are not counted */
+    private long leaveWriter() {
+        return oneWriter == null ? 0 : oneWriter.leave();
     }
 
     /** The handle of one open transaction, until its work returns: each call's statements, failures in the SPI's terms. */

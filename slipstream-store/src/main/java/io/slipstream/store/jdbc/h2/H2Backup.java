@@ -33,7 +33,7 @@ final class H2Backup {
      * database file, as H2's {@code BACKUP TO} writes it), written to {@code target}. Not {@code BACKUP TO}: it writes a
      * chunk first, on this thread, while a write transaction may be half done, which {@link OneWriterAtATime} is there
      * to prevent (and waiting for the writer would stop every write for as long as the copy takes). Nothing needs
-     * writing first: each commit is in the file before it returns ({@code WRITE_DELAY=0}). The file is copied as H2's
+     * writing first: each commit is in the file before it is acknowledged ({@link H2GroupCommit}). The file is copied as H2's
      * backup does, with H2 writing new chunks at its end meanwhile; a chunk it is writing as the copy ends is cut
      * short in the copy, which then opens at the commit before it.
      */

@@ -48,6 +48,8 @@ public final class OneWriterAtATime implements StatementCustomizer {
     /** Fair: a lease renewal waits behind the writers queued before it, never for ever newer ones. */
     private final ReentrantLock writer = new ReentrantLock(true);
     private final String database;
+    /** Writing sessions begun, written under the writer lock. */
+    private volatile long sessions;
 
     private OneWriterAtATime(String database) {
         this.database = database;
@@ -77,24 +79,51 @@ public final class OneWriterAtATime implements StatementCustomizer {
      * @throws SQLTimeoutException if another writer held on past {@link #WAIT}, or the wait was interrupted
      */
     void enter() throws SQLTimeoutException {
+        enter(WAIT);
+    }
+
+    /** {@link #enter()}, waiting at most {@code wait}. */
+    void enter(Duration wait) throws SQLTimeoutException {
         if (writer.isHeldByCurrentThread()) {
             return;
         }
         try {
-            if (!writer.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new SQLTimeoutException("waited " + WAIT.toSeconds() + " s for the write transaction before this one on "
+            if (!writer.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new SQLTimeoutException("waited " + wait.toSeconds() + " s for the write transaction before this one on "
                         + database + " to end");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SQLTimeoutException("interrupted while waiting for the write transaction before this one on " + database);
         }
+        sessions++;
     }
 
-    /** Once the calling thread's transaction has committed or rolled back: the next writer may begin. */
-    public void leave() {
-        if (writer.isHeldByCurrentThread()) {
-            writer.unlock();
+    /**
+     * Makes the calling thread the writer, waiting as long as it takes (a group write of commits already made).
+     *
+     * @return its writing session's number: every session numbered before it has ended
+     */
+    long enterUninterruptibly() {
+        if (!writer.isHeldByCurrentThread()) {
+            writer.lock();
+            sessions++;
         }
+        return sessions;
+    }
+
+    /**
+     * Once the calling thread's transaction has committed or rolled back: the next writer may begin.
+     *
+     * @return the number of the calling thread's writing session (writers are numbered as they begin: 1, 2, ...), or 0
+     *         if it was not the writer (its transaction changed nothing)
+     */
+    public long leave() {
+        if (writer.isHeldByCurrentThread()) {
+            long mine = sessions;
+            writer.unlock();
+            return mine;
+        }
+        return 0;
     }
 }
