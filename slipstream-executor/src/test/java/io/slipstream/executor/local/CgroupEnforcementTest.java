@@ -325,8 +325,10 @@ class CgroupEnforcementTest {
         for (Map.Entry<List<Integer>, String> given : expected.entrySet()) {
             InstanceId id = newInstanceId();
             LaunchSpec base = spec(id, script, "100m", "64Mi");
+            // A probe gets its period to run, then is killed: 10 s, as the probe starts a dozen processes in the instance's
+            // namespaces (with 1 s, a loaded machine killed every try and the instance waited for it for ever).
             LaunchSpec spec = new LaunchSpec(id, base.name(), base.node(), given.getKey(), base.command(), Map.of(), null, null, null,
-                    new io.slipstream.api.spec.StartupProbe(List.of("sh", "-c", probe), 1, 30, 0), base.resources());
+                    new io.slipstream.api.spec.StartupProbe(List.of("sh", "-c", probe), 10, 5, 0), base.resources());
             Map<String, String> handle = launch(executor, spec);
             assertThat(waits.awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
             assertThat(InstanceWaits.log(executor, id, handle)).as("an instance given GPUs %s, and its probe", given.getKey())
