@@ -17,11 +17,12 @@ import org.h2.mvstore.MVStore;
  *
  * <p>How: H2 is told not to write at commit ({@code MVStore.setAutoCommitDelay(-1)}: no delay, no background writer
  * either; H2 then writes only when a transaction's changes outgrow its buffer, as before). A transaction commits in
- * memory, lets the writer go, and then waits in {@link #afterCall} until a chunk holds its commit: the first waiter
- * becomes the writer again (so no transaction is half done while the chunk is written: {@link OneWriterAtATime}'s
- * reason), writes one chunk with every commit made so far, points the header at it, and so answers every waiter whose
- * commit came before. The others meanwhile commit the next group. A commit is visible a moment before it is in the
- * file (as it was before, between H2's commit and its write; see {@link #afterCall}).
+ * memory and, as it leaves the writer, writes the chunk only if no other transaction waits to write (or the group is
+ * large, or its oldest commit has waited 3 ms); else the next writer to leave decides again. So the chunk is always
+ * written by the writer, with no transaction half done ({@link OneWriterAtATime}'s reason), holding every commit made
+ * so far; the header is pointed at it, and every commit it holds is answered ({@link #afterCall} waits until then).
+ * A commit is visible a moment before it is in the file (as it was before, between H2's commit and its write; see
+ * {@link #afterCall}).
  *
  * <p>A connection opened with the URL's {@code WRITE_DELAY=0} sets H2 back to writing at each commit (the pool opens
  * them): safe, and undone at the next group write.
@@ -29,12 +30,24 @@ import org.h2.mvstore.MVStore;
 public final class H2GroupCommit {
     /** H2's auto-commit delay for "never by time": H2 writes when told to, or when unwritten changes grow too large. */
     private static final int NO_DELAY_AND_NO_WRITER = -1;
+    /** A writer that leaves with others waiting writes the group anyway once it is this large... */
+    private static final int MOST_SESSIONS = 128;
+    /** ...or once its oldest commit has waited this long. */
+    private static final long LONGEST_WAIT_NANOS = 3_000_000;
+    /**
+     * How long a commit waits for a leaving writer to write it before it becomes the writer to write it itself: the
+     * writers after it may have given up waiting (a writer waits 3 s) or be one long transaction.
+     */
+    private static final long FALLBACK_NANOS = 50_000_000;
 
     private final MVStore store;
     private final OneWriterAtATime writer;
     private final H2NewestChunk newestChunk;
     /** Every change of the writing sessions numbered up to this ({@link OneWriterAtATime#leave}) is in the file. */
     private volatile long durable;
+    /** When the oldest session not yet written left (0: none waits); the writer's alone. */
+    private long waitingSince;
+    private final Object written = new Object();
     private final ReentrantLock writing = new ReentrantLock();
 
     private H2GroupCommit(MVStore store, OneWriterAtATime writer, H2NewestChunk newestChunk) {
@@ -42,6 +55,7 @@ public final class H2GroupCommit {
         this.writer = writer;
         this.newestChunk = newestChunk;
         store.setAutoCommitDelay(NO_DELAY_AND_NO_WRITER);
+        writer.beforeLeave(this::leaving);
     }
 
     /** Group commit for the H2 database behind {@code dataSource}, whose writers are {@code writer}'s. */
@@ -55,34 +69,80 @@ public final class H2GroupCommit {
     }
 
     /**
+     * Run by each writer as it leaves, still the writer (its transaction committed or rolled back, none other under
+     * way): it writes the group when no one waits to write after it (no later writer would), or when the group has
+     * grown large or waited long enough; else the next writer to leave decides again.
+     */
+    private void leaving(long session) {
+        if (durable >= session) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (waitingSince == 0) {
+            waitingSince = now;
+        }
+        if (!writer.othersWaiting() || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS) {
+            writeGroup(session);
+        }
+    }
+
+    /** Writes every commit made so far in one chunk; by the writer, whose session is {@code covered} (every earlier one has ended). */
+    private void writeGroup(long covered) {
+        try {
+            store.setAutoCommitDelay(NO_DELAY_AND_NO_WRITER); // a connection opened with the URL's WRITE_DELAY=0 set it back
+            store.commit();
+            newestChunk.afterCommit();
+        } catch (RuntimeException e) {
+            throw new StoreUnavailableException("the store could not write its file: " + e.getMessage(), e);
+        }
+        durable = covered;
+        waitingSince = 0;
+        synchronized (written) {
+            written.notifyAll();
+        }
+    }
+
+    /**
      * After each call of the store (a transaction, or a statement in autocommit): if it wrote, returns once what it
      * wrote is in the file. A read does not wait, though what it sees may not be in the file yet: an answer that
      * acknowledges a write from what a read found (a repeated submission answered with the run its idempotency key
      * finds) reads as a writer does ({@code FOR UPDATE}), so that what it found is written before it answers.
      *
      * @param session the call's writing session ({@link OneWriterAtATime#leave}); 0: it wrote nothing
+     * @throws StoreUnavailableException if the chunk holding it could not be written (nothing is acknowledged then)
      */
     public void afterCall(long session) {
         if (session == 0 || durable >= session) {
-            return; // a read; or a write that began after this call's commit took it along
+            return; // a read; or written as its writer left, or by a later one
         }
+        long deadline = System.nanoTime() + FALLBACK_NANOS;
+        synchronized (written) {
+            long left;
+            while (durable < session && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    written.wait(left / 1_000_000, (int) (left % 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        if (durable >= session) {
+            return;
+        }
+        // No writer wrote it in time: become the writer and write it. No timeout: the commit is made, and failing it
+        // would have a client repeat what is done; a store that cannot write fails instead.
         writing.lock();
         try {
-            if (durable >= session) {
-                return;
-            }
-            // No timeout: the commits to write are made, and failing them would have clients repeat what is done. A
-            // store that cannot write fails below instead (H2 stops: each waiter gets the failure, none an answer).
-            long covered = writer.enterUninterruptibly(); // this write's own session: every one before it has ended
-            try {
-                store.setAutoCommitDelay(NO_DELAY_AND_NO_WRITER);
-                store.commit();
-                newestChunk.afterCommit();
-                durable = covered;
-            } catch (RuntimeException e) {
-                throw new StoreUnavailableException("the store could not write its file: " + e.getMessage(), e);
-            } finally {
-                writer.leave();
+            if (durable < session) {
+                long own = writer.enterUninterruptibly();
+                try {
+                    if (durable < session) {
+                        writeGroup(own);
+                    }
+                } finally {
+                    writer.leave();
+                }
             }
         } finally {
             writing.unlock();

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 import java.util.regex.Pattern;
 import org.h2.engine.SessionLocal;
 import org.h2.jdbc.JdbcConnection;
@@ -50,6 +51,7 @@ public final class OneWriterAtATime implements StatementCustomizer {
     private final String database;
     /** Writing sessions begun, written under the writer lock. */
     private volatile long sessions;
+    private volatile LongConsumer beforeLeave = session -> { };
 
     private OneWriterAtATime(String database) {
         this.database = database;
@@ -121,9 +123,23 @@ public final class OneWriterAtATime implements StatementCustomizer {
     public long leave() {
         if (writer.isHeldByCurrentThread()) {
             long mine = sessions;
-            writer.unlock();
+            try {
+                beforeLeave.accept(mine);
+            } finally {
+                writer.unlock();
+            }
             return mine;
         }
         return 0;
+    }
+
+    /** Runs {@code hook} as each writer leaves, given its session, while it is still the writer ({@link H2GroupCommit}). */
+    void beforeLeave(LongConsumer hook) {
+        beforeLeave = hook;
+    }
+
+    /** Whether other transactions wait to become the writer (called by the writer). */
+    boolean othersWaiting() {
+        return writer.hasQueuedThreads();
     }
 }
