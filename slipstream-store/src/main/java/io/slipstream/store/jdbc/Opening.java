@@ -28,8 +28,12 @@ final class Opening {
             // the indexes of what did not commit (OneWriterAtATime); commits are written in groups (H2GroupCommit)
             boolean h2File = singleProcess || url.startsWith("jdbc:h2:file:");
             OneWriterAtATime writer = h2File ? OneWriterAtATime.of(dataSource) : null;
-            LongConsumer afterCall = h2File ? H2GroupCommit.of(dataSource, writer)::afterCall : session -> { };
-            afterCall.accept(0); // the migrations' commits too
+            H2GroupCommit groupCommit = h2File ? H2GroupCommit.of(dataSource, writer) : null;
+            LongConsumer afterCall = session -> { };
+            if (groupCommit != null) {
+                groupCommit.writeNow(); // the migrations' commits: the header pointed at their chunk
+                afterCall = groupCommit::afterCall;
+            }
             return new JdbcStore(dataSource, singleProcess, new Transactions(dataSource, afterCall, writer, !ConnectionPool.timeoutInSession(url)));
         } catch (RuntimeException e) {
             dataSource.close();

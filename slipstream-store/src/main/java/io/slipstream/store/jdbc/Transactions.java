@@ -46,6 +46,7 @@ final class Transactions {
         inside.set(Boolean.TRUE);
         T result;
         long session = 0;
+        RuntimeException failed = null;
         try {
             result = jdbi.inTransaction(handle -> {
                 TransactionHandle open = new TransactionHandle(handle);
@@ -56,10 +57,12 @@ final class Transactions {
                 }
             });
         } catch (JdbiException e) {
-            throw SqlErrors.translated(e);
+            throw failed = SqlErrors.translated(e);
+        } catch (RuntimeException e) {
+            throw failed = e;
         } finally {
             inside.remove();
-            session = leaveWriter(); // committed or rolled back
+            session = leave(failed); // committed or rolled back
         }
         afterCall.accept(session);
         return result;
@@ -70,12 +73,15 @@ final class Transactions {
         requireOutside();
         T result;
         long session = 0;
+        RuntimeException failed = null;
         try {
             result = jdbi.withHandle(work::apply);
         } catch (JdbiException e) {
-            throw SqlErrors.translated(e);
+            throw failed = SqlErrors.translated(e);
+        } catch (RuntimeException e) {
+            throw failed = e;
         } finally {
-            session = leaveWriter();
+            session = leave(failed);
         }
         afterCall.accept(session);
         return result;
@@ -88,9 +94,25 @@ final class Transactions {
         }
     }
 
-    /** @return this thread's writing session ({@link OneWriterAtATime#leave}); 0: it changed nothing, or writers are not counted */
-    private long leaveWriter() {
-        return oneWriter == null ? 0 : oneWriter.leave();
+    /**
+     * Lets the writer go, if this thread was it. A failure to write the group as it leaves is the call's, unless the
+     * call already failed: then it is kept with that failure, which is not hidden.
+     *
+     * @return the thread's writing session ({@link OneWriterAtATime#leave}); 0: it changed nothing, or writers are not counted
+     */
+    private long leave(RuntimeException failed) {
+        if (oneWriter == null) {
+            return 0;
+        }
+        try {
+            return oneWriter.leave();
+        } catch (RuntimeException e) {
+            if (failed == null) {
+                throw e;
+            }
+            failed.addSuppressed(e);
+            return 0;
+        }
     }
 
     /** The handle of one open transaction, until its work returns: each call's statements, failures in the SPI's terms. */

@@ -3,6 +3,7 @@ package io.slipstream.store.jdbc.h2;
 import io.slipstream.store.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 import org.h2.engine.SessionLocal;
@@ -81,19 +82,39 @@ public final class H2GroupCommit {
         if (waitingSince == 0) {
             waitingSince = now;
         }
-        if (!writer.othersWaiting() || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS) {
+        if (!writer.othersWaiting() || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS
+                || store.getUnsavedMemory() > store.getAutoCommitMemory() / 4) { // before H2 writes on a reader's thread
             writeGroup(session);
+        }
+    }
+
+    /** Writes every commit made so far, as the writer (after the schema's migrations: the header points at their chunk). */
+    public void writeNow() {
+        long own;
+        do {
+            own = writer.tryEnter(Duration.ofMillis(100)); // at open the writer is not taken for long
+        } while (own == 0);
+        try {
+            writeGroup(own);
+        } finally {
+            writer.leave();
         }
     }
 
     /** Writes every commit made so far in one chunk; by the writer, whose session is {@code covered} (every earlier one has ended). */
     private void writeGroup(long covered) {
+        // H2's file channel closes when a thread interrupted writes to it, and the store with it: not on this thread.
+        boolean interrupted = Thread.interrupted();
         try {
             store.setAutoCommitDelay(NO_DELAY_AND_NO_WRITER); // a connection opened with the URL's WRITE_DELAY=0 set it back
             store.commit();
             newestChunk.afterCommit();
         } catch (RuntimeException e) {
             throw new StoreUnavailableException("the store could not write its file: " + e.getMessage(), e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         durable = covered;
         waitingSince = 0;
@@ -130,18 +151,21 @@ public final class H2GroupCommit {
         if (durable >= session) {
             return;
         }
-        // No writer wrote it in time: become the writer and write it. No timeout: the commit is made, and failing it
-        // would have a client repeat what is done; a store that cannot write fails instead.
+        // No writer wrote it in time: become the writer and write it, looking again each millisecond whether another
+        // writer has. No timeout: the commit is made, and failing it would have a client repeat what is done; a
+        // store that cannot write fails instead.
         writing.lock();
         try {
-            if (durable < session) {
-                long own = writer.enterUninterruptibly();
-                try {
-                    if (durable < session) {
-                        writeGroup(own);
+            while (durable < session) {
+                long own = writer.tryEnter(Duration.ofMillis(1));
+                if (own != 0) {
+                    try {
+                        if (durable < session) {
+                            writeGroup(own);
+                        }
+                    } finally {
+                        writer.leave();
                     }
-                } finally {
-                    writer.leave();
                 }
             }
         } finally {

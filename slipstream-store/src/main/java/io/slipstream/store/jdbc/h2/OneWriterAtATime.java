@@ -34,7 +34,8 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
  *
  * <p>Not covered: H2 may also write a chunk on a reader's thread, when a query copies large text values into its
  * result (temporary LOB maps) and the changes not yet written exceed its auto-commit buffer (about 19 MB here); with
- * each commit written at once that buffer is near empty, and H2 has no setting to turn this off.
+ * commits written in groups of milliseconds ({@link H2GroupCommit}, which also writes one before a quarter of that
+ * buffer is used) it stays far below, and H2 has no setting to turn this off.
  */
 public final class OneWriterAtATime implements StatementCustomizer {
     /**
@@ -102,16 +103,29 @@ public final class OneWriterAtATime implements StatementCustomizer {
     }
 
     /**
-     * Makes the calling thread the writer, waiting as long as it takes (a group write of commits already made).
+     * Makes the calling thread the writer if it becomes free within {@code wait} (a group write of commits already made,
+     * which looks again at whether it is still needed between tries).
      *
-     * @return its writing session's number: every session numbered before it has ended
+     * @return its writing session's number (every session numbered before it has ended), or 0 if the writer stayed taken
      */
-    long enterUninterruptibly() {
-        if (!writer.isHeldByCurrentThread()) {
-            writer.lock();
-            sessions++;
+    long tryEnter(Duration wait) {
+        if (writer.isHeldByCurrentThread()) {
+            return sessions;
         }
-        return sessions;
+        boolean interrupted = Thread.interrupted(); // asked to stop: the commit it waits for is made, and is written first
+        try {
+            if (!writer.tryLock(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+                return 0;
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+            return 0;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return ++sessions;
     }
 
     /**
