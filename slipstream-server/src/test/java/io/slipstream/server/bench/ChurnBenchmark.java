@@ -1,5 +1,14 @@
 package io.slipstream.server.bench;
 
+import static io.slipstream.server.bench.ServerFigures.CYCLE_COUNT;
+import static io.slipstream.server.bench.ServerFigures.CYCLE_SUM;
+import static io.slipstream.server.bench.ServerFigures.metrics;
+import static io.slipstream.server.bench.ServerFigures.percentile;
+import static io.slipstream.server.bench.ServerFigures.residentMegabytes;
+import static io.slipstream.server.bench.ServerFigures.round;
+import static io.slipstream.server.bench.ServerFigures.runs;
+import static io.slipstream.server.bench.ServerFigures.value;
+
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
@@ -32,7 +41,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,9 +64,7 @@ class ChurnBenchmark {
     private static final int STEP_SECONDS = Integer.getInteger("bench.churnStepSeconds", 300);
     private static final List<Integer> RATES = Arrays.stream(System.getProperty("bench.churnRates", "100,200,400,800,1600").split(","))
             .map(String::trim).map(Integer::valueOf).toList();
-    private static final Pattern QUEUED = Pattern.compile("^slipstream_runs\\{state=\"QUEUED\",?\\} ([0-9.E]+)$", Pattern.MULTILINE);
-    private static final Pattern CYCLE_SUM = Pattern.compile("^slipstream_cycle_duration_seconds_sum ([0-9.E]+)$", Pattern.MULTILINE);
-    private static final Pattern CYCLE_COUNT = Pattern.compile("^slipstream_cycle_duration_seconds_count ([0-9.E]+)$", Pattern.MULTILINE);
+    private static final Pattern QUEUED = runs("QUEUED");
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
@@ -231,40 +237,9 @@ class ChurnBenchmark {
         }
     }
 
-    private static String metrics(TestServer server, String admin) {
-        return server.get("/metrics", admin).text();
-    }
-
-    private static double value(Pattern pattern, String metrics) {
-        Matcher m = pattern.matcher(metrics);
-        return m.find() ? Double.parseDouble(m.group(1)) : 0;
-    }
-
-    private static long residentMegabytes() throws java.io.IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) >> 10;
-            }
-        }
-        return -1;
-    }
-
     private static long storeMegabytes(Path dataDir) throws java.io.IOException {
         try (var files = Files.walk(dataDir)) {
             return files.filter(path -> path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
         }
-    }
-
-    private static double percentile(List<Double> values, int p) {
-        if (values.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> sorted = new ArrayList<>(values);
-        Collections.sort(sorted);
-        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
-    }
-
-    private static double round(double value) {
-        return Math.round(value * 10) / 10.0;
     }
 }

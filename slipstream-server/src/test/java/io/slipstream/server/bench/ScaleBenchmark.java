@@ -1,5 +1,15 @@
 package io.slipstream.server.bench;
 
+import static io.slipstream.server.bench.ServerFigures.CYCLE_COUNT;
+import static io.slipstream.server.bench.ServerFigures.CYCLE_MAX;
+import static io.slipstream.server.bench.ServerFigures.CYCLE_SUM;
+import static io.slipstream.server.bench.ServerFigures.metrics;
+import static io.slipstream.server.bench.ServerFigures.percentile;
+import static io.slipstream.server.bench.ServerFigures.residentMegabytes;
+import static io.slipstream.server.bench.ServerFigures.round;
+import static io.slipstream.server.bench.ServerFigures.runs;
+import static io.slipstream.server.bench.ServerFigures.value;
+
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.NodeInfo;
@@ -19,7 +29,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,10 +59,7 @@ class ScaleBenchmark {
     private static final boolean POSTGRES = "postgresql".equals(System.getProperty("bench.store"));
     private static final int TREES = 5;
     private static final int LEAVES = 9;
-    private static final Pattern RUNNING = Pattern.compile("^slipstream_runs\\{state=\"RUNNING\",?\\} ([0-9.E]+)$", Pattern.MULTILINE);
-    private static final Pattern CYCLE_SUM = Pattern.compile("^slipstream_cycle_duration_seconds_sum ([0-9.E]+)$", Pattern.MULTILINE);
-    private static final Pattern CYCLE_COUNT = Pattern.compile("^slipstream_cycle_duration_seconds_count ([0-9.E]+)$", Pattern.MULTILINE);
-    private static final Pattern CYCLE_MAX = Pattern.compile("^slipstream_cycle_duration_seconds_max ([0-9.E]+)$", Pattern.MULTILINE);
+    private static final Pattern RUNNING = runs("RUNNING");
 
     @TempDir
     Path dataDir;
@@ -305,42 +311,13 @@ class ScaleBenchmark {
         return row;
     }
 
-    private static String metrics(TestServer server, String admin) {
-        return server.get("/metrics", admin).text();
-    }
-
     private static int running(String metrics) {
-        Matcher m = RUNNING.matcher(metrics);
-        return m.find() ? (int) Double.parseDouble(m.group(1)) : 0;
-    }
-
-    private static double value(Pattern pattern, String metrics) {
-        Matcher m = pattern.matcher(metrics);
-        return m.find() ? Double.parseDouble(m.group(1)) : 0;
-    }
-
-    private static long residentMegabytes() throws java.io.IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) >> 10;
-            }
-        }
-        return -1;
+        return (int) value(RUNNING, metrics);
     }
 
     private static long storeMegabytes() throws java.io.IOException {
         try (var files = Files.walk(storeFiles)) {
             return files.filter(path -> POSTGRES || path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
         }
-    }
-
-    private static double percentile(List<Double> values, int p) {
-        List<Double> sorted = new ArrayList<>(values);
-        java.util.Collections.sort(sorted);
-        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
-    }
-
-    private static double round(double value) {
-        return Math.round(value * 10) / 10.0;
     }
 }
