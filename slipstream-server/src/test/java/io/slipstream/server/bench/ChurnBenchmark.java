@@ -6,6 +6,7 @@ import static io.slipstream.server.bench.ServerFigures.metrics;
 import static io.slipstream.server.bench.ServerFigures.percentile;
 import static io.slipstream.server.bench.ServerFigures.residentMegabytes;
 import static io.slipstream.server.bench.ServerFigures.round;
+import static io.slipstream.server.bench.ServerFigures.storeMegabytes;
 import static io.slipstream.server.bench.ServerFigures.runs;
 import static io.slipstream.server.bench.ServerFigures.value;
 
@@ -215,7 +216,7 @@ class ChurnBenchmark {
         System.gc();
         row.put("heapAfterFullGcMB", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
         row.put("residentMB", residentMegabytes());
-        row.put("storeMB", storeMegabytes(server.dataDir()));
+        row.put("storeMB", storeMegabytes(server.dataDir(), false));
         row.put("keptPace", submitted.get() >= offered * 0.95 && queued < rate * 2);
         return row;
     }
@@ -234,12 +235,6 @@ class ChurnBenchmark {
             }
         } catch (java.io.IOException | RuntimeException e) {
             // the stream closed at the step's end
-        }
-    }
-
-    private static long storeMegabytes(Path dataDir) throws java.io.IOException {
-        try (var files = Files.walk(dataDir)) {
-            return files.filter(path -> path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
         }
     }
 }

@@ -7,6 +7,7 @@ import static io.slipstream.server.bench.ServerFigures.metrics;
 import static io.slipstream.server.bench.ServerFigures.percentile;
 import static io.slipstream.server.bench.ServerFigures.residentMegabytes;
 import static io.slipstream.server.bench.ServerFigures.round;
+import static io.slipstream.server.bench.ServerFigures.storeMegabytes;
 import static io.slipstream.server.bench.ServerFigures.runs;
 import static io.slipstream.server.bench.ServerFigures.value;
 
@@ -217,7 +218,7 @@ class ScaleBenchmark {
         System.gc();
         row.put("heapAfterFullGcMB", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
         row.put("residentMB", residentMegabytes());
-        row.put("storeMB", storeMegabytes());
+        row.put("storeMB", storeMegabytes(storeFiles, POSTGRES));
         System.out.printf(Locale.ROOT, "burst: %d runs submitted in %.1f s (%.0f/s); %d running after %.1f s%n", BURST_RUNS, submitSeconds,
                 BURST_RUNS / submitSeconds, running, fitSeconds);
         return row;
@@ -313,11 +314,5 @@ class ScaleBenchmark {
 
     private static int running(String metrics) {
         return (int) value(RUNNING, metrics);
-    }
-
-    private static long storeMegabytes() throws java.io.IOException {
-        try (var files = Files.walk(storeFiles)) {
-            return files.filter(path -> POSTGRES || path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
-        }
     }
 }

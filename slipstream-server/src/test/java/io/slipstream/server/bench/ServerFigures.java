@@ -44,6 +44,13 @@ final class ServerFigures {
         return -1;
     }
 
+    /** The size of the store's files under {@code dir}: every file ({@code all}: PostgreSQL's directory) or H2's {@code .db} files. */
+    static long storeMegabytes(Path dir, boolean all) throws IOException {
+        try (var files = Files.walk(dir)) {
+            return files.filter(path -> all || path.toString().endsWith(".db")).mapToLong(path -> path.toFile().length()).sum() >> 20;
+        }
+    }
+
     /** The {@code p}th percentile (nearest rank); NaN of none. */
     static double percentile(List<Double> values, int p) {
         if (values.isEmpty()) {

@@ -82,17 +82,12 @@ public final class OneWriterAtATime implements StatementCustomizer {
      * @throws SQLTimeoutException if another writer held on past {@link #WAIT}, or the wait was interrupted
      */
     void enter() throws SQLTimeoutException {
-        enter(WAIT);
-    }
-
-    /** {@link #enter()}, waiting at most {@code wait}. */
-    void enter(Duration wait) throws SQLTimeoutException {
         if (writer.isHeldByCurrentThread()) {
             return;
         }
         try {
-            if (!writer.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new SQLTimeoutException("waited " + wait.toSeconds() + " s for the write transaction before this one on "
+            if (!writer.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new SQLTimeoutException("waited " + WAIT.toSeconds() + " s for the write transaction before this one on "
                         + database + " to end");
             }
         } catch (InterruptedException e) {
