@@ -13,6 +13,13 @@ the standard library only::
     slipstream.progress.report(step, {"loss": loss})  # at most one write a second
 
 Importing it never imports PyTorch; ``slipstream.torch`` does, when used.
+
+``Client`` is the other side: submitting, watching and cancelling runs from a script or a notebook (docs/python.md)::
+
+    from slipstream import Client
+
+    client = Client()
+    run = client.wait(client.submit("team-a", "train", overrides={"nodeGroups.worker.env.LR": "0.01"}).id)
 """
 
 import os
@@ -20,12 +27,18 @@ from typing import Mapping, Optional
 
 from ._env import Environment
 from .checkpoints import Checkpoint, Checkpoints
+from .client import Applied, Client, Run, SlipstreamWarning, WatchEvent
+from .errors import (Conflict, Forbidden, InvalidInput, NotFound, Problem, ServerError, SlipstreamError, TooManyRequests,
+                     Unauthorized, Unavailable, Unreachable, WaitTimeout)
 from .metadata import Address, ClusterMetadata, Instance, MetadataError, Storage
 from .preemption import Notice, Preemption
 from .progress import Clock, Progress, ProgressApi, utc_now
 
 __all__ = ["Slipstream", "Checkpoint", "Checkpoints", "ClusterMetadata", "Instance", "Address", "Storage",
-           "MetadataError", "Notice", "Preemption", "Progress"]
+           "MetadataError", "Notice", "Preemption", "Progress",
+           "Client", "Run", "Applied", "WatchEvent", "SlipstreamWarning", "Problem", "SlipstreamError", "InvalidInput",
+           "Unauthorized", "Forbidden", "NotFound", "Conflict", "TooManyRequests", "ServerError", "Unavailable",
+           "Unreachable", "WaitTimeout"]
 __version__ = "0.1.0"
 
 
