@@ -44,6 +44,9 @@ def main() -> int:
     losses = sweep(client, rates)
     for lr in rates:
         print(f"lr {lr:5.2f}  loss {losses[lr]:.3e}" if lr in losses else f"lr {lr:5.2f}  no result")
+    if not losses:
+        print(f"no result: 0 of {len(rates)} runs succeeded")
+        return 1
     best = min(losses, key=losses.__getitem__)
     print(f"best: lr {best} (loss {losses[best]:.3e}), {len(losses)} of {len(rates)} runs")
     return 0 if len(losses) == len(rates) else 1

@@ -20,6 +20,10 @@ from typing import Any, Callable, Iterator, List, Mapping, Optional
 from .errors import SlipstreamError, Unavailable, Unreachable, error_of
 
 STORE_WAIT_SECONDS = 120.0
+MAX_BODY_BYTES = 64 << 20
+"""The most an answer may hold (a page of runs is far smaller): a server that sends more is not this API."""
+MAX_LINE_BYTES = 1 << 20
+"""The longest line of a stream: the server's log lines and events are far shorter."""
 _STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
 
 
@@ -43,7 +47,9 @@ class Transport:
         self._timeout = timeout
         self._sleep = sleep
         self._clock = clock
-        self._opener = urllib.request.build_opener(_NoRedirects)
+        # No proxy from the environment (as the CLI's HTTP client): http_proxy would get every request and its token,
+        # a local server's too. No redirects: urllib would follow them to any host with the token.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects)
 
     def url(self, path: str, query: Optional[Mapping[str, Any]] = None) -> str:
         present = {k: v for k, v in (query or {}).items() if v is not None}
@@ -56,11 +62,15 @@ class Transport:
         while True:
             try:
                 with self._open(method, path, query, body, content_type, headers, self._timeout) as response:
-                    data = response.read()
+                    data = response.read(MAX_BODY_BYTES + 1)
+                    if len(data) > MAX_BODY_BYTES:
+                        raise self.not_the_api(f"an answer of more than {MAX_BODY_BYTES >> 20} MiB")
+                    parsed = _json(data) if data else None
+                    if parsed is not None and not isinstance(parsed, dict):
+                        raise self.not_the_api(f"a {type(parsed).__name__} where the API answers an object")
                     said = _warnings(response.headers.get_all("Warning") or [])
                     for text in said:
-                        warnings.warn(text, SlipstreamWarning, stacklevel=4)
-                    parsed = json.loads(data) if data else None
+                        warnings.warn(text, SlipstreamWarning, stacklevel=3)
                     return Answer(response.status, parsed, said, dict(response.headers.items()))
             except _StoreAway as away:
                 if self._clock() + away.retry_after > deadline:
@@ -69,15 +79,20 @@ class Transport:
                 self._sleep(away.retry_after)
             except (OSError, http.client.HTTPException) as e:  # a connection refused, reset or timed out
                 raise self.unreachable(e) from None
-            except ValueError as e:  # a 2xx answer that is not JSON: not this API
-                raise SlipstreamError(502, "NOT_THE_API", f"{self.server} did not answer as a Slipstream server: {e}") from None
+            except _NotJson as e:
+                raise self.not_the_api(str(e)) from None
 
-    def stream(self, path: str, query: Optional[Mapping[str, Any]], timeout: Optional[float]) -> Iterator[bytes]:
-        """The lines of a streamed answer (logs, server-sent events) as they come; closed when the caller stops."""
+    def not_the_api(self, what: str) -> SlipstreamError:
+        return SlipstreamError(502, "NOT_THE_API", f"{self.server} did not answer as a Slipstream server: {what}")
+
+    def stream(self, path: str, query: Optional[Mapping[str, Any]], silence: float) -> Iterator[bytes]:
+        """The lines of a streamed answer (logs, server-sent events) as they come; closed when the caller stops. The
+        answer must begin within the client's timeout; after that the stream may stay silent for ``silence`` seconds."""
         deadline = self._clock() + STORE_WAIT_SECONDS
         while True:
             try:
-                response = self._open("GET", path, query, None, None, None, timeout)
+                response = self._open("GET", path, query, None, None, None, self._timeout)
+                _read_timeout(response, silence)
                 break
             except _StoreAway as away:
                 if self._clock() + away.retry_after > deadline:
@@ -88,9 +103,11 @@ class Transport:
         with response:
             while True:
                 try:
-                    line = response.readline()
+                    line = response.readline(MAX_LINE_BYTES + 1)
                 except (OSError, http.client.HTTPException) as e:
                     raise self.unreachable(e) from None
+                if len(line) > MAX_LINE_BYTES:
+                    raise self.not_the_api(f"a line of more than {MAX_LINE_BYTES >> 20} MiB")
                 if not line:
                     return
                 yield line
@@ -118,12 +135,14 @@ class Transport:
         try:
             response: http.client.HTTPResponse = self._opener.open(request, timeout=timeout)
             return response
+        except ValueError:  # http.client refuses a header value with a line break; said without the value (a token)
+            raise SlipstreamError(0, "INVALID_REQUEST", "a header of the request holds a control character") from None
         except urllib.error.HTTPError as e:
             with e:
-                text = e.read().decode("utf-8", "replace")
+                text = e.read(MAX_BODY_BYTES).decode("utf-8", "replace")
             try:
-                parsed: Any = json.loads(text)
-            except ValueError:
+                parsed: Any = _json(text.encode("utf-8"))
+            except _NotJson:
                 parsed = None
             error = error_of(e.code, parsed, text)
             if e.code == 401:
@@ -140,6 +159,24 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
                          newurl: str) -> Optional[urllib.request.Request]:
         return None
+
+
+class _NotJson(Exception):
+    pass
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:  # RecursionError: JSON nested deeper than Python's stack
+        raise _NotJson(f"not JSON ({type(e).__name__})") from None
+
+
+def _read_timeout(response: http.client.HTTPResponse, seconds: float) -> None:
+    """Sets how long a streamed answer may stay silent, now that it has begun (CPython's socket under the response)."""
+    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        sock.settimeout(seconds)
 
 
 class _StoreAway(Exception):

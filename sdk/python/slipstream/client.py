@@ -26,15 +26,18 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from ._http import SlipstreamWarning, Transport, json_body
-from .errors import Unreachable, WaitTimeout
+from .errors import SlipstreamError, TooManyRequests, Unreachable, WaitTimeout
 
 __all__ = ["Client", "Run", "Applied", "WatchEvent", "SlipstreamWarning", "FINAL_STATES"]
 
 FINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT"})
 ADMIN_TOKEN_FILE = "admin.token"
+MAX_EVENT_CHARS = 4 << 20
+FOLLOW_SILENCE_SECONDS = 35 * 60.0
+"""How long a followed log may stay silent: the server ends a follow after 30 minutes without output."""
 
 Time = Union[datetime, timedelta, str]
 """A point in time for ``since``/``until``: a datetime (a naive one is local time), a timedelta ago, or the API's text
@@ -74,7 +77,14 @@ class Run:
         return self.state == "SUCCEEDED"
 
     @classmethod
-    def of(cls, data: Mapping[str, Any], warnings: Optional[List[str]] = None) -> "Run":
+    def of(cls, data: Any, warnings: Optional[List[str]] = None) -> "Run":
+        try:
+            return cls._of(data, warnings)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SlipstreamError(502, "NOT_THE_API", f"an answer that is not a run ({type(e).__name__}: {e})") from None
+
+    @classmethod
+    def _of(cls, data: Mapping[str, Any], warnings: Optional[List[str]]) -> "Run":
         return cls(id=data["id"], workspace=data.get("workspace", ""), job=data.get("job", ""), state=data.get("state", ""),
                    reason=data.get("reason") or "", attempt=int(data.get("attempt") or 0), quota=data.get("quota"),
                    real_time_resources=data.get("realTimeResources"), labels=dict(data.get("labels") or {}),
@@ -116,11 +126,14 @@ class Client:
     def __init__(self, server: Optional[str] = None, token: Optional[str] = None, *,
                  data_dir: Union[str, "os.PathLike[str]", None] = None, timeout: float = 60.0):
         address = _first(server, os.environ.get("SLIPSTREAM_SERVER"), "http://127.0.0.1:8080").rstrip("/")
-        if not re.match(r"^https?://[^/\s?#]+$", address):
-            raise ValueError(f"server: '{address}' is not a URL like http://127.0.0.1:8080")
+        if not re.match(r"^https?://[^/\s?#@]+$", address):
+            raise ValueError(f"server: '{address}' is not a URL like http://127.0.0.1:8080 (no path, no user or password)")
+        resolved = _token(token, data_dir)
+        if resolved is not None and not _VISIBLE.match(resolved):
+            raise ValueError("token: must be visible ASCII characters (the token given is not shown)")
         self.server = address
         self._timeout = timeout
-        self._http = Transport(address, _token(token, data_dir), timeout)
+        self._http = Transport(address, resolved, timeout)
 
     def __repr__(self) -> str:
         return f"Client({self.server!r})"
@@ -129,23 +142,27 @@ class Client:
 
     def apply(self, documents: Documents, *, dry_run: bool = False) -> List[Applied]:
         """Creates or updates workspaces, shapes, quotas, jobs and secrets, all or nothing. ``documents``: YAML or JSON
-        text (several YAML documents separated by ``---``), a path to such a file, a dict, or a list of dicts."""
+        text (several YAML documents separated by ``---``), a file's path as a ``pathlib.Path``, a dict, or a list of
+        dicts."""
         if isinstance(documents, os.PathLike):
             body, kind = Path(documents).read_bytes(), "application/yaml"
-        elif isinstance(documents, (str, bytes)):
-            body = documents.encode("utf-8") if isinstance(documents, str) else documents
+        elif isinstance(documents, (str, bytes, bytearray)):
+            body = documents.encode("utf-8") if isinstance(documents, str) else bytes(documents)
             kind = "application/yaml"  # YAML is a superset of JSON: the server reads either
         elif isinstance(documents, Mapping) or isinstance(documents, Sequence):
             body, kind = json_body(documents if isinstance(documents, Mapping) else list(documents)), "application/json"
         else:
             raise TypeError(f"documents: YAML or JSON text, a path, a dict or a list of dicts, not {type(documents).__name__}")
         answer = self._http.request("POST", "/api/v1/apply", {"dryRun": "true" if dry_run else None}, body, kind)
-        return [Applied(i.get("kind", ""), i.get("workspace", ""), i.get("name", ""), i.get("action", ""), int(i.get("version") or 0))
-                for i in answer.body.get("items", [])]
+        try:
+            return [Applied(str(i["kind"]), str(i.get("workspace") or ""), str(i["name"]), str(i["action"]), int(i.get("version") or 0))
+                    for i in _items(answer.body)]
+        except (KeyError, TypeError, ValueError) as e:
+            raise SlipstreamError(502, "NOT_THE_API", f"an answer to apply that lists no documents ({type(e).__name__}: {e})") from None
 
     def quotas(self, workspace: Optional[str] = None) -> List[Dict[str, Any]]:
         """Quotas (of one workspace, or every one the caller may see), each with its live ``status``."""
-        return cast(List[Dict[str, Any]], self._http.request("GET", "/api/v1/quotas", {"workspace": workspace}).body.get("items", []))
+        return _items(self._http.request("GET", "/api/v1/quotas", {"workspace": workspace}).body)
 
     def usage(self, *, since: Optional[Time] = None, until: Optional[Time] = None, by: str = "workspace",
               workspace: Optional[str] = None) -> Dict[str, Any]:
@@ -153,7 +170,7 @@ class Client:
         ``quota``, ``user`` or ``job``, over a window that defaults to the 7 days before ``until`` (docs/accounting.md)."""
         answer = self._http.request("GET", "/api/v1/usage", {"since": _time(since), "until": _time(until), "by": by,
                                                              "workspace": workspace})
-        return cast(Dict[str, Any], answer.body)
+        return _object(answer.body)
 
     # Runs
 
@@ -164,7 +181,8 @@ class Client:
 
         Every submission carries an idempotency key (a new one unless given): when the answer is lost on the way
         (the connection broke), the request is sent again a few times, and the server answers a repeat with the run
-        the first one made. Warnings of the server (a quota that keeps the run from ever starting) are issued as
+        the first one made. If every try fails, the :class:`Unreachable` raised carries the key
+        (``idempotency_key``): submitting again with it cannot start a second run. Warnings of the server (a quota that keeps the run from ever starting) are issued as
         :class:`SlipstreamWarning` and kept in ``run.warnings``."""
         request: Dict[str, Any] = {"workspace": workspace, "job": job}
         if overrides:
@@ -172,13 +190,16 @@ class Client:
         if labels:
             request["labels"] = dict(labels)
         key = idempotency_key or str(uuid.uuid4())
+        if not _VISIBLE.match(key) or len(key) > 255:
+            raise ValueError("idempotency_key: must be 1 to 255 visible ASCII characters (a UUID, say)")
         body = json_body(request)
         for attempt in range(4):
             try:
                 answer = self._http.request("POST", "/api/v1/runs", None, body, "application/json", {"Idempotency-Key": key})
                 return Run.of(answer.body, answer.warnings)
-            except Unreachable:
+            except Unreachable as e:
                 if attempt == 3:
+                    e.idempotency_key = key  # submitting again with it cannot start a second run
                     raise
                 time.sleep(0.25 * 2 ** attempt)
         raise AssertionError("unreachable")
@@ -203,56 +224,75 @@ class Client:
         while left is None or left > 0:
             size = page_size if left is None else min(page_size, left)
             page = self._http.request("GET", "/api/v1/runs", {**query, "limit": size, "before": before}).body
-            for item in page.get("items", []):
+            items = _items(page)
+            for item in items:
                 yield Run.of(item)
             if left is not None:
-                left -= len(page.get("items", []))
+                left -= len(items)
             before = page.get("next")
-            if not before or not page.get("items"):
+            if not isinstance(before, str) or not before or not items:
                 return
 
     def cancel(self, run_id: str) -> bool:
         """Cancels a run; returns whether this call started the cancellation (``False``: it was already under way or
         the run had ended). The run ends once its instances have stopped: ``wait`` for it."""
-        return bool(self._http.request("POST", "/api/v1/runs/" + _segment(run_id) + "/cancel").body.get("accepted"))
+        return bool(_object(self._http.request("POST", "/api/v1/runs/" + _segment(run_id) + "/cancel").body).get("accepted"))
 
     def events(self, run_id: str) -> List[Dict[str, Any]]:
         """A run's history: state changes, instances' starts and ends, preemptions."""
-        return cast(List[Dict[str, Any]], self._http.request("GET", "/api/v1/runs/" + _segment(run_id) + "/events").body.get("items", []))
+        return _items(self._http.request("GET", "/api/v1/runs/" + _segment(run_id) + "/events").body)
 
     def wait(self, run_id: str, timeout: Optional[float] = None) -> Run:
         """Waits until the run has ended and returns it; raises :class:`WaitTimeout` (with the run as last seen) after
-        ``timeout`` seconds. Follows the run's watch stream rather than polling."""
+        ``timeout`` seconds. Follows the run's watch stream rather than polling; where the server serves no more
+        streams, or a stream ends early (a newer stream of this user replaced it), it looks again after a pause."""
         deadline = None if timeout is None else time.monotonic() + timeout
         run = self.run(run_id)
+        pause = 1.0
         while not run.done:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise WaitTimeout(run, timeout or 0)
             seconds = 300 if left is None else max(1, min(300, math.ceil(left)))
-            with contextlib.closing(self.watch(run=run_id, timeout=seconds)) as events:
-                for event in events:
-                    if event.type in ("ready", "gone"):
-                        run = self.run(run_id)  # it may have ended before the stream began
-                    elif event.run is not None:
-                        run = event.run
-                    if run.done:
-                        return self.run(run_id)  # as ``run`` shows it: the watch's view may leave out the spec
+            opened = time.monotonic()
+            try:
+                query = {"run": run_id, "timeoutSeconds": seconds}
+                with contextlib.closing(self._events(query, heartbeats=True)) as events:
+                    for event in events:
+                        if event.type in ("ready", "gone"):
+                            run = self.run(run_id)  # it may have ended before the stream began
+                        elif event.run is not None and event.id == run_id:
+                            run = event.run
+                        if run.done:
+                            return self.run(run_id)  # as ``run`` shows it: the watch's view may leave out the spec
+                        if deadline is not None and time.monotonic() >= deadline:
+                            break
+            except TooManyRequests:
+                pass  # the server holds as many streams as it serves: look again after a pause
+            if time.monotonic() - opened < seconds:  # ended early: not again at once
+                time.sleep(max(0.0, min(pause, deadline - time.monotonic() if deadline is not None else pause)))
+                pause = min(pause * 2, 10.0)
+                run = self.run(run_id)
         return run
 
     def watch(self, *, workspace: Optional[str] = None, job: Optional[str] = None, state: Union[str, Iterable[str], None] = None,
               selector: Optional[str] = None, run: Optional[str] = None, timeout: Optional[int] = None) -> Generator[WatchEvent, None, None]:
         """The server-sent event stream of the runs ``runs`` would list with the same filters (or of the one ``run``):
         ``ready``, then ``run`` each time one changes and ``gone`` when one leaves the set, until ``end`` (after
-        ``timeout`` seconds, default the server's 1800; when the server stops). Close the iterator to stop early."""
+        ``timeout`` seconds, default the server's 1800; when the server stops). Only changes come after ``ready``:
+        read the run (``run(id)``) on ``ready`` to start from how it is. Close the iterator to stop early."""
         states = state if isinstance(state, str) or state is None else ",".join(state)
-        query = {"workspace": workspace, "job": job, "state": states, "labelSelector": selector, "run": run,
-                 "timeoutSeconds": timeout}
-        kind, data = None, []
+        return self._events({"workspace": workspace, "job": job, "state": states, "labelSelector": selector, "run": run,
+                             "timeoutSeconds": timeout}, heartbeats=False)
+
+    def _events(self, query: Mapping[str, Any], heartbeats: bool) -> Generator[WatchEvent, None, None]:
+        kind, data = None, []  # type: Optional[str], List[str]
         for raw in self._http.stream("/api/v1/watch", query, self._stream_timeout()):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line.startswith(":"):
-                continue  # a heartbeat
+                if heartbeats:
+                    yield WatchEvent("heartbeat", None)
+                continue
             if line:
                 name, _, value = line.partition(":")
                 value = value[1:] if value.startswith(" ") else value
@@ -260,6 +300,8 @@ class Client:
                     kind = value
                 elif name == "data":
                     data.append(value)
+                    if sum(len(d) for d in data) > MAX_EVENT_CHARS:
+                        raise SlipstreamError(502, "NOT_THE_API", f"an event of more than {MAX_EVENT_CHARS} characters")
                 continue
             if kind is not None or data:
                 event = _event(kind or "message", "\n".join(data))
@@ -272,15 +314,16 @@ class Client:
              stream: Optional[str] = None, prefix: bool = True) -> Iterator[str]:
         """A run's output, line by line: of every instance (each line prefixed with its instance, unless ``prefix`` is
         false) or one ``instance``; of the current attempt or ``attempt``; ``stream``: ``stdout`` or ``stderr``.
-        ``follow``: goes on as the run writes, until it ends."""
+        ``follow``: goes on as the run writes, until it ends (or it wrote nothing for 30 minutes: the server's limit)."""
         query = {"instance": instance, "attempt": attempt, "stream": stream, "follow": "true" if follow else None,
                  "prefix": None if prefix else "false"}
-        for raw in self._http.stream("/api/v1/runs/" + _segment(run_id) + "/logs", query, None if follow else self._stream_timeout()):
+        silence = FOLLOW_SILENCE_SECONDS if follow else self._stream_timeout()
+        for raw in self._http.stream("/api/v1/runs/" + _segment(run_id) + "/logs", query, silence):
             yield raw.decode("utf-8", "replace").rstrip("\n")
 
     def whoami(self) -> Dict[str, Any]:
         """The caller as the server sees the token: user, admin or not, workspaces."""
-        return cast(Dict[str, Any], self._http.request("GET", "/api/v1/whoami").body)
+        return _object(self._http.request("GET", "/api/v1/whoami").body)
 
     def _stream_timeout(self) -> float:
         """How long a stream may stay silent: the watch sends a heartbeat every 2 s, so this is a dead connection."""
@@ -303,8 +346,25 @@ def _token(explicit: Optional[str], data_dir: Union[str, "os.PathLike[str]", Non
 
 
 def _segment(value: str) -> str:
-    """A run id as one path segment: whatever it holds stays in it (``../x`` is a run named so, and not found)."""
-    return urllib.parse.quote(str(value), safe="")
+    """A run id as one path segment: ``/`` is escaped, and ``.``, ``..`` and nothing (which a URL would resolve
+    away) are refused."""
+    text = str(value)
+    if text.strip(".") == "":
+        raise ValueError(f"run_id: '{text}' is not a run id")
+    return urllib.parse.quote(text, safe="")
+
+
+def _object(body: Any) -> Dict[str, Any]:
+    if not isinstance(body, dict):
+        raise SlipstreamError(502, "NOT_THE_API", "an answer without the object the API answers")
+    return body
+
+
+def _items(body: Any) -> List[Dict[str, Any]]:
+    items = _object(body).get("items")
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise SlipstreamError(502, "NOT_THE_API", "an answer without the list of items the API answers")
+    return items
 
 
 def _time(value: Optional[Time]) -> Optional[str]:
@@ -318,6 +378,7 @@ def _time(value: Optional[Time]) -> Optional[str]:
 
 
 _FRACTION = re.compile(r"\.(\d+)")
+_VISIBLE = re.compile(r"^[!-~]+$")
 
 
 def _instant(text: Optional[str]) -> Optional[datetime]:

@@ -72,7 +72,8 @@ class ServerError(SlipstreamError):
 
 
 class Unavailable(ServerError):
-    """503: the server's store stayed unreachable for longer than the client waits (two minutes)."""
+    """503: the server cannot serve now (not the leader, too busy, stopping), or its store stayed unreachable for
+    longer than the client waits for it (two minutes)."""
 
 
 class Unreachable(SlipstreamError):
@@ -80,6 +81,8 @@ class Unreachable(SlipstreamError):
 
     def __init__(self, server: str, why: str):
         super().__init__(0, "UNREACHABLE", f"cannot reach the Slipstream server at {server}: {why}")
+        self.idempotency_key: Optional[str] = None
+        """For a submission: the key it was sent with; submitting again with it cannot start a second run."""
 
 
 class WaitTimeout(TimeoutError):
@@ -98,7 +101,9 @@ def error_of(status: int, body: Any, text: str) -> SlipstreamError:
     """The exception for an error answer: its JSON body (``ErrorView``) if it is one, else the text as the message."""
     kind = _BY_STATUS.get(status, ServerError if status >= 500 else SlipstreamError)
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        problems = [Problem(str(p.get("field", "")), str(p.get("message", ""))) for p in body.get("problems") or []
-                    if isinstance(p, dict)]
+        listed = body.get("problems")
+        problems = [Problem(str(p.get("field", "")), str(p.get("message", ""))) for p in listed
+                    if isinstance(p, dict)] if isinstance(listed, list) else []
         return kind(status, str(body.get("code") or f"HTTP_{status}"), body["message"], problems)
-    return kind(status, f"HTTP_{status}", text.strip() or f"HTTP {status}")
+    text = text.strip()
+    return kind(status, f"HTTP_{status}", (text[:500] + "...") if len(text) > 500 else text or f"HTTP {status}")

@@ -14,8 +14,8 @@ from pathlib import Path
 from unittest import mock
 
 import support  # noqa: F401  (the SDK from this tree)
-from slipstream import (Client, Conflict, InvalidInput, NotFound, Problem, ServerError, SlipstreamError,
-                        SlipstreamWarning, Unauthorized, Unavailable, Unreachable)
+from slipstream import (Client, Conflict, Forbidden, InvalidInput, NotFound, Problem, ServerError, SlipstreamError,
+                        SlipstreamWarning, TooManyRequests, Unauthorized, Unavailable, Unreachable)
 from slipstream._http import Transport
 from slipstream.client import _instant, _time
 
@@ -78,7 +78,8 @@ class ClientAgainstAScriptedServer(unittest.TestCase):
         self.assertEqual(json.loads(body), {"workspace": "a", "job": "j", "labels": {"team": 3}})
 
     def test_each_status_is_its_own_error_and_an_answer_that_is_not_the_apis_is_one_too(self):
-        cases = [(401, Unauthorized), (404, NotFound), (409, Conflict), (422, Conflict), (500, ServerError)]
+        cases = [(401, Unauthorized), (403, Forbidden), (404, NotFound), (409, Conflict), (422, Conflict), (429, TooManyRequests),
+                 (500, ServerError), (503, Unavailable)]
         for status, kind in cases:
             Scripted.answers = [answer(status, {"status": status, "code": "X", "message": "no"})]
             with self.assertRaises(kind):
@@ -92,7 +93,56 @@ class ClientAgainstAScriptedServer(unittest.TestCase):
             self.client.run("r-1")
         self.assertEqual(raised.exception.code, "NOT_THE_API")
 
+    def test_answers_of_the_wrong_shape_are_not_the_api_never_a_python_error(self):
+        nested = b"[" * 200_000 + b"]" * 200_000
+        calls = [(lambda: self.client.run("r-1"), answer(200, [])),
+                 (lambda: self.client.run("r-1"), answer(200, {})),
+                 (lambda: self.client.run("r-1"), answer(200, {"id": "r-1", "attempt": "x"})),
+                 (lambda: self.client.run("r-1"), answer(200, {"id": "r-1", "createdAt": "yesterday"})),
+                 (lambda: self.client.run("r-1"), answer(200, nested)),
+                 (lambda: self.client.cancel("r-1"), answer(200, b"")),
+                 (lambda: self.client.apply({"kind": "Job"}), answer(200, {"items": [1]})),
+                 (lambda: list(self.client.runs()), answer(200, {"items": "no"})),
+                 (lambda: self.client.quotas(), answer(200, {"items": None}))]
+        for call, given in calls:
+            Scripted.answers = [given]
+            with self.assertRaises(SlipstreamError, msg=given[2][:60]) as raised:
+                call()
+            self.assertEqual(raised.exception.code, "NOT_THE_API")
+        Scripted.answers = [answer(404, nested)]
+        with self.assertRaises(NotFound):
+            self.client.run("r-1")
+        Scripted.answers = [answer(400, {"status": 400, "code": "INVALID_INPUT", "message": "bad", "problems": 5})]
+        with self.assertRaises(InvalidInput) as raised:
+            self.client.run("r-1")
+        self.assertEqual(raised.exception.problems, [])
+
+    def test_wait_looks_again_after_a_pause_when_its_stream_ends_early_or_is_refused(self):
+        running, done = {"id": "r-1", "state": "RUNNING"}, {"id": "r-1", "state": "SUCCEEDED"}
+        ended = (200, {"Content-Type": "text/event-stream"}, b"event: end\ndata: {\"reason\": \"replaced\"}\n\n")
+        refused = answer(429, {"status": 429, "code": "TOO_MANY_STREAMS", "message": "the server serves 64 streams"})
+        Scripted.answers = [answer(200, running), ended, answer(200, running), refused, answer(200, done)]
+        with mock.patch("slipstream.client.time.sleep") as sleep:
+            self.assertEqual(self.client.wait("r-1", timeout=60).state, "SUCCEEDED")
+        self.assertEqual([c.args[0] for c in sleep.call_args_list], [1.0, 2.0])
+        self.assertEqual([path.split("?")[0] for _, path, _, _ in Scripted.seen],
+                         ["/api/v1/runs/r-1", "/api/v1/watch", "/api/v1/runs/r-1", "/api/v1/watch", "/api/v1/runs/r-1"])
+
+    def test_wait_sees_the_run_end_on_its_stream(self):
+        stream = (b"event: ready\ndata: {\"runs\": 1}\n\n: heartbeat\n\nevent: run\nid: other\ndata: {\"id\": \"other\", \"state\": \"FAILED\"}\n\n"
+                  b"event: run\nid: r-1\ndata: {\"id\": \"r-1\", \"state\": \"CANCELLED\"}\n\n")
+        running = answer(200, {"id": "r-1", "state": "RUNNING"})
+        Scripted.answers = [running, (200, {"Content-Type": "text/event-stream"}, stream), running,
+                            answer(200, {"id": "r-1", "state": "CANCELLED", "instances": [{"state": "KILLED"}]})]
+        ended = self.client.wait("r-1")
+        self.assertEqual((ended.state, ended.instances), ("CANCELLED", [{"state": "KILLED"}]))
+        self.assertIn("run=r-1", Scripted.seen[1][1])
+
     def test_a_run_id_stays_one_path_segment(self):
+        for bad in ["", ".", ".."]:
+            with self.assertRaises(ValueError, msg=bad):
+                self.client.cancel(bad)
+        self.assertEqual(Scripted.seen, [])
         Scripted.answers = [answer(404, {"status": 404, "code": "NOT_FOUND", "message": "run ../tokens not found"})]
         with self.assertRaises(NotFound):
             self.client.run("../tokens")
@@ -212,9 +262,30 @@ class WhereTheClientLooks(unittest.TestCase):
                     self.assertEqual(Client("http://other:1/").server, "http://other:1")
 
     def test_a_server_that_is_not_a_url_is_refused_at_once(self):
-        for bad in ["127.0.0.1:8080", "ftp://x", "http://x/path", "http://"]:
+        for bad in ["127.0.0.1:8080", "ftp://x", "http://x/path", "http://", "http://alice:hunter2@host"]:
             with self.assertRaises(ValueError, msg=bad):
                 Client(bad, token="t")
+
+    def test_a_token_with_a_line_break_is_refused_without_being_shown(self):
+        with self.assertRaises(ValueError) as raised:
+            Client("http://127.0.0.1:1", token="secret-part\nX-Evil: 1")
+        self.assertNotIn("secret-part", str(raised.exception))
+
+    def test_no_proxy_from_the_environment_gets_the_requests(self):
+        Scripted.answers, Scripted.seen = [answer(200, {"id": "r-1", "state": "QUEUED"})], []
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+        proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+        for each in (server, proxy):
+            threading.Thread(target=each.serve_forever, args=(0.05,), daemon=True).start()
+        try:
+            address = f"http://127.0.0.1:{proxy.server_port}"
+            with mock.patch.dict(os.environ, {"http_proxy": address, "HTTP_PROXY": address, "no_proxy": "", "NO_PROXY": ""}):
+                self.assertEqual(Client(f"http://127.0.0.1:{server.server_port}", token="t").run("r-1").id, "r-1")
+            self.assertEqual(Scripted.seen[0][1], "/api/v1/runs/r-1")  # a proxy would have been asked for the full URL
+        finally:
+            for each in (server, proxy):
+                each.shutdown()
+                each.server_close()
 
     def test_nothing_listening_is_unreachable_not_a_socket_error(self):
         with self.assertRaises(Unreachable) as raised:
