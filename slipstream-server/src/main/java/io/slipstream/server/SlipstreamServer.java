@@ -22,6 +22,8 @@ import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.LogService;
 import io.slipstream.server.service.NodeService;
+import io.slipstream.server.identity.IdentityKeys;
+import io.slipstream.server.identity.IdentityTokens;
 import io.slipstream.server.secret.ServerKeys;
 import io.slipstream.server.service.RunService;
 import io.slipstream.server.service.SecretService;
@@ -65,10 +67,18 @@ public final class SlipstreamServer implements AutoCloseable {
     private final ApiServer api;
     private final StoreWatermark.Ticker watermark;
     private final ServerMetrics metrics;
+    private final IdentityTokens identity;
+    /**
+     * How long one key signs runs' identity tokens before the next is made; and the longest a token lives, which keeps
+     * a key published after it stopped signing (the run side, spec.identity, is to come: docs/identity.md).
+     */
+    static final Duration IDENTITY_KEY_ROTATION = Duration.ofDays(7);
+    static final Duration IDENTITY_LONGEST_TOKEN = Duration.ofDays(1);
 
     private SlipstreamServer(ServerConfig config, Store store, Executor executor, LeaderElection election, ApiServer api,
-                             StoreWatermark.Ticker watermark, ServerMetrics metrics) {
+                             StoreWatermark.Ticker watermark, ServerMetrics metrics, IdentityTokens identity) {
         this.metrics = metrics;
+        this.identity = identity;
         this.watermark = watermark;
         this.config = config;
         this.store = store;
@@ -121,6 +131,8 @@ public final class SlipstreamServer implements AutoCloseable {
             times.done("executor");
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             RunTokens runTokens = new RunTokens(tokens, apiUrl::get);
+            IdentityTokens identity = new IdentityTokens(new IdentityKeys(store, keys.secrets(), clock, IDENTITY_KEY_ROTATION,
+                    IDENTITY_LONGEST_TOKEN), apiUrl::get);
             Executor leading = executor;
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(LoopParts.of(fenced, leading, clock).withLimits(config.limits())
@@ -139,7 +151,7 @@ public final class SlipstreamServer implements AutoCloseable {
                     new NodeService(store, executor, control::wakeUp, clock),
                     new QuotaLedgerService(store, leading::nodes, id -> control.queueStatus().of(id), documents), metrics, tokens, new LogService(store, executor), secrets,
                     new Readiness(control::lastCycleAt, control::status, store::ping, clock), clock,
-                    files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())));
+                    files.map(StoreBackupService::of).orElse(StoreBackupService.unsupported(config.store().store())), identity);
             api.start(config.host(), config.port());
             times.done("api");
             // Instances on this machine reach the API on the loopback address when the server listens on all.
@@ -151,7 +163,7 @@ public final class SlipstreamServer implements AutoCloseable {
             // as soon as this returns.
             election.start();
             LOG.info("ready: {}", times.summary(StartupTimes.processStart(), serverStart));
-            return new SlipstreamServer(config, store, executor, election, api, watermark, metrics);
+            return new SlipstreamServer(config, store, executor, election, api, watermark, metrics, identity);
         } catch (RuntimeException e) {
             closeQuietly(api);
             closeQuietly(election);
@@ -231,6 +243,11 @@ public final class SlipstreamServer implements AutoCloseable {
 
     public int port() {
         return api.port();
+    }
+
+    /** What signs runs' identity tokens (and serves their discovery document and keys). */
+    public IdentityTokens identityTokens() {
+        return identity;
     }
 
     public String url() {

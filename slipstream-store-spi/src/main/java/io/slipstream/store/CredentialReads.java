@@ -25,4 +25,7 @@ public interface CredentialReads {
 
     /** The id of the key the store's data of {@code purpose} is protected with, if one was registered. */
     Optional<String> serverKeyId(String purpose);
+
+    /** The keys runs' identity tokens are signed with, oldest first (then by id). */
+    List<IdentityKey> identityKeys();
 }

@@ -69,6 +69,12 @@ public interface StoreTx extends StoreReads {
 
     // --- runs, instances, events, schedules, nodes ---
 
+    /** Adds a signing key of identity tokens. @throws ConflictException if one with its id exists */
+    void addIdentityKey(IdentityKey key);
+
+    /** Removes a signing key of identity tokens (none with that id: nothing happens). */
+    void removeIdentityKey(String kid);
+
     /** Stores a new run at version 1, with its first event; {@link ConflictException} if the id is taken. */
     RunRecord createRun(RunRecord run, RunEvent created);
 

@@ -583,6 +583,21 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
     }
 
     @Test
+    void identityKeysAreAddedOnceListedOldestFirstAndRemoved() {
+        assertThat(store.credentials().identityKeys()).isEmpty();
+        IdentityKey older = new IdentityKey("k-2", T0, "sealed-2", "{\"kid\":\"k-2\"}");
+        IdentityKey newer = new IdentityKey("k-1", T0.plusSeconds(60), "sealed-1", "{\"kid\":\"k-1\"}");
+        store.commit(tx -> tx.addIdentityKey(newer));
+        store.commit(tx -> tx.addIdentityKey(older));
+        assertThat(store.credentials().identityKeys()).containsExactly(older, newer);
+        assertThatThrownBy(() -> store.commit(tx -> tx.addIdentityKey(new IdentityKey("k-1", T0, "other", "{}"))))
+                .isInstanceOf(ConflictException.class);
+        store.commit(tx -> tx.removeIdentityKey("k-2"));
+        store.commit(tx -> tx.removeIdentityKey("k-2")); // gone already: nothing happens
+        assertThat(store.credentials().identityKeys()).containsExactly(newer);
+    }
+
+    @Test
     void runsRoundTripExactly() {
         RunRecord run = queuedRun("train", "team-a", T0);
         RunRecord stored = createRun(run);

@@ -41,19 +41,21 @@ public final class ApiServer implements AutoCloseable {
     private final DocumentRoutes documentRoutes;
     private final RunRoutes runRoutes;
     private final RunWatch watch;
+    private final IdentityRoutes identityRoutes;
     private volatile RouteTemplates templates = RouteTemplates.of(List.of());
     private volatile List<Route> routes = List.of();
     private Javalin app;
 
     public ApiServer(Store store, Authenticator authenticator, DocumentService documents, RunService runs, NodeService nodes,
                      QuotaLedgerService quotaLedger, ServerMetrics metrics, TokenService tokens, LogService logs, SecretService secrets, Readiness readiness,
-                     Clock clock, StoreBackupService backups) {
+                     Clock clock, StoreBackupService backups, io.slipstream.server.identity.IdentityTokens identity) {
         this.authenticator = authenticator;
         this.metrics = metrics;
         this.watch = new RunWatch(store, runs, RunWatch.Limits.DEFAULTS);
         this.system = new SystemRoutes(store, authenticator, metrics, readiness, nodes, tokens, backups, clock);
         this.documentRoutes = new DocumentRoutes(store, documents, quotaLedger, new UsageService(store), secrets, clock);
         this.runRoutes = new RunRoutes(store, runs, logs, watch, authenticator, clock);
+        this.identityRoutes = new IdentityRoutes(identity);
     }
 
     /** A run's token reads its own run (state, events, logs) and who it is, and reports its instances' progress. */
@@ -95,6 +97,7 @@ public final class ApiServer implements AutoCloseable {
             system.register(table);
             documentRoutes.register(table);
             runRoutes.register(table);
+            identityRoutes.register(table);
             new io.slipstream.server.console.ConsoleAssets().register(config.routes);
             routes = table.routes();
             templates = RouteTemplates.of(routes);

@@ -205,6 +205,8 @@ class AuthorizationMatrixTest {
             //  route                                                         adm mem oth run orun end rev exp none bad
             row("GET    /healthz",                                           "200 200 200 200 200  200 200 200 200  200"),
             row("GET    /readyz",                                            "200 200 200 200 200  200 200 200 200  200"),
+            row("GET    /.well-known/openid-configuration",                  "200 200 200 200 200  200 200 200 200  200"),
+            row("GET    /.well-known/jwks.json",                             "200 200 200 200 200  200 200 200 200  200"),
             row("GET    /metrics",                                           "200 403 403 403 403  401 401 401 401  401"),
             row("GET    /api/v1/whoami",                                     "200 200 200 200 200  401 401 401 401  401"),
             row("GET    /api/v1/leader",                                     "200 200 200 403 403  401 401 401 401  401"),

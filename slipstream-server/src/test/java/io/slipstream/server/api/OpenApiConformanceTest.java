@@ -83,6 +83,10 @@ class OpenApiConformanceTest {
         String admin = server.adminToken();
         check("GET", "/healthz", Map.of(), null, null);
         check("GET", "/readyz", Map.of(), null, null);
+        check("GET", "/.well-known/openid-configuration", Map.of(), null, null);
+        server.server().identityTokens().mint(new io.slipstream.server.identity.IdentityTokens.Subject("a", "j", "j-12345678", 1, null), "aud",
+                java.time.Duration.ofMinutes(5), java.time.Instant.now()); // a key in the set
+        check("GET", "/.well-known/jwks.json", Map.of(), null, null);
         check("GET", "/api/v1/whoami", Map.of(), admin, null);
         check("GET", "/api/v1/leader", Map.of(), admin, null);
         check("GET", "/api/v1/whoami", Map.of(), "ss_wrong", null);

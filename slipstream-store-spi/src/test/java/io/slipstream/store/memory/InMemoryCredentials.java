@@ -46,4 +46,11 @@ final class InMemoryCredentials implements CredentialReads {
     public Optional<String> serverKeyId(String purpose) {
         return ServerKeyTable.keyId(tables.get(), purpose);
     }
+
+    @Override
+    public java.util.List<io.slipstream.store.IdentityKey> identityKeys() {
+        return tables.get().identityKeys.values().stream()
+                .sorted(java.util.Comparator.comparing(io.slipstream.store.IdentityKey::createdAt).thenComparing(io.slipstream.store.IdentityKey::kid))
+                .toList();
+    }
 }

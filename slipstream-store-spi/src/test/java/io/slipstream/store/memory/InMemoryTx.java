@@ -126,6 +126,21 @@ final class InMemoryTx implements StoreTx {
     }
 
     @Override
+    public void addIdentityKey(io.slipstream.store.IdentityKey key) {
+        if (tables().identityKeys.containsKey(key.kid())) {
+            throw new io.slipstream.store.ConflictException("an identity key " + key.kid() + " exists already");
+        }
+        tables().identityKeys().put(key.kid(), key);
+    }
+
+    @Override
+    public void removeIdentityKey(String kid) {
+        if (tables().identityKeys.containsKey(kid)) {
+            tables().identityKeys().remove(kid);
+        }
+    }
+
+    @Override
     public void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at) {
         ServerKeyTable.replace(tables(), purpose, expectedKeyId, keyId);
     }

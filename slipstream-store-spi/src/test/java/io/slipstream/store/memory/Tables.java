@@ -61,6 +61,7 @@ final class Tables {
     TreeMap<String, TokenRecord> tokens = new TreeMap<>();
     TreeMap<NameKey, SecretRecord> secrets = new TreeMap<>();
     TreeMap<String, String> serverKeys = new TreeMap<>();
+    TreeMap<String, io.slipstream.store.IdentityKey> identityKeys = new TreeMap<>();
     TreeMap<String, RunRecord> runs = new TreeMap<>();
     /** By run id, then attempt and rank. */
     TreeMap<String, TreeMap<InstanceKey, InstanceRecord>> instances = new TreeMap<>();
@@ -83,6 +84,7 @@ final class Tables {
         copy.tokens = tokens;
         copy.secrets = secrets;
         copy.serverKeys = serverKeys;
+        copy.identityKeys = identityKeys;
         copy.runs = runs;
         copy.instances = instances;
         copy.events = events;
@@ -133,6 +135,13 @@ final class Tables {
             serverKeys = new TreeMap<>(serverKeys);
         }
         return serverKeys;
+    }
+
+    TreeMap<String, io.slipstream.store.IdentityKey> identityKeys() {
+        if (own("identityKeys")) {
+            identityKeys = new TreeMap<>(identityKeys);
+        }
+        return identityKeys;
     }
 
     TreeMap<String, RunRecord> runs() {

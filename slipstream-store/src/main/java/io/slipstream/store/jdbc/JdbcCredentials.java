@@ -45,4 +45,9 @@ final class JdbcCredentials implements CredentialReads {
     public Optional<String> serverKeyId(String purpose) {
         return handles.with(h -> ServerKeyRows.keyId(h, purpose));
     }
+
+    @Override
+    public List<io.slipstream.store.IdentityKey> identityKeys() {
+        return handles.with(IdentityKeyRows::list);
+    }
 }

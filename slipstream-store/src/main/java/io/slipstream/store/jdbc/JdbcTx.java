@@ -133,6 +133,16 @@ final class JdbcTx implements StoreTx {
     }
 
     @Override
+    public void addIdentityKey(io.slipstream.store.IdentityKey key) {
+        run(h -> IdentityKeyRows.add(h, key));
+    }
+
+    @Override
+    public void removeIdentityKey(String kid) {
+        run(h -> IdentityKeyRows.remove(h, kid));
+    }
+
+    @Override
     public void replaceServerKey(String purpose, String expectedKeyId, String keyId, Instant at) {
         run(h -> ServerKeyRows.replace(h, purpose, expectedKeyId, keyId, at));
     }
