@@ -132,7 +132,7 @@ public final class SlipstreamServer implements AutoCloseable {
             java.util.concurrent.atomic.AtomicReference<String> apiUrl = new java.util.concurrent.atomic.AtomicReference<>();
             RunTokens runTokens = new RunTokens(tokens, apiUrl::get);
             IdentityTokens identity = new IdentityTokens(new IdentityKeys(store, keys.secrets(), clock, IDENTITY_KEY_ROTATION,
-                    IDENTITY_LONGEST_TOKEN), apiUrl::get);
+                    IDENTITY_LONGEST_TOKEN), config::identityIssuer);
             Executor leading = executor;
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(LoopParts.of(fenced, leading, clock).withLimits(config.limits())

@@ -11,18 +11,25 @@ import io.slipstream.server.identity.IdentityTokens;
 final class IdentityRoutes {
     private final IdentityTokens tokens;
 
+    private IdentityTokens enabled() {
+        if (!tokens.enabled()) {
+            throw ApiException.notFound("this server issues no identity tokens: its config sets no identity.issuer (docs/identity.md)");
+        }
+        return tokens;
+    }
+
     IdentityRoutes(IdentityTokens tokens) {
         this.tokens = tokens;
     }
 
     void register(RouteTable r) {
         r.add(HandlerType.GET, IdentityTokens.DISCOVERY, ctx -> {
-            ctx.header("Cache-Control", "public, max-age=60");
-            ctx.json(tokens.discovery());
+            String body = io.slipstream.api.codec.Json.mapper().writeValueAsString(enabled().discovery());
+            ctx.header("Cache-Control", "public, max-age=60").contentType("application/json").result(body); // once it is built: no error is cached
         });
         r.add(HandlerType.GET, IdentityTokens.JWKS, ctx -> {
-            ctx.header("Cache-Control", "public, max-age=60");
-            ctx.contentType("application/jwk-set+json").result(io.slipstream.api.codec.Json.mapper().writeValueAsString(tokens.jwks()));
+            String body = io.slipstream.api.codec.Json.mapper().writeValueAsString(enabled().jwks());
+            ctx.header("Cache-Control", "public, max-age=60").contentType("application/jwk-set+json").result(body);
         });
     }
 }

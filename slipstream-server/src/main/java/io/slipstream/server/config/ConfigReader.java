@@ -35,6 +35,7 @@ import tools.jackson.databind.node.ObjectNode;
  * secrets: {keyFile: /etc/slipstream/secret.key}   # previousKeyFile: while rotating it
  * tokens: {pepperFile: /etc/slipstream/token.pepper}
  * fairSharing: {preemption: LessThanOrEqualToFinalShare}   # or Never: borrowers in share order, without preemption
+ * identity: {issuer: https://slipstream.example.com}   # the public URL of runs' identity tokens (docs/identity.md)
  * </pre>
  *
  * <p>The server reads its own fields only. The store ({@code store:}) and the executor ({@code executor:} and the
@@ -207,13 +208,20 @@ public final class ConfigReader {
             tokens.finish();
             keys = new KeyFiles(keys.secretKey(), keys.previousSecretKey(), pepperFile == null ? keys.tokenPepper() : pepperFile);
         }
+        String identityIssuer = base.identityIssuer();
+        FieldReader identity = root.object("identity", false);
+        if (identity != null) {
+            identityIssuer = IdentityIssuer.check(identity.string("issuer", true, 512), identity.pathOf("issuer"), problems);
+            identity.finish();
+        }
         root.finish();
         if (gracePeriod.compareTo(maxGracePeriod) > 0) {
             problems.add("instances.gracePeriod", "must not be longer than instances.maxGracePeriod (" + Durations.format(maxGracePeriod) + ")");
         }
         problems.throwIfAny("the config file is invalid");
         return new ServerConfig(host, port, base.dataDir(), store, executorSettings,
-                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys, leaderLease, fairSharing);
+                new RunLimits(gracePeriod, maxGracePeriod, maxRuntime, retention), base.tickInterval(), keys, leaderLease, fairSharing,
+                identityIssuer);
     }
 
     /**

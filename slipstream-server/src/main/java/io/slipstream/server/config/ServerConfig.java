@@ -20,6 +20,8 @@ import java.time.Duration;
  * @param keys         where the secret key and the token pepper are
  * @param fairSharingPreemption whether a borrower below its fair share may preempt other quotas' borrowers
  *                     ({@code fairSharing.preemption})
+ * @param identityIssuer the public URL that issues runs' identity tokens ({@code identity.issuer}; {@code null}: none
+ *                     are issued, and the discovery document is not served)
  */
 public record ServerConfig(
         String host,
@@ -31,14 +33,15 @@ public record ServerConfig(
         Duration tickInterval,
         KeyFiles keys,
         Duration leaderLease,
-        FairSharingPreemption fairSharingPreemption) {
+        FairSharingPreemption fairSharingPreemption,
+        String identityIssuer) {
 
     /** How long a replica's leadership lasts unless renewed: a standby takes over within it. */
     public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
 
     public ServerConfig(String host, int port, Path dataDir, StoreSettings store, ExecutorSettings executor, RunLimits limits,
                         Duration tickInterval, KeyFiles keys) {
-        this(host, port, dataDir, store, executor, limits, tickInterval, keys, DEFAULT_LEADER_LEASE, FairSharingPreemption.DEFAULT);
+        this(host, port, dataDir, store, executor, limits, tickInterval, keys, DEFAULT_LEADER_LEASE, FairSharingPreemption.DEFAULT, null);
     }
 
     public ServerConfig {
@@ -51,18 +54,23 @@ public record ServerConfig(
         requireNonNull(tickInterval, "tickInterval is null");
         leaderLease = leaderLease == null ? DEFAULT_LEADER_LEASE : leaderLease;
         fairSharingPreemption = fairSharingPreemption == null ? FairSharingPreemption.DEFAULT : fairSharingPreemption;
+        identityIssuer = identityIssuer != null && identityIssuer.endsWith("/") ? identityIssuer.substring(0, identityIssuer.length() - 1) : identityIssuer;
+    }
+
+    public ServerConfig withIdentityIssuer(String issuer) {
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption, issuer);
     }
 
     public ServerConfig withPort(int newPort) {
-        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, newPort, dataDir, store, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withStore(StoreSettings newStore) {
-        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, newStore, executor, limits, tickInterval, keys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withExecutor(ExecutorSettings newExecutor) {
-        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, store, newExecutor, limits, tickInterval, keys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     /** The executor's settings, for tests and tools that know which executor they configured. */
@@ -71,22 +79,22 @@ public record ServerConfig(
     }
 
     public ServerConfig withLimits(RunLimits newLimits) {
-        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, store, executor, newLimits, tickInterval, keys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withKeys(KeyFiles newKeys) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, newKeys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withLeaderLease(Duration newLease) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, newLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, newLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withTickInterval(Duration newTick) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys, leaderLease, fairSharingPreemption);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, newTick, keys, leaderLease, fairSharingPreemption, identityIssuer);
     }
 
     public ServerConfig withFairSharingPreemption(FairSharingPreemption newPreemption) {
-        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, leaderLease, newPreemption);
+        return new ServerConfig(host, port, dataDir, store, executor, limits, tickInterval, keys, leaderLease, newPreemption, identityIssuer);
     }
 }

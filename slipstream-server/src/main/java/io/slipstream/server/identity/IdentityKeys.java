@@ -47,11 +47,17 @@ public final class IdentityKeys {
     private final Duration rotation;
     private final Duration longestToken;
     private final Map<String, PrivateKey> opened = new ConcurrentHashMap<>();
+    private final java.util.Set<String> unreadable = ConcurrentHashMap.newKeySet();
     /** How long the published keys are served from memory. */
     static final Duration PUBLISHED_FOR = Duration.ofSeconds(10);
+    /** How long a new key is published before it signs: longer than verifiers and replicas cache the key set. */
+    public static final Duration AHEAD = Duration.ofMinutes(5);
+    /** How long a key stays published after the last token it signed has expired: for verifiers' clocks and leeway. */
+    static final Duration LEEWAY = Duration.ofMinutes(5);
+    private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
     private volatile Published published;
 
-    private record Published(Instant at, List<Map<String, Object>> keys) {
+    private record Published(Instant at, long generation, List<Map<String, Object>> keys) {
     }
 
     /** A key to sign with, and its id. */
@@ -78,32 +84,52 @@ public final class IdentityKeys {
         return longestToken;
     }
 
-    /** The key to sign with now: the newest younger than the rotation period that opens, else a new one (stored first). */
+    /**
+     * The key to sign with now. A new key is made (and stored) once the newest is {@code rotation} old; it signs only
+     * once it has been published for {@link #AHEAD} (verifiers and replicas cache the key set), the previous key signing
+     * meanwhile. With no key that opens, one is made and signs at once.
+     */
     public synchronized Signing current() {
         Instant now = clock.instant();
         List<IdentityKey> keys = store.credentials().identityKeys();
-        for (int i = keys.size() - 1; i >= 0; i--) {
-            IdentityKey key = keys.get(i);
-            if (!key.createdAt().plus(rotation).isAfter(now)) {
-                break; // older ones are older still
-            }
-            PrivateKey open = open(key);
-            if (open != null) {
-                return new Signing(key.kid(), open);
+        List<IdentityKey> usable = new ArrayList<>();
+        for (IdentityKey key : keys) {
+            if (key.createdAt().plus(rotation).plus(AHEAD).isAfter(now) && open(key) != null) {
+                usable.add(key);
             }
         }
+        if (usable.isEmpty() || !usable.get(usable.size() - 1).createdAt().plus(rotation).isAfter(now)) {
+            usable.add(make(keys, now));
+        }
+        IdentityKey signing = usable.get(usable.size() - 1);
+        for (int i = usable.size() - 1; i >= 0; i--) {
+            if (!usable.get(i).createdAt().plus(AHEAD).isAfter(now)) {
+                signing = usable.get(i); // the newest published long enough
+                break;
+            }
+        }
+        return new Signing(signing.kid(), opened.get(signing.kid()));
+    }
+
+    /** Makes and stores a key; removes the keys no valid token can have been signed with. */
+    private IdentityKey make(List<IdentityKey> keys, Instant now) {
         KeyPair pair = generate();
         String kid = kid((ECPublicKey) pair.getPublic());
         IdentityKey made = new IdentityKey(kid, now, cipher.seal(SEAL_WORKSPACE, SEAL_NAME, kid,
                 SecretValue.of(Base64.getEncoder().encodeToString(pair.getPrivate().getEncoded()))), Json.mapper().writeValueAsString(jwk(kid, (ECPublicKey) pair.getPublic())));
+        List<IdentityKey> retired = keys.stream().filter(key -> !published(key, now)).toList();
         store.commit(tx -> {
             tx.addIdentityKey(made);
-            keys.stream().filter(key -> !published(key, now)).forEach(key -> tx.removeIdentityKey(key.kid()));
+            retired.forEach(key -> tx.removeIdentityKey(key.kid()));
+        });
+        retired.forEach(key -> {
+            opened.remove(key.kid());
+            unreadable.remove(key.kid());
         });
         opened.put(kid, pair.getPrivate());
-        published = null; // the new key is published before its first token leaves
-        LOG.info("identity tokens are signed with a new key, {}", kid);
-        return new Signing(kid, pair.getPrivate());
+        generation.incrementAndGet(); // the key set served changes now, a while before the new key signs
+        LOG.info("identity tokens: made key {}; it signs from {}", kid, now.plus(AHEAD));
+        return made;
     }
 
     /**
@@ -113,34 +139,69 @@ public final class IdentityKeys {
     public List<Map<String, Object>> published() {
         Instant now = clock.instant();
         Published last = published;
-        if (last != null && now.isBefore(last.at().plus(PUBLISHED_FOR)) && !now.isBefore(last.at())) {
+        long seen = generation.get();
+        if (last != null && last.generation() == seen && now.isBefore(last.at().plus(PUBLISHED_FOR)) && !now.isBefore(last.at())) {
             return last.keys();
         }
         List<Map<String, Object>> keys = read(now);
-        published = new Published(now, keys);
+        published = new Published(now, seen, keys); // a key made meanwhile moved the generation on: this one is read again
         return keys;
     }
 
+    /**
+     * The stored keys still published, each rebuilt from its coordinates and served only if its id is their thumbprint
+     * (a row changed in the store is left out, and does not stop the others from being served).
+     */
     private List<Map<String, Object>> read(Instant now) {
         List<Map<String, Object>> keys = new ArrayList<>();
         for (IdentityKey key : store.credentials().identityKeys()) {
-            if (published(key, now)) {
+            if (!published(key, now)) {
+                continue;
+            }
+            try {
                 @SuppressWarnings("unchecked")
-                Map<String, Object> jwk = Json.mapper().readValue(key.publicJwk(), Map.class);
-                keys.add(Map.copyOf(jwk));
+                Map<String, Object> stored = Json.mapper().readValue(key.publicJwk(), Map.class);
+                Map<String, Object> jwk = jwk(key.kid(), stored.get("x"), stored.get("y"));
+                if (jwk == null) {
+                    LOG.warn("identity key {} is not published: its stored public key does not match its id", key.kid());
+                    continue;
+                }
+                keys.add(jwk);
+            } catch (RuntimeException e) {
+                LOG.warn("identity key {} is not published: its stored public key cannot be read ({})", key.kid(), e.getMessage());
             }
         }
         return List.copyOf(keys);
     }
 
-    /** Whether a token this key signed may still be valid: it signed until {@code rotation} after it was made. */
+    /** A published JWK of these coordinates, or {@code null} unless {@code kid} is their thumbprint. */
+    private static Map<String, Object> jwk(String kid, Object x, Object y) {
+        if (!(x instanceof String xs) || !(y instanceof String ys) || !kid.equals(thumbprint(xs, ys))) {
+            return null;
+        }
+        Map<String, Object> jwk = new LinkedHashMap<>();
+        jwk.put("kty", "EC");
+        jwk.put("crv", "P-256");
+        jwk.put("x", xs);
+        jwk.put("y", ys);
+        jwk.put("kid", kid);
+        jwk.put("use", "sig");
+        jwk.put("alg", "ES256");
+        return Map.copyOf(jwk);
+    }
+
+    /**
+     * Whether a token this key signed may still be valid: it signed until its successor did ({@code rotation} and
+     * {@link #AHEAD} after it was made), and its last token lived {@code longestToken}; {@link #LEEWAY} for the
+     * verifiers' clocks.
+     */
     private boolean published(IdentityKey key, Instant now) {
-        return key.createdAt().plus(rotation).plus(longestToken).isAfter(now);
+        return key.createdAt().plus(rotation).plus(AHEAD).plus(longestToken).plus(LEEWAY).isAfter(now);
     }
 
     private PrivateKey open(IdentityKey key) {
         PrivateKey known = opened.get(key.kid());
-        if (known != null) {
+        if (known != null || unreadable.contains(key.kid())) {
             return known;
         }
         try {
@@ -150,6 +211,7 @@ public final class IdentityKeys {
             return open;
         } catch (SecretCipher.SecretUnreadableException | GeneralSecurityException | IllegalArgumentException e) {
             LOG.warn("identity key {} cannot be used to sign ({}); a new one is made", key.kid(), e.getMessage());
+            unreadable.add(key.kid()); // said once, not at every token
             return null;
         }
     }
@@ -167,7 +229,12 @@ public final class IdentityKeys {
     /** A key's id: a digest of its public half (RFC 7638's thumbprint), so replicas that make keys at once never collide. */
     static String kid(ECPublicKey key) {
         Map<String, Object> jwk = jwk(null, key);
-        String canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"" + jwk.get("x") + "\",\"y\":\"" + jwk.get("y") + "\"}";
+        return thumbprint((String) jwk.get("x"), (String) jwk.get("y"));
+    }
+
+    /** RFC 7638's thumbprint of a P-256 key: SHA-256 of its required members in lexicographic order, base64url. */
+    static String thumbprint(String x, String y) {
+        String canonical = "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"" + x + "\",\"y\":\"" + y + "\"}";
         try {
             return URL.encodeToString(MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         } catch (GeneralSecurityException e) {

@@ -26,12 +26,13 @@ public final class IdentityTokens {
     public static final List<String> CLAIMS = List.of("iss", "sub", "aud", "iat", "nbf", "exp", "jti", "workspace", "job", "run", "attempt",
             "submitter");
     private static final Base64.Encoder URL = Base64.getUrlEncoder().withoutPadding();
+    private static final Duration NOT_BEFORE_SKEW = Duration.ofSeconds(30);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final IdentityKeys keys;
     private final Supplier<String> issuer;
 
-    /** @param issuer the server's public URL, as instances reach it (the tokens' {@code iss}) */
+    /** @param issuer the issuer's public URL ({@code identity.issuer}; {@code null}: none is configured, no token is issued) */
     public IdentityTokens(IdentityKeys keys, Supplier<String> issuer) {
         this.keys = keys;
         this.issuer = issuer;
@@ -60,7 +61,7 @@ public final class IdentityTokens {
         claims.put("sub", subject.sub());
         claims.put("aud", audience);
         claims.put("iat", now.getEpochSecond());
-        claims.put("nbf", now.getEpochSecond());
+        claims.put("nbf", now.minus(NOT_BEFORE_SKEW).getEpochSecond()); // a verifier whose clock is a little behind still takes it
         claims.put("exp", now.plus(ttl).getEpochSecond());
         byte[] jti = new byte[16];
         RANDOM.nextBytes(jti);
@@ -84,11 +85,16 @@ public final class IdentityTokens {
         }
     }
 
-    /** The tokens' issuer: the server's public URL. */
+    /** Whether an issuer is configured: without one, no token is issued and nothing is served to verify them. */
+    public boolean enabled() {
+        return issuer.get() != null;
+    }
+
+    /** The tokens' issuer: the configured public URL. */
     public String issuer() {
         String url = issuer.get();
         if (url == null) {
-            throw new IllegalStateException("the server's URL is not known yet: no identity token can name its issuer");
+            throw new IllegalStateException("no identity.issuer is configured: runs' identity tokens are off (docs/identity.md)");
         }
         return url;
     }

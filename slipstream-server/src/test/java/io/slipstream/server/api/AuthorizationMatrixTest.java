@@ -306,7 +306,7 @@ class AuthorizationMatrixTest {
     static void start() {
         // Two days ago: a token that lives a day is created, and has expired once the clock is back to now.
         ShiftedClock clock = new ShiftedClock(Duration.ofDays(-2));
-        server = TestServer.start(dataDir, config -> config, clock);
+        server = TestServer.start(dataDir, config -> config.withIdentityIssuer("https://slipstream.example.com"), clock);
         admin = server.adminToken();
         TOKENS.put(Who.ADMIN, admin);
         String expiring = createToken("{\"user\": \"alice\", \"expiresInDays\": 1}").get("token").asString();

@@ -42,7 +42,7 @@ class OpenApiConformanceTest {
     @BeforeAll
     static void start() throws Exception {
         openApi = Json.yaml().readTree(Files.readString(OPENAPI));
-        server = TestServer.start(dataDir);
+        server = TestServer.start(dataDir, config -> config.withIdentityIssuer("https://slipstream.example.com"));
     }
 
     @AfterAll

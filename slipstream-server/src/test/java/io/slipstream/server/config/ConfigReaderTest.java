@@ -190,6 +190,19 @@ class ConfigReaderTest {
     }
 
     @Test
+    void identityTokensAreOffUntilAnIssuerIsSetAndTheIssuerIsAnHttpUrlWithoutQueryFragmentOrUser() {
+        assertThat(DEFAULTS.identityIssuer()).isNull();
+        assertThat(read("identity: {issuer: https://slipstream.example.com/}\n").identityIssuer()).isEqualTo("https://slipstream.example.com");
+        assertThat(read("identity: {issuer: 'https://example.com/slipstream'}\n").withPort(1).identityIssuer()).isEqualTo("https://example.com/slipstream");
+        for (String bad : List.of("slipstream.example.com", "ftp://example.com", "https://example.com/?a=1", "https://example.com/#x",
+                "https://user:pw@example.com", "https://exa mple.com")) {
+            assertThat(problemsOf("identity: {issuer: '" + bad + "'}\n")).as(bad).extracting(Problem::field).containsExactly("identity.issuer");
+        }
+        assertThat(problemsOf("identity: {}\n")).extracting(Problem::field).containsExactly("identity.issuer");
+        assertThat(problemsOf("identity: {issuer: https://a.example, audiences: [x]}\n")).extracting(Problem::field).containsExactly("identity.audiences");
+    }
+
+    @Test
     void theKeyFilesMayLiveElsewhere() {
         assertThat(read("server: {port: 9000}\n").keys()).isEqualTo(KeyFiles.DEFAULTS);
         assertThat(DEFAULTS.keys().secretKeyIn(Path.of("/data"))).isEqualTo(Path.of("/data/secret.key"));

@@ -44,6 +44,7 @@ class IdentityTokensTest {
     private static final IdentityTokens.Subject RUN = new IdentityTokens.Subject("team-a", "train", "train-abcd1234", 2, "alice");
     private static final IdentityTokens.Subject OTHER_RUN = new IdentityTokens.Subject("team-b", "train", "train-zzzz9999", 1, "bob");
     private static final String AUDIENCE = "https://minio.example.com";
+    private static final String ISSUER = "https://slipstream.example.com";
 
     @TempDir
     Path dir;
@@ -60,19 +61,21 @@ class IdentityTokensTest {
 
     @Test
     void aTokenVerifiesAgainstTheDiscoveryDocumentAndForgedExpiredMisaddressedOrOtherRunsTokensAreRefused() throws Exception {
-        try (TestServer server = TestServer.start(dir.resolve("data"))) {
+        try (TestServer server = TestServer.start(dir.resolve("data"), config -> config.withIdentityIssuer(ISSUER + "/"))) {
             TestServer.Response discovery = server.call("GET", IdentityTokens.DISCOVERY, null, null, null);
             assertThat(discovery.status()).as("no token needed").isEqualTo(200);
             JsonNode document = discovery.json();
             String issuer = document.get("issuer").asString();
-            assertThat(issuer).isEqualTo(server.server().url());
-            assertThat(document.get("jwks_uri").asString()).isEqualTo(issuer + "/.well-known/jwks.json");
+            assertThat(issuer).as("as configured, without the trailing slash").isEqualTo(ISSUER);
+            assertThat(document.get("jwks_uri").asString()).isEqualTo(ISSUER + "/.well-known/jwks.json");
             assertThat(document.get("id_token_signing_alg_values_supported").get(0).asString()).isEqualTo("ES256");
 
             IdentityTokens tokens = server.server().identityTokens();
             Instant now = Instant.now();
             String token = tokens.mint(RUN, AUDIENCE, Duration.ofMinutes(10), now);
-            JWKSource<SecurityContext> keys = JWKSourceBuilder.<SecurityContext>create(URI.create(document.get("jwks_uri").asString()).toURL())
+            // The issuer's public name is not this test's address: the key set is fetched where the server listens, as a
+            // relying party told its jwks_url would (Vault's jwks_url).
+            JWKSource<SecurityContext> keys = JWKSourceBuilder.<SecurityContext>create(URI.create(server.server().url() + IdentityTokens.JWKS).toURL())
                     .build(); // as a relying party would use it: cached, refreshed on an unknown key
             String sub = "workspace/team-a/job/train/run/train-abcd1234";
 
@@ -109,7 +112,11 @@ class IdentityTokensTest {
 
             TestServer.Response jwks = server.call("GET", IdentityTokens.JWKS, null, null, null);
             assertThat(jwks.contentType()).startsWith("application/jwk-set+json");
-            assertThat(jwks.text()).doesNotContain("\"d\"").as("no private key in the JWKS");
+            assertThat(jwks.text()).as("no private key in the JWKS").doesNotContain("\"d\"");
+        }
+        try (TestServer server = TestServer.start(dir.resolve("off"))) {
+            assertThat(server.call("GET", IdentityTokens.DISCOVERY, null, null, null).status()).as("no identity.issuer: nothing to trust").isEqualTo(404);
+            assertThat(server.call("GET", IdentityTokens.JWKS, null, null, null).status()).isEqualTo(404);
         }
     }
 
@@ -125,16 +132,20 @@ class IdentityTokensTest {
                 .satisfies(t -> assertThat(SignedJWT.parse(t).getHeader().getKeyID()).isEqualTo(first));
 
         clock.shift(Duration.ofMinutes(61));
-        String after = tokens.mint(RUN, AUDIENCE, Duration.ofHours(2), Instant.now());
-        assertThat(SignedJWT.parse(after).getHeader().getKeyID()).as("a new key after the rotation period").isNotEqualTo(first);
         String sub = "workspace/team-a/job/train/run/train-abcd1234";
+        String rotated = tokens.mint(RUN, AUDIENCE, Duration.ofHours(2), Instant.now());
+        assertThat(SignedJWT.parse(rotated).getHeader().getKeyID()).as("the next key is made, and published before it signs").isEqualTo(first);
+        assertThat(keys.published()).hasSize(2);
+        clock.shift(Duration.ofMinutes(61).plus(IdentityKeys.AHEAD));
+        String after = tokens.mint(RUN, AUDIENCE, Duration.ofHours(2), Instant.now());
+        assertThat(SignedJWT.parse(after).getHeader().getKeyID()).as("then it signs").isNotEqualTo(first);
         assertThat(verifier(jwks(tokens), "https://slipstream.example.com", AUDIENCE, sub).process(before, null).getSubject()).isEqualTo(sub);
         assertThat(verifier(jwks(tokens), "https://slipstream.example.com", AUDIENCE, sub).process(after, null).getSubject()).isEqualTo(sub);
 
-        // The first key signed until 1 h; its last token lived until 3 h at most: published until then, not after.
-        clock.shift(Duration.ofMinutes(179));
+        // The first key signed until 1 h 5 min; its last token lived 2 h more, and 5 min for clocks: published until then.
+        clock.shift(Duration.ofMinutes(189));
         assertThat(verifier(jwks(tokens), "https://slipstream.example.com", AUDIENCE, sub).process(before, null).getSubject()).isEqualTo(sub);
-        clock.shift(Duration.ofMinutes(181));
+        clock.shift(Duration.ofMinutes(191));
         assertThatThrownBy(() -> verifier(jwks(tokens), "https://slipstream.example.com", AUDIENCE, sub).process(before, null))
                 .isInstanceOf(BadJOSEException.class);
         tokens.mint(RUN, AUDIENCE, Duration.ofHours(2), Instant.now()); // a third key; the first is removed from the store
@@ -159,6 +170,32 @@ class IdentityTokensTest {
         IdentityTokens tokens = new IdentityTokens(afterKeyChange, () -> "https://slipstream.example.com");
         assertThatThrownBy(() -> tokens.mint(RUN, AUDIENCE, Duration.ofHours(2).plusSeconds(1), Instant.now()))
                 .as("a token longer than its key stays published").isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void everyKeyIsPublishedWithCoordinatesOf32BytesAndItsThumbprintAsItsIdAndATamperedRowIsLeftOut() throws Exception {
+        java.security.KeyPairGenerator generator = java.security.KeyPairGenerator.getInstance("EC");
+        generator.initialize(new java.security.spec.ECGenParameterSpec("secp256r1"));
+        for (int i = 0; i < 300; i++) { // about one in 128 has a coordinate with a leading zero byte
+            java.security.interfaces.ECPublicKey key = (java.security.interfaces.ECPublicKey) generator.generateKeyPair().getPublic();
+            String kid = IdentityKeys.kid(key);
+            com.nimbusds.jose.jwk.ECKey parsed = com.nimbusds.jose.jwk.ECKey.parse(Json.mapper().writeValueAsString(IdentityKeys.jwk(kid, key)));
+            assertThat(parsed.getX().decode()).hasSize(32);
+            assertThat(parsed.getY().decode()).hasSize(32);
+            assertThat(parsed.computeThumbprint().toString()).as("RFC 7638").isEqualTo(kid);
+            assertThat(parsed.toECPublicKey()).isEqualTo(key);
+        }
+
+        InMemoryStore store = new InMemoryStore();
+        ShiftedClock clock = new ShiftedClock(Duration.ZERO);
+        IdentityKeys keys = new IdentityKeys(store, new SecretCipher(new byte[SecretCipher.KEY_BYTES]), clock, Duration.ofHours(1), Duration.ofHours(2));
+        String kid = keys.current().kid();
+        String jwk = store.credentials().identityKeys().get(0).publicJwk();
+        // A row written into the store by someone else: its id is not its key's thumbprint.
+        store.commit(tx -> tx.addIdentityKey(new io.slipstream.store.IdentityKey("planted", clock.instant(), "not sealed", jwk.replace(kid, "planted"))));
+        store.commit(tx -> tx.addIdentityKey(new io.slipstream.store.IdentityKey("garbage", clock.instant(), "not sealed", "{not json")));
+        IdentityKeys served = new IdentityKeys(store, new SecretCipher(new byte[SecretCipher.KEY_BYTES]), clock, Duration.ofHours(1), Duration.ofHours(2));
+        assertThat(served.published()).extracting(key -> key.get("kid")).containsExactly(kid);
     }
 
     private static String base64url(String text) {

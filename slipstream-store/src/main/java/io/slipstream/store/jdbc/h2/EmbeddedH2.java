@@ -36,11 +36,11 @@ public final class EmbeddedH2 {
     private static final BigDecimal SCHEMA = BigDecimal.valueOf(7);
     /** The tables of the migrations (V1 to V7) and Flyway's own: a store without one of them is not whole. */
     static final Set<String> EXPECTED_TABLES = Set.of("flyway_schema_history", "documents", "workspace_members", "tokens", "runs",
-            "instances", "run_events", "schedule_states", "nodes_down", "secrets", "server_keys", "identity_keys");
+            "instances", "run_events", "schedule_states", "nodes_down", "secrets", "server_keys");
     /** Tables of later migrations, by the version that made them: required of a store migrated that far. */
     private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9),
             "run_labels", BigDecimal.valueOf(11),
-            "usage_segments", BigDecimal.valueOf(12), "leadership_fence", BigDecimal.valueOf(14));
+            "usage_segments", BigDecimal.valueOf(12), "leadership_fence", BigDecimal.valueOf(14), "identity_keys", BigDecimal.valueOf(19));
     /**
      * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
      * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,
