@@ -48,17 +48,26 @@ def answer(status, body=None, headers=None):
     return status, {"Content-Type": "application/json", **(headers or {})}, data
 
 
+def scripted_server():
+    """A started scripted server with nothing scripted yet; its address."""
+    Scripted.answers, Scripted.seen = [], []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}"
+
+
+def stop(server):
+    server.shutdown()
+    server.server_close()
+
+
 class ClientAgainstAScriptedServer(unittest.TestCase):
     def setUp(self):
-        Scripted.answers, Scripted.seen = [], []
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.server, self.url = scripted_server()
         self.client = Client(self.url, token="t0ken")
 
     def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
+        stop(self.server)
 
     def test_a_rejected_submission_raises_the_problem_list_never_a_bare_http_error(self):
         Scripted.answers = [answer(400, {"status": 400, "code": "INVALID_INPUT", "message": "the run is invalid",
@@ -205,16 +214,12 @@ class ClientAgainstAScriptedServer(unittest.TestCase):
 
 class StoreOutage(unittest.TestCase):
     def setUp(self):
-        Scripted.answers, Scripted.seen = [], []
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.server, self.url = scripted_server()
         self.now = 0.0
         self.slept = []
 
     def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
+        stop(self.server)
 
     def sleep(self, seconds):
         self.slept.append(seconds)
