@@ -3,6 +3,7 @@ package io.slipstream.server.identity;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.spec.SecretValue;
 import io.slipstream.server.secret.SecretCipher;
+import io.slipstream.server.secret.SigningKeySeal;
 import io.slipstream.store.IdentityKey;
 import io.slipstream.store.Store;
 import java.math.BigInteger;
@@ -31,14 +32,11 @@ import org.slf4j.LoggerFactory;
  * The keys that sign runs' identity tokens: ECDSA P-256 (ES256), one signing at a time. The newest key signs until it
  * is {@code rotation} old; then a new one is made and stored (by whichever replica needs it first: two made at once
  * both stay valid). A key stays published until no token it signed can still be valid ({@code rotation} + the longest
- * token lifetime after it was made), then it is removed. The private half is stored sealed with the secrets key, as
- * Secrets are; one that no longer opens (the secrets key was replaced) is not used again, and a new key is made.
+ * token lifetime after it was made), then it is removed. The private half is stored sealed with the secrets key
+ * ({@link SigningKeySeal}; sealed again when that key is rotated); one that does not open is not used, and a new key is made.
  */
 public final class IdentityKeys {
     private static final Logger LOG = LoggerFactory.getLogger(IdentityKeys.class);
-    /** The sealed private keys' associated data: no Secret can have an empty workspace, so none can be swapped in. */
-    private static final String SEAL_WORKSPACE = "";
-    private static final String SEAL_NAME = "identity-key";
     private static final Base64.Encoder URL = Base64.getUrlEncoder().withoutPadding();
 
     private final Store store;
@@ -115,7 +113,7 @@ public final class IdentityKeys {
     private IdentityKey make(List<IdentityKey> keys, Instant now) {
         KeyPair pair = generate();
         String kid = kid((ECPublicKey) pair.getPublic());
-        IdentityKey made = new IdentityKey(kid, now, cipher.seal(SEAL_WORKSPACE, SEAL_NAME, kid,
+        IdentityKey made = new IdentityKey(kid, now, SigningKeySeal.seal(cipher, kid,
                 SecretValue.of(Base64.getEncoder().encodeToString(pair.getPrivate().getEncoded()))), Json.mapper().writeValueAsString(jwk(kid, (ECPublicKey) pair.getPublic())));
         List<IdentityKey> retired = keys.stream().filter(key -> !published(key, now)).toList();
         store.commit(tx -> {
@@ -205,7 +203,7 @@ public final class IdentityKeys {
             return known;
         }
         try {
-            SecretValue value = cipher.open(SEAL_WORKSPACE, SEAL_NAME, key.kid(), key.sealedPrivateKey());
+            SecretValue value = SigningKeySeal.open(cipher, key.kid(), key.sealedPrivateKey());
             PrivateKey open = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(value.reveal())));
             opened.put(key.kid(), open);
             return open;

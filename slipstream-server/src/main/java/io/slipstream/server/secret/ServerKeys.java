@@ -104,7 +104,7 @@ public final class ServerKeys {
         return new SecretCipher(key);
     }
 
-    /** Seals every secret again with the new key, and moves the store to it, in one transaction. */
+    /** Seals every secret, and every signing key of identity tokens, again with the new key, and moves the store to it, in one transaction. */
     private static void rotate(Store store, SecretCipher from, SecretCipher to, Clock clock) {
         int count = store.write(tx -> {
             List<SecretRecord> secrets = tx.credentials().secrets(null);
@@ -115,6 +115,13 @@ public final class ServerKeys {
                     sealed.put(key, to.seal(secret.workspace(), secret.name(), key, open));
                 });
                 tx.updateSecret(secret.withSealed(to.keyId(), sealed, secret.updatedAt()));
+            }
+            for (io.slipstream.store.IdentityKey key : tx.credentials().identityKeys()) {
+                io.slipstream.store.IdentityKey again = SigningKeySeal.resealed(key, from, to);
+                if (again != key) { // the signing keys of identity tokens, sealed alike
+                    tx.removeIdentityKey(key.kid());
+                    tx.addIdentityKey(again);
+                }
             }
             tx.replaceServerKey(SECRETS, from.keyId(), to.keyId(), clock.instant());
             return secrets.size();

@@ -92,6 +92,9 @@ class ServerKeysTest {
     void rotatingSealsEverySecretWithTheNewKey() throws Exception {
         ServerKeys old = keys();
         storeSecret(old, "the-value");
+        io.slipstream.api.spec.SecretValue signingKey = io.slipstream.api.spec.SecretValue.of("cGtjczg=");
+        store.commit(tx -> tx.addIdentityKey(new io.slipstream.store.IdentityKey("kid-1", clock.instant(),
+                SigningKeySeal.seal(old.secrets(), "kid-1", signingKey), "{}")));
         Path previous = Files.move(keyFile, dir.resolve("old.key"));
         // The new key is made by hand (a server never makes one while secrets are sealed with another).
         byte[] fresh = new byte[32];
@@ -106,6 +109,10 @@ class ServerKeysTest {
         assertThat(rotated.secrets().open("team-a", "hf", "token", secret.sealed().get("token")).reveal()).isEqualTo("the-value");
         assertThatThrownBy(() -> old.secrets().open("team-a", "hf", "token", secret.sealed().get("token")))
                 .isInstanceOf(SecretCipher.SecretUnreadableException.class);
+        // The signing key of identity tokens, sealed alike, is sealed again in the same transaction.
+        String sealedKey = store.credentials().identityKeys().get(0).sealedPrivateKey();
+        assertThat(SigningKeySeal.open(rotated.secrets(), "kid-1", sealedKey).reveal()).isEqualTo("cGtjczg=");
+        assertThatThrownBy(() -> SigningKeySeal.open(old.secrets(), "kid-1", sealedKey)).isInstanceOf(SecretCipher.SecretUnreadableException.class);
         // Done: the previous file is no longer needed, and the old key alone is refused now.
         assertThat(ServerKeys.open(store, keyFile, previous, pepperFile, clock).secrets().keyId()).isEqualTo(rotated.secrets().keyId());
         assertThatThrownBy(() -> ServerKeys.open(store, previous, null, pepperFile, clock)).isInstanceOf(IllegalStateException.class);
