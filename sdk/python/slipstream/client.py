@@ -213,11 +213,7 @@ class Client:
              limit: Optional[int] = None, page_size: int = 100) -> Iterator[Run]:
         """Runs, newest first, page after page as the iteration goes on (``limit``: at most that many). ``state``: one
         state or several; ``selector``: a label selector in kubectl's syntax (``sweep=s1,lr in (0.1,0.2)``)."""
-        if isinstance(state, str) or state is None:
-            states = state
-        else:
-            states = ",".join(state)
-        query: Dict[str, Any] = {"workspace": workspace, "job": job, "state": states, "labelSelector": selector,
+        query: Dict[str, Any] = {"workspace": workspace, "job": job, "state": _states(state), "labelSelector": selector,
                                  "since": _time(since), "until": _time(until)}
         left = limit
         before: Optional[str] = None
@@ -281,8 +277,7 @@ class Client:
         ``ready``, then ``run`` each time one changes and ``gone`` when one leaves the set, until ``end`` (after
         ``timeout`` seconds, default the server's 1800; when the server stops). Only changes come after ``ready``:
         read the run (``run(id)``) on ``ready`` to start from how it is. Close the iterator to stop early."""
-        states = state if isinstance(state, str) or state is None else ",".join(state)
-        return self._events({"workspace": workspace, "job": job, "state": states, "labelSelector": selector, "run": run,
+        return self._events({"workspace": workspace, "job": job, "state": _states(state), "labelSelector": selector, "run": run,
                              "timeoutSeconds": timeout}, heartbeats=False)
 
     def _events(self, query: Mapping[str, Any], heartbeats: bool) -> Generator[WatchEvent, None, None]:
@@ -343,6 +338,11 @@ def _token(explicit: Optional[str], data_dir: Union[str, "os.PathLike[str]", Non
         return (directory / ADMIN_TOKEN_FILE).read_text("utf-8").strip() or None
     except OSError:
         return None
+
+
+def _states(state: Union[str, Iterable[str], None]) -> Optional[str]:
+    """One state or several, as the API's query takes them (comma-separated)."""
+    return state if isinstance(state, str) or state is None else ",".join(state)
 
 
 def _segment(value: str) -> str:

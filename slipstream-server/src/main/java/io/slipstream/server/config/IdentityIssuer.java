@@ -17,7 +17,7 @@ final class IdentityIssuer {
     private IdentityIssuer() {
     }
 
-    /** The issuer without a trailing slash, or {@code null} (with a problem at {@code path}) if it is not one. */
+    /** The issuer, or {@code null} (with a problem at {@code path}) if it is not one; {@link ServerConfig} drops a trailing slash. */
     static String check(String issuer, String path, Problems problems) {
         if (issuer == null) {
             return null;
@@ -38,6 +38,6 @@ final class IdentityIssuer {
         if ("http".equals(uri.getScheme())) {
             LOG.warn("identity.issuer is {}: many relying parties (AWS STS among them) accept only an https issuer", issuer);
         }
-        return issuer.endsWith("/") ? issuer.substring(0, issuer.length() - 1) : issuer;
+        return issuer;
     }
 }

@@ -159,7 +159,7 @@ public final class IdentityKeys {
             try {
                 @SuppressWarnings("unchecked")
                 Map<String, Object> stored = Json.mapper().readValue(key.publicJwk(), Map.class);
-                Map<String, Object> jwk = jwk(key.kid(), stored.get("x"), stored.get("y"));
+                Map<String, Object> jwk = verifiedJwk(key.kid(), stored.get("x"), stored.get("y"));
                 if (jwk == null) {
                     LOG.warn("identity key {} is not published: its stored public key does not match its id", key.kid());
                     continue;
@@ -173,15 +173,20 @@ public final class IdentityKeys {
     }
 
     /** A published JWK of these coordinates, or {@code null} unless {@code kid} is their thumbprint. */
-    private static Map<String, Object> jwk(String kid, Object x, Object y) {
+    private static Map<String, Object> verifiedJwk(String kid, Object x, Object y) {
         if (!(x instanceof String xs) || !(y instanceof String ys) || !kid.equals(thumbprint(xs, ys))) {
             return null;
         }
+        return jwk(kid, xs, ys);
+    }
+
+    /** The JSON Web Key (RFC 7517/7518) of a P-256 signing key with these base64url coordinates. */
+    private static Map<String, Object> jwk(String kid, String x, String y) {
         Map<String, Object> jwk = new LinkedHashMap<>();
         jwk.put("kty", "EC");
         jwk.put("crv", "P-256");
-        jwk.put("x", xs);
-        jwk.put("y", ys);
+        jwk.put("x", x);
+        jwk.put("y", y);
         jwk.put("kid", kid);
         jwk.put("use", "sig");
         jwk.put("alg", "ES256");
@@ -226,8 +231,7 @@ public final class IdentityKeys {
 
     /** A key's id: a digest of its public half (RFC 7638's thumbprint), so replicas that make keys at once never collide. */
     static String kid(ECPublicKey key) {
-        Map<String, Object> jwk = jwk(null, key);
-        return thumbprint((String) jwk.get("x"), (String) jwk.get("y"));
+        return thumbprint(coordinate(key.getW().getAffineX()), coordinate(key.getW().getAffineY()));
     }
 
     /** RFC 7638's thumbprint of a P-256 key: SHA-256 of its required members in lexicographic order, base64url. */
@@ -240,26 +244,17 @@ public final class IdentityKeys {
         }
     }
 
-    /** The public key as a JSON Web Key (RFC 7517/7518): P-256 coordinates of 32 bytes each, base64url. */
+    /** The public key as a JSON Web Key: P-256 coordinates of 32 bytes each, base64url. */
     static Map<String, Object> jwk(String kid, ECPublicKey key) {
-        Map<String, Object> jwk = new LinkedHashMap<>();
-        jwk.put("kty", "EC");
-        jwk.put("crv", "P-256");
-        jwk.put("x", URL.encodeToString(coordinate(key.getW().getAffineX())));
-        jwk.put("y", URL.encodeToString(coordinate(key.getW().getAffineY())));
-        if (kid != null) {
-            jwk.put("kid", kid);
-            jwk.put("use", "sig");
-            jwk.put("alg", "ES256");
-        }
-        return jwk;
+        return jwk(kid, coordinate(key.getW().getAffineX()), coordinate(key.getW().getAffineY()));
     }
 
-    private static byte[] coordinate(BigInteger value) {
+    /** A coordinate as JOSE writes it: 32 bytes, big-endian, leading zeros kept, base64url. */
+    private static String coordinate(BigInteger value) {
         byte[] bytes = value.toByteArray();
         byte[] fixed = new byte[32];
         int length = Math.min(bytes.length, 32);
         System.arraycopy(bytes, bytes.length - length, fixed, 32 - length, length);
-        return fixed;
+        return URL.encodeToString(fixed);
     }
 }
