@@ -6,20 +6,20 @@ import io.slipstream.server.identity.IdentityTokens;
 /**
  * What anyone may fetch, without a token, to verify runs' identity tokens: the OpenID Connect discovery document and
  * the JSON Web Key Set it points to. An object store, a secret store or a cloud's token exchange reads them to trust
- * the tokens (docs/identity.md). Cached for a minute at most: a new key is used as soon as it is made.
+ * the tokens (docs/identity.md). Cached for a minute at most: a new key is published five minutes before it signs.
  */
 final class IdentityRoutes {
     private final IdentityTokens tokens;
+
+    IdentityRoutes(IdentityTokens tokens) {
+        this.tokens = tokens;
+    }
 
     private IdentityTokens enabled() {
         if (!tokens.enabled()) {
             throw ApiException.notFound("this server issues no identity tokens: its config sets no identity.issuer (docs/identity.md)");
         }
         return tokens;
-    }
-
-    IdentityRoutes(IdentityTokens tokens) {
-        this.tokens = tokens;
     }
 
     void register(RouteTable r) {
