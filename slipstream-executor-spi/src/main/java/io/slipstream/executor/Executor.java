@@ -152,6 +152,17 @@ public interface Executor extends AutoCloseable {
     void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason);
 
     /**
+     * Replaces a running instance's identity tokens with {@code tokens}: new ones for the same audiences, in the same
+     * files ({@link LaunchSpec#identity}), which the instance reads from then on; a reader never sees a file half
+     * written. The control loop calls it well before the old ones expire, while the instance runs. Never follows or
+     * blocks on anything the workload can change. Returns {@code false}, writing nothing, when the instance does not
+     * run (it ended, or this executor never launched it).
+     *
+     * @throws ExecutorException if they cannot be written now (the control loop tries again)
+     */
+    boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens);
+
+    /**
      * When the instance last wrote output and what progress it last reported. Cheap enough to ask every few seconds
      * for every running instance; an instance that cannot be looked at gives {@link Activity#NONE}.
      */

@@ -37,6 +37,9 @@ import java.util.Map;
  *                    the memory of {@code resources}, which is the limit where this is 0 (see {@link #memoryLimit()})
  * @param labels      the run's labels (its job's and its own): executors that act on some read them (the simulated
  *                    executor: how long an instance runs); tenant input, never a path or a command
+ * @param identity    the identity tokens of the run's {@code spec.identity}, one per audience (credentials, like secrets):
+ *                    written where the instance reads them, named by {@link IdentityToken#TOKEN_FILE_ENV} and
+ *                    {@link IdentityToken#TOKENS_ENV}, and replaced by {@link Executor#refreshIdentity}
  */
 public record LaunchSpec(
         InstanceId id,
@@ -56,7 +59,8 @@ public record LaunchSpec(
         io.slipstream.api.spec.NetworkMode network,
         boolean borrowed,
         long memoryLimitBytes,
-        Map<String, String> labels) {
+        Map<String, String> labels,
+        List<IdentityToken> identity) {
     /** The run's own API token in {@code env}: a credential (see {@code env}). */
     public static final String RUN_TOKEN_ENV = "SLIPSTREAM_RUN_TOKEN";
     /** Where an instance finds the files of its {@code secretFiles}: {@code $SLIPSTREAM_SECRETS_DIR/<name>/<key>}. */
@@ -90,6 +94,7 @@ public record LaunchSpec(
         secretFiles = secretFiles == null ? List.of() : List.copyOf(secretFiles);
         network = network == null ? io.slipstream.api.spec.NetworkMode.Host : network;
         labels = labels == null ? Map.of() : Map.copyOf(labels);
+        identity = identity == null ? List.of() : List.copyOf(identity);
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command is empty");
         }
@@ -112,7 +117,7 @@ public record LaunchSpec(
                       io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles, int restart,
                       io.slipstream.api.spec.NetworkMode network, boolean borrowed, long memoryLimitBytes) {
         this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart, network, borrowed,
-                memoryLimitBytes, Map.of());
+                memoryLimitBytes, Map.of(), List.of());
     }
 
     /** A first launch. */
@@ -144,37 +149,43 @@ public record LaunchSpec(
     /** The same instance with these secrets. */
     public LaunchSpec withSecrets(Map<String, SecretEnv> newSecretEnv, List<SecretFiles> newSecretFiles) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, newSecretEnv, newSecretFiles,
-                restart, network, borrowed, memoryLimitBytes, labels);
+                restart, network, borrowed, memoryLimitBytes, labels, identity);
     }
 
     /** The same instance as its {@code number}th restart in place. */
     public LaunchSpec withRestart(int number) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, number,
-                network, borrowed, memoryLimitBytes, labels);
+                network, borrowed, memoryLimitBytes, labels, identity);
     }
 
     /** The same instance on the run's network {@code mode}. */
     public LaunchSpec withNetwork(io.slipstream.api.spec.NetworkMode mode) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                mode, borrowed, memoryLimitBytes, labels);
+                mode, borrowed, memoryLimitBytes, labels, identity);
     }
 
     /** The same instance, admitted on idle capacity ({@code NotInQuota}) or not. */
     public LaunchSpec withBorrowed(boolean onIdleCapacity) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, onIdleCapacity, memoryLimitBytes, labels);
+                network, onIdleCapacity, memoryLimitBytes, labels, identity);
     }
 
     /** The same instance, which may use up to {@code bytes} of memory (its node group's {@code limits.memory}; 0: its request). */
     public LaunchSpec withMemoryLimit(long bytes) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, borrowed, bytes, labels);
+                network, borrowed, bytes, labels, identity);
     }
 
     /** The same instance of a run with these labels. */
     public LaunchSpec withLabels(Map<String, String> runLabels) {
         return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
-                network, borrowed, memoryLimitBytes, runLabels);
+                network, borrowed, memoryLimitBytes, runLabels, identity);
+    }
+
+    /** The same instance with these identity tokens (in the order of the run's audiences). */
+    public LaunchSpec withIdentity(List<IdentityToken> tokens) {
+        return new LaunchSpec(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart,
+                network, borrowed, memoryLimitBytes, labels, tokens);
     }
 
     /**
@@ -192,6 +203,7 @@ public record LaunchSpec(
     public String toString() {
         return "LaunchSpec[id=" + id + (restart == 0 ? "" : ", restart=" + restart) + ", name=" + name + ", node=" + node + ", gpus=" + gpus + ", image=" + image + ", network=" + network + (borrowed ? ", borrowed" : "")
                 + (memoryLimitBytes == 0 ? "" : ", memoryLimit=" + memoryLimitBytes) + ", env=" + env.keySet()
-                + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList() + "]";
+                + ", secretEnv=" + secretEnv.keySet() + ", secretFiles=" + secretFiles.stream().map(SecretFiles::name).toList()
+                + (identity.isEmpty() ? "" : ", identity=" + identity.stream().map(IdentityToken::audience).toList()) + "]";
     }
 }

@@ -632,6 +632,57 @@ public abstract class BaseExecutorContractTest {
         assertThat(handle.toString()).doesNotContain(value);
     }
 
+    private static IdentityToken identityToken(String audience, int index, String token) {
+        return new IdentityToken(audience, IdentityToken.fileOf(index), io.slipstream.api.spec.SecretValue.of(token));
+    }
+
+    /**
+     * Identity tokens reach the instance as files its environment names, and a refresh replaces them where it reads them
+     * (on Kubernetes through the attempt's Secret, which the kubelet writes again), each file whole; an ended instance is
+     * not refreshed.
+     */
+    @Test
+    void identityTokensReachTheInstanceAsFilesThatARefreshReplaces() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId id = newInstanceId();
+        String nonce = Long.toString(System.nanoTime());
+        List<IdentityToken> first = List.of(identityToken("vault", 0, "first-vault-" + nonce), identityToken("https://minio.example.com/", 1, "first-minio-" + nonce));
+        List<IdentityToken> second = List.of(identityToken("vault", 0, "second-vault-" + nonce), identityToken("https://minio.example.com/", 1, "second-minio-" + nonce));
+        // After the gate, it reads until the file changed (a kubelet rewrites a Secret's files a moment after the change).
+        String script = "f=\"$SLIPSTREAM_IDENTITY_TOKEN_FILE\"; d=$(dirname \"$f\"); old=$(cat \"$f\"); echo \"$old\"; "
+                + "printf '%s\\n' \"$SLIPSTREAM_IDENTITY_TOKENS\"; cat " + gate(id) + " > /dev/null; "
+                + "for i in $(seq 300); do new=$(cat \"$f\"); [ \"$new\" != \"$old\" ] && break; sleep 0.1; done; "
+                + "echo \"$new\"; cat \"$d/token-1.jwt\"; echo; ls -A \"$d\" | tr '\\n' ' '; echo";
+        LaunchSpec spec = spec(id, nodeName(), script).withIdentity(first);
+        assertThat(spec.toString()).doesNotContain(nonce);
+        Map<String, String> handle = launch(executor, spec);
+        if (runsCommands()) {
+            awaitOutput(executor, id, handle, "minio");
+        } else {
+            awaitReport(id, InstanceReport.Running.class);
+        }
+
+        assertThat(executor.refreshIdentity(id, handle, second)).isTrue();
+        if (runsCommands()) {
+            openGate(id);
+            assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+            List<String> lines = readAll(executor, id, handle, LogStream.STDOUT).lines().toList();
+            assertThat(lines).hasSize(5);
+            assertThat(lines.get(0)).isEqualTo("first-vault-" + nonce);
+            Map<String, String> paths = io.slipstream.api.codec.Json.mapper().readValue(lines.get(1),
+                    new tools.jackson.core.type.TypeReference<Map<String, String>>() { });
+            assertThat(paths.keySet()).containsExactly("vault", "https://minio.example.com/");
+            assertThat(paths.get("vault")).endsWith("/token-0.jwt");
+            assertThat(paths.get("https://minio.example.com/")).endsWith("/token-1.jwt");
+            assertThat(lines.subList(2, 4)).containsExactly("second-vault-" + nonce, "second-minio-" + nonce);
+            assertThat(lines.get(4).trim().split(" ")).as("nothing half written left beside the tokens").containsExactlyInAnyOrder("token-0.jwt", "token-1.jwt");
+        } else {
+            executor.terminate(id, handle, Duration.ZERO, "test");
+            awaitReport(id, InstanceReport.Exited.class);
+        }
+        assertThat(executor.refreshIdentity(id, handle, first)).as("an ended instance is not refreshed").isFalse();
+    }
+
     @Test
     void launchOnAnUnknownNodeIsRefused() {
         Executor executor = newExecutor();

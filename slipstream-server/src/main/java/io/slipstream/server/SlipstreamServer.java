@@ -16,6 +16,7 @@ import io.slipstream.server.control.ControlLoop;
 import io.slipstream.server.control.LoopParts;
 import io.slipstream.server.control.LeaderElection;
 import io.slipstream.server.control.RunFactory;
+import io.slipstream.server.control.RunIdentity;
 import io.slipstream.server.control.LiveSnapshot;
 import io.slipstream.server.metrics.ServerMetrics;
 import io.slipstream.server.service.QuotaLedgerService;
@@ -137,10 +138,12 @@ public final class SlipstreamServer implements AutoCloseable {
             election = new LeaderElection(store, executor, clock, config.leaderLease(), LeaderElection.newHolderName(),
                     (fenced, progress, queue) -> new ControlLoop(LoopParts.of(fenced, leading, clock).withLimits(config.limits())
                             .withScheduler(new Scheduler(Defragmentation.DEFAULT, config.fairSharingPreemption()))
-                            .withTick(config.tickInterval()).withRunTokens(runTokens).withSecrets(secrets).withShared(progress, queue)
+                            .withTick(config.tickInterval()).withRunTokens(runTokens).withSecrets(secrets)
+                            .withIdentity(config.identityIssuer() == null ? null : new RunIdentity(identity)).withShared(progress, queue)
                             .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;
-            var refusals = io.slipstream.server.control.ExecutorRefusals.of(leading);
+            var refusals = io.slipstream.server.control.ExecutorRefusals.of(leading).and(job -> job.identity() == null || config.identityIssuer() != null
+                    ? java.util.Map.<String, String>of() : java.util.Map.of("identity", "this server signs no identity tokens: its identity.issuer is not set (docs/identity.md)"));
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
                     refusals, secrets);
             RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), refusals);

@@ -24,6 +24,7 @@ public final class JobBuilder {
     private io.slipstream.api.spec.StartupOrder startupOrder;
     private io.slipstream.api.spec.FaultTolerance faultTolerance;
     private io.slipstream.api.spec.NetworkMode network;
+    private io.slipstream.api.spec.IdentitySpec identity;
     private final List<io.slipstream.api.spec.StorageSpec> storage = new ArrayList<>();
     private Integer minSuccessReplicas;
     private io.slipstream.api.spec.StartupProbe startupProbe;
@@ -64,6 +65,12 @@ public final class JobBuilder {
 
     public JobBuilder idle(io.slipstream.api.spec.IdleMode mode) {
         this.idleMode = mode;
+        return this;
+    }
+
+    /** Identity tokens for these audiences, each valid for {@code ttl}. */
+    public JobBuilder identity(java.time.Duration ttl, String... audiences) {
+        this.identity = new io.slipstream.api.spec.IdentitySpec(List.of(audiences), ttl);
         return this;
     }
 
@@ -198,7 +205,7 @@ public final class JobBuilder {
     public JobSpec spec() {
         List<NodeGroupSpec> all = new ArrayList<>(groups);
         all.add(currentGroup());
-        return new JobSpec(priority, quota, idleMode, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all, network);
+        return new JobSpec(priority, quota, idleMode, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage, faultTolerance, all, network, identity);
     }
 
     public Document<JobSpec> build() {

@@ -11,8 +11,8 @@ import java.util.List;
  * to save their work when preempted ({@code null}: the server's default), how long a run may run at most
  * ({@code null}: the server's maximum; counted over all attempts, or per attempt with {@code maxRuntimePerAttempt}),
  * optionally a schedule on which it runs by itself, the order its node groups start in, the storage its instances
- * share, when it is restarted after a failure, preemption, lost node or hang ({@link FaultTolerance}), and its network
- * ({@code null}: {@link #networkMode() by its images}).
+ * share, when it is restarted after a failure, preemption, lost node or hang ({@link FaultTolerance}), its network
+ * ({@code null}: {@link #networkMode() by its images}), and the identity tokens its instances get ({@code null}: none).
  */
 public record JobSpec(
         int priority,
@@ -26,7 +26,8 @@ public record JobSpec(
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<StorageSpec> storage,
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = FaultTolerance.IsDefault.class) FaultTolerance faultTolerance,
         List<NodeGroupSpec> nodeGroups,
-        @JsonInclude(JsonInclude.Include.NON_NULL) NetworkMode network) implements Spec {
+        @JsonInclude(JsonInclude.Include.NON_NULL) NetworkMode network,
+        @JsonInclude(JsonInclude.Include.NON_NULL) IdentitySpec identity) implements Spec {
 
     /** No run may be given longer than this, whatever it asks. */
     public static final Duration MAX_RUNTIME = Duration.ofDays(30);
@@ -44,7 +45,7 @@ public record JobSpec(
 
     /** A job charged to no quota, that runs on idle capacity. */
     public JobSpec(int priority, List<NodeGroupSpec> nodeGroups) {
-        this(priority, null, null, null, null, false, null, null, List.of(), null, nodeGroups, null);
+        this(priority, null, null, null, null, false, null, null, List.of(), null, nodeGroups, null, null);
     }
 
     /** A job on the network its images choose ({@link #networkMode()}). */
@@ -52,7 +53,15 @@ public record JobSpec(
                    boolean maxRuntimePerAttempt, ScheduleSpec schedule, StartupOrder startupOrder, List<StorageSpec> storage,
                    FaultTolerance faultTolerance, List<NodeGroupSpec> nodeGroups) {
         this(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
-                faultTolerance, nodeGroups, null);
+                faultTolerance, nodeGroups, null, null);
+    }
+
+    /** A job on {@code network} whose instances get no identity tokens. */
+    public JobSpec(int priority, String quota, IdleMode idleResources, Duration preemptionGracePeriod, Duration maxRuntime,
+                   boolean maxRuntimePerAttempt, ScheduleSpec schedule, StartupOrder startupOrder, List<StorageSpec> storage,
+                   FaultTolerance faultTolerance, List<NodeGroupSpec> nodeGroups, NetworkMode network) {
+        this(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
+                faultTolerance, nodeGroups, network, null);
     }
 
     /**
@@ -78,6 +87,6 @@ public record JobSpec(
 
     public JobSpec withNodeGroups(List<NodeGroupSpec> groups) {
         return new JobSpec(priority, quota, idleResources, preemptionGracePeriod, maxRuntime, maxRuntimePerAttempt, schedule, startupOrder, storage,
-                faultTolerance, groups, network);
+                faultTolerance, groups, network, identity);
     }
 }

@@ -62,6 +62,7 @@ public final class SpecFormats {
             case "cron" -> text(Cron::problem);
             case "time-zone" -> text(SpecFormats::timeZoneProblem);
             case "regex" -> text(SpecFormats::regexProblem);
+            case "audience" -> text(SpecFormats::audienceProblem);
             case "secret-ref" -> text(SpecFormats::secretRefProblem);
             case "secret-value" -> text(SpecFormats::secretValueProblem);
             case "exit-code" -> SpecFormats::exitCodeProblem;
@@ -163,6 +164,20 @@ public final class SpecFormats {
         } catch (java.time.DateTimeException e) {
             return "'" + zone + "' is not a time zone (examples: UTC, Europe/Berlin, America/New_York)";
         }
+    }
+
+    /**
+     * An identity token's audience: printable ASCII without spaces (a URL, {@code sts.amazonaws.com}, a Vault role's
+     * name), as verifiers compare it byte for byte and it is shown in logs and file listings.
+     */
+    private static String audienceProblem(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c <= ' ' || c > '~') {
+                return "must be printable ASCII without spaces (a URL or a name, like sts.amazonaws.com); character " + (i + 1) + " is not";
+            }
+        }
+        return null;
     }
 
     private static String regexProblem(String text) {

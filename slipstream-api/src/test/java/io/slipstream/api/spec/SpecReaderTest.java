@@ -340,6 +340,56 @@ class SpecReaderTest {
         });
     }
 
+    private static String jobWithIdentity(String identity) {
+        return """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  identity: %s
+                  nodeGroups:
+                  - {name: g, command: [x], resources: {cpu: 1, memory: 1Gi}}
+                """.formatted(identity);
+    }
+
+    @Test
+    void readsAnIdentityWithItsDefaultLifetime() {
+        JobSpec job = (JobSpec) read(jobWithIdentity("{audiences: [vault, 'https://minio.example.com']}")).get(0).spec();
+        assertThat(job.identity().audiences()).containsExactly("vault", "https://minio.example.com");
+        assertThat(job.identity().ttl()).isEqualTo(java.time.Duration.ofHours(1));
+        JobSpec shorter = (JobSpec) read(jobWithIdentity("{audiences: [sts.amazonaws.com], ttl: 5m}")).get(0).spec();
+        assertThat(shorter.identity().ttl()).isEqualTo(java.time.Duration.ofMinutes(5));
+        assertThat(((JobSpec) read(JOB).get(0).spec()).identity()).isNull();
+    }
+
+    static Stream<Arguments> badIdentities() {
+        return Stream.of(
+                Arguments.of("{audiences: [vault, 42]}", "spec.identity.audiences[1]", "string"),
+                Arguments.of("{audiences: [{a: b}]}", "spec.identity.audiences[0]", "string"),
+                Arguments.of("{audiences: ['']}", "spec.identity.audiences[0]", ""),
+                Arguments.of("{audiences: ['two words']}", "spec.identity.audiences[0]", "printable ASCII without spaces"),
+                Arguments.of("{audiences: [\"a\\nb\"]}", "spec.identity.audiences[0]", "character 2"),
+                Arguments.of("{audiences: [a, a]}", "spec.identity.audiences", "unique"),
+                Arguments.of("{audiences: []}", "spec.identity.audiences", ""),
+                Arguments.of("{audiences: [a, b, c, d, e, f, g, h, i]}", "spec.identity.audiences", ""),
+                Arguments.of("{audiences: vault}", "spec.identity.audiences", "must be a list"),
+                Arguments.of("{ttl: 1h}", "spec.identity.audiences", "is required"),
+                Arguments.of("{audiences: [vault], ttl: 2d}", "spec.identity.ttl", "between 5m and 1d"),
+                Arguments.of("{audiences: [vault], ttl: 1m}", "spec.identity.ttl", "between 5m and 1d"),
+                Arguments.of("{audiences: [vault], ttl: soon}", "spec.identity.ttl", ""),
+                Arguments.of("{audiences: [vault], tll: 1h}", "spec.identity.tll", "unknown field"),
+                Arguments.of("vault", "spec.identity", ""));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badIdentities")
+    void rejectsBadIdentities(String identity, String field, String message) {
+        assertThat(problemsOf(jobWithIdentity(identity))).anySatisfy(p -> {
+            assertThat(p.field()).isEqualTo(field);
+            assertThat(p.message()).contains(message);
+        });
+    }
+
     @Test
     void storageNamesAndMountPathsAreUnique() {
         assertThat(problemsOf("""

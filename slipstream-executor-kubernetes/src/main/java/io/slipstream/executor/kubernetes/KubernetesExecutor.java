@@ -175,6 +175,23 @@ public final class KubernetesExecutor implements Executor {
         termination.terminate(id, handle, gracePeriod, reason);
     }
 
+    /** Writes the tokens into the attempt's Secret (once for all its pods), while the handle's pod runs. */
+    @Override
+    public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
+        String namespace = PodHandles.namespace(handle, config);
+        io.fabric8.kubernetes.api.model.Pod pod = pods.cached(namespace, handle.getOrDefault("pod", ""));
+        if (pod == null || pod.getMetadata().getDeletionTimestamp() != null || !handle.getOrDefault("uid", "").equals(pod.getMetadata().getUid())
+                || pod.getStatus() != null && ("Succeeded".equals(pod.getStatus().getPhase()) || "Failed".equals(pod.getStatus().getPhase()))) {
+            return false;
+        }
+        try {
+            runObjects.refreshIdentity(namespace, id, tokens);
+            return true;
+        } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+            throw new ExecutorException("cannot refresh the identity tokens of " + id + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public Activity activity(InstanceId id, Map<String, String> handle) {
         return logs.activity(handle);

@@ -60,6 +60,8 @@ final class Manifests {
     static final String WORKSPACE_DIR = "/workspace";
     /** {@code SLIPSTREAM_SECRETS_DIR}: every mounted Secret of the instance under it, as {@code <name>/<key>}. */
     static final String SECRETS_DIR = "/var/run/slipstream/secrets";
+    /** Where the identity tokens are: {@code token-<n>.jwt}, updated by the kubelet when the attempt's Secret changes. */
+    static final String IDENTITY_DIR = "/var/run/slipstream/identity";
     /** Secret files are the container's to read, whatever user its image runs as; nothing else is in the pod. */
     static final int SECRET_FILE_MODE = 0444;
     static final String GPU_RESOURCE = "nvidia.com/gpu";
@@ -189,6 +191,16 @@ final class Manifests {
                 }
             }
         }
+        if (!spec.identity().isEmpty()) {
+            new java.util.TreeMap<>(io.slipstream.executor.IdentityToken.environment(IDENTITY_DIR, spec.identity()))
+                    .forEach((name, value) -> env.add(env(name, value)));
+            // A whole volume, never a subPath: the kubelet swaps a mounted Secret's files in place when it changes.
+            volumes.add(new VolumeBuilder().withName("identity").withNewSecret().withSecretName(attemptSecret)
+                    .withItems(spec.identity().stream().map(t -> new io.fabric8.kubernetes.api.model.KeyToPathBuilder()
+                            .withKey(identityKey(t.file())).withPath(t.file()).build()).toList())
+                    .withDefaultMode(SECRET_FILE_MODE).endSecret().build());
+            volumeMounts.add(mount("identity", IDENTITY_DIR, null, true));
+        }
         if (config.serverUrl() != null) {
             env.add(env(SERVER_ENV, config.serverUrl()));
         }
@@ -311,14 +323,27 @@ final class Manifests {
                 .build();
     }
 
-    /** The values of the Secrets {@code spec} refers to, base64, under {@link #secretKey}. */
+    /** The values of the Secrets {@code spec} refers to, base64, under {@link #secretKey}, and its identity tokens. */
     static Map<String, String> secretData(LaunchSpec spec) {
         Map<String, String> data = new java.util.TreeMap<>();
         spec.secretEnv().values().forEach(secret -> data.put(secretKey(secret.secret(), secret.key()), base64(secret.value().reveal())));
         for (LaunchSpec.SecretFiles files : spec.secretFiles()) {
             files.files().forEach((key, value) -> data.put(secretKey(files.name(), key), base64(value.reveal())));
         }
+        data.putAll(identityData(spec.identity()));
         return data;
+    }
+
+    /** Identity tokens, base64, under {@link #identityKey}. */
+    static Map<String, String> identityData(List<io.slipstream.executor.IdentityToken> tokens) {
+        Map<String, String> data = new java.util.TreeMap<>();
+        tokens.forEach(t -> data.put(identityKey(t.file()), base64(t.token().reveal())));
+        return data;
+    }
+
+    /** Where an identity token is in the attempt's Secret: {@code identity.<file>} (apart from every {@code secret.} key). */
+    static String identityKey(String file) {
+        return "identity." + file;
     }
 
     /**

@@ -27,6 +27,11 @@ final class RunObjects {
     private final KubernetesClient client;
     private final Manifests manifests;
     private final PodDeletion deletion;
+    /** The identity tokens last written to each attempt's Secret, while its run is known. */
+    private final Map<AttemptKey, List<io.slipstream.executor.IdentityToken>> identityWritten = new java.util.HashMap<>();
+
+    private record AttemptKey(String namespace, RunId runId, int attempt) {
+    }
 
     RunObjects(KubernetesClient client, Manifests manifests, PodDeletion deletion) {
         this.client = client;
@@ -65,6 +70,30 @@ final class RunObjects {
         }
     }
 
+    /**
+     * Puts new identity tokens into the attempt's Secret, from which the kubelet updates every pod's mounted files of
+     * them (within its sync period, about a minute). The tokens of one refresh are the same for every instance of the
+     * attempt: the Secret is written once for them, not once per pod.
+     */
+    void refreshIdentity(String namespace, InstanceId id, List<io.slipstream.executor.IdentityToken> tokens) {
+        String name = Names.token(id.runId(), id.attempt());
+        AttemptKey key = new AttemptKey(namespace, id.runId(), id.attempt());
+        synchronized (identityWritten) {
+            if (tokens.equals(identityWritten.get(key))) {
+                return;
+            }
+        }
+        var patch = Json.mapper().createObjectNode();
+        var data = patch.putObject("data");
+        Manifests.identityData(tokens).forEach(data::put);
+        // A merge patch of these keys alone: the run's token and its Secrets' values stay as they are.
+        Secret secret = new io.fabric8.kubernetes.api.model.SecretBuilder().withNewMetadata().withName(name).withNamespace(namespace).endMetadata().build();
+        client.secrets().inNamespace(namespace).resource(secret).patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
+        synchronized (identityWritten) {
+            identityWritten.put(key, List.copyOf(tokens));
+        }
+    }
+
     /** Deletes the run's pods (through the fence) and every other object of the run in the namespace. */
     void deleteAll(RunId runId, String namespace) {
         String run = Names.runKey(runId);
@@ -77,6 +106,9 @@ final class RunObjects {
         deleteEach(client.network().networkPolicies().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
                 client.network().networkPolicies());
         deleteEach(client.secrets().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(), client.secrets());
+        synchronized (identityWritten) {
+            identityWritten.keySet().removeIf(key -> key.namespace().equals(namespace) && key.runId().equals(runId));
+        }
         // Only the run's own claim carries its label: job and workspace claims stay.
         deleteEach(client.persistentVolumeClaims().inNamespace(namespace).withLabel(Names.RUN, run).list().getItems(),
                 client.persistentVolumeClaims());

@@ -56,6 +56,8 @@ public final class TestKubelet implements AutoCloseable {
     private volatile java.util.concurrent.CountDownLatch paused = running;
     private final SharedIndexInformer<Pod> podInformer;
     private final SharedIndexInformer<ConfigMap> configMapInformer;
+    /** Secret volumes are updated in place when their Secret changes, as a kubelet does (identity tokens). */
+    private final SharedIndexInformer<io.fabric8.kubernetes.api.model.Secret> secretInformer;
 
     /** One pod as this kubelet runs it. */
     private final class PodRun {
@@ -109,6 +111,20 @@ public final class TestKubelet implements AutoCloseable {
 
             @Override
             public void onDelete(ConfigMap map, boolean unknown) {
+            }
+        }, 0);
+        this.secretInformer = client.secrets().inAnyNamespace().inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(io.fabric8.kubernetes.api.model.Secret secret) {
+            }
+
+            @Override
+            public void onUpdate(io.fabric8.kubernetes.api.model.Secret before, io.fabric8.kubernetes.api.model.Secret secret) {
+                refreshSecretVolumes(secret);
+            }
+
+            @Override
+            public void onDelete(io.fabric8.kubernetes.api.model.Secret secret, boolean unknown) {
             }
         }, 0);
         this.podInformer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
@@ -502,6 +518,35 @@ public final class TestKubelet implements AutoCloseable {
         }
     }
 
+    /** Writes the changed Secret's items again into the volumes of running pods that mount it, each file replaced whole. */
+    private synchronized void refreshSecretVolumes(io.fabric8.kubernetes.api.model.Secret secret) {
+        for (PodRun run : runs.values()) {
+            if (!run.namespace.equals(secret.getMetadata().getNamespace())) {
+                continue;
+            }
+            for (Volume volume : run.pod.getSpec().getVolumes()) {
+                Path dir = run.dir.resolve("volumes").resolve(volume.getName());
+                if (volume.getSecret() == null || !secret.getMetadata().getName().equals(volume.getSecret().getSecretName()) || !Files.isDirectory(dir)) {
+                    continue;
+                }
+                try {
+                    for (var item : volume.getSecret().getItems()) {
+                        String value = secret.getData() == null ? null : secret.getData().get(item.getKey());
+                        Path file = dir.resolve(item.getPath()).normalize();
+                        if (value == null || !file.startsWith(dir)) {
+                            continue;
+                        }
+                        Path temp = file.resolveSibling("." + file.getFileName() + ".tmp");
+                        Files.write(temp, java.util.Base64.getDecoder().decode(value));
+                        Files.move(temp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                    }
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+    }
+
     private void writeDownwardApi(PodRun run) {
         for (Volume volume : run.pod.getSpec().getVolumes()) {
             if (volume.getDownwardAPI() == null) {
@@ -636,6 +681,7 @@ public final class TestKubelet implements AutoCloseable {
     public void close() {
         podInformer.stop();
         configMapInformer.stop();
+        secretInformer.stop();
         runs.values().forEach(run -> killGroup(run, "KILL"));
         timers.shutdownNow();
         workers.shutdownNow();

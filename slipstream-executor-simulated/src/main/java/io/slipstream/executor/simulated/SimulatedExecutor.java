@@ -8,6 +8,7 @@ import io.slipstream.executor.Activity;
 import io.slipstream.executor.EpochFence;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.IdentityToken;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
@@ -55,6 +56,11 @@ final class SimulatedExecutor implements Executor {
     private final ScheduledThreadPoolExecutor timer;
     /** The end each running instance waits for, by id: replaced when a stop brings it forward. Guarded by {@code this}. */
     private final Map<InstanceId, ScheduledFuture<?>> ends = new HashMap<>();
+    /** Each instance's identity refreshes, this executor's: how many, and the last (in its log; a simulated instance reads no file). */
+    private final Map<InstanceId, Refreshes> refreshes = new HashMap<>();
+
+    private record Refreshes(int count, Instant last) {
+    }
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
@@ -299,6 +305,18 @@ final class SimulatedExecutor implements Executor {
         return Activity.NONE;
     }
 
+    @Override
+    public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens) {
+        synchronized (this) {
+            SimulatedInstance instance = instances.load(id);
+            if (!sameLaunch(instance, handle) || instance.ended()) {
+                return false;
+            }
+            refreshes.merge(id, new Refreshes(1, clock.instant()), (was, now) -> new Refreshes(was.count() + 1, now.last()));
+            return true;
+        }
+    }
+
     /** What it would have printed: when it started, what it was told, how it ended (stdout; stderr is empty). */
     @Override
     public LogChunk readLog(InstanceId id, Map<String, String> handle, LogStream stream, long offset, int maxBytes) {
@@ -330,6 +348,13 @@ final class SimulatedExecutor implements Executor {
             log.append("stop notice ").append(instance.stopAt()).append(" with a grace period of ")
                     .append(Durations.format(Duration.ofMillis(instance.graceMillis()))).append(": ").append(instance.stopReason()).append('\n');
         }
+        Refreshes refreshed;
+        synchronized (this) {
+            refreshed = refreshes.get(id);
+        }
+        if (refreshed != null) {
+            log.append("identity tokens refreshed ").append(refreshed.count()).append(" time(s), last ").append(refreshed.last()).append('\n');
+        }
         if (instance.ended()) {
             log.append("exited ").append(instance.endCode()).append(' ').append(instance.endedAt()).append('\n');
         }
@@ -346,6 +371,7 @@ final class SimulatedExecutor implements Executor {
                 }
                 return false;
             });
+            refreshes.keySet().removeIf(id -> id.runId().equals(runId));
             instances.forget(runId);
         }
     }

@@ -9,6 +9,7 @@ import io.slipstream.api.spec.Resources;
 import io.slipstream.executor.Activity;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.IdentityToken;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogChunk;
@@ -101,6 +102,9 @@ public final class FakeExecutor implements Executor {
         private final Map<InstanceId, Instance> instances = new LinkedHashMap<>();
         private final Map<InstanceId, StringBuilder[]> logs = new ConcurrentHashMap<>();
         private final Map<InstanceId, Activity> activities = new ConcurrentHashMap<>();
+        /** Each running instance's identity tokens as the last launch or refresh gave them, and how many refreshes it had. */
+        private final Map<InstanceId, List<IdentityToken>> identity = new ConcurrentHashMap<>();
+        private final Map<InstanceId, Integer> identityRefreshes = new ConcurrentHashMap<>();
         private final Set<String> refusingNodes = ConcurrentHashMap.newKeySet();
         private volatile boolean notReady;
         /** How many of the next launches and terminates fail as if the executor could not be reached. */
@@ -307,6 +311,16 @@ public final class FakeExecutor implements Executor {
         }
     }
 
+    /** The instance's identity tokens as its launch or its last refresh gave them (empty: none, or it never ran). */
+    public List<IdentityToken> identity(InstanceId id) {
+        return cluster.identity.getOrDefault(id, List.of());
+    }
+
+    /** How often the instance's identity tokens were refreshed. */
+    public int identityRefreshes(InstanceId id) {
+        return cluster.identityRefreshes.getOrDefault(id, 0);
+    }
+
     public synchronized List<InstanceId> terminated() {
         return List.copyOf(terminated);
     }
@@ -389,6 +403,9 @@ public final class FakeExecutor implements Executor {
             requireCurrentEpoch();
             fresh = !cluster.instances.containsKey(spec.id());
             instance = cluster.instances.computeIfAbsent(spec.id(), id -> new Instance(spec));
+            if (fresh) {
+                cluster.identity.put(spec.id(), spec.identity());
+            }
         }
         if (fresh) {
             later(new InstanceReport.Running(spec.id(), instance.handle, clock.instant()));
@@ -476,6 +493,19 @@ public final class FakeExecutor implements Executor {
         for (var kill : due) {
             end(kill.getKey(), 137, true, null);
             later(now(kill.getKey(), kill.getValue()));
+        }
+    }
+
+    @Override
+    public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens) {
+        synchronized (cluster) {
+            Instance instance = cluster.instances.get(id);
+            if (instance == null || instance.exitCode != null || !instance.handle.equals(handle)) {
+                return false;
+            }
+            cluster.identity.put(id, List.copyOf(tokens));
+            cluster.identityRefreshes.merge(id, 1, Integer::sum);
+            return true;
         }
     }
 

@@ -68,6 +68,7 @@ final class InstanceEnvironment {
         if (secretsDir != null) {
             env.put(LaunchSpec.SECRETS_DIR_ENV, seen.apply(secretsDir));
         }
+        env.putAll(io.slipstream.executor.IdentityToken.environment(seen.apply(dir.identityDir()), spec.identity()));
         if (sandbox == null) {
             env.put("TMPDIR", dir.tmp().toString());
         }

@@ -99,6 +99,9 @@ final class InstanceStart {
                                     SharedStorage.Prepared shared, Path network) throws IOException {
         try {
             Path secretsDir = spec.secretFiles().isEmpty() ? null : dir.writeSecrets(spec.secretFiles(), uid);
+            if (!spec.identity().isEmpty()) {
+                dir.writeIdentity(spec.identity(), uid);
+            }
             Path sandboxArguments = null;
             if (spec.image() != null) {
                 sandboxArguments = containers.prepareSandbox(spec, node, dir, uid, gid, workingDir, shared, secretsDir, network);

@@ -426,6 +426,22 @@ public final class LocalProcessExecutor implements Executor {
         return new Activity(dir.logs().lastOutputAt(), dir.progress(pins, owner));
     }
 
+    @Override
+    public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
+        if (!(handles.locate(id, handle) instanceof InstanceLocation.Found found)) {
+            return false;
+        }
+        InstanceDirectory dir = new InstanceDirectory(found.dir());
+        if (dir.exitCode() != null) {
+            return false; // ended: its tokens are removed, or about to be
+        }
+        try {
+            return dir.refreshIdentity(tokens, uids == null ? null : uids.uidOf(id.runId()));
+        } catch (java.io.IOException e) {
+            throw new ExecutorException("cannot refresh the identity tokens of " + id + ": " + e.getMessage(), e);
+        }
+    }
+
     // --- logs ---
 
     @Override

@@ -129,7 +129,7 @@ public final class RestartRules {
         }
         InstanceFailed failed = (InstanceFailed) fault;
         String what = failed.instance() + " (" + failed.detail() + ")";
-        if (failed.launchFailure() == LaunchFailure.SECRETS_UNAVAILABLE) {
+        if (failed.launchFailure() != null && failed.launchFailure().repeats()) {
             return fail(failed.detail() + "; a restart would fail the same way", faults); // nothing ran: no budget to spend
         }
         String rule = matchingRule(policy, failed);

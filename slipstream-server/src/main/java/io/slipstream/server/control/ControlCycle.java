@@ -55,13 +55,14 @@ final class ControlCycle implements AutoCloseable {
     private final Lending lending;
     private final QueueStatus queueStatus;
     private final RepeatedConflicts conflicts;
+    private final IdentityRefresh identity;
     private final Runnable wakeUp;
     /** Nodes declared down, draining or cordoned, as read at the start of the cycle: nothing new is placed on them. */
     private Map<String, NodeCondition> conditions = Map.of();
     /** Of those, the nodes declared down. */
     private Map<String, NodeDown> downNodes = Map.of();
 
-    ControlCycle(LoopParts parts, ReportIntake reports, RunStepper stepper, Runnable wakeUp) {
+    ControlCycle(LoopParts parts, ReportIntake reports, RunStepper stepper, IdentityRefresh identity, Runnable wakeUp) {
         this.store = parts.store();
         this.executor = parts.executor();
         this.scheduler = parts.scheduler();
@@ -76,6 +77,7 @@ final class ControlCycle implements AutoCloseable {
         this.lending = new Lending(store);
         this.queueStatus = parts.queueStatus();
         this.conflicts = new RepeatedConflicts(wakeUp);
+        this.identity = identity;
         this.wakeUp = wakeUp;
     }
 
@@ -110,7 +112,9 @@ final class ControlCycle implements AutoCloseable {
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
         stepper.faultWatch().retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
-        deferred |= schedule(active, instancesByRun());
+        Map<RunId, List<InstanceRecord>> instancesNow = instancesByRun();
+        identity.refreshDue(active, instancesNow, clock.instant());
+        deferred |= schedule(active, instancesNow);
         if (deferred) {
             wakeUp.run(); // instances wait for the next cycle's launches: it follows at once
         }

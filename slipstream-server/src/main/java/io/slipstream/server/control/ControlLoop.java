@@ -48,11 +48,12 @@ public final class ControlLoop implements AutoCloseable {
         this.cycleTimes = parts.cycleTimes();
         RunLifecycle lifecycle = new RunLifecycle(new LifecycleLimits(parts.limits().gracePeriod(), parts.limits().maxRuntime()));
         ReportIntake reports = new ReportIntake(parts.store(), clock, this::wakeUp);
+        IdentityRefresh identity = new IdentityRefresh(parts.executor(), parts.identity());
         RunStepper stepper = new RunStepper(parts.store(), parts.executor(),
-                new Launcher(parts.store(), parts.executor(), clock, parts.runTokens(), parts.secrets()),
+                new Launcher(parts.store(), parts.executor(), clock, parts.runTokens(), parts.secrets(), identity),
                 new FaultWatch(parts.executor(), progressReports), clock, lifecycle);
         this.recovery = new Recovery(parts.store(), parts.executor(), clock, lifecycle, reports);
-        this.cycle = new ControlCycle(parts, reports, stepper, this::wakeUp);
+        this.cycle = new ControlCycle(parts, reports, stepper, identity, this::wakeUp);
         parts.executor().setListener(reports::offer);
     }
 

@@ -8,8 +8,9 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
- * What the server's executor refuses of a job ({@link Executor#refusals}: by field below {@code spec}) and of a run's
- * labels ({@link Executor#labelRefusals}: by label key), asked when a job is applied and when a run is created.
+ * What the server's executor refuses of a job ({@link Executor#refusals}: by field below {@code spec}), with what the
+ * server itself cannot give ({@link #and}), and of a run's labels ({@link Executor#labelRefusals}: by label key), asked
+ * when a job is applied and when a run is created.
  */
 public record ExecutorRefusals(Function<JobSpec, Map<String, String>> jobRefusals,
                                BiFunction<Map<String, String>, Duration, Map<String, String>> labelRefusals) {
@@ -18,6 +19,15 @@ public record ExecutorRefusals(Function<JobSpec, Map<String, String>> jobRefusal
 
     public static ExecutorRefusals of(Executor executor) {
         return new ExecutorRefusals(executor::refusals, executor::labelRefusals);
+    }
+
+    /** These refusals, and {@code more} of a job (the server's own: identity tokens it cannot sign). */
+    public ExecutorRefusals and(Function<JobSpec, Map<String, String>> more) {
+        return new ExecutorRefusals(job -> {
+            Map<String, String> all = new java.util.LinkedHashMap<>(jobRefusals.apply(job));
+            more.apply(job).forEach(all::putIfAbsent);
+            return all;
+        }, labelRefusals);
     }
 
     public Map<String, String> ofJob(JobSpec job) {

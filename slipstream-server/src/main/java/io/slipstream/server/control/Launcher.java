@@ -39,17 +39,21 @@ final class Launcher {
     /** Per run and cycle (see {@link #launch}). */
     static final int LAUNCHES_PER_CYCLE = 64;
     private final LaunchSecrets secrets;
+    private final IdentityRefresh identity;
 
     /**
      * @param runTokens gives instances their run's token, or {@code null}
      * @param secrets   the values of the Secrets node groups refer to, or {@code null} (such a group then cannot start)
+     * @param identity  signs the identity tokens runs ask for (and keeps them fresh)
      */
-    Launcher(Store store, Executor executor, Clock clock, io.slipstream.server.auth.RunTokens runTokens, LaunchSecrets secrets) {
+    Launcher(Store store, Executor executor, Clock clock, io.slipstream.server.auth.RunTokens runTokens, LaunchSecrets secrets,
+             IdentityRefresh identity) {
         this.store = store;
         this.executor = executor;
         this.clock = clock;
         this.runTokens = runTokens;
         this.secrets = secrets;
+        this.identity = identity;
     }
 
     /**
@@ -100,6 +104,14 @@ final class Launcher {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
         var metadata = RunMetadata.of(run, instances, started);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
+        // Signed once for the instances launched together; a run whose tokens cannot be signed starts none of them.
+        List<io.slipstream.executor.IdentityToken> tokens = List.of();
+        String identityRefused = null;
+        try {
+            tokens = identity.signForLaunch(run, clock.instant());
+        } catch (RunIdentity.Unavailable e) {
+            identityRefused = e.getMessage();
+        }
         // Read once per group and launch: the instances started together see the same values.
         Map<String, GroupSecrets> resolved = new java.util.HashMap<>();
         // One after another: the executor serializes a run's launches (one lock per run); runs launch side by side.
@@ -120,12 +132,15 @@ final class Launcher {
                         .withLabels(run.origin().labels());
                 GroupSecrets groupSecrets = resolved.computeIfAbsent(group.name(), name -> secretsOf(run, group));
                 InstanceRecord after;
-                if (groupSecrets instanceof Refused refused) {
+                if (identityRefused != null) {
+                    LOG.warn("instance {} cannot start: {}", instance.id(), identityRefused);
+                    after = instance.notLaunched(LaunchFailure.IDENTITY_UNAVAILABLE, identityRefused, clock.instant());
+                } else if (groupSecrets instanceof Refused refused) {
                     LOG.warn("instance {} cannot start: {}", instance.id(), refused.why());
                     after = instance.notLaunched(LaunchFailure.SECRETS_UNAVAILABLE, refused.why(), clock.instant());
                 } else {
                     LaunchSecrets.Resolved values = ((Given) groupSecrets).values();
-                    after = launchOne(instance, spec.withSecrets(values.env(), values.files()));
+                    after = launchOne(instance, spec.withSecrets(values.env(), values.files()).withIdentity(tokens));
                 }
                 if (!after.equals(instance)) {
                     changed.add(after);

@@ -210,6 +210,11 @@ class ControlLoopRegressionTest {
         }
 
         @Override
+        public boolean refreshIdentity(InstanceId id, java.util.Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
+            return fake.refreshIdentity(id, handle, tokens);
+        }
+
+        @Override
         public io.slipstream.executor.Activity activity(InstanceId id, java.util.Map<String, String> handle) {
             return fake.activity(id, handle);
         }

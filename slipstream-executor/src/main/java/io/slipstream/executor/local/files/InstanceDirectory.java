@@ -23,7 +23,7 @@ import java.util.List;
  *       runs as the server's user; {@code stdout.log}, {@code stderr.log} (the workload writes them through the
  *       descriptors it inherits, and cannot rename or replace them), {@code supervisor.log} ({@link InstanceLogs});</li>
  *   <li>{@code metadata.json}, {@code hostfile}, {@code hostfile.mpich}, {@code preemption_notice.json} and
- *       {@code secrets/} (readable by the workload), {@code env} and {@code sandbox.args} (while it runs),
+ *       {@code secrets/} and {@code identity/} (readable by the workload), {@code env} and {@code sandbox.args} (while it runs),
  *       {@code terminate_requested}, {@code probe.json}, {@code ready}, {@code image}, {@code restart}, the
  *       {@code *_epoch} records and {@code progress_ignored}.</li>
  * </ul>
@@ -230,9 +230,28 @@ public final class InstanceDirectory {
         return SecretFiles.write(dir, secrets, uid);
     }
 
-    /** The secrets and the environment (which may hold some) stay on disk while the instance runs, no longer. */
+    /** Where the instance's identity tokens are ({@link #writeIdentity}). */
+    public Path identityDir() {
+        return dir.resolve(IdentityFiles.DIR);
+    }
+
+    /** Writes the instance's identity tokens ({@code identity/}) and returns their directory. */
+    public Path writeIdentity(java.util.List<io.slipstream.executor.IdentityToken> tokens, Integer uid) throws IOException {
+        return IdentityFiles.write(dir, tokens, uid);
+    }
+
+    /** Replaces the running instance's identity tokens; {@code false} if they are gone (it ended). */
+    public boolean refreshIdentity(java.util.List<io.slipstream.executor.IdentityToken> tokens, Integer uid) throws IOException {
+        return IdentityFiles.refresh(dir, tokens, uid);
+    }
+
+    /**
+     * The secrets, the identity tokens and the environment (which may hold secrets) stay on disk while the instance
+     * runs, no longer.
+     */
     public void removeSecrets() throws IOException {
         SecretFiles.remove(dir);
+        IdentityFiles.remove(dir);
         Files.deleteIfExists(environmentFile());
         Files.deleteIfExists(sandboxArguments());
     }

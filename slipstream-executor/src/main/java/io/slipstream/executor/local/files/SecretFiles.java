@@ -70,11 +70,16 @@ final class SecretFiles {
 
     /** Removes {@code <instanceDir>/secrets} with everything in it; what is not there is fine. */
     static void remove(Path instanceDir) throws IOException {
+        removeDirectory(instanceDir, DIR);
+    }
+
+    /** Removes {@code <instanceDir>/<name>} with everything in it, following no link; what is not there is fine. */
+    static void removeDirectory(Path instanceDir, String name) throws IOException {
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(instanceDir)) {
             if (!(stream instanceof SecureDirectoryStream<Path> secure)) {
                 throw new IOException("this platform cannot remove files without following links");
             }
-            removeTree(secure, Path.of(DIR));
+            removeTree(secure, Path.of(name));
         } catch (NoSuchFileException e) {
             // no instance directory: nothing to remove
         }
@@ -113,7 +118,7 @@ final class SecretFiles {
      * Readable by the run through its group (the gid of the run's uid's number), but the server's: the workload can
      * neither change the files nor rearrange the directories, so removing them never meets what it planted.
      */
-    private static void own(Path path, Integer uid) throws IOException {
+    static void own(Path path, Integer uid) throws IOException {
         if (uid != null) {
             Files.setAttribute(path, "unix:gid", uid, NOFOLLOW);
         }
