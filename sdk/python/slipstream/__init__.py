@@ -22,7 +22,9 @@ Importing it never imports PyTorch; ``slipstream.torch`` does, when used.
     run = client.wait(client.submit("team-a", "train", overrides={"nodeGroups.worker.env.LR": "0.01"}).id)
 """
 
+import json
 import os
+from pathlib import Path
 from typing import Mapping, Optional
 
 from ._env import Environment
@@ -104,6 +106,24 @@ class Slipstream:
     @property
     def preemption(self) -> Preemption:
         return self._preemption
+
+    def identity_token(self, audience: Optional[str] = None) -> str:
+        """The run's identity token for ``audience`` (one of its job's ``spec.identity.audiences``; ``None``: the
+        first), read fresh: the platform replaces it before it expires, so read it again each time it is sent rather
+        than keeping it. Tools that take a file (``AWS_WEB_IDENTITY_TOKEN_FILE``) can be given
+        ``SLIPSTREAM_IDENTITY_TOKEN_FILE`` instead."""
+        if audience is None:
+            path = self._env.path("SLIPSTREAM_IDENTITY_TOKEN_FILE")
+            if path is None:
+                raise RuntimeError("SLIPSTREAM_IDENTITY_TOKEN_FILE is not set: the job's spec.identity asks for no tokens")
+        else:
+            files = json.loads(self._env.get("SLIPSTREAM_IDENTITY_TOKENS") or "{}")
+            found = files.get(audience) if isinstance(files, dict) else None
+            if not isinstance(found, str):
+                known = sorted(files) if isinstance(files, dict) else []
+                raise KeyError(f"no identity token for audience {audience!r}: the job's spec.identity.audiences are {known}")
+            path = Path(found)
+        return path.read_text(encoding="ascii").strip()
 
 
 def _api(env: Environment) -> Optional[ProgressApi]:

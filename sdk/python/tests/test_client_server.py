@@ -107,6 +107,14 @@ class ClientAgainstTheServer(unittest.TestCase):
         self.assertIn("spec.nodeGroups[0].replicas", {problem.field for problem in raised.exception.problems})
 
         with self.assertRaises(InvalidInput) as raised:
+            self.client.apply({"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "x", "workspace": "sweeps"},
+                               "spec": {"identity": {"audiences": ["vault", 42], "ttl": "2d"},
+                                        "nodeGroups": [{"name": "a", "command": ["true"], "resources": {"cpu": 1, "memory": "1Gi"}}]}})
+        problems = {problem.field: problem.message for problem in raised.exception.problems}
+        self.assertIn("string", problems.get("spec.identity.audiences[1]", ""), problems)
+        self.assertIn("between 5m and 1d", problems.get("spec.identity.ttl", ""), problems)
+
+        with self.assertRaises(InvalidInput) as raised:
             list(self.client.runs(state="SLEEPING"))
         self.assertEqual(raised.exception.problems[0].field, "state")
 

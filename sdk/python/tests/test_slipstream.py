@@ -1,4 +1,7 @@
+import json
+import tempfile
 import unittest
+from pathlib import Path
 
 import support  # noqa: F401  (the SDK from this tree)
 from support import run_python
@@ -28,6 +31,24 @@ class SlipstreamTest(unittest.TestCase):
         result = run_python("import sys, slipstream, slipstream.torch, slipstream.metadata, slipstream.progress, "
                             "slipstream.preemption, slipstream.checkpoints; print('torch' in sys.modules)")
         self.assertEqual(result.stdout.strip(), "False", result.stderr)
+
+    def test_identity_tokens_are_read_fresh_by_audience(self):
+        with tempfile.TemporaryDirectory() as directory:
+            vault, minio = Path(directory, "token-0.jwt"), Path(directory, "token-1.jwt")
+            vault.write_text("first-vault")
+            minio.write_text("first-minio\n")
+            sdk = Slipstream.of({"SLIPSTREAM_IDENTITY_TOKEN_FILE": str(vault),
+                                 "SLIPSTREAM_IDENTITY_TOKENS": json.dumps({"vault": str(vault), "https://minio.example.com/": str(minio)})})
+            self.assertEqual(sdk.identity_token(), "first-vault")
+            self.assertEqual(sdk.identity_token("https://minio.example.com/"), "first-minio")
+            vault.write_text("second-vault")
+            self.assertEqual(sdk.identity_token("vault"), "second-vault", "read again, never kept")
+            with self.assertRaisesRegex(KeyError, "no identity token for audience 'sts.amazonaws.com'.*'vault'"):
+                sdk.identity_token("sts.amazonaws.com")
+        with self.assertRaisesRegex(RuntimeError, "spec.identity asks for no tokens"):
+            Slipstream.of({}).identity_token()
+        with self.assertRaisesRegex(KeyError, "no identity token for audience 'vault'"):
+            Slipstream.of({}).identity_token("vault")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,36 @@ public final class Slipstream {
         return progress;
     }
 
+    /**
+     * The run's identity token for its first audience ({@code spec.identity}), read fresh: the platform replaces it
+     * before it expires, so read it again each time it is sent rather than keeping it.
+     *
+     * @throws IllegalStateException if the job asks for no identity tokens
+     */
+    public String identityToken() throws IOException {
+        Path file = env.path("SLIPSTREAM_IDENTITY_TOKEN_FILE");
+        if (file == null) {
+            throw new IllegalStateException("SLIPSTREAM_IDENTITY_TOKEN_FILE is not set: the job's spec.identity asks for no tokens");
+        }
+        return java.nio.file.Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII).strip();
+    }
+
+    /**
+     * The run's identity token for {@code audience}, one of its job's {@code spec.identity.audiences}, read fresh (see
+     * {@link #identityToken()}).
+     *
+     * @throws IllegalArgumentException if the job asks for no token for {@code audience}
+     */
+    public String identityToken(String audience) throws IOException {
+        String tokens = env.get("SLIPSTREAM_IDENTITY_TOKENS");
+        Object files = tokens == null ? Map.of() : MiniJson.parse(tokens);
+        if (!(files instanceof Map<?, ?> byAudience) || !(byAudience.get(audience) instanceof String path)) {
+            throw new IllegalArgumentException("no identity token for audience '" + audience + "': the job's spec.identity.audiences are "
+                    + (files instanceof Map<?, ?> map ? map.keySet() : "[]"));
+        }
+        return java.nio.file.Files.readString(Path.of(path), java.nio.charset.StandardCharsets.US_ASCII).strip();
+    }
+
     public Preemption preemption() {
         return new Preemption(env.path("SLIPSTREAM_PREEMPTION_NOTICE_FILE"), env.path("SLIPSTREAM_PREEMPTION_ACK_FILE"));
     }

@@ -50,7 +50,7 @@ class IdentityTokensTest {
     Path dir;
 
     /** A verifier configured as a relying party would be: one audience, the issuer and the run it trusts. */
-    private static DefaultJWTProcessor<SecurityContext> verifier(JWKSource<SecurityContext> keys, String issuer, String audience, String subject) {
+    static DefaultJWTProcessor<SecurityContext> verifier(JWKSource<SecurityContext> keys, String issuer, String audience, String subject) {
         DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
         processor.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT));
         processor.setJWSKeySelector(new JWSVerificationKeySelector<>(JWSAlgorithm.ES256, keys));
