@@ -156,7 +156,14 @@ function totalsTable(data, s) {
       row('GPU-hours asked, queued', 'queuedGpuHours', t.queued.gpuHours),
       row('runs started after waiting', 'waits', t.waits, String(t.waits)),
       row('mean wait', 'meanWaitHours', t.meanWaitHours, duration(t.meanWaitHours)),
-      row('longest wait', 'longestWaitHours', t.longestWaitHours, duration(t.longestWaitHours))));
+      row('longest wait', 'longestWaitHours', t.longestWaitHours, duration(t.longestWaitHours)),
+      data.capacityGpu ? row('utilization of ' + data.capacityGpu + ' GPUs', 'utilization', utilization(data, t),
+        (100 * utilization(data, t)).toFixed(1) + ' %') : null));
+}
+
+/** GPU-hours held over the GPU-hours the nodes have now, in the whole window. */
+function utilization(data, t) {
+  return (t.gpuHours.inQuota + t.gpuHours.borrowed) / (data.capacityGpu * data.stepHours * data.buckets.length);
 }
 
 function seriesTotals(s) {

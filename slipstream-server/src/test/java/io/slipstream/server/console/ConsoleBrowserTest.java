@@ -465,6 +465,7 @@ class ConsoleBrowserTest {
 
         showUsage("week", "cluster");
         waitFor(By.cssSelector(".usage-card[data-series='cluster'] line.usage-capacity"));
+        assertThat(browser.findElement(By.cssSelector(".usage-card[data-series='cluster'] td[data-figure='utilization']")).getText()).endsWith(" %");
         screenshot("usage-cluster");
         showUsage("week", "pool");
         waitFor(By.cssSelector(".usage-card[data-series] rect[data-kind='inQuota']"));
