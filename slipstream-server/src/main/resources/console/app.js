@@ -6,6 +6,7 @@ import {runPage} from './run.js';
 import {quotasPage} from './quotas.js';
 import {nodesPage} from './nodes.js';
 import {pendingPage} from './pending.js';
+import {usagePage} from './usage.js';
 
 const main = document.getElementById('main');
 let stopPage = () => {};
@@ -17,6 +18,7 @@ const ROUTES = [
   [/^#\/quotas$/, (m, ctx) => quotasPage(main, ctx)],
   [/^#\/quotas\/([^/]+)\/([^/]+)\/pending$/, (m, ctx) => pendingPage(main, ctx, decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^#\/nodes$/, (m, ctx) => nodesPage(main, ctx)],
+  [/^#\/usage$/, (m, ctx) => usagePage(main, ctx)],
 ];
 
 /** A 401 or 403 from any call: the token is wrong, expired, revoked or not enough; ask for one again. */

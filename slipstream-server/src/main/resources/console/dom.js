@@ -17,7 +17,7 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 function append(node, children) {
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -27,6 +27,20 @@ function append(node, children) {
 function safeHref(value) {
   const text = String(value);
   return text.startsWith('#/') ? text : '#/';
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** svg('rect', {x: 1, class: 'bar'}, child, ...): an SVG element, made as el() makes HTML ones (attributes one by one, text as text). */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'dataset') Object.assign(node.dataset, value);
+    else node.setAttribute(key, String(value));
+  }
+  append(node, children);
+  return node;
 }
 
 /** Replaces a node's children. */

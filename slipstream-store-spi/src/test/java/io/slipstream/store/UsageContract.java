@@ -187,4 +187,61 @@ interface UsageContract {
         assertThat(gpuHours(totals, a, UsageKind.QUEUED)).isEqualTo(2 * 10.0);
         assertThat(gpuHours(totals, a, UsageKind.IN_QUOTA)).isEqualTo(0.0);
     }
+
+    /** Hours after T. Run c (team-a, q): queued 2-3, given up on (cancelled). Run d: in quota 0-30, requeued 30-32, in quota again until 33. */
+    private void waitsAndAGiveUp() {
+        twoRuns();
+        store().commit(tx -> tx.recordUsage(List.of(open("c", UsageKind.QUEUED, "team-a", "q", "carol", "train", 1, 2))));
+        store().commit(tx -> tx.recordUsage(List.of(close("c", 3, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(open("d", UsageKind.IN_QUOTA, "team-a", "q", "dan", "train", 1, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(close("d", 30, 0), open("d", UsageKind.QUEUED, "team-a", "q", "dan", "train", 1, 30))));
+        store().commit(tx -> tx.recordUsage(List.of(close("d", 32, 0), open("d", UsageKind.IN_QUOTA, "team-a", "q", "dan", "train", 1, 32))));
+        store().commit(tx -> tx.recordUsage(List.of(close("d", 33, 0))));
+    }
+
+    private static UsageTotal.Waits waits(List<UsageTotal> totals, UsageTotal.Key key) {
+        return totals.stream().filter(t -> t.key().equals(key)).map(UsageTotal::waits).reduce(UsageTotal.Waits.NONE, UsageTotal.Waits::plus);
+    }
+
+    @Test
+    default void aWaitIsAQueuedStretchThatEndedWithItsRunStartingCountedWholeWhereItEnded() {
+        waitsAndAGiveUp();
+        UsageTotal.Key qa = new UsageTotal.Key("team-a", "q", null, null);
+        UsageTotal.Key none = new UsageTotal.Key("team-b", null, null, null);
+        List<UsageTotal> all = store().usage().totals(window(UsageGrouping.QUOTA, 0, 48, 60, null));
+        // a waited 10 h (0-10), d 2 h (30-32); c's hour in the queue ended with a cancel, not a start: queued time, no wait.
+        assertThat(waits(all, qa)).isEqualTo(new UsageTotal.Waits(2, 12 * 3_600_000L, 10 * 3_600_000L));
+        assertThat(waits(all, none)).isEqualTo(new UsageTotal.Waits(1, 15 * 3_600_000L, 15 * 3_600_000L));
+        // A wait counts where it ended, whole: the window 9-11 holds a's 10 hours; 0-9 holds none of it.
+        assertThat(waits(store().usage().totals(window(UsageGrouping.QUOTA, 9, 11, 60, null)), qa)).isEqualTo(UsageTotal.Waits.of(10 * 3_600_000L));
+        assertThat(waits(store().usage().totals(window(UsageGrouping.QUOTA, 0, 9, 60, null)), qa)).isEqualTo(UsageTotal.Waits.NONE);
+        assertThat(all.stream().filter(t -> t.kind() != UsageKind.QUEUED).map(UsageTotal::waits)).containsOnly(UsageTotal.Waits.NONE);
+    }
+
+    @Test
+    default void aSeriesHoldsEachStepsTotalsWhichAddUpToTheWindowsTotals() {
+        waitsAndAGiveUp();
+        store().commit(tx -> tx.recordUsage(List.of(new UsageChange.Lent(new QuotaId("team-a", "q"), 2, 2000, at(12)))));
+        for (UsageStep step : UsageStep.values()) {
+            long hours = step == UsageStep.DAY ? 72 : 48;
+            UsageQuery query = window(UsageGrouping.QUOTA, 0, hours, 50, null); // now 50: b's borrowed and the lending still open
+            List<UsagePoint> series = store().usage().series(query, step);
+            assertThat(series).allSatisfy(p -> assertThat(p.bucketMs() % step.millis()).isZero())
+                    .allSatisfy(p -> assertThat(p.bucketMs()).isBetween(query.since().toEpochMilli(), query.until().toEpochMilli() - 1));
+            List<UsageTotal> summed = UsageSums.merged(series.stream().map(UsagePoint::total).toList());
+            assertThat(summed).as("by %s", step).isEqualTo(store().usage().totals(query));
+        }
+        List<UsagePoint> hourly = store().usage().series(window(UsageGrouping.QUOTA, 0, 24, 50, Set.of("team-a")), UsageStep.HOUR);
+        UsageTotal.Key qa = new UsageTotal.Key("team-a", "q", null, null);
+        // Hour 9 (9:00-10:00): a queued with 2 GPUs, d in quota with 1, nothing else of team-a; a's wait ends at 10:00, in hour 10.
+        assertThat(hourly.stream().filter(p -> p.bucketMs() == at(9).toEpochMilli()).map(UsagePoint::total))
+                .extracting(UsageTotal::kind, t -> t.gpuMillis() / 3_600_000, UsageTotal::waits)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple(UsageKind.QUEUED, 2.0, UsageTotal.Waits.NONE),
+                        org.assertj.core.groups.Tuple.tuple(UsageKind.IN_QUOTA, 1.0, UsageTotal.Waits.NONE));
+        assertThat(hourly.stream().filter(p -> p.bucketMs() == at(10).toEpochMilli() && p.total().kind() == UsageKind.QUEUED).map(p -> p.total().waits()))
+                .containsExactly(UsageTotal.Waits.of(10 * 3_600_000L));
+        assertThat(hourly).extracting(p -> p.total().key()).containsOnly(qa);
+        assertThatThrownBy(() -> store().usage().series(window(UsageGrouping.QUOTA, 1, 25, 50, null), UsageStep.DAY))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

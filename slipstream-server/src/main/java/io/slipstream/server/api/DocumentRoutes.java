@@ -22,6 +22,7 @@ import io.slipstream.server.service.DocumentService;
 import io.slipstream.server.service.QuotaLedgerService;
 import io.slipstream.server.service.QuotaUsage;
 import io.slipstream.server.service.SecretService;
+import io.slipstream.server.service.UsageSeriesService;
 import io.slipstream.server.service.UsageService;
 import io.slipstream.store.Store;
 import io.slipstream.store.StoredDocument;
@@ -36,6 +37,7 @@ final class DocumentRoutes {
     private final DocumentService documents;
     private final QuotaLedgerService quotaLedger;
     private final UsageService usage;
+    private final UsageSeriesService usageSeries;
     private final SecretService secrets;
     private final Clock clock;
 
@@ -44,6 +46,7 @@ final class DocumentRoutes {
         this.documents = documents;
         this.quotaLedger = quotaLedger;
         this.usage = usage;
+        this.usageSeries = new UsageSeriesService(store, quotaLedger::ledger);
         this.secrets = secrets;
         this.clock = clock;
     }
@@ -66,6 +69,7 @@ final class DocumentRoutes {
                 ctx -> ctx.json(ListView.of(quotaLedger.pending(caller(ctx), ctx.pathParam("workspace"), ctx.pathParam("quota")))));
         r.add(HandlerType.GET, "/api/v1/pools", ctx -> ctx.json(ListView.of(quotaLedger.pools(caller(ctx)))));
         r.add(HandlerType.GET, "/api/v1/usage", this::usageReport);
+        r.add(HandlerType.GET, "/api/v1/usage/series", this::usageSeries);
         r.add(HandlerType.DELETE, "/api/v1/workspaces/{workspace}/quotas/{quota}",
                 ctx -> delete(ctx, Kind.Quota, ctx.pathParam("workspace"), ctx.pathParam("quota")));
         r.add(HandlerType.GET, "/api/v1/jobs", ctx -> list(ctx, Kind.Job, ctx.queryParam("workspace")));
@@ -147,5 +151,13 @@ final class DocumentRoutes {
         Instant now = clock.instant();
         UsageParams query = UsageParams.parse(ctx, now, clock);
         ctx.json(usage.report(caller, query.workspace(), query.by(), query.since(), query.until(), now));
+    }
+
+    /** {@code GET /api/v1/usage/series}: the charts' figures; by default a week of the caller's quotas. */
+    private void usageSeries(Context ctx) {
+        Principal caller = caller(ctx);
+        Instant now = clock.instant();
+        UsageSeriesParams query = UsageSeriesParams.parse(ctx, now, clock);
+        ctx.json(usageSeries.series(caller, query.window(), query.of(), query.workspace(), query.until(), now));
     }
 }

@@ -56,7 +56,8 @@ public final class UsageService {
         return new UsageReportView(since.toString(), until.toString(), by.name().toLowerCase(java.util.Locale.ROOT), lines, total);
     }
 
-    private static UsageReportView.Line line(UsageTotal.Key key, List<UsageTotal> totals) {
+    /** One line of the report: the hours of {@code totals}, all of group {@code key}. */
+    static UsageReportView.Line line(UsageTotal.Key key, List<UsageTotal> totals) {
         double[] gpu = new double[UsageKind.values().length];
         double[] cpu = new double[UsageKind.values().length];
         double queuedMillis = 0;

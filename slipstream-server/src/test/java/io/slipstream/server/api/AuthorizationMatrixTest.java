@@ -247,6 +247,10 @@ class AuthorizationMatrixTest {
             row("GET    /api/v1/pools",                                      "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/usage",                                      "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/usage?workspace={workspace}&by=user",        "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/usage/series",                               "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/usage/series?workspace={workspace}&window=day", "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/usage/series?by=pool&window=month",          "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/usage/series?by=cluster",                    "200 403 403 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/workspaces/{workspace}/quotas/{quota}",      "204 403 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("quota", allowed ? freshQuota() : "alpha-quota"),
                             p -> document("/api/v1/workspaces/alpha/quotas/" + p.get("quota"))),

@@ -141,6 +141,11 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/usage", Map.of("?", "by=quota&since=30d"), alice, null);
         check("GET", "/api/v1/usage", Map.of("?", "by=nope"), alice, null);
         check("GET", "/api/v1/usage", Map.of("?", "since=1h&until=2h"), alice, null);
+        check("GET", "/api/v1/usage/series", Map.of(), alice, null);
+        check("GET", "/api/v1/usage/series", Map.of("?", "window=day&by=pool"), alice, null);
+        check("GET", "/api/v1/usage/series", Map.of("?", "window=month&by=cluster"), admin, null);
+        check("GET", "/api/v1/usage/series", Map.of("?", "by=cluster"), alice, null);
+        check("GET", "/api/v1/usage/series", Map.of("?", "window=year"), alice, null);
         check("GET", "/metrics", Map.of(), admin, null);
         check("GET", "/metrics", Map.of(), alice, null);
         check("GET", "/api/v1/jobs", Map.of(), alice, null);

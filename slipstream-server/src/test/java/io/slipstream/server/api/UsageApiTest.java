@@ -145,4 +145,94 @@ class UsageApiTest {
         assertThat(time.json().at("/problems/0/field").asString()).isEqualTo("since");
         assertThat(server.get("/api/v1/usage?workspace=Not_A_Name", uma).status()).isEqualTo(400);
     }
+
+    /**
+     * Read while nothing moves (every run ended), the charts' series hold, per quota, the very figures of the report of
+     * the same window; each step's averages add up to them.
+     */
+    @Test
+    void theChartsSeriesOfAWindowAreTheReportsFiguresOfThatWindowStepByStep() {
+        String own = run("own-series", "lender", "Disabled", 2);
+        String extra = run("extra-series", "borrower", "Acceptable", 4);
+        server.awaitState(uma, own, "RUNNING");
+        server.awaitState(uma, extra, "RUNNING");
+        CLOCK.shift(Duration.ofHours(5));
+        try {
+            server.post("/api/v1/runs/" + own + "/cancel", uma, "");
+            server.post("/api/v1/runs/" + extra + "/cancel", uma, "");
+            server.awaitState(uma, own, "CANCELLED");
+            server.awaitState(uma, extra, "CANCELLED");
+            for (String window : java.util.List.of("day", "week", "month")) {
+                JsonNode[] read = stillReads(window);
+                JsonNode series = read[0];
+                JsonNode report = read[1];
+                assertThat(report.get("since")).isEqualTo(series.get("since"));
+                assertThat(series.get("series").size()).as(window).isEqualTo(report.get("lines").size()).isPositive();
+                for (JsonNode one : series.get("series")) {
+                    JsonNode line = line(report, "quota", one.get("quota").asString());
+                    assertThat(one.at("/totals/gpuHours")).as("%s %s", window, one.get("quota")).isEqualTo(line.get("gpuHours"));
+                    assertThat(one.at("/totals/queued")).isEqualTo(line.get("queued"));
+                    assertThat(one.get("points").size()).isEqualTo(series.get("buckets").size());
+                    double stepHours = series.get("stepHours").asDouble();
+                    for (String kind : java.util.List.of("inQuota", "borrowed", "lent")) {
+                        double summed = 0;
+                        for (JsonNode point : one.get("points")) {
+                            summed += point.get(kind).asDouble() * stepHours;
+                        }
+                        assertThat(summed).as("%s %s %s", window, one.get("quota"), kind)
+                                .isCloseTo(one.at("/totals/gpuHours/" + kind).asDouble(), org.assertj.core.data.Offset.offset(1e-4));
+                    }
+                }
+                JsonNode lender = java.util.stream.StreamSupport.stream(series.get("series").spliterator(), false)
+                        .filter(s -> s.get("quota").asString().equals("lender")).findFirst().orElseThrow();
+                assertThat(lender.at("/totals/gpuHours/inQuota").asDouble()).as(window).isGreaterThanOrEqualTo(10.0); // 2 GPUs for 5 hours
+                assertThat(lender.get("pool").asString()).isNotEmpty();
+                assertThat(lender.at("/totals/waits").asLong()).as("it queued, then started").isGreaterThanOrEqualTo(1);
+            }
+            JsonNode pools = server.get("/api/v1/usage/series?by=pool&window=day", uma).json();
+            assertThat(pools.get("series")).isNotEmpty().allSatisfy(s -> assertThat(s.has("workspace")).isFalse());
+            assertThat(server.get("/api/v1/usage/series?by=cluster", uma).status()).isEqualTo(403);
+            JsonNode cluster = server.get("/api/v1/usage/series?by=cluster&window=day", admin).json();
+            assertThat(cluster.get("capacityGpu").asInt()).isPositive();
+            assertThat(cluster.get("series")).hasSize(1);
+            assertThat(server.get("/api/v1/usage/series?workspace=team-o", uma).json().get("series")).as("not uma's").isEmpty();
+        } finally {
+            CLOCK.shift(Duration.ZERO);
+            server.post("/api/v1/runs/" + own + "/cancel", uma, "");
+            server.post("/api/v1/runs/" + extra + "/cancel", uma, "");
+        }
+    }
+
+    /**
+     * A series and the report of its window, read while nothing moved: a report read before and after the series the
+     * same (a run's or a quota's lending's segment still open grows with the clock between the reads).
+     */
+    private static JsonNode[] stillReads(String window) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            JsonNode series = server.get("/api/v1/usage/series?by=quota&window=" + window, uma).json();
+            String report = "/api/v1/usage?by=quota&since=" + series.get("since").asString() + "&until=" + series.get("until").asString();
+            JsonNode before = server.get(report, uma).json();
+            JsonNode again = server.get("/api/v1/usage/series?by=quota&window=" + window, uma).json();
+            JsonNode after = server.get(report, uma).json();
+            if (before.equals(after) && series.equals(again)) {
+                return new JsonNode[] {series, before};
+            }
+            assertThat(System.nanoTime()).as("the usage of a window stops moving once every run ended").isLessThan(deadline);
+        }
+    }
+
+    @Test
+    void aBadSeriesQueryIsRefusedNamingItsParameter() {
+        Response window = server.get("/api/v1/usage/series?window=year", uma);
+        assertThat(window.status()).isEqualTo(400);
+        assertThat(window.json().at("/problems/0/field").asString()).isEqualTo("window");
+        assertThat(window.json().at("/problems/0/message").asString()).contains("day, week, month");
+        Response by = server.get("/api/v1/usage/series?by=user", uma);
+        assertThat(by.json().at("/problems/0/field").asString()).isEqualTo("by");
+        Response workspace = server.get("/api/v1/usage/series?by=pool&workspace=team-u", uma);
+        assertThat(workspace.status()).isEqualTo(400);
+        assertThat(workspace.json().at("/problems/0/field").asString()).isEqualTo("workspace");
+        assertThat(server.get("/api/v1/usage/series?until=yesterday", uma).json().at("/problems/0/field").asString()).isEqualTo("until");
+    }
 }

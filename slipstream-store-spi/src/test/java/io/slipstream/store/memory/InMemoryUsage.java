@@ -2,8 +2,10 @@ package io.slipstream.store.memory;
 
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
+import io.slipstream.store.UsagePoint;
 import io.slipstream.store.UsageQuery;
 import io.slipstream.store.UsageReads;
+import io.slipstream.store.UsageStep;
 import io.slipstream.store.UsageSums;
 import io.slipstream.store.UsageTotal;
 import java.util.List;
@@ -21,6 +23,11 @@ final class InMemoryUsage implements UsageReads {
     @Override
     public List<UsageTotal> totals(UsageQuery query) {
         return InMemoryReads.none(query.workspaces()) ? List.of() : UsageSums.of(tables.get().usage, query);
+    }
+
+    @Override
+    public List<UsagePoint> series(UsageQuery query, UsageStep step) {
+        return InMemoryReads.none(query.workspaces()) ? List.of() : UsageSums.series(tables.get().usage, query, step);
     }
 
     @Override

@@ -1,0 +1,192 @@
+package io.slipstream.server.service;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.wire.UsageReportView;
+import io.slipstream.api.wire.UsageSeriesView;
+import io.slipstream.model.usage.UsageKind;
+import io.slipstream.scheduler.QuotaLedger;
+import io.slipstream.server.api.ApiException;
+import io.slipstream.server.auth.Principal;
+import io.slipstream.store.Store;
+import io.slipstream.store.UsageGrouping;
+import io.slipstream.store.UsagePoint;
+import io.slipstream.store.UsageQuery;
+import io.slipstream.store.UsageSums;
+import io.slipstream.store.UsageTotal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The usage charts' figures ({@code GET /api/v1/usage/series}): the store's roll-ups by quota and step, turned into
+ * each step's average GPUs, queue length and waits, per quota, per sharing pool, or for the whole cluster. Each series'
+ * totals are made by {@link UsageService#line} from the same roll-ups, so they are the usage report's figures.
+ */
+public final class UsageSeriesService {
+    /** What a series is of. */
+    public enum Of {
+        /** The caller's quotas (and their runs without one), as the report by quota has them. */
+        QUOTA,
+        /**
+         * The sharing pools the caller has a quota in (admins: all) and the pool of runs without a quota, as
+         * {@code GET /api/v1/pools} shows them: sums over teams, no workspace named. A quota belongs to the pool it is
+         * in now; usage of a quota deleted since is in no pool.
+         */
+        POOL,
+        /** Everything, beside the nodes' GPUs: for admins. */
+        CLUSTER
+    }
+
+    private static final double MILLIS_PER_HOUR = 3_600_000.0;
+    /** Series in a report's order: by workspace, then quota (runs without one first). */
+    private static final Comparator<UsageTotal.Key> KEY_ORDER = Comparator
+            .comparing(UsageTotal.Key::workspace, Comparator.nullsFirst(Comparator.naturalOrder()))
+            .thenComparing(UsageTotal.Key::quota, Comparator.nullsFirst(Comparator.naturalOrder()));
+    private final Store store;
+    private final Supplier<QuotaLedger> ledger;
+
+    public UsageSeriesService(Store store, Supplier<QuotaLedger> ledger) {
+        this.store = store;
+        this.ledger = ledger;
+    }
+
+    /** The series of {@code window} ending with the step that holds {@code until}; {@code workspace} only {@link Of#QUOTA}. */
+    public UsageSeriesView series(Principal caller, UsageWindow window, Of of, String workspace, Instant until, Instant now) {
+        if (of == Of.CLUSTER && !caller.admin()) {
+            throw ApiException.forbidden("only admins see the whole cluster's usage (by=quota or by=pool show yours)");
+        }
+        Instant end = window.endOf(until);
+        Instant start = window.startOf(end);
+        Set<String> workspaces = of == Of.QUOTA ? caller.visibleWorkspaces() : null;
+        if (workspace != null) {
+            workspaces = caller.canAccess(workspace) ? Set.of(workspace) : Set.of();
+        }
+        List<UsagePoint> points = store.usage().series(new UsageQuery(workspaces, UsageGrouping.QUOTA, start, end, now), window.grain());
+        QuotaLedger live = ledger.get();
+        Map<QuotaId, String> pools = new TreeMap<>();
+        live.quotas().forEach(q -> pools.put(q.quota(), q.pool()));
+        Set<String> visiblePools = new HashSet<>(Set.of(QuotaLedger.NO_QUOTA_POOL));
+        live.quotas().stream().filter(q -> caller.canAccess(q.quota().workspace())).forEach(q -> visiblePools.add(q.pool()));
+        return switch (of) {
+            case QUOTA -> view(window, of, start, points, total -> total.key(), pools::get, null);
+            case POOL -> view(window, of, start, points.stream().filter(p -> {
+                String pool = poolOf(p.total().key(), pools);
+                return pool != null && (caller.admin() || visiblePools.contains(pool));
+            }).toList(), total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
+            case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
+                    live.capacity().gpu());
+        };
+    }
+
+    /** The pool of a quota's usage now; {@code null} for a quota that is no more. */
+    private static String poolOf(UsageTotal.Key key, Map<QuotaId, String> pools) {
+        return key.quota() == null ? QuotaLedger.NO_QUOTA_POOL : pools.get(new QuotaId(key.workspace(), key.quota()));
+    }
+
+    /**
+     * The view of {@code points} (by quota, at the window's grain): each point's total put under its series'
+     * key ({@code seriesKey}; a pool's name goes in the key's quota) and into the step that holds it. Pure.
+     */
+    static UsageSeriesView view(UsageWindow window, Of of, Instant since, List<UsagePoint> points,
+                                Function<UsageTotal, UsageTotal.Key> seriesKey,
+                                Function<QuotaId, String> poolOfQuota, Integer capacityGpu) {
+        long start = since.toEpochMilli();
+        Map<UsageTotal.Key, List<List<UsageTotal>>> bySeries = new TreeMap<>(KEY_ORDER);
+        for (UsagePoint point : points) {
+            int step = (int) ((point.bucketMs() - start) / window.stepMs());
+            List<List<UsageTotal>> steps = bySeries.computeIfAbsent(seriesKey.apply(point.total()), k -> emptySteps(window.steps()));
+            UsageTotal total = point.total();
+            steps.get(step).add(new UsageTotal(seriesKey.apply(total), total.kind(), total.gpuMillis(), total.cpuMilliMillis(), total.millis(),
+                    total.lostGpuMillis(), total.lostCpuMillis(), total.usedCpuMillis(), total.waits()));
+        }
+        if (of == Of.CLUSTER && bySeries.isEmpty()) {
+            bySeries.put(new UsageTotal.Key(null, null, null, null), emptySteps(window.steps()));
+        }
+        List<UsageSeriesView.Series> series = new ArrayList<>();
+        bySeries.forEach((key, steps) -> {
+            List<UsageSeriesView.Point> shown = steps.stream().map(totals -> point(totals, window.stepMs())).toList();
+            List<UsageTotal> all = steps.stream().flatMap(List::stream).toList();
+            series.add(switch (of) {
+                case QUOTA -> new UsageSeriesView.Series(key.workspace(), key.quota(),
+                        key.quota() == null ? QuotaLedger.NO_QUOTA_POOL : poolOfQuota.apply(new QuotaId(key.workspace(), key.quota())),
+                        shown, totals(all));
+                case POOL -> new UsageSeriesView.Series(null, null, key.quota(), shown, totals(all));
+                case CLUSTER -> new UsageSeriesView.Series(null, null, null, shown, totals(all));
+            });
+        });
+        List<String> buckets = new ArrayList<>();
+        for (int i = 0; i < window.steps(); i++) {
+            buckets.add(Instant.ofEpochMilli(start + i * window.stepMs()).toString());
+        }
+        Instant until = Instant.ofEpochMilli(start + window.steps() * window.stepMs());
+        return new UsageSeriesView(window.name().toLowerCase(Locale.ROOT), since.toString(), until.toString(),
+                Duration.ofMillis(window.stepMs()).toString(), window.stepMs() / MILLIS_PER_HOUR, of.name().toLowerCase(Locale.ROOT), buckets, series,
+                capacityGpu);
+    }
+
+    private static List<List<UsageTotal>> emptySteps(int steps) {
+        List<List<UsageTotal>> empty = new ArrayList<>(steps);
+        for (int i = 0; i < steps; i++) {
+            empty.add(new ArrayList<>());
+        }
+        return empty;
+    }
+
+    /** One step's averages over its {@code stepMs}. */
+    private static UsageSeriesView.Point point(List<UsageTotal> totals, long stepMs) {
+        Map<UsageKind, UsageTotal> byKind = byKind(totals);
+        UsageTotal.Waits waits = waits(totals);
+        return new UsageSeriesView.Point(average(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
+                average(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs), average(byKind.get(UsageKind.LENT).gpuMillis(), stepMs),
+                average(byKind.get(UsageKind.QUEUED).millis(), stepMs), average(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(),
+                meanHours(waits), waits.count() == 0 ? null : hours(waits.longestMillis()));
+    }
+
+    /** The window's totals: the report's hours ({@link UsageService#view} of the same totals) and the waits. */
+    private static UsageSeriesView.Totals totals(List<UsageTotal> all) {
+        UsageReportView.Line line = UsageService.line(new UsageTotal.Key(null, null, null, null), all);
+        UsageTotal.Waits waits = waits(all);
+        return new UsageSeriesView.Totals(line.gpuHours(), line.queued(), waits.count(), meanHours(waits),
+                waits.count() == 0 ? null : hours(waits.longestMillis()));
+    }
+
+    private static Map<UsageKind, UsageTotal> byKind(List<UsageTotal> totals) {
+        Map<UsageKind, UsageTotal> byKind = new LinkedHashMap<>();
+        UsageTotal.Key none = new UsageTotal.Key(null, null, null, null);
+        for (UsageKind kind : UsageKind.values()) {
+            byKind.put(kind, new UsageTotal(none, kind, 0, 0, 0, 0, 0));
+        }
+        for (UsageTotal total : totals) {
+            byKind.merge(total.kind(), new UsageTotal(none, total.kind(), total.gpuMillis(), total.cpuMilliMillis(), total.millis(), total.lostGpuMillis(),
+                    total.lostCpuMillis(), total.usedCpuMillis(), total.waits()), UsageSums::plus);
+        }
+        return byKind;
+    }
+
+    private static UsageTotal.Waits waits(List<UsageTotal> totals) {
+        return totals.stream().map(UsageTotal::waits).reduce(UsageTotal.Waits.NONE, UsageTotal.Waits::plus);
+    }
+
+    private static Double meanHours(UsageTotal.Waits waits) {
+        return waits.count() == 0 ? null : hours((double) waits.millis() / waits.count());
+    }
+
+    /** An average over a step, to a millionth (no float noise in charts' figures). */
+    private static double average(double millis, long stepMs) {
+        return Math.round(millis / stepMs * 1e6) / 1e6;
+    }
+
+    private static double hours(double millis) {
+        return Math.round(millis / MILLIS_PER_HOUR * 1e6) / 1e6;
+    }
+}

@@ -1,0 +1,29 @@
+package io.slipstream.store;
+
+/** The buckets of a usage series: the grains of the roll-ups a database store keeps (hours and UTC days). */
+public enum UsageStep {
+    HOUR(UsageBuckets.HOUR, 'H'),
+    DAY(UsageBuckets.DAY, 'D');
+
+    private final long millis;
+    private final char grain;
+
+    UsageStep(long millis, char grain) {
+        this.millis = millis;
+        this.grain = grain;
+    }
+
+    public long millis() {
+        return millis;
+    }
+
+    /** The roll-ups' grain of this step ({@link UsageBuckets.Share#grain}). */
+    public char grain() {
+        return grain;
+    }
+
+    /** Whether {@code query}'s window is whole steps, as a series of it must be. */
+    public boolean divides(UsageQuery query) {
+        return query.since().toEpochMilli() % millis == 0 && query.until().toEpochMilli() % millis == 0;
+    }
+}
