@@ -158,9 +158,20 @@ public interface Executor extends AutoCloseable {
      * blocks on anything the workload can change. Returns {@code false}, writing nothing, when the instance does not
      * run (it ended, or this executor never launched it).
      *
-     * @throws ExecutorException if they cannot be written now (the control loop tries again)
+     * @throws ExecutorException if they cannot be written now (the control loop tries again), or this executor does not
+     *                           {@link #deliversIdentity deliver identity tokens} (the default)
      */
-    boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens);
+    default boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens) {
+        throw new ExecutorException(getClass().getSimpleName() + " does not deliver identity tokens");
+    }
+
+    /**
+     * Whether it delivers runs' identity tokens ({@link LaunchSpec#identity}) and {@link #refreshIdentity refreshes}
+     * them; a job that asks for tokens is refused where it does not (the default).
+     */
+    default boolean deliversIdentity() {
+        return false;
+    }
 
     /**
      * When the instance last wrote output and what progress it last reported. Cheap enough to ask every few seconds

@@ -111,13 +111,22 @@ public record LaunchSpec(
         }
     }
 
+    /** Without identity tokens. */
+    public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
+                      String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
+                      io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles, int restart,
+                      io.slipstream.api.spec.NetworkMode network, boolean borrowed, long memoryLimitBytes, Map<String, String> labels) {
+        this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart, network, borrowed,
+                memoryLimitBytes, labels, List.of());
+    }
+
     /** Without labels. */
     public LaunchSpec(InstanceId id, String name, String node, List<Integer> gpus, List<String> command, Map<String, String> env,
                       String workingDir, String image, io.slipstream.api.run.ClusterMetadata metadata, io.slipstream.api.spec.StartupProbe probe,
                       io.slipstream.api.spec.Resources resources, Map<String, SecretEnv> secretEnv, List<SecretFiles> secretFiles, int restart,
                       io.slipstream.api.spec.NetworkMode network, boolean borrowed, long memoryLimitBytes) {
         this(id, name, node, gpus, command, env, workingDir, image, metadata, probe, resources, secretEnv, secretFiles, restart, network, borrowed,
-                memoryLimitBytes, Map.of(), List.of());
+                memoryLimitBytes, Map.of());
     }
 
     /** A first launch. */

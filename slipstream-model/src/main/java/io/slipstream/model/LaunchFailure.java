@@ -20,7 +20,10 @@ public enum LaunchFailure {
 
     /** Whether launching again would fail the same way, whatever node it lands on (nothing ran: no budget is spent). */
     public boolean repeats() {
-        return this != EXECUTOR_FAILED;
+        return switch (this) {
+            case EXECUTOR_FAILED -> false;
+            case SECRETS_UNAVAILABLE, IDENTITY_UNAVAILABLE -> true;
+        };
     }
 
     /** How it reads in an instance's reason. */

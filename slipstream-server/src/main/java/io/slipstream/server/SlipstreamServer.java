@@ -142,8 +142,7 @@ public final class SlipstreamServer implements AutoCloseable {
                             .withIdentity(config.identityIssuer() == null ? null : new RunIdentity(identity)).withShared(progress, queue)
                             .withCycleTimes(metrics::cycle)));
             LeaderElection control = election;
-            var refusals = io.slipstream.server.control.ExecutorRefusals.of(leading).and(job -> job.identity() == null || config.identityIssuer() != null
-                    ? java.util.Map.<String, String>of() : java.util.Map.of("identity", "this server signs no identity tokens: its identity.issuer is not set (docs/identity.md)"));
+            var refusals = io.slipstream.server.control.ExecutorRefusals.of(leading).and(job -> identityRefusal(job, config, leading));
             DocumentService documents = new DocumentService(store, clock, leading::nodes, config.limits(), executor.requiresImage(), executor.restartsInPlace(),
                     refusals, secrets);
             RunFactory runFactory = new RunFactory(clock, config.limits(), executor.restartsInPlace(), refusals);
@@ -176,6 +175,18 @@ public final class SlipstreamServer implements AutoCloseable {
             store.close();
             throw e;
         }
+    }
+
+    /** Why a job's identity tokens cannot be given (by field below {@code spec}), if they cannot. */
+    private static java.util.Map<String, String> identityRefusal(io.slipstream.api.spec.JobSpec job, ServerConfig config, Executor executor) {
+        if (job.identity() == null) {
+            return java.util.Map.of();
+        }
+        if (config.identityIssuer() == null) {
+            return java.util.Map.of("identity", "this server signs no identity tokens: its identity.issuer is not set (docs/identity.md)");
+        }
+        return executor.deliversIdentity() ? java.util.Map.of()
+                : java.util.Map.of("identity", "this server's executor (" + config.executor().executor() + ") cannot deliver identity tokens");
     }
 
     /**

@@ -175,7 +175,51 @@ public final class KubernetesExecutor implements Executor {
         termination.terminate(id, handle, gracePeriod, reason);
     }
 
+    /** Where a job's own mounts may not go: the pod's own files (a mount there, or above, would hide them or clash). */
+    private static final List<String> OWN_DIRS = List.of(Manifests.SECRETS_DIR, Manifests.IDENTITY_DIR, Manifests.RUN_DIR, Manifests.NOTICE_DIR,
+            Manifests.CHECKPOINT_DIR, Manifests.SHARED_DIR);
+
+    /** A Secret's or a storage's mount path on or above one of the pod's own directories. */
+    @Override
+    public Map<String, String> refusals(io.slipstream.api.spec.JobSpec job) {
+        Map<String, String> refused = new java.util.LinkedHashMap<>();
+        for (int g = 0; g < job.nodeGroups().size(); g++) {
+            var secrets = job.nodeGroups().get(g).secrets();
+            for (int i = 0; i < secrets.size(); i++) {
+                String problem = ownDirProblem(secrets.get(i).mountPath());
+                if (problem != null) {
+                    refused.put("nodeGroups[" + g + "].secrets[" + i + "].mountPath", problem);
+                }
+            }
+        }
+        for (int i = 0; i < job.storage().size(); i++) {
+            String problem = ownDirProblem(job.storage().get(i).mountPath());
+            if (problem != null) {
+                refused.put("storage[" + i + "].mountPath", problem);
+            }
+        }
+        return refused;
+    }
+
+    private static String ownDirProblem(String mountPath) {
+        if (mountPath == null) {
+            return null;
+        }
+        String path = mountPath.endsWith("/") ? mountPath.substring(0, mountPath.length() - 1) : mountPath;
+        for (String own : OWN_DIRS) {
+            if (own.equals(path) || own.startsWith(path + "/") || path.startsWith(own + "/")) {
+                return "must not be on or above " + own + ", where Slipstream puts the pod's own files";
+            }
+        }
+        return null;
+    }
+
     /** Writes the tokens into the attempt's Secret (once for all its pods), while the handle's pod runs. */
+    @Override
+    public boolean deliversIdentity() {
+        return true;
+    }
+
     @Override
     public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
         String namespace = PodHandles.namespace(handle, config);

@@ -71,7 +71,7 @@ final class Manifests {
     /** What the pod says itself; the same names in the spec's env are dropped (the spec reader refuses them anyway). */
     private static final java.util.Set<String> OWN_ENV = java.util.Set.of("SLIPSTREAM_IP", "SLIPSTREAM_PREEMPTION_NOTICE_FILE",
             "SLIPSTREAM_METADATA_FILE", "SLIPSTREAM_CHECKPOINT_DIR", "SLIPSTREAM_SHARED_DIR", LaunchSpec.RUN_TOKEN_ENV, SERVER_ENV,
-            LaunchSpec.SECRETS_DIR_ENV);
+            LaunchSpec.SECRETS_DIR_ENV, io.slipstream.executor.IdentityToken.TOKEN_FILE_ENV, io.slipstream.executor.IdentityToken.TOKENS_ENV);
 
     private final KubernetesConfig config;
 

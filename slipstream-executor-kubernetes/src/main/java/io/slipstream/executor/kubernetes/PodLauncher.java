@@ -42,6 +42,10 @@ final class PodLauncher {
         // The watch knows every pod of ours; one it has not seen yet shows up as a conflict on create below.
         Pod existing = pods.cached(namespace, Names.pod(id));
         if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
+            if (!spec.identity().isEmpty()) {
+                // Adopted after a crash: the Secret holds the crashed server's tokens; these go where its pods read them.
+                runObjects.refreshIdentity(namespace, id, spec.identity());
+            }
             return instances.track(id, existing);
         }
         fence.check();

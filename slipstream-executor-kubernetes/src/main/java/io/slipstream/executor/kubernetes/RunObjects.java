@@ -27,8 +27,8 @@ final class RunObjects {
     private final KubernetesClient client;
     private final Manifests manifests;
     private final PodDeletion deletion;
-    /** The identity tokens last written to each attempt's Secret, while its run is known. */
-    private final Map<AttemptKey, List<io.slipstream.executor.IdentityToken>> identityWritten = new java.util.HashMap<>();
+    /** A digest of the identity tokens last written to each attempt's Secret (the run's latest attempt only). */
+    private final Map<AttemptKey, String> identityWritten = new java.util.HashMap<>();
 
     private record AttemptKey(String namespace, RunId runId, int attempt) {
     }
@@ -72,14 +72,15 @@ final class RunObjects {
 
     /**
      * Puts new identity tokens into the attempt's Secret, from which the kubelet updates every pod's mounted files of
-     * them (within its sync period, about a minute). The tokens of one refresh are the same for every instance of the
-     * attempt: the Secret is written once for them, not once per pod.
+     * them (within its sync period, about a minute). A refresh hands the same tokens to every instance of the attempt:
+     * the Secret is written once for them, not once per pod (only a digest of the last ones written is kept).
      */
     void refreshIdentity(String namespace, InstanceId id, List<io.slipstream.executor.IdentityToken> tokens) {
         String name = Names.token(id.runId(), id.attempt());
         AttemptKey key = new AttemptKey(namespace, id.runId(), id.attempt());
+        String digest = digest(tokens);
         synchronized (identityWritten) {
-            if (tokens.equals(identityWritten.get(key))) {
+            if (digest.equals(identityWritten.get(key))) {
                 return;
             }
         }
@@ -90,7 +91,22 @@ final class RunObjects {
         Secret secret = new io.fabric8.kubernetes.api.model.SecretBuilder().withNewMetadata().withName(name).withNamespace(namespace).endMetadata().build();
         client.secrets().inNamespace(namespace).resource(secret).patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
         synchronized (identityWritten) {
-            identityWritten.put(key, List.copyOf(tokens));
+            // One entry per attempt: the previous attempt's is of no use any more.
+            identityWritten.keySet().removeIf(k -> k.namespace().equals(namespace) && k.runId().equals(id.runId()) && k.attempt() != id.attempt());
+            identityWritten.put(key, digest);
+        }
+    }
+
+    private static String digest(List<io.slipstream.executor.IdentityToken> tokens) {
+        try {
+            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+            for (io.slipstream.executor.IdentityToken token : tokens) {
+                sha.update(token.token().reveal().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                sha.update((byte) 0);
+            }
+            return java.util.HexFormat.of().formatHex(sha.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
     }
 

@@ -94,6 +94,27 @@ class KubernetesExecutorTest {
         return new String(executor.readLog(id, handle, LogStream.STDOUT, 0, 1 << 20).data(), StandardCharsets.UTF_8);
     }
 
+    /** A job's own mounts may not hide or clash with the pod's own files (its identity tokens, Secrets, metadata, notice). */
+    @Test
+    void mountsOnOrAboveThePodsOwnDirectoriesAreRefused() {
+        KubernetesExecutor executor = executor();
+        io.slipstream.api.spec.JobSpec job = (io.slipstream.api.spec.JobSpec) io.slipstream.api.spec.Documents.readAll("""
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  storage: [{name: data, scope: job, mountPath: /var/lib/slipstream}, {name: ok, scope: job, mountPath: /data}]
+                  nodeGroups:
+                  - name: g
+                    image: registry.example.com/t:1
+                    command: [x]
+                    resources: {cpu: 1, memory: 1Gi}
+                    secrets: [{name: hf, mountPath: /var/run/slipstream/identity}, {name: aws, mountPath: /etc/aws}]
+                """.getBytes(java.nio.charset.StandardCharsets.UTF_8)).get(0).spec();
+        assertThat(executor.refusals(job)).containsOnlyKeys("nodeGroups[0].secrets[0].mountPath", "storage[0].mountPath");
+        assertThat(executor.refusals(job).get("storage[0].mountPath")).contains("/var/lib/slipstream/checkpoints");
+    }
+
     @Test
     void theNodesAreTheManagedClusterNodesWithTheirGpus() {
         cluster.admin.nodes().resource(TestCluster.node("cpu-node", true)).create();

@@ -306,6 +306,11 @@ final class SimulatedExecutor implements Executor {
     }
 
     @Override
+    public boolean deliversIdentity() {
+        return true;
+    }
+
+    @Override
     public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens) {
         synchronized (this) {
             SimulatedInstance instance = instances.load(id);

@@ -403,8 +403,8 @@ public final class FakeExecutor implements Executor {
             requireCurrentEpoch();
             fresh = !cluster.instances.containsKey(spec.id());
             instance = cluster.instances.computeIfAbsent(spec.id(), id -> new Instance(spec));
-            if (fresh) {
-                cluster.identity.put(spec.id(), spec.identity());
+            if (fresh || instance.exitCode == null) {
+                cluster.identity.put(spec.id(), spec.identity()); // adopted: the new tokens replace the old, as a refresh would
             }
         }
         if (fresh) {
@@ -494,6 +494,11 @@ public final class FakeExecutor implements Executor {
             end(kill.getKey(), 137, true, null);
             later(now(kill.getKey(), kill.getValue()));
         }
+    }
+
+    @Override
+    public boolean deliversIdentity() {
+        return true;
     }
 
     @Override

@@ -288,6 +288,10 @@ public final class LocalProcessExecutor implements Executor {
             if (existing.isPresent() && Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
                 instances.watch(spec.id(), existing.get(), dir, null);
+                if (!spec.identity().isEmpty() && dir.exitCode() == null) {
+                    // Its tokens are the crashed server's: the new ones go where it reads them, as a refresh would.
+                    refreshIdentity(spec.id(), existing.get(), spec.identity());
+                }
                 return existing.get();
             }
             if (existing.isPresent()) {
@@ -427,6 +431,11 @@ public final class LocalProcessExecutor implements Executor {
     }
 
     @Override
+    public boolean deliversIdentity() {
+        return true;
+    }
+
+    @Override
     public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
         if (!(handles.locate(id, handle) instanceof InstanceLocation.Found found)) {
             return false;
@@ -435,8 +444,13 @@ public final class LocalProcessExecutor implements Executor {
         if (dir.exitCode() != null) {
             return false; // ended: its tokens are removed, or about to be
         }
+        Integer uid = uids == null ? null : uids.uidOf(id.runId());
+        if (uids != null && uid == null) {
+            // Written without the run's group they would be the server's alone: the workload would lose its tokens.
+            throw new ExecutorException("cannot refresh the identity tokens of " + id + ": its run has no uid on this machine");
+        }
         try {
-            return dir.refreshIdentity(tokens, uids == null ? null : uids.uidOf(id.runId()));
+            return dir.refreshIdentity(tokens, uid);
         } catch (java.io.IOException e) {
             throw new ExecutorException("cannot refresh the identity tokens of " + id + ": " + e.getMessage(), e);
         }

@@ -74,6 +74,9 @@ class InstanceIdentityTest {
             assertThat(Files.readAllLines(attempts)).containsExactly("done");
             assertThat(Files.readAllLines(dir.resolve("tmp/modes"))).containsExactly("750 root", "440 root");
 
+            // Launched again (a control plane that crashed before recording the launch): adopted, with the new server's tokens.
+            assertThat(executor.launch(spec.withIdentity(tokens("adopted")))).isEqualTo(handle);
+            assertThat(Files.readString(dir.resolve("identity/token-0.jwt"))).isEqualTo("adopted-vault-" + NONCE);
             assertThat(executor.refreshIdentity(id, handle, tokens("second"))).isTrue();
             assertThat(Files.readString(precious)).isEqualTo("precious");
             Files.writeString(gate, "");

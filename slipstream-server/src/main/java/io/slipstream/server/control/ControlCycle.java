@@ -105,15 +105,16 @@ final class ControlCycle implements AutoCloseable {
                 LOG.debug("run {} skipped this cycle: {}", run.id(), e.getMessage());
             }
         }
+        // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
+        List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
+        Map<RunId, List<InstanceRecord>> instancesNow = instancesByRun();
+        // Even in a cycle that ends early: one run conflicting every cycle must not keep every run's tokens from renewal.
+        identity.refreshDue(active, instancesNow, clock.instant());
         if (conflicted) {
             wakeUp.run(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
         }
-        // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
-        List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
         stepper.faultWatch().retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
-        Map<RunId, List<InstanceRecord>> instancesNow = instancesByRun();
-        identity.refreshDue(active, instancesNow, clock.instant());
         deferred |= schedule(active, instancesNow);
         if (deferred) {
             wakeUp.run(); // instances wait for the next cycle's launches: it follows at once

@@ -39,17 +39,25 @@ final class IdentityRefresh {
         this.identity = identity;
     }
 
-    /** Signs the run's tokens for its launches at {@code now}; empty when it asks for none. */
-    List<IdentityToken> signForLaunch(RunRecord run, Instant now) throws RunIdentity.Unavailable {
+    /**
+     * Signs the run's tokens for instances launched at {@code now}; empty when it asks for none. {@code firstOfAttempt}:
+     * none of the attempt's instances runs yet, so the run's tokens are all these; otherwise instances launched earlier
+     * (perhaps by another leader, with tokens this loop never saw) keep the run due when they are, or at once.
+     */
+    List<IdentityToken> signForLaunch(RunRecord run, Instant now, boolean firstOfAttempt) throws RunIdentity.Unavailable {
         if (run.spec().identity() == null) {
             return List.of();
         }
         if (identity == null) {
-            throw new RunIdentity.Unavailable("IdentityUnavailable: this server signs no identity tokens (identity.issuer is not set)", null);
+            throw new RunIdentity.Unavailable(RunIdentity.NO_ISSUER, null);
         }
         List<IdentityToken> tokens = identity.mint(run, now);
-        // Instances launched earlier hold older tokens: the run stays due when they are.
-        due.merge(run.id(), now.plus(RunIdentity.refreshAfter(run.spec().identity())), (was, next) -> was.isBefore(next) ? was : next);
+        Instant next = now.plus(RunIdentity.refreshAfter(run.spec().identity()));
+        if (firstOfAttempt) {
+            due.put(run.id(), next);
+        } else {
+            due.computeIfPresent(run.id(), (id, was) -> was.isBefore(next) ? was : next);
+        }
         return tokens;
     }
 
@@ -79,7 +87,11 @@ final class IdentityRefresh {
         }
     }
 
-    /** Signs the run's tokens and hands them to its running instances; returns when they are next due. */
+    /**
+     * Signs the run's tokens and hands them to its running instances; returns when they are next due: half their
+     * lifetime on, or soon if an instance could not be given them (the first failure stops the round: an executor that
+     * cannot be reached is not asked once per instance) or none took them (none runs any more, as its report will say).
+     */
     private Instant refresh(RunRecord run, List<InstanceRecord> running, Instant now) {
         List<IdentityToken> tokens;
         try {
@@ -88,15 +100,15 @@ final class IdentityRefresh {
             LOG.warn("run {}: {}; trying again in {}", run.id(), e.getMessage(), RETRY_AFTER);
             return now.plus(RETRY_AFTER);
         }
-        boolean failed = false;
+        boolean given = false;
         for (InstanceRecord instance : running) {
             try {
-                executor.refreshIdentity(instance.id(), instance.handle(), tokens); // false: it ended meanwhile, as its report will say
+                given |= executor.refreshIdentity(instance.id(), instance.handle(), tokens);
             } catch (RuntimeException e) {
                 LOG.warn("could not refresh the identity tokens of {}: {}; trying again in {}", instance.id(), e.getMessage(), RETRY_AFTER);
-                failed = true;
+                return now.plus(RETRY_AFTER);
             }
         }
-        return failed ? now.plus(RETRY_AFTER) : now.plus(RunIdentity.refreshAfter(run.spec().identity()));
+        return given ? now.plus(RunIdentity.refreshAfter(run.spec().identity())) : now.plus(RETRY_AFTER);
     }
 }

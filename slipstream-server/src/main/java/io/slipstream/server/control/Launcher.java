@@ -108,7 +108,8 @@ final class Launcher {
         List<io.slipstream.executor.IdentityToken> tokens = List.of();
         String identityRefused = null;
         try {
-            tokens = identity.signForLaunch(run, clock.instant());
+            boolean firstOfAttempt = instances.stream().noneMatch(i -> i.id().attempt() == run.attempt() && i.state() == InstanceState.RUNNING);
+            tokens = identity.signForLaunch(run, clock.instant(), firstOfAttempt);
         } catch (RunIdentity.Unavailable e) {
             identityRefused = e.getMessage();
         }

@@ -21,29 +21,34 @@ public final class RunIdentity {
         this.tokens = tokens;
     }
 
-    /** Why a run's tokens cannot be signed (no issuer is configured any more, the signing key cannot be read). */
+    /** What a run that asks for tokens reads when this server signs none (its reason: tenants see it). */
+    static final String NO_ISSUER = "IdentityUnavailable: this server signs no identity tokens (identity.issuer is not set)";
+
+    /** Why a run's tokens cannot be signed: no issuer is configured (any more). */
     static final class Unavailable extends Exception {
         Unavailable(String message, Throwable cause) {
             super(message, cause);
         }
     }
 
-    /** The run's tokens signed at {@code now}, in the order of its audiences; none when it asks for none. */
+    /**
+     * The run's tokens signed at {@code now}, in the order of its audiences; none when it asks for none. A store that
+     * cannot be read now is not a reason to fail the run: its exception passes (the cycle stops, and tries again).
+     */
     List<IdentityToken> mint(RunRecord run, Instant now) throws Unavailable {
         IdentitySpec identity = run.spec().identity();
         if (identity == null) {
             return List.of();
         }
+        if (!tokens.issuing()) {
+            throw new Unavailable(NO_ISSUER, null);
+        }
         IdentityTokens.Subject subject = new IdentityTokens.Subject(run.workspace(), run.job(), run.id().value(), run.attempt(),
                 run.origin().submittedBy());
         List<IdentityToken> signed = new ArrayList<>(identity.audiences().size());
-        try {
-            for (int i = 0; i < identity.audiences().size(); i++) {
-                String audience = identity.audiences().get(i);
-                signed.add(new IdentityToken(audience, IdentityToken.fileOf(i), SecretValue.of(tokens.mint(subject, audience, identity.ttl(), now))));
-            }
-        } catch (RuntimeException e) {
-            throw new Unavailable("IdentityUnavailable: the run's identity tokens cannot be signed: " + e.getMessage(), e);
+        for (int i = 0; i < identity.audiences().size(); i++) {
+            String audience = identity.audiences().get(i);
+            signed.add(new IdentityToken(audience, IdentityToken.fileOf(i), SecretValue.of(tokens.mint(subject, audience, identity.ttl(), now))));
         }
         return signed;
     }

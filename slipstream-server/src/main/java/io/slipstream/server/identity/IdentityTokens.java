@@ -91,6 +91,11 @@ public final class IdentityTokens {
     }
 
     /** The tokens' issuer: the configured public URL. */
+    /** Whether tokens are issued: {@code identity.issuer} is set. */
+    public boolean issuing() {
+        return issuer.get() != null;
+    }
+
     public String issuer() {
         String url = issuer.get();
         if (url == null) {

@@ -210,6 +210,11 @@ class ControlLoopRegressionTest {
         }
 
         @Override
+        public boolean deliversIdentity() {
+            return true;
+        }
+
+        @Override
         public boolean refreshIdentity(InstanceId id, java.util.Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
             return fake.refreshIdentity(id, handle, tokens);
         }

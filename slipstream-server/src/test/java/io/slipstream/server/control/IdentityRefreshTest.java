@@ -120,6 +120,64 @@ class IdentityRefreshTest {
         assertThat(executor.identityRefreshes(second)).as("the run ended: its tokens expire").isEqualTo(2);
     }
 
+    /** A loop that takes over (a restart, another replica) does not know when the tokens it finds were signed. */
+    @Test
+    void aLoopThatTakesOverSignsRunningRunsTokensAgainAtOnce() {
+        RunId id = submit(aJob("train").replicas(2).identity(Duration.ofHours(1), "vault").spec());
+        loop(true).cycle();
+        InstanceId first = new InstanceId(id, 1, 0);
+        assertThat(executor.identityRefreshes(first)).isZero();
+        ControlLoop successor = loop(true);
+        successor.cycle();
+        assertThat(executor.identityRefreshes(first)).isEqualTo(1);
+        assertThat(executor.identityRefreshes(new InstanceId(id, 1, 1))).isEqualTo(1);
+        successor.cycle();
+        assertThat(executor.identityRefreshes(first)).as("then half a lifetime later").isEqualTo(1);
+    }
+
+    /** A launch of one more instance in its first cycle does not make a successor skip the tokens of those running. */
+    @Test
+    void aLaunchBesideRunningInstancesKeepsTheRunDue() throws Exception {
+        RunRecord run = aRun("train").workspace("team-a").spec(aJob("train").identity(Duration.ofHours(1), "vault").spec()).createdAt(clock.instant()).build();
+        IdentityKeys keys = new IdentityKeys(store, new SecretCipher(new byte[SecretCipher.KEY_BYTES]), clock, Duration.ofDays(7), Duration.ofDays(1));
+        IdentityRefresh refresh = new IdentityRefresh(executor, new RunIdentity(new IdentityTokens(keys, () -> ISSUER)));
+        InstanceId running = new InstanceId(run.id(), 1, 0);
+        executor.launch(new io.slipstream.executor.LaunchSpec(running, "main-0", "node-1", List.of(), List.of("true"), java.util.Map.of(), null, null));
+        executor.awaitReports();
+        io.slipstream.model.InstanceRecord instance = io.slipstream.model.testing.Runs.anInstance(run).rank(0).build()
+                .running(executor.find(running).orElseThrow(), clock.instant());
+        refresh.signForLaunch(run, clock.instant(), false);
+        refresh.refreshDue(List.of(run), java.util.Map.of(run.id(), List.of(instance)), clock.instant());
+        assertThat(executor.identityRefreshes(running)).isEqualTo(1);
+    }
+
+    /** A store that cannot be read while tokens are signed pauses the loop; it is no reason to fail the run. */
+    @Test
+    void aStoreOutageWhileSigningPausesTheLoopAndFailsNoRun() {
+        for (int calls = 0; calls < 80; calls++) {
+            tearDown();
+            setUp();
+            ControlLoop loop = loop(true);
+            RunId id = submit(aJob("train").replicas(2).identity(Duration.ofHours(1), "vault").spec());
+            store.simulateOutageAfter(calls);
+            boolean failed = false;
+            try {
+                loop.cycle();
+            } catch (io.slipstream.store.StoreUnavailableException e) {
+                failed = true;
+            }
+            store.simulateOutage(false);
+            if (!failed) {
+                break; // the cycle needed fewer calls: every earlier point was tried
+            }
+            loop.cycle();
+            loop.cycle();
+            RunRecord run = store.runs().get(id).orElseThrow();
+            assertThat(run.state()).as("outage after %d calls: %s", calls, run.reason()).isEqualTo(RunState.RUNNING);
+            assertThat(executor.identity(new InstanceId(id, 1, 0))).as("outage after %d calls", calls).hasSize(1);
+        }
+    }
+
     @Test
     void aRunWhoseTokensCannotBeSignedFailsWithoutSpendingRestarts() {
         ControlLoop loop = loop(false);
