@@ -7,7 +7,7 @@ fields this SDK does not know are skipped; another version is refused.
 import json
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 FORMAT_VERSION = 1
 
@@ -24,7 +24,8 @@ class Address:
 
 @dataclass(frozen=True)
 class Instance:
-    """One instance: who it is in the run, and where to reach it."""
+    """One instance: who it is in the run, and where to reach it; ``topology``: where its node is in the cluster's
+    topology, level to domain, broadest first (``{"block": "b1", "rack": "r2"}``; empty without one)."""
 
     name: Optional[str]
     node_group: Optional[str]
@@ -36,6 +37,7 @@ class Instance:
     ip: Optional[str]
     ports: Tuple[int, ...]
     started: bool
+    topology: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,8 @@ def _metadata(value: Any) -> ClusterMetadata:
         instances.append(Instance(
             name=_text(entry, "name"), node_group=_text(entry, "nodeGroup"), rank=_integer(entry, "rank", 0),
             group_rank=_integer(entry, "groupRank", 0), node=_text(entry, "node"), hostname=_text(entry, "hostname"),
-            fqdn=_text(entry, "fqdn"), ip=_text(entry, "ip"), ports=ports, started=entry.get("started") is not False))
+            fqdn=_text(entry, "fqdn"), ip=_text(entry, "ip"), ports=ports, started=entry.get("started") is not False,
+            topology=_places(entry.get("topology"))))
     storage = []
     for item in _list(root.get("storage"), "storage"):
         entry = _object(item, "a storage")
@@ -149,6 +152,14 @@ def _list(value: Any, what: str) -> list:
     if not isinstance(value, list):
         raise MetadataError(f"{what} is not a JSON array")
     return value
+
+
+def _places(value: Any) -> Dict[str, str]:
+    """An instance's place in the topology: level to domain; absent reads as none."""
+    if value is None:
+        return {}
+    entries = _object(value, "topology")
+    return {str(level): domain for level, domain in entries.items() if isinstance(domain, str)}
 
 
 def _text(entry: Mapping[str, Any], field: str) -> Optional[str]:

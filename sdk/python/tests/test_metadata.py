@@ -53,6 +53,15 @@ class MetadataTest(unittest.TestCase):
         self.assertEqual([i.started for i in metadata.instances], [True, True])
         self.assertEqual(metadata.instances[0].ports, ())
 
+    def test_each_instance_says_where_it_is_in_the_topology(self):
+        metadata = ClusterMetadata.parse('{"version": 1, "instances": [{"name": "a", "topology": {"block": "b1", "rack": "r2"}},'
+                                         ' {"name": "b"}]}')
+        self.assertEqual(dict(metadata.instances[0].topology), {"block": "b1", "rack": "r2"})
+        self.assertEqual(list(metadata.instances[0].topology), ["block", "rack"], "broadest first, as written")
+        self.assertEqual(dict(metadata.instances[1].topology), {})
+        with self.assertRaisesRegex(MetadataError, "topology is not a JSON object"):
+            ClusterMetadata.parse('{"version": 1, "instances": [{"name": "a", "topology": ["rack"]}]}')
+
     def test_another_version_is_refused_with_a_clear_error(self):
         for text, message in [('{"version": 2}', "metadata format version 2 is not 1"),
                               ('{"runId": "r"}', "metadata format version 0 is not 1")]:

@@ -31,6 +31,8 @@ export function nodesPage(main, ctx) {
         bar('GPUs', n.allocated.gpu, n.capacity.gpu, 'used'),
         el('p', {class: 'muted small'}, 'cpu ' + n.allocated.cpu + ' of ' + n.capacity.cpu + ' · memory ' + n.allocated.memory + ' of '
           + n.capacity.memory + ' · ' + n.instances + ' instance(s)' + (n.capacity.gpuModel ? ' · ' + n.capacity.gpuModel : '')),
+        // Where it is in the cluster's topology (block b1 · rack r2), when there is one.
+        n.topology ? el('p', {class: 'small node-place'}, Object.entries(n.topology).map(([level, domain]) => level + ' ' + domain).join(' · ')) : null,
         holders.has(n.name) ? el('p', {class: 'small node-runs'}, 'runs: ', ...[...holders.get(n.name)].sort().flatMap((run, k) =>
           [k ? ', ' : '', el('a', {href: '#/runs/' + encodeURIComponent(run)}, run)])) : null))));
     } catch (e) {

@@ -75,7 +75,12 @@ public final class NodeDeclarations {
             if (entries != null) {
                 entries.forEach(e -> labels.put(e.getKey(), e.getValue().asString()));
             }
+            List<Spread> spreads = readSpreads(node, problems);
             node.finish();
+            if (!spreads.isEmpty() && count == null) {
+                problems.add(node.pathOf("spread"), "spreads the nodes of a namePrefix and count: a single node takes its place from its labels");
+                continue;
+            }
             if (name == null && prefix == null) {
                 problems.add(node.pathOf("name"), "give a name, or a namePrefix and a count");
                 continue;
@@ -95,6 +100,7 @@ public final class NodeDeclarations {
                     nodeNames.add(prefix + "-" + k);
                 }
             }
+            int first = nodes.size();
             if (nodes.size() + nodeNames.size() > MAX_NODES) {
                 problems.add(node.pathOf("count"), "would make more than " + MAX_NODES + " nodes in all");
                 break;
@@ -109,13 +115,56 @@ public final class NodeDeclarations {
                     problems.add(node.path(), "node " + nodeName + " is declared twice");
                     break;
                 }
-                nodes.add(complete.apply(new NodeInfo(nodeName, capacity, null, labels)));
+                nodes.add(complete.apply(new NodeInfo(nodeName, capacity, null, Spread.labels(labels, spreads, nodes.size() - first))));
             }
         }
         if (items.isEmpty()) {
             problems.add(path, "must declare at least one node");
         }
         return nodes;
+    }
+
+    /**
+     * Nodes of a {@code count} spread over domains of a topology level ({@code spread: [{label:
+     * topology.slipstream.io/rack, per: 4, prefix: rack}]}): nodes 1-4 get the label {@code rack-1}, 5-8 {@code rack-2},
+     * and so on (docs/topology.md).
+     */
+    record Spread(String label, long per, String prefix) {
+        static Map<String, String> labels(Map<String, String> declared, List<Spread> spreads, int index) {
+            if (spreads.isEmpty()) {
+                return declared;
+            }
+            Map<String, String> labels = new LinkedHashMap<>(declared);
+            for (Spread spread : spreads) {
+                labels.put(spread.label(), spread.prefix() + "-" + (index / spread.per() + 1));
+            }
+            return labels;
+        }
+    }
+
+    private static List<Spread> readSpreads(FieldReader node, Problems problems) {
+        List<JsonNode> items = node.array("spread", false, 8);
+        List<Spread> spreads = new ArrayList<>();
+        for (int i = 0; items != null && i < items.size(); i++) {
+            FieldReader item = FieldReader.of(items.get(i), node.pathOf("spread") + "[" + i + "]", problems);
+            String label = item.string("label", true, 317);
+            Long per = item.integer("per", true, 1, MAX_NODES);
+            String prefix = item.string("prefix", false, 40);
+            item.finish();
+            if (label != null && io.slipstream.api.label.Labels.keyProblem(label) != null) {
+                problems.add(item.pathOf("label"), io.slipstream.api.label.Labels.keyProblem(label));
+                continue;
+            }
+            String name = prefix != null ? prefix : label == null ? null : label.substring(label.indexOf('/') + 1);
+            if (name != null && io.slipstream.api.label.Labels.valueProblem(name + "-" + MAX_NODES) != null) {
+                problems.add(item.pathOf("prefix"), io.slipstream.api.label.Labels.valueProblem(name + "-" + MAX_NODES));
+                continue;
+            }
+            if (label != null && per != null) {
+                spreads.add(new Spread(label, per, name));
+            }
+        }
+        return spreads;
     }
 
     private static Resources readCapacity(FieldReader node, Problems problems) {

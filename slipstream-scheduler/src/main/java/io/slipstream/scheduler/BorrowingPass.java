@@ -208,6 +208,10 @@ final class BorrowingPass {
 
     /** Why it does not fit what is idle: too little of it, or in pieces its instances do not fit (a gang of whole nodes). */
     private String noFit(PendingRun run, Resources request, Set<String> model) {
+        String miss = cluster.localityMiss(run.instances(), model);
+        if (miss != null) {
+            return "no idle capacity where its instances fit now: " + miss;
+        }
         return idleMessage(List.of("noFit", run.instances().size(), run.largestInstance(), request, model == null ? List.of() : model),
                 () -> noFitNow(run, request, model));
     }

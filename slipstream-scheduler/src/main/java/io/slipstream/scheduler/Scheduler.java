@@ -376,6 +376,7 @@ public final class Scheduler {
                     preemptAndHold(run, request, model, plan.reclaimed(), all, alreadyStopping);
                     return;
                 }
+                String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
                 if (reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
@@ -390,7 +391,8 @@ public final class Scheduler {
                     return;
                 }
                 promised.put(run.quota(), before.plus(request));
-                wait(run, WaitReason.WaitingForResources, "its quota has room, but the nodes are busy with guaranteed work; nodes are held for it");
+                wait(run, miss != null ? WaitReason.WaitingForTopology : WaitReason.WaitingForResources, "its quota has room, but "
+                        + (miss != null ? miss : "the nodes are busy with guaranteed work") + "; nodes are held for it");
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);

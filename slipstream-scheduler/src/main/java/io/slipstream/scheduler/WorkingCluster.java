@@ -38,6 +38,8 @@ final class WorkingCluster {
     private int maxNodeGpus;
     /** Where changes made during a cycle are written, to be undone (shared with the cycle's quota book). */
     private final Journal journal;
+    /** Places the gangs whose groups have a topology {@link Locality}. */
+    private final LocalityPlacement locality = new LocalityPlacement(this);
 
     WorkingCluster(List<NodeState> states, Journal journal) {
         this.journal = journal;
@@ -105,6 +107,25 @@ final class WorkingCluster {
     /** Whether taking {@code request} on the node keeps the whole nodes held for gangs. */
     private boolean mayBreak(WorkingNode node, Resources request) {
         return buckets.mayBreak(node, request, wholeReserve);
+    }
+
+    /** Whether the node may take the request now: of an allowed model, room enough, and not a whole node kept for gangs. */
+    boolean mayTake(WorkingNode node, Resources request, Set<String> models) {
+        return allowed(node.model, request, models) && node.fitsNow(request) && mayBreak(node, request);
+    }
+
+    /** Opens a tentative on the cycle's journal (see {@link Tentative}). */
+    Tentative tentative() {
+        return journal.open();
+    }
+
+    List<WorkingNode> nodeList() {
+        return nodes;
+    }
+
+    /** Why the gang does not fit as its topology asks ({@link LocalityPlacement#miss}), or {@code null}. */
+    String localityMiss(List<InstanceRequest> instances, Set<String> models) {
+        return LocalityPlacement.applies(instances) ? locality.miss(instances, models) : null;
     }
 
     /** The working copy of a node ({@code null}: unknown). */
@@ -195,6 +216,9 @@ final class WorkingCluster {
         if (!roughlyFits(instances, models)) {
             return null;
         }
+        if (LocalityPlacement.applies(instances)) {
+            return locality.place(instances, models, pin, null);
+        }
         List<Placement> placements = new ArrayList<>(instances.size());
         try (Tentative gang = journal.open()) {
             for (InstanceRequest instance : largestFirst(instances)) {
@@ -216,6 +240,9 @@ final class WorkingCluster {
      * placed where its victims are, instead of on free capacity elsewhere that earlier runs of the queue may need.
      */
     List<Placement> placeGangOn(List<InstanceRequest> instances, Set<String> models, Set<String> nodeNames) {
+        if (LocalityPlacement.applies(instances)) {
+            return locality.place(instances, models, null, nodeNames);
+        }
         List<WorkingNode> candidates = new ArrayList<>();
         for (String name : nodeNames) {
             WorkingNode node = byName.get(name);

@@ -18,6 +18,11 @@ final class WorkingNode {
     long freeMilliCpu;
     long freeMemory;
     final BitSet freeGpus = new BitSet();
+    /**
+     * The node's domain at each topology level, as a path from the broadest ({@code block-1/rack-3}), so that equal
+     * names under different parents differ; {@code null} where it has none.
+     */
+    final String[] domainPaths;
     /** GPUs held here by guaranteed runs (not stopping), by quota: work no reclaim can clear from the node. */
     final Map<QuotaId, Integer> pinnedByQuota = new HashMap<>(2);
 
@@ -30,6 +35,21 @@ final class WorkingNode {
         this.freeMilliCpu = node.capacity().milliCpu();
         this.freeMemory = node.capacity().memoryBytes();
         freeGpus.set(0, node.capacity().gpu());
+        this.domainPaths = new String[node.domains().size()];
+        String path = "";
+        for (int level = 0; level < domainPaths.length; level++) {
+            String domain = node.domains().get(level);
+            if (domain.isEmpty()) {
+                break; // none here, so none below
+            }
+            path = level == 0 ? domain : path + "/" + domain;
+            domainPaths[level] = path;
+        }
+    }
+
+    /** Its domain at {@code level} as a path, or {@code null}. */
+    String domainAt(int level) {
+        return level < domainPaths.length ? domainPaths[level] : null;
     }
 
     /** What a cycle may change of a node, as it was before. */

@@ -72,6 +72,7 @@ final class Builders {
         private int gpus = 8;
         private String model = "sim-gpu";
         private boolean schedulable = true;
+        private List<String> domains = List.of();
 
         NodeBuilder(String name) {
             this.name = name;
@@ -97,8 +98,14 @@ final class Builders {
             return this;
         }
 
+        /** Where it is in the topology: its domain at each level, broadest first. */
+        NodeBuilder in(String... levels) {
+            this.domains = List.of(levels);
+            return this;
+        }
+
         NodeState build() {
-            return new NodeState(name, new Resources(milliCpu, memory, gpus, gpus == 0 ? null : model), schedulable);
+            return new NodeState(name, new Resources(milliCpu, memory, gpus, gpus == 0 ? null : model), schedulable, domains);
         }
     }
 
@@ -170,6 +177,7 @@ final class Builders {
         private int gpus = 1;
         private String model;
         private boolean reclaimed;
+        private Locality locality;
 
         RunBuilder(String name) {
             this.name = name;
@@ -222,6 +230,12 @@ final class Builders {
             return this;
         }
 
+        /** Its instances (one node group) in one domain of topology level {@code level} ({@code required}), or preferably. */
+        RunBuilder within(int level, String levelName, boolean required) {
+            this.locality = new Locality(level, levelName, required);
+            return this;
+        }
+
         /** Borrowers were preempted for it and are gone. */
         RunBuilder reclaimed() {
             this.reclaimed = true;
@@ -239,7 +253,7 @@ final class Builders {
         PendingRun build() {
             List<InstanceRequest> requests = new ArrayList<>();
             for (int rank = 0; rank < instances; rank++) {
-                requests.add(new InstanceRequest(rank, "main", perInstance()));
+                requests.add(new InstanceRequest(rank, "main", perInstance(), locality));
             }
             return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests, reclaimed);
         }

@@ -38,12 +38,36 @@ public record ClusterMetadata(
         storage = List.copyOf(storage);
     }
 
-    /** One instance: who it is in the run, and where to reach it. */
+    /**
+     * One instance: who it is in the run, and where to reach it; {@code topology}: where its node is in the cluster's
+     * topology, level to domain, broadest first ({@code {block: b1, rack: r2}}; empty without one).
+     */
     public record Instance(String name, String nodeGroup, int rank, int groupRank, String node, String hostname, String fqdn, String ip,
-                           List<Integer> ports, boolean started) {
+                           List<Integer> ports, boolean started, Map<String, String> topology) {
         public Instance {
             ports = List.copyOf(ports);
+            topology = topology == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(topology));
         }
+
+        /** An instance on a node of no topology. */
+        public Instance(String name, String nodeGroup, int rank, int groupRank, String node, String hostname, String fqdn, String ip,
+                        List<Integer> ports, boolean started) {
+            this(name, nodeGroup, rank, groupRank, node, hostname, fqdn, ip, ports, started, Map.of());
+        }
+    }
+
+    /** An instance's place in the topology: level to domain, in the file's order; absent reads as none. */
+    private static Map<String, String> places(Object value) {
+        Map<String, String> places = new java.util.LinkedHashMap<>();
+        if (value == null) {
+            return places;
+        }
+        object(value, "topology").forEach((level, domain) -> {
+            if (domain instanceof String text) {
+                places.put(level, text);
+            }
+        });
+        return places;
     }
 
     public record Address(String addr, int port) {
@@ -80,7 +104,7 @@ public record ClusterMetadata(
             }
             instances.add(new Instance(text(instance, "name"), text(instance, "nodeGroup"), integer(instance, "rank", 0),
                     integer(instance, "groupRank", 0), text(instance, "node"), text(instance, "hostname"), text(instance, "fqdn"),
-                    text(instance, "ip"), ports, !Boolean.FALSE.equals(instance.get("started"))));
+                    text(instance, "ip"), ports, !Boolean.FALSE.equals(instance.get("started")), places(instance.get("topology"))));
         }
         List<Storage> storage = new ArrayList<>();
         for (Object item : list(root.get("storage"), "storage")) {

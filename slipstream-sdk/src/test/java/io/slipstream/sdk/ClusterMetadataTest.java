@@ -17,7 +17,7 @@ class ClusterMetadataTest {
     private static io.slipstream.api.run.ClusterMetadata written() {
         var api = io.slipstream.api.run.ClusterMetadata.class;
         var coordinator = new io.slipstream.api.run.ClusterMetadata.Instance("train-x-0", "coordinator", 0, 0, "node-1", "node-1",
-                "node-1.local", "10.0.0.1", List.of(29500, 29501), true);
+                "node-1.local", "10.0.0.1", List.of(29500, 29501), true, Map.of("rack", "r2"));
         var worker = new io.slipstream.api.run.ClusterMetadata.Instance("train-x-1", "worker", 1, 0, "node-2", "node-2", "node-2.local",
                 "10.0.0.2", List.of(29500), false);
         return new io.slipstream.api.run.ClusterMetadata(io.slipstream.api.run.ClusterMetadata.FORMAT_VERSION, "train-x", "team-a", "train", 2, 2,
@@ -41,7 +41,8 @@ class ClusterMetadataTest {
         assertThat(read.startupOrder()).isEqualTo("InOrder");
         assertThat(read.master()).isEqualTo(new ClusterMetadata.Address("10.0.0.1", 29500));
         assertThat(read.instances()).containsExactly(
-                new ClusterMetadata.Instance("train-x-0", "coordinator", 0, 0, "node-1", "node-1", "node-1.local", "10.0.0.1", List.of(29500, 29501), true),
+                new ClusterMetadata.Instance("train-x-0", "coordinator", 0, 0, "node-1", "node-1", "node-1.local", "10.0.0.1", List.of(29500, 29501), true,
+                        Map.of("rack", "r2")),
                 new ClusterMetadata.Instance("train-x-1", "worker", 1, 0, "node-2", "node-2", "node-2.local", "10.0.0.2", List.of(29500), false));
         assertThat(read.storage()).containsExactly(new ClusterMetadata.Storage("shared", "job", "/data/shared", null));
     }

@@ -31,11 +31,24 @@ public record ClusterMetadata(
         storage = List.copyOf(storage);
     }
 
-    /** One instance: who it is in the run, and where to reach it. */
+    /**
+     * One instance: who it is in the run, and where to reach it; {@code topology}: where its node is in the cluster's
+     * topology, level to domain, broadest first ({@code {block: b1, rack: r2}}; empty without one), so that a framework
+     * can build its communication groups from it.
+     */
     public record Instance(String name, String nodeGroup, int rank, int groupRank, String node, String hostname, String fqdn, String ip,
-                           List<Integer> ports, boolean started) {
+                           List<Integer> ports, boolean started,
+                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+                           java.util.Map<String, String> topology) {
         public Instance {
             ports = List.copyOf(ports);
+            topology = topology == null ? java.util.Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(topology));
+        }
+
+        /** An instance on a node of no topology. */
+        public Instance(String name, String nodeGroup, int rank, int groupRank, String node, String hostname, String fqdn, String ip,
+                        List<Integer> ports, boolean started) {
+            this(name, nodeGroup, rank, groupRank, node, hostname, fqdn, ip, ports, started, java.util.Map.of());
         }
     }
 

@@ -4,6 +4,11 @@ package io.slipstream.api.run;
 public enum WaitReason {
     /** Its quota's guarantee has room, but the nodes are busy; nodes are held for it. */
     WaitingForResources,
+    /**
+     * Its quota's guarantee has room, but a node group that must run in one domain of a topology level (a rack:
+     * {@code placement: Required}) fits in none now; nodes are held for it.
+     */
+    WaitingForTopology,
     /** Runs on borrowed capacity are stopping to give its quota's capacity back. */
     WaitingForReclaim,
     /** Its quota is full: its guarantee (it may not borrow) or its max is in use by its quota's other runs. */
@@ -41,7 +46,8 @@ public enum WaitReason {
     public boolean waitsForAChange() {
         return switch (this) {
             case NothingToBorrow, ExceedsQuotaMax, ExceedsGuarantee, QuotaNotFound, NoNodeFits -> true;
-            case WaitingForResources, WaitingForReclaim, WaitingForQuota, WaitingForIdleCapacity, WaitingForFairShare, BackingOff -> false;
+            case WaitingForResources, WaitingForTopology, WaitingForReclaim, WaitingForQuota, WaitingForIdleCapacity, WaitingForFairShare,
+                 BackingOff -> false;
         };
     }
 }

@@ -7,7 +7,9 @@ public enum Kind {
     Quota(true),
     Job(true),
     /** Values jobs refer to; kept encrypted, never shown (see {@link SecretSpec}). */
-    Secret(true);
+    Secret(true),
+    /** The cluster's levels (block, rack, host) by node label; one per cluster (see {@link TopologySpec}). */
+    Topology(false);
 
     private final boolean workspaced;
 

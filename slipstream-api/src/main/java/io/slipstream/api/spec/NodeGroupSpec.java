@@ -29,6 +29,7 @@ import java.util.Map;
  * @param secretEnv           environment variables whose values come from Secrets of the job's workspace (written
  *                            in {@code env} as {@code {secretRef: secret/key}}); never in {@code env} as well
  * @param secrets             Secrets of the job's workspace given to the instances as files
+ * @param placement           where its instances go relative to each other in the cluster's topology ({@code null}: anywhere)
  */
 public record NodeGroupSpec(
         String name,
@@ -45,7 +46,8 @@ public record NodeGroupSpec(
         StartupProbe startupProbe,
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = NodeGroupSpec.OnePort.class) int ports,
         @JsonIgnore Map<String, SecretRef> secretEnv,
-        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<SecretMount> secrets) {
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) List<SecretMount> secrets,
+        @JsonInclude(JsonInclude.Include.NON_NULL) PlacementSpec placement) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
@@ -53,6 +55,14 @@ public record NodeGroupSpec(
         ports = Math.max(1, ports);
         secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
+    }
+
+    /** A group placed anywhere. */
+    public NodeGroupSpec(String name, int replicas, String shape, Resources resources, Limits limits, List<String> command, Map<String, String> env,
+                         String image, String workingDir, Duration maxRuntime, Integer minSuccessReplicas, StartupProbe startupProbe, int ports,
+                         Map<String, SecretRef> secretEnv, List<SecretMount> secrets) {
+        this(name, replicas, shape, resources, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe, ports, secretEnv,
+                secrets, null);
     }
 
     /** A group without secrets. */
@@ -80,7 +90,7 @@ public record NodeGroupSpec(
                                    @JsonProperty("image") String image, @JsonProperty("workingDir") String workingDir,
                                    @JsonProperty("maxRuntime") Duration maxRuntime, @JsonProperty("minSuccessReplicas") Integer minSuccessReplicas,
                                    @JsonProperty("startupProbe") StartupProbe startupProbe, @JsonProperty("ports") Integer ports,
-                                   @JsonProperty("secrets") List<SecretMount> secrets) {
+                                   @JsonProperty("secrets") List<SecretMount> secrets, @JsonProperty("placement") PlacementSpec placement) {
         Map<String, String> plain = new java.util.LinkedHashMap<>();
         Map<String, SecretRef> fromSecrets = new java.util.LinkedHashMap<>();
         if (env != null) {
@@ -93,7 +103,7 @@ public record NodeGroupSpec(
             });
         }
         return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, limits, command == null ? List.of() : command, plain, image,
-                sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets);
+                sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets, placement);
     }
 
     /** {@code env} as written, when there is any: plain values and {@code {secretRef: secret/key}}, by name. */
@@ -122,19 +132,19 @@ public record NodeGroupSpec(
 
     public NodeGroupSpec withResources(Resources resolved) {
         return new NodeGroupSpec(name, replicas, shape, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets);
+                startupProbe, ports, secretEnv, secrets, placement);
     }
 
     /** Sized by {@code resolved} instead of a shape. */
     public NodeGroupSpec withResourcesInsteadOfShape(Resources resolved) {
         return new NodeGroupSpec(name, replicas, null, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets);
+                startupProbe, ports, secretEnv, secrets, placement);
     }
 
     /** The same group with these limits ({@code null}: none). */
     public NodeGroupSpec withLimits(Limits newLimits) {
         return new NodeGroupSpec(name, replicas, shape, resources, newLimits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets);
+                startupProbe, ports, secretEnv, secrets, placement);
     }
 
     /**

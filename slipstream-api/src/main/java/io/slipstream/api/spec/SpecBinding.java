@@ -44,6 +44,7 @@ public final class SpecBinding {
             case Quota -> QuotaSpec.class;
             case Job -> JobSpec.class;
             case Secret -> SecretSpec.class;
+            case Topology -> TopologySpec.class;
         };
     }
 

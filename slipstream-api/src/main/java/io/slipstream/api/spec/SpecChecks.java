@@ -61,6 +61,7 @@ final class SpecChecks {
                 case Quota -> checks.quota(spec);
                 case Job -> checks.job(spec, mode);
                 case Secret -> checks.secret(spec);
+                case Topology -> checks.topology(spec);
                 case Shape -> {
                 }
             }
@@ -96,6 +97,23 @@ final class SpecChecks {
             String path = "spec.members[" + i + "]";
             if (members.get(i).isString() && clean(path) && !seen.add(members.get(i).asString())) {
                 add(path, "'" + members.get(i).asString() + "' is listed twice");
+            }
+        }
+    }
+
+    /** A topology's level names and labels are unique: a node's place at two levels is two labels. */
+    private void topology(JsonNode spec) {
+        JsonNode levels = spec.path("levels");
+        Set<String> names = new HashSet<>();
+        Set<String> labels = new HashSet<>();
+        for (int i = 0; levels.isArray() && i < levels.size(); i++) {
+            String path = "spec.levels[" + i + "]";
+            JsonNode level = levels.get(i);
+            if (level.path("name").isString() && clean(path + ".name") && !names.add(level.path("name").asString())) {
+                add(path + ".name", "'" + level.path("name").asString() + "' is a level already");
+            }
+            if (level.path("nodeLabel").isString() && clean(path + ".nodeLabel") && !labels.add(level.path("nodeLabel").asString())) {
+                add(path + ".nodeLabel", "'" + level.path("nodeLabel").asString() + "' carries another level already");
             }
         }
     }

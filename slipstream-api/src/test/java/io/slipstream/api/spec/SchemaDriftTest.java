@@ -77,7 +77,8 @@ class SchemaDriftTest {
     }
 
     private static Class<?> recordOf(String name) throws ClassNotFoundException {
-        for (String candidate : List.of("io.slipstream.api.spec." + name, "io.slipstream.api.spec.FaultTolerance$" + name)) {
+        for (String candidate : List.of("io.slipstream.api.spec." + name, "io.slipstream.api.spec.FaultTolerance$" + name,
+                "io.slipstream.api.spec.TopologySpec$" + name)) {
             try {
                 return Class.forName(candidate);
             } catch (ClassNotFoundException e) {

@@ -532,7 +532,7 @@ class SpecReaderTest {
                 spec: {}
                 """))
                 .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems())
-                        .containsExactly(new Problem("documents[1].kind", "'Widget' is not one of Workspace, Shape, Quota, Job, Secret")));
+                        .containsExactly(new Problem("documents[1].kind", "'Widget' is not one of Workspace, Shape, Quota, Job, Secret, Topology")));
     }
 
     @Test

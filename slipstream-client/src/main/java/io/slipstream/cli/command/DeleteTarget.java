@@ -17,6 +17,7 @@ record DeleteTarget(Kind kind, String workspace, String name) {
             case "secret", "secrets" -> Kind.Secret;
             case "workspace", "workspaces", "ws" -> Kind.Workspace;
             case "shape", "shapes" -> Kind.Shape;
+            case "topology", "topologies" -> Kind.Topology;
             default -> null;
         };
     }
@@ -84,7 +85,7 @@ record DeleteTarget(Kind kind, String workspace, String name) {
             Kind kind = kind(document.path("kind").asString(""));
             if (kind == null) {
                 throw new CliException(CliException.REJECTED, where + ": kind '" + document.path("kind").asString("") + "' cannot be deleted; "
-                        + "the kinds are Workspace, Shape, Quota, Job and Secret");
+                        + "the kinds are Workspace, Shape, Topology, Quota, Job and Secret");
             }
             String name = document.path("metadata").path("name").asString("");
             String workspace = document.path("metadata").path("workspace").asString("");
@@ -101,6 +102,7 @@ record DeleteTarget(Kind kind, String workspace, String name) {
         return switch (kind) {
             case Workspace -> "/api/v1/workspaces/" + Runs.encode(name);
             case Shape -> "/api/v1/shapes/" + Runs.encode(name);
+            case Topology -> "/api/v1/topologies/" + Runs.encode(name);
             case Quota -> new WorkspaceName(workspace, name).path("quotas");
             case Job -> new WorkspaceName(workspace, name).path("jobs");
             case Secret -> new WorkspaceName(workspace, name).path("secrets");

@@ -99,12 +99,13 @@ public final class GetCommand implements Callable<Integer> {
             case "node", "nodes" -> "nodes";
             case "workspace", "workspaces", "ws" -> "workspaces";
             case "shape", "shapes" -> "shapes";
+            case "topology", "topologies" -> "topologies";
             case "secret", "secrets" -> "secrets";
             case "leader" -> "leader";
             case "pool", "pools" -> "pools";
             case "pending" -> "pending";
             default -> throw new CliException(CliException.REJECTED,
-                    "unknown type '" + type + "': use runs, jobs, quotas, pending, pools, secrets, nodes, workspaces, shapes or leader");
+                    "unknown type '" + type + "': use runs, jobs, quotas, pending, pools, secrets, nodes, workspaces, shapes, topologies or leader");
         };
         if (selector != null && (name != null || !kind.equals("runs") && !kind.equals("jobs"))) {
             throw new CliException(CliException.REJECTED, "-l/--selector selects in get runs and get jobs (not with a NAME)");

@@ -140,17 +140,38 @@ final class GetTables {
                 return new Table(List.of("WORKSPACE", "NAME", "KEYS", "VERSION", "UPDATED"), rows);
             }
             case "nodes" -> {
+                // Where each node is in the topology, when the cluster has one: block=b1,rack=r2.
+                boolean placed = items.stream().anyMatch(item -> item.path("topology").size() > 0);
                 for (JsonNode item : items) {
                     JsonNode capacity = item.path("capacity");
                     JsonNode allocated = item.path("allocated");
-                    rows.add(List.of(item.path("name").asString(), item.path("state").asString(),
+                    List<String> row = new ArrayList<>(List.of(item.path("name").asString(), item.path("state").asString(),
                             allocated.path("cpu").asString() + "/" + capacity.path("cpu").asString(),
                             allocated.path("memory").asString() + "/" + capacity.path("memory").asString(),
                             allocated.path("gpu").asString() + "/" + capacity.path("gpu").asString(),
-                            capacity.path("gpuModel").asString(""), item.path("instances").asString(), enforced(item.path("enforced")),
-                            item.path("reason").asString("")));
+                            capacity.path("gpuModel").asString(""), item.path("instances").asString(), enforced(item.path("enforced"))));
+                    if (placed) {
+                        List<String> place = new ArrayList<>();
+                        item.path("topology").properties().forEach(level -> place.add(level.getKey() + "=" + level.getValue().asString()));
+                        row.add(String.join(",", place));
+                    }
+                    row.add(item.path("reason").asString(""));
+                    rows.add(row);
                 }
-                return new Table(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES", "ENFORCED", "REASON"), rows);
+                List<String> header = new ArrayList<>(List.of("NAME", "STATE", "CPU", "MEMORY", "GPU", "GPU MODEL", "INSTANCES", "ENFORCED"));
+                if (placed) {
+                    header.add("PLACE");
+                }
+                header.add("REASON");
+                return new Table(header, rows);
+            }
+            case "topologies" -> {
+                for (JsonNode item : items) {
+                    List<String> levels = new ArrayList<>();
+                    item.path("spec").path("levels").forEach(l -> levels.add(l.path("name").asString() + "(" + l.path("nodeLabel").asString() + ")"));
+                    rows.add(List.of(meta(item, "name"), String.join(",", levels), meta(item, "version")));
+                }
+                return new Table(List.of("NAME", "LEVELS", "VERSION"), rows);
             }
             case "workspaces" -> {
                 for (JsonNode item : items) {
@@ -217,6 +238,7 @@ final class GetTables {
                 case "pending" -> "run/" + item.path("id").asString();
                 case "jobs", "quotas", "secrets" -> kind.substring(0, kind.length() - 1) + "/" + meta(item, "workspace") + "/" + meta(item, "name");
                 case "workspaces", "shapes" -> kind.substring(0, kind.length() - 1) + "/" + meta(item, "name");
+                case "topologies" -> "topology/" + meta(item, "name");
                 case "nodes", "pools" -> kind.substring(0, kind.length() - 1) + "/" + item.path("name").asString();
                 default -> throw new CliException(CliException.REJECTED, "-o name: get " + kind + " has no names; use -o jsonpath=EXPR");
             });

@@ -58,7 +58,7 @@ final class AttemptMetadata {
         for (ClusterMetadata.Instance instance : metadata.instances()) {
             String ip = ips.getOrDefault(instance.rank(), instance.ip());
             instances.add(new ClusterMetadata.Instance(instance.name(), instance.nodeGroup(), instance.rank(), instance.groupRank(), instance.node(),
-                    instance.hostname(), instance.fqdn(), ip, instance.ports(), instance.started()));
+                    instance.hostname(), instance.fqdn(), ip, instance.ports(), instance.started(), instance.topology()));
             complete &= !instance.started() || ip != null && !ip.isBlank();
         }
         // Inside the pods, storage is where it is mounted.

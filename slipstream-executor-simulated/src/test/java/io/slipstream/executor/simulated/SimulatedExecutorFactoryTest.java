@@ -52,6 +52,33 @@ class SimulatedExecutorFactoryTest {
         assertThat(settings.stopAcknowledgedAfter()).isEqualTo(Duration.ofMillis(500));
     }
 
+    /** A count of nodes spread over racks of 4 and blocks of 8 by labels, for a topology (docs/topology.md). */
+    @Test
+    void nodesOfACountAreSpreadOverDomains() {
+        SimulatedExecutorSettings settings = read("""
+                nodes:
+                  - namePrefix: gpu
+                    count: 10
+                    cpu: 64
+                    memory: 512Gi
+                    labels: {pool: training}
+                    spread: [{label: topology.slipstream.io/rack, per: 4}, {label: topology.slipstream.io/block, per: 8, prefix: blk}]
+                """);
+        assertThat(problems.list()).isEmpty();
+        assertThat(settings.nodes()).extracting(n -> n.labels().get("topology.slipstream.io/rack"))
+                .containsExactly("rack-1", "rack-1", "rack-1", "rack-1", "rack-2", "rack-2", "rack-2", "rack-2", "rack-3", "rack-3");
+        assertThat(settings.nodes()).extracting(n -> n.labels().get("topology.slipstream.io/block")).containsOnly("blk-1", "blk-2")
+                .filteredOn("blk-2"::equals).hasSize(2);
+        assertThat(settings.nodes().get(0).labels()).containsEntry("pool", "training");
+
+        read("""
+                nodes:
+                  - {name: one, cpu: 1, memory: 1Gi, spread: [{label: topology.slipstream.io/rack, per: 4}]}
+                  - {namePrefix: n, count: 2, cpu: 1, memory: 1Gi, spread: [{label: "bad label", per: 0}]}
+                """);
+        assertThat(problems.list()).extracting(p -> p.field()).contains("nodes[0].spread", "nodes[1].spread[0].label", "nodes[1].spread[0].per");
+    }
+
     @Test
     void badFieldsAreNamed() {
         read("""

@@ -63,6 +63,9 @@ final class DocumentRoutes {
         r.add(HandlerType.GET, "/api/v1/shapes", ctx -> list(ctx, Kind.Shape, null));
         r.add(HandlerType.GET, "/api/v1/shapes/{shape}", ctx -> get(ctx, Kind.Shape, null, ctx.pathParam("shape")));
         r.add(HandlerType.DELETE, "/api/v1/shapes/{shape}", ctx -> delete(ctx, Kind.Shape, null, ctx.pathParam("shape")));
+        r.add(HandlerType.GET, "/api/v1/topologies", ctx -> list(ctx, Kind.Topology, null));
+        r.add(HandlerType.GET, "/api/v1/topologies/{topology}", ctx -> get(ctx, Kind.Topology, null, ctx.pathParam("topology")));
+        r.add(HandlerType.DELETE, "/api/v1/topologies/{topology}", ctx -> delete(ctx, Kind.Topology, null, ctx.pathParam("topology")));
         r.add(HandlerType.GET, "/api/v1/quotas", this::listQuotas);
         r.add(HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}", this::getQuota);
         r.add(HandlerType.GET, "/api/v1/workspaces/{workspace}/quotas/{quota}/pending",

@@ -154,8 +154,11 @@ final class ControlCycle implements AutoCloseable {
         Map<RunId, RunRecord> byId = new HashMap<>();
         runs.forEach(run -> byId.put(run.id(), run));
         closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
-        ClusterSnapshot snapshot = SnapshotBuilder.build(executor.nodes(), closed, store.documents().list(Kind.Quota, null), gate.ready(),
-                instances, reclaimedOwners(runs));
+        ClusterTopology topology = ClusterTopology.read(store);
+        List<io.slipstream.executor.NodeInfo> nodes = executor.nodes();
+        stepper.launcher().useTopology(topology, nodes);
+        ClusterSnapshot snapshot = SnapshotBuilder.build(nodes, closed, store.documents().list(Kind.Quota, null), gate.ready(),
+                instances, reclaimedOwners(runs), topology);
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
         Set<Integer> takenPorts = takenPorts(instances); // as they were before any decision

@@ -40,6 +40,8 @@ final class Launcher {
     static final int LAUNCHES_PER_CYCLE = 64;
     private final LaunchSecrets secrets;
     private final IdentityRefresh identity;
+    /** Where each node is in the cluster's topology (level to domain), as the last cycle read it: for metadata and env. */
+    private volatile Map<String, Map<String, String>> places = Map.of();
 
     /**
      * @param runTokens gives instances their run's token, or {@code null}
@@ -54,6 +56,29 @@ final class Launcher {
         this.runTokens = runTokens;
         this.secrets = secrets;
         this.identity = identity;
+    }
+
+    /** The topology the cycle read, and the nodes: instances launched from now on learn where they are from these. */
+    void useTopology(ClusterTopology topology, List<io.slipstream.executor.NodeInfo> nodes) {
+        if (topology.levels().isEmpty()) {
+            places = Map.of();
+            return;
+        }
+        Map<String, Map<String, String>> byNode = new java.util.HashMap<>();
+        for (io.slipstream.executor.NodeInfo node : nodes) {
+            Map<String, String> place = topology.placeOf(node);
+            if (!place.isEmpty()) {
+                byNode.put(node.name(), place);
+            }
+        }
+        places = byNode;
+    }
+
+    /** {@code SLIPSTREAM_TOPOLOGY_<LEVEL>}: the instance's domain at each level ({@code SLIPSTREAM_TOPOLOGY_RACK=r2}). */
+    static Map<String, String> topologyEnv(Map<String, String> place) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        place.forEach((level, domain) -> env.put("SLIPSTREAM_TOPOLOGY_" + level.toUpperCase(java.util.Locale.ROOT).replace('-', '_'), domain));
+        return env;
     }
 
     /**
@@ -102,7 +127,8 @@ final class Launcher {
      */
     private List<InstanceRecord> launch(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Set<InstanceId> started) {
         Map<String, NodeGroupSpec> groups = run.spec().nodeGroups().stream().collect(Collectors.toMap(NodeGroupSpec::name, g -> g));
-        var metadata = RunMetadata.of(run, instances, started);
+        Map<String, Map<String, String>> nodePlaces = places;
+        var metadata = RunMetadata.of(run, instances, started, nodePlaces);
         Map<String, String> credentials = runTokens == null ? Map.of() : runTokens.env(run.id(), run.attempt());
         // Signed once for the instances launched together; a run whose tokens cannot be signed starts none of them.
         List<io.slipstream.executor.IdentityToken> tokens = List.of();
@@ -125,6 +151,9 @@ final class Launcher {
                 NodeGroupSpec group = groups.get(instance.nodeGroup());
                 Map<String, String> env = new java.util.LinkedHashMap<>(InstanceEnv.of(run, group, instance, metadata.master()));
                 env.putAll(credentials);
+                if (instance.node() != null) {
+                    env.putAll(topologyEnv(nodePlaces.getOrDefault(instance.node(), Map.of())));
+                }
                 LaunchSpec spec = new LaunchSpec(instance.id(), instance.displayName(), instance.node(), instance.gpus(), group.command(), env,
                         group.workingDir(), group.image(), metadata, group.startupProbe(), group.resources()).withRestart(instance.restarts())
                         .withNetwork(run.spec().networkMode())

@@ -27,7 +27,8 @@ public record LiveSnapshot(ClusterSnapshot snapshot, Map<RunId, RunRecord> runs)
                     .collect(Collectors.groupingBy(i -> i.id().runId(), LinkedHashMap::new, Collectors.toList()));
             Map<RunId, RunRecord> byId = new LinkedHashMap<>();
             active.forEach(run -> byId.put(run.id(), run));
-            return new LiveSnapshot(SnapshotBuilder.build(nodes, closed, reads.documents().list(Kind.Quota, null), active, instances, Set.of()), byId);
+            return new LiveSnapshot(SnapshotBuilder.build(nodes, closed, reads.documents().list(Kind.Quota, null), active, instances, Set.of(),
+                    ClusterTopology.NONE), byId);
         });
     }
 }

@@ -59,11 +59,11 @@ public final class RunFeasibility {
     }
 
     private static ClusterState idleCluster(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments) {
-        ClusterSnapshot snapshot = SnapshotBuilder.build(List.of(), Set.of(), quotaDocuments, List.of(), Map.of(), Set.of());
+        ClusterSnapshot snapshot = SnapshotBuilder.build(List.of(), Set.of(), quotaDocuments, List.of(), Map.of(), Set.of(), ClusterTopology.NONE);
         List<QuotaState> quotas = snapshot.quotas();
         // The executor hands the same node list until its nodes change: compared by identity first.
         if (idle == null || !(idle.nodes == nodes || idle.nodes.equals(nodes)) || !idle.quotas.equals(quotas)) {
-            List<NodeState> states = SnapshotBuilder.build(nodes, Set.of(), List.of(), List.of(), Map.of(), Set.of()).nodes();
+            List<NodeState> states = SnapshotBuilder.build(nodes, Set.of(), List.of(), List.of(), Map.of(), Set.of(), ClusterTopology.NONE).nodes();
             idle = new IdleCluster(nodes, quotas, new ClusterState(states, quotas));
         }
         return idle.state;

@@ -10,6 +10,7 @@ import io.slipstream.model.RunRecord;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** The metadata every instance of a run's attempt gets: all its instances, where to reach them, and its storage. */
@@ -22,13 +23,19 @@ final class RunMetadata {
      * @param starting  instances being launched now: marked started like those already running
      */
     static ClusterMetadata of(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting) {
+        return of(run, instances, starting, Map.of());
+    }
+
+    /** @param places where each node is in the cluster's topology (level to domain), for the instances on it */
+    static ClusterMetadata of(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Map<String, Map<String, String>> places) {
         List<ClusterMetadata.Instance> entries = new ArrayList<>();
         ClusterMetadata.Address master = null;
         for (InstanceRecord instance : instances.stream().sorted(Comparator.comparingInt(i -> i.id().rank())).toList()) {
             Endpoint endpoint = instance.endpoint() == null ? new Endpoint("localhost", "localhost", "127.0.0.1", List.of()) : instance.endpoint();
             boolean started = instance.state() != InstanceState.PENDING || starting.contains(instance.id());
             entries.add(new ClusterMetadata.Instance(instance.displayName(), instance.nodeGroup(), instance.id().rank(), instance.groupRank(),
-                    instance.node(), endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), started));
+                    instance.node(), endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), started,
+                    instance.node() == null ? Map.of() : places.getOrDefault(instance.node(), Map.of())));
             if (instance.id().rank() == 0) {
                 // Where the IP is known only once the instance runs (Kubernetes), its stable DNS name is the address.
                 String addr = endpoint.ip() == null || endpoint.ip().isBlank() ? endpoint.fqdn() : endpoint.ip();

@@ -34,6 +34,10 @@ final class RunStepper {
         return lifecycle;
     }
 
+    Launcher launcher() {
+        return launcher;
+    }
+
     FaultWatch faultWatch() {
         return faultWatch;
     }

@@ -28,16 +28,19 @@ final class SnapshotBuilder {
 
     static ClusterSnapshot build(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
                                  Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances) {
-        return build(nodes, java.util.Set.of(), quotaDocuments, runs, instances, java.util.Set.of());
+        return build(nodes, java.util.Set.of(), quotaDocuments, runs, instances, java.util.Set.of(), ClusterTopology.NONE);
     }
 
     /**
      * @param downNodes nodes declared down, draining or cordoned (or held by unreadable runs): nothing new is placed on them
      * @param reclaimed queued runs whose victims are gone (the capacity they gave back is theirs)
+     * @param topology  where the nodes are, and what node groups' placements ask
      */
     static ClusterSnapshot build(List<NodeInfo> nodes, java.util.Set<String> downNodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
-                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances, java.util.Set<io.slipstream.api.run.RunId> reclaimed) {
-        List<NodeState> nodeStates = nodes.stream().map(n -> new NodeState(n.name(), n.capacity(), !downNodes.contains(n.name()))).toList();
+                                 Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances, java.util.Set<io.slipstream.api.run.RunId> reclaimed,
+                                 ClusterTopology topology) {
+        List<NodeState> nodeStates = nodes.stream()
+                .map(n -> new NodeState(n.name(), n.capacity(), !downNodes.contains(n.name()), topology.domainsOf(n))).toList();
         List<QuotaState> quotas = new ArrayList<>();
         for (StoredDocument stored : quotaDocuments) {
             if (stored.document().kind() == Kind.Quota) {
@@ -48,7 +51,7 @@ final class SnapshotBuilder {
         List<PendingRun> pending = new ArrayList<>();
         for (RunRecord run : runs) {
             if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
-                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run),
+                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run, topology),
                         reclaimed.contains(run.id())));
             } else if (run.state().holdsResources()) {
                 List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
@@ -72,12 +75,19 @@ final class SnapshotBuilder {
         return QuotaState.of(stored.document().workspace(), stored.document().name(), (QuotaSpec) stored.document().spec());
     }
 
+    /** The run's instances, each anywhere (what a feasibility check asks: could the nodes ever hold them). */
     static List<InstanceRequest> requests(RunRecord run) {
+        return requests(run, null);
+    }
+
+    /** The run's instances as the scheduler places them: by {@code topology}, their groups' placement ({@code null}: anywhere). */
+    static List<InstanceRequest> requests(RunRecord run, ClusterTopology topology) {
         List<InstanceRequest> requests = new ArrayList<>();
         int rank = 0;
         for (NodeGroupSpec group : run.spec().nodeGroups()) {
+            io.slipstream.scheduler.Locality locality = topology == null ? null : topology.localityOf(group.placement());
             for (int i = 0; i < group.replicas(); i++) {
-                requests.add(new InstanceRequest(rank++, group.name(), group.resources()));
+                requests.add(new InstanceRequest(rank++, group.name(), group.resources(), locality));
             }
         }
         return requests;

@@ -164,6 +164,7 @@ public final class DocumentService {
         }
         if (document.spec() instanceof JobSpec job) {
             checkShapes(tx, job, prefix, problems);
+            TopologyRules.checkPlacements(tx, job, prefix, problems);
             if (job.quota() != null && tx.documents().get(Kind.Quota, document.workspace(), job.quota()).isEmpty()) {
                 problems.add(prefix + "spec.quota", "workspace '" + document.workspace() + "' has no quota '" + job.quota() + "'");
             }
@@ -187,6 +188,9 @@ public final class DocumentService {
         }
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);
+        }
+        if (document.kind() == Kind.Topology) {
+            TopologyRules.checkOne(tx, document.name(), prefix, problems);
         }
     }
 
@@ -267,8 +271,8 @@ public final class DocumentService {
     }
 
     public List<StoredDocument> list(Principal caller, Kind kind, String workspace) {
-        if (kind == Kind.Shape) {
-            return store.documents().list(kind, null);
+        if (kind == Kind.Shape || kind == Kind.Topology) {
+            return store.documents().list(kind, null); // the cluster's, for everyone to read
         }
         if (workspace != null) {
             if (!caller.canAccess(workspace)) {

@@ -126,6 +126,7 @@ public final class NodeService {
         List<NodeView> nodes = new ArrayList<>();
         Map<String, NodeCondition> conditions = store.runs().nodeConditions();
         io.slipstream.executor.ResourceEnforcement enforcement = executor.enforcement();
+        io.slipstream.server.control.ClusterTopology topology = io.slipstream.server.control.ClusterTopology.read(store);
         for (NodeInfo node : executor.nodes()) {
             Resources used = allocated.getOrDefault(node.name(), Resources.NONE);
             NodeCondition condition = conditions.get(node.name());
@@ -135,7 +136,7 @@ public final class NodeService {
                     ResourcesView.of(node.capacity()),
                     ResourcesView.of(new Resources(used.milliCpu(), used.memoryBytes(), used.gpu(), node.capacity().gpuModel())),
                     instances, node.labels(), enforcement == null ? null : enforcement.enforced(),
-                    enforcement == null ? null : enforcement.summary()));
+                    enforcement == null ? null : enforcement.summary(), topology.placeOf(node)));
         }
         return nodes;
     }

@@ -116,6 +116,11 @@ class AuthorizationMatrixTest {
             spec: {cpu: 1, memory: 1Gi}
             ---
             apiVersion: slipstream/v1
+            kind: Topology
+            metadata: {name: default}
+            spec: {levels: [{name: rack, nodeLabel: topology.slipstream.io/rack}]}
+            ---
+            apiVersion: slipstream/v1
             kind: Quota
             metadata: {name: alpha-quota, workspace: alpha}
             spec: {type: General, min: {cpu: 1, memory: 1Gi}}
@@ -182,6 +187,12 @@ class AuthorizationMatrixTest {
             metadata: {name: {shape}}
             spec: {cpu: 64, memory: 512Gi, gpu: 8, gpuModel: h100}
             """;
+    private static final String APPLY_TOPOLOGY = """
+            apiVersion: slipstream/v1
+            kind: Topology
+            metadata: {name: default}
+            spec: {levels: [{name: {level}, nodeLabel: topology.slipstream.io/rack}]}
+            """;
     private static final String APPLY_SECRET = """
             apiVersion: slipstream/v1
             kind: Secret
@@ -240,6 +251,19 @@ class AuthorizationMatrixTest {
             row("GET    /api/v1/shapes/{shape}",                             "200 200 200 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/shapes/{shape}",                             "204 403 403 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("shape", allowed ? freshShape() : "cpu.small"), p -> document("/api/v1/shapes/" + p.get("shape"))),
+            row("POST   /api/v1/apply (a Topology)",                         "200 403 403 403 403  401 401 401 401  401")
+                    .body(APPLY_TOPOLOGY).changes(allowed -> Map.of("level", allowed ? fresh("level") : "rack"),
+                            p -> document("/api/v1/topologies/default")),
+            row("GET    /api/v1/topologies",                                 "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/topologies/{topology}",                      "200 200 200 403 403  401 401 401 401  401"),
+            row("DELETE /api/v1/topologies/{topology}",                      "204 403 403 403 403  401 401 401 401  401")
+                    .changes(allowed -> Map.of("topology", "default"), p -> document("/api/v1/topologies/default"))
+                    .cleanUp(p -> {
+                        if (server.get("/api/v1/topologies/default", admin).status() == 404) {
+                            applyAsAdmin("apiVersion: slipstream/v1\nkind: Topology\nmetadata: {name: default}\n"
+                                    + "spec: {levels: [{name: rack, nodeLabel: topology.slipstream.io/rack}]}\n");
+                        }
+                    }),
             row("GET    /api/v1/quotas",                                     "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/quotas?workspace={workspace}",               "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/workspaces/{workspace}/quotas/{quota}",      "200 200 404 403 403  401 401 401 401  401"),
@@ -304,7 +328,7 @@ class AuthorizationMatrixTest {
     /** Objects that do not exist, one per path parameter: answers about them must read like those about hidden ones. */
     private static final Map<String, String> GHOSTS = Map.of("workspace", "ghost-ws", "quota", "ghost-quota", "job", "ghost-job",
             "run", "ghost-run-00000000", "node", "ghost-node", "shape", "ghost-shape", "token", "tok-000000000000",
-            "secret", "ghost-secret");
+            "secret", "ghost-secret", "topology", "ghost-topology");
 
     @BeforeAll
     static void start() {
@@ -635,6 +659,7 @@ class AuthorizationMatrixTest {
         params.put("rank", "0");
         params.put("node", spareNode);
         params.put("shape", "cpu.small");
+        params.put("topology", "default");
         params.put("token", victimToken);
         params.put("step", "0");
         return params;

@@ -132,6 +132,11 @@ class OpenApiConformanceTest {
         check("GET", "/api/v1/workspaces/{workspace}", Map.of("workspace", "nope"), alice, null);
         check("GET", "/api/v1/shapes", Map.of(), alice, null);
         check("GET", "/api/v1/shapes/{shape}", Map.of("shape", "cpu.small"), alice, null);
+        check("POST", "/api/v1/apply", Map.of(), admin,
+                "apiVersion: slipstream/v1\nkind: Topology\nmetadata: {name: default}\nspec: {levels: [{name: rack, nodeLabel: topology.slipstream.io/rack}]}\n");
+        check("GET", "/api/v1/topologies", Map.of(), alice, null);
+        check("GET", "/api/v1/topologies/{topology}", Map.of("topology", "default"), alice, null);
+        check("GET", "/api/v1/topologies/{topology}", Map.of("topology", "nope"), alice, null);
         check("GET", "/api/v1/quotas", Map.of(), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("GET", "/api/v1/workspaces/{workspace}/quotas/{quota}/pending", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
@@ -228,6 +233,8 @@ class OpenApiConformanceTest {
         check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), alice, null);
         check("DELETE", "/api/v1/workspaces/{workspace}/quotas/{quota}", Map.of("workspace", "team-a", "quota", "team-a-gpu"), admin, null);
         check("DELETE", "/api/v1/shapes/{shape}", Map.of("shape", "cpu.small"), admin, null);
+        check("DELETE", "/api/v1/topologies/{topology}", Map.of("topology", "default"), alice, null);
+        check("DELETE", "/api/v1/topologies/{topology}", Map.of("topology", "default"), admin, null);
         check("DELETE", "/api/v1/workspaces/{workspace}", Map.of("workspace", "team-a"), admin, null);
 
         Set<String> documented = new HashSet<>();

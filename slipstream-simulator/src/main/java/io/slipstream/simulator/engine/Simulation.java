@@ -351,7 +351,8 @@ public final class Simulation {
         cycles++;
         Decision.Handler<Void> apply = new Applier(changedAt);
         for (Decision decision : result.decisions()) {
-            if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources) {
+            if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources
+                    && wait.reason() != WaitReason.WaitingForTopology) {
                 continue; // most decisions: nothing to record
             }
             decision.accept(apply);
@@ -394,7 +395,8 @@ public final class Simulation {
         @Override
         public Void waiting(Decision.Wait wait) {
             SimJob job = byId.get(wait.runId());
-            if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources)) {
+            if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources
+                    || wait.reason() == WaitReason.WaitingForTopology)) {
                 // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
                 entitled(job, changedAt);
             }

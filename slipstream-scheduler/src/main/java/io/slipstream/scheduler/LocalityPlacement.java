@@ -1,0 +1,259 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.spec.Resources;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Places a gang some of whose node groups have a {@link Locality}: each such group in one domain of its level
+ * (Required), or in the tightest domain that holds it, climbing to broader levels, else anywhere (Preferred). Among the
+ * domains that could hold a group, the one with the fewest free GPUs is tried first (best fit, as for nodes: roomy
+ * domains stay whole for the gangs that need them); inside a domain, nodes best fit too. A group's ranks then follow the
+ * topology (by domain path, then node), so that neighbours in rank are neighbours in the network. Groups without a
+ * locality are placed as {@link WorkingCluster#placeGang} places any instance. Not thread-safe.
+ */
+final class LocalityPlacement {
+    private final WorkingCluster cluster;
+    /** Per level: each domain's path to its schedulable nodes, in path order; built at first use (nodes never move in a cycle). */
+    private final Map<Integer, Map<String, List<WorkingNode>>> domains = new HashMap<>();
+
+    LocalityPlacement(WorkingCluster cluster) {
+        this.cluster = cluster;
+    }
+
+    /** Whether any instance has a locality (else the gang is placed as usual). */
+    static boolean applies(List<InstanceRequest> instances) {
+        for (InstanceRequest instance : instances) {
+            if (instance.locality() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Places every instance or none. {@code only}: the nodes it may use ({@code null}: any schedulable node), as when a
+     * run is placed where its victims are.
+     */
+    List<Placement> place(List<InstanceRequest> instances, Set<String> models, QuotaId pin, Set<String> only) {
+        Map<String, List<InstanceRequest>> groups = new LinkedHashMap<>();
+        List<InstanceRequest> anywhere = new ArrayList<>();
+        for (InstanceRequest instance : instances) {
+            if (instance.locality() == null) {
+                anywhere.add(instance);
+            } else {
+                groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
+            }
+        }
+        // The groups with the fewest places to go first: the narrowest level, then the largest group.
+        List<List<InstanceRequest>> order = new ArrayList<>(groups.values());
+        order.sort(Comparator.comparingInt((List<InstanceRequest> g) -> g.get(0).locality().level()).reversed()
+                .thenComparing(Comparator.comparingInt((List<InstanceRequest> g) -> g.size()).reversed())
+                .thenComparing(g -> g.get(0).nodeGroup()));
+        List<Placement> placements = new ArrayList<>(instances.size());
+        try (Tentative gang = cluster.tentative()) {
+            for (List<InstanceRequest> group : order) {
+                List<Placement> placed = placeGroup(group, models, pin, only);
+                if (placed == null) {
+                    return null;
+                }
+                placements.addAll(placed);
+            }
+            List<Placement> rest = onNodes(anywhere, only == null ? null : candidates(only), models, pin);
+            if (rest == null) {
+                return null;
+            }
+            placements.addAll(rest);
+            gang.commit();
+        }
+        placements.sort(Comparator.comparingInt(Placement::rank));
+        return placements;
+    }
+
+    private List<Placement> placeGroup(List<InstanceRequest> group, Set<String> models, QuotaId pin, Set<String> only) {
+        Locality locality = group.get(0).locality();
+        int last = locality.required() ? locality.level() : -1; // -1: anywhere
+        for (int level = locality.level(); level >= last; level--) {
+            List<Placement> placed = level < 0 ? onNodes(group, only == null ? null : candidates(only), models, pin)
+                    : inOneDomain(group, level, models, pin, only);
+            if (placed != null) {
+                return inTopologyOrder(placed, group);
+            }
+        }
+        return null;
+    }
+
+    /** The group in the first domain of {@code level} (fewest free GPUs first) that holds it, or {@code null}. */
+    private List<Placement> inOneDomain(List<InstanceRequest> group, int level, Set<String> models, QuotaId pin, Set<String> only) {
+        for (List<WorkingNode> nodes : roomyDomains(group, level, only)) {
+            try (Tentative trial = cluster.tentative()) {
+                List<Placement> placed = onNodes(group, nodes, models, pin);
+                if (placed != null) {
+                    trial.commit();
+                    return placed;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The domains of {@code level} whose free capacity adds up to what the group asks, fewest free GPUs first. */
+    private List<List<WorkingNode>> roomyDomains(List<InstanceRequest> group, int level, Set<String> only) {
+        Amount need = new Amount();
+        group.forEach(r -> need.add(r.resources(), 1));
+        record Candidate(String path, List<WorkingNode> nodes, Amount free) {
+        }
+        List<Candidate> candidates = new ArrayList<>();
+        for (Map.Entry<String, List<WorkingNode>> domain : domainsAt(level).entrySet()) {
+            List<WorkingNode> nodes = domain.getValue();
+            if (only != null) {
+                nodes = nodes.stream().filter(n -> only.contains(n.name)).toList();
+            }
+            Amount free = new Amount();
+            for (WorkingNode node : nodes) {
+                free.add(new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null), 1);
+            }
+            if (free.milliCpu >= need.milliCpu && free.memory >= need.memory && free.gpu >= need.gpu) {
+                candidates.add(new Candidate(domain.getKey(), nodes, free));
+            }
+        }
+        candidates.sort(Comparator.comparingLong((Candidate c) -> c.free().gpu).thenComparingLong(c -> c.free().milliCpu)
+                .thenComparing(Candidate::path));
+        return candidates.stream().map(Candidate::nodes).toList();
+    }
+
+    /**
+     * Places each instance, largest first, on the best-fit node among {@code nodes} ({@code null}: the cluster's own
+     * best fit, which keeps its preferences); {@code null} if one fits nowhere (the caller's tentative undoes the rest).
+     */
+    private List<Placement> onNodes(List<InstanceRequest> instances, List<WorkingNode> nodes, Set<String> models, QuotaId pin) {
+        List<Placement> placements = new ArrayList<>(instances.size());
+        for (InstanceRequest instance : WorkingCluster.largestFirst(instances)) {
+            WorkingNode best = null;
+            if (nodes == null) {
+                best = cluster.bestFit(instance.resources(), models, pin);
+            } else {
+                for (WorkingNode node : nodes) {
+                    if (cluster.mayTake(node, instance.resources(), models)
+                            && (best == null || node.freeGpuCount() < best.freeGpuCount() || (node.freeGpuCount() == best.freeGpuCount() && node.index < best.index))) {
+                        best = node;
+                    }
+                }
+            }
+            if (best == null) {
+                return null;
+            }
+            placements.add(new Placement(instance.rank(), best.name, cluster.take(best, instance.resources(), pin)));
+        }
+        return placements;
+    }
+
+    /**
+     * The group's ranks in topology order: its placements sorted by their node's narrowest domain path, then node name,
+     * take the group's ranks in ascending order. Only where every instance of the group asks the same (they are then
+     * interchangeable), which a node group's instances do.
+     */
+    private List<Placement> inTopologyOrder(List<Placement> placed, List<InstanceRequest> group) {
+        Resources first = group.get(0).resources();
+        if (group.stream().anyMatch(r -> !r.resources().equals(first))) {
+            return placed;
+        }
+        List<Integer> ranks = group.stream().map(InstanceRequest::rank).sorted().toList();
+        List<Placement> sorted = new ArrayList<>(placed);
+        sorted.sort(Comparator.comparing((Placement p) -> narrowestPath(cluster.node(p.node())), Comparator.nullsLast(Comparator.naturalOrder()))
+                .thenComparing(Placement::node).thenComparingInt(Placement::rank));
+        List<Placement> ordered = new ArrayList<>(sorted.size());
+        for (int i = 0; i < sorted.size(); i++) {
+            ordered.add(new Placement(ranks.get(i), sorted.get(i).node(), sorted.get(i).gpus()));
+        }
+        return ordered;
+    }
+
+    private static String narrowestPath(WorkingNode node) {
+        for (int level = node.domainPaths.length - 1; level >= 0; level--) {
+            if (node.domainPaths[level] != null) {
+                return node.domainPaths[level];
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Why the gang does not fit as its topology asks: the first group that must be in one domain and fits in none now,
+     * with how many of its instances the roomiest domain holds; {@code null} if every such group fits in some domain.
+     */
+    String miss(List<InstanceRequest> instances, Set<String> models) {
+        Map<String, List<InstanceRequest>> groups = new TreeMap<>();
+        for (InstanceRequest instance : instances) {
+            if (instance.locality() != null && instance.locality().required()) {
+                groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
+            }
+        }
+        for (List<InstanceRequest> group : groups.values()) {
+            Locality locality = group.get(0).locality();
+            int most = 0;
+            String where = null;
+            for (Map.Entry<String, List<WorkingNode>> domain : domainsAt(locality.level()).entrySet()) {
+                int held = held(group, domain.getValue(), models);
+                if (held == group.size()) {
+                    most = -1;
+                    break;
+                }
+                if (held > most) {
+                    most = held;
+                    where = domain.getKey();
+                }
+            }
+            if (most >= 0) {
+                return "no " + locality.levelName() + " has room for the " + group.size() + " instances of node group " + group.get(0).nodeGroup()
+                        + " together (placement Required)" + (where == null ? ", nor for one of them" : "; the roomiest, " + where + ", for " + most);
+            }
+        }
+        return null;
+    }
+
+    /** How many of the group's instances the nodes hold now, placed one by one (and given back). */
+    private int held(List<InstanceRequest> group, List<WorkingNode> nodes, Set<String> models) {
+        try (Tentative trial = cluster.tentative()) {
+            int held = 0;
+            for (InstanceRequest instance : WorkingCluster.largestFirst(group)) {
+                if (onNodes(List.of(instance), nodes, models, null) != null) {
+                    held++;
+                }
+            }
+            return held;
+        }
+    }
+
+    /** The domains of {@code level}: path to schedulable nodes, in path order. */
+    private Map<String, List<WorkingNode>> domainsAt(int level) {
+        return domains.computeIfAbsent(level, l -> {
+            Map<String, List<WorkingNode>> byPath = new TreeMap<>();
+            for (WorkingNode node : cluster.nodeList()) {
+                String path = node.domainAt(l);
+                if (node.schedulable && path != null) {
+                    byPath.computeIfAbsent(path, p -> new ArrayList<>()).add(node);
+                }
+            }
+            return byPath;
+        });
+    }
+
+    private List<WorkingNode> candidates(Set<String> names) {
+        List<WorkingNode> found = new ArrayList<>();
+        for (String name : new java.util.TreeSet<>(names)) {
+            WorkingNode node = cluster.node(name);
+            if (node != null && node.schedulable) {
+                found.add(node);
+            }
+        }
+        return found;
+    }
+}

@@ -1,0 +1,91 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.spec.Kind;
+import io.slipstream.api.spec.PlacementSpec;
+import io.slipstream.api.spec.TopologySpec;
+import io.slipstream.executor.NodeInfo;
+import io.slipstream.scheduler.Locality;
+import io.slipstream.store.StoreReads;
+import io.slipstream.store.StoredDocument;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The cluster's topology as the control plane reads it: where each node is (its domain at each level, from the level's
+ * node label) and what a node group's placement asks of the scheduler. Without a Topology document every node is
+ * nowhere and no placement can be met.
+ */
+public final class ClusterTopology {
+    public static final ClusterTopology NONE = new ClusterTopology(null);
+
+    private final TopologySpec spec;
+
+    private ClusterTopology(TopologySpec spec) {
+        this.spec = spec;
+    }
+
+    /** The topology the store holds (the cluster has at most one), or {@link #NONE}. */
+    public static ClusterTopology read(StoreReads reads) {
+        return of(reads.documents().list(Kind.Topology, null));
+    }
+
+    static ClusterTopology of(List<StoredDocument> documents) {
+        for (StoredDocument document : documents) {
+            if (document.document().spec() instanceof TopologySpec topology) {
+                return new ClusterTopology(topology);
+            }
+        }
+        return NONE;
+    }
+
+    /** The levels, broadest first (empty without a topology). */
+    public List<String> levels() {
+        return spec == null ? List.of() : spec.levelNames();
+    }
+
+    /**
+     * The node's domain at each level, broadest first, from its labels: {@code ""} from the first level whose label it
+     * lacks on (a node with no rack is in no host of a rack either).
+     */
+    List<String> domainsOf(NodeInfo node) {
+        if (spec == null) {
+            return List.of();
+        }
+        List<String> domains = new ArrayList<>(spec.levels().size());
+        boolean missing = false;
+        for (TopologySpec.Level level : spec.levels()) {
+            String value = node.labels().get(level.nodeLabel());
+            missing |= value == null || value.isEmpty();
+            domains.add(missing ? "" : value);
+        }
+        return domains;
+    }
+
+    /** Where the node is: level to domain, broadest first, for as many levels as it has labels for. */
+    public Map<String, String> placeOf(NodeInfo node) {
+        Map<String, String> place = new LinkedHashMap<>();
+        List<String> domains = domainsOf(node);
+        for (int i = 0; i < domains.size() && !domains.get(i).isEmpty(); i++) {
+            place.put(spec.levels().get(i).name(), domains.get(i));
+        }
+        return place;
+    }
+
+    /**
+     * What a placement asks of the scheduler ({@code null}: nothing). A level the topology does not have (it changed
+     * since the job was applied) is one no node is in: such a group waits, saying so, until the topology has it again.
+     */
+    Locality localityOf(PlacementSpec placement) {
+        if (placement == null) {
+            return null;
+        }
+        boolean required = placement.mode() == PlacementSpec.Mode.Required;
+        int level = spec == null ? -1 : spec.levelOf(placement.level());
+        if (level < 0) {
+            return new Locality(levels().size(), placement.level() + " (not a level of the cluster's topology)", required);
+        }
+        return new Locality(level, placement.level(), required);
+    }
+}
