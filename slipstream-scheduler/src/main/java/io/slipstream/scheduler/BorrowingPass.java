@@ -158,6 +158,11 @@ final class BorrowingPass {
                     + book.schedulableCapacity() + ")");
             return true;
         }
+        String never = cluster.localityNeverFits(run.instances());
+        if (never != null) {
+            wait(order, run, WaitReason.NoNodeFits, never);
+            return true;
+        }
         String pool = book.poolOf(run.quota());
         if (!book.couldEverLend(pool, request)) {
             wait(order, run, WaitReason.NothingToBorrow, run.quota() == null || !book.exists(run.quota())

@@ -23,6 +23,8 @@ final class LocalityPlacement {
     private final WorkingCluster cluster;
     /** Per level: each domain's path to its schedulable nodes, in path order; built at first use (nodes never move in a cycle). */
     private final Map<Integer, Map<String, List<WorkingNode>>> domains = new HashMap<>();
+    /** {@link #neverFits} by shape of gang, this cycle. */
+    private final Map<String, java.util.Optional<String>> never = new HashMap<>();
 
     LocalityPlacement(WorkingCluster cluster) {
         this.cluster = cluster;
@@ -52,9 +54,11 @@ final class LocalityPlacement {
                 groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
             }
         }
-        // The groups with the fewest places to go first: the narrowest level, then the largest group.
+        // The groups with the fewest places to go first: Required before Preferred (which can go anywhere), then the
+        // narrowest level, then the largest group. Groups are placed one after the other, without going back.
         List<List<InstanceRequest>> order = new ArrayList<>(groups.values());
-        order.sort(Comparator.comparingInt((List<InstanceRequest> g) -> g.get(0).locality().level()).reversed()
+        order.sort(Comparator.comparing((List<InstanceRequest> g) -> !g.get(0).locality().required())
+                .thenComparing(Comparator.comparingInt((List<InstanceRequest> g) -> g.get(0).locality().level()).reversed())
                 .thenComparing(Comparator.comparingInt((List<InstanceRequest> g) -> g.size()).reversed())
                 .thenComparing(g -> g.get(0).nodeGroup()));
         List<Placement> placements = new ArrayList<>(instances.size());
@@ -217,6 +221,61 @@ final class LocalityPlacement {
             }
         }
         return null;
+    }
+
+    /**
+     * Why the gang could never be placed as its topology asks, whatever ends: a group that must be in one domain of a
+     * level no domain of which could hold it even empty (or no node is in any: the level is gone); {@code null} if
+     * some domain could. What the group's instances would need of GPU models is not looked at: at worst the run waits.
+     */
+    String neverFits(List<InstanceRequest> instances) {
+        // What nodes have does not change in a cycle: one answer per shape of gang.
+        String shape = key(instances) + instances.stream().map(r -> r.nodeGroup() + "=" + r.resources()).sorted().toList();
+        return never.computeIfAbsent(shape, s -> java.util.Optional.ofNullable(neverFitsNow(instances))).orElse(null);
+    }
+
+    private String neverFitsNow(List<InstanceRequest> instances) {
+        Map<String, List<InstanceRequest>> groups = new TreeMap<>();
+        for (InstanceRequest instance : instances) {
+            if (instance.locality() != null && instance.locality().required()) {
+                groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
+            }
+        }
+        for (List<InstanceRequest> group : groups.values()) {
+            Locality locality = group.get(0).locality();
+            Map<String, List<WorkingNode>> domains = domainsAt(locality.level());
+            if (domains.isEmpty()) {
+                return "no schedulable node is in a " + locality.levelName() + ", so node group " + group.get(0).nodeGroup()
+                        + " (placement Required) cannot be placed";
+            }
+            Amount need = new Amount();
+            group.forEach(r -> need.add(r.resources(), 1));
+            boolean some = false;
+            for (List<WorkingNode> nodes : domains.values()) {
+                Amount capacity = new Amount();
+                nodes.forEach(n -> capacity.add(n.capacity, 1));
+                boolean largestFits = group.stream().allMatch(r -> nodes.stream().anyMatch(n -> n.couldEverFit(r.resources())));
+                if (largestFits && capacity.milliCpu >= need.milliCpu && capacity.memory >= need.memory && capacity.gpu >= need.gpu) {
+                    some = true;
+                    break;
+                }
+            }
+            if (!some) {
+                return "no " + locality.levelName() + " could ever hold the " + group.size() + " instances of node group " + group.get(0).nodeGroup()
+                        + " together (placement Required): each is smaller, even empty";
+            }
+        }
+        return null;
+    }
+
+    /** What of a gang's placement a per-cycle cache of its shape must tell apart: its groups' localities ("" for none). */
+    static String key(List<InstanceRequest> instances) {
+        if (!applies(instances)) {
+            return "";
+        }
+        Map<String, Locality> byGroup = new TreeMap<>();
+        instances.forEach(r -> byGroup.putIfAbsent(r.nodeGroup(), r.locality()));
+        return ":" + byGroup;
     }
 
     /** How many of the group's instances the nodes hold now, placed one by one (and given back). */

@@ -185,6 +185,8 @@ public final class Scheduler {
                     // A gang restarted after a node went down may no longer fit the nodes that are left: say so.
                     wait(run, WaitReason.NoNodeFits, "its instances together ask for " + request + ", more than all schedulable nodes have ("
                             + book.schedulableCapacity() + ")");
+                } else if (cluster.localityNeverFits(run.instances()) != null) {
+                    wait(run, WaitReason.NoNodeFits, cluster.localityNeverFits(run.instances())); // the same answer, kept for the cycle
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
                 } else if (guarantee && makeRoom(run, request, OwnQuotaRoom.UNDER_MAX)) {
@@ -358,7 +360,9 @@ public final class Scheduler {
                     return;
                 }
                 // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
-                boolean wholeNodes = anyMovable && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
+                // Moves are planned node by node, not by domain: a gang placed by topology is not moved for.
+                boolean wholeNodes = anyMovable && !LocalityPlacement.applies(run.instances())
+                        && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
                 MovePlanner.MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
                         ? mover().planMoves(run, model, movesLeft) : null;
@@ -377,7 +381,9 @@ public final class Scheduler {
                     return;
                 }
                 String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
-                if (reservedQuotas.add(run.quota())) {
+                // Nodes held for a gang placed by topology would not be chosen by domain: none are, rather than useless ones.
+                boolean holds = !LocalityPlacement.applies(run.instances());
+                if (holds && reservedQuotas.add(run.quota())) {
                     cluster.reserveFor(run.instances(), model);
                 }
                 waitingForNodes.set(deciding);
@@ -392,7 +398,7 @@ public final class Scheduler {
                 }
                 promised.put(run.quota(), before.plus(request));
                 wait(run, miss != null ? WaitReason.WaitingForTopology : WaitReason.WaitingForResources, "its quota has room, but "
-                        + (miss != null ? miss : "the nodes are busy with guaranteed work") + "; nodes are held for it");
+                        + (miss != null ? miss : "the nodes are busy with guaranteed work" + (holds ? "; nodes are held for it" : "")));
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);

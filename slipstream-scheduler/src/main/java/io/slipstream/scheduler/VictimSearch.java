@@ -70,7 +70,7 @@ final class VictimSearch {
         // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
         // also preempt within their quota have candidates of their own.
         String shape = model + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList()
-                + (lowerPriority ? ":" + run.quota() + ":" + run.priority() : "");
+                + (lowerPriority ? ":" + run.quota() + ":" + run.priority() : "") + LocalityPlacement.key(run.instances());
         if (alreadyStopping.isEmpty() && hopeless.contains(shape)) {
             return null;
         }

@@ -123,9 +123,26 @@ final class WorkingCluster {
         return nodes;
     }
 
-    /** Why the gang does not fit as its topology asks ({@link LocalityPlacement#miss}), or {@code null}. */
+    /**
+     * Why the gang does not fit as its topology asks ({@link LocalityPlacement#miss}), when that is why: it would fit
+     * now without its localities; else {@code null}.
+     */
     String localityMiss(List<InstanceRequest> instances, Set<String> models) {
-        return LocalityPlacement.applies(instances) ? locality.miss(instances, models) : null;
+        if (!LocalityPlacement.applies(instances)) {
+            return null;
+        }
+        List<InstanceRequest> anywhere = instances.stream().map(r -> new InstanceRequest(r.rank(), r.nodeGroup(), r.resources())).toList();
+        try (Tentative trial = tentative()) {
+            if (placeGang(anywhere, models) == null) {
+                return null; // it does not fit at all now: not the topology's doing
+            }
+        }
+        return locality.miss(instances, models);
+    }
+
+    /** Why the gang could never be placed as its topology asks ({@link LocalityPlacement#neverFits}), or {@code null}. */
+    String localityNeverFits(List<InstanceRequest> instances) {
+        return LocalityPlacement.applies(instances) ? locality.neverFits(instances) : null;
     }
 
     /** The working copy of a node ({@code null}: unknown). */

@@ -10,6 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.Resources;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -88,7 +90,8 @@ class TopologyPlacementTest {
         CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), List.of(),
                 List.of(aRun("gang").instances(2).gpus(8).within(RACK, "rack", true).build())), T0);
         assertThat(result.admitted()).isEmpty();
-        assertThat(result.waiting().get(0).message()).contains("no rack has room for the 2 instances");
+        assertThat(result.waiting().get(0).reason()).isEqualTo(WaitReason.NoNodeFits);
+        assertThat(result.waiting().get(0).message()).contains("no rack could ever hold the 2 instances");
 
         CycleResult block = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), List.of(),
                 List.of(aRun("gang").instances(2).gpus(8).within(BLOCK, "block", true).build())), T0);
@@ -123,6 +126,73 @@ class TopologyPlacementTest {
         Set<String> racks = gang.allocations().stream().map(a -> rackOf(a.node())).collect(Collectors.toSet());
         assertThat(racks).as("both instances in one rack").hasSize(1);
         assertThat(cluster.pending).as("exactly two borrowers went back to the queue").hasSize(2);
+    }
+
+    /** A move plan is made node by node: a gang placed by topology is not moved for, and the cycle goes on. */
+    @Test
+    void noMoveIsPlannedForAGangPlacedByTopology() {
+        List<NodeState> nodes = cluster().subList(0, 4);
+        ActiveRun b = aRun("b-1").quota("b/gpu").running(InQuota, 0, "a1");
+        ActiveRun movable = new ActiveRun(b.id(), b.quota(), b.idleMode(), 0, b.startedAt(), T0.plusSeconds(3540), InQuota, b.allocations(), false, null);
+        List<ActiveRun> active = List.of(movable, aRun("c-a2").quota("c/gpu").running(InQuota, 0, "a2"), aRun("c-c1").quota("c/gpu").running(InQuota, 0, "c1"));
+        List<QuotaState> quotas = List.of(aQuota("a/gpu").minGpus(16).build(), aQuota("b/gpu").minGpus(8).build().withAllowMoves(true),
+                aQuota("c/gpu").minGpus(8).build());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, quotas, active,
+                List.of(aRun("gang").quota("a/gpu").instances(2).gpus(8).within(RACK, "rack", true).build())), T0.plusSeconds(3600));
+        assertThat(result.admitted()).isEmpty();
+        assertThat(result.decisions()).as("no move (or reclaim) spanning two racks").noneMatch(d -> d instanceof Decision.Preempt);
+        assertThat(result.waiting().get(0).message()).as("nodes held by node are no use to it").doesNotContain("held");
+    }
+
+    /** A group larger than every rack waits for a change (NoNodeFits), holding nothing: a smaller run starts meanwhile. */
+    @Test
+    void aGroupThatNoRackCouldEverHoldWaitsForAChangeAndHoldsNothing() {
+        List<QuotaState> quotas = List.of(aQuota("a/gpu").minGpus(48).build());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(cluster(), quotas, List.of(),
+                List.of(aRun("never").quota("a/gpu").instances(3).gpus(8).within(RACK, "rack", true).build(),
+                        aRun("small").quota("a/gpu").instances(2).gpus(8).submittedSecondsAfterStart(5).build())), T0.plusSeconds(60));
+        Decision.Wait never = result.waiting().get(0);
+        assertThat(never.reason()).isEqualTo(WaitReason.NoNodeFits);
+        assertThat(never.reason().waitsForAChange()).isTrue();
+        assertThat(never.message()).contains("no rack could ever hold the 3 instances of node group main together");
+        assertThat(nodesByRun(result)).containsKey("small");
+
+        CycleResult gone = scheduler.schedule(new ClusterSnapshot(cluster(), quotas, List.of(),
+                List.of(aRun("gone").quota("a/gpu").instances(2).gpus(8).within(2, "row (not a level of the cluster's topology)", true).build())), T0);
+        assertThat(gone.waiting().get(0).reason()).isEqualTo(WaitReason.NoNodeFits);
+        assertThat(gone.waiting().get(0).message()).contains("no schedulable node is in a row (not a level of the cluster's topology)");
+    }
+
+    /** A constrained run that found no victims does not make the same shape, unconstrained, give up its reclaim. */
+    @Test
+    void aConstrainedRunThatCannotReclaimDoesNotStopAnUnconstrainedOneOfTheSameShape() {
+        List<NodeState> nodes = cluster().subList(0, 4);
+        List<ActiveRun> active = List.of(aRun("bor-a1").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "a1"),
+                aRun("bor-c1").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "c1"),
+                aRun("g-a2").quota("c/gpu").running(InQuota, 0, "a2"), aRun("g-c2").quota("c/gpu").running(InQuota, 0, "c2"));
+        List<QuotaState> quotas = List.of(aQuota("a/gpu").minGpus(48).build(), aQuota("b/gpu").build(), aQuota("c/gpu").minGpus(2).build());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, quotas, active,
+                List.of(aRun("first").quota("a/gpu").instances(2).gpus(8).within(RACK, "rack", true).build(),
+                        aRun("second").quota("a/gpu").instances(2).gpus(8).submittedSecondsAfterStart(5).build())), T0.plusSeconds(60));
+        assertThat(result.decisions()).filteredOn(d -> d instanceof Decision.Preempt).extracting(d -> ((Decision.Preempt) d).forRun().value())
+                .containsOnly("second").hasSize(2);
+    }
+
+    /** Required groups go before Preferred ones, which can go anywhere: a Preferred group never keeps a gang out. */
+    @Test
+    void aRequiredGroupIsPlacedBeforeAPreferredOne() {
+        List<NodeState> nodes = List.of(aNode("a1").in("b1", "r1").build(), aNode("a2").in("b1", "r1").build(), aNode("c1").in("b1", "r2").build(),
+                aNode("z1").in("b2", "r3").build(), aNode("z2").in("b2", "r3").build());
+        Resources eight = new Resources(32_000, 256L << 30, 8, null);
+        List<InstanceRequest> requests = new java.util.ArrayList<>();
+        for (int rank = 0; rank < 3; rank++) {
+            requests.add(new InstanceRequest(rank, "big", eight, new Locality(BLOCK, "block", true)));
+        }
+        requests.add(new InstanceRequest(3, "small", eight, new Locality(RACK, "rack", false)));
+        PendingRun gang = new PendingRun(new RunId("gang"), null, IdleMode.OnlyIdle, 0, T0, requests, false);
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), List.of(), List.of(gang)), T0);
+        assertThat(result.admitted()).singleElement().satisfies(admit -> assertThat(admit.placements()).filteredOn(p -> p.rank() < 3)
+                .extracting(Placement::node).containsExactlyInAnyOrder("a1", "a2", "c1"));
     }
 
     private static String rackOf(String node) {

@@ -84,8 +84,27 @@ public final class ClusterTopology {
         boolean required = placement.mode() == PlacementSpec.Mode.Required;
         int level = spec == null ? -1 : spec.levelOf(placement.level());
         if (level < 0) {
-            return new Locality(levels().size(), placement.level() + " (not a level of the cluster's topology)", required);
+            // Preferred asks for nothing that could not be: anywhere. Required waits, saying the level is gone.
+            return required ? new Locality(levels().size(), placement.level() + " (not a level of the cluster's topology)", true) : null;
         }
         return new Locality(level, placement.level(), required);
+    }
+
+    /**
+     * Every level a node group's placement names that the topology does not have, by field below {@code spec}
+     * ({@code nodeGroups[1].placement.level}) and why.
+     */
+    public java.util.Map<String, String> placementProblems(io.slipstream.api.spec.JobSpec job) {
+        java.util.Map<String, String> problems = new LinkedHashMap<>();
+        for (int i = 0; i < job.nodeGroups().size(); i++) {
+            PlacementSpec placement = job.nodeGroups().get(i).placement();
+            if (placement == null || levels().contains(placement.level())) {
+                continue;
+            }
+            problems.put("nodeGroups[" + i + "].placement.level", levels().isEmpty()
+                    ? "the cluster has no topology: an admin applies a Topology naming its levels first (docs/topology.md)"
+                    : "'" + placement.level() + "' is not a level of the cluster's topology (" + String.join(", ", levels()) + ")");
+        }
+        return problems;
     }
 }

@@ -189,9 +189,6 @@ public final class DocumentService {
         if (document.kind() == Kind.Quota) {
             QuotaRules.check(tx, document.workspace(), document.name(), prefix, nodes.get(), problems);
         }
-        if (document.kind() == Kind.Topology) {
-            TopologyRules.checkOne(tx, document.name(), prefix, problems);
-        }
     }
 
     /** Every shape a job names exists, and its memory is at most the group's {@code limits.memory}. */

@@ -94,7 +94,7 @@ class TopologyApiTest {
         assertThat(server.post("/api/v1/apply", alice, TOPOLOGY).status()).as("only admins apply one").isEqualTo(403);
         assertThat(server.post("/api/v1/apply", admin, TOPOLOGY).status()).isEqualTo(200);
         assertProblem(server.post("/api/v1/apply", admin, TOPOLOGY.replace("name: default", "name: other")), 400, "metadata.name",
-                "the cluster has one topology, 'default'");
+                "must be default");
         assertProblem(server.post("/api/v1/apply", admin, TOPOLOGY.replace("{name: rack,", "{name: block,")), 400, "spec.levels[1].name",
                 "is a level already");
         assertThat(server.get("/api/v1/topologies", alice).json().get("items")).as("everyone reads it").hasSize(1);
@@ -110,6 +110,11 @@ class TopologyApiTest {
                 "'zone' is not a level of the cluster's topology (block, rack)");
         assertProblem(server.post("/api/v1/apply", alice, job("moody", "{\"level\": \"rack\", \"mode\": \"Sometimes\"}", "true")), 400,
                 "spec.nodeGroups[0].placement.mode", "Required");
+
+        assertThat(server.post("/api/v1/apply", alice, job("placed", "{\"level\": \"rack\"}", "true")).status()).isEqualTo(200);
+        TestServer.Response overridden = server.post("/api/v1/runs", alice, """
+                {"workspace": "team-a", "job": "placed", "overrides": {"nodeGroups.worker.placement.level": "zone"}}""");
+        assertProblem(overridden, 400, "overrides.nodeGroups.worker.placement.level", "'zone' is not a level of the cluster's topology");
 
         String waitForever = "echo \"$SLIPSTREAM_TOPOLOGY_BLOCK/$SLIPSTREAM_TOPOLOGY_RACK\"; tr -d '\\n' < \"$SLIPSTREAM_METADATA_FILE\"; echo; sleep 600";
         String first = submit(job("first", "{\"level\": \"rack\"}", waitForever));
@@ -145,7 +150,7 @@ class TopologyApiTest {
         assertThat(waiting.get("state").asString()).isEqualTo("QUEUED");
         assertThat(waiting.get("queue").get("message").asString()).contains("no rack has room for the 2 instances of node group worker together");
         String anywhere = submit(job("anywhere", "{\"level\": \"rack\", \"mode\": \"Preferred\"}", "true"));
-        assertThat(server.awaitState(alice, anywhere, "SUCCEEDED").get("state").asString()).as("Preferred: anywhere, if no rack").isEqualTo("SUCCEEDED");
+        assertThat(server.awaitState(alice, anywhere, "SUCCEEDED").get("state").asString()).as("Preferred: not one rack, if none has room").isEqualTo("SUCCEEDED");
         for (String run : List.of(first, single1, single2, second)) {
             server.post("/api/v1/runs/" + run + "/cancel", alice, "{}");
         }
