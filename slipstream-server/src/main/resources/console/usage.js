@@ -1,4 +1,4 @@
-// Usage charts: per quota, per sharing pool or (admins) for the cluster, a day by hour, a week by six hours or a month
+// Usage charts: per quota or (admins) per sharing pool or for the cluster, a day by hour, a week by six hours or a month
 // by day: GPUs held in quota, borrowed and lent, the queue's length and the waits, from GET /api/v1/usage/series.
 // Drawn as SVG with DOM calls (no library, nothing to build; the CSP allows no inline script or style, and colours
 // come from console.css classes). Every figure drawn is also in the element's data-* attributes and its tooltip, and
@@ -16,9 +16,10 @@ export function usagePage(main, ctx) {
   const abort = new AbortController();
   const windowSelect = el('select', {id: 'usage-window', 'aria-label': 'window'},
     ['day', 'week', 'month'].map((w) => el('option', {value: w}, 'last ' + w)));
+  // A pool's and the cluster's figures hold other teams' usage: the server answers them to admins only.
   const bySelect = el('select', {id: 'usage-by', 'aria-label': 'series of'},
-    el('option', {value: 'quota'}, 'per quota'), el('option', {value: 'pool'}, 'per sharing pool'),
-    ctx.who.admin ? el('option', {value: 'cluster'}, 'cluster') : null);
+    el('option', {value: 'quota'}, 'per quota'),
+    ctx.who.admin ? [el('option', {value: 'pool'}, 'per sharing pool'), el('option', {value: 'cluster'}, 'cluster')] : null);
   const where = el('span', {id: 'usage-where', class: 'muted'});
   const charts = el('section', {id: 'usage-charts'});
   replace(main, el('h1', {}, 'Usage'),

@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -38,9 +37,11 @@ public final class UsageSeriesService {
         /** The caller's quotas (and their runs without one), as the report by quota has them. */
         QUOTA,
         /**
-         * The sharing pools the caller has a quota in (admins: all) and the pool of runs without a quota, as
-         * {@code GET /api/v1/pools} shows them: sums over teams, no workspace named. A quota belongs to the pool it is
-         * in now; usage of a quota deleted since is in no pool.
+         * Every sharing pool and the pool of runs without a quota: sums over teams, no workspace named; for admins. A
+         * member who saw a pool's history could take their own quotas' series from it and have the other teams' (and
+         * the pool of runs without a quota is every workspace's): other teams' figures are their business, as in
+         * {@code GET /api/v1/pools}, which shows a member their own quotas' shares only. A quota belongs to the pool it
+         * is in now; usage of a quota deleted since is in no pool.
          */
         POOL,
         /** Everything, beside the nodes' GPUs: for admins. */
@@ -62,8 +63,10 @@ public final class UsageSeriesService {
 
     /** The series of {@code window} ending with the step that holds {@code until}; {@code workspace} only {@link Of#QUOTA}. */
     public UsageSeriesView series(Principal caller, UsageWindow window, Of of, String workspace, Instant until, Instant now) {
-        if (of == Of.CLUSTER && !caller.admin()) {
-            throw ApiException.forbidden("only admins see the whole cluster's usage (by=quota or by=pool show yours)");
+        // Before the store is read: a pool's or the cluster's history holds other teams' figures.
+        if (of != Of.QUOTA && !caller.admin()) {
+            throw ApiException.forbidden("only admins see the usage of a sharing pool or of the whole cluster, which hold other teams' "
+                    + "(by=quota shows yours)");
         }
         Instant end = window.endOf(until);
         Instant start = window.startOf(end);
@@ -75,14 +78,10 @@ public final class UsageSeriesService {
         QuotaLedger live = ledger.get();
         Map<QuotaId, String> pools = new TreeMap<>();
         live.quotas().forEach(q -> pools.put(q.quota(), q.pool()));
-        Set<String> visiblePools = new HashSet<>(Set.of(QuotaLedger.NO_QUOTA_POOL));
-        live.quotas().stream().filter(q -> caller.canAccess(q.quota().workspace())).forEach(q -> visiblePools.add(q.pool()));
         return switch (of) {
             case QUOTA -> view(window, of, start, points, total -> total.key(), pools::get, null);
-            case POOL -> view(window, of, start, points.stream().filter(p -> {
-                String pool = poolOf(p.total().key(), pools);
-                return pool != null && (caller.admin() || visiblePools.contains(pool));
-            }).toList(), total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
+            case POOL -> view(window, of, start, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
+                    total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
             case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
                     live.capacity().gpu());
         };

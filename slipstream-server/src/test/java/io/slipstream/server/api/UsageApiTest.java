@@ -55,6 +55,16 @@ class UsageApiTest {
                 kind: Quota
                 metadata: {name: borrower, workspace: team-u}
                 spec: {parent: org, min: {cpu: 8, memory: 8Gi, gpu: 2}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: mine, workspace: team-u}
+                spec: {min: {cpu: 2, memory: 2Gi, gpu: 1}}
+                ---
+                apiVersion: slipstream/v1
+                kind: Quota
+                metadata: {name: theirs, workspace: team-o}
+                spec: {min: {cpu: 2, memory: 2Gi, gpu: 1}}
                 """);
         assertThat(applied.status()).as(applied.text()).isEqualTo(200);
         uma = server.tokenFor("uma");
@@ -66,11 +76,15 @@ class UsageApiTest {
     }
 
     private static String run(String job, String quota, String idle, int gpus) {
-        Response created = server.post("/api/v1/runs", uma, """
-                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "team-u"},
+        return run(uma, "team-u", job, quota, idle, gpus);
+    }
+
+    private static String run(String token, String workspace, String job, String quota, String idle, int gpus) {
+        Response created = server.post("/api/v1/runs", token, """
+                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "%s", "workspace": "%s"},
                  "spec": {"quota": "%s", "idleResources": "%s", "nodeGroups": [{"name": "main",
                   "resources": {"cpu": 1, "memory": "1Gi", "gpu": %d}, "command": ["sleep", "300"]}]}}}
-                """.formatted(job, quota, idle, gpus));
+                """.formatted(job, workspace, quota, idle, gpus));
         assertThat(created.status()).as(created.text()).isEqualTo(201);
         return created.json().get("id").asString();
     }
@@ -189,7 +203,7 @@ class UsageApiTest {
                 assertThat(lender.get("pool").asString()).isNotEmpty();
                 assertThat(lender.at("/totals/waits").asLong()).as("it queued, then started").isGreaterThanOrEqualTo(1);
             }
-            JsonNode pools = server.get("/api/v1/usage/series?by=pool&window=day", uma).json();
+            JsonNode pools = server.get("/api/v1/usage/series?by=pool&window=day", admin).json();
             assertThat(pools.get("series")).isNotEmpty().allSatisfy(s -> assertThat(s.has("workspace")).isFalse());
             assertThat(server.get("/api/v1/usage/series?by=cluster", uma).status()).isEqualTo(403);
             JsonNode cluster = server.get("/api/v1/usage/series?by=cluster&window=day", admin).json();
@@ -222,6 +236,35 @@ class UsageApiTest {
         }
     }
 
+    /**
+     * A pool's history is every team's in it: a member who had it could take their own quotas' series away and read
+     * the others'. Members get their own quotas' series only; a pool's (and the cluster's) are for admins.
+     */
+    @Test
+    void aMemberSeesTheSeriesOfTheirOwnQuotasOnlyAndNoPoolsHistory() {
+        String otto = server.tokenFor("otto");
+        String ours = run(uma, "team-u", "ours", "mine", "Disabled", 1);
+        String theirs = run(otto, "team-o", "theirs", "theirs", "Disabled", 1);
+        try {
+            server.awaitState(uma, ours, "RUNNING");
+            server.awaitState(otto, theirs, "RUNNING");
+            for (String window : java.util.List.of("day", "week", "month")) {
+                Response pool = server.get("/api/v1/usage/series?by=pool&window=" + window, otto);
+                assertThat(pool.status()).as(pool.text()).isEqualTo(403);
+                JsonNode byQuota = server.get("/api/v1/usage/series?by=quota&window=" + window, otto).json();
+                assertThat(byQuota.get("series")).extracting(s -> s.get("workspace").asString()).as(window).containsOnly("team-o");
+                assertThat(byQuota.get("series")).extracting(s -> s.get("quota").asString()).contains("theirs");
+                assertThat(byQuota.toString()).doesNotContain("team-u", "\"mine\"", "lender", "borrower");
+            }
+            assertThat(server.get("/api/v1/usage/series?by=pool", uma).status()).isEqualTo(403);
+            JsonNode pools = server.get("/api/v1/usage/series?by=pool&window=day", admin).json();
+            assertThat(pools.get("series")).extracting(s -> s.get("pool").asString()).contains("tree:team-u/mine", "tree:team-o/theirs");
+        } finally {
+            server.post("/api/v1/runs/" + ours + "/cancel", uma, "");
+            server.post("/api/v1/runs/" + theirs + "/cancel", otto, "");
+        }
+    }
+
     @Test
     void aBadSeriesQueryIsRefusedNamingItsParameter() {
         Response window = server.get("/api/v1/usage/series?window=year", uma);
@@ -230,7 +273,7 @@ class UsageApiTest {
         assertThat(window.json().at("/problems/0/message").asString()).contains("day, week, month");
         Response by = server.get("/api/v1/usage/series?by=user", uma);
         assertThat(by.json().at("/problems/0/field").asString()).isEqualTo("by");
-        Response workspace = server.get("/api/v1/usage/series?by=pool&workspace=team-u", uma);
+        Response workspace = server.get("/api/v1/usage/series?by=pool&workspace=team-u", admin);
         assertThat(workspace.status()).isEqualTo(400);
         assertThat(workspace.json().at("/problems/0/field").asString()).isEqualTo("workspace");
         assertThat(server.get("/api/v1/usage/series?until=yesterday", uma).json().at("/problems/0/field").asString()).isEqualTo("until");

@@ -474,7 +474,7 @@ class ConsoleBrowserTest {
         signIn(alice, "#/usage");
         waitFor(By.cssSelector("#usage-charts[data-by='quota'] .usage-card"));
         assertThat(browser.findElements(By.cssSelector("#usage-by option")).stream().map(e -> e.getDomAttribute("value")).toList())
-                .as("the cluster is for admins").containsExactly("quota", "pool");
+                .as("pools and the cluster are for admins").containsExactly("quota");
         assertThat(browser.findElements(By.cssSelector(".usage-card")).stream().map(e -> e.getDomAttribute("data-series")).toList())
                 .containsExactly("team-a/gpus");
         screenshot("usage-alice");
