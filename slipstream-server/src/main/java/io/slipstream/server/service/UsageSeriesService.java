@@ -54,11 +54,18 @@ public final class UsageSeriesService {
             .comparing(UsageTotal.Key::workspace, Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(UsageTotal.Key::quota, Comparator.nullsFirst(Comparator.naturalOrder()));
     private final Store store;
-    private final Supplier<QuotaLedger> ledger;
+    private final Supplier<Map<QuotaId, String>> pools;
+    private final Supplier<Integer> capacityGpu;
 
-    public UsageSeriesService(Store store, Supplier<QuotaLedger> ledger) {
+    /**
+     * @param pools each quota's sharing pool now (from the quota documents: the runs and nodes a whole ledger reads are
+     *              not needed to name a pool)
+     * @param capacityGpu the GPUs of the schedulable nodes now, beside the cluster's series
+     */
+    public UsageSeriesService(Store store, Supplier<Map<QuotaId, String>> pools, Supplier<Integer> capacityGpu) {
         this.store = store;
-        this.ledger = ledger;
+        this.pools = pools;
+        this.capacityGpu = capacityGpu;
     }
 
     /** The series of {@code window} ending with the step that holds {@code until}; {@code workspace} only {@link Of#QUOTA}. */
@@ -75,15 +82,17 @@ public final class UsageSeriesService {
             workspaces = caller.canAccess(workspace) ? Set.of(workspace) : Set.of();
         }
         List<UsagePoint> points = store.usage().series(new UsageQuery(workspaces, UsageGrouping.QUOTA, start, end, now), window.grain());
-        QuotaLedger live = ledger.get();
-        Map<QuotaId, String> pools = new TreeMap<>();
-        live.quotas().forEach(q -> pools.put(q.quota(), q.pool()));
         return switch (of) {
-            case QUOTA -> view(window, of, start, points, total -> total.key(), pools::get, null);
-            case POOL -> view(window, of, start, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
-                    total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
-            case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
-                    live.capacity().gpu());
+            case QUOTA -> {
+                Map<QuotaId, String> pools = this.pools.get();
+                yield view(window, of, start, points, total -> total.key(), pools::get, null);
+            }
+            case POOL -> {
+                Map<QuotaId, String> pools = this.pools.get();
+                yield view(window, of, start, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
+                        total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
+            }
+            case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null, capacityGpu.get());
         };
     }
 

@@ -176,9 +176,7 @@ final class UsageRows {
      * the open segments clipped to each bucket.
      */
     static List<UsagePoint> series(Handle h, UsageQuery query, UsageStep step) {
-        if (!step.divides(query)) {
-            throw new IllegalArgumentException("a series by " + step + " needs a window of whole steps: " + query.since() + " to " + query.until());
-        }
+        step.requireWholeSteps(query);
         if (query.workspaces() != null && query.workspaces().isEmpty()) {
             return List.of();
         }
