@@ -4,17 +4,15 @@ import io.slipstream.model.usage.UsageKind;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * A usage report's arithmetic over segments held as objects (what the SQL of a database store does in its query):
  * each segment's part inside {@code [since, until)}, an open one running until {@code now}, added up by group and
  * kind; work lost and CPU time measured count where their segment ended, and so does a wait: a queued segment that
- * ended where a segment of its run that holds resources began (the run started).
+ * ended with its run starting ({@link UsageSegment#endsWait}, as {@link UsageStarts} tells it when it closes).
  */
 public final class UsageSums {
     private static final Comparator<String> NULLS_FIRST = Comparator.nullsFirst(Comparator.naturalOrder());
@@ -32,7 +30,6 @@ public final class UsageSums {
         long since = query.since().toEpochMilli();
         long until = query.until().toEpochMilli();
         long now = query.now().toEpochMilli();
-        Set<List<Object>> starts = starts(segments);
         Map<Object, UsageTotal> totals = new LinkedHashMap<>();
         for (UsageSegment segment : segments) {
             if (!counts(segment, query)) {
@@ -43,7 +40,7 @@ public final class UsageSums {
             UsageTotal.Key key = keyOf(segment, query.by());
             UsageTotal add = new UsageTotal(key, segment.kind(), (double) segment.gpu() * inside, (double) segment.cpuMillis() * inside, inside,
                     endedInside ? segment.lostGpuMillis() : 0, endedInside ? segment.lostCpuMillis() : 0, endedInside ? segment.usedCpuMillis() : 0,
-                    endedInside ? waitOf(segment, starts) : UsageTotal.Waits.NONE);
+                    endedInside ? waitOf(segment) : UsageTotal.Waits.NONE);
             totals.merge(List.of(key, segment.kind()), add, UsageSums::plus);
         }
         return ordered(List.copyOf(totals.values()));
@@ -61,23 +58,9 @@ public final class UsageSums {
         return overlaps && visible && counted;
     }
 
-    /** The wait a closed segment ends: a queued one whose run started where it ended. */
-    private static UsageTotal.Waits waitOf(UsageSegment segment, Set<List<Object>> starts) {
-        boolean wait = segment.kind() == UsageKind.QUEUED && starts.contains(List.of(segment.run(), segment.endMs()));
-        return wait ? UsageTotal.Waits.of(segment.endMs() - segment.startMs()) : UsageTotal.Waits.NONE;
-    }
-
-    /** Where a run began to hold resources: (run, start) of its segments in quota or borrowed, measurements left out. */
-    private static Set<List<Object>> starts(Iterable<UsageSegment> segments) {
-        Set<List<Object>> starts = new HashSet<>();
-        for (UsageSegment segment : segments) {
-            boolean held = segment.kind() == UsageKind.IN_QUOTA || segment.kind() == UsageKind.BORROWED;
-            boolean measurement = segment.endMs() != null && segment.endMs() == segment.startMs() && segment.gpu() == 0 && segment.cpuMillis() == 0;
-            if (held && !measurement && segment.run() != null) {
-                starts.add(List.of(segment.run(), segment.startMs()));
-            }
-        }
-        return starts;
+    /** The wait a closed segment ends, if it is one: counted whole. */
+    private static UsageTotal.Waits waitOf(UsageSegment segment) {
+        return segment.endsWait() ? UsageTotal.Waits.of(segment.endMs() - segment.startMs()) : UsageTotal.Waits.NONE;
     }
 
     /**
@@ -87,12 +70,11 @@ public final class UsageSums {
      */
     public static List<UsagePoint> series(List<UsageSegment> segments, UsageQuery query, UsageStep step) {
         step.requireWholeSteps(query);
-        Set<List<Object>> starts = starts(segments);
         Map<List<Object>, Steps> groups = new LinkedHashMap<>();
         for (UsageSegment segment : segments) {
             if (counts(segment, query)) {
                 UsageTotal.Key key = keyOf(segment, query.by());
-                groups.computeIfAbsent(List.of(key, segment.kind()), k -> new Steps(key, segment.kind(), query, step)).add(segment, starts);
+                groups.computeIfAbsent(List.of(key, segment.kind()), k -> new Steps(key, segment.kind(), query, step)).add(segment);
             }
         }
         // By step, and in a step in a report's order (the groups sorted once, not the points).
@@ -161,7 +143,7 @@ public final class UsageSums {
         }
 
         /** A segment {@link #counts} for the window: its time in each step, and what it ends in the step it ends in. */
-        void add(UsageSegment segment, Set<List<Object>> starts) {
+        void add(UsageSegment segment) {
             int first = stepOf(Math.max(segment.startMs(), since));
             int last = segment.endMs() == null ? ms.length - 1 : Math.min(ms.length - 1, stepOf(segment.endMs()));
             touching[first]++;
@@ -189,7 +171,7 @@ public final class UsageSums {
                 lostGpu[end] += segment.lostGpuMillis();
                 lostCpu[end] += segment.lostCpuMillis();
                 usedCpu[end] += segment.usedCpuMillis();
-                waits[end] = waits[end].plus(waitOf(segment, starts));
+                waits[end] = waits[end].plus(waitOf(segment));
             }
         }
 

@@ -9,6 +9,7 @@ import io.slipstream.store.UsageGrouping;
 import io.slipstream.store.UsagePoint;
 import io.slipstream.store.UsageQuery;
 import io.slipstream.store.UsageSegment;
+import io.slipstream.store.UsageStarts;
 import io.slipstream.store.UsageStep;
 import io.slipstream.store.UsageSums;
 import io.slipstream.store.UsageTotal;
@@ -40,12 +41,12 @@ final class UsageRows {
     static void record(Handle h, List<UsageChange> changes) {
         for (int i = 0; i < changes.size(); i++) {
             UsageChange change = changes.get(i);
+            boolean starts = UsageStarts.startsRun(changes, i);
             if (change instanceof UsageChange.Closed closed) {
-                boolean starts = startsAfter(changes, i, closed.run().value(), closed.at().toEpochMilli());
                 close(h, "run_id = :run", closed.run().value(), null, closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis(), starts);
             } else if (change instanceof UsageChange.Opened opened) {
                 // A run has one open segment: one left open (a change recorded twice) ends where the new one starts.
-                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, held(opened.kind()));
+                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, starts);
                 h.createUpdate("INSERT INTO usage_segments (run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms) "
                                 + "VALUES (:run, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :at)")
                         .bind("run", opened.run().value()).bind("kind", opened.kind().name()).bind("workspace", opened.workspace())
@@ -60,7 +61,7 @@ final class UsageRows {
                             .bind("gpu", lent.gpu()).bind("cpu", lent.cpuMillis()).bind("at", lent.at().toEpochMilli()).execute();
                 }
             } else if (change instanceof UsageChange.Measured measured) {
-                rollUp(h, UsageSegment.measured(measured), false); // a moment, not a stretch: straight into its hour and day
+                rollUp(h, UsageSegment.measured(measured)); // a moment, not a stretch: straight into its hour and day
             } else {
                 throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
             }
@@ -68,25 +69,8 @@ final class UsageRows {
     }
 
     /**
-     * Whether the run's segment closed by {@code changes[closing]} gives way to one that holds resources at once: the
-     * run starts (as {@link UsageSums} tells it from the segments: a held one begins where the queued one ends).
-     */
-    private static boolean startsAfter(List<UsageChange> changes, int closing, String run, long atMs) {
-        for (UsageChange later : changes.subList(closing + 1, changes.size())) {
-            if (later instanceof UsageChange.Opened opened && opened.run().value().equals(run)) {
-                return held(opened.kind()) && opened.at().toEpochMilli() == atMs;
-            }
-        }
-        return false;
-    }
-
-    private static boolean held(UsageKind kind) {
-        return kind == UsageKind.IN_QUOTA || kind == UsageKind.BORROWED;
-    }
-
-    /**
      * Ends the open segments {@code where} says at {@code atMs} (never before their start) and adds them to the roll-ups;
-     * a queued one is a wait if {@code starts}: its run starts at that moment.
+     * a queued one is a wait if {@code starts}: its run starts at that moment ({@link UsageStarts}).
      */
     private static void close(Handle h, String where, String run, QuotaId quota, long atMs, long lostGpu, long lostCpu, boolean starts) {
         var select = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE " + where + " AND end_ms IS NULL");
@@ -97,14 +81,15 @@ final class UsageRows {
         }
         List<Map.Entry<Long, UsageSegment>> open = select.map((rs, ctx) -> Map.entry(rs.getLong("id"), openSegment(rs))).list();
         for (Map.Entry<Long, UsageSegment> entry : open) {
-            UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu);
+            UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu, starts);
             h.createUpdate("UPDATE usage_segments SET end_ms = :end, lost_gpu_ms = :lostGpu, lost_cpu_ms = :lostCpu WHERE id = :id")
                     .bind("id", entry.getKey()).bind("end", segment.endMs()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
-            rollUp(h, segment, starts && segment.kind() == UsageKind.QUEUED);
+            rollUp(h, segment);
         }
     }
 
-    private static void rollUp(Handle h, UsageSegment segment, boolean wait) {
+    private static void rollUp(Handle h, UsageSegment segment) {
+        boolean wait = segment.endsWait();
         long waited = wait ? segment.endMs() - segment.startMs() : 0;
         for (UsageBuckets.Share share : UsageBuckets.split(segment.startMs(), segment.endMs())) {
             long lostGpu = share.endsHere() ? segment.lostGpuMillis() : 0;
