@@ -85,14 +85,15 @@ public final class UsageSeriesService {
         return switch (of) {
             case QUOTA -> {
                 Map<QuotaId, String> pools = this.pools.get();
-                yield view(window, of, start, points, total -> total.key(), pools::get, null);
+                yield view(window, of, start, now, points, total -> total.key(), pools::get, null);
             }
             case POOL -> {
                 Map<QuotaId, String> pools = this.pools.get();
-                yield view(window, of, start, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
+                yield view(window, of, start, now, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
                         total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
             }
-            case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null, capacityGpu.get());
+            case CLUSTER -> view(window, of, start, now, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
+                    capacityGpu.get());
         };
     }
 
@@ -103,9 +104,11 @@ public final class UsageSeriesService {
 
     /**
      * The view of {@code points} (by quota, at the window's grain): each point's total put under its series'
-     * key ({@code seriesKey}; a pool's name goes in the key's quota) and into the step that holds it. Pure.
+     * key ({@code seriesKey}; a pool's name goes in the key's quota) and into the step that holds it. A step's
+     * averages are over its time until {@code now}: the step that holds now over its part so far (over all of it, its
+     * bar would dip for the hours still to come), and steps wholly after now have no point. Pure.
      */
-    static UsageSeriesView view(UsageWindow window, Of of, Instant since, List<UsagePoint> points,
+    static UsageSeriesView view(UsageWindow window, Of of, Instant since, Instant now, List<UsagePoint> points,
                                 Function<UsageTotal, UsageTotal.Key> seriesKey,
                                 Function<QuotaId, String> poolOfQuota, Integer capacityGpu) {
         long start = since.toEpochMilli();
@@ -122,7 +125,11 @@ public final class UsageSeriesService {
         }
         List<UsageSeriesView.Series> series = new ArrayList<>();
         bySeries.forEach((key, steps) -> {
-            List<UsageSeriesView.Point> shown = steps.stream().map(totals -> point(totals, window.stepMs())).toList();
+            List<UsageSeriesView.Point> shown = new ArrayList<>();
+            for (int i = 0; i < steps.size() && start + i * window.stepMs() < now.toEpochMilli(); i++) {
+                long stepStart = start + i * window.stepMs();
+                shown.add(point(steps.get(i), Math.min(stepStart + window.stepMs(), now.toEpochMilli()) - stepStart));
+            }
             List<UsageTotal> all = steps.stream().flatMap(List::stream).toList();
             series.add(switch (of) {
                 case QUOTA -> new UsageSeriesView.Series(key.workspace(), key.quota(),
@@ -150,11 +157,11 @@ public final class UsageSeriesService {
         return empty;
     }
 
-    /** One step's averages over its {@code stepMs}. */
+    /** One step's averages over its {@code stepMs} until now. */
     private static UsageSeriesView.Point point(List<UsageTotal> totals, long stepMs) {
         Map<UsageKind, UsageTotal> byKind = byKind(totals);
         UsageTotal.Waits waits = waits(totals);
-        return new UsageSeriesView.Point(average(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
+        return new UsageSeriesView.Point(hours(stepMs), average(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
                 average(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs), average(byKind.get(UsageKind.LENT).gpuMillis(), stepMs),
                 average(byKind.get(UsageKind.QUEUED).millis(), stepMs), average(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(),
                 meanHours(waits), waits.count() == 0 ? null : hours(waits.longestMillis()));

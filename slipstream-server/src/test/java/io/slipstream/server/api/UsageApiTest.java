@@ -226,12 +226,14 @@ class UsageApiTest {
                 JsonNode line = line(report, "quota", one.get("quota").asString());
                 assertThat(one.at("/totals/gpuHours")).as("%s %s", window, one.get("quota")).isEqualTo(line.get("gpuHours"));
                 assertThat(one.at("/totals/queued")).isEqualTo(line.get("queued"));
+                // The window ends with the step that holds now: each step has a point, the last averaged over its part so far.
                 assertThat(one.get("points").size()).isEqualTo(series.get("buckets").size());
-                double stepHours = series.get("stepHours").asDouble();
+                assertThat(one.get("points").get(one.get("points").size() - 1).get("hours").asDouble())
+                        .isPositive().isLessThanOrEqualTo(series.get("stepHours").asDouble());
                 for (String kind : java.util.List.of("inQuota", "borrowed", "lent")) {
                     double summed = 0;
                     for (JsonNode point : one.get("points")) {
-                        summed += point.path(kind).asDouble() * stepHours;
+                        summed += point.get(kind).asDouble() * point.get("hours").asDouble();
                     }
                     assertThat(summed).as("%s %s %s", window, one.get("quota"), kind)
                             .isCloseTo(one.at("/totals/gpuHours/" + kind).asDouble(), org.assertj.core.data.Offset.offset(1e-4));
@@ -254,8 +256,10 @@ class UsageApiTest {
 
     /**
      * A series of team-s and the report of its window, read while nothing moved: a report read before and after the
-     * series the same (a run's or a quota's lending's segment still open grows with the clock between the reads). Read
-     * again a moment later until then (the loop closes the last lending on its next cycle).
+     * series the same, and the series' totals (a run's or a quota's lending's segment still open grows with the clock
+     * between the reads). Read again a moment later until then (the loop closes the last lending on its next cycle).
+     * The points themselves move on with the clock all the same: the step that holds now is averaged over its part so
+     * far.
      */
     private static JsonNode[] stillReads(String window) {
         String asked = "/api/v1/usage/series?by=quota&workspace=team-s&window=" + window;
@@ -267,8 +271,12 @@ class UsageApiTest {
                     JsonNode before = server.get(report, uma).json();
                     JsonNode again = server.get(asked, uma).json();
                     JsonNode after = server.get(report, uma).json();
-                    return before.equals(after) && series.equals(again) ? new JsonNode[] {series, before} : null;
+                    return before.equals(after) && totals(series).equals(totals(again)) ? new JsonNode[] {series, before} : null;
                 }, read -> read != null);
+    }
+
+    private static java.util.List<JsonNode> totals(JsonNode series) {
+        return java.util.stream.StreamSupport.stream(series.get("series").spliterator(), false).map(s -> s.get("totals")).toList();
     }
 
     /**

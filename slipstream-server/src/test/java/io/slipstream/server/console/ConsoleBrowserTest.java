@@ -445,10 +445,9 @@ class ConsoleBrowserTest {
             }
             assertThat(shown).as("the %s's totals beside the charts", window).isEqualTo(reported);
             assertThat(shown.get("team-a/gpus").get("inQuota")).as("the seeded 5.5 h of 8 GPUs, and more").isGreaterThanOrEqualTo(44.0);
-            double stepHours = Double.parseDouble(browser.findElement(By.id("usage-charts")).getDomAttribute("data-step-hours"));
             for (String series : shown.keySet()) {
                 for (String kind : List.of("inQuota", "borrowed")) {
-                    assertThat(barSum(series, kind) * stepHours).as("%s: %s's %s bars", window, series, kind)
+                    assertThat(barSum(series, kind)).as("%s: %s's %s bars", window, series, kind)
                             .isCloseTo(shown.get(series).get(kind), Offset.offset(1e-3));
                 }
             }
@@ -521,10 +520,10 @@ class ConsoleBrowserTest {
         return shown;
     }
 
-    /** The values of a series' bars of one kind, added up. */
+    /** The GPU-hours of a series' bars of one kind: each bar's average times the hours it is over, added up. */
     private static double barSum(String series, String kind) {
         Object sum = ((JavascriptExecutor) browser).executeScript("return [...document.querySelectorAll(arguments[0])]"
-                + ".reduce((a, r) => a + Number(r.dataset.value), 0)", ".usage-card[data-series='" + series + "'] rect[data-kind='" + kind + "']");
+                + ".reduce((a, r) => a + Number(r.dataset.value) * Number(r.dataset.hours), 0)", ".usage-card[data-series='" + series + "'] rect[data-kind='" + kind + "']");
         return ((Number) sum).doubleValue();
     }
 
