@@ -161,10 +161,12 @@ public final class UsageSeriesService {
     private static UsageSeriesView.Point point(List<UsageTotal> totals, long stepMs) {
         Map<UsageKind, UsageTotal> byKind = byKind(totals);
         UsageTotal.Waits waits = waits(totals);
-        return new UsageSeriesView.Point(hours(stepMs), average(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
-                average(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs), average(byKind.get(UsageKind.LENT).gpuMillis(), stepMs),
-                average(byKind.get(UsageKind.QUEUED).millis(), stepMs), average(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(),
-                meanHours(waits), waits.count() == 0 ? null : hours(waits.longestMillis()));
+        // Averages rounded as the report's hours are (UsageService.ratio): no float noise in charts' figures.
+        return new UsageSeriesView.Point(UsageService.hours(stepMs), UsageService.ratio(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.LENT).gpuMillis(), stepMs), UsageService.ratio(byKind.get(UsageKind.QUEUED).millis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(), meanHours(waits),
+                waits.count() == 0 ? null : UsageService.hours(waits.longestMillis()));
     }
 
     /** The window's totals: the report's hours ({@link UsageService#view} of the same totals) and the waits. */
@@ -172,7 +174,7 @@ public final class UsageSeriesService {
         UsageReportView.Line line = UsageService.line(new UsageTotal.Key(null, null, null, null), all);
         UsageTotal.Waits waits = waits(all);
         return new UsageSeriesView.Totals(line.gpuHours(), line.queued(), waits.count(), meanHours(waits),
-                waits.count() == 0 ? null : hours(waits.longestMillis()));
+                waits.count() == 0 ? null : UsageService.hours(waits.longestMillis()));
     }
 
     private static Map<UsageKind, UsageTotal> byKind(List<UsageTotal> totals) {
@@ -193,15 +195,6 @@ public final class UsageSeriesService {
     }
 
     private static Double meanHours(UsageTotal.Waits waits) {
-        return waits.count() == 0 ? null : hours((double) waits.millis() / waits.count());
-    }
-
-    /** An average over a step, to a millionth (no float noise in charts' figures). */
-    private static double average(double millis, long stepMs) {
-        return Math.round(millis / stepMs * 1e6) / 1e6;
-    }
-
-    private static double hours(double millis) {
-        return Math.round(millis / MILLIS_PER_HOUR * 1e6) / 1e6;
+        return waits.count() == 0 ? null : UsageService.hours((double) waits.millis() / waits.count());
     }
 }

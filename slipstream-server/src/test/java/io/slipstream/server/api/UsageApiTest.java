@@ -320,5 +320,13 @@ class UsageApiTest {
         assertThat(workspace.status()).isEqualTo(400);
         assertThat(workspace.json().at("/problems/0/field").asString()).isEqualTo("workspace");
         assertThat(server.get("/api/v1/usage/series?until=yesterday", uma).json().at("/problems/0/field").asString()).isEqualTo("until");
+        // A series' window is named, never given by since: a parameter it does not take is refused, not ignored.
+        Response since = server.get("/api/v1/usage/series?window=day&since=2d", uma);
+        assertThat(since.status()).isEqualTo(400);
+        assertThat(since.json().at("/problems/0/field").asString()).isEqualTo("since");
+        assertThat(since.json().at("/problems/0/message").asString()).contains("by, until, window, workspace");
+        // Names are read in any case, as the report's are.
+        assertThat(server.get("/api/v1/usage/series?window=DAY&by=Quota", uma).status()).isEqualTo(200);
+        assertThat(server.get("/api/v1/usage?by=QUOTA", uma).status()).isEqualTo(200);
     }
 }

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * The SQL of {@link JdbcStore}'s usage accounting. Segments live in {@code usage_segments} while open; when one closes,
@@ -137,22 +138,12 @@ final class UsageRows {
                 + (days ? " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'D' AND bucket_ms >= :firstDay AND bucket_ms < :lastDay" + filter
                         + " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :lastDay AND bucket_ms < :until" + filter : "")
                 + ") r GROUP BY " + groupBy;
-        var q = h.createQuery(rollups).bind("since", since).bind("until", until).bind("hoursUntil", days ? firstDay : until);
+        var q = bindWorkspaces(h.createQuery(rollups), query).bind("since", since).bind("until", until).bind("hoursUntil", days ? firstDay : until);
         if (days) {
             q.bind("firstDay", firstDay).bind("lastDay", lastDay);
         }
-        if (query.workspaces() != null) {
-            q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
         List<UsageTotal> totals = new ArrayList<>(q.map((rs, ctx) -> total(rs, keys)).list());
-        // The open segments (one per run not ended, one per quota lending now) count until now.
-        var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
-                .bind("until", until);
-        if (query.workspaces() != null) {
-            open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
-        List<UsageSegment> segments = open.map((rs, ctx) -> openSegment(rs)).list();
-        totals.addAll(UsageSums.of(segments, query));
+        totals.addAll(UsageSums.of(openSegments(h, query), query));
         return UsageSums.merged(totals);
     }
 
@@ -168,22 +159,27 @@ final class UsageRows {
         List<String> keys = keyColumns(query.by());
         String groupBy = "bucket_ms, " + String.join(", ", keys) + ", kind";
         String filter = filter(query);
-        var q = h.createQuery("SELECT " + groupBy + ", " + SUMS + " FROM usage_rollups WHERE grain = :grain AND bucket_ms >= :since "
-                        + "AND bucket_ms < :until" + filter + " GROUP BY " + groupBy)
+        var q = bindWorkspaces(h.createQuery("SELECT " + groupBy + ", " + SUMS + " FROM usage_rollups WHERE grain = :grain AND bucket_ms >= :since "
+                        + "AND bucket_ms < :until" + filter + " GROUP BY " + groupBy), query)
                 .bind("grain", String.valueOf(step.grain())).bind("since", query.since().toEpochMilli()).bind("until", query.until().toEpochMilli());
-        var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
-                .bind("until", query.until().toEpochMilli());
-        if (query.workspaces() != null) {
-            q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-            open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
         List<UsagePoint> points = new ArrayList<>(q.map((rs, ctx) -> new UsagePoint(rs.getLong("bucket_ms"), total(rs, keys))).list());
-        points.addAll(UsageSums.series(open.map((rs, ctx) -> openSegment(rs)).list(), query, step));
+        points.addAll(UsageSums.series(openSegments(h, query), query, step));
         Map<Long, List<UsageTotal>> byBucket = new TreeMap<>();
         points.forEach(p -> byBucket.computeIfAbsent(p.bucketMs(), b -> new ArrayList<>()).add(p.total()));
         List<UsagePoint> merged = new ArrayList<>();
         byBucket.forEach((bucket, totals) -> UsageSums.merged(totals).forEach(total -> merged.add(new UsagePoint(bucket, total))));
         return merged;
+    }
+
+    /** The open segments a query counts (one per run not ended, one per quota lending now): they count until now. */
+    private static List<UsageSegment> openSegments(Handle h, UsageQuery query) {
+        return bindWorkspaces(h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until"
+                + filter(query)), query).bind("until", query.until().toEpochMilli()).map((rs, ctx) -> openSegment(rs)).list();
+    }
+
+    /** Binds {@code <workspaces>} of {@link #filter}, where the query names them. */
+    private static Query bindWorkspaces(Query q, UsageQuery query) {
+        return query.workspaces() == null ? q : q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
     }
 
     private static UsageTotal total(java.sql.ResultSet rs, List<String> keys) throws java.sql.SQLException {
