@@ -9,8 +9,8 @@ import java.time.Instant;
 import java.util.Set;
 
 /**
- * The query of the usage charts ({@code GET /api/v1/usage/series}): the window (default: a week) ending with the step
- * that holds {@code until} (default: now), what the series are of (default: quotas), and a workspace (only by quota).
+ * The query of the usage charts ({@code GET /api/v1/usage/series}): the window (default: a week) ending at {@code until}
+ * (default: now) rounded up to a whole step, what the series are of (default: quotas), and a workspace (only by quota).
  * Every problem is named by its field; a parameter it does not take ({@code since}, say) is one.
  */
 record UsageSeriesParams(UsageWindow window, UsageSeriesService.Of of, String workspace, Instant until) {

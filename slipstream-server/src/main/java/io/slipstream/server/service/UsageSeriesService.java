@@ -68,7 +68,10 @@ public final class UsageSeriesService {
         this.capacityGpu = capacityGpu;
     }
 
-    /** The series of {@code window} ending with the step that holds {@code until}; {@code workspace} only {@link Of#QUOTA}. */
+    /**
+     * The series of {@code window} ending at {@code until} rounded up to a whole step (half-open); {@code workspace}
+     * only {@link Of#QUOTA}.
+     */
     public UsageSeriesView series(Principal caller, UsageWindow window, Of of, String workspace, Instant until, Instant now) {
         // Before the store is read: a pool's or the cluster's history holds other teams' figures.
         if (of != Of.QUOTA && !caller.admin()) {
