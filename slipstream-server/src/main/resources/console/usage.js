@@ -1,4 +1,4 @@
-// Usage charts: per quota, per sharing pool or (admins) for the cluster, a day by hour, a week by six hours or a month
+// Usage charts: per quota or (admins) per sharing pool or for the cluster, a day by hour, a week by six hours or a month
 // by day: GPUs held in quota, borrowed and lent, the queue's length and the waits, from GET /api/v1/usage/series.
 // Drawn as SVG with DOM calls (no library, nothing to build; the CSP allows no inline script or style, and colours
 // come from console.css classes). Every figure drawn is also in the element's data-* attributes and its tooltip, and
@@ -11,14 +11,17 @@ const GPU_HEIGHT = 140;
 const QUEUE_HEIGHT = 70;
 const LEFT = 44;
 const KINDS = [['inQuota', 'in quota'], ['borrowed', 'borrowed']];
+// What each window is: a month is 30 UTC days, not a calendar month.
+const WINDOWS = [['day', 'last 24 hours'], ['week', 'last 7 days'], ['month', 'last 30 days']];
 
 export function usagePage(main, ctx) {
   const abort = new AbortController();
   const windowSelect = el('select', {id: 'usage-window', 'aria-label': 'window'},
-    ['day', 'week', 'month'].map((w) => el('option', {value: w}, 'last ' + w)));
+    WINDOWS.map(([w, label]) => el('option', {value: w}, label)));
+  // A pool's and the cluster's figures hold other teams' usage: the server answers them to admins only.
   const bySelect = el('select', {id: 'usage-by', 'aria-label': 'series of'},
-    el('option', {value: 'quota'}, 'per quota'), el('option', {value: 'pool'}, 'per sharing pool'),
-    ctx.who.admin ? el('option', {value: 'cluster'}, 'cluster') : null);
+    el('option', {value: 'quota'}, 'per quota'),
+    ctx.who.admin ? [el('option', {value: 'pool'}, 'per sharing pool'), el('option', {value: 'cluster'}, 'cluster')] : null);
   const where = el('span', {id: 'usage-where', class: 'muted'});
   const charts = el('section', {id: 'usage-charts'});
   replace(main, el('h1', {}, 'Usage'),
@@ -30,12 +33,13 @@ export function usagePage(main, ctx) {
   let loads = 0;
   async function load() {
     const mine = ++loads;
+    // An answer to an older choice, come late, is not shown: neither its figures nor its failure.
     try {
       const query = new URLSearchParams({window: windowSelect.value, by: bySelect.value});
       const data = await api.get('/api/v1/usage/series?' + query, abort.signal);
-      if (mine === loads) show(data); // an answer to an older choice, come late, is not shown
+      if (mine === loads) show(data);
     } catch (e) {
-      ctx.fail(e);
+      if (mine === loads) ctx.fail(e);
     }
   }
 
@@ -81,7 +85,7 @@ function gpuChart(data, s) {
   const capacity = data.capacityGpu;
   const top = Math.max(1, capacity || 0, ...s.points.map((p) => Math.max(p.inQuota + p.borrowed, p.lent)));
   const scale = (GPU_HEIGHT - 14) / top;
-  const step = (WIDTH - LEFT) / s.points.length;
+  const step = (WIDTH - LEFT) / data.buckets.length; // the steps after now have no point
   const bars = [];
   s.points.forEach((p, i) => {
     let base = GPU_HEIGHT;
@@ -90,7 +94,7 @@ function gpuChart(data, s) {
       base -= height;
       if (p[kind] > 0) {
         bars.push(svg('rect', {class: 'usage-' + kind, x: LEFT + i * step + 1, y: base, width: Math.max(1, step - 2), height,
-          dataset: {bucket: data.buckets[i], kind, value: p[kind]}}, svg('title', {}, when(data.buckets[i]) + ': ' + fixed(p[kind]) + ' GPUs ' + label)));
+          dataset: {bucket: data.buckets[i], kind, value: p[kind], hours: p.hours}}, svg('title', {}, when(data.buckets[i]) + ': ' + fixed(p[kind]) + ' GPUs ' + label)));
       }
     }
   });
@@ -110,7 +114,7 @@ function gpuChart(data, s) {
 function queueChart(data, s) {
   const top = Math.max(1, ...s.points.map((p) => p.queued));
   const scale = (QUEUE_HEIGHT - 12) / top;
-  const step = (WIDTH - LEFT) / s.points.length;
+  const step = (WIDTH - LEFT) / data.buckets.length; // the steps after now have no point
   return svg('svg', {class: 'usage-chart queue-chart', viewBox: '0 0 ' + WIDTH + ' ' + QUEUE_HEIGHT, role: 'img',
     'aria-label': 'queue length and waits per step'},
   axis(top, QUEUE_HEIGHT, 'queued'),
@@ -157,13 +161,17 @@ function totalsTable(data, s) {
       row('runs started after waiting', 'waits', t.waits, String(t.waits)),
       row('mean wait', 'meanWaitHours', t.meanWaitHours, duration(t.meanWaitHours)),
       row('longest wait', 'longestWaitHours', t.longestWaitHours, duration(t.longestWaitHours)),
-      data.capacityGpu ? row('utilization of ' + data.capacityGpu + ' GPUs', 'utilization', utilization(data, t),
-        (100 * utilization(data, t)).toFixed(1) + ' %') : null));
+      data.capacityGpu && utilization(data, s) !== null ? row('utilization of ' + data.capacityGpu + ' GPUs', 'utilization',
+        utilization(data, s), (100 * utilization(data, s)).toFixed(1) + ' %') : null));
 }
 
-/** GPU-hours held over the GPU-hours the nodes have now, in the whole window. */
-function utilization(data, t) {
-  return (t.gpuHours.inQuota + t.gpuHours.borrowed) / (data.capacityGpu * data.stepHours * data.buckets.length);
+/**
+ * GPU-hours held over the GPU-hours the nodes have now, over the window until now (the points' hours: the hours still
+ * to come are no idle capacity yet); null before anything happened.
+ */
+function utilization(data, s) {
+  const hours = s.points.reduce((sum, p) => sum + p.hours, 0);
+  return hours > 0 ? (s.totals.gpuHours.inQuota + s.totals.gpuHours.borrowed) / (data.capacityGpu * hours) : null;
 }
 
 function seriesTotals(s) {

@@ -251,6 +251,18 @@ class DamagedStoreTest {
                 .hasMessageContaining(storeFile(dataDir).toString()).hasMessageContaining("lacks the tables nodes_down");
     }
 
+    /** V20 added columns only: a store whose history says it ran but whose file lacks them is refused before any write fails. */
+    @Test
+    void aStoreWithoutAColumnItsMigrationsAddedIsRefused() throws Exception {
+        copyTree(seeded.resolve("data"), dataDir);
+        try (Connection db = DriverManager.getConnection("jdbc:h2:file:" + dataDir.resolve("store").resolve("slipstream") + RAW, "sa", "")) {
+            db.createStatement().execute("ALTER TABLE usage_rollups DROP COLUMN waited_ms");
+        }
+        assertThatThrownBy(() -> TestServer.start(dataDir)).isInstanceOf(StoreDamagedException.class)
+                .hasMessageContaining(storeFile(dataDir).toString()).hasMessageContaining("lacks the column usage_rollups.waited_ms")
+                .hasMessageContaining("migration 20");
+    }
+
     @Test
     void anUndamagedStoreStartsWithEveryRun() throws IOException {
         copyTree(seeded.resolve("data"), dataDir);

@@ -22,8 +22,14 @@ public enum UsageStep {
         return grain;
     }
 
-    /** Whether {@code query}'s window is whole steps, as a series of it must be. */
-    public boolean divides(UsageQuery query) {
-        return query.since().toEpochMilli() % millis == 0 && query.until().toEpochMilli() % millis == 0;
+    /**
+     * Checks that {@code query}'s window is whole steps, as a series of it must be.
+     *
+     * @throws IllegalArgumentException if it is not
+     */
+    public void requireWholeSteps(UsageQuery query) {
+        if (query.since().toEpochMilli() % millis != 0 || query.until().toEpochMilli() % millis != 0) {
+            throw new IllegalArgumentException("a series by " + this + " needs a window of whole steps: " + query.since() + " to " + query.until());
+        }
     }
 }

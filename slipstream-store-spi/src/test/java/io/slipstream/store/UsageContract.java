@@ -218,6 +218,30 @@ interface UsageContract {
         assertThat(all.stream().filter(t -> t.kind() != UsageKind.QUEUED).map(UsageTotal::waits)).containsOnly(UsageTotal.Waits.NONE);
     }
 
+    /**
+     * Where a store could tell a start two ways, every store tells it one way ({@link UsageStarts}): from the changes
+     * that end the queued stretch, as they are applied.
+     */
+    @Test
+    default void aStartIsToldFromTheChangesThatEndTheQueuedStretchTheSameByEveryStore() {
+        // e: queued 0-1, closed in one call and started in quota at 1 in the next: the stretch was closed and counted before.
+        store().commit(tx -> tx.recordUsage(List.of(open("e", UsageKind.QUEUED, "team-a", "q", "erin", "train", 1, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(close("e", 1, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(open("e", UsageKind.IN_QUOTA, "team-a", "q", "erin", "train", 1, 1))));
+        // f: queued 0-2, then started holding nothing (no GPU, no CPU) and ended at once: a start all the same.
+        store().commit(tx -> tx.recordUsage(List.of(open("f", UsageKind.QUEUED, "team-a", "q", "fay", "train", 0, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(close("f", 2, 0), open("f", UsageKind.IN_QUOTA, "team-a", "q", "fay", "train", 0, 2))));
+        store().commit(tx -> tx.recordUsage(List.of(close("f", 2, 0))));
+        // g: queued 0-3, then borrowed from 3 with no close before (the opening ends the queued stretch itself): a start.
+        store().commit(tx -> tx.recordUsage(List.of(open("g", UsageKind.QUEUED, "team-a", "q", "gus", "train", 1, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(open("g", UsageKind.BORROWED, "team-a", "q", "gus", "train", 1, 3))));
+        // h: queued 0-4, closed and started at another instant (not where the stretch ended): no start of that stretch.
+        store().commit(tx -> tx.recordUsage(List.of(open("h", UsageKind.QUEUED, "team-a", "q", "hal", "train", 1, 0))));
+        store().commit(tx -> tx.recordUsage(List.of(close("h", 4, 0), open("h", UsageKind.IN_QUOTA, "team-a", "q", "hal", "train", 1, 5))));
+        List<UsageTotal> totals = store().usage().totals(window(UsageGrouping.QUOTA, 0, 24, 24, null));
+        assertThat(waits(totals, new UsageTotal.Key("team-a", "q", null, null))).isEqualTo(new UsageTotal.Waits(2, 5 * 3_600_000L, 3 * 3_600_000L));
+    }
+
     @Test
     default void aSeriesHoldsEachStepsTotalsWhichAddUpToTheWindowsTotals() {
         waitsAndAGiveUp();

@@ -4,9 +4,11 @@ import java.util.List;
 
 /**
  * The usage report's figures step by step over a window, for charts: a {@code day} by hour, a {@code week} by six
- * hours, a {@code month} by UTC day, ending with the step that holds {@code until}. {@code buckets} are the steps'
- * starts; each series has one point per bucket, in that order. Series are {@code by} quota, by sharing pool or, for an
- * admin, the whole {@code cluster}, whose GPUs are {@code capacityGpu} (the nodes' now; {@code null} in other series).
+ * hours, a {@code month} (30 days) by UTC day, ending at {@code until} rounded up to a whole step (half-open:
+ * {@code since} is in it, {@code until} is not). {@code buckets} are the steps' starts; each series has one point per
+ * bucket, in that order, up to the step that holds now (a step wholly after now has none: nothing has happened in it
+ * yet). Series are {@code by} quota, by sharing pool or, for an admin, the whole {@code cluster}, whose GPUs are
+ * {@code capacityGpu} (the nodes' now; {@code null} in other series).
  */
 public record UsageSeriesView(String window, String since, String until, String step, double stepHours, String by, List<String> buckets,
                               List<Series> series, Integer capacityGpu) {
@@ -19,11 +21,12 @@ public record UsageSeriesView(String window, String since, String until, String 
     }
 
     /**
-     * One step's averages: GPUs held on guarantees ({@code inQuota}), on borrowed capacity, and of guarantees lent;
-     * the queue's length ({@code queued}, runs) and the GPUs it asked for; and the {@code waits} that ended in the step
-     * (runs that started after queueing), with their mean and longest length in hours ({@code null}: none ended).
+     * One step's averages over its {@code hours} (the step's, or for the step that holds now its part so far): GPUs
+     * held on guarantees ({@code inQuota}), on borrowed capacity, and of guarantees lent; the queue's length
+     * ({@code queued}, runs) and the GPUs it asked for; and the {@code waits} that ended in the step (runs that started
+     * after queueing), with their mean and longest length in hours ({@code null}: none ended).
      */
-    public record Point(double inQuota, double borrowed, double lent, double queued, double queuedGpu, long waits, Double meanWaitHours,
+    public record Point(double hours, double inQuota, double borrowed, double lent, double queued, double queuedGpu, long waits, Double meanWaitHours,
                         Double longestWaitHours) {
     }
 

@@ -46,7 +46,7 @@ final class DocumentRoutes {
         this.documents = documents;
         this.quotaLedger = quotaLedger;
         this.usage = usage;
-        this.usageSeries = new UsageSeriesService(store, quotaLedger::ledger);
+        this.usageSeries = new UsageSeriesService(store, quotaLedger::pools, () -> quotaLedger.ledger().capacity().gpu());
         this.secrets = secrets;
         this.clock = clock;
     }

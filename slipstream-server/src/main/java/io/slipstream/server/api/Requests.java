@@ -7,6 +7,11 @@ import io.slipstream.api.problem.Problems;
 import io.slipstream.server.auth.Principal;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * What a handler reads of a request: who calls (authenticated before any route runs), the body, and the query's
@@ -96,6 +101,32 @@ final class Requests {
             problems.add("labelSelector", e.getMessage());
             return LabelSelector.EVERYTHING;
         }
+    }
+
+    /**
+     * The query parameter {@code name} as one of {@code type}'s constants, in any case ({@code quota}, {@code QUOTA});
+     * {@code fallback} when absent. A value that is none of them is a problem listing them, lower case.
+     */
+    static <E extends Enum<E>> E enumParam(Context ctx, String name, Class<E> type, E fallback, Problems problems) {
+        String value = ctx.queryParam(name);
+        if (value == null) {
+            return fallback;
+        }
+        for (E constant : type.getEnumConstants()) {
+            if (constant.name().equalsIgnoreCase(value)) {
+                return constant;
+            }
+        }
+        String allowed = Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", "));
+        problems.add(name, "must be one of " + allowed + " (is '" + (value.length() > 64 ? value.substring(0, 64) + "..." : value) + "')");
+        return null;
+    }
+
+    /** Every query parameter is one of {@code known}: one that is not (a typo, or one of another route) is a problem, not ignored. */
+    static void onlyParams(Context ctx, Set<String> known, Problems problems) {
+        new TreeSet<>(ctx.queryParamMap().keySet()).stream().filter(name -> !known.contains(name))
+                .forEach(name -> problems.add(name.length() > 64 ? name.substring(0, 64) + "..." : name,
+                        "is not a parameter of this request (it takes " + String.join(", ", new TreeSet<>(known)) + ")"));
     }
 
     static boolean boolParam(Context ctx, String name) {

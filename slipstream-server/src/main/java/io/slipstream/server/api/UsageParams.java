@@ -7,7 +7,6 @@ import io.slipstream.store.UsageGrouping;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Locale;
 
 /**
  * The query of a usage report ({@code GET /api/v1/usage}): the window (default: the seven days before {@code until},
@@ -21,15 +20,7 @@ record UsageParams(Instant since, Instant until, UsageGrouping by, String worksp
         Instant since = Requests.timeParam(ctx, "since", problems, clock);
         Instant until = Requests.timeParam(ctx, "until", problems, clock);
         String workspace = Requests.nameParam(ctx, "workspace", problems);
-        UsageGrouping by = UsageGrouping.WORKSPACE;
-        String byParam = ctx.queryParam("by");
-        if (byParam != null) {
-            try {
-                by = UsageGrouping.valueOf(byParam.toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                problems.add("by", "must be one of workspace, quota, user, job (is '" + (byParam.length() > 64 ? byParam.substring(0, 64) + "..." : byParam) + "')");
-            }
-        }
+        UsageGrouping by = Requests.enumParam(ctx, "by", UsageGrouping.class, UsageGrouping.WORKSPACE, problems);
         problems.throwIfAny("the query is invalid");
         Instant end = until == null ? now : until;
         Instant start = since == null ? end.minus(DEFAULT_WINDOW) : since;

@@ -10,15 +10,20 @@ import io.slipstream.api.wire.ResourcesView;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.model.RunRecord;
+import io.slipstream.api.spec.QuotaSpec;
+import io.slipstream.scheduler.ClusterSnapshot;
 import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.PendingRun;
 import io.slipstream.scheduler.QuotaLedger;
+import io.slipstream.scheduler.QuotaState;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.server.auth.Principal;
 import io.slipstream.server.control.LiveSnapshot;
 import io.slipstream.store.Store;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -44,6 +49,18 @@ public final class QuotaLedgerService {
 
     public QuotaLedger ledger() {
         return QuotaLedger.of(LiveSnapshot.read(store, nodes.get()).snapshot());
+    }
+
+    /**
+     * Each quota's sharing pool now, from the quota documents alone, by the ledger's own rules: what the usage charts
+     * name a quota's pool by, without the runs, instances and nodes a whole ledger reads.
+     */
+    public Map<QuotaId, String> pools() {
+        List<QuotaState> quotas = store.documents().list(Kind.Quota, null).stream()
+                .map(stored -> QuotaState.of(stored.document().workspace(), stored.document().name(), (QuotaSpec) stored.document().spec())).toList();
+        Map<QuotaId, String> pools = new TreeMap<>();
+        QuotaLedger.of(new ClusterSnapshot(List.of(), quotas, List.of(), List.of())).quotas().forEach(q -> pools.put(q.quota(), q.pool()));
+        return pools;
     }
 
     /** The quota's live figures ({@code null} for one the ledger was read without: created just after). */

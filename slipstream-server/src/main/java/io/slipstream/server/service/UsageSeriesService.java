@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -38,9 +37,11 @@ public final class UsageSeriesService {
         /** The caller's quotas (and their runs without one), as the report by quota has them. */
         QUOTA,
         /**
-         * The sharing pools the caller has a quota in (admins: all) and the pool of runs without a quota, as
-         * {@code GET /api/v1/pools} shows them: sums over teams, no workspace named. A quota belongs to the pool it is
-         * in now; usage of a quota deleted since is in no pool.
+         * Every sharing pool and the pool of runs without a quota: sums over teams, no workspace named; for admins. A
+         * member who saw a pool's history could take their own quotas' series from it and have the other teams' (and
+         * the pool of runs without a quota is every workspace's): other teams' figures are their business, as in
+         * {@code GET /api/v1/pools}, which shows a member their own quotas' shares only. A quota belongs to the pool it
+         * is in now; usage of a quota deleted since is in no pool.
          */
         POOL,
         /** Everything, beside the nodes' GPUs: for admins. */
@@ -53,17 +54,29 @@ public final class UsageSeriesService {
             .comparing(UsageTotal.Key::workspace, Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(UsageTotal.Key::quota, Comparator.nullsFirst(Comparator.naturalOrder()));
     private final Store store;
-    private final Supplier<QuotaLedger> ledger;
+    private final Supplier<Map<QuotaId, String>> pools;
+    private final Supplier<Integer> capacityGpu;
 
-    public UsageSeriesService(Store store, Supplier<QuotaLedger> ledger) {
+    /**
+     * @param pools each quota's sharing pool now (from the quota documents: the runs and nodes a whole ledger reads are
+     *              not needed to name a pool)
+     * @param capacityGpu the GPUs of the schedulable nodes now, beside the cluster's series
+     */
+    public UsageSeriesService(Store store, Supplier<Map<QuotaId, String>> pools, Supplier<Integer> capacityGpu) {
         this.store = store;
-        this.ledger = ledger;
+        this.pools = pools;
+        this.capacityGpu = capacityGpu;
     }
 
-    /** The series of {@code window} ending with the step that holds {@code until}; {@code workspace} only {@link Of#QUOTA}. */
+    /**
+     * The series of {@code window} ending at {@code until} rounded up to a whole step (half-open); {@code workspace}
+     * only {@link Of#QUOTA}.
+     */
     public UsageSeriesView series(Principal caller, UsageWindow window, Of of, String workspace, Instant until, Instant now) {
-        if (of == Of.CLUSTER && !caller.admin()) {
-            throw ApiException.forbidden("only admins see the whole cluster's usage (by=quota or by=pool show yours)");
+        // Before the store is read: a pool's or the cluster's history holds other teams' figures.
+        if (of != Of.QUOTA && !caller.admin()) {
+            throw ApiException.forbidden("only admins see the usage of a sharing pool or of the whole cluster, which hold other teams' "
+                    + "(by=quota shows yours)");
         }
         Instant end = window.endOf(until);
         Instant start = window.startOf(end);
@@ -72,19 +85,18 @@ public final class UsageSeriesService {
             workspaces = caller.canAccess(workspace) ? Set.of(workspace) : Set.of();
         }
         List<UsagePoint> points = store.usage().series(new UsageQuery(workspaces, UsageGrouping.QUOTA, start, end, now), window.grain());
-        QuotaLedger live = ledger.get();
-        Map<QuotaId, String> pools = new TreeMap<>();
-        live.quotas().forEach(q -> pools.put(q.quota(), q.pool()));
-        Set<String> visiblePools = new HashSet<>(Set.of(QuotaLedger.NO_QUOTA_POOL));
-        live.quotas().stream().filter(q -> caller.canAccess(q.quota().workspace())).forEach(q -> visiblePools.add(q.pool()));
         return switch (of) {
-            case QUOTA -> view(window, of, start, points, total -> total.key(), pools::get, null);
-            case POOL -> view(window, of, start, points.stream().filter(p -> {
-                String pool = poolOf(p.total().key(), pools);
-                return pool != null && (caller.admin() || visiblePools.contains(pool));
-            }).toList(), total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
-            case CLUSTER -> view(window, of, start, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
-                    live.capacity().gpu());
+            case QUOTA -> {
+                Map<QuotaId, String> pools = this.pools.get();
+                yield view(window, of, start, now, points, total -> total.key(), pools::get, null);
+            }
+            case POOL -> {
+                Map<QuotaId, String> pools = this.pools.get();
+                yield view(window, of, start, now, points.stream().filter(p -> poolOf(p.total().key(), pools) != null).toList(),
+                        total -> new UsageTotal.Key(null, poolOf(total.key(), pools), null, null), key -> null, null);
+            }
+            case CLUSTER -> view(window, of, start, now, points, total -> new UsageTotal.Key(null, null, null, null), key -> null,
+                    capacityGpu.get());
         };
     }
 
@@ -95,9 +107,11 @@ public final class UsageSeriesService {
 
     /**
      * The view of {@code points} (by quota, at the window's grain): each point's total put under its series'
-     * key ({@code seriesKey}; a pool's name goes in the key's quota) and into the step that holds it. Pure.
+     * key ({@code seriesKey}; a pool's name goes in the key's quota) and into the step that holds it. A step's
+     * averages are over its time until {@code now}: the step that holds now over its part so far (over all of it, its
+     * bar would dip for the hours still to come), and steps wholly after now have no point. Pure.
      */
-    static UsageSeriesView view(UsageWindow window, Of of, Instant since, List<UsagePoint> points,
+    static UsageSeriesView view(UsageWindow window, Of of, Instant since, Instant now, List<UsagePoint> points,
                                 Function<UsageTotal, UsageTotal.Key> seriesKey,
                                 Function<QuotaId, String> poolOfQuota, Integer capacityGpu) {
         long start = since.toEpochMilli();
@@ -114,7 +128,11 @@ public final class UsageSeriesService {
         }
         List<UsageSeriesView.Series> series = new ArrayList<>();
         bySeries.forEach((key, steps) -> {
-            List<UsageSeriesView.Point> shown = steps.stream().map(totals -> point(totals, window.stepMs())).toList();
+            List<UsageSeriesView.Point> shown = new ArrayList<>();
+            for (int i = 0; i < steps.size() && start + i * window.stepMs() < now.toEpochMilli(); i++) {
+                long stepStart = start + i * window.stepMs();
+                shown.add(point(steps.get(i), Math.min(stepStart + window.stepMs(), now.toEpochMilli()) - stepStart));
+            }
             List<UsageTotal> all = steps.stream().flatMap(List::stream).toList();
             series.add(switch (of) {
                 case QUOTA -> new UsageSeriesView.Series(key.workspace(), key.quota(),
@@ -142,14 +160,16 @@ public final class UsageSeriesService {
         return empty;
     }
 
-    /** One step's averages over its {@code stepMs}. */
+    /** One step's averages over its {@code stepMs} until now. */
     private static UsageSeriesView.Point point(List<UsageTotal> totals, long stepMs) {
         Map<UsageKind, UsageTotal> byKind = byKind(totals);
         UsageTotal.Waits waits = waits(totals);
-        return new UsageSeriesView.Point(average(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
-                average(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs), average(byKind.get(UsageKind.LENT).gpuMillis(), stepMs),
-                average(byKind.get(UsageKind.QUEUED).millis(), stepMs), average(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(),
-                meanHours(waits), waits.count() == 0 ? null : hours(waits.longestMillis()));
+        // Averages rounded as the report's hours are (UsageService.ratio): no float noise in charts' figures.
+        return new UsageSeriesView.Point(UsageService.hours(stepMs), UsageService.ratio(byKind.get(UsageKind.IN_QUOTA).gpuMillis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.BORROWED).gpuMillis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.LENT).gpuMillis(), stepMs), UsageService.ratio(byKind.get(UsageKind.QUEUED).millis(), stepMs),
+                UsageService.ratio(byKind.get(UsageKind.QUEUED).gpuMillis(), stepMs), waits.count(), meanHours(waits),
+                waits.count() == 0 ? null : UsageService.hours(waits.longestMillis()));
     }
 
     /** The window's totals: the report's hours ({@link UsageService#view} of the same totals) and the waits. */
@@ -157,7 +177,7 @@ public final class UsageSeriesService {
         UsageReportView.Line line = UsageService.line(new UsageTotal.Key(null, null, null, null), all);
         UsageTotal.Waits waits = waits(all);
         return new UsageSeriesView.Totals(line.gpuHours(), line.queued(), waits.count(), meanHours(waits),
-                waits.count() == 0 ? null : hours(waits.longestMillis()));
+                waits.count() == 0 ? null : UsageService.hours(waits.longestMillis()));
     }
 
     private static Map<UsageKind, UsageTotal> byKind(List<UsageTotal> totals) {
@@ -178,15 +198,6 @@ public final class UsageSeriesService {
     }
 
     private static Double meanHours(UsageTotal.Waits waits) {
-        return waits.count() == 0 ? null : hours((double) waits.millis() / waits.count());
-    }
-
-    /** An average over a step, to a millionth (no float noise in charts' figures). */
-    private static double average(double millis, long stepMs) {
-        return Math.round(millis / stepMs * 1e6) / 1e6;
-    }
-
-    private static double hours(double millis) {
-        return Math.round(millis / MILLIS_PER_HOUR * 1e6) / 1e6;
+        return waits.count() == 0 ? null : UsageService.hours((double) waits.millis() / waits.count());
     }
 }

@@ -83,7 +83,12 @@ public final class UsageService {
     }
 
     /** Hours, to the millisecond's precision (no float noise in reports and CSV). */
-    private static double hours(double millis) {
-        return Math.round(millis / MILLIS_PER_HOUR * 1e6) / 1e6;
+    static double hours(double millis) {
+        return ratio(millis, MILLIS_PER_HOUR);
+    }
+
+    /** {@code millis} over {@code overMillis}, to a millionth: an average over a time, a figure in hours. */
+    static double ratio(double millis, double overMillis) {
+        return Math.round(millis / overMillis * 1e6) / 1e6;
     }
 }

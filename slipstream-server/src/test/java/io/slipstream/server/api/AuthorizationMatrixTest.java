@@ -273,7 +273,7 @@ class AuthorizationMatrixTest {
             row("GET    /api/v1/usage?workspace={workspace}&by=user",        "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/usage/series",                               "200 200 200 403 403  401 401 401 401  401"),
             row("GET    /api/v1/usage/series?workspace={workspace}&window=day", "200 200 200 403 403  401 401 401 401  401"),
-            row("GET    /api/v1/usage/series?by=pool&window=month",          "200 200 200 403 403  401 401 401 401  401"),
+            row("GET    /api/v1/usage/series?by=pool&window=month",          "200 403 403 403 403  401 401 401 401  401"),
             row("GET    /api/v1/usage/series?by=cluster",                    "200 403 403 403 403  401 401 401 401  401"),
             row("DELETE /api/v1/workspaces/{workspace}/quotas/{quota}",      "204 403 404 403 403  401 401 401 401  401")
                     .changes(allowed -> Map.of("quota", allowed ? freshQuota() : "alpha-quota"),

@@ -12,7 +12,9 @@ import io.slipstream.store.StoreContext;
 import io.slipstream.store.StoreFactory;
 import io.slipstream.store.StoreSettings;
 import io.slipstream.store.memory.InMemoryStore;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -25,9 +27,14 @@ final class InMemoryPlugins {
     static final String STORE = "memory";
     static final String EXECUTOR = "fake";
 
-    /** The plug-ins of one server; its fake executor, once made, goes to {@code made}, for the test to drive. */
+    /**
+     * The plug-ins of one server; its fake executor, once made, goes to {@code made}, for the test to drive. The stores
+     * of the class path are there too: a server on the fake executor may keep its records in the embedded H2 store.
+     */
     static Plugins plugins(AtomicReference<FakeExecutor> made) {
-        return new Plugins(List.of(new FakeExecutorFactory(made)), List.of(new MemoryStoreFactory()));
+        List<StoreFactory> stores = new ArrayList<>(List.of(new MemoryStoreFactory()));
+        ServiceLoader.load(StoreFactory.class).forEach(stores::add);
+        return new Plugins(List.of(new FakeExecutorFactory(made)), stores);
     }
 
     private InMemoryPlugins() {

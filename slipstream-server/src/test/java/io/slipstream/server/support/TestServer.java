@@ -74,7 +74,19 @@ public final class TestServer implements AutoCloseable {
 
     /** {@link #startInMemory(Path)} on {@code clock}. */
     public static TestServer startInMemory(Path dataDir, java.time.Clock clock) {
-        ServerConfig config = defaults(dataDir).withStore(new InMemoryPlugins.MemorySettings()).withExecutor(new InMemoryPlugins.FakeSettings());
+        return startOnFakeNodes(defaults(dataDir).withStore(new InMemoryPlugins.MemorySettings()), dataDir, clock);
+    }
+
+    /**
+     * The fake executor's four nodes of 8 GPUs, as {@link #startInMemory}, over the embedded H2 store of the data
+     * directory: for what the database stores do their own way (usage rolled up as segments close).
+     */
+    public static TestServer startOnH2(Path dataDir, java.time.Clock clock) {
+        return startOnFakeNodes(defaults(dataDir), dataDir, clock);
+    }
+
+    private static TestServer startOnFakeNodes(ServerConfig store, Path dataDir, java.time.Clock clock) {
+        ServerConfig config = store.withExecutor(new InMemoryPlugins.FakeSettings());
         var made = new java.util.concurrent.atomic.AtomicReference<io.slipstream.executor.testing.FakeExecutor>();
         try {
             return new TestServer(SlipstreamServer.start(config, clock, InMemoryPlugins.plugins(made)), dataDir, made.get());

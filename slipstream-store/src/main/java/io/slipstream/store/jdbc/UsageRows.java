@@ -9,6 +9,7 @@ import io.slipstream.store.UsageGrouping;
 import io.slipstream.store.UsagePoint;
 import io.slipstream.store.UsageQuery;
 import io.slipstream.store.UsageSegment;
+import io.slipstream.store.UsageStarts;
 import io.slipstream.store.UsageStep;
 import io.slipstream.store.UsageSums;
 import io.slipstream.store.UsageTotal;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * The SQL of {@link JdbcStore}'s usage accounting. Segments live in {@code usage_segments} while open; when one closes,
@@ -40,12 +42,12 @@ final class UsageRows {
     static void record(Handle h, List<UsageChange> changes) {
         for (int i = 0; i < changes.size(); i++) {
             UsageChange change = changes.get(i);
+            boolean starts = UsageStarts.startsRun(changes, i);
             if (change instanceof UsageChange.Closed closed) {
-                boolean starts = startsAfter(changes, i, closed.run().value(), closed.at().toEpochMilli());
                 close(h, "run_id = :run", closed.run().value(), null, closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis(), starts);
             } else if (change instanceof UsageChange.Opened opened) {
                 // A run has one open segment: one left open (a change recorded twice) ends where the new one starts.
-                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, held(opened.kind()));
+                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, starts);
                 h.createUpdate("INSERT INTO usage_segments (run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms) "
                                 + "VALUES (:run, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :at)")
                         .bind("run", opened.run().value()).bind("kind", opened.kind().name()).bind("workspace", opened.workspace())
@@ -60,7 +62,7 @@ final class UsageRows {
                             .bind("gpu", lent.gpu()).bind("cpu", lent.cpuMillis()).bind("at", lent.at().toEpochMilli()).execute();
                 }
             } else if (change instanceof UsageChange.Measured measured) {
-                rollUp(h, UsageSegment.measured(measured), false); // a moment, not a stretch: straight into its hour and day
+                rollUp(h, UsageSegment.measured(measured)); // a moment, not a stretch: straight into its hour and day
             } else {
                 throw new IllegalArgumentException("a usage change of a kind this store does not know: " + change);
             }
@@ -68,25 +70,8 @@ final class UsageRows {
     }
 
     /**
-     * Whether the run's segment closed by {@code changes[closing]} gives way to one that holds resources at once: the
-     * run starts (as {@link UsageSums} tells it from the segments: a held one begins where the queued one ends).
-     */
-    private static boolean startsAfter(List<UsageChange> changes, int closing, String run, long atMs) {
-        for (UsageChange later : changes.subList(closing + 1, changes.size())) {
-            if (later instanceof UsageChange.Opened opened && opened.run().value().equals(run)) {
-                return held(opened.kind()) && opened.at().toEpochMilli() == atMs;
-            }
-        }
-        return false;
-    }
-
-    private static boolean held(UsageKind kind) {
-        return kind == UsageKind.IN_QUOTA || kind == UsageKind.BORROWED;
-    }
-
-    /**
      * Ends the open segments {@code where} says at {@code atMs} (never before their start) and adds them to the roll-ups;
-     * a queued one is a wait if {@code starts}: its run starts at that moment.
+     * a queued one is a wait if {@code starts}: its run starts at that moment ({@link UsageStarts}).
      */
     private static void close(Handle h, String where, String run, QuotaId quota, long atMs, long lostGpu, long lostCpu, boolean starts) {
         var select = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE " + where + " AND end_ms IS NULL");
@@ -97,14 +82,15 @@ final class UsageRows {
         }
         List<Map.Entry<Long, UsageSegment>> open = select.map((rs, ctx) -> Map.entry(rs.getLong("id"), openSegment(rs))).list();
         for (Map.Entry<Long, UsageSegment> entry : open) {
-            UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu);
+            UsageSegment segment = entry.getValue().closedAt(atMs, lostGpu, lostCpu, starts);
             h.createUpdate("UPDATE usage_segments SET end_ms = :end, lost_gpu_ms = :lostGpu, lost_cpu_ms = :lostCpu WHERE id = :id")
                     .bind("id", entry.getKey()).bind("end", segment.endMs()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
-            rollUp(h, segment, starts && segment.kind() == UsageKind.QUEUED);
+            rollUp(h, segment);
         }
     }
 
-    private static void rollUp(Handle h, UsageSegment segment, boolean wait) {
+    private static void rollUp(Handle h, UsageSegment segment) {
+        boolean wait = segment.endsWait();
         long waited = wait ? segment.endMs() - segment.startMs() : 0;
         for (UsageBuckets.Share share : UsageBuckets.split(segment.startMs(), segment.endMs())) {
             long lostGpu = share.endsHere() ? segment.lostGpuMillis() : 0;
@@ -152,22 +138,12 @@ final class UsageRows {
                 + (days ? " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'D' AND bucket_ms >= :firstDay AND bucket_ms < :lastDay" + filter
                         + " UNION ALL SELECT * FROM usage_rollups WHERE grain = 'H' AND bucket_ms >= :lastDay AND bucket_ms < :until" + filter : "")
                 + ") r GROUP BY " + groupBy;
-        var q = h.createQuery(rollups).bind("since", since).bind("until", until).bind("hoursUntil", days ? firstDay : until);
+        var q = bindWorkspaces(h.createQuery(rollups), query).bind("since", since).bind("until", until).bind("hoursUntil", days ? firstDay : until);
         if (days) {
             q.bind("firstDay", firstDay).bind("lastDay", lastDay);
         }
-        if (query.workspaces() != null) {
-            q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
         List<UsageTotal> totals = new ArrayList<>(q.map((rs, ctx) -> total(rs, keys)).list());
-        // The open segments (one per run not ended, one per quota lending now) count until now.
-        var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
-                .bind("until", until);
-        if (query.workspaces() != null) {
-            open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
-        List<UsageSegment> segments = open.map((rs, ctx) -> openSegment(rs)).list();
-        totals.addAll(UsageSums.of(segments, query));
+        totals.addAll(UsageSums.of(openSegments(h, query), query));
         return UsageSums.merged(totals);
     }
 
@@ -176,31 +152,34 @@ final class UsageRows {
      * the open segments clipped to each bucket.
      */
     static List<UsagePoint> series(Handle h, UsageQuery query, UsageStep step) {
-        if (!step.divides(query)) {
-            throw new IllegalArgumentException("a series by " + step + " needs a window of whole steps: " + query.since() + " to " + query.until());
-        }
+        step.requireWholeSteps(query);
         if (query.workspaces() != null && query.workspaces().isEmpty()) {
             return List.of();
         }
         List<String> keys = keyColumns(query.by());
         String groupBy = "bucket_ms, " + String.join(", ", keys) + ", kind";
         String filter = filter(query);
-        var q = h.createQuery("SELECT " + groupBy + ", " + SUMS + " FROM usage_rollups WHERE grain = :grain AND bucket_ms >= :since "
-                        + "AND bucket_ms < :until" + filter + " GROUP BY " + groupBy)
+        var q = bindWorkspaces(h.createQuery("SELECT " + groupBy + ", " + SUMS + " FROM usage_rollups WHERE grain = :grain AND bucket_ms >= :since "
+                        + "AND bucket_ms < :until" + filter + " GROUP BY " + groupBy), query)
                 .bind("grain", String.valueOf(step.grain())).bind("since", query.since().toEpochMilli()).bind("until", query.until().toEpochMilli());
-        var open = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until" + filter)
-                .bind("until", query.until().toEpochMilli());
-        if (query.workspaces() != null) {
-            q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-            open.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
-        }
         List<UsagePoint> points = new ArrayList<>(q.map((rs, ctx) -> new UsagePoint(rs.getLong("bucket_ms"), total(rs, keys))).list());
-        points.addAll(UsageSums.series(open.map((rs, ctx) -> openSegment(rs)).list(), query, step));
+        points.addAll(UsageSums.series(openSegments(h, query), query, step));
         Map<Long, List<UsageTotal>> byBucket = new TreeMap<>();
         points.forEach(p -> byBucket.computeIfAbsent(p.bucketMs(), b -> new ArrayList<>()).add(p.total()));
         List<UsagePoint> merged = new ArrayList<>();
         byBucket.forEach((bucket, totals) -> UsageSums.merged(totals).forEach(total -> merged.add(new UsagePoint(bucket, total))));
         return merged;
+    }
+
+    /** The open segments a query counts (one per run not ended, one per quota lending now): they count until now. */
+    private static List<UsageSegment> openSegments(Handle h, UsageQuery query) {
+        return bindWorkspaces(h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE end_ms IS NULL AND start_ms < :until"
+                + filter(query)), query).bind("until", query.until().toEpochMilli()).map((rs, ctx) -> openSegment(rs)).list();
+    }
+
+    /** Binds {@code <workspaces>} of {@link #filter}, where the query names them. */
+    private static Query bindWorkspaces(Query q, UsageQuery query) {
+        return query.workspaces() == null ? q : q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
     }
 
     private static UsageTotal total(java.sql.ResultSet rs, List<String> keys) throws java.sql.SQLException {

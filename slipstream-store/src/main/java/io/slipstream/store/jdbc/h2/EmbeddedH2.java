@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
 
@@ -41,6 +42,19 @@ public final class EmbeddedH2 {
     private static final java.util.Map<String, BigDecimal> LATER_TABLES = java.util.Map.of("leadership", BigDecimal.valueOf(9),
             "run_labels", BigDecimal.valueOf(11),
             "usage_segments", BigDecimal.valueOf(12), "leadership_fence", BigDecimal.valueOf(14), "identity_keys", BigDecimal.valueOf(19));
+    /**
+     * Columns later migrations added to tables that were there before ({@code table.column}), by the version that added
+     * them: required of a store migrated that far. A migration of columns alone makes no table to miss, and a store
+     * whose history says it ran but whose file lacks them would pass the tables' check, then fail every write.
+     */
+    private static final java.util.Map<String, BigDecimal> LATER_COLUMNS = java.util.Map.ofEntries(
+            java.util.Map.entry("documents.schema_version", BigDecimal.valueOf(8)), java.util.Map.entry("runs.schema_version", BigDecimal.valueOf(8)),
+            java.util.Map.entry("runs.submitted_by", BigDecimal.valueOf(10)), java.util.Map.entry("runs.labels", BigDecimal.valueOf(11)),
+            java.util.Map.entry("instances.restarts", BigDecimal.valueOf(13)), java.util.Map.entry("instances.end_cause", BigDecimal.valueOf(15)),
+            java.util.Map.entry("instances.memory_peak_bytes", BigDecimal.valueOf(16)), java.util.Map.entry("instances.cpu_nanos", BigDecimal.valueOf(16)),
+            java.util.Map.entry("usage_rollups.used_cpu_ms", BigDecimal.valueOf(16)), java.util.Map.entry("nodes_down.mode", BigDecimal.valueOf(17)),
+            java.util.Map.entry("usage_rollups.waits", BigDecimal.valueOf(20)), java.util.Map.entry("usage_rollups.waited_ms", BigDecimal.valueOf(20)),
+            java.util.Map.entry("usage_rollups.longest_wait_ms", BigDecimal.valueOf(20)));
     /**
      * {@code WRITE_DELAY=0} makes every commit durable at once: with H2's default, acknowledged writes were lost on
      * {@code kill -9}. {@code DB_CLOSE_ON_EXIT=FALSE}: H2's own shutdown hook closed the database under the server's,
@@ -135,6 +149,13 @@ public final class EmbeddedH2 {
                                 + " made: it was cut short or overwritten, and H2 fell back to an older state");
                     }
                 });
+                Set<String> columns = columns(statement);
+                new TreeMap<>(LATER_COLUMNS).forEach((column, since) -> {
+                    if (version.compareTo(since) >= 0 && !columns.contains(column)) {
+                        throw damaged(storeDir, "it lacks the column " + column + " that its migration " + since
+                                + " added: it was cut short or overwritten, and H2 fell back to an older state");
+                    }
+                });
                 for (String table : tables) {
                     readAll(statement, table);
                 }
@@ -168,6 +189,17 @@ public final class EmbeddedH2 {
             }
         }
         return tables;
+    }
+
+    /** The columns of the store's tables, as {@code table.column}. */
+    private static Set<String> columns(Statement statement) throws SQLException {
+        Set<String> columns = new java.util.HashSet<>();
+        try (ResultSet rows = statement.executeQuery("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")) {
+            while (rows.next()) {
+                columns.add(rows.getString(1) + "." + rows.getString(2));
+            }
+        }
+        return columns;
     }
 
     private static void requireTables(Path storeDir, List<String> tables) {
