@@ -57,7 +57,7 @@ class ServerRestartTest {
             assertThat(failed.get("instances").get(0).get("exitCode").asInt()).isEqualTo(7);
             assertThat(server.get("/api/v1/runs/" + survivor, admin).json().get("state").asString()).isEqualTo("RUNNING");
 
-            Files.writeString(gate, "go\n");
+            io.slipstream.testing.Fifos.write(gate, "go\n", java.time.Duration.ofSeconds(30));
             server.awaitState(admin, survivor, "SUCCEEDED");
             String logs = server.get("/api/v1/runs/" + survivor + "/logs", admin).text();
             assertThat(logs).contains("[main-0|r0|node-1] started").contains("[main-0|r0|node-1] got go");
@@ -101,7 +101,7 @@ class ServerRestartTest {
         }
         Files.move(before, after);
         // One instance ends after the move, while no server watches: its supervisor writes the exit code where it is now.
-        Files.writeString(shortGate, "go\n");
+        io.slipstream.testing.Fifos.write(shortGate, "go\n", java.time.Duration.ofSeconds(30));
         Path exitCode = after.resolve("instances").resolve(endsAfterTheMove).resolve("1").resolve("0").resolve("exit_code");
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> Files.exists(exitCode));
 
@@ -110,7 +110,7 @@ class ServerRestartTest {
             assertThat(failed.get("instances").get(0).get("exitCode").asInt()).isEqualTo(7);
             assertThat(server.get("/api/v1/runs/" + survivor, admin).json().get("state").asString()).isEqualTo("RUNNING");
 
-            Files.writeString(survivorGate, "go\n");
+            io.slipstream.testing.Fifos.write(survivorGate, "go\n", java.time.Duration.ofSeconds(30));
             server.awaitState(admin, survivor, "SUCCEEDED");
             assertThat(server.get("/api/v1/runs/" + survivor + "/logs", admin).text())
                     .contains("[main-0|r0|node-1] started").contains("[main-0|r0|node-1] got go");
