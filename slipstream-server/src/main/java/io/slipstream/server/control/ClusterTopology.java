@@ -40,6 +40,11 @@ public final class ClusterTopology {
         return NONE;
     }
 
+    /** The levels' node labels, broadest first (empty without a topology). */
+    List<String> labels() {
+        return spec == null ? List.of() : spec.levels().stream().map(TopologySpec.Level::nodeLabel).toList();
+    }
+
     /** The levels, broadest first (empty without a topology). */
     public List<String> levels() {
         return spec == null ? List.of() : spec.levelNames();

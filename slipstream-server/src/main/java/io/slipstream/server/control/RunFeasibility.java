@@ -32,6 +32,14 @@ public final class RunFeasibility {
      * is said first, whatever its quota says: growing the quota would never let it run.
      */
     public static Optional<Decision.Wait> onAnIdleCluster(RunRecord run, List<NodeInfo> nodes, List<StoredDocument> quotas) {
+        return onAnIdleCluster(run, nodes, quotas, null);
+    }
+
+    /**
+     * As above, on the cluster's topology: a group that must be in one domain no domain could ever hold never starts.
+     * {@code topology} {@code null}: the run asks nothing of it (whatever idle cluster there is serves).
+     */
+    public static Optional<Decision.Wait> onAnIdleCluster(RunRecord run, List<NodeInfo> nodes, List<StoredDocument> quotas, ClusterTopology topology) {
         for (InstanceRequest instance : SnapshotBuilder.requests(run)) {
             if (nodes.stream().noneMatch(node -> node.capacity().covers(instance.resources()))) {
                 return Optional.of(new Decision.Wait(run.id(), WaitReason.NoNodeFits, "no node can ever hold its instance " + instance.nodeGroup()
@@ -39,10 +47,10 @@ public final class RunFeasibility {
             }
         }
         PendingRun pending = new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(),
-                SnapshotBuilder.requests(run), false);
+                SnapshotBuilder.requests(run, topology == null ? ClusterTopology.NONE : topology), false);
         CycleResult result;
         synchronized (RunFeasibility.class) { // one idle cluster, not thread-safe: a check is a short cycle
-            result = new Scheduler().schedule(idleCluster(nodes, quotas), List.of(pending), run.createdAt());
+            result = new Scheduler().schedule(idleCluster(nodes, quotas, topology), List.of(pending), run.createdAt());
         }
         return result.waiting().stream().filter(wait -> wait.runId().equals(run.id())).findFirst();
     }
@@ -55,16 +63,21 @@ public final class RunFeasibility {
      */
     private static IdleCluster idle;
 
-    private record IdleCluster(List<NodeInfo> nodes, List<QuotaState> quotas, ClusterState state) {
+    private record IdleCluster(List<NodeInfo> nodes, List<QuotaState> quotas, List<String> levels, ClusterState state) {
     }
 
-    private static ClusterState idleCluster(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments) {
+    private static ClusterState idleCluster(List<NodeInfo> nodes, List<StoredDocument> quotaDocuments, ClusterTopology topology) {
         ClusterSnapshot snapshot = SnapshotBuilder.build(List.of(), Set.of(), quotaDocuments, List.of(), Map.of(), Set.of(), ClusterTopology.NONE);
         List<QuotaState> quotas = snapshot.quotas();
         // The executor hands the same node list until its nodes change: compared by identity first.
-        if (idle == null || !(idle.nodes == nodes || idle.nodes.equals(nodes)) || !idle.quotas.equals(quotas)) {
-            List<NodeState> states = SnapshotBuilder.build(nodes, Set.of(), List.of(), List.of(), Map.of(), Set.of(), ClusterTopology.NONE).nodes();
-            idle = new IdleCluster(nodes, quotas, new ClusterState(states, quotas));
+        // A topology is compared by its levels' labels: where the nodes are follows from those and the nodes' labels.
+        List<String> levels = topology == null ? null : topology.labels();
+        if (idle == null || !(idle.nodes == nodes || idle.nodes.equals(nodes)) || !idle.quotas.equals(quotas)
+                || levels != null && !idle.levels.equals(levels)) {
+            ClusterTopology placing = topology == null ? ClusterTopology.NONE : topology;
+            levels = placing.labels();
+            List<NodeState> states = SnapshotBuilder.build(nodes, Set.of(), List.of(), List.of(), Map.of(), Set.of(), placing).nodes();
+            idle = new IdleCluster(nodes, quotas, levels, new ClusterState(states, quotas));
         }
         return idle.state;
     }

@@ -154,7 +154,8 @@ public final class RunService {
      * cluster goes to {@code waits}, once: its warning.
      */
     private RunRecord feasible(StoreReads tx, RunRecord run, AtomicReference<Decision.Wait> waits) {
-        Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.documents().list(Kind.Quota, null));
+        Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.documents().list(Kind.Quota, null),
+                run.spec().nodeGroups().stream().anyMatch(g -> g.placement() != null) ? io.slipstream.server.control.ClusterTopology.read(tx) : null);
         waits.set(never.orElse(null));
         if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
             String largest = nodes.get().stream()

@@ -116,6 +116,11 @@ class TopologyApiTest {
                 {"workspace": "team-a", "job": "placed", "overrides": {"nodeGroups.worker.placement.level": "zone"}}""");
         assertProblem(overridden, 400, "overrides.nodeGroups.worker.placement.level", "'zone' is not a level of the cluster's topology");
 
+        // Three instances of two GPUs in one rack: every rack has two nodes of two GPUs. Refused, as a run no node holds is.
+        TestServer.Response tooBig = server.post("/api/v1/runs", alice, """
+                {"workspace": "team-a", "job": "placed", "overrides": {"nodeGroups.worker.replicas": 3}}""");
+        assertProblem(tooBig, 400, "spec.nodeGroups", "no rack could ever hold the 3 instances of node group worker together");
+
         String waitForever = "echo \"$SLIPSTREAM_TOPOLOGY_BLOCK/$SLIPSTREAM_TOPOLOGY_RACK\"; tr -d '\\n' < \"$SLIPSTREAM_METADATA_FILE\"; echo; sleep 600";
         String first = submit(job("first", "{\"level\": \"rack\"}", waitForever));
         JsonNode running = server.awaitState(admin, first, "RUNNING"); // members see no node names
