@@ -397,6 +397,15 @@ public final class ClusterState {
         return run.realTimeResources() == RealTimeResources.InQuota && !run.stopping() ? run.quota() : null;
     }
 
+    /** What a queued run asks for, all its instances together. */
+    static Resources total(PendingRun run) {
+        Resources sum = Resources.NONE;
+        for (InstanceRequest instance : run.instances()) {
+            sum = sum.plus(instance.resources());
+        }
+        return sum;
+    }
+
     static Resources total(ActiveRun run) {
         Resources sum = Resources.NONE;
         for (Allocation allocation : run.allocations()) {

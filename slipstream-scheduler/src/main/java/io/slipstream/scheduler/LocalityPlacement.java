@@ -190,10 +190,17 @@ final class LocalityPlacement {
     }
 
     /**
-     * Why the gang does not fit as its topology asks: the first group that must be in one domain and fits in none now,
-     * with how many of its instances the roomiest domain holds; {@code null} if every such group fits in some domain.
+     * Why the gang does not fit as its topology asks, when that is why (it would fit now without it): the first group
+     * that must be in one domain and fits in none now, with how many of its instances the roomiest domain holds;
+     * {@code null} otherwise.
      */
     String miss(List<InstanceRequest> instances, Set<String> models) {
+        List<InstanceRequest> anywhere = instances.stream().map(r -> new InstanceRequest(r.rank(), r.nodeGroup(), r.resources())).toList();
+        try (Tentative trial = cluster.tentative()) {
+            if (cluster.placeGang(anywhere, models) == null) {
+                return null; // it does not fit at all now: not the topology's doing
+            }
+        }
         Map<String, List<InstanceRequest>> groups = new TreeMap<>();
         for (InstanceRequest instance : instances) {
             if (instance.locality() != null && instance.locality().required()) {

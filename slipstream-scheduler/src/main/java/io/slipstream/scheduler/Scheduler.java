@@ -1,5 +1,7 @@
 package io.slipstream.scheduler;
 
+import static io.slipstream.scheduler.ClusterState.total;
+
 import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
@@ -490,18 +492,6 @@ public final class Scheduler {
                 }
             }
             return decisions;
-        }
-
-        private static Resources total(PendingRun run) {
-            Resources sum = Resources.NONE;
-            for (InstanceRequest instance : run.instances()) {
-                sum = sum.plus(instance.resources());
-            }
-            return sum;
-        }
-
-        private static Resources total(ActiveRun run) {
-            return ClusterState.total(run);
         }
     }
 }

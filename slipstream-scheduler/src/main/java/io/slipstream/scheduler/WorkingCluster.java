@@ -123,21 +123,9 @@ final class WorkingCluster {
         return nodes;
     }
 
-    /**
-     * Why the gang does not fit as its topology asks ({@link LocalityPlacement#miss}), when that is why: it would fit
-     * now without its localities; else {@code null}.
-     */
+    /** Why the gang does not fit as its topology asks, when that is why ({@link LocalityPlacement#miss}), or {@code null}. */
     String localityMiss(List<InstanceRequest> instances, Set<String> models) {
-        if (!LocalityPlacement.applies(instances)) {
-            return null;
-        }
-        List<InstanceRequest> anywhere = instances.stream().map(r -> new InstanceRequest(r.rank(), r.nodeGroup(), r.resources())).toList();
-        try (Tentative trial = tentative()) {
-            if (placeGang(anywhere, models) == null) {
-                return null; // it does not fit at all now: not the topology's doing
-            }
-        }
-        return locality.miss(instances, models);
+        return LocalityPlacement.applies(instances) ? locality.miss(instances, models) : null;
     }
 
     /** Why the gang could never be placed as its topology asks ({@link LocalityPlacement#neverFits}), or {@code null}. */
@@ -462,45 +450,14 @@ final class WorkingCluster {
         return false;
     }
 
-    /**
-     * Nodes to hold for a run that is next in line but does not fit yet: the fullest-free nodes that could take its
-     * instances once emptied. Their free capacity is taken away from everyone else this cycle, so that a stream of
-     * small runs cannot keep a large one waiting forever.
-     */
+    /** Holds nodes for a run that is next in line but does not fit yet ({@link GangHold}). */
     void reserveFor(List<InstanceRequest> instances, Set<String> models) {
-        List<WorkingNode> candidates = new ArrayList<>();
-        for (WorkingNode node : nodes) {
-            if (node.schedulable && (models == null || models.contains(node.model))) {
-                candidates.add(node);
-            }
-        }
-        candidates.sort(Comparator.comparingInt(WorkingNode::freeGpuCount).reversed()
-                .thenComparing(Comparator.comparingLong((WorkingNode n) -> n.freeMilliCpu).reversed())
-                .thenComparingInt(n -> n.index));
-        Map<Integer, Amount> planned = new HashMap<>();
-        Set<WorkingNode> chosen = new LinkedHashSet<>();
-        for (InstanceRequest instance : instances) {
-            Resources need = instance.resources();
-            for (WorkingNode node : candidates) {
-                if (!allowed(node.model, need, models) || (need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && buckets.wholeFree() <= wholeReserve)) {
-                    continue;
-                }
-                Amount used = planned.computeIfAbsent(node.index, i -> new Amount());
-                if (used.milliCpu + need.milliCpu() <= node.capacity.milliCpu() && used.memory + need.memoryBytes() <= node.capacity.memoryBytes()
-                        && used.gpu + need.gpu() <= node.capacity.gpu()) {
-                    used.add(need, 1);
-                    chosen.add(node);
-                    break;
-                }
-            }
-        }
-        for (WorkingNode node : chosen) {
-            // Only what the run will need there: the rest of the node stays usable by others.
-            Amount need = planned.get(node.index);
-            Resources held = new Resources(Math.max(0, Math.min(need.milliCpu, node.freeMilliCpu)),
-                    Math.max(0, Math.min(need.memory, node.freeMemory)), (int) Math.min(need.gpu, node.freeGpuCount()), null);
-            take(node, held);
-        }
+        GangHold.holdFor(this, instances, models);
+    }
+
+    /** Whether taking {@code need} would break a whole free node kept for the queue's whole-node gangs. */
+    boolean breaksAKeptWholeNode(WorkingNode node, Resources need) {
+        return need.gpu() > 0 && need.gpu() < node.capacity.gpu() && node.wholeFree() && buckets.wholeFree() <= wholeReserve;
     }
 
     /** GPUs of schedulable nodes, by model. */

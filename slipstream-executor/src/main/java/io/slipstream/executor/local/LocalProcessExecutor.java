@@ -83,11 +83,6 @@ public final class LocalProcessExecutor implements Executor {
     /** How often logs are held to their limit. */
     private static final Duration LOG_LIMIT_EVERY = Duration.ofSeconds(2);
     private static final Duration IMAGE_COLLECTION_EVERY = Duration.ofHours(1);
-    /**
-     * A launch waits this long for a sweep of the run's uid that is under way (milliseconds, normally); one that takes
-     * longer (processes stuck in the kernel) fails the launch, rather than hold up the control loop.
-     */
-    private static final Duration LAUNCH_LOCK_WAIT = Duration.ofSeconds(2);
 
     private final Path root;
     private final Cgroups cgroups;
@@ -268,15 +263,7 @@ public final class LocalProcessExecutor implements Executor {
                 throw new ExecutorException("node " + node.name() + " has no GPU " + gpu);
             }
         }
-        ReentrantLock lock = runLocks.of(spec.id().runId());
-        try {
-            if (!lock.tryLock(LAUNCH_LOCK_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new ExecutorException("instance " + spec.id() + " cannot start: processes of the run's last attempt are still being killed");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ExecutorException("interrupted while launching " + spec.id(), e);
-        }
+        ReentrantLock lock = runLocks.forLaunch(spec.id());
         try {
             InstanceDirectory dir = directoryOf(spec.id());
             Optional<Map<String, String>> existing;
@@ -288,9 +275,8 @@ public final class LocalProcessExecutor implements Executor {
             if (existing.isPresent() && Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): adopt, never twice.
                 instances.watch(spec.id(), existing.get(), dir, null);
-                if (!spec.identity().isEmpty() && dir.exitCode() == null) {
-                    // Its tokens are the crashed server's: the new ones go where it reads them, as a refresh would.
-                    refreshIdentity(spec.id(), existing.get(), spec.identity());
+                if (!spec.identity().isEmpty()) { // its tokens are the crashed server's: the new ones go where it reads them
+                    InstanceIdentity.refresh(handles, uids, spec.id(), existing.get(), spec.identity());
                 }
                 return existing.get();
             }
@@ -437,23 +423,7 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<io.slipstream.executor.IdentityToken> tokens) {
-        if (!(handles.locate(id, handle) instanceof InstanceLocation.Found found)) {
-            return false;
-        }
-        InstanceDirectory dir = new InstanceDirectory(found.dir());
-        if (dir.exitCode() != null) {
-            return false; // ended: its tokens are removed, or about to be
-        }
-        Integer uid = uids == null ? null : uids.uidOf(id.runId());
-        if (uids != null && uid == null) {
-            // Written without the run's group they would be the server's alone: the workload would lose its tokens.
-            throw new ExecutorException("cannot refresh the identity tokens of " + id + ": its run has no uid on this machine");
-        }
-        try {
-            return dir.refreshIdentity(tokens, uid);
-        } catch (java.io.IOException e) {
-            throw new ExecutorException("cannot refresh the identity tokens of " + id + ": " + e.getMessage(), e);
-        }
+        return InstanceIdentity.refresh(handles, uids, id, handle, tokens);
     }
 
     // --- logs ---

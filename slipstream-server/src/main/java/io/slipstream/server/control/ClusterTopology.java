@@ -26,6 +26,11 @@ public final class ClusterTopology {
         this.spec = spec;
     }
 
+    /** Whether any node group of {@code job} names a placement (only then does the topology matter to it). */
+    public static boolean placed(io.slipstream.api.spec.JobSpec job) {
+        return job.nodeGroups().stream().anyMatch(group -> group.placement() != null);
+    }
+
     /** The topology the store holds (the cluster has at most one), or {@link #NONE}. */
     public static ClusterTopology read(StoreReads reads) {
         return of(reads.documents().list(Kind.Topology, null));

@@ -83,7 +83,9 @@ public final class RunFactory {
             limits.check(spec, "spec.", limitProblems);
             checkRunType(spec, limitProblems);
             // An override may name a placement level (nodeGroups.worker.placement.level=zone): one the topology has.
-            ClusterTopology.read(tx).placementProblems(spec).forEach((field, why) -> limitProblems.add("spec." + field, why));
+            if (ClusterTopology.placed(spec)) {
+                ClusterTopology.read(tx).placementProblems(spec).forEach((field, why) -> limitProblems.add("spec." + field, why));
+            }
             Problems problems = new Problems();
             for (var problem : limitProblems.list()) {
                 problems.add("overrides." + Overrides.keyFor(problem.field(), spec, origin.overrides()), problem.message());

@@ -155,7 +155,7 @@ public final class RunService {
      */
     private RunRecord feasible(StoreReads tx, RunRecord run, AtomicReference<Decision.Wait> waits) {
         Optional<Decision.Wait> never = RunFeasibility.onAnIdleCluster(run, nodes.get(), tx.documents().list(Kind.Quota, null),
-                run.spec().nodeGroups().stream().anyMatch(g -> g.placement() != null) ? io.slipstream.server.control.ClusterTopology.read(tx) : null);
+                io.slipstream.server.control.ClusterTopology.placed(run.spec()) ? io.slipstream.server.control.ClusterTopology.read(tx) : null);
         waits.set(never.orElse(null));
         if (never.isPresent() && RunFeasibility.neverOnTheseNodes(never.get()) && !nodesMayGrow) {
             String largest = nodes.get().stream()

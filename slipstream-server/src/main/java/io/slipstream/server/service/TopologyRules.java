@@ -12,6 +12,8 @@ final class TopologyRules {
 
     /** Every level a node group's placement names is a level of the cluster's topology, as {@code tx} sees it. */
     static void checkPlacements(StoreReads tx, JobSpec job, String prefix, Problems problems) {
-        ClusterTopology.read(tx).placementProblems(job).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
+        if (ClusterTopology.placed(job)) { // a job that names no level needs no read of the topology
+            ClusterTopology.read(tx).placementProblems(job).forEach((field, why) -> problems.add(prefix + "spec." + field, why));
+        }
     }
 }
