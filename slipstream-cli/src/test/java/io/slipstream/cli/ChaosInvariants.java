@@ -255,6 +255,13 @@ final class ChaosInvariants {
         HttpRequest request = HttpRequest.newBuilder(URI.create(server + path)).timeout(Duration.ofSeconds(30))
                 .header("Authorization", "Bearer " + token).GET().build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        // A store that cannot be reached for a moment (a server just restarted under load) is asked again, as clients do:
+        // what is checked is what the store holds, not that it answers at once.
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (response.statusCode() == 503 && response.body().contains("STORE_UNAVAILABLE") && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(250);
+            response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        }
         assertThat(response.statusCode()).as("GET %s: %s", path, response.body()).isEqualTo(200);
         return Json.mapper().readTree(response.body());
     }
