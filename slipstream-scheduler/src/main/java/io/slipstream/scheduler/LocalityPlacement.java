@@ -21,8 +21,6 @@ import java.util.TreeMap;
  */
 final class LocalityPlacement {
     private final WorkingCluster cluster;
-    /** Per level: each domain's path to its schedulable nodes, in path order; built at first use (nodes never move in a cycle). */
-    private final Map<Integer, Map<String, List<WorkingNode>>> domains = new HashMap<>();
     /** {@link #neverFits} by shape of gang, this cycle. */
     private final Map<String, java.util.Optional<String>> never = new HashMap<>();
 
@@ -32,8 +30,8 @@ final class LocalityPlacement {
 
     /** Whether any instance has a locality (else the gang is placed as usual). */
     static boolean applies(List<InstanceRequest> instances) {
-        for (InstanceRequest instance : instances) {
-            if (instance.locality() != null) {
+        for (int i = 0; i < instances.size(); i++) { // indexed: asked of every queued run, several times a cycle
+            if (instances.get(i).locality() != null) {
                 return true;
             }
         }
@@ -112,25 +110,37 @@ final class LocalityPlacement {
     private List<List<WorkingNode>> roomyDomains(List<InstanceRequest> group, int level, Set<String> only) {
         Amount need = new Amount();
         group.forEach(r -> need.add(r.resources(), 1));
-        record Candidate(String path, List<WorkingNode> nodes, Amount free) {
+        List<Domains.Domain> candidates = new ArrayList<>();
+        if (only == null) {
+            for (Domains.Domain domain : cluster.domainsAt(level)) {
+                if (domain.freeCovers(need)) {
+                    candidates.add(domain);
+                }
+            }
+        } else {
+            // Only some nodes (where a run's victims are): their own totals, on the few domains they are in.
+            Map<String, Domains.Domain> partial = new TreeMap<>();
+            for (WorkingNode node : candidates(only)) {
+                Domains.Domain domain = level < node.domains.length ? node.domains[level] : null;
+                if (domain != null) {
+                    Domains.Domain mine = partial.computeIfAbsent(domain.path, Domains.Domain::new);
+                    mine.nodes.add(node);
+                    mine.freeMilliCpu += Math.max(0, node.freeMilliCpu);
+                    mine.freeMemory += Math.max(0, node.freeMemory);
+                    mine.freeGpus += node.freeGpuCount();
+                }
+            }
+            for (Domains.Domain domain : partial.values()) {
+                if (domain.freeCovers(need)) {
+                    candidates.add(domain);
+                }
+            }
         }
-        List<Candidate> candidates = new ArrayList<>();
-        for (Map.Entry<String, List<WorkingNode>> domain : domainsAt(level).entrySet()) {
-            List<WorkingNode> nodes = domain.getValue();
-            if (only != null) {
-                nodes = nodes.stream().filter(n -> only.contains(n.name)).toList();
-            }
-            Amount free = new Amount();
-            for (WorkingNode node : nodes) {
-                free.add(new Resources(Math.max(0, node.freeMilliCpu), Math.max(0, node.freeMemory), node.freeGpuCount(), null), 1);
-            }
-            if (free.milliCpu >= need.milliCpu && free.memory >= need.memory && free.gpu >= need.gpu) {
-                candidates.add(new Candidate(domain.getKey(), nodes, free));
-            }
-        }
-        candidates.sort(Comparator.comparingLong((Candidate c) -> c.free().gpu).thenComparingLong(c -> c.free().milliCpu)
-                .thenComparing(Candidate::path));
-        return candidates.stream().map(Candidate::nodes).toList();
+        candidates.sort(Comparator.comparingLong((Domains.Domain d) -> d.freeGpus).thenComparingLong(d -> d.freeMilliCpu)
+                .thenComparing(d -> d.path));
+        List<List<WorkingNode>> nodes = new ArrayList<>(candidates.size());
+        candidates.forEach(d -> nodes.add(d.nodes));
+        return nodes;
     }
 
     /**
@@ -209,17 +219,41 @@ final class LocalityPlacement {
         }
         for (List<InstanceRequest> group : groups.values()) {
             Locality locality = group.get(0).locality();
+            // The domains that could hold the most by their free totals first; one that could not hold more than the
+            // best so far is not tried (a cluster has hundreds of racks, and this runs for each gang that waits).
+            long leastGpus = Long.MAX_VALUE;
+            long leastCpu = Long.MAX_VALUE;
+            long leastMemory = Long.MAX_VALUE;
+            for (InstanceRequest r : group) { // the least of each, that the bound is one
+                leastGpus = Math.min(leastGpus, r.resources().gpu());
+                leastCpu = Math.min(leastCpu, r.resources().milliCpu());
+                leastMemory = Math.min(leastMemory, r.resources().memoryBytes());
+            }
+            record Bound(Domains.Domain domain, int most) {
+            }
+            List<Bound> bounds = new ArrayList<>();
+            for (Domains.Domain domain : cluster.domainsAt(locality.level())) {
+                int most = Math.min(group.size(), Math.min(fitting(domain.freeGpus, leastGpus),
+                        Math.min(fitting(domain.freeMilliCpu, leastCpu), fitting(domain.freeMemory, leastMemory))));
+                if (most > 0) {
+                    bounds.add(new Bound(domain, most));
+                }
+            }
+            bounds.sort(Comparator.comparingInt(Bound::most).reversed().thenComparing(b -> b.domain().path));
             int most = 0;
             String where = null;
-            for (Map.Entry<String, List<WorkingNode>> domain : domainsAt(locality.level()).entrySet()) {
-                int held = held(group, domain.getValue(), models);
+            for (Bound bound : bounds) {
+                if (bound.most() <= most) {
+                    break;
+                }
+                int held = held(group, bound.domain().nodes, models);
                 if (held == group.size()) {
                     most = -1;
                     break;
                 }
                 if (held > most) {
                     most = held;
-                    where = domain.getKey();
+                    where = bound.domain().path;
                 }
             }
             if (most >= 0) {
@@ -230,15 +264,27 @@ final class LocalityPlacement {
         return null;
     }
 
+    /** How many of {@code each} fit in {@code free} (as many as asked for when each needs none). */
+    private static int fitting(long free, long each) {
+        return each <= 0 ? Integer.MAX_VALUE : (int) Math.min(Integer.MAX_VALUE, Math.max(0, free) / each);
+    }
+
     /**
      * Why the gang could never be placed as its topology asks, whatever ends: a group that must be in one domain of a
      * level no domain of which could hold it even empty (or no node is in any: the level is gone); {@code null} if
      * some domain could. What the group's instances would need of GPU models is not looked at: at worst the run waits.
      */
     String neverFits(List<InstanceRequest> instances) {
-        // What nodes have does not change in a cycle: one answer per shape of gang.
-        String shape = key(instances) + instances.stream().map(r -> r.nodeGroup() + "=" + r.resources()).sorted().toList();
-        return never.computeIfAbsent(shape, s -> java.util.Optional.ofNullable(neverFitsNow(instances))).orElse(null);
+        // What nodes have does not change in a cycle: one answer per shape of gang. The instances in their order make
+        // the key: equal keys are equal gangs (the same gang listed otherwise only costs a second computation).
+        StringBuilder shape = new StringBuilder();
+        for (int i = 0; i < instances.size(); i++) {
+            InstanceRequest r = instances.get(i);
+            Resources need = r.resources();
+            shape.append(r.nodeGroup()).append('\0').append(need.milliCpu()).append(',').append(need.memoryBytes()).append(',').append(need.gpu())
+                    .append(',').append(need.gpuModel()).append(',').append(r.locality()).append('\0');
+        }
+        return never.computeIfAbsent(shape.toString(), s -> java.util.Optional.ofNullable(neverFitsNow(instances))).orElse(null);
     }
 
     private String neverFitsNow(List<InstanceRequest> instances) {
@@ -250,7 +296,7 @@ final class LocalityPlacement {
         }
         for (List<InstanceRequest> group : groups.values()) {
             Locality locality = group.get(0).locality();
-            Map<String, List<WorkingNode>> domains = domainsAt(locality.level());
+            List<Domains.Domain> domains = cluster.domainsAt(locality.level());
             if (domains.isEmpty()) {
                 return "no schedulable node is in a " + locality.levelName() + ", so node group " + group.get(0).nodeGroup()
                         + " (placement Required) cannot be placed";
@@ -258,11 +304,10 @@ final class LocalityPlacement {
             Amount need = new Amount();
             group.forEach(r -> need.add(r.resources(), 1));
             boolean some = false;
-            for (List<WorkingNode> nodes : domains.values()) {
-                Amount capacity = new Amount();
-                nodes.forEach(n -> capacity.add(n.capacity, 1));
-                boolean largestFits = group.stream().allMatch(r -> nodes.stream().anyMatch(n -> n.couldEverFit(r.resources())));
-                if (largestFits && capacity.milliCpu >= need.milliCpu && capacity.memory >= need.memory && capacity.gpu >= need.gpu) {
+            for (Domains.Domain domain : domains) {
+                Amount capacity = domain.capacity;
+                if (capacity.milliCpu >= need.milliCpu && capacity.memory >= need.memory && capacity.gpu >= need.gpu
+                        && group.stream().allMatch(r -> domain.nodes.stream().anyMatch(n -> n.couldEverFit(r.resources())))) {
                     some = true;
                     break;
                 }
@@ -296,20 +341,6 @@ final class LocalityPlacement {
             }
             return held;
         }
-    }
-
-    /** The domains of {@code level}: path to schedulable nodes, in path order. */
-    private Map<String, List<WorkingNode>> domainsAt(int level) {
-        return domains.computeIfAbsent(level, l -> {
-            Map<String, List<WorkingNode>> byPath = new TreeMap<>();
-            for (WorkingNode node : cluster.nodeList()) {
-                String path = node.domainAt(l);
-                if (node.schedulable && path != null) {
-                    byPath.computeIfAbsent(path, p -> new ArrayList<>()).add(node);
-                }
-            }
-            return byPath;
-        });
     }
 
     private List<WorkingNode> candidates(Set<String> names) {

@@ -38,6 +38,8 @@ final class WorkingCluster {
     private int maxNodeGpus;
     /** Where changes made during a cycle are written, to be undone (shared with the cycle's quota book). */
     private final Journal journal;
+    /** The topology's domains, with their free totals. */
+    private final Domains domains;
     /** Places the gangs whose groups have a topology {@link Locality}. */
     private final LocalityPlacement locality = new LocalityPlacement(this);
 
@@ -58,6 +60,24 @@ final class WorkingCluster {
                 maxNodeGpus = Math.max(maxNodeGpus, node.capacity.gpu());
             }
         }
+        this.domains = new Domains(nodes);
+    }
+
+    /** The domains of a topology level, in path order. */
+    List<Domains.Domain> domainsAt(int level) {
+        return domains.at(level);
+    }
+
+    /** A node leaves its buckets and its domains' free totals before it changes... */
+    private void leave(WorkingNode node) {
+        buckets.leave(node);
+        domains.leave(node);
+    }
+
+    /** ...and joins them again after. */
+    private void join(WorkingNode node) {
+        buckets.join(node);
+        domains.join(node);
     }
 
     /**
@@ -73,9 +93,9 @@ final class WorkingCluster {
         Amount modelBefore = model == null ? null : model.copy();
         Amount totalBefore = freeTotal.copy();
         journal.record(() -> {
-            buckets.leave(node);
+            leave(node);
             node.restore(saved);
-            buckets.join(node);
+            join(node);
             freeTotal.setTo(totalBefore);
             if (model != null) {
                 model.setTo(modelBefore);
@@ -173,7 +193,7 @@ final class WorkingCluster {
             if (node != null && seen.put(node, Boolean.TRUE) == null) {
                 journal(node);
                 order.add(node);
-                buckets.leave(node);
+                leave(node);
             }
         }
         for (int i = 0; i < allocations.size(); i++) {
@@ -192,7 +212,7 @@ final class WorkingCluster {
                 freeTotal.add(allocation.resources(), -1);
             }
         }
-        order.forEach(buckets::join);
+        order.forEach(this::join);
     }
 
     /** Gives an allocation back; a pinned one must be released with the quota it was held with. */
@@ -422,7 +442,7 @@ final class WorkingCluster {
      */
     private void move(WorkingNode node, Runnable change, Resources amount, int sign, QuotaId pin) {
         journal(node);
-        buckets.leave(node);
+        leave(node);
         change.run();
         if (pin != null && amount.gpu() > 0) {
             // sign -1 takes (the run holds more here), +1 gives back.
@@ -432,7 +452,7 @@ final class WorkingCluster {
             freeByModel.get(node.model).add(amount, sign);
             freeTotal.add(amount, sign);
         }
-        buckets.join(node);
+        join(node);
     }
 
     /** Whether some schedulable node (of the allowed models) could hold the request if it were empty. */
@@ -492,7 +512,7 @@ final class WorkingCluster {
         }
         out.append("free ").append(freeTotal.exact()).append(", by model ");
         freeByModel.forEach((model, free) -> out.append(model).append('=').append(free.exact()).append(' '));
-        out.append("\nreserved ").append(wholeReserve).append('\n').append(buckets.contents());
+        out.append("\nreserved ").append(wholeReserve).append('\n').append(buckets.contents()).append(domains.contents());
         return out.toString();
     }
 }

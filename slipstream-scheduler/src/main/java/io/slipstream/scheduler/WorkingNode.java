@@ -23,6 +23,8 @@ final class WorkingNode {
      * names under different parents differ; {@code null} where it has none.
      */
     final String[] domainPaths;
+    /** Its domain at each level, where it has one and is schedulable ({@link Domains} sets them). */
+    final Domains.Domain[] domains;
     /** GPUs held here by guaranteed runs (not stopping), by quota: work no reclaim can clear from the node. */
     final Map<QuotaId, Integer> pinnedByQuota = new HashMap<>(2);
 
@@ -36,6 +38,7 @@ final class WorkingNode {
         this.freeMemory = node.capacity().memoryBytes();
         freeGpus.set(0, node.capacity().gpu());
         this.domainPaths = new String[node.domains().size()];
+        this.domains = new Domains.Domain[domainPaths.length];
         String path = "";
         for (int level = 0; level < domainPaths.length; level++) {
             String domain = node.domains().get(level);

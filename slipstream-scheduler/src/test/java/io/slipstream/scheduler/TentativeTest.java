@@ -30,8 +30,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * that is discarded, exactly as it was.
  */
 class TentativeTest {
-    private static final List<NodeState> NODES = List.of(aNode("n-1").build(), aNode("n-2").build(), aNode("n-3").model("h100").build(),
-            aNode("n-4").unschedulable().build());
+    /** In a topology (two blocks, three racks): the domains' free totals are part of what a rollback puts back. */
+    private static final List<NodeState> NODES = List.of(aNode("n-1").in("b1", "r1").build(), aNode("n-2").in("b1", "r2").build(),
+            aNode("n-3").model("h100").in("b2", "r1").build(), aNode("n-4").in("b2", "r1").unschedulable().build());
     private static final List<QuotaState> QUOTAS = List.of(aQuota("a/gpu").minGpus(8).maxGpus(16).build(), aQuota("b/gpu").minGpus(4).build(),
             aQuota("d/h100").dedicated("h100").minGpus(8).build());
     /** A guaranteed run of a (pinned), a borrower of b, a guaranteed run of d. */
