@@ -4,7 +4,6 @@ import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +20,6 @@ import java.util.TreeMap;
  */
 final class LocalityPlacement {
     private final WorkingCluster cluster;
-    /** {@link #neverFits} by shape of gang, this cycle. */
-    private final Map<String, java.util.Optional<String>> never = new HashMap<>();
 
     LocalityPlacement(WorkingCluster cluster) {
         this.cluster = cluster;
@@ -79,11 +76,11 @@ final class LocalityPlacement {
         return placements;
     }
 
-    private List<Placement> placeGroup(List<InstanceRequest> group, Set<String> models, QuotaId pin, Set<String> only) {
+    List<Placement> placeGroup(List<InstanceRequest> group, Set<String> models, QuotaId pin, Set<String> only) {
         Locality locality = group.get(0).locality();
         int last = locality.required() ? locality.level() : -1; // -1: anywhere
         for (int level = locality.level(); level >= last; level--) {
-            List<Placement> placed = level < 0 ? onNodes(group, only == null ? null : candidates(only), models, pin)
+            List<Placement> placed = level < 0 ? fill(group, only == null ? null : candidates(only), models, pin)
                     : inOneDomain(group, level, models, pin, only);
             if (placed != null) {
                 return inTopologyOrder(placed, group);
@@ -94,9 +91,9 @@ final class LocalityPlacement {
 
     /** The group in the first domain of {@code level} (fewest free GPUs first) that holds it, or {@code null}. */
     private List<Placement> inOneDomain(List<InstanceRequest> group, int level, Set<String> models, QuotaId pin, Set<String> only) {
-        for (List<WorkingNode> nodes : roomyDomains(group, level, only)) {
+        for (List<WorkingNode> nodes : roomyDomains(need(group), level, only == null ? null : candidates(only))) {
             try (Tentative trial = cluster.tentative()) {
-                List<Placement> placed = onNodes(group, nodes, models, pin);
+                List<Placement> placed = fill(group, nodes, models, pin);
                 if (placed != null) {
                     trial.commit();
                     return placed;
@@ -106,21 +103,61 @@ final class LocalityPlacement {
         return null;
     }
 
-    /** The domains of {@code level} whose free capacity adds up to what the group asks, fewest free GPUs first. */
-    private List<List<WorkingNode>> roomyDomains(List<InstanceRequest> group, int level, Set<String> only) {
+    /**
+     * Places the group on {@code nodes} ({@code null}: anywhere), in its slices if it has some: each slice, in rank
+     * order, in the first domain of the slice level among the nodes that holds it (fewest free GPUs first, as for
+     * groups); {@code null} if one fits nowhere (the caller's tentative undoes the rest).
+     */
+    private List<Placement> fill(List<InstanceRequest> group, List<WorkingNode> nodes, Set<String> models, QuotaId pin) {
+        Locality locality = group.get(0).locality();
+        if (!locality.sliced()) {
+            return onNodes(group, nodes, models, pin);
+        }
+        List<InstanceRequest> byRank = new ArrayList<>(group);
+        byRank.sort(Comparator.comparingInt(InstanceRequest::rank));
+        List<Placement> placements = new ArrayList<>(group.size());
+        for (int from = 0; from < byRank.size(); from += locality.sliceSize()) {
+            List<InstanceRequest> slice = byRank.subList(from, Math.min(byRank.size(), from + locality.sliceSize()));
+            List<Placement> placed = null;
+            for (List<WorkingNode> domain : roomyDomains(need(slice), locality.sliceLevel(), nodes)) {
+                try (Tentative trial = cluster.tentative()) {
+                    placed = onNodes(slice, domain, models, pin);
+                    if (placed != null) {
+                        trial.commit();
+                        break;
+                    }
+                }
+            }
+            if (placed == null) {
+                return null;
+            }
+            placements.addAll(placed);
+        }
+        return placements;
+    }
+
+    static Amount need(List<InstanceRequest> instances) {
         Amount need = new Amount();
-        group.forEach(r -> need.add(r.resources(), 1));
+        instances.forEach(r -> need.add(r.resources(), 1));
+        return need;
+    }
+
+    /**
+     * The domains of {@code level} whose free capacity adds up to {@code need}, fewest free GPUs first; of the whole
+     * cluster, or only of {@code subset}'s nodes (a domain of a broader level, or where a run's victims are).
+     */
+    private List<List<WorkingNode>> roomyDomains(Amount need, int level, List<WorkingNode> subset) {
         List<Domains.Domain> candidates = new ArrayList<>();
-        if (only == null) {
+        if (subset == null) {
             for (Domains.Domain domain : cluster.domainsAt(level)) {
                 if (domain.freeCovers(need)) {
                     candidates.add(domain);
                 }
             }
         } else {
-            // Only some nodes (where a run's victims are): their own totals, on the few domains they are in.
+            // Only some nodes: their own totals, on the few domains they are in.
             Map<String, Domains.Domain> partial = new TreeMap<>();
-            for (WorkingNode node : candidates(only)) {
+            for (WorkingNode node : subset) {
                 Domains.Domain domain = level < node.domains.length ? node.domains[level] : null;
                 if (domain != null) {
                     Domains.Domain mine = partial.computeIfAbsent(domain.path, Domains.Domain::new);
@@ -147,7 +184,7 @@ final class LocalityPlacement {
      * Places each instance, largest first, on the best-fit node among {@code nodes} ({@code null}: the cluster's own
      * best fit, which keeps its preferences); {@code null} if one fits nowhere (the caller's tentative undoes the rest).
      */
-    private List<Placement> onNodes(List<InstanceRequest> instances, List<WorkingNode> nodes, Set<String> models, QuotaId pin) {
+    List<Placement> onNodes(List<InstanceRequest> instances, List<WorkingNode> nodes, Set<String> models, QuotaId pin) {
         List<Placement> placements = new ArrayList<>(instances.size());
         for (InstanceRequest instance : WorkingCluster.largestFirst(instances)) {
             WorkingNode best = null;
@@ -181,8 +218,8 @@ final class LocalityPlacement {
         }
         List<Integer> ranks = group.stream().map(InstanceRequest::rank).sorted().toList();
         List<Placement> sorted = new ArrayList<>(placed);
-        sorted.sort(Comparator.comparing((Placement p) -> narrowestPath(cluster.node(p.node())), Comparator.nullsLast(Comparator.naturalOrder()))
-                .thenComparing(Placement::node).thenComparingInt(Placement::rank));
+        sorted.sort(Comparator.comparing((Placement p) -> cluster.node(p.node()), LocalityPlacement::topologyOrder)
+                .thenComparingInt(Placement::rank));
         List<Placement> ordered = new ArrayList<>(sorted.size());
         for (int i = 0; i < sorted.size(); i++) {
             ordered.add(new Placement(ranks.get(i), sorted.get(i).node(), sorted.get(i).gpus()));
@@ -190,134 +227,27 @@ final class LocalityPlacement {
         return ordered;
     }
 
-    private static String narrowestPath(WorkingNode node) {
-        for (int level = node.domainPaths.length - 1; level >= 0; level--) {
-            if (node.domainPaths[level] != null) {
-                return node.domainPaths[level];
-            }
-        }
-        return null;
-    }
-
     /**
-     * Why the gang does not fit as its topology asks, when that is why (it would fit now without it): the first group
-     * that must be in one domain and fits in none now, with how many of its instances the roomiest domain holds;
-     * {@code null} otherwise.
+     * Nodes in topology order: by domain, level by level from the broadest (a node in no domain of a level after
+     * those that are), then by name. Each domain's nodes are then together, at every level, and so are a slice's.
      */
-    String miss(List<InstanceRequest> instances, Set<String> models) {
-        List<InstanceRequest> anywhere = instances.stream().map(r -> new InstanceRequest(r.rank(), r.nodeGroup(), r.resources())).toList();
-        try (Tentative trial = cluster.tentative()) {
-            if (cluster.placeGang(anywhere, models) == null) {
-                return null; // it does not fit at all now: not the topology's doing
-            }
-        }
-        Map<String, List<InstanceRequest>> groups = new TreeMap<>();
-        for (InstanceRequest instance : instances) {
-            if (instance.locality() != null && instance.locality().required()) {
-                groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
-            }
-        }
-        for (List<InstanceRequest> group : groups.values()) {
-            Locality locality = group.get(0).locality();
-            // The domains that could hold the most by their free totals first; one that could not hold more than the
-            // best so far is not tried (a cluster has hundreds of racks, and this runs for each gang that waits).
-            long leastGpus = Long.MAX_VALUE;
-            long leastCpu = Long.MAX_VALUE;
-            long leastMemory = Long.MAX_VALUE;
-            for (InstanceRequest r : group) { // the least of each, that the bound is one
-                leastGpus = Math.min(leastGpus, r.resources().gpu());
-                leastCpu = Math.min(leastCpu, r.resources().milliCpu());
-                leastMemory = Math.min(leastMemory, r.resources().memoryBytes());
-            }
-            record Bound(Domains.Domain domain, int most) {
-            }
-            List<Bound> bounds = new ArrayList<>();
-            for (Domains.Domain domain : cluster.domainsAt(locality.level())) {
-                int most = Math.min(group.size(), Math.min(fitting(domain.freeGpus, leastGpus),
-                        Math.min(fitting(domain.freeMilliCpu, leastCpu), fitting(domain.freeMemory, leastMemory))));
-                if (most > 0) {
-                    bounds.add(new Bound(domain, most));
+    static int topologyOrder(WorkingNode a, WorkingNode b) {
+        int levels = Math.max(a.domainPaths.length, b.domainPaths.length);
+        for (int level = 0; level < levels; level++) {
+            String x = a.domainAt(level);
+            String y = b.domainAt(level);
+            if (x == null || y == null) {
+                if (x != y) {
+                    return x == null ? 1 : -1;
                 }
+                break; // neither is in one here, nor below
             }
-            bounds.sort(Comparator.comparingInt(Bound::most).reversed().thenComparing(b -> b.domain().path));
-            int most = 0;
-            String where = null;
-            for (Bound bound : bounds) {
-                if (bound.most() <= most) {
-                    break;
-                }
-                int held = held(group, bound.domain().nodes, models);
-                if (held == group.size()) {
-                    most = -1;
-                    break;
-                }
-                if (held > most) {
-                    most = held;
-                    where = bound.domain().path;
-                }
-            }
-            if (most >= 0) {
-                return "no " + locality.levelName() + " has room for the " + group.size() + " instances of node group " + group.get(0).nodeGroup()
-                        + " together (placement Required)" + (where == null ? ", nor for one of them" : "; the roomiest, " + where + ", for " + most);
+            int order = x.compareTo(y);
+            if (order != 0) {
+                return order;
             }
         }
-        return null;
-    }
-
-    /** How many of {@code each} fit in {@code free} (as many as asked for when each needs none). */
-    private static int fitting(long free, long each) {
-        return each <= 0 ? Integer.MAX_VALUE : (int) Math.min(Integer.MAX_VALUE, Math.max(0, free) / each);
-    }
-
-    /**
-     * Why the gang could never be placed as its topology asks, whatever ends: a group that must be in one domain of a
-     * level no domain of which could hold it even empty (or no node is in any: the level is gone); {@code null} if
-     * some domain could. What the group's instances would need of GPU models is not looked at: at worst the run waits.
-     */
-    String neverFits(List<InstanceRequest> instances) {
-        // What nodes have does not change in a cycle: one answer per shape of gang. The instances in their order make
-        // the key: equal keys are equal gangs (the same gang listed otherwise only costs a second computation).
-        StringBuilder shape = new StringBuilder();
-        for (int i = 0; i < instances.size(); i++) {
-            InstanceRequest r = instances.get(i);
-            Resources need = r.resources();
-            shape.append(r.nodeGroup()).append('\0').append(need.milliCpu()).append(',').append(need.memoryBytes()).append(',').append(need.gpu())
-                    .append(',').append(need.gpuModel()).append(',').append(r.locality()).append('\0');
-        }
-        return never.computeIfAbsent(shape.toString(), s -> java.util.Optional.ofNullable(neverFitsNow(instances))).orElse(null);
-    }
-
-    private String neverFitsNow(List<InstanceRequest> instances) {
-        Map<String, List<InstanceRequest>> groups = new TreeMap<>();
-        for (InstanceRequest instance : instances) {
-            if (instance.locality() != null && instance.locality().required()) {
-                groups.computeIfAbsent(instance.nodeGroup(), g -> new ArrayList<>()).add(instance);
-            }
-        }
-        for (List<InstanceRequest> group : groups.values()) {
-            Locality locality = group.get(0).locality();
-            List<Domains.Domain> domains = cluster.domainsAt(locality.level());
-            if (domains.isEmpty()) {
-                return "no schedulable node is in a " + locality.levelName() + ", so node group " + group.get(0).nodeGroup()
-                        + " (placement Required) cannot be placed";
-            }
-            Amount need = new Amount();
-            group.forEach(r -> need.add(r.resources(), 1));
-            boolean some = false;
-            for (Domains.Domain domain : domains) {
-                Amount capacity = domain.capacity;
-                if (capacity.milliCpu >= need.milliCpu && capacity.memory >= need.memory && capacity.gpu >= need.gpu
-                        && group.stream().allMatch(r -> domain.nodes.stream().anyMatch(n -> n.couldEverFit(r.resources())))) {
-                    some = true;
-                    break;
-                }
-            }
-            if (!some) {
-                return "no " + locality.levelName() + " could ever hold the " + group.size() + " instances of node group " + group.get(0).nodeGroup()
-                        + " together (placement Required): each is smaller, even empty";
-            }
-        }
-        return null;
+        return a.name.compareTo(b.name);
     }
 
     /** What of a gang's placement a per-cycle cache of its shape must tell apart: its groups' localities ("" for none). */
@@ -328,19 +258,6 @@ final class LocalityPlacement {
         Map<String, Locality> byGroup = new TreeMap<>();
         instances.forEach(r -> byGroup.putIfAbsent(r.nodeGroup(), r.locality()));
         return ":" + byGroup;
-    }
-
-    /** How many of the group's instances the nodes hold now, placed one by one (and given back). */
-    private int held(List<InstanceRequest> group, List<WorkingNode> nodes, Set<String> models) {
-        try (Tentative trial = cluster.tentative()) {
-            int held = 0;
-            for (InstanceRequest instance : WorkingCluster.largestFirst(group)) {
-                if (onNodes(List.of(instance), nodes, models, null) != null) {
-                    held++;
-                }
-            }
-            return held;
-        }
     }
 
     private List<WorkingNode> candidates(Set<String> names) {

@@ -42,6 +42,8 @@ final class WorkingCluster {
     private final Domains domains;
     /** Places the gangs whose groups have a topology {@link Locality}. */
     private final LocalityPlacement locality = new LocalityPlacement(this);
+    /** Says why such a gang waits. */
+    private final LocalityReasons localityReasons = new LocalityReasons(this, locality);
 
     WorkingCluster(List<NodeState> states, Journal journal) {
         this.journal = journal;
@@ -143,14 +145,14 @@ final class WorkingCluster {
         return nodes;
     }
 
-    /** Why the gang does not fit as its topology asks, when that is why ({@link LocalityPlacement#miss}), or {@code null}. */
+    /** Why the gang does not fit as its topology asks, when that is why ({@link LocalityReasons#miss}), or {@code null}. */
     String localityMiss(List<InstanceRequest> instances, Set<String> models) {
-        return LocalityPlacement.applies(instances) ? locality.miss(instances, models) : null;
+        return LocalityPlacement.applies(instances) ? localityReasons.miss(instances, models) : null;
     }
 
-    /** Why the gang could never be placed as its topology asks ({@link LocalityPlacement#neverFits}), or {@code null}. */
+    /** Why the gang could never be placed as its topology asks ({@link LocalityReasons#neverFits}), or {@code null}. */
     String localityNeverFits(List<InstanceRequest> instances) {
-        return LocalityPlacement.applies(instances) ? locality.neverFits(instances) : null;
+        return LocalityPlacement.applies(instances) ? localityReasons.neverFits(instances) : null;
     }
 
     /** The working copy of a node ({@code null}: unknown). */

@@ -236,6 +236,12 @@ final class Builders {
             return this;
         }
 
+        /** As {@link #within}, in slices of {@code sliceSize} consecutive ranks, each in one domain of {@code sliceLevel}. */
+        RunBuilder within(int level, String levelName, boolean required, int sliceSize, int sliceLevel, String sliceLevelName) {
+            this.locality = new Locality(level, levelName, required, sliceSize, sliceLevel, sliceLevelName);
+            return this;
+        }
+
         /** Borrowers were preempted for it and are gone. */
         RunBuilder reclaimed() {
             this.reclaimed = true;

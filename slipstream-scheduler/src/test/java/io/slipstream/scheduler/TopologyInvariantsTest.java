@@ -18,28 +18,33 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Random topologies, runs and reclaims, checked after every cycle: a running group that must be in one domain of its
- * level is inside one domain of that level, and no node holds more than it has. A failure names its seed; rerun one
+ * level is inside one domain of that level, each slice of a group that has slices is inside one domain of its slice
+ * level, and no node holds more than it has. A failure names its seed; rerun one
  * with {@code -Dtopology.seed=N}.
  */
 class TopologyInvariantsTest {
     private static final int SEQUENCES = 150;
     private static final int STEPS = 40;
-    private static final List<String> LEVELS = List.of("block", "rack");
+    private static final List<String> LEVELS = List.of("block", "rack", "host");
 
     @Test
-    void aRequiredGroupIsAlwaysInsideOneDomainOfItsLevel() {
+    void aRequiredGroupIsAlwaysInsideOneDomainOfItsLevelAndSlicesAlwaysHold() {
         String only = System.getProperty("topology.seed");
         long first = only == null ? 1 : Long.parseLong(only);
         long last = only == null ? SEQUENCES : first;
         int constrainedRuns = 0;
+        int slicedRuns = 0;
         for (long seed = first; seed <= last; seed++) {
             try {
-                constrainedRuns += new Sequence(seed).run();
+                Sequence sequence = new Sequence(seed);
+                constrainedRuns += sequence.run();
+                slicedRuns += sequence.slicedRuns();
             } catch (AssertionError e) {
                 throw new AssertionError("invariant broken with seed " + seed + " (rerun with -Dtopology.seed=" + seed + "): " + e.getMessage(), e);
             }
         }
         assertThat(constrainedRuns).as("constrained runs that ran, over all sequences").isGreaterThan(SEQUENCES);
+        assertThat(slicedRuns).as("runs in slices that ran, over all sequences").isGreaterThan(SEQUENCES / 2);
     }
 
     private static final class Sequence {
@@ -60,8 +65,9 @@ class TopologyInvariantsTest {
                     for (int n = 1; n <= perRack; n++) {
                         // Some nodes lack a rack label, or both: they are in no domain of that level.
                         int labels = random.nextInt(10) == 0 ? random.nextInt(2) : 2;
-                        String[] domains = labels == 2 ? new String[] {"b" + b, "r" + r} : labels == 1 ? new String[] {"b" + b} : new String[0];
-                        NodeState node = aNode("n" + b + r + n).gpus(random.nextBoolean() ? 8 : 4).in(domains).build();
+                        String name = "n" + b + r + n;
+                        String[] domains = labels == 2 ? new String[] {"b" + b, "r" + r, name} : labels == 1 ? new String[] {"b" + b} : new String[0];
+                        NodeState node = aNode(name).gpus(random.nextBoolean() ? 8 : 4).in(domains).build();
                         nodes.add(node);
                         byName.put(node.name(), node);
                     }
@@ -89,13 +95,20 @@ class TopologyInvariantsTest {
 
         private void submit(int step) {
             int[] sizes = {1, 2, 4, 8};
-            var builder = aRun("run-" + step).instances(1 + random.nextInt(4)).gpus(sizes[random.nextInt(sizes.length)])
-                    .submittedSecondsAfterStart(step);
+            int instances = 1 + random.nextInt(4);
+            var builder = aRun("run-" + step).instances(instances).gpus(sizes[random.nextInt(sizes.length)]).submittedSecondsAfterStart(step);
             int kind = random.nextInt(5);
-            if (kind < 3) {
-                builder.within(kind == 0 ? 0 : 1, kind == 0 ? "block" : "rack", true);
-            } else if (kind == 3) {
-                builder.within(1, "rack", false);
+            int level = kind == 0 ? 0 : 1;
+            boolean required = kind < 3;
+            if (kind < 4) {
+                // Slices of 2 (or the whole group), in a domain of the group's level or a narrower one, now and then.
+                int slice = random.nextInt(3) == 0 ? (instances % 2 == 0 && random.nextBoolean() ? 2 : instances) : 0;
+                int sliceLevel = level + random.nextInt(LEVELS.size() - level);
+                if (slice > 0) {
+                    builder.within(level, LEVELS.get(level), required, slice, sliceLevel, LEVELS.get(sliceLevel));
+                } else {
+                    builder.within(level, LEVELS.get(level), required);
+                }
             }
             if (random.nextBoolean()) {
                 builder.quota("a/gpu");
@@ -112,6 +125,11 @@ class TopologyInvariantsTest {
             if (!running.isEmpty()) {
                 cluster.end(running.get(random.nextInt(running.size())));
             }
+        }
+
+        int slicedRuns() {
+            return (int) sawRunning.stream().filter(id -> runs.get(id).instances().get(0).locality() != null
+                    && runs.get(id).instances().get(0).locality().sliced()).count();
         }
 
         private static Locality required(PendingRun run) {
@@ -131,6 +149,19 @@ class TopologyInvariantsTest {
                     }
                     assertThat(domains).as("%s must be in one %s: its nodes' are %s", active.id(), LEVELS.get(locality.level()), domains)
                             .hasSize(1).doesNotContainNull();
+                }
+                Locality asked = runs.get(active.id()).instances().get(0).locality();
+                if (asked != null && asked.sliced()) {
+                    List<Allocation> byRank = new ArrayList<>(active.allocations());
+                    byRank.sort(java.util.Comparator.comparingInt(Allocation::rank));
+                    for (int from = 0; from < byRank.size(); from += asked.sliceSize()) {
+                        Set<String> domains = new HashSet<>();
+                        for (Allocation allocation : byRank.subList(from, from + asked.sliceSize())) {
+                            domains.add(domain(byName.get(allocation.node()), asked.sliceLevel()));
+                        }
+                        assertThat(domains).as("ranks %d.. of %s must share a %s: their nodes' are %s", from, active.id(), asked.sliceLevelName(), domains)
+                                .hasSize(1).doesNotContainNull();
+                    }
                 }
                 for (Allocation allocation : active.allocations()) {
                     gpusUsed.merge(allocation.node(), allocation.gpus().size(), Integer::sum);

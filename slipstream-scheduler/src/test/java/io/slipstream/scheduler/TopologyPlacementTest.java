@@ -195,6 +195,55 @@ class TopologyPlacementTest {
                 .extracting(Placement::node).containsExactlyInAnyOrder("a1", "a2", "c1"));
     }
 
+    /** Slices: every 2 consecutive ranks share a host; whole slices, never one split over two hosts. */
+    @Test
+    void everySliceOfConsecutiveRanksSharesAHost() {
+        // Rack r1 has 8 GPUs free, but on three hosts (2, 2, 4): only one slice of 2 x 2 GPUs fits a host there. Rack
+        // r2's c1 has all 8 free on one host: both slices.
+        List<NodeState> nodes = List.of(aNode("a1").in("b1", "r1", "a1").build(), aNode("a2").in("b1", "r1", "a2").build(),
+                aNode("a3").in("b1", "r1", "a3").build(), aNode("c1").in("b1", "r2", "c1").build());
+        List<ActiveRun> busy = List.of(aRun("x1").gpus(6).running(NotInQuota, 0, "a1"), aRun("x2").gpus(6).running(NotInQuota, 0, "a2"),
+                aRun("x3").gpus(4).running(NotInQuota, 0, "a3"));
+        CycleResult sliced = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), busy,
+                List.of(aRun("gang").instances(4).gpus(2).within(RACK, "rack", true, 2, 2, "host").build())), T0);
+        assertThat(nodesByRun(sliced).get("gang")).as("r1 holds the group's GPUs but not two slices").containsExactly("c1");
+
+        // Without the slice, r1 takes it (fewest free GPUs first), a slice split over a1 and a2.
+        CycleResult whole = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), busy,
+                List.of(aRun("gang").instances(4).gpus(2).within(RACK, "rack", true).build())), T0);
+        assertThat(nodesByRun(whole).get("gang")).containsExactly("a1", "a2", "a3");
+
+        // Two hosts with room for one slice each, in one rack: ranks 0-1 on one host, 2-3 on the other.
+        List<ActiveRun> halves = List.of(aRun("x1").gpus(4).running(NotInQuota, 0, "a1"), aRun("x2").gpus(8).running(NotInQuota, 0, "a2"),
+                aRun("x3").gpus(4).running(NotInQuota, 0, "a3"), aRun("x4").gpus(8).running(NotInQuota, 0, "c1"));
+        CycleResult two = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), halves,
+                List.of(aRun("gang").instances(4).gpus(2).within(RACK, "rack", true, 2, 2, "host").build())), T0);
+        assertThat(two.admitted().get(0).placements()).extracting(Placement::rank, Placement::node)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(0, "a1"), org.assertj.core.groups.Tuple.tuple(1, "a1"),
+                        org.assertj.core.groups.Tuple.tuple(2, "a3"), org.assertj.core.groups.Tuple.tuple(3, "a3"));
+    }
+
+    @Test
+    void slicesThatNoHostHoldsNowWaitSayingSoAndOnesNoHostCouldEverHoldAreNeverPlaced() {
+        List<NodeState> nodes = List.of(aNode("a1").in("b1", "r1", "a1").build(), aNode("a2").in("b1", "r1", "a2").build());
+        List<QuotaState> quotas = List.of(aQuota("a/gpu").minGpus(16).build());
+        List<ActiveRun> busy = List.of(aRun("x1").quota("a/gpu").gpus(6).running(InQuota, 0, "a1"),
+                aRun("x2").quota("a/gpu").gpus(6).running(InQuota, 0, "a2"));
+        CycleResult now = scheduler.schedule(new ClusterSnapshot(nodes, quotas, busy,
+                List.of(aRun("gang").quota("a/gpu").instances(2).gpus(2).within(RACK, "rack", false, 2, 2, "host").build())), T0);
+        assertThat(now.waiting()).singleElement().satisfies(wait -> {
+            assertThat(wait.reason()).isEqualTo(WaitReason.WaitingForTopology);
+            assertThat(wait.message()).contains("no room for the 2 instances of node group main in slices of 2 that each share a host");
+        });
+
+        CycleResult never = scheduler.schedule(new ClusterSnapshot(nodes, quotas, List.of(),
+                List.of(aRun("never").quota("a/gpu").instances(2).gpus(6).within(RACK, "rack", false, 2, 2, "host").build())), T0);
+        assertThat(never.waiting()).singleElement().satisfies(wait -> {
+            assertThat(wait.reason()).isEqualTo(WaitReason.NoNodeFits);
+            assertThat(wait.message()).contains("no host could ever hold a slice of 2 instances of node group main");
+        });
+    }
+
     private static String rackOf(String node) {
         return switch (node.charAt(0)) {
             case 'a' -> "r1";

@@ -224,6 +224,11 @@ final class SpecChecks {
                     && minSuccess.asLong() > replicas) {
                 add(path + ".minSuccessReplicas", "must be at most replicas (" + replicas + ")");
             }
+            JsonNode sliceSize = group.path("placement").get("sliceSize");
+            if (sliceSize != null && sliceSize.isIntegralNumber() && clean(path + ".placement") && clean(path + ".replicas")
+                    && sliceSize.asLong() > 0 && replicas % sliceSize.asLong() != 0) {
+                add(path + ".placement.sliceSize", "must divide replicas (" + replicas + ") into whole slices");
+            }
             secretMounts(group, path, storagePaths);
             memoryLimit(group, path);
             String name = text(group, path, "name");

@@ -283,6 +283,12 @@ class SpecReaderTest {
                 Arguments.of("image with spaces", "command: [x]\n    image: \"a b\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].image", "without spaces"),
                 Arguments.of("more successes than replicas", "command: [x]\n    replicas: 2\n    minSuccessReplicas: 3\n    resources: {cpu: 1, memory: 1Gi}",
                         "spec.nodeGroups[0].minSuccessReplicas", "at most replicas (2)"),
+                Arguments.of("a slice that does not divide the group", "command: [x]\n    replicas: 6\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "    placement: {level: rack, sliceSize: 4, sliceLevel: host}", "spec.nodeGroups[0].placement.sliceSize", "must divide replicas (6)"),
+                Arguments.of("a slice size without its level", "command: [x]\n    replicas: 4\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "    placement: {level: rack, sliceSize: 2}", "spec.nodeGroups[0].placement", "sliceLevel"),
+                Arguments.of("a slice of none", "command: [x]\n    replicas: 4\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "    placement: {level: rack, sliceSize: 0, sliceLevel: host}", "spec.nodeGroups[0].placement.sliceSize", "between"),
                 Arguments.of("nothing must succeed", "command: [x]\n    minSuccessReplicas: 0\n    resources: {cpu: 1, memory: 1Gi}",
                         "spec.nodeGroups", "at least one node group"),
                 Arguments.of("probe without command", "command: [x]\n    startupProbe: {periodSeconds: 5}\n    resources: {cpu: 1, memory: 1Gi}",

@@ -93,11 +93,16 @@ public final class ClusterTopology {
         }
         boolean required = placement.mode() == PlacementSpec.Mode.Required;
         int level = spec == null ? -1 : spec.levelOf(placement.level());
-        if (level < 0) {
-            // Preferred asks for nothing that could not be: anywhere. Required waits, saying the level is gone.
-            return required ? new Locality(levels().size(), placement.level() + " (not a level of the cluster's topology)", true) : null;
+        int sliceLevel = placement.sliceLevel() == null || spec == null ? -1 : spec.levelOf(placement.sliceLevel());
+        boolean sliced = placement.sliceSize() != null;
+        if (level < 0 || (sliced && sliceLevel < level)) {
+            // Preferred asks for nothing that could not be: anywhere. Required, or slices, wait, saying the level is gone.
+            String gone = level < 0 ? placement.level() + " (not a level of the cluster's topology)"
+                    : placement.sliceLevel() + " (not a level of the cluster's topology at or below " + placement.level() + ")";
+            return required || sliced ? new Locality(levels().size(), gone, true) : null;
         }
-        return new Locality(level, placement.level(), required);
+        return sliced ? new Locality(level, placement.level(), required, placement.sliceSize(), sliceLevel, placement.sliceLevel())
+                : new Locality(level, placement.level(), required);
     }
 
     /**
@@ -108,12 +113,21 @@ public final class ClusterTopology {
         java.util.Map<String, String> problems = new LinkedHashMap<>();
         for (int i = 0; i < job.nodeGroups().size(); i++) {
             PlacementSpec placement = job.nodeGroups().get(i).placement();
-            if (placement == null || levels().contains(placement.level())) {
+            if (placement == null) {
                 continue;
             }
-            problems.put("nodeGroups[" + i + "].placement.level", levels().isEmpty()
-                    ? "the cluster has no topology: an admin applies a Topology naming its levels first (docs/topology.md)"
-                    : "'" + placement.level() + "' is not a level of the cluster's topology (" + String.join(", ", levels()) + ")");
+            String field = "nodeGroups[" + i + "].placement.";
+            if (!levels().contains(placement.level())) {
+                problems.put(field + "level", levels().isEmpty()
+                        ? "the cluster has no topology: an admin applies a Topology naming its levels first (docs/topology.md)"
+                        : "'" + placement.level() + "' is not a level of the cluster's topology (" + String.join(", ", levels()) + ")");
+            } else if (placement.sliceLevel() != null && !levels().contains(placement.sliceLevel())) {
+                problems.put(field + "sliceLevel", "'" + placement.sliceLevel() + "' is not a level of the cluster's topology (" + String.join(", ", levels()) + ")");
+            } else if (placement.sliceLevel() != null && levels().indexOf(placement.sliceLevel()) < levels().indexOf(placement.level())) {
+                problems.put(field + "sliceLevel", "'" + placement.sliceLevel() + "' is broader than the group's level (" + placement.level()
+                        + "): a slice is a part of the group's domain, at its level or a narrower one (" + String.join(", ",
+                        levels().subList(levels().indexOf(placement.level()), levels().size())) + ")");
+            }
         }
         return problems;
     }

@@ -111,6 +111,15 @@ class TopologyApiTest {
         assertProblem(server.post("/api/v1/apply", alice, job("moody", "{\"level\": \"rack\", \"mode\": \"Sometimes\"}", "true")), 400,
                 "spec.nodeGroups[0].placement.mode", "Required");
 
+        assertProblem(server.post("/api/v1/apply", alice, job("wide", "{\"level\": \"rack\", \"sliceSize\": 1, \"sliceLevel\": \"block\"}", "true")), 400,
+                "spec.nodeGroups[0].placement.sliceLevel", "'block' is broader than the group's level (rack)");
+        assertProblem(server.post("/api/v1/apply", alice, job("hosted", "{\"level\": \"rack\", \"sliceSize\": 1, \"sliceLevel\": \"host\"}", "true")), 400,
+                "spec.nodeGroups[0].placement.sliceLevel", "'host' is not a level of the cluster's topology (block, rack)");
+        assertThat(server.post("/api/v1/apply", alice, job("sliced", "{\"level\": \"block\", \"sliceSize\": 2, \"sliceLevel\": \"rack\"}", "true"))
+                .status()).isEqualTo(200);
+        TestServer.Response uneven = server.post("/api/v1/runs", alice, """
+                {"workspace": "team-a", "job": "sliced", "overrides": {"nodeGroups.worker.replicas": 3}}""");
+        assertProblem(uneven, 400, "overrides.nodeGroups.worker.placement.sliceSize", "must divide replicas (3)");
         assertThat(server.post("/api/v1/apply", alice, job("placed", "{\"level\": \"rack\"}", "true")).status()).isEqualTo(200);
         TestServer.Response overridden = server.post("/api/v1/runs", alice, """
                 {"workspace": "team-a", "job": "placed", "overrides": {"nodeGroups.worker.placement.level": "zone"}}""");
