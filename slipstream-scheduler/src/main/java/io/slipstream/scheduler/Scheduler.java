@@ -383,10 +383,8 @@ public final class Scheduler {
                     return;
                 }
                 String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
-                // Nodes held for a gang placed by topology would not be chosen by domain: none are, rather than useless ones.
-                boolean holds = !LocalityPlacement.applies(run.instances());
-                if (holds && reservedQuotas.add(run.quota())) {
-                    cluster.reserveFor(run.instances(), model);
+                if (reservedQuotas.add(run.quota())) {
+                    cluster.reserveFor(run.instances(), model); // a gang placed by topology, in one domain
                 }
                 waitingForNodes.set(deciding);
                 // Its quota has room for it only if the runs before it that wait for nodes leave it some: each is told
@@ -400,7 +398,7 @@ public final class Scheduler {
                 }
                 promised.put(run.quota(), before.plus(request));
                 wait(run, miss != null ? WaitReason.WaitingForTopology : WaitReason.WaitingForResources, "its quota has room, but "
-                        + (miss != null ? miss : "the nodes are busy with guaranteed work" + (holds ? "; nodes are held for it" : "")));
+                        + (miss != null ? miss : "the nodes are busy with guaranteed work") + "; nodes are held for it");
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);

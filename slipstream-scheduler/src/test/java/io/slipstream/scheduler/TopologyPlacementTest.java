@@ -128,7 +128,7 @@ class TopologyPlacementTest {
         assertThat(cluster.pending).as("exactly two borrowers went back to the queue").hasSize(2);
     }
 
-    /** A move plan is made node by node: a gang placed by topology is not moved for, and the cycle goes on. */
+    /** A move plan is made node by node: a gang placed by topology is not moved for (it is held nodes in one rack instead). */
     @Test
     void noMoveIsPlannedForAGangPlacedByTopology() {
         List<NodeState> nodes = cluster().subList(0, 4);
@@ -141,7 +141,7 @@ class TopologyPlacementTest {
                 List.of(aRun("gang").quota("a/gpu").instances(2).gpus(8).within(RACK, "rack", true).build())), T0.plusSeconds(3600));
         assertThat(result.admitted()).isEmpty();
         assertThat(result.decisions()).as("no move (or reclaim) spanning two racks").noneMatch(d -> d instanceof Decision.Preempt);
-        assertThat(result.waiting().get(0).message()).as("nodes held by node are no use to it").doesNotContain("held");
+        assertThat(result.waiting().get(0).message()).endsWith("nodes are held for it");
     }
 
     /** A group larger than every rack waits for a change (NoNodeFits), holding nothing: a smaller run starts meanwhile. */
@@ -193,6 +193,26 @@ class TopologyPlacementTest {
         CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, List.of(), List.of(), List.of(gang)), T0);
         assertThat(result.admitted()).singleElement().satisfies(admit -> assertThat(admit.placements()).filteredOn(p -> p.rank() < 3)
                 .extracting(Placement::node).containsExactlyInAnyOrder("a1", "a2", "c1"));
+    }
+
+    /** As {@code SchedulerTest}'s whole-node hold, by domain: a stream of small runs cannot keep every rack fragmented. */
+    @Test
+    void aWaitingRequiredGangIsHeldNodesInOneRackThatSmallRunsThenLeaveAlone() {
+        List<NodeState> nodes = List.of(aNode("n-1").in("b1", "r1").build(), aNode("n-2").in("b1", "r1").build(), aNode("n-3").in("b1", "r2").build(),
+                aNode("n-4").in("b1", "r2").build());
+        // Each rack: one node with 2 GPUs of guaranteed work, one empty. The gang needs a rack's two whole nodes.
+        List<ActiveRun> busy = List.of(aRun("busy-1").quota("a/gpu").gpus(2).running(InQuota, 0, "n-1"),
+                aRun("busy-3").quota("a/gpu").gpus(2).running(InQuota, 0, "n-3"));
+        List<PendingRun> pending = List.of(aRun("gang").quota("a/gpu").idle(IdleMode.Disabled).instances(2).gpus(8).within(RACK, "rack", true).build(),
+                aRun("small").idle(IdleMode.OnlyIdle).gpus(2).submittedSecondsAfterStart(1).build());
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes, List.of(aQuota("a/gpu").minGpus(24).build()), busy, pending), T0);
+
+        assertThat(result.waiting()).filteredOn(w -> w.runId().value().equals("gang")).singleElement().satisfies(wait -> {
+            assertThat(wait.reason()).isEqualTo(WaitReason.WaitingForTopology);
+            assertThat(wait.message()).contains("no rack has room for the 2 instances").endsWith("nodes are held for it");
+        });
+        // r1 and r2 are as free; r1 comes first by name and is held: the small run goes to r2, next to guaranteed work.
+        assertThat(nodesByRun(result).get("small")).containsExactly("n-3");
     }
 
     /** Slices: every 2 consecutive ranks share a host; whole slices, never one split over two hosts. */
