@@ -17,7 +17,7 @@ import java.util.TreeMap;
 final class LocalityReasons {
     private final WorkingCluster cluster;
     private final LocalityPlacement placement;
-    /** {@link #neverFits} by shape of gang, this cycle. */
+    /** {@link #neverFits} by shape of gang, for as long as the state lives (its nodes' capacities never change in it). */
     private final Map<String, Optional<String>> never = new HashMap<>();
 
     LocalityReasons(WorkingCluster cluster, LocalityPlacement placement) {
@@ -124,11 +124,12 @@ final class LocalityReasons {
 
     /**
      * Why the gang could never be placed as its topology asks, whatever ends: a group that must be in one domain of a
-     * level no domain of which could hold it even empty (or no node is in any: the level is gone); {@code null} if
-     * some domain could. What the group's instances would need of GPU models is not looked at: at worst the run waits.
+     * level no domain of which could hold it even empty (or no node is in any: the level is gone), or whose slices the
+     * cluster could never hold so; {@code null} if it could ({@link GroupCapacity}). The GPU models its quota allows
+     * are not looked at (they change with what runs): at worst the run waits.
      */
     String neverFits(List<InstanceRequest> instances) {
-        // What nodes have does not change in a cycle: one answer per shape of gang. The instances in their order make
+        // What nodes have does not change in a state: one answer per shape of gang. The instances in their order make
         // the key: equal keys are equal gangs (the same gang listed otherwise only costs a second computation).
         StringBuilder shape = new StringBuilder();
         for (int i = 0; i < instances.size(); i++) {
@@ -143,40 +144,29 @@ final class LocalityReasons {
     private String neverFitsNow(List<InstanceRequest> instances) {
         for (List<InstanceRequest> group : constrained(instances).values()) {
             Locality locality = group.get(0).locality();
-            if (locality.sliced()) {
-                List<InstanceRequest> slice = group.subList(0, Math.min(group.size(), locality.sliceSize()));
-                if (!someDomainCouldHold(slice, locality.sliceLevel())) {
-                    return "no " + locality.sliceLevelName() + " could ever hold a slice of " + locality.sliceSize() + " instances of node group "
-                            + group.get(0).nodeGroup() + " (placement with slices): each is smaller, even empty";
-                }
+            String name = group.get(0).nodeGroup();
+            if (locality.sliced() && GroupCapacity.slices(cluster.nodeList(), GroupCapacity.least(group), null, locality) == 0) {
+                return "no " + locality.sliceLevelName() + " could ever hold a slice of " + locality.sliceSize() + " instances of node group " + name
+                        + " (placement with slices): each is smaller, even empty";
             }
+            String slices = locality.sliced() ? " in slices of " + locality.sliceSize() + " that each share a " + locality.sliceLevelName() : "";
             if (!locality.required()) {
+                if (!GroupCapacity.couldEverHold(group, cluster.nodeList(), null)) {
+                    return "the cluster could never hold the " + group.size() + " instances of node group " + name + slices
+                            + " (placement with slices), even empty";
+                }
                 continue;
             }
             List<Domains.Domain> domains = cluster.domainsAt(locality.level());
             if (domains.isEmpty()) {
-                return "no schedulable node is in a " + locality.levelName() + ", so node group " + group.get(0).nodeGroup()
-                        + " (placement Required) cannot be placed";
+                return "no schedulable node is in a " + locality.levelName() + ", so node group " + name + " (placement Required) cannot be placed";
             }
-            if (!someDomainCouldHold(group, locality.level())) {
-                return "no " + locality.levelName() + " could ever hold the " + group.size() + " instances of node group " + group.get(0).nodeGroup()
-                        + " together (placement Required): each is smaller, even empty";
+            if (domains.stream().noneMatch(domain -> GroupCapacity.couldEverHold(group, domain.nodes, null))) {
+                return "no " + locality.levelName() + " could ever hold the " + group.size() + " instances of node group " + name
+                        + (slices.isEmpty() ? " together (placement Required)" : slices + " (placement Required with slices)") + ": each is smaller, even empty";
             }
         }
         return null;
-    }
-
-    /** Whether some domain of {@code level}, empty, could hold the instances: by its capacity, and a node for each. */
-    private boolean someDomainCouldHold(List<InstanceRequest> instances, int level) {
-        Amount need = LocalityPlacement.need(instances);
-        for (Domains.Domain domain : cluster.domainsAt(level)) {
-            Amount capacity = domain.capacity;
-            if (capacity.milliCpu >= need.milliCpu && capacity.memory >= need.memory && capacity.gpu >= need.gpu
-                    && instances.stream().allMatch(r -> domain.nodes.stream().anyMatch(n -> n.couldEverFit(r.resources())))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** How many of the group's instances the nodes hold now, placed one by one (and given back). */

@@ -383,9 +383,7 @@ public final class Scheduler {
                     return;
                 }
                 String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
-                if (reservedQuotas.add(run.quota())) {
-                    cluster.reserveFor(run.instances(), model); // a gang placed by topology, in one domain
-                }
+                boolean held = reservedQuotas.add(run.quota()) && cluster.reserveFor(run.instances(), model); // by topology: in one domain
                 waitingForNodes.set(deciding);
                 // Its quota has room for it only if the runs before it that wait for nodes leave it some: each is told
                 // the room is its own, as far as the guarantee goes, in queue order (the wait reason only: what
@@ -398,7 +396,7 @@ public final class Scheduler {
                 }
                 promised.put(run.quota(), before.plus(request));
                 wait(run, miss != null ? WaitReason.WaitingForTopology : WaitReason.WaitingForResources, "its quota has room, but "
-                        + (miss != null ? miss : "the nodes are busy with guaranteed work") + "; nodes are held for it");
+                        + (miss != null ? miss : "the nodes are busy with guaranteed work") + (held ? "; nodes are held for it" : ""));
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);

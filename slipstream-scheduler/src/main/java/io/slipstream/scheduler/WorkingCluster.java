@@ -472,9 +472,9 @@ final class WorkingCluster {
         return false;
     }
 
-    /** Holds nodes for a run that is next in line but does not fit yet ({@link GangHold}). */
-    void reserveFor(List<InstanceRequest> instances, Set<String> models) {
-        GangHold.holdFor(this, instances, models);
+    /** Holds nodes for a run that is next in line but does not fit yet ({@link GangHold}); whether any were. */
+    boolean reserveFor(List<InstanceRequest> instances, Set<String> models) {
+        return GangHold.holdFor(this, instances, models);
     }
 
     /** Whether taking {@code need} would break a whole free node kept for the queue's whole-node gangs. */

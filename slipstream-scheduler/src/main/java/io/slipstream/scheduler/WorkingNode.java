@@ -111,6 +111,10 @@ final class WorkingNode {
     void giveBack(Resources request, List<Integer> gpus) {
         freeMilliCpu += request.milliCpu();
         freeMemory += request.memoryBytes();
-        gpus.forEach(freeGpus::set);
+        for (int gpu : gpus) {
+            if (gpu >= 0 && gpu < capacity.gpu()) { // an allocation from before the node shrank names GPUs it no longer has
+                freeGpus.set(gpu);
+            }
+        }
     }
 }
