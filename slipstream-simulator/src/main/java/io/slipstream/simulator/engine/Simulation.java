@@ -5,7 +5,6 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
-import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
 import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
@@ -13,6 +12,7 @@ import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.Locality;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
 import io.slipstream.scheduler.Placement;
@@ -98,6 +98,8 @@ public final class Simulation {
     private long cycles;
     private long schedulerNanos;
     private final Tally tally;
+    /** Where gangs land in the cluster's topology (counts nothing if it has none). */
+    private final TopologyTally topology;
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
         this(trace, cluster, policy, seed, listener, true, true);
@@ -139,8 +141,12 @@ public final class Simulation {
         // found without comparing strings.
         Map<QuotaId, QuotaId> policyIds = new HashMap<>();
         policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
+        DomainMap domains = cluster.topology().isEmpty() ? null : new DomainMap(nodes, cluster.topology());
+        boolean anyRequired = false;
         for (TraceJob job : trace.jobs()) {
-            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances(), key -> requests(job));
+            Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
+            anyRequired |= locality != null && locality.required();
+            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality, key -> DomainMap.requests(job, locality));
             IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
             QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
@@ -149,6 +155,7 @@ public final class Simulation {
             jobs.add(simJob);
             byId.put(id, simJob);
         }
+        this.topology = new TopologyTally(domains, byId, anyRequired);
         List<SimJob> inQueueOrder = new ArrayList<>(jobs);
         inQueueOrder.sort(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER));
         for (int i = 0; i < inQueueOrder.size(); i++) {
@@ -208,15 +215,6 @@ public final class Simulation {
         return false;
     }
 
-    private static List<InstanceRequest> requests(TraceJob job) {
-        Resources each = new Resources(0, 0, job.gpus(), null);
-        List<InstanceRequest> requests = new ArrayList<>(job.instances());
-        for (int rank = 0; rank < job.instances(); rank++) {
-            requests.add(new InstanceRequest(rank, "main", each));
-        }
-        return requests;
-    }
-
     public PolicyResult run() {
         long wallStart = System.nanoTime();
         long nextReport = wallStart + 1_000_000_000L;
@@ -243,7 +241,7 @@ public final class Simulation {
             }
         }
         return tally.result(policy, trace, jobs, tenantNames, recorder, clusterGpus, done, cycles, schedulerNanos,
-                (System.nanoTime() - wallStart) / 1e9);
+                (System.nanoTime() - wallStart) / 1e9, topology.result(jobs, now));
     }
 
     // --- events ---
@@ -338,6 +336,7 @@ public final class Simulation {
         }
         if (pending == null) {
             cycles++;
+            topology.cycleEnded(now); // no job shown: none waits for the topology
             return;
         }
         long start = System.nanoTime();
@@ -351,12 +350,14 @@ public final class Simulation {
         cycles++;
         Decision.Handler<Void> apply = new Applier(changedAt);
         for (Decision decision : result.decisions()) {
+            topology.decided(decision);
             if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources
                     && wait.reason() != WaitReason.WaitingForTopology) {
                 continue; // most decisions: nothing to record
             }
             decision.accept(apply);
         }
+        topology.cycleEnded(now);
     }
 
     /** Applies one cycle's decisions to the simulated world (every kind handled, at compile time). */
@@ -432,6 +433,7 @@ public final class Simulation {
             allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
         }
         job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
+        topology.admitted(job);
         holdings.started(job, now);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
         if (job.inQuota && job.entitledAt >= 0) {
