@@ -57,7 +57,7 @@ public final class Simulation {
     }
 
     private enum Kind {
-        FINISH, STOPPED, FAILED, CYCLE
+        FINISH, STOPPED, FAILED, RELAX, CYCLE
     }
 
     private record Event(long time, Kind kind, long seq, SimJob job, int attempt) {
@@ -155,7 +155,7 @@ public final class Simulation {
             jobs.add(simJob);
             byId.put(id, simJob);
         }
-        this.topology = new TopologyTally(domains, byId, anyRequired);
+        this.topology = new TopologyTally(domains, byId, anyRequired, policy.placement());
         List<SimJob> inQueueOrder = new ArrayList<>(jobs);
         inQueueOrder.sort(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER));
         for (int i = 0; i < inQueueOrder.size(); i++) {
@@ -198,21 +198,12 @@ public final class Simulation {
             quotaIdOfTenant[t] = policyIds.getOrDefault(Policy.quotaOf(tenantNames.get(t)), Policy.quotaOf(tenantNames.get(t)));
         }
         // Preempting runs of a quota with a max, or within a quota, uncharges them mid-cycle: the pool may lend more after.
-        boolean lendingOnlyShrinks = !anyOf(hasMax) && !anyOf(preemptsWithinQuota);
+        boolean lendingOnlyShrinks = java.util.stream.IntStream.range(0, hasMax.length).noneMatch(t -> hasMax[t] || preemptsWithinQuota[t]);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
                 new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
                         policy.fairSharing() != FairSharingPreemption.Never));
-    }
-
-    private static boolean anyOf(boolean[] flags) {
-        for (boolean flag : flags) {
-            if (flag) {
-                return true;
-            }
-        }
-        return false;
     }
 
     public PolicyResult run() {
@@ -246,9 +237,14 @@ public final class Simulation {
 
     // --- events ---
 
+    /** The job arrives, or queues again after a stop. */
     private void arrive(SimJob job) {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
+        long relaxAt = topology.queued(job, now);
+        if (relaxAt >= 0) {
+            push(relaxAt, Kind.RELAX, job, job.attempt);
+        }
         queued.add(job);
         demand(job, 1);
         changed();
@@ -258,6 +254,11 @@ public final class Simulation {
         SimJob job = event.job();
         switch (event.kind()) {
             case CYCLE -> cycle();
+            case RELAX -> {
+                if (job.attempt == event.attempt() && job.state == SimJob.State.QUEUED) {
+                    changed(); // a cycle shows the core the gang relaxed
+                }
+            }
             case FINISH -> {
                 if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
                     release(job);
@@ -294,12 +295,8 @@ public final class Simulation {
     private void requeue(SimJob job, long durable) {
         job.durable = durable;
         job.attempt++;
-        job.state = SimJob.State.QUEUED;
-        job.queuedSince = now;
         job.reclaimFor = null;
-        queued.add(job);
-        demand(job, 1);
-        changed();
+        arrive(job);
     }
 
     /**
@@ -330,13 +327,13 @@ public final class Simulation {
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
         holdings.beginCycle(now);
+        topology.beginCycle(now); // before the queue is read
         List<PendingRun> pending = admissibleOnly ? shownQueue.forCycle() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
             queued.forEach(job -> pending.add(job.pending));
         }
         if (pending == null) {
             cycles++;
-            topology.cycleEnded(now); // no job shown: none waits for the topology
             return;
         }
         long start = System.nanoTime();
@@ -357,7 +354,6 @@ public final class Simulation {
             }
             decision.accept(apply);
         }
-        topology.cycleEnded(now);
     }
 
     /** Applies one cycle's decisions to the simulated world (every kind handled, at compile time). */

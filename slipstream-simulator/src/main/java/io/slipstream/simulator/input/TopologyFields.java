@@ -2,6 +2,8 @@ package io.slipstream.simulator.input;
 
 import io.slipstream.api.problem.Problems;
 import io.slipstream.api.spec.FieldReader;
+import io.slipstream.api.spec.SpecReader;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -62,8 +64,8 @@ final class TopologyFields {
     }
 
     /**
-     * {@code placement: {level: rack, mode: Preferred, minInstances: 2, fromTrace: false}}, or {@code none} (to turn off a
-     * rule of the defaults); {@code current} when absent.
+     * {@code placement: {level: rack, mode: Preferred, minInstances: 2, fromTrace: false, waitAtMost: 1h}}, or {@code none}
+     * (to turn off a rule of the defaults); {@code current} when absent.
      */
     static PlacementRule readRule(FieldReader policy, PlacementRule current, ClusterSpec cluster, Trace trace) {
         JsonNode node = policy.get("placement");
@@ -83,10 +85,14 @@ final class TopologyFields {
         String mode = reader.string("mode", false, 16);
         Long minInstances = reader.integer("minInstances", false, 1, CsvTrace.MAX_INSTANCES);
         Boolean fromTrace = reader.bool("fromTrace", false);
+        Duration waitAtMost = SpecReader.readDuration(reader, "waitAtMost", Duration.ofMillis(1), ExperimentReader.MAX_DURATION);
         reader.finish();
         boolean takesTrace = Boolean.TRUE.equals(fromTrace);
         if (mode != null && !mode.equals("Required") && !mode.equals("Preferred")) {
             problems.add(reader.pathOf("mode"), "must be Required or Preferred, is '" + mode + "'");
+        }
+        if (waitAtMost != null && "Preferred".equals(mode)) {
+            problems.add(reader.pathOf("waitAtMost"), "relaxes a Required placement to Preferred after a wait: give mode Required");
         }
         if (level == null && !takesTrace) {
             problems.add(reader.pathOf("level"), "is required (a level of cluster.topology), unless fromTrace: true");
@@ -105,7 +111,7 @@ final class TopologyFields {
         if (problems.list().size() > before) {
             return current;
         }
-        return new PlacementRule(level, !"Preferred".equals(mode), minInstances == null ? 2 : minInstances.intValue(), takesTrace);
+        return new PlacementRule(level, !"Preferred".equals(mode), minInstances == null ? 2 : minInstances.intValue(), takesTrace, waitAtMost);
     }
 
     /** The trace's placements name levels of the cluster's topology, and there is at least one. */

@@ -32,7 +32,7 @@ final class TopologyReport {
                 continue;
             }
             rows.add(List.of(r.policy().name(), r.policy().placement() == null ? "-" : r.policy().placement().describe(), count(t.gangs()),
-                    count(t.constrained()), landed(t), share(t.inSmallestDomain(), t.fitting()), Format.percent(r.windowUtilization()),
+                    count(t.constrained()) + (t.startedRelaxed() == 0 ? "" : " (" + count(t.startedRelaxed()) + " relaxed)"), landed(t), share(t.inSmallestDomain(), t.fitting()), Format.percent(r.windowUtilization()),
                     Format.duration(t.gangQueueDelay().mean()), Format.duration(t.gangQueueDelay().percentile(50)),
                     Format.duration(t.gangQueueDelay().percentile(99)), Format.duration(r.queueDelay().mean()), Format.duration(r.queueDelay().percentile(50)),
                     Format.duration(r.queueDelay().percentile(99)), count(t.topologyWait().count()) + " / " + count(t.borrowerTopologyWait().count()),
@@ -69,6 +69,7 @@ final class TopologyReport {
         m.put("levels", t.levels());
         m.put("gangs", t.gangs());
         m.put("constrained", t.constrained());
+        m.put("startedRelaxed", t.startedRelaxed());
         Map<String, Object> landed = new LinkedHashMap<>();
         for (int level = t.levels().size() - 1; level >= 0; level--) {
             landed.put(t.levels().get(level), t.landed().get(level));

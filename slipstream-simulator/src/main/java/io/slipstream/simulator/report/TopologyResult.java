@@ -24,6 +24,8 @@ import java.util.List;
  *                             approximate, as what the core tells a borrower depends on the other borrowers it is shown
  * @param requiredOutsideDomain admissions of a Required group not in one domain of its level: the scheduler's promise,
  *                             checked (always 0)
+ * @param startedRelaxed       gangs whose first start came after their Required placement was relaxed to Preferred
+ *                             (the rule's {@code waitAtMost})
  */
 public record TopologyResult(
         List<String> levels,
@@ -37,7 +39,8 @@ public record TopologyResult(
         Distribution gangQueueDelay,
         Distribution topologyWait,
         Distribution borrowerTopologyWait,
-        int requiredOutsideDomain) {
+        int requiredOutsideDomain,
+        int startedRelaxed) {
     public TopologyResult {
         levels = List.copyOf(levels);
         landed = List.copyOf(landed);

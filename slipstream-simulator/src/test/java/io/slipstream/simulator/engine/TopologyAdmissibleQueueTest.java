@@ -29,8 +29,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The simulator's shortcuts (only the jobs the core could admit, the guarantee cut, a state kept between cycles) hold
  * for gangs placed by topology too: random traces on 10 nodes in blocks of 4 and racks of 2 (the last block of 2), with
- * Required, Preferred and the trace's own placements, replayed the three ways; every figure, the topology's included,
- * must agree, and no Required group is ever admitted outside one domain. All but the borrowers' waits for the topology:
+ * Required (also relaxed to Preferred after 20 minutes), Preferred and the trace's own placements, replayed the three
+ * ways; every figure, the topology's included, must agree, and no Required group is ever admitted outside one domain. All but the borrowers' waits for the topology:
  * what the core tells a borrower depends on the other borrowers it is shown (one over its quota's fair share is told
  * WaitingForFairShare, not that no domain has room), so that figure is the core's word in each replay, not the same.
  */
@@ -42,7 +42,7 @@ class TopologyAdmissibleQueueTest {
     static Stream<Arguments> replays() {
         List<Arguments> cases = new ArrayList<>();
         PlacementRule[] rules = {new PlacementRule("rack", true, 2, false), new PlacementRule("rack", false, 2, false),
-                new PlacementRule("block", true, 3, true)};
+                new PlacementRule("block", true, 3, true), new PlacementRule("rack", true, 2, false, Duration.ofMinutes(20))};
         for (long seed = 1; seed <= 4; seed++) {
             for (PlacementRule rule : rules) {
                 cases.add(Arguments.of(seed, rule, seed % 2 == 0 ? IdleMode.Acceptable : null, seed >= 3));

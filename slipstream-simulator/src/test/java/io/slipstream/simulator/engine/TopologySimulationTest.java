@@ -96,6 +96,15 @@ class TopologySimulationTest {
         assertThat(t.requiredOutsideDomain()).isZero();
         assertThat(required.completed()).isEqualTo(9);
 
+        // Required for at most 100 s of waiting: at 150 s it becomes Preferred and starts on n-00000 and n-00004 (the
+        // relax runs a cycle of its own), after 50 s waiting for the topology.
+        TopologyResult relaxed = run(idle, new PlacementRule("rack", true, 2, false, Duration.ofSeconds(100))).topology();
+        assertThat(relaxed.startedRelaxed()).isEqualTo(1);
+        assertThat(relaxed.landed()).containsExactly(0, 0, 1);
+        assertThat(relaxed.gangQueueDelay().values()).containsExactly(100.0);
+        assertThat((idle == IdleMode.Disabled ? relaxed.topologyWait() : relaxed.borrowerTopologyWait()).values()).containsExactly(50.0);
+        assertThat(relaxed.requiredOutsideDomain()).isZero();
+
         // A rule for gangs of 3+ instances leaves this one alone.
         assertThat(run(idle, new PlacementRule("rack", true, 3, false)).topology().constrained()).isZero();
     }

@@ -201,6 +201,7 @@ class ExperimentReaderTest {
                   - {name: blind, placement: none}
                   - {name: default}
                   - {name: racks, placement: {level: rack, mode: Preferred, minInstances: 3}}
+                  - {name: patient, placement: {level: rack, waitAtMost: 2h}}
                 """);
         Experiment experiment = ExperimentReader.read(dir.resolve("experiment.yaml"));
         // The pools in order: a-00000..00002, then b-00000..00003; the last rack and block take what is left.
@@ -209,7 +210,8 @@ class ExperimentReaderTest {
                 "b-00001 [block-2, rack-3]", "b-00002 [block-2, rack-3]", "b-00003 [block-2, rack-4]");
         assertThat(experiment.cluster().describeTopology()).isEqualTo("2 blocks of 4 nodes (the last of 3), 4 racks of 2 (the last of 1)");
         assertThat(experiment.policies()).extracting(Policy::placement).containsExactly(null, new PlacementRule("block", true, 2, false),
-                new PlacementRule("rack", false, 3, false));
+                new PlacementRule("rack", false, 3, false), new PlacementRule("rack", true, 2, false, Duration.ofHours(2)));
+        assertThat(experiment.policies().get(3).placement().describe()).isEqualTo("rack Required for 2h then Preferred, gangs of 2+ instances");
     }
 
     static Stream<Arguments> badTopologies() {
@@ -232,6 +234,8 @@ class ExperimentReaderTest {
                 Arguments.of(levels, "{level: rack, minInstances: 0}", "policies[0].placement.minInstances", "1"),
                 Arguments.of(levels, "{level: rack, sliceSize: 2}", "policies[0].placement.sliceSize", "unknown field"),
                 Arguments.of(levels, "{fromTrace: true}", "policies[0].placement.fromTrace", "no job of the trace names a placement"),
+                Arguments.of(levels, "{level: rack, mode: Preferred, waitAtMost: 1h}", "policies[0].placement.waitAtMost", "give mode Required"),
+                Arguments.of(levels, "{level: rack, waitAtMost: soon}", "policies[0].placement.waitAtMost", "soon"),
                 Arguments.of(null, "{level: rack}", "policies[0].placement.level", "the cluster has no topology"));
     }
 
