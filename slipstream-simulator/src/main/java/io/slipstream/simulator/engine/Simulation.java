@@ -155,7 +155,6 @@ public final class Simulation {
             jobs.add(simJob);
             byId.put(id, simJob);
         }
-        this.topology = new TopologyTally(domains, byId, anyRequired, policy.placement());
         List<SimJob> inQueueOrder = new ArrayList<>(jobs);
         inQueueOrder.sort(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER));
         for (int i = 0; i < inQueueOrder.size(); i++) {
@@ -204,6 +203,7 @@ public final class Simulation {
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
                 new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
                         policy.fairSharing() != FairSharingPreemption.Never));
+        this.topology = new TopologyTally(domains, byId, anyRequired, new Relaxation(policy.placement(), holdings, at -> push(at, Kind.RELAX, null, 0)));
     }
 
     public PolicyResult run() {
@@ -241,10 +241,7 @@ public final class Simulation {
     private void arrive(SimJob job) {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
-        long relaxAt = topology.queued(job, now);
-        if (relaxAt >= 0) {
-            push(relaxAt, Kind.RELAX, job, job.attempt);
-        }
+        topology.queued(job);
         queued.add(job);
         demand(job, 1);
         changed();
@@ -254,11 +251,7 @@ public final class Simulation {
         SimJob job = event.job();
         switch (event.kind()) {
             case CYCLE -> cycle();
-            case RELAX -> {
-                if (job.attempt == event.attempt() && job.state == SimJob.State.QUEUED) {
-                    changed(); // a cycle shows the core the gang relaxed
-                }
-            }
+            case RELAX -> changed(); // a cycle shows the core the gangs relaxed
             case FINISH -> {
                 if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
                     release(job);

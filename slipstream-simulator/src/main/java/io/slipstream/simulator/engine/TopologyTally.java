@@ -3,27 +3,21 @@ package io.slipstream.simulator.engine;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.scheduler.Decision;
-import io.slipstream.scheduler.InstanceRequest;
 import io.slipstream.scheduler.Locality;
-import io.slipstream.scheduler.PendingRun;
-import io.slipstream.simulator.input.PlacementRule;
 import io.slipstream.simulator.report.Distribution;
 import io.slipstream.simulator.report.TopologyResult;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
  * What a replay on a cluster with a topology counts of it: where each gang landed at its first start, whether each
- * Required group was placed in one domain, and how long jobs waited for the topology alone. It also relaxes the
- * Required gangs of a rule with {@code waitAtMost} to Preferred once they have waited that long in the queue.
+ * Required group was placed in one domain, and how long jobs waited for the topology alone.
  *
  * <p>A wait is the topology's when the scheduler says so, which it does only when the gang would fit the free nodes
  * without its placement: {@code WaitingForTopology} for a run its quota's guarantee has room for, and
@@ -49,47 +43,26 @@ final class TopologyTally {
     /** The time of the cycle whose waits are still to be closed ({@code -1}: none). */
     private long lastCycle = -1;
 
-    private final PlacementRule rule;
-    private record Due(long time, SimJob job, int attempt) {
-    }
-    /** Required gangs to relax, by when. */
-    private final PriorityQueue<Due> relaxAt = new PriorityQueue<>(Comparator.comparingLong(Due::time).thenComparingInt(d -> d.job().queueRank));
-    /** Relaxed gangs: what they asked before (restored when they queue again). */
-    private final Map<SimJob, PendingRun> strict = new HashMap<>();
-    private final Map<String, List<InstanceRequest>> relaxedShapes = new HashMap<>();
+    /** Relaxes Required gangs after a wait, if the rule says so; and the gangs that first started relaxed. */
+    private final Relaxation relaxation;
     private final Set<SimJob> startedRelaxed = new HashSet<>();
 
-    /**
-     * @param domains the cluster's ({@code null}: it has no topology, and nothing is counted)
-     * @param rule    the policy's placement rule ({@code null}: none)
-     */
-    TopologyTally(DomainMap domains, Map<RunId, SimJob> byId, boolean anyRequired, PlacementRule rule) {
+    /** @param domains the cluster's ({@code null}: it has no topology, and nothing is counted) */
+    TopologyTally(DomainMap domains, Map<RunId, SimJob> byId, boolean anyRequired, Relaxation relaxation) {
         this.domains = domains;
         this.byId = byId;
         this.anyRequired = anyRequired;
-        this.rule = rule;
+        this.relaxation = relaxation;
+    }
+
+    /** The job is queued (it arrived, or stopped). */
+    void queued(SimJob job) {
+        relaxation.queued(job);
     }
 
     /**
-     * The job is queued at {@code now} (it arrived, or stopped): as the rule asks. Returns when it is to be relaxed
-     * ({@code -1}: never), for a cycle to run then.
-     */
-    long queued(SimJob job, long now) {
-        PendingRun before = strict.remove(job);
-        if (before != null) {
-            job.pending = before.withReclaimed(job.pending.reclaimed());
-        }
-        Locality locality = job.pending.instances().get(0).locality();
-        if (rule != null && rule.waitAtMost() != null && locality != null && locality.required() && !(rule.fromTrace() && job.trace.placement() != null)) {
-            relaxAt.add(new Due(now + rule.waitAtMost().toMillis(), job, job.attempt));
-            return now + rule.waitAtMost().toMillis();
-        }
-        return -1;
-    }
-
-    /**
-     * A cycle at {@code now} begins: the previous cycle's waits are closed, and the gangs that have waited long enough
-     * are relaxed (before the queue is read, so that the core sees them so).
+     * A cycle at {@code now} begins: the previous cycle's waits are closed, and gangs are relaxed (before the queue is
+     * read, so that the core sees them so).
      */
     void beginCycle(long now) {
         if (lastCycle >= 0) {
@@ -97,18 +70,7 @@ final class TopologyTally {
             borrowing.cycleEnded(lastCycle);
         }
         lastCycle = now;
-        while (!relaxAt.isEmpty() && relaxAt.peek().time() <= now) {
-            Due due = relaxAt.poll();
-            SimJob job = due.job();
-            if (job.attempt == due.attempt() && job.state == SimJob.State.QUEUED) {
-                PendingRun p = job.pending;
-                Locality was = p.instances().get(0).locality();
-                List<InstanceRequest> relaxed = relaxedShapes.computeIfAbsent(job.trace.gpus() + "x" + job.trace.instances() + ":" + was.level(),
-                        k -> DomainMap.requests(job.trace, new Locality(was.level(), was.levelName(), false)));
-                strict.put(job, p);
-                job.pending = new PendingRun(p.id(), p.quota(), p.idleMode(), p.priority(), p.createdAt(), relaxed, p.reclaimed());
-            }
-        }
+        relaxation.beginCycle(now);
     }
 
     /** A decision of the cycle: a job told to wait waits for the topology if the core says that is why. */
@@ -132,7 +94,7 @@ final class TopologyTally {
         if (locality != null && locality.required() && !domains.together(job.allocations, locality.level())) {
             requiredOutsideDomain++;
         }
-        if (job.trace.instances() >= 2 && landed.putIfAbsent(job, domains.landedLevel(job.allocations)) == null && strict.containsKey(job)) {
+        if (job.trace.instances() >= 2 && landed.putIfAbsent(job, domains.landedLevel(job.allocations)) == null && relaxation.relaxed(job)) {
             startedRelaxed.add(job);
         }
     }
@@ -142,7 +104,10 @@ final class TopologyTally {
         if (domains == null) {
             return null;
         }
-        beginCycle(now); // closes the last cycle's waits
+        if (lastCycle >= 0) {
+            guaranteed.cycleEnded(lastCycle);
+            borrowing.cycleEnded(lastCycle);
+        }
         guaranteed.end(now);
         borrowing.end(now);
         int levels = domains.levels().size();

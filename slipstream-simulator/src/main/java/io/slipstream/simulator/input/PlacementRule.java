@@ -13,8 +13,9 @@ import java.time.Duration;
  *                  placement in the trace are constrained)
  * @param fromTrace a job whose trace row names a placement ({@code trace.columns.placement}) keeps it, as it is
  *                  written (not widened); the rule applies to the others
- * @param waitAtMost a Required gang of the rule becomes Preferred once it has waited so long in the queue (each time it
- *                  is queued), as Slurm's {@code --switches=1@max-time}; {@code null}: Required for as long as it waits
+ * @param waitAtMost a Required gang of the rule becomes Preferred once it has waited so long for the topology alone
+ *                  (from the first cycle that starts with room for it but for its placement; each time it is queued),
+ *                  as Slurm's {@code --switches=1@max-time}; {@code null}: Required for as long as it waits
  */
 public record PlacementRule(String level, boolean required, int minInstances, boolean fromTrace, Duration waitAtMost) {
     public PlacementRule {

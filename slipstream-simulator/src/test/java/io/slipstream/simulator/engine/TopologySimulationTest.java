@@ -96,13 +96,14 @@ class TopologySimulationTest {
         assertThat(t.requiredOutsideDomain()).isZero();
         assertThat(required.completed()).isEqualTo(9);
 
-        // Required for at most 100 s of waiting: at 150 s it becomes Preferred and starts on n-00000 and n-00004 (the
-        // relax runs a cycle of its own), after 50 s waiting for the topology.
+        // Required for at most 100 s of waiting for the topology alone: its clock starts at the 100 s cycle (two free
+        // nodes, no free rack), and at 200 s it becomes Preferred and starts on n-00000 and n-00004 (the relax runs a
+        // cycle of its own): 150 s queued, 100 s of it for the topology.
         TopologyResult relaxed = run(idle, new PlacementRule("rack", true, 2, false, Duration.ofSeconds(100))).topology();
         assertThat(relaxed.startedRelaxed()).isEqualTo(1);
         assertThat(relaxed.landed()).containsExactly(0, 0, 1);
-        assertThat(relaxed.gangQueueDelay().values()).containsExactly(100.0);
-        assertThat((idle == IdleMode.Disabled ? relaxed.topologyWait() : relaxed.borrowerTopologyWait()).values()).containsExactly(50.0);
+        assertThat(relaxed.gangQueueDelay().values()).containsExactly(150.0);
+        assertThat((idle == IdleMode.Disabled ? relaxed.topologyWait() : relaxed.borrowerTopologyWait()).values()).containsExactly(100.0);
         assertThat(relaxed.requiredOutsideDomain()).isZero();
 
         // A rule for gangs of 3+ instances leaves this one alone.
