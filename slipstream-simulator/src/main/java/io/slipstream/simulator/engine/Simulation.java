@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
@@ -146,7 +147,8 @@ public final class Simulation {
         for (TraceJob job : trace.jobs()) {
             Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
             anyRequired |= locality != null && locality.required();
-            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality, key -> DomainMap.requests(job, locality));
+            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality,
+                    key -> DomainMap.requests(job, locality));
             IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
             QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
@@ -197,13 +199,14 @@ public final class Simulation {
             quotaIdOfTenant[t] = policyIds.getOrDefault(Policy.quotaOf(tenantNames.get(t)), Policy.quotaOf(tenantNames.get(t)));
         }
         // Preempting runs of a quota with a max, or within a quota, uncharges them mid-cycle: the pool may lend more after.
-        boolean lendingOnlyShrinks = java.util.stream.IntStream.range(0, hasMax.length).noneMatch(t -> hasMax[t] || preemptsWithinQuota[t]);
+        boolean lendingOnlyShrinks = IntStream.range(0, hasMax.length).noneMatch(t -> hasMax[t] || preemptsWithinQuota[t]);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
                 new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
                         policy.fairSharing() != FairSharingPreemption.Never));
-        this.topology = new TopologyTally(domains, byId, anyRequired, new Relaxation(policy.placement(), holdings, at -> push(at, Kind.RELAX, null, 0)));
+        this.topology = new TopologyTally(domains, byId, anyRequired,
+                new Relaxation(policy.placement(), holdings, at -> push(at, Kind.RELAX, null, 0)));
     }
 
     public PolicyResult run() {

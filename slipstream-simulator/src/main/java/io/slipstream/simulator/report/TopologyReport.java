@@ -32,10 +32,11 @@ final class TopologyReport {
                 continue;
             }
             rows.add(List.of(r.policy().name(), r.policy().placement() == null ? "-" : r.policy().placement().describe(), count(t.gangs()),
-                    count(t.constrained()) + (t.startedRelaxed() == 0 ? "" : " (" + count(t.startedRelaxed()) + " relaxed)"), landed(t), share(t.inSmallestDomain(), t.fitting()), Format.percent(r.windowUtilization()),
-                    Format.duration(t.gangQueueDelay().mean()), Format.duration(t.gangQueueDelay().percentile(50)),
-                    Format.duration(t.gangQueueDelay().percentile(99)), Format.duration(r.queueDelay().mean()), Format.duration(r.queueDelay().percentile(50)),
-                    Format.duration(r.queueDelay().percentile(99)), count(t.topologyWait().count()) + " / " + count(t.borrowerTopologyWait().count()),
+                    count(t.constrained()) + (t.startedRelaxed() == 0 ? "" : " (" + count(t.startedRelaxed()) + " relaxed)"), landed(t),
+                    share(t.inSmallestDomain(), t.fitting()), Format.percent(r.windowUtilization()), Format.duration(t.gangQueueDelay().mean()),
+                    Format.duration(t.gangQueueDelay().percentile(50)), Format.duration(t.gangQueueDelay().percentile(99)),
+                    Format.duration(r.queueDelay().mean()), Format.duration(r.queueDelay().percentile(50)), Format.duration(r.queueDelay().percentile(99)),
+                    count(t.topologyWait().count()) + " / " + count(t.borrowerTopologyWait().count()),
                     Format.duration(total(t.topologyWait())) + " / " + Format.duration(total(t.borrowerTopologyWait()))));
         }
         return rows;
