@@ -213,6 +213,18 @@ final class Holdings {
         return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus);
     }
 
+    /** How many instances of {@code gpus} GPUs the free GPUs of the nodes hold (as the cycle starts). */
+    int instancesFree(int gpus) {
+        if (gpus == 0) {
+            return Integer.MAX_VALUE;
+        }
+        int held = 0;
+        for (int free = gpus; free < nodesWithFree.length; free++) {
+            held += nodesWithFree[free] * (free / gpus);
+        }
+        return held;
+    }
+
     /** Whether some running borrower fits its quota's free guarantee: the core could promote it. */
     boolean anyPromotable(long[] freeGuarantee) {
         for (int t = 0; t < promotable.size(); t++) {

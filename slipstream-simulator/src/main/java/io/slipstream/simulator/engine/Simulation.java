@@ -5,7 +5,6 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.IdleMode;
-import io.slipstream.api.spec.Resources;
 import io.slipstream.api.spec.WithinQuota;
 import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
@@ -13,6 +12,7 @@ import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.InstanceRequest;
+import io.slipstream.scheduler.Locality;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
 import io.slipstream.scheduler.Placement;
@@ -36,6 +36,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
@@ -57,7 +58,7 @@ public final class Simulation {
     }
 
     private enum Kind {
-        FINISH, STOPPED, FAILED, CYCLE
+        FINISH, STOPPED, FAILED, RELAX, CYCLE
     }
 
     private record Event(long time, Kind kind, long seq, SimJob job, int attempt) {
@@ -98,6 +99,8 @@ public final class Simulation {
     private long cycles;
     private long schedulerNanos;
     private final Tally tally;
+    /** Where gangs land in the cluster's topology (counts nothing if it has none). */
+    private final TopologyTally topology;
 
     public Simulation(Trace trace, ClusterSpec cluster, Policy policy, long seed, Listener listener) {
         this(trace, cluster, policy, seed, listener, true, true);
@@ -139,8 +142,13 @@ public final class Simulation {
         // found without comparing strings.
         Map<QuotaId, QuotaId> policyIds = new HashMap<>();
         policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
+        DomainMap domains = cluster.topology().isEmpty() ? null : new DomainMap(nodes, cluster.topology());
+        boolean anyRequired = false;
         for (TraceJob job : trace.jobs()) {
-            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances(), key -> requests(job));
+            Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
+            anyRequired |= locality != null && locality.required();
+            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality,
+                    key -> DomainMap.requests(job, locality));
             IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
             QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
@@ -191,30 +199,14 @@ public final class Simulation {
             quotaIdOfTenant[t] = policyIds.getOrDefault(Policy.quotaOf(tenantNames.get(t)), Policy.quotaOf(tenantNames.get(t)));
         }
         // Preempting runs of a quota with a max, or within a quota, uncharges them mid-cycle: the pool may lend more after.
-        boolean lendingOnlyShrinks = !anyOf(hasMax) && !anyOf(preemptsWithinQuota);
+        boolean lendingOnlyShrinks = IntStream.range(0, hasMax.length).noneMatch(t -> hasMax[t] || preemptsWithinQuota[t]);
         this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
                 nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
                 new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
                         policy.fairSharing() != FairSharingPreemption.Never));
-    }
-
-    private static boolean anyOf(boolean[] flags) {
-        for (boolean flag : flags) {
-            if (flag) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static List<InstanceRequest> requests(TraceJob job) {
-        Resources each = new Resources(0, 0, job.gpus(), null);
-        List<InstanceRequest> requests = new ArrayList<>(job.instances());
-        for (int rank = 0; rank < job.instances(); rank++) {
-            requests.add(new InstanceRequest(rank, "main", each));
-        }
-        return requests;
+        this.topology = new TopologyTally(domains, byId, anyRequired,
+                new Relaxation(policy.placement(), holdings, at -> push(at, Kind.RELAX, null, 0)));
     }
 
     public PolicyResult run() {
@@ -243,14 +235,16 @@ public final class Simulation {
             }
         }
         return tally.result(policy, trace, jobs, tenantNames, recorder, clusterGpus, done, cycles, schedulerNanos,
-                (System.nanoTime() - wallStart) / 1e9);
+                (System.nanoTime() - wallStart) / 1e9, topology.result(jobs, now));
     }
 
     // --- events ---
 
+    /** The job arrives, or queues again after a stop. */
     private void arrive(SimJob job) {
         job.state = SimJob.State.QUEUED;
         job.queuedSince = now;
+        topology.queued(job);
         queued.add(job);
         demand(job, 1);
         changed();
@@ -260,6 +254,7 @@ public final class Simulation {
         SimJob job = event.job();
         switch (event.kind()) {
             case CYCLE -> cycle();
+            case RELAX -> changed(); // a cycle shows the core the gangs relaxed
             case FINISH -> {
                 if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
                     release(job);
@@ -296,12 +291,8 @@ public final class Simulation {
     private void requeue(SimJob job, long durable) {
         job.durable = durable;
         job.attempt++;
-        job.state = SimJob.State.QUEUED;
-        job.queuedSince = now;
         job.reclaimFor = null;
-        queued.add(job);
-        demand(job, 1);
-        changed();
+        arrive(job);
     }
 
     /**
@@ -332,6 +323,7 @@ public final class Simulation {
         long changedAt = firstChangeSinceCycle < 0 ? now : firstChangeSinceCycle;
         firstChangeSinceCycle = -1;
         holdings.beginCycle(now);
+        topology.beginCycle(now); // before the queue is read
         List<PendingRun> pending = admissibleOnly ? shownQueue.forCycle() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
             queued.forEach(job -> pending.add(job.pending));
@@ -351,6 +343,7 @@ public final class Simulation {
         cycles++;
         Decision.Handler<Void> apply = new Applier(changedAt);
         for (Decision decision : result.decisions()) {
+            topology.decided(decision);
             if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources
                     && wait.reason() != WaitReason.WaitingForTopology) {
                 continue; // most decisions: nothing to record
@@ -432,6 +425,7 @@ public final class Simulation {
             allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
         }
         job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
+        topology.admitted(job);
         holdings.started(job, now);
         recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
         if (job.inQuota && job.entitledAt >= 0) {

@@ -8,6 +8,7 @@ import io.slipstream.simulator.report.Distribution;
 import io.slipstream.simulator.report.PolicyResult;
 import io.slipstream.simulator.report.ReclaimSample;
 import io.slipstream.simulator.report.TenantResult;
+import io.slipstream.simulator.report.TopologyResult;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -69,7 +70,7 @@ final class Tally {
 
     /** The policy's result, from the jobs as the replay left them and what the recorder counted. */
     PolicyResult result(Policy policy, Trace trace, List<SimJob> jobs, List<String> tenantNames, Recorder recorder, long clusterGpus, int done,
-                        long cycles, long schedulerNanos, double wallSeconds) {
+                        long cycles, long schedulerNanos, double wallSeconds, TopologyResult topology) {
         int tenants = tenantNames.size();
         List<List<Double>> delayByTenant = new ArrayList<>();
         for (int i = 0; i < tenants; i++) {
@@ -134,6 +135,6 @@ final class Tally {
                 Distribution.of(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, Distribution.of(allReclaims),
                 Distribution.of(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
                 tenantResults, recorder.bucketMillis() / 1000.0, recorder.averageGpus(), longestReclaims,
-                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()));
+                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()), topology);
     }
 }

@@ -6,22 +6,55 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** The simulated cluster: pools of identical nodes. */
-public record ClusterSpec(List<NodePool> pools) {
+/**
+ * The simulated cluster: pools of identical nodes, and its topology ({@code topology}, broadest level first; empty:
+ * none). Each level's domains take consecutive nodes, pool after pool in the order listed and by number within a pool:
+ * with racks of 4, {@code node-00000..00003} are {@code rack-1}. When the nodes do not divide evenly the last domain of
+ * a level takes what is left (it is smaller).
+ */
+public record ClusterSpec(List<NodePool> pools, List<TopologyLevel> topology) {
     public ClusterSpec {
         pools = List.copyOf(pools);
+        topology = topology == null ? List.of() : List.copyOf(topology);
     }
 
-    /** Every node, named {@code <pool>-<n>} with zero-padded numbers so name order is pool order. */
+    /** A cluster without a topology. */
+    public ClusterSpec(List<NodePool> pools) {
+        this(pools, List.of());
+    }
+
+    /**
+     * Every node, named {@code <pool>-<n>} with zero-padded numbers so name order is pool order, with its domain at each
+     * level ({@code <level>-<k>}, counted from 1 over the whole cluster, so a name alone tells the domain).
+     */
     public List<NodeState> nodes() {
         List<NodeState> nodes = new ArrayList<>();
         for (NodePool pool : pools) {
             Resources capacity = new Resources(pool.milliCpu(), pool.memoryBytes(), pool.gpus(), pool.gpuModel());
             for (int i = 0; i < pool.count(); i++) {
-                nodes.add(NodeState.of(String.format(Locale.ROOT, "%s-%05d", pool.name(), i), capacity));
+                nodes.add(new NodeState(String.format(Locale.ROOT, "%s-%05d", pool.name(), i), capacity, true, domainsOf(nodes.size())));
             }
         }
         return nodes;
+    }
+
+    /** The domains of the node at {@code position} in {@link #nodes()}, broadest first. */
+    private List<String> domainsOf(int position) {
+        List<String> domains = new ArrayList<>(topology.size());
+        for (TopologyLevel level : topology) {
+            domains.add(level.name() + "-" + (position / level.nodes() + 1));
+        }
+        return domains;
+    }
+
+    /** The index of the level named so ({@code -1}: none). */
+    public int levelIndex(String name) {
+        for (int i = 0; i < topology.size(); i++) {
+            if (topology.get(i).name().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     public long gpus() {
@@ -45,6 +78,19 @@ public record ClusterSpec(List<NodePool> pools) {
         for (NodePool pool : pools) {
             parts.add(pool.count() + " nodes x " + pool.gpus() + " " + pool.gpuModel());
         }
-        return String.join(" + ", parts) + " (" + gpus() + " GPUs)";
+        return String.join(" + ", parts) + " (" + gpus() + " GPUs)" + (topology.isEmpty() ? "" : ", " + describeTopology());
+    }
+
+    /** {@code 5 blocks of 32 nodes (the last of 8), 34 racks of 4}. */
+    public String describeTopology() {
+        int count = nodeCount();
+        List<String> parts = new ArrayList<>();
+        for (TopologyLevel level : topology) {
+            int domains = (count + level.nodes() - 1) / level.nodes();
+            int last = count - (domains - 1) * level.nodes();
+            parts.add(String.format(Locale.ROOT, "%d %s%s of %d%s%s", domains, level.name(), domains == 1 ? "" : "s", domains == 1 ? last : level.nodes(),
+                    parts.isEmpty() ? " nodes" : "", domains == 1 || last == level.nodes() ? "" : " (the last of " + last + ")"));
+        }
+        return String.join(", ", parts);
     }
 }

@@ -22,6 +22,9 @@ import java.util.Map;
  * @param idleMode        {@code null}: the policy decides; with {@code idleModeValues}, every value must be in it (an
  *                        empty cell: the policy's); without, the values are the mode names
  * @param priority        {@code null}: 0
+ * @param placement       where the job asks its instances to be: {@code rack}, {@code rack:Preferred},
+ *                        {@code rack:Required} (a level alone: Required), empty for nowhere in particular ({@code null}:
+ *                        no such column)
  * @param skipIncomplete  rows with no end time (still running when the trace was taken) or no GPUs are skipped and
  *                        counted (a warning), not errors: true for every mapping, false for the default columns
  */
@@ -38,14 +41,23 @@ public record ColumnMapping(
         String idleMode,
         Map<String, IdleMode> idleModeValues,
         String priority,
-        boolean skipIncomplete) {
-    /** The simulator's own columns: {@code submit_time, duration, tenant, gpus, instances, priority, idle_mode}. */
+        boolean skipIncomplete,
+        String placement) {
+    /** The simulator's own columns: {@code submit_time, duration, tenant, gpus, instances, priority, idle_mode, placement}. */
     public static final ColumnMapping DEFAULT = new ColumnMapping("submit_time", "duration", null, "gpus", false, "instances", null, "tenant", Map.of(),
-            "idle_mode", Map.of(), "priority", false);
+            "idle_mode", Map.of(), "priority", false, "placement");
 
     public ColumnMapping {
         tenantValues = Map.copyOf(tenantValues);
         idleModeValues = Map.copyOf(idleModeValues);
+    }
+
+    /** A mapping without a placement column. */
+    public ColumnMapping(String submit, String duration, String end, String gpus, boolean gpusAreTotal, String instances, Integer gpusPerInstance,
+            String tenant, Map<String, String> tenantValues, String idleMode, Map<String, IdleMode> idleModeValues, String priority,
+            boolean skipIncomplete) {
+        this(submit, duration, end, gpus, gpusAreTotal, instances, gpusPerInstance, tenant, tenantValues, idleMode, idleModeValues, priority,
+                skipIncomplete, null);
     }
 
     /** The columns that must be in the header, with the mapping field that names each. */
@@ -65,6 +77,9 @@ public record ColumnMapping(
             }
             if (priority != null) {
                 required.add(Map.entry("priority", priority));
+            }
+            if (placement != null) {
+                required.add(Map.entry("placement", placement));
             }
         }
         return required;

@@ -26,7 +26,9 @@ import java.util.regex.Pattern;
  *   <li>{@code gpus}: GPUs per instance, required;</li>
  *   <li>{@code instances}: instances of the gang (default 1);</li>
  *   <li>{@code priority}: default 0;</li>
- *   <li>{@code idle_mode}: {@code Disabled}, {@code Acceptable} or {@code OnlyIdle} (empty: the policy's).</li>
+ *   <li>{@code idle_mode}: {@code Disabled}, {@code Acceptable} or {@code OnlyIdle} (empty: the policy's);</li>
+ *   <li>{@code placement}: {@code rack}, {@code rack:Preferred} or {@code rack:Required}: its instances in one domain of
+ *       that level of the cluster's topology (a level alone: Required; empty: anywhere).</li>
  * </ul>
  * Other columns are ignored. Every bad cell is reported with its line and column.
  */
@@ -36,6 +38,7 @@ public final class CsvTrace {
     static final long MAX_MILLIS = 10_000_000_000_000L;
     static final int MAX_GPUS_PER_INSTANCE = 1024;
     static final int MAX_INSTANCES = 10_000;
+    private static final Pattern PLACEMENT = Pattern.compile("([a-z]([-a-z0-9]{0,30}[a-z0-9])?)(:(Required|Preferred))?");
     private static final Pattern TENANT = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?");
 
     private CsvTrace() {
@@ -113,6 +116,7 @@ public final class CsvTrace {
                 long instances = mapping.instances() == null ? 1 : row.integer(mapping.instances(), false, 1, MAX_INSTANCES, 1);
                 long priority = mapping.priority() == null ? 0 : row.integer(mapping.priority(), false, -1_000_000, 1_000_000, 0);
                 IdleMode idle = mapping.idleMode() == null ? null : row.idleMode(mapping.idleMode(), mapping.idleModeValues(), mappingPath + ".idleModeValues");
+                JobPlacement placement = mapping.placement() == null ? null : row.placement(mapping.placement());
                 if (problems.size() > 20) {
                     break;
                 }
@@ -142,7 +146,7 @@ public final class CsvTrace {
                         continue;
                     }
                 }
-                parsed.add(new Parsed(submit, duration, tenant, (int) perInstance, (int) instances, (int) priority, idle));
+                parsed.add(new Parsed(submit, duration, tenant, (int) perInstance, (int) instances, (int) priority, idle, placement));
             }
         } catch (NoSuchFileException e) {
             throw new InvalidInputException(field, "no such file: " + file);
@@ -163,14 +167,15 @@ public final class CsvTrace {
         }
         List<TraceJob> jobs = new ArrayList<>(parsed.size());
         for (Parsed p : parsed) {
-            jobs.add(new TraceJob(jobs.size(), p.submit() - origin, p.duration(), p.tenant(), p.gpus(), p.instances(), p.priority(), p.idleMode()));
+            jobs.add(new TraceJob(jobs.size(), p.submit() - origin, p.duration(), p.tenant(), p.gpus(), p.instances(), p.priority(), p.idleMode(),
+                    p.placement()));
         }
         List<Trace.Skipped> skips = new ArrayList<>();
         skipped.forEach((reason, counts) -> skips.add(new Trace.Skipped(reason, counts[0], counts[1])));
         return new Trace(file.toString(), jobs, skips);
     }
 
-    private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
+    private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode, JobPlacement placement) {
     }
 
     /** A plain decimal number (Java's parser would also take {@code 10d}, {@code 0x1p3}, {@code NaN}). */
@@ -360,6 +365,20 @@ public final class CsvTrace {
             }
             problem(column, "must be one of Disabled, Acceptable, OnlyIdle, is '" + text + "'");
             return null;
+        }
+
+        /** {@code rack}, {@code rack:Preferred}, {@code rack:Required}, or empty (none). */
+        JobPlacement placement(String column) {
+            String text = cell(column);
+            if (text.isEmpty()) {
+                return null;
+            }
+            java.util.regex.Matcher matcher = PLACEMENT.matcher(text);
+            if (!matcher.matches()) {
+                problem(column, "must be a level of the cluster's topology, alone or with :Required or :Preferred (rack, rack:Preferred), is '" + text + "'");
+                return null;
+            }
+            return new JobPlacement(matcher.group(1), !"Preferred".equals(matcher.group(4)));
         }
     }
 }

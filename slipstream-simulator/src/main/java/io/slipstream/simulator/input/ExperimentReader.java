@@ -35,6 +35,7 @@ import tools.jackson.databind.JsonNode;
  * seed: 1
  * trace: {elasticflow: traces/elasticflow}          # or {csv: jobs.csv}
  * cluster: {sizeToPeakDemand: 0.65, gpusPerNode: 8}  # or a cluster file, or {nodes: [...]}, or "16 x 8"
+ *   topology: [{level: block, nodes: 32}, {level: rack, nodes: 4}]   # optional, broadest first
  * quotas: {proportionalTo: gpuHours}                 # or a file of Quota documents
  * defaults: {gracePeriod: 30s, ...}                  # policy fields every policy starts from
  * policies:
@@ -210,6 +211,7 @@ public final class ExperimentReader {
             }
         }
         String priority = reader.string("priority", false, 128);
+        String placement = reader.string("placement", false, 128);
         reader.finish();
         if ((duration == null) == (end == null)) {
             problems.add(reader.path(), "must name exactly one of duration (a column of seconds) or end (a column of end times)");
@@ -234,7 +236,7 @@ public final class ExperimentReader {
             return null;
         }
         return new ColumnMapping(submit, duration, end, gpus, total, instances, perInstance == null ? null : perInstance.intValue(), tenant, tenantValues,
-                idleMode, idleValues, priority, true);
+                idleMode, idleValues, priority, true, placement);
     }
 
     static ClusterSpec readCluster(JsonNode node, String path, Path base, Trace trace, List<String> notes, Problems problems) {
@@ -268,6 +270,7 @@ public final class ExperimentReader {
         String gpuModel = reader.string("gpuModel", false, 128);
         Long milliCpu = SpecReader.readCpu(reader, false, 1, 4096L * 1000);
         Long memory = SpecReader.readMemory(reader, false, 1, 64L << 40);
+        List<TopologyLevel> topology = TopologyFields.readLevels(reader);
         reader.finish();
         if ((pools == null) == (fraction == null)) {
             problems.add(path, "must give either nodes (a list of node pools) or sizeToPeakDemand (a fraction of the tenants' summed peaks)");
@@ -291,7 +294,7 @@ public final class ExperimentReader {
                     list.add(pool(name != null ? name : "pool" + i, count, gpus, model, cpu, bytes, poolReader.path(), problems));
                 }
             }
-            return list.isEmpty() ? null : new ClusterSpec(list);
+            return list.isEmpty() ? null : new ClusterSpec(list, topology);
         }
         if (!fraction.isNumber() || !(fraction.asDouble() > 0) || fraction.asDouble() > 10) {
             problems.add(path + ".sizeToPeakDemand", "must be a number above 0 and at most 10, not " + FieldReader.describe(fraction));
@@ -308,7 +311,7 @@ public final class ExperimentReader {
         notes.add(String.format(Locale.ROOT, "cluster: %d nodes x %d GPUs = %.0f%% of the tenants' summed peak demands (%d GPUs, %s)",
                 nodes, perNode, fraction.asDouble() * 100, peaks,
                 peakWindow.isZero() ? "at any instant" : "averaged over " + Durations.format(peakWindow) + " windows"));
-        return new ClusterSpec(List.of(pool("node", nodes, perNode, gpuModel, milliCpu, memory, path, problems)));
+        return new ClusterSpec(List.of(pool("node", nodes, perNode, gpuModel, milliCpu, memory, path, problems)), topology);
     }
 
     private static NodePool pool(String name, long count, long gpus, String model, Long milliCpu, Long memory, String path, Problems problems) {
@@ -396,6 +399,7 @@ public final class ExperimentReader {
         Duration meanTimeBetweenFailures;
         Defragmentation defragmentation;
         FairSharingPreemption fairSharing = FairSharingPreemption.Never;
+        PlacementRule placement;
 
         PolicyFields copy() {
             PolicyFields copy = new PolicyFields();
@@ -411,6 +415,7 @@ public final class ExperimentReader {
             copy.meanTimeBetweenFailures = meanTimeBetweenFailures;
             copy.defragmentation = defragmentation;
             copy.fairSharing = fairSharing;
+            copy.placement = placement;
             return copy;
         }
 
@@ -461,6 +466,7 @@ public final class ExperimentReader {
                 fairSharing = preemption != null ? preemption : fairSharing;
                 fair.finish();
             }
+            placement = TopologyFields.readRule(reader, placement, cluster, trace);
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
@@ -472,7 +478,7 @@ public final class ExperimentReader {
             // The simulator's opt-in applies to every quota: each lets its checkpointing guaranteed runs be moved.
             List<QuotaState> quotas = defragmentation == null ? policyQuotas : policyQuotas.stream().map(q -> q.withAllowMoves(true)).toList();
             return new Policy(name, quotas, source, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead,
-                    schedulingInterval, meanTimeBetweenFailures, defragmentation, fairSharing);
+                    schedulingInterval, meanTimeBetweenFailures, defragmentation, fairSharing, placement);
         }
     }
 }

@@ -27,6 +27,8 @@ import java.util.List;
  *                           ({@code defragmentation: {moves: true}}); {@code null}: no run is ever moved
  * @param fairSharing        whether a borrower below its quota's fair share preempts other quotas' borrowers
  *                           ({@code fairSharing: {preemption: ...}}); borrowers are admitted in share order either way
+ * @param placement          which gangs are placed by the cluster's topology, and how ({@code null}: none, the
+ *                           topology-blind placement)
  */
 public record Policy(
         String name,
@@ -41,7 +43,8 @@ public record Policy(
         Duration schedulingInterval,
         Duration meanTimeBetweenFailures,
         Defragmentation defragmentation,
-        FairSharingPreemption fairSharing) {
+        FairSharingPreemption fairSharing,
+        PlacementRule placement) {
     public Policy {
         requireNonNull(name, "name is null");
         quotas = List.copyOf(quotas);
@@ -51,6 +54,14 @@ public record Policy(
         requireNonNull(restartOverhead, "restartOverhead is null");
         requireNonNull(schedulingInterval, "schedulingInterval is null");
         requireNonNull(fairSharing, "fairSharing is null");
+    }
+
+    /** A topology-blind policy. */
+    public Policy(String name, List<QuotaState> quotas, String quotasSource, IdleMode idleMode, Duration gracePeriod, Duration checkpointInterval,
+            Duration checkpointSave, boolean checkpointOnNotice, Duration restartOverhead, Duration schedulingInterval, Duration meanTimeBetweenFailures,
+            Defragmentation defragmentation, FairSharingPreemption fairSharing) {
+        this(name, quotas, quotasSource, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead, schedulingInterval,
+                meanTimeBetweenFailures, defragmentation, fairSharing, null);
     }
 
     /** A policy without preemption for fairness. */

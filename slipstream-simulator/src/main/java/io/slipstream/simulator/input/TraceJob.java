@@ -7,14 +7,21 @@ import io.slipstream.api.spec.IdleMode;
 /**
  * One job of a trace: submitted at {@code submitMillis} (virtual time from the trace's start), runs for
  * {@code durationMillis} when nothing interrupts it, as {@code instances} instances of {@code gpus} GPUs each.
- * {@code idleMode} {@code null}: the policy decides.
+ * {@code idleMode} {@code null}: the policy decides. {@code placement}: where its trace row asks its instances to be
+ * ({@code null}: nowhere in particular); used by policies whose placement rule takes it ({@link PlacementRule#fromTrace}).
  */
-public record TraceJob(int index, long submitMillis, long durationMillis, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
+public record TraceJob(int index, long submitMillis, long durationMillis, String tenant, int gpus, int instances, int priority, IdleMode idleMode,
+                       JobPlacement placement) {
     public TraceJob {
         requireNonNull(tenant, "tenant is null");
         if (submitMillis < 0 || durationMillis < 0 || gpus < 0 || instances < 1) {
             throw new IllegalArgumentException("job " + index + " has a negative time, size or no instances");
         }
+    }
+
+    /** A job that asks for no placement. */
+    public TraceJob(int index, long submitMillis, long durationMillis, String tenant, int gpus, int instances, int priority, IdleMode idleMode) {
+        this(index, submitMillis, durationMillis, tenant, gpus, instances, priority, idleMode, null);
     }
 
     public int totalGpus() {

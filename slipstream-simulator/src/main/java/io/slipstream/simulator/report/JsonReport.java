@@ -62,6 +62,9 @@ public final class JsonReport {
         o.put("schedulerSeconds", Format.round(r.schedulerSeconds(), 2));
         o.put("wallSeconds", Format.round(r.wallSeconds(), 2));
         o.put("parameters", parameters(r.policy()));
+        if (r.topology() != null) {
+            o.put("topology", TopologyReport.json(r.topology()));
+        }
         List<Map<String, Object>> tenants = new ArrayList<>();
         for (TenantResult t : r.tenants()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -131,6 +134,10 @@ public final class JsonReport {
         d.put("completion", "submission to the end of the last attempt, of the jobs that completed");
         d.put("neverStartedGpuHours", "GPU-hours the never-started jobs asked for (duration x GPUs)");
         d.put("reclaim", "for a run that had borrowers preempted to start on its guarantee: from the change after which the first were chosen to its start");
+        d.put("topology", "gangs (2+ instances) at their first start: compactAt, the narrowest level whose one domain held them all; inSmallestDomain, "
+                + "compact at a level as narrow as the narrowest whose domains could hold the gang empty; waitedForTopology, jobs told WaitingForTopology "
+                + "(no domain had room for a Required group although the free nodes did); borrowersWaitedForTopology, borrowers told so "
+                + "(approximate: what a borrower is told depends on the other borrowers the core is shown)");
         d.put("fairnessIndex", "Jain's index over the tenants' borrowed GPU-hours / weighted entitlement to what was borrowed while they wanted idle capacity");
         DEFINITIONS = java.util.Collections.unmodifiableMap(d);
     }
@@ -147,6 +154,7 @@ public final class JsonReport {
         m.put("schedulingInterval", Durations.format(p.schedulingInterval()));
         m.put("meanTimeBetweenFailures", p.meanTimeBetweenFailures() == null ? null : Durations.format(p.meanTimeBetweenFailures()));
         m.put("fairSharingPreemption", p.fairSharing().name());
+        m.put("placement", p.placement() == null ? null : p.placement().describe());
         return m;
     }
 }

@@ -16,7 +16,8 @@ import java.util.List;
  * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}. {@code longestReclaims}:
  * the few longest reclaims taken apart, longest first. {@code fairnessIndex}: Jain's index over the tenants'
  * {@link TenantResult#entitlementRatio()} (1: each borrowed in proportion to its weighted entitlement; {@code NaN}: no
- * tenant was entitled to anything).
+ * tenant was entitled to anything). {@code topology}: where gangs landed in the cluster's topology and what it cost
+ * ({@code null}: the cluster has none).
  */
 public record PolicyResult(
         Policy policy,
@@ -43,9 +44,21 @@ public record PolicyResult(
         double timelineBucketSeconds,
         double[][] timeline,
         List<ReclaimSample> longestReclaims,
-        double fairnessIndex) {
+        double fairnessIndex,
+        TopologyResult topology) {
     public PolicyResult {
         longestReclaims = List.copyOf(longestReclaims);
+    }
+
+    /** A result on a cluster without a topology. */
+    public PolicyResult(Policy policy, int jobs, int completed, int neverStarted, double neverStartedGpuHours, double utilization, double windowUtilization,
+            Distribution queueDelay, Distribution completionTime, int preemptions, int failures, double allocatedGpuHours, double lostGpuHours,
+            double borrowedGpuHours, Distribution reclaim, Distribution guaranteeWait, long cycles, double schedulerSeconds, double wallSeconds,
+            double makespanSeconds, List<TenantResult> tenants, double timelineBucketSeconds, double[][] timeline, List<ReclaimSample> longestReclaims,
+            double fairnessIndex) {
+        this(policy, jobs, completed, neverStarted, neverStartedGpuHours, utilization, windowUtilization, queueDelay, completionTime, preemptions, failures,
+                allocatedGpuHours, lostGpuHours, borrowedGpuHours, reclaim, guaranteeWait, cycles, schedulerSeconds, wallSeconds, makespanSeconds, tenants,
+                timelineBucketSeconds, timeline, longestReclaims, fairnessIndex, null);
     }
 
     /** Jain's fairness index of the values: (sum x)^2 / (n sum x^2), skipping NaN; {@code NaN} when none is left. */

@@ -34,6 +34,12 @@ public final class TableReport {
         }
         table(rows, out);
         out.println(NOTE);
+        if (TopologyReport.any(results)) {
+            out.println();
+            out.println("Topology (" + experiment.cluster().describeTopology() + "):");
+            table(TopologyReport.rows(results), out);
+            out.println(TopologyReport.NOTE);
+        }
         for (PolicyResult r : results) {
             out.println();
             out.println("Tenants under " + r.policy().name() + ":");

@@ -14,8 +14,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ExperimentReaderTest {
     private static final Path EXAMPLES = Path.of("..", "examples", "simulation");
@@ -170,5 +174,117 @@ class ExperimentReaderTest {
                 """);
         assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
                 .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field).contains("cluster"));
+    }
+
+    @Test
+    void theShippedTopologyExperimentComparesThreePlacementsOnRacksAndBlocks() {
+        Experiment experiment = ExperimentReader.read(EXAMPLES.resolve("elasticflow-topology.yaml"));
+        assertThat(experiment.cluster().topology()).containsExactly(new TopologyLevel("block", 32), new TopologyLevel("rack", 4));
+        // 136 nodes: four whole blocks and one of 8 nodes (two racks).
+        assertThat(experiment.cluster().describeTopology()).isEqualTo("5 blocks of 32 nodes (the last of 8), 34 racks of 4");
+        assertThat(experiment.policies()).extracting(Policy::placement).containsExactly(null, new PlacementRule("rack", false, 2, false),
+                new PlacementRule("rack", true, 2, false));
+        assertThat(experiment.policies()).allMatch(p -> p.defragmentation() != null && p.idleMode() == IdleMode.Acceptable);
+    }
+
+    @Test
+    void consecutiveNodesFillEachDomainAndTheLastTakesWhatIsLeft() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n0,10,vision,1\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster:
+                  nodes: [{name: a, count: 3, gpus: 8}, {name: b, count: 4, gpus: 4}]
+                  topology: [{level: block, nodes: 4}, {level: rack, nodes: 2}]
+                quotas: {proportionalTo: equal}
+                defaults: {placement: {level: block}}
+                policies:
+                  - {name: blind, placement: none}
+                  - {name: default}
+                  - {name: racks, placement: {level: rack, mode: Preferred, minInstances: 3}}
+                  - {name: patient, placement: {level: rack, waitAtMost: 2h}}
+                """);
+        Experiment experiment = ExperimentReader.read(dir.resolve("experiment.yaml"));
+        // The pools in order: a-00000..00002, then b-00000..00003; the last rack and block take what is left.
+        assertThat(experiment.cluster().nodes()).extracting(n -> n.name() + " " + n.domains()).containsExactly(
+                "a-00000 [block-1, rack-1]", "a-00001 [block-1, rack-1]", "a-00002 [block-1, rack-2]", "b-00000 [block-1, rack-2]",
+                "b-00001 [block-2, rack-3]", "b-00002 [block-2, rack-3]", "b-00003 [block-2, rack-4]");
+        assertThat(experiment.cluster().describeTopology()).isEqualTo("2 blocks of 4 nodes (the last of 3), 4 racks of 2 (the last of 1)");
+        assertThat(experiment.policies()).extracting(Policy::placement).containsExactly(null, new PlacementRule("block", true, 2, false),
+                new PlacementRule("rack", false, 3, false), new PlacementRule("rack", true, 2, false, Duration.ofHours(2)));
+        assertThat(experiment.policies().get(3).placement().describe()).isEqualTo("rack Required for 2h then Preferred, gangs of 2+ instances");
+    }
+
+    static Stream<Arguments> badTopologies() {
+        String levels = "[{level: block, nodes: 8}, {level: rack, nodes: 4}]";
+        return Stream.of(
+                Arguments.of("[{level: block, nodes: 32}, {level: rack, nodes: 5}]", "{level: rack}", "cluster.topology[1].nodes",
+                        "must divide the broader level's size (block: 32 nodes), is 5"),
+                Arguments.of("[{level: rack, nodes: 4}, {level: block, nodes: 32}]", "{level: rack}", "cluster.topology[1].nodes",
+                        "must divide the broader level's size (rack: 4 nodes), is 32"),
+                Arguments.of("[{level: rack, nodes: 0}]", "{level: rack}", "cluster.topology[0].nodes", "1"),
+                Arguments.of("[{level: rack}]", "{level: rack}", "cluster.topology[0].nodes", "required"),
+                Arguments.of("[{level: Rack, nodes: 4}]", "{level: rack}", "cluster.topology[0].level", "lowercase letters"),
+                Arguments.of("[{level: none, nodes: 4}]", "{level: rack}", "cluster.topology[0].level", "not 'none'"),
+                Arguments.of("[{level: rack, nodes: 8}, {level: rack, nodes: 4}]", "{level: rack}", "cluster.topology[1].level", "'rack' names two levels"),
+                Arguments.of("[{level: rack, nodes: 4, per: 2}]", "{level: rack}", "cluster.topology[0].per", "unknown field"),
+                Arguments.of("[]", "{level: rack}", "cluster.topology", "at least one level"),
+                Arguments.of(levels, "{level: row}", "policies[0].placement.level", "'row' is not a level of cluster.topology (have: block, rack)"),
+                Arguments.of(levels, "{mode: Preferred}", "policies[0].placement.level", "is required"),
+                Arguments.of(levels, "{level: rack, mode: Sometimes}", "policies[0].placement.mode", "must be Required or Preferred, is 'Sometimes'"),
+                Arguments.of(levels, "{level: rack, minInstances: 0}", "policies[0].placement.minInstances", "1"),
+                Arguments.of(levels, "{level: rack, sliceSize: 2}", "policies[0].placement.sliceSize", "unknown field"),
+                Arguments.of(levels, "{fromTrace: true}", "policies[0].placement.fromTrace", "no job of the trace names a placement"),
+                Arguments.of(levels, "{level: rack, mode: Preferred, waitAtMost: 1h}", "policies[0].placement.waitAtMost", "give mode Required"),
+                Arguments.of(levels, "{level: rack, waitAtMost: soon}", "policies[0].placement.waitAtMost", "soon"),
+                Arguments.of(null, "{level: rack}", "policies[0].placement.level", "the cluster has no topology"));
+    }
+
+    @ParameterizedTest(name = "{2}: {3}")
+    @MethodSource("badTopologies")
+    void badTopologyOrPlacementIsNamedByItsField(String topology, String placement, String field, String message) throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus,instances\n0,10,vision,8,2\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: {nodes: [{count: 16, gpus: 8}]%s}
+                quotas: {proportionalTo: equal}
+                policies: [{name: p, placement: %s}]
+                """.formatted(topology == null ? "" : ", topology: " + topology, placement));
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems())
+                        .anySatisfy(p -> {
+                            assertThat(p.field()).isEqualTo(field);
+                            assertThat(p.message()).contains(message);
+                        }));
+    }
+
+    @Test
+    void aPolicyMayTakeEachJobsPlacementFromTheTrace() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), """
+                submit_time,duration,tenant,gpus,instances,placement
+                0,10,vision,8,2,rack
+                0,10,vision,8,2,block:Preferred
+                0,10,vision,8,2,
+                """);
+        String experiment = """
+                trace: {csv: trace.csv}
+                cluster: {nodes: [{count: 16, gpus: 8}], topology: [{level: block, nodes: 8}, {level: rack, nodes: 4}]}
+                quotas: {proportionalTo: equal}
+                policies: [{name: p, placement: {fromTrace: true}}]
+                """;
+        Files.writeString(dir.resolve("experiment.yaml"), experiment);
+        Experiment read = ExperimentReader.read(dir.resolve("experiment.yaml"));
+        assertThat(read.trace().jobs()).extracting(TraceJob::placement).containsExactly(new JobPlacement("rack", true),
+                new JobPlacement("block", false), null);
+        assertThat(read.policies().get(0).placement()).isEqualTo(new PlacementRule(null, true, 2, true));
+
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus,placement\n0,10,vision,8,row\n");
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field, Problem::message)
+                        .containsExactly(tuple("policies[0].placement.fromTrace",
+                                "job 0 of the trace asks for level 'row', not a level of cluster.topology (have: block, rack)")));
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus,placement\n0,10,vision,8,rack:Always\n");
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field)
+                        .containsExactly("trace.csv:2 placement"));
     }
 }
