@@ -36,6 +36,39 @@ final class LocalityPlacement {
     }
 
     /**
+     * Whether some group must be in one domain or in slices: a gang that may go anywhere otherwise (its groups
+     * Preferred, if any) is held nodes, kept whole nodes and moved for as any gang is.
+     */
+    static boolean binds(List<InstanceRequest> instances) {
+        for (int i = 0; i < instances.size(); i++) {
+            Locality locality = instances.get(i).locality();
+            if (locality != null && (locality.required() || locality.sliced())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The run with each Preferred group made Required (the same run if it has none): compact, if that can be had. */
+    static PendingRun asRequired(PendingRun run) {
+        boolean any = false;
+        for (InstanceRequest instance : run.instances()) {
+            any |= instance.locality() != null && !instance.locality().required();
+        }
+        if (!any) {
+            return run;
+        }
+        List<InstanceRequest> compact = new ArrayList<>(run.instances().size());
+        for (InstanceRequest r : run.instances()) {
+            Locality l = r.locality();
+            compact.add(l == null || l.required() ? r
+                    : new InstanceRequest(r.rank(), r.nodeGroup(), r.resources(), new Locality(l.level(), l.levelName(), true, l.sliceSize(), l.sliceLevel(),
+                            l.sliceLevelName())));
+        }
+        return new PendingRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.createdAt(), compact, run.reclaimed());
+    }
+
+    /**
      * Places every instance or none. {@code only}: the nodes it may use ({@code null}: any schedulable node), as when a
      * run is placed where its victims are.
      */

@@ -362,8 +362,8 @@ public final class Scheduler {
                     return;
                 }
                 // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
-                // Moves are planned node by node, not by domain: a gang placed by topology is not moved for.
-                boolean wholeNodes = anyMovable && !LocalityPlacement.applies(run.instances())
+                // Moves are planned node by node, not by domain: a gang that must be in one domain is not moved for.
+                boolean wholeNodes = anyMovable && !LocalityPlacement.binds(run.instances())
                         && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
                 MovePlanner.MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)

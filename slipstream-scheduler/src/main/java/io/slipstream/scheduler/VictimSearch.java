@@ -66,6 +66,18 @@ final class VictimSearch {
      * count as removed. Returns an empty list when the already stopping ones suffice, {@code null} when nothing helps.
      */
     List<ActiveRun> choose(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
+        PendingRun compact = LocalityPlacement.asRequired(run);
+        if (compact == run) {
+            return chooseFor(run, model, alreadyStopping);
+        }
+        // A gang that prefers a domain gets one when reclaiming makes room in one at no more victims than anywhere:
+        // borrowers chosen node by node free nodes here and there, and the gang would then be spread for its whole run.
+        List<ActiveRun> anywhere = chooseFor(run, model, alreadyStopping);
+        List<ActiveRun> inOne = anywhere == null ? null : chooseFor(compact, model, alreadyStopping);
+        return inOne != null && inOne.size() <= anywhere.size() ? inOne : anywhere;
+    }
+
+    private List<ActiveRun> chooseFor(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
         boolean lowerPriority = lowerPriorityPreemption(run);
         // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may
         // also preempt within their quota have candidates of their own.

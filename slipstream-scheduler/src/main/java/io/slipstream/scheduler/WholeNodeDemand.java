@@ -15,7 +15,7 @@ import java.util.Map;
  * must not change the cycle's decisions. Those whose whole nodes are free now (in queue order, as far as they go) keep
  * them from every smaller run, earlier ones too, until they are decided: they start this cycle. The others keep them
  * only from the runs after them, once they wait: a gang that cannot start must not hold back the runs before it for as
- * long as it waits (nor does a gang placed by topology: the free whole nodes may be in other domains). And only gangs
+ * long as it waits (nor does a gang that must be in one domain: the free whole nodes may be in other domains). And only gangs
  * that may use every GPU model of the cluster count: a gang confined to some must not hold back the others.
  */
 final class WholeNodeDemand {
@@ -60,7 +60,7 @@ final class WholeNodeDemand {
                 left.put(run.quota(), Math.max(0, free - request.gpu()));
                 demand.gangs.put(run, whole);
                 // A gang placed by topology may not start though the whole nodes are free: they may be in other domains.
-                if (total + whole <= state.cluster.wholeFreeNodes() && !LocalityPlacement.applies(run.instances())) {
+                if (total + whole <= state.cluster.wholeFreeNodes() && !LocalityPlacement.binds(run.instances())) {
                     demand.upFront.put(run, whole);
                     total += whole;
                 }

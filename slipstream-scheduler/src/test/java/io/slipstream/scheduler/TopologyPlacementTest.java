@@ -128,6 +128,26 @@ class TopologyPlacementTest {
         assertThat(cluster.pending).as("exactly two borrowers went back to the queue").hasSize(2);
     }
 
+    /**
+     * A Preferred gang that reclaims gets one rack when that costs no more victims: victim order alone (youngest
+     * first) would take the borrowers on a1 and c1, two racks.
+     */
+    @Test
+    void aPreferredGroupReclaimsBorrowersOfOneRackWhenThatTakesNoMore() {
+        List<QuotaState> quotas = List.of(aQuota("org/root").minGpus(48).build(), aQuota("a/gpu").minGpus(16).parent("org/root").build(),
+                aQuota("b/gpu").parent("org/root").build());
+        Map<String, Integer> startedAt = Map.of("a1", 50, "c1", 40, "a2", 10, "c2", 5, "z1", 1, "z2", 0);
+        List<ActiveRun> borrowers = new java.util.ArrayList<>();
+        startedAt.forEach((node, second) -> borrowers.add(aRun("x-" + node).quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(8)
+                .submittedSecondsAfterStart(second).running(NotInQuota, 0, node)));
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(cluster(), quotas, borrowers,
+                List.of(aRun("gang").quota("a/gpu").instances(2).gpus(8).within(RACK, "rack", false).submittedSecondsAfterStart(60).build())),
+                T0.plusSeconds(60));
+        Set<String> racks = result.preempted().stream().map(p -> rackOf(p.runId().value().substring(2))).collect(Collectors.toSet());
+        assertThat(result.preempted()).hasSize(2);
+        assertThat(racks).as("victims %s", result.preempted()).hasSize(1);
+    }
+
     /** A move plan is made node by node: a gang placed by topology is not moved for (it is held nodes in one rack instead). */
     @Test
     void noMoveIsPlannedForAGangPlacedByTopology() {
