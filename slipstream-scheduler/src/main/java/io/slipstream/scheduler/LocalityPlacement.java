@@ -169,6 +169,7 @@ final class LocalityPlacement {
         return placements;
     }
 
+    /** What the instances ask, in all. */
     static Amount need(List<InstanceRequest> instances) {
         Amount need = new Amount();
         instances.forEach(r -> need.add(r.resources(), 1));
