@@ -52,8 +52,8 @@ record SlurmConfig(Map<String, String> values) {
         (containment() == Executor.Containment.EVERY_PROCESS ? enforced : not).add("kill");
         String how = "Slurm (" + values.getOrDefault("ProctrackType", "?") + ", " + values.getOrDefault("TaskPlugin", "?") + ")";
         String summary = how + ": " + (enforced.isEmpty() ? "nothing" : String.join(", ", enforced)) + " enforced"
-                + (not.isEmpty() ? "; not " + String.join(", ", not) + " (task/cgroup with cgroup.conf's ConstrainRAMSpace, ConstrainCores and"
-                + " ConstrainDevices, and proctrack/cgroup, enforce them: docs/slurm.md)" : "");
+                + (not.isEmpty() ? "" : "; not " + String.join(", ", not) + " (task/cgroup with cgroup.conf's ConstrainRAMSpace, ConstrainCores"
+                + " and ConstrainDevices, and proctrack/cgroup, enforce them: docs/slurm.md)");
         return new ResourceEnforcement(enforced, summary);
     }
 }
