@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * the rest: whether its startup probe passed ({@code ready}) or failed, whether it acknowledged a stop notice, and how its
  * command ended ({@code exit_code}, which its wrapper wrote). An end is reported once the job left Slurm's running states
  * (no process of it is left: COMPLETING is not over), after its secrets are removed. Reports come from this watch's
- * one thread.
+ * threads.
  *
  * <p>A stop signals every process of the job ({@code scancel --signal=TERM --full}) after the notice, and kills them
  * ({@code --signal=KILL}) when the grace period ends or the instance acknowledged the notice; the commands run on
@@ -41,6 +41,9 @@ final class JobWatch implements AutoCloseable {
     private final SlurmSettings settings;
     private final EpochFence fence;
     private final Clock clock;
+    /** Reads the queue and reports; its own thread, so that a slow squeue holds up no kill that is due. */
+    private final ScheduledExecutorService poller;
+    /** Kills when grace periods end, and reports of instances that cannot be followed. */
     private final ScheduledExecutorService timer;
     private final ExecutorService signals;
     private volatile Consumer<InstanceReport> listener = report -> {
@@ -56,8 +59,13 @@ final class JobWatch implements AutoCloseable {
         this.clock = clock;
         this.timer = timer;
         this.signals = signals;
+        this.poller = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "slurm-executor-poll");
+            thread.setDaemon(true);
+            return thread;
+        });
         long every = settings.pollInterval().toMillis();
-        timer.scheduleWithFixedDelay(this::poll, every, every, TimeUnit.MILLISECONDS);
+        poller.scheduleWithFixedDelay(this::poll, every, every, TimeUnit.MILLISECONDS);
     }
 
     void setListener(Consumer<InstanceReport> listener) {
@@ -157,11 +165,19 @@ final class JobWatch implements AutoCloseable {
             } catch (ExecutorException e) {
                 commands.run("scancel", job.job); // not running (pending), or gone already
             }
+        }, () -> job.killed = false); // Slurm did not answer: the next poll kills it again
+    }
+
+    private void command(WatchedJob job, String what, Runnable effect) {
+        command(job, what, effect, () -> {
         });
     }
 
-    /** Runs a Slurm command of a stop on a thread of its own, unless a newer leader fenced this executor. */
-    private void command(WatchedJob job, String what, Runnable effect) {
+    /**
+     * Runs a Slurm command of a stop on a thread of its own, unless a newer leader fenced this executor; {@code failed}
+     * runs when Slurm did not do it.
+     */
+    private void command(WatchedJob job, String what, Runnable effect, Runnable failed) {
         try {
             signals.execute(() -> {
                 try {
@@ -170,6 +186,7 @@ final class JobWatch implements AutoCloseable {
                     LOG.info("not stopping instance {} ({}): {}", job.id, what, e.getMessage());
                 } catch (RuntimeException e) {
                     LOG.warn("cannot {} instance {} (Slurm job {}): {}", what, job.id, job.job, e.getMessage());
+                    failed.run();
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -331,5 +348,6 @@ final class JobWatch implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        poller.shutdownNow();
     }
 }

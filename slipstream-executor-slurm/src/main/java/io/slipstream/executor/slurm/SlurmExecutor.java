@@ -101,7 +101,7 @@ final class SlurmExecutor implements Executor {
         this.fence = new EpochFence(settings.sharedDirectory());
         this.storage = new SharedStorage(settings.storageRoot(), null);
         this.launcher = new InstanceLaunch(settings, commands, handles, storage, InstanceScript.install(stateDir));
-        this.timer = Executors.newSingleThreadScheduledExecutor(daemon("slurm-executor-watch"));
+        this.timer = Executors.newSingleThreadScheduledExecutor(daemon("slurm-executor-timer"));
         this.workers = Executors.newCachedThreadPool(daemon("slurm-executor-stop"));
         this.watch = new JobWatch(commands, settings, fence, clock, timer, workers);
         long refresh = settings.nodeRefresh().toMillis();

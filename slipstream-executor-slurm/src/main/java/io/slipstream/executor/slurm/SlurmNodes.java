@@ -31,6 +31,7 @@ final class SlurmNodes {
     private final Map<String, String> ips = new ConcurrentHashMap<>();
     /** What was said once about nodes left out (never again at every refresh). */
     private final Set<String> told = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicBoolean refreshing = new java.util.concurrent.atomic.AtomicBoolean();
 
     SlurmNodes(SlurmCommands commands, SlurmSettings settings) {
         this.commands = commands;
@@ -77,12 +78,20 @@ final class SlurmNodes {
         nodes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(read)); // by name
     }
 
-    /** Refreshes, logging (not throwing) when Slurm does not answer: the nodes read last stay. */
+    /**
+     * Refreshes, logging (not throwing) when Slurm does not answer: the nodes read last stay. Skipped while another
+     * refresh runs (a slow controller must not pile them up).
+     */
     void refreshQuietly() {
+        if (!refreshing.compareAndSet(false, true)) {
+            return;
+        }
         try {
             refresh();
         } catch (RuntimeException e) {
             LOG.warn("cannot read the nodes of partition {} (the last ones read stay): {}", settings.partition(), e.getMessage());
+        } finally {
+            refreshing.set(false);
         }
     }
 
