@@ -26,13 +26,15 @@ _ss_environment() {
 }
 
 # Tries the probe in the instance's environment and working directory until it passes or failed the threshold in a row;
-# a try that outlives its period by 5 s is killed.
+# a try that outlives its period by 5 s is killed (where the node has coreutils' timeout).
 _ss_probe() {
   local _ss_spec _ss_failures=0 _ss_exit
   mapfile -d '' -t _ss_spec < "$_ss_dir/probe"
   sleep "${_ss_spec[2]}"
   while :; do
-    ( _ss_environment; exec "$_ss_timeout" -s KILL "$((_ss_spec[0] + 5))" "${_ss_spec[@]:3}" ) > /dev/null 2>&1
+    ( _ss_environment
+      if [ -n "$_ss_timeout" ]; then exec "$_ss_timeout" -s KILL "$((_ss_spec[0] + 5))" "${_ss_spec[@]:3}"; fi
+      exec "${_ss_spec[@]:3}" ) > /dev/null 2>&1
     _ss_exit=$?
     if [ "$_ss_exit" -eq 0 ]; then
       _ss_record ready "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
