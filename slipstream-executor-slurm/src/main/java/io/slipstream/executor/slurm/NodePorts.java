@@ -49,7 +49,7 @@ final class NodePorts {
 
     private static boolean bindable(InetAddress address, int port) {
         try (ServerSocket socket = new ServerSocket(port, 1, address)) {
-            return true;
+            return socket.isBound();
         } catch (IOException e) {
             return false;
         }
