@@ -49,11 +49,13 @@ final class SlurmCommands {
         if (conf != null) {
             env.put("SLURM_CONF", conf);
         }
-        env.put("LC_ALL", "C"); // Slurm's messages and numbers as this class reads them
         this.environment = Map.copyOf(env);
     }
 
-    /** The environment every command runs with, and so every job starts with (sbatch passes its own on). */
+    /**
+     * The environment every command runs with, and so every job starts with (sbatch passes its own on): nothing in it
+     * that an instance would not expect (a locale of the commands' own would be the instance's too).
+     */
     Map<String, String> environment() {
         return environment;
     }

@@ -87,14 +87,6 @@ final class SlurmExecutor implements Executor {
         this.nodes = new SlurmNodes(commands, settings);
         nodes.refresh();
         this.config = readConfig(commands);
-        if (config != null) {
-            ResourceEnforcement enforcement = config.enforcement();
-            if (enforcement.enforced().isEmpty()) {
-                LOG.warn("instances are not held to what they were given: {}", enforcement.summary());
-            } else {
-                LOG.info("instances are held to what they were given: {}", enforcement.summary());
-            }
-        }
         this.handles = new SlurmHandles(settings.instancesRoot());
         try {
             Files.createDirectories(settings.instancesRoot());

@@ -6,6 +6,7 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorContext;
 import io.slipstream.executor.ExecutorFactory;
 import io.slipstream.executor.ExecutorSettings;
+import io.slipstream.executor.ResourceEnforcement;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import tools.jackson.databind.JsonNode;
  * files on the cluster's shared file system; configured in the {@code slurm:} block (docs/slurm.md).
  */
 public final class SlurmExecutorFactory implements ExecutorFactory {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SlurmExecutorFactory.class);
     private static final Pattern PORTS = Pattern.compile("(\\d{1,5})-(\\d{1,5})");
     /** Slurm's names of partitions, QOS and accounts: no spaces, commas or quotes (they would change sbatch's options). */
     private static final Pattern SLURM_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
@@ -140,8 +142,16 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         return list;
     }
 
+    /** Connects to Slurm (its nodes, its configuration) and says what Slurm holds instances to. */
     @Override
     public Executor create(ExecutorSettings settings, ExecutorContext context) {
-        return new SlurmExecutor((SlurmSettings) settings, context.dataDir().resolve("slurm"), context.clock());
+        SlurmExecutor executor = new SlurmExecutor((SlurmSettings) settings, context.dataDir().resolve("slurm"), context.clock());
+        ResourceEnforcement enforcement = executor.enforcement();
+        if (enforcement != null && enforcement.enforced().isEmpty()) {
+            LOG.warn("instances are not held to what they were given: {}", enforcement.summary());
+        } else if (enforcement != null) {
+            LOG.info("instances are held to what they were given: {}", enforcement.summary());
+        }
+        return executor;
     }
 }

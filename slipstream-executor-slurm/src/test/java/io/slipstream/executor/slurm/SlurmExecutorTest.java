@@ -165,9 +165,9 @@ class SlurmExecutorTest {
     void anInstanceIsAJobPinnedToItsNodeWithItsResourcesNamedAfterIt() throws Exception {
         Executor executor = executor();
         InstanceId id = newInstanceId();
-        Map<String, String> handle = executor.launch(spec(id, "node02", "echo \"job=$SLURM_JOB_ID gpus=$CUDA_VISIBLE_DEVICES\"; sleep 600",
-                new Resources(2000, 512L << 20, 2, "tesla"), List.of(0, 1)));
-        awaitOutput(executor, id, handle, "job=");
+        Map<String, String> handle = executor.launch(spec(id, "node02", "echo \"job=$SLURM_JOB_ID gpus=$CUDA_VISIBLE_DEVICES\"; "
+                + "echo \"locale=${LC_ALL-none}\"; sleep 600", new Resources(2000, 512L << 20, 2, "tesla"), List.of(0, 1)));
+        awaitOutput(executor, id, handle, "locale=");
         Map<String, String> job = jobFields(handle.get(SlurmHandles.JOB));
         assertThat(job).containsEntry("JobName", "slipstream." + id.runId().value() + ".1.0.0")
                 .containsEntry("Partition", SlurmCluster.PARTITION)
@@ -179,7 +179,9 @@ class SlurmExecutorTest {
         assertThat(job.get("TresPerNode")).contains("gpu:2");
         assertThat(CLUSTER.slurm("squeue", "--noheader", "--jobs=" + handle.get(SlurmHandles.JOB), "--format=%k").trim())
                 .isEqualTo("slipstream run " + id.runId().value() + " attempt 1 rank 0 restart 0 (leader epoch 0)");
-        assertThat(stdout(executor, id, handle)).startsWith("job=" + handle.get(SlurmHandles.JOB) + " gpus=").containsPattern("gpus=\\d,\\d\n");
+        assertThat(stdout(executor, id, handle)).startsWith("job=" + handle.get(SlurmHandles.JOB) + " gpus=").containsPattern("gpus=\\d,\\d\n")
+                .as("the instance's environment is its own, not what the executor ran sbatch with")
+                .contains("locale=" + java.util.Objects.requireNonNullElse(System.getenv("LC_ALL"), "none"));
     }
 
     @Test
