@@ -56,6 +56,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SlurmExecutor implements Executor {
     private static final Logger LOG = LoggerFactory.getLogger(SlurmExecutor.class);
+    private static final int WORKERS = 8;
 
     private final SlurmSettings settings;
     private final Clock clock;
@@ -102,7 +103,7 @@ final class SlurmExecutor implements Executor {
         this.storage = new SharedStorage(settings.storageRoot(), null);
         this.launcher = new InstanceLaunch(settings, commands, handles, storage, InstanceScript.install(stateDir));
         this.timer = Executors.newSingleThreadScheduledExecutor(daemon("slurm-executor-timer"));
-        this.workers = Executors.newCachedThreadPool(daemon("slurm-executor-stop"));
+        this.workers = workers();
         this.watch = new JobWatch(commands, settings, fence, clock, timer, workers);
         long refresh = settings.nodeRefresh().toMillis();
         timer.scheduleWithFixedDelay(() -> workers.execute(nodes::refreshQuietly), refresh, refresh, TimeUnit.MILLISECONDS);
@@ -116,6 +117,17 @@ final class SlurmExecutor implements Executor {
             LOG.warn("cannot read Slurm's configuration (what it enforces is not known): {}", e.getMessage());
             return null;
         }
+    }
+
+    /**
+     * Threads for stops' Slurm commands, node refreshes and the trash: a few, so that a thousand instances preempted at once
+     * do not run a thousand scancel at once (the rest wait their turn).
+     */
+    private static ExecutorService workers() {
+        java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(WORKERS, WORKERS, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>(), daemon("slurm-executor-work"));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
