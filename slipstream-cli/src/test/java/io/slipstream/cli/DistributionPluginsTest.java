@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class DistributionPluginsTest {
     @Test
     void everyExecutorAndStoreIsOnTheClassPath() {
-        assertThat(Plugins.installed().executorNames()).isEqualTo("kubernetes, local, simulated");
+        assertThat(Plugins.installed().executorNames()).isEqualTo("kubernetes, local, simulated, slurm");
         assertThat(Plugins.installed().storeNames()).isEqualTo("h2, postgresql");
     }
 }

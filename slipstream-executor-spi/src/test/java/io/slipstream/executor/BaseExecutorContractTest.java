@@ -52,6 +52,14 @@ public abstract class BaseExecutorContractTest {
     }
 
     /**
+     * Whether an instance sees the GPUs the control plane chose for it ({@link LaunchSpec#gpus}). Where the cluster's
+     * resource manager allocates the devices itself (Slurm's GRES), the instance sees as many, of its choosing.
+     */
+    protected boolean exposesTheChosenGpus() {
+        return true;
+    }
+
+    /**
      * Whether the executor sees an instance acknowledge a preemption notice (a file it touches) and releases it early.
      * On Kubernetes an instance is released by exiting once it saved its work.
      */
@@ -243,8 +251,12 @@ public abstract class BaseExecutorContractTest {
                 "echo \"greeting=$GREETING\"; echo oops >&2; sleep 1; echo \"gpus=$CUDA_VISIBLE_DEVICES\"",
                 Map.of("GREETING", "hello world; $(rm -rf /)"), List.of(1)));
         awaitReport(id, InstanceReport.Exited.class);
-        if (separatesStdoutAndStderr()) {
+        if (separatesStdoutAndStderr() && exposesTheChosenGpus()) {
             assertThat(readAll(executor, id, handle, LogStream.STDOUT)).isEqualTo("greeting=hello world; $(rm -rf /)\ngpus=1\n");
+            assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEqualTo("oops\n");
+        } else if (separatesStdoutAndStderr()) {
+            // As many GPUs as were asked for (one), of the resource manager's choosing.
+            assertThat(readAll(executor, id, handle, LogStream.STDOUT)).matches("greeting=hello world; \\$\\(rm -rf /\\)\ngpus=[^,\\s]+\n");
             assertThat(readAll(executor, id, handle, LogStream.STDERR)).isEqualTo("oops\n");
         } else {
             // One stream, in order; which GPU ids the instance sees is the device plugin's choice.

@@ -106,7 +106,7 @@ class ConfigReaderTest {
         assertThat(problemsOf("""
                 server: {port: 70000, hots: x}
                 store: {url: "mysql://x"}
-                executor: slurm
+                executor: nomad
                 nodes:
                   - {name: Bad_Name, cpu: 1, memory: 1Gi}
                   - {name: n, cpu: -2, memory: lots, gpu: 4}
@@ -233,9 +233,9 @@ class ConfigReaderTest {
         Plugins installed = Plugins.installed();
         assertThat(installed.executorNames()).isEqualTo("kubernetes, local, simulated");
         assertThat(installed.storeNames()).isEqualTo("h2, postgresql");
-        assertThat(problemsOf("executor: slurm\n")).singleElement().satisfies(problem -> {
+        assertThat(problemsOf("executor: nomad\n")).singleElement().satisfies(problem -> {
             assertThat(problem.field()).isEqualTo("executor");
-            assertThat(problem.message()).isEqualTo("'slurm' is not an executor of this build (available: kubernetes, local)");
+            assertThat(problem.message()).isEqualTo("'nomad' is not an executor of this build (available: kubernetes, local)");
         });
         Plugins localOnly = new Plugins(List.of(new LocalExecutorFactory(MACHINE)), List.of(new JdbcStoreFactory.H2()));
         assertThatThrownBy(() -> ConfigReader.read("executor: kubernetes\n".getBytes(StandardCharsets.UTF_8), DEFAULTS, Map.of(), localOnly))

@@ -1,0 +1,113 @@
+package io.slipstream.executor.slurm;
+
+import io.slipstream.executor.ExecutorException;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.local.files.InstanceDirectory;
+import io.slipstream.executor.local.storage.SharedStorage;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Submits one launch of an instance: its directory on the shared file system (as the local executor lays one out), the
+ * record of the launch, its run's storage, its secrets, identity tokens, environment, command and probe, then
+ * {@code sbatch}. Also finds a launch that was submitted before, by what the directory recorded, else by the job's name
+ * in Slurm's queue, so that a launch is never submitted twice.
+ */
+final class InstanceLaunch {
+    private final SlurmSettings settings;
+    private final SlurmCommands commands;
+    private final SlurmHandles handles;
+    private final SharedStorage storage;
+    private final Path script;
+
+    InstanceLaunch(SlurmSettings settings, SlurmCommands commands, SlurmHandles handles, SharedStorage storage, Path script) {
+        this.settings = settings;
+        this.commands = commands;
+        this.handles = handles;
+        this.storage = storage;
+        this.script = script;
+    }
+
+    /** Submits the launch's job and returns its handle; the caller holds the epoch fence ({@code epoch}). */
+    Map<String, String> submit(LaunchSpec spec, SlurmNode node, InstanceDirectory dir, long epoch) {
+        Map<String, String> launch = SlurmHandles.launch(spec.id(), node.name(), epoch, spec.restart());
+        try {
+            dir.createParents(handles.root(), null);
+            Path workingDir = dir.create(null, spec.workingDir());
+            if (spec.restart() > 0) {
+                dir.recordRestart(spec.restart());
+            }
+            dir.recordEpoch("launch", epoch);
+            handles.writeLaunch(dir, launch);
+            SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
+            Path secretsDir = spec.secretFiles().isEmpty() ? null : dir.writeSecrets(spec.secretFiles(), null);
+            if (!spec.identity().isEmpty()) {
+                dir.writeIdentity(spec.identity(), null);
+            }
+            dir.writeEnvironment(SlurmEnvironment.of(spec, node.info(), dir, shared, secretsDir, settings.inheritEnv()));
+            InstanceScript.writeCommand(dir.path(), spec.command());
+            if (spec.probe() != null) {
+                InstanceScript.writeProbe(dir.path(), spec.probe());
+            }
+            List<String> arguments = JobSubmission.arguments(settings, spec, JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart()),
+                    JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
+            String job = jobId(commands.run("sbatch", arguments));
+            Map<String, String> handle = SlurmHandles.withJob(launch, job);
+            handles.writeHandle(dir, handle);
+            return handle;
+        } catch (IOException | RuntimeException e) {
+            removeSecrets(dir);
+            throw new ExecutorException("cannot start instance " + spec.id() + " on Slurm node " + node.name() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The job id sbatch --parsable printed ({@code 123}, or {@code 123;cluster}). */
+    static String jobId(String output) {
+        String id = output.trim().split(";", 2)[0].trim();
+        if (!id.matches("\\d{1,20}")) {
+            throw new ExecutorException("sbatch printed no job id: " + output.trim());
+        }
+        return id;
+    }
+
+    /**
+     * The handle of the launch this directory records, whether or not the server recorded its job: a server that crashed
+     * just after sbatch finds the job's id where its wrapper wrote it, or by the job's name in Slurm's queue. Empty when
+     * no job was submitted for it (or none is left that could still run).
+     *
+     * @throws ExecutorException if Slurm's queue cannot be read: whether the job was submitted cannot be told then
+     */
+    Optional<Map<String, String>> submitted(InstanceDirectory dir, io.slipstream.api.run.InstanceId id) throws IOException {
+        Optional<Map<String, String>> handle = handles.handle(dir);
+        if (handle.isPresent()) {
+            return handle;
+        }
+        Optional<Map<String, String>> launch = handles.launchRecord(dir);
+        if (launch.isEmpty()) {
+            return Optional.empty();
+        }
+        String job = InstanceScript.recordedJob(dir.path());
+        if (job == null) {
+            JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
+            String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--name=" + name, "--format=" + JobState.SQUEUE_FORMAT);
+            job = JobState.liveJobsNamed(queue, name.toString()).stream().findFirst().orElse(null);
+        }
+        if (job == null) {
+            return Optional.empty();
+        }
+        Map<String, String> found = SlurmHandles.withJob(launch.get(), job);
+        handles.writeHandle(dir, found);
+        return Optional.of(found);
+    }
+
+    private static void removeSecrets(InstanceDirectory dir) {
+        try {
+            dir.removeSecrets();
+        } catch (IOException | RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(InstanceLaunch.class).warn("cannot remove the secret files of {}: {}", dir.path(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.slipstream.executor.slurm;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A job's state as {@code squeue} says it ({@code %T}, in full: {@code PENDING}, {@code RUNNING}, {@code COMPLETING},
+ * {@code COMPLETED}, {@code NODE_FAIL}...) and why ({@code %r}: {@code Resources}, {@code None}...).
+ */
+record JobState(String state, String reason) {
+    /** The states a job ends in: nothing of it runs any more (a COMPLETING job may still have processes to kill). */
+    private static final Set<String> ENDED = Set.of("COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
+            "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED");
+    /** The states of a job that waits to run (CONFIGURING: its node is being booted). */
+    private static final Set<String> WAITING = Set.of("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD");
+
+    /** The fields {@link #parseAll} reads, in {@code squeue --format} syntax: '|' apart, the job's name last. */
+    static final String SQUEUE_FORMAT = "%i|%T|%r|%j";
+
+    /** Whether something of the job may still run (or start). */
+    boolean live() {
+        return !ENDED.contains(state);
+    }
+
+    /** Whether it has not started yet. */
+    boolean waiting() {
+        return WAITING.contains(state);
+    }
+
+    /** Whether its processes run (or are being stopped). */
+    boolean running() {
+        return live() && !waiting();
+    }
+
+    /** Whether Slurm ended it because its node failed. */
+    boolean nodeFailed() {
+        return state.equals("NODE_FAIL");
+    }
+
+    /** Whether the kernel's OOM killer ended something of it (Slurm's cgroup saw it). */
+    boolean outOfMemory() {
+        return state.equals("OUT_OF_MEMORY");
+    }
+
+    @Override
+    public String toString() {
+        return reason == null || reason.equals("None") ? state : state + " (" + reason + ")";
+    }
+
+    /** Each job's state by id, from the lines of {@code squeue --format=}{@link #SQUEUE_FORMAT}; lines not understood are skipped. */
+    static Map<String, JobState> parseAll(String output) {
+        Map<String, JobState> states = new HashMap<>();
+        for (String line : output.split("\n")) {
+            String[] fields = line.trim().split("\\|", 4);
+            if (fields.length == 4 && fields[0].matches("\\d+")) {
+                states.put(fields[0], new JobState(fields[1], fields[2]));
+            }
+        }
+        return states;
+    }
+
+    /** The ids of the jobs of that name among the lines of {@code squeue --format=}{@link #SQUEUE_FORMAT} that may still run. */
+    static java.util.List<String> liveJobsNamed(String output, String name) {
+        java.util.List<String> jobs = new java.util.ArrayList<>();
+        for (String line : output.split("\n")) {
+            String[] fields = line.trim().split("\\|", 4);
+            if (fields.length == 4 && fields[0].matches("\\d+") && fields[3].equals(name) && new JobState(fields[1], fields[2]).live()) {
+                jobs.add(fields[0]);
+            }
+        }
+        return jobs;
+    }
+}

@@ -1,0 +1,119 @@
+package io.slipstream.executor.slurm;
+
+import io.slipstream.api.codec.Json;
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.local.files.InstanceDirectory;
+import io.slipstream.executor.local.files.SafeFiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import tools.jackson.core.type.TypeReference;
+
+/**
+ * Instances' handles and where their directories are. An instance's directory is
+ * {@code <sharedDirectory>/instances/<run>/<attempt>/<rank>/}, found from its id alone (a handle from the store is never
+ * trusted with a path); a launch that was restarted in place since is in {@code <rank>.restart-<n>} beside it. A handle
+ * names the launch's Slurm job ({@value #JOB}), its directory ({@value #DIR}, relative), node, leader epoch and restart
+ * ({@link Executor#RESTART_KEY}, when above 0). It is kept in the directory twice: {@code slurm_launch}, everything but
+ * the job, written before sbatch, and {@code slurm_handle}, the whole handle, once sbatch said the job's id; a server
+ * that crashed between the two finds the job again by its name.
+ */
+final class SlurmHandles {
+    static final String JOB = "job";
+    static final String DIR = "dir";
+    static final String NODE = "node";
+    static final String EPOCH = "epoch";
+    private static final String LAUNCH_FILE = "slurm_launch";
+    private static final String HANDLE_FILE = "slurm_handle";
+    private static final int MAX_BYTES = 4096;
+    private static final TypeReference<Map<String, String>> MAP = new TypeReference<>() { };
+
+    private final Path root;
+
+    SlurmHandles(Path root) {
+        this.root = root;
+    }
+
+    Path root() {
+        return root;
+    }
+
+    /** Where the instance's current launch is. */
+    InstanceDirectory directoryOf(InstanceId id) {
+        return new InstanceDirectory(root.resolve(relative(id)));
+    }
+
+    private static Path relative(InstanceId id) {
+        return Path.of(id.runId().value(), Integer.toString(id.attempt()), Integer.toString(id.rank()));
+    }
+
+    /** Where the launch {@code handle} is of: the instance's directory, or, after a restart in place, the one set aside. */
+    InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
+        InstanceDirectory current = directoryOf(id);
+        int restart = Executor.restartOf(handle);
+        if (!Files.isDirectory(current.path(), LinkOption.NOFOLLOW_LINKS) || current.restart() == restart) {
+            return current;
+        }
+        Path aside = current.path().resolveSibling(current.path().getFileName() + ".restart-" + restart);
+        return Files.isDirectory(aside, LinkOption.NOFOLLOW_LINKS) ? new InstanceDirectory(aside) : current;
+    }
+
+    /** The handle of a launch before its job is known. */
+    static Map<String, String> launch(InstanceId id, String node, long epoch, int restart) {
+        Map<String, String> handle = new LinkedHashMap<>();
+        handle.put(DIR, relative(id).toString());
+        handle.put(NODE, node);
+        handle.put(EPOCH, Long.toString(epoch));
+        if (restart > 0) {
+            handle.put(Executor.RESTART_KEY, Integer.toString(restart));
+        }
+        return handle;
+    }
+
+    /** The launch's handle with its job. */
+    static Map<String, String> withJob(Map<String, String> launch, String job) {
+        Map<String, String> handle = new LinkedHashMap<>(launch);
+        handle.put(JOB, job);
+        return Map.copyOf(handle);
+    }
+
+    void writeLaunch(InstanceDirectory dir, Map<String, String> launch) throws IOException {
+        write(dir.path().resolve(LAUNCH_FILE), launch);
+    }
+
+    void writeHandle(InstanceDirectory dir, Map<String, String> handle) throws IOException {
+        write(dir.path().resolve(HANDLE_FILE), handle);
+    }
+
+    /** The handle of the directory's launch once its job was recorded, or empty. */
+    Optional<Map<String, String>> handle(InstanceDirectory dir) throws IOException {
+        return read(dir.path().resolve(HANDLE_FILE));
+    }
+
+    /** What {@link #writeLaunch} kept: the launch was begun, its job may or may not have been submitted. */
+    Optional<Map<String, String>> launchRecord(InstanceDirectory dir) throws IOException {
+        return read(dir.path().resolve(LAUNCH_FILE));
+    }
+
+    private static void write(Path file, Map<String, String> handle) throws IOException {
+        SafeFiles.writeControlFile(file, Json.mapper().writeValueAsString(handle).getBytes(StandardCharsets.UTF_8), "rw-------");
+    }
+
+    private static Optional<Map<String, String>> read(Path file) throws IOException {
+        byte[] data = SafeFiles.readControlFile(file, MAX_BYTES);
+        if (data == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Map.copyOf(Json.mapper().readValue(data, MAP)));
+        } catch (RuntimeException e) {
+            throw new IOException("unreadable " + file + ": " + e.getMessage(), e);
+        }
+    }
+}

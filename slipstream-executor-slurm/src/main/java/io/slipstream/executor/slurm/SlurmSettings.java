@@ -1,0 +1,153 @@
+package io.slipstream.executor.slurm;
+
+import static java.util.Objects.requireNonNull;
+
+import io.slipstream.executor.ExecutorSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The Slurm executor's settings, its {@code slurm:} block (docs/slurm.md).
+ *
+ * @param partition       the partition reserved for Slipstream: its nodes are the nodes instances are placed on, and every
+ *                        job is submitted to it
+ * @param qos             the QOS of every job ({@code null}: the partition's or the account's default)
+ * @param account         the Slurm account every job is charged to ({@code null}: the service account's default)
+ * @param sharedDirectory a directory every node of the partition sees at this same path (the cluster's shared file
+ *                        system): instances' directories, logs and storage live there
+ * @param slurmConf       the {@code slurm.conf} the Slurm commands read ({@code SLURM_CONF}; {@code null}: Slurm's own
+ *                        default, or the server's {@code SLURM_CONF})
+ * @param commands        the directory of {@code sbatch}, {@code squeue}, {@code scancel}, {@code sinfo} and
+ *                        {@code scontrol} ({@code null}: found on the server's {@code PATH})
+ * @param commandTimeout  how long one Slurm command may take before it is given up (a controller that does not answer)
+ * @param pollInterval    how often the jobs' states are asked ({@code squeue}, once for all of them)
+ * @param nodeRefresh     how often the partition's nodes are read again ({@code sinfo})
+ * @param startTimeout    how long a job may stay pending before it is cancelled and its instance reported lost
+ * @param firstPort       the first port given to instances on nodes other than this machine
+ * @param lastPort        the last such port
+ * @param gpuModel        the model of GPUs whose GRES names no type ({@code gpu:4} rather than {@code gpu:a100:4})
+ * @param jobNamePrefix   the first part of every job's name: two installations that share a Slurm cluster need different ones
+ * @param inheritEnv      names of the server's environment variables that instances see (as the local executor's)
+ */
+public record SlurmSettings(String partition, String qos, String account, Path sharedDirectory, Path slurmConf, Path commands,
+                            Duration commandTimeout, Duration pollInterval, Duration nodeRefresh, Duration startTimeout, int firstPort,
+                            int lastPort, String gpuModel, String jobNamePrefix, List<String> inheritEnv) implements ExecutorSettings {
+    public static final String NAME = "slurm";
+    /** What instances inherit of the server's environment unless said otherwise: the local executor's list. */
+    static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+    /** Job name prefixes: what a run id may hold, so that the name parses back (docs/slurm.md). */
+    static final Pattern PREFIX = Pattern.compile("[a-z0-9][-a-z0-9]{0,31}");
+
+    public SlurmSettings {
+        requireNonNull(partition, "partition is null");
+        requireNonNull(sharedDirectory, "sharedDirectory is null");
+        if (!sharedDirectory.isAbsolute()) {
+            throw new IllegalArgumentException("sharedDirectory must be absolute: " + sharedDirectory);
+        }
+        if (sharedDirectory.toString().contains("%") || sharedDirectory.toString().contains("\\")) {
+            // sbatch reads both in the paths of its output files (%j, %N, and \ turns that off).
+            throw new IllegalArgumentException("sharedDirectory must not hold '%' or '\\': " + sharedDirectory);
+        }
+        for (Duration duration : List.of(commandTimeout, pollInterval, nodeRefresh, startTimeout)) {
+            if (duration.isNegative() || duration.isZero()) {
+                throw new IllegalArgumentException("durations must be positive: " + duration);
+            }
+        }
+        if (firstPort < 1024 || lastPort > 65_535 || firstPort > lastPort) {
+            throw new IllegalArgumentException("ports must be a range within 1024-65535: " + firstPort + "-" + lastPort);
+        }
+        requireNonNull(gpuModel, "gpuModel is null");
+        if (!PREFIX.matcher(jobNamePrefix).matches()) {
+            throw new IllegalArgumentException("jobNamePrefix must be lower-case letters, digits and '-', up to 32: " + jobNamePrefix);
+        }
+        inheritEnv = List.copyOf(inheritEnv);
+    }
+
+    /** Partition {@code slipstream}, the cluster's default QOS and account, Slurm's commands on the PATH, and these defaults. */
+    public static SlurmSettings defaults(Path sharedDirectory) {
+        return new SlurmSettings("slipstream", null, null, sharedDirectory, null, null, Duration.ofSeconds(15), Duration.ofSeconds(2),
+                Duration.ofSeconds(10), Duration.ofMinutes(5), 30_000, 39_999, "gpu", "slipstream", DEFAULT_INHERITED_ENV);
+    }
+
+    public SlurmSettings withPartition(String name) {
+        return new SlurmSettings(name, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, startTimeout,
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withQos(String name) {
+        return new SlurmSettings(partition, name, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withAccount(String name) {
+        return new SlurmSettings(partition, qos, name, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withSlurmConf(Path file) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, file, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withCommands(Path directory) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, directory, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withCommandTimeout(Duration timeout) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, timeout, pollInterval, nodeRefresh, startTimeout,
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withPollInterval(Duration interval) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, interval, nodeRefresh, startTimeout,
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withNodeRefresh(Duration interval) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, interval, startTimeout,
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withStartTimeout(Duration timeout) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, timeout,
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withPorts(int first, int last) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, first, last, gpuModel, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withGpuModel(String model) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, model, jobNamePrefix, inheritEnv);
+    }
+
+    public SlurmSettings withJobNamePrefix(String prefix) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, prefix, inheritEnv);
+    }
+
+    public SlurmSettings withInheritEnv(List<String> names) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, names);
+    }
+
+    /** Where the instances' directories are: {@code <sharedDirectory>/instances/<run>/<attempt>/<rank>/}. */
+    Path instancesRoot() {
+        return sharedDirectory.resolve("instances");
+    }
+
+    /** Where the runs' storage is: {@code <sharedDirectory>/storage/<workspace>/} (as the local executor lays it out). */
+    Path storageRoot() {
+        return sharedDirectory.resolve("storage");
+    }
+
+    @Override
+    public String executor() {
+        return NAME;
+    }
+}

@@ -1,0 +1,94 @@
+package io.slipstream.executor.slurm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.codec.DocumentParser;
+import io.slipstream.api.problem.Problem;
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.FieldReader;
+import io.slipstream.executor.ExecutorFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.ServiceLoader;
+import org.junit.jupiter.api.Test;
+
+/** The Slurm executor's part of the config file: its {@code slurm:} block. */
+class SlurmExecutorFactoryTest {
+    private final SlurmExecutorFactory factory = new SlurmExecutorFactory();
+    private final Problems problems = new Problems();
+
+    private SlurmSettings read(String yaml) {
+        return factory.read(FieldReader.of(DocumentParser.parseOne(yaml.getBytes(StandardCharsets.UTF_8)), "", problems));
+    }
+
+    @Test
+    void theServiceLoaderFindsItByName() {
+        assertThat(ServiceLoader.load(ExecutorFactory.class).stream().map(p -> p.get().name())).contains("slurm");
+        assertThat(factory.configFields()).containsExactly("slurm");
+    }
+
+    @Test
+    void theSharedDirectoryIsAllItNeeds() {
+        assertThat(read("slurm: {sharedDirectory: /shared/slipstream}")).isEqualTo(SlurmSettings.defaults(Path.of("/shared/slipstream")));
+        assertThat(problems.list()).isEmpty();
+        SlurmSettings defaults = SlurmSettings.defaults(Path.of("/shared/slipstream"));
+        assertThat(defaults.partition()).isEqualTo("slipstream");
+        assertThat(defaults.commandTimeout()).as("below the epoch fence's wait for a launch").isLessThan(io.slipstream.executor.EpochFence.LOCK_WAIT);
+        assertThat(defaults.instancesRoot()).isEqualTo(Path.of("/shared/slipstream/instances"));
+    }
+
+    @Test
+    void everyFieldIsRead() {
+        SlurmSettings settings = read("""
+                slurm:
+                  partition: ml
+                  qos: slipstream-noprempt
+                  account: ml-platform
+                  sharedDirectory: /lustre/slipstream
+                  slurmConf: /etc/slurm/slurm.conf
+                  commands: /opt/slurm/bin
+                  commandTimeout: 10s
+                  pollInterval: 1s
+                  nodeRefresh: 30s
+                  startTimeout: 2m
+                  ports: 40000-40999
+                  gpuModel: H100_80GB
+                  jobNamePrefix: ss-prod
+                  inheritEnv: [PATH, LANG]
+                """);
+        assertThat(problems.list()).isEmpty();
+        assertThat(settings).isEqualTo(new SlurmSettings("ml", "slipstream-noprempt", "ml-platform", Path.of("/lustre/slipstream"),
+                Path.of("/etc/slurm/slurm.conf"), Path.of("/opt/slurm/bin"), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30),
+                Duration.ofMinutes(2), 40_000, 40_999, "h100-80gb", "ss-prod", List.of("PATH", "LANG")));
+    }
+
+    @Test
+    void withoutASharedDirectoryItSaysWhatIsMissing() {
+        assertThat(read("{}")).isNull();
+        assertThat(problems.list()).extracting(Problem::field).containsExactly("slurm.sharedDirectory");
+    }
+
+    @Test
+    void everyMistakeIsNamed() {
+        read("""
+                slurm:
+                  sharedDirectory: "/shared/%j"
+                  partition: "gpu,debug"
+                  qos: "a b"
+                  slurmConf: relative/slurm.conf
+                  commandTimeout: forever
+                  pollInterval: 10ms
+                  startTimeout: 1s
+                  ports: 80-90
+                  gpuModel: "--"
+                  jobNamePrefix: Slip.Stream
+                  inheritEnv: ["1X"]
+                  wrap: "echo hi"
+                """);
+        assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder("slurm.sharedDirectory", "slurm.partition", "slurm.qos",
+                "slurm.slurmConf", "slurm.commandTimeout", "slurm.pollInterval", "slurm.startTimeout", "slurm.ports", "slurm.gpuModel",
+                "slurm.jobNamePrefix", "slurm.inheritEnv[0]", "slurm.wrap");
+    }
+}
