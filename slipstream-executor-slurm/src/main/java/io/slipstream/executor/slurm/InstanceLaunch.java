@@ -89,12 +89,20 @@ final class InstanceLaunch {
         if (launch.isEmpty()) {
             return Optional.empty();
         }
-        String job = InstanceScript.recordedJob(dir.path());
-        if (job == null) {
-            JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
-            String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--name=" + name, "--format=" + JobState.SQUEUE_FORMAT);
-            job = JobState.liveJobsNamed(queue, name.toString()).stream().findFirst().orElse(null);
+        // The job id its wrapper recorded is the workload's to write: it counts only as a job of the launch's name.
+        String recorded = InstanceScript.recordedJob(dir.path());
+        if (recorded != null && !SlurmHandles.isJobId(recorded)) {
+            org.slf4j.LoggerFactory.getLogger(InstanceLaunch.class).warn("ignoring what {} holds: not a Slurm job id",
+                    dir.path().resolve(InstanceScript.SLURM_JOB));
         }
+        JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
+        String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(), "--name=" + name,
+                "--format=" + JobState.SQUEUE_FORMAT);
+        List<String> named = JobState.liveJobsNamed(queue, name.toString());
+        String job = named.contains(recorded) ? recorded
+                : !named.isEmpty() ? named.get(0)
+                : SlurmHandles.isJobId(recorded) ? recorded // ended, and perhaps forgotten by Slurm: submitted all the same
+                : null;
         if (job == null) {
             return Optional.empty();
         }

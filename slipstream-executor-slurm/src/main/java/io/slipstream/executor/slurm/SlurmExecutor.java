@@ -205,6 +205,11 @@ final class SlurmExecutor implements Executor {
         try {
             InstanceDirectory dir = handles.directoryOf(spec.id());
             Optional<Map<String, String>> existing = submitted(spec.id(), dir);
+            if (existing.isPresent() && !spec.node().equals(existing.get().get(SlurmHandles.NODE))) {
+                // The directory (which the workload can write) records a launch on another node than the one asked.
+                throw new ExecutorException("instance " + spec.id() + " cannot start on node " + spec.node() + ": its directory records a launch on"
+                        + " node \"" + SlurmHandles.printable(existing.get().get(SlurmHandles.NODE)) + "\"");
+            }
             if (existing.isPresent() && Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): followed, never submitted twice.
                 watch.watch(spec.id(), existing.get(), dir, false);
@@ -252,7 +257,8 @@ final class SlurmExecutor implements Executor {
      * so that nothing it left (exit code, notice, readiness) is read as the new launch's.
      */
     private void setAside(LaunchSpec spec, Map<String, String> last, InstanceDirectory dir) {
-        if (watch.isWatched(spec.id()) || jobIsLive(last.get(SlurmHandles.JOB))) {
+        if (watch.isWatched(spec.id()) || jobIsLive(last.get(SlurmHandles.JOB), JobName.of(settings.jobNamePrefix(), spec.id(),
+                Executor.restartOf(last)).toString())) {
             throw new ExecutorException("instance " + spec.id() + " cannot restart: its last launch (restart " + Executor.restartOf(last)
                     + ", Slurm job " + last.get(SlurmHandles.JOB) + ") is still running");
         }
@@ -264,11 +270,12 @@ final class SlurmExecutor implements Executor {
         }
     }
 
-    private boolean jobIsLive(String job) {
+    /** Whether the job of that id and name may still run (a job of another name is not the launch's). */
+    private boolean jobIsLive(String job, String name) {
         String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(),
                 "--format=" + JobState.SQUEUE_FORMAT);
         JobState state = JobState.parseAll(queue).get(job);
-        return state != null && state.live();
+        return state != null && state.named(name) && state.live();
     }
 
     @Override
@@ -284,7 +291,7 @@ final class SlurmExecutor implements Executor {
         adopted.forEach((id, handle) -> {
             InstanceDirectory dir = handles.directoryOf(id, handle);
             String job = handle.get(SlurmHandles.JOB);
-            if (job == null || !job.matches("\\d{1,20}")) {
+            if (!SlurmHandles.isJobId(job)) {
                 watch.lose(id, "its handle names no Slurm job (launched by another executor?)");
             } else if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS)) {
                 watch.lose(id, "its instance directory " + dir.path() + " is not on the shared file system (removed, or another"
@@ -302,7 +309,14 @@ final class SlurmExecutor implements Executor {
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         fence.check(); // the notice alone makes an instance save its work and leave
         InstanceDirectory dir = handles.directoryOf(id, handle);
-        if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS) || handle.get(SlurmHandles.JOB) == null) {
+        if (!SlurmHandles.isJobId(handle.get(SlurmHandles.JOB))) {
+            LOG.warn("instance {}: not stopping it: its handle names no Slurm job id", id);
+            if (!watch.isWatched(id)) {
+                watch.lose(id, "its handle names no Slurm job");
+            }
+            return;
+        }
+        if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS)) {
             if (!watch.isWatched(id)) {
                 watch.lose(id, "nothing of it can be found to stop (its instance directory " + dir.path() + " is gone)");
             }
