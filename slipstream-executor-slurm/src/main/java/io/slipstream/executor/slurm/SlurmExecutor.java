@@ -79,10 +79,15 @@ final class SlurmExecutor implements Executor {
      * Reads the partition's nodes and the cluster's configuration, and starts following jobs.
      *
      * @param stateDir a directory of the server's for the executor's own files (the wrapper script sbatch reads)
-     * @throws ExecutorException if Slurm does not answer, or the partition has no node
+     * @throws ExecutorException if Slurm does not answer, the partition has no node, or the settings do not allow it to
+     *                           start ({@link SlurmSettings#startRefusal})
      */
     SlurmExecutor(SlurmSettings settings, Path stateDir, Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
+        String refusal = settings.startRefusal(SlurmSettings.runningAsRoot());
+        if (refusal != null) {
+            throw new ExecutorException(refusal);
+        }
         this.clock = requireNonNull(clock, "clock is null");
         this.commands = new SlurmCommands(settings.commands(), settings.slurmConf(), settings.commandTimeout());
         this.nodes = new SlurmNodes(commands, settings);
