@@ -73,7 +73,12 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         settings = conf == null ? settings : settings.withSlurmConf(conf);
         Path commands = ConfigValues.absolutePath(slurm, "commands");
         settings = commands == null ? settings : settings.withCommands(commands);
-        Duration commandTimeout = duration(slurm, "commandTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration commandTimeout = ConfigValues.duration(slurm, "commandTimeout");
+        if (commandTimeout != null && (commandTimeout.compareTo(Duration.ofSeconds(1)) < 0 || commandTimeout.compareTo(SlurmSettings.MAX_COMMAND_TIMEOUT) > 0)) {
+            slurm.problems().add(slurm.pathOf("commandTimeout"), "must be between 1s and 15s: a launch holds the leader fence while sbatch runs, and"
+                    + " a new leader waits at most 20s for it");
+            commandTimeout = null;
+        }
         settings = commandTimeout == null ? settings : settings.withCommandTimeout(commandTimeout);
         Duration poll = duration(slurm, "pollInterval", Duration.ofMillis(100), Duration.ofMinutes(5));
         settings = poll == null ? settings : settings.withPollInterval(poll);

@@ -40,8 +40,13 @@ public record SlurmSettings(String partition, String qos, String account, Path s
                             int lastPort, String gpuModel, String jobNamePrefix, List<String> inheritEnv, boolean trustedTenants,
                             boolean allowRootJobs) implements ExecutorSettings {
     public static final String NAME = "slurm";
-    /** What instances inherit of the server's environment unless said otherwise: the local executor's list. */
-    static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+    /**
+     * What instances inherit of the server's environment unless said otherwise: not its {@code HOME} (an instance's is its
+     * working directory), {@code USER} or {@code LOGNAME} (the service account's, which Slurm sets anyway).
+     */
+    static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+    /** The longest a Slurm command may take: below the epoch fence's wait for its lock (20 s), which a launch holds while sbatch runs. */
+    static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(15);
     /** Job name prefixes: what a run id may hold, so that the name parses back (docs/slurm.md). */
     static final Pattern PREFIX = Pattern.compile("[a-z0-9][-a-z0-9]{0,31}");
 
@@ -54,6 +59,9 @@ public record SlurmSettings(String partition, String qos, String account, Path s
         if (sharedDirectory.toString().contains("%") || sharedDirectory.toString().contains("\\")) {
             // sbatch reads both in the paths of its output files (%j, %N, and \ turns that off).
             throw new IllegalArgumentException("sharedDirectory must not hold '%' or '\\': " + sharedDirectory);
+        }
+        if (commandTimeout.compareTo(MAX_COMMAND_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("commandTimeout must be at most 15s (the leader fence's lock wait is 20s): " + commandTimeout);
         }
         for (Duration duration : List.of(commandTimeout, pollInterval, nodeRefresh, startTimeout)) {
             if (duration.isNegative() || duration.isZero()) {

@@ -37,6 +37,8 @@ class SlurmExecutorFactoryTest {
         SlurmSettings defaults = SlurmSettings.defaults(Path.of("/shared/slipstream"));
         assertThat(defaults.partition()).isEqualTo("slipstream");
         assertThat(defaults.commandTimeout()).as("below the epoch fence's wait for a launch").isLessThan(io.slipstream.executor.EpochFence.LOCK_WAIT);
+        assertThat(SlurmSettings.MAX_COMMAND_TIMEOUT).isLessThan(io.slipstream.executor.EpochFence.LOCK_WAIT);
+        assertThat(defaults.inheritEnv()).doesNotContain("HOME", "USER", "LOGNAME");
         assertThat(defaults.instancesRoot()).isEqualTo(Path.of("/shared/slipstream/instances"));
     }
 
@@ -105,7 +107,7 @@ class SlurmExecutorFactoryTest {
                   partition: "gpu,debug"
                   qos: "a b"
                   slurmConf: relative/slurm.conf
-                  commandTimeout: forever
+                  commandTimeout: 30s
                   pollInterval: 10ms
                   startTimeout: 1s
                   ports: 80-90
@@ -115,6 +117,8 @@ class SlurmExecutorFactoryTest {
                   trustedTenants: false
                   wrap: "echo hi"
                 """);
+        assertThat(problems.list()).filteredOn(problem -> problem.field().equals("slurm.commandTimeout")).singleElement()
+                .satisfies(problem -> assertThat(problem.message()).contains("15s").contains("20s"));
         assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder("slurm.sharedDirectory", "slurm.partition", "slurm.qos",
                 "slurm.slurmConf", "slurm.commandTimeout", "slurm.pollInterval", "slurm.startTimeout", "slurm.ports", "slurm.gpuModel",
                 "slurm.jobNamePrefix", "slurm.inheritEnv[0]", "slurm.trustedTenants", "slurm.wrap");
