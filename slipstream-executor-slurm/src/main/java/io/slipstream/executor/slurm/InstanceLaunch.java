@@ -52,15 +52,31 @@ final class InstanceLaunch {
             if (spec.probe() != null) {
                 InstanceScript.writeProbe(dir.path(), spec.probe());
             }
-            List<String> arguments = JobSubmission.arguments(settings, spec, JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart()),
-                    JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
-            String job = jobId(commands.run("sbatch", arguments));
+            JobName name = JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart());
+            List<String> arguments = JobSubmission.arguments(settings, spec, name, JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
+            String job;
+            try {
+                job = jobId(commands.run("sbatch", arguments));
+            } catch (RuntimeException e) {
+                cancelByName(name); // sbatch may have submitted before it failed or timed out: no job of a failed launch is left
+                throw e;
+            }
             Map<String, String> handle = SlurmHandles.withJob(launch, job);
             handles.writeHandle(dir, handle);
             return handle;
         } catch (IOException | RuntimeException e) {
             removeSecrets(dir);
             throw new ExecutorException("cannot start instance " + spec.id() + " on Slurm node " + node.name() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Cancels whatever job of that name is in the partition (a launch that failed leaves none behind); failures are said. */
+    private void cancelByName(JobName name) {
+        try {
+            commands.run("scancel", "--name=" + name, "--partition=" + settings.partition());
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(InstanceLaunch.class).warn("cannot cancel a job named {} that a failed sbatch may have submitted: {}",
+                    name, e.getMessage());
         }
     }
 

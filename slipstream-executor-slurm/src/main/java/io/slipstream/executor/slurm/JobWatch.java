@@ -296,6 +296,8 @@ final class JobWatch implements AutoCloseable {
                     + waited.toSeconds() + " s (" + state + "; slurm.startTimeout)";
             LOG.warn("instance {}: {}; cancelling it", job.id, job.lostReason);
             kill(job);
+        } else if (job.lostReason != null && !job.killed) {
+            kill(job); // the cancel failed (Slurm did not answer): again, at each poll until it goes
         }
     }
 

@@ -73,6 +73,10 @@ final class SlurmExecutor implements Executor {
     private final SlurmConfig config;
     private final ScheduledExecutorService timer;
     private final ExecutorService workers;
+    /** Empties the trash, one pass at a time, never on the workers that run stops' scancel. */
+    private final ExecutorService trashEmptier = Executors.newSingleThreadExecutor(daemon("slurm-executor-trash"));
+    /** Whether a pass of the trash is queued and not begun: asks meanwhile join it. */
+    private final java.util.concurrent.atomic.AtomicBoolean trashQueued = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<InstanceId, ReentrantLock> launchLocks = new ConcurrentHashMap<>();
 
     /**
@@ -112,7 +116,7 @@ final class SlurmExecutor implements Executor {
         this.watch = new JobWatch(commands, settings, fence, clock, timer, workers);
         long refresh = settings.nodeRefresh().toMillis();
         timer.scheduleWithFixedDelay(() -> workers.execute(nodes::refreshQuietly), refresh, refresh, TimeUnit.MILLISECONDS);
-        workers.execute(this::emptyTrash); // what a previous life left there
+        emptyTrashSoon(); // what a previous life left there
     }
 
     private static SlurmConfig readConfig(SlurmCommands commands) {
@@ -125,7 +129,7 @@ final class SlurmExecutor implements Executor {
     }
 
     /**
-     * Threads for stops' Slurm commands, node refreshes and the trash: a few, so that a thousand instances preempted at once
+     * Threads for stops' Slurm commands and node refreshes (the trash has a thread of its own): a few, so that a thousand instances preempted at once
      * do not run a thousand scancel at once (the rest wait their turn).
      */
     private static ExecutorService workers() {
@@ -402,11 +406,25 @@ final class SlurmExecutor implements Executor {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }
         launchLocks.keySet().removeIf(id -> id.runId().equals(runId));
-        workers.execute(this::emptyTrash);
+        emptyTrashSoon();
+    }
+
+    /** Empties the trash on its own thread; an ask while a pass waits to begin is that pass's. */
+    private void emptyTrashSoon() {
+        if (trashQueued.compareAndSet(false, true)) {
+            try {
+                trashEmptier.execute(() -> {
+                    trashQueued.set(false);
+                    emptyTrash();
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                trashQueued.set(false); // closed: a restarted server empties it
+            }
+        }
     }
 
     /** Deletes what waits in the trash; what cannot go now is tried again next time. */
-    private synchronized void emptyTrash() {
+    private void emptyTrash() {
         for (Trash bin : List.of(storageTrash, trash)) {
             try {
                 for (Path entry : bin.entries()) {
@@ -424,5 +442,6 @@ final class SlurmExecutor implements Executor {
         watch.close();
         timer.shutdownNow();
         workers.shutdownNow();
+        trashEmptier.shutdownNow();
     }
 }

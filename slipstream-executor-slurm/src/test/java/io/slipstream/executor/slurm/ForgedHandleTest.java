@@ -114,4 +114,18 @@ class ForgedHandleTest {
         assertThat(state.named("slipstream.forged.1.0.0")).isFalse();
         assertThat(JobState.parseAll("77|RUNNING|None|slipstream.forged.1.0.0\n").get("77").named("slipstream.forged.1.0.0")).isTrue();
     }
+
+    /** sbatch may submit and then fail (or time out): whatever job of the launch's name it left is cancelled. */
+    @Test
+    void aFailedSbatchCancelsWhatItMayHaveSubmittedByName() throws Exception {
+        Path sbatch = tmp.resolve("bin/sbatch");
+        Files.writeString(sbatch, "#!/bin/sh\necho 'sbatch: error: Socket timed out' >&2\nexit 1\n");
+        Files.setPosixFilePermissions(sbatch, PosixFilePermissions.fromString("rwxr-xr-x"));
+        InstanceLaunch launch = new InstanceLaunch(settings, commands, handles, null, tmp.resolve("instance.sh"));
+        io.slipstream.executor.LaunchSpec spec = new io.slipstream.executor.LaunchSpec(ID, "main-0", "node01", List.of(), List.of("true"),
+                Map.of(), null, null, null, null, null);
+        SlurmNode node = SlurmNode.parse("node01|8|1000|(null)|(null)|idle|node01|node01|none", "gpu", why -> { });
+        assertThatThrownBy(() -> launch.submit(spec, node, dir, 1)).isInstanceOf(ExecutorException.class).hasMessageContaining("Socket timed out");
+        assertThat(calls()).contains("scancel [--name=slipstream.forged.1.0.0] [--partition=slipstream]");
+    }
 }
