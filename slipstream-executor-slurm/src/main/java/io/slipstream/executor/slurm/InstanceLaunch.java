@@ -52,15 +52,31 @@ final class InstanceLaunch {
             if (spec.probe() != null) {
                 InstanceScript.writeProbe(dir.path(), spec.probe());
             }
-            List<String> arguments = JobSubmission.arguments(settings, spec, JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart()),
-                    JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
-            String job = jobId(commands.run("sbatch", arguments));
+            JobName name = JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart());
+            List<String> arguments = JobSubmission.arguments(settings, spec, name, JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
+            String job;
+            try {
+                job = jobId(commands.run("sbatch", arguments));
+            } catch (RuntimeException e) {
+                cancelByName(name); // sbatch may have submitted before it failed or timed out: no job of a failed launch is left
+                throw e;
+            }
             Map<String, String> handle = SlurmHandles.withJob(launch, job);
             handles.writeHandle(dir, handle);
             return handle;
         } catch (IOException | RuntimeException e) {
             removeSecrets(dir);
             throw new ExecutorException("cannot start instance " + spec.id() + " on Slurm node " + node.name() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Cancels whatever job of that name is in the partition (a launch that failed leaves none behind); failures are said. */
+    private void cancelByName(JobName name) {
+        try {
+            commands.run("scancel", "--name=" + name, "--partition=" + settings.partition());
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(InstanceLaunch.class).warn("cannot cancel a job named {} that a failed sbatch may have submitted: {}",
+                    name, e.getMessage());
         }
     }
 
@@ -89,12 +105,20 @@ final class InstanceLaunch {
         if (launch.isEmpty()) {
             return Optional.empty();
         }
-        String job = InstanceScript.recordedJob(dir.path());
-        if (job == null) {
-            JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
-            String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--name=" + name, "--format=" + JobState.SQUEUE_FORMAT);
-            job = JobState.liveJobsNamed(queue, name.toString()).stream().findFirst().orElse(null);
+        // The job id its wrapper recorded is the workload's to write: it counts only as a job of the launch's name.
+        String recorded = InstanceScript.recordedJob(dir.path());
+        if (recorded != null && !SlurmHandles.isJobId(recorded)) {
+            org.slf4j.LoggerFactory.getLogger(InstanceLaunch.class).warn("ignoring what {} holds: not a Slurm job id",
+                    dir.path().resolve(InstanceScript.SLURM_JOB));
         }
+        JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
+        String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(), "--name=" + name,
+                "--format=" + JobState.SQUEUE_FORMAT);
+        List<String> named = JobState.liveJobsNamed(queue, name.toString());
+        String job = named.contains(recorded) ? recorded
+                : !named.isEmpty() ? named.get(0)
+                : SlurmHandles.isJobId(recorded) ? recorded // ended, and perhaps forgotten by Slurm: submitted all the same
+                : null;
         if (job == null) {
             return Optional.empty();
         }

@@ -90,9 +90,20 @@ final class InstanceScript {
         }
     }
 
-    /** The job id the script recorded once it ran, or {@code null}. */
+    /**
+     * The job id the script recorded once it ran, or {@code null}: the workload can write it, so whatever it holds is
+     * returned only if it is a Slurm job id (digits), and {@code ""} otherwise.
+     */
     static String recordedJob(Path instanceDir) {
-        Integer job = SafeFiles.readControlNumber(instanceDir.resolve(SLURM_JOB));
-        return job == null ? null : job.toString();
+        try {
+            byte[] data = SafeFiles.readControlFile(instanceDir.resolve(SLURM_JOB), 64);
+            if (data == null) {
+                return null;
+            }
+            String job = new String(data, StandardCharsets.US_ASCII).trim();
+            return SlurmHandles.isJobId(job) ? job : "";
+        } catch (IOException e) {
+            return "";
+        }
     }
 }

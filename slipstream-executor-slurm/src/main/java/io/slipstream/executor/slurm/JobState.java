@@ -8,7 +8,7 @@ import java.util.Set;
  * A job's state as {@code squeue} says it ({@code %T}, in full: {@code PENDING}, {@code RUNNING}, {@code COMPLETING},
  * {@code COMPLETED}, {@code NODE_FAIL}...) and why ({@code %r}: {@code Resources}, {@code None}...).
  */
-record JobState(String state, String reason) {
+record JobState(String state, String reason, String name) {
     /** The states a job ends in: nothing of it runs any more (a COMPLETING job may still have processes to kill). */
     private static final Set<String> ENDED = Set.of("COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED");
@@ -17,6 +17,15 @@ record JobState(String state, String reason) {
 
     /** The fields {@link #parseAll} reads, in {@code squeue --format} syntax: '|' apart, the job's name last. */
     static final String SQUEUE_FORMAT = "%i|%T|%r|%j";
+
+    JobState(String state, String reason) {
+        this(state, reason, null);
+    }
+
+    /** Whether the job bears that name ({@code %j}): a job id alone may be anyone's job. */
+    boolean named(String expected) {
+        return expected.equals(name);
+    }
 
     /** Whether something of the job may still run (or start). */
     boolean live() {
@@ -44,17 +53,17 @@ record JobState(String state, String reason) {
     }
 
     @Override
-    public String toString() {
+    public String toString() { // what is said of it in reports: never its name
         return reason == null || reason.equals("None") ? state : state + " (" + reason + ")";
     }
 
-    /** Each job's state by id, from the lines of {@code squeue --format=}{@link #SQUEUE_FORMAT}; lines not understood are skipped. */
+    /** Each job's state and name by id, from the lines of {@code squeue --format=}{@link #SQUEUE_FORMAT}; lines not understood are skipped. */
     static Map<String, JobState> parseAll(String output) {
         Map<String, JobState> states = new HashMap<>();
         for (String line : output.split("\n")) {
             String[] fields = line.trim().split("\\|", 4);
             if (fields.length == 4 && fields[0].matches("\\d+")) {
-                states.put(fields[0], new JobState(fields[1], fields[2]));
+                states.put(fields[0], new JobState(fields[1], fields[2], fields[3]));
             }
         }
         return states;

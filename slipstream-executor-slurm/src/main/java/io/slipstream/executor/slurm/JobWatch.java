@@ -4,6 +4,7 @@ import io.slipstream.api.run.EndCause;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.EpochFence;
+import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.local.files.InstanceDirectory;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A stop signals every process of the job ({@code scancel --signal=TERM --full}) after the notice, and kills them
  * ({@code --signal=KILL}) when the grace period ends or the instance acknowledged the notice; the commands run on
- * threads of their own, under the epoch fence.
+ * threads of their own, under the epoch fence. Every {@code scancel} names the job's id after {@code --}, and is held to
+ * the launch's job name and the partition ({@link #cancelArguments}): an id the workload wrote cancels no other job.
  */
 final class JobWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(JobWatch.class);
@@ -77,8 +79,12 @@ final class JobWatch implements AutoCloseable {
      * running once its job is seen alive, and ready again if its probe passed.
      */
     WatchedJob watch(InstanceId id, Map<String, String> handle, InstanceDirectory dir, boolean adopted) {
+        if (!SlurmHandles.isJobId(handle.get(SlurmHandles.JOB))) {
+            throw new ExecutorException("instance " + id + ": its handle names no Slurm job id");
+        }
+        String name = JobName.of(settings.jobNamePrefix(), id, Executor.restartOf(handle)).toString();
         WatchedJob job = watched.compute(id, (key, known) -> known != null && known.job.equals(handle.get(SlurmHandles.JOB))
-                ? known : new WatchedJob(id, handle, dir));
+                ? known : new WatchedJob(id, handle, dir, name));
         if (adopted) {
             job.reportRunning = true;
             job.readyReported = false;
@@ -130,9 +136,9 @@ final class JobWatch implements AutoCloseable {
         } else if (signal) {
             command(job, "signal", () -> {
                 try {
-                    commands.run("scancel", "--signal=TERM", "--full", job.job);
+                    commands.run("scancel", cancelArguments(settings, job, "--signal=TERM", "--full"));
                 } catch (ExecutorException e) {
-                    commands.run("scancel", job.job); // not running yet (pending): nothing of it to tell, it just goes
+                    commands.run("scancel", cancelArguments(settings, job)); // not running yet (pending): nothing of it to tell, it just goes
                 }
             });
             runOnTimerLater(() -> killIfDue(job), gracePeriod);
@@ -161,11 +167,24 @@ final class JobWatch implements AutoCloseable {
         }
         command(job, "kill", () -> {
             try {
-                commands.run("scancel", "--signal=KILL", "--batch", job.job);
+                commands.run("scancel", cancelArguments(settings, job, "--signal=KILL", "--batch"));
             } catch (ExecutorException e) {
-                commands.run("scancel", job.job); // not running (pending), or gone already
+                commands.run("scancel", cancelArguments(settings, job)); // not running (pending), or gone already
             }
         }, () -> job.killed = false); // Slurm did not answer: the next poll kills it again
+    }
+
+    /**
+     * The arguments of an {@code scancel} of the launch's job: {@code options}, then filters that Slurm applies to the id
+     * too (a job of another name or partition is left alone), then {@code --} and the id.
+     */
+    static List<String> cancelArguments(SlurmSettings settings, WatchedJob job, String... options) {
+        List<String> arguments = new java.util.ArrayList<>(List.of(options));
+        arguments.add("--name=" + job.name);
+        arguments.add("--partition=" + settings.partition());
+        arguments.add("--");
+        arguments.add(job.job);
+        return arguments;
     }
 
     private void command(WatchedJob job, String what, Runnable effect) {
@@ -232,6 +251,11 @@ final class JobWatch implements AutoCloseable {
     }
 
     private void follow(WatchedJob job, JobState state, Instant now) {
+        if (state != null && !state.named(job.name)) {
+            LOG.warn("instance {}: Slurm job {} is not its own (named {}, not {}); it is taken as gone", job.id, job.job,
+                    SlurmHandles.printable(state.name()), job.name);
+            state = null;
+        }
         if (state == null || !state.live()) {
             end(job, state);
             return;
@@ -272,6 +296,8 @@ final class JobWatch implements AutoCloseable {
                     + waited.toSeconds() + " s (" + state + "; slurm.startTimeout)";
             LOG.warn("instance {}: {}; cancelling it", job.id, job.lostReason);
             kill(job);
+        } else if (job.lostReason != null && !job.killed) {
+            kill(job); // the cancel failed (Slurm did not answer): again, at each poll until it goes
         }
     }
 

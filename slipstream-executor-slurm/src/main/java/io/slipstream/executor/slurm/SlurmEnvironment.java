@@ -37,6 +37,7 @@ final class SlurmEnvironment {
                 env.put(name, value);
             }
         }
+        env.put("HOME", dir.sandbox().toString()); // the server's home is not the instance's to read (as on the local executor)
         env.putAll(spec.env());
         spec.secretEnv().forEach((name, secret) -> env.put(name, secret.value().reveal()));
         if (secretsDir != null) {

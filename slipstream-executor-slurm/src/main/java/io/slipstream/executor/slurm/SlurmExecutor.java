@@ -73,16 +73,25 @@ final class SlurmExecutor implements Executor {
     private final SlurmConfig config;
     private final ScheduledExecutorService timer;
     private final ExecutorService workers;
+    /** Empties the trash, one pass at a time, never on the workers that run stops' scancel. */
+    private final ExecutorService trashEmptier = Executors.newSingleThreadExecutor(daemon("slurm-executor-trash"));
+    /** Whether a pass of the trash is queued and not begun: asks meanwhile join it. */
+    private final java.util.concurrent.atomic.AtomicBoolean trashQueued = new java.util.concurrent.atomic.AtomicBoolean();
     private final Map<InstanceId, ReentrantLock> launchLocks = new ConcurrentHashMap<>();
 
     /**
      * Reads the partition's nodes and the cluster's configuration, and starts following jobs.
      *
      * @param stateDir a directory of the server's for the executor's own files (the wrapper script sbatch reads)
-     * @throws ExecutorException if Slurm does not answer, or the partition has no node
+     * @throws ExecutorException if Slurm does not answer, the partition has no node, or the settings do not allow it to
+     *                           start ({@link SlurmSettings#startRefusal})
      */
     SlurmExecutor(SlurmSettings settings, Path stateDir, Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
+        String refusal = settings.startRefusal(SlurmSettings.runningAsRoot());
+        if (refusal != null) {
+            throw new ExecutorException(refusal);
+        }
         this.clock = requireNonNull(clock, "clock is null");
         this.commands = new SlurmCommands(settings.commands(), settings.slurmConf(), settings.commandTimeout());
         this.nodes = new SlurmNodes(commands, settings);
@@ -107,7 +116,7 @@ final class SlurmExecutor implements Executor {
         this.watch = new JobWatch(commands, settings, fence, clock, timer, workers);
         long refresh = settings.nodeRefresh().toMillis();
         timer.scheduleWithFixedDelay(() -> workers.execute(nodes::refreshQuietly), refresh, refresh, TimeUnit.MILLISECONDS);
-        workers.execute(this::emptyTrash); // what a previous life left there
+        emptyTrashSoon(); // what a previous life left there
     }
 
     private static SlurmConfig readConfig(SlurmCommands commands) {
@@ -120,7 +129,7 @@ final class SlurmExecutor implements Executor {
     }
 
     /**
-     * Threads for stops' Slurm commands, node refreshes and the trash: a few, so that a thousand instances preempted at once
+     * Threads for stops' Slurm commands and node refreshes (the trash has a thread of its own): a few, so that a thousand instances preempted at once
      * do not run a thousand scancel at once (the rest wait their turn).
      */
     private static ExecutorService workers() {
@@ -205,6 +214,11 @@ final class SlurmExecutor implements Executor {
         try {
             InstanceDirectory dir = handles.directoryOf(spec.id());
             Optional<Map<String, String>> existing = submitted(spec.id(), dir);
+            if (existing.isPresent() && !spec.node().equals(existing.get().get(SlurmHandles.NODE))) {
+                // The directory (which the workload can write) records a launch on another node than the one asked.
+                throw new ExecutorException("instance " + spec.id() + " cannot start on node " + spec.node() + ": its directory records a launch on"
+                        + " node \"" + SlurmHandles.printable(existing.get().get(SlurmHandles.NODE)) + "\"");
+            }
             if (existing.isPresent() && Executor.restartOf(existing.get()) >= spec.restart()) {
                 // Launched before (the control plane crashed between launch and recording it): followed, never submitted twice.
                 watch.watch(spec.id(), existing.get(), dir, false);
@@ -252,7 +266,8 @@ final class SlurmExecutor implements Executor {
      * so that nothing it left (exit code, notice, readiness) is read as the new launch's.
      */
     private void setAside(LaunchSpec spec, Map<String, String> last, InstanceDirectory dir) {
-        if (watch.isWatched(spec.id()) || jobIsLive(last.get(SlurmHandles.JOB))) {
+        if (watch.isWatched(spec.id()) || jobIsLive(last.get(SlurmHandles.JOB), JobName.of(settings.jobNamePrefix(), spec.id(),
+                Executor.restartOf(last)).toString())) {
             throw new ExecutorException("instance " + spec.id() + " cannot restart: its last launch (restart " + Executor.restartOf(last)
                     + ", Slurm job " + last.get(SlurmHandles.JOB) + ") is still running");
         }
@@ -264,11 +279,12 @@ final class SlurmExecutor implements Executor {
         }
     }
 
-    private boolean jobIsLive(String job) {
+    /** Whether the job of that id and name may still run (a job of another name is not the launch's). */
+    private boolean jobIsLive(String job, String name) {
         String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(),
                 "--format=" + JobState.SQUEUE_FORMAT);
         JobState state = JobState.parseAll(queue).get(job);
-        return state != null && state.live();
+        return state != null && state.named(name) && state.live();
     }
 
     @Override
@@ -284,7 +300,7 @@ final class SlurmExecutor implements Executor {
         adopted.forEach((id, handle) -> {
             InstanceDirectory dir = handles.directoryOf(id, handle);
             String job = handle.get(SlurmHandles.JOB);
-            if (job == null || !job.matches("\\d{1,20}")) {
+            if (!SlurmHandles.isJobId(job)) {
                 watch.lose(id, "its handle names no Slurm job (launched by another executor?)");
             } else if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS)) {
                 watch.lose(id, "its instance directory " + dir.path() + " is not on the shared file system (removed, or another"
@@ -302,7 +318,14 @@ final class SlurmExecutor implements Executor {
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         fence.check(); // the notice alone makes an instance save its work and leave
         InstanceDirectory dir = handles.directoryOf(id, handle);
-        if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS) || handle.get(SlurmHandles.JOB) == null) {
+        if (!SlurmHandles.isJobId(handle.get(SlurmHandles.JOB))) {
+            LOG.warn("instance {}: not stopping it: its handle names no Slurm job id", id);
+            if (!watch.isWatched(id)) {
+                watch.lose(id, "its handle names no Slurm job");
+            }
+            return;
+        }
+        if (!Files.isDirectory(dir.path(), LinkOption.NOFOLLOW_LINKS)) {
             if (!watch.isWatched(id)) {
                 watch.lose(id, "nothing of it can be found to stop (its instance directory " + dir.path() + " is gone)");
             }
@@ -383,11 +406,25 @@ final class SlurmExecutor implements Executor {
             throw new ExecutorException("cannot remove the files of run " + runId + ": " + e.getMessage(), e);
         }
         launchLocks.keySet().removeIf(id -> id.runId().equals(runId));
-        workers.execute(this::emptyTrash);
+        emptyTrashSoon();
+    }
+
+    /** Empties the trash on its own thread; an ask while a pass waits to begin is that pass's. */
+    private void emptyTrashSoon() {
+        if (trashQueued.compareAndSet(false, true)) {
+            try {
+                trashEmptier.execute(() -> {
+                    trashQueued.set(false);
+                    emptyTrash();
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                trashQueued.set(false); // closed: a restarted server empties it
+            }
+        }
     }
 
     /** Deletes what waits in the trash; what cannot go now is tried again next time. */
-    private synchronized void emptyTrash() {
+    private void emptyTrash() {
         for (Trash bin : List.of(storageTrash, trash)) {
             try {
                 for (Path entry : bin.entries()) {
@@ -405,5 +442,6 @@ final class SlurmExecutor implements Executor {
         watch.close();
         timer.shutdownNow();
         workers.shutdownNow();
+        trashEmptier.shutdownNow();
     }
 }

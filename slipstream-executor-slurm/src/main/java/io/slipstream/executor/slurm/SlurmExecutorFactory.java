@@ -26,6 +26,17 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
     /** Slurm's names of partitions, QOS and accounts: no spaces, commas or quotes (they would change sbatch's options). */
     private static final Pattern SLURM_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
+    /** Whether the server runs as root (then {@code slurm.allowRootJobs} must be set). */
+    private final java.util.function.BooleanSupplier root;
+
+    public SlurmExecutorFactory() {
+        this(SlurmSettings::runningAsRoot);
+    }
+
+    SlurmExecutorFactory(java.util.function.BooleanSupplier root) {
+        this.root = root;
+    }
+
     @Override
     public String name() {
         return SlurmSettings.NAME;
@@ -62,7 +73,12 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         settings = conf == null ? settings : settings.withSlurmConf(conf);
         Path commands = ConfigValues.absolutePath(slurm, "commands");
         settings = commands == null ? settings : settings.withCommands(commands);
-        Duration commandTimeout = duration(slurm, "commandTimeout", Duration.ofSeconds(1), Duration.ofMinutes(10));
+        Duration commandTimeout = ConfigValues.duration(slurm, "commandTimeout");
+        if (commandTimeout != null && (commandTimeout.compareTo(Duration.ofSeconds(1)) < 0 || commandTimeout.compareTo(SlurmSettings.MAX_COMMAND_TIMEOUT) > 0)) {
+            slurm.problems().add(slurm.pathOf("commandTimeout"), "must be between 1s and 15s: a launch holds the leader fence while sbatch runs, and"
+                    + " a new leader waits at most 20s for it");
+            commandTimeout = null;
+        }
         settings = commandTimeout == null ? settings : settings.withCommandTimeout(commandTimeout);
         Duration poll = duration(slurm, "pollInterval", Duration.ofMillis(100), Duration.ofMinutes(5));
         settings = poll == null ? settings : settings.withPollInterval(poll);
@@ -85,6 +101,15 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         }
         List<String> inherit = readInheritEnv(slurm);
         settings = inherit == null ? settings : settings.withInheritEnv(inherit);
+        Boolean trusted = slurm.bool("trustedTenants", false);
+        if (!Boolean.TRUE.equals(trusted)) {
+            slurm.problems().add(slurm.pathOf("trustedTenants"), SlurmSettings.TRUSTED_TENANTS_WHY);
+        }
+        Boolean rootJobs = slurm.bool("allowRootJobs", false);
+        if (root.getAsBoolean() && !Boolean.TRUE.equals(rootJobs)) {
+            slurm.problems().add(slurm.pathOf("allowRootJobs"), SlurmSettings.ROOT_JOBS_WHY);
+        }
+        settings = settings.withTrustedTenants(Boolean.TRUE.equals(trusted)).withAllowRootJobs(Boolean.TRUE.equals(rootJobs));
         slurm.finish();
         return shared == null ? null : settings;
     }

@@ -13,6 +13,9 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import tools.jackson.core.type.TypeReference;
 
 /**
@@ -23,12 +26,18 @@ import tools.jackson.core.type.TypeReference;
  * ({@link Executor#RESTART_KEY}, when above 0). It is kept in the directory twice: {@code slurm_launch}, everything but
  * the job, written before sbatch, and {@code slurm_handle}, the whole handle, once sbatch said the job's id; a server
  * that crashed between the two finds the job again by its name.
+ *
+ * <p>The workload can write its directory, and so both files: a job is only ever taken from a handle as a Slurm job id
+ * ({@link #isJobId}, digits), never as anything a Slurm command could read as an option ({@code --user=...}).
  */
 final class SlurmHandles {
     static final String JOB = "job";
     static final String DIR = "dir";
     static final String NODE = "node";
     static final String EPOCH = "epoch";
+    private static final Logger LOG = LoggerFactory.getLogger(SlurmHandles.class);
+    /** A Slurm job id: digits, never an option or a list. */
+    private static final Pattern JOB_ID = Pattern.compile("\\d{1,20}");
     private static final String LAUNCH_FILE = "slurm_launch";
     private static final String HANDLE_FILE = "slurm_handle";
     private static final int MAX_BYTES = 4096;
@@ -76,8 +85,20 @@ final class SlurmHandles {
         return handle;
     }
 
-    /** The launch's handle with its job. */
+    /** Whether {@code job} is a Slurm job id (digits alone). */
+    static boolean isJobId(String job) {
+        return job != null && JOB_ID.matcher(job).matches();
+    }
+
+    /**
+     * The launch's handle with its job.
+     *
+     * @throws IllegalArgumentException if {@code job} is not a Slurm job id
+     */
     static Map<String, String> withJob(Map<String, String> launch, String job) {
+        if (!isJobId(job)) {
+            throw new IllegalArgumentException("not a Slurm job id: \"" + printable(job) + "\"");
+        }
         Map<String, String> handle = new LinkedHashMap<>(launch);
         handle.put(JOB, job);
         return Map.copyOf(handle);
@@ -91,14 +112,36 @@ final class SlurmHandles {
         write(dir.path().resolve(HANDLE_FILE), handle);
     }
 
-    /** The handle of the directory's launch once its job was recorded, or empty. */
+    /**
+     * The handle of the directory's launch once its job was recorded, or empty; a handle whose job is not a Slurm job id
+     * (the workload wrote it) is ignored, and said.
+     */
     Optional<Map<String, String>> handle(InstanceDirectory dir) throws IOException {
-        return read(dir.path().resolve(HANDLE_FILE));
+        Optional<Map<String, String>> handle = read(dir.path().resolve(HANDLE_FILE));
+        if (handle.isPresent() && !isJobId(handle.get().get(JOB))) {
+            LOG.warn("ignoring {}: its job \"{}\" is not a Slurm job id (written by the instance?)", dir.path().resolve(HANDLE_FILE),
+                    printable(handle.get().get(JOB)));
+            return Optional.empty();
+        }
+        return handle;
     }
 
-    /** What {@link #writeLaunch} kept: the launch was begun, its job may or may not have been submitted. */
+    /** A value read from a file the workload can write, fit for a log line. */
+    static String printable(String value) {
+        if (value == null) {
+            return "";
+        }
+        String shown = value.length() > 64 ? value.substring(0, 64) + "..." : value;
+        return shown.replaceAll("[^\\x20-\\x7e]", "?");
+    }
+
+    /** What {@link #writeLaunch} kept: the launch was begun, its job may or may not have been submitted (a job it names is dropped). */
     Optional<Map<String, String>> launchRecord(InstanceDirectory dir) throws IOException {
-        return read(dir.path().resolve(LAUNCH_FILE));
+        return read(dir.path().resolve(LAUNCH_FILE)).map(launch -> {
+            Map<String, String> withoutJob = new LinkedHashMap<>(launch);
+            withoutJob.remove(JOB);
+            return Map.copyOf(withoutJob);
+        });
     }
 
     private static void write(Path file, Map<String, String> handle) throws IOException {

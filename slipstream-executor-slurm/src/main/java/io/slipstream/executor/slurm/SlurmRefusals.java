@@ -8,6 +8,9 @@ import java.util.Map;
 
 /** What of a job the Slurm executor cannot run, by field below {@code spec}, checked when the job is applied. Pure. */
 final class SlurmRefusals {
+    /** The prefix of the variables the job's wrapper (instance.sh) keeps its own state in. */
+    static final String WRAPPER_PREFIX = "_ss_";
+
     private SlurmRefusals() {
     }
 
@@ -22,6 +25,19 @@ final class SlurmRefusals {
             if (group.resources() != null && group.resources().milliCpu() % 1000 != 0) {
                 refusals.put(at + "resources.cpu", "Slurm allocates whole CPUs: ask for a whole number of them (is "
                         + io.slipstream.api.spec.Quantities.formatMilliCpu(group.resources().milliCpu()) + ")");
+            }
+            for (String name : group.env().keySet()) {
+                if (name.startsWith(WRAPPER_PREFIX)) {
+                    refusals.put(at + "env." + name, "names starting with " + WRAPPER_PREFIX + " are the Slurm executor's wrapper's own");
+                }
+            }
+            for (String name : group.secretEnv().keySet()) {
+                if (name.startsWith(WRAPPER_PREFIX)) {
+                    refusals.put(at + "secretEnv." + name, "names starting with " + WRAPPER_PREFIX + " are the Slurm executor's wrapper's own");
+                }
+            }
+            if (group.workingDir() != null && (group.workingDir().contains("%") || group.workingDir().contains("\\"))) {
+                refusals.put(at + "workingDir", "must hold neither '%' nor '\\' on Slurm (sbatch reads them in --chdir: %j, %u...)");
             }
             if (group.burstsMemory()) {
                 refusals.put(at + "limits.memory", "Slurm holds a job to the memory it allocates it: limits.memory above the request cannot be given");

@@ -30,13 +30,23 @@ import java.util.regex.Pattern;
  * @param gpuModel        the model of GPUs whose GRES names no type ({@code gpu:4} rather than {@code gpu:a100:4})
  * @param jobNamePrefix   the first part of every job's name: two installations that share a Slurm cluster need different ones
  * @param inheritEnv      names of the server's environment variables that instances see (as the local executor's)
+ * @param trustedTenants  that every user of the server trusts the others: the executor starts only then, since every run
+ *                        shares one Unix account on the nodes ({@link #startRefusal}, docs/slurm.md "Limits")
+ * @param allowRootJobs   that tenant code may run as root on the nodes (the server runs as root): only for a trial on one
+ *                        machine
  */
 public record SlurmSettings(String partition, String qos, String account, Path sharedDirectory, Path slurmConf, Path commands,
                             Duration commandTimeout, Duration pollInterval, Duration nodeRefresh, Duration startTimeout, int firstPort,
-                            int lastPort, String gpuModel, String jobNamePrefix, List<String> inheritEnv) implements ExecutorSettings {
+                            int lastPort, String gpuModel, String jobNamePrefix, List<String> inheritEnv, boolean trustedTenants,
+                            boolean allowRootJobs) implements ExecutorSettings {
     public static final String NAME = "slurm";
-    /** What instances inherit of the server's environment unless said otherwise: the local executor's list. */
-    static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+    /**
+     * What instances inherit of the server's environment unless said otherwise: not its {@code HOME} (an instance's is its
+     * working directory), {@code USER} or {@code LOGNAME} (the service account's, which Slurm sets anyway).
+     */
+    static final List<String> DEFAULT_INHERITED_ENV = List.of("PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME");
+    /** The longest a Slurm command may take: below the epoch fence's wait for its lock (20 s), which a launch holds while sbatch runs. */
+    static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(15);
     /** Job name prefixes: what a run id may hold, so that the name parses back (docs/slurm.md). */
     static final Pattern PREFIX = Pattern.compile("[a-z0-9][-a-z0-9]{0,31}");
 
@@ -49,6 +59,9 @@ public record SlurmSettings(String partition, String qos, String account, Path s
         if (sharedDirectory.toString().contains("%") || sharedDirectory.toString().contains("\\")) {
             // sbatch reads both in the paths of its output files (%j, %N, and \ turns that off).
             throw new IllegalArgumentException("sharedDirectory must not hold '%' or '\\': " + sharedDirectory);
+        }
+        if (commandTimeout.compareTo(MAX_COMMAND_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("commandTimeout must be at most 15s (the leader fence's lock wait is 20s): " + commandTimeout);
         }
         for (Duration duration : List.of(commandTimeout, pollInterval, nodeRefresh, startTimeout)) {
             if (duration.isNegative() || duration.isZero()) {
@@ -68,72 +81,110 @@ public record SlurmSettings(String partition, String qos, String account, Path s
     /** Partition {@code slipstream}, the cluster's default QOS and account, Slurm's commands on the PATH, and these defaults. */
     public static SlurmSettings defaults(Path sharedDirectory) {
         return new SlurmSettings("slipstream", null, null, sharedDirectory, null, null, Duration.ofSeconds(15), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), Duration.ofMinutes(5), 30_000, 39_999, "gpu", "slipstream", DEFAULT_INHERITED_ENV);
+                Duration.ofSeconds(10), Duration.ofMinutes(5), 30_000, 39_999, "gpu", "slipstream", DEFAULT_INHERITED_ENV, false, false);
     }
 
     public SlurmSettings withPartition(String name) {
         return new SlurmSettings(name, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withQos(String name) {
         return new SlurmSettings(partition, name, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withAccount(String name) {
         return new SlurmSettings(partition, qos, name, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withSlurmConf(Path file) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, file, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withCommands(Path directory) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, directory, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withCommandTimeout(Duration timeout) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, timeout, pollInterval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withPollInterval(Duration interval) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, interval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withNodeRefresh(Duration interval) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, interval, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withStartTimeout(Duration timeout) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, timeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withPorts(int first, int last) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, first, last, gpuModel, jobNamePrefix, inheritEnv);
+                startTimeout, first, last, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withGpuModel(String model) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, model, jobNamePrefix, inheritEnv);
+                startTimeout, firstPort, lastPort, model, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withJobNamePrefix(String prefix) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, prefix, inheritEnv);
+                startTimeout, firstPort, lastPort, gpuModel, prefix, inheritEnv, trustedTenants, allowRootJobs);
     }
 
     public SlurmSettings withInheritEnv(List<String> names) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, names);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, names, trustedTenants, allowRootJobs);
+    }
+
+    public SlurmSettings withTrustedTenants(boolean trusted) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trusted, allowRootJobs);
+    }
+
+    public SlurmSettings withAllowRootJobs(boolean allowed) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowed);
+    }
+
+    /** Why {@code slurm.trustedTenants} must be true. */
+    static final String TRUSTED_TENANTS_WHY = "must be true for the Slurm executor to start: every run shares one Unix account (the server's) on"
+            + " the nodes, so any run can read the others' secrets and files, write them, and cancel their jobs (docs/slurm.md, Limits);"
+            + " set it to true only when every user of this server trusts the others (one team, say)";
+    /** Why {@code slurm.allowRootJobs} must be true when the server runs as root. */
+    static final String ROOT_JOBS_WHY = "must be true for the Slurm executor to start while the server runs as root: tenant code then runs as"
+            + " root on the nodes; only for a trial on one machine";
+
+    /** Why an executor with these settings must not start, or {@code null}; {@code root}: the server runs as root. */
+    String startRefusal(boolean root) {
+        if (!trustedTenants) {
+            return "slurm.trustedTenants " + TRUSTED_TENANTS_WHY;
+        }
+        if (root && !allowRootJobs) {
+            return "slurm.allowRootJobs " + ROOT_JOBS_WHY;
+        }
+        return null;
+    }
+
+    /** Whether this process's effective user is root (the owner of {@code /proc/self}). */
+    static boolean runningAsRoot() {
+        try {
+            return Integer.valueOf(0).equals(java.nio.file.Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     /** Where the instances' directories are: {@code <sharedDirectory>/instances/<run>/<attempt>/<rank>/}. */

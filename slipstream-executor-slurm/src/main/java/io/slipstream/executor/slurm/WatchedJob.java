@@ -9,7 +9,10 @@ import java.util.Map;
 final class WatchedJob {
     final InstanceId id;
     final Map<String, String> handle;
+    /** Its Slurm job's id (digits: {@link SlurmHandles#isJobId}). */
     final String job;
+    /** The name its job must bear ({@link JobName}): a job of another name is not its own, whatever the id. */
+    final String name;
     final InstanceDirectory dir;
     /** When it began to be watched ({@link System#nanoTime}): a queue read before then says nothing of it. */
     final long since = System.nanoTime();
@@ -29,10 +32,14 @@ final class WatchedJob {
     volatile boolean signalled;
     volatile boolean killed;
 
-    WatchedJob(InstanceId id, Map<String, String> handle, InstanceDirectory dir) {
+    WatchedJob(InstanceId id, Map<String, String> handle, InstanceDirectory dir, String name) {
         this.id = id;
         this.handle = Map.copyOf(handle);
         this.job = handle.get(SlurmHandles.JOB);
+        if (!SlurmHandles.isJobId(job)) {
+            throw new IllegalArgumentException("instance " + id + ": its handle names no Slurm job id");
+        }
+        this.name = name;
         this.dir = dir;
     }
 }

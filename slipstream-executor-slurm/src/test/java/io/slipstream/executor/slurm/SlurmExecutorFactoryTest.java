@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /** The Slurm executor's part of the config file: its {@code slurm:} block. */
 class SlurmExecutorFactoryTest {
-    private final SlurmExecutorFactory factory = new SlurmExecutorFactory();
+    private final SlurmExecutorFactory factory = new SlurmExecutorFactory(() -> false);
     private final Problems problems = new Problems();
 
     private SlurmSettings read(String yaml) {
@@ -30,12 +30,15 @@ class SlurmExecutorFactoryTest {
     }
 
     @Test
-    void theSharedDirectoryIsAllItNeeds() {
-        assertThat(read("slurm: {sharedDirectory: /shared/slipstream}")).isEqualTo(SlurmSettings.defaults(Path.of("/shared/slipstream")));
+    void theSharedDirectoryAndTrustedTenantsAreAllItNeeds() {
+        assertThat(read("slurm: {sharedDirectory: /shared/slipstream, trustedTenants: true}"))
+                .isEqualTo(SlurmSettings.defaults(Path.of("/shared/slipstream")).withTrustedTenants(true));
         assertThat(problems.list()).isEmpty();
         SlurmSettings defaults = SlurmSettings.defaults(Path.of("/shared/slipstream"));
         assertThat(defaults.partition()).isEqualTo("slipstream");
         assertThat(defaults.commandTimeout()).as("below the epoch fence's wait for a launch").isLessThan(io.slipstream.executor.EpochFence.LOCK_WAIT);
+        assertThat(SlurmSettings.MAX_COMMAND_TIMEOUT).isLessThan(io.slipstream.executor.EpochFence.LOCK_WAIT);
+        assertThat(defaults.inheritEnv()).doesNotContain("HOME", "USER", "LOGNAME");
         assertThat(defaults.instancesRoot()).isEqualTo(Path.of("/shared/slipstream/instances"));
     }
 
@@ -57,17 +60,43 @@ class SlurmExecutorFactoryTest {
                   gpuModel: H100_80GB
                   jobNamePrefix: ss-prod
                   inheritEnv: [PATH, LANG]
+                  trustedTenants: true
+                  allowRootJobs: true
                 """);
         assertThat(problems.list()).isEmpty();
         assertThat(settings).isEqualTo(new SlurmSettings("ml", "slipstream-noprempt", "ml-platform", Path.of("/lustre/slipstream"),
                 Path.of("/etc/slurm/slurm.conf"), Path.of("/opt/slurm/bin"), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofMinutes(2), 40_000, 40_999, "h100-80gb", "ss-prod", List.of("PATH", "LANG")));
+                Duration.ofMinutes(2), 40_000, 40_999, "h100-80gb", "ss-prod", List.of("PATH", "LANG"), true, true));
     }
 
     @Test
     void withoutASharedDirectoryItSaysWhatIsMissing() {
         assertThat(read("{}")).isNull();
         assertThat(problems.list()).extracting(Problem::field).containsExactly("slurm.sharedDirectory");
+    }
+
+    @Test
+    void itStartsOnlyForTrustedTenantsAndAsRootOnlyWhenRootJobsAreAllowed() {
+        read("slurm: {sharedDirectory: /shared}");
+        assertThat(problems.list()).singleElement().satisfies(problem -> {
+            assertThat(problem.field()).isEqualTo("slurm.trustedTenants");
+            assertThat(problem.toString()).contains("one Unix account").contains("secrets").contains("cancel their jobs");
+        });
+        Problems asRoot = new Problems();
+        new SlurmExecutorFactory(() -> true).read(FieldReader.of(DocumentParser.parseOne(
+                "slurm: {sharedDirectory: /shared, trustedTenants: true}".getBytes(StandardCharsets.UTF_8)), "", asRoot));
+        assertThat(asRoot.list()).extracting(Problem::field).containsExactly("slurm.allowRootJobs");
+        Problems allowed = new Problems();
+        new SlurmExecutorFactory(() -> true).read(FieldReader.of(DocumentParser.parseOne(
+                "slurm: {sharedDirectory: /shared, trustedTenants: true, allowRootJobs: true}".getBytes(StandardCharsets.UTF_8)), "", allowed));
+        assertThat(allowed.list()).isEmpty();
+
+        SlurmSettings settings = SlurmSettings.defaults(Path.of("/shared"));
+        assertThat(settings.startRefusal(false)).startsWith("slurm.trustedTenants must be true");
+        assertThat(settings.withTrustedTenants(true).startRefusal(true)).startsWith("slurm.allowRootJobs must be true")
+                .contains("tenant code then runs as root on the nodes");
+        assertThat(settings.withTrustedTenants(true).startRefusal(false)).isNull();
+        assertThat(settings.withTrustedTenants(true).withAllowRootJobs(true).startRefusal(true)).isNull();
     }
 
     @Test
@@ -78,17 +107,20 @@ class SlurmExecutorFactoryTest {
                   partition: "gpu,debug"
                   qos: "a b"
                   slurmConf: relative/slurm.conf
-                  commandTimeout: forever
+                  commandTimeout: 30s
                   pollInterval: 10ms
                   startTimeout: 1s
                   ports: 80-90
                   gpuModel: "--"
                   jobNamePrefix: Slip.Stream
                   inheritEnv: ["1X"]
+                  trustedTenants: false
                   wrap: "echo hi"
                 """);
+        assertThat(problems.list()).filteredOn(problem -> problem.field().equals("slurm.commandTimeout")).singleElement()
+                .satisfies(problem -> assertThat(problem.message()).contains("15s").contains("20s"));
         assertThat(problems.list()).extracting(Problem::field).containsExactlyInAnyOrder("slurm.sharedDirectory", "slurm.partition", "slurm.qos",
                 "slurm.slurmConf", "slurm.commandTimeout", "slurm.pollInterval", "slurm.startTimeout", "slurm.ports", "slurm.gpuModel",
-                "slurm.jobNamePrefix", "slurm.inheritEnv[0]", "slurm.wrap");
+                "slurm.jobNamePrefix", "slurm.inheritEnv[0]", "slurm.trustedTenants", "slurm.wrap");
     }
 }

@@ -267,4 +267,33 @@ class SlurmExecutorTest {
         assertThat(CLUSTER.slurm("squeue", "--noheader", "--name=slipstream." + id.runId().value() + ".1.0.0", "--format=%i").trim())
                 .isEqualTo(handle.get(SlurmHandles.JOB));
     }
+
+    /** scancel applies its filters to the ids it is given: a job of another name (or partition) is left alone. */
+    @Test
+    void aCancelOfAnotherJobNameLeavesTheJobAlone() throws Exception {
+        Executor executor = executor();
+        InstanceId id = newInstanceId();
+        Map<String, String> handle = executor.launch(spec(id, "node02", "echo up; sleep 600", null, List.of()));
+        awaitOutput(executor, id, handle, "up");
+        String job = handle.get(SlurmHandles.JOB);
+        CLUSTER.slurm("scancel", "--signal=KILL", "--batch", "--name=slipstream.other.1.0.0", "--partition=" + SlurmCluster.PARTITION, "--", job);
+        CLUSTER.slurm("scancel", "--name=slipstream.other.1.0.0", "--partition=" + SlurmCluster.PARTITION, "--", job);
+        CLUSTER.slurm("scancel", "--name=slipstream." + id.runId().value() + ".1.0.0", "--partition=elsewhere", "--", job);
+        TimeUnit.SECONDS.sleep(1); // what a cancel would have done by now
+        assertThat(CLUSTER.slurm("squeue", "--noheader", "--jobs=" + job, "--format=%T").trim()).isEqualTo("RUNNING");
+
+        executor.terminate(id, handle, Duration.ZERO, "test");
+        awaitReport(id, InstanceReport.Exited.class);
+        CLUSTER.assertJobGone(job);
+    }
+
+    /** A directory that records a launch on another node (the workload can write it) is not taken for the launch asked. */
+    @Test
+    void aRecordedLaunchOnAnotherNodeIsRefused() throws Exception {
+        Executor executor = executor();
+        InstanceId id = newInstanceId();
+        executor.launch(spec(id, "node01", "sleep 600", null, List.of()));
+        assertThatThrownBy(() -> executor.launch(spec(id, "node02", "sleep 600", null, List.of()))).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("records a launch on node \"node01\"");
+    }
 }

@@ -27,4 +27,14 @@ class SlurmRefusalsTest {
                   - {name: a, replicas: 2, resources: {cpu: 4, memory: 1Gi, gpu: 1}, command: ["true"]}
                 """))).isEmpty();
     }
+
+    @Test
+    void theWrappersVariablesAndSbatchPatternsInTheWorkingDirectoryAreRefused() {
+        assertThat(SlurmRefusals.of(job("""
+                  nodeGroups:
+                  - {name: a, resources: {cpu: 1, memory: 1Gi}, command: ["true"], env: {_ss_dir: /tmp, OK: "1"}, workingDir: "out/%u"}
+                  - {name: b, resources: {cpu: 1, memory: 1Gi}, command: ["true"], workingDir: "a\\\\b"}
+                  - {name: c, resources: {cpu: 1, memory: 1Gi}, command: ["true"], workingDir: "sub/dir"}
+                """))).containsOnlyKeys("nodeGroups[0].env._ss_dir", "nodeGroups[0].workingDir", "nodeGroups[1].workingDir");
+    }
 }

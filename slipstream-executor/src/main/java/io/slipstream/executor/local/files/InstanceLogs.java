@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 
@@ -90,7 +89,7 @@ public final class InstanceLogs {
             if (!attributes.isRegularFile()) {
                 throw new ExecutorException("cannot read " + file.getFileName() + ": not a regular file");
             }
-            try (SeekableByteChannel log = Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            try (SeekableByteChannel log = SafeFiles.openRegular(file)) { // the workload may swap a FIFO in since
                 long length = log.size();
                 if (offset >= length) {
                     return new LogChunk(new byte[0], Math.max(offset, 0));

@@ -1,8 +1,10 @@
 package io.slipstream.executor.local.files;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -15,8 +17,15 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Reading and writing the files of an instance as the server, which may be root, without being led anywhere by the
@@ -28,9 +37,21 @@ import java.util.Set;
  *       at any moment, so the file is first pinned by a hard link into a directory of the server's, and only that
  *       pinned inode is examined and read ({@link PinnedFile}).</li>
  * </ul>
- * Nothing here blocks: a FIFO, socket or device is refused before it is ever opened.
+ * Nothing here blocks: a FIFO, socket or device is refused before it is ever opened, and a control file is opened and
+ * read on a thread of its own, waited for a short while only ({@link #readControlFile}): a directory a workload can write
+ * (the Slurm executor's instance directories, on a file system the workload shares) may have a FIFO swapped in between
+ * the check and the open.
  */
 public final class SafeFiles {
+    /** How long opening and reading a control file is waited for, twice (a JVM pause may outlast the first wait). */
+    static final Duration READ_PATIENCE = Duration.ofMillis(250);
+    /** Open and read control files; a thread held up by a FIFO (an open that waits for a writer) waits for it alone. */
+    private static final ExecutorService READERS = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "slipstream-control-read");
+        thread.setDaemon(true);
+        return thread;
+    });
+
     private SafeFiles() {
     }
 
@@ -46,9 +67,14 @@ public final class SafeFiles {
     }
 
     /**
-     * The content of a regular file in a directory only the server can change, or {@code null} if there is none.
+     * The content of a regular file of the instance's directory, or {@code null} if there is none. It is checked without
+     * following a link, then opened without following one and read, at most {@code maxBytes}, on a thread of its own:
+     * where the workload can write the directory, a FIFO (or a device) may be swapped in after the check, and an open or
+     * a read of it may wait forever. What is opened is refused unless it can seek (a FIFO or socket cannot), and one that
+     * does not open and read within twice {@link #READ_PATIENCE} is refused; the thread it holds up goes on waiting alone
+     * (a read is interrupted; an open of a FIFO waits for a writer).
      *
-     * @throws RefusedFile if it is a link, not a regular file, or larger than {@code maxBytes}
+     * @throws RefusedFile if it is a link, not a regular file, larger than {@code maxBytes}, or does not open and read in time
      */
     public static byte[] readControlFile(Path file, int maxBytes) throws IOException {
         PosixFileAttributes attributes;
@@ -66,14 +92,88 @@ public final class SafeFiles {
         if (attributes.size() > maxBytes) {
             throw new RefusedFile(file, "is larger than " + maxBytes + " bytes");
         }
-        try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            byte[] data = in.readNBytes(maxBytes + 1);
+        return readInTime(file, maxBytes);
+    }
+
+    /** Opens {@code file} without following a link and reads it, waited for twice {@link #READ_PATIENCE} at most. */
+    static byte[] readInTime(Path file, int maxBytes) throws IOException {
+        Future<byte[]> reading = READERS.submit(() -> readOpened(file, maxBytes));
+        try {
+            try {
+                return reading.get(READ_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return reading.get(READ_PATIENCE.toNanos(), TimeUnit.NANOSECONDS); // the reader may have been paused too
+            }
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof NoSuchFileException) {
+                return null;
+            }
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+        } catch (TimeoutException e) {
+            reading.cancel(true);
+            throw new RefusedFile(file, "did not open and read within " + 2 * READ_PATIENCE.toMillis() + " ms (not a regular file any more?)");
+        } catch (InterruptedException e) {
+            reading.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while reading " + file.getFileName());
+        }
+    }
+
+    /**
+     * Opens a file the workload may have replaced (a log) to be read, without following a link: the open is waited for
+     * twice {@link #READ_PATIENCE} at most (a FIFO's waits for a writer), and what opened is refused unless it can seek (a
+     * FIFO or socket cannot), so reading it never waits on the workload.
+     *
+     * @throws RefusedFile if it does not open in time or is not a regular file
+     */
+    static FileChannel openRegular(Path file) throws IOException {
+        Future<FileChannel> opening = READERS.submit(() -> FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+        FileChannel channel;
+        try {
+            try {
+                channel = opening.get(READ_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                channel = opening.get(READ_PATIENCE.toNanos(), TimeUnit.NANOSECONDS);
+            }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+        } catch (TimeoutException e) {
+            READERS.execute(() -> closeWhenOpen(opening));
+            throw new RefusedFile(file, "did not open within " + 2 * READ_PATIENCE.toMillis() + " ms (not a regular file any more?)");
+        } catch (InterruptedException e) {
+            READERS.execute(() -> closeWhenOpen(opening));
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while opening " + file.getFileName());
+        }
+        try {
+            channel.position(); // a FIFO or a socket has no position (ESPIPE)
+            return channel;
+        } catch (IOException e) {
+            channel.close();
+            throw new RefusedFile(file, "is not a regular file");
+        }
+    }
+
+    private static void closeWhenOpen(Future<FileChannel> opening) {
+        try {
+            opening.get().close();
+        } catch (Exception e) {
+            // it never opened, or closing a file only read failed
+        }
+    }
+
+    private static byte[] readOpened(Path file, int maxBytes) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                channel.position(); // a FIFO or a socket has no position (ESPIPE): nothing is read from one
+            } catch (IOException e) {
+                throw new RefusedFile(file, "is not a regular file");
+            }
+            byte[] data = Channels.newInputStream(channel).readNBytes(maxBytes + 1);
             if (data.length > maxBytes) {
                 throw new RefusedFile(file, "is larger than " + maxBytes + " bytes");
             }
             return data;
-        } catch (NoSuchFileException e) {
-            return null;
         }
     }
 
