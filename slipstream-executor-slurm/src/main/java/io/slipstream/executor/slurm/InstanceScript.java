@@ -79,7 +79,7 @@ final class InstanceScript {
     /** What a failed probe left: "startup probe failed N time(s) in a row (last exit code C)", or {@code null} if it did not fail. */
     static String probeFailure(Path instanceDir) {
         try {
-            byte[] data = SafeFiles.readControlFile(instanceDir.resolve(PROBE_FAILED), 64);
+            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(PROBE_FAILED), 64);
             if (data == null) {
                 return null;
             }
@@ -96,7 +96,7 @@ final class InstanceScript {
      */
     static String recordedJob(Path instanceDir) {
         try {
-            byte[] data = SafeFiles.readControlFile(instanceDir.resolve(SLURM_JOB), 64);
+            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(SLURM_JOB), 64);
             if (data == null) {
                 return null;
             }

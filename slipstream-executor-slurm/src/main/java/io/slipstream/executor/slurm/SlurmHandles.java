@@ -55,7 +55,7 @@ final class SlurmHandles {
 
     /** Where the instance's current launch is. */
     InstanceDirectory directoryOf(InstanceId id) {
-        return new InstanceDirectory(root.resolve(relative(id)));
+        return InstanceDirectory.sharedWithWorkload(root.resolve(relative(id)));
     }
 
     private static Path relative(InstanceId id) {
@@ -70,7 +70,7 @@ final class SlurmHandles {
             return current;
         }
         Path aside = current.path().resolveSibling(current.path().getFileName() + ".restart-" + restart);
-        return Files.isDirectory(aside, LinkOption.NOFOLLOW_LINKS) ? new InstanceDirectory(aside) : current;
+        return Files.isDirectory(aside, LinkOption.NOFOLLOW_LINKS) ? InstanceDirectory.sharedWithWorkload(aside) : current;
     }
 
     /** The handle of a launch before its job is known. */
@@ -149,7 +149,7 @@ final class SlurmHandles {
     }
 
     private static Optional<Map<String, String>> read(Path file) throws IOException {
-        byte[] data = SafeFiles.readControlFile(file, MAX_BYTES);
+        byte[] data = SafeFiles.readSharedFile(file, MAX_BYTES);
         if (data == null) {
             return Optional.empty();
         }

@@ -39,9 +39,30 @@ public final class InstanceDirectory {
     private static final String[] WORKLOAD_DIRECTORIES = {"work", "tmp", "report"};
 
     private final Path dir;
+    /** Whether the workload can write the directory itself (Slurm's, on a shared file system): its files are then read so. */
+    private final boolean shared;
 
+    /** The directory of an instance of the local executor, which only the server can write. */
     public InstanceDirectory(Path dir) {
+        this(dir, false);
+    }
+
+    private InstanceDirectory(Path dir, boolean shared) {
         this.dir = dir;
+        this.shared = shared;
+    }
+
+    /**
+     * A directory the workload can write too (the Slurm executor's, where the job runs as the account that owns it):
+     * its files are read on a thread of their own, a short wait at most ({@link SafeFiles#readSharedFile}).
+     */
+    public static InstanceDirectory sharedWithWorkload(Path dir) {
+        return new InstanceDirectory(dir, true);
+    }
+
+    /** Reads one of its files as {@link SafeFiles#readControlFile}, or as {@link SafeFiles#readSharedFile} where shared. */
+    private byte[] read(Path file, int maxBytes) throws IOException {
+        return shared ? SafeFiles.readSharedFile(file, maxBytes) : SafeFiles.readControlFile(file, maxBytes);
     }
 
     public Path path() {
@@ -66,7 +87,7 @@ public final class InstanceDirectory {
 
     /** The instance's logs ({@code stdout.log}, {@code stderr.log}, {@code supervisor.log}). */
     public InstanceLogs logs() {
-        return new InstanceLogs(dir);
+        return new InstanceLogs(dir, shared);
     }
 
     /**
@@ -279,7 +300,7 @@ public final class InstanceDirectory {
 
     /** The digest {@link #recordImage} recorded, or {@code null}. */
     public String image() throws IOException {
-        byte[] digest = SafeFiles.readControlFile(imageFile(), MAX_IMAGE_FILE_BYTES);
+        byte[] digest = read(imageFile(), MAX_IMAGE_FILE_BYTES);
         return digest == null ? null : new String(digest, StandardCharsets.US_ASCII).trim();
     }
 
@@ -290,7 +311,7 @@ public final class InstanceDirectory {
 
     /** What {@link #writeProbe} kept, or {@code null}. */
     public byte[] probe() throws IOException {
-        return SafeFiles.readControlFile(dir.resolve("probe.json"), MAX_PROBE_BYTES);
+        return read(dir.resolve("probe.json"), MAX_PROBE_BYTES);
     }
 
     /** Remembers that the startup probe succeeded, and when. */
@@ -423,7 +444,7 @@ public final class InstanceDirectory {
     /** The pid file once the supervisor started the command, else {@code null}. */
     public Pids pids() throws IOException {
         Path file = dir.resolve("pid");
-        byte[] data = SafeFiles.readControlFile(file, MAX_CONTROL_FILE_BYTES);
+        byte[] data = read(file, MAX_CONTROL_FILE_BYTES);
         if (data == null) {
             return null;
         }
@@ -445,7 +466,7 @@ public final class InstanceDirectory {
     /** The exit code the supervisor recorded, or {@code null} if it has not (yet) or it cannot be read. */
     public Integer exitCode() {
         try {
-            byte[] data = SafeFiles.readControlFile(dir.resolve("exit_code"), MAX_CONTROL_FILE_BYTES);
+            byte[] data = read(dir.resolve("exit_code"), MAX_CONTROL_FILE_BYTES);
             String line = data == null ? "" : new String(data, StandardCharsets.US_ASCII);
             return line.endsWith("\n") ? Integer.valueOf(line.trim()) : null; // no newline yet: being written
         } catch (IOException | NumberFormatException e) {

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 
@@ -23,9 +24,12 @@ import java.time.Instant;
  */
 public final class InstanceLogs {
     private final Path dir;
+    /** Whether the workload can write the directory ({@link InstanceDirectory#sharedWithWorkload}). */
+    private final boolean shared;
 
-    InstanceLogs(Path dir) {
+    InstanceLogs(Path dir, boolean shared) {
         this.dir = dir;
+        this.shared = shared;
     }
 
     public Path of(LogStream stream) {
@@ -68,7 +72,7 @@ public final class InstanceLogs {
         return tail(of(stream), keptFrom(stream), maxBytes);
     }
 
-    private static LogChunk tail(Path file, long keptFrom, int maxBytes) {
+    private LogChunk tail(Path file, long keptFrom, int maxBytes) {
         long length;
         try {
             length = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).size();
@@ -83,13 +87,14 @@ public final class InstanceLogs {
         return read(of(stream), Math.max(offset, keptFrom(stream)), maxBytes);
     }
 
-    private static LogChunk read(Path file, long offset, int maxBytes) {
+    private LogChunk read(Path file, long offset, int maxBytes) {
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!attributes.isRegularFile()) {
                 throw new ExecutorException("cannot read " + file.getFileName() + ": not a regular file");
             }
-            try (SeekableByteChannel log = SafeFiles.openRegular(file)) { // the workload may swap a FIFO in since
+            // Where the workload can write the directory, it may have swapped a FIFO in since.
+            try (SeekableByteChannel log = shared ? SafeFiles.openRegular(file) : Files.newByteChannel(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
                 long length = log.size();
                 if (offset >= length) {
                     return new LogChunk(new byte[0], Math.max(offset, 0));
@@ -111,7 +116,9 @@ public final class InstanceLogs {
     /** Where what is kept of a log begins: 0, or past the oldest part {@link LogLimit} let go of. */
     long keptFrom(LogStream stream) {
         try {
-            byte[] data = SafeFiles.readControlFile(keptFromFile(stream), InstanceDirectory.MAX_CONTROL_FILE_BYTES);
+            Path file = keptFromFile(stream);
+            byte[] data = shared ? SafeFiles.readSharedFile(file, InstanceDirectory.MAX_CONTROL_FILE_BYTES)
+                    : SafeFiles.readControlFile(file, InstanceDirectory.MAX_CONTROL_FILE_BYTES);
             return data == null ? 0 : Long.parseLong(new String(data, StandardCharsets.US_ASCII).trim());
         } catch (IOException | NumberFormatException e) {
             return 0;

@@ -1,6 +1,7 @@
 package io.slipstream.executor.local.files;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
@@ -37,10 +38,10 @@ import java.util.concurrent.TimeoutException;
  *       at any moment, so the file is first pinned by a hard link into a directory of the server's, and only that
  *       pinned inode is examined and read ({@link PinnedFile}).</li>
  * </ul>
- * Nothing here blocks: a FIFO, socket or device is refused before it is ever opened, and a control file is opened and
- * read on a thread of its own, waited for a short while only ({@link #readControlFile}): a directory a workload can write
- * (the Slurm executor's instance directories, on a file system the workload shares) may have a FIFO swapped in between
- * the check and the open.
+ * Nothing here blocks: a FIFO, socket or device is refused before it is ever opened; in a directory a workload can write
+ * (the Slurm executor's instance directories, on a file system its jobs share), where a FIFO may be swapped in between
+ * the check and the open, a file is opened and read on a thread of its own, waited for a short while only
+ * ({@link #readSharedFile}, {@link #openRegular}).
  */
 public final class SafeFiles {
     /** How long opening and reading a control file is waited for, twice (a JVM pause may outlast the first wait). */
@@ -67,21 +68,47 @@ public final class SafeFiles {
     }
 
     /**
-     * The content of a regular file of the instance's directory, or {@code null} if there is none. It is checked without
-     * following a link, then opened without following one and read, at most {@code maxBytes}, on a thread of its own:
-     * where the workload can write the directory, a FIFO (or a device) may be swapped in after the check, and an open or
-     * a read of it may wait forever. What is opened is refused unless it can seek (a FIFO or socket cannot), and one that
-     * does not open and read within twice {@link #READ_PATIENCE} is refused; the thread it holds up goes on waiting alone
-     * (a read is interrupted; an open of a FIFO waits for a writer).
+     * The content of a regular file in a directory only the server can change, or {@code null} if there is none.
+     *
+     * @throws RefusedFile if it is a link, not a regular file, or larger than {@code maxBytes}
+     */
+    public static byte[] readControlFile(Path file, int maxBytes) throws IOException {
+        if (!checked(file, maxBytes)) {
+            return null;
+        }
+        try (InputStream in = Files.newInputStream(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            byte[] data = in.readNBytes(maxBytes + 1);
+            if (data.length > maxBytes) {
+                throw new RefusedFile(file, "is larger than " + maxBytes + " bytes");
+            }
+            return data;
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The content of a regular file in a directory the workload can write too (the Slurm executor's instance
+     * directories, on a file system its jobs share), or {@code null} if there is none. Checked without following a
+     * link, then opened without following one and read, at most {@code maxBytes}, on a thread of its own: a FIFO (or a
+     * device) may be swapped in after the check, and an open or a read of it may wait forever. What is opened is
+     * refused unless it can seek (a FIFO or socket cannot), and one that does not open and read within twice
+     * {@link #READ_PATIENCE} is refused; the thread it holds up goes on waiting alone (a read is interrupted; an open
+     * of a FIFO waits for a writer).
      *
      * @throws RefusedFile if it is a link, not a regular file, larger than {@code maxBytes}, or does not open and read in time
      */
-    public static byte[] readControlFile(Path file, int maxBytes) throws IOException {
+    public static byte[] readSharedFile(Path file, int maxBytes) throws IOException {
+        return checked(file, maxBytes) ? readInTime(file, maxBytes) : null;
+    }
+
+    /** Whether the file is there, checked without following a link: a regular file of at most {@code maxBytes}. */
+    private static boolean checked(Path file, int maxBytes) throws IOException {
         PosixFileAttributes attributes;
         try {
             attributes = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
-            return null;
+            return false;
         }
         if (attributes.isSymbolicLink()) {
             throw new RefusedFile(file, "is a symbolic link");
@@ -92,7 +119,7 @@ public final class SafeFiles {
         if (attributes.size() > maxBytes) {
             throw new RefusedFile(file, "is larger than " + maxBytes + " bytes");
         }
-        return readInTime(file, maxBytes);
+        return true;
     }
 
     /** Opens {@code file} without following a link and reads it, waited for twice {@link #READ_PATIENCE} at most. */

@@ -31,12 +31,13 @@ class SafeFilesTest {
 
     @Test
     void aFifoInPlaceOfTheExitCodeIsNoExitCodeAndNothingWaitsOnIt() throws Exception {
-        InstanceDirectory dir = new InstanceDirectory(tmp);
         fifo("exit_code");
-        long start = System.nanoTime();
-        assertThat(dir.exitCode()).isNull();
+        long start = System.nanoTime(); // a guard against a hang, not a measure of speed
+        assertThat(new InstanceDirectory(tmp).exitCode()).isNull();
+        assertThat(InstanceDirectory.sharedWithWorkload(tmp).exitCode()).isNull();
         assertThatThrownBy(() -> SafeFiles.readControlFile(tmp.resolve("exit_code"), 64)).isInstanceOf(SafeFiles.RefusedFile.class);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        assertThatThrownBy(() -> SafeFiles.readSharedFile(tmp.resolve("exit_code"), 64)).isInstanceOf(SafeFiles.RefusedFile.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
     }
 
     /** A FIFO swapped in after the check: its open waits for a writer, and is given up in time. */
@@ -46,7 +47,7 @@ class SafeFilesTest {
         long start = System.nanoTime();
         assertThatThrownBy(() -> SafeFiles.readInTime(fifo, 64)).isInstanceOf(SafeFiles.RefusedFile.class)
                 .hasMessageContaining("did not open and read within");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
         FileChannel.open(fifo, StandardOpenOption.READ, StandardOpenOption.WRITE).close(); // lets the reader it held up go
     }
 
@@ -58,7 +59,7 @@ class SafeFilesTest {
             long start = System.nanoTime();
             assertThatThrownBy(() -> SafeFiles.readInTime(fifo, 64)).isInstanceOf(SafeFiles.RefusedFile.class)
                     .hasMessageContaining("is not a regular file");
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
         }
     }
 
@@ -67,6 +68,8 @@ class SafeFilesTest {
         Files.writeString(tmp.resolve("exit_code"), "3\n");
         assertThat(new String(SafeFiles.readControlFile(tmp.resolve("exit_code"), 64), StandardCharsets.US_ASCII)).isEqualTo("3\n");
         assertThat(new InstanceDirectory(tmp).exitCode()).isEqualTo(3);
+        assertThat(InstanceDirectory.sharedWithWorkload(tmp).exitCode()).isEqualTo(3);
+        assertThat(new String(SafeFiles.readSharedFile(tmp.resolve("exit_code"), 64), StandardCharsets.US_ASCII)).isEqualTo("3\n");
         assertThat(SafeFiles.readControlFile(tmp.resolve("absent"), 64)).isNull();
         Files.writeString(tmp.resolve("big"), "x".repeat(100));
         assertThatThrownBy(() -> SafeFiles.readInTime(tmp.resolve("big"), 64)).isInstanceOf(SafeFiles.RefusedFile.class);
@@ -80,6 +83,6 @@ class SafeFilesTest {
         try (FileChannel writer = FileChannel.open(fifo, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             assertThatThrownBy(() -> SafeFiles.openRegular(fifo)).isInstanceOf(SafeFiles.RefusedFile.class).hasMessageContaining("not a regular file");
         }
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
     }
 }
