@@ -59,6 +59,25 @@ final class Domains {
         nodes.forEach(this::join);
     }
 
+    /**
+     * The domains of {@code level} among some nodes only (a domain of a broader level, where a run's victims are): each
+     * with those of its nodes and their free totals, in path order. Not kept: read once, where it is built.
+     */
+    static List<Domain> among(List<WorkingNode> nodes, int level) {
+        Map<String, Domain> byPath = new TreeMap<>();
+        for (WorkingNode node : nodes) {
+            Domain domain = level < node.domains.length ? node.domains[level] : null;
+            if (domain != null) {
+                Domain mine = byPath.computeIfAbsent(domain.path, Domain::new);
+                mine.nodes.add(node);
+                mine.freeMilliCpu += Math.max(0, node.freeMilliCpu);
+                mine.freeMemory += Math.max(0, node.freeMemory);
+                mine.freeGpus += node.freeGpuCount();
+            }
+        }
+        return List.copyOf(byPath.values());
+    }
+
     /** The domains of {@code level}, in path order (none: no schedulable node is in one). */
     List<Domain> at(int level) {
         return level < levels.size() ? levels.get(level) : Collections.emptyList();

@@ -53,7 +53,7 @@ final class GangHold {
             byRank.sort(Comparator.comparingInt(InstanceRequest::rank));
             for (int from = 0; from < byRank.size(); from += locality.sliceSize()) {
                 List<InstanceRequest> slice = byRank.subList(from, Math.min(byRank.size(), from + locality.sliceSize()));
-                List<WorkingNode> sliceNodes = roomiest(sliceDomains(nodes, locality.sliceLevel()), slice, models);
+                List<WorkingNode> sliceNodes = roomiest(Domains.among(nodes, locality.sliceLevel()), slice, models);
                 if (sliceNodes != null) {
                     held |= holdOn(cluster, sliceNodes, slice, models);
                 }
@@ -67,6 +67,7 @@ final class GangHold {
      * asks) with the most free GPUs, then cpu, on those nodes; the first in path order of equals; {@code null}: none could.
      */
     private static List<WorkingNode> roomiest(List<Domains.Domain> domains, List<InstanceRequest> instances, Set<String> models) {
+        Resources least = GroupCapacity.least(instances);
         List<WorkingNode> best = null;
         long bestGpus = -1;
         long bestCpu = -1;
@@ -75,7 +76,7 @@ final class GangHold {
             long gpus = 0;
             long cpu = 0;
             for (WorkingNode node : domain.nodes) {
-                if (GroupCapacity.fits(node, GroupCapacity.least(instances), models, 1) > 0) {
+                if (GroupCapacity.fits(node, least, models, 1) > 0) {
                     usable.add(node);
                     gpus += node.freeGpuCount();
                     cpu += Math.max(0, node.freeMilliCpu);
@@ -88,18 +89,6 @@ final class GangHold {
             }
         }
         return best;
-    }
-
-    /** The domains of {@code level} among the nodes, each with only those of its nodes, in path order. */
-    private static List<Domains.Domain> sliceDomains(List<WorkingNode> nodes, int level) {
-        Map<String, Domains.Domain> byPath = new TreeMap<>();
-        for (WorkingNode node : nodes) {
-            Domains.Domain domain = level < node.domains.length ? node.domains[level] : null;
-            if (domain != null) {
-                byPath.computeIfAbsent(domain.path, Domains.Domain::new).nodes.add(node);
-            }
-        }
-        return new ArrayList<>(byPath.values());
     }
 
     /** Holds, among {@code nodes}, the fullest-free ones that could take the instances once emptied; whether it held any. */

@@ -182,29 +182,9 @@ final class LocalityPlacement {
      */
     private List<List<WorkingNode>> roomyDomains(Amount need, int level, List<WorkingNode> subset) {
         List<Domains.Domain> candidates = new ArrayList<>();
-        if (subset == null) {
-            for (Domains.Domain domain : cluster.domainsAt(level)) {
-                if (domain.freeCovers(need)) {
-                    candidates.add(domain);
-                }
-            }
-        } else {
-            // Only some nodes: their own totals, on the few domains they are in.
-            Map<String, Domains.Domain> partial = new TreeMap<>();
-            for (WorkingNode node : subset) {
-                Domains.Domain domain = level < node.domains.length ? node.domains[level] : null;
-                if (domain != null) {
-                    Domains.Domain mine = partial.computeIfAbsent(domain.path, Domains.Domain::new);
-                    mine.nodes.add(node);
-                    mine.freeMilliCpu += Math.max(0, node.freeMilliCpu);
-                    mine.freeMemory += Math.max(0, node.freeMemory);
-                    mine.freeGpus += node.freeGpuCount();
-                }
-            }
-            for (Domains.Domain domain : partial.values()) {
-                if (domain.freeCovers(need)) {
-                    candidates.add(domain);
-                }
+        for (Domains.Domain domain : subset == null ? cluster.domainsAt(level) : Domains.among(subset, level)) {
+            if (domain.freeCovers(need)) {
+                candidates.add(domain);
             }
         }
         candidates.sort(Comparator.comparingLong((Domains.Domain d) -> d.freeGpus).thenComparingLong(d -> d.freeMilliCpu)
