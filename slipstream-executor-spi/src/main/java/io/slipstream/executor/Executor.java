@@ -58,6 +58,15 @@ public interface Executor extends AutoCloseable {
         return null;
     }
 
+    /**
+     * What keeps the executor from following, launching or stopping instances now (the system it drives does not
+     * answer), in a line for {@code /readyz}; {@code null} when nothing does. Returns at once: it says what the
+     * executor last saw, it asks nothing.
+     */
+    default String problem() {
+        return null;
+    }
+
     /** What ending an instance guarantees about the processes it started. */
     default Containment containment() {
         return Containment.EVERY_PROCESS;

@@ -28,7 +28,12 @@ class SlurmExecutorContractTest extends BaseExecutorContractTest {
 
     @Override
     protected Executor createExecutor() {
-        return new SlurmExecutor(CLUSTER.settings(dataDir.resolve("shared")), dataDir.resolve("state"), Clock.systemUTC());
+        return new SlurmExecutor(settings(dataDir.resolve("shared")), dataDir.resolve("state"), Clock.systemUTC());
+    }
+
+    /** The executor's settings: every job as the server's account (root, allowed here). */
+    SlurmSettings settings(Path shared) {
+        return CLUSTER.settings(shared);
     }
 
     @Override

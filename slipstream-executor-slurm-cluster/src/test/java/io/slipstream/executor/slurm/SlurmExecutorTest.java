@@ -213,7 +213,7 @@ class SlurmExecutorTest {
         InstanceId id = newInstanceId();
         Path script = InstanceScript.install(dataDir.resolve("state"));
         List<String> arguments = JobSubmission.arguments(settings, spec(id, "node04", "true", new Resources(1000, 1L << 20, 2, null), List.of(0, 1)),
-                JobName.of("slipstream", id, 0), "test", dataDir, dataDir, script);
+                JobName.of("slipstream", id, 0), "test", dataDir, dataDir, script, null);
         assertThatThrownBy(() -> commands.run("sbatch", arguments)).isInstanceOf(ExecutorException.class)
                 .hasMessageContaining("sbatch failed").hasMessageContaining("Requested node configuration is not available");
     }
@@ -254,12 +254,12 @@ class SlurmExecutorTest {
         before.close();
         Path dir = dataDir.resolve("shared/instances").resolve(id.runId().value()).resolve("1/0");
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!Files.exists(dir.resolve(InstanceScript.SLURM_JOB))) {
+        while (!Files.exists(dir.resolve(InstanceScript.REPORT).resolve(InstanceScript.SLURM_JOB))) {
             assertThat(System.nanoTime()).as("the job runs").isLessThan(deadline);
             TimeUnit.MILLISECONDS.sleep(50); // polling for its wrapper, with a deadline
         }
         Files.delete(dir.resolve("slurm_handle"));
-        Files.delete(dir.resolve(InstanceScript.SLURM_JOB)); // as if it had not started yet: only Slurm's queue knows it
+        Files.delete(dir.resolve(InstanceScript.REPORT).resolve(InstanceScript.SLURM_JOB)); // as if it had not started yet: only Slurm's queue knows it
 
         Executor after = executor();
         assertThat(after.find(id)).contains(handle);

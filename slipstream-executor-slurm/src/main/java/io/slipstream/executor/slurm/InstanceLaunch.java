@@ -22,8 +22,13 @@ final class InstanceLaunch {
     private final SlurmHandles handles;
     private final SharedStorage storage;
     private final Path script;
+    private final SlurmAccounts accounts;
+    private final List<String> queue;
 
-    InstanceLaunch(SlurmSettings settings, SlurmCommands commands, SlurmHandles handles, SharedStorage storage, Path script) {
+    InstanceLaunch(SlurmSettings settings, SlurmCommands commands, SlurmHandles handles, SharedStorage storage, Path script,
+                   SlurmAccounts accounts, List<String> queue) {
+        this.accounts = accounts;
+        this.queue = queue;
         this.settings = settings;
         this.commands = commands;
         this.handles = handles;
@@ -31,21 +36,37 @@ final class InstanceLaunch {
         this.script = script;
     }
 
-    /** Submits the launch's job and returns its handle; the caller holds the epoch fence ({@code epoch}). */
-    Map<String, String> submit(LaunchSpec spec, SlurmNode node, InstanceDirectory dir, long epoch) {
-        Map<String, String> launch = SlurmHandles.launch(spec.id(), node.name(), epoch, spec.restart());
+    /**
+     * The account the instance's job runs as ({@code null}: the server's own).
+     *
+     * @throws ExecutorException if its workspace has none and may not share one
+     */
+    SlurmAccounts.Account accountOf(LaunchSpec spec) {
+        return accounts.of(spec.metadata() == null ? null : spec.metadata().workspace());
+    }
+
+    /**
+     * Submits the launch's job and returns its handle; the caller holds the epoch fence ({@code epoch}). {@code dir} is
+     * shared with {@code account}'s group ({@link SlurmHandles#directoryOf(io.slipstream.api.run.InstanceId, SlurmAccounts.Account)}).
+     */
+    Map<String, String> submit(LaunchSpec spec, SlurmNode node, InstanceDirectory dir, SlurmAccounts.Account account, long epoch) {
+        Map<String, String> launch = SlurmHandles.launch(spec.id(), node.name(), epoch, spec.restart(), account);
+        Integer uid = account == null ? null : account.uid();
         try {
-            dir.createParents(handles.root(), null);
-            Path workingDir = dir.create(null, spec.workingDir());
+            dir.createParents(handles.root(), uid);
+            Path workingDir = dir.create(uid, spec.workingDir());
+            if (account != null) {
+                giveLogs(dir, account); // sbatch opens them as the job's account, which cannot create files in the directory
+            }
             if (spec.restart() > 0) {
                 dir.recordRestart(spec.restart());
             }
             dir.recordEpoch("launch", epoch);
             handles.writeLaunch(dir, launch);
             SharedStorage.Prepared shared = spec.metadata() == null ? null : storage.prepare(spec.metadata());
-            Path secretsDir = spec.secretFiles().isEmpty() ? null : dir.writeSecrets(spec.secretFiles(), null);
+            Path secretsDir = spec.secretFiles().isEmpty() ? null : dir.writeSecrets(spec.secretFiles(), uid);
             if (!spec.identity().isEmpty()) {
-                dir.writeIdentity(spec.identity(), null);
+                dir.writeIdentity(spec.identity(), uid);
             }
             dir.writeEnvironment(SlurmEnvironment.of(spec, node.info(), dir, shared, secretsDir, settings.inheritEnv()));
             InstanceScript.writeCommand(dir.path(), spec.command());
@@ -53,7 +74,8 @@ final class InstanceLaunch {
                 InstanceScript.writeProbe(dir.path(), spec.probe());
             }
             JobName name = JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart());
-            List<String> arguments = JobSubmission.arguments(settings, spec, name, JobSubmission.comment(spec, epoch), dir.path(), workingDir, script);
+            List<String> arguments = JobSubmission.arguments(settings, spec, name, JobSubmission.comment(spec, epoch), dir.path(), workingDir, script,
+                    account);
             String job;
             try {
                 job = jobId(commands.run("sbatch", arguments));
@@ -112,9 +134,9 @@ final class InstanceLaunch {
                     dir.path().resolve(InstanceScript.SLURM_JOB));
         }
         JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
-        String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(), "--name=" + name,
-                "--format=" + JobState.SQUEUE_FORMAT);
-        List<String> named = JobState.liveJobsNamed(queue, name.toString());
+        List<String> arguments = new java.util.ArrayList<>(queue);
+        arguments.add("--name=" + name);
+        List<String> named = JobState.liveJobsNamed(commands.run("squeue", arguments), name.toString());
         String job = named.contains(recorded) ? recorded
                 : !named.isEmpty() ? named.get(0)
                 : SlurmHandles.isJobId(recorded) ? recorded // ended, and perhaps forgotten by Slurm: submitted all the same
@@ -125,6 +147,20 @@ final class InstanceLaunch {
         Map<String, String> found = SlurmHandles.withJob(launch.get(), job);
         handles.writeHandle(dir, found);
         return Optional.of(found);
+    }
+
+    /**
+     * Makes the job's log files, empty, the account's: in the server's directory (which the account cannot write) they
+     * are opened, never made, so nothing the workload does puts a link or another file in their place.
+     */
+    private static void giveLogs(InstanceDirectory dir, SlurmAccounts.Account account) throws IOException {
+        for (Path log : List.of(dir.logs().of(io.slipstream.executor.LogStream.STDOUT), dir.logs().of(io.slipstream.executor.LogStream.STDERR))) {
+            if (!java.nio.file.Files.exists(log, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                java.nio.file.Files.createFile(log, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            }
+            io.slipstream.executor.local.files.SafeFiles.chown(log, account.uid(), account.gid());
+        }
     }
 
     private static void removeSecrets(InstanceDirectory dir) {

@@ -21,8 +21,12 @@ final class InstanceScript {
     /** The files the script reads and writes, in the instance's directory (see instance.sh). */
     static final String ARGV = "argv";
     static final String PROBE = "probe";
+    /** Where the wrapper writes what it records, as the job's account: the workload's {@code report/} (the directory itself is the server's). */
+    static final String REPORT = "report";
     static final String SLURM_JOB = "slurm_job";
     static final String PROBE_FAILED = "probe_failed";
+    static final String READY = "ready";
+    static final String EXIT_CODE = "exit_code";
 
     private InstanceScript() {
     }
@@ -53,7 +57,18 @@ final class InstanceScript {
 
     /** Writes the command (NUL after each argument) where the script reads it. */
     static void writeCommand(Path instanceDir, List<String> command) throws IOException {
-        SafeFiles.writeControlFile(instanceDir.resolve(ARGV), nulSeparated(command), "rw-------");
+        writeForJob(instanceDir, ARGV, nulSeparated(command));
+    }
+
+    /**
+     * A file of the server's that the job reads: readable by the directory's group (the job's account's, slurm.users),
+     * writable by the server alone.
+     */
+    private static void writeForJob(Path instanceDir, String name, byte[] data) throws IOException {
+        Path file = instanceDir.resolve(name);
+        SafeFiles.writeControlFile(file, data, "rw-r-----");
+        Object group = Files.getAttribute(instanceDir, "unix:gid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(file, "unix:gid", group, java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Writes the startup probe where the script reads it: its period, threshold and initial delay, then its command. */
@@ -61,7 +76,7 @@ final class InstanceScript {
         List<String> fields = new java.util.ArrayList<>(List.of(Integer.toString(probe.periodSeconds()), Integer.toString(probe.failureThreshold()),
                 Integer.toString(probe.initialDelaySeconds())));
         fields.addAll(probe.command());
-        SafeFiles.writeControlFile(instanceDir.resolve(PROBE), nulSeparated(fields), "rw-------");
+        writeForJob(instanceDir, PROBE, nulSeparated(fields));
     }
 
     private static byte[] nulSeparated(List<String> arguments) {
@@ -79,7 +94,7 @@ final class InstanceScript {
     /** What a failed probe left: "startup probe failed N time(s) in a row (last exit code C)", or {@code null} if it did not fail. */
     static String probeFailure(Path instanceDir) {
         try {
-            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(PROBE_FAILED), 64);
+            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(REPORT).resolve(PROBE_FAILED), 64);
             if (data == null) {
                 return null;
             }
@@ -96,7 +111,7 @@ final class InstanceScript {
      */
     static String recordedJob(Path instanceDir) {
         try {
-            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(SLURM_JOB), 64);
+            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(REPORT).resolve(SLURM_JOB), 64);
             if (data == null) {
                 return null;
             }
@@ -104,6 +119,29 @@ final class InstanceScript {
             return SlurmHandles.isJobId(job) ? job : "";
         } catch (IOException e) {
             return "";
+        }
+    }
+
+    /** Whether the startup probe passed (the wrapper recorded {@code ready}); nothing of it is opened. */
+    static boolean ready(Path instanceDir) {
+        return Files.exists(instanceDir.resolve(REPORT).resolve(READY), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * How the command ended, as the wrapper recorded it (a whole line), or {@code null}: not yet, or not an exit code
+     * (0-255), which the workload may have written there instead.
+     */
+    static Integer exitCode(Path instanceDir) {
+        try {
+            byte[] data = SafeFiles.readSharedFile(instanceDir.resolve(REPORT).resolve(EXIT_CODE), 64);
+            String line = data == null ? "" : new String(data, StandardCharsets.US_ASCII);
+            if (!line.matches("\\d{1,3}\n")) {
+                return null; // no newline yet: being written
+            }
+            int code = Integer.parseInt(line.trim());
+            return code <= 255 ? code : null;
+        } catch (IOException e) {
+            return null;
         }
     }
 }

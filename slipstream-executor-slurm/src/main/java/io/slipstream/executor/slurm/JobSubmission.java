@@ -27,9 +27,14 @@ final class JobSubmission {
      * @param script     the wrapper script
      */
     static List<String> arguments(SlurmSettings settings, LaunchSpec spec, JobName name, String comment, Path directory, Path workingDir,
-                                  Path script) {
+                                  Path script, SlurmAccounts.Account account) {
         List<String> args = new ArrayList<>();
         args.add("--parsable");
+        if (account != null) {
+            // sbatch as root submits for the account (slurm.users); numbers, as the nodes know them.
+            args.add("--uid=" + account.uid());
+            args.add("--gid=" + account.gid());
+        }
         args.add("--job-name=" + name);
         args.add("--comment=" + comment);
         args.add("--partition=" + settings.partition());

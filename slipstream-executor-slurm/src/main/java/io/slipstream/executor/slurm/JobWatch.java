@@ -41,6 +41,8 @@ final class JobWatch implements AutoCloseable {
     private final Map<InstanceId, WatchedJob> watched = new ConcurrentHashMap<>();
     private final SlurmCommands commands;
     private final SlurmSettings settings;
+    /** squeue's arguments that read every job of the partition that may be an instance's ({@link SlurmExecutor#queueArguments}). */
+    private final List<String> queue;
     private final EpochFence fence;
     private final Clock clock;
     /** Reads the queue and reports; its own thread, so that a slow squeue holds up no kill that is due. */
@@ -51,11 +53,13 @@ final class JobWatch implements AutoCloseable {
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
-    /** Whether the last poll failed (said once, until one succeeds again). */
-    private boolean failing;
+    /** Why the last poll failed, since when ({@code null}: it did not); said once in the log, until one succeeds again. */
+    private volatile String failing;
 
-    JobWatch(SlurmCommands commands, SlurmSettings settings, EpochFence fence, Clock clock, ScheduledExecutorService timer, ExecutorService signals) {
+    JobWatch(SlurmCommands commands, SlurmSettings settings, List<String> queue, EpochFence fence, Clock clock, ScheduledExecutorService timer,
+             ExecutorService signals) {
         this.commands = commands;
+        this.queue = queue;
         this.settings = settings;
         this.fence = fence;
         this.clock = clock;
@@ -68,6 +72,11 @@ final class JobWatch implements AutoCloseable {
         });
         long every = settings.pollInterval().toMillis();
         poller.scheduleWithFixedDelay(this::poll, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** Why Slurm's queue cannot be read, since when; {@code null} when the last poll read it. */
+    String problem() {
+        return failing;
     }
 
     void setListener(Consumer<InstanceReport> listener) {
@@ -221,21 +230,20 @@ final class JobWatch implements AutoCloseable {
         long readAt = System.nanoTime();
         Map<String, JobState> states;
         try {
-            states = JobState.parseAll(commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(),
-                    "--format=" + JobState.SQUEUE_FORMAT));
+            states = JobState.parseAll(commands.run("squeue", queue));
         } catch (RuntimeException e) {
             if (closed) {
                 return; // interrupted by close()
             }
-            if (!failing) {
+            if (failing == null) {
                 LOG.warn("cannot read Slurm's queue (instances are followed again once it answers): {}", e.getMessage());
+                failing = "cannot read Slurm's queue since " + clock.instant() + " (instances are followed again once it answers): " + e.getMessage();
             }
-            failing = true;
             return;
         }
-        if (failing) {
+        if (failing != null) {
             LOG.info("Slurm's queue answers again");
-            failing = false;
+            failing = null;
         }
         Instant now = clock.instant();
         for (WatchedJob job : watched.values()) {
@@ -269,7 +277,7 @@ final class JobWatch implements AutoCloseable {
         } else {
             job.waitingSince = null;
         }
-        if (!job.readyReported && job.dir.ready()) {
+        if (!job.readyReported && InstanceScript.ready(job.dir.path())) {
             job.readyReported = true;
             report(new InstanceReport.Ready(job.id, now));
         } else if (!job.readyReported && !job.probeFailedReported) {
@@ -327,7 +335,7 @@ final class JobWatch implements AutoCloseable {
             return new InstanceReport.Lost(job.id, "node " + job.handle.get(SlurmHandles.NODE) + " failed: Slurm ended job " + job.job + " " + state,
                     true, now);
         }
-        Integer exitCode = job.dir.exitCode();
+        Integer exitCode = InstanceScript.exitCode(job.dir.path());
         boolean terminated = job.dir.terminationRequested();
         if (exitCode != null) {
             EndCause cause = state != null && state.outOfMemory() && exitCode != 0 ? EndCause.OOMKilled : null;

@@ -71,6 +71,9 @@ final class SlurmExecutor implements Executor {
     private final InstanceLaunch launcher;
     private final JobWatch watch;
     private final SlurmConfig config;
+    private final SlurmAccounts accounts;
+    /** squeue's arguments that read every job of the partition that may be an instance's. */
+    private final List<String> queue;
     private final ScheduledExecutorService timer;
     private final ExecutorService workers;
     /** Empties the trash, one pass at a time, never on the workers that run stops' scancel. */
@@ -88,10 +91,11 @@ final class SlurmExecutor implements Executor {
      */
     SlurmExecutor(SlurmSettings settings, Path stateDir, Clock clock) {
         this.settings = requireNonNull(settings, "settings is null");
-        String refusal = settings.startRefusal(SlurmSettings.runningAsRoot());
+        SlurmSettings.Refusal refusal = settings.startRefusal(SlurmSettings.runningAsRoot());
         if (refusal != null) {
-            throw new ExecutorException(refusal);
+            throw new ExecutorException(refusal.toString());
         }
+        this.accounts = SlurmAccounts.resolve(settings, name -> SlurmAccounts.lookUp(name, settings.commandTimeout()));
         this.clock = requireNonNull(clock, "clock is null");
         this.commands = new SlurmCommands(settings.commands(), settings.slurmConf(), settings.commandTimeout());
         this.nodes = new SlurmNodes(commands, settings);
@@ -108,15 +112,49 @@ final class SlurmExecutor implements Executor {
             throw new ExecutorException("cannot make the shared directory " + settings.sharedDirectory() + " ready (slurm.sharedDirectory): "
                     + e.getMessage(), e);
         }
+        if (accounts.others()) {
+            requireServersOwn(settings.sharedDirectory());
+        }
         this.fence = new EpochFence(settings.sharedDirectory());
-        this.storage = new SharedStorage(settings.storageRoot(), null);
-        this.launcher = new InstanceLaunch(settings, commands, handles, storage, InstanceScript.install(stateDir));
+        this.queue = queueArguments(settings, accounts);
+        this.storage = new SharedStorage(settings.storageRoot(), accounts::groupOf);
+        this.launcher = new InstanceLaunch(settings, commands, handles, storage, InstanceScript.install(stateDir), accounts, queue);
         this.timer = Executors.newSingleThreadScheduledExecutor(daemon("slurm-executor-timer"));
         this.workers = workers();
-        this.watch = new JobWatch(commands, settings, fence, clock, timer, workers);
+        this.watch = new JobWatch(commands, settings, queue, fence, clock, timer, workers);
         long refresh = settings.nodeRefresh().toMillis();
         timer.scheduleWithFixedDelay(() -> workers.execute(nodes::refreshQuietly), refresh, refresh, TimeUnit.MILLISECONDS);
         emptyTrashSoon(); // what a previous life left there
+    }
+
+    /**
+     * squeue's arguments that read every job of the partition an instance's may be: the server's own account's jobs
+     * ({@code --me}), or those of the accounts jobs run as.
+     */
+    static List<String> queueArguments(SlurmSettings settings, SlurmAccounts accounts) {
+        List<String> arguments = new java.util.ArrayList<>(List.of("--noheader"));
+        arguments.add(accounts.others() ? "--user=" + String.join(",", accounts.names(System.getProperty("user.name"))) : "--me");
+        arguments.addAll(List.of("--states=all", "--partition=" + settings.partition(), "--format=" + JobState.SQUEUE_FORMAT));
+        return List.copyOf(arguments);
+    }
+
+    /**
+     * With jobs as other accounts, the shared directory must be the server's alone to write: the leader fence and the
+     * instances' and storage roots are in it.
+     */
+    private static void requireServersOwn(Path shared) {
+        try {
+            Files.createDirectories(shared);
+            Object owner = Files.getAttribute(shared, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            int mode = (Integer) Files.getAttribute(shared, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            if (!Integer.valueOf(0).equals(owner) || (mode & 0022) != 0 || Files.isSymbolicLink(shared)) {
+                throw new ExecutorException("slurm.sharedDirectory " + shared + " must be root's and writable by root alone (is uid " + owner
+                        + ", mode " + Integer.toOctalString(mode & 07777) + "): jobs run as the workspaces' accounts, and the leader fence and"
+                        + " every instance's directory are in it");
+            }
+        } catch (IOException e) {
+            throw new ExecutorException("cannot make the shared directory " + shared + " ready (slurm.sharedDirectory): " + e.getMessage(), e);
+        }
     }
 
     private static SlurmConfig readConfig(SlurmCommands commands) {
@@ -164,6 +202,13 @@ final class SlurmExecutor implements Executor {
         return new Endpoint(hostname, hostname, ip, NodePorts.free(ip, ports, taken, settings.firstPort(), settings.lastPort()));
     }
 
+    /** Slurm's queue or nodes cannot be read: what it last said. */
+    @Override
+    public String problem() {
+        String queue = watch.problem();
+        return queue != null ? queue : nodes.problem();
+    }
+
     @Override
     public Containment containment() {
         return config == null ? Containment.PROCESS_TREE : config.containment();
@@ -209,10 +254,11 @@ final class SlurmExecutor implements Executor {
                 throw new ExecutorException("node " + node.name() + " has no GPU " + gpu + ": its gpu GRES has " + gpus);
             }
         }
+        SlurmAccounts.Account account = launcher.accountOf(spec);
         ReentrantLock lock = launchLocks.computeIfAbsent(spec.id(), id -> new ReentrantLock());
         lock.lock();
         try {
-            InstanceDirectory dir = handles.directoryOf(spec.id());
+            InstanceDirectory dir = handles.directoryOf(spec.id(), account);
             Optional<Map<String, String>> existing = submitted(spec.id(), dir);
             if (existing.isPresent() && !spec.node().equals(existing.get().get(SlurmHandles.NODE))) {
                 // The directory (which the workload can write) records a launch on another node than the one asked.
@@ -231,7 +277,7 @@ final class SlurmExecutor implements Executor {
                 setAside(spec, existing.get(), dir);
             }
             return fence.guarded(() -> {
-                Map<String, String> handle = launcher.submit(spec, node, dir, fence.epoch());
+                Map<String, String> handle = launcher.submit(spec, node, dir, account, fence.epoch());
                 watch.watch(spec.id(), handle, dir, false);
                 return handle;
             });
@@ -281,9 +327,7 @@ final class SlurmExecutor implements Executor {
 
     /** Whether the job of that id and name may still run (a job of another name is not the launch's). */
     private boolean jobIsLive(String job, String name) {
-        String queue = commands.run("squeue", "--noheader", "--me", "--states=all", "--partition=" + settings.partition(),
-                "--format=" + JobState.SQUEUE_FORMAT);
-        JobState state = JobState.parseAll(queue).get(job);
+        JobState state = JobState.parseAll(commands.run("squeue", queue)).get(job);
         return state != null && state.named(name) && state.live();
     }
 
@@ -339,7 +383,7 @@ final class SlurmExecutor implements Executor {
         if (job == null) {
             job = watch.watch(id, handle, dir, false); // its end is reported once its job is gone
         }
-        if (dir.exitCode() == null) {
+        if (InstanceScript.exitCode(dir.path()) == null) {
             dir.markTerminationRequested();
             if (!gracePeriod.isZero()) {
                 dir.writeNotice(reason, clock.instant().plus(gracePeriod));
@@ -370,7 +414,7 @@ final class SlurmExecutor implements Executor {
             return false;
         }
         try {
-            return job.dir.refreshIdentity(tokens, null);
+            return job.dir.refreshIdentity(tokens, SlurmHandles.uidOf(job.handle));
         } catch (IOException e) {
             throw new ExecutorException("cannot write the identity tokens of instance " + id + ": " + e.getMessage(), e);
         }

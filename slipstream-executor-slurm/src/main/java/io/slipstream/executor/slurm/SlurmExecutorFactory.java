@@ -102,14 +102,20 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         List<String> inherit = readInheritEnv(slurm);
         settings = inherit == null ? settings : settings.withInheritEnv(inherit);
         Boolean trusted = slurm.bool("trustedTenants", false);
-        if (!Boolean.TRUE.equals(trusted)) {
-            slurm.problems().add(slurm.pathOf("trustedTenants"), SlurmSettings.TRUSTED_TENANTS_WHY);
-        }
         Boolean rootJobs = slurm.bool("allowRootJobs", false);
-        if (root.getAsBoolean() && !Boolean.TRUE.equals(rootJobs)) {
-            slurm.problems().add(slurm.pathOf("allowRootJobs"), SlurmSettings.ROOT_JOBS_WHY);
+        settings = settings.withTrustedTenants(Boolean.TRUE.equals(trusted)).withAllowRootJobs(Boolean.TRUE.equals(rootJobs))
+                .withUsers(readUsers(slurm));
+        String defaultUser = slurm.string("defaultUser", false, 32);
+        if (defaultUser != null && !SlurmSettings.USER.matcher(defaultUser).matches()) {
+            slurm.problems().add(slurm.pathOf("defaultUser"), "must be a Unix user name: lower-case letters, digits, '_' and '-' (is '"
+                    + defaultUser + "')");
+        } else if (defaultUser != null) {
+            settings = settings.withDefaultUser(defaultUser);
         }
-        settings = settings.withTrustedTenants(Boolean.TRUE.equals(trusted)).withAllowRootJobs(Boolean.TRUE.equals(rootJobs));
+        SlurmSettings.Refusal refusal = settings.startRefusal(root.getAsBoolean());
+        if (refusal != null) {
+            slurm.problems().add(slurm.pathOf(refusal.field()), refusal.why());
+        }
         slurm.finish();
         return shared == null ? null : settings;
     }
@@ -149,6 +155,27 @@ public final class SlurmExecutorFactory implements ExecutorFactory {
         }
         slurm.problems().add(slurm.pathOf("ports"), "must be a range of ports such as 30000-39999, within 1024-65535 (is '" + text + "')");
         return settings;
+    }
+
+    /** {@code users: {<workspace>: <Unix user>}}: whether the users exist is checked when the executor starts. */
+    private static java.util.Map<String, String> readUsers(FieldReader slurm) {
+        List<java.util.Map.Entry<String, JsonNode>> entries = slurm.entries("users", false, 10_000);
+        if (entries == null) {
+            return java.util.Map.of();
+        }
+        java.util.Map<String, String> users = new java.util.LinkedHashMap<>();
+        for (java.util.Map.Entry<String, JsonNode> entry : entries) {
+            String at = slurm.pathOf("users") + "." + entry.getKey();
+            if (io.slipstream.api.spec.Names.dnsLabelProblem(entry.getKey()) != null) {
+                slurm.problems().add(at, "is not a workspace name (a DNS label: lower-case letters, digits and '-')");
+            } else if (!entry.getValue().isString() || !SlurmSettings.USER.matcher(entry.getValue().asString()).matches()) {
+                slurm.problems().add(at, "must be a Unix user name: lower-case letters, digits, '_' and '-' (is "
+                        + FieldReader.describe(entry.getValue()) + ")");
+            } else {
+                users.put(entry.getKey(), entry.getValue().asString());
+            }
+        }
+        return users;
     }
 
     private static List<String> readInheritEnv(FieldReader slurm) {

@@ -35,6 +35,9 @@ final class SlurmHandles {
     static final String DIR = "dir";
     static final String NODE = "node";
     static final String EPOCH = "epoch";
+    /** The account the job runs as (slurm.users), when not the server's own. */
+    static final String UID = "uid";
+    static final String GID = "gid";
     private static final Logger LOG = LoggerFactory.getLogger(SlurmHandles.class);
     /** A Slurm job id: digits, never an option or a list. */
     private static final Pattern JOB_ID = Pattern.compile("\\d{1,20}");
@@ -58,27 +61,54 @@ final class SlurmHandles {
         return InstanceDirectory.sharedWithWorkload(root.resolve(relative(id)));
     }
 
+    /** Where the instance's current launch is, its files shared with {@code account}'s group ({@code null}: the server's account). */
+    InstanceDirectory directoryOf(InstanceId id, SlurmAccounts.Account account) {
+        return at(root.resolve(relative(id)), account == null ? null : account.gid());
+    }
+
+    private static InstanceDirectory at(Path path, Integer gid) {
+        return gid == null ? InstanceDirectory.sharedWithWorkload(path) : InstanceDirectory.sharedWithWorkload(path, gid);
+    }
+
+    /** The uid the handle's job runs as, or {@code null} (the server's own). */
+    static Integer uidOf(Map<String, String> handle) {
+        return id(handle.get(UID));
+    }
+
+    /** The group the handle's files are shared with, or {@code null}. */
+    static Integer gidOf(Map<String, String> handle) {
+        return id(handle.get(GID));
+    }
+
+    private static Integer id(String value) {
+        return value != null && value.matches("[1-9]\\d{0,8}") ? Integer.valueOf(value) : null;
+    }
+
     private static Path relative(InstanceId id) {
         return Path.of(id.runId().value(), Integer.toString(id.attempt()), Integer.toString(id.rank()));
     }
 
     /** Where the launch {@code handle} is of: the instance's directory, or, after a restart in place, the one set aside. */
     InstanceDirectory directoryOf(InstanceId id, Map<String, String> handle) {
-        InstanceDirectory current = directoryOf(id);
+        InstanceDirectory current = at(root.resolve(relative(id)), gidOf(handle));
         int restart = Executor.restartOf(handle);
         if (!Files.isDirectory(current.path(), LinkOption.NOFOLLOW_LINKS) || current.restart() == restart) {
             return current;
         }
         Path aside = current.path().resolveSibling(current.path().getFileName() + ".restart-" + restart);
-        return Files.isDirectory(aside, LinkOption.NOFOLLOW_LINKS) ? InstanceDirectory.sharedWithWorkload(aside) : current;
+        return Files.isDirectory(aside, LinkOption.NOFOLLOW_LINKS) ? at(aside, gidOf(handle)) : current;
     }
 
     /** The handle of a launch before its job is known. */
-    static Map<String, String> launch(InstanceId id, String node, long epoch, int restart) {
+    static Map<String, String> launch(InstanceId id, String node, long epoch, int restart, SlurmAccounts.Account account) {
         Map<String, String> handle = new LinkedHashMap<>();
         handle.put(DIR, relative(id).toString());
         handle.put(NODE, node);
         handle.put(EPOCH, Long.toString(epoch));
+        if (account != null) {
+            handle.put(UID, Integer.toString(account.uid()));
+            handle.put(GID, Integer.toString(account.gid()));
+        }
         if (restart > 0) {
             handle.put(Executor.RESTART_KEY, Integer.toString(restart));
         }

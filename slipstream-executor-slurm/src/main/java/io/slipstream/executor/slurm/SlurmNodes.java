@@ -32,6 +32,8 @@ final class SlurmNodes {
     /** What was said once about nodes left out (never again at every refresh). */
     private final Set<String> told = ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.atomic.AtomicBoolean refreshing = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Why the last refresh failed, or {@code null}. */
+    private volatile String problem;
 
     SlurmNodes(SlurmCommands commands, SlurmSettings settings) {
         this.commands = commands;
@@ -82,14 +84,23 @@ final class SlurmNodes {
      * Refreshes, logging (not throwing) when Slurm does not answer: the nodes read last stay. Skipped while another
      * refresh runs (a slow controller must not pile them up).
      */
+    /** Why the last refresh failed, or {@code null}. */
+    String problem() {
+        return problem;
+    }
+
     void refreshQuietly() {
         if (!refreshing.compareAndSet(false, true)) {
             return;
         }
         try {
             refresh();
+            problem = null;
         } catch (RuntimeException e) {
-            LOG.warn("cannot read the nodes of partition {} (the last ones read stay): {}", settings.partition(), e.getMessage());
+            if (problem == null) {
+                LOG.warn("cannot read the nodes of partition {} (the last ones read stay): {}", settings.partition(), e.getMessage());
+            }
+            problem = "cannot read the nodes of partition " + settings.partition() + " (the last ones read stay): " + e.getMessage();
         } finally {
             refreshing.set(false);
         }

@@ -6,6 +6,7 @@ import io.slipstream.executor.ExecutorSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -34,11 +35,15 @@ import java.util.regex.Pattern;
  *                        shares one Unix account on the nodes ({@link #startRefusal}, docs/slurm.md "Limits")
  * @param allowRootJobs   that tenant code may run as root on the nodes (the server runs as root): only for a trial on one
  *                        machine
+ * @param users           the Unix account each workspace's jobs run as ({@code sbatch --uid}, the server running as root):
+ *                        one account per workspace keeps workspaces apart ({@link SlurmAccounts})
+ * @param defaultUser     the account of a workspace that {@code users} does not name ({@code null}: the server's own);
+ *                        shared by all such workspaces, so only with {@code trustedTenants}
  */
 public record SlurmSettings(String partition, String qos, String account, Path sharedDirectory, Path slurmConf, Path commands,
                             Duration commandTimeout, Duration pollInterval, Duration nodeRefresh, Duration startTimeout, int firstPort,
                             int lastPort, String gpuModel, String jobNamePrefix, List<String> inheritEnv, boolean trustedTenants,
-                            boolean allowRootJobs) implements ExecutorSettings {
+                            boolean allowRootJobs, Map<String, String> users, String defaultUser) implements ExecutorSettings {
     public static final String NAME = "slurm";
     /**
      * What instances inherit of the server's environment unless said otherwise: not its {@code HOME} (an instance's is its
@@ -49,6 +54,8 @@ public record SlurmSettings(String partition, String qos, String account, Path s
     static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(15);
     /** Job name prefixes: what a run id may hold, so that the name parses back (docs/slurm.md). */
     static final Pattern PREFIX = Pattern.compile("[a-z0-9][-a-z0-9]{0,31}");
+    /** Unix user names as useradd takes them (never an option, a path or a uid). */
+    static final Pattern USER = Pattern.compile("[a-z_][a-z0-9_-]{0,31}");
 
     public SlurmSettings {
         requireNonNull(partition, "partition is null");
@@ -76,104 +83,141 @@ public record SlurmSettings(String partition, String qos, String account, Path s
             throw new IllegalArgumentException("jobNamePrefix must be lower-case letters, digits and '-', up to 32: " + jobNamePrefix);
         }
         inheritEnv = List.copyOf(inheritEnv);
+        users = Map.copyOf(users);
+        for (Map.Entry<String, String> user : users.entrySet()) {
+            if (!USER.matcher(user.getValue()).matches()) {
+                throw new IllegalArgumentException("users." + user.getKey() + " must be a Unix user name: " + user.getValue());
+            }
+        }
+        if (defaultUser != null && !USER.matcher(defaultUser).matches()) {
+            throw new IllegalArgumentException("defaultUser must be a Unix user name: " + defaultUser);
+        }
     }
 
     /** Partition {@code slipstream}, the cluster's default QOS and account, Slurm's commands on the PATH, and these defaults. */
     public static SlurmSettings defaults(Path sharedDirectory) {
         return new SlurmSettings("slipstream", null, null, sharedDirectory, null, null, Duration.ofSeconds(15), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), Duration.ofMinutes(5), 30_000, 39_999, "gpu", "slipstream", DEFAULT_INHERITED_ENV, false, false);
+                Duration.ofSeconds(10), Duration.ofMinutes(5), 30_000, 39_999, "gpu", "slipstream", DEFAULT_INHERITED_ENV, false, false, Map.of(), null);
     }
 
     public SlurmSettings withPartition(String name) {
         return new SlurmSettings(name, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withQos(String name) {
         return new SlurmSettings(partition, name, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withAccount(String name) {
         return new SlurmSettings(partition, qos, name, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withSlurmConf(Path file) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, file, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withCommands(Path directory) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, directory, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withCommandTimeout(Duration timeout) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, timeout, pollInterval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withPollInterval(Duration interval) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, interval, nodeRefresh, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withNodeRefresh(Duration interval) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, interval, startTimeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withStartTimeout(Duration timeout) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh, timeout,
-                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withPorts(int first, int last) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, first, last, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, first, last, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withGpuModel(String model) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, model, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, model, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withJobNamePrefix(String prefix) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, prefix, inheritEnv, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, prefix, inheritEnv, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withInheritEnv(List<String> names) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, names, trustedTenants, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, names, trustedTenants, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withTrustedTenants(boolean trusted) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trusted, allowRootJobs);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trusted, allowRootJobs, users, defaultUser);
     }
 
     public SlurmSettings withAllowRootJobs(boolean allowed) {
         return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
-                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowed);
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowed, users, defaultUser);
     }
 
-    /** Why {@code slurm.trustedTenants} must be true. */
-    static final String TRUSTED_TENANTS_WHY = "must be true for the Slurm executor to start: every run shares one Unix account (the server's) on"
-            + " the nodes, so any run can read the others' secrets and files, write them, and cancel their jobs (docs/slurm.md, Limits);"
-            + " set it to true only when every user of this server trusts the others (one team, say)";
-    /** Why {@code slurm.allowRootJobs} must be true when the server runs as root. */
-    static final String ROOT_JOBS_WHY = "must be true for the Slurm executor to start while the server runs as root: tenant code then runs as"
-            + " root on the nodes; only for a trial on one machine";
+    public SlurmSettings withUsers(Map<String, String> byWorkspace) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, byWorkspace, defaultUser);
+    }
+
+    public SlurmSettings withDefaultUser(String user) {
+        return new SlurmSettings(partition, qos, account, sharedDirectory, slurmConf, commands, commandTimeout, pollInterval, nodeRefresh,
+                startTimeout, firstPort, lastPort, gpuModel, jobNamePrefix, inheritEnv, trustedTenants, allowRootJobs, users, user);
+    }
+
+    /** Why {@code slurm.trustedTenants} must be true without {@code slurm.users}. */
+    static final String TRUSTED_TENANTS_WHY = "must be true for the Slurm executor to start without slurm.users: every run then shares one"
+            + " Unix account on the nodes, so any run can read the others' secrets and files, write them, and cancel their jobs"
+            + " (docs/slurm.md, Limits); give each workspace an account of its own (slurm.users, the server running as root), or set"
+            + " it to true only when every user of this server trusts the others (one team, say)";
+    /** Why {@code slurm.allowRootJobs} must be true when the server runs as root and some job would run as root. */
+    static final String ROOT_JOBS_WHY = "must be true for the Slurm executor to start while the server runs as root and a workspace has no"
+            + " account (slurm.users, slurm.defaultUser): its tenant code then runs as root on the nodes; only for a trial on one machine";
+
+    /** A setting that keeps the executor from starting: its field below {@code slurm} and why. */
+    record Refusal(String field, String why) {
+        @Override
+        public String toString() {
+            return "slurm." + field + " " + why;
+        }
+    }
 
     /** Why an executor with these settings must not start, or {@code null}; {@code root}: the server runs as root. */
-    String startRefusal(boolean root) {
-        if (!trustedTenants) {
-            return "slurm.trustedTenants " + TRUSTED_TENANTS_WHY;
+    Refusal startRefusal(boolean root) {
+        boolean ownAccounts = !users.isEmpty() || defaultUser != null;
+        if (ownAccounts && !root) {
+            return new Refusal(users.isEmpty() ? "defaultUser" : "users", "needs the server to run as root: jobs are submitted as other"
+                    + " accounts with sbatch --uid, which only root may use");
         }
-        if (root && !allowRootJobs) {
-            return "slurm.allowRootJobs " + ROOT_JOBS_WHY;
+        if (!trustedTenants && users.isEmpty()) {
+            return new Refusal("trustedTenants", TRUSTED_TENANTS_WHY);
+        }
+        if (!trustedTenants && defaultUser != null) {
+            return new Refusal("defaultUser", "is one account shared by every workspace without its own: its runs could read and write each"
+                    + " other's files and cancel each other's jobs; only with trustedTenants: true (or give each workspace its own in slurm.users)");
+        }
+        if (root && trustedTenants && defaultUser == null && !allowRootJobs) {
+            return new Refusal("allowRootJobs", ROOT_JOBS_WHY);
         }
         return null;
     }

@@ -4,7 +4,8 @@
 #   argv   the command, one argument after another, each ended by a NUL byte (never read by a shell)
 #   env    the instance's environment, as export lines
 #   probe  its startup probe, if any, NUL-separated: period, failure threshold, initial delay, then the command
-# What this script writes back, each file whole (a temporary file renamed), the server reads:
+# What this script writes back into report/ (the job's account's own; the directory itself is the server's), each file
+# whole (a temporary file renamed), the server reads:
 #   slurm_job     the job's id, once it runs (finds it again when Slurm no longer remembers its name)
 #   ready         the startup probe passed; probe_failed: it failed "<tries> <last exit code>"
 #   exit_code     how the command ended: its exit code, 128 + n when signal n killed it
@@ -15,7 +16,7 @@ _ss_slurm_gpus=${CUDA_VISIBLE_DEVICES-}
 _ss_timeout=$(command -v timeout)
 
 _ss_record() {
-  printf '%s\n' "$2" > "$_ss_dir/$1.tmp" && mv -f "$_ss_dir/$1.tmp" "$_ss_dir/$1"
+  printf '%s\n' "$2" > "$_ss_dir/report/$1.tmp" && mv -f "$_ss_dir/report/$1.tmp" "$_ss_dir/report/$1"
 }
 
 _ss_environment() {

@@ -86,22 +86,40 @@ class ForgedHandleTest {
     void aForgedJobIdNeverReachesACommandLine() throws Exception {
         Files.writeString(dir.path().resolve("slurm_handle"), "{\"job\":\"--user=svc\",\"dir\":\"forged/1/0\",\"node\":\"node01\",\"epoch\":\"1\"}");
         Files.writeString(dir.path().resolve("slurm_launch"), "{\"dir\":\"forged/1/0\",\"node\":\"node01\",\"epoch\":\"1\"}");
-        Files.writeString(dir.path().resolve(InstanceScript.SLURM_JOB), "--user=svc\n");
-        InstanceLaunch launch = new InstanceLaunch(settings, commands, handles, null, tmp.resolve("instance.sh"));
+        Files.createDirectories(dir.path().resolve(InstanceScript.REPORT));
+        Files.writeString(dir.path().resolve(InstanceScript.REPORT).resolve(InstanceScript.SLURM_JOB), "--user=svc\n");
+        InstanceLaunch launch = new InstanceLaunch(settings, commands, handles, null, tmp.resolve("instance.sh"), SlurmAccounts.serversOwn(),
+                SlurmExecutor.queueArguments(settings, SlurmAccounts.serversOwn()));
         assertThat(launch.submitted(dir, ID)).as("no job of its name is in the queue").isEmpty();
-        Files.writeString(dir.path().resolve(InstanceScript.SLURM_JOB), "-5\n");
+        Files.writeString(dir.path().resolve(InstanceScript.REPORT).resolve(InstanceScript.SLURM_JOB), "-5\n");
         assertThat(launch.submitted(dir, ID)).isEmpty();
 
-        try (JobWatch watch = new JobWatch(commands, settings, new EpochFence(settings.sharedDirectory()), Clock.systemUTC(), timer, signals)) {
+        try (JobWatch watch = new JobWatch(commands, settings, SlurmExecutor.queueArguments(settings, SlurmAccounts.serversOwn()), new EpochFence(settings.sharedDirectory()), Clock.systemUTC(), timer, signals)) {
             assertThatThrownBy(() -> watch.watch(ID, Map.of(SlurmHandles.JOB, "--user=svc"), dir, false)).isInstanceOf(ExecutorException.class);
             assertThat(watch.isWatched(ID)).isFalse();
         }
         assertThat(calls()).doesNotContain("--user").doesNotContain("-5").doesNotContain("scancel");
     }
 
+    /** A queue Slurm cannot read is what /readyz says of the executor, until it answers again. */
+    @Test
+    void aQueueThatCannotBeReadIsTheExecutorsProblemUntilItAnswers() throws Exception {
+        Path squeue = tmp.resolve("bin/squeue");
+        Files.writeString(squeue, "#!/bin/sh\necho 'squeue: error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n");
+        try (JobWatch watch = new JobWatch(commands, settings, SlurmExecutor.queueArguments(settings, SlurmAccounts.serversOwn()),
+                new EpochFence(settings.sharedDirectory()), Clock.systemUTC(), timer, signals)) {
+            watch.watch(ID, SlurmHandles.withJob(SlurmHandles.launch(ID, "node01", 1, 0, null), "77"), dir, false);
+            watch.poll();
+            assertThat(watch.problem()).startsWith("cannot read Slurm's queue since ").contains("Unable to contact slurm controller");
+            Files.writeString(squeue, "#!/bin/sh\necho '77|RUNNING|None|slipstream.forged.1.0.0'\n");
+            watch.poll();
+            assertThat(watch.problem()).isNull();
+        }
+    }
+
     @Test
     void aCancelNamesTheLaunchsJobNameAndPartitionAndPutsTheIdAfterDashDash() {
-        WatchedJob job = new WatchedJob(ID, SlurmHandles.withJob(SlurmHandles.launch(ID, "node01", 1, 2), "77"), dir,
+        WatchedJob job = new WatchedJob(ID, SlurmHandles.withJob(SlurmHandles.launch(ID, "node01", 1, 2, null), "77"), dir,
                 JobName.of(settings.jobNamePrefix(), ID, 2).toString());
         assertThat(JobWatch.cancelArguments(settings, job, "--signal=KILL", "--batch"))
                 .containsExactly("--signal=KILL", "--batch", "--name=slipstream.forged.1.0.2", "--partition=slipstream", "--", "77");
@@ -121,11 +139,12 @@ class ForgedHandleTest {
         Path sbatch = tmp.resolve("bin/sbatch");
         Files.writeString(sbatch, "#!/bin/sh\necho 'sbatch: error: Socket timed out' >&2\nexit 1\n");
         Files.setPosixFilePermissions(sbatch, PosixFilePermissions.fromString("rwxr-xr-x"));
-        InstanceLaunch launch = new InstanceLaunch(settings, commands, handles, null, tmp.resolve("instance.sh"));
+        InstanceLaunch launch = new InstanceLaunch(settings, commands, handles, null, tmp.resolve("instance.sh"), SlurmAccounts.serversOwn(),
+                SlurmExecutor.queueArguments(settings, SlurmAccounts.serversOwn()));
         io.slipstream.executor.LaunchSpec spec = new io.slipstream.executor.LaunchSpec(ID, "main-0", "node01", List.of(), List.of("true"),
                 Map.of(), null, null, null, null, null);
         SlurmNode node = SlurmNode.parse("node01|8|1000|(null)|(null)|idle|node01|node01|none", "gpu", why -> { });
-        assertThatThrownBy(() -> launch.submit(spec, node, dir, 1)).isInstanceOf(ExecutorException.class).hasMessageContaining("Socket timed out");
+        assertThatThrownBy(() -> launch.submit(spec, node, dir, null, 1)).isInstanceOf(ExecutorException.class).hasMessageContaining("Socket timed out");
         assertThat(calls()).contains("scancel [--name=slipstream.forged.1.0.0] [--partition=slipstream]");
     }
 }

@@ -31,6 +31,7 @@ class InstanceScriptTest {
         assumeTrue(Files.isExecutable(Path.of("/bin/bash")) && Files.isExecutable(Path.of("/usr/bin/setsid")), "skipped: no bash or setsid");
         script = InstanceScript.install(tmp.resolve("state"));
         dir = new InstanceDirectory(Files.createDirectories(tmp.resolve("instance")));
+        Files.createDirectories(dir.path().resolve(InstanceScript.REPORT)); // as InstanceDirectory.create makes it
         dir.writeEnvironment(Map.of("GREETING", "hello 'world'", "CUDA_VISIBLE_DEVICES", "1", "PATH", System.getenv("PATH")));
     }
 
@@ -56,7 +57,7 @@ class InstanceScriptTest {
         assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(wrapper.exitValue()).isEqualTo(7);
         assertThat(stdout()).isEqualTo("a b|$(echo injected)|; exit 9|*||hello 'world'|1|");
-        assertThat(dir.exitCode()).isEqualTo(7);
+        assertThat(InstanceScript.exitCode(dir.path())).isEqualTo(7);
         assertThat(InstanceScript.recordedJob(dir.path())).isEqualTo("42");
     }
 
@@ -71,7 +72,7 @@ class InstanceScriptTest {
     void aCommandThatCannotBeFoundExitsWith127() throws Exception {
         Process wrapper = start(List.of("no-such-program-xyz"), Map.of());
         assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(dir.exitCode()).isEqualTo(127);
+        assertThat(InstanceScript.exitCode(dir.path())).isEqualTo(127);
         assertThat(Files.readString(dir.path().resolve("stderr.log"))).contains("no-such-program-xyz");
     }
 
@@ -83,24 +84,24 @@ class InstanceScriptTest {
         assertThat(new ProcessBuilder("kill", "-TERM", "--", "-" + wrapper.pid()).start().waitFor()).isZero();
         assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(stdout()).isEqualTo("started\nsaving\n");
-        assertThat(dir.exitCode()).isEqualTo(3);
+        assertThat(InstanceScript.exitCode(dir.path())).isEqualTo(3);
     }
 
     @Test
     void theStartupProbeIsTriedUntilItPassesOrFailedEnoughTimes() throws Exception {
         InstanceScript.writeProbe(dir.path(), new StartupProbe(List.of("false"), 1, 2, 0));
-        Path failed = dir.path().resolve(InstanceScript.PROBE_FAILED);
+        Path failed = dir.path().resolve(InstanceScript.REPORT).resolve(InstanceScript.PROBE_FAILED);
         Process wrapper = start(List.of("sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.1; done", "sh", failed.toString()), Map.of());
         assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(InstanceScript.probeFailure(dir.path())).isEqualTo("startup probe failed 2 time(s) in a row (last exit code 1)");
-        assertThat(dir.ready()).isFalse();
+        assertThat(InstanceScript.ready(dir.path())).isFalse();
 
         Files.delete(failed);
         InstanceScript.writeProbe(dir.path(), new StartupProbe(List.of("sh", "-c", "test \"$GREETING\" = \"hello 'world'\""), 1, 3, 0));
-        Path ready = dir.path().resolve("ready");
+        Path ready = dir.path().resolve(InstanceScript.REPORT).resolve(InstanceScript.READY);
         wrapper = start(List.of("sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.1; done", "sh", ready.toString()), Map.of());
         assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(dir.ready()).as("the probe runs in the instance's environment").isTrue();
+        assertThat(InstanceScript.ready(dir.path())).as("the probe runs in the instance's environment").isTrue();
         assertThat(InstanceScript.probeFailure(dir.path())).isNull();
     }
 

@@ -17,8 +17,21 @@ class JobSubmissionTest {
     private static final Path DIR = Path.of("/shared/instances/train-7x2k/2/5");
 
     private static List<String> arguments(SlurmSettings settings, LaunchSpec spec) {
+        return arguments(settings, spec, null);
+    }
+
+    private static List<String> arguments(SlurmSettings settings, LaunchSpec spec, SlurmAccounts.Account account) {
         return JobSubmission.arguments(settings, spec, JobName.of(settings.jobNamePrefix(), spec.id(), spec.restart()),
-                JobSubmission.comment(spec, 4), DIR, DIR.resolve("work"), Path.of("/var/lib/slipstream/slurm/instance.sh"));
+                JobSubmission.comment(spec, 4), DIR, DIR.resolve("work"), Path.of("/var/lib/slipstream/slurm/instance.sh"), account);
+    }
+
+    @Test
+    void aWorkspacesJobIsSubmittedAsItsAccountByNumber() {
+        List<String> args = arguments(SlurmSettings.defaults(Path.of("/shared")), new LaunchSpec(ID, "main-0", "n1", List.of(), List.of("true"),
+                Map.of(), null, null), new SlurmAccounts.Account("alice", 1001, 1501));
+        assertThat(args).containsSequence("--parsable", "--uid=1001", "--gid=1501");
+        assertThat(arguments(SlurmSettings.defaults(Path.of("/shared")), new LaunchSpec(ID, "main-0", "n1", List.of(), List.of("true"),
+                Map.of(), null, null))).noneMatch(arg -> arg.startsWith("--uid") || arg.startsWith("--gid"));
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 
@@ -66,7 +67,21 @@ class SlurmExecutorFactoryTest {
         assertThat(problems.list()).isEmpty();
         assertThat(settings).isEqualTo(new SlurmSettings("ml", "slipstream-noprempt", "ml-platform", Path.of("/lustre/slipstream"),
                 Path.of("/etc/slurm/slurm.conf"), Path.of("/opt/slurm/bin"), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofMinutes(2), 40_000, 40_999, "h100-80gb", "ss-prod", List.of("PATH", "LANG"), true, true));
+                Duration.ofMinutes(2), 40_000, 40_999, "h100-80gb", "ss-prod", List.of("PATH", "LANG"), true, true, Map.of(), null));
+    }
+
+    @Test
+    void accountsByWorkspaceAreReadAndABadOneIsNamed() {
+        Problems asRoot = new Problems();
+        SlurmSettings settings = new SlurmExecutorFactory(() -> true).read(FieldReader.of(DocumentParser.parseOne("""
+                slurm:
+                  sharedDirectory: /shared
+                  users: {team-a: alice, Team_B: bob, team-c: "--uid=0", team-d: 7}
+                """.getBytes(StandardCharsets.UTF_8)), "", asRoot));
+        assertThat(asRoot.list()).extracting(Problem::field).containsExactly("slurm.users.Team_B", "slurm.users.team-c", "slurm.users.team-d");
+        assertThat(settings.users()).isEqualTo(Map.of("team-a", "alice"));
+        read("slurm: {sharedDirectory: /shared, users: {team-a: alice}, defaultUser: svc}");
+        assertThat(problems.list()).extracting(Problem::field).as("not root; a shared default without trust").contains("slurm.users");
     }
 
     @Test
@@ -92,8 +107,8 @@ class SlurmExecutorFactoryTest {
         assertThat(allowed.list()).isEmpty();
 
         SlurmSettings settings = SlurmSettings.defaults(Path.of("/shared"));
-        assertThat(settings.startRefusal(false)).startsWith("slurm.trustedTenants must be true");
-        assertThat(settings.withTrustedTenants(true).startRefusal(true)).startsWith("slurm.allowRootJobs must be true")
+        assertThat(settings.startRefusal(false).toString()).startsWith("slurm.trustedTenants must be true");
+        assertThat(settings.withTrustedTenants(true).startRefusal(true).toString()).startsWith("slurm.allowRootJobs must be true")
                 .contains("tenant code then runs as root on the nodes");
         assertThat(settings.withTrustedTenants(true).startRefusal(false)).isNull();
         assertThat(settings.withTrustedTenants(true).withAllowRootJobs(true).startRefusal(true)).isNull();

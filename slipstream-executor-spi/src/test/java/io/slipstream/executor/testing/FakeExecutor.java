@@ -72,6 +72,7 @@ public final class FakeExecutor implements Executor {
     private volatile long epoch;
     /** Whether instances ignore the notice and are killed once their grace period is over (see {@link #ignoringNotices}). */
     private volatile boolean ignoringNotices;
+    private volatile String problem;
     /** When each instance told to stop is killed: this executor's memory, gone with it (as a server's timers are). */
     private final Map<InstanceId, java.util.Map.Entry<java.time.Instant, Map<String, String>>> killsDue = new LinkedHashMap<>();
     private volatile Consumer<InstanceReport> listener = r -> {
@@ -465,6 +466,16 @@ public final class FakeExecutor implements Executor {
             end(id, gracePeriod.isZero() ? 137 : 143, true, null);
             later(now(id, handle));
         }
+    }
+
+    /** What {@link #problem} says from now on ({@code null}: nothing), as an executor whose backend stopped answering. */
+    public void setProblem(String problem) {
+        this.problem = problem;
+    }
+
+    @Override
+    public String problem() {
+        return problem;
     }
 
     /**

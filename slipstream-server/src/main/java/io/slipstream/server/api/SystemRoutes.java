@@ -76,6 +76,11 @@ final class SystemRoutes {
             if (enforcement != null) {
                 body.put("enforcement", enforcement.summary()); // what instances are held to on this server's machines
             }
+            String executorProblem = nodes.executorProblem();
+            if (executorProblem != null) {
+                // Said, not a 503: the API still serves, and a load balancer taking the server out would not bring Slurm back.
+                body.put("executor", executorProblem);
+            }
             if (status.reason() != null) {
                 body.put("reason", status.reason());
                 ctx.header("Retry-After", Long.toString(ErrorResponses.STORE_RETRY_AFTER_SECONDS));

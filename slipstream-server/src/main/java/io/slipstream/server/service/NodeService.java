@@ -158,6 +158,11 @@ public final class NodeService {
         return executor.enforcement();
     }
 
+    /** What keeps the executor from its work now ({@link io.slipstream.executor.Executor#problem}), or {@code null}. */
+    public String executorProblem() {
+        return executor.problem();
+    }
+
     public NodeView get(String name) {
         return list().stream().filter(n -> n.name().equals(name)).findFirst()
                 .orElseThrow(() -> ApiException.notFound("node " + name + " not found"));

@@ -89,6 +89,20 @@ class ApiTest {
         assertThat(server.call("GET", "/api/v1/runs", null, null, null).status()).isEqualTo(401);
     }
 
+    /** What keeps the executor from its work is said by /readyz, without a 503: the API still serves. */
+    @Test
+    void readinessSaysWhatKeepsTheExecutorFromItsWork() {
+        assertThat(server.get("/readyz", null).json().has("executor")).isFalse();
+        server.fakeExecutor().setProblem("cannot read Slurm's queue since 2026-12-07T08:00:00Z: Slurm did not answer");
+        try {
+            Response ready = server.get("/readyz", null);
+            assertThat(ready.status()).isEqualTo(200);
+            assertThat(ready.json().get("executor").asString()).isEqualTo("cannot read Slurm's queue since 2026-12-07T08:00:00Z: Slurm did not answer");
+        } finally {
+            server.fakeExecutor().setProblem(null);
+        }
+    }
+
     @Test
     void theAdminTokenFileIsPrivateAndOnlyTheHashIsStored() throws Exception {
         Path file = server.server().adminTokenFile();

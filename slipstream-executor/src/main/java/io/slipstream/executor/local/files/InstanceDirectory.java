@@ -41,15 +41,31 @@ public final class InstanceDirectory {
     private final Path dir;
     /** Whether the workload can write the directory itself (Slurm's, on a shared file system): its files are then read so. */
     private final boolean shared;
+    /** The group its workload's account is in, where it is not the number of the uid (Slurm's accounts); else {@code null}. */
+    private final Integer gid;
 
     /** The directory of an instance of the local executor, which only the server can write. */
     public InstanceDirectory(Path dir) {
-        this(dir, false);
+        this(dir, false, null);
     }
 
-    private InstanceDirectory(Path dir, boolean shared) {
+    private InstanceDirectory(Path dir, boolean shared, Integer gid) {
         this.dir = dir;
         this.shared = shared;
+        this.gid = gid;
+    }
+
+    /**
+     * A directory on a file system the workload's jobs reach (the Slurm executor's), given to a uid whose group is
+     * {@code gid} rather than the uid's own number; its files are read as {@link #sharedWithWorkload(Path)}'s.
+     */
+    public static InstanceDirectory sharedWithWorkload(Path dir, int gid) {
+        return new InstanceDirectory(dir, true, gid);
+    }
+
+    /** The group that may read what the server gives {@code uid}'s instance. */
+    private int group(int uid) {
+        return gid != null ? gid : uid;
     }
 
     /**
@@ -57,7 +73,7 @@ public final class InstanceDirectory {
      * its files are read on a thread of their own, a short wait at most ({@link SafeFiles#readSharedFile}).
      */
     public static InstanceDirectory sharedWithWorkload(Path dir) {
-        return new InstanceDirectory(dir, true);
+        return new InstanceDirectory(dir, true, null);
     }
 
     /** Reads one of its files as {@link SafeFiles#readControlFile}, or as {@link SafeFiles#readSharedFile} where shared. */
@@ -111,7 +127,7 @@ public final class InstanceDirectory {
         }
         Files.createDirectories(dir);
         if (uid != null) {
-            passableByGroup(dir, uid);
+            passableByGroup(dir, group(uid));
         }
         if (uid != null && givenTo(sandbox(), uid)) {
             // Made and given away by a launch that crashed before its supervisor started.
@@ -148,7 +164,7 @@ public final class InstanceDirectory {
         if (uid != null) {
             // Deepest first: until "work" itself is the uid's, nobody but the server can enter it.
             for (int i = made.size() - 1; i >= 0; i--) {
-                SafeFiles.chown(made.get(i), uid, uid);
+                SafeFiles.chown(made.get(i), uid, group(uid));
             }
         }
         return target;
@@ -175,7 +191,7 @@ public final class InstanceDirectory {
         for (Path path = dir.getParent(); path.startsWith(root) && !path.equals(root); path = path.getParent()) {
             Files.createDirectories(path);
             if (uid != null) {
-                passableByGroup(path, uid);
+                passableByGroup(path, group(uid));
             }
         }
     }
@@ -248,7 +264,7 @@ public final class InstanceDirectory {
      * @param uid the run's uid, whose group may read them, or {@code null}
      */
     public Path writeSecrets(java.util.List<LaunchSpec.SecretFiles> secrets, Integer uid) throws IOException {
-        return SecretFiles.write(dir, secrets, uid);
+        return SecretFiles.write(dir, secrets, uid == null ? null : group(uid));
     }
 
     /** Where the instance's identity tokens are ({@link #writeIdentity}). */
@@ -258,12 +274,12 @@ public final class InstanceDirectory {
 
     /** Writes the instance's identity tokens ({@code identity/}) and returns their directory. */
     public Path writeIdentity(java.util.List<io.slipstream.executor.IdentityToken> tokens, Integer uid) throws IOException {
-        return IdentityFiles.write(dir, tokens, uid);
+        return IdentityFiles.write(dir, tokens, uid == null ? null : group(uid));
     }
 
     /** Replaces the running instance's identity tokens; {@code false} if they are gone (it ended). */
     public boolean refreshIdentity(java.util.List<io.slipstream.executor.IdentityToken> tokens, Integer uid) throws IOException {
-        return IdentityFiles.refresh(dir, tokens, uid);
+        return IdentityFiles.refresh(dir, tokens, uid == null ? null : group(uid));
     }
 
     /**

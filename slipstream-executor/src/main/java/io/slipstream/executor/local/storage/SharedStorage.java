@@ -29,12 +29,18 @@ public final class SharedStorage {
     private static final int SERVER_UID = serverUid();
 
     private final Path root;
-    private final UidAllocator ids;
+    /** A workspace's group id, {@code null} where it has none (no isolation). */
+    private final java.util.function.Function<String, Integer> groups;
 
     /** @param ids gives workspaces their group ids; {@code null} without isolation */
     public SharedStorage(Path root, UidAllocator ids) {
+        this(root, ids == null ? workspace -> null : ids::gidFor);
+    }
+
+    /** @param groups gives a workspace its group id, or {@code null} where it has none (the Slurm executor's accounts) */
+    public SharedStorage(Path root, java.util.function.Function<String, Integer> groups) {
         this.root = root;
-        this.ids = ids;
+        this.groups = groups;
     }
 
     private static int serverUid() {
@@ -50,7 +56,7 @@ public final class SharedStorage {
     }
 
     public Prepared prepare(ClusterMetadata metadata) throws IOException {
-        Integer gid = ids == null ? null : ids.gidFor(metadata.workspace());
+        Integer gid = groups.apply(metadata.workspace());
         Path workspace = directory(root, metadata.workspace(), gid, GROUP_READ_ONLY);
         if (gid != null) {
             // Made by the gid allocator without its group: other workspaces' instances must not even look inside.

@@ -1,0 +1,109 @@
+package io.slipstream.executor.slurm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.Executor;
+import io.slipstream.executor.InstanceReport;
+import io.slipstream.executor.LaunchSpec;
+import io.slipstream.executor.LogStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The executor contract again, with every job as an account of its workspace's rather than the server's
+ * ({@code slurm.users}, {@code sbatch --uid}): the contract's runs of team-a as one account, its runs without a
+ * workspace as the default account, neither of them root. What such a job reads (its command, environment, secrets,
+ * metadata, storage) and writes (its logs, exit code, acknowledgement, progress) must still work with the server's
+ * files out of its reach. The accounts are made for the class ({@code useradd}) and removed after it.
+ */
+class SlurmAccountsContractTest extends SlurmExecutorContractTest {
+    static final String TEAM_A = "slipstream-ct-a";
+    static final String OTHERS = "slipstream-ct-b";
+
+    @BeforeAll
+    static void addAccounts() throws Exception {
+        for (String user : List.of(TEAM_A, OTHERS)) {
+            if (run("id", "-u", user) != 0) {
+                assertThat(run("useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", user)).as("useradd " + user)
+                        .isZero();
+            }
+        }
+    }
+
+    @AfterAll
+    static void removeAccounts() throws Exception {
+        for (String user : List.of(TEAM_A, OTHERS)) {
+            run("userdel", user); // its group goes with it (useradd --user-group)
+        }
+    }
+
+    static int run(String... argv) throws Exception {
+        Process process = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).as(String.join(" ", argv)).isTrue();
+        return process.exitValue();
+    }
+
+    /** The jobs' accounts pass through the test's directory (the shared one, the gates) as they would through a shared file system. */
+    @BeforeEach
+    void openTheTestsDirectory() throws Exception {
+        Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    /**
+     * A job of team-a's account, hostile: it cannot enter another account's instance directory (its environment, its
+     * work), write that instance's exit code, cancel its job, write the leader fence, or put anything in its own
+     * directory beside the server's files (the handle it cannot read either). The other job runs on, as its account.
+     */
+    @Test
+    void aJobCannotReachAnotherAccountsFilesOrJobNorTheServersFiles() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId victim = newInstanceId();
+        Map<String, String> victimHandle = launch(executor, spec(victim, nodeName(), "id -u; echo private > \"$HOME/mine\"; echo started; sleep 600"));
+        awaitOutput(executor, victim, victimHandle, "started");
+        InstanceId attacker = newInstanceId();
+        Path shared = dataDir.resolve("shared");
+        Path victimDir = shared.resolve("instances").resolve(victimHandle.get(SlurmHandles.DIR));
+        Path ownDir = shared.resolve("instances").resolve(SlurmHandles.launch(attacker, nodeName(), 0, 0, null).get(SlurmHandles.DIR));
+        String script = """
+                id -u
+                cat "$V/env" > /dev/null 2>&1 && echo read-env || echo no-env
+                cat "$V/work/mine" 2> /dev/null || echo no-work
+                ( echo 0 > "$V/report/exit_code" ) 2> /dev/null && echo wrote-exit || echo no-exit
+                ( echo 99 > "$SHARED/.fence" ) 2> /dev/null && echo wrote-fence || echo no-fence
+                ( echo x > "$OWN/planted" ) 2> /dev/null && echo planted || echo no-plant
+                cat "$OWN/slurm_handle" > /dev/null 2>&1 && echo read-handle || echo no-handle
+                scancel --signal=KILL "$JOB" > /dev/null 2>&1 && echo cancelled || echo no-cancel
+                echo done
+                """;
+        Map<String, String> env = Map.of("V", victimDir.toString(), "SHARED", shared.toString(), "OWN", ownDir.toString(), "JOB",
+                victimHandle.get(SlurmHandles.JOB), "SLURM_CONF", CLUSTER.conf().toString(), "PATH", System.getenv("PATH"));
+        Map<String, String> handle = launch(executor, new LaunchSpec(attacker, "main-0", nodeName(), List.of(), List.of("sh", "-c", script), env,
+                null, null, metadata(attacker, "attack", 1), null));
+        assertThat(awaitReport(attacker, InstanceReport.Exited.class).exitCode()).isZero();
+        String out = readAll(executor, attacker, handle, LogStream.STDOUT);
+        assertThat(out.lines().toList()).containsExactly(Integer.toString(uidOf(TEAM_A)), "no-env", "no-work", "no-exit", "no-fence", "no-plant",
+                "no-handle", "no-cancel", "done");
+        assertThat(readAll(executor, victim, victimHandle, LogStream.STDOUT)).startsWith(uidOf(OTHERS) + "\n");
+        assertThat(CLUSTER.slurm("squeue", "--noheader", "--format=%T", "--jobs=" + victimHandle.get(SlurmHandles.JOB)).trim()).isEqualTo("RUNNING");
+    }
+
+    private static int uidOf(String user) {
+        int[] ids = SlurmAccounts.lookUp(user, java.time.Duration.ofSeconds(10));
+        assertThat(ids).as(user).isNotNull();
+        return ids[0];
+    }
+
+    @Override
+    SlurmSettings settings(Path shared) {
+        return super.settings(shared).withUsers(Map.of("team-a", TEAM_A)).withDefaultUser(OTHERS).withAllowRootJobs(false);
+    }
+}

@@ -1,0 +1,82 @@
+package io.slipstream.executor.slurm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.executor.ExecutorException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** Which account a workspace's jobs run as, and which settings keep the executor from starting. */
+class SlurmAccountsTest {
+    private static final SlurmSettings SETTINGS = SlurmSettings.defaults(Path.of("/shared"));
+    /** alice 1001:1001, bob 1002:1002, carol 1003 in bob's group, root, and nobody else. */
+    private static final Function<String, int[]> USERS = name -> switch (name) {
+        case "alice" -> new int[] {1001, 1001};
+        case "bob" -> new int[] {1002, 1002};
+        case "carol" -> new int[] {1003, 1002};
+        case "root" -> new int[] {0, 0};
+        case "wheel" -> new int[] {1004, 0};
+        default -> null;
+    };
+
+    @Test
+    void eachWorkspaceRunsAsItsOwnAccountAndOneWithoutIsRefusedUnlessTenantsShareOne() {
+        SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "bob")), USERS);
+        assertThat(accounts.of("team-a")).isEqualTo(new SlurmAccounts.Account("alice", 1001, 1001));
+        assertThat(accounts.of("team-b").uid()).isEqualTo(1002);
+        assertThat(accounts.groupOf("team-b")).isEqualTo(1002);
+        assertThatThrownBy(() -> accounts.of("team-c")).isInstanceOf(ExecutorException.class)
+                .hasMessageContaining("workspace team-c has no Unix account").hasMessageContaining("slurm.users");
+        assertThatThrownBy(() -> accounts.of(null)).isInstanceOf(ExecutorException.class);
+        assertThat(accounts.names("root")).as("squeue --user: no job runs as the server's account").containsExactly("alice", "bob");
+
+        SlurmAccounts shared = SlurmAccounts.resolve(SETTINGS.withTrustedTenants(true).withUsers(Map.of("team-a", "alice"))
+                .withDefaultUser("bob"), USERS);
+        assertThat(shared.of("team-c").name()).isEqualTo("bob");
+        assertThat(shared.names("root")).containsExactly("alice", "bob");
+
+        SlurmAccounts serversOwn = SlurmAccounts.resolve(SETTINGS.withTrustedTenants(true).withUsers(Map.of("team-a", "alice")), USERS);
+        assertThat(serversOwn.of("team-c")).as("the server's own account").isNull();
+        assertThat(serversOwn.names("root")).containsExactly("alice", "root");
+        assertThat(SlurmAccounts.resolve(SETTINGS, USERS).others()).isFalse();
+    }
+
+    @Test
+    void anUnknownAccountRootOrAGroupSharedByTwoWorkspacesIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "mallory")), USERS))
+                .hasMessageStartingWith("slurm.users.team-a: no Unix user named mallory");
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "root")), USERS))
+                .hasMessageStartingWith("slurm.users.team-a: root is root");
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "wheel")), USERS)).hasMessageContaining("gid 0");
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "bob", "team-b", "carol")), USERS))
+                .hasMessageContaining("[bob, carol] share the primary group 1002");
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withTrustedTenants(true).withDefaultUser("nobody-here"), USERS))
+                .hasMessageStartingWith("slurm.defaultUser: no Unix user");
+        // One account for two workspaces is the admin's choice: they share it.
+        assertThat(SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "alice")), USERS).of("team-b").name())
+                .isEqualTo("alice");
+    }
+
+    @Test
+    void accountsOfTheirOwnLiftTheTrustedTenantsGateButNeedRootAndNoSharedDefault() {
+        SlurmSettings own = SETTINGS.withUsers(Map.of("team-a", "alice"));
+        assertThat(own.startRefusal(true)).as("no job runs as root: no allowRootJobs").isNull();
+        assertThat(own.startRefusal(false)).hasToString("slurm.users needs the server to run as root: jobs are submitted as other accounts"
+                + " with sbatch --uid, which only root may use");
+        assertThat(own.withDefaultUser("bob").startRefusal(true).field()).isEqualTo("defaultUser");
+        assertThat(own.withDefaultUser("bob").withTrustedTenants(true).startRefusal(true)).isNull();
+        assertThat(own.withTrustedTenants(true).startRefusal(true).field()).as("other workspaces run as root").isEqualTo("allowRootJobs");
+        assertThat(SETTINGS.withTrustedTenants(true).withDefaultUser("bob").startRefusal(false).field()).isEqualTo("defaultUser");
+        assertThatThrownBy(() -> SETTINGS.withUsers(Map.of("team-a", "--uid=0"))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void theQueueIsReadForTheAccountsJobsRunAs() {
+        assertThat(SlurmExecutor.queueArguments(SETTINGS, SlurmAccounts.serversOwn())).contains("--me");
+        SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "bob")), USERS);
+        assertThat(SlurmExecutor.queueArguments(SETTINGS, accounts)).contains("--user=alice,bob").doesNotContain("--me");
+    }
+}
