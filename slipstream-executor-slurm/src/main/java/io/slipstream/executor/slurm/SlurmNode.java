@@ -38,6 +38,17 @@ record SlurmNode(NodeInfo info, String address, String hostname, String state, S
         return info.name();
     }
 
+    /** The same node with {@code more} labels besides its features' (its place in Slurm's topology). */
+    SlurmNode withLabels(Map<String, String> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        Map<String, String> labels = new java.util.TreeMap<>(info.labels());
+        labels.putAll(more);
+        return new SlurmNode(new NodeInfo(info.name(), info.capacity(), info.gpuIds(), labels, info.gpuDevices(), info.cpuset()), address,
+                hostname, state, reason);
+    }
+
     /** Whether Slurm would start a job there now. */
     boolean placeable() {
         return PLACEABLE.contains(state);

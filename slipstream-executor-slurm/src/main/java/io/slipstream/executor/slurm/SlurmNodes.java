@@ -67,6 +67,8 @@ final class SlurmNodes {
             throw new ExecutorException("Slurm's partition " + settings.partition() + " has no node Slipstream can use (or no such partition:"
                     + " see sinfo --partition=" + settings.partition() + "; slurm.partition)");
         }
+        Map<String, Map<String, String>> places = topology();
+        read.replaceAll((name, node) -> node.withLabels(places.getOrDefault(name, Map.of())));
         Map<String, SlurmNode> before = nodes;
         read.values().forEach(node -> {
             SlurmNode was = before.get(node.name());
@@ -78,6 +80,21 @@ final class SlurmNodes {
         before.keySet().stream().filter(name -> !read.containsKey(name)).forEach(name -> LOG.info("Slurm node {} left partition {}", name,
                 settings.partition()));
         nodes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(read)); // by name
+    }
+
+    /**
+     * Each node's place in Slurm's network tree, as labels ({@link SlurmTopology}); none without a topology, or when
+     * scontrol cannot say (said once).
+     */
+    private Map<String, Map<String, String>> topology() {
+        String output;
+        try {
+            output = commands.run("scontrol", "show", "topology");
+        } catch (ExecutorException e) {
+            tellOnce("Slurm's topology cannot be read (nodes carry no topology labels): " + e.getMessage());
+            return Map.of();
+        }
+        return output.contains("SwitchName=") ? SlurmTopology.labels(output, this::tellOnce) : Map.of(); // topology/none says so in words
     }
 
     /**
