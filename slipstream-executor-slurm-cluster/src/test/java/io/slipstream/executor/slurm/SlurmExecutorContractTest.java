@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.BaseExecutorContractTest;
 import io.slipstream.executor.Executor;
+import io.slipstream.testing.SlurmCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -28,7 +29,7 @@ class SlurmExecutorContractTest extends BaseExecutorContractTest {
 
     @Override
     protected Executor createExecutor() {
-        return new SlurmExecutor(CLUSTER.settings(dataDir.resolve("shared")), dataDir.resolve("state"), Clock.systemUTC());
+        return new SlurmExecutor(ClusterSettings.of(CLUSTER, dataDir.resolve("shared")), dataDir.resolve("state"), Clock.systemUTC());
     }
 
     @Override
