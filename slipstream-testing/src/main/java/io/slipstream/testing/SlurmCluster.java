@@ -39,9 +39,12 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     public static final String PARTITION = "slipstream";
     public static final int NODES = 4;
-    /** The GPUs of each GPU node. */
+    /** The GPUs, CPUs and memory (MiB) of each GPU node. */
     public static final int GPUS_PER_NODE = 4;
-    private static final List<String> PROGRAMS = List.of("slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo", "scontrol", "munged", "munge");
+    public static final int GPU_NODE_CPUS = 8;
+    public static final int GPU_NODE_MEMORY_MIB = 8000;
+    private static final List<String> PROGRAMS = List.of("slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo", "scontrol", "munged",
+            "munge");
     private static final Duration START = Duration.ofSeconds(60);
 
     private final int gpuNodes;
@@ -160,7 +163,8 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
             Files.createDirectories(dir.resolve("spool").resolve(node));
             boolean gpuNode = i <= gpuNodes;
             text.append("NodeName=").append(node).append(" NodeHostname=localhost NodeAddr=127.0.0.1")
-                    .append(gpuNode ? " CPUs=8 RealMemory=8000 Gres=gpu:tesla:" + GPUS_PER_NODE + " Feature=ib" : " CPUs=4 RealMemory=4000 Feature=cpuonly")
+                    .append(gpuNode ? " CPUs=" + GPU_NODE_CPUS + " RealMemory=" + GPU_NODE_MEMORY_MIB + " Gres=gpu:tesla:" + GPUS_PER_NODE
+                            + " Feature=ib" : " CPUs=4 RealMemory=4000 Feature=cpuonly")
                     .append(" Port=").append(ports.get(i)).append('\n');
         }
         text.append("PartitionName=" + PARTITION + " Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO PreemptMode=OFF\n");
@@ -275,6 +279,11 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         String state = slurm("squeue", "--noheader", "--states=all", "--jobs=" + job, "--format=%T").trim();
         assertThat(state).as("job " + job + " is over").isIn("", "COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT");
         assertThat(processesWith("SLURM_JOB_ID=" + job)).as("processes of job " + job).isEmpty();
+    }
+
+    /** The live processes of a job of this cluster (its job id in their environment). */
+    public List<Long> processesOf(String job) {
+        return processesWith("SLURM_JOB_ID=" + job);
     }
 
     /** The processes of this machine whose environment holds {@code entry} and this cluster's SLURM_CONF. */
