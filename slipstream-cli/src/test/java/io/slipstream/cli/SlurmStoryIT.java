@@ -48,7 +48,7 @@ class SlurmStoryIT {
 
     private static final Duration PATIENCE = Duration.ofMinutes(3);
     private static final int RANKS = SlurmCluster.NODES;
-    /** What the training runs (the demo's 600 steps halved: the story needs a checkpoint, not a long run). */
+    /** The training, shorter and narrower than the demo's (600 steps, 1024 wide): the story needs a checkpoint, not a long run. */
     private static final int STEPS = 200;
     private static final List<String> TRAINING = List.of("STEPS=" + STEPS, "CHECKPOINT_EVERY=20", "HIDDEN=256", "BENCHMARK_MB=0");
     /** Each rank and each of team A's instances takes a whole node's GPUs and little else. */
