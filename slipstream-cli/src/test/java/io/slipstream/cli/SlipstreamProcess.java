@@ -162,14 +162,20 @@ final class SlipstreamProcess {
 
 
     static Server startServer(Path dataDir, String... extraArgs) throws IOException, InterruptedException {
+        return startServer(dataDir, java.util.Map.of(), extraArgs);
+    }
+
+    /** A server whose environment has {@code env} on top of this JVM's (what its instances inherit: PATH, say). */
+    static Server startServer(Path dataDir, java.util.Map<String, String> env, String... extraArgs) throws IOException, InterruptedException {
         Files.createDirectories(dataDir.getParent());
         Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server-" + System.nanoTime() + ".log");
         List<String> args = new ArrayList<>(List.of("server", "--port", "0", "--data-dir", dataDir.toString()));
         args.addAll(List.of(extraArgs));
-        Process process = new ProcessBuilder(java(args.toArray(String[]::new)))
+        ProcessBuilder builder = new ProcessBuilder(java(args.toArray(String[]::new)))
                 .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+                .redirectOutput(log.toFile());
+        builder.environment().putAll(env);
+        Process process = builder.start();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             String output = Files.readString(log, StandardCharsets.UTF_8);

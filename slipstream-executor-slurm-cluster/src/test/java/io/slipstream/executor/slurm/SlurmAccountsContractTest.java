@@ -81,7 +81,8 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
                 ( echo 99 > "$SHARED/.fence" ) 2> /dev/null && echo wrote-fence || echo no-fence
                 ( echo x > "$OWN/planted" ) 2> /dev/null && echo planted || echo no-plant
                 cat "$OWN/slurm_handle" > /dev/null 2>&1 && echo read-handle || echo no-handle
-                scancel --signal=KILL "$JOB" > /dev/null 2>&1 && echo cancelled || echo no-cancel
+                if scancel --signal=KILL "$JOB" > "$HOME/scancel.out" 2>&1; then echo cancelled
+                elif grep -q -i permission "$HOME/scancel.out"; then echo no-cancel; else cat "$HOME/scancel.out"; fi
                 echo done
                 """;
         Map<String, String> env = Map.of("V", victimDir.toString(), "SHARED", shared.toString(), "OWN", ownDir.toString(), "JOB",

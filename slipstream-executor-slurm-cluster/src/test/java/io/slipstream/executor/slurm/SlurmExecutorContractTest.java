@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.BaseExecutorContractTest;
 import io.slipstream.executor.Executor;
+import io.slipstream.testing.SlurmCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -33,7 +34,7 @@ class SlurmExecutorContractTest extends BaseExecutorContractTest {
 
     /** The executor's settings: every job as the server's account (root, allowed here). */
     SlurmSettings settings(Path shared) {
-        return CLUSTER.settings(shared);
+        return ClusterSettings.of(CLUSTER, shared);
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
+import io.slipstream.testing.SlurmCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class SlurmExecutorTest {
     }
 
     private Executor executor() {
-        return executor(CLUSTER.settings(dataDir.resolve("shared")));
+        return executor(ClusterSettings.of(CLUSTER, dataDir.resolve("shared")));
     }
 
     /** Whatever a test left running is cancelled (the cluster is shared by the class's tests). */
@@ -208,7 +209,7 @@ class SlurmExecutorTest {
         assertThatThrownBy(() -> executor.launch(spec(newInstanceId(), "node99", "true", null, List.of())))
                 .isInstanceOf(ExecutorException.class).hasMessageContaining("no node named node99");
         // What only Slurm can tell (its own view of the node) fails the launch in its words, at once.
-        SlurmSettings settings = CLUSTER.settings(dataDir.resolve("shared"));
+        SlurmSettings settings = ClusterSettings.of(CLUSTER, dataDir.resolve("shared"));
         SlurmCommands commands = new SlurmCommands(null, CLUSTER.conf(), settings.commandTimeout());
         InstanceId id = newInstanceId();
         Path script = InstanceScript.install(dataDir.resolve("state"));
@@ -232,7 +233,7 @@ class SlurmExecutorTest {
 
     @Test
     void aJobSlurmKeepsWaitingIsCancelledAndItsInstanceLost() throws Exception {
-        Executor executor = executor(CLUSTER.settings(dataDir.resolve("shared")).withStartTimeout(Duration.ofSeconds(2)));
+        Executor executor = executor(ClusterSettings.of(CLUSTER, dataDir.resolve("shared")).withStartTimeout(Duration.ofSeconds(2)));
         InstanceId all = newInstanceId();
         Map<String, String> first = executor.launch(spec(all, "node04", "echo up; sleep 600", new Resources(4000, 100L << 20, 0, null), List.of()));
         awaitOutput(executor, all, first, "up");

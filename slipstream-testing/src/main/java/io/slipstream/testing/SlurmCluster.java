@@ -1,4 +1,4 @@
-package io.slipstream.executor.slurm;
+package io.slipstream.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,12 +20,14 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * A real Slurm cluster on this machine for one test class: {@code slurmctld} and four {@code slurmd -N nodeNN}, each on a
- * free port of its own, with their configuration, state and logs in a temporary directory; {@code munged} too when none
- * answers (and then stopped again). Nodes node01-03 have 8 CPUs, 8000 MiB and 4 GPUs ({@code gpu:tesla}, emulated by
- * device files that are /dev/null's twins, feature {@code ib}); node04 has 4 CPUs, 4000 MiB and no GPU (feature
- * {@code cpuonly}). Everything it started is stopped after the class, even when it fails, and any process of the
- * cluster left (a job's) is killed: it is found by the {@code SLURM_CONF} in its environment.
+ * A real Slurm cluster on this machine for one test class: {@code slurmctld}, four {@code slurmd -N nodeNN} and a
+ * {@code munged} of its own (its own key and socket, which slurm.conf's {@code AuthInfo} names: two clusters of two
+ * builds or modules never share one that the other stops), each daemon on a free port, with their configuration, state
+ * and logs in a temporary directory. GPU nodes (node01-03; with {@code new SlurmCluster(4)}, all four) have 8 CPUs,
+ * 8000 MiB and 4 GPUs ({@code gpu:tesla}, emulated by device files that are /dev/null's twins, feature {@code ib}); a
+ * node without GPUs (node04 by default) has 4 CPUs and 4000 MiB (feature {@code cpuonly}). Everything it started is
+ * stopped after the class, even when it fails, and any process of the cluster left (a job's) is killed: it is found by
+ * the {@code SLURM_CONF} in its environment.
  *
  * <p>Needs root and Slurm's and munge's programs (Debian's slurm-wlm and munge, as CI installs them); without them the
  * class is skipped, saying why.
@@ -34,19 +36,39 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * KillWait 2 s, MessageTimeout 5 s, and no pause between scheduling passes ({@code sched_min_interval=0}, which is 2 s by
  * default, and {@code batch_sched_delay=0}, 3 s): a job starts about half a second after it is submitted.
  */
-final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
-    static final String PARTITION = "slipstream";
-    static final int NODES = 4;
-    private static final List<String> PROGRAMS = List.of("slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo", "scontrol", "munged", "munge");
+public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
+    public static final String PARTITION = "slipstream";
+    public static final int NODES = 4;
+    /** The GPUs, CPUs and memory (MiB) of each GPU node. */
+    public static final int GPUS_PER_NODE = 4;
+    public static final int GPU_NODE_CPUS = 8;
+    public static final int GPU_NODE_MEMORY_MIB = 8000;
+    private static final List<String> PROGRAMS = List.of("slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo", "scontrol", "munged",
+            "munge");
     private static final Duration START = Duration.ofSeconds(60);
 
+    private final int gpuNodes;
     private Path dir;
     private Path conf;
+    private Path mungeSocket;
     private Long munged;
     private final List<Long> daemons = new ArrayList<>();
 
+    /** Nodes node01-03 with GPUs, node04 without. */
+    public SlurmCluster() {
+        this(NODES - 1);
+    }
+
+    /** The first {@code gpuNodes} nodes with GPUs, the others without. */
+    public SlurmCluster(int gpuNodes) {
+        if (gpuNodes < 0 || gpuNodes > NODES) {
+            throw new IllegalArgumentException("gpuNodes must be between 0 and " + NODES);
+        }
+        this.gpuNodes = gpuNodes;
+    }
+
     /** Why this machine cannot run the cluster, or {@code null}. */
-    static String missing() {
+    public static String missing() {
         if (!runningAsRoot()) {
             return "the Slurm cluster's daemons (slurmd, munged) need root";
         }
@@ -88,25 +110,19 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         stop();
     }
 
-    /** The slurm.conf every Slurm command of the tests reads. */
-    Path conf() {
+    /** The slurm.conf every Slurm command of the tests reads (as {@code SLURM_CONF}, or {@code slurm.slurmConf}). */
+    public Path conf() {
         return conf;
-    }
-
-    /** The executor's settings for this cluster, its files in {@code shared}; it polls quickly, as tests wait for it. */
-    SlurmSettings settings(Path shared) {
-        return SlurmSettings.defaults(shared).withTrustedTenants(true).withAllowRootJobs(true).withSlurmConf(conf).withPartition(PARTITION).withPollInterval(Duration.ofMillis(200))
-                .withNodeRefresh(Duration.ofSeconds(1)).withCommandTimeout(Duration.ofSeconds(15));
     }
 
     private void start() throws Exception {
         dir = Files.createTempDirectory("slurm-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        conf = dir.resolve("slurm.conf");
         for (String sub : List.of("state", "dev")) {
             Files.createDirectories(dir.resolve(sub));
         }
-        startMunge();
+        startMunge(); // before conf is set: munged need not carry the cluster's SLURM_CONF
+        conf = dir.resolve("slurm.conf");
         List<String> gpus = emulatedGpus();
         List<Integer> ports = freePorts(NODES + 1);
         StringBuilder text = new StringBuilder("""
@@ -114,6 +130,7 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
                 SlurmctldHost=localhost
                 SlurmUser=root
                 AuthType=auth/munge
+                CredType=cred/munge
                 SlurmdParameters=config_overrides
                 ProctrackType=proctrack/pgid
                 TaskPlugin=task/none
@@ -133,6 +150,7 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
                 MessageTimeout=5
                 DefMemPerCPU=100
                 """);
+        text.append("AuthInfo=socket=").append(mungeSocket).append('\n');
         text.append("SlurmctldPort=").append(ports.get(0)).append('\n');
         text.append("StateSaveLocation=").append(dir.resolve("state")).append('\n');
         text.append("SlurmdSpoolDir=").append(dir.resolve("spool")).append("/%n\n");
@@ -143,15 +161,16 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         for (int i = 1; i <= NODES; i++) {
             String node = node(i);
             Files.createDirectories(dir.resolve("spool").resolve(node));
-            boolean gpuNode = i < NODES;
+            boolean gpuNode = i <= gpuNodes;
             text.append("NodeName=").append(node).append(" NodeHostname=localhost NodeAddr=127.0.0.1")
-                    .append(gpuNode ? " CPUs=8 RealMemory=8000 Gres=gpu:tesla:4 Feature=ib" : " CPUs=4 RealMemory=4000 Feature=cpuonly")
+                    .append(gpuNode ? " CPUs=" + GPU_NODE_CPUS + " RealMemory=" + GPU_NODE_MEMORY_MIB + " Gres=gpu:tesla:" + GPUS_PER_NODE
+                            + " Feature=ib" : " CPUs=4 RealMemory=4000 Feature=cpuonly")
                     .append(" Port=").append(ports.get(i)).append('\n');
         }
         text.append("PartitionName=" + PARTITION + " Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO PreemptMode=OFF\n");
         Files.writeString(conf, text.toString());
-        Files.writeString(dir.resolve("gres.conf"), "AutoDetect=off\nNodeName=node[01-03] Name=gpu Type=tesla File=" + gpus.get(0)
-                .replace("gpu0", "gpu[0-3]") + "\n");
+        Files.writeString(dir.resolve("gres.conf"), gpuNodes == 0 ? "AutoDetect=off\n" : "AutoDetect=off\nNodeName=node[01-" + node(gpuNodes)
+                .substring(4) + "] Name=gpu Type=tesla File=" + gpus.get(0).replace("gpu0", "gpu[0-" + (GPUS_PER_NODE - 1) + "]") + "\n");
         daemon("slurmctld", "-i");
         for (int i = 1; i <= NODES; i++) {
             daemon("slurmd", "-N", node(i));
@@ -162,7 +181,8 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
-    static String node(int i) {
+    /** The name of node {@code i} (1 to {@link #NODES}). */
+    public static String node(int i) {
         return String.format("node%02d", i);
     }
 
@@ -177,7 +197,7 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     /** Four character devices that are /dev/null's twins (GRES files must be devices); plain files where mknod is not allowed. */
     private List<String> emulatedGpus() throws Exception {
         List<String> files = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < GPUS_PER_NODE; i++) {
             Path device = dir.resolve("dev").resolve("gpu" + i);
             if (command(List.of("mknod", "-m", "666", device.toString(), "c", "1", "3"), Duration.ofSeconds(10)) != 0) {
                 Files.writeString(device, ""); // Slurm complains in its log, and still counts it
@@ -187,27 +207,24 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         return files;
     }
 
-    /** A munged that answers on the default socket: the one running, or one started for this class. */
+    /**
+     * A munged of this cluster's own, with a random key, on a socket in its directory: one that was running already, or
+     * that another cluster started, could be stopped under this one.
+     */
     private void startMunge() throws Exception {
-        if (command(List.of("munge", "-n"), Duration.ofSeconds(10)) == 0) {
-            return;
-        }
-        Path key = Path.of("/etc/munge/munge.key");
-        if (!Files.isReadable(key)) {
-            key = dir.resolve("munge.key");
-            byte[] random = new byte[1024];
-            new java.security.SecureRandom().nextBytes(random);
-            Files.write(key, random);
-            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("r--------"));
-        }
-        Files.createDirectories(Path.of("/run/munge"));
+        Path key = dir.resolve("munge.key");
+        byte[] random = new byte[1024];
+        new java.security.SecureRandom().nextBytes(random);
+        Files.write(key, random);
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("r--------"));
+        mungeSocket = dir.resolve("munge.socket");
         Path pidFile = dir.resolve("munged.pid");
-        int exit = command(List.of("munged", "--force", "--key-file=" + key, "--pid-file=" + pidFile, "--log-file=" + dir.resolve("munged.log"),
-                "--seed-file=" + dir.resolve("munged.seed")), Duration.ofSeconds(20));
+        int exit = command(List.of("munged", "--force", "--socket=" + mungeSocket, "--key-file=" + key, "--pid-file=" + pidFile,
+                "--log-file=" + dir.resolve("munged.log"), "--seed-file=" + dir.resolve("munged.seed")), Duration.ofSeconds(20));
         assertThat(exit).as("munged starts; see " + dir.resolve("munged.log")).isZero();
         munged = Long.parseLong(Files.readString(pidFile).trim());
         long deadline = System.nanoTime() + START.toNanos();
-        while (command(List.of("munge", "-n"), Duration.ofSeconds(10)) != 0) {
+        while (command(List.of("munge", "--socket=" + mungeSocket, "--no-input"), Duration.ofSeconds(10)) != 0) {
             assertThat(System.nanoTime()).as("munged answers").isLessThan(deadline);
             TimeUnit.MILLISECONDS.sleep(100); // polling for the daemon, with a deadline
         }
@@ -232,7 +249,7 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     }
 
     /** Runs a Slurm command against this cluster and returns what it printed (empty when it failed). */
-    String slurm(String... argv) throws Exception {
+    public String slurm(String... argv) throws Exception {
         ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true);
         builder.environment().put("SLURM_CONF", conf.toString());
         Process process = builder.start();
@@ -258,10 +275,15 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     }
 
     /** Asserts that Slurm ended the job and that no process of it is left. */
-    void assertJobGone(String job) throws Exception {
+    public void assertJobGone(String job) throws Exception {
         String state = slurm("squeue", "--noheader", "--states=all", "--jobs=" + job, "--format=%T").trim();
         assertThat(state).as("job " + job + " is over").isIn("", "COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT");
         assertThat(processesWith("SLURM_JOB_ID=" + job)).as("processes of job " + job).isEmpty();
+    }
+
+    /** The live processes of a job of this cluster (its job id in their environment). */
+    public List<Long> processesOf(String job) {
+        return processesWith("SLURM_JOB_ID=" + job);
     }
 
     /** The processes of this machine whose environment holds {@code entry} and this cluster's SLURM_CONF. */
@@ -286,7 +308,7 @@ final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     }
 
     /**
-     * Cancels every job, stops the daemons (and munged if this class started it), kills whatever of the cluster is left,
+     * Cancels every job, stops the daemons and munged, kills whatever of the cluster is left,
      * and waits until all of it is gone.
      */
     private void stop() throws Exception {
