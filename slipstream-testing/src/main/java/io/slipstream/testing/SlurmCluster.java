@@ -149,6 +149,7 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
                 KillWait=2
                 MessageTimeout=5
                 DefMemPerCPU=100
+                TopologyPlugin=topology/tree
                 """);
         text.append("AuthInfo=socket=").append(mungeSocket).append('\n');
         text.append("SlurmctldPort=").append(ports.get(0)).append('\n');
@@ -169,6 +170,9 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
         }
         text.append("PartitionName=" + PARTITION + " Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO PreemptMode=OFF\n");
         Files.writeString(conf, text.toString());
+        // A network tree (topology.conf beside slurm.conf): two leaf switches of two nodes each, under one spine.
+        Files.writeString(dir.resolve("topology.conf"), "SwitchName=leaf1 Nodes=" + node(1) + "," + node(2) + "\nSwitchName=leaf2 Nodes="
+                + node(3) + "," + node(4) + "\nSwitchName=spine Switches=leaf[1-2]\n");
         Files.writeString(dir.resolve("gres.conf"), gpuNodes == 0 ? "AutoDetect=off\n" : "AutoDetect=off\nNodeName=node[01-" + node(gpuNodes)
                 .substring(4) + "] Name=gpu Type=tesla File=" + gpus.get(0).replace("gpu0", "gpu[0-" + (GPUS_PER_NODE - 1) + "]") + "\n");
         daemon("slurmctld", "-i");

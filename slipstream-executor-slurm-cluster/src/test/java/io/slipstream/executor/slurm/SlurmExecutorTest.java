@@ -138,7 +138,9 @@ class SlurmExecutorTest {
         assertThat(executor.nodes()).extracting(NodeInfo::name).containsExactly("node01", "node02", "node03", "node04");
         NodeInfo gpuNode = executor.nodes().get(0);
         assertThat(gpuNode.capacity()).isEqualTo(new Resources(8000, 8000L << 20, 4, "tesla"));
-        assertThat(gpuNode.labels()).containsEntry("feature.slurm.slipstream.io/ib", "true");
+        assertThat(gpuNode.labels()).containsEntry("feature.slurm.slipstream.io/ib", "true")
+                .as("its place in Slurm's network tree (topology.conf)").containsEntry("topology.slurm.slipstream.io/switch-level-0", "leaf1")
+                .containsEntry("topology.slurm.slipstream.io/switch-level-1", "spine");
         assertThat(executor.nodes().get(3).capacity()).isEqualTo(new Resources(4000, 4000L << 20, 0, null));
         assertThat(executor.endpoint(newInstanceId(), "team-a", "main-0", "node02", 2, Set.of(30_000))).satisfies(endpoint -> {
             assertThat(endpoint.hostname()).isEqualTo("localhost");
