@@ -96,6 +96,49 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
         assertThat(CLUSTER.slurm("squeue", "--noheader", "--format=%T", "--jobs=" + victimHandle.get(SlurmHandles.JOB)).trim()).isEqualTo("RUNNING");
     }
 
+    /**
+     * A launch of another account's instance that failed at sbatch (more memory than its node has) leaves its launch
+     * record; a job of team-a's account, named as that instance's job, is then never taken for its launch (neither by
+     * {@code find}, which the control plane asks after a failed launch, nor by the launch again): it is not that account's.
+     */
+    @Test
+    void aJobOfAnotherAccountNamedAsAnInstancesJobIsNeverTakenForIt() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId victim = newInstanceId();
+        LaunchSpec tooLarge = new LaunchSpec(victim, "main-0", nodeName(), List.of(), List.of("sh", "-c", "sleep 600"), Map.of(), null, null, null,
+                null, new io.slipstream.api.spec.Resources(1000, 1L << 40, 0, null));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.launch(tooLarge)).isInstanceOf(io.slipstream.executor.ExecutorException.class);
+        String name = JobName.of(settings(dataDir).jobNamePrefix(), victim, 0).toString();
+        try {
+            String impostor = impostor(executor, "sbatch --parsable --hold --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION
+                    + " --output=/dev/null --chdir=/tmp --wrap='sleep 600'", Map.of("NAME", name));
+            assertThat(executor.find(victim)).as("the impostor " + impostor + " is not the instance's launch").isEmpty();
+            Map<String, String> relaunched = launch(executor, spec(victim, nodeName(), "id -u; sleep 600"));
+            assertThat(relaunched.get(SlurmHandles.JOB)).isNotEqualTo(impostor);
+        } finally {
+            CLUSTER.slurm("scancel", "--name=" + name);
+        }
+    }
+
+    /** Runs {@code script} as a job of team-a's account (an instance of its own) and returns the last line it printed. */
+    private String impostor(Executor executor, String script, Map<String, String> variables) throws Exception {
+        InstanceId attacker = newInstanceId();
+        Map<String, String> env = new java.util.HashMap<>(variables);
+        env.put("SLURM_CONF", CLUSTER.conf().toString());
+        env.put("PATH", System.getenv("PATH"));
+        Map<String, String> handle = launch(executor, new LaunchSpec(attacker, "main-0", nodeName(), List.of(), List.of("sh", "-c", script + " && echo done"),
+                env, null, null, metadata(attacker, "attack", 1), null));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        String out = "";
+        while (System.nanoTime() < deadline && !out.endsWith("done\n")) {
+            out = readAll(executor, attacker, handle, LogStream.STDOUT);
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        assertThat(out).as("what the impostor's sbatch printed; stderr: " + readAll(executor, attacker, handle, LogStream.STDERR)).matches("(?s)(\\d+\\n)+done\\n");
+        List<String> lines = out.lines().toList();
+        return lines.get(lines.size() - 2);
+    }
+
     private static int uidOf(String user) {
         int[] ids = SlurmAccounts.lookUp(user, java.time.Duration.ofSeconds(10));
         assertThat(ids).as(user).isNotNull();

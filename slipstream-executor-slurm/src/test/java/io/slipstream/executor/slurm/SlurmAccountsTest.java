@@ -79,4 +79,17 @@ class SlurmAccountsTest {
         SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "bob")), USERS);
         assertThat(SlurmExecutor.queueArguments(SETTINGS, accounts)).contains("--user=alice,bob").doesNotContain("--me");
     }
+
+    /** A launch's job is looked for by its name among its own account's jobs alone: any account can name a job so. */
+    @Test
+    void aLaunchsJobIsLookedForAmongItsAccountsJobsAlone() {
+        SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withTrustedTenants(true).withUsers(Map.of("team-a", "alice", "team-b", "bob")),
+                USERS);
+        io.slipstream.api.run.InstanceId id = new io.slipstream.api.run.InstanceId(new io.slipstream.api.run.RunId("run-b"), 1, 0);
+        java.util.List<String> queue = SlurmExecutor.queueArguments(SETTINGS, accounts);
+        assertThat(InstanceLaunch.ofTheLaunchsAccount(queue, SlurmHandles.launch(id, "node01", 1, 0, accounts.of("team-b"))))
+                .contains("--user=1002").doesNotContain("--user=alice,bob", "--me");
+        assertThat(InstanceLaunch.ofTheLaunchsAccount(queue, SlurmHandles.launch(id, "node01", 1, 0, null))).contains("--me")
+                .noneMatch(argument -> argument.startsWith("--user="));
+    }
 }
