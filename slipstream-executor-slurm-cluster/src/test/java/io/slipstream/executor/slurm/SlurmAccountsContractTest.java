@@ -120,6 +120,41 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
         }
     }
 
+    /**
+     * A job of team-a's account whose name holds a line of squeue's output (a newline, then another instance's job id,
+     * COMPLETED and that job's name) makes the server take that other instance for ended: it is reported running on.
+     */
+    @Test
+    void aJobNameThatForgesALineOfTheQueueChangesNoOtherJobsState() throws Exception {
+        Executor executor = newExecutor();
+        java.util.concurrent.LinkedBlockingQueue<InstanceReport> seen = new java.util.concurrent.LinkedBlockingQueue<>();
+        executor.setListener(seen::add);
+        InstanceId victim = newInstanceId();
+        Map<String, String> victimHandle = launch(executor, spec(victim, nodeName(), "echo started; sleep 600"));
+        awaitOutput(executor, victim, victimHandle, "started");
+        String job = victimHandle.get(SlurmHandles.JOB);
+        String forged = "x\n" + job + "|COMPLETED|None|" + JobName.of(settings(dataDir).jobNamePrefix(), victim, 0);
+        try {
+            // Running and held, so that a forged line comes after the real one whatever squeue's order.
+            impostor(executor, "sbatch --parsable --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION + " --output=/dev/null --chdir=/tmp"
+                    + " --wrap='sleep 600' && sbatch --parsable --hold --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION
+                    + " --output=/dev/null --chdir=/tmp --wrap='sleep 600'", Map.of("NAME", forged));
+            String queue = CLUSTER.slurm("squeue", "--noheader", "--states=all", "--format=" + JobState.SQUEUE_FORMAT);
+            assertThat(queue).as("the forged line is in squeue's output").contains("\n" + job + "|COMPLETED|");
+            InstanceReport report = null;
+            for (long deadline = System.nanoTime() + 3_000_000_000L; report == null && System.nanoTime() < deadline; ) {
+                report = seen.poll(100, TimeUnit.MILLISECONDS);
+                if (report != null && (!report.id().equals(victim) || report instanceof InstanceReport.Running)) {
+                    report = null;
+                }
+            }
+            assertThat(report).as("a report of the victim's end while its job runs").isNull();
+            assertThat(CLUSTER.slurm("squeue", "--noheader", "--format=%T", "--jobs=" + job).trim()).isEqualTo("RUNNING");
+        } finally {
+            CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--user=" + TEAM_A);
+        }
+    }
+
     /** Runs {@code script} as a job of team-a's account (an instance of its own) and returns the last line it printed. */
     private String impostor(Executor executor, String script, Map<String, String> variables) throws Exception {
         InstanceId attacker = newInstanceId();

@@ -136,7 +136,7 @@ final class InstanceLaunch {
         JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
         List<String> arguments = ofTheLaunchsAccount(queue, launch.get());
         arguments.add("--name=" + name);
-        List<String> named = JobState.liveJobsNamed(commands.run("squeue", arguments), name.toString());
+        List<String> named = JobState.readLiveJobsNamed(commands, arguments, name.toString());
         String job = named.contains(recorded) ? recorded
                 : !named.isEmpty() ? named.get(0)
                 : SlurmHandles.isJobId(recorded) ? recorded // ended, and perhaps forgotten by Slurm: submitted all the same

@@ -134,7 +134,7 @@ final class SlurmExecutor implements Executor {
     static List<String> queueArguments(SlurmSettings settings, SlurmAccounts accounts) {
         List<String> arguments = new java.util.ArrayList<>(List.of("--noheader"));
         arguments.add(accounts.others() ? "--user=" + String.join(",", accounts.names(System.getProperty("user.name"))) : "--me");
-        arguments.addAll(List.of("--states=all", "--partition=" + settings.partition(), "--format=" + JobState.SQUEUE_FORMAT));
+        arguments.addAll(List.of("--states=all", "--partition=" + settings.partition())); // the format is each reading's (JobState.read)
         return List.copyOf(arguments);
     }
 
@@ -327,7 +327,7 @@ final class SlurmExecutor implements Executor {
 
     /** Whether the job of that id and name may still run (a job of another name is not the launch's). */
     private boolean jobIsLive(String job, String name) {
-        JobState state = JobState.parseAll(commands.run("squeue", queue)).get(job);
+        JobState state = JobState.read(commands, queue).get(job);
         return state != null && state.named(name) && state.live();
     }
 
