@@ -19,6 +19,8 @@ class SlurmAccountsTest {
         case "carol" -> new int[] {1003, 1002};
         case "root" -> new int[] {0, 0};
         case "wheel" -> new int[] {1004, 0};
+        case "dave" -> new int[] {1005, 1005, 1005, 1002};
+        case "erin" -> new int[] {1006, 1006, 1006, 27};
         default -> null;
     };
 
@@ -58,6 +60,20 @@ class SlurmAccountsTest {
         // One account for two workspaces is the admin's choice: they share it.
         assertThat(SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "alice")), USERS).of("team-b").name())
                 .isEqualTo("alice");
+    }
+
+    /** A supplementary group is its jobs' too: an account in another's primary group would read that one's instances and storage. */
+    @Test
+    void anAccountInAnotherAccountsPrimaryGroupIsRefused() {
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "dave", "team-b", "bob")), USERS))
+                .isInstanceOf(ExecutorException.class)
+                .hasMessage("slurm.users: account dave is in group 1002, the primary group of account bob, which that account's instances' files"
+                        + " and storage are shared with: take it out of the group");
+        assertThat(SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "erin", "team-b", "bob")), USERS).of("team-a").name())
+                .as("a group no account has as its own").isEqualTo("erin");
+        int[] root = SlurmAccounts.lookUp("root", java.time.Duration.ofSeconds(10));
+        assertThat(root).as("id -u, -g and -G of root").startsWith(0, 0).contains(0);
+        assertThat(root.length).isGreaterThan(2);
     }
 
     @Test
