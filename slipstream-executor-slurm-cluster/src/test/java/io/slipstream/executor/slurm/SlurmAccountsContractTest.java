@@ -155,6 +155,26 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
         }
     }
 
+    /**
+     * A directory of the shared one that is an account's (a trusted-tenants setup, whose jobs all ran as the server's
+     * service account, leaves its instances/ so) may hold a link its jobs planted: the server refuses to start before it
+     * makes, changes or empties anything there, and so follows none.
+     */
+    @Test
+    void theServerRefusesASharedDirectoryWhoseDirectoriesAreAnAccountsBeforeItFollowsALinkInThem() throws Exception {
+        Path shared = dataDir.resolve("shared-of-an-account");
+        Path instances = Files.createDirectories(shared.resolve("instances"));
+        Files.setAttribute(instances, "unix:uid", uidOf(TEAM_A));
+        Path elsewhere = Files.createDirectories(dataDir.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("kept"), "x");
+        Files.setPosixFilePermissions(elsewhere, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createSymbolicLink(instances.resolve(".pins"), elsewhere);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SlurmExecutor(settings(shared), dataDir.resolve("state-of-an-account"),
+                java.time.Clock.systemUTC()).close()).isInstanceOf(io.slipstream.executor.ExecutorException.class).hasMessageContaining(instances.toString());
+        assertThat(elsewhere.resolve("kept")).as("a file where the planted link leads").exists();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(elsewhere))).isEqualTo("rwxr-xr-x");
+    }
+
     /** Runs {@code script} as a job of team-a's account (an instance of its own) and returns the last line it printed. */
     private String impostor(Executor executor, String script, Map<String, String> variables) throws Exception {
         InstanceId attacker = newInstanceId();
