@@ -175,6 +175,29 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(elsewhere))).isEqualTo("rwxr-xr-x");
     }
 
+    /**
+     * A job passes through the instances' and storage roots to its own directories, and lists neither: the names there are
+     * every run's and every workspace's (which squeue does not show where slurm.conf has PrivateData=jobs).
+     */
+    @Test
+    void aJobCannotListTheRunsOrWorkspacesOfTheSharedDirectory() throws Exception {
+        Executor executor = newExecutor();
+        Path shared = dataDir.resolve("shared");
+        InstanceId other = newInstanceId();
+        launch(executor, spec(other, nodeName(), "true"));
+        awaitReport(other, InstanceReport.Exited.class);
+        InstanceId id = newInstanceId();
+        String script = """
+                ls "$SHARED/instances" > /dev/null 2>&1 && echo listed-runs || echo no-runs
+                ls "$SHARED/storage" > /dev/null 2>&1 && echo listed-workspaces || echo no-workspaces
+                test -d "$SLIPSTREAM_STORAGE_OUT" && echo own-storage
+                """;
+        Map<String, String> handle = launch(executor, new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("sh", "-c", script),
+                Map.of("SHARED", shared.toString()), null, null, metadata(id, "lister", 1), null));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList()).containsExactly("no-runs", "no-workspaces", "own-storage");
+    }
+
     /** Runs {@code script} as a job of team-a's account (an instance of its own) and returns the last line it printed. */
     private String impostor(Executor executor, String script, Map<String, String> variables) throws Exception {
         InstanceId attacker = newInstanceId();

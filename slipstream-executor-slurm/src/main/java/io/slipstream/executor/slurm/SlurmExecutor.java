@@ -115,6 +115,11 @@ final class SlurmExecutor implements Executor {
         try {
             Files.createDirectories(settings.instancesRoot());
             Files.createDirectories(settings.storageRoot());
+            if (accounts.others()) {
+                // Jobs pass through to their own directories; the names there (every run, every workspace) are not theirs to list.
+                Files.setPosixFilePermissions(settings.instancesRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+                Files.setPosixFilePermissions(settings.storageRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            }
             this.pins = PinnedFile.prepareDirectory(settings.instancesRoot().resolve(".pins"));
             this.trash = new Trash(settings.instancesRoot().resolve(".trash"));
             this.storageTrash = new Trash(settings.storageRoot().resolve(".trash"));
