@@ -97,6 +97,127 @@ class SlurmAccountsContractTest extends SlurmExecutorContractTest {
         assertThat(CLUSTER.slurm("squeue", "--noheader", "--format=%T", "--jobs=" + victimHandle.get(SlurmHandles.JOB)).trim()).isEqualTo("RUNNING");
     }
 
+    /**
+     * A launch of another account's instance that failed at sbatch (more memory than its node has) leaves its launch
+     * record; a job of team-a's account, named as that instance's job, is then never taken for its launch (neither by
+     * {@code find}, which the control plane asks after a failed launch, nor by the launch again): it is not that account's.
+     */
+    @Test
+    void aJobOfAnotherAccountNamedAsAnInstancesJobIsNeverTakenForIt() throws Exception {
+        Executor executor = newExecutor();
+        InstanceId victim = newInstanceId();
+        LaunchSpec tooLarge = new LaunchSpec(victim, "main-0", nodeName(), List.of(), List.of("sh", "-c", "sleep 600"), Map.of(), null, null, null,
+                null, new io.slipstream.api.spec.Resources(1000, 1L << 40, 0, null));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.launch(tooLarge)).isInstanceOf(io.slipstream.executor.ExecutorException.class);
+        String name = JobName.of(settings(dataDir).jobNamePrefix(), victim, 0).toString();
+        try {
+            String impostor = impostor(executor, "sbatch --parsable --hold --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION
+                    + " --output=/dev/null --chdir=/tmp --wrap='sleep 600'", Map.of("NAME", name));
+            assertThat(executor.find(victim)).as("the impostor " + impostor + " is not the instance's launch").isEmpty();
+            Map<String, String> relaunched = launch(executor, spec(victim, nodeName(), "id -u; sleep 600"));
+            assertThat(relaunched.get(SlurmHandles.JOB)).isNotEqualTo(impostor);
+        } finally {
+            CLUSTER.slurm("scancel", "--name=" + name);
+        }
+    }
+
+    /**
+     * A job of team-a's account whose name holds a line of squeue's output (a newline, then another instance's job id,
+     * COMPLETED and that job's name) makes the server take that other instance for ended: it is reported running on.
+     */
+    @Test
+    void aJobNameThatForgesALineOfTheQueueChangesNoOtherJobsState() throws Exception {
+        Executor executor = newExecutor();
+        java.util.concurrent.LinkedBlockingQueue<InstanceReport> seen = new java.util.concurrent.LinkedBlockingQueue<>();
+        executor.setListener(seen::add);
+        InstanceId victim = newInstanceId();
+        Map<String, String> victimHandle = launch(executor, spec(victim, nodeName(), "echo started; sleep 600"));
+        awaitOutput(executor, victim, victimHandle, "started");
+        String job = victimHandle.get(SlurmHandles.JOB);
+        String forged = "x\n" + job + "|COMPLETED|None|" + JobName.of(settings(dataDir).jobNamePrefix(), victim, 0);
+        try {
+            // Running and held, so that a forged line comes after the real one whatever squeue's order.
+            impostor(executor, "sbatch --parsable --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION + " --output=/dev/null --chdir=/tmp"
+                    + " --wrap='sleep 600' && sbatch --parsable --hold --job-name=\"$NAME\" --partition=" + SlurmCluster.PARTITION
+                    + " --output=/dev/null --chdir=/tmp --wrap='sleep 600'", Map.of("NAME", forged));
+            String queue = CLUSTER.slurm("squeue", "--noheader", "--states=all", "--format=" + JobState.SQUEUE_FORMAT);
+            assertThat(queue).as("the forged line is in squeue's output").contains("\n" + job + "|COMPLETED|");
+            InstanceReport report = null;
+            for (long deadline = System.nanoTime() + 3_000_000_000L; report == null && System.nanoTime() < deadline; ) {
+                report = seen.poll(100, TimeUnit.MILLISECONDS);
+                if (report != null && (!report.id().equals(victim) || report instanceof InstanceReport.Running)) {
+                    report = null;
+                }
+            }
+            assertThat(report).as("a report of the victim's end while its job runs").isNull();
+            assertThat(CLUSTER.slurm("squeue", "--noheader", "--format=%T", "--jobs=" + job).trim()).isEqualTo("RUNNING");
+        } finally {
+            CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--user=" + TEAM_A);
+        }
+    }
+
+    /**
+     * A directory of the shared one that is an account's (a trusted-tenants setup, whose jobs all ran as the server's
+     * service account, leaves its instances/ so) may hold a link its jobs planted: the server refuses to start before it
+     * makes, changes or empties anything there, and so follows none.
+     */
+    @Test
+    void theServerRefusesASharedDirectoryWhoseDirectoriesAreAnAccountsBeforeItFollowsALinkInThem() throws Exception {
+        Path shared = dataDir.resolve("shared-of-an-account");
+        Path instances = Files.createDirectories(shared.resolve("instances"));
+        Files.setAttribute(instances, "unix:uid", uidOf(TEAM_A));
+        Path elsewhere = Files.createDirectories(dataDir.resolve("elsewhere"));
+        Files.writeString(elsewhere.resolve("kept"), "x");
+        Files.setPosixFilePermissions(elsewhere, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createSymbolicLink(instances.resolve(".pins"), elsewhere);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SlurmExecutor(settings(shared), dataDir.resolve("state-of-an-account"),
+                java.time.Clock.systemUTC()).close()).isInstanceOf(io.slipstream.executor.ExecutorException.class).hasMessageContaining(instances.toString());
+        assertThat(elsewhere.resolve("kept")).as("a file where the planted link leads").exists();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(elsewhere))).isEqualTo("rwxr-xr-x");
+    }
+
+    /**
+     * A job passes through the instances' and storage roots to its own directories, and lists neither: the names there are
+     * every run's and every workspace's (which squeue does not show where slurm.conf has PrivateData=jobs).
+     */
+    @Test
+    void aJobCannotListTheRunsOrWorkspacesOfTheSharedDirectory() throws Exception {
+        Executor executor = newExecutor();
+        Path shared = dataDir.resolve("shared");
+        InstanceId other = newInstanceId();
+        launch(executor, spec(other, nodeName(), "true"));
+        awaitReport(other, InstanceReport.Exited.class);
+        InstanceId id = newInstanceId();
+        String script = """
+                ls "$SHARED/instances" > /dev/null 2>&1 && echo listed-runs || echo no-runs
+                ls "$SHARED/storage" > /dev/null 2>&1 && echo listed-workspaces || echo no-workspaces
+                test -d "$SLIPSTREAM_STORAGE_OUT" && echo own-storage
+                """;
+        Map<String, String> handle = launch(executor, new LaunchSpec(id, "main-0", nodeName(), List.of(), List.of("sh", "-c", script),
+                Map.of("SHARED", shared.toString()), null, null, metadata(id, "lister", 1), null));
+        assertThat(awaitReport(id, InstanceReport.Exited.class).exitCode()).isZero();
+        assertThat(readAll(executor, id, handle, LogStream.STDOUT).lines().toList()).containsExactly("no-runs", "no-workspaces", "own-storage");
+    }
+
+    /** Runs {@code script} as a job of team-a's account (an instance of its own) and returns the last line it printed. */
+    private String impostor(Executor executor, String script, Map<String, String> variables) throws Exception {
+        InstanceId attacker = newInstanceId();
+        Map<String, String> env = new java.util.HashMap<>(variables);
+        env.put("SLURM_CONF", CLUSTER.conf().toString());
+        env.put("PATH", System.getenv("PATH"));
+        Map<String, String> handle = launch(executor, new LaunchSpec(attacker, "main-0", nodeName(), List.of(), List.of("sh", "-c", script + " && echo done"),
+                env, null, null, metadata(attacker, "attack", 1), null));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        String out = "";
+        while (System.nanoTime() < deadline && !out.endsWith("done\n")) {
+            out = readAll(executor, attacker, handle, LogStream.STDOUT);
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        assertThat(out).as("what the impostor's sbatch printed; stderr: " + readAll(executor, attacker, handle, LogStream.STDERR)).matches("(?s)(\\d+\\n)+done\\n");
+        List<String> lines = out.lines().toList();
+        return lines.get(lines.size() - 2);
+    }
+
     private static int uidOf(String user) {
         int[] ids = SlurmAccounts.lookUp(user, java.time.Duration.ofSeconds(10));
         assertThat(ids).as(user).isNotNull();

@@ -134,9 +134,9 @@ final class InstanceLaunch {
                     dir.path().resolve(InstanceScript.SLURM_JOB));
         }
         JobName name = JobName.of(settings.jobNamePrefix(), id, io.slipstream.executor.Executor.restartOf(launch.get()));
-        List<String> arguments = new java.util.ArrayList<>(queue);
+        List<String> arguments = ofTheLaunchsAccount(queue, launch.get());
         arguments.add("--name=" + name);
-        List<String> named = JobState.liveJobsNamed(commands.run("squeue", arguments), name.toString());
+        List<String> named = JobState.readLiveJobsNamed(commands, arguments, name.toString());
         String job = named.contains(recorded) ? recorded
                 : !named.isEmpty() ? named.get(0)
                 : SlurmHandles.isJobId(recorded) ? recorded // ended, and perhaps forgotten by Slurm: submitted all the same
@@ -147,6 +147,19 @@ final class InstanceLaunch {
         Map<String, String> found = SlurmHandles.withJob(launch.get(), job);
         handles.writeHandle(dir, found);
         return Optional.of(found);
+    }
+
+    /**
+     * {@code queue}'s squeue arguments held to the jobs of the account the launch runs as (its uid, else the server's own):
+     * any account may submit a job of any name into the partition, and a job of another account's is never the launch's.
+     */
+    static List<String> ofTheLaunchsAccount(List<String> queue, Map<String, String> launch) {
+        Integer uid = SlurmHandles.uidOf(launch);
+        List<String> arguments = new java.util.ArrayList<>();
+        for (String argument : queue) {
+            arguments.add(argument.equals("--me") || argument.startsWith("--user=") ? (uid == null ? "--me" : "--user=" + uid) : argument);
+        }
+        return arguments;
     }
 
     /**

@@ -230,7 +230,7 @@ final class JobWatch implements AutoCloseable {
         long readAt = System.nanoTime();
         Map<String, JobState> states;
         try {
-            states = JobState.parseAll(commands.run("squeue", queue));
+            states = JobState.read(commands, queue);
         } catch (RuntimeException e) {
             if (closed) {
                 return; // interrupted by close()

@@ -42,21 +42,25 @@ final class SlurmAccounts {
     }
 
     /**
-     * The settings' accounts, each looked up with {@code lookup} (name to uid and gid, {@code null} if unknown).
+     * The settings' accounts, each looked up with {@code lookup} (name to uid, gid and then the gids of every group it is
+     * in, {@code null} if unknown).
      *
      * @throws ExecutorException naming the setting, if an account is unknown, root, or shares its primary group with another workspace's
+     *                           (as its own, or as one of its other groups)
      */
     static SlurmAccounts resolve(SlurmSettings settings, Function<String, int[]> lookup) {
         if (settings.users().isEmpty() && settings.defaultUser() == null) {
             return serversOwn();
         }
+        Map<String, int[]> looked = new HashMap<>();
+        Function<String, int[]> once = name -> looked.computeIfAbsent(name, lookup);
         Map<String, Account> resolved = new HashMap<>();
         Map<String, Account> byWorkspace = new LinkedHashMap<>();
         for (Map.Entry<String, String> entry : new java.util.TreeMap<>(settings.users()).entrySet()) {
-            byWorkspace.put(entry.getKey(), resolved.computeIfAbsent(entry.getValue(), name -> account("users." + entry.getKey(), name, lookup)));
+            byWorkspace.put(entry.getKey(), resolved.computeIfAbsent(entry.getValue(), name -> account("users." + entry.getKey(), name, once)));
         }
         Account fallback = settings.defaultUser() == null ? null
-                : resolved.computeIfAbsent(settings.defaultUser(), name -> account("defaultUser", name, lookup));
+                : resolved.computeIfAbsent(settings.defaultUser(), name -> account("defaultUser", name, once));
         Map<Integer, String> groups = new HashMap<>();
         for (Account account : resolved.values()) {
             String other = groups.putIfAbsent(account.gid(), account.name());
@@ -64,6 +68,17 @@ final class SlurmAccounts {
                 throw new ExecutorException("slurm.users: accounts " + new TreeSet<>(List.of(other, account.name())) + " share the primary group "
                         + account.gid() + ": each workspace's account needs a group of its own, which its instances' files are shared with"
                         + " (useradd makes one by default)");
+            }
+        }
+        // A member of another account's primary group (a supplementary group, which its jobs have too) reads what is shared with it.
+        for (Account account : resolved.values()) {
+            int[] ids = looked.get(account.name());
+            for (int i = 2; ids != null && i < ids.length; i++) {
+                String owner = groups.get(ids[i]);
+                if (owner != null && !owner.equals(account.name())) {
+                    throw new ExecutorException("slurm.users: account " + account.name() + " is in group " + ids[i] + ", the primary group of account "
+                            + owner + ", which that account's instances' files and storage are shared with: take it out of the group");
+                }
             }
         }
         return new SlurmAccounts(byWorkspace, fallback, !settings.trustedTenants());
@@ -123,14 +138,26 @@ final class SlurmAccounts {
         return names;
     }
 
-    /** Looks an account up with {@code id -u} and {@code id -g} (argument lists, a timeout each); {@code null} if it is unknown. */
+    /**
+     * Looks an account up with {@code id -u}, {@code id -g} and {@code id -G} (argument lists, a timeout each): its uid,
+     * its gid, then every group it is in; {@code null} if it is unknown.
+     */
     static int[] lookUp(String name, Duration timeout) {
-        Integer uid = id("-u", name, timeout);
-        Integer gid = uid == null ? null : id("-g", name, timeout);
-        return uid == null || gid == null ? null : new int[] {uid, gid};
+        String uid = id("-u", name, timeout);
+        String gid = uid == null ? null : id("-g", name, timeout);
+        String all = gid == null ? null : id("-G", name, timeout);
+        if (uid == null || !uid.matches("\\d{1,9}") || gid == null || !gid.matches("\\d{1,9}") || all == null || !all.matches("\\d{1,9}( \\d{1,9})*")) {
+            return null;
+        }
+        List<Integer> ids = new ArrayList<>(List.of(Integer.valueOf(uid), Integer.valueOf(gid)));
+        for (String group : all.split(" ")) {
+            ids.add(Integer.valueOf(group));
+        }
+        return ids.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static Integer id(String option, String name, Duration timeout) {
+    /** What {@code id <option> -- name} printed, or {@code null} if it failed. */
+    private static String id(String option, String name, Duration timeout) {
         List<String> command = new ArrayList<>(List.of("id", option, "--", name));
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -139,8 +166,8 @@ final class SlurmAccounts {
                 process.destroyForcibly();
                 throw new ExecutorException("cannot look up the Unix user " + name + ": id took longer than " + timeout.toSeconds() + " s");
             }
-            String out = new String(process.getInputStream().readNBytes(256), StandardCharsets.US_ASCII).trim();
-            return process.exitValue() == 0 && out.matches("\\d{1,9}") ? Integer.valueOf(out) : null;
+            String out = new String(process.getInputStream().readNBytes(64 * 1024), StandardCharsets.US_ASCII).trim();
+            return process.exitValue() == 0 ? out : null;
         } catch (IOException e) {
             throw new ExecutorException("cannot look up the Unix user " + name + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {

@@ -102,18 +102,30 @@ final class SlurmExecutor implements Executor {
         nodes.refresh();
         this.config = readConfig(commands);
         this.handles = new SlurmHandles(settings.instancesRoot());
+        if (accounts.others()) {
+            // Before anything is made, changed or emptied there: a directory of the shared one that is not root's may hold a link.
+            requireServersOwn(settings.sharedDirectory());
+            for (Path path : List.of(settings.instancesRoot(), settings.instancesRoot().resolve(".pins"), settings.instancesRoot().resolve(".trash"),
+                    settings.storageRoot(), settings.storageRoot().resolve(".trash"))) {
+                if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                    requireServersOwn(path);
+                }
+            }
+        }
         try {
             Files.createDirectories(settings.instancesRoot());
             Files.createDirectories(settings.storageRoot());
+            if (accounts.others()) {
+                // Jobs pass through to their own directories; the names there (every run, every workspace) are not theirs to list.
+                Files.setPosixFilePermissions(settings.instancesRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+                Files.setPosixFilePermissions(settings.storageRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+            }
             this.pins = PinnedFile.prepareDirectory(settings.instancesRoot().resolve(".pins"));
             this.trash = new Trash(settings.instancesRoot().resolve(".trash"));
             this.storageTrash = new Trash(settings.storageRoot().resolve(".trash"));
         } catch (IOException e) {
             throw new ExecutorException("cannot make the shared directory " + settings.sharedDirectory() + " ready (slurm.sharedDirectory): "
                     + e.getMessage(), e);
-        }
-        if (accounts.others()) {
-            requireServersOwn(settings.sharedDirectory());
         }
         this.fence = new EpochFence(settings.sharedDirectory());
         this.queue = queueArguments(settings, accounts);
@@ -134,21 +146,22 @@ final class SlurmExecutor implements Executor {
     static List<String> queueArguments(SlurmSettings settings, SlurmAccounts accounts) {
         List<String> arguments = new java.util.ArrayList<>(List.of("--noheader"));
         arguments.add(accounts.others() ? "--user=" + String.join(",", accounts.names(System.getProperty("user.name"))) : "--me");
-        arguments.addAll(List.of("--states=all", "--partition=" + settings.partition(), "--format=" + JobState.SQUEUE_FORMAT));
+        arguments.addAll(List.of("--states=all", "--partition=" + settings.partition())); // the format is each reading's (JobState.read)
         return List.copyOf(arguments);
     }
 
     /**
      * With jobs as other accounts, the shared directory must be the server's alone to write: the leader fence and the
-     * instances' and storage roots are in it.
+     * instances' and storage roots are in it. So must the directories of its own in it (an earlier, trusted-tenants
+     * setup left them to the service account its jobs ran as): the server makes, changes and empties what is in them.
      */
     private static void requireServersOwn(Path shared) {
         try {
             Files.createDirectories(shared);
             Object owner = Files.getAttribute(shared, "unix:uid", LinkOption.NOFOLLOW_LINKS);
             int mode = (Integer) Files.getAttribute(shared, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            if (!Integer.valueOf(0).equals(owner) || (mode & 0022) != 0 || Files.isSymbolicLink(shared)) {
-                throw new ExecutorException("slurm.sharedDirectory " + shared + " must be root's and writable by root alone (is uid " + owner
+            if (!Integer.valueOf(0).equals(owner) || (mode & 0022) != 0 || Files.isSymbolicLink(shared) || !Files.isDirectory(shared, LinkOption.NOFOLLOW_LINKS)) {
+                throw new ExecutorException("slurm.sharedDirectory: " + shared + " must be a directory of root's, writable by root alone (is uid " + owner
                         + ", mode " + Integer.toOctalString(mode & 07777) + "): jobs run as the workspaces' accounts, and the leader fence and"
                         + " every instance's directory are in it");
             }
@@ -327,7 +340,7 @@ final class SlurmExecutor implements Executor {
 
     /** Whether the job of that id and name may still run (a job of another name is not the launch's). */
     private boolean jobIsLive(String job, String name) {
-        JobState state = JobState.parseAll(commands.run("squeue", queue)).get(job);
+        JobState state = JobState.read(commands, queue).get(job);
         return state != null && state.named(name) && state.live();
     }
 

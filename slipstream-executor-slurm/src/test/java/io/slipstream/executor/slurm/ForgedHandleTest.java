@@ -128,9 +128,9 @@ class ForgedHandleTest {
 
     @Test
     void aJobOfAnotherNameIsNotTheLaunchs() {
-        JobState state = JobState.parseAll("77|RUNNING|None|someone.elses.job\n").get("77");
+        JobState state = JobState.parseAll("m|77|RUNNING|None|someone.elses.job\n", "m").get("77");
         assertThat(state.named("slipstream.forged.1.0.0")).isFalse();
-        assertThat(JobState.parseAll("77|RUNNING|None|slipstream.forged.1.0.0\n").get("77").named("slipstream.forged.1.0.0")).isTrue();
+        assertThat(JobState.parseAll("m|77|RUNNING|None|slipstream.forged.1.0.0\n", "m").get("77").named("slipstream.forged.1.0.0")).isTrue();
     }
 
     /** sbatch may submit and then fail (or time out): whatever job of the launch's name it left is cancelled. */

@@ -19,6 +19,8 @@ class SlurmAccountsTest {
         case "carol" -> new int[] {1003, 1002};
         case "root" -> new int[] {0, 0};
         case "wheel" -> new int[] {1004, 0};
+        case "dave" -> new int[] {1005, 1005, 1005, 1002};
+        case "erin" -> new int[] {1006, 1006, 1006, 27};
         default -> null;
     };
 
@@ -60,6 +62,20 @@ class SlurmAccountsTest {
                 .isEqualTo("alice");
     }
 
+    /** A supplementary group is its jobs' too: an account in another's primary group would read that one's instances and storage. */
+    @Test
+    void anAccountInAnotherAccountsPrimaryGroupIsRefused() {
+        assertThatThrownBy(() -> SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "dave", "team-b", "bob")), USERS))
+                .isInstanceOf(ExecutorException.class)
+                .hasMessage("slurm.users: account dave is in group 1002, the primary group of account bob, which that account's instances' files"
+                        + " and storage are shared with: take it out of the group");
+        assertThat(SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "erin", "team-b", "bob")), USERS).of("team-a").name())
+                .as("a group no account has as its own").isEqualTo("erin");
+        int[] root = SlurmAccounts.lookUp("root", java.time.Duration.ofSeconds(10));
+        assertThat(root).as("id -u, -g and -G of root").startsWith(0, 0).contains(0);
+        assertThat(root.length).isGreaterThan(2);
+    }
+
     @Test
     void accountsOfTheirOwnLiftTheTrustedTenantsGateButNeedRootAndNoSharedDefault() {
         SlurmSettings own = SETTINGS.withUsers(Map.of("team-a", "alice"));
@@ -78,5 +94,18 @@ class SlurmAccountsTest {
         assertThat(SlurmExecutor.queueArguments(SETTINGS, SlurmAccounts.serversOwn())).contains("--me");
         SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withUsers(Map.of("team-a", "alice", "team-b", "bob")), USERS);
         assertThat(SlurmExecutor.queueArguments(SETTINGS, accounts)).contains("--user=alice,bob").doesNotContain("--me");
+    }
+
+    /** A launch's job is looked for by its name among its own account's jobs alone: any account can name a job so. */
+    @Test
+    void aLaunchsJobIsLookedForAmongItsAccountsJobsAlone() {
+        SlurmAccounts accounts = SlurmAccounts.resolve(SETTINGS.withTrustedTenants(true).withUsers(Map.of("team-a", "alice", "team-b", "bob")),
+                USERS);
+        io.slipstream.api.run.InstanceId id = new io.slipstream.api.run.InstanceId(new io.slipstream.api.run.RunId("run-b"), 1, 0);
+        java.util.List<String> queue = SlurmExecutor.queueArguments(SETTINGS, accounts);
+        assertThat(InstanceLaunch.ofTheLaunchsAccount(queue, SlurmHandles.launch(id, "node01", 1, 0, accounts.of("team-b"))))
+                .contains("--user=1002").doesNotContain("--user=alice,bob", "--me");
+        assertThat(InstanceLaunch.ofTheLaunchsAccount(queue, SlurmHandles.launch(id, "node01", 1, 0, null))).contains("--me")
+                .noneMatch(argument -> argument.startsWith("--user="));
     }
 }
