@@ -48,6 +48,8 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
     private static final Duration START = Duration.ofSeconds(60);
 
     private final int gpuNodes;
+    /** Whether slurmctld takes jobs into the partition from root alone (docs/slurm.md's job_submit.lua). */
+    private final boolean rootSubmitsOnly;
     private Path dir;
     private Path conf;
     private Path mungeSocket;
@@ -61,10 +63,19 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
 
     /** The first {@code gpuNodes} nodes with GPUs, the others without. */
     public SlurmCluster(int gpuNodes) {
+        this(gpuNodes, false);
+    }
+
+    /**
+     * The first {@code gpuNodes} nodes with GPUs; {@code rootSubmitsOnly}: slurmctld refuses a job into the partition
+     * that root did not submit (the job_submit.lua docs/slurm.md gives admins), so that only the server's jobs go there.
+     */
+    public SlurmCluster(int gpuNodes, boolean rootSubmitsOnly) {
         if (gpuNodes < 0 || gpuNodes > NODES) {
             throw new IllegalArgumentException("gpuNodes must be between 0 and " + NODES);
         }
         this.gpuNodes = gpuNodes;
+        this.rootSubmitsOnly = rootSubmitsOnly;
     }
 
     /** Why this machine cannot run the cluster, or {@code null}. */
@@ -169,6 +180,12 @@ public final class SlurmCluster implements BeforeAllCallback, AfterAllCallback {
                     .append(" Port=").append(ports.get(i)).append('\n');
         }
         text.append("PartitionName=" + PARTITION + " Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO PreemptMode=OFF\n");
+        if (rootSubmitsOnly) {
+            text.append("JobSubmitPlugins=lua\n");
+            try (var lua = SlurmCluster.class.getResourceAsStream("job_submit.lua")) {
+                Files.write(dir.resolve("job_submit.lua"), lua.readAllBytes()); // beside slurm.conf, where slurmctld looks
+            }
+        }
         Files.writeString(conf, text.toString());
         // A network tree (topology.conf beside slurm.conf): two leaf switches of two nodes each, under one spine.
         Files.writeString(dir.resolve("topology.conf"), "SwitchName=leaf1 Nodes=" + node(1) + "," + node(2) + "\nSwitchName=leaf2 Nodes="

@@ -7,6 +7,7 @@ import io.slipstream.executor.Executor;
 import io.slipstream.executor.InstanceReport;
 import io.slipstream.executor.LaunchSpec;
 import io.slipstream.executor.LogStream;
+import io.slipstream.testing.SlurmCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

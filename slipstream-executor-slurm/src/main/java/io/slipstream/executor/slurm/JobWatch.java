@@ -38,6 +38,8 @@ import org.slf4j.LoggerFactory;
 final class JobWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(JobWatch.class);
 
+    /** What scancel says of a job Slurm no longer has (it ended, and MinJobAge passed, or it never started). */
+    private static final String GONE = "Invalid job id specified";
     private final Map<InstanceId, WatchedJob> watched = new ConcurrentHashMap<>();
     private final SlurmCommands commands;
     private final SlurmSettings settings;
@@ -213,6 +215,11 @@ final class JobWatch implements AutoCloseable {
                 } catch (EpochFence.Fenced e) {
                     LOG.info("not stopping instance {} ({}): {}", job.id, what, e.getMessage());
                 } catch (RuntimeException e) {
+                    if (String.valueOf(e.getMessage()).contains(GONE)) {
+                        // It ended on its own (an acknowledged notice, a quick exit) before the signal: nothing left to stop.
+                        LOG.debug("instance {}: Slurm job {} was gone before its {}", job.id, job.job, what);
+                        return;
+                    }
                     LOG.warn("cannot {} instance {} (Slurm job {}): {}", what, job.id, job.job, e.getMessage());
                     failed.run();
                 }
