@@ -18,7 +18,6 @@ import io.slipstream.executor.LogStream;
 import io.slipstream.executor.NodeInfo;
 import io.slipstream.executor.ResourceEnforcement;
 import io.slipstream.executor.local.files.InstanceDirectory;
-import io.slipstream.executor.local.files.PinnedFile;
 import io.slipstream.executor.local.files.Trash;
 import io.slipstream.executor.local.storage.SharedStorage;
 import java.io.IOException;
@@ -102,31 +101,10 @@ final class SlurmExecutor implements Executor {
         nodes.refresh();
         this.config = readConfig(commands);
         this.handles = new SlurmHandles(settings.instancesRoot());
-        if (accounts.others()) {
-            // Before anything is made, changed or emptied there: a directory of the shared one that is not root's may hold a link.
-            requireServersOwn(settings.sharedDirectory());
-            for (Path path : List.of(settings.instancesRoot(), settings.instancesRoot().resolve(".pins"), settings.instancesRoot().resolve(".trash"),
-                    settings.storageRoot(), settings.storageRoot().resolve(".trash"))) {
-                if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-                    requireServersOwn(path);
-                }
-            }
-        }
-        try {
-            Files.createDirectories(settings.instancesRoot());
-            Files.createDirectories(settings.storageRoot());
-            if (accounts.others()) {
-                // Jobs pass through to their own directories; the names there (every run, every workspace) are not theirs to list.
-                Files.setPosixFilePermissions(settings.instancesRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
-                Files.setPosixFilePermissions(settings.storageRoot(), java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
-            }
-            this.pins = PinnedFile.prepareDirectory(settings.instancesRoot().resolve(".pins"));
-            this.trash = new Trash(settings.instancesRoot().resolve(".trash"));
-            this.storageTrash = new Trash(settings.storageRoot().resolve(".trash"));
-        } catch (IOException e) {
-            throw new ExecutorException("cannot make the shared directory " + settings.sharedDirectory() + " ready (slurm.sharedDirectory): "
-                    + e.getMessage(), e);
-        }
+        SharedDirectory shared = SharedDirectory.prepare(settings, accounts.others());
+        this.pins = shared.pins();
+        this.trash = shared.trash();
+        this.storageTrash = shared.storageTrash();
         this.fence = new EpochFence(settings.sharedDirectory());
         this.queue = queueArguments(settings, accounts);
         this.storage = new SharedStorage(settings.storageRoot(), accounts::groupOf);
@@ -148,26 +126,6 @@ final class SlurmExecutor implements Executor {
         arguments.add(accounts.others() ? "--user=" + String.join(",", accounts.names(System.getProperty("user.name"))) : "--me");
         arguments.addAll(List.of("--states=all", "--partition=" + settings.partition())); // the format is each reading's (JobState.read)
         return List.copyOf(arguments);
-    }
-
-    /**
-     * With jobs as other accounts, the shared directory must be the server's alone to write: the leader fence and the
-     * instances' and storage roots are in it. So must the directories of its own in it (an earlier, trusted-tenants
-     * setup left them to the service account its jobs ran as): the server makes, changes and empties what is in them.
-     */
-    private static void requireServersOwn(Path shared) {
-        try {
-            Files.createDirectories(shared);
-            Object owner = Files.getAttribute(shared, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-            int mode = (Integer) Files.getAttribute(shared, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            if (!Integer.valueOf(0).equals(owner) || (mode & 0022) != 0 || Files.isSymbolicLink(shared) || !Files.isDirectory(shared, LinkOption.NOFOLLOW_LINKS)) {
-                throw new ExecutorException("slurm.sharedDirectory: " + shared + " must be a directory of root's, writable by root alone (is uid " + owner
-                        + ", mode " + Integer.toOctalString(mode & 07777) + "): jobs run as the workspaces' accounts, and the leader fence and"
-                        + " every instance's directory are in it");
-            }
-        } catch (IOException e) {
-            throw new ExecutorException("cannot make the shared directory " + shared + " ready (slurm.sharedDirectory): " + e.getMessage(), e);
-        }
     }
 
     private static SlurmConfig readConfig(SlurmCommands commands) {
