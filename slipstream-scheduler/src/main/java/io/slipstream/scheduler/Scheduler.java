@@ -129,6 +129,12 @@ public final class Scheduler {
         private final BitSet waitingForNodes = new BitSet();
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
+        /** Elastic runs of the queue as they were given (the queue holds their minimum), by id. */
+        private final Map<RunId, PendingRun> elasticPending = new HashMap<>();
+        /** Where in {@link #decisions} each elastic run admitted this cycle is, and how its minimum stands: step 6 adds its extras. */
+        private final Map<RunId, Integer> admittedElastic = new java.util.LinkedHashMap<>();
+        /** Step 3a with elastic extras: they go before runs are stopped whole. */
+        private final ElasticReclaim shrinks;
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
         /** Step 3a: the victims a guaranteed run may reclaim. */
@@ -154,11 +160,21 @@ public final class Scheduler {
             this.allowed = new AllowedModels(state);
             this.reclaimable = new CycleRuns(state);
             this.victims = new VictimSearch(state, book, reclaimable);
+            this.shrinks = new ElasticReclaim(state, reclaimable, victims);
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
         CycleResult run() {
-            queue = new ArrayList<>(pending);
+            queue = new ArrayList<>(pending.size());
+            for (PendingRun run : pending) {
+                // An elastic run is decided by its minimum, as a gang; its extras come in step 6.
+                if (run.elastic()) {
+                    elasticPending.put(run.id(), run);
+                    queue.add(run.gang());
+                } else {
+                    queue.add(run);
+                }
+            }
             queue.sort(QUEUE_ORDER);
             waits = new Decision.Wait[queue.size()];
             WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
@@ -236,6 +252,7 @@ public final class Scheduler {
                     }
                 }).run(borrowers, borrowerRequests, borrowing.waitingForIdleCapacity());
             }
+            grow();
             return new CycleResult(withPositions());
         }
 
@@ -355,7 +372,12 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            List<ActiveRun> chosen = victims.choose(run, model, alreadyStopping);
+            ElasticReclaim.Plan plan = state.elastic.isEmpty() ? ElasticReclaim.Plan.NO_EXTRAS : shrinks.choose(run, model, alreadyStopping);
+            if (plan != null && plan != ElasticReclaim.Plan.NO_EXTRAS) {
+                reclaimWithShrinks(run, request, model, plan, alreadyStopping);
+                return;
+            }
+            List<ActiveRun> chosen = plan == null ? null : victims.choose(run, model, alreadyStopping);
             if (chosen == null) {
                 if (!cluster.couldEverFit(run.largestInstance(), model)) {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + run.largestInstance() + ")");
@@ -366,20 +388,21 @@ public final class Scheduler {
                 boolean wholeNodes = anyMovable && !LocalityPlacement.binds(run.instances())
                         && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                MovePlanner.MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
+                MovePlanner.MovePlan moves = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
                         ? mover().planMoves(run, model, movesLeft) : null;
-                if (plan == null && wholeNodes) {
+                if (moves == null && wholeNodes) {
                     noMovePlan.add(shape);
                 }
-                if (plan != null) {
-                    movesLeft -= plan.moved().size();
-                    for (ActiveRun moved : plan.moved()) {
+                if (moves != null) {
+                    movesLeft -= moves.moved().size();
+                    for (ActiveRun moved : moves.moved()) {
                         reclaimable.remove(moved);
                         decisions.add(new Decision.Preempt(moved.id(), run.id(), Decision.Preempt.MOVED, Decision.PreemptKind.Move));
                     }
-                    List<ActiveRun> all = new ArrayList<>(plan.reclaimed());
-                    all.addAll(plan.moved());
-                    preemptAndHold(run, request, model, plan.reclaimed(), all, alreadyStopping);
+                    List<ActiveRun> all = new ArrayList<>(moves.reclaimed());
+                    all.addAll(moves.moved());
+                    preemptAndHold(run, request, model, moves.reclaimed(), all, alreadyStopping, "run(s) to stop: runs on borrowed capacity, and"
+                            + " guaranteed runs moved to other nodes");
                     return;
                 }
                 String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
@@ -399,7 +422,28 @@ public final class Scheduler {
                         + (miss != null ? miss : "the nodes are busy with guaranteed work") + (held ? "; nodes are held for it" : ""));
                 return;
             }
-            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);
+            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping, "run(s) on borrowed capacity to stop");
+        }
+
+        /**
+         * Shrinks elastic runs (their extras on idle capacity go), and stops whole only the runs the plan says, for the run;
+         * holds for it what it needs beyond what all of them give back.
+         */
+        private void reclaimWithShrinks(PendingRun run, Resources request, Set<String> model, ElasticReclaim.Plan plan, List<ActiveRun> alreadyStopping) {
+            List<ActiveRun> freedBy = new ArrayList<>(plan.whole());
+            plan.shrinks().forEach((shrunk, allocations) -> {
+                reclaimable.remove(shrunk);
+                List<Integer> ranks = allocations.stream().map(Allocation::rank).toList();
+                decisions.add(new Decision.Shrink(shrunk.id(), ranks, run.id(), shrunk.quota() != null && shrunk.quota().equals(run.quota())
+                        ? "Shrunk: a guaranteed run of the same quota needs the capacity its extra instances borrowed"
+                        : "Reclaimed: the quota that guarantees the capacity its extra instances borrowed needs it back", Decision.PreemptKind.Reclaim));
+                // Its pool no longer counts what they borrowed (as for a victim, below).
+                book.charge(shrunk.quota(), ClusterState.total(allocations), RealTimeResources.NotInQuota, -1);
+                freedBy.add(ClusterState.stoppingView(shrunk, run.id(), allocations));
+            });
+            preemptAndHold(run, request, model, plan.whole(), freedBy, alreadyStopping, plan.whole().isEmpty()
+                    ? "instance(s) of elastic runs on borrowed capacity to stop (their extras)"
+                    : "run(s) on borrowed capacity to stop, and extra instances of elastic runs");
         }
 
         /**
@@ -407,18 +451,18 @@ public final class Scheduler {
          * stopping for it ({@code freedBy}: the victims and moved runs, and those already stopping) will give back.
          */
         private void preemptAndHold(PendingRun run, Resources request, Set<String> model, List<ActiveRun> victims, List<ActiveRun> freedBy,
-                List<ActiveRun> alreadyStopping) {
+                List<ActiveRun> alreadyStopping, String what) {
             for (ActiveRun victim : victims) {
                 reclaimable.remove(victim);
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), victim.quota() != null && victim.quota().equals(run.quota())
                         ? "Preempted by higher-priority run " + run.id() + " of the same quota"
                         // Another team's quota and run are not the victim's to know (it reads this in its notice file).
                         : "Reclaimed: the quota that guarantees the capacity it borrowed needs it back"));
-                if (victim.realTimeResources() == RealTimeResources.NotInQuota) {
+                if (victim.realTimeResources() == RealTimeResources.NotInQuota || victim.mixed()) {
                     // Its pool no longer counts what it borrowed, as from the next cycle on (a stopping run is not charged):
                     // otherwise a preemption for fairness later in this cycle sees its quota's share, and the pool's
                     // borrowing, as if it stayed, and takes one victim more than the shares call for.
-                    book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
+                    book.charge(victim.quota(), ClusterState.borrowed(victim), RealTimeResources.NotInQuota, -1);
                 }
             }
             // Hold, for the run, whatever it needs beyond what the stopping victims will give back (they keep holding
@@ -433,9 +477,7 @@ public final class Scheduler {
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + freedBy.size();
-            wait(run, WaitReason.WaitingForReclaim, freedBy.size() > victims.size()
-                    ? "waiting for " + stopping + " run(s) to stop: runs on borrowed capacity, and guaranteed runs moved to other nodes"
-                    : "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+            wait(run, WaitReason.WaitingForReclaim, "waiting for " + stopping + " " + what);
         }
 
         // --- step 3b: defragmentation ---
@@ -461,7 +503,45 @@ public final class Scheduler {
             if (where == RealTimeResources.InQuota) {
                 placements.forEach(p -> allowed.holds(run.quota(), p.node(), p.gpus().size()));
             }
+            if (!elasticPending.isEmpty() && elasticPending.containsKey(run.id())) {
+                admittedElastic.put(run.id(), decisions.size());
+            }
             decisions.add(new Decision.Admit(run.id(), placements, where));
+        }
+
+        // --- step 6: elastic runs grow ---
+
+        /**
+         * Elastic runs admitted this cycle get their extras, and running ones with vacant slots grow, as capacity allows
+         * ({@link ElasticPass}): after every queued run's minimum was decided.
+         */
+        private void grow() {
+            List<ElasticPass.Growing> growing = new ArrayList<>();
+            admittedElastic.forEach((id, at) -> growing.add(ElasticPass.Growing.admitted(elasticPending.get(id),
+                    ((Decision.Admit) decisions.get(at)).realTimeResources(), now)));
+            if (!state.elastic.isEmpty()) {
+                for (ActiveRun run : reclaimable.elastic()) {
+                    ElasticPass.Growing candidate = ElasticPass.Growing.active(run);
+                    if (candidate != null) {
+                        growing.add(candidate);
+                    }
+                }
+            }
+            if (growing.isEmpty()) {
+                return;
+            }
+            new ElasticPass(book, cluster, allowed, (run, placements, borrowed) -> {
+                if (run.admitted != null) {
+                    int at = admittedElastic.get(run.id);
+                    Decision.Admit admit = (Decision.Admit) decisions.get(at);
+                    List<Placement> all = new ArrayList<>(admit.placements());
+                    all.addAll(placements);
+                    all.sort(Comparator.comparingInt(Placement::rank));
+                    decisions.set(at, new Decision.Admit(admit.runId(), all, admit.realTimeResources(), borrowed));
+                } else {
+                    decisions.add(new Decision.Grow(run.id, placements, borrowed));
+                }
+            }).run(growing);
         }
 
         /** The run the guaranteed pass decides waits. */

@@ -88,6 +88,18 @@ final class DecisionApplier implements Decision.Handler<Void> {
         return null;
     }
 
+    /** The server admits no elastic run yet (its runs have no minReplicas): a grow can only come from a bug. */
+    @Override
+    public Void grow(Decision.Grow grow) {
+        throw new IllegalStateException("run " + grow.runId() + ": elastic runs are not admitted by the server yet, so none can grow");
+    }
+
+    /** As {@link #grow}: no elastic run, so no shrink. */
+    @Override
+    public Void shrink(Decision.Shrink shrink) {
+        throw new IllegalStateException("run " + shrink.runId() + ": elastic runs are not admitted by the server yet, so none can shrink");
+    }
+
     @Override
     public Void promote(Decision.Promote promote) {
         RunRecord run = runs.get(promote.runId());

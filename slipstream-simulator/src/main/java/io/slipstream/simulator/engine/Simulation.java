@@ -386,6 +386,16 @@ public final class Simulation {
         }
 
         @Override
+        public Void grow(Decision.Grow grow) {
+            throw new IllegalStateException("run " + grow.runId() + ": elastic jobs are not replayed yet");
+        }
+
+        @Override
+        public Void shrink(Decision.Shrink shrink) {
+            throw new IllegalStateException("run " + shrink.runId() + ": elastic jobs are not replayed yet");
+        }
+
+        @Override
         public Void waiting(Decision.Wait wait) {
             SimJob job = byId.get(wait.runId());
             if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources

@@ -1,0 +1,160 @@
+package io.slipstream.scheduler;
+
+import io.slipstream.api.run.QuotaId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.spec.IdleMode;
+import io.slipstream.api.spec.Resources;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Step 6 of a cycle: elastic runs get instances beyond their minimum as capacity allows (docs/elastic.md), after every
+ * queued run's minimum was decided (a queued run's gang comes before another run's extras). The runs admitted this cycle
+ * and the running ones with vacant slots (none of whose instances a shrink is still removing) are served one instance at
+ * a time, water-filling: higher priority first, then the run holding the smallest fraction of its maximum, then the one
+ * that started first, then by id. Each instance goes on the run's quota's guarantee when the run is guaranteed and its
+ * guarantee and max hold it, else on idle capacity when the run may borrow and its pool lends it; a run one of whose
+ * instances fits neither is done for the pass (capacity only shrinks within it). Extras never preempt anything.
+ */
+final class ElasticPass {
+    /** What the cycle does with the outcome. */
+    interface Outcomes {
+        /** A run of the pass got instances: {@code borrowed} are those on idle capacity while the run is guaranteed. */
+        void grew(Growing run, List<Placement> placements, Set<Integer> borrowed);
+    }
+
+    /** A run that may get instances this cycle: admitted this cycle ({@code admitted}) or running ({@code active}). */
+    static final class Growing {
+        final RunId id;
+        final QuotaId quota;
+        final IdleMode idleMode;
+        final int priority;
+        final Instant since;
+        final boolean inQuota;
+        final PendingRun admitted;
+        final ActiveRun active;
+        private final ArrayDeque<InstanceRequest> vacant;
+        private int live;
+        private final int most;
+        private final List<Placement> placed = new ArrayList<>();
+        private final Set<Integer> borrowed = new TreeSet<>();
+
+        private Growing(RunId id, QuotaId quota, IdleMode idleMode, int priority, Instant since, boolean inQuota, PendingRun admitted, ActiveRun active,
+                List<InstanceRequest> vacant, int live, int most) {
+            this.id = id;
+            this.quota = quota;
+            this.idleMode = idleMode;
+            this.priority = priority;
+            this.since = since;
+            this.inQuota = inQuota;
+            this.admitted = admitted;
+            this.active = active;
+            this.vacant = new ArrayDeque<>(vacant);
+            this.live = live;
+            this.most = most;
+        }
+
+        /** An elastic run admitted this cycle, {@code where} its minimum stands, with its extras to place. */
+        static Growing admitted(PendingRun run, RealTimeResources where, Instant now) {
+            return new Growing(run.id(), run.quota(), run.idleMode(), run.priority(), now, where == RealTimeResources.InQuota, run, null, run.extras(),
+                    run.instances().size() - run.extras().size(), run.instances().size());
+        }
+
+        /** A running elastic run with vacant slots ({@code null}: none, or a shrink of it is in flight). */
+        static Growing active(ActiveRun run) {
+            ElasticRun elastic = run.elastic();
+            if (elastic == null || run.stopping() || !elastic.releasing().isEmpty()) {
+                return null;
+            }
+            List<InstanceRequest> vacant = elastic.vacant(run.allocations());
+            return vacant.isEmpty() ? null : new Growing(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(),
+                    run.realTimeResources() == RealTimeResources.InQuota, null, run, vacant, run.allocations().size(), elastic.instances().size());
+        }
+
+        /** The water-filling order. */
+        static int inGrowOrder(Growing a, Growing b) {
+            if (a.priority != b.priority) {
+                return a.priority > b.priority ? -1 : 1;
+            }
+            int byShare = Long.compare((long) a.live * b.most, (long) b.live * a.most);
+            if (byShare != 0) {
+                return byShare;
+            }
+            int byAge = a.since.compareTo(b.since);
+            return byAge != 0 ? byAge : a.id.compareTo(b.id);
+        }
+    }
+
+    private final QuotaBook book;
+    private final WorkingCluster cluster;
+    private final AllowedModels allowed;
+    private final Outcomes outcomes;
+
+    ElasticPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
+        this.book = book;
+        this.cluster = cluster;
+        this.allowed = allowed;
+        this.outcomes = outcomes;
+    }
+
+    void run(List<Growing> runs) {
+        PriorityQueue<Growing> order = new PriorityQueue<>(Growing::inGrowOrder);
+        for (Growing run : runs) {
+            if (!run.vacant.isEmpty()) {
+                order.add(run);
+            }
+        }
+        while (!order.isEmpty()) {
+            Growing run = order.poll();
+            if (place(run, run.vacant.peekFirst())) {
+                run.vacant.pollFirst();
+                run.live++;
+                if (!run.vacant.isEmpty()) {
+                    order.add(run);
+                }
+            }
+        }
+        for (Growing run : runs) {
+            if (!run.placed.isEmpty()) {
+                run.placed.sort(java.util.Comparator.comparingInt(Placement::rank));
+                outcomes.grew(run, run.placed, run.borrowed);
+            }
+        }
+    }
+
+    /** Places one instance of the run, on its guarantee or on idle capacity, and books it; whether it was. */
+    private boolean place(Growing run, InstanceRequest instance) {
+        Resources request = instance.resources();
+        if (!book.fitsMax(run.quota, request)) {
+            return false;
+        }
+        if (run.inQuota && book.fitsGuarantee(run.quota, request)) {
+            List<Placement> placements = cluster.placeGang(List.of(instance), allowed.of(run.quota, RealTimeResources.InQuota, request), run.quota);
+            if (placements != null) {
+                book.charge(run.quota, request, RealTimeResources.InQuota, 1);
+                placements.forEach(p -> allowed.holds(run.quota, p.node(), p.gpus().size()));
+                run.placed.addAll(placements);
+                return true;
+            }
+        }
+        if (!run.idleMode.mayBorrow() || !book.idleAvailable(book.poolOf(run.quota), request)) {
+            return false;
+        }
+        List<Placement> placements = cluster.placeGang(List.of(instance), allowed.of(run.quota, RealTimeResources.NotInQuota, request));
+        if (placements == null) {
+            return false;
+        }
+        book.charge(run.quota, request, RealTimeResources.NotInQuota, 1);
+        run.placed.addAll(placements);
+        if (run.inQuota) {
+            run.borrowed.add(instance.rank());
+        }
+        return true;
+    }
+}

@@ -1,0 +1,148 @@
+package io.slipstream.scheduler;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Step 3a of a cycle, when elastic runs hold extras on idle capacity: a reclaim takes those extras before it stops any
+ * run whole (docs/elastic.md). The extras ("units", one live instance each, of runs not decided this cycle) are taken
+ * in the order of their runs ({@link VictimSearch#VICTIM_ORDER}), a run's highest rank first, and a run keeps its
+ * minimum. With every unit gone, if the run fits, each unit it fits without is put back, the last in that order first:
+ * only shrinks. If it does not fit, runs are stopped whole as well, the fewest the victim search finds with the units
+ * gone (a run with units is a candidate without them), and then every unit the run fits without is put back (those of a
+ * run stopped whole go with it). All of it is tried and undone: the cycle preempts, shrinks and holds.
+ */
+final class ElasticReclaim {
+    /**
+     * What a reclaim takes: runs stopped whole, in victim order, and runs shrunk with the instances each loses (in
+     * victim order). {@link #NO_EXTRAS}: there were no extras on the nodes the run may use, decide as without elastic runs.
+     */
+    record Plan(List<ActiveRun> whole, Map<ActiveRun, List<Allocation>> shrinks) {
+        static final Plan NO_EXTRAS = new Plan(List.of(), Map.of());
+    }
+
+    /** One extra instance a shrink may take. */
+    private record Unit(ActiveRun run, Allocation allocation) {
+    }
+
+    private final ClusterState state;
+    private final WorkingCluster cluster;
+    private final CycleRuns reclaimable;
+    private final VictimSearch victims;
+
+    ElasticReclaim(ClusterState state, CycleRuns reclaimable, VictimSearch victims) {
+        this.state = state;
+        this.cluster = state.cluster;
+        this.reclaimable = reclaimable;
+        this.victims = victims;
+    }
+
+    /**
+     * What to take so that {@code run} (a gang: the minimum of an elastic run) fits on nodes of {@code model}, with
+     * {@code alreadyStopping} gone: {@link Plan#NO_EXTRAS} when no elastic extras are on those nodes, an empty plan when
+     * what is already stopping suffices, {@code null} when nothing helps.
+     */
+    Plan choose(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
+        List<Unit> units = units(model);
+        if (units.isEmpty()) {
+            return Plan.NO_EXTRAS;
+        }
+        return state.tryAndUndo(() -> {
+            alreadyStopping.forEach(r -> r.allocations().forEach(cluster::release));
+            if (fits(run, model)) {
+                return alreadyStopping.isEmpty() ? null : new Plan(List.of(), Map.of());
+            }
+            units.forEach(u -> cluster.release(u.allocation()));
+            List<ActiveRun> whole = List.of();
+            if (!fits(run, model)) {
+                whole = wholeVictims(run, model, units);
+                if (whole == null) {
+                    return null;
+                }
+            }
+            Set<ActiveRun> stopped = Collections.newSetFromMap(new IdentityHashMap<>());
+            whole.forEach(w -> stopped.add(reclaimableRun(w)));
+            List<Unit> taken = new ArrayList<>();
+            for (int i = units.size() - 1; i >= 0; i--) {
+                Unit unit = units.get(i);
+                if (stopped.contains(unit.run())) {
+                    continue; // it goes with its run
+                }
+                cluster.hold(unit.allocation());
+                if (!fits(run, model)) {
+                    cluster.release(unit.allocation());
+                    taken.add(0, unit);
+                }
+            }
+            Map<ActiveRun, List<Allocation>> shrinks = new LinkedHashMap<>();
+            taken.forEach(u -> shrinks.computeIfAbsent(u.run(), r -> new ArrayList<>()).add(u.allocation()));
+            List<ActiveRun> real = new ArrayList<>();
+            whole.forEach(w -> real.add(reclaimableRun(w)));
+            return new Plan(real, shrinks);
+        });
+    }
+
+    /**
+     * With every unit gone, the fewest runs to stop whole: the victim search among its candidates, each seen without its
+     * units. They are left released; {@code null} when none suffice.
+     */
+    private List<ActiveRun> wholeVictims(PendingRun run, Set<String> model, List<Unit> units) {
+        Map<ActiveRun, List<Allocation>> without = new IdentityHashMap<>();
+        units.forEach(u -> without.computeIfAbsent(u.run(), r -> new ArrayList<>()).add(u.allocation()));
+        List<ActiveRun> candidates = new ArrayList<>();
+        for (ActiveRun candidate : victims.candidatesFor(run, model)) {
+            List<Allocation> gone = without.get(reclaimableRun(candidate));
+            if (gone == null) {
+                candidates.add(candidate);
+            } else {
+                List<Allocation> left = new ArrayList<>(candidate.allocations());
+                left.removeAll(gone);
+                candidates.add(candidate.withAllocations(left));
+            }
+        }
+        List<ActiveRun> chosen = victims.choose(run, model, List.of(), candidates);
+        if (chosen == null || chosen.isEmpty()) {
+            return null;
+        }
+        chosen.forEach(v -> v.allocations().forEach(cluster::release));
+        return chosen;
+    }
+
+    /** The state's run of a candidate or a view of it. */
+    private ActiveRun reclaimableRun(ActiveRun run) {
+        ActiveRun kept = state.reclaimable.get(run.id());
+        return kept != null ? kept : run;
+    }
+
+    /** The cycle's extras on idle capacity on nodes of {@code model}, in the order they are taken. */
+    private List<Unit> units(Set<String> model) {
+        List<ActiveRun> runs = new ArrayList<>();
+        for (ActiveRun run : reclaimable.elastic()) {
+            if (!run.shrinkable().isEmpty()) {
+                runs.add(run);
+            }
+        }
+        if (runs.isEmpty()) {
+            return List.of();
+        }
+        runs.sort(VictimSearch.VICTIM_ORDER);
+        List<Unit> units = new ArrayList<>();
+        for (ActiveRun run : runs) {
+            for (Allocation allocation : run.shrinkable()) {
+                if (cluster.hasNode(allocation.node()) && (model == null || model.contains(cluster.modelOf(allocation.node())))) {
+                    units.add(new Unit(run, allocation));
+                }
+            }
+        }
+        return units;
+    }
+
+    private boolean fits(PendingRun run, Set<String> model) {
+        return state.tryAndUndo(() -> cluster.placeGang(run.instances(), model) != null);
+    }
+}
