@@ -105,6 +105,22 @@ public record ActiveRun(
      * the order they are taken (highest rank first). Empty for a rigid run, or a stopping one.
      */
     List<Allocation> shrinkable() {
+        return extras(true);
+    }
+
+    /**
+     * The live instances on its quota's guarantee a shrink may take from a guaranteed run ({@link #shrinkable} ones
+     * counted first: each group keeps its minimum with them gone too), highest rank first. Empty for a rigid run, a
+     * stopping one, or one on idle capacity.
+     */
+    List<Allocation> extrasInQuota() {
+        if (realTimeResources != RealTimeResources.InQuota) {
+            return List.of();
+        }
+        return extras(false);
+    }
+
+    private List<Allocation> extras(boolean onIdle) {
         if (elastic == null || stopping) {
             return List.of();
         }
@@ -116,6 +132,18 @@ public record ActiveRun(
         for (Allocation allocation : byRank) {
             String group = elastic.slot(allocation.rank()).nodeGroup();
             if (onIdleCapacity(allocation) && spare.getOrDefault(group, 0) > 0) {
+                spare.merge(group, -1, Integer::sum);
+                if (onIdle) {
+                    out.add(allocation);
+                }
+            }
+        }
+        if (onIdle) {
+            return out;
+        }
+        for (Allocation allocation : byRank) {
+            String group = elastic.slot(allocation.rank()).nodeGroup();
+            if (!onIdleCapacity(allocation) && spare.getOrDefault(group, 0) > 0) {
                 out.add(allocation);
                 spare.merge(group, -1, Integer::sum);
             }

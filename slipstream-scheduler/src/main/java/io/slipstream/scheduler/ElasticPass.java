@@ -135,7 +135,7 @@ final class ElasticPass {
             return false;
         }
         if (run.inQuota && book.fitsGuarantee(run.quota, request)) {
-            List<Placement> placements = cluster.placeGang(List.of(instance), allowed.of(run.quota, RealTimeResources.InQuota, request), run.quota);
+            List<Placement> placements = cluster.placeExtra(instance, allowed.of(run.quota, RealTimeResources.InQuota, request), run.quota);
             if (placements != null) {
                 book.charge(run.quota, request, RealTimeResources.InQuota, 1);
                 placements.forEach(p -> allowed.holds(run.quota, p.node(), p.gpus().size()));
@@ -146,7 +146,7 @@ final class ElasticPass {
         if (!run.idleMode.mayBorrow() || !book.idleAvailable(book.poolOf(run.quota), request)) {
             return false;
         }
-        List<Placement> placements = cluster.placeGang(List.of(instance), allowed.of(run.quota, RealTimeResources.NotInQuota, request));
+        List<Placement> placements = cluster.placeExtra(instance, allowed.of(run.quota, RealTimeResources.NotInQuota, request), null);
         if (placements == null) {
             return false;
         }

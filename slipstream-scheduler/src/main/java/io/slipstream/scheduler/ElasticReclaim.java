@@ -1,7 +1,10 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.spec.Resources;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,6 +37,10 @@ final class ElasticReclaim {
     private final WorkingCluster cluster;
     private final CycleRuns reclaimable;
     private final VictimSearch victims;
+    /** This cycle's extras on idle capacity, by the models asked for ({@code "\0any"}: any), made when first needed. */
+    private final Map<Set<String>, List<Unit>> unitsByModel = new HashMap<>();
+    /** This cycle's runs with extras on their guarantee, by quota ({@link #forGuarantee}), made when first needed. */
+    private Map<io.slipstream.api.run.QuotaId, List<ActiveRun>> inQuotaByQuota;
 
     ElasticReclaim(ClusterState state, CycleRuns reclaimable, VictimSearch victims) {
         this.state = state;
@@ -113,14 +120,128 @@ final class ElasticReclaim {
         return chosen;
     }
 
+    /**
+     * Step 5: the extras on idle capacity that a queued borrower's minimum ({@code run}, a gang) takes so that it fits
+     * on nodes of {@code model} and its pool lends it {@code request}: only extras of runs of its priority or lower, taken
+     * and put back as for a reclaim, but never a run whole. {@code null}: extras do not make room for it.
+     */
+    Map<ActiveRun, List<Allocation>> forQueued(PendingRun run, Resources request, Set<String> model) {
+        List<Unit> units = new ArrayList<>();
+        long gpus = 0;
+        for (Unit unit : units(model)) {
+            if (unit.run().priority() <= run.priority()) {
+                units.add(unit);
+                gpus += unit.allocation().resources().gpu();
+            }
+        }
+        if (units.isEmpty() || gpus + cluster.freeWhere(model).gpu() < request.gpu()) {
+            return null;
+        }
+        QuotaBook book = state.book;
+        String pool = book.poolOf(run.quota());
+        return state.tryAndUndo(() -> {
+            for (Unit unit : units) {
+                cluster.release(unit.allocation());
+                book.charge(unit.run().quota(), unit.allocation().resources(), RealTimeResources.NotInQuota, -1);
+            }
+            if (!book.idleAvailable(pool, request) || !fits(run, model)) {
+                return null;
+            }
+            List<Unit> taken = new ArrayList<>();
+            for (int i = units.size() - 1; i >= 0; i--) {
+                Unit unit = units.get(i);
+                cluster.hold(unit.allocation());
+                book.charge(unit.run().quota(), unit.allocation().resources(), RealTimeResources.NotInQuota, 1);
+                if (!book.idleAvailable(pool, request) || !fits(run, model)) {
+                    cluster.release(unit.allocation());
+                    book.charge(unit.run().quota(), unit.allocation().resources(), RealTimeResources.NotInQuota, -1);
+                    taken.add(0, unit);
+                }
+            }
+            Map<ActiveRun, List<Allocation>> shrinks = new LinkedHashMap<>();
+            taken.forEach(u -> shrinks.computeIfAbsent(u.run(), r -> new ArrayList<>()).add(u.allocation()));
+            return shrinks;
+        });
+    }
+
+    /**
+     * Step 3: the extras on its quota's guarantee that a queued guaranteed run's minimum ({@code run}, {@code request})
+     * takes when its quota's guarantee does not hold it otherwise: those of its own quota's elastic runs of its priority or
+     * lower, in victim order (a run's highest rank first), just enough for the guarantee to hold it, then each it does not
+     * need put back. Taken by the ledger only (where the run then goes is the reclaim's). {@code null}: they are not enough.
+     */
+    Map<ActiveRun, List<Allocation>> forGuarantee(PendingRun run, Resources request) {
+        if (inQuotaByQuota == null) {
+            // Once per cycle: the runs with extras on their guarantee, by quota, in victim order.
+            inQuotaByQuota = new HashMap<>();
+            for (ActiveRun active : reclaimable.elastic()) {
+                if (active.quota() != null && !active.extrasInQuota().isEmpty()) {
+                    inQuotaByQuota.computeIfAbsent(active.quota(), q -> new ArrayList<>()).add(active);
+                }
+            }
+            inQuotaByQuota.values().forEach(runs -> runs.sort(VictimSearch.VICTIM_ORDER));
+        }
+        List<ActiveRun> runs = new ArrayList<>();
+        long gpus = 0;
+        for (ActiveRun active : inQuotaByQuota.getOrDefault(run.quota(), List.of())) {
+            if (active.priority() <= run.priority() && reclaimable.contains(active)) {
+                runs.add(active);
+                gpus += ClusterState.total(active.extrasInQuota()).gpu();
+            }
+        }
+        QuotaBook book = state.book;
+        if (runs.isEmpty() || book.freeGuaranteeGpus(run.quota()) + gpus < request.gpu()) {
+            return null;
+        }
+        return state.tryAndUndo(() -> {
+            List<Unit> taken = new ArrayList<>();
+            for (ActiveRun active : runs) {
+                for (Allocation allocation : active.extrasInQuota()) {
+                    if (book.fitsGuarantee(run.quota(), request)) {
+                        break;
+                    }
+                    book.charge(active.quota(), allocation.resources(), RealTimeResources.InQuota, -1);
+                    taken.add(new Unit(active, allocation));
+                }
+            }
+            if (!book.fitsGuarantee(run.quota(), request)) {
+                return null;
+            }
+            for (int i = taken.size() - 1; i >= 0; i--) {
+                Unit unit = taken.get(i);
+                book.charge(unit.run().quota(), unit.allocation().resources(), RealTimeResources.InQuota, 1);
+                if (book.fitsGuarantee(run.quota(), request)) {
+                    taken.remove(i); // not needed: it stays
+                } else {
+                    book.charge(unit.run().quota(), unit.allocation().resources(), RealTimeResources.InQuota, -1);
+                }
+            }
+            Map<ActiveRun, List<Allocation>> shrinks = new LinkedHashMap<>();
+            taken.forEach(u -> shrinks.computeIfAbsent(u.run(), r -> new ArrayList<>()).add(u.allocation()));
+            return shrinks;
+        });
+    }
+
     /** The state's run of a candidate or a view of it. */
     private ActiveRun reclaimableRun(ActiveRun run) {
         ActiveRun kept = state.reclaimable.get(run.id());
         return kept != null ? kept : run;
     }
 
-    /** The cycle's extras on idle capacity on nodes of {@code model}, in the order they are taken. */
+    /** The cycle's extras on idle capacity on nodes of {@code model}, in the order they are taken, of runs not decided yet. */
     private List<Unit> units(Set<String> model) {
+        List<Unit> all = unitsByModel.computeIfAbsent(model == null ? Set.of("\0any") : model, m -> allUnits(model));
+        List<Unit> left = new ArrayList<>(all.size());
+        for (Unit unit : all) {
+            if (reclaimable.contains(unit.run())) {
+                left.add(unit);
+            }
+        }
+        return left;
+    }
+
+    /** Every extra on idle capacity on nodes of {@code model} as the cycle began, in the order they are taken. */
+    private List<Unit> allUnits(Set<String> model) {
         List<ActiveRun> runs = new ArrayList<>();
         for (ActiveRun run : reclaimable.elastic()) {
             if (!run.shrinkable().isEmpty()) {

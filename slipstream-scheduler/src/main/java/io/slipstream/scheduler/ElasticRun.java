@@ -2,6 +2,7 @@ package io.slipstream.scheduler;
 
 import static java.util.Objects.requireNonNull;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,10 +23,19 @@ import java.util.TreeSet;
  * left the run is not grown.
  */
 public record ElasticRun(List<InstanceRequest> instances, Map<String, Integer> minReplicas, Set<Integer> borrowed, List<Release> releasing) {
-    /** An instance being removed: it holds {@code allocation} until it is gone; {@code forRun} gets its capacity ({@code null}: none). */
-    public record Release(Allocation allocation, RunId forRun) {
+    /**
+     * An instance being removed: it holds {@code allocation} until it is gone; {@code forRun} gets its capacity ({@code null}:
+     * none); {@code standing}: how it stood (the ledger counts it so until it is gone).
+     */
+    public record Release(Allocation allocation, RunId forRun, RealTimeResources standing) {
         public Release {
             requireNonNull(allocation, "allocation is null");
+            requireNonNull(standing, "standing is null");
+        }
+
+        /** An extra on idle capacity being removed. */
+        public Release(Allocation allocation, RunId forRun) {
+            this(allocation, forRun, RealTimeResources.NotInQuota);
         }
     }
 

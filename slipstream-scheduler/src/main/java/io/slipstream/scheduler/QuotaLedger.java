@@ -113,7 +113,8 @@ public final class QuotaLedger {
                 (run.onIdleCapacity(a) ? borrowedHeld : inQuotaHeld).add(a.resources(), 1);
             }
             if (run.elastic() != null) {
-                run.elastic().releasing().forEach(r -> borrowedHeld.add(r.allocation().resources(), 1));
+                run.elastic().releasing().forEach(r -> (r.standing() == io.slipstream.api.run.RealTimeResources.InQuota ? inQuotaHeld : borrowedHeld)
+                        .add(r.allocation().resources(), 1));
             }
             if (!run.stopping()) {
                 book.holdOnClosed(run.allocations(), 1); // as the scheduler's book: a run left on a cordoned node holds its part

@@ -8,6 +8,7 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
@@ -211,6 +212,8 @@ public final class Scheduler {
                     admitGuaranteed(run, request);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
+                } else if (underMax && !state.elastic.isEmpty() && extrasGiveWay(run, request)) {
+                    admitGuaranteed(run, request);
                 } else {
                     borrowerAt[borrowers.size()] = position;
                     borrowers.add(run);
@@ -233,6 +236,10 @@ public final class Scheduler {
                 }
             });
             borrowing.run(borrowers, borrowerRequests, borrowerQuotas);
+            if (!state.elastic.isEmpty()) {
+                extrasForQueued(borrowers, borrowerRequests, borrowerAt, borrowing.waitingForIdlePlaces());
+            }
+            Map<QuotaId, ArrayDeque<Integer>> waitingForIdle = borrowing.waitingForIdleCapacity();
             if (fairRule != null) {
                 new FairPreemption(state, allowed, reclaimable, fairRule, new FairPreemption.Outcomes() {
                     @Override
@@ -250,7 +257,7 @@ public final class Scheduler {
                     public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
                         Cycle.this.wait(borrowerAt[borrower], run, reason, message);
                     }
-                }).run(borrowers, borrowerRequests, borrowing.waitingForIdleCapacity());
+                }).run(borrowers, borrowerRequests, waitingForIdle);
             }
             grow();
             return new CycleResult(withPositions());
@@ -360,6 +367,27 @@ public final class Scheduler {
                 reclaimable.remove(victim);
                 stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(victim);
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), room.reason(run)));
+            }
+            return true;
+        }
+
+        /**
+         * Its quota's elastic runs' extras on the guarantee give way to the run's minimum ({@link ElasticReclaim#forGuarantee}):
+         * they are shrunk, stop being charged, and the run goes on as one their capacity is stopping for. Returns whether the
+         * guarantee holds it now.
+         */
+        private boolean extrasGiveWay(PendingRun run, Resources request) {
+            Map<ActiveRun, List<Allocation>> taken = shrinks.forGuarantee(run, request);
+            if (taken == null) {
+                return false;
+            }
+            for (Map.Entry<ActiveRun, List<Allocation>> entry : taken.entrySet()) {
+                ActiveRun shrunk = entry.getKey();
+                reclaimable.remove(shrunk);
+                decisions.add(new Decision.Shrink(shrunk.id(), entry.getValue().stream().map(Allocation::rank).toList(), run.id(),
+                        "Shrunk: a queued run of the same quota needs the guarantee its extra instances use", Decision.PreemptKind.Reclaim));
+                book.charge(shrunk.quota(), ClusterState.total(entry.getValue()), RealTimeResources.InQuota, -1);
+                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(ClusterState.stoppingView(shrunk, run.id(), entry.getValue()));
             }
             return true;
         }
@@ -507,6 +535,58 @@ public final class Scheduler {
                 admittedElastic.put(run.id(), decisions.size());
             }
             decisions.add(new Decision.Admit(run.id(), placements, where));
+        }
+
+        // --- step 5a: a queued run's minimum before other runs' extras ---
+
+        /**
+         * Borrowers still waiting for idle capacity, in queue order, take the extras on idle capacity of elastic runs of
+         * their priority or lower when that makes room for their minimum ({@link ElasticReclaim#forQueued}): those runs
+         * are shrunk, and what they free is held for the borrower, as for a reclaim. Extras are never a reason to wait.
+         */
+        private void extrasForQueued(List<PendingRun> borrowers, List<Resources> requests, int[] borrowerAt, List<Integer> places) {
+            Set<String> hopeless = new HashSet<>();
+            for (int borrower : places) {
+                PendingRun run = borrowers.get(borrower);
+                Resources request = requests.get(borrower);
+                if (!stoppingFor.getOrDefault(run.id(), List.of()).isEmpty() || !book.fitsMax(run.quota(), request)) {
+                    continue;
+                }
+                Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+                // What found no room finds none later in this step either (extras only go): the same shape, pool and priority.
+                String shape = book.poolOf(run.quota()) + ":" + model + ":" + run.priority() + ":"
+                        + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
+                if (hopeless.contains(shape)) {
+                    continue;
+                }
+                Map<ActiveRun, List<Allocation>> taken = shrinks.forQueued(run, request, model);
+                if (taken == null) {
+                    hopeless.add(shape);
+                    continue;
+                }
+                List<Allocation> freed = new ArrayList<>();
+                List<ActiveRun> views = new ArrayList<>();
+                int instances = 0;
+                for (Map.Entry<ActiveRun, List<Allocation>> entry : taken.entrySet()) {
+                    ActiveRun shrunk = entry.getKey();
+                    reclaimable.remove(shrunk);
+                    decisions.add(new Decision.Shrink(shrunk.id(), entry.getValue().stream().map(Allocation::rank).toList(), run.id(),
+                            "Shrunk: a queued run's minimum comes before other runs' extra instances on idle capacity", Decision.PreemptKind.Reclaim));
+                    book.charge(shrunk.quota(), ClusterState.total(entry.getValue()), RealTimeResources.NotInQuota, -1);
+                    views.add(ClusterState.stoppingView(shrunk, run.id(), entry.getValue()));
+                    freed.addAll(entry.getValue());
+                    instances += entry.getValue().size();
+                }
+                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).addAll(views);
+                List<Placement> held = state.placeOnFreed(run.instances(), model, freed);
+                if (held == null) {
+                    throw new IllegalStateException("run " + run.id() + " did not fit after shrinking " + taken.keySet());
+                }
+                cluster.holdBeyond(held, run.instances(), freed);
+                book.charge(run.quota(), request, RealTimeResources.NotInQuota, 1); // held as borrowed, as for a preemption for fairness
+                wait(borrowerAt[borrower], run, WaitReason.WaitingForReclaim, "waiting for " + instances
+                        + " extra instance(s) of elastic runs on idle capacity to stop: a queued run's minimum comes before other runs' extras");
+            }
         }
 
         // --- step 6: elastic runs grow ---

@@ -85,6 +85,27 @@ class ElasticSchedulerTest {
                 new Case("a rigid run never grows", nodes("n", 4, "sim-gpu"), List.of(), List.of(aRun("r").instances(2).gpus(8).running(NotInQuota, 0, "n-1", "n-2")),
                         List.of(), Map.of()),
 
+                // A queued run's minimum before other runs' extras, in later cycles too
+                new Case("a queued borrower takes another run's extras on idle capacity", nodes("n", 2, "sim-gpu"), List.of(),
+                        List.of(aRun("e").instances(2).min(1).gpus(8).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("r").gpus(4).build()), Map.of("e", "shrink [1]", "r", "WaitingForReclaim")),
+                new Case("but not those of a run of higher priority", nodes("n", 2, "sim-gpu"), List.of(),
+                        List.of(aRun("e").instances(2).min(1).gpus(8).priority(5).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("r").gpus(4).build()), Map.of("r", "WaitingForIdleCapacity")),
+                new Case("and a borrower never stops a run whole", nodes("n", 2, "sim-gpu"), List.of(),
+                        List.of(aRun("e").instances(4).min(2).gpus(8).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("r").gpus(4).build()), Map.of("r", "WaitingForIdleCapacity")),
+                new Case("nor takes a guaranteed run's instances on its guarantee", nodes("n", 2, "sim-gpu"), List.of(a16),
+                        List.of(aRun("e").quota("a/gpu").instances(2).min(1).gpus(8).runningElastic(InQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("r").gpus(4).build()), Map.of("r", "NothingToBorrow")),
+
+                new Case("a queued guaranteed run takes the guarantee its quota's elastic run's extras use", nodes("n", 4, "sim-gpu"), List.of(a16),
+                        List.of(aRun("e").quota("a/gpu").instances(2).min(1).gpus(8).runningElastic(InQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("e", "shrink [1]", "g", "admit InQuota [0]")),
+                new Case("but not from a run of higher priority", nodes("n", 4, "sim-gpu"), List.of(a16),
+                        List.of(aRun("e").quota("a/gpu").instances(2).min(1).gpus(8).priority(5).runningElastic(InQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("g", "WaitingForQuota")),
+
                 // Reclaim: extras first, whole only below the minimum
                 new Case("a reclaim takes an elastic borrower's extras instead of stopping it", nodes("n", 4, "sim-gpu"), List.of(a16, b0),
                         List.of(aRun("e").quota("b/gpu").idle(IdleMode.OnlyIdle).instances(4).min(2).gpus(8).runningElastic(NotInQuota, 0, Set.of(),

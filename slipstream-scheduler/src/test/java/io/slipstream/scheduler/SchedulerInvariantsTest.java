@@ -56,7 +56,7 @@ class SchedulerInvariantsTest {
         if (System.getProperty("scheduler.seed") == null) {
             // The sequences must have done what they check: elastic runs admitted with extras, grown, shrunk, stopped whole.
             assertThat(elasticCounts).as("elastic decisions over all seeds").containsKeys("admit with extras", "grow", "grow borrowed", "shrink",
-                    "preempt elastic", "admit with borrowed extras");
+                    "preempt elastic", "admit with borrowed extras", "shrink in quota");
         }
     }
 
@@ -248,8 +248,14 @@ class SchedulerInvariantsTest {
                 List<ElasticRun.Release> releasing = new ArrayList<>(run.elastic().releasing());
                 for (Allocation allocation : run.allocations()) {
                     if (shrink.ranks().contains(allocation.rank())) {
-                        assertThat(run.onIdleCapacity(allocation)).as("a shrink takes only instances on idle capacity: %s", shrink).isTrue();
-                        releasing.add(new ElasticRun.Release(allocation, shrink.forRun()));
+                        if (!run.onIdleCapacity(allocation)) {
+                            // Extras on a guarantee give way only to a queued run of the same quota, of their run's priority or higher.
+                            assertThat(run.quota()).as("instances on a guarantee shrunk only for the same quota: %s", shrink).isEqualTo(beneficiary.quota());
+                            assertThat(run.priority()).isLessThanOrEqualTo(beneficiary.priority());
+                            count("shrink in quota");
+                        }
+                        releasing.add(new ElasticRun.Release(allocation, shrink.forRun(), run.onIdleCapacity(allocation)
+                                ? RealTimeResources.NotInQuota : RealTimeResources.InQuota));
                     } else {
                         live.add(allocation);
                     }
@@ -403,7 +409,11 @@ class SchedulerInvariantsTest {
                     }
                     if (run.elastic() != null) {
                         for (ElasticRun.Release release : run.elastic().releasing()) {
-                            borrowed += release.allocation().resources().gpu();
+                            if (release.standing() == RealTimeResources.InQuota) {
+                                inQuota += release.allocation().resources().gpu();
+                            } else {
+                                borrowed += release.allocation().resources().gpu();
+                            }
                         }
                     }
                 }

@@ -53,6 +53,8 @@ final class Holdings {
     private final int[] quotaOfTenant;
     private final long[] ownGuaranteeGpus;
     private final long[] usedByQuota;
+    /** Per quota, the GPUs of its elastic runs' extras on its guarantee: they give way to its queued runs. */
+    private final long[] quotaExtras;
     private long freeGpus;
     private final Map<String, Integer> nodeIndex;
     private final int[] freeOnNode;
@@ -61,6 +63,8 @@ final class Holdings {
     private int borrowers;
     /** GPUs the running borrowers hold (stopping ones left out). */
     private long borrowedGpus;
+    /** GPUs of running elastic jobs' extras on idle capacity: what a queued borrower's minimum may take. */
+    private long extrasGpus;
     /** Per tenant: the GPUs of its running borrowers that may use its guarantee (GPUs -> how many). */
     private final List<TreeMap<Integer, Integer>> promotable = new ArrayList<>();
 
@@ -78,6 +82,7 @@ final class Holdings {
         this.ownGuaranteeGpus = ownGuaranteeGpus;
         this.checkpointsOfGuaranteedRead = checkpointsOfGuaranteedRead;
         this.usedByQuota = new long[quotaOfTenant.length];
+        this.quotaExtras = new long[quotaOfTenant.length];
         this.freeGpus = clusterGpus;
         this.nodeIndex = nodeIndex;
         this.freeOnNode = nodeGpus.clone();
@@ -204,7 +209,11 @@ final class Holdings {
             job.countedBorrowed = borrowed;
             job.countedBorrower = !job.inQuota || borrowed > 0;
             job.countedPromotable = !job.inQuota && job.idleMode.mayUseGuarantee() ? (int) live : -1;
+            job.countedExtras = job.shrinkableGpus();
+            job.countedQuotaExtras = job.inQuotaExtraGpus();
         }
+        extrasGpus += sign * job.countedExtras;
+        quotaExtras[quotaOfTenant[job.tenant]] += sign * job.countedQuotaExtras;
         usedByQuota[quotaOfTenant[job.tenant]] += sign * job.countedGuaranteed;
         if (job.countedBorrower) {
             borrowers += sign;
@@ -261,14 +270,15 @@ final class Holdings {
         long[] freeGuarantee = new long[quotaOfTenant.length];
         long[] borrowable = new long[quotaOfTenant.length];
         for (int t = 0; t < freeGuarantee.length; t++) {
-            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
+            // What its queued runs could have of it: what is free, and what its elastic runs' extras use (they give way).
+            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]] + quotaExtras[quotaOfTenant[t]];
             borrowable[t] = lendingOnlyShrinks ? Math.min(freeGpus, current.lendableGpus(quotaIdOfTenant[t])) : freeGpus;
         }
         int mostFreeOnANode = nodesWithFree.length - 1;
         while (mostFreeOnANode > 0 && nodesWithFree[mostFreeOnANode] == 0) {
             mostFreeOnANode--;
         }
-        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus);
+        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus, extrasGpus);
     }
 
     /** How many instances of {@code gpus} GPUs the free GPUs of the nodes hold (as the cycle starts). */
@@ -336,8 +346,9 @@ final class Holdings {
      * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
      * @param borrowers       whether any run holds idle capacity it could be reclaimed from
      * @param borrowedGpus    the GPUs running borrowers hold: the most preemption for fairness could take from them
+     * @param extrasGpus      the GPUs of running elastic jobs' extras on idle capacity: the most a queued borrower could take from them
      */
-    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers, long borrowedGpus) {
+    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers, long borrowedGpus, long extrasGpus) {
         /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
         boolean placeable(SimJob job) {
             return job.trace.gpus() <= mostFreeOnANode && job.queueGpus() <= freeGpus;

@@ -71,9 +71,20 @@ final class ShownQueue {
             }
         };
         reclaiming.forEach(show);
-        queued.forEachAdmissible(start.freeGuarantee(), start.borrowable(), limits.preemptsWithinQuota(), job -> {
+        // Elastic jobs' extras on idle capacity give way to a borrower's minimum: it could have what is free and them.
+        long extras = start.extrasGpus();
+        long[] borrowable = start.borrowable();
+        if (extras > 0) {
+            borrowable = borrowable.clone();
+            for (int t = 0; t < borrowable.length; t++) {
+                borrowable[t] = Math.max(0, borrowable[t]) + extras;
+            }
+        }
+        long[] couldBorrowUpTo = borrowable;
+        queued.forEachAdmissible(start.freeGuarantee(), couldBorrowUpTo, limits.preemptsWithinQuota(), job -> {
             boolean placeable = start.placeable(job);
-            boolean couldBorrow = job.idleMode.mayBorrow() && placeable && job.queueGpus() <= start.borrowable()[job.tenant];
+            boolean couldBorrow = job.idleMode.mayBorrow() && (placeable || (extras > 0 && job.trace.gpus() <= limits.largestNodeGpus()
+                    && job.queueGpus() <= start.freeGpus() + extras)) && job.queueGpus() <= couldBorrowUpTo[job.tenant];
             // A guaranteed job no node, or not the whole cluster, could ever hold waits (NoNodeFits) and changes nothing.
             // Every other one that fits its quota's guarantee is shown, placeable or not: one that waits for nodes may
             // hold nodes for itself, or reclaim or move runs, and it is promised the guarantee it fits, which changes

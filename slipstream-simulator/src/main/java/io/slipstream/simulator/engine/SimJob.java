@@ -1,5 +1,6 @@
 package io.slipstream.simulator.engine;
 
+import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.spec.IdleMode;
 import io.slipstream.scheduler.ActiveRun;
@@ -50,7 +51,8 @@ final class SimJob {
     /** How the core sees its instances ({@code null}: rigid); a new object at each change, so a view of it is cached by identity. */
     ElasticRun elasticView;
 
-    record Releasing(Allocation allocation, RunId forRun, long goneAt) {
+    /** {@code inQuota}: it stood on the guarantee (an extra on it that gave way to a run of the same quota). */
+    record Releasing(Allocation allocation, RunId forRun, long goneAt, boolean inQuota) {
     }
 
     // The attempt's progress since its start or its last change of size (see Progress).
@@ -65,6 +67,8 @@ final class SimJob {
     // What Holdings and the Recorder counted it as, so that it is taken out exactly as it was put in.
     long countedGuaranteed;
     long countedBorrowed;
+    long countedExtras;
+    long countedQuotaExtras;
     int countedPromotable;
     boolean countedBorrower;
     long recordedGuaranteed;
@@ -137,11 +141,32 @@ final class SimJob {
         return sum;
     }
 
-    /** GPUs the instances a shrink is removing still hold. */
-    long releasingGpus() {
+    /** GPUs of its live instances on idle capacity beyond its minimum: what a shrink could take. */
+    long shrinkableGpus() {
+        if (!elastic() || state != State.RUNNING) {
+            return 0;
+        }
+        int spare = allocations.size() - minInstances;
+        int onIdle = inQuota ? borrowedRanks.size() : allocations.size();
+        return (long) Math.max(0, Math.min(spare, onIdle)) * trace.gpus();
+    }
+
+    /** GPUs of its live instances on its guarantee beyond its minimum (once those on idle capacity are gone): what its quota's runs may take. */
+    long inQuotaExtraGpus() {
+        if (!elastic() || state != State.RUNNING || !inQuota) {
+            return 0;
+        }
+        int spare = allocations.size() - minInstances - borrowedRanks.size();
+        return (long) Math.max(0, spare) * trace.gpus();
+    }
+
+    /** GPUs the instances a shrink is removing still hold: those that stood on the guarantee, or the others. */
+    long releasingGpus(boolean inQuota) {
         long sum = 0;
         for (Releasing r : releasing) {
-            sum += r.allocation().resources().gpu();
+            if (r.inQuota() == inQuota) {
+                sum += r.allocation().resources().gpu();
+            }
         }
         return sum;
     }
@@ -165,7 +190,8 @@ final class SimJob {
     void viewChanged() {
         if (elastic()) {
             List<ElasticRun.Release> releases = new ArrayList<>(releasing.size());
-            releasing.forEach(r -> releases.add(new ElasticRun.Release(r.allocation(), r.forRun())));
+            releasing.forEach(r -> releases.add(new ElasticRun.Release(r.allocation(), r.forRun(),
+                    r.inQuota() ? RealTimeResources.InQuota : RealTimeResources.NotInQuota)));
             elasticView = new ElasticRun(pending.instances(), pending.minReplicas(), inQuota ? borrowedRanks : Set.of(), releases);
         }
     }

@@ -145,12 +145,14 @@ public final class Simulation {
         policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
         DomainMap domains = cluster.topology().isEmpty() ? null : new DomainMap(nodes, cluster.topology());
         boolean anyRequired = false;
-        for (TraceJob job : trace.jobs()) {
+        for (TraceJob row : trace.jobs()) {
+            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : row.idleMode() != null ? row.idleMode() : IdleMode.Acceptable;
+            // An elastic rule may split a single instance in two halves (ElasticRule#split): the job as the policy runs it.
+            TraceJob job = policy.elastic() == null ? row : policy.elastic().shape(row, mode);
             Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
             anyRequired |= locality != null && locality.required();
             List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality,
                     key -> DomainMap.requests(job, locality));
-            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
             QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
             PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
@@ -311,8 +313,8 @@ public final class Simulation {
         if (sign > 0) {
             long live = job.liveGpus();
             long borrowed = job.inQuota ? job.borrowedLiveGpus() : live;
-            job.recordedGuaranteed = live - borrowed;
-            job.recordedBorrowed = borrowed + job.releasingGpus();
+            job.recordedGuaranteed = live - borrowed + job.releasingGpus(true);
+            job.recordedBorrowed = borrowed + job.releasingGpus(false);
         }
         recorder.allocate(job.tenant, job.recordedGuaranteed, true, sign);
         recorder.allocate(job.tenant, job.recordedBorrowed, false, sign);
@@ -585,7 +587,7 @@ public final class Simulation {
             List<SimJob.Releasing> releasing = new ArrayList<>(job.releasing);
             for (Allocation allocation : job.allocations) {
                 if (shrink.ranks().contains(allocation.rank())) {
-                    releasing.add(new SimJob.Releasing(allocation, forRun.id(), goneAt));
+                    releasing.add(new SimJob.Releasing(allocation, forRun.id(), goneAt, job.inQuota && !job.borrowedRanks.contains(allocation.rank())));
                 } else {
                     live.add(allocation);
                 }

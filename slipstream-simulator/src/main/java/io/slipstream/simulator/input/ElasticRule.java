@@ -13,16 +13,32 @@ import java.time.Duration;
  * for {@code worldChangePause} while its survivors restart in place, and loses nothing (they save their state on the
  * change).
  *
- * @param minFraction      the minimum as a fraction of its instances, rounded up (0: none but the trace's)
+ * @param minFraction      the minimum as a fraction of its instances, rounded up (0: none but the trace's; 1: rigid, to compare)
  * @param fromTrace        the trace's {@code min_instances}, where a row has one, before {@code minFraction}
  * @param worldChangePause from a change of size to the first progress after it
+ * @param split            a borrower of one instance of an even number of GPUs above 1 runs as two instances of half as many, so
+ *                         that it too may run with half its GPUs (with {@code minFraction: 1}: the same shapes, rigid)
  */
-public record ElasticRule(double minFraction, boolean fromTrace, Duration worldChangePause) {
+public record ElasticRule(double minFraction, boolean fromTrace, Duration worldChangePause, boolean split) {
     public ElasticRule {
         requireNonNull(worldChangePause, "worldChangePause is null");
         if (!(minFraction >= 0 && minFraction <= 1)) {
             throw new IllegalArgumentException("minFraction must be 0 to 1, is " + minFraction);
         }
+    }
+
+    /** Without splitting single instances. */
+    public ElasticRule(double minFraction, boolean fromTrace, Duration worldChangePause) {
+        this(minFraction, fromTrace, worldChangePause, false);
+    }
+
+    /** The job as a policy with this rule runs it: split in two instances of half its GPUs, or as it is. */
+    public TraceJob shape(TraceJob job, IdleMode mode) {
+        if (!split || job.instances() != 1 || job.gpus() < 2 || job.gpus() % 2 != 0 || !mode.mayBorrow()) {
+            return job;
+        }
+        return new TraceJob(job.index(), job.submitMillis(), job.durationMillis(), job.tenant(), job.gpus() / 2, 2, job.priority(), job.idleMode(),
+                job.placement(), 0);
     }
 
     /** The job's minimum under this rule, in instances ({@code 0}: it stays rigid). */
@@ -43,6 +59,7 @@ public record ElasticRule(double minFraction, boolean fromTrace, Duration worldC
 
     /** As the JSON report's parameters say it. */
     public String describe() {
-        return "minFraction " + minFraction + (fromTrace ? ", fromTrace" : "") + ", worldChangePause " + io.slipstream.api.spec.Durations.format(worldChangePause);
+        return "minFraction " + minFraction + (fromTrace ? ", fromTrace" : "") + ", worldChangePause " + io.slipstream.api.spec.Durations.format(worldChangePause)
+                + (split ? ", split" : "");
     }
 }

@@ -473,7 +473,7 @@ public final class ExperimentReader {
             elastic = readElastic(reader, elastic);
         }
 
-        /** {@code elastic: {minFraction, fromTrace, worldChangePause}} over what the defaults said. */
+        /** {@code elastic: {minFraction, fromTrace, worldChangePause, split}} over what the defaults said. */
         private static ElasticRule readElastic(FieldReader reader, ElasticRule current) {
             FieldReader fields = reader.object("elastic", false);
             if (fields == null) {
@@ -490,6 +490,7 @@ public final class ExperimentReader {
                 }
             }
             Boolean fromTrace = fields.bool("fromTrace", false);
+            Boolean split = fields.bool("split", false);
             Duration pause = duration(fields, "worldChangePause", current == null ? Duration.ofSeconds(30) : current.worldChangePause(), Duration.ZERO);
             fields.finish();
             boolean trace = fromTrace != null ? fromTrace : current != null && current.fromTrace();
@@ -497,7 +498,7 @@ public final class ExperimentReader {
                 problems.add(fields.path(), "needs minFraction, or fromTrace: true (the trace's min_instances column): otherwise no job is elastic");
                 return current;
             }
-            return new ElasticRule(fraction, trace, pause);
+            return new ElasticRule(fraction, trace, pause, split != null ? split : current != null && current.split());
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
