@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeSet;
@@ -23,12 +24,6 @@ import java.util.TreeSet;
  * instances fits neither is done for the pass (capacity only shrinks within it). Extras never preempt anything.
  */
 final class ElasticPass {
-    /** What the cycle does with the outcome. */
-    interface Outcomes {
-        /** A run of the pass got instances: {@code borrowed} are those on idle capacity while the run is guaranteed. */
-        void grew(Growing run, List<Placement> placements, Set<Integer> borrowed);
-    }
-
     /** A run that may get instances this cycle: admitted this cycle ({@code admitted}) or running ({@code active}). */
     static final class Growing {
         final RunId id;
@@ -94,16 +89,43 @@ final class ElasticPass {
     private final QuotaBook book;
     private final WorkingCluster cluster;
     private final AllowedModels allowed;
-    private final Outcomes outcomes;
 
-    ElasticPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Outcomes outcomes) {
+    ElasticPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed) {
         this.book = book;
         this.cluster = cluster;
         this.allowed = allowed;
-        this.outcomes = outcomes;
     }
 
-    void run(List<Growing> runs) {
+    /**
+     * Decides the step: the runs of {@code pending} admitted this cycle ({@code admitted}: where each one's admission is in
+     * {@code decisions}) get their admission's extras, and the elastic runs of {@code reclaimable} with vacant slots a
+     * {@link Decision.Grow}.
+     */
+    void decide(List<Decision> decisions, Map<RunId, Integer> admitted, Map<RunId, PendingRun> pending, CycleRuns reclaimable, Instant now) {
+        List<Growing> growing = new ArrayList<>();
+        admitted.forEach((id, at) -> growing.add(Growing.admitted(pending.get(id), ((Decision.Admit) decisions.get(at)).realTimeResources(), now)));
+        for (ActiveRun run : reclaimable.elastic()) {
+            Growing candidate = Growing.active(run);
+            if (candidate != null) {
+                growing.add(candidate);
+            }
+        }
+        for (Growing run : place(growing)) {
+            if (run.admitted != null) {
+                int at = admitted.get(run.id);
+                Decision.Admit admit = (Decision.Admit) decisions.get(at);
+                List<Placement> all = new ArrayList<>(admit.placements());
+                all.addAll(run.placed);
+                all.sort(java.util.Comparator.comparingInt(Placement::rank));
+                decisions.set(at, new Decision.Admit(admit.runId(), all, admit.realTimeResources(), run.borrowed));
+            } else {
+                decisions.add(new Decision.Grow(run.id, run.placed, run.borrowed));
+            }
+        }
+    }
+
+    /** Places instances of the runs, water-filling; returns those that got some, in the order given. */
+    private List<Growing> place(List<Growing> runs) {
         PriorityQueue<Growing> order = new PriorityQueue<>(Growing::inGrowOrder);
         for (Growing run : runs) {
             if (!run.vacant.isEmpty()) {
@@ -120,12 +142,14 @@ final class ElasticPass {
                 }
             }
         }
+        List<Growing> grew = new ArrayList<>();
         for (Growing run : runs) {
             if (!run.placed.isEmpty()) {
                 run.placed.sort(java.util.Comparator.comparingInt(Placement::rank));
-                outcomes.grew(run, run.placed, run.borrowed);
+                grew.add(run);
             }
         }
+        return grew;
     }
 
     /** Places one instance of the run, on its guarantee or on idle capacity, and books it; whether it was. */

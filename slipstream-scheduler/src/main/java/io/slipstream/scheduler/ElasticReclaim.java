@@ -120,8 +120,44 @@ final class ElasticReclaim {
         return chosen;
     }
 
+    /** What the cycle does when extras make room for a borrower (its place in the list): shrinks them and holds for it. */
+    interface TakenForQueued {
+        void take(int borrower, Map<ActiveRun, List<Allocation>> taken, Set<String> model);
+    }
+
     /**
-     * Step 5: the extras on idle capacity that a queued borrower's minimum ({@code run}, a gang) takes so that it fits
+     * Step 5a: borrowers still waiting for idle capacity ({@code places} in {@code borrowers}, in queue order) take the
+     * extras on idle capacity of elastic runs of their priority or lower when that makes room for their minimum
+     * ({@link #forQueued(PendingRun, Resources, Set)}). Extras are never a reason to wait. A run whose victims are still
+     * stopping ({@code stopping}) takes nothing more.
+     */
+    void forQueued(List<PendingRun> borrowers, List<Resources> requests, List<Integer> places, AllowedModels allowed,
+            java.util.function.Predicate<PendingRun> stopping, TakenForQueued taken) {
+        Set<String> hopeless = new java.util.HashSet<>();
+        for (int borrower : places) {
+            PendingRun run = borrowers.get(borrower);
+            Resources request = requests.get(borrower);
+            if (stopping.test(run) || !state.book.fitsMax(run.quota(), request)) {
+                continue;
+            }
+            Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
+            // What found no room finds none later in this step either (extras only go): the same shape, pool and priority.
+            String shape = state.book.poolOf(run.quota()) + ":" + model + ":" + run.priority() + ":"
+                    + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
+            if (hopeless.contains(shape)) {
+                continue;
+            }
+            Map<ActiveRun, List<Allocation>> shrinks = forQueued(run, request, model);
+            if (shrinks == null) {
+                hopeless.add(shape);
+            } else {
+                taken.take(borrower, shrinks, model);
+            }
+        }
+    }
+
+    /**
+     * The extras on idle capacity that a queued borrower's minimum ({@code run}, a gang) takes so that it fits
      * on nodes of {@code model} and its pool lends it {@code request}: only extras of runs of its priority or lower, taken
      * and put back as for a reclaim, but never a run whole. {@code null}: extras do not make room for it.
      */

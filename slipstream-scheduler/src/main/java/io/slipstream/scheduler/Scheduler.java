@@ -25,6 +25,9 @@ import java.util.Set;
  * (a gang's placement, a set of victims, a plan of moves) it tries in a {@link Tentative}, kept only if it works; the
  * cycle itself runs in one that is never kept, so the state it works on is left as it was.
  *
+ * <p>An elastic run ({@link PendingRun#minReplicas}, docs/elastic.md) is decided by its minimum in steps 3 to 5, as a
+ * gang; its extras come in step 6. Extras are the lowest class of use: a queued run's minimum comes before them.
+ *
  * <p>One cycle, in numbered steps:
  * <ol>
  *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
@@ -38,13 +41,19 @@ import java.util.Set;
  *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
- *       others wait for their quota.</li>
+ *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
+ *       quota's elastic runs' extras use of it, and a reclaim takes extras on idle capacity before it stops any run whole
+ *       ({@link ElasticReclaim}, {@link Decision.Shrink}).</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
  *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
  *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
  *   <li>Preemption for fairness (unless {@link FairSharingPreemption#Never}): a borrower still waiting may preempt other
  *       quotas' borrowers of its pool that hold more than their fair share ({@link FairPreemption}); what they free is
- *       held for it until they are gone, as for a reclaim.</li>
+ *       held for it until they are gone, as for a reclaim. Before it (5a), a borrower still waiting takes elastic runs'
+ *       extras on idle capacity (of its priority or lower) when they make room for it.</li>
+ *   <li>Elastic runs get extras: those admitted this cycle and the running ones with vacant slots and no shrink in
+ *       flight, one instance at a time, on their guarantee first, then on idle capacity ({@link ElasticPass},
+ *       {@link Decision.Grow}).</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
  */
@@ -130,12 +139,8 @@ public final class Scheduler {
         private final BitSet waitingForNodes = new BitSet();
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
-        /** Elastic runs of the queue as they were given (the queue holds their minimum), by id. */
-        private final Map<RunId, PendingRun> elasticPending = new HashMap<>();
-        /** Where in {@link #decisions} each elastic run admitted this cycle is, and how its minimum stands: step 6 adds its extras. */
-        private final Map<RunId, Integer> admittedElastic = new java.util.LinkedHashMap<>();
-        /** Step 3a with elastic extras: they go before runs are stopped whole. */
-        private final ElasticReclaim shrinks;
+        /** What the cycle decides of elastic runs: their shrinks (steps 3 and 5a) and their extras (step 6). */
+        private final ElasticCycle elastic;
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
         /** Step 3a: the victims a guaranteed run may reclaim. */
@@ -161,7 +166,18 @@ public final class Scheduler {
             this.allowed = new AllowedModels(state);
             this.reclaimable = new CycleRuns(state);
             this.victims = new VictimSearch(state, book, reclaimable);
-            this.shrinks = new ElasticReclaim(state, reclaimable, victims);
+            this.elastic = new ElasticCycle(state, allowed, reclaimable, victims, decisions, stoppingFor, now, new ElasticCycle.Outcomes() {
+                @Override
+                public void preemptAndHold(PendingRun run, Resources request, Set<String> model, List<ActiveRun> victims, List<ActiveRun> freedBy,
+                        List<ActiveRun> alreadyStopping, String what) {
+                    Cycle.this.preemptAndHold(run, request, model, victims, freedBy, alreadyStopping, what);
+                }
+
+                @Override
+                public void wait(int position, PendingRun run, WaitReason reason, String message) {
+                    Cycle.this.wait(position, run, reason, message);
+                }
+            });
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
@@ -169,12 +185,7 @@ public final class Scheduler {
             queue = new ArrayList<>(pending.size());
             for (PendingRun run : pending) {
                 // An elastic run is decided by its minimum, as a gang; its extras come in step 6.
-                if (run.elastic()) {
-                    elasticPending.put(run.id(), run);
-                    queue.add(run.gang());
-                } else {
-                    queue.add(run);
-                }
+                queue.add(run.elastic() ? elastic.queued(run) : run);
             }
             queue.sort(QUEUE_ORDER);
             waits = new Decision.Wait[queue.size()];
@@ -212,7 +223,7 @@ public final class Scheduler {
                     admitGuaranteed(run, request);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
-                } else if (underMax && !state.elastic.isEmpty() && extrasGiveWay(run, request)) {
+                } else if (underMax && !state.elastic.isEmpty() && elastic.extrasGiveWay(run, request)) {
                     admitGuaranteed(run, request);
                 } else {
                     borrowerAt[borrowers.size()] = position;
@@ -237,7 +248,7 @@ public final class Scheduler {
             });
             borrowing.run(borrowers, borrowerRequests, borrowerQuotas);
             if (!state.elastic.isEmpty()) {
-                extrasForQueued(borrowers, borrowerRequests, borrowerAt, borrowing.waitingForIdlePlaces());
+                elastic.extrasForQueued(borrowers, borrowerRequests, borrowerAt, borrowing.waitingForIdlePlaces());
             }
             Map<QuotaId, ArrayDeque<Integer>> waitingForIdle = borrowing.waitingForIdleCapacity();
             if (fairRule != null) {
@@ -259,7 +270,7 @@ public final class Scheduler {
                     }
                 }).run(borrowers, borrowerRequests, waitingForIdle);
             }
-            grow();
+            elastic.grow();
             return new CycleResult(withPositions());
         }
 
@@ -371,27 +382,6 @@ public final class Scheduler {
             return true;
         }
 
-        /**
-         * Its quota's elastic runs' extras on the guarantee give way to the run's minimum ({@link ElasticReclaim#forGuarantee}):
-         * they are shrunk, stop being charged, and the run goes on as one their capacity is stopping for. Returns whether the
-         * guarantee holds it now.
-         */
-        private boolean extrasGiveWay(PendingRun run, Resources request) {
-            Map<ActiveRun, List<Allocation>> taken = shrinks.forGuarantee(run, request);
-            if (taken == null) {
-                return false;
-            }
-            for (Map.Entry<ActiveRun, List<Allocation>> entry : taken.entrySet()) {
-                ActiveRun shrunk = entry.getKey();
-                reclaimable.remove(shrunk);
-                decisions.add(new Decision.Shrink(shrunk.id(), entry.getValue().stream().map(Allocation::rank).toList(), run.id(),
-                        "Shrunk: a queued run of the same quota needs the guarantee its extra instances use", Decision.PreemptKind.Reclaim));
-                book.charge(shrunk.quota(), ClusterState.total(entry.getValue()), RealTimeResources.InQuota, -1);
-                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).add(ClusterState.stoppingView(shrunk, run.id(), entry.getValue()));
-            }
-            return true;
-        }
-
         private void admitGuaranteed(PendingRun run, Resources request) {
             Set<String> model = allowed.of(run.quota(), RealTimeResources.InQuota, request);
             List<Placement> placements = cluster.placeGang(run.instances(), model, run.quota());
@@ -400,9 +390,9 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            ElasticReclaim.Plan plan = state.elastic.isEmpty() ? ElasticReclaim.Plan.NO_EXTRAS : shrinks.choose(run, model, alreadyStopping);
+            ElasticReclaim.Plan plan = state.elastic.isEmpty() ? ElasticReclaim.Plan.NO_EXTRAS : elastic.reclaim(run, model, alreadyStopping);
             if (plan != null && plan != ElasticReclaim.Plan.NO_EXTRAS) {
-                reclaimWithShrinks(run, request, model, plan, alreadyStopping);
+                elastic.reclaimWithShrinks(run, request, model, plan, alreadyStopping);
                 return;
             }
             List<ActiveRun> chosen = plan == null ? null : victims.choose(run, model, alreadyStopping);
@@ -451,27 +441,6 @@ public final class Scheduler {
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping, "run(s) on borrowed capacity to stop");
-        }
-
-        /**
-         * Shrinks elastic runs (their extras on idle capacity go), and stops whole only the runs the plan says, for the run;
-         * holds for it what it needs beyond what all of them give back.
-         */
-        private void reclaimWithShrinks(PendingRun run, Resources request, Set<String> model, ElasticReclaim.Plan plan, List<ActiveRun> alreadyStopping) {
-            List<ActiveRun> freedBy = new ArrayList<>(plan.whole());
-            plan.shrinks().forEach((shrunk, allocations) -> {
-                reclaimable.remove(shrunk);
-                List<Integer> ranks = allocations.stream().map(Allocation::rank).toList();
-                decisions.add(new Decision.Shrink(shrunk.id(), ranks, run.id(), shrunk.quota() != null && shrunk.quota().equals(run.quota())
-                        ? "Shrunk: a guaranteed run of the same quota needs the capacity its extra instances borrowed"
-                        : "Reclaimed: the quota that guarantees the capacity its extra instances borrowed needs it back", Decision.PreemptKind.Reclaim));
-                // Its pool no longer counts what they borrowed (as for a victim, below).
-                book.charge(shrunk.quota(), ClusterState.total(allocations), RealTimeResources.NotInQuota, -1);
-                freedBy.add(ClusterState.stoppingView(shrunk, run.id(), allocations));
-            });
-            preemptAndHold(run, request, model, plan.whole(), freedBy, alreadyStopping, plan.whole().isEmpty()
-                    ? "instance(s) of elastic runs on borrowed capacity to stop (their extras)"
-                    : "run(s) on borrowed capacity to stop, and extra instances of elastic runs");
         }
 
         /**
@@ -531,97 +500,8 @@ public final class Scheduler {
             if (where == RealTimeResources.InQuota) {
                 placements.forEach(p -> allowed.holds(run.quota(), p.node(), p.gpus().size()));
             }
-            if (!elasticPending.isEmpty() && elasticPending.containsKey(run.id())) {
-                admittedElastic.put(run.id(), decisions.size());
-            }
+            elastic.admitting(run);
             decisions.add(new Decision.Admit(run.id(), placements, where));
-        }
-
-        // --- step 5a: a queued run's minimum before other runs' extras ---
-
-        /**
-         * Borrowers still waiting for idle capacity, in queue order, take the extras on idle capacity of elastic runs of
-         * their priority or lower when that makes room for their minimum ({@link ElasticReclaim#forQueued}): those runs
-         * are shrunk, and what they free is held for the borrower, as for a reclaim. Extras are never a reason to wait.
-         */
-        private void extrasForQueued(List<PendingRun> borrowers, List<Resources> requests, int[] borrowerAt, List<Integer> places) {
-            Set<String> hopeless = new HashSet<>();
-            for (int borrower : places) {
-                PendingRun run = borrowers.get(borrower);
-                Resources request = requests.get(borrower);
-                if (!stoppingFor.getOrDefault(run.id(), List.of()).isEmpty() || !book.fitsMax(run.quota(), request)) {
-                    continue;
-                }
-                Set<String> model = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
-                // What found no room finds none later in this step either (extras only go): the same shape, pool and priority.
-                String shape = book.poolOf(run.quota()) + ":" + model + ":" + run.priority() + ":"
-                        + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                if (hopeless.contains(shape)) {
-                    continue;
-                }
-                Map<ActiveRun, List<Allocation>> taken = shrinks.forQueued(run, request, model);
-                if (taken == null) {
-                    hopeless.add(shape);
-                    continue;
-                }
-                List<Allocation> freed = new ArrayList<>();
-                List<ActiveRun> views = new ArrayList<>();
-                int instances = 0;
-                for (Map.Entry<ActiveRun, List<Allocation>> entry : taken.entrySet()) {
-                    ActiveRun shrunk = entry.getKey();
-                    reclaimable.remove(shrunk);
-                    decisions.add(new Decision.Shrink(shrunk.id(), entry.getValue().stream().map(Allocation::rank).toList(), run.id(),
-                            "Shrunk: a queued run's minimum comes before other runs' extra instances on idle capacity", Decision.PreemptKind.Reclaim));
-                    book.charge(shrunk.quota(), ClusterState.total(entry.getValue()), RealTimeResources.NotInQuota, -1);
-                    views.add(ClusterState.stoppingView(shrunk, run.id(), entry.getValue()));
-                    freed.addAll(entry.getValue());
-                    instances += entry.getValue().size();
-                }
-                stoppingFor.computeIfAbsent(run.id(), id -> new ArrayList<>()).addAll(views);
-                List<Placement> held = state.placeOnFreed(run.instances(), model, freed);
-                if (held == null) {
-                    throw new IllegalStateException("run " + run.id() + " did not fit after shrinking " + taken.keySet());
-                }
-                cluster.holdBeyond(held, run.instances(), freed);
-                book.charge(run.quota(), request, RealTimeResources.NotInQuota, 1); // held as borrowed, as for a preemption for fairness
-                wait(borrowerAt[borrower], run, WaitReason.WaitingForReclaim, "waiting for " + instances
-                        + " extra instance(s) of elastic runs on idle capacity to stop: a queued run's minimum comes before other runs' extras");
-            }
-        }
-
-        // --- step 6: elastic runs grow ---
-
-        /**
-         * Elastic runs admitted this cycle get their extras, and running ones with vacant slots grow, as capacity allows
-         * ({@link ElasticPass}): after every queued run's minimum was decided.
-         */
-        private void grow() {
-            List<ElasticPass.Growing> growing = new ArrayList<>();
-            admittedElastic.forEach((id, at) -> growing.add(ElasticPass.Growing.admitted(elasticPending.get(id),
-                    ((Decision.Admit) decisions.get(at)).realTimeResources(), now)));
-            if (!state.elastic.isEmpty()) {
-                for (ActiveRun run : reclaimable.elastic()) {
-                    ElasticPass.Growing candidate = ElasticPass.Growing.active(run);
-                    if (candidate != null) {
-                        growing.add(candidate);
-                    }
-                }
-            }
-            if (growing.isEmpty()) {
-                return;
-            }
-            new ElasticPass(book, cluster, allowed, (run, placements, borrowed) -> {
-                if (run.admitted != null) {
-                    int at = admittedElastic.get(run.id);
-                    Decision.Admit admit = (Decision.Admit) decisions.get(at);
-                    List<Placement> all = new ArrayList<>(admit.placements());
-                    all.addAll(placements);
-                    all.sort(Comparator.comparingInt(Placement::rank));
-                    decisions.set(at, new Decision.Admit(admit.runId(), all, admit.realTimeResources(), borrowed));
-                } else {
-                    decisions.add(new Decision.Grow(run.id, placements, borrowed));
-                }
-            }).run(growing);
         }
 
         /** The run the guaranteed pass decides waits. */
