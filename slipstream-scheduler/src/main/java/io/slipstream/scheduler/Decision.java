@@ -78,6 +78,9 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
             requireNonNull(forRun, "forRun is null");
             requireNonNull(reason, "reason is null");
             requireNonNull(kind, "kind is null");
+            if (kind == PreemptKind.Extras) {
+                throw new IllegalArgumentException("a run is never stopped whole for extras: only shrunk");
+            }
         }
 
         @Override
@@ -102,7 +105,13 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
          * quota below its share needs ({@link FairPreemption}); a preemption like a reclaim, its reason starts with
          * {@code FairSharing}.
          */
-        FairSharing
+        FairSharing,
+        /**
+         * Only of a {@link Shrink}: a queued run's minimum comes before other runs' extras (docs/elastic.md): a borrower
+         * still waiting takes elastic runs' extras on idle capacity, a queued run its own quota's guarantee from the
+         * extras of that quota's elastic runs. No guarantee is reclaimed; its reason starts with {@code Shrunk}.
+         */
+        Extras
     }
 
     /** A run on idle capacity now fits its quota's guarantee: from now on it is guaranteed, without a restart. */
@@ -143,7 +152,8 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
      * Remove some instances of a running elastic run, its extras on idle capacity, instead of stopping a run whole: each
      * gets the notice and grace period of a preemption, and is not a failure; the run keeps at least its minimum and,
      * once they are gone, its survivors are restarted in place with the new world. Their capacity goes to
-     * {@code forRun}; {@code kind} says why ({@link PreemptKind#Reclaim} or {@link PreemptKind#FairSharing}), and
+     * {@code forRun}; {@code kind} says why ({@link PreemptKind#Reclaim}: a guarantee reclaimed; {@link PreemptKind#Extras}:
+     * a queued run's minimum before extras; never a move), and
      * {@code reason} is what the removed instances read (it names no other team's run or quota).
      */
     record Shrink(RunId runId, List<Integer> ranks, RunId forRun, String reason, PreemptKind kind) implements Decision {

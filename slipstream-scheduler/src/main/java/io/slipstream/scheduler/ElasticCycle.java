@@ -77,9 +77,10 @@ final class ElasticCycle {
      * Shrinks an elastic run for {@code forRun}: its {@code instances} (standing as {@code standing}) stop and are no longer
      * charged (as for a victim: as from the next cycle on). Returns the view of what they give back, stopping for {@code forRun}.
      */
-    private ActiveRun shrink(ActiveRun shrunk, List<Allocation> instances, PendingRun forRun, String reason, RealTimeResources standing) {
+    private ActiveRun shrink(ActiveRun shrunk, List<Allocation> instances, PendingRun forRun, String reason, RealTimeResources standing,
+            Decision.PreemptKind kind) {
         reclaimable.remove(shrunk);
-        decisions.add(new Decision.Shrink(shrunk.id(), instances.stream().map(Allocation::rank).toList(), forRun.id(), reason, Decision.PreemptKind.Reclaim));
+        decisions.add(new Decision.Shrink(shrunk.id(), instances.stream().map(Allocation::rank).toList(), forRun.id(), reason, kind));
         book.charge(shrunk.quota(), ClusterState.total(instances), standing, -1);
         return ClusterState.stoppingView(shrunk, forRun.id(), instances);
     }
@@ -98,7 +99,7 @@ final class ElasticCycle {
             return false;
         }
         taken.forEach((shrunk, instances) -> stoppingFor(run, shrink(shrunk, instances, run,
-                "Shrunk: a queued run of the same quota needs the guarantee its extra instances use", RealTimeResources.InQuota)));
+                "Shrunk: a queued run of the same quota needs the guarantee its extra instances use", RealTimeResources.InQuota, Decision.PreemptKind.Extras)));
         return true;
     }
 
@@ -111,7 +112,8 @@ final class ElasticCycle {
         plan.shrinks().forEach((shrunk, instances) -> freedBy.add(shrink(shrunk, instances, run, shrunk.quota() != null && shrunk.quota().equals(run.quota())
                 ? "Shrunk: a guaranteed run of the same quota needs the capacity its extra instances borrowed"
                 // Another team's quota and run are not the shrunk run's to know (its instances read this in their notice file).
-                : "Reclaimed: the quota that guarantees the capacity its extra instances borrowed needs it back", RealTimeResources.NotInQuota)));
+                : "Reclaimed: the quota that guarantees the capacity its extra instances borrowed needs it back", RealTimeResources.NotInQuota,
+                Decision.PreemptKind.Reclaim)));
         outcomes.preemptAndHold(run, request, model, plan.whole(), freedBy, alreadyStopping, plan.whole().isEmpty()
                 ? "instance(s) of elastic runs on borrowed capacity to stop (their extras)"
                 : "run(s) on borrowed capacity to stop, and extra instances of elastic runs");
@@ -127,7 +129,7 @@ final class ElasticCycle {
             List<Allocation> freed = new ArrayList<>();
             taken.forEach((shrunk, instances) -> {
                 stoppingFor(run, shrink(shrunk, instances, run, "Shrunk: a queued run's minimum comes before other runs' extra instances on idle capacity",
-                        RealTimeResources.NotInQuota));
+                        RealTimeResources.NotInQuota, Decision.PreemptKind.Extras));
                 freed.addAll(instances);
             });
             List<Placement> held = state.placeOnFreed(run.instances(), model, freed);

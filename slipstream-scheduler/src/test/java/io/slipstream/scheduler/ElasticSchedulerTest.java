@@ -213,6 +213,19 @@ class ElasticSchedulerTest {
     }
 
     @Test
+    void extrasGivingWayToAQueuedRunReclaimNoGuarantee() {
+        CycleResult result = scheduler.schedule(new ClusterSnapshot(nodes("n", 2, "sim-gpu"), List.of(),
+                List.of(aRun("e").instances(2).min(1).gpus(8).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
+                List.of(aRun("r").gpus(4).build())), T0.plusSeconds(3600));
+        assertThat(result.shrunk()).singleElement().satisfies(shrink -> {
+            assertThat(shrink.kind()).isEqualTo(Decision.PreemptKind.Extras);
+            assertThat(shrink.reason()).startsWith("Shrunk");
+        });
+        assertThatThrownBy(() -> new Decision.Preempt(new RunId("e"), new RunId("r"), "x", Decision.PreemptKind.Extras))
+                .hasMessageContaining("never stopped whole for extras");
+    }
+
+    @Test
     void theCapacityAShrinkFreesIsHeldForTheRunItWasFor() {
         // e's slots 2 and 3 are being released for g: a run queued before g may not take n-3 or n-4, and g starts there once they are gone.
         var a16 = aQuota("a/gpu").minGpus(16).build();

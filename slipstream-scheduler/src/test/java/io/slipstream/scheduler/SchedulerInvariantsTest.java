@@ -252,6 +252,7 @@ class SchedulerInvariantsTest {
                             // Extras on a guarantee give way only to a queued run of the same quota, of their run's priority or higher.
                             assertThat(run.quota()).as("instances on a guarantee shrunk only for the same quota: %s", shrink).isEqualTo(beneficiary.quota());
                             assertThat(run.priority()).isLessThanOrEqualTo(beneficiary.priority());
+                            assertThat(shrink.kind()).as("no guarantee is reclaimed by it").isEqualTo(Decision.PreemptKind.Extras);
                             count("shrink in quota");
                         }
                         releasing.add(new ElasticRun.Release(allocation, shrink.forRun(), run.onIdleCapacity(allocation)

@@ -602,7 +602,7 @@ public final class Simulation {
         }, List.of(), List.of());
         record(job, 1);
         tally.shrunk(job.tenant, shrink.ranks().size());
-        victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim);
+        victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim); // extras giving way reclaim no guarantee
         push(goneAt, Kind.SHRUNK, job, job.attempt);
     }
 
