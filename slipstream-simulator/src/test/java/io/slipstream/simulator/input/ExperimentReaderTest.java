@@ -150,6 +150,19 @@ class ExperimentReaderTest {
     }
 
     @Test
+    void theShippedElasticExperimentComparesRigidAndElasticBorrowers() {
+        Experiment experiment = ExperimentReader.read(EXAMPLES.resolve("elasticflow-elastic.yaml"));
+        assertThat(experiment.policies()).extracting(Policy::name).containsExactly("borrowing", "elastic-gangs", "halves", "elastic-borrowers");
+        assertThat(experiment.policies()).extracting(Policy::elastic).containsExactly(null, new ElasticRule(0.5, false, Duration.ofSeconds(30), false),
+                new ElasticRule(1, false, Duration.ofSeconds(30), true), new ElasticRule(0.5, false, Duration.ofSeconds(30), true));
+        assertThat(experiment.policies()).allSatisfy(p -> {
+            assertThat(p.idleMode()).isEqualTo(IdleMode.Acceptable);
+            assertThat(p.defragmentation()).isNotNull();
+            assertThat(p.checkpointInterval()).isEqualTo(Duration.ofMinutes(30));
+        });
+    }
+
+    @Test
     void aPolicyMayMakeBorrowersElastic() throws Exception {
         Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus,instances,min_instances\n0,10,vision,8,4,\n0,10,speech,8,4,3\n"
                 + "0,10,speech,8,1,\n");
