@@ -44,6 +44,8 @@ final class BorrowingPass {
      * fairness), the member its quota is counted at; {@code null} for the others.
      */
     private FairShares.Member[] waitingForIdle = new FairShares.Member[0];
+    /** By place in {@link #run}'s list, the runs told to wait for idle capacity or for their fair share, with a quota or without. */
+    private boolean[] toldToWaitForIdle = new boolean[0];
     /** By place in {@link #run}'s list, the runs found to pass every condition that this pass does not change: not checked again. */
     private boolean[] cleared = new boolean[0];
 
@@ -74,6 +76,7 @@ final class BorrowingPass {
         }
         Resources least = new Resources(cpu, memory, gpu, null);
         waitingForIdle = new FairShares.Member[borrowers.size()];
+        toldToWaitForIdle = new boolean[borrowers.size()];
         cleared = new boolean[borrowers.size()];
         BorrowingOrder order = new BorrowingOrder(borrowers, requests, quotas, FairShares.of(book), this::refusedUpFront, this::waitsNow,
                 pool -> !book.idleAvailable(pool, least) || !cluster.freeWhere(null).covers(least));
@@ -247,6 +250,17 @@ final class BorrowingPass {
         return byQuota;
     }
 
+    /** The places in {@link #run}'s list of every run told to wait for idle capacity or for its fair share, in queue order. */
+    List<Integer> waitingForIdlePlaces() {
+        List<Integer> places = new java.util.ArrayList<>();
+        for (int i = 0; i < toldToWaitForIdle.length; i++) {
+            if (toldToWaitForIdle[i]) {
+                places.add(i);
+            }
+        }
+        return places;
+    }
+
     /** The run being decided waits. */
     private void wait(BorrowingOrder order, PendingRun run, WaitReason reason, String message) {
         outcomes.wait(order.position(), run, reason, message);
@@ -255,6 +269,7 @@ final class BorrowingPass {
     /** Other quotas of its pool go first while its quota holds more than its fair share: say so, with the figures. */
     private void waitForIdleCapacity(PendingRun run, BorrowingOrder order, String message) {
         waitingForIdle[order.position()] = order.leaf();
+        toldToWaitForIdle[order.position()] = true;
         String unfair = order.overFairShare();
         if (unfair != null) {
             wait(order, run, WaitReason.WaitingForFairShare, unfair);

@@ -43,7 +43,9 @@ public final class ClusterState {
      * {@code null} once one went or changed, until asked for.
      */
     private Map<QuotaId, QuotaBorrowers> borrowersByQuota = new HashMap<>();
-    /** Runs stopping for another run, by the run their resources go to. */
+    /** Elastic runs not stopping, by id: those a cycle may grow or shrink. */
+    final TreeMap<RunId, ActiveRun> elastic = new TreeMap<>();
+    /** Runs stopping for another run (or views of those of their instances that are), by the run their resources go to. */
     final Map<RunId, TreeMap<RunId, ActiveRun>> stoppingFor = new HashMap<>();
     /** GPUs of each model held by General quotas' guaranteed runs. */
     final Map<String, Long> generalGuaranteedGpus = new HashMap<>();
@@ -69,10 +71,15 @@ public final class ClusterState {
         List<QuotaId> pins = new ArrayList<>();
         for (ActiveRun run : snapshot.active()) {
             state.index(run, 1);
-            QuotaId pin = pinOf(run);
             for (Allocation allocation : run.allocations()) {
                 held.add(allocation);
-                pins.add(pin);
+                pins.add(pinOf(run, allocation));
+            }
+            if (run.elastic() != null) {
+                for (ElasticRun.Release release : run.elastic().releasing()) {
+                    held.add(release.allocation());
+                    pins.add(null);
+                }
             }
         }
         // Each node leaves and rejoins its buckets once, not once per allocation.
@@ -83,16 +90,26 @@ public final class ClusterState {
     /** A run now holds resources. A run with the same id must not be here already. */
     public void add(ActiveRun run) {
         index(run, 1);
-        QuotaId pin = pinOf(run);
-        run.allocations().forEach(allocation -> cluster.hold(allocation, pin));
+        if (run.elastic() == null) {
+            QuotaId pin = pinOf(run);
+            run.allocations().forEach(allocation -> cluster.hold(allocation, pin));
+            return;
+        }
+        run.allocations().forEach(allocation -> cluster.hold(allocation, pinOf(run, allocation)));
+        run.elastic().releasing().forEach(release -> cluster.hold(release.allocation(), null));
     }
 
     /** A run holds nothing any more (it ended or stopped); unknown ids are ignored. */
     public void remove(RunId id) {
         ActiveRun run = runs.get(id);
         if (run != null) {
-            QuotaId pin = pinOf(run);
-            run.allocations().forEach(allocation -> cluster.release(allocation, pin));
+            if (run.elastic() == null) {
+                QuotaId pin = pinOf(run);
+                run.allocations().forEach(allocation -> cluster.release(allocation, pin));
+            } else {
+                run.allocations().forEach(allocation -> cluster.release(allocation, pinOf(run, allocation)));
+                run.elastic().releasing().forEach(release -> cluster.release(release.allocation(), null));
+            }
             index(run, -1);
         }
     }
@@ -100,7 +117,8 @@ public final class ClusterState {
     /** A run changed (it was promoted, it is stopping, it saved a checkpoint, it was moved): the same id, the new view. */
     public void update(ActiveRun run) {
         ActiveRun before = runs.get(run.id());
-        if (before != null && holdsTheSame(before, run)) {
+        // An elastic run's views of what it releases are made again: it is taken out and put back (such runs are few).
+        if (before != null && before.elastic() == null && run.elastic() == null && holdsTheSame(before, run)) {
             // Only what orders victims or tells movable runs changed (a checkpoint, a move): the same capacity and charges.
             runs.put(run.id(), run);
             if (run.stopping()) {
@@ -123,6 +141,7 @@ public final class ClusterState {
     /** Whether two views of a run hold and are charged the same: the same allocations, quota, standing and stop. */
     private static boolean holdsTheSame(ActiveRun a, ActiveRun b) {
         return a.allocations().equals(b.allocations()) && Objects.equals(a.quota(), b.quota()) && a.realTimeResources() == b.realTimeResources()
+                && Objects.equals(a.elastic(), b.elastic())
                 && a.stopping() == b.stopping() && Objects.equals(a.reclaimFor(), b.reclaimFor());
     }
 
@@ -220,23 +239,22 @@ public final class ClusterState {
         if (sign < 0) {
             runs.remove(run.id());
         }
+        if (run.elastic() != null) {
+            indexElastic(run, sign);
+        }
         if (run.stopping()) {
             // It holds its nodes until its processes are gone, but its quota no longer counts it.
-            if (run.reclaimFor() != null) {
-                if (sign > 0) {
-                    stoppingFor.computeIfAbsent(run.reclaimFor(), id -> new TreeMap<>()).put(run.id(), run);
-                } else {
-                    TreeMap<RunId, ActiveRun> forRun = stoppingFor.get(run.reclaimFor());
-                    forRun.remove(run.id());
-                    if (forRun.isEmpty()) {
-                        stoppingFor.remove(run.reclaimFor());
-                    }
-                }
+            if (run.reclaimFor() != null && run.elastic() == null) {
+                indexStopping(run.reclaimFor(), run, sign);
             }
             return;
         }
         Resources holds = total(run);
-        book.charge(run.quota(), holds, run.realTimeResources(), sign);
+        if (run.mixed()) {
+            charge(book, run, sign);
+        } else {
+            book.charge(run.quota(), holds, run.realTimeResources(), sign);
+        }
         book.holdOnClosed(run.allocations(), sign);
         boolean borrower = run.realTimeResources() == RealTimeResources.NotInQuota;
         if (sign > 0) {
@@ -256,7 +274,7 @@ public final class ClusterState {
         QuotaState quota = book.quota(run.quota());
         if (!borrower && quota != null && quota.type() == QuotaType.General) {
             for (Allocation allocation : run.allocations()) {
-                if (cluster.hasNode(allocation.node())) {
+                if (cluster.hasNode(allocation.node()) && !run.onIdleCapacity(allocation)) {
                     generalGuaranteedGpus.merge(cluster.modelOf(allocation.node()), (long) sign * allocation.resources().gpu(), Long::sum);
                 }
             }
@@ -395,6 +413,98 @@ public final class ClusterState {
     /** The quota a run's allocations are pinned to: guaranteed and not stopping (no reclaim clears them). */
     static QuotaId pinOf(ActiveRun run) {
         return run.realTimeResources() == RealTimeResources.InQuota && !run.stopping() ? run.quota() : null;
+    }
+
+    /** The quota one live instance of a run is pinned to: an elastic run's extras on idle capacity are not. */
+    static QuotaId pinOf(ActiveRun run, Allocation allocation) {
+        return run.onIdleCapacity(allocation) ? null : pinOf(run);
+    }
+
+    /** A run whose resources go to {@code forRun} is stopping (or some of its instances are): {@code sign} 1 adds it, -1 takes it out. */
+    private void indexStopping(RunId forRun, ActiveRun stopping, int sign) {
+        if (sign > 0) {
+            stoppingFor.computeIfAbsent(forRun, id -> new TreeMap<>()).put(stopping.id(), stopping);
+        } else {
+            TreeMap<RunId, ActiveRun> of = stoppingFor.get(forRun);
+            of.remove(stopping.id());
+            if (of.isEmpty()) {
+                stoppingFor.remove(forRun);
+            }
+        }
+    }
+
+    /**
+     * An elastic run in the index of elastic runs (those not stopping), and what it releases (and, stopping, holds) for
+     * other runs, as views of it stopping for each: a view holds only the allocations that go to that run.
+     */
+    private void indexElastic(ActiveRun run, int sign) {
+        if (!run.stopping()) {
+            if (sign > 0) {
+                elastic.put(run.id(), run);
+            } else {
+                elastic.remove(run.id());
+            }
+        }
+        Map<RunId, List<Allocation>> goingTo = new TreeMap<>();
+        if (run.stopping() && run.reclaimFor() != null) {
+            goingTo.put(run.reclaimFor(), new ArrayList<>(run.allocations()));
+        }
+        for (ElasticRun.Release release : run.elastic().releasing()) {
+            if (release.forRun() != null) {
+                goingTo.computeIfAbsent(release.forRun(), id -> new ArrayList<>()).add(release.allocation());
+            }
+        }
+        goingTo.forEach((forRun, allocations) -> indexStopping(forRun, stoppingView(run, forRun, allocations), sign));
+    }
+
+    /** A run seen as stopping for {@code forRun} with only {@code allocations}: what it gives back to that run. */
+    static ActiveRun stoppingView(ActiveRun run, RunId forRun, List<Allocation> allocations) {
+        return new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), run.lastCheckpointAt(), run.realTimeResources(),
+                allocations, true, forRun, run.movedAt(), null);
+    }
+
+    /** Charges ({@code sign} 1) or uncharges (-1) what a run's live instances hold, each as it stands: on its guarantee or borrowed. */
+    static void charge(QuotaBook book, ActiveRun run, int sign) {
+        if (!run.mixed()) {
+            book.charge(run.quota(), total(run), run.realTimeResources(), sign);
+            return;
+        }
+        book.charge(run.quota(), inQuota(run), RealTimeResources.InQuota, sign);
+        book.charge(run.quota(), borrowed(run), RealTimeResources.NotInQuota, sign);
+    }
+
+    /** What a run's live instances on its guarantee hold. */
+    static Resources inQuota(ActiveRun run) {
+        if (run.realTimeResources() != RealTimeResources.InQuota) {
+            return Resources.NONE;
+        }
+        Resources sum = Resources.NONE;
+        for (Allocation allocation : run.allocations()) {
+            if (!run.onIdleCapacity(allocation)) {
+                sum = sum.plus(allocation.resources());
+            }
+        }
+        return sum;
+    }
+
+    /** What a run's live instances on idle capacity hold. */
+    static Resources borrowed(ActiveRun run) {
+        Resources sum = Resources.NONE;
+        for (Allocation allocation : run.allocations()) {
+            if (run.onIdleCapacity(allocation)) {
+                sum = sum.plus(allocation.resources());
+            }
+        }
+        return sum;
+    }
+
+    /** What a set of allocations holds. */
+    static Resources total(List<Allocation> allocations) {
+        Resources sum = Resources.NONE;
+        for (Allocation allocation : allocations) {
+            sum = sum.plus(allocation.resources());
+        }
+        return sum;
     }
 
     /** What a queued run asks for, all its instances together. */

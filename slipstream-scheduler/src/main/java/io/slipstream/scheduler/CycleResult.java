@@ -2,7 +2,7 @@ package io.slipstream.scheduler;
 
 import java.util.List;
 
-/** The output of one cycle: promotions, then preemptions and admissions, then why each other run waits. */
+/** The output of one cycle: promotions, then preemptions, shrinks and admissions, then grows, then why each other run waits. */
 public record CycleResult(List<Decision> decisions) {
     public CycleResult {
         decisions = List.copyOf(decisions);
@@ -22,6 +22,14 @@ public record CycleResult(List<Decision> decisions) {
 
     public List<Decision.Promote> promoted() {
         return of(Decision.Promote.class);
+    }
+
+    public List<Decision.Grow> grown() {
+        return of(Decision.Grow.class);
+    }
+
+    public List<Decision.Shrink> shrunk() {
+        return of(Decision.Shrink.class);
     }
 
     private <D extends Decision> List<D> of(Class<D> type) {

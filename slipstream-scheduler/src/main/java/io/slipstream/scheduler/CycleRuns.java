@@ -20,13 +20,21 @@ final class CycleRuns implements Iterable<ActiveRun> {
         this.state = state;
     }
 
+    /** Whether the run (or a view of it: a search may see a run without some of its instances) may still be decided on. */
     boolean contains(ActiveRun run) {
-        return state.reclaimable.get(run.id()) == run && !decided.contains(run);
+        ActiveRun kept = state.reclaimable.get(run.id());
+        return kept != null && !decided.contains(kept);
     }
 
-    /** The run was preempted or promoted this cycle. */
+    /** The run (or a view of it) was preempted, shrunk or promoted this cycle. */
     void remove(ActiveRun run) {
-        decided.add(run);
+        ActiveRun kept = state.reclaimable.get(run.id());
+        decided.add(kept != null ? kept : run);
+    }
+
+    /** The elastic runs still undecided, in id order. */
+    Iterable<ActiveRun> elastic() {
+        return () -> undecided(state.elastic.values());
     }
 
     /** Every run still reclaimable, in id order. */

@@ -5,13 +5,16 @@ import static java.util.Objects.requireNonNull;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What the scheduler decided for one run. Appliers implement {@link Handler}, so that a new kind of decision fails to
  * compile until every applier handles it (as {@code Step.Handler} does for the run lifecycle).
  */
-public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decision.Promote, Decision.Wait {
+public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decision.Promote, Decision.Wait, Decision.Grow, Decision.Shrink {
     RunId runId();
 
     <R> R accept(Handler<R> handler);
@@ -25,14 +28,32 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         R promote(Promote decision);
 
         R waiting(Wait decision);
+
+        R grow(Grow decision);
+
+        R shrink(Shrink decision);
     }
 
-    /** Start the run: every instance has a placement, on its quota's guarantee or on idle capacity. */
-    record Admit(RunId runId, List<Placement> placements, RealTimeResources realTimeResources) implements Decision {
+    /**
+     * Start the run: every instance has a placement, on its quota's guarantee or on idle capacity. An elastic run
+     * ({@link PendingRun#minReplicas}) is placed its minimum and the extras that fit: {@code realTimeResources} is how
+     * its minimum stands, and {@code borrowed} names the extras placed on idle capacity while the minimum is
+     * {@code InQuota} (empty otherwise: a run on idle capacity has every instance there).
+     */
+    record Admit(RunId runId, List<Placement> placements, RealTimeResources realTimeResources, Set<Integer> borrowed) implements Decision {
         public Admit {
             requireNonNull(runId, "runId is null");
             placements = List.copyOf(placements);
             requireNonNull(realTimeResources, "realTimeResources is null");
+            borrowed = Collections.unmodifiableSet(new TreeSet<>(borrowed));
+            if (!borrowed.isEmpty() && realTimeResources != RealTimeResources.InQuota) {
+                throw new IllegalArgumentException("run " + runId + " is admitted on idle capacity: no instance is named borrowed");
+            }
+        }
+
+        /** Every instance as {@code realTimeResources} says (a rigid run's admission). */
+        public Admit(RunId runId, List<Placement> placements, RealTimeResources realTimeResources) {
+            this(runId, placements, realTimeResources, Set.of());
         }
 
         @Override
@@ -57,6 +78,9 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
             requireNonNull(forRun, "forRun is null");
             requireNonNull(reason, "reason is null");
             requireNonNull(kind, "kind is null");
+            if (kind == PreemptKind.Extras) {
+                throw new IllegalArgumentException("a run is never stopped whole for extras: only shrunk");
+            }
         }
 
         @Override
@@ -81,7 +105,13 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
          * quota below its share needs ({@link FairPreemption}); a preemption like a reclaim, its reason starts with
          * {@code FairSharing}.
          */
-        FairSharing
+        FairSharing,
+        /**
+         * Only of a {@link Shrink}: a queued run's minimum comes before other runs' extras (docs/elastic.md): a borrower
+         * still waiting takes elastic runs' extras on idle capacity, a queued run its own quota's guarantee from the
+         * extras of that quota's elastic runs. No guarantee is reclaimed; its reason starts with {@code Shrunk}.
+         */
+        Extras
     }
 
     /** A run on idle capacity now fits its quota's guarantee: from now on it is guaranteed, without a restart. */
@@ -93,6 +123,57 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         @Override
         public <R> R accept(Handler<R> handler) {
             return handler.promote(this);
+        }
+    }
+
+    /**
+     * Add instances to a running elastic run ({@link ElasticRun}): {@code placements} are slots it does not hold. The
+     * run changes size: the applier restarts its survivors in place with the new world (dense ranks 0..n-1). Never
+     * decided for a run whose shrink is still in flight. {@code borrowed}: which of the new instances are on idle
+     * capacity while the run is {@code InQuota} (a run on idle capacity grows only on idle capacity: then empty).
+     */
+    record Grow(RunId runId, List<Placement> placements, Set<Integer> borrowed) implements Decision {
+        public Grow {
+            requireNonNull(runId, "runId is null");
+            placements = List.copyOf(placements);
+            if (placements.isEmpty()) {
+                throw new IllegalArgumentException("run " + runId + " grows by nothing");
+            }
+            borrowed = Collections.unmodifiableSet(new TreeSet<>(borrowed));
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.grow(this);
+        }
+    }
+
+    /**
+     * Remove some instances of a running elastic run, its extras on idle capacity, instead of stopping a run whole: each
+     * gets the notice and grace period of a preemption, and is not a failure; the run keeps at least its minimum and,
+     * once they are gone, its survivors are restarted in place with the new world. Their capacity goes to
+     * {@code forRun}; {@code kind} says why ({@link PreemptKind#Reclaim}: a guarantee reclaimed; {@link PreemptKind#Extras}:
+     * a queued run's minimum before extras; never a move), and
+     * {@code reason} is what the removed instances read (it names no other team's run or quota).
+     */
+    record Shrink(RunId runId, List<Integer> ranks, RunId forRun, String reason, PreemptKind kind) implements Decision {
+        public Shrink {
+            requireNonNull(runId, "runId is null");
+            ranks = List.copyOf(new TreeSet<>(ranks));
+            if (ranks.isEmpty()) {
+                throw new IllegalArgumentException("run " + runId + " shrinks by nothing");
+            }
+            requireNonNull(forRun, "forRun is null");
+            requireNonNull(reason, "reason is null");
+            requireNonNull(kind, "kind is null");
+            if (kind == PreemptKind.Move) {
+                throw new IllegalArgumentException("a move stops a run whole");
+            }
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.shrink(this);
         }
     }
 

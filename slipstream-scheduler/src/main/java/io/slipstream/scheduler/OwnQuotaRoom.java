@@ -91,7 +91,7 @@ enum OwnQuotaRoom {
                 if (has(state.book, run, request)) {
                     break;
                 }
-                state.book.charge(victim.quota(), ClusterState.total(victim), victims, -1);
+                ClusterState.charge(state.book, victim, -1); // all it holds, each instance as it stands
                 chosen.add(victim);
             }
             if (!has(state.book, run, request)) {

@@ -1,7 +1,6 @@
 package io.slipstream.scheduler;
 
 import io.slipstream.api.run.QuotaId;
-import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.spec.Resources;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -106,15 +105,25 @@ public final class QuotaLedger {
         }
         Map<String, Sums> byPool = new TreeMap<>();
         for (ActiveRun run : snapshot.active()) {
-            Amount held = new Amount();
-            run.allocations().forEach(a -> held.add(a.resources(), 1));
+            // Each instance as it stands: an elastic run's extras may be on idle capacity while its minimum is guaranteed,
+            // and those a shrink is removing still hold what they borrowed until they are gone.
+            Amount inQuotaHeld = new Amount();
+            Amount borrowedHeld = new Amount();
+            for (Allocation a : run.allocations()) {
+                (run.onIdleCapacity(a) ? borrowedHeld : inQuotaHeld).add(a.resources(), 1);
+            }
+            if (run.elastic() != null) {
+                run.elastic().releasing().forEach(r -> (r.standing() == io.slipstream.api.run.RealTimeResources.InQuota ? inQuotaHeld : borrowedHeld)
+                        .add(r.allocation().resources(), 1));
+            }
             if (!run.stopping()) {
                 book.holdOnClosed(run.allocations(), 1); // as the scheduler's book: a run left on a cordoned node holds its part
             }
-            boolean inQuota = run.realTimeResources() == RealTimeResources.InQuota;
             for (Sums sums : sumsOf(run.quota(), book, byQuota, byPool)) {
-                sums.used.add(held, 1);
-                (inQuota ? sums.inQuota : sums.borrowed).add(held, 1);
+                sums.used.add(inQuotaHeld, 1);
+                sums.used.add(borrowedHeld, 1);
+                sums.inQuota.add(inQuotaHeld, 1);
+                sums.borrowed.add(borrowedHeld, 1);
                 sums.admitted++;
             }
         }

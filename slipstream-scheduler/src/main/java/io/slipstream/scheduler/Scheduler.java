@@ -8,6 +8,7 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
 import io.slipstream.api.spec.Resources;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
@@ -24,6 +25,9 @@ import java.util.Set;
  * (a gang's placement, a set of victims, a plan of moves) it tries in a {@link Tentative}, kept only if it works; the
  * cycle itself runs in one that is never kept, so the state it works on is left as it was.
  *
+ * <p>An elastic run ({@link PendingRun#minReplicas}, docs/elastic.md) is decided by its minimum in steps 3 to 5, as a
+ * gang; its extras come in step 6. Extras are the lowest class of use: a queued run's minimum comes before them.
+ *
  * <p>One cycle, in numbered steps:
  * <ol>
  *   <li>Build the working cluster and the quota ledger from the active runs; count the whole nodes that queued
@@ -37,13 +41,19 @@ import java.util.Set;
  *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
- *       others wait for their quota.</li>
+ *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
+ *       quota's elastic runs' extras use of it, and a reclaim takes extras on idle capacity before it stops any run whole
+ *       ({@link ElasticReclaim}, {@link Decision.Shrink}).</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
  *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
  *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
  *   <li>Preemption for fairness (unless {@link FairSharingPreemption#Never}): a borrower still waiting may preempt other
  *       quotas' borrowers of its pool that hold more than their fair share ({@link FairPreemption}); what they free is
- *       held for it until they are gone, as for a reclaim.</li>
+ *       held for it until they are gone, as for a reclaim. Before it (5a), a borrower still waiting takes elastic runs'
+ *       extras on idle capacity (of its priority or lower) when they make room for it.</li>
+ *   <li>Elastic runs get extras: those admitted this cycle and the running ones with vacant slots and no shrink in
+ *       flight, one instance at a time, on their guarantee first, then on idle capacity ({@link ElasticPass},
+ *       {@link Decision.Grow}).</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
  */
@@ -129,6 +139,8 @@ public final class Scheduler {
         private final BitSet waitingForNodes = new BitSet();
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
         private final Set<String> noMovePlan = new HashSet<>();
+        /** What the cycle decides of elastic runs: their shrinks (steps 3 and 5a) and their extras (step 6). */
+        private final ElasticCycle elastic;
         /** Step 3b's planner, made when a first gang needs it. */
         private MovePlanner mover;
         /** Step 3a: the victims a guaranteed run may reclaim. */
@@ -154,11 +166,27 @@ public final class Scheduler {
             this.allowed = new AllowedModels(state);
             this.reclaimable = new CycleRuns(state);
             this.victims = new VictimSearch(state, book, reclaimable);
+            this.elastic = new ElasticCycle(state, allowed, reclaimable, victims, decisions, stoppingFor, now, new ElasticCycle.Outcomes() {
+                @Override
+                public void preemptAndHold(PendingRun run, Resources request, Set<String> model, List<ActiveRun> victims, List<ActiveRun> freedBy,
+                        List<ActiveRun> alreadyStopping, String what) {
+                    Cycle.this.preemptAndHold(run, request, model, victims, freedBy, alreadyStopping, what);
+                }
+
+                @Override
+                public void wait(int position, PendingRun run, WaitReason reason, String message) {
+                    Cycle.this.wait(position, run, reason, message);
+                }
+            });
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
         }
 
         CycleResult run() {
-            queue = new ArrayList<>(pending);
+            queue = new ArrayList<>(pending.size());
+            for (PendingRun run : pending) {
+                // An elastic run is decided by its minimum, as a gang; its extras come in step 6.
+                queue.add(run.elastic() ? elastic.queued(run) : run);
+            }
             queue.sort(QUEUE_ORDER);
             waits = new Decision.Wait[queue.size()];
             WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
@@ -195,6 +223,8 @@ public final class Scheduler {
                     admitGuaranteed(run, request);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
+                } else if (underMax && !state.elastic.isEmpty() && elastic.extrasGiveWay(run, request)) {
+                    admitGuaranteed(run, request);
                 } else {
                     borrowerAt[borrowers.size()] = position;
                     borrowers.add(run);
@@ -217,6 +247,10 @@ public final class Scheduler {
                 }
             });
             borrowing.run(borrowers, borrowerRequests, borrowerQuotas);
+            if (!state.elastic.isEmpty()) {
+                elastic.extrasForQueued(borrowers, borrowerRequests, borrowerAt, borrowing.waitingForIdlePlaces());
+            }
+            Map<QuotaId, ArrayDeque<Integer>> waitingForIdle = borrowing.waitingForIdleCapacity();
             if (fairRule != null) {
                 new FairPreemption(state, allowed, reclaimable, fairRule, new FairPreemption.Outcomes() {
                     @Override
@@ -234,8 +268,9 @@ public final class Scheduler {
                     public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
                         Cycle.this.wait(borrowerAt[borrower], run, reason, message);
                     }
-                }).run(borrowers, borrowerRequests, borrowing.waitingForIdleCapacity());
+                }).run(borrowers, borrowerRequests, waitingForIdle);
             }
+            elastic.grow();
             return new CycleResult(withPositions());
         }
 
@@ -355,7 +390,12 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            List<ActiveRun> chosen = victims.choose(run, model, alreadyStopping);
+            ElasticReclaim.Plan plan = state.elastic.isEmpty() ? ElasticReclaim.Plan.NO_EXTRAS : elastic.reclaim(run, model, alreadyStopping);
+            if (plan != null && plan != ElasticReclaim.Plan.NO_EXTRAS) {
+                elastic.reclaimWithShrinks(run, request, model, plan, alreadyStopping);
+                return;
+            }
+            List<ActiveRun> chosen = plan == null ? null : victims.choose(run, model, alreadyStopping);
             if (chosen == null) {
                 if (!cluster.couldEverFit(run.largestInstance(), model)) {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + run.largestInstance() + ")");
@@ -366,20 +406,21 @@ public final class Scheduler {
                 boolean wholeNodes = anyMovable && !LocalityPlacement.binds(run.instances())
                         && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                MovePlanner.MovePlan plan = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
+                MovePlanner.MovePlan moves = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
                         ? mover().planMoves(run, model, movesLeft) : null;
-                if (plan == null && wholeNodes) {
+                if (moves == null && wholeNodes) {
                     noMovePlan.add(shape);
                 }
-                if (plan != null) {
-                    movesLeft -= plan.moved().size();
-                    for (ActiveRun moved : plan.moved()) {
+                if (moves != null) {
+                    movesLeft -= moves.moved().size();
+                    for (ActiveRun moved : moves.moved()) {
                         reclaimable.remove(moved);
                         decisions.add(new Decision.Preempt(moved.id(), run.id(), Decision.Preempt.MOVED, Decision.PreemptKind.Move));
                     }
-                    List<ActiveRun> all = new ArrayList<>(plan.reclaimed());
-                    all.addAll(plan.moved());
-                    preemptAndHold(run, request, model, plan.reclaimed(), all, alreadyStopping);
+                    List<ActiveRun> all = new ArrayList<>(moves.reclaimed());
+                    all.addAll(moves.moved());
+                    preemptAndHold(run, request, model, moves.reclaimed(), all, alreadyStopping, "run(s) to stop: runs on borrowed capacity, and"
+                            + " guaranteed runs moved to other nodes");
                     return;
                 }
                 String miss = cluster.localityMiss(run.instances(), model); // as things are, before nodes are held for it
@@ -399,7 +440,7 @@ public final class Scheduler {
                         + (miss != null ? miss : "the nodes are busy with guaranteed work") + (held ? "; nodes are held for it" : ""));
                 return;
             }
-            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping);
+            preemptAndHold(run, request, model, chosen, chosen, alreadyStopping, "run(s) on borrowed capacity to stop");
         }
 
         /**
@@ -407,18 +448,18 @@ public final class Scheduler {
          * stopping for it ({@code freedBy}: the victims and moved runs, and those already stopping) will give back.
          */
         private void preemptAndHold(PendingRun run, Resources request, Set<String> model, List<ActiveRun> victims, List<ActiveRun> freedBy,
-                List<ActiveRun> alreadyStopping) {
+                List<ActiveRun> alreadyStopping, String what) {
             for (ActiveRun victim : victims) {
                 reclaimable.remove(victim);
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), victim.quota() != null && victim.quota().equals(run.quota())
                         ? "Preempted by higher-priority run " + run.id() + " of the same quota"
                         // Another team's quota and run are not the victim's to know (it reads this in its notice file).
                         : "Reclaimed: the quota that guarantees the capacity it borrowed needs it back"));
-                if (victim.realTimeResources() == RealTimeResources.NotInQuota) {
+                if (victim.realTimeResources() == RealTimeResources.NotInQuota || victim.mixed()) {
                     // Its pool no longer counts what it borrowed, as from the next cycle on (a stopping run is not charged):
                     // otherwise a preemption for fairness later in this cycle sees its quota's share, and the pool's
                     // borrowing, as if it stayed, and takes one victim more than the shares call for.
-                    book.charge(victim.quota(), total(victim), RealTimeResources.NotInQuota, -1);
+                    book.charge(victim.quota(), ClusterState.borrowed(victim), RealTimeResources.NotInQuota, -1);
                 }
             }
             // Hold, for the run, whatever it needs beyond what the stopping victims will give back (they keep holding
@@ -433,9 +474,7 @@ public final class Scheduler {
             cluster.holdBeyond(held, run.instances(), freed);
             book.charge(run.quota(), request, RealTimeResources.InQuota, 1); // its guarantee is held too, for this cycle
             int stopping = alreadyStopping.size() + freedBy.size();
-            wait(run, WaitReason.WaitingForReclaim, freedBy.size() > victims.size()
-                    ? "waiting for " + stopping + " run(s) to stop: runs on borrowed capacity, and guaranteed runs moved to other nodes"
-                    : "waiting for " + stopping + " run(s) on borrowed capacity to stop");
+            wait(run, WaitReason.WaitingForReclaim, "waiting for " + stopping + " " + what);
         }
 
         // --- step 3b: defragmentation ---
@@ -461,6 +500,7 @@ public final class Scheduler {
             if (where == RealTimeResources.InQuota) {
                 placements.forEach(p -> allowed.holds(run.quota(), p.node(), p.gpus().size()));
             }
+            elastic.admitting(run);
             decisions.add(new Decision.Admit(run.id(), placements, where));
         }
 

@@ -77,6 +77,35 @@ final class VictimSearch {
         return inOne != null && inOne.size() <= anywhere.size() ? inOne : anywhere;
     }
 
+    /**
+     * As {@link #choose}, among the given candidates only (in victim order; views of runs without some instances, which
+     * a search of elastic extras took first, are allowed): nothing is kept between calls.
+     */
+    List<ActiveRun> choose(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping, List<ActiveRun> candidates) {
+        VictimIndex index = indexOf(candidates);
+        PendingRun compact = LocalityPlacement.asRequired(run);
+        List<ActiveRun> anywhere = chooseAmong(run, model, alreadyStopping, index);
+        if (compact == run || anywhere == null) {
+            return anywhere;
+        }
+        List<ActiveRun> inOne = chooseAmong(compact, model, alreadyStopping, index);
+        return inOne != null && inOne.size() <= anywhere.size() ? inOne : anywhere;
+    }
+
+    private List<ActiveRun> chooseAmong(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping, VictimIndex index) {
+        List<ActiveRun> removed = state.tryAndUndo(() -> fewest(run, model, alreadyStopping, index));
+        if (removed == null) {
+            return null;
+        }
+        removed.sort(VICTIM_ORDER);
+        return removed.isEmpty() && alreadyStopping.isEmpty() ? null : removed;
+    }
+
+    /** The runs that may be stopped whole for {@code run}, in victim order: borrowers, and with LowerPriority its quota's lower-priority runs. */
+    List<ActiveRun> candidatesFor(PendingRun run, Set<String> model) {
+        return lowerPriorityPreemption(run) ? candidates(run, model) : borrowerIndex().ordered();
+    }
+
     private List<ActiveRun> chooseFor(PendingRun run, Set<String> model, List<ActiveRun> alreadyStopping) {
         boolean lowerPriority = lowerPriorityPreemption(run);
         // Free capacity only shrinks during a cycle, so a shape nothing could make room for stays so. Runs that may

@@ -297,6 +297,19 @@ final class WorkingCluster {
         return placements;
     }
 
+    /**
+     * Places one extra instance of an elastic run ({@link ElasticPass}), best fit as any instance, but never on a whole
+     * free node kept for the queue's whole-node gangs, whatever its size: an extra must not take what a gang that waits
+     * for nodes is kept. {@code null}: nowhere.
+     */
+    List<Placement> placeExtra(InstanceRequest instance, Set<String> models, QuotaId pin) {
+        WorkingNode node = bestFit(instance.resources(), models, pin);
+        if (node == null || (instance.resources().gpu() > 0 && node.wholeFree() && buckets.wholeFree() <= wholeReserve)) {
+            return null;
+        }
+        return List.of(new Placement(instance.rank(), node.name, take(node, instance.resources(), pin)));
+    }
+
     /** Instances in placing order: more GPUs first, then more cpu, then by rank. */
     static List<InstanceRequest> largestFirst(List<InstanceRequest> instances) {
         List<InstanceRequest> order = new ArrayList<>(instances);

@@ -44,6 +44,10 @@ final class Builders {
                 text = wait.reason().name();
             } else if (decision instanceof Decision.Preempt preempt) {
                 text = preempt.kind() == Decision.PreemptKind.Move ? "move" : "preempt";
+            } else if (decision instanceof Decision.Grow grow) {
+                text = "grow " + grow.placements().stream().map(Placement::rank).toList() + (grow.borrowed().isEmpty() ? "" : " borrowed " + grow.borrowed());
+            } else if (decision instanceof Decision.Shrink shrink) {
+                text = "shrink " + shrink.ranks();
             } else {
                 text = "promote";
             }
@@ -178,6 +182,7 @@ final class Builders {
         private String model;
         private boolean reclaimed;
         private Locality locality;
+        private Integer minReplicas;
 
         RunBuilder(String name) {
             this.name = name;
@@ -242,6 +247,12 @@ final class Builders {
             return this;
         }
 
+        /** Elastic: it runs with as few as {@code min} of its instances (its one group, "main"). */
+        RunBuilder min(int min) {
+            this.minReplicas = min;
+            return this;
+        }
+
         /** Borrowers were preempted for it and are gone. */
         RunBuilder reclaimed() {
             this.reclaimed = true;
@@ -261,7 +272,37 @@ final class Builders {
             for (int rank = 0; rank < instances; rank++) {
                 requests.add(new InstanceRequest(rank, "main", perInstance(), locality));
             }
-            return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests, reclaimed);
+            return new PendingRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, requests, reclaimed,
+                    minReplicas == null ? Map.of() : Map.of("main", minReplicas));
+        }
+
+        /**
+         * The run as active and elastic (give it {@link #min}): its slot {@code r} live on {@code nodes[r]} where that is
+         * not {@code null}, GPUs from {@code firstGpu} on; {@code borrowed}: ranks on idle capacity while it is InQuota.
+         */
+        ActiveRun runningElastic(RealTimeResources where, int firstGpu, java.util.Set<Integer> borrowed, String... nodes) {
+            List<Allocation> allocations = new ArrayList<>();
+            for (int rank = 0; rank < nodes.length; rank++) {
+                if (nodes[rank] != null) {
+                    allocations.add(allocation(rank, nodes[rank], firstGpu));
+                }
+            }
+            return new ActiveRun(new RunId(name), quota == null ? null : QuotaId.parse(quota), mode(), priority, createdAt, null, where, allocations, false,
+                    null, null, elastic(borrowed, List.of()));
+        }
+
+        /** The elastic shape of the run: its slots, its minimum, how its instances stand and what is being released. */
+        ElasticRun elastic(java.util.Set<Integer> borrowed, List<ElasticRun.Release> releasing) {
+            return new ElasticRun(build().instances(), Map.of("main", minReplicas), borrowed, releasing);
+        }
+
+        /** What instance {@code rank} holds on {@code node}, GPUs from {@code firstGpu} on. */
+        Allocation allocation(int rank, String node, int firstGpu) {
+            List<Integer> gpuIndices = new ArrayList<>();
+            for (int g = 0; g < gpus; g++) {
+                gpuIndices.add(firstGpu + g);
+            }
+            return new Allocation(rank, node, perInstance(), gpuIndices);
         }
 
         /** The run as active: one instance per listed node, GPUs from {@code firstGpu} on. */

@@ -46,20 +46,46 @@ class SchedulerInvariantsTest {
         forEachSeed(true);
     }
 
+    /**
+     * Half the runs elastic (docs/elastic.md), grown and shrunk as decided: never below the minimum while running, never
+     * grown while a shrink is in flight, shrunk only of extras on idle capacity, every instance's standing charged once.
+     */
+    @Test
+    void safetyHoldsWithElasticRuns() {
+        forEachSeed(false, true);
+        if (System.getProperty("scheduler.seed") == null) {
+            // The sequences must have done what they check: elastic runs admitted with extras, grown, shrunk, stopped whole.
+            assertThat(elasticCounts).as("elastic decisions over all seeds").containsKeys("admit with extras", "grow", "grow borrowed", "shrink",
+                    "preempt elastic", "admit with borrowed extras", "shrink in quota");
+        }
+    }
+
+    /** How often each elastic decision happened, over every sequence. */
+    private final Map<String, Integer> elasticCounts = new java.util.TreeMap<>();
+
+    private void count(String what) {
+        elasticCounts.merge(what, 1, Integer::sum);
+    }
+
     private void forEachSeed(boolean wholeNodes) {
+        forEachSeed(wholeNodes, false);
+    }
+
+    private void forEachSeed(boolean wholeNodes, boolean elastic) {
+        String family = wholeNodes ? "whole" : elastic ? "elastic" : "mixed";
         String only = System.getProperty("scheduler.seed");
         if (only != null) {
-            if (wholeNodes == "whole".equals(System.getProperty("scheduler.family"))) {
-                new Simulation(Long.parseLong(only), wholeNodes).run();
+            if (family.equals(System.getProperty("scheduler.family", "mixed"))) {
+                new Simulation(Long.parseLong(only), wholeNodes, elastic).run();
             }
             return;
         }
         for (long seed = 1; seed <= SEQUENCES; seed++) {
             try {
-                new Simulation(seed, wholeNodes).run();
+                new Simulation(seed, wholeNodes, elastic).run();
             } catch (AssertionError e) {
                 throw new AssertionError("invariant broken with seed " + seed + " (rerun with -Dscheduler.seed=" + seed
-                        + (wholeNodes ? " -Dscheduler.family=whole" : "") + ")", e);
+                        + (family.equals("mixed") ? "" : " -Dscheduler.family=" + family) + ")", e);
             }
         }
     }
@@ -67,6 +93,9 @@ class SchedulerInvariantsTest {
     private final class Simulation {
         private final Random random;
         private final boolean wholeNodes;
+        private final boolean elastic;
+        /** Elastic runs as they were submitted: what they queue again as after a stop. */
+        private final Map<RunId, PendingRun> submitted = new HashMap<>();
         private final List<NodeState> nodes = new ArrayList<>();
         private final Map<String, String> nodeModel = new HashMap<>();
         private final List<QuotaState> quotas = new ArrayList<>();
@@ -79,9 +108,10 @@ class SchedulerInvariantsTest {
         private int next;
         private int cycle;
 
-        Simulation(long seed, boolean wholeNodes) {
+        Simulation(long seed, boolean wholeNodes, boolean elastic) {
             this.random = new Random(seed);
             this.wholeNodes = wholeNodes;
+            this.elastic = elastic;
             int count = 2 + random.nextInt(5);
             for (int i = 0; i < count; i++) {
                 String model = i % 3 == 2 ? "h100" : "sim-gpu";
@@ -131,14 +161,19 @@ class SchedulerInvariantsTest {
             RunId id = new RunId("run-" + next++);
             QuotaId quota = random.nextInt(4) == 0 ? null : quotas.get(random.nextInt(quotas.size())).id();
             IdleMode mode = quota == null ? IdleMode.OnlyIdle : IdleMode.values()[random.nextInt(3)];
-            int instances = 1 + random.nextInt(2);
+            int instances = elastic ? 1 + random.nextInt(4) : 1 + random.nextInt(2);
             int gpus = wholeNodes ? 8 : new int[] {1, 2, 4, 8}[random.nextInt(4)];
             Resources perInstance = wholeNodes ? NODE : new Resources(gpus * 4000L, gpus * 32 * GI, gpus, null);
             List<InstanceRequest> requests = new ArrayList<>();
             for (int rank = 0; rank < instances; rank++) {
                 requests.add(new InstanceRequest(rank, "main", perInstance));
             }
-            pending.put(id, new PendingRun(id, quota, mode, random.nextInt(3), T0.plusSeconds(next), requests));
+            PendingRun run = new PendingRun(id, quota, mode, random.nextInt(3), T0.plusSeconds(next), requests);
+            if (elastic && instances > 1 && random.nextBoolean()) {
+                run = run.withMinReplicas(Map.of("main", 1 + random.nextInt(instances - 1)));
+                submitted.put(id, run);
+            }
+            pending.put(id, run);
         }
 
         private void finishOne() {
@@ -155,11 +190,16 @@ class SchedulerInvariantsTest {
         private void cycle() {
             cycle++;
             Instant now = T0.plusSeconds(10_000L + cycle);
-            // Runs told to stop last cycle are gone now (a grace period is one cycle here), and queued again.
+            // Runs told to stop last cycle are gone now (a grace period is one cycle here), and queued again; so are the
+            // instances shrinks released.
             for (ActiveRun run : new ArrayList<>(active.values())) {
                 if (run.stopping()) {
                     active.remove(run.id());
                     requeue(run);
+                } else if (run.elastic() != null && !run.elastic().releasing().isEmpty()) {
+                    ElasticRun e = run.elastic();
+                    active.put(run.id(), withElastic(run, run.realTimeResources(), run.allocations(), new ElasticRun(e.instances(), e.minReplicas(),
+                            e.borrowed(), List.of())));
                 }
             }
             ClusterSnapshot snapshot = snapshot();
@@ -193,8 +233,70 @@ class SchedulerInvariantsTest {
                 assertThat(run.idleMode()).isEqualTo(IdleMode.Acceptable);
                 active.put(run.id(), with(run, RealTimeResources.InQuota, false, null));
             }
+            for (Decision.Shrink shrink : result.shrunk()) {
+                count("shrink");
+                ActiveRun run = active.get(shrink.runId());
+                PendingRun beneficiary = pending.get(shrink.forRun());
+                assertThat(run.elastic()).as("only an elastic run is shrunk").isNotNull();
+                assertThat(run.stopping()).isFalse();
+                assertThat(beneficiary).as("a shrink is for a queued run").isNotNull();
+                if (!java.util.Objects.equals(run.quota(), beneficiary.quota())) {
+                    assertThat(shrink.reason()).as("reason given to another team's run").doesNotContain(beneficiary.id().value())
+                            .doesNotContain(String.valueOf(beneficiary.quota()));
+                }
+                List<Allocation> live = new ArrayList<>();
+                List<ElasticRun.Release> releasing = new ArrayList<>(run.elastic().releasing());
+                for (Allocation allocation : run.allocations()) {
+                    if (shrink.ranks().contains(allocation.rank())) {
+                        if (!run.onIdleCapacity(allocation)) {
+                            // Extras on a guarantee give way only to a queued run of the same quota, of their run's priority or higher.
+                            assertThat(run.quota()).as("instances on a guarantee shrunk only for the same quota: %s", shrink).isEqualTo(beneficiary.quota());
+                            assertThat(run.priority()).isLessThanOrEqualTo(beneficiary.priority());
+                            assertThat(shrink.kind()).as("no guarantee is reclaimed by it").isEqualTo(Decision.PreemptKind.Extras);
+                            count("shrink in quota");
+                        }
+                        releasing.add(new ElasticRun.Release(allocation, shrink.forRun(), run.onIdleCapacity(allocation)
+                                ? RealTimeResources.NotInQuota : RealTimeResources.InQuota));
+                    } else {
+                        live.add(allocation);
+                    }
+                }
+                assertThat(releasing.size() - run.elastic().releasing().size()).as("the ranks shrunk are live ones").isEqualTo(shrink.ranks().size());
+                assertThat(run.elastic().atLeastMinimum(live)).as("a shrink never takes a run below its minimum: %s", shrink).isTrue();
+                Set<Integer> borrowed = new HashSet<>(run.elastic().borrowed());
+                borrowed.removeAll(shrink.ranks());
+                active.put(run.id(), withElastic(run, run.realTimeResources(), live, new ElasticRun(run.elastic().instances(), run.elastic().minReplicas(),
+                        borrowed, releasing)));
+            }
+            for (Decision.Grow grow : result.grown()) {
+                count(grow.borrowed().isEmpty() ? "grow" : "grow borrowed");
+                ActiveRun run = active.get(grow.runId());
+                assertThat(run.elastic()).as("only an elastic run grows").isNotNull();
+                assertThat(run.stopping()).isFalse();
+                assertThat(run.elastic().releasing()).as("never grown while a shrink of it is in flight").isEmpty();
+                if (run.realTimeResources() == RealTimeResources.NotInQuota) {
+                    assertThat(grow.borrowed()).as("a run on idle capacity grows there, none named").isEmpty();
+                }
+                List<Allocation> live = new ArrayList<>(run.allocations());
+                Set<Integer> vacant = new HashSet<>();
+                run.elastic().vacant(run.allocations()).forEach(i -> vacant.add(i.rank()));
+                for (Placement placement : grow.placements()) {
+                    assertThat(vacant.remove(placement.rank())).as("a grow fills vacant slots: %s", grow).isTrue();
+                    live.add(new Allocation(placement.rank(), placement.node(), run.elastic().slot(placement.rank()).resources(), placement.gpus()));
+                }
+                if (run.idleMode() == IdleMode.Disabled) {
+                    assertThat(grow.borrowed()).as("a Disabled run never borrows").isEmpty();
+                }
+                Set<Integer> borrowed = new HashSet<>(run.elastic().borrowed());
+                borrowed.addAll(grow.borrowed());
+                active.put(run.id(), withElastic(run, run.realTimeResources(), live, new ElasticRun(run.elastic().instances(), run.elastic().minReplicas(),
+                        borrowed, List.of())));
+            }
             for (Decision.Preempt preempt : result.preempted()) {
                 ActiveRun victim = active.get(preempt.runId());
+                if (victim.elastic() != null) {
+                    count("preempt elastic");
+                }
                 PendingRun beneficiary = pending.get(preempt.forRun());
                 assertThat(victim).isNotNull();
                 assertThat(beneficiary).as("a victim is preempted for a queued run").isNotNull();
@@ -213,8 +315,21 @@ class SchedulerInvariantsTest {
             }
             for (Decision.Admit admit : result.admitted()) {
                 PendingRun run = pending.remove(admit.runId());
-                assertThat(admit.placements()).extracting(Placement::rank)
-                        .as("a gang is placed whole").containsExactlyInAnyOrderElementsOf(run.instances().stream().map(InstanceRequest::rank).toList());
+                List<Integer> ranks = admit.placements().stream().map(Placement::rank).toList();
+                if (run.elastic()) {
+                    if (ranks.size() > run.minimum().size()) {
+                        count(admit.borrowed().isEmpty() ? "admit with extras" : "admit with borrowed extras");
+                    }
+                    assertThat(ranks).as("an elastic run's minimum is placed whole").containsAll(run.minimum().stream().map(InstanceRequest::rank).toList());
+                    assertThat(run.instances().stream().map(InstanceRequest::rank).toList()).as("and nothing it does not ask for").containsAll(ranks);
+                    assertThat(ranks).doesNotHaveDuplicates();
+                    assertThat(ranks).containsAll(admit.borrowed());
+                    if (run.idleMode() == IdleMode.Disabled) {
+                        assertThat(admit.borrowed()).as("a Disabled run never borrows").isEmpty();
+                    }
+                } else {
+                    assertThat(ranks).as("a gang is placed whole").containsExactlyInAnyOrderElementsOf(run.instances().stream().map(InstanceRequest::rank).toList());
+                }
                 if (admit.realTimeResources() == RealTimeResources.InQuota) {
                     assertThat(run.idleMode()).isNotEqualTo(IdleMode.OnlyIdle);
                 } else {
@@ -230,17 +345,25 @@ class SchedulerInvariantsTest {
                     }
                 }
                 active.put(run.id(), new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), now, null, admit.realTimeResources(),
-                        allocations, false, null));
+                        allocations, false, null, null, run.elastic() ? new ElasticRun(run.instances(), run.minReplicas(), admit.borrowed()) : null));
                 eligibleSince.remove(run.id());
             }
             assertNoNodeOverCapacity();
             assertQuotasWithinTheirLimits();
+            assertElasticRunsAtTheirMinimum();
+            assertTheLedgerCountsEveryInstanceOnce();
             if (wholeNodes) {
                 assertLiveness();
             }
         }
 
         private void requeue(ActiveRun run) {
+            if (submitted.containsKey(run.id())) {
+                PendingRun shape = submitted.get(run.id());
+                pending.put(run.id(), new PendingRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), shape.instances(), false,
+                        shape.minReplicas()));
+                return;
+            }
             List<InstanceRequest> requests = new ArrayList<>();
             run.allocations().forEach(a -> requests.add(new InstanceRequest(a.rank(), "main", a.resources())));
             pending.put(run.id(), new PendingRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), requests));
@@ -248,14 +371,69 @@ class SchedulerInvariantsTest {
 
         private ActiveRun with(ActiveRun run, RealTimeResources where, boolean stopping, RunId reclaimFor) {
             return new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), run.lastCheckpointAt(), where,
-                    run.allocations(), stopping, reclaimFor);
+                    run.allocations(), stopping, reclaimFor, null, run.elastic());
+        }
+
+        private ActiveRun withElastic(ActiveRun run, RealTimeResources where, List<Allocation> live, ElasticRun elastic) {
+            return new ActiveRun(run.id(), run.quota(), run.idleMode(), run.priority(), run.startedAt(), run.lastCheckpointAt(), where, live,
+                    run.stopping(), run.reclaimFor(), null, elastic);
+        }
+
+        /** Every running elastic run has at least its minimum live. */
+        private void assertElasticRunsAtTheirMinimum() {
+            for (ActiveRun run : active.values()) {
+                if (run.elastic() != null && !run.stopping()) {
+                    assertThat(run.elastic().atLeastMinimum(run.allocations())).as("elastic run %s below its minimum", run).isTrue();
+                }
+            }
+        }
+
+        /**
+         * The ledger's figures for each quota are the sum of its runs' instances, each counted once as it stands: on its
+         * guarantee, or borrowed (an elastic run's extras, and instances a shrink is removing).
+         */
+        private void assertTheLedgerCountsEveryInstanceOnce() {
+            QuotaLedger ledger = QuotaLedger.of(snapshot());
+            for (QuotaState quota : quotas) {
+                long inQuota = 0;
+                long borrowed = 0;
+                for (ActiveRun run : active.values()) {
+                    if (!quota.id().equals(run.quota())) {
+                        continue;
+                    }
+                    for (Allocation allocation : run.allocations()) {
+                        if (run.onIdleCapacity(allocation)) {
+                            borrowed += allocation.resources().gpu();
+                        } else {
+                            inQuota += allocation.resources().gpu();
+                        }
+                    }
+                    if (run.elastic() != null) {
+                        for (ElasticRun.Release release : run.elastic().releasing()) {
+                            if (release.standing() == RealTimeResources.InQuota) {
+                                inQuota += release.allocation().resources().gpu();
+                            } else {
+                                borrowed += release.allocation().resources().gpu();
+                            }
+                        }
+                    }
+                }
+                QuotaLedger.QuotaLine line = ledger.quota(quota.id()).orElseThrow();
+                assertThat(line.inQuota().gpu()).as("GPUs of %s on its guarantee", quota.id()).isEqualTo(inQuota);
+                assertThat(line.borrowed().gpu()).as("GPUs of %s borrowed", quota.id()).isEqualTo(borrowed);
+                assertThat(line.used().gpu()).as("GPUs %s uses", quota.id()).isEqualTo(inQuota + borrowed);
+            }
         }
 
         private void assertNoNodeOverCapacity() {
             Map<String, long[]> used = new HashMap<>();
             Map<String, Set<Integer>> gpus = new HashMap<>();
             for (ActiveRun run : active.values()) {
-                for (Allocation allocation : run.allocations()) {
+                List<Allocation> holds = new ArrayList<>(run.allocations());
+                if (run.elastic() != null) {
+                    run.elastic().releasing().forEach(r -> holds.add(r.allocation()));
+                }
+                for (Allocation allocation : holds) {
                     long[] sum = used.computeIfAbsent(allocation.node(), n -> new long[3]);
                     sum[0] += allocation.resources().milliCpu();
                     sum[1] += allocation.resources().memoryBytes();
@@ -281,10 +459,11 @@ class SchedulerInvariantsTest {
                     if (!quota.id().equals(run.quota()) || run.stopping()) {
                         continue;
                     }
-                    long gpus = run.allocations().stream().mapToLong(a -> a.resources().gpu()).sum();
-                    totalGpus += gpus;
-                    if (run.realTimeResources() == RealTimeResources.InQuota) {
-                        guaranteedGpus += gpus;
+                    for (Allocation allocation : run.allocations()) {
+                        totalGpus += allocation.resources().gpu();
+                        if (!run.onIdleCapacity(allocation)) {
+                            guaranteedGpus += allocation.resources().gpu();
+                        }
                     }
                 }
                 assertThat(guaranteedGpus).as("guaranteed use of %s", quota.id()).isLessThanOrEqualTo(own.get(quota.id()).gpu());

@@ -81,11 +81,24 @@ final class DecisionApplier implements Decision.Handler<Void> {
             case Reclaim -> LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
             case Move -> LOG.info("run {}: moved, to start again elsewhere, for run {} that needs whole nodes", run.id(), preempt.forRun());
             case FairSharing -> LOG.info("run {}: preempted for fair sharing, for run {} of a quota below its fair share", run.id(), preempt.forRun());
+            case Extras -> throw new IllegalStateException("run " + run.id() + ": a run is never stopped whole for extras (Decision.Preempt refuses it)");
         }
         RunSteps steps = stepper.of(run, instances.getOrDefault(run.id(), List.of()));
         steps.transitionTo(preempting);
         steps.take(stepper.lifecycle(), observation.get());
         return null;
+    }
+
+    /** The server admits no elastic run yet (its runs have no minReplicas): a grow can only come from a bug. */
+    @Override
+    public Void grow(Decision.Grow grow) {
+        throw new IllegalStateException("run " + grow.runId() + ": elastic runs are not admitted by the server yet, so none can grow");
+    }
+
+    /** As {@link #grow}: no elastic run, so no shrink. */
+    @Override
+    public Void shrink(Decision.Shrink shrink) {
+        throw new IllegalStateException("run " + shrink.runId() + ": elastic runs are not admitted by the server yet, so none can shrink");
     }
 
     @Override

@@ -43,7 +43,7 @@ final class AdmissibleQueue {
     }
 
     void add(SimJob job) {
-        if (bucketsOf(job).computeIfAbsent(job.gpus(), g -> new LinkedHashSet<>()).add(job)) {
+        if (bucketsOf(job).computeIfAbsent(job.queueGpus(), g -> new LinkedHashSet<>()).add(job)) {
             inQueueOrder.get(job.tenant).add(job);
             size++;
         }
@@ -51,12 +51,12 @@ final class AdmissibleQueue {
 
     void remove(SimJob job) {
         TreeMap<Integer, Set<SimJob>> buckets = bucketsOf(job);
-        Set<SimJob> bucket = buckets.get(job.gpus());
+        Set<SimJob> bucket = buckets.get(job.queueGpus());
         if (bucket != null && bucket.remove(job)) {
             inQueueOrder.get(job.tenant).remove(job);
             size--;
             if (bucket.isEmpty()) {
-                buckets.remove(job.gpus());
+                buckets.remove(job.queueGpus());
             }
         }
     }

@@ -42,15 +42,19 @@ final class Holdings {
     private final QuotaId[] quotaIdOfTenant;
     private final boolean lendingOnlyShrinks;
     private final TreeMap<RunId, SimJob> holding = new TreeMap<>();
+    /** Running elastic jobs that could grow (vacant slots, no shrink in flight). */
+    private final TreeMap<RunId, SimJob> growable = new TreeMap<>();
     /** Per tenant: whether the core reads its guaranteed runs' checkpoints (moves, or preemption within the quota). */
     private final boolean[] checkpointsOfGuaranteedRead;
-    private record Refresh(long time, SimJob job, int attempt) {
+    private record Refresh(long time, SimJob job, int attempt, int segment) {
     }
     private final PriorityQueue<Refresh> refreshes = new PriorityQueue<>(Comparator.comparingLong(Refresh::time));
 
     private final int[] quotaOfTenant;
     private final long[] ownGuaranteeGpus;
     private final long[] usedByQuota;
+    /** Per quota, the GPUs of its elastic runs' extras on its guarantee: they give way to its queued runs. */
+    private final long[] quotaExtras;
     private long freeGpus;
     private final Map<String, Integer> nodeIndex;
     private final int[] freeOnNode;
@@ -59,6 +63,8 @@ final class Holdings {
     private int borrowers;
     /** GPUs the running borrowers hold (stopping ones left out). */
     private long borrowedGpus;
+    /** GPUs of running elastic jobs' extras on idle capacity: what a queued borrower's minimum may take. */
+    private long extrasGpus;
     /** Per tenant: the GPUs of its running borrowers that may use its guarantee (GPUs -> how many). */
     private final List<TreeMap<Integer, Integer>> promotable = new ArrayList<>();
 
@@ -76,6 +82,7 @@ final class Holdings {
         this.ownGuaranteeGpus = ownGuaranteeGpus;
         this.checkpointsOfGuaranteedRead = checkpointsOfGuaranteedRead;
         this.usedByQuota = new long[quotaOfTenant.length];
+        this.quotaExtras = new long[quotaOfTenant.length];
         this.freeGpus = clusterGpus;
         this.nodeIndex = nodeIndex;
         this.freeOnNode = nodeGpus.clone();
@@ -97,29 +104,77 @@ final class Holdings {
     /** The job started an attempt (RUNNING, with its allocations). */
     void started(SimJob job, long now) {
         holding.put(job.id(), job);
-        freeGpus -= job.gpus();
+        freeGpus -= job.liveGpus();
         for (Allocation allocation : job.allocations) {
             changeNodeFree(allocation, -1);
         }
         countRunning(job, 1);
+        growable(job);
         if (kept) {
             state.add(activeRun(job, now));
             watch(job, now);
         }
     }
 
+    /**
+     * An elastic job's instances change while it runs ({@code change}: a grow, a shrink decided, or instances a shrink
+     * removed gone): {@code taken} are allocations it holds now that it did not, {@code given} those it gives back.
+     */
+    void resized(SimJob job, long now, Runnable change, List<Allocation> taken, List<Allocation> given) {
+        boolean running = job.state == SimJob.State.RUNNING;
+        int segment = job.segment;
+        if (running) {
+            countRunning(job, -1);
+        }
+        change.run();
+        job.viewChanged();
+        for (Allocation allocation : taken) {
+            freeGpus -= allocation.resources().gpu();
+            changeNodeFree(allocation, -1);
+        }
+        for (Allocation allocation : given) {
+            freeGpus += allocation.resources().gpu();
+            changeNodeFree(allocation, 1);
+        }
+        if (running) {
+            countRunning(job, 1);
+        }
+        growable(job);
+        if (kept) {
+            state.update(activeRun(job, now));
+            if (running && job.segment != segment) {
+                watch(job, now); // a new segment: its checkpoints, once (the last segment's refreshes are stale)
+            }
+        }
+    }
+
+    /** Whether some running elastic job could grow into free GPUs (then a cycle calls the core though nothing is queued). */
+    boolean mayGrow() {
+        return !growable.isEmpty() && freeGpus > 0;
+    }
+
+    private void growable(SimJob job) {
+        if (job.mayGrow()) {
+            growable.put(job.id(), job);
+        } else if (!growable.isEmpty()) {
+            growable.remove(job.id());
+        }
+    }
+
     /** The job was told to stop (STOPPING, with whom it stops for). */
     void stopping(SimJob job, long now) {
         countRunning(job, -1);
+        growable.remove(job.id());
         if (kept) {
             state.update(activeRun(job, now));
         }
     }
 
-    /** A borrowing job became guaranteed. */
+    /** A borrowing job became guaranteed ({@code job.inQuota} is set already). */
     void promoted(SimJob job, long now) {
-        countRunning(job, false, -1);
-        countRunning(job, true, 1);
+        countRunning(job, -1);
+        job.viewChanged();
+        countRunning(job, 1);
         if (kept) {
             state.update(activeRun(job, now));
             watch(job, now);
@@ -129,8 +184,9 @@ final class Holdings {
     /** The job holds nothing any more; called before its state changes (it is RUNNING or STOPPING). */
     void released(SimJob job) {
         holding.remove(job.id());
-        freeGpus += job.gpus();
-        for (Allocation allocation : job.allocations) {
+        growable.remove(job.id());
+        for (Allocation allocation : job.held()) {
+            freeGpus += allocation.resources().gpu();
             changeNodeFree(allocation, 1);
         }
         if (job.state == SimJob.State.RUNNING) {
@@ -141,19 +197,30 @@ final class Holdings {
         }
     }
 
+    /**
+     * Counts ({@code sign} 1) the job's live instances as they stand now, or takes out (-1) what was counted for it: on
+     * its quota's guarantee, borrowed, and, on idle capacity with an idle mode that may use its guarantee, promotable.
+     */
     private void countRunning(SimJob job, int sign) {
-        countRunning(job, job.inQuota, sign);
-    }
-
-    private void countRunning(SimJob job, boolean inQuota, int sign) {
-        if (inQuota) {
-            usedByQuota[quotaOfTenant[job.tenant]] += sign * (long) job.gpus();
-            return;
+        if (sign > 0) {
+            long live = job.liveGpus();
+            long borrowed = job.inQuota ? job.borrowedLiveGpus() : live;
+            job.countedGuaranteed = live - borrowed;
+            job.countedBorrowed = borrowed;
+            job.countedBorrower = !job.inQuota || borrowed > 0;
+            job.countedPromotable = !job.inQuota && job.idleMode.mayUseGuarantee() ? (int) live : -1;
+            job.countedExtras = job.shrinkableGpus();
+            job.countedQuotaExtras = job.inQuotaExtraGpus();
         }
-        borrowers += sign;
-        borrowedGpus += sign * (long) job.gpus();
-        if (job.idleMode.mayUseGuarantee()) {
-            promotable.get(job.tenant).merge(job.gpus(), sign, (a, b) -> a + b == 0 ? null : a + b);
+        extrasGpus += sign * job.countedExtras;
+        quotaExtras[quotaOfTenant[job.tenant]] += sign * job.countedQuotaExtras;
+        usedByQuota[quotaOfTenant[job.tenant]] += sign * job.countedGuaranteed;
+        if (job.countedBorrower) {
+            borrowers += sign;
+            borrowedGpus += sign * job.countedBorrowed;
+        }
+        if (job.countedPromotable >= 0) {
+            promotable.get(job.tenant).merge(job.countedPromotable, sign, (a, b) -> a + b == 0 ? null : a + b);
         }
     }
 
@@ -186,7 +253,7 @@ final class Holdings {
         while (!refreshes.isEmpty() && refreshes.peek().time() <= now) {
             Refresh due = refreshes.poll();
             SimJob job = due.job();
-            if (job.attempt == due.attempt() && job.state == SimJob.State.RUNNING && checkpointRead(job)) {
+            if (job.attempt == due.attempt() && job.segment == due.segment() && job.state == SimJob.State.RUNNING && checkpointRead(job)) {
                 ActiveRun before = job.active;
                 ActiveRun after = activeRun(job, now);
                 if (after != before) {
@@ -203,14 +270,15 @@ final class Holdings {
         long[] freeGuarantee = new long[quotaOfTenant.length];
         long[] borrowable = new long[quotaOfTenant.length];
         for (int t = 0; t < freeGuarantee.length; t++) {
-            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]];
+            // What its queued runs could have of it: what is free, and what its elastic runs' extras use (they give way).
+            freeGuarantee[t] = ownGuaranteeGpus[t] < 0 ? -1 : ownGuaranteeGpus[t] - usedByQuota[quotaOfTenant[t]] + quotaExtras[quotaOfTenant[t]];
             borrowable[t] = lendingOnlyShrinks ? Math.min(freeGpus, current.lendableGpus(quotaIdOfTenant[t])) : freeGpus;
         }
         int mostFreeOnANode = nodesWithFree.length - 1;
         while (mostFreeOnANode > 0 && nodesWithFree[mostFreeOnANode] == 0) {
             mostFreeOnANode--;
         }
-        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus);
+        return new CycleStart(freeGuarantee, borrowable, freeGpus, mostFreeOnANode, borrowers > 0, borrowedGpus, extrasGpus);
     }
 
     /** How many instances of {@code gpus} GPUs the free GPUs of the nodes hold (as the cycle starts). */
@@ -247,7 +315,7 @@ final class Holdings {
         if (checkpointRead(job)) {
             long next = progress.nextCheckpointTime(job, now);
             if (next >= 0) {
-                refreshes.add(new Refresh(next, job, job.attempt));
+                refreshes.add(new Refresh(next, job, job.attempt, job.segment));
             }
         }
     }
@@ -260,14 +328,15 @@ final class Holdings {
         RealTimeResources where = job.inQuota ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
         boolean stopping = job.state == SimJob.State.STOPPING;
         Instant movedAt = job.movedAt < 0 ? null : EPOCH.plusMillis(job.movedAt);
-        // A new attempt has a new allocation list, so the same list means the same start.
+        // A new attempt has a new allocation list, so the same list means the same start (and an elastic job's view is
+        // a new object at each change).
         if (cached != null && cached.allocations() == job.allocations && Objects.equals(cached.lastCheckpointAt(), workSince)
                 && cached.realTimeResources() == where && cached.stopping() == stopping && Objects.equals(cached.reclaimFor(), job.reclaimFor)
-                && Objects.equals(cached.movedAt(), movedAt)) {
+                && Objects.equals(cached.movedAt(), movedAt) && cached.elastic() == job.elasticView) {
             return cached;
         }
         job.active = new ActiveRun(job.id(), job.pending.quota(), job.idleMode, job.trace.priority(), EPOCH.plusMillis(job.attemptStart), workSince, where,
-                job.allocations, stopping, job.reclaimFor, movedAt);
+                job.allocations, stopping, job.reclaimFor, movedAt, job.elasticView);
         return job.active;
     }
 
@@ -277,11 +346,12 @@ final class Holdings {
      * @param mostFreeOnANode the most free GPUs of one node: an instance needs a node with as many free
      * @param borrowers       whether any run holds idle capacity it could be reclaimed from
      * @param borrowedGpus    the GPUs running borrowers hold: the most preemption for fairness could take from them
+     * @param extrasGpus      the GPUs of running elastic jobs' extras on idle capacity: the most a queued borrower could take from them
      */
-    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers, long borrowedGpus) {
+    record CycleStart(long[] freeGuarantee, long[] borrowable, long freeGpus, int mostFreeOnANode, boolean borrowers, long borrowedGpus, long extrasGpus) {
         /** A necessary condition for the job to fit the free GPUs (free GPUs only shrink during a cycle). */
         boolean placeable(SimJob job) {
-            return job.trace.gpus() <= mostFreeOnANode && job.gpus() <= freeGpus;
+            return job.trace.gpus() <= mostFreeOnANode && job.queueGpus() <= freeGpus;
         }
     }
 }

@@ -91,11 +91,11 @@ final class Recorder {
         return bucket;
     }
 
-    void allocate(int tenant, int gpus, boolean inQuota, int sign) {
+    void allocate(int tenant, long gpus, boolean inQuota, int sign) {
         if (inQuota) {
-            guaranteed[tenant] += sign * (long) gpus;
+            guaranteed[tenant] += sign * gpus;
         } else {
-            borrowed[tenant] += sign * (long) gpus;
+            borrowed[tenant] += sign * gpus;
         }
     }
 

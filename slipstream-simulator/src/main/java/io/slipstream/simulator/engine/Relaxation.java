@@ -95,8 +95,8 @@ final class Relaxation {
 
     /** The free nodes hold its instances, and its quota's free guarantee or what it may borrow holds it. */
     private boolean roomButForItsPlacement(SimJob job, Holdings.CycleStart start) {
-        boolean quota = (job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant])
-                || (job.idleMode.mayBorrow() && job.gpus() <= start.borrowable()[job.tenant]);
+        boolean quota = (job.idleMode.mayUseGuarantee() && job.queueGpus() <= start.freeGuarantee()[job.tenant])
+                || (job.idleMode.mayBorrow() && job.queueGpus() <= start.borrowable()[job.tenant]);
         return quota && holdings.instancesFree(job.trace.gpus()) >= job.trace.instances();
     }
 }

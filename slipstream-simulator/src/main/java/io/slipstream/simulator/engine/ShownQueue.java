@@ -71,15 +71,26 @@ final class ShownQueue {
             }
         };
         reclaiming.forEach(show);
-        queued.forEachAdmissible(start.freeGuarantee(), start.borrowable(), limits.preemptsWithinQuota(), job -> {
+        // Elastic jobs' extras on idle capacity give way to a borrower's minimum: it could have what is free and them.
+        long extras = start.extrasGpus();
+        long[] borrowable = start.borrowable();
+        if (extras > 0) {
+            borrowable = borrowable.clone();
+            for (int t = 0; t < borrowable.length; t++) {
+                borrowable[t] = Math.max(0, borrowable[t]) + extras;
+            }
+        }
+        long[] couldBorrowUpTo = borrowable;
+        queued.forEachAdmissible(start.freeGuarantee(), couldBorrowUpTo, limits.preemptsWithinQuota(), job -> {
             boolean placeable = start.placeable(job);
-            boolean couldBorrow = job.idleMode.mayBorrow() && placeable && job.gpus() <= start.borrowable()[job.tenant];
+            boolean couldBorrow = job.idleMode.mayBorrow() && (placeable || (extras > 0 && job.trace.gpus() <= limits.largestNodeGpus()
+                    && job.queueGpus() <= start.freeGpus() + extras)) && job.queueGpus() <= couldBorrowUpTo[job.tenant];
             // A guaranteed job no node, or not the whole cluster, could ever hold waits (NoNodeFits) and changes nothing.
             // Every other one that fits its quota's guarantee is shown, placeable or not: one that waits for nodes may
             // hold nodes for itself, or reclaim or move runs, and it is promised the guarantee it fits, which changes
             // what the core tells the runs after it.
-            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.gpus() <= start.freeGuarantee()[job.tenant]
-                    && job.trace.gpus() <= limits.largestNodeGpus() && job.gpus() <= limits.clusterGpus();
+            boolean couldUseGuarantee = job.idleMode.mayUseGuarantee() && job.queueGpus() <= start.freeGuarantee()[job.tenant]
+                    && job.trace.gpus() <= limits.largestNodeGpus() && job.queueGpus() <= limits.clusterGpus();
             if (couldBorrow || couldUseGuarantee || limits.preemptsWithinQuota()[job.tenant]) {
                 // A job that may borrow and could preempt for fairness is never cut: the guarantee may not take it.
                 if (!couldBorrow && placeable && !limits.preemptsWithinQuota()[job.tenant] && !limits.hasMax()[job.tenant]
@@ -122,9 +133,9 @@ final class ShownQueue {
                 }
                 if (job.idleMode.mayBorrow()) {
                     show.accept(job);
-                    if (job.trace.gpus() <= limits.largestNodeGpus() && job.gpus() <= limits.clusterGpus() && job.gpus() > freeGuarantee
-                            && job.gpus() <= budget && !reclaiming.contains(job)) {
-                        asked[0] += job.gpus();
+                    if (job.trace.gpus() <= limits.largestNodeGpus() && job.queueGpus() <= limits.clusterGpus() && job.queueGpus() > freeGuarantee
+                            && job.queueGpus() <= budget && !reclaiming.contains(job)) {
+                        asked[0] += job.queueGpus();
                     }
                 }
                 return true;
@@ -155,8 +166,8 @@ final class ShownQueue {
                 quota = limits.quotaOfTenant()[job.tenant];
                 budget = freeGuarantee[job.tenant];
             }
-            if (job.gpus() <= budget) {
-                budget -= job.gpus();
+            if (job.queueGpus() <= budget) {
+                budget -= job.queueGpus();
                 kept.add(job.id());
             } else {
                 job.cutInCycle = cycle;

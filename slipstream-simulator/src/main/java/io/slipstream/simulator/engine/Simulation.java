@@ -58,10 +58,11 @@ public final class Simulation {
     }
 
     private enum Kind {
-        FINISH, STOPPED, FAILED, RELAX, CYCLE
+        FINISH, STOPPED, SHRUNK, FAILED, RELAX, CYCLE
     }
 
-    private record Event(long time, Kind kind, long seq, SimJob job, int attempt) {
+    /** {@code segment}: for a FINISH, the job's segment it was computed in (a change of size makes it stale). */
+    private record Event(long time, Kind kind, long seq, SimJob job, int attempt, int segment) {
         static final Comparator<Event> ORDER = Comparator.comparingLong(Event::time).thenComparing(Event::kind).thenComparingLong(Event::seq);
     }
 
@@ -144,15 +145,22 @@ public final class Simulation {
         policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
         DomainMap domains = cluster.topology().isEmpty() ? null : new DomainMap(nodes, cluster.topology());
         boolean anyRequired = false;
-        for (TraceJob job : trace.jobs()) {
+        for (TraceJob row : trace.jobs()) {
+            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : row.idleMode() != null ? row.idleMode() : IdleMode.Acceptable;
+            // An elastic rule may split a single instance in two halves (ElasticRule#split): the job as the policy runs it.
+            TraceJob job = policy.elastic() == null ? row : policy.elastic().shape(row, mode);
             Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
             anyRequired |= locality != null && locality.required();
             List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality,
                     key -> DomainMap.requests(job, locality));
-            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : job.idleMode() != null ? job.idleMode() : IdleMode.Acceptable;
             RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
             QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
             PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
+            int minimum = policy.elastic() == null || locality != null ? 0 : policy.elastic().minimumOf(job, mode);
+            if (minimum > 0) {
+                pending = pending.withMinReplicas(Map.of("main", minimum)); // DomainMap.requests: one group
+                tally.elasticJob();
+            }
             SimJob simJob = new SimJob(job, tenantIndex.get(job.tenant()), pending);
             jobs.add(simJob);
             byId.put(id, simJob);
@@ -256,7 +264,8 @@ public final class Simulation {
             case CYCLE -> cycle();
             case RELAX -> changed(); // a cycle shows the core the gangs relaxed
             case FINISH -> {
-                if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
+                if (job.attempt == event.attempt() && job.segment == event.segment() && (job.state == SimJob.State.RUNNING
+                        || job.state == SimJob.State.STOPPING)) {
                     release(job);
                     job.state = SimJob.State.DONE;
                     job.finishedAt = now;
@@ -266,9 +275,14 @@ public final class Simulation {
             }
             case STOPPED -> {
                 if (job.attempt == event.attempt() && job.state == SimJob.State.STOPPING) {
-                    tally.lost((double) (job.progressAtStop - job.durableAtStop) * job.gpus());
+                    tally.lost((double) (job.progressAtStop - job.durableAtStop) * job.gpus(), !job.inQuota);
                     release(job);
                     requeue(job, job.durableAtStop);
+                }
+            }
+            case SHRUNK -> {
+                if (job.attempt == event.attempt() && (job.state == SimJob.State.RUNNING || job.state == SimJob.State.STOPPING)) {
+                    shrunk(job);
                 }
             }
             case FAILED -> {
@@ -284,8 +298,26 @@ public final class Simulation {
 
     private void release(SimJob job) {
         holdings.released(job);
-        recorder.allocate(job.tenant, job.gpus(), job.inQuota, -1);
+        record(job, -1);
         job.allocations = List.of();
+        job.releasing = List.of();
+        job.borrowedRanks = Set.of();
+        job.viewChanged();
+    }
+
+    /**
+     * Counts ({@code sign} 1) in the recorder what the job holds as it stands, or takes out (-1) what was counted: its
+     * live instances on its guarantee, and the rest (borrowed, and instances a shrink is removing, which still hold GPUs).
+     */
+    private void record(SimJob job, int sign) {
+        if (sign > 0) {
+            long live = job.liveGpus();
+            long borrowed = job.inQuota ? job.borrowedLiveGpus() : live;
+            job.recordedGuaranteed = live - borrowed + job.releasingGpus(true);
+            job.recordedBorrowed = borrowed + job.releasingGpus(false);
+        }
+        recorder.allocate(job.tenant, job.recordedGuaranteed, true, sign);
+        recorder.allocate(job.tenant, job.recordedBorrowed, false, sign);
     }
 
     private void requeue(SimJob job, long durable) {
@@ -312,7 +344,7 @@ public final class Simulation {
     }
 
     private void push(long time, Kind kind, SimJob job, int attempt) {
-        events.add(new Event(time, kind, seq++, job, attempt));
+        events.add(new Event(time, kind, seq++, job, attempt, job == null ? 0 : job.segment));
     }
 
     // --- the scheduling cycle ---
@@ -324,10 +356,12 @@ public final class Simulation {
         firstChangeSinceCycle = -1;
         holdings.beginCycle(now);
         topology.beginCycle(now); // before the queue is read
-        List<PendingRun> pending = admissibleOnly ? shownQueue.forCycle() : new ArrayList<>(queued.size());
+        List<PendingRun> shown = admissibleOnly ? shownQueue.forCycle() : new ArrayList<>(queued.size());
         if (!admissibleOnly) {
-            queued.forEach(job -> pending.add(job.pending));
+            queued.forEach(job -> shown.add(job.pending));
         }
+        // Nothing to admit or promote, but elastic jobs may grow into what is free.
+        List<PendingRun> pending = shown == null && holdings.mayGrow() ? List.of() : shown;
         if (pending == null) {
             cycles++;
             return;
@@ -379,9 +413,22 @@ public final class Simulation {
         @Override
         public Void promote(Decision.Promote promote) {
             SimJob job = byId.get(promote.runId());
+            record(job, -1);
             job.inQuota = true;
             holdings.promoted(job, now);
-            recorder.promote(job.tenant, job.gpus());
+            record(job, 1);
+            return null;
+        }
+
+        @Override
+        public Void grow(Decision.Grow grow) {
+            Simulation.this.grow(byId.get(grow.runId()), grow);
+            return null;
+        }
+
+        @Override
+        public Void shrink(Decision.Shrink shrink) {
+            Simulation.this.shrink(byId.get(shrink.runId()), shrink, byId.get(shrink.forRun()), changedAt);
             return null;
         }
 
@@ -404,7 +451,7 @@ public final class Simulation {
 
     /** A queued job that may borrow, and could ever start, wants idle capacity: its tenant has demand. */
     private void demand(SimJob job, int sign) {
-        if (job.idleMode.mayBorrow() && job.trace.gpus() <= largestNodeGpus && job.gpus() <= clusterGpus) {
+        if (job.idleMode.mayBorrow() && job.trace.gpus() <= largestNodeGpus && job.queueGpus() <= clusterGpus) {
             recorder.demand(job.tenant, sign);
         }
     }
@@ -425,9 +472,13 @@ public final class Simulation {
             allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
         }
         job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
+        job.borrowedRanks = admit.borrowed();
+        job.releasing = List.of();
+        job.viewChanged();
+        progress.start(job, now, allocations.size());
         topology.admitted(job);
         holdings.started(job, now);
-        recorder.allocate(job.tenant, job.gpus(), job.inQuota, 1);
+        record(job, 1);
         if (job.inQuota && job.entitledAt >= 0) {
             tally.guaranteeWait((now - job.entitledAt) / 1000.0);
         }
@@ -460,19 +511,7 @@ public final class Simulation {
         job.reclaimFor = forRun.id();
         holdings.stopping(job, now);
         tally.preempted(job.tenant);
-        if (reclaim) {
-            if (forRun.reclaimFrom < 0) {
-                forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
-                forRun.firstVictimsAt = now;
-            }
-            if (forRun.lastVictimsAt != now) {
-                forRun.reclaimRounds++;
-                forRun.lastVictimsAt = now;
-            }
-            forRun.reclaimVictims++;
-        }
-        forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
-        reclaiming.add(forRun);
+        victimFor(forRun, changedAt, reclaim);
         long grace = policy.gracePeriod().toMillis();
         long save = policy.checkpointSave().toMillis();
         if (policy.checkpointOnNotice() && save <= grace) {
@@ -486,5 +525,113 @@ public final class Simulation {
             job.durableAtStop = progress.durableAt(job, job.stopAt);
         }
         push(job.stopAt, Kind.STOPPED, job, job.attempt);
+    }
+
+    /** Runs were stopped, or instances removed, for {@code forRun}: the capacity is its own once they are gone. */
+    private void victimFor(SimJob forRun, long changedAt, boolean reclaim) {
+        if (reclaim) {
+            if (forRun.reclaimFrom < 0) {
+                forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
+                forRun.firstVictimsAt = now;
+            }
+            if (forRun.lastVictimsAt != now) {
+                forRun.reclaimRounds++;
+                forRun.lastVictimsAt = now;
+            }
+            forRun.reclaimVictims++;
+        }
+        forRun.pending = forRun.pending.withReclaimed(true); // same queue order: the queue needs no re-sorting
+        reclaiming.add(forRun);
+    }
+
+    // --- elastic jobs (docs/elastic.md) ---
+
+    /** The job gets instances: it changes size now (its survivors save, restart in place and pause with the new ones). */
+    private void grow(SimJob job, Decision.Grow grow) {
+        if (job.state != SimJob.State.RUNNING || !job.releasing.isEmpty()) {
+            throw new IllegalStateException("job " + job.id() + " grown while " + job.state + (job.releasing.isEmpty() ? "" : " and shrinking"));
+        }
+        List<Allocation> added = new ArrayList<>(grow.placements().size());
+        for (Placement placement : grow.placements()) {
+            added.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
+        }
+        record(job, -1);
+        holdings.resized(job, now, () -> {
+            List<Allocation> live = new ArrayList<>(job.allocations);
+            live.addAll(added);
+            live.sort(Comparator.comparingInt(Allocation::rank));
+            job.allocations = List.copyOf(live);
+            if (!grow.borrowed().isEmpty()) {
+                java.util.TreeSet<Integer> borrowed = new java.util.TreeSet<>(job.borrowedRanks);
+                borrowed.addAll(grow.borrowed());
+                job.borrowedRanks = borrowed;
+            }
+            progress.resize(job, now, job.allocations.size(), policy.elastic().worldChangePause().toMillis());
+        }, added, List.of());
+        record(job, 1);
+        tally.grew(added.size());
+        push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
+    }
+
+    /**
+     * Instances of the job are removed for {@code forRun}: each gets the notice and the grace period of a preemption (with
+     * {@code checkpoint.onNotice} the job saves and they go once saved), and the job goes on at its size until they are gone.
+     */
+    private void shrink(SimJob job, Decision.Shrink shrink, SimJob forRun, long changedAt) {
+        long grace = policy.gracePeriod().toMillis();
+        long save = policy.checkpointSave().toMillis();
+        long goneAt = now + (policy.checkpointOnNotice() && save <= grace ? save : grace);
+        record(job, -1);
+        holdings.resized(job, now, () -> {
+            List<Allocation> live = new ArrayList<>();
+            List<SimJob.Releasing> releasing = new ArrayList<>(job.releasing);
+            for (Allocation allocation : job.allocations) {
+                if (shrink.ranks().contains(allocation.rank())) {
+                    releasing.add(new SimJob.Releasing(allocation, forRun.id(), goneAt, job.inQuota && !job.borrowedRanks.contains(allocation.rank())));
+                } else {
+                    live.add(allocation);
+                }
+            }
+            job.allocations = List.copyOf(live);
+            job.releasing = List.copyOf(releasing);
+            if (!job.borrowedRanks.isEmpty()) {
+                java.util.TreeSet<Integer> borrowed = new java.util.TreeSet<>(job.borrowedRanks);
+                borrowed.removeAll(shrink.ranks());
+                job.borrowedRanks = borrowed;
+            }
+        }, List.of(), List.of());
+        record(job, 1);
+        tally.shrunk(job.tenant, shrink.ranks().size());
+        victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim); // extras giving way reclaim no guarantee
+        push(goneAt, Kind.SHRUNK, job, job.attempt);
+    }
+
+    /** Instances a shrink removed are gone: their capacity is free, and a running job changes size (its survivors restart). */
+    private void shrunk(SimJob job) {
+        List<Allocation> gone = new ArrayList<>();
+        List<SimJob.Releasing> left = new ArrayList<>();
+        for (SimJob.Releasing r : job.releasing) {
+            if (r.goneAt() <= now) {
+                gone.add(r.allocation());
+            } else {
+                left.add(r);
+            }
+        }
+        if (gone.isEmpty()) {
+            return;
+        }
+        boolean running = job.state == SimJob.State.RUNNING;
+        record(job, -1);
+        holdings.resized(job, now, () -> {
+            job.releasing = List.copyOf(left);
+            if (running) {
+                progress.resize(job, now, job.allocations.size() + left.size(), policy.elastic().worldChangePause().toMillis());
+            }
+        }, List.of(), gone);
+        record(job, 1);
+        if (running) {
+            push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
+        }
+        changed();
     }
 }

@@ -5,6 +5,7 @@ import io.slipstream.scheduler.QuotaState;
 import io.slipstream.simulator.input.Policy;
 import io.slipstream.simulator.input.Trace;
 import io.slipstream.simulator.report.Distribution;
+import io.slipstream.simulator.report.ElasticFigures;
 import io.slipstream.simulator.report.PolicyResult;
 import io.slipstream.simulator.report.ReclaimSample;
 import io.slipstream.simulator.report.TenantResult;
@@ -22,6 +23,12 @@ final class Tally {
     private int preemptions;
     private int failures;
     private double lostGpuMs;
+    private double borrowerLostGpuMs;
+    private int elasticJobs;
+    private int grows;
+    private int instancesGrown;
+    private int shrinks;
+    private int instancesShrunk;
     private final int[] preemptedByTenant;
     private final List<List<Double>> reclaimByTenant = new ArrayList<>();
     private final List<Double> guaranteeWaits = new ArrayList<>();
@@ -42,6 +49,31 @@ final class Tally {
     /** Work lost to a stop (GPU-ms since the last checkpoint). */
     void lost(double gpuMs) {
         lostGpuMs += gpuMs;
+    }
+
+    /** Work lost to a stop, of a run that was on idle capacity ({@code borrower}) or not. */
+    void lost(double gpuMs, boolean borrower) {
+        lost(gpuMs);
+        if (borrower) {
+            borrowerLostGpuMs += gpuMs;
+        }
+    }
+
+    /** A job the policy made elastic. */
+    void elasticJob() {
+        elasticJobs++;
+    }
+
+    /** An elastic job got {@code instances} more. */
+    void grew(int instances) {
+        grows++;
+        instancesGrown += instances;
+    }
+
+    /** An elastic job of {@code tenant} lost {@code instances} to a shrink instead of being stopped whole. */
+    void shrunk(int tenant, int instances) {
+        shrinks++;
+        instancesShrunk += instances;
     }
 
     /** A failure, and the work it lost. */
@@ -135,6 +167,7 @@ final class Tally {
                 Distribution.of(completions), preemptions, failures, allocated / 3.6e6, lostGpuMs / 3.6e6, borrowed / 3.6e6, Distribution.of(allReclaims),
                 Distribution.of(guaranteeWaits), cycles, schedulerNanos / 1e9, wallSeconds, (lastFinish - trace.firstSubmitMillis()) / 1000.0,
                 tenantResults, recorder.bucketMillis() / 1000.0, recorder.averageGpus(), longestReclaims,
-                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()), topology);
+                PolicyResult.jain(tenantResults.stream().mapToDouble(TenantResult::entitlementRatio).toArray()), topology,
+                new ElasticFigures(elasticJobs, grows, instancesGrown, shrinks, instancesShrunk, borrowerLostGpuMs / 3.6e6));
     }
 }

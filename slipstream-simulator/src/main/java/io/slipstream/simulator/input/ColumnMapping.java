@@ -42,10 +42,19 @@ public record ColumnMapping(
         Map<String, IdleMode> idleModeValues,
         String priority,
         boolean skipIncomplete,
-        String placement) {
-    /** The simulator's own columns: {@code submit_time, duration, tenant, gpus, instances, priority, idle_mode, placement}. */
+        String placement,
+        String minInstances) {
+    /** The simulator's own columns: {@code submit_time, duration, tenant, gpus, instances, priority, idle_mode, placement, min_instances}. */
     public static final ColumnMapping DEFAULT = new ColumnMapping("submit_time", "duration", null, "gpus", false, "instances", null, "tenant", Map.of(),
-            "idle_mode", Map.of(), "priority", false, "placement");
+            "idle_mode", Map.of(), "priority", false, "placement", "min_instances");
+
+    /** A mapping without a minimum column. */
+    public ColumnMapping(String submit, String duration, String end, String gpus, boolean gpusAreTotal, String instances, Integer gpusPerInstance,
+            String tenant, Map<String, String> tenantValues, String idleMode, Map<String, IdleMode> idleModeValues, String priority,
+            boolean skipIncomplete, String placement) {
+        this(submit, duration, end, gpus, gpusAreTotal, instances, gpusPerInstance, tenant, tenantValues, idleMode, idleModeValues, priority,
+                skipIncomplete, placement, null);
+    }
 
     public ColumnMapping {
         tenantValues = Map.copyOf(tenantValues);
@@ -80,6 +89,9 @@ public record ColumnMapping(
             }
             if (placement != null) {
                 required.add(Map.entry("placement", placement));
+            }
+            if (minInstances != null) {
+                required.add(Map.entry("minInstances", minInstances));
             }
         }
         return required;

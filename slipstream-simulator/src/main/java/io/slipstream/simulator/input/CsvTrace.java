@@ -28,7 +28,8 @@ import java.util.regex.Pattern;
  *   <li>{@code priority}: default 0;</li>
  *   <li>{@code idle_mode}: {@code Disabled}, {@code Acceptable} or {@code OnlyIdle} (empty: the policy's);</li>
  *   <li>{@code placement}: {@code rack}, {@code rack:Preferred} or {@code rack:Required}: its instances in one domain of
- *       that level of the cluster's topology (a level alone: Required; empty: anywhere).</li>
+ *       that level of the cluster's topology (a level alone: Required; empty: anywhere);</li>
+ *   <li>{@code min_instances}: the fewest instances the job runs with, for policies whose elastic rule reads it (empty: none).</li>
  * </ul>
  * Other columns are ignored. Every bad cell is reported with its line and column.
  */
@@ -117,6 +118,7 @@ public final class CsvTrace {
                 long priority = mapping.priority() == null ? 0 : row.integer(mapping.priority(), false, -1_000_000, 1_000_000, 0);
                 IdleMode idle = mapping.idleMode() == null ? null : row.idleMode(mapping.idleMode(), mapping.idleModeValues(), mappingPath + ".idleModeValues");
                 JobPlacement placement = mapping.placement() == null ? null : row.placement(mapping.placement());
+                long minInstances = mapping.minInstances() == null ? 0 : row.integer(mapping.minInstances(), false, 1, MAX_INSTANCES, 0);
                 if (problems.size() > 20) {
                     break;
                 }
@@ -146,7 +148,11 @@ public final class CsvTrace {
                         continue;
                     }
                 }
-                parsed.add(new Parsed(submit, duration, tenant, (int) perInstance, (int) instances, (int) priority, idle, placement));
+                if (minInstances > instances) {
+                    row.problem(mapping.minInstances(), "is more than the job's " + instances + " instances");
+                    continue;
+                }
+                parsed.add(new Parsed(submit, duration, tenant, (int) perInstance, (int) instances, (int) priority, idle, placement, (int) minInstances));
             }
         } catch (NoSuchFileException e) {
             throw new InvalidInputException(field, "no such file: " + file);
@@ -168,14 +174,15 @@ public final class CsvTrace {
         List<TraceJob> jobs = new ArrayList<>(parsed.size());
         for (Parsed p : parsed) {
             jobs.add(new TraceJob(jobs.size(), p.submit() - origin, p.duration(), p.tenant(), p.gpus(), p.instances(), p.priority(), p.idleMode(),
-                    p.placement()));
+                    p.placement(), p.minInstances()));
         }
         List<Trace.Skipped> skips = new ArrayList<>();
         skipped.forEach((reason, counts) -> skips.add(new Trace.Skipped(reason, counts[0], counts[1])));
         return new Trace(file.toString(), jobs, skips);
     }
 
-    private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode, JobPlacement placement) {
+    private record Parsed(long submit, long duration, String tenant, int gpus, int instances, int priority, IdleMode idleMode, JobPlacement placement,
+                          int minInstances) {
     }
 
     /** A plain decimal number (Java's parser would also take {@code 10d}, {@code 0x1p3}, {@code NaN}). */

@@ -212,6 +212,7 @@ public final class ExperimentReader {
         }
         String priority = reader.string("priority", false, 128);
         String placement = reader.string("placement", false, 128);
+        String minInstances = reader.string("minInstances", false, 128);
         reader.finish();
         if ((duration == null) == (end == null)) {
             problems.add(reader.path(), "must name exactly one of duration (a column of seconds) or end (a column of end times)");
@@ -236,7 +237,7 @@ public final class ExperimentReader {
             return null;
         }
         return new ColumnMapping(submit, duration, end, gpus, total, instances, perInstance == null ? null : perInstance.intValue(), tenant, tenantValues,
-                idleMode, idleValues, priority, true, placement);
+                idleMode, idleValues, priority, true, placement, minInstances);
     }
 
     static ClusterSpec readCluster(JsonNode node, String path, Path base, Trace trace, List<String> notes, Problems problems) {
@@ -400,6 +401,7 @@ public final class ExperimentReader {
         Defragmentation defragmentation;
         FairSharingPreemption fairSharing = FairSharingPreemption.Never;
         PlacementRule placement;
+        ElasticRule elastic;
 
         PolicyFields copy() {
             PolicyFields copy = new PolicyFields();
@@ -416,6 +418,7 @@ public final class ExperimentReader {
             copy.defragmentation = defragmentation;
             copy.fairSharing = fairSharing;
             copy.placement = placement;
+            copy.elastic = elastic;
             return copy;
         }
 
@@ -467,6 +470,35 @@ public final class ExperimentReader {
                 fair.finish();
             }
             placement = TopologyFields.readRule(reader, placement, cluster, trace);
+            elastic = readElastic(reader, elastic);
+        }
+
+        /** {@code elastic: {minFraction, fromTrace, worldChangePause, split}} over what the defaults said. */
+        private static ElasticRule readElastic(FieldReader reader, ElasticRule current) {
+            FieldReader fields = reader.object("elastic", false);
+            if (fields == null) {
+                return current;
+            }
+            Problems problems = reader.problems();
+            double fraction = current == null ? 0 : current.minFraction();
+            JsonNode node = fields.get("minFraction");
+            if (node != null) {
+                if (!node.isNumber() || !(node.asDouble() > 0) || node.asDouble() > 1) {
+                    problems.add(fields.pathOf("minFraction"), "must be a number above 0 and at most 1, not " + FieldReader.describe(node));
+                } else {
+                    fraction = node.asDouble();
+                }
+            }
+            Boolean fromTrace = fields.bool("fromTrace", false);
+            Boolean split = fields.bool("split", false);
+            Duration pause = duration(fields, "worldChangePause", current == null ? Duration.ofSeconds(30) : current.worldChangePause(), Duration.ZERO);
+            fields.finish();
+            boolean trace = fromTrace != null ? fromTrace : current != null && current.fromTrace();
+            if (fraction == 0 && !trace) {
+                problems.add(fields.path(), "needs minFraction, or fromTrace: true (the trace's min_instances column): otherwise no job is elastic");
+                return current;
+            }
+            return new ElasticRule(fraction, trace, pause, split != null ? split : current != null && current.split());
         }
 
         private static Duration duration(FieldReader reader, String field, Duration current, Duration min) {
@@ -478,7 +510,7 @@ public final class ExperimentReader {
             // The simulator's opt-in applies to every quota: each lets its checkpointing guaranteed runs be moved.
             List<QuotaState> quotas = defragmentation == null ? policyQuotas : policyQuotas.stream().map(q -> q.withAllowMoves(true)).toList();
             return new Policy(name, quotas, source, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead,
-                    schedulingInterval, meanTimeBetweenFailures, defragmentation, fairSharing, placement);
+                    schedulingInterval, meanTimeBetweenFailures, defragmentation, fairSharing, placement, elastic);
         }
     }
 }

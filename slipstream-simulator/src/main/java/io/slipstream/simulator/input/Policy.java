@@ -29,6 +29,8 @@ import java.util.List;
  *                           ({@code fairSharing: {preemption: ...}}); borrowers are admitted in share order either way
  * @param placement          which gangs are placed by the cluster's topology, and how ({@code null}: none, the
  *                           topology-blind placement)
+ * @param elastic            which jobs are elastic, with what minimum, and what a change of size costs ({@code null}: every
+ *                           job is rigid)
  */
 public record Policy(
         String name,
@@ -44,7 +46,8 @@ public record Policy(
         Duration meanTimeBetweenFailures,
         Defragmentation defragmentation,
         FairSharingPreemption fairSharing,
-        PlacementRule placement) {
+        PlacementRule placement,
+        ElasticRule elastic) {
     public Policy {
         requireNonNull(name, "name is null");
         quotas = List.copyOf(quotas);
@@ -54,6 +57,14 @@ public record Policy(
         requireNonNull(restartOverhead, "restartOverhead is null");
         requireNonNull(schedulingInterval, "schedulingInterval is null");
         requireNonNull(fairSharing, "fairSharing is null");
+    }
+
+    /** A policy whose jobs are all rigid. */
+    public Policy(String name, List<QuotaState> quotas, String quotasSource, IdleMode idleMode, Duration gracePeriod, Duration checkpointInterval,
+            Duration checkpointSave, boolean checkpointOnNotice, Duration restartOverhead, Duration schedulingInterval, Duration meanTimeBetweenFailures,
+            Defragmentation defragmentation, FairSharingPreemption fairSharing, PlacementRule placement) {
+        this(name, quotas, quotasSource, idleMode, gracePeriod, checkpointInterval, checkpointSave, checkpointOnNotice, restartOverhead, schedulingInterval,
+                meanTimeBetweenFailures, defragmentation, fairSharing, placement, null);
     }
 
     /** A topology-blind policy. */

@@ -47,6 +47,18 @@ public final class HtmlReport {
         html.append("<h2>Summary</h2>\n");
         summary(results, html);
         html.append("<p>").append(escape(TableReport.NOTE)).append("</p>\n");
+        if (ElasticReport.any(results)) {
+            html.append("<h2>Elastic jobs</h2>\n<table><tr>");
+            List<List<String>> rows = ElasticReport.rows(results);
+            rows.get(0).forEach(h -> html.append("<th>").append(escape(h)).append("</th>"));
+            html.append("</tr>\n");
+            for (List<String> row : rows.subList(1, rows.size())) {
+                html.append("<tr><td>").append(escape(row.get(0))).append("</td>");
+                cells(html, row.subList(1, row.size()).toArray(String[]::new));
+                html.append("</tr>\n");
+            }
+            html.append("</table>\n<p>").append(escape(ElasticReport.NOTE)).append("</p>\n");
+        }
         if (TopologyReport.any(results)) {
             html.append("<h2>Topology</h2>\n<p>").append(escape(experiment.cluster().describeTopology())).append("</p>\n<table><tr>");
             List<List<String>> rows = TopologyReport.rows(results);

@@ -50,6 +50,7 @@ public final class JsonReport {
         o.put("lostGpuHours", Format.round(r.lostGpuHours(), 2));
         o.put("lostFraction", Format.round(r.allocatedGpuHours() == 0 ? 0 : r.lostGpuHours() / r.allocatedGpuHours(), 6));
         o.put("borrowedGpuHours", Format.round(r.borrowedGpuHours(), 1));
+        o.put("borrowerLostGpuHours", Format.round(r.elastic().borrowerLostGpuHours(), 2));
         o.put("reclaims", r.reclaim().count());
         o.put("p50ReclaimSeconds", Format.round(r.reclaim().percentile(50), 1));
         o.put("p99ReclaimSeconds", Format.round(r.reclaim().percentile(99), 1));
@@ -65,6 +66,7 @@ public final class JsonReport {
         if (r.topology() != null) {
             o.put("topology", TopologyReport.json(r.topology()));
         }
+        o.put("elastic", ElasticReport.json(r.elastic()));
         List<Map<String, Object>> tenants = new ArrayList<>();
         for (TenantResult t : r.tenants()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -138,6 +140,9 @@ public final class JsonReport {
                 + "compact at a level as narrow as the narrowest whose domains could hold the gang empty; waitedForTopology, jobs told WaitingForTopology "
                 + "(no domain had room for a Required group although the free nodes did); borrowersWaitedForTopology, borrowers told so "
                 + "(approximate: what a borrower is told depends on the other borrowers the core is shown)");
+        d.put("borrowerLostGpuHours", "work lost (GPU-hours since the last saved checkpoint) by runs stopped while on idle capacity");
+        d.put("elastic", "elasticJobs: jobs the policy made elastic; shrinks: reclaims that took an elastic job's extra instances (instancesShrunk) "
+                + "instead of stopping a run whole; grows: changes of size that added instances (instancesGrown) to a running job");
         d.put("fairnessIndex", "Jain's index over the tenants' borrowed GPU-hours / weighted entitlement to what was borrowed while they wanted idle capacity");
         DEFINITIONS = java.util.Collections.unmodifiableMap(d);
     }
@@ -155,6 +160,7 @@ public final class JsonReport {
         m.put("meanTimeBetweenFailures", p.meanTimeBetweenFailures() == null ? null : Durations.format(p.meanTimeBetweenFailures()));
         m.put("fairSharingPreemption", p.fairSharing().name());
         m.put("placement", p.placement() == null ? null : p.placement().describe());
+        m.put("elastic", p.elastic() == null ? null : p.elastic().describe());
         return m;
     }
 }

@@ -17,7 +17,7 @@ import java.util.List;
  * the few longest reclaims taken apart, longest first. {@code fairnessIndex}: Jain's index over the tenants'
  * {@link TenantResult#entitlementRatio()} (1: each borrowed in proportion to its weighted entitlement; {@code NaN}: no
  * tenant was entitled to anything). {@code topology}: where gangs landed in the cluster's topology and what it cost
- * ({@code null}: the cluster has none).
+ * ({@code null}: the cluster has none). {@code elastic}: what it did with elastic jobs, and its borrowers' lost work.
  */
 public record PolicyResult(
         Policy policy,
@@ -45,9 +45,22 @@ public record PolicyResult(
         double[][] timeline,
         List<ReclaimSample> longestReclaims,
         double fairnessIndex,
-        TopologyResult topology) {
+        TopologyResult topology,
+        ElasticFigures elastic) {
     public PolicyResult {
         longestReclaims = List.copyOf(longestReclaims);
+        java.util.Objects.requireNonNull(elastic, "elastic is null");
+    }
+
+    /** A result without elastic jobs. */
+    public PolicyResult(Policy policy, int jobs, int completed, int neverStarted, double neverStartedGpuHours, double utilization, double windowUtilization,
+            Distribution queueDelay, Distribution completionTime, int preemptions, int failures, double allocatedGpuHours, double lostGpuHours,
+            double borrowedGpuHours, Distribution reclaim, Distribution guaranteeWait, long cycles, double schedulerSeconds, double wallSeconds,
+            double makespanSeconds, List<TenantResult> tenants, double timelineBucketSeconds, double[][] timeline, List<ReclaimSample> longestReclaims,
+            double fairnessIndex, TopologyResult topology) {
+        this(policy, jobs, completed, neverStarted, neverStartedGpuHours, utilization, windowUtilization, queueDelay, completionTime, preemptions, failures,
+                allocatedGpuHours, lostGpuHours, borrowedGpuHours, reclaim, guaranteeWait, cycles, schedulerSeconds, wallSeconds, makespanSeconds, tenants,
+                timelineBucketSeconds, timeline, longestReclaims, fairnessIndex, topology, ElasticFigures.NONE);
     }
 
     /** A result on a cluster without a topology. */

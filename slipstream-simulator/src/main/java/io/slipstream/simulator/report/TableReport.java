@@ -34,6 +34,12 @@ public final class TableReport {
         }
         table(rows, out);
         out.println(NOTE);
+        if (ElasticReport.any(results)) {
+            out.println();
+            out.println("Elastic jobs:");
+            table(ElasticReport.rows(results), out);
+            out.println(ElasticReport.NOTE);
+        }
         if (TopologyReport.any(results)) {
             out.println();
             out.println("Topology (" + experiment.cluster().describeTopology() + "):");

@@ -12,6 +12,7 @@ import io.slipstream.scheduler.FairSharingPreemption;
 import io.slipstream.scheduler.QuotaState;
 import io.slipstream.simulator.Fingerprint;
 import io.slipstream.simulator.input.ClusterSpec;
+import io.slipstream.simulator.input.ElasticRule;
 import io.slipstream.simulator.input.NodePool;
 import io.slipstream.simulator.input.Policy;
 import io.slipstream.simulator.input.Trace;
@@ -106,6 +107,45 @@ public class AdmissibleQueueTest {
         Fingerprint.assertSame(kept, whole);
     }
 
+    static Stream<Arguments> elasticReplays() {
+        List<Arguments> cases = new ArrayList<>();
+        for (long seed = 1; seed <= 6; seed++) {
+            for (IdleMode mode : new IdleMode[] {null, IdleMode.Acceptable}) {
+                cases.add(Arguments.of(seed, mode));
+            }
+        }
+        return cases.stream();
+    }
+
+    /**
+     * With elastic borrowers (gangs of 2 to 4 nodes, minimum half) the simulator also calls the core when nothing is queued
+     * but a running job could grow, and cuts the queue by each elastic job's minimum: the same figures again, with
+     * checkpoints on notice, failures, moves and preemption for fairness in turn, over both quota trees.
+     */
+    @ParameterizedTest(name = "seed {0}, idle mode {1}, elastic")
+    @MethodSource("elasticReplays")
+    void givesTheSameFiguresAsTheWholeQueueWithElasticJobs(long seed, IdleMode mode) {
+        Trace trace = randomTrace(seed, 400, 4);
+        ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 6, 8, "gpu", 96_000, 1L << 40)));
+        boolean moves = seed % 3 == 1;
+        List<QuotaState> plain = seed > 4 ? plainQuotas() : quotas();
+        List<QuotaState> quotas = moves ? plain.stream().map(q -> q.withAllowMoves(true)).toList() : plain;
+        Policy policy = new Policy("p", quotas, "test", mode, Duration.ofSeconds(30), Duration.ofMinutes(10), Duration.ofSeconds(20), seed % 2 == 0,
+                Duration.ofSeconds(15), Duration.ofSeconds(10), seed % 3 == 0 ? Duration.ofHours(3) : null, moves ? new Defragmentation(2, Duration.ofMinutes(20)) : null,
+                seed % 3 == 2 ? FairSharingPreemption.LessThanOrEqualToFinalShare : FairSharingPreemption.Never, null,
+                new ElasticRule(0.5, false, Duration.ofSeconds(30)));
+
+        PolicyResult whole = new Simulation(trace, cluster, policy, seed, null, false, false).run();
+        PolicyResult admissible = new Simulation(trace, cluster, policy, seed, null, true, false).run();
+        PolicyResult kept = new Simulation(trace, cluster, policy, seed, null, true, true).run();
+
+        assertThat(whole.completed()).isPositive();
+        assertThat(whole.elastic().elasticJobs()).isPositive();
+        assertThat(whole.elastic().grows() + whole.elastic().instancesShrunk()).as("elastic jobs changed size").isPositive();
+        Fingerprint.assertSame(admissible, whole);
+        Fingerprint.assertSame(kept, whole);
+    }
+
     private static QuotaState weighted(QuotaState q, double weight) {
         return q.parent() == null ? q : new QuotaState(q.id(), q.type(), q.gpuModel(), q.parent(), q.min(), q.max(), q.withinQuota(), q.allowMoves(), weight);
     }
@@ -125,6 +165,11 @@ public class AdmissibleQueueTest {
     }
 
     public static Trace randomTrace(long seed, int count) {
+        return randomTrace(seed, count, 3);
+    }
+
+    /** A random trace whose gangs have 1 to {@code mostInstances} instances of 8 GPUs. */
+    static Trace randomTrace(long seed, int count, int mostInstances) {
         SplittableRandom random = new SplittableRandom(seed);
         String[] tenants = {"a", "b", "c", "d", "team"};
         IdleMode[] modes = {null, IdleMode.Disabled, IdleMode.Acceptable, IdleMode.OnlyIdle};
@@ -134,7 +179,7 @@ public class AdmissibleQueueTest {
             t += random.nextLong(90_000);
             boolean gang = random.nextInt(5) == 0;
             int gpus = gang ? 8 : 1 << random.nextInt(3);
-            int instances = gang ? 1 + random.nextInt(3) : 1;
+            int instances = gang ? 1 + random.nextInt(mostInstances) : 1;
             jobs.add(new TraceJob(i, t, 60_000 + random.nextLong(3_600_000), tenants[random.nextInt(tenants.length)], gpus, instances,
                     random.nextInt(3), modes[random.nextInt(modes.length)]));
         }

@@ -51,6 +51,18 @@ class CsvTraceTest {
     }
 
     @Test
+    void aMinimumAboveTheJobsInstancesIsNamed() throws Exception {
+        Path file = write("""
+                submit_time,duration,tenant,gpus,instances,min_instances
+                0,60,vision,8,4,2
+                0,60,vision,8,2,3
+                """);
+        assertThatThrownBy(() -> CsvTrace.read(file, "trace.csv"))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field, Problem::message)
+                        .containsExactly(org.assertj.core.groups.Tuple.tuple("trace.csv:3 min_instances", "is more than the job's 2 instances")));
+    }
+
+    @Test
     void aMissingColumnOrFileIsNamed() throws Exception {
         Path file = write("submit_time,duration,gpus\n0,1,1\n");
         assertThatThrownBy(() -> CsvTrace.read(file, "trace.csv")).hasMessageContaining("invalid input")

@@ -150,6 +150,61 @@ class ExperimentReaderTest {
     }
 
     @Test
+    void theShippedElasticExperimentComparesRigidAndElasticBorrowers() {
+        Experiment experiment = ExperimentReader.read(EXAMPLES.resolve("elasticflow-elastic.yaml"));
+        assertThat(experiment.policies()).extracting(Policy::name).containsExactly("borrowing", "elastic-gangs", "halves", "elastic-borrowers");
+        assertThat(experiment.policies()).extracting(Policy::elastic).containsExactly(null, new ElasticRule(0.5, false, Duration.ofSeconds(30), false),
+                new ElasticRule(1, false, Duration.ofSeconds(30), true), new ElasticRule(0.5, false, Duration.ofSeconds(30), true));
+        assertThat(experiment.policies()).allSatisfy(p -> {
+            assertThat(p.idleMode()).isEqualTo(IdleMode.Acceptable);
+            assertThat(p.defragmentation()).isNotNull();
+            assertThat(p.checkpointInterval()).isEqualTo(Duration.ofMinutes(30));
+        });
+    }
+
+    @Test
+    void aPolicyMayMakeBorrowersElastic() throws Exception {
+        Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus,instances,min_instances\n0,10,vision,8,4,\n0,10,speech,8,4,3\n"
+                + "0,10,speech,8,1,\n");
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "4 x 8"
+                quotas: {proportionalTo: equal}
+                defaults: {elastic: {minFraction: 0.5}}
+                policies:
+                  - {name: half}
+                  - {name: traced, elastic: {fromTrace: true, worldChangePause: 1m, split: true}}
+                  - {name: rigid-halves, elastic: {minFraction: 1, split: true}}
+                """);
+        List<Policy> policies = ExperimentReader.read(dir.resolve("experiment.yaml")).policies();
+        assertThat(policies).extracting(Policy::elastic).containsExactly(new ElasticRule(0.5, false, Duration.ofSeconds(30), false),
+                new ElasticRule(0.5, true, Duration.ofMinutes(1), true), new ElasticRule(1, false, Duration.ofSeconds(30), true));
+        List<TraceJob> jobs = ExperimentReader.read(dir.resolve("experiment.yaml")).trace().jobs();
+        ElasticRule traced = policies.get(1).elastic();
+        assertThat(policies.get(0).elastic().minimumOf(jobs.get(0), IdleMode.Acceptable)).isEqualTo(2);
+        assertThat(traced.minimumOf(jobs.get(1), IdleMode.Acceptable)).as("the trace's, first").isEqualTo(3);
+        assertThat(traced.minimumOf(jobs.get(0), IdleMode.Acceptable)).as("else minFraction").isEqualTo(2);
+        assertThat(traced.minimumOf(jobs.get(0), IdleMode.Disabled)).as("only borrowers").isZero();
+        assertThat(traced.shape(jobs.get(2), IdleMode.Acceptable)).extracting(TraceJob::gpus, TraceJob::instances).containsExactly(4, 2);
+        assertThat(traced.minimumOf(traced.shape(jobs.get(2), IdleMode.Acceptable), IdleMode.Acceptable)).isEqualTo(1);
+        assertThat(policies.get(2).elastic().minimumOf(jobs.get(0), IdleMode.Acceptable)).as("minFraction 1: rigid").isZero();
+
+        Files.writeString(dir.resolve("experiment.yaml"), """
+                trace: {csv: trace.csv}
+                cluster: "4 x 8"
+                quotas: {proportionalTo: equal}
+                policies:
+                  - {name: none, elastic: {worldChangePause: 1m}}
+                  - {name: zero, elastic: {minFraction: 0}}
+                  - {name: word, elastic: {minFraction: half, pause: 1m}}
+                """);
+        assertThatThrownBy(() -> ExperimentReader.read(dir.resolve("experiment.yaml")))
+                .isInstanceOfSatisfying(InvalidInputException.class, e -> assertThat(e.problems()).extracting(Problem::field)
+                        .containsExactlyInAnyOrder("policies[0].elastic", "policies[1].elastic.minFraction", "policies[1].elastic",
+                                "policies[2].elastic.minFraction", "policies[2].elastic.pause", "policies[2].elastic"));
+    }
+
+    @Test
     void aTraceWithNoJobsIsAnError() throws Exception {
         Files.writeString(dir.resolve("trace.csv"), "submit_time,duration,tenant,gpus\n");
         Files.writeString(dir.resolve("experiment.yaml"), """
