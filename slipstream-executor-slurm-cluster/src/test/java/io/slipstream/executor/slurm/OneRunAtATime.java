@@ -35,6 +35,16 @@ final class OneRunAtATime {
     static final String COMMAND = "trap 'kill $child 2>/dev/null; wait $child; exit 0' TERM; sleep 600 & child=$!; echo \"started $EPOCHREALTIME\"; wait";
     private static final Pattern STARTED = Pattern.compile("started (\\d+\\.\\d+)");
     private static final Duration PATIENCE = Duration.ofMinutes(2);
+    /**
+     * Random pauses, at most this long, before each submission and before each cancel. Without them, one run after another
+     * keeps in step with what recurs on its own (slurmctld starts jobs at its pass about once a second; the executor reads
+     * squeue every poll interval): the first full run's submissions met slurmctld's pass 630-730 ms later at p50-p90
+     * instead of anywhere in the second, and its stops waited 1.35 s at p50 for a poll of 2 s.
+     */
+    private static final long PAUSE_BEFORE_SUBMIT_MILLIS = 1_000;
+    private static final long PAUSE_BEFORE_CANCEL_MILLIS = 2_000;
+    /** Seeded: a repeat pauses as the run before it did. */
+    private final java.util.Random pauses = new java.util.Random(48);
 
     /**
      * The moments of one run. The server's: {@code created}, the run's creation; {@code runStarted}, the run's own
@@ -109,6 +119,7 @@ final class OneRunAtATime {
     }
 
     private Timeline one() throws Exception {
+        Thread.sleep(pauses.nextLong(PAUSE_BEFORE_SUBMIT_MILLIS)); // out of step with slurmctld's passes
         TestServer.Response created = server.post("/api/v1/runs", admin, "{\"workspace\":\"" + WORKSPACE + "\",\"job\":\"" + JOB + "\"}");
         if (created.status() != 201) {
             throw new AssertionError("submit failed: " + created.status() + " " + created.text());
@@ -120,6 +131,7 @@ final class OneRunAtATime {
             default -> throw new AssertionError("run " + id + " ended before it ran: " + run);
         });
         BigDecimal commandStarted = commandStamp(id);
+        Thread.sleep(pauses.nextLong(PAUSE_BEFORE_CANCEL_MILLIS)); // out of step with the executor's polls
         TestServer.Response cancelled = server.post("/api/v1/runs/" + id + "/cancel", admin, "");
         if (cancelled.status() / 100 != 2) {
             throw new AssertionError("cancel failed: " + cancelled.status() + " " + cancelled.text());

@@ -84,6 +84,7 @@ class SlurmLatencyBenchmark {
         report.put("workload", "bash -c \"" + OneRunAtATime.COMMAND + "\" (1 CPU, 1 GiB)");
         report.put("gracePeriod", GRACE_PERIOD);
         report.put("definitions", new TreeMap<>(DEFINITIONS));
+        String loadBefore = loadAverage();
         List<Map<String, Object>> executors = new ArrayList<>();
         for (String poll : POLL_INTERVALS) {
             Path shared = dir.resolve("shared-" + poll);
@@ -113,6 +114,7 @@ class SlurmLatencyBenchmark {
         report.put("executors", executors);
         report.put("medianRatiosSlurmToLocal", ratios(executors));
         report.put("sbatchAlone", sbatchAlone());
+        report.put("loadAverage", "before " + loadBefore + ", after " + loadAverage()); // the machine is shared: was it busy?
         String json = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(report);
         System.out.println(json);
         Files.writeString(Path.of("target", "slurm-latency.json"), json);
@@ -225,5 +227,11 @@ class SlurmLatencyBenchmark {
             millis.add(elapsed);
         }
         return percentiles(millis);
+    }
+
+    /** The machine's load averages over 1, 5 and 15 minutes. */
+    private static String loadAverage() throws java.io.IOException {
+        String[] fields = Files.readString(Path.of("/proc/loadavg")).split(" ");
+        return fields[0] + " " + fields[1] + " " + fields[2];
     }
 }
