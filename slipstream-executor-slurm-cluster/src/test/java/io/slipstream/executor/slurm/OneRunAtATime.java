@@ -38,8 +38,8 @@ final class OneRunAtATime {
     /**
      * Random pauses, at most this long, before each submission and before each cancel. Without them, one run after another
      * keeps in step with what recurs on its own (slurmctld starts jobs at its pass about once a second; the executor reads
-     * squeue every poll interval): the first full run's submissions met slurmctld's pass 630-730 ms later at p50-p90
-     * instead of anywhere in the second, and its stops waited 1.35 s at p50 for a poll of 2 s.
+     * squeue every poll interval): in a first full run, submissions at a 200 ms poll met slurmctld's pass 630-730 ms later
+     * at p50-p90 instead of anywhere in the second, and stops at a 2 s poll waited 1.35 s at p50, not 1 s.
      */
     private static final long PAUSE_BEFORE_SUBMIT_MILLIS = 1_000;
     private static final long PAUSE_BEFORE_CANCEL_MILLIS = 2_000;
