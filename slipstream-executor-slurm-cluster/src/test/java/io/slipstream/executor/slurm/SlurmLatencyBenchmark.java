@@ -4,6 +4,7 @@ import io.slipstream.api.codec.Json;
 import io.slipstream.executor.slurm.OneRunAtATime.Timeline;
 import io.slipstream.server.config.ConfigReader;
 import io.slipstream.server.support.TestServer;
+import io.slipstream.testing.SlurmCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -55,6 +55,10 @@ final class JobWatch implements AutoCloseable {
     private volatile Consumer<InstanceReport> listener = report -> {
     };
     private volatile boolean closed;
+    /** How soon after a stop's signal the queue is read again ({@link #pollSoon}). */
+    private static final Duration SOON = Duration.ofMillis(150);
+    /** Whether such a reading is queued and not begun. */
+    private final java.util.concurrent.atomic.AtomicBoolean soonQueued = new java.util.concurrent.atomic.AtomicBoolean();
     /** Why the last poll failed, since when ({@code null}: it did not); said once in the log, until one succeeds again. */
     private volatile String failing;
 
@@ -151,12 +155,16 @@ final class JobWatch implements AutoCloseable {
                 } catch (ExecutorException e) {
                     commands.run("scancel", cancelArguments(settings, job)); // not running yet (pending): nothing of it to tell, it just goes
                 }
+                pollSoon();
             });
             runOnTimerLater(() -> killIfDue(job), gracePeriod);
         }
     }
 
     private void killIfDue(WatchedJob job) {
+        if (watched.get(job.id) != job) {
+            return; // it ended before its grace period did: nothing is left to kill
+        }
         Instant killAt = job.killAt;
         if (killAt != null && !clock.instant().isBefore(killAt)) {
             kill(job);
@@ -182,6 +190,7 @@ final class JobWatch implements AutoCloseable {
             } catch (ExecutorException e) {
                 commands.run("scancel", cancelArguments(settings, job)); // not running (pending), or gone already
             }
+            pollSoon();
         }, () -> job.killed = false); // Slurm did not answer: the next poll kills it again
     }
 
@@ -226,6 +235,24 @@ final class JobWatch implements AutoCloseable {
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // closed: a restarted server stops it again
+        }
+    }
+
+    /**
+     * Reads the queue again shortly, besides the regular polls: a stopped job usually ends within tens of milliseconds of
+     * its signal, and its end would otherwise wait for the next poll (up to {@code slurm.pollInterval}, 2 s by default).
+     * Stops that come together share one such reading.
+     */
+    private void pollSoon() {
+        if (soonQueued.compareAndSet(false, true)) {
+            try {
+                poller.schedule(() -> {
+                    soonQueued.set(false);
+                    poll();
+                }, SOON.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                soonQueued.set(false); // closed
+            }
         }
     }
 
