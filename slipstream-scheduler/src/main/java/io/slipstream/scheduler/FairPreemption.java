@@ -82,20 +82,20 @@ final class FairPreemption {
      */
     private Map<FairShares.Member, Borrowers> victimsBySide;
 
-    private static final Comparator<ClusterState.Borrowed> VICTIM_ORDER = ClusterState.Borrowed::inVictimOrder;
+    private static final Comparator<QuotaBorrowers.Borrowed> VICTIM_ORDER = QuotaBorrowers.Borrowed::inVictimOrder;
 
     /**
-     * A member's borrowers, grouped by what each holds ({@link ClusterState.QuotaBorrowers}), since the rule allows or
+     * A member's borrowers, grouped by what each holds ({@link QuotaBorrowers}), since the rule allows or
      * refuses all of a group alike: a search takes the first in victim order among the groups the rule allows, and never
      * walks victims the rule refuses (when most of a side's borrowers are too large to go, walking them in order was most
      * of this step's time). A quota whose borrowers hold too many different amounts makes one group, walked victim by
      * victim.
      */
     private static final class Borrowers {
-        private final ClusterState.QuotaBorrowers of;
+        private final QuotaBorrowers of;
         private List<Group> groups;
 
-        Borrowers(ClusterState.QuotaBorrowers of) {
+        Borrowers(QuotaBorrowers of) {
             this.of = of;
         }
 
@@ -125,18 +125,18 @@ final class FairPreemption {
      */
     private static final class Group {
         final Resources holds;
-        private final List<ClusterState.Borrowed> runs;
+        private final List<QuotaBorrowers.Borrowed> runs;
         /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
-        private final List<ClusterState.Borrowed> inOrder = new ArrayList<>();
-        private PriorityQueue<ClusterState.Borrowed> rest;
+        private final List<QuotaBorrowers.Borrowed> inOrder = new ArrayList<>();
+        private PriorityQueue<QuotaBorrowers.Borrowed> rest;
 
-        Group(Resources holds, List<ClusterState.Borrowed> runs) {
+        Group(Resources holds, List<QuotaBorrowers.Borrowed> runs) {
             this.holds = holds;
             this.runs = runs;
         }
 
         /** The {@code i}-th in victim order ({@code null}: there are fewer). */
-        ClusterState.Borrowed get(int i) {
+        QuotaBorrowers.Borrowed get(int i) {
             if (rest == null) {
                 rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
                 rest.addAll(runs);
@@ -309,7 +309,7 @@ final class FairPreemption {
             double preemptorBefore = shares.share(ours, Resources.NONE);
             double preemptorAfter = shares.share(ours, request);
             // The first victim in victim order that the rule allows: the first allowed of each group, then the first of those.
-            ClusterState.Borrowed chosen = null;
+            QuotaBorrowers.Borrowed chosen = null;
             int chosenGroup = -1;
             List<Group> groups = target.victims.groups();
             for (int g = 0; g < groups.size(); g++) {
@@ -318,7 +318,7 @@ final class FairPreemption {
                 if (group.holds != null && !rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, group.holds, -1))) {
                     continue;
                 }
-                ClusterState.Borrowed candidate;
+                QuotaBorrowers.Borrowed candidate;
                 int i = target.next[g];
                 for (; (candidate = group.get(i)) != null; i++) {
                     ActiveRun victim = candidate.run();
@@ -356,15 +356,15 @@ final class FairPreemption {
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
             // The quotas with borrowers, in the order of their first run by id (ties between sides never go by hash order).
-            List<Map.Entry<QuotaId, ClusterState.QuotaBorrowers>> quotas = new ArrayList<>();
-            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : state.borrowersByQuota().entrySet()) {
+            List<Map.Entry<QuotaId, QuotaBorrowers>> quotas = new ArrayList<>();
+            for (Map.Entry<QuotaId, QuotaBorrowers> entry : state.borrowersByQuota().entrySet()) {
                 if (book.exists(entry.getKey())) {
                     quotas.add(entry);
                 }
             }
             quotas.sort(Comparator.comparing(entry -> entry.getValue().first));
             victimsBySide = new LinkedHashMap<>();
-            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : quotas) {
+            for (Map.Entry<QuotaId, QuotaBorrowers> entry : quotas) {
                 victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue()));
             }
         }
