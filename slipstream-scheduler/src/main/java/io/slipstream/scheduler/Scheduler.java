@@ -42,15 +42,17 @@ import java.util.Set;
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
- *       quota's elastic runs' extras use of it, and a reclaim takes extras on idle capacity before it stops any run whole
- *       ({@link ElasticReclaim}, {@link Decision.Shrink}).</li>
+ *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
+ *       borrower whole, and a reclaim takes extras on idle capacity before it stops any run whole ({@link ElasticReclaim},
+ *       {@link Decision.Shrink}).</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
  *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
  *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
  *   <li>Preemption for fairness (unless {@link FairSharingPreemption#Never}): a borrower still waiting may preempt other
  *       quotas' borrowers of its pool that hold more than their fair share ({@link FairPreemption}); what they free is
- *       held for it until they are gone, as for a reclaim. Before it (5a), a borrower still waiting takes elastic runs'
- *       extras on idle capacity (of its priority or lower) when they make room for it.</li>
+ *       held for it until they are gone, as for a reclaim; it takes elastic runs' extras on idle capacity first
+ *       ({@link FairExtras}). Before it (5a), a borrower still waiting takes elastic runs' extras on idle capacity (of its
+ *       priority or lower) when they make room for it.</li>
  *   <li>Elastic runs get extras: those admitted this cycle and the running ones with vacant slots and no shrink in
  *       flight, one instance at a time, on their guarantee first, then on idle capacity ({@link ElasticPass},
  *       {@link Decision.Grow}).</li>
@@ -216,7 +218,7 @@ public final class Scheduler {
                     wait(run, WaitReason.NoNodeFits, cluster.localityNeverFits(run.instances())); // the same answer, kept for the cycle
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (guarantee && makeRoom(run, request, OwnQuotaRoom.UNDER_MAX)) {
+                } else if (guarantee && roomUnderMax(run, request)) {
                     admitGuaranteed(run, request);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
@@ -259,6 +261,11 @@ public final class Scheduler {
                     public void preempt(ActiveRun victim, PendingRun forRun) {
                         reclaimable.remove(victim);
                         decisions.add(new Decision.Preempt(victim.id(), forRun.id(), FairPreemption.REASON, Decision.PreemptKind.FairSharing));
+                    }
+
+                    @Override
+                    public void shrink(ActiveRun run, List<Allocation> instances, PendingRun forRun) {
+                        elastic.shrinkForFairness(run, instances, forRun);
                     }
 
                     @Override
@@ -325,6 +332,12 @@ public final class Scheduler {
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), room.reason(run)));
             }
             return true;
+        }
+
+        /** Room under its quota's max: its borrowers' extras go before any of them stops whole (docs/elastic.md). */
+        private boolean roomUnderMax(PendingRun run, Resources request) {
+            Boolean made = state.elastic.isEmpty() ? null : elastic.roomUnderMax(run, request);
+            return made != null ? made : makeRoom(run, request, OwnQuotaRoom.UNDER_MAX);
         }
 
         private void admitGuaranteed(PendingRun run, Resources request) {
