@@ -103,7 +103,7 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
         /**
          * Fair sharing: it borrows for a quota above its fair share of the pool's idle capacity, which a borrower of a
          * quota below its share needs ({@link FairPreemption}); a preemption like a reclaim, its reason starts with
-         * {@code FairSharing}.
+         * {@code FairSharing}. Of a {@link Shrink}: the run's extras on idle capacity, taken before any run is stopped whole.
          */
         FairSharing,
         /**
@@ -152,8 +152,9 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
      * Remove some instances of a running elastic run, its extras on idle capacity, instead of stopping a run whole: each
      * gets the notice and grace period of a preemption, and is not a failure; the run keeps at least its minimum and,
      * once they are gone, its survivors are restarted in place with the new world. Their capacity goes to
-     * {@code forRun}; {@code kind} says why ({@link PreemptKind#Reclaim}: a guarantee reclaimed; {@link PreemptKind#Extras}:
-     * a queued run's minimum before extras; never a move), and
+     * {@code forRun}; {@code kind} says why ({@link PreemptKind#Reclaim}: a guarantee reclaimed, or room under the same
+     * quota's max; {@link PreemptKind#Extras}: a queued run's minimum before extras; {@link PreemptKind#FairSharing}:
+     * preemption for fairness, which takes extras first; never a move), and
      * {@code reason} is what the removed instances read (it names no other team's run or quota).
      */
     record Shrink(RunId runId, List<Integer> ranks, RunId forRun, String reason, PreemptKind kind) implements Decision {

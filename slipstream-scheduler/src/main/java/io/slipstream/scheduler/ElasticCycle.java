@@ -104,6 +104,31 @@ final class ElasticCycle {
     }
 
     /**
+     * Step 3: room under its quota's max for a guaranteed run ({@link ElasticReclaim#forMax}): its quota's borrowed extras
+     * are shrunk, and its borrowers stopped whole only if that is not enough ({@link OwnQuotaRoom#UNDER_MAX}); the run goes
+     * on as one they are stopping for. {@code null}: the quota has no borrowed extras (the cycle makes room as without
+     * elastic runs); else whether there is room now.
+     */
+    Boolean roomUnderMax(PendingRun run, Resources request) {
+        ElasticReclaim.Plan plan = shrinks.forMax(run, request);
+        if (plan == ElasticReclaim.Plan.NO_EXTRAS) {
+            return null;
+        }
+        if (plan == null) {
+            return false;
+        }
+        for (ActiveRun victim : plan.whole()) {
+            reclaimable.remove(victim);
+            stoppingFor(run, victim);
+            decisions.add(new Decision.Preempt(victim.id(), run.id(), OwnQuotaRoom.UNDER_MAX.reason(run)));
+            ClusterState.charge(book, victim, -1); // as OwnQuotaRoom does: no longer charged, as from the next cycle on
+        }
+        plan.shrinks().forEach((shrunk, instances) -> stoppingFor(run, shrink(shrunk, instances, run, "Shrunk: guaranteed run " + run.id()
+                + " of the same quota needs room under its max", RealTimeResources.NotInQuota, Decision.PreemptKind.Reclaim)));
+        return true;
+    }
+
+    /**
      * Step 3a: shrinks elastic runs (their extras on idle capacity go), and stops whole only the runs the plan says, for
      * the run; holds for it what it needs beyond what all of them give back.
      */
@@ -141,6 +166,11 @@ final class ElasticCycle {
             outcomes.wait(borrowerAt[i], run, WaitReason.WaitingForReclaim, "waiting for " + freed.size()
                     + " extra instance(s) of elastic runs on idle capacity to stop: a queued run's minimum comes before other runs' extras");
         });
+    }
+
+    /** Step 5b: preemption for fairness takes an elastic run's extras on idle capacity for a borrower ({@link FairExtras}). */
+    void shrinkForFairness(ActiveRun shrunk, List<Allocation> instances, PendingRun forRun) {
+        stoppingFor(forRun, shrink(shrunk, instances, forRun, FairPreemption.SHRINK_REASON, RealTimeResources.NotInQuota, Decision.PreemptKind.FairSharing));
     }
 
     /** Step 6 ({@link ElasticPass}): after every queued run's minimum was decided. */

@@ -258,6 +258,79 @@ final class ElasticReclaim {
         });
     }
 
+    /**
+     * Step 3, room under its quota's max ({@link OwnQuotaRoom#UNDER_MAX}) for a queued guaranteed run ({@code run},
+     * {@code request}): its quota's borrowed extras (of its elastic runs, on idle capacity, guaranteed or not) go first,
+     * in victim order (a run's highest rank first); only if with all of them gone the max still does not hold it are the
+     * quota's borrowers stopped whole as well, in victim order, each seen without its extras, as many as it takes. Then each
+     * extra it does not need is put back, the last first (those of a run stopped whole go with it). By the ledger alone,
+     * tried and undone. {@link Plan#NO_EXTRAS}: the quota has no borrowed extras (decide as without elastic runs);
+     * {@code null}: not even all of it makes room.
+     */
+    Plan forMax(PendingRun run, Resources request) {
+        if (run.quota() == null) {
+            return Plan.NO_EXTRAS; // no quota, no max (nor a guarantee that brings it here)
+        }
+        List<ActiveRun> runs = new ArrayList<>();
+        for (ActiveRun active : reclaimable.elastic()) {
+            if (run.quota().equals(active.quota()) && !active.shrinkable().isEmpty()) {
+                runs.add(active);
+            }
+        }
+        if (runs.isEmpty()) {
+            return Plan.NO_EXTRAS;
+        }
+        runs.sort(VictimSearch.VICTIM_ORDER);
+        List<Unit> units = new ArrayList<>();
+        Map<io.slipstream.api.run.RunId, Resources> unitsOf = new HashMap<>(); // looked up only, never walked
+        for (ActiveRun active : runs) {
+            for (Allocation allocation : active.shrinkable()) {
+                units.add(new Unit(active, allocation));
+                unitsOf.merge(active.id(), allocation.resources(), Resources::plus);
+            }
+        }
+        List<ActiveRun> candidates = new ArrayList<>(); // OwnQuotaRoom.UNDER_MAX's: the quota's runs on idle capacity
+        for (ActiveRun active : reclaimable.borrowers()) {
+            if (run.quota().equals(active.quota())) {
+                candidates.add(active);
+            }
+        }
+        candidates.sort(VictimSearch.VICTIM_ORDER);
+        QuotaBook book = state.book;
+        return state.tryAndUndo(() -> {
+            units.forEach(u -> book.charge(run.quota(), u.allocation().resources(), RealTimeResources.NotInQuota, -1));
+            List<ActiveRun> whole = new ArrayList<>();
+            Set<io.slipstream.api.run.RunId> stopped = new java.util.HashSet<>();
+            for (ActiveRun victim : candidates) {
+                if (book.fitsMax(run.quota(), request)) {
+                    break;
+                }
+                Resources left = ClusterState.total(victim).minus(unitsOf.getOrDefault(victim.id(), Resources.NONE));
+                book.charge(run.quota(), left, RealTimeResources.NotInQuota, -1);
+                whole.add(victim);
+                stopped.add(victim.id());
+            }
+            if (!book.fitsMax(run.quota(), request)) {
+                return null;
+            }
+            List<Unit> taken = new ArrayList<>();
+            for (int i = units.size() - 1; i >= 0; i--) {
+                Unit unit = units.get(i);
+                if (stopped.contains(unit.run().id())) {
+                    continue; // it goes with its run
+                }
+                book.charge(run.quota(), unit.allocation().resources(), RealTimeResources.NotInQuota, 1);
+                if (!book.fitsMax(run.quota(), request)) {
+                    book.charge(run.quota(), unit.allocation().resources(), RealTimeResources.NotInQuota, -1);
+                    taken.add(0, unit);
+                }
+            }
+            Map<ActiveRun, List<Allocation>> shrinks = new LinkedHashMap<>();
+            taken.forEach(u -> shrinks.computeIfAbsent(u.run(), r -> new ArrayList<>()).add(u.allocation()));
+            return new Plan(whole, shrinks);
+        });
+    }
+
     /** The state's run of a candidate or a view of it. */
     private ActiveRun reclaimableRun(ActiveRun run) {
         ActiveRun kept = state.reclaimable.get(run.id());

@@ -61,6 +61,9 @@ final class FairPreemption {
 
         void preempt(ActiveRun victim, PendingRun forRun);
 
+        /** An elastic run loses {@code instances} (extras on idle capacity) for {@code forRun}: a shrink, no longer charged. */
+        void shrink(ActiveRun run, List<Allocation> instances, PendingRun forRun);
+
         /** The run ({@code borrower}: its place in {@link #run}'s list) waits. */
         void wait(int borrower, PendingRun run, WaitReason reason, String message);
     }
@@ -68,6 +71,9 @@ final class FairPreemption {
     /** The reason a victim reads (its notice file, its history): the quota that needs the capacity is not named. */
     static final String REASON = "FairSharing: its quota holds more than its fair share of its pool's idle capacity, which a quota below its"
             + " share needs";
+    /** What a shrunk run's instances read: the same, of its extra instances. */
+    static final String SHRINK_REASON = "FairSharing: its quota holds more than its fair share of its pool's idle capacity, which a quota below"
+            + " its share needs: its extra instances on idle capacity go first";
 
     private final ClusterState state;
     private final WorkingCluster cluster;
@@ -82,20 +88,20 @@ final class FairPreemption {
      */
     private Map<FairShares.Member, Borrowers> victimsBySide;
 
-    private static final Comparator<ClusterState.Borrowed> VICTIM_ORDER = ClusterState.Borrowed::inVictimOrder;
+    private static final Comparator<QuotaBorrowers.Borrowed> VICTIM_ORDER = QuotaBorrowers.Borrowed::inVictimOrder;
 
     /**
-     * A member's borrowers, grouped by what each holds ({@link ClusterState.QuotaBorrowers}), since the rule allows or
+     * A member's borrowers, grouped by what each holds ({@link QuotaBorrowers}), since the rule allows or
      * refuses all of a group alike: a search takes the first in victim order among the groups the rule allows, and never
      * walks victims the rule refuses (when most of a side's borrowers are too large to go, walking them in order was most
      * of this step's time). A quota whose borrowers hold too many different amounts makes one group, walked victim by
      * victim.
      */
     private static final class Borrowers {
-        private final ClusterState.QuotaBorrowers of;
+        private final QuotaBorrowers of;
         private List<Group> groups;
 
-        Borrowers(ClusterState.QuotaBorrowers of) {
+        Borrowers(QuotaBorrowers of) {
             this.of = of;
         }
 
@@ -125,18 +131,18 @@ final class FairPreemption {
      */
     private static final class Group {
         final Resources holds;
-        private final List<ClusterState.Borrowed> runs;
+        private final List<QuotaBorrowers.Borrowed> runs;
         /** The first in victim order, as far as they were taken; the rest in {@link #rest}. */
-        private final List<ClusterState.Borrowed> inOrder = new ArrayList<>();
-        private PriorityQueue<ClusterState.Borrowed> rest;
+        private final List<QuotaBorrowers.Borrowed> inOrder = new ArrayList<>();
+        private PriorityQueue<QuotaBorrowers.Borrowed> rest;
 
-        Group(Resources holds, List<ClusterState.Borrowed> runs) {
+        Group(Resources holds, List<QuotaBorrowers.Borrowed> runs) {
             this.holds = holds;
             this.runs = runs;
         }
 
         /** The {@code i}-th in victim order ({@code null}: there are fewer). */
-        ClusterState.Borrowed get(int i) {
+        QuotaBorrowers.Borrowed get(int i) {
             if (rest == null) {
                 rest = new PriorityQueue<>(Math.max(1, runs.size()), VICTIM_ORDER);
                 rest.addAll(runs);
@@ -178,8 +184,8 @@ final class FairPreemption {
      *                  from as the runs are tried
      */
     void run(List<PendingRun> borrowers, List<Resources> requests, Map<QuotaId, ArrayDeque<Integer>> byQuota) {
-        if (state.borrowers.isEmpty()) {
-            return; // nobody to take from
+        if (state.borrowers.isEmpty() && state.elastic.isEmpty()) {
+            return; // nobody to take from (a guaranteed elastic run may have extras on idle capacity)
         }
         if (byQuota.isEmpty()) {
             return;
@@ -231,41 +237,71 @@ final class FairPreemption {
         Set<String> models = allowed.of(run.quota(), RealTimeResources.NotInQuota, request);
         FairShares.Member mine = shares.leafOf(run.quota());
         List<Side> sides = sides(mine, request, shares);
-        if (sides.isEmpty()) {
+        // Elastic runs' extras on idle capacity go first: a run is stopped whole only when they are not enough.
+        FairExtras extras = new FairExtras(state, reclaimable, rule, shares, mine, models);
+        if (sides.isEmpty() && extras.isEmpty()) {
             return false;
         }
         List<ActiveRun> removed = new ArrayList<>();
+        Set<io.slipstream.api.run.RunId> stopped = new java.util.HashSet<>(); // looked up only, never walked
+        Map<ActiveRun, List<Allocation>> shrinks;
         Tentative trial = state.tentative();
         try {
-            boolean fits = false;
-            while (!(fits = fitsNow(run, request, pool, models)) && !sides.isEmpty()) {
-                if (!removeOne(request, mine, models, sides, shares, removed)) {
-                    break;
+            boolean fits = fitsNow(run, request, pool, models);
+            boolean wholeAlone = false;
+            try (Tentative withExtras = state.tentative()) {
+                while (!fits && extras.takeOne(request)) {
+                    fits = fitsNow(run, request, pool, models);
+                }
+                fits = fits || removeUntilFits(run, request, pool, models, mine, sides, shares, removed, extras);
+                if (fits || !extras.tookAny()) {
+                    withExtras.commit();
+                } else {
+                    // The extras taken lowered their sides' shares: runs the rule lets go whole without them gone it may refuse
+                    // with them gone. Whole runs alone then, as without elastic runs (the tentative undoes the cluster and book).
+                    removed.forEach(victim -> shares.charge(shares.leafOf(victim.quota()), extras.left(victim, ClusterState.total(victim)), 1));
+                    removed.clear();
+                    extras.undo();
+                    wholeAlone = true;
                 }
             }
+            if (wholeAlone) {
+                fits = removeUntilFits(run, request, pool, models, mine, sides(mine, request, shares), shares, removed, extras);
+            }
             if (!fits) {
-                removed.forEach(victim -> shares.charge(shares.leafOf(victim.quota()), ClusterState.total(victim), 1));
+                removed.forEach(victim -> shares.charge(shares.leafOf(victim.quota()), extras.left(victim, ClusterState.total(victim)), 1));
+                extras.undo();
                 return false; // the trial is discarded
             }
             for (int i = removed.size() - 1; i >= 0; i--) {
                 ActiveRun victim = removed.get(i);
+                Resources left = extras.left(victim, ClusterState.total(victim));
                 try (Tentative putBack = state.tentative()) {
-                    victim.allocations().forEach(cluster::hold);
-                    book.charge(victim.quota(), ClusterState.total(victim), RealTimeResources.NotInQuota, 1);
+                    extras.leftAllocations(victim).forEach(cluster::hold);
+                    book.charge(victim.quota(), left, RealTimeResources.NotInQuota, 1);
                     if (fitsNow(run, request, pool, models)) {
                         putBack.commit();
-                        shares.charge(shares.leafOf(victim.quota()), ClusterState.total(victim), 1);
+                        shares.charge(shares.leafOf(victim.quota()), left, 1);
                         removed.remove(i); // not needed: it stays
                     }
                 }
             }
+            removed.forEach(victim -> stopped.add(victim.id()));
+            extras.putBack(stopped, () -> fitsNow(run, request, pool, models));
+            shrinks = extras.shrinks(stopped);
         } finally {
             trial.discard(); // what the trial released is held again: the cycle preempts for real below
         }
-        if (removed.isEmpty()) {
+        if (removed.isEmpty() && shrinks.isEmpty()) {
             return false; // cannot happen: it did not fit before the first victim went
         }
         List<Allocation> freed = new ArrayList<>();
+        int instances = 0;
+        for (Map.Entry<ActiveRun, List<Allocation>> shrink : shrinks.entrySet()) {
+            outcomes.shrink(shrink.getKey(), shrink.getValue(), run); // no longer charged: the shrink does that
+            freed.addAll(shrink.getValue());
+            instances += shrink.getValue().size();
+        }
         for (ActiveRun victim : removed) {
             outcomes.preempt(victim, run);
             // The victim's quota no longer counts it, so that the next preemptor of the cycle sees the shares as they will be.
@@ -279,9 +315,24 @@ final class FairPreemption {
         cluster.holdBeyond(placements, run.instances(), freed);
         book.charge(run.quota(), request, RealTimeResources.NotInQuota, 1);
         shares.charge(mine, request, 1);
-        outcomes.wait(borrower, run, WaitReason.WaitingForReclaim, "waiting for " + removed.size()
-                + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
+        outcomes.wait(borrower, run, WaitReason.WaitingForReclaim, "waiting for " + (instances == 0 ? removed.size() + " run(s)"
+                : removed.size() + " run(s) and " + instances + " extra instance(s) of elastic runs") + " of quotas above their fair share of the"
+                + " pool's idle capacity to stop");
         return true;
+    }
+
+    /** Removes victims, whole, until the run fits or the rule allows no more; returns whether it fits. */
+    private boolean removeUntilFits(PendingRun run, Resources request, String pool, Set<String> models, FairShares.Member mine, List<Side> sides,
+            FairShares shares, List<ActiveRun> removed, FairExtras extras) {
+        while (!sides.isEmpty()) {
+            if (!removeOne(request, mine, models, sides, shares, removed, extras)) {
+                return false;
+            }
+            if (fitsNow(run, request, pool, models)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -290,7 +341,7 @@ final class FairPreemption {
      * preemptor: the victim side's share only falls as victims go, the preemptor's stays.
      */
     private boolean removeOne(Resources request, FairShares.Member mine, Set<String> models, List<Side> sides, FairShares shares,
-            List<ActiveRun> removed) {
+            List<ActiveRun> removed, FairExtras extras) {
         while (!sides.isEmpty()) {
             Side target = null;
             FairShares.Member ours = null;
@@ -309,7 +360,7 @@ final class FairPreemption {
             double preemptorBefore = shares.share(ours, Resources.NONE);
             double preemptorAfter = shares.share(ours, request);
             // The first victim in victim order that the rule allows: the first allowed of each group, then the first of those.
-            ClusterState.Borrowed chosen = null;
+            QuotaBorrowers.Borrowed chosen = null;
             int chosenGroup = -1;
             List<Group> groups = target.victims.groups();
             for (int g = 0; g < groups.size(); g++) {
@@ -318,7 +369,7 @@ final class FairPreemption {
                 if (group.holds != null && !rule.allows(preemptorBefore, preemptorAfter, highest, shares.share(theirs, group.holds, -1))) {
                     continue;
                 }
-                ClusterState.Borrowed candidate;
+                QuotaBorrowers.Borrowed candidate;
                 int i = target.next[g];
                 for (; (candidate = group.get(i)) != null; i++) {
                     ActiveRun victim = candidate.run();
@@ -336,9 +387,11 @@ final class FairPreemption {
             if (chosen != null) {
                 target.next[chosenGroup]++;
                 ActiveRun victim = chosen.run();
-                victim.allocations().forEach(cluster::release);
-                book.charge(victim.quota(), chosen.holds(), RealTimeResources.NotInQuota, -1);
-                shares.charge(target.member, chosen.holds(), -1);
+                // Seen without the extras already taken of it (the rule was asked with all it holds: it allows no more so).
+                Resources left = extras.left(victim, chosen.holds());
+                extras.leftAllocations(victim).forEach(cluster::release);
+                book.charge(victim.quota(), left, RealTimeResources.NotInQuota, -1);
+                shares.charge(target.member, left, -1);
                 removed.add(victim);
                 return true;
             }
@@ -356,15 +409,15 @@ final class FairPreemption {
     private List<Side> sides(FairShares.Member mine, Resources request, FairShares shares) {
         if (victimsBySide == null) {
             // The quotas with borrowers, in the order of their first run by id (ties between sides never go by hash order).
-            List<Map.Entry<QuotaId, ClusterState.QuotaBorrowers>> quotas = new ArrayList<>();
-            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : state.borrowersByQuota().entrySet()) {
+            List<Map.Entry<QuotaId, QuotaBorrowers>> quotas = new ArrayList<>();
+            for (Map.Entry<QuotaId, QuotaBorrowers> entry : state.borrowersByQuota().entrySet()) {
                 if (book.exists(entry.getKey())) {
                     quotas.add(entry);
                 }
             }
             quotas.sort(Comparator.comparing(entry -> entry.getValue().first));
             victimsBySide = new LinkedHashMap<>();
-            for (Map.Entry<QuotaId, ClusterState.QuotaBorrowers> entry : quotas) {
+            for (Map.Entry<QuotaId, QuotaBorrowers> entry : quotas) {
                 victimsBySide.put(shares.leafOf(entry.getKey()), new Borrowers(entry.getValue()));
             }
         }
@@ -387,7 +440,7 @@ final class FairPreemption {
     }
 
     /** The members just below the lowest common ancestor of two members of one pool: {ours, theirs}. */
-    private static FairShares.Member[] belowCommonAncestor(FairShares.Member mine, FairShares.Member other) {
+    static FairShares.Member[] belowCommonAncestor(FairShares.Member mine, FairShares.Member other) {
         Set<FairShares.Member> path = Collections.newSetFromMap(new IdentityHashMap<>());
         for (FairShares.Member m = mine; m != null; m = m.parent) {
             path.add(m);

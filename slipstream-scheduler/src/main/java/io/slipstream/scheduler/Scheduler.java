@@ -37,20 +37,22 @@ import java.util.Set;
  *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
  *       (LowerPriority) in its guarantee ({@link OwnQuotaRoom}). Each is placed (all instances or none); if it does
  *       not fit, borrowers are reclaimed ({@link VictimSearch}: only victims whose removal helps), and the freed
- *       capacity is held for it until the victims are gone. If nothing can be reclaimed, a gang of whole-node
+ *       capacity is held for it until the victims are gone ({@link ReclaimHolds}). If nothing can be reclaimed, a gang of whole-node
  *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
  *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
- *       quota's elastic runs' extras use of it, and a reclaim takes extras on idle capacity before it stops any run whole
- *       ({@link ElasticReclaim}, {@link Decision.Shrink}).</li>
+ *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
+ *       borrower whole, and a reclaim takes extras on idle capacity before it stops any run whole ({@link ElasticReclaim},
+ *       {@link Decision.Shrink}).</li>
  *   <li>Borrowing pass: the other runs that may use idle capacity, as far as their pool lends: of each pool, first the run
  *       whose quota's weighted share would be lowest once it is admitted, then by priority, age and id
  *       ({@link BorrowingPass}, {@link BorrowingOrder}, {@link FairShares}).</li>
  *   <li>Preemption for fairness (unless {@link FairSharingPreemption#Never}): a borrower still waiting may preempt other
  *       quotas' borrowers of its pool that hold more than their fair share ({@link FairPreemption}); what they free is
- *       held for it until they are gone, as for a reclaim. Before it (5a), a borrower still waiting takes elastic runs'
- *       extras on idle capacity (of its priority or lower) when they make room for it.</li>
+ *       held for it until they are gone, as for a reclaim; it takes elastic runs' extras on idle capacity first
+ *       ({@link FairExtras}). Before it (5a), a borrower still waiting takes elastic runs' extras on idle capacity (of its
+ *       priority or lower) when they make room for it.</li>
  *   <li>Elastic runs get extras: those admitted this cycle and the running ones with vacant slots and no shrink in
  *       flight, one instance at a time, on their guarantee first, then on idle capacity ({@link ElasticPass},
  *       {@link Decision.Grow}).</li>
@@ -123,12 +125,8 @@ public final class Scheduler {
         private int deciding;
         /** Active runs that may still be reclaimed this cycle (not stopping, not yet preempted or promoted). */
         private final CycleRuns reclaimable;
-        /** What is held for runs whose victims are still stopping, to be given back when the run itself is decided. */
-        private final Map<RunId, List<Allocation>> heldFor = new HashMap<>();
-        /** Reclaimed runs whose victims are gone: only their guarantee is held for them until they are decided. */
-        private final Set<RunId> guaranteeHeldFor = new HashSet<>();
-        /** Borrowers whose victims (of a preemption for fairness) are still stopping: what they free stays held all cycle. */
-        private final Set<RunId> heldAsBorrower = new HashSet<>();
+        /** Step 1b: what is held for runs whose victims are still stopping, until each is decided. */
+        private final ReclaimHolds holds;
         private final FairPreemption.Rule fairRule;
         /** Victims already stopping, by the run their resources go to. */
         private final Map<RunId, List<ActiveRun>> stoppingFor = new HashMap<>();
@@ -179,6 +177,7 @@ public final class Scheduler {
                 }
             });
             state.stoppingFor.forEach((forRun, runs) -> stoppingFor.put(forRun, new ArrayList<>(runs.values())));
+            this.holds = new ReclaimHolds(state, allowed, stoppingFor);
         }
 
         CycleResult run() {
@@ -190,7 +189,7 @@ public final class Scheduler {
             queue.sort(QUEUE_ORDER);
             waits = new Decision.Wait[queue.size()];
             WholeNodeDemand wholeNodes = WholeNodeDemand.count(queue, state, allowed);
-            holdForReclaims(queue);
+            holds.holdAll(queue);
             promote();
             List<PendingRun> borrowers = new ArrayList<>();
             List<Resources> borrowerRequests = new ArrayList<>();
@@ -200,12 +199,12 @@ public final class Scheduler {
                 PendingRun run = queue.get(position);
                 deciding = position;
                 wholeNodes.deciding(run);
-                if (!heldAsBorrower.isEmpty() && heldAsBorrower.contains(run.id())) {
+                if (holds.heldAsBorrower(run)) {
                     wait(run, WaitReason.WaitingForReclaim, "waiting for " + stoppingFor.get(run.id()).size()
                             + " run(s) of quotas above their fair share of the pool's idle capacity to stop");
                     continue;
                 }
-                giveBackHold(run);
+                holds.giveBack(run);
                 Resources request = total(run);
                 boolean guarantee = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request);
                 boolean underMax = run.idleMode().mayUseGuarantee() && book.fitsMax(run.quota(), request);
@@ -219,7 +218,7 @@ public final class Scheduler {
                     wait(run, WaitReason.NoNodeFits, cluster.localityNeverFits(run.instances())); // the same answer, kept for the cycle
                 } else if (guarantee && underMax) {
                     admitGuaranteed(run, request);
-                } else if (guarantee && makeRoom(run, request, OwnQuotaRoom.UNDER_MAX)) {
+                } else if (guarantee && roomUnderMax(run, request)) {
                     admitGuaranteed(run, request);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
                     admitGuaranteed(run, request);
@@ -265,6 +264,11 @@ public final class Scheduler {
                     }
 
                     @Override
+                    public void shrink(ActiveRun run, List<Allocation> instances, PendingRun forRun) {
+                        elastic.shrinkForFairness(run, instances, forRun);
+                    }
+
+                    @Override
                     public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
                         Cycle.this.wait(borrowerAt[borrower], run, reason, message);
                     }
@@ -289,58 +293,6 @@ public final class Scheduler {
                 }
             }
             return order;
-        }
-
-        // --- step 1b: capacity held for runs whose victims are still stopping ---
-
-        /**
-         * A run whose victims are still stopping keeps, until it is decided, the guarantee it reclaims and what it needs
-         * beyond the victims' resources: neither promotions nor runs earlier in the queue may take them.
-         */
-        private void holdForReclaims(List<PendingRun> queue) {
-            for (PendingRun run : queue) {
-                // Most cycles hold for none of a long queue's runs: not a lookup for each.
-                List<ActiveRun> stopping = stoppingFor.isEmpty() ? List.of() : stoppingFor.getOrDefault(run.id(), List.of());
-                if ((stopping.isEmpty() && !run.reclaimed()) || !book.exists(run.quota())) {
-                    continue;
-                }
-                if (stopping.isEmpty()) {
-                    // Its victims are gone and it goes first in the guaranteed pass, which finds their capacity free;
-                    // but promotions come before: its guarantee is held, or its quota's own borrower could take it.
-                    Resources request = total(run);
-                    if (run.reclaimed() && book.fitsGuarantee(run.quota(), request)) {
-                        book.charge(run.quota(), request, RealTimeResources.InQuota, 1);
-                        guaranteeHeldFor.add(run.id());
-                    }
-                    continue;
-                }
-                Resources request = total(run);
-                // A run that preempted for fairness borrows what it waits for: it is held as borrowed, all cycle.
-                RealTimeResources where = run.idleMode().mayUseGuarantee() && book.fitsGuarantee(run.quota(), request)
-                        ? RealTimeResources.InQuota : RealTimeResources.NotInQuota;
-                Set<String> models = allowed.of(run.quota(), where, request);
-                List<Allocation> freed = new ArrayList<>();
-                stopping.forEach(v -> freed.addAll(v.allocations()));
-                List<Placement> placements = state.placeOnFreed(run.instances(), models, freed);
-                if (placements != null) {
-                    heldFor.put(run.id(), cluster.holdBeyond(placements, run.instances(), freed));
-                    book.charge(run.quota(), request, where, 1);
-                    if (where == RealTimeResources.NotInQuota) {
-                        heldAsBorrower.add(run.id());
-                    }
-                }
-            }
-        }
-
-        private void giveBackHold(PendingRun run) {
-            if (!guaranteeHeldFor.isEmpty() && guaranteeHeldFor.remove(run.id())) {
-                book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
-            }
-            List<Allocation> held = heldFor.isEmpty() ? null : heldFor.remove(run.id());
-            if (held != null) {
-                held.forEach(cluster::release);
-                book.charge(run.quota(), total(run), RealTimeResources.InQuota, -1);
-            }
         }
 
         // --- step 2: promotion ---
@@ -380,6 +332,12 @@ public final class Scheduler {
                 decisions.add(new Decision.Preempt(victim.id(), run.id(), room.reason(run)));
             }
             return true;
+        }
+
+        /** Room under its quota's max: its borrowers' extras go before any of them stops whole (docs/elastic.md). */
+        private boolean roomUnderMax(PendingRun run, Resources request) {
+            Boolean made = state.elastic.isEmpty() ? null : elastic.roomUnderMax(run, request);
+            return made != null ? made : makeRoom(run, request, OwnQuotaRoom.UNDER_MAX);
         }
 
         private void admitGuaranteed(PendingRun run, Resources request) {

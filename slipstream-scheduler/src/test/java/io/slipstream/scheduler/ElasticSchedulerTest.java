@@ -41,6 +41,12 @@ class ElasticSchedulerTest {
         var root = aQuota("org/gpu").minGpus(32).build();
         var a = aQuota("a/gpu").parent("org/gpu").minGpus(16).build();
         var b = aQuota("b/gpu").parent("org/gpu").minGpus(0).build();
+        var a8max16 = aQuota("a/gpu").minGpus(8).maxGpus(16).build();
+        // Teams a, b and c under one root; a is idle and lends its guarantee.
+        var teams = List.of(aQuota("org/root").minGpus(24).build(), aQuota("a/gpu").minGpus(8).parent("org/root").build(),
+                aQuota("b/gpu").minGpus(8).parent("org/root").build(), aQuota("c/gpu").minGpus(8).parent("org/root").build());
+        var bigTeams = List.of(aQuota("org/root").minGpus(32).build(), aQuota("a/gpu").minGpus(16).parent("org/root").build(),
+                aQuota("b/gpu").minGpus(8).parent("org/root").build(), aQuota("c/gpu").minGpus(8).parent("org/root").build());
         return Stream.of(
                 // Admission: the minimum is the gang, extras as they fit
                 new Case("an elastic run starts with what fits of it, at least its minimum", nodes("n", 4, "sim-gpu"), List.of(),
@@ -105,6 +111,38 @@ class ElasticSchedulerTest {
                 new Case("but not from a run of higher priority", nodes("n", 4, "sim-gpu"), List.of(a16),
                         List.of(aRun("e").quota("a/gpu").instances(2).min(1).gpus(8).priority(5).runningElastic(InQuota, 0, Set.of(), "n-1", "n-2")),
                         List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("g", "WaitingForQuota")),
+
+                // Room under its quota's max: the quota's borrowed extras first, a borrower whole only below its minimum
+                new Case("a guaranteed run under its max takes its quota's borrower's extras instead of stopping it", nodes("n", 4, "sim-gpu"),
+                        List.of(a8max16),
+                        List.of(aRun("e").quota("a/gpu").idle(IdleMode.Acceptable).instances(2).min(1).gpus(8).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
+                        List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("e", "shrink [1]", "g", "admit InQuota [0]")),
+                new Case("and a guaranteed elastic run's borrowed extras, which it never stopped before", nodes("n", 4, "sim-gpu"), List.of(a8max16),
+                        List.of(aRun("e").quota("a/gpu").idle(IdleMode.Acceptable).instances(2).min(1).gpus(4).runningElastic(InQuota, 0, Set.of(1), "n-1", "n-2"),
+                                aRun("f").quota("a/gpu").idle(IdleMode.Acceptable).gpus(8).running(NotInQuota, 0, "n-3")),
+                        List.of(aRun("g").quota("a/gpu").gpus(4).build()), Map.of("e", "shrink [1]", "g", "admit InQuota [0]")),
+                new Case("the extras of the first run in victim order go, no more than needed", nodes("n", 4, "sim-gpu"), List.of(a8max16),
+                        List.of(aRun("e").quota("a/gpu").idle(IdleMode.OnlyIdle).instances(2).min(1).gpus(4).priority(5)
+                                        .runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2"),
+                                aRun("f").quota("a/gpu").idle(IdleMode.OnlyIdle).instances(2).min(1).gpus(4).priority(1)
+                                        .runningElastic(NotInQuota, 0, Set.of(), "n-3", "n-4")),
+                        List.of(aRun("g").quota("a/gpu").gpus(4).build()), Map.of("f", "shrink [1]", "g", "admit InQuota [0]")),
+                new Case("a borrower of the quota at its minimum is stopped whole, after the extras", nodes("n", 4, "sim-gpu"), List.of(a8max16),
+                        List.of(aRun("e").quota("a/gpu").idle(IdleMode.OnlyIdle).instances(2).min(1).gpus(4).priority(5)
+                                        .runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2"),
+                                aRun("r").quota("a/gpu").idle(IdleMode.OnlyIdle).gpus(8).running(NotInQuota, 0, "n-3")),
+                        List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("r", "preempt", "g", "admit InQuota [0]")),
+
+                // Preemption for fairness: extras on idle capacity first, whole runs only when they are not enough
+                new Case("preemption for fairness takes an elastic run's extras instead of stopping it", nodes("n", 3, "sim-gpu"), teams,
+                        List.of(aRun("b-own").quota("b/gpu").gpus(8).running(InQuota, 0, "n-1"), aRun("c-own").quota("c/gpu").gpus(8).running(InQuota, 0, "n-2"),
+                                onGpus(aRun("e").quota("b/gpu").idle(IdleMode.Acceptable).instances(2).min(1).gpus(4).priority(5), NotInQuota, "n-3", 0, 4)),
+                        List.of(aRun("c").quota("c/gpu").idle(IdleMode.Acceptable).gpus(4).build()), Map.of("e", "shrink [1]", "c", "WaitingForReclaim")),
+                new Case("and stops runs whole, as before, when extras the rule lets go are not enough", nodes("n", 4, "sim-gpu"), bigTeams,
+                        List.of(aRun("b-own").quota("b/gpu").gpus(8).running(InQuota, 0, "n-1"), aRun("c-own").quota("c/gpu").gpus(8).running(InQuota, 0, "n-2"),
+                                onGpus(aRun("e").quota("b/gpu").idle(IdleMode.Acceptable).instances(2).min(1).gpus(4).priority(5), NotInQuota, "n-3", 0, 4),
+                                aRun("r").quota("b/gpu").idle(IdleMode.Acceptable).gpus(8).running(NotInQuota, 0, "n-4")),
+                        List.of(aRun("c").quota("c/gpu").idle(IdleMode.Acceptable).gpus(8).build()), Map.of("r", "preempt", "c", "WaitingForReclaim")),
 
                 // Reclaim: extras first, whole only below the minimum
                 new Case("a reclaim takes an elastic borrower's extras instead of stopping it", nodes("n", 4, "sim-gpu"), List.of(a16, b0),
@@ -186,6 +224,17 @@ class ElasticSchedulerTest {
             out.put(decision.runId().value(), text);
         }
         return out;
+    }
+
+    /** An elastic run of the builder with its instances 0.. all on {@code node}, from the GPUs given on. */
+    static ActiveRun onGpus(Builders.RunBuilder builder, io.slipstream.api.run.RealTimeResources where, String node, int... firstGpus) {
+        List<Allocation> allocations = new java.util.ArrayList<>();
+        for (int rank = 0; rank < firstGpus.length; rank++) {
+            allocations.add(builder.allocation(rank, node, firstGpus[rank]));
+        }
+        ActiveRun shape = builder.runningElastic(where, 0, Set.of());
+        return new ActiveRun(shape.id(), shape.quota(), shape.idleMode(), shape.priority(), shape.startedAt(), null, where, allocations, false, null, null,
+                builder.elastic(Set.of(), List.of()));
     }
 
     /** An elastic run of the builder whose slots {@code live} are on nodes n-1.., and slot {@code rank} is being released on {@code node} for {@code forRun}. */

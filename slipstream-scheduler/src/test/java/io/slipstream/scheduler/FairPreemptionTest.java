@@ -203,6 +203,11 @@ class FairPreemptionTest {
                     }
 
                     @Override
+                    public void shrink(ActiveRun run, List<Allocation> instances, PendingRun forRun) {
+                        throw new AssertionError("no elastic run here to shrink: " + run.id());
+                    }
+
+                    @Override
                     public void wait(int borrower, PendingRun run, WaitReason reason, String message) {
                     }
                 }).run(borrowers, borrowers.stream().map(PendingRun::largestInstance).toList(), waiting); // one instance each: its request

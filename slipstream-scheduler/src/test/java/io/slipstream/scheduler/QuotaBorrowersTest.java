@@ -12,14 +12,14 @@ import org.junit.jupiter.api.Test;
 
 /** A quota's borrowers as preemption for fairness searches them: grouped by what each holds, as they are indexed. */
 class QuotaBorrowersTest {
-    private static ClusterState.Borrowed borrower(String name, int cpu, int gpus) {
+    private static QuotaBorrowers.Borrowed borrower(String name, int cpu, int gpus) {
         ActiveRun run = aRun(name).quota("b/gpu").idle(IdleMode.Acceptable).gpus(gpus).cpu(cpu).running(NotInQuota, 0, "n-1");
-        return new ClusterState.Borrowed(run, ClusterState.total(run));
+        return new QuotaBorrowers.Borrowed(run, ClusterState.total(run));
     }
 
     @Test
     void groupsByAmountInTheOrderFirstSeenAndKeepsTheLeastOfEachResource() {
-        ClusterState.QuotaBorrowers of = new ClusterState.QuotaBorrowers();
+        QuotaBorrowers of = new QuotaBorrowers();
         of.add(borrower("r-3", 8, 2));
         of.add(borrower("r-1", 4, 1));
         of.add(borrower("r-2", 8, 2));
@@ -36,18 +36,18 @@ class QuotaBorrowersTest {
 
     @Test
     void moreThanThirtyTwoAmountsMakeNoGroupsButKeepEveryRunAndTheLeast() {
-        ClusterState.QuotaBorrowers of = new ClusterState.QuotaBorrowers();
-        for (int i = 1; i <= ClusterState.QuotaBorrowers.GROUPS; i++) {
+        QuotaBorrowers of = new QuotaBorrowers();
+        for (int i = 1; i <= QuotaBorrowers.GROUPS; i++) {
             of.add(borrower("r-" + i, i, 1));
         }
-        assertThat(of.byAmount).hasSize(ClusterState.QuotaBorrowers.GROUPS);
+        assertThat(of.byAmount).hasSize(QuotaBorrowers.GROUPS);
         of.add(borrower("r-x", 1, 1)); // an amount seen: still grouped
         assertThat(of.byAmount.get(0)).hasSize(2);
         of.add(borrower("r-y", 99, 1)); // the 33rd amount
         of.add(borrower("r-z", 100, 1));
         assertThat(of.byAmount).isNull();
         assertThat(of.amounts).isNull();
-        assertThat(of.runs).hasSize(ClusterState.QuotaBorrowers.GROUPS + 3);
+        assertThat(of.runs).hasSize(QuotaBorrowers.GROUPS + 3);
         assertThat(of.leastMilliCpu).isEqualTo(1_000);
     }
 }

@@ -244,6 +244,16 @@ class SchedulerInvariantsTest {
                     assertThat(shrink.reason()).as("reason given to another team's run").doesNotContain(beneficiary.id().value())
                             .doesNotContain(String.valueOf(beneficiary.quota()));
                 }
+                // Preemption for fairness and room under a quota's max take extras on idle capacity only: of another
+                // quota's run for fairness, of the same quota's for its max.
+                boolean fairness = shrink.kind() == Decision.PreemptKind.FairSharing;
+                boolean underMax = shrink.reason().contains("needs room under its max");
+                if (fairness || underMax) {
+                    count(fairness ? "shrink for fairness" : "shrink under max");
+                    assertThat(java.util.Objects.equals(run.quota(), beneficiary.quota())).as("whose quota: %s", shrink).isEqualTo(underMax);
+                    run.allocations().stream().filter(a -> shrink.ranks().contains(a.rank()))
+                            .forEach(a -> assertThat(run.onIdleCapacity(a)).as("only extras on idle capacity: %s", shrink).isTrue());
+                }
                 List<Allocation> live = new ArrayList<>();
                 List<ElasticRun.Release> releasing = new ArrayList<>(run.elastic().releasing());
                 for (Allocation allocation : run.allocations()) {

@@ -14,7 +14,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * Preemption for fairness orders a side's borrowers by copies of what orders victims ({@link ClusterState.Borrowed}):
+ * Preemption for fairness orders a side's borrowers by copies of what orders victims ({@link QuotaBorrowers.Borrowed}):
  * the copies must order them as {@link VictimSearch#VICTIM_ORDER} does, ties within a second and checkpoints before
  * the start included.
  */
@@ -38,8 +38,8 @@ class VictimOrderTest {
         for (ActiveRun a : runs) {
             for (ActiveRun b : runs) {
                 int expected = Integer.signum(VictimSearch.VICTIM_ORDER.compare(a, b));
-                int actual = Integer.signum(ClusterState.Borrowed.inVictimOrder(new ClusterState.Borrowed(a, Resources.NONE),
-                        new ClusterState.Borrowed(b, Resources.NONE)));
+                int actual = Integer.signum(QuotaBorrowers.Borrowed.inVictimOrder(new QuotaBorrowers.Borrowed(a, Resources.NONE),
+                        new QuotaBorrowers.Borrowed(b, Resources.NONE)));
                 assertThat(actual).as("%s against %s", a, b).isEqualTo(expected);
             }
         }
