@@ -144,7 +144,7 @@ class SlurmStoryIT {
         String resumed = logs(training, 2);
         assertThat(resumed).containsPattern("rank 0 resumes from the checkpoint of step \\d+");
         for (int rank = 0; rank < RANKS; rank++) {
-            assertThat(Files.readString(work.resolve("shared/instances/" + training + "/1/" + rank + "/slurm_job")).trim())
+            assertThat(Files.readString(work.resolve("shared/instances/" + training + "/1/" + rank + "/report/slurm_job")).trim())
                     .as("the one job that ran attempt 1's rank %d", rank).isEqualTo(jobs.get(jobName(training, 1, rank)));
         }
         String reference = submit("fault-tolerance/training-on-idle.yaml", training());
@@ -157,7 +157,7 @@ class SlurmStoryIT {
         // two attempts, A's run and the reference launched 16 instances, and 16 jobs in a row ran them. None was submitted
         // twice, around the restart or after (a second job of one instance would leave a gap, its id or the first's lost).
         List<Long> ran;
-        try (var files = Files.find(work.resolve("shared/instances"), 4, (file, attributes) -> file.endsWith("slurm_job"))) {
+        try (var files = Files.find(work.resolve("shared/instances"), 5, (file, attributes) -> file.endsWith("slurm_job"))) {
             ran = files.map(file -> Long.parseLong(read(file).trim())).sorted().toList();
         }
         assertThat(ran).hasSize(4 * RANKS).doesNotHaveDuplicates();
