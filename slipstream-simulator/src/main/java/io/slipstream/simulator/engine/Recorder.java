@@ -91,6 +91,21 @@ final class Recorder {
         return bucket;
     }
 
+    /**
+     * Counts ({@code sign} 1) what the job holds as it stands, or takes out (-1) what was counted: its live instances on
+     * its guarantee, and the rest (borrowed, and instances a shrink is removing, which still hold GPUs).
+     */
+    void holding(SimJob job, int sign) {
+        if (sign > 0) {
+            long live = job.liveGpus();
+            long borrowed = job.inQuota ? job.borrowedLiveGpus() : live;
+            job.recordedGuaranteed = live - borrowed + job.releasingGpus(true);
+            job.recordedBorrowed = borrowed + job.releasingGpus(false);
+        }
+        allocate(job.tenant, job.recordedGuaranteed, true, sign);
+        allocate(job.tenant, job.recordedBorrowed, false, sign);
+    }
+
     void allocate(int tenant, long gpus, boolean inQuota, int sign) {
         if (inQuota) {
             guaranteed[tenant] += sign * gpus;

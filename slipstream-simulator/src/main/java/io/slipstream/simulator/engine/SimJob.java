@@ -186,6 +186,25 @@ final class SimJob {
         return elastic() && state == State.RUNNING && releasing.isEmpty() && allocations.size() < trace.instances();
     }
 
+    /** The instances the core placed, as allocations of this job's instance requests. */
+    List<Allocation> allocationsAt(List<io.slipstream.scheduler.Placement> placements) {
+        List<Allocation> allocations = new ArrayList<>(placements.size());
+        for (io.slipstream.scheduler.Placement placement : placements) {
+            allocations.add(new Allocation(placement.rank(), placement.node(), pending.instances().get(placement.rank()).resources(), placement.gpus()));
+        }
+        return allocations;
+    }
+
+    /** It started: no guarantee wait or reclaim is under way for it any more. */
+    void clearWaits() {
+        entitledAt = -1;
+        reclaimFrom = -1;
+        reclaimRounds = 0;
+        reclaimVictims = 0;
+        firstVictimsAt = -1;
+        lastVictimsAt = -1;
+    }
+
     /** A new view for the core, after its instances changed. */
     void viewChanged() {
         if (elastic()) {

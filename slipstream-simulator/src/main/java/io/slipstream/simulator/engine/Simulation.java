@@ -1,27 +1,19 @@
 package io.slipstream.simulator.engine;
 
-import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
-import io.slipstream.api.spec.IdleMode;
-import io.slipstream.api.spec.WithinQuota;
 import io.slipstream.scheduler.Allocation;
 import io.slipstream.scheduler.CycleResult;
 import io.slipstream.scheduler.Decision;
 import io.slipstream.scheduler.Defragmentation;
 import io.slipstream.scheduler.FairSharingPreemption;
-import io.slipstream.scheduler.InstanceRequest;
-import io.slipstream.scheduler.Locality;
 import io.slipstream.scheduler.NodeState;
 import io.slipstream.scheduler.PendingRun;
-import io.slipstream.scheduler.Placement;
-import io.slipstream.scheduler.QuotaState;
 import io.slipstream.scheduler.Scheduler;
 import io.slipstream.simulator.input.ClusterSpec;
 import io.slipstream.simulator.input.Policy;
 import io.slipstream.simulator.input.Trace;
-import io.slipstream.simulator.input.TraceJob;
 import io.slipstream.simulator.report.PolicyResult;
 import io.slipstream.simulator.report.ReclaimSample;
 import java.time.Instant;
@@ -31,12 +23,10 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
 
 /**
  * A discrete-event simulation of one policy over one trace. Virtual time is in milliseconds from the trace's start;
@@ -78,8 +68,8 @@ public final class Simulation {
     private final Progress progress;
 
     private final List<String> tenantNames;
-    private final List<SimJob> jobs = new ArrayList<>();
-    private final Map<RunId, SimJob> byId = new HashMap<>();
+    private final List<SimJob> jobs;
+    private final Map<RunId, SimJob> byId;
     private final AdmissibleQueue queued;
     /** Queued jobs that borrowers were preempted for: the core holds capacity for them, so they are always shown. */
     private final Set<SimJob> reclaiming = new LinkedHashSet<>();
@@ -116,8 +106,7 @@ public final class Simulation {
         this.trace = trace;
         this.nodes = cluster.nodes();
         this.clusterGpus = cluster.gpus();
-        // Per node (by index) its GPUs; per tenant its quota's index, own guarantee (-1: no quota), whether it preempts
-        // within or has a max: what the cycle-start figures and the shown queue are computed from.
+        // Per node (by index) its GPUs: what the cycle-start figures and the shown queue are computed from.
         int[] nodeGpus = new int[nodes.size()];
         Map<String, Integer> nodeIndex = new HashMap<>();
         for (int i = 0; i < nodes.size(); i++) {
@@ -131,89 +120,20 @@ public final class Simulation {
         this.listener = listener;
         this.progress = new Progress(policy);
         this.tenantNames = trace.tenants();
-        Map<String, Integer> tenantIndex = new HashMap<>();
-        for (int i = 0; i < tenantNames.size(); i++) {
-            tenantIndex.put(tenantNames.get(i), i);
-        }
         this.tally = new Tally(tenantNames.size());
         this.queued = new AdmissibleQueue(tenantNames.size());
-        Map<String, List<InstanceRequest>> shapes = new HashMap<>();
-        Map<String, QuotaId> quotaIds = new HashMap<>();
-        // The policy's own id objects: the core looks a run's quota up many times a cycle, and the same object is
-        // found without comparing strings.
-        Map<QuotaId, QuotaId> policyIds = new HashMap<>();
-        policy.quotas().forEach(q -> policyIds.put(q.id(), q.id()));
+        TenantQuotas quotas = TenantQuotas.of(policy, tenantNames);
         DomainMap domains = cluster.topology().isEmpty() ? null : new DomainMap(nodes, cluster.topology());
-        boolean anyRequired = false;
-        for (TraceJob row : trace.jobs()) {
-            IdleMode mode = policy.idleMode() != null ? policy.idleMode() : row.idleMode() != null ? row.idleMode() : IdleMode.Acceptable;
-            // An elastic rule may split a single instance in two halves (ElasticRule#split): the job as the policy runs it.
-            TraceJob job = policy.elastic() == null ? row : policy.elastic().shape(row, mode);
-            Locality locality = domains == null ? null : domains.localityOf(job, policy.placement());
-            anyRequired |= locality != null && locality.required();
-            List<InstanceRequest> requests = shapes.computeIfAbsent(job.gpus() + "x" + job.instances() + ":" + locality,
-                    key -> DomainMap.requests(job, locality));
-            RunId id = new RunId(String.format(Locale.ROOT, "j%07d", job.index()));
-            QuotaId quota = quotaIds.computeIfAbsent(job.tenant(), tenant -> policyIds.getOrDefault(Policy.quotaOf(tenant), Policy.quotaOf(tenant)));
-            PendingRun pending = new PendingRun(id, quota, mode, job.priority(), EPOCH.plusMillis(job.submitMillis()), requests);
-            int minimum = policy.elastic() == null || locality != null ? 0 : policy.elastic().minimumOf(job, mode);
-            if (minimum > 0) {
-                pending = pending.withMinReplicas(Map.of("main", minimum)); // DomainMap.requests: one group
-                tally.elasticJob();
-            }
-            SimJob simJob = new SimJob(job, tenantIndex.get(job.tenant()), pending);
-            jobs.add(simJob);
-            byId.put(id, simJob);
-        }
-        List<SimJob> inQueueOrder = new ArrayList<>(jobs);
-        inQueueOrder.sort(Comparator.comparing((SimJob job) -> job.pending, Scheduler.QUEUE_ORDER));
-        for (int i = 0; i < inQueueOrder.size(); i++) {
-            inQueueOrder.get(i).queueRank = i;
-        }
-        long[] quotaGpus = new long[tenantNames.size()];
-        Map<QuotaId, QuotaState> quotas = new HashMap<>();
-        policy.quotas().forEach(q -> quotas.put(q.id(), q));
-        Map<QuotaId, Long> childGpus = new HashMap<>();
-        policy.quotas().stream().filter(q -> q.parent() != null && quotas.containsKey(q.parent()))
-                .forEach(q -> childGpus.merge(q.parent(), (long) q.min().gpu(), Long::sum));
-        int[] quotaOfTenant = new int[tenantNames.size()];
-        long[] ownGuaranteeGpus = new long[tenantNames.size()];
-        boolean[] preemptsWithinQuota = new boolean[tenantNames.size()];
-        boolean[] hasMax = new boolean[tenantNames.size()];
-        boolean movesAllowed = policy.quotas().stream().anyMatch(QuotaState::allowMoves);
-        Map<QuotaId, Integer> quotaIndex = new HashMap<>();
-        for (int i = 0; i < tenantNames.size(); i++) {
-            QuotaId id = Policy.quotaOf(tenantNames.get(i));
-            QuotaState quota = quotas.get(id);
-            quotaGpus[i] = quota == null ? 0 : quota.min().gpu();
-            quotaOfTenant[i] = quotaIndex.computeIfAbsent(id, q -> quotaIndex.size());
-            // As the core's ledger has it: a quota's own guarantee is its min less its children's.
-            ownGuaranteeGpus[i] = quota == null ? -1 : Math.max(0, quota.min().gpu() - childGpus.getOrDefault(id, 0L));
-            preemptsWithinQuota[i] = quota != null && quota.withinQuota() == WithinQuota.LowerPriority;
-            hasMax[i] = quota != null && quota.max() != null;
-        }
-        double[] weights = new double[tenantNames.size()];
-        for (int i = 0; i < weights.length; i++) {
-            QuotaState quota = quotas.get(Policy.quotaOf(tenantNames.get(i)));
-            weights[i] = quota == null ? 1 : quota.weight();
-        }
-        this.recorder = new Recorder(quotaGpus, weights, clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis());
-        boolean[] checkpointsOfGuaranteedRead = new boolean[tenantNames.size()];
-        for (int t = 0; t < tenantNames.size(); t++) {
-            checkpointsOfGuaranteedRead[t] = movesAllowed || preemptsWithinQuota[t];
-        }
-        QuotaId[] quotaIdOfTenant = new QuotaId[tenantNames.size()];
-        for (int t = 0; t < tenantNames.size(); t++) {
-            quotaIdOfTenant[t] = policyIds.getOrDefault(Policy.quotaOf(tenantNames.get(t)), Policy.quotaOf(tenantNames.get(t)));
-        }
-        // Preempting runs of a quota with a max, or within a quota, uncharges them mid-cycle: the pool may lend more after.
-        boolean lendingOnlyShrinks = IntStream.range(0, hasMax.length).noneMatch(t -> hasMax[t] || preemptsWithinQuota[t]);
-        this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotaOfTenant, ownGuaranteeGpus, checkpointsOfGuaranteedRead, nodeIndex,
-                nodeGpus, clusterGpus, quotaIdOfTenant, lendingOnlyShrinks);
+        JobTable table = JobTable.of(trace, policy, domains, quotas, tally);
+        this.jobs = table.jobs();
+        this.byId = table.byId();
+        this.recorder = new Recorder(quotas.quotaGpus(), quotas.weights(), clusterGpus, trace.firstSubmitMillis(), trace.lastSubmitMillis());
+        this.holdings = new Holdings(nodes, policy.quotas(), progress, keptState, quotas.quotaIndex(), quotas.ownGuaranteeGpus(),
+                quotas.checkpointsOfGuaranteedRead(), nodeIndex, nodeGpus, clusterGpus, quotas.quotaId(), quotas.lendingOnlyShrinks());
         this.shownQueue = new ShownQueue(queued, reclaiming, holdings,
-                new ShownQueue.Limits(quotaOfTenant, preemptsWithinQuota, hasMax, largestNodeGpus, clusterGpus,
+                new ShownQueue.Limits(quotas.quotaIndex(), quotas.preemptsWithinQuota(), quotas.hasMax(), largestNodeGpus, clusterGpus,
                         policy.fairSharing() != FairSharingPreemption.Never));
-        this.topology = new TopologyTally(domains, byId, anyRequired,
+        this.topology = new TopologyTally(domains, byId, table.anyRequired(),
                 new Relaxation(policy.placement(), holdings, at -> push(at, Kind.RELAX, null, 0)));
     }
 
@@ -298,26 +218,11 @@ public final class Simulation {
 
     private void release(SimJob job) {
         holdings.released(job);
-        record(job, -1);
+        recorder.holding(job, -1);
         job.allocations = List.of();
         job.releasing = List.of();
         job.borrowedRanks = Set.of();
         job.viewChanged();
-    }
-
-    /**
-     * Counts ({@code sign} 1) in the recorder what the job holds as it stands, or takes out (-1) what was counted: its
-     * live instances on its guarantee, and the rest (borrowed, and instances a shrink is removing, which still hold GPUs).
-     */
-    private void record(SimJob job, int sign) {
-        if (sign > 0) {
-            long live = job.liveGpus();
-            long borrowed = job.inQuota ? job.borrowedLiveGpus() : live;
-            job.recordedGuaranteed = live - borrowed + job.releasingGpus(true);
-            job.recordedBorrowed = borrowed + job.releasingGpus(false);
-        }
-        recorder.allocate(job.tenant, job.recordedGuaranteed, true, sign);
-        recorder.allocate(job.tenant, job.recordedBorrowed, false, sign);
     }
 
     private void requeue(SimJob job, long durable) {
@@ -375,7 +280,7 @@ public final class Simulation {
         }
         schedulerNanos += System.nanoTime() - start;
         cycles++;
-        Decision.Handler<Void> apply = new Applier(changedAt);
+        Decision.Handler<Void> apply = new Applier(this, changedAt);
         for (Decision decision : result.decisions()) {
             topology.decided(decision);
             if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources
@@ -386,66 +291,26 @@ public final class Simulation {
         }
     }
 
-    /** Applies one cycle's decisions to the simulated world (every kind handled, at compile time). */
-    private final class Applier implements Decision.Handler<Void> {
-        private final long changedAt;
+    /** The job the core knows by {@code id}. */
+    SimJob job(RunId id) {
+        return byId.get(id);
+    }
 
-        Applier(long changedAt) {
-            this.changedAt = changedAt;
-        }
+    /** A job on idle capacity now fits its guarantee: it stands InQuota from now on. */
+    void promote(SimJob job) {
+        recorder.holding(job, -1);
+        job.inQuota = true;
+        holdings.promoted(job, now);
+        recorder.holding(job, 1);
+    }
 
-        @Override
-        public Void admit(Decision.Admit admit) {
-            Simulation.this.admit(byId.get(admit.runId()), admit);
-            return null;
-        }
-
-        @Override
-        public Void preempt(Decision.Preempt preempt) {
-            SimJob job = byId.get(preempt.runId());
-            if (preempt.kind() == Decision.PreemptKind.Move) {
-                job.movedAt = now;
-            }
-            Simulation.this.preempt(job, byId.get(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
-            return null;
-        }
-
-        @Override
-        public Void promote(Decision.Promote promote) {
-            SimJob job = byId.get(promote.runId());
-            record(job, -1);
-            job.inQuota = true;
-            holdings.promoted(job, now);
-            record(job, 1);
-            return null;
-        }
-
-        @Override
-        public Void grow(Decision.Grow grow) {
-            Simulation.this.grow(byId.get(grow.runId()), grow);
-            return null;
-        }
-
-        @Override
-        public Void shrink(Decision.Shrink shrink) {
-            Simulation.this.shrink(byId.get(shrink.runId()), shrink, byId.get(shrink.forRun()), changedAt);
-            return null;
-        }
-
-        @Override
-        public Void waiting(Decision.Wait wait) {
-            SimJob job = byId.get(wait.runId());
-            if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources
-                    || wait.reason() == WaitReason.WaitingForTopology)) {
-                // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
-                entitled(job, changedAt);
-            }
-            return null;
-        }
+    /** The job is stopped to be started again elsewhere (a move). */
+    void moved(SimJob job) {
+        job.movedAt = now;
     }
 
     /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */
-    private void entitled(SimJob job, long changedAt) {
+    void entitled(SimJob job, long changedAt) {
         job.entitledAt = Math.max(job.queuedSince, changedAt);
     }
 
@@ -456,7 +321,7 @@ public final class Simulation {
         }
     }
 
-    private void admit(SimJob job, Decision.Admit admit) {
+    void admit(SimJob job, Decision.Admit admit) {
         queued.remove(job);
         demand(job, -1);
         reclaiming.remove(job);
@@ -467,10 +332,7 @@ public final class Simulation {
         job.state = SimJob.State.RUNNING;
         job.attemptStart = now;
         job.inQuota = admit.realTimeResources() == RealTimeResources.InQuota;
-        List<Allocation> allocations = new ArrayList<>(admit.placements().size());
-        for (Placement placement : admit.placements()) {
-            allocations.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
-        }
+        List<Allocation> allocations = job.allocationsAt(admit.placements());
         job.allocations = List.copyOf(allocations); // immutable: each cycle's ActiveRun takes it without a copy
         job.borrowedRanks = admit.borrowed();
         job.releasing = List.of();
@@ -478,7 +340,7 @@ public final class Simulation {
         progress.start(job, now, allocations.size());
         topology.admitted(job);
         holdings.started(job, now);
-        record(job, 1);
+        recorder.holding(job, 1);
         if (job.inQuota && job.entitledAt >= 0) {
             tally.guaranteeWait((now - job.entitledAt) / 1000.0);
         }
@@ -486,12 +348,7 @@ public final class Simulation {
             tally.reclaimed(job.tenant, (now - job.reclaimFrom) / 1000.0, new ReclaimSample(job.trace.index(), tenantNames.get(job.tenant), job.gpus(), job.reclaimFrom / 1000.0, job.firstVictimsAt / 1000.0,
                     job.lastVictimsAt / 1000.0, job.reclaimRounds, job.reclaimVictims, now / 1000.0));
         }
-        job.entitledAt = -1;
-        job.reclaimFrom = -1;
-        job.reclaimRounds = 0;
-        job.reclaimVictims = 0;
-        job.firstVictimsAt = -1;
-        job.lastVictimsAt = -1;
+        job.clearWaits();
         job.pending = job.pending.withReclaimed(false);
         push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
         if (policy.meanTimeBetweenFailures() != null) {
@@ -506,7 +363,7 @@ public final class Simulation {
     }
 
     /** @param reclaim a reclaim of borrowed capacity (counted in the reclaim figures), not a move */
-    private void preempt(SimJob job, SimJob forRun, long changedAt, boolean reclaim) {
+    void preempt(SimJob job, SimJob forRun, long changedAt, boolean reclaim) {
         job.state = SimJob.State.STOPPING;
         job.reclaimFor = forRun.id();
         holdings.stopping(job, now);
@@ -547,15 +404,12 @@ public final class Simulation {
     // --- elastic jobs (docs/elastic.md) ---
 
     /** The job gets instances: it changes size now (its survivors save, restart in place and pause with the new ones). */
-    private void grow(SimJob job, Decision.Grow grow) {
+    void grow(SimJob job, Decision.Grow grow) {
         if (job.state != SimJob.State.RUNNING || !job.releasing.isEmpty()) {
             throw new IllegalStateException("job " + job.id() + " grown while " + job.state + (job.releasing.isEmpty() ? "" : " and shrinking"));
         }
-        List<Allocation> added = new ArrayList<>(grow.placements().size());
-        for (Placement placement : grow.placements()) {
-            added.add(new Allocation(placement.rank(), placement.node(), job.pending.instances().get(placement.rank()).resources(), placement.gpus()));
-        }
-        record(job, -1);
+        List<Allocation> added = job.allocationsAt(grow.placements());
+        recorder.holding(job, -1);
         holdings.resized(job, now, () -> {
             List<Allocation> live = new ArrayList<>(job.allocations);
             live.addAll(added);
@@ -568,7 +422,7 @@ public final class Simulation {
             }
             progress.resize(job, now, job.allocations.size(), policy.elastic().worldChangePause().toMillis());
         }, added, List.of());
-        record(job, 1);
+        recorder.holding(job, 1);
         tally.grew(added.size());
         push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
     }
@@ -577,11 +431,11 @@ public final class Simulation {
      * Instances of the job are removed for {@code forRun}: each gets the notice and the grace period of a preemption (with
      * {@code checkpoint.onNotice} the job saves and they go once saved), and the job goes on at its size until they are gone.
      */
-    private void shrink(SimJob job, Decision.Shrink shrink, SimJob forRun, long changedAt) {
+    void shrink(SimJob job, Decision.Shrink shrink, SimJob forRun, long changedAt) {
         long grace = policy.gracePeriod().toMillis();
         long save = policy.checkpointSave().toMillis();
         long goneAt = now + (policy.checkpointOnNotice() && save <= grace ? save : grace);
-        record(job, -1);
+        recorder.holding(job, -1);
         holdings.resized(job, now, () -> {
             List<Allocation> live = new ArrayList<>();
             List<SimJob.Releasing> releasing = new ArrayList<>(job.releasing);
@@ -600,7 +454,7 @@ public final class Simulation {
                 job.borrowedRanks = borrowed;
             }
         }, List.of(), List.of());
-        record(job, 1);
+        recorder.holding(job, 1);
         tally.shrunk(job.tenant, shrink.ranks().size());
         victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim); // extras giving way reclaim no guarantee
         push(goneAt, Kind.SHRUNK, job, job.attempt);
@@ -621,14 +475,14 @@ public final class Simulation {
             return;
         }
         boolean running = job.state == SimJob.State.RUNNING;
-        record(job, -1);
+        recorder.holding(job, -1);
         holdings.resized(job, now, () -> {
             job.releasing = List.copyOf(left);
             if (running) {
                 progress.resize(job, now, job.allocations.size() + left.size(), policy.elastic().worldChangePause().toMillis());
             }
         }, List.of(), gone);
-        record(job, 1);
+        recorder.holding(job, 1);
         if (running) {
             push(progress.finishTime(job), Kind.FINISH, job, job.attempt);
         }

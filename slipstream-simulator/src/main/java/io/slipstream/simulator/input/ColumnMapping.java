@@ -1,8 +1,11 @@
 package io.slipstream.simulator.input;
 
+import io.slipstream.api.problem.Problems;
+import io.slipstream.api.spec.FieldReader;
 import io.slipstream.api.spec.IdleMode;
 import java.util.List;
 import java.util.Map;
+import tools.jackson.databind.JsonNode;
 
 /**
  * Which CSV columns hold what, so a public trace in its own format (pod lists, per-virtual-cluster job lists)
@@ -95,5 +98,80 @@ public record ColumnMapping(
             }
         }
         return required;
+    }
+
+    /**
+     * {@code trace.columns}: which column holds what (see {@link ColumnMapping}). Every problem is added with its path;
+     * {@code null} when there was one.
+     */
+    static ColumnMapping read(FieldReader reader) {
+        Problems problems = reader.problems();
+        int before = problems.list().size();
+        String submit = reader.string("submit", true, 128);
+        String duration = reader.string("duration", false, 128);
+        String end = reader.string("end", false, 128);
+        String gpus = reader.string("gpus", true, 128);
+        String gpusAre = reader.string("gpusAre", false, 16);
+        String instances = reader.string("instances", false, 128);
+        Long perInstance = reader.integer("gpusPerInstance", false, 1, CsvTrace.MAX_GPUS_PER_INSTANCE);
+        String tenant = reader.string("tenant", true, 128);
+        Map<String, String> tenantValues = new java.util.HashMap<>();
+        List<Map.Entry<String, JsonNode>> tenantEntries = reader.entries("tenantValues", false, 10_000);
+        if (tenantEntries != null) {
+            tenantEntries.forEach(e -> {
+                String value = reader.text(reader.pathOf("tenantValues") + "." + e.getKey(), e.getValue(), 128);
+                if (value != null) {
+                    tenantValues.put(e.getKey(), value);
+                }
+            });
+        }
+        String idleMode = reader.string("idleMode", false, 128);
+        Map<String, IdleMode> idleValues = new java.util.HashMap<>();
+        List<Map.Entry<String, JsonNode>> idleEntries = reader.entries("idleModeValues", false, 1_000);
+        if (idleEntries != null) {
+            for (Map.Entry<String, JsonNode> e : idleEntries) {
+                String path = reader.pathOf("idleModeValues") + "." + e.getKey();
+                String value = reader.text(path, e.getValue(), 32);
+                IdleMode mode = null;
+                for (IdleMode candidate : IdleMode.values()) {
+                    if (candidate.name().equals(value)) {
+                        mode = candidate;
+                    }
+                }
+                if (mode != null) {
+                    idleValues.put(e.getKey(), mode);
+                } else if (value != null) {
+                    problems.add(path, "must be one of Disabled, Acceptable, OnlyIdle, is '" + value + "'");
+                }
+            }
+        }
+        String priority = reader.string("priority", false, 128);
+        String placement = reader.string("placement", false, 128);
+        String minInstances = reader.string("minInstances", false, 128);
+        reader.finish();
+        if ((duration == null) == (end == null)) {
+            problems.add(reader.path(), "must name exactly one of duration (a column of seconds) or end (a column of end times)");
+        }
+        if (gpusAre != null && !gpusAre.equals("perInstance") && !gpusAre.equals("total")) {
+            problems.add(reader.pathOf("gpusAre"), "must be perInstance or total, is '" + gpusAre + "'");
+        }
+        boolean total = "total".equals(gpusAre);
+        if (perInstance != null && !total) {
+            problems.add(reader.pathOf("gpusPerInstance"), "splits a total: needs gpusAre: total");
+        }
+        if (perInstance != null && instances != null) {
+            problems.add(reader.pathOf("gpusPerInstance"), "give either an instances column or gpusPerInstance, not both");
+        }
+        if (!idleValues.isEmpty() && idleMode == null) {
+            problems.add(reader.pathOf("idleModeValues"), "maps the values of the idleMode column: name it too");
+        }
+        if (!tenantValues.isEmpty() && tenant == null) {
+            problems.add(reader.pathOf("tenantValues"), "maps the values of the tenant column: name it too");
+        }
+        if (problems.list().size() > before) {
+            return null;
+        }
+        return new ColumnMapping(submit, duration, end, gpus, total, instances, perInstance == null ? null : perInstance.intValue(), tenant, tenantValues,
+                idleMode, idleValues, priority, true, placement, minInstances);
     }
 }

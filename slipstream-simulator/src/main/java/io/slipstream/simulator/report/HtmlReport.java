@@ -48,28 +48,12 @@ public final class HtmlReport {
         summary(results, html);
         html.append("<p>").append(escape(TableReport.NOTE)).append("</p>\n");
         if (ElasticReport.any(results)) {
-            html.append("<h2>Elastic jobs</h2>\n<table><tr>");
-            List<List<String>> rows = ElasticReport.rows(results);
-            rows.get(0).forEach(h -> html.append("<th>").append(escape(h)).append("</th>"));
-            html.append("</tr>\n");
-            for (List<String> row : rows.subList(1, rows.size())) {
-                html.append("<tr><td>").append(escape(row.get(0))).append("</td>");
-                cells(html, row.subList(1, row.size()).toArray(String[]::new));
-                html.append("</tr>\n");
-            }
-            html.append("</table>\n<p>").append(escape(ElasticReport.NOTE)).append("</p>\n");
+            html.append("<h2>Elastic jobs</h2>\n");
+            table(html, ElasticReport.rows(results), ElasticReport.NOTE);
         }
         if (TopologyReport.any(results)) {
-            html.append("<h2>Topology</h2>\n<p>").append(escape(experiment.cluster().describeTopology())).append("</p>\n<table><tr>");
-            List<List<String>> rows = TopologyReport.rows(results);
-            rows.get(0).forEach(h -> html.append("<th>").append(escape(h)).append("</th>"));
-            html.append("</tr>\n");
-            for (List<String> row : rows.subList(1, rows.size())) {
-                html.append("<tr><td>").append(escape(row.get(0))).append("</td>");
-                cells(html, row.subList(1, row.size()).toArray(String[]::new));
-                html.append("</tr>\n");
-            }
-            html.append("</table>\n<p>").append(escape(TopologyReport.NOTE)).append("</p>\n");
+            html.append("<h2>Topology</h2>\n<p>").append(escape(experiment.cluster().describeTopology())).append("</p>\n");
+            table(html, TopologyReport.rows(results), TopologyReport.NOTE);
         }
         html.append("<h2>Queueing delay</h2>\n<p>Share of the jobs that started that waited at most so long in the queue (all attempts together); jobs that never started are not in it.</p>\n");
         cdf(results, true, html);
@@ -301,5 +285,18 @@ public final class HtmlReport {
 
     static String escape(String text) {
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+
+    /** A table of a header row and a row per policy (its name first), then its note. */
+    private static void table(StringBuilder html, List<List<String>> rows, String note) {
+        html.append("<table><tr>");
+        rows.get(0).forEach(h -> html.append("<th>").append(escape(h)).append("</th>"));
+        html.append("</tr>\n");
+        for (List<String> row : rows.subList(1, rows.size())) {
+            html.append("<tr><td>").append(escape(row.get(0))).append("</td>");
+            cells(html, row.subList(1, row.size()).toArray(String[]::new));
+            html.append("</tr>\n");
+        }
+        html.append("</table>\n<p>").append(escape(note)).append("</p>\n");
     }
 }
