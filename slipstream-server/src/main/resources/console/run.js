@@ -66,7 +66,9 @@ export function runPage(main, ctx, id) {
     replace(summary, el('dl', {class: 'facts'},
       fact('Workspace / job', run.workspace + ' / ' + run.job),
       fact('State', el('span', {class: 'badge state-' + run.state, id: 'run-state'}, run.state)),
-      fact('Resources', run.realTimeResources ? el('span', {class: 'badge res-' + run.realTimeResources, id: 'run-resources'}, run.realTimeResources) : '—'),
+      fact('Resources', resources(run)),
+      run.world ? fact('World', el('span', {id: 'run-world'}, run.world.size + ' instance(s) of ' + run.world.minimum + ' to ' + run.world.maximum
+        + ', world ' + run.world.version + (run.world.changing ? ' (changing)' : ''))) : null,
       fact('Reason', run.reason || '—'),
       run.queue ? fact('Queue', '#' + run.queue.position + ' ' + (run.queue.reason || '') + (run.queue.message ? ': ' + run.queue.message : '')) : null,
       fact('Attempt', String(run.attempt)),
@@ -80,8 +82,9 @@ export function runPage(main, ctx, id) {
       fact('Created', run.createdAt + ' (' + age(run.createdAt) + ' ago)'),
       run.finishedAt ? fact('Finished', run.finishedAt) : null));
     replace(groups, el('h2', {}, 'Node groups'), table(['Group', 'Replicas', 'Pending', 'Starting', 'Running', 'Succeeded', 'Failed', 'Stopped'],
-      (run.nodeGroups || []).map((g) => el('tr', {}, el('td', {}, g.name), ...[g.replicas, g.pending, g.starting, g.running, g.succeeded,
-        g.failed, g.stopped].map((n) => el('td', {class: 'num'}, String(n)))))));
+      (run.nodeGroups || []).map((g) => el('tr', {}, el('td', {}, g.name),
+        el('td', {class: 'num'}, g.minReplicas ? g.minReplicas + ' to ' + g.replicas : String(g.replicas)),
+        ...[g.pending, g.starting, g.running, g.succeeded, g.failed, g.stopped].map((n) => el('td', {class: 'num'}, String(n)))))));
     const sorted = [...(run.instances || [])].sort((a, b) => b.attempt - a.attempt || a.rank - b.rank);
     replace(instances, el('h2', {}, 'Instances'), table(['Instance', 'Attempt', 'Node', 'State', 'Exit', 'Peak memory', 'CPU', 'Reason', 'Started', ''],
       sorted.map((i) => {
@@ -97,6 +100,16 @@ export function runPage(main, ctx, id) {
           el('td', {title: i.startedAt || ''}, i.startedAt ? age(i.startedAt) + ' ago' : ''),
           el('td', {}, el('button', {type: 'button', class: 'logs-button', onclick: () => followLog(name, i.attempt)}, 'Logs')));
       }), {id: 'instances'}));
+  }
+
+  /** Where its resources are: an elastic run's instances each stand on their own ("2 InQuota + 6 NotInQuota"). */
+  function resources(run) {
+    if (!run.realTimeResources) {
+      return '—';
+    }
+    const w = run.world;
+    const text = w && w.inQuota && w.notInQuota ? w.inQuota + ' InQuota + ' + w.notInQuota + ' NotInQuota' : run.realTimeResources;
+    return el('span', {class: 'badge res-' + run.realTimeResources, id: 'run-resources'}, text);
   }
 
   /** "137 (OOMKilled)": the exit code, with the end cause where the executor knew one. */

@@ -68,7 +68,9 @@ export function runsPage(main, ctx) {
       el('td', {}, run.workspace),
       el('td', {}, run.job),
       el('td', {class: 'state'}, el('span', {class: 'badge state-' + run.state}, run.state)),
-      el('td', {class: 'resources'}, run.realTimeResources ? el('span', {class: 'badge res-' + run.realTimeResources}, run.realTimeResources) : ''),
+      el('td', {class: 'resources'}, run.realTimeResources ? el('span', {class: 'badge res-' + run.realTimeResources},
+        run.world && run.world.inQuota && run.world.notInQuota ? run.world.inQuota + ' InQuota + ' + run.world.notInQuota + ' NotInQuota'
+          : run.realTimeResources) : ''),
       el('td', {class: 'queue'}, queue),
       el('td', {class: 'attempt num'}, String(run.attempt)),
       el('td', {class: 'restarts num', title: run.restarts ? 'failures ' + run.restarts.failures + ', preemptions ' + run.restarts.preemptions

@@ -16,5 +16,10 @@ public enum EventType {
     InstanceExited,
     InstanceLost,
     /** A failed instance was started again in place (runType Async); the message says which rank, why, and which restart. */
-    InstanceRestarted
+    InstanceRestarted,
+    /**
+     * An elastic run's world changed (docs/elastic.md): decided (it shrinks or grows, the message says from and to what
+     * size and why), or started (every instance of the world before gone, its members start again in place).
+     */
+    WorldChanged
 }

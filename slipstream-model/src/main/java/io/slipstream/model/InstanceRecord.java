@@ -175,6 +175,18 @@ public record InstanceRecord(
                 null, null, null, null, null, null, restarts + 1, version);
     }
 
+    /**
+     * A slot an elastic run's shrink removed, grown again: pending on {@code newNode} (it may differ from where it ran
+     * before), with its launch counted as a restart so that its executor tells the new process from the old one.
+     */
+    public InstanceRecord regrown(String newNode, List<Integer> newGpus, Endpoint newEndpoint) {
+        if (!state.isFinal()) {
+            throw new IllegalStateException("instance " + id + " is " + state + ": only an ended instance is grown again");
+        }
+        return new InstanceRecord(id, nodeGroup, groupRank, newNode, newGpus, InstanceState.PENDING, null, "Placed", Map.of(), null, null,
+                newEndpoint, null, null, null, null, null, null, restarts + 1, version);
+    }
+
     public InstanceRecord withVersion(long newVersion) {
         return new InstanceRecord(id, nodeGroup, groupRank, node, gpus, state, exitCode, reason, handle, startedAt, finishedAt, endpoint, readyAt,
                 stopRequestedAt, probeFailure, launchFailure, endCause, usage, restarts, newVersion);

@@ -17,7 +17,8 @@ import java.time.Instant;
  * preempted run's resources go to while it stops; {@code capacityReclaimed} says that a run preempted for this one is
  * gone, so what it held is this one's until it is admitted. {@code attemptStartedAt} is when the current attempt was
  * admitted (from then on it holds resources) and {@code priorRuntimeMillis} how long earlier attempts ran: queued time
- * never counts towards {@code maxRuntime}.
+ * never counts towards {@code maxRuntime}. {@code world} is an elastic run's current world while it holds resources
+ * ({@code null}: a rigid run, or one queued).
  */
 public record RunRecord(
         RunId id,
@@ -41,6 +42,7 @@ public record RunRecord(
         Instant attemptStartedAt,
         long priorRuntimeMillis,
         FaultState faults,
+        ElasticWorld world,
         long version) {
 
     public RunRecord {
@@ -55,6 +57,15 @@ public record RunRecord(
         faults = faults == null ? FaultState.NONE : faults;
     }
 
+    /** A run stored before elastic runs: no world. */
+    public RunRecord(RunId id, String workspace, String job, long jobVersion, RunState state, String reason, RunState outcome, int attempt, int priority,
+                     JobSpec spec, Instant createdAt, Instant startedAt, Instant finishedAt, Instant cancelRequestedAt,
+                     RealTimeResources realTimeResources, RunId reclaimFor, boolean capacityReclaimed, RunOrigin origin, Instant attemptStartedAt,
+                     long priorRuntimeMillis, FaultState faults, long version) {
+        this(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt, finishedAt, cancelRequestedAt,
+                realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, null, version);
+    }
+
     /** A new queued run at version 0 (the store makes it version 1). */
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, Instant now) {
         return queued(id, workspace, job, jobVersion, spec, RunOrigin.MANUAL, now);
@@ -62,7 +73,7 @@ public record RunRecord(
 
     public static RunRecord queued(RunId id, String workspace, String job, long jobVersion, JobSpec spec, RunOrigin origin, Instant now) {
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, origin.scheduleTime() != null ? "Scheduled" : "Submitted", null, 1,
-                spec.priority(), spec, now, null, null, null, null, null, false, origin, null, 0, FaultState.NONE, 0);
+                spec.priority(), spec, now, null, null, null, null, null, false, origin, null, 0, FaultState.NONE, null, 0);
     }
 
     /** How many times it was preempted and queued again. */
@@ -102,7 +113,7 @@ public record RunRecord(
                 next.isFinal() ? now : finishedAt,
                 cancelRequestedAt, next.holdsResources() ? realTimeResources : null, next == RunState.TERMINATING ? reclaimFor : null,
                 capacityReclaimed, origin, next == RunState.RUNNING && attemptStartedAt == null ? now : attemptStartedAt,
-                next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, faults, version);
+                next.isFinal() ? priorRuntimeMillis + currentAttemptMillis(now) : priorRuntimeMillis, faults, world, version);
     }
 
     /** Admitted on its quota's guarantee or on idle capacity. */
@@ -110,13 +121,14 @@ public record RunRecord(
         RunRecord starting = moveTo(RunState.STARTING, why, now);
         // Its runtime counts from here: it holds its resources from admission on, while it starts too.
         return new RunRecord(id, workspace, job, jobVersion, starting.state, why, null, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, where, null, false, origin, now, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, where, null, false, origin, now, priorRuntimeMillis, faults, world, version);
     }
 
     /** From idle capacity onto its quota's guarantee, without a restart. */
     public RunRecord promoted() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, RealTimeResources.InQuota, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults,
+                world == null ? null : world.allGuaranteed(), version);
     }
 
     /** This run starts stopping its instances and will end in {@code finalState} once they are gone. */
@@ -152,7 +164,7 @@ public record RunRecord(
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.TERMINATING, why, next, attempt, priority, spec,
                 createdAt, startedAt, finishedAt, cancelRequestedAt, realTimeResources, forRun, capacityReclaimed, origin, attemptStartedAt,
-                priorRuntimeMillis, faults, version);
+                priorRuntimeMillis, faults, world, version);
     }
 
     /** A preempted run whose instances are all gone, queued again for its next attempt. */
@@ -171,13 +183,13 @@ public record RunRecord(
         }
         return new RunRecord(id, workspace, job, jobVersion, RunState.QUEUED, why, null, attempt + 1, priority, spec, createdAt,
                 startedAt, null, cancelRequestedAt, null, null, capacityReclaimed, origin, null,
-                priorRuntimeMillis + currentAttemptMillis(now), faults.restarting(cause).restarted(notBefore), version);
+                priorRuntimeMillis + currentAttemptMillis(now), faults.restarting(cause).restarted(notBefore), null, version);
     }
 
     public RunRecord withFaults(FaultState newFaults) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
                 finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, newFaults,
-                version);
+                world, version);
     }
 
     private long currentAttemptMillis(Instant now) {
@@ -190,16 +202,28 @@ public record RunRecord(
      */
     public RunRecord withCapacityReclaimed() {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, true, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, true, origin, attemptStartedAt, priorRuntimeMillis, faults, world, version);
+    }
+
+    /** Its elastic world changed ({@code null}: none). */
+    public RunRecord withWorld(ElasticWorld newWorld) {
+        return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults,
+                newWorld, version);
+    }
+
+    /** Whether its spec lets it change size: some node group is elastic. */
+    public boolean elastic() {
+        return spec.nodeGroups().stream().anyMatch(io.slipstream.api.spec.NodeGroupSpec::elastic);
     }
 
     public RunRecord withCancelRequestedAt(Instant at) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, at, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, version);
+                finishedAt, at, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, world, version);
     }
 
     public RunRecord withVersion(long newVersion) {
         return new RunRecord(id, workspace, job, jobVersion, state, reason, outcome, attempt, priority, spec, createdAt, startedAt,
-                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, newVersion);
+                finishedAt, cancelRequestedAt, realTimeResources, reclaimFor, capacityReclaimed, origin, attemptStartedAt, priorRuntimeMillis, faults, world, newVersion);
     }
 }

@@ -657,6 +657,26 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
     }
 
     @Test
+    void anElasticRunsWorldRoundTripsAndIsGoneWhenItIsQueuedAgain() {
+        RunRecord stored = createRun(queuedRun("elastic", "team-a", T0));
+        RunRecord admitted = store.write(tx -> tx.updateRun(stored.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0)
+                .withWorld(io.slipstream.model.ElasticWorld.admitted(List.of(0, 1, 2), java.util.Set.of(2)))));
+        RunRecord shrinking = store.write(tx -> tx.updateRun(admitted.withWorld(admitted.world().shrunk(List.of(
+                new io.slipstream.model.ElasticWorld.Leaving(2, new RunId("owner-1"), io.slipstream.api.run.RealTimeResources.NotInQuota,
+                        "Shrunk: capacity reclaimed"))))));
+        assertThat(store.runs().get(stored.id())).contains(shrinking);
+        assertThat(shrinking.world().version()).isEqualTo(2);
+        assertThat(shrinking.world().members()).containsExactly(0, 1);
+        assertThat(shrinking.world().leaving()).extracting(io.slipstream.model.ElasticWorld.Leaving::forRun).containsExactly(new RunId("owner-1"));
+        assertThat(shrinking.world().changing()).isTrue();
+
+        RunRecord preempting = store.write(tx -> tx.updateRun(shrinking.preempting(null, "Preempted")));
+        RunRecord requeued = store.write(tx -> tx.updateRun(preempting.requeued("Preempted", T0.plusSeconds(5))));
+        assertThat(store.runs().get(stored.id()).orElseThrow().world()).as("a world is an attempt's").isNull();
+        assertThat(requeued.world()).isNull();
+    }
+
+    @Test
     void nodesAreDeclaredDownOnceAndUpAgain() {
         assertThat(store.runs().downNodes()).isEmpty();
         store.commit(tx -> tx.markNodeDown(new NodeDown("node-2", "disk failure", T0)));

@@ -23,6 +23,7 @@ public final class JobBuilder {
     private io.slipstream.api.spec.ScheduleSpec schedule;
     private io.slipstream.api.spec.StartupOrder startupOrder;
     private io.slipstream.api.spec.FaultTolerance faultTolerance;
+    private Integer minReplicas;
     private io.slipstream.api.spec.NetworkMode network;
     private io.slipstream.api.spec.IdentitySpec identity;
     private final List<io.slipstream.api.spec.StorageSpec> storage = new ArrayList<>();
@@ -133,6 +134,12 @@ public final class JobBuilder {
         return this;
     }
 
+    /** The current node group's minReplicas: elastic, from this many instances to its replicas. */
+    public JobBuilder minReplicas(int count) {
+        this.minReplicas = count;
+        return this;
+    }
+
     /** The current node group's startup probe, checked every second. */
     public JobBuilder probe(String... probeCommand) {
         this.startupProbe = new io.slipstream.api.spec.StartupProbe(List.of(probeCommand), 1, 3, 0);
@@ -192,6 +199,7 @@ public final class JobBuilder {
         env.clear();
         groupMaxRuntime = null;
         minSuccessReplicas = null;
+        minReplicas = null;
         startupProbe = null;
         memoryLimitBytes = null;
         return this;
@@ -199,7 +207,8 @@ public final class JobBuilder {
 
     private NodeGroupSpec currentGroup() {
         return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime,
-                minSuccessReplicas, startupProbe, 1).withLimits(memoryLimitBytes == null ? null : new io.slipstream.api.spec.Limits(memoryLimitBytes));
+                minSuccessReplicas, startupProbe, 1).withLimits(memoryLimitBytes == null ? null : new io.slipstream.api.spec.Limits(memoryLimitBytes))
+                .withMinReplicas(minReplicas);
     }
 
     public JobSpec spec() {

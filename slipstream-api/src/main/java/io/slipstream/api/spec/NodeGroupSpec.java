@@ -30,6 +30,8 @@ import java.util.Map;
  *                            in {@code env} as {@code {secretRef: secret/key}}); never in {@code env} as well
  * @param secrets             Secrets of the job's workspace given to the instances as files
  * @param placement           where its instances go relative to each other in the cluster's topology ({@code null}: anywhere)
+ * @param minReplicas         the fewest instances it runs with: an elastic group runs with any count from this to
+ *                            {@code replicas} (docs/elastic.md); {@code null}: {@code replicas}, a rigid group
  */
 public record NodeGroupSpec(
         String name,
@@ -47,7 +49,8 @@ public record NodeGroupSpec(
         @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = NodeGroupSpec.OnePort.class) int ports,
         @JsonIgnore Map<String, SecretRef> secretEnv,
         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<SecretMount> secrets,
-        @JsonInclude(JsonInclude.Include.NON_NULL) PlacementSpec placement) {
+        @JsonInclude(JsonInclude.Include.NON_NULL) PlacementSpec placement,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Integer minReplicas) {
     public NodeGroupSpec {
         requireNonNull(name, "name is null");
         command = List.copyOf(command);
@@ -55,6 +58,14 @@ public record NodeGroupSpec(
         ports = Math.max(1, ports);
         secretEnv = secretEnv == null ? Map.of() : Map.copyOf(secretEnv);
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
+    }
+
+    /** A rigid group. */
+    public NodeGroupSpec(String name, int replicas, String shape, Resources resources, Limits limits, List<String> command, Map<String, String> env,
+                         String image, String workingDir, Duration maxRuntime, Integer minSuccessReplicas, StartupProbe startupProbe, int ports,
+                         Map<String, SecretRef> secretEnv, List<SecretMount> secrets, PlacementSpec placement) {
+        this(name, replicas, shape, resources, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas, startupProbe, ports, secretEnv,
+                secrets, placement, null);
     }
 
     /** A group placed anywhere. */
@@ -90,7 +101,8 @@ public record NodeGroupSpec(
                                    @JsonProperty("image") String image, @JsonProperty("workingDir") String workingDir,
                                    @JsonProperty("maxRuntime") Duration maxRuntime, @JsonProperty("minSuccessReplicas") Integer minSuccessReplicas,
                                    @JsonProperty("startupProbe") StartupProbe startupProbe, @JsonProperty("ports") Integer ports,
-                                   @JsonProperty("secrets") List<SecretMount> secrets, @JsonProperty("placement") PlacementSpec placement) {
+                                   @JsonProperty("secrets") List<SecretMount> secrets, @JsonProperty("placement") PlacementSpec placement,
+                                   @JsonProperty("minReplicas") Integer minReplicas) {
         Map<String, String> plain = new java.util.LinkedHashMap<>();
         Map<String, SecretRef> fromSecrets = new java.util.LinkedHashMap<>();
         if (env != null) {
@@ -103,7 +115,8 @@ public record NodeGroupSpec(
             });
         }
         return new NodeGroupSpec(name, replicas == null ? 1 : replicas, shape, resources, limits, command == null ? List.of() : command, plain, image,
-                sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets, placement);
+                sandboxRelative(workingDir), maxRuntime, minSuccessReplicas, startupProbe, ports == null ? 1 : ports, fromSecrets, secrets, placement,
+                minReplicas);
     }
 
     /** {@code env} as written, when there is any: plain values and {@code {secretRef: secret/key}}, by name. */
@@ -132,19 +145,25 @@ public record NodeGroupSpec(
 
     public NodeGroupSpec withResources(Resources resolved) {
         return new NodeGroupSpec(name, replicas, shape, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets, placement);
+                startupProbe, ports, secretEnv, secrets, placement, minReplicas);
     }
 
     /** Sized by {@code resolved} instead of a shape. */
     public NodeGroupSpec withResourcesInsteadOfShape(Resources resolved) {
         return new NodeGroupSpec(name, replicas, null, resolved, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets, placement);
+                startupProbe, ports, secretEnv, secrets, placement, minReplicas);
     }
 
     /** The same group with these limits ({@code null}: none). */
     public NodeGroupSpec withLimits(Limits newLimits) {
         return new NodeGroupSpec(name, replicas, shape, resources, newLimits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
-                startupProbe, ports, secretEnv, secrets, placement);
+                startupProbe, ports, secretEnv, secrets, placement, minReplicas);
+    }
+
+    /** The same group with this minimum ({@code null}: rigid). */
+    public NodeGroupSpec withMinReplicas(Integer newMinReplicas) {
+        return new NodeGroupSpec(name, replicas, shape, resources, limits, command, env, image, workingDir, maxRuntime, minSuccessReplicas,
+                startupProbe, ports, secretEnv, secrets, placement, newMinReplicas);
     }
 
     /**
@@ -179,6 +198,16 @@ public record NodeGroupSpec(
     /** How many instances must succeed: {@code minSuccessReplicas}, or all. */
     public int requiredSuccesses() {
         return minSuccessReplicas == null ? replicas : minSuccessReplicas;
+    }
+
+    /** Whether it may run with fewer instances than its replicas (docs/elastic.md). */
+    public boolean elastic() {
+        return minReplicas != null && minReplicas < replicas;
+    }
+
+    /** The fewest instances it runs with: {@code minReplicas}, or all. */
+    public int minimum() {
+        return minReplicas == null ? replicas : minReplicas;
     }
 
     /** Whether its instances get anything from a Secret. */

@@ -224,6 +224,7 @@ final class SpecChecks {
                     && minSuccess.asLong() > replicas) {
                 add(path + ".minSuccessReplicas", "must be at most replicas (" + replicas + ")");
             }
+            minReplicas(spec, group, path, replicas);
             JsonNode sliceSize = group.path("placement").get("sliceSize");
             if (sliceSize != null && sliceSize.isIntegralNumber() && clean(path + ".placement") && clean(path + ".replicas")
                     && sliceSize.asLong() > 0 && replicas % sliceSize.asLong() != 0) {
@@ -248,6 +249,38 @@ final class SpecChecks {
         } else if (total > SpecReader.MAX_REPLICAS && clean("spec.nodeGroups")) {
             add("spec.nodeGroups", "a run may have at most " + SpecReader.MAX_REPLICAS + " instances (has " + total + ")");
         }
+    }
+
+    /**
+     * An elastic group ({@code minReplicas} below {@code replicas}) has at most its replicas, and nothing a group whose
+     * size changes could not keep: an order of startup (every change of size restarts the world at once), a topology
+     * placement (its extras could not be kept in one domain), a number of successes (its world is what must succeed),
+     * restarts of one rank in place (a change of size restarts every rank).
+     */
+    private void minReplicas(JsonNode spec, JsonNode group, String path, int replicas) {
+        String field = path + ".minReplicas";
+        JsonNode min = group.get("minReplicas");
+        if (min == null || !min.isIntegralNumber() || !clean(field) || !clean(path + ".replicas")) {
+            return;
+        }
+        if (min.asLong() > replicas) {
+            add(field, "must be at most replicas (" + replicas + ")");
+        } else if (min.asLong() == replicas) {
+            return; // rigid, as without it
+        } else if (isText(spec.path("startupOrder"), StartupOrder.InOrder.name())) {
+            add(field, "an elastic group cannot be started InOrder (every change of size restarts all instances at once): "
+                    + "use startupOrder InParallel or leave minReplicas out");
+        } else if (group.hasNonNull("placement")) {
+            add(field, "an elastic group cannot have a placement (its extra instances could not be kept in one topology domain)");
+        } else if (group.hasNonNull("minSuccessReplicas")) {
+            add(field, "an elastic group cannot have minSuccessReplicas (the instances of its current size are what must succeed)");
+        } else if (isText(spec.path("faultTolerance").path("runType"), FaultTolerance.RunType.Async.name())) {
+            add(field, "an elastic run cannot be runType Async (every change of size restarts all its instances together): use Sync");
+        }
+    }
+
+    private static boolean isText(JsonNode node, String text) {
+        return node.isString() && node.asString().equals(text);
     }
 
     /** {@code limits.memory} is at least {@code resources.memory} (a group with a shape is checked where the shape is resolved). */

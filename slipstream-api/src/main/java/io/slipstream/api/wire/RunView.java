@@ -14,7 +14,8 @@ import tools.jackson.databind.JsonNode;
  * was started with ({@code null}: none); {@code labels} its labels (its job's at submit, with those given at submit on
  * top; {@code null}: none); {@code scheduleTime} is the due time of the schedule that started it.
  * {@code restarts} counts its restarts by cause; {@code progress} is what its workload last reported, and the work
- * its stops lost.
+ * its stops lost. {@code world}: an elastic run's current world, while it holds resources ({@code null}: a rigid run, or
+ * none now); a node group's {@code minReplicas} is set where the group is elastic.
  */
 public record RunView(
         String id,
@@ -41,7 +42,17 @@ public record RunView(
         ProgressView progress,
         List<NodeGroupView> nodeGroups,
         List<InstanceView> instances,
-        JsonNode spec) {
+        JsonNode spec,
+        WorldView world) {
+
+    /**
+     * An elastic run's current world (docs/elastic.md): {@code version} ({@code SLIPSTREAM_WORLD_VERSION}), its
+     * {@code size} (instances in it; {@code minimum} to {@code maximum}), how many stand on the quota's guarantee
+     * ({@code inQuota}) and on idle capacity ({@code notInQuota}), and whether it is {@code changing} (the world before
+     * stopping, the new one about to start).
+     */
+    public record WorldView(int version, int size, int minimum, int maximum, int inQuota, int notInQuota, boolean changing) {
+    }
 
     /**
      * How a node group of the current attempt stands: instances placed but not started ({@code pending}), started but
@@ -49,7 +60,7 @@ public record RunView(
      * {@code failed} (non-zero exit, lost) and {@code stopped} (by the platform: cancel, preemption, a failed sibling).
      */
     public record NodeGroupView(String name, int replicas, int minSuccessReplicas, int pending, int starting, int running, int succeeded,
-                                int failed, int stopped) {
+                                int failed, int stopped, Integer minReplicas) {
     }
 
     /**

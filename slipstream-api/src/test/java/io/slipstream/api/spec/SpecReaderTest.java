@@ -283,6 +283,20 @@ class SpecReaderTest {
                 Arguments.of("image with spaces", "command: [x]\n    image: \"a b\"\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].image", "without spaces"),
                 Arguments.of("more successes than replicas", "command: [x]\n    replicas: 2\n    minSuccessReplicas: 3\n    resources: {cpu: 1, memory: 1Gi}",
                         "spec.nodeGroups[0].minSuccessReplicas", "at most replicas (2)"),
+                Arguments.of("an elastic minimum of none", "command: [x]\n    replicas: 4\n    minReplicas: 0\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].minReplicas", "between"),
+                Arguments.of("an elastic minimum above the replicas", "command: [x]\n    replicas: 4\n    minReplicas: 5\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].minReplicas", "at most replicas (4)"),
+                Arguments.of("an elastic minimum not a number", "command: [x]\n    replicas: 4\n    minReplicas: half\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[0].minReplicas", "whole number"),
+                Arguments.of("an elastic group started InOrder", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "  startupOrder: InOrder", "spec.nodeGroups[0].minReplicas", "cannot be started InOrder"),
+                Arguments.of("an elastic group with a placement", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "    placement: {level: rack}", "spec.nodeGroups[0].minReplicas", "cannot have a placement"),
+                Arguments.of("an elastic group with successes to count", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    minSuccessReplicas: 1\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "cannot have minSuccessReplicas"),
+                Arguments.of("an elastic run restarted one rank at a time", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    resources: {cpu: 1, memory: 1Gi}\n"
+                        + "  faultTolerance: {runType: Async}", "spec.nodeGroups[0].minReplicas", "cannot be runType Async"),
                 Arguments.of("a slice that does not divide the group", "command: [x]\n    replicas: 6\n    resources: {cpu: 1, memory: 1Gi}\n"
                         + "    placement: {level: rack, sliceSize: 4, sliceLevel: host}", "spec.nodeGroups[0].placement.sliceSize", "must divide replicas (6)"),
                 Arguments.of("a slice size without its level", "command: [x]\n    replicas: 4\n    resources: {cpu: 1, memory: 1Gi}\n"
@@ -425,6 +439,23 @@ class SpecReaderTest {
             assertThat(p.field()).isEqualTo(field);
             assertThat(p.message()).contains(message);
         });
+    }
+
+    @Test
+    void anElasticGroupIsReadWithItsMinimumAndARigidOneWithout() {
+        String yaml = """
+                apiVersion: slipstream/v1
+                kind: Job
+                metadata: {name: j, workspace: w}
+                spec:
+                  nodeGroups:
+                  - {name: elastic, command: [x], replicas: 4, minReplicas: 1, resources: {cpu: 1, memory: 1Gi}}
+                  - {name: whole, command: [x], replicas: 2, minReplicas: 2, resources: {cpu: 1, memory: 1Gi}}
+                  - {name: plain, command: [x], replicas: 2, resources: {cpu: 1, memory: 1Gi}}
+                """;
+        JobSpec job = (JobSpec) read(yaml).get(0).spec();
+        assertThat(job.nodeGroups()).extracting(NodeGroupSpec::elastic).containsExactly(true, false, false);
+        assertThat(job.nodeGroups()).extracting(NodeGroupSpec::minimum).containsExactly(1, 2, 2);
     }
 
     @Test

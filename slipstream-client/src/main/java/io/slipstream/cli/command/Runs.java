@@ -100,9 +100,20 @@ final class Runs {
         return text.toString();
     }
 
+    /** Where the run's resources are: an elastic run's instances each stand on their own ({@code 2 InQuota + 6 NotInQuota}). */
+    static String resources(RunView run) {
+        if (run.realTimeResources() == null) {
+            return "";
+        }
+        RunView.WorldView world = run.world();
+        if (world == null || world.inQuota() == 0 || world.notInQuota() == 0) {
+            return run.realTimeResources().name();
+        }
+        return world.inQuota() + " InQuota + " + world.notInQuota() + " NotInQuota";
+    }
+
     static List<String> row(RunView run) {
-        return List.of(run.id(), run.job(), run.workspace(), run.state().name(),
-                run.realTimeResources() == null ? "" : run.realTimeResources().name(), counts(run),
+        return List.of(run.id(), run.job(), run.workspace(), run.state().name(), resources(run), counts(run),
                 Output.age(run.createdAt(), null), run.queue() != null ? run.queue().reason() : run.reason());
     }
 
@@ -155,9 +166,16 @@ final class Runs {
             out.println("Queue:      position " + run.queue().position() + ", " + run.queue().reason() + ": " + run.queue().message());
         }
         out.println("Quota:      " + (run.quota() == null ? "(none: it may only borrow what no quota guarantees)" : run.workspace() + "/" + run.quota()));
-        if (run.realTimeResources() != null) {
+        if (run.realTimeResources() != null && run.world() != null) {
+            out.println("Resources:  " + run.world().inQuota() + " InQuota + " + run.world().notInQuota() + " NotInQuota instance(s)");
+        } else if (run.realTimeResources() != null) {
             out.println("Resources:  " + run.realTimeResources()
                     + (run.realTimeResources().name().equals("InQuota") ? " (its quota's guarantee)" : " (idle capacity: may be reclaimed)"));
+        }
+        if (run.world() != null) {
+            RunView.WorldView world = run.world();
+            out.println("World:      " + world.size() + " instance(s) of " + world.minimum() + " to " + world.maximum() + ", world " + world.version()
+                    + (world.changing() ? " (changing: the world before is stopping)" : ""));
         }
         out.println("Attempt:    " + run.attempt() + restarts(run.restarts()));
         RunView.ProgressView progress = run.progress();
@@ -190,7 +208,8 @@ final class Runs {
             out.println("Groups:");
             List<List<String>> groupRows = new ArrayList<>();
             for (RunView.NodeGroupView group : run.nodeGroups()) {
-                groupRows.add(List.of("  " + group.name(), group.replicas() + " (" + group.minSuccessReplicas() + " must succeed)",
+                groupRows.add(List.of("  " + group.name(), (group.minReplicas() != null ? group.minReplicas() + " to " : "") + group.replicas()
+                                + (group.minReplicas() != null ? "" : " (" + group.minSuccessReplicas() + " must succeed)"),
                         Integer.toString(group.pending()), Integer.toString(group.starting()), Integer.toString(group.running()),
                         Integer.toString(group.succeeded()), Integer.toString(group.failed()), Integer.toString(group.stopped())));
             }

@@ -73,6 +73,7 @@ public final class FakeExecutor implements Executor {
     /** Whether instances ignore the notice and are killed once their grace period is over (see {@link #ignoringNotices}). */
     private volatile boolean ignoringNotices;
     private volatile String problem;
+    private volatile boolean restartsInPlace;
     /** When each instance told to stop is killed: this executor's memory, gone with it (as a server's timers are). */
     private final Map<InstanceId, java.util.Map.Entry<java.time.Instant, Map<String, String>>> killsDue = new LinkedHashMap<>();
     private volatile Consumer<InstanceReport> listener = r -> {
@@ -150,7 +151,8 @@ public final class FakeExecutor implements Executor {
 
         Instance(LaunchSpec spec) {
             this.spec = spec;
-            this.handle = handleOf(spec.id());
+            this.handle = spec.restart() == 0 ? handleOf(spec.id())
+                    : Map.of("fake", spec.id().toString(), Executor.RESTART_KEY, Integer.toString(spec.restart()));
         }
     }
 
@@ -402,8 +404,13 @@ public final class FakeExecutor implements Executor {
         boolean fresh;
         synchronized (cluster) {
             requireCurrentEpoch();
-            fresh = !cluster.instances.containsKey(spec.id());
-            instance = cluster.instances.computeIfAbsent(spec.id(), id -> new Instance(spec));
+            Instance before = cluster.instances.get(spec.id());
+            // A restart in place: the ended launch's id launched again, newer than it, is a new process.
+            fresh = before == null || before.exitCode != null && spec.restart() > Executor.restartOf(before.handle);
+            if (fresh) {
+                cluster.instances.put(spec.id(), new Instance(spec));
+            }
+            instance = cluster.instances.get(spec.id());
             if (fresh || instance.exitCode == null) {
                 cluster.identity.put(spec.id(), spec.identity()); // adopted: the new tokens replace the old, as a refresh would
             }
@@ -469,6 +476,17 @@ public final class FakeExecutor implements Executor {
     }
 
     /** What {@link #problem} says from now on ({@code null}: nothing), as an executor whose backend stopped answering. */
+    /** From now on it says it restarts instances in place ({@link Executor#restartsInPlace}): it always does. */
+    public FakeExecutor restartingInPlace() {
+        this.restartsInPlace = true;
+        return this;
+    }
+
+    @Override
+    public boolean restartsInPlace() {
+        return restartsInPlace;
+    }
+
     public void setProblem(String problem) {
         this.problem = problem;
     }

@@ -26,7 +26,7 @@ class MemoryBurstsTest {
         JobSpec equal = aJob("equal").memoryGi(2).memoryLimitGi(2).spec();
         JobSpec second = aJob("second").memoryGi(2).andGroup("loader").memoryGi(2).memoryLimitGi(8).spec();
         NodeGroupSpec shaped = NodeGroupSpec.of("shaped", 1, "gpu.small", null, new Limits(8L << 30), List.of("x"), null, null, null, null,
-                null, null, null, null, null);
+                null, null, null, null, null, null);
         JobSpec unresolved = new JobSpec(0, List.of(shaped));
         JobSpec resolved = new JobSpec(0, List.of(shaped.withResources(new Resources(1000, 4L << 30, 0, null))));
         return Stream.of(

@@ -59,6 +59,12 @@ public final class RunLifecycle {
         if (!run.state().holdsResources() || run.cancelRequestedAt() != null) {
             return Wants.NOTHING;
         }
+        if (run.world() != null && run.world().changing()) {
+            List<InstanceRecord> failed = WorldChanges.failedMembers(run, instances);
+            boolean judged = !failed.isEmpty() && !run.spec().faultTolerance().retryPatterns().isEmpty();
+            return judged ? new Wants(false, false, rootCause(failed)) : Wants.NOTHING;
+        }
+        instances = WorldChanges.current(run, instances);
         List<InstanceRecord> failed = failed(instances);
         InstanceRecord logsOf = !failed.isEmpty() && !run.spec().faultTolerance().retryPatterns().isEmpty() ? rootCause(failed) : null;
         return new Wants(failed.isEmpty(), false, logsOf);
@@ -135,6 +141,17 @@ public final class RunLifecycle {
         if (run.cancelRequestedAt() != null) {
             return terminate(run.terminating(RunState.CANCELLED, "CancelRequested"), instances);
         }
+        if (run.world() != null) {
+            if (run.world().changing()) {
+                List<InstanceRecord> failedMembers = WorldChanges.failedMembers(run, instances);
+                if (!failedMembers.isEmpty()) { // judged at once: its peers were told to stop, their ends are no symptom
+                    InstanceRecord root = rootCause(failedMembers);
+                    return fault(run, instances, faultOf(root, seen.logLines().getOrDefault(root.id(), List.of())));
+                }
+                return WorldChanges.next(run, instances, changeGrace(run));
+            }
+            instances = WorldChanges.current(run, instances); // the slots a shrink removed are history
+        }
         List<InstanceRecord> failed = failed(instances);
         if (!failed.isEmpty()) {
             if (settling(run, instances, failed, now)) {
@@ -205,8 +222,9 @@ public final class RunLifecycle {
         Instant now = seen.now();
         WorkLost lost = null;
         if (countsWorkLost(run.outcome())) {
-            FaultState progressed = seen.activities() == null ? run.faults() : Liveness.progress(run.faults(), instances, seen.activities());
-            long millis = Liveness.workLostMillis(progressed, instances, now);
+            List<InstanceRecord> current = WorldChanges.current(run, instances); // not the slots a shrink removed before
+            FaultState progressed = seen.activities() == null ? run.faults() : Liveness.progress(run.faults(), current, seen.activities());
+            long millis = Liveness.workLostMillis(progressed, current, now);
             lost = new WorkLost(run.attempt(), millis, progressed.checkpointStep());
             run = run.withFaults(progressed.lost(millis));
         }
@@ -254,6 +272,11 @@ public final class RunLifecycle {
             return run.spec().preemptionGracePeriod();
         }
         return limits.gracePeriod();
+    }
+
+    /** How long an elastic run's instances have to save and exit when its world changes: as for a preemption. */
+    public Duration changeGrace(RunRecord run) {
+        return run.spec().preemptionGracePeriod() != null ? run.spec().preemptionGracePeriod() : limits.gracePeriod();
     }
 
     /** The run's policy decides: the whole gang restarts as a new attempt, or the run fails. */
@@ -323,10 +346,16 @@ public final class RunLifecycle {
                 instance.launchFailure(), logLines);
     }
 
-    /** Whether every node group has as many succeeded instances as it needs (all, unless minSuccessReplicas says fewer). */
+    /**
+     * Whether every node group has as many succeeded instances as it needs (all, unless minSuccessReplicas says fewer);
+     * an elastic run's {@code instances} are its world's members, and every one of them must succeed.
+     */
     static boolean enoughSucceeded(RunRecord run, List<InstanceRecord> instances) {
         if (instances.isEmpty()) {
             return false;
+        }
+        if (run.world() != null) {
+            return instances.stream().allMatch(i -> i.state() == InstanceState.SUCCEEDED);
         }
         Map<String, Long> succeeded = instances.stream().filter(i -> i.state() == InstanceState.SUCCEEDED)
                 .collect(Collectors.groupingBy(InstanceRecord::nodeGroup, Collectors.counting()));

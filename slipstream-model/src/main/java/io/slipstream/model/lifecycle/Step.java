@@ -29,6 +29,8 @@ public sealed interface Step {
 
         R restartInstance(RestartInstance step);
 
+        R changeWorld(ChangeWorld step);
+
         R requeue(Requeue step);
 
         R end(End step);
@@ -69,7 +71,8 @@ public sealed interface Step {
     }
 
     /**
-     * The run is stopping (it is, or moves to, TERMINATING as {@code next} says; {@code next} may be the run as it is)
+     * The run is stopping (it is, or moves to, TERMINATING as {@code next} says; {@code next} may be the run as it is:
+     * an elastic run whose world changes stays RUNNING while the world before stops)
      * and these instances are told to stop. A PENDING one the executor never heard of ends KILLED ("Never started").
      */
     record Terminate(RunRecord next, List<Stop> stops) implements Step {
@@ -131,6 +134,24 @@ public sealed interface Step {
         @Override
         public <R> R accept(Handler<R> handler) {
             return handler.restartInstance(this);
+        }
+    }
+
+    /**
+     * Every instance of an elastic run's world before is gone: the new world starts ({@code next}, its world no longer
+     * changing), {@code restarted} its surviving members pending again in place (same node, GPUs, endpoint), launched by
+     * the steps that follow with the new world's size and ranks; {@code message} says what changed.
+     */
+    record ChangeWorld(RunRecord next, List<InstanceRecord> restarted, String message) implements Step {
+        public ChangeWorld {
+            requireNonNull(next, "next is null");
+            restarted = List.copyOf(restarted);
+            requireNonNull(message, "message is null");
+        }
+
+        @Override
+        public <R> R accept(Handler<R> handler) {
+            return handler.changeWorld(this);
         }
     }
 

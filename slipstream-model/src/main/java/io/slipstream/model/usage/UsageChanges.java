@@ -24,7 +24,8 @@ public final class UsageChanges {
     public static List<UsageChange> between(RunRecord before, RunRecord after, Instant now) {
         UsageKind was = before == null ? null : kindOf(before);
         UsageKind is = kindOf(after);
-        boolean sameSegment = was == is && (before == null || before.attempt() == after.attempt());
+        // An elastic run's change of size is a new segment too: each charges what the run held while it lasted.
+        boolean sameSegment = was == is && (before == null || before.attempt() == after.attempt() && total(before).equals(total(after)));
         if (sameSegment) {
             return List.of();
         }
@@ -33,7 +34,7 @@ public final class UsageChanges {
             long lostInstanceMillis = lostToPreemption(before, after);
             // Work lost is counted in instance-time: charged at what an instance of the run holds on average.
             Resources total = total(before);
-            int instances = Math.max(1, before.spec().instanceCount());
+            int instances = Math.max(1, before.world() != null ? before.world().members().size() : before.spec().instanceCount());
             changes.add(new UsageChange.Closed(before.id(), now, lostInstanceMillis * total.gpu() / instances,
                     lostInstanceMillis * total.milliCpu() / instances));
         }
@@ -79,9 +80,16 @@ public final class UsageChanges {
         return Math.max(0, after.faults().workLostMillis() - before.faults().workLostMillis());
     }
 
-    /** What all of a run's instances hold together. */
+    /** What all of a run's instances hold together: an elastic run's, those of its world. */
     public static Resources total(RunRecord run) {
         Resources total = Resources.NONE;
+        if (run.world() != null) {
+            for (int slot : run.world().members()) {
+                Resources each = io.slipstream.model.ElasticWorld.groupOf(run.spec(), slot).resources();
+                total = each == null ? total : total.plus(each);
+            }
+            return total;
+        }
         for (NodeGroupSpec group : run.spec().nodeGroups()) {
             if (group.resources() != null) {
                 total = total.plus(group.resources().times(group.replicas()));

@@ -256,6 +256,11 @@ class RunLifecycleInvariantsTest {
             }
 
             @Override
+            public Boolean changeWorld(Step.ChangeWorld step) {
+                throw new AssertionError(what("a rigid run's world never changes"));
+            }
+
+            @Override
             public Boolean requeue(Step.Requeue step) {
                 assertThat(instances).as(what("queued again only once all are gone")).allMatch(i -> i.state().isFinal());
                 assertThat(step.next().attempt()).isEqualTo(run.attempt() + 1);

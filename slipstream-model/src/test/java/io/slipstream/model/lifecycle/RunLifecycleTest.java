@@ -368,6 +368,11 @@ class RunLifecycleTest {
             }
 
             @Override
+            public RunRecord changeWorld(Step.ChangeWorld s) {
+                return s.next();
+            }
+
+            @Override
             public RunRecord requeue(Step.Requeue s) {
                 return s.next();
             }

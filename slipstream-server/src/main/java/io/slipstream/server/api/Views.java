@@ -39,8 +39,35 @@ final class Views {
                 run.cancelRequestedAt(), run.origin().overrides().isEmpty() ? null : run.origin().overrides(), run.origin().scheduleTime(),
                 restarts(run, hidden), progress(run),
                 nodeGroups(run, instances),
-                instances.stream().map(i -> instance(i, showNodes && (admin || i.id().attempt() == run.attempt()), hidden)).toList(),
-                withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null);
+                instances.stream().map(i -> instance(i, showNodes && (admin || i.id().attempt() == run.attempt() && onOwnGuarantee(run, i)), hidden))
+                        .toList(),
+                withSpec ? SpecWriter.write(new Document<>(ObjectMeta.of(run.job(), run.workspace()), run.spec())) : null, world(run));
+    }
+
+    /** An elastic run's world as shown: its size and how its instances stand ({@code null}: a rigid run, or one holding nothing). */
+    static RunView.WorldView world(RunRecord run) {
+        var world = run.world();
+        if (world == null || !run.state().holdsResources()) {
+            return null;
+        }
+        int minimum = 0;
+        int maximum = 0;
+        for (var group : run.spec().nodeGroups()) {
+            minimum += group.minimum();
+            maximum += group.replicas();
+        }
+        int notInQuota = world.notInQuota(run.realTimeResources());
+        return new RunView.WorldView(world.version(), world.members().size(), minimum, maximum, world.members().size() - notInQuota, notInQuota,
+                world.changing());
+    }
+
+    /**
+     * Whether an instance of a run is on the run's own guarantee: a rigid run's all are; of an elastic run, only members
+     * of its world not on idle capacity (a slot removed stood as it did; its node is not said).
+     */
+    static boolean onOwnGuarantee(RunRecord run, InstanceRecord instance) {
+        var world = run.world();
+        return world == null || world.isMember(instance.id().rank()) && !world.borrowed().contains(instance.id().rank());
     }
 
     static RunView.RestartsView restarts(RunRecord run, java.util.Set<String> hidden) {
@@ -75,7 +102,7 @@ final class Views {
                 counts[slot]++;
             }
             groups.add(new RunView.NodeGroupView(group.name(), group.replicas(), group.requiredSuccesses(), counts[0], counts[1], counts[2],
-                    counts[3], counts[4], counts[5]));
+                    counts[3], counts[4], counts[5], group.elastic() ? group.minimum() : null));
         }
         return groups;
     }
@@ -104,7 +131,7 @@ final class Views {
             if (instance.node() == null || instance.node().isEmpty()) {
                 continue;
             }
-            (current && instance.id().attempt() == run.attempt() ? shown : nodes).add(instance.node());
+            (current && instance.id().attempt() == run.attempt() && onOwnGuarantee(run, instance) ? shown : nodes).add(instance.node());
         }
         nodes.removeAll(shown); // a node its current attempt holds on its own guarantee is shown anyway
         return nodes;

@@ -7,6 +7,7 @@ import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.executor.Executor;
 import io.slipstream.executor.ExecutorException;
+import io.slipstream.model.ElasticWorld;
 import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
@@ -50,8 +51,11 @@ final class Admissions {
     record Admitted(RunRecord run, List<InstanceRecord> instances) {
     }
 
-    /** An admission the scheduler decided. */
-    record Request(RunRecord run, List<Placement> placements, RealTimeResources where) {
+    /** An admission the scheduler decided; {@code borrowed}: an elastic run's extras on idle capacity while it stands InQuota. */
+    record Request(RunRecord run, List<Placement> placements, RealTimeResources where, Set<Integer> borrowed) {
+        Request(RunRecord run, List<Placement> placements, RealTimeResources where) {
+            this(run, placements, where, Set.of());
+        }
     }
 
     /** An admission with the instances it places (and its attempt's token, if one is to be stored), ready to be recorded. */
@@ -111,6 +115,9 @@ final class Admissions {
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.
         long nodeCount = request.placements().stream().map(Placement::node).distinct().count();
         RunRecord starting = run.admitted(request.where(), "Admitted " + request.where() + " on " + nodeCount + " node(s)", now);
+        if (run.elastic()) { // its first world: the instances placed, of the slots up to its replicas
+            starting = starting.withWorld(ElasticWorld.admitted(request.placements().stream().map(Placement::rank).toList(), request.borrowed()));
+        }
         Optional<RunTokens.Admitted> token = runTokens == null ? Optional.empty() : runTokens.forAdmission(run.id(), starting.attempt());
         return Optional.of(new Prepared(run, starting, instances, request.placements(), request.where(), now, token));
     }

@@ -5,6 +5,7 @@ import io.slipstream.api.run.RunState;
 import io.slipstream.api.spec.Kind;
 import io.slipstream.api.wire.RunView;
 import io.slipstream.executor.Executor;
+import io.slipstream.model.ElasticWorld;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.lifecycle.Observation;
@@ -161,9 +162,10 @@ final class ControlCycle implements AutoCloseable {
                 instances, reclaimedOwners(runs), topology);
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
-        Set<Integer> takenPorts = takenPorts(instances); // as they were before any decision
+        Set<Integer> takenPorts = takenPorts(byId, instances); // as they were before any decision
         Map<RunId, RunView.QueueView> status = new HashMap<>(gate.backingOff());
-        DecisionApplier applier = new DecisionApplier(store, clock, stepper, this::observation, byId, instances, status);
+        DecisionApplier applier = new DecisionApplier(store, clock, stepper, this::observation, byId, instances, status,
+                new WorldDecisions(store, executor, clock, takenPorts));
         conflicts.begin();
         for (Decision decision : result.decisions()) {
             try (var ignored = MDC.putCloseable("run", decision.runId().value())) {
@@ -181,14 +183,21 @@ final class ControlCycle implements AutoCloseable {
         return deferred;
     }
 
-    /** The ports of every endpoint still held: a new admission's endpoints avoid them. */
-    private static Set<Integer> takenPorts(Map<RunId, List<InstanceRecord>> instances) {
+    /**
+     * The ports of every endpoint still held: a new admission's endpoints avoid them. An elastic run's members keep
+     * theirs while its world changes, stopped or not: they start again with them.
+     */
+    private static Set<Integer> takenPorts(Map<RunId, RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
         Set<Integer> taken = new HashSet<>();
-        instances.values().forEach(list -> list.forEach(i -> {
-            if (i.endpoint() != null && !i.state().isFinal()) {
-                taken.addAll(i.endpoint().ports());
-            }
-        }));
+        instances.forEach((runId, list) -> {
+            RunRecord run = runs.get(runId);
+            ElasticWorld changing = run == null || run.world() == null || !run.world().changing() ? null : run.world();
+            list.forEach(i -> {
+                if (i.endpoint() != null && (!i.state().isFinal() || changing != null && changing.isMember(i.id().rank()))) {
+                    taken.addAll(i.endpoint().ports());
+                }
+            });
+        });
         return taken;
     }
 

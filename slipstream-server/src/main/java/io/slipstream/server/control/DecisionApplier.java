@@ -36,14 +36,17 @@ final class DecisionApplier implements Decision.Handler<Void> {
     private final Map<RunId, List<InstanceRecord>> instances;
     private final Map<RunId, RunView.QueueView> status;
     private final List<Admissions.Request> admissions = new ArrayList<>();
+    private final WorldDecisions worlds;
 
     /**
      * @param runs      the runs the scheduler decided on, by id
      * @param instances their instances, by run
      * @param status    why each queued run waits: the waits decided are added to it
+     * @param worlds    records elastic runs' grows and shrinks
      */
     DecisionApplier(Store store, Clock clock, RunStepper stepper, Supplier<Observation> observation, Map<RunId, RunRecord> runs,
-                    Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunView.QueueView> status) {
+                    Map<RunId, List<InstanceRecord>> instances, Map<RunId, RunView.QueueView> status, WorldDecisions worlds) {
+        this.worlds = worlds;
         this.store = store;
         this.clock = clock;
         this.stepper = stepper;
@@ -66,7 +69,7 @@ final class DecisionApplier implements Decision.Handler<Void> {
 
     @Override
     public Void admit(Decision.Admit admit) {
-        admissions.add(new Admissions.Request(runs.get(admit.runId()), admit.placements(), admit.realTimeResources()));
+        admissions.add(new Admissions.Request(runs.get(admit.runId()), admit.placements(), admit.realTimeResources(), admit.borrowed()));
         return null;
     }
 
@@ -89,16 +92,24 @@ final class DecisionApplier implements Decision.Handler<Void> {
         return null;
     }
 
-    /** The server admits no elastic run yet (its runs have no minReplicas): a grow can only come from a bug. */
+    /** An elastic run grows: its new world recorded, the world before told to stop in this cycle (docs/elastic.md). */
     @Override
     public Void grow(Decision.Grow grow) {
-        throw new IllegalStateException("run " + grow.runId() + ": elastic runs are not admitted by the server yet, so none can grow");
+        RunRecord run = runs.get(grow.runId());
+        worlds.grow(run, instances.getOrDefault(run.id(), List.of()), grow).ifPresent(this::step);
+        return null;
     }
 
-    /** As {@link #grow}: no elastic run, so no shrink. */
+    /** An elastic run shrinks instead of stopping whole: the slots removed and the survivors get their notices in this cycle. */
     @Override
     public Void shrink(Decision.Shrink shrink) {
-        throw new IllegalStateException("run " + shrink.runId() + ": elastic runs are not admitted by the server yet, so none can shrink");
+        RunRecord run = runs.get(shrink.runId());
+        step(worlds.shrink(run, instances.getOrDefault(run.id(), List.of()), shrink));
+        return null;
+    }
+
+    private void step(WorldDecisions.Applied applied) {
+        stepper.of(applied.run(), applied.instances()).take(stepper.lifecycle(), observation.get());
     }
 
     @Override

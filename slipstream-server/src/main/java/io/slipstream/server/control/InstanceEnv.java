@@ -11,7 +11,8 @@ import java.util.stream.Collectors;
 /**
  * The environment every instance sees: its spec's env, then who it is in the run ({@code SLIPSTREAM_*}) and the
  * names distributed-training frameworks already read ({@code RANK}, {@code WORLD_SIZE}, ...). Ours come last so a
- * spec cannot fake them (the spec reader also refuses the {@code SLIPSTREAM_} prefix).
+ * spec cannot fake them (the spec reader also refuses the {@code SLIPSTREAM_} prefix). An elastic run's ranks and sizes
+ * are those of its current world ({@link WorldRanks}), which {@code SLIPSTREAM_WORLD_VERSION} numbers.
  */
 final class InstanceEnv {
     private InstanceEnv() {
@@ -23,23 +24,26 @@ final class InstanceEnv {
 
     /** @param master rank 0's address and first port, or {@code null} if unknown */
     static Map<String, String> of(RunRecord run, NodeGroupSpec group, InstanceRecord instance, ClusterMetadata.Address master) {
-        int worldSize = run.spec().instanceCount();
+        int worldSize = WorldRanks.worldSize(run);
+        String rank = Integer.toString(WorldRanks.rank(run, instance));
+        String groupRank = Integer.toString(WorldRanks.groupRank(run, instance));
         Map<String, String> env = new LinkedHashMap<>(group.env());
         env.put("SLIPSTREAM_RUN_ID", run.id().value());
         env.put("SLIPSTREAM_JOB", run.job());
         env.put("SLIPSTREAM_WORKSPACE", run.workspace());
         env.put("SLIPSTREAM_ATTEMPT", Integer.toString(instance.id().attempt()));
         env.put("SLIPSTREAM_NODE_GROUP", instance.nodeGroup());
-        env.put("SLIPSTREAM_RANK", Integer.toString(instance.id().rank()));
-        env.put("SLIPSTREAM_GROUP_RANK", Integer.toString(instance.groupRank()));
+        env.put("SLIPSTREAM_RANK", rank);
+        env.put("SLIPSTREAM_GROUP_RANK", groupRank);
         env.put("SLIPSTREAM_WORLD_SIZE", Integer.toString(worldSize));
+        env.put("SLIPSTREAM_WORLD_VERSION", Integer.toString(WorldRanks.version(run)));
         env.put("SLIPSTREAM_NODE", instance.node());
-        env.put("RANK", Integer.toString(instance.id().rank()));
+        env.put("RANK", rank);
         env.put("WORLD_SIZE", Integer.toString(worldSize));
-        env.put("NODE_RANK", Integer.toString(instance.id().rank()));
+        env.put("NODE_RANK", rank);
         env.put("NNODES", Integer.toString(worldSize));
         env.put("LOCAL_RANK", "0");
-        putTorchElastic(env, run, group, instance, worldSize);
+        putTorchElastic(env, run, group, instance, rank, groupRank);
         if (master != null) {
             env.put("MASTER_ADDR", master.addr());
             env.put("MASTER_PORT", Integer.toString(master.port()));
@@ -62,14 +66,16 @@ final class InstanceEnv {
      * (torchrun itself is not needed). torchrun's agent is our instance: each is a "node" with one worker, so
      * {@code GROUP_RANK} (torchrun's node rank) is the global rank; its role is our node group.
      */
-    private static void putTorchElastic(Map<String, String> env, RunRecord run, NodeGroupSpec group, InstanceRecord instance, int worldSize) {
+    private static void putTorchElastic(Map<String, String> env, RunRecord run, NodeGroupSpec group, InstanceRecord instance, String rank,
+                                        String groupRank) {
+        int worldSize = WorldRanks.worldSize(run);
         String restarts = Integer.toString(restartsSoFar(instance));
         env.put("LOCAL_WORLD_SIZE", "1");
-        env.put("GROUP_RANK", Integer.toString(instance.id().rank()));
+        env.put("GROUP_RANK", rank);
         env.put("GROUP_WORLD_SIZE", Integer.toString(worldSize));
         env.put("ROLE_NAME", group.name());
-        env.put("ROLE_RANK", Integer.toString(instance.groupRank()));
-        env.put("ROLE_WORLD_SIZE", Integer.toString(group.replicas()));
+        env.put("ROLE_RANK", groupRank);
+        env.put("ROLE_WORLD_SIZE", Integer.toString(WorldRanks.groupSize(run, group)));
         env.put("TORCHELASTIC_RUN_ID", run.id().value());
         env.put("TORCHELASTIC_RESTART_COUNT", restarts);
         env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(run.spec().faultTolerance().maxRestarts()));

@@ -112,10 +112,7 @@ public final class RunFactory {
     }
 
     private void checkRunType(JobSpec spec, Problems problems) {
-        if (!restartsInPlace && spec.faultTolerance().runType() == io.slipstream.api.spec.FaultTolerance.RunType.Async) {
-            problems.add("spec.faultTolerance.runType",
-                    "Async is not supported by this server's executor, which cannot restart one instance in place (use Sync)");
-        }
+        InPlaceRestarts.check(spec, restartsInPlace, "", problems);
     }
 
     /**

@@ -13,7 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** The metadata every instance of a run's attempt gets: all its instances, where to reach them, and its storage. */
+/**
+ * The metadata every instance of a run's attempt gets: all its instances (an elastic run's: its world's, ranked as
+ * {@link WorldRanks} says), where to reach them, and its storage.
+ */
 final class RunMetadata {
     private RunMetadata() {
     }
@@ -30,13 +33,14 @@ final class RunMetadata {
     static ClusterMetadata of(RunRecord run, List<InstanceRecord> instances, Set<InstanceId> starting, Map<String, Map<String, String>> places) {
         List<ClusterMetadata.Instance> entries = new ArrayList<>();
         ClusterMetadata.Address master = null;
-        for (InstanceRecord instance : instances.stream().sorted(Comparator.comparingInt(i -> i.id().rank())).toList()) {
+        for (InstanceRecord instance : WorldRanks.listed(run, instances).stream().sorted(Comparator.comparingInt(i -> i.id().rank())).toList()) {
             Endpoint endpoint = instance.endpoint() == null ? new Endpoint("localhost", "localhost", "127.0.0.1", List.of()) : instance.endpoint();
             boolean started = instance.state() != InstanceState.PENDING || starting.contains(instance.id());
-            entries.add(new ClusterMetadata.Instance(instance.displayName(), instance.nodeGroup(), instance.id().rank(), instance.groupRank(),
+            int rank = WorldRanks.rank(run, instance);
+            entries.add(new ClusterMetadata.Instance(instance.displayName(), instance.nodeGroup(), rank, WorldRanks.groupRank(run, instance),
                     instance.node(), endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), started,
                     instance.node() == null ? Map.of() : places.getOrDefault(instance.node(), Map.of())));
-            if (instance.id().rank() == 0) {
+            if (rank == 0) {
                 // Where the IP is known only once the instance runs (Kubernetes), its stable DNS name is the address.
                 String addr = endpoint.ip() == null || endpoint.ip().isBlank() ? endpoint.fqdn() : endpoint.ip();
                 master = new ClusterMetadata.Address(addr, endpoint.ports().isEmpty() ? 0 : endpoint.ports().get(0));
@@ -48,6 +52,6 @@ final class RunMetadata {
                     spec.mountPath() == null ? "/mnt/" + spec.name() : spec.mountPath()));
         }
         return new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, run.id().value(), run.workspace(), run.job(), run.attempt(),
-                run.spec().instanceCount(), run.spec().startupOrder().name(), master, entries, storage);
+                WorldRanks.worldSize(run), run.spec().startupOrder().name(), master, entries, storage);
     }
 }

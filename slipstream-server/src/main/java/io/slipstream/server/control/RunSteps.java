@@ -5,6 +5,7 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
 import io.slipstream.api.run.RunState;
 import io.slipstream.executor.Executor;
+import io.slipstream.model.ElasticWorld;
 import io.slipstream.model.EventType;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
@@ -207,6 +208,32 @@ final class RunSteps implements Step.Handler<Boolean> {
             tx.appendEvent(RunEvent.of(before.id(), now, EventType.InstanceRestarted, step.instance().state().name(), "RestartedInPlace",
                     step.message(), step.instance().displayName()));
             return tx.updateRun(step.next());
+        });
+        LOG.info("run {}: {}", run.id(), step.message());
+        return true;
+    }
+
+    /**
+     * Records the start of an elastic run's new world (its members pending again in place, the run's world no longer
+     * changing, the event) in one transaction; the next steps launch the members. What the slots removed held now goes
+     * to the runs they were removed for.
+     */
+    @Override
+    public Boolean changeWorld(Step.ChangeWorld step) {
+        Instant now = clock.instant();
+        RunRecord before = run;
+        run = store.write(tx -> {
+            step.restarted().forEach(restarted -> replace(tx.updateInstance(restarted)));
+            tx.appendEvent(RunEvent.of(before.id(), now, EventType.WorldChanged, before.state().name(), "WorldStarted", step.message(), null));
+            for (ElasticWorld.Leaving leaving : before.world().leaving()) {
+                if (leaving.forRun() != null) {
+                    tx.runs().get(leaving.forRun()).filter(owner -> owner.state() == RunState.QUEUED && !owner.capacityReclaimed())
+                            .ifPresent(owner -> tx.updateRun(owner.withCapacityReclaimed()));
+                }
+            }
+            RunRecord updated = tx.updateRun(step.next());
+            tx.recordUsage(UsageChanges.between(before, updated, now));
+            return updated;
         });
         LOG.info("run {}: {}", run.id(), step.message());
         return true;

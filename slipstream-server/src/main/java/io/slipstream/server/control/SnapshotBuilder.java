@@ -52,7 +52,9 @@ final class SnapshotBuilder {
         for (RunRecord run : runs) {
             if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
                 pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run, topology),
-                        reclaimed.contains(run.id())));
+                        reclaimed.contains(run.id()), minimums(run)));
+            } else if (run.state().holdsResources() && run.world() != null) {
+                ElasticRuns.active(run, instances.getOrDefault(run.id(), List.of()), topology).ifPresent(active::add);
             } else if (run.state().holdsResources()) {
                 List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
                 if (!allocations.isEmpty()) {
@@ -91,6 +93,13 @@ final class SnapshotBuilder {
             }
         }
         return requests;
+    }
+
+    /** The minimum of each elastic node group (none: a rigid run). */
+    static Map<String, Integer> minimums(RunRecord run) {
+        Map<String, Integer> minimums = new java.util.TreeMap<>();
+        run.spec().nodeGroups().stream().filter(NodeGroupSpec::elastic).forEach(g -> minimums.put(g.name(), g.minimum()));
+        return minimums;
     }
 
     /** What the run's live instances hold: every instance not yet ended keeps its share of its node. */

@@ -170,10 +170,7 @@ public final class DocumentService {
             }
             limits.check(job, prefix + "spec.", problems);
             io.slipstream.server.secret.SecretReferences.check(tx, document.workspace(), job, prefix + "spec.", problems);
-            if (!restartsInPlace && job.faultTolerance().runType() == io.slipstream.api.spec.FaultTolerance.RunType.Async) {
-                problems.add(prefix + "spec.faultTolerance.runType",
-                        "Async is not supported by this server's executor, which cannot restart one instance in place (use Sync)");
-            }
+            io.slipstream.server.control.InPlaceRestarts.check(job, restartsInPlace, prefix, problems);
             if (imageRequired) {
                 for (int i = 0; i < job.nodeGroups().size(); i++) {
                     if (job.nodeGroups().get(i).image() == null) {

@@ -90,7 +90,7 @@ final class RunTable {
                 micros(run.finishedAt()), micros(run.cancelRequestedAt()), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(),
                 new RunOrigin(origin.overrides(), micros(origin.scheduleTime()), origin.idempotencyKey(), origin.submittedBy(), origin.labels()),
                 micros(run.attemptStartedAt()),
-                run.priorRuntimeMillis(), run.faults(), run.version());
+                run.priorRuntimeMillis(), run.faults(), run.world(), run.version());
     }
 
     static Optional<RunRecord> findByIdempotencyKey(Tables t, String workspace, String key) {
@@ -109,7 +109,7 @@ final class RunTable {
             t.runs().put(id.value(), new RunRecord(run.id(), run.workspace(), run.job(), run.jobVersion(), run.state(), run.reason(),
                     run.outcome(), run.attempt(), run.priority(), run.spec(), run.createdAt(), run.startedAt(), run.finishedAt(),
                     run.cancelRequestedAt(), run.realTimeResources(), run.reclaimFor(), run.capacityReclaimed(), origin, run.attemptStartedAt(),
-                    run.priorRuntimeMillis(), run.faults(), run.version()));
+                    run.priorRuntimeMillis(), run.faults(), run.world(), run.version()));
         }
     }
 

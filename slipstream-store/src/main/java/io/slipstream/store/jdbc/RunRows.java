@@ -17,6 +17,7 @@ import io.slipstream.api.spec.ObjectMeta;
 import io.slipstream.api.spec.SpecWriter;
 import io.slipstream.api.spec.StoredFormat;
 import io.slipstream.api.spec.StoredSpecs;
+import io.slipstream.model.ElasticWorld;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunOrigin;
@@ -58,10 +59,10 @@ final class RunRows {
         RunRecord stored = run.withVersion(1);
         var insert = bind(h.createUpdate("INSERT INTO runs (id, workspace, job, job_version, state, reason, outcome, attempt, priority, spec, "
                 + "created_at, started_at, finished_at, cancel_requested_at, real_time_resources, reclaim_for, capacity_reclaimed, preemptions, overrides, schedule_time, "
-                + "idempotency_key, submitted_by, labels, attempt_started_at, prior_runtime_millis, faults, schema_version, active, version) "
+                + "idempotency_key, submitted_by, labels, attempt_started_at, prior_runtime_millis, faults, world, schema_version, active, version) "
                 + "VALUES (:id, :workspace, :job, :jobVersion, :state, :reason, :outcome, :attempt, :priority, :spec, :created, :started, "
                 + ":finished, :cancelRequested, :realTimeResources, :reclaimFor, :capacityReclaimed, :preemptions, :overrides, :scheduleTime, :idempotencyKey, "
-                + ":submittedBy, :labels, :attemptStarted, :priorRuntime, :faults, :schemaVersion, :active, :version)"), stored)
+                + ":submittedBy, :labels, :attemptStarted, :priorRuntime, :faults, :world, :schemaVersion, :active, :version)"), stored)
                 .bind("schemaVersion", StoredFormat.CURRENT)
                 .bind("workspace", run.workspace())
                 .bind("job", run.job())
@@ -157,7 +158,7 @@ final class RunRows {
         int updated = bind(h.createUpdate("UPDATE runs SET state = :state, reason = :reason, outcome = :outcome, "
                 + "attempt = :attempt, started_at = :started, finished_at = :finished, cancel_requested_at = :cancelRequested, "
                 + "real_time_resources = :realTimeResources, reclaim_for = :reclaimFor, capacity_reclaimed = :capacityReclaimed, preemptions = :preemptions, "
-                + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, faults = :faults, "
+                + "attempt_started_at = :attemptStarted, prior_runtime_millis = :priorRuntime, faults = :faults, world = :world, "
                 + "active = :active, version = :version WHERE id = :id AND version = :expected"), next)
                 .bind("expected", run.version())
                 .execute();
@@ -213,6 +214,7 @@ final class RunRows {
                 .bind("preemptions", run.preemptions())
                 .bind("priorRuntime", run.priorRuntimeMillis())
                 .bind("faults", run.faults().equals(FaultState.NONE) ? null : Json.mapper().writeValueAsString(run.faults()))
+                .bind("world", run.world() == null ? null : Json.mapper().writeValueAsString(run.world()))
                 .bind("active", !run.state().isFinal())
                 .bind("version", run.version());
         time(statement, "created", run.createdAt());
@@ -240,6 +242,7 @@ final class RunRows {
         String where = rs.getString("real_time_resources");
         String reclaimFor = rs.getString("reclaim_for");
         String faults = rs.getString("faults");
+        String world = world(rs);
         return new RunRecord(new RunId(rs.getString("id")), rs.getString("workspace"), rs.getString("job"), rs.getLong("job_version"),
                 RunState.valueOf(rs.getString("state")), rs.getString("reason"), outcome == null ? null : RunState.valueOf(outcome),
                 rs.getInt("attempt"), rs.getInt("priority"), spec, instant(rs, "created_at"), instant(rs, "started_at"),
@@ -247,7 +250,17 @@ final class RunRows {
                 reclaimFor == null ? null : new RunId(reclaimFor), rs.getBoolean("capacity_reclaimed"), origin(rs), instant(rs, "attempt_started_at"),
                 rs.getLong("prior_runtime_millis"),
                 (faults == null ? FaultState.NONE : STORED.readValue(faults, FaultState.class)).withPreemptionsAtLeast(rs.getInt("preemptions")),
-                rs.getLong("version"));
+                world == null ? null : STORED.readValue(world, ElasticWorld.class), rs.getLong("version"));
+    }
+
+    /** The run's elastic world; none in a store read as it is before its migrations ran (a check of a store of before V21). */
+    private static String world(ResultSet rs) throws SQLException {
+        try {
+            rs.findColumn("world");
+        } catch (SQLException noSuchColumn) {
+            return null;
+        }
+        return rs.getString("world");
     }
 
     private static RunOrigin origin(ResultSet rs) throws SQLException {
