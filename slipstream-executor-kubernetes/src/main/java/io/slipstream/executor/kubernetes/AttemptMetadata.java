@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.run.ClusterMetadata;
+import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.ExecutorException;
 import java.util.ArrayList;
@@ -29,15 +30,17 @@ final class AttemptMetadata {
     private final KubernetesClient client;
     private final Manifests manifests;
     private final PodWatch pods;
+    private final TrackedInstances instances;
     /** Attempts whose metadata does not yet list every started instance's address. */
     private final Set<String> incomplete = ConcurrentHashMap.newKeySet();
     /** What this executor last wrote to each metadata config map: an unchanged one is neither read nor written again. */
     private final Map<String, Map<String, String>> written = new ConcurrentHashMap<>();
 
-    AttemptMetadata(KubernetesClient client, Manifests manifests, PodWatch pods) {
+    AttemptMetadata(KubernetesClient client, Manifests manifests, PodWatch pods, TrackedInstances instances) {
         this.client = client;
         this.manifests = manifests;
         this.pods = pods;
+        this.instances = instances;
     }
 
     /**
@@ -46,13 +49,11 @@ final class AttemptMetadata {
      */
     synchronized void write(String namespace, RunId runId, int attempt, ClusterMetadata metadata) {
         Map<Integer, String> ips = new HashMap<>();
-        for (Pod pod : pods.cached(namespace)) {
-            var labels = pod.getMetadata().getLabels();
-            if (Names.runKey(runId).equals(labels.get(Names.RUN)) && Integer.toString(attempt).equals(labels.get(Names.ATTEMPT))
-                    && pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
-                ips.put(Integer.parseInt(labels.get(Names.RANK)), pod.getStatus().getPodIP());
+        currentLaunches(namespace, runId, attempt).forEach((rank, pod) -> {
+            if (pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
+                ips.put(rank, pod.getStatus().getPodIP());
             }
-        }
+        });
         List<ClusterMetadata.Instance> instances = new ArrayList<>();
         boolean complete = true;
         for (ClusterMetadata.Instance instance : metadata.instances()) {
@@ -90,6 +91,25 @@ final class AttemptMetadata {
         } else {
             incomplete.add(key);
         }
+    }
+
+    /**
+     * Per rank, the pod of its newest launch: a rank restarted in place has the pod of the launch before until it is
+     * deleted, whose address is stale. A launch whose pod is not seen yet has none (its rank is tracked as newer).
+     */
+    private Map<Integer, Pod> currentLaunches(String namespace, RunId runId, int attempt) {
+        Map<Integer, Pod> newest = new HashMap<>();
+        for (Pod pod : pods.cached(namespace)) {
+            var labels = pod.getMetadata().getLabels();
+            if (Names.runKey(runId).equals(labels.get(Names.RUN)) && Integer.toString(attempt).equals(labels.get(Names.ATTEMPT))) {
+                newest.merge(Integer.parseInt(labels.get(Names.RANK)), pod, (a, b) -> PodHandles.restartOf(a) >= PodHandles.restartOf(b) ? a : b);
+            }
+        }
+        newest.entrySet().removeIf(entry -> {
+            TrackedInstance tracked = instances.get(new InstanceId(runId, attempt, entry.getKey()));
+            return tracked != null && tracked.restart > PodHandles.restartOf(entry.getValue());
+        });
+        return newest;
     }
 
     /** Fills in the addresses pods got since the metadata was written (the metadata itself is read from the cluster). */

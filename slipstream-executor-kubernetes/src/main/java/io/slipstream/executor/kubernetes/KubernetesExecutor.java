@@ -31,11 +31,13 @@ import java.util.function.Consumer;
  * Runs instances as pods of a Kubernetes cluster: each pinned ({@code spec.nodeName}) to the node the scheduler chose,
  * with its run's headless service (stable DNS names), metadata config map, network policy and storage claims.
  * Pods are watched; their status becomes reports. Nothing is kept only in memory that a restarted control plane
- * needs: every object carries its run, attempt and rank, and the metadata lives in its config map.
+ * needs: every object carries its run, attempt and rank (and a pod its restart in place), and the metadata lives in its
+ * config map.
  *
- * <p>This class binds the parts, one concern each: {@link PodLauncher} (with {@link RunObjects} and
- * {@link AttemptMetadata}), {@link PodWatch} and {@link PodReports}, {@link Adoption}, {@link Termination} under the
- * fence ({@link KubernetesFence}, {@link PodDeletion}), {@link PodLogs}, {@link NodeWatch} and {@link LostNodes}.
+ * <p>This class binds the parts, one concern each: {@link PodLauncher} (with {@link RunObjects},
+ * {@link AttemptMetadata} and {@link EarlierLaunches}), {@link PodWatch} and {@link PodReports}, {@link Adoption},
+ * {@link Termination} under the fence ({@link KubernetesFence}, {@link PodDeletion}), {@link PodLogs}, {@link NodeWatch}
+ * and {@link LostNodes}.
  */
 public final class KubernetesExecutor implements Executor {
     /** Rendezvous ports: every pod has its own network namespace, so the same ports serve every instance. */
@@ -88,12 +90,13 @@ public final class KubernetesExecutor implements Executor {
         PodDeletion deletion = new PodDeletion(client, fence);
         this.nodes = new NodeWatch(client, config, clock);
         this.pods = new PodWatch(client, config.allNamespaces());
-        this.metadata = new AttemptMetadata(client, manifests, pods);
+        this.metadata = new AttemptMetadata(client, manifests, pods, instances);
         this.runObjects = new RunObjects(client, manifests, deletion);
-        this.logs = new PodLogs(client, config, new LogSpool(client, dataDir.resolve("pod-logs")));
+        this.logs = new PodLogs(config, new LogSpool(client, dataDir.resolve("pod-logs")));
         PodReports reports = new PodReports(instances, metadata, logs, deletion, clock);
-        this.launcher = new PodLauncher(client, config, manifests, fence, pods, instances, runObjects, metadata);
-        this.adoption = new Adoption(client, config, fence, deletion, pods, instances, reports, clock);
+        EarlierLaunches earlier = new EarlierLaunches(pods, instances, logs, deletion);
+        this.launcher = new PodLauncher(client, config, manifests, fence, instances, runObjects, metadata, earlier);
+        this.adoption = new Adoption(client, config, fence, deletion, pods, instances, reports, earlier, clock);
         this.termination = new Termination(config, instances, deletion, clock);
         try {
             pods.start(reports);
@@ -125,6 +128,15 @@ public final class KubernetesExecutor implements Executor {
         String hostname = Names.hostname(name, id.rank());
         String fqdn = hostname + "." + Names.service(id.runId()) + "." + config.namespaceOf(workspace) + ".svc." + config.clusterDomain();
         return new Endpoint(hostname, fqdn, null, given); // the pod's IP is known once it runs: the metadata gets it then
+    }
+
+    /**
+     * An ended instance launched again as a restart in place is a new pod on the same node, with a name of its own and
+     * the same DNS name, once the ended pod is over; that one is deleted then ({@link EarlierLaunches}).
+     */
+    @Override
+    public boolean restartsInPlace() {
+        return true;
     }
 
     @Override
@@ -254,11 +266,14 @@ public final class KubernetesExecutor implements Executor {
     @Override
     public void forget(RunId runId) {
         for (String namespace : pods.namespaces()) {
-            logs.forget(runId, namespace);
             runObjects.deleteAll(runId, namespace);
         }
+        // Untracked first: the watch's news of the deleted pods would copy their last lines again.
         instances.forget(runId);
         metadata.forget(runId);
+        for (String namespace : pods.namespaces()) {
+            logs.forget(runId, namespace);
+        }
     }
 
     @Override

@@ -193,6 +193,26 @@ final class LogSpool {
         }
     }
 
+    /** Deletes the copies of the namespace's pods whose names {@code pods} accepts. */
+    void deleteAll(String namespace, java.util.function.Predicate<String> pods) {
+        Path directory = dir.resolve(namespace);
+        if (!Files.isDirectory(directory)) {
+            return;
+        }
+        try (var files = Files.list(directory)) {
+            for (Path file : files.toList()) {
+                String name = file.getFileName().toString();
+                int dot = name.lastIndexOf('.');
+                String pod = dot < 0 ? name : name.substring(0, dot);
+                if (pods.test(pod) && (name.endsWith(".log") || name.endsWith(".position"))) {
+                    delete(namespace, pod);
+                }
+            }
+        } catch (IOException e) {
+            throw new ExecutorException("cannot delete the log copies in " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
     private Path file(String namespace, String pod) {
         return dir.resolve(namespace).resolve(pod + ".log");
     }

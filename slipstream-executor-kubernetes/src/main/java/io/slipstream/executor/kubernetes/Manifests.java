@@ -138,7 +138,10 @@ final class Manifests {
         return List.copyOf(claims.values());
     }
 
-    /** The pod of one instance, pinned to the node the scheduler chose, of the leader that leads at {@code epoch}. */
+    /**
+     * The pod of one launch of an instance, pinned to the node the scheduler chose, of the leader that leads at
+     * {@code epoch}. A restart in place is a pod of its own name with the same hostname and subdomain (DNS name).
+     */
     Pod pod(LaunchSpec spec, String namespace, long epoch) {
         InstanceId id = spec.id();
         if (spec.image() == null || spec.image().isBlank()) {
@@ -150,6 +153,9 @@ final class Manifests {
         labels.put(Names.ATTEMPT, Integer.toString(id.attempt()));
         labels.put(Names.RANK, Integer.toString(id.rank()));
         labels.put(Names.EPOCH, Long.toString(epoch)); // checked by the fence policy on create
+        if (spec.restart() > 0) {
+            labels.put(Names.RESTART, Integer.toString(spec.restart()));
+        }
         if (metadata != null) {
             String group = metadata.instances().stream().filter(i -> i.rank() == id.rank()).map(ClusterMetadata.Instance::nodeGroup)
                     .findFirst().orElse(null);
@@ -259,7 +265,7 @@ final class Manifests {
             main.withStartupProbe(probe(spec.probe()));
         }
         return new PodBuilder()
-                .withNewMetadata().withName(Names.pod(id)).withNamespace(namespace).withLabels(labels).withAnnotations(annotations)
+                .withNewMetadata().withName(Names.pod(id, spec.restart())).withNamespace(namespace).withLabels(labels).withAnnotations(annotations)
                 .endMetadata()
                 .withNewSpec()
                 .withNodeName(spec.node())

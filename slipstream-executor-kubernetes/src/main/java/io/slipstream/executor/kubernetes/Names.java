@@ -22,6 +22,8 @@ final class Names {
     static final String ATTEMPT = "slipstream.io/attempt";
     static final String NODE_GROUP = "slipstream.io/node-group";
     static final String RANK = "slipstream.io/rank";
+    /** Which restart in place of its instance a pod runs; absent on a first launch (0), as in the handle. */
+    static final String RESTART = "slipstream.io/restart";
     static final String WORKSPACE = "slipstream.io/workspace";
     static final String JOB = "slipstream.io/job";
     /** The leader epoch of the executor that created a pod (see {@link KubernetesFence}). */
@@ -62,8 +64,18 @@ final class Names {
         return "ss-" + runKey(runId);
     }
 
+    /** The pod of an instance's first launch. */
     static String pod(InstanceId id) {
         return "ss-" + runKey(id.runId()) + "-" + id.attempt() + "-" + id.rank();
+    }
+
+    /**
+     * The pod of an instance's launch {@code restart} (a restart in place): a name of its own, so that the new pod is
+     * made while the ended one is still there, and nothing of the ended one (its status, its log) is read as the new
+     * one's. Its DNS name is the instance's as before: that comes from the pod's hostname and subdomain, not its name.
+     */
+    static String pod(InstanceId id, int restart) {
+        return restart == 0 ? pod(id) : pod(id) + "-r" + restart;
     }
 
     /** The config map with the metadata of one attempt of a run. */

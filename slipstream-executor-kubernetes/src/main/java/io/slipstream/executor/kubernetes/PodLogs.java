@@ -1,13 +1,12 @@
 package io.slipstream.executor.kubernetes;
 
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.slipstream.api.run.RunId;
 import io.slipstream.executor.Activity;
 import io.slipstream.executor.ExecutorException;
 import io.slipstream.executor.LogChunk;
 import io.slipstream.executor.LogStream;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,12 +18,10 @@ import org.slf4j.LoggerFactory;
 final class PodLogs {
     private static final Logger LOG = LoggerFactory.getLogger(PodLogs.class);
 
-    private final KubernetesClient client;
     private final KubernetesConfig config;
     private final LogSpool spool;
 
-    PodLogs(KubernetesClient client, KubernetesConfig config, LogSpool spool) {
-        this.client = client;
+    PodLogs(KubernetesConfig config, LogSpool spool) {
         this.config = config;
         this.spool = spool;
     }
@@ -61,18 +58,27 @@ final class PodLogs {
 
     /** Copies an ended pod's last lines; its end is reported even when they cannot be copied. */
     void copyLastLines(TrackedInstance instance) {
+        copyLastLines(instance.namespace, instance.pod);
+    }
+
+    /** Copies an ended pod's last lines; false (and a warning) when they cannot be copied now. */
+    boolean copyLastLines(String namespace, String pod) {
         try {
-            spool.sync(instance.namespace, instance.pod, true, true);
+            spool.sync(namespace, pod, true, true);
+            return true;
         } catch (ExecutorException e) {
-            LOG.warn("the last log lines of pod {} were not copied: {}", instance.pod, e.getMessage());
+            LOG.warn("the last log lines of pod {} were not copied: {}", pod, e.getMessage());
+            return false;
         }
     }
 
-    /** Deletes the copies of the logs of a run's pods in the namespace. */
+    /**
+     * Deletes the copies of the logs of a run's pods in the namespace, by their names: the pods of stopped instances and
+     * of launches before a restart in place are gone already.
+     */
     void forget(RunId runId, String namespace) {
-        for (Pod pod : client.pods().inNamespace(namespace).withLabel(Names.RUN, Names.runKey(runId)).list().getItems()) {
-            spool.delete(namespace, pod.getMetadata().getName());
-        }
+        Pattern ofRun = Pattern.compile(Pattern.quote("ss-" + Names.runKey(runId) + "-") + "\\d+-\\d+(-r\\d+)?");
+        spool.deleteAll(namespace, pod -> ofRun.matcher(pod).matches());
     }
 
     /** Copies what is new of a pod's log; if the API server cannot be asked, what was copied before is served. */

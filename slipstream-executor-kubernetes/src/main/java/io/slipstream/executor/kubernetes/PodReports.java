@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
  * Turns what the watch sees of a pod into its instance's reports, each once: ready when its startup probe passes, its
  * exit, a failed probe, an image that cannot start, a pod the kubelet rejected or someone else deleted. Only the pods
  * of instances this executor launched or adopted are reported (a pod of the same name with another uid is not the one
- * tracked); the others wait for adoption. Called on the watch's thread, and by adoption.
+ * tracked, nor is the pod of a launch that a restart in place replaced); the others wait for adoption. Called on the
+ * watch's thread, and by adoption.
  */
 final class PodReports implements PodWatch.Events {
     private static final Logger LOG = LoggerFactory.getLogger(PodReports.class);
@@ -41,6 +42,9 @@ final class PodReports implements PodWatch.Events {
             TrackedInstance instance = id == null ? null : instances.get(id);
             if (instance == null || instance.uid != null && !instance.uid.equals(pod.getMetadata().getUid())) {
                 return; // not launched or adopted by this control plane (yet): adoption reports it
+            }
+            if (!instance.pod.equals(pod.getMetadata().getName())) {
+                return; // a launch before a restart in place (its end was reported): never the new launch's end
             }
             if (deleted) {
                 gone(instance, pod);

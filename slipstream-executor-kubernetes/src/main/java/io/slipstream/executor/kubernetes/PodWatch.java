@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.ExecutorException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,6 +17,9 @@ import java.util.concurrent.TimeUnit;
  * it has seen without asking the API server. Started once, after what its events reach exists.
  */
 final class PodWatch implements AutoCloseable {
+    /** The index of pods by instance: every launch of an instance (restarts in place) is found without a scan. */
+    private static final String LAUNCHES = "launches";
+
     /** What becomes of a pod's change; {@code deleted} when the pod is gone. */
     interface Events {
         void changed(Pod pod, boolean deleted);
@@ -34,22 +38,24 @@ final class PodWatch implements AutoCloseable {
     void start(Events events) {
         for (String namespace : namespaces) {
             SharedIndexInformer<Pod> informer = client.pods().inNamespace(namespace).withLabel(Names.MANAGED_BY, Names.MANAGER)
-                    .inform(new ResourceEventHandler<>() {
-                        @Override
-                        public void onAdd(Pod pod) {
-                            events.changed(pod, false);
-                        }
+                    .runnableInformer(0);
+            informer.addIndexers(Map.of(LAUNCHES, PodWatch::instanceKey));
+            informer.addEventHandler(new ResourceEventHandler<>() {
+                @Override
+                public void onAdd(Pod pod) {
+                    events.changed(pod, false);
+                }
 
-                        @Override
-                        public void onUpdate(Pod before, Pod pod) {
-                            events.changed(pod, false);
-                        }
+                @Override
+                public void onUpdate(Pod before, Pod pod) {
+                    events.changed(pod, false);
+                }
 
-                        @Override
-                        public void onDelete(Pod pod, boolean unknownFinalState) {
-                            events.changed(pod, true);
-                        }
-                    }, 0);
+                @Override
+                public void onDelete(Pod pod, boolean unknownFinalState) {
+                    events.changed(pod, true);
+                }
+            });
             informers.put(namespace, informer);
             try {
                 informer.start().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -68,6 +74,18 @@ final class PodWatch implements AutoCloseable {
     Pod cached(String namespace, String name) {
         SharedIndexInformer<Pod> informer = informers.get(namespace);
         return informer == null ? null : informer.getStore().getByKey(namespace + "/" + name);
+    }
+
+    /** The pods of every launch of the instance the watch has seen (one per restart in place), in no order. */
+    List<Pod> launches(String namespace, InstanceId id) {
+        SharedIndexInformer<Pod> informer = informers.get(namespace);
+        return informer == null ? List.of() : informer.getIndexer().byIndex(LAUNCHES, Names.pod(id));
+    }
+
+    /** A pod's instance, as the name of its first launch's pod (none for a pod whose labels do not say). */
+    private static List<String> instanceKey(Pod pod) {
+        InstanceId id = PodHandles.idOf(pod);
+        return id == null ? List.of() : List.of(Names.pod(id));
     }
 
     /** Every pod of the namespace the watch has seen. */

@@ -3,6 +3,7 @@ package io.slipstream.executor.kubernetes;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.slipstream.api.codec.Json;
 import io.slipstream.api.run.InstanceId;
+import io.slipstream.executor.Executor;
 import io.slipstream.executor.InstanceReport;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,7 +33,19 @@ final class Termination {
     }
 
     void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
-        TrackedInstance instance = instances.remember(id, PodHandles.namespace(handle, config), handle.getOrDefault("pod", Names.pod(id)));
+        int restart = Executor.restartOf(handle);
+        if (restart < 0) {
+            instances.report(new InstanceReport.Lost(id, "its handle names no launch of it (restart " + handle.get(Executor.RESTART_KEY) + ")",
+                    clock.instant()));
+            return;
+        }
+        TrackedInstance instance = instances.remember(id, PodHandles.namespace(handle, config), Names.pod(id, restart), restart);
+        if (instance.restart > restart) {
+            // A launch before a restart in place: it ended before the restart was made. Its end, said again, would be
+            // taken for the newest launch's.
+            LOG.info("not stopping {} as of restart {}: it was restarted in place since (restart {})", id, restart, instance.restart);
+            return;
+        }
         // Kubernetes counts whole seconds: a grace under one is one, so that only a zero grace kills at once.
         long graceSeconds = gracePeriod.toSeconds() == 0 && !gracePeriod.isZero() ? 1 : gracePeriod.toSeconds();
         InstanceReport end = instance.stopping(graceSeconds);

@@ -4,7 +4,8 @@ import io.slipstream.api.run.InstanceId;
 import io.slipstream.executor.InstanceReport;
 
 /**
- * What the executor remembers of an instance it launched or adopted, to report each change once. The pod's identity
+ * What the executor remembers of the newest launch of an instance it launched or adopted, to report each change once
+ * (a restart in place is a new one, in place of the ended launch's). The pod's identity
  * ({@link #uid}, {@link #node}, {@link #probe}) is written by the launching or adopting thread and read by the watch.
  * What the instance went through changes under its own monitor (the methods below), so that each change is decided
  * once; it is volatile because the watch and the lost-node sweep also read it without the monitor.
@@ -13,6 +14,8 @@ final class TrackedInstance {
     final InstanceId id;
     final String namespace;
     final String pod;
+    /** Which launch of the instance this is (its restart in place; 0: the first): only its own pod's reports are its. */
+    final int restart;
     volatile String uid;
     volatile String node;
     volatile boolean probe;
@@ -25,10 +28,11 @@ final class TrackedInstance {
     /** The last end its container was seen in: a pod deleted after it ended reports that exit. */
     volatile PodStatus.Ended lastEnded;
 
-    TrackedInstance(InstanceId id, String namespace, String pod) {
+    TrackedInstance(InstanceId id, String namespace, String pod, int restart) {
         this.id = id;
         this.namespace = namespace;
         this.pod = pod;
+        this.restart = restart;
     }
 
     /** Whether this is the first time its startup probe was seen passing. */

@@ -31,17 +31,24 @@ final class TrackedInstances {
         return tracked.get(id);
     }
 
-    /** The instance, remembered now (in {@code namespace}, as pod {@code pod}) if it was not yet. */
-    TrackedInstance remember(InstanceId id, String namespace, String pod) {
-        return tracked.computeIfAbsent(id, key -> new TrackedInstance(key, namespace, pod));
+    /**
+     * The instance's launch {@code restart}, remembered now (in {@code namespace}, as pod {@code pod}) if it was not yet;
+     * it takes the place of an older launch (a restart in place), never of a newer one, which is returned instead.
+     */
+    TrackedInstance remember(InstanceId id, String namespace, String pod, int restart) {
+        return tracked.compute(id, (key, known) -> known != null && known.restart >= restart ? known : new TrackedInstance(key, namespace, pod,
+                restart));
     }
 
-    /** Remembers the instance as the pod that runs it, and returns the pod's handle. */
+    /** Remembers the instance as the pod that runs it (unless a newer launch of it is remembered), and returns the pod's handle. */
     Map<String, String> track(InstanceId id, Pod pod) {
-        TrackedInstance instance = remember(id, pod.getMetadata().getNamespace(), Names.pod(id));
-        instance.uid = pod.getMetadata().getUid();
-        instance.node = pod.getSpec().getNodeName();
-        instance.probe = pod.getSpec().getContainers().stream().anyMatch(c -> c.getStartupProbe() != null);
+        int restart = PodHandles.restartOf(pod);
+        TrackedInstance instance = remember(id, pod.getMetadata().getNamespace(), pod.getMetadata().getName(), restart);
+        if (instance.restart == restart) {
+            instance.uid = pod.getMetadata().getUid();
+            instance.node = pod.getSpec().getNodeName();
+            instance.probe = pod.getSpec().getContainers().stream().anyMatch(c -> c.getStartupProbe() != null);
+        }
         return PodHandles.of(pod);
     }
 

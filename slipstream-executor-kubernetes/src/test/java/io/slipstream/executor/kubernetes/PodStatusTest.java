@@ -35,7 +35,7 @@ class PodStatusTest {
     void anOutOfMemoryKillBeforeTheStartupProbePassedIsNoProbeFailure() {
         var status = (PodStatus.Ended) PodStatus.of(pod("Failed", List.of(), main().withStarted(false).withNewState().withNewTerminated()
                 .withExitCode(137).withReason("OOMKilled").endTerminated().endState().build()));
-        TrackedInstance instance = new TrackedInstance(new InstanceId(new RunId("r-1"), 1, 0), "jobs", "ss-r-1-1-0");
+        TrackedInstance instance = new TrackedInstance(new InstanceId(new RunId("r-1"), 1, 0), "jobs", "ss-r-1-1-0", 0);
         instance.probe = true;
         assertThat(instance.endedOnFailedProbe(status)).isFalse();
         var killed = (PodStatus.Ended) PodStatus.of(pod("Failed", List.of(), main().withStarted(false).withNewState().withNewTerminated()

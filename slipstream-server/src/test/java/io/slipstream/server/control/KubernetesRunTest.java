@@ -140,52 +140,60 @@ class KubernetesRunTest {
                 .map(pod -> pod.getMetadata().getName() + "=" + pod.getMetadata().getUid()).sorted().toList();
     }
 
-    /** A pod cannot be started again in place under its name while its peers run on: Async is refused, not pretended. */
+    /**
+     * {@code runType: Async}: rank 1 exits 137 once, while rank 0 runs; only rank 1 starts again, as a new pod on the node
+     * it held, with its host name, and the run succeeds in its first attempt. Rank 0 prints every start it saw at its end.
+     */
     @Test
-    void anAsyncJobIsRefusedNamingTheField() {
+    void anAsyncRunRestartsTheFailedInstanceInPlaceWhileItsPeerRunsOn() {
+        String script = String.join("\n",
+                "CK=\"$SLIPSTREAM_CHECKPOINT_DIR\"",
+                "echo \"start rank=$SLIPSTREAM_RANK restart=$SLIPSTREAM_RESTART_COUNT host=$HOSTNAME\" >> \"$CK/starts.log\"",
+                "if [ \"$SLIPSTREAM_RANK\" = 1 ] && [ ! -e \"$CK/crashed\" ]; then",
+                "  while [ \"$(wc -l < \"$CK/starts.log\")\" -lt 2 ]; do sleep 0.1; done",
+                "  touch \"$CK/crashed\"; exit 137",
+                "fi",
+                "[ \"$SLIPSTREAM_RANK\" = 1 ] && touch \"$CK/done\"",
+                "while [ ! -e \"$CK/done\" ]; do sleep 0.1; done",
+                "[ \"$SLIPSTREAM_RANK\" = 0 ] && cat \"$CK/starts.log\"",
+                "exit 0");
         String job = """
-                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "ps", "workspace": "w"},
-                 "spec": {"faultTolerance": {"runType": "Async"}, "nodeGroups": [{"name": "main", "replicas": 2, "image": "%s",
-                  "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["train"]}]}}}
-                """.formatted(IMAGE);
-        TestServer.Response refused = server.post("/api/v1/runs", admin, job);
-        assertThat(refused.status()).isEqualTo(400);
-        assertThat(refused.text()).contains("spec.faultTolerance.runType").contains("cannot restart one instance in place");
-        TestServer.Response applied = server.post("/api/v1/apply", admin, """
                 apiVersion: slipstream/v1
                 kind: Job
                 metadata: {name: ps, workspace: w}
                 spec:
-                  faultTolerance: {runType: Async}
-                  nodeGroups: [{name: main, image: "%s", resources: {cpu: 1, memory: 1Gi}, command: [train]}]
-                """.formatted(IMAGE));
-        assertThat(applied.status()).isEqualTo(400);
-        assertThat(applied.text()).contains("spec.faultTolerance.runType");
-    }
+                  faultTolerance:
+                    runType: Async
+                    maxRestarts: 1
+                    backoff: {base: 1s, cap: 1s}
+                    retryOn: {exitCodes: [137]}
+                  nodeGroups:
+                    - name: main
+                      replicas: 2
+                      image: "%s"
+                      resources: {cpu: 1, memory: 1Gi}
+                      command: [sh, -c, %s]
+                """.formatted(IMAGE, Json.mapper().writeValueAsString(script));
+        TestServer.Response applied = server.post("/api/v1/apply", admin, job);
+        assertThat(applied.status()).as(applied.text()).isEqualTo(200);
+        TestServer.Response created = server.post("/api/v1/runs", admin, "{\"workspace\": \"w\", \"job\": \"ps\"}");
+        assertThat(created.status()).as(created.text()).isEqualTo(201);
+        String run = created.json().get("id").asString();
 
-    /** Nor can a run's overrides make a Sync job Async: the run would be restarted in place as if it could be. */
-    @Test
-    void anOverrideToAsyncIsRefusedNamingTheOverride() {
-        assertThat(server.post("/api/v1/apply", admin, """
-                apiVersion: slipstream/v1
-                kind: Job
-                metadata: {name: ps, workspace: w}
-                spec:
-                  nodeGroups: [{name: main, image: "%s", resources: {cpu: 1, memory: 1Gi}, command: [train]}]
-                """.formatted(IMAGE)).status()).isEqualTo(200);
-        TestServer.Response refused = server.post("/api/v1/runs", admin,
-                "{\"workspace\": \"w\", \"job\": \"ps\", \"overrides\": {\"faultTolerance.runType\": \"Async\"}}");
-        assertThat(refused.status()).as(refused.text()).isEqualTo(400);
-        assertThat(refused.text()).contains("overrides.faultTolerance.runType").contains("cannot restart one instance in place");
-        String job = """
-                {"jobDocument": {"apiVersion": "slipstream/v1", "kind": "Job", "metadata": {"name": "ps2", "workspace": "w"},
-                 "spec": {"nodeGroups": [{"name": "main", "replicas": 2, "image": "%s",
-                  "resources": {"cpu": 1, "memory": "1Gi"}, "command": ["train"]}]}},
-                 "overrides": {"faultTolerance.runType": "Async"}}
-                """.formatted(IMAGE);
-        TestServer.Response submitted = server.post("/api/v1/runs", admin, job);
-        assertThat(submitted.status()).as(submitted.text()).isEqualTo(400);
-        assertThat(submitted.text()).contains("overrides.faultTolerance.runType");
+        JsonNode done = server.awaitState(admin, run, "SUCCEEDED");
+        assertThat(done.get("attempt").asInt()).as("no new attempt").isEqualTo(1);
+        List<String> restarts = new java.util.ArrayList<>();
+        done.get("instances").forEach(i -> restarts.add(i.get("rank").asInt() + ":" + i.get("restarts").asInt()));
+        assertThat(restarts).containsExactly("0:0", "1:1");
+        assertThat(server.get("/api/v1/runs/" + run + "/logs", admin).text()).as("rank 0 saw one start of its own and two of rank 1")
+                .contains("start rank=0 restart=0 host=main-0", "start rank=1 restart=0 host=main-1", "start rank=1 restart=1 host=main-1")
+                .containsOnlyOnce("start rank=0");
+        String node = done.get("instances").get(1).get("node").asString();
+        var pods = cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems();
+        assertThat(pods).extracting(pod -> pod.getMetadata().getName()).as("the ended pod of rank 1 is gone")
+                .containsExactlyInAnyOrder("ss-" + run + "-1-0", "ss-" + run + "-1-1-r1");
+        assertThat(pods).filteredOn(pod -> pod.getMetadata().getName().endsWith("-r1")).singleElement()
+                .satisfies(pod -> assertThat(pod.getSpec().getNodeName()).as("on the node rank 1 held").isEqualTo(node));
     }
 
     @Test
