@@ -112,7 +112,7 @@ def main():
             stop = torch.tensor([1 if preemption.stop_requested.is_set() else 0])
             dist.all_reduce(stop, op=dist.ReduceOp.MAX)
             if stop.item():
-                print(f"rank {rank}: {why(preemption.notice())}", flush=True)
+                print(f"rank {rank}: {why(preemption)}", flush=True)
                 stopped = True
                 break
             if STEP_MILLIS:
@@ -159,10 +159,11 @@ def main():
     return 0
 
 
-def why(notice):
+def why(preemption):
     """What the stop means for this rank, for its log: the loop does the same in every case."""
+    notice = preemption.notice()
     if notice is None:
-        return "stops with its peers (no notice of its own yet)"
+        return "stop requested (no notice)" if preemption.stop_requested.is_set() else "stops with its peers"
     if notice.world_changing:
         return f"the world changes, saves and starts again in the new one ({notice.reason})"
     if notice.shrunk:

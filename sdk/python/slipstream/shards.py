@@ -25,7 +25,7 @@ NumPy), which the shard's seed does not reach.
 
 import hashlib
 from contextlib import contextmanager
-from typing import Callable
+from typing import Any, Callable
 
 
 def shard_range(rank: int, world_size: int, shards: int) -> range:
@@ -46,7 +46,7 @@ def shard_seed(seed: int, step: int, shard: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1  # 63 bits: any of PyTorch's generators takes it
 
 
-def elastic_backward(model, loss_of_shard: Callable[[int], "object"], step: int, shards: int, seed: int = 0,
+def elastic_backward(model, loss_of_shard: Callable[[int], Any], step: int, shards: int, seed: int = 0,
                      process_group=None) -> float:
     """Computes this rank's shards' gradients and leaves in every parameter's ``.grad`` (replacing what was there) the
     mean of all ``shards`` shards' gradients, added in shard order: the same bits on every rank and at any world size.
@@ -81,6 +81,8 @@ def elastic_backward(model, loss_of_shard: Callable[[int], "object"], step: int,
     for row, shard in enumerate(mine):
         with _random_state(torch, shard_seed(seed, step, shard)):
             loss = loss_of_shard(shard)
+            if loss.numel() != 1:
+                raise ValueError(f"the loss of shard {shard} has {loss.numel()} elements: one is needed (reduce it, mean)")
             gradients = torch.autograd.grad(loss, parameters, allow_unused=True)
         offset = 0
         for parameter, gradient in zip(parameters, gradients):

@@ -76,7 +76,7 @@ class TorchStateTest(unittest.TestCase):
             self.assertTrue(torch.allclose(parameter.grad, expected / 3))
         self.assertAlmostEqual(loss, expected_loss / 3, places=5)
 
-    def test_elastic_backward_refuses_a_ddp_wrapper_and_mixed_dtypes(self):
+    def test_elastic_backward_refuses_a_ddp_wrapper_mixed_dtypes_and_a_loss_of_several_numbers(self):
         from slipstream.shards import elastic_backward
 
         model = torch.nn.Linear(2, 2)
@@ -86,6 +86,8 @@ class TorchStateTest(unittest.TestCase):
         mixed = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2).double())
         with self.assertRaisesRegex(ValueError, "several dtypes"):
             elastic_backward(mixed, lambda shard: torch.zeros(()), 1, 2)
+        with self.assertRaisesRegex(ValueError, "the loss of shard 0 has 3 elements"):
+            elastic_backward(model, lambda shard: model(torch.ones(3, 2)).sum(dim=1), 1, 2)
 
     def test_every_rank_rng_needs_torch_distributed(self):
         from slipstream.checkpoints import Checkpoints
