@@ -83,6 +83,12 @@ class Slipstream:
         return self._env.integer("SLIPSTREAM_ATTEMPT", 1)
 
     @property
+    def world_version(self) -> int:
+        """Which world of this attempt the instance is in: 1 for the first, one more at each change of an elastic run's
+        size (rigid runs: always 1). RANK and WORLD_SIZE are this world's."""
+        return self._env.integer("SLIPSTREAM_WORLD_VERSION", 1)
+
+    @property
     def local_rank(self) -> int:
         return self._env.integer("LOCAL_RANK", 0)
 

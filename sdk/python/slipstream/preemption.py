@@ -1,9 +1,14 @@
 """The stop notice, and SIGTERM.
 
-Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang, a timeout) it writes
-SLIPSTREAM_PREEMPTION_NOTICE_FILE with the reason and the deadline, after which the instance is killed. The workload
-saves what it must and then acknowledges (SLIPSTREAM_PREEMPTION_ACK_FILE) to be released at once instead of at the
-deadline.
+Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang, a timeout, a change of an elastic
+run's size) it writes SLIPSTREAM_PREEMPTION_NOTICE_FILE with the reason and the deadline, after which the instance is
+killed. The workload saves what it must and then acknowledges (SLIPSTREAM_PREEMPTION_ACK_FILE) to be released at once
+instead of at the deadline.
+
+Whatever the reason, the workload does the same (save, acknowledge, exit 0); the reason tells it what comes next, for
+its logs or for work worth doing only in one case. ``Notice.world_changing``: an elastic run changes size and this
+instance stays; the platform starts it again in place, in the new world. ``Notice.shrunk``: a shrink removes this
+instance; the survivors' checkpoint is the one that counts. Anything else: the run stops (preempted, cancelled, ...).
 
 Two ways to use it:
 
@@ -43,12 +48,29 @@ from ._files import iso_instant, parse_instant
 from .progress import Clock, utc_now
 
 
+WORLD_CHANGE = "WorldChange:"
+SHRUNK = "Shrunk:"
+
+
 @dataclass(frozen=True)
 class Notice:
     """Why the instance is being stopped, and when it will be killed (None: unknown, e.g. a plain SIGTERM)."""
 
     reason: str
     deadline: Optional[datetime]
+
+    @property
+    def world_changing(self) -> bool:
+        """An elastic run changes size and this instance stays in it: save, acknowledge and exit 0; it is started again
+        in place (same attempt, same checkpoint directory) with the new world's variables (SLIPSTREAM_WORLD_VERSION one
+        more). Neither a failure nor a preemption."""
+        return self.reason.startswith(WORLD_CHANGE)
+
+    @property
+    def shrunk(self) -> bool:
+        """A shrink removes this instance from its elastic run: exit 0 (saving does no harm; the survivors' checkpoint
+        is what counts). It is not started again; the run goes on without it."""
+        return self.reason.startswith(SHRUNK)
 
 
 STOP_REQUESTED = "stop requested"

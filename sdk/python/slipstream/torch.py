@@ -17,6 +17,10 @@ Bit-identical resumption also needs the gradients summed in the same order in ev
 each element in an order that depends on where it lies in its bucket, and DDP lays its buckets out anew in the first
 step of every process. ``allreduce_in_rank_order`` is a DDP communication hook that sums in rank order instead.
 
+Elastic runs change their world size while they train; for results that do not change with it, a fixed global batch
+is split into a fixed number of virtual shards whose gradients are added in shard order on every rank:
+``elastic_backward``, ``shard_range`` and ``shard_seed`` (from ``slipstream.shards``, which says why and what it costs).
+
 This module imports PyTorch when one of its functions is called, never at ``import slipstream``.
 """
 
@@ -25,6 +29,8 @@ import os
 import random
 from dataclasses import dataclass
 from typing import Any, Optional
+
+from .shards import elastic_backward, shard_range, shard_seed  # noqa: F401  (the elastic recipe, docs/pytorch.md)
 
 FORMAT = 1
 

@@ -34,6 +34,22 @@ class NoticeTest(unittest.TestCase):
             with self.subTest(text):
                 self.assertEqual(parse_notice(text), notice)
 
+    def test_the_reason_tells_a_change_of_world_and_a_shrink_from_a_stop(self):
+        cases = {  # reason: (world_changing, shrunk)
+            "WorldChange: the run shrinks from 4 to 2 instances (world 2)": (True, False),
+            "WorldChange:": (True, False),
+            "Shrunk: the run shrinks from 4 to 2 instances (world 2)": (False, True),
+            "Preempted: reclaimed by team-a": (False, False),
+            "Cancelled by alice": (False, False),
+            "worldchange: lower case is another reason": (False, False),
+            "Reclaimed; WorldChange: not at the start": (False, False),
+            "stop requested": (False, False),
+        }
+        for reason, (world_changing, shrunk) in cases.items():
+            with self.subTest(reason):
+                notice = parse_notice(f'{{"reason":"{reason}","deadline":"2026-11-29T10:00:30Z"}}')
+                self.assertEqual((notice.world_changing, notice.shrunk), (world_changing, shrunk))
+
     def test_the_notice_file_is_read_and_the_acknowledgement_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             notice, ack = Path(tmp) / "preemption_notice.json", Path(tmp) / "preemption_ack"

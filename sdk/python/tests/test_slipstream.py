@@ -18,6 +18,12 @@ class SlipstreamTest(unittest.TestCase):
         self.assertEqual((inside.managed, inside.rank, inside.world_size, inside.attempt, inside.local_rank),
                          (True, 3, 4, 2, 1))
 
+    def test_the_world_version_is_1_unless_an_elastic_run_changed_size(self):
+        self.assertEqual(Slipstream.of({}).world_version, 1)
+        self.assertEqual(Slipstream.of({"SLIPSTREAM_WORLD_VERSION": "3"}).world_version, 3)
+        with self.assertRaisesRegex(ValueError, "SLIPSTREAM_WORLD_VERSION is not a number: two"):
+            Slipstream.of({"SLIPSTREAM_WORLD_VERSION": "two"}).world_version
+
     def test_a_variable_that_is_not_a_number_is_named(self):
         with self.assertRaisesRegex(ValueError, "SLIPSTREAM_RANK is not a number: x"):
             Slipstream.of({"SLIPSTREAM_RANK": "x"}).rank

@@ -10,14 +10,37 @@ import java.util.function.Consumer;
 import java.util.Map;
 
 /**
- * The stop notice. Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang) it writes
- * {@code SLIPSTREAM_PREEMPTION_NOTICE_FILE} with the reason and the deadline, after which the instance is killed.
- * The workload saves what it must and then acknowledges ({@code SLIPSTREAM_PREEMPTION_ACK_FILE}) to be released at
- * once instead of at the deadline.
+ * The stop notice. Before the platform sends SIGTERM (preemption, cancellation, a restart of the gang, a change of an
+ * elastic run's size) it writes {@code SLIPSTREAM_PREEMPTION_NOTICE_FILE} with the reason and the deadline, after
+ * which the instance is killed. The workload saves what it must and then acknowledges
+ * ({@code SLIPSTREAM_PREEMPTION_ACK_FILE}) to be released at once instead of at the deadline. Whatever the reason, it
+ * does the same (save, acknowledge, exit 0); {@link Notice#worldChanging()} and {@link Notice#shrunk()} tell what
+ * comes next.
  */
 public final class Preemption {
+    /** How the reason of a notice for a survivor of an elastic run's change of size begins. */
+    public static final String WORLD_CHANGE = "WorldChange:";
+    /** How the reason of a notice for an instance a shrink removes begins. */
+    public static final String SHRUNK = "Shrunk:";
+
     /** Why the instance is being stopped, and when it will be killed ({@code null}: unknown, e.g. a plain SIGTERM). */
     public record Notice(String reason, Instant deadline) {
+        /**
+         * An elastic run changes size and this instance stays in it: save, acknowledge and exit 0; it is started again
+         * in place (same attempt, same checkpoint directory) with the new world's variables
+         * ({@code SLIPSTREAM_WORLD_VERSION} one more). Neither a failure nor a preemption.
+         */
+        public boolean worldChanging() {
+            return reason.startsWith(WORLD_CHANGE);
+        }
+
+        /**
+         * A shrink removes this instance from its elastic run: exit 0 (saving does no harm; the survivors' checkpoint is
+         * what counts). It is not started again; the run goes on without it.
+         */
+        public boolean shrunk() {
+            return reason.startsWith(SHRUNK);
+        }
     }
 
     private final Path noticeFile;

@@ -53,6 +53,14 @@ public final class Slipstream {
         return env.integer("SLIPSTREAM_ATTEMPT", 1);
     }
 
+    /**
+     * Which world of this attempt the instance is in: 1 for the first, one more at each change of an elastic run's size
+     * (rigid runs: always 1). {@code RANK} and {@code WORLD_SIZE} are this world's.
+     */
+    public int worldVersion() {
+        return env.integer("SLIPSTREAM_WORLD_VERSION", 1);
+    }
+
     /** Every instance of the run, read from {@code SLIPSTREAM_METADATA_FILE}. */
     public ClusterMetadata metadata() throws IOException {
         Path file = env.path("SLIPSTREAM_METADATA_FILE");

@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,28 +48,39 @@ final class InstanceTools {
                 return Optional.empty();
             }
             PythonFiles.unpack(copy, bin);
-            // Client commands start faster with the C1 compiler only; workloads (the examples) get the full JIT. The
-            // PyTorch example is Python itself, exec'd so that the stop notice's SIGTERM reaches it and nothing else.
-            Files.writeString(script, String.join("\n",
-                    "#!/bin/sh",
-                    "if [ \"${1:-}\" = example ] && [ \"${2:-}\" = pytorch-ddp ]; then",
-                    "  shift 2",
-                    "  python=\"${SLIPSTREAM_PYTHON:-/usr/bin/python3}\"",
-                    "  [ -x \"$python\" ] || python=python3",
-                    "  PYTHONPATH='" + PythonFiles.sdk(bin) + "'${PYTHONPATH:+:$PYTHONPATH} exec \"$python\" '"
-                            + PythonFiles.pytorchExample(bin) + "' \"$@\"",
-                    "fi",
-                    "case \"${1:-}\" in",
-                    "  example) opts='-XX:+UseSerialGC' ;;",
-                    "  *) opts='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' ;;",
-                    "esac",
-                    "exec '" + java + "' $opts -jar '" + copy + "' \"$@\"",
-                    ""), StandardCharsets.UTF_8);
+            Files.writeString(script, script(bin, java, copy), StandardCharsets.UTF_8);
             Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
             return Optional.of(bin);
         } catch (IOException e) {
             LOG.warn("instances will not find the slipstream command on their PATH: {}", e.toString());
             return Optional.empty();
         }
+    }
+
+    /**
+     * The {@code slipstream} command for instances (paths without quotes). Client commands start faster with the C1
+     * compiler only; workloads (the examples) get the full JIT. The PyTorch examples are Python themselves, exec'd so
+     * that the stop notice's SIGTERM reaches them and nothing else.
+     */
+    static String script(Path bin, Path java, Path jar) {
+        List<String> lines = new ArrayList<>(List.of("#!/bin/sh", "case \"${1:-} ${2:-}\" in"));
+        for (String example : PythonFiles.EXAMPLES) {
+            lines.add("  'example " + example + "') shift 2; train='" + PythonFiles.example(bin, example) + "' ;;");
+        }
+        lines.addAll(List.of(
+                "  *) train= ;;",
+                "esac",
+                "if [ -n \"$train\" ]; then",
+                "  python=\"${SLIPSTREAM_PYTHON:-/usr/bin/python3}\"",
+                "  [ -x \"$python\" ] || python=python3",
+                "  PYTHONPATH='" + PythonFiles.sdk(bin) + "'${PYTHONPATH:+:$PYTHONPATH} exec \"$python\" \"$train\" \"$@\"",
+                "fi",
+                "case \"${1:-}\" in",
+                "  example) opts='-XX:+UseSerialGC' ;;",
+                "  *) opts='-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' ;;",
+                "esac",
+                "exec '" + java + "' $opts -jar '" + jar + "' \"$@\"",
+                ""));
+        return String.join("\n", lines);
     }
 }

@@ -15,16 +15,26 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * The Python files that travel in the jar (the Python SDK, {@code sdk/python/slipstream}, and the PyTorch example's
- * script), unpacked next to the instances' {@code slipstream} command: readable by every instance's uid, writable by
+ * The Python files that travel in the jar (the Python SDK, {@code sdk/python/slipstream}, and the PyTorch examples'
+ * scripts), unpacked next to the instances' {@code slipstream} command: readable by every instance's uid, writable by
  * none, and replaced as a whole at each start (never edited in place), so that no instance imports a half-written
  * module.
  */
 public final class PythonFiles {
+    /** The examples whose {@code train.py} {@code slipstream example NAME} runs: {@code examples/NAME} in the jar. */
+    public static final List<String> EXAMPLES = List.of("pytorch-ddp", "pytorch-elastic");
+
     /** Where each tree is in the jar, and where it goes below the tools directory. */
-    private static final Map<String, String> TREES = Map.of("/python", "python", "/examples/pytorch-ddp", "examples/pytorch-ddp");
+    private static final Map<String, String> TREES = trees();
 
     private PythonFiles() {
+    }
+
+    private static Map<String, String> trees() {
+        Map<String, String> trees = new java.util.LinkedHashMap<>();
+        trees.put("/python", "python");
+        EXAMPLES.forEach(name -> trees.put("/examples/" + name, "examples/" + name));
+        return Map.copyOf(trees);
     }
 
     /** The directory to put on {@code PYTHONPATH} for {@code import slipstream}. */
@@ -32,8 +42,12 @@ public final class PythonFiles {
         return bin.resolve("python");
     }
 
-    public static Path pytorchExample(Path bin) {
-        return bin.resolve("examples/pytorch-ddp/train.py");
+    /** The script of the example {@code name} (one of {@link #EXAMPLES}) below {@code bin}. */
+    public static Path example(Path bin, String name) {
+        if (!EXAMPLES.contains(name)) {
+            throw new IllegalArgumentException("no Python example " + name + " (there are " + EXAMPLES + ")");
+        }
+        return bin.resolve("examples").resolve(name).resolve("train.py");
     }
 
     /** Copies the Python trees of the jar this class is in below {@code bin}; false when it does not run from a jar. */

@@ -1,6 +1,7 @@
 package io.slipstream.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -34,10 +35,12 @@ class PythonFilesTest {
     void unpacksTheSdkAndTheExampleReadableByEveryoneAndReplacesAnOlderCopyWhole() throws IOException {
         Path bin = Files.createDirectories(dir.resolve("bin"));
         PythonFiles.unpack(jar(Map.of("python/slipstream/__init__.py", "v1", "python/slipstream/old.py", "gone next time",
-                "examples/pytorch-ddp/train.py", "train v1", "examples/pytorch-ddp/job.yaml", "not Python", "other/x.py", "elsewhere")), bin);
+                "examples/pytorch-ddp/train.py", "train v1", "examples/pytorch-ddp/job.yaml", "not Python",
+                "examples/pytorch-elastic/train.py", "elastic v1", "other/x.py", "elsewhere")), bin);
         assertThat(PythonFiles.sdk(bin).resolve("slipstream/__init__.py")).hasContent("v1");
-        assertThat(PythonFiles.pytorchExample(bin)).hasContent("train v1");
-        assertThat(Files.getPosixFilePermissions(PythonFiles.pytorchExample(bin))).isEqualTo(PosixFilePermissions.fromString("rw-r--r--"));
+        assertThat(PythonFiles.example(bin, "pytorch-ddp")).hasContent("train v1");
+        assertThat(PythonFiles.example(bin, "pytorch-elastic")).hasContent("elastic v1");
+        assertThat(Files.getPosixFilePermissions(PythonFiles.example(bin, "pytorch-ddp"))).isEqualTo(PosixFilePermissions.fromString("rw-r--r--"));
         assertThat(Files.getPosixFilePermissions(PythonFiles.sdk(bin).resolve("slipstream")))
                 .isEqualTo(PosixFilePermissions.fromString("rwxr-xr-x"));
         assertThat(bin.resolve("examples/pytorch-ddp/job.yaml")).doesNotExist();
@@ -46,10 +49,16 @@ class PythonFilesTest {
         PythonFiles.unpack(jar(Map.of("python/slipstream/__init__.py", "v2", "examples/pytorch-ddp/train.py", "train v2")), bin);
         assertThat(PythonFiles.sdk(bin).resolve("slipstream/__init__.py")).hasContent("v2");
         assertThat(PythonFiles.sdk(bin).resolve("slipstream/old.py")).doesNotExist();
-        assertThat(PythonFiles.pytorchExample(bin)).hasContent("train v2");
+        assertThat(PythonFiles.example(bin, "pytorch-ddp")).hasContent("train v2");
         try (var left = Files.list(bin)) {
             assertThat(left.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("python", "examples");
         }
+    }
+
+    @Test
+    void onlyTheKnownExamplesHaveAScript() {
+        assertThatThrownBy(() -> PythonFiles.example(dir, "../../etc")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no Python example ../../etc");
     }
 
     @Test
