@@ -69,6 +69,23 @@ interface UsageContract {
         assertThat(all.get(0).kind()).isEqualTo(UsageKind.QUEUED);
     }
 
+    /**
+     * An elastic run guaranteed 2 GPUs with 4 more on idle capacity holds two segments at once (hours 10-40); its end
+     * closes both, and the work it lost is charged once.
+     */
+    @Test
+    default void anElasticRunsTwoSegmentsOpenedTogetherAreBothCountedAndItsLostWorkOnce() {
+        UsageChange.Opened borrowedBeside = new UsageChange.Opened(new RunId("e"), UsageKind.BORROWED, "team-a", "q", "alice", "train", 4, 4000,
+                at(10), true);
+        store().commit(tx -> tx.recordUsage(List.of(open("e", UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 2, 10), borrowedBeside)));
+        store().commit(tx -> tx.recordUsage(List.of(close("e", 40, 3))));
+        List<UsageTotal> all = store().usage().totals(window(UsageGrouping.QUOTA, 0, 120, 60, null));
+        UsageTotal.Key q = new UsageTotal.Key("team-a", "q", null, null);
+        assertThat(gpuHours(all, q, UsageKind.IN_QUOTA)).isEqualTo(2 * 30.0);
+        assertThat(gpuHours(all, q, UsageKind.BORROWED)).isEqualTo(4 * 30.0);
+        assertThat(all.stream().filter(t -> t.key().equals(q)).mapToLong(UsageTotal::lostGpuMillis).sum()).isEqualTo(3 * 60_000);
+    }
+
     @Test
     default void aWindowClipsTheSegmentsItCutsAndCountsWorkLostWhereItsSegmentEnded() {
         twoRuns();

@@ -9,12 +9,15 @@ import java.time.Instant;
 
 /**
  * One change of the usage record, written in the transaction of the change it accounts for. A run has at most one
- * open segment at a time; a quota at most one open {@link UsageKind#LENT} segment. What an instance used, as its
+ * open segment at a time (an elastic run two, of different kinds: see {@link Opened#alongside}); a quota at most one open {@link UsageKind#LENT} segment. What an instance used, as its
  * executor measured it, is a moment of its run ({@link Measured}), not a segment.
  */
 public sealed interface UsageChange {
 
-    /** The run's open segment (if any) ends at {@code at}; the work its attempt lost to a preemption is charged to it. */
+    /**
+     * The run's open segments (if any) end at {@code at}; the work its attempt lost to a preemption is charged to the
+     * first of them.
+     */
     record Closed(RunId run, Instant at, long lostGpuMillis, long lostCpuMillis) implements UsageChange {
         public Closed {
             requireNonNull(run, "run is null");
@@ -24,10 +27,18 @@ public sealed interface UsageChange {
 
     /**
      * A segment of the run starts at {@code at}: who and what it is charged to ({@code quota} {@code null}: none,
-     * {@code user} {@code null}: a schedule's run) and what it holds (or, queued, asks for).
+     * {@code user} {@code null}: a schedule's run) and what it holds (or, queued, asks for). {@code alongside}: it is
+     * opened beside the run's segment opened just before, in the same change (an elastic run whose instances stand
+     * some on its guarantee and some on idle capacity holds an IN_QUOTA and a BORROWED segment at once); else it
+     * is the run's only open segment.
      */
-    record Opened(RunId run, UsageKind kind, String workspace, String quota, String user, String job, long gpu, long cpuMillis, Instant at)
-            implements UsageChange {
+    record Opened(RunId run, UsageKind kind, String workspace, String quota, String user, String job, long gpu, long cpuMillis, Instant at,
+                  boolean alongside) implements UsageChange {
+        /** The run's only open segment. */
+        public Opened(RunId run, UsageKind kind, String workspace, String quota, String user, String job, long gpu, long cpuMillis, Instant at) {
+            this(run, kind, workspace, quota, user, job, gpu, cpuMillis, at, false);
+        }
+
         public Opened {
             requireNonNull(run, "run is null");
             requireNonNull(kind, "kind is null");

@@ -24,12 +24,14 @@ public final class UsageChanges {
     public static List<UsageChange> between(RunRecord before, RunRecord after, Instant now) {
         UsageKind was = before == null ? null : kindOf(before);
         UsageKind is = kindOf(after);
-        // An elastic run's change of size is a new segment too: each charges what the run held while it lasted.
-        boolean sameSegment = was == is && (before == null || before.attempt() == after.attempt() && total(before).equals(total(after)));
+        // An elastic run's change of size, or of its instances' standing, is a new segment too: each charges what the
+        // run held while it lasted, on its guarantee and on idle capacity.
+        boolean sameSegment = was == is && (before == null || before.attempt() == after.attempt() && total(before).equals(total(after))
+                && borrowed(before).equals(borrowed(after)));
         if (sameSegment) {
             return List.of();
         }
-        List<UsageChange> changes = new ArrayList<>(2);
+        List<UsageChange> changes = new ArrayList<>(3);
         if (was != null) {
             long lostInstanceMillis = lostToPreemption(before, after);
             // Work lost is counted in instance-time: charged at what an instance of the run holds on average.
@@ -39,10 +41,19 @@ public final class UsageChanges {
                     lostInstanceMillis * total.milliCpu() / instances));
         }
         if (is != null) {
-            Resources total = total(after);
+            Resources borrowed = is == UsageKind.IN_QUOTA ? borrowed(after) : Resources.NONE;
+            Resources own = total(after).minus(borrowed);
             String user = after.origin().submittedBy();
-            changes.add(new UsageChange.Opened(after.id(), is, after.workspace(), after.spec().quota(), user, after.job(), total.gpu(),
-                    total.milliCpu(), before == null ? after.createdAt() : now));
+            Instant at = before == null ? after.createdAt() : now;
+            boolean mixed = borrowed.gpu() > 0 || borrowed.milliCpu() > 0;
+            if (!mixed || own.gpu() > 0 || own.milliCpu() > 0) {
+                changes.add(new UsageChange.Opened(after.id(), is, after.workspace(), after.spec().quota(), user, after.job(), own.gpu(),
+                        own.milliCpu(), at));
+            }
+            if (mixed) { // its extras on idle capacity: a segment beside it
+                changes.add(new UsageChange.Opened(after.id(), UsageKind.BORROWED, after.workspace(), after.spec().quota(), user, after.job(),
+                        borrowed.gpu(), borrowed.milliCpu(), at, changes.get(changes.size() - 1) instanceof UsageChange.Opened));
+            }
         }
         return changes;
     }
@@ -53,10 +64,16 @@ public final class UsageChanges {
      * ends before its run moves on (a requeue or an end waits for every instance), so the run still holds then.
      */
     public static UsageChange.Measured measured(RunRecord run, InstanceUsage usage, Instant at) {
+        return measured(run, -1, usage, at);
+    }
+
+    /** As {@link #measured(RunRecord, InstanceUsage, Instant)}, for the instance of {@code slot}: an elastic run's stand on their own. */
+    public static UsageChange.Measured measured(RunRecord run, int slot, InstanceUsage usage, Instant at) {
         if (usage == null) {
             return null;
         }
-        UsageKind held = run.realTimeResources() == RealTimeResources.InQuota ? UsageKind.IN_QUOTA : UsageKind.BORROWED;
+        boolean borrowedSlot = run.world() != null && run.world().borrowed().contains(slot);
+        UsageKind held = run.realTimeResources() == RealTimeResources.InQuota && !borrowedSlot ? UsageKind.IN_QUOTA : UsageKind.BORROWED;
         return new UsageChange.Measured(run.id(), held, run.workspace(), run.spec().quota(), run.origin().submittedBy(), run.job(), usage, at);
     }
 
@@ -78,6 +95,18 @@ public final class UsageChanges {
             return 0;
         }
         return Math.max(0, after.faults().workLostMillis() - before.faults().workLostMillis());
+    }
+
+    /** What an elastic run's instances on idle capacity hold while it stands InQuota (none for any other run). */
+    static Resources borrowed(RunRecord run) {
+        Resources total = Resources.NONE;
+        if (run.world() != null && run.realTimeResources() == RealTimeResources.InQuota) {
+            for (int slot : run.world().borrowed()) {
+                Resources each = io.slipstream.model.ElasticWorld.groupOf(run.spec(), slot).resources();
+                total = each == null ? total : total.plus(each);
+            }
+        }
+        return total;
     }
 
     /** What all of a run's instances hold together: an elastic run's, those of its world. */

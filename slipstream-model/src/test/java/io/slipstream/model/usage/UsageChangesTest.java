@@ -103,4 +103,34 @@ class UsageChangesTest {
         assertThat(UsageChanges.kindOf(admitted)).isEqualTo(UsageKind.BORROWED);
         assertThat(UsageChanges.kindOf(queued())).isEqualTo(UsageKind.QUEUED);
     }
+
+    /**
+     * An elastic run of 1 to 4 instances of 4 GPUs and 1 core: guaranteed, with 2 of its 4 instances on idle capacity,
+     * it holds an IN_QUOTA segment of 2 and a BORROWED one of 2 beside it; a shrink of the borrowed two closes both and
+     * opens one of 2; the measured usage of an instance is charged as that instance stands.
+     */
+    @Test
+    void anElasticRunsInstancesAreChargedAsEachStandsAndEachChangeOfSizeIsANewSegment() {
+        JobSpec elastic = aJob("train").workspace("team-a").quota("q").group("worker").replicas(4).minReplicas(1).gpus(4).cpu(1).spec();
+        RunId id = new RunId("train-0001abcd");
+        RunRecord queued = RunRecord.queued(id, "team-a", "train", 1, elastic, new RunOrigin(Map.of(), null, null, "alice"), T0);
+        RunRecord admitted = queued.admitted(RealTimeResources.InQuota, "Admitted", T1)
+                .withWorld(io.slipstream.model.ElasticWorld.admitted(List.of(0, 1, 2, 3), java.util.Set.of(2, 3)));
+        assertThat(UsageChanges.between(queued, admitted, T1)).containsExactly(
+                new UsageChange.Closed(id, T1, 0, 0),
+                new UsageChange.Opened(id, UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 8, 2000, T1, false),
+                new UsageChange.Opened(id, UsageKind.BORROWED, "team-a", "q", "alice", "train", 8, 2000, T1, true));
+
+        RunRecord shrunk = admitted.withWorld(admitted.world().shrunk(List.of(
+                new io.slipstream.model.ElasticWorld.Leaving(2, null, RealTimeResources.NotInQuota, "Shrunk: x"),
+                new io.slipstream.model.ElasticWorld.Leaving(3, null, RealTimeResources.NotInQuota, "Shrunk: x"))));
+        assertThat(UsageChanges.between(admitted, shrunk, T2)).containsExactly(
+                new UsageChange.Closed(id, T2, 0, 0),
+                new UsageChange.Opened(id, UsageKind.IN_QUOTA, "team-a", "q", "alice", "train", 8, 2000, T2, false));
+        assertThat(UsageChanges.between(shrunk, shrunk.withWorld(shrunk.world().changed()), T2)).as("the same size: the same segment").isEmpty();
+
+        io.slipstream.api.run.InstanceUsage usage = io.slipstream.api.run.InstanceUsage.of(1L << 30, 90_000_000_000L);
+        assertThat(UsageChanges.measured(admitted, 3, usage, T2).kind()).isEqualTo(UsageKind.BORROWED);
+        assertThat(UsageChanges.measured(admitted, 0, usage, T2).kind()).isEqualTo(UsageKind.IN_QUOTA);
+    }
 }

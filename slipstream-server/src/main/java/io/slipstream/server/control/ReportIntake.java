@@ -147,7 +147,7 @@ final class ReportIntake {
      */
     private static void recordMeasured(StoreTx tx, InstanceRecord ended) {
         try {
-            tx.runs().get(ended.id().runId()).map(run -> UsageChanges.measured(run, ended.usage(), ended.finishedAt()))
+            tx.runs().get(ended.id().runId()).map(run -> UsageChanges.measured(run, ended.id().rank(), ended.usage(), ended.finishedAt()))
                     .ifPresent(measured -> tx.recordUsage(List.of(measured)));
         } catch (io.slipstream.store.UnreadableRecordException e) {
             LOG.debug("the usage of instance {} is not accounted: its run cannot be read", ended.id());

@@ -25,7 +25,9 @@ final class UsageSegments {
                 closeOpen(usage, s -> closed.run().value().equals(s.run()), closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis(),
                         starts);
             } else if (change instanceof UsageChange.Opened o) {
-                closeOpen(usage, s -> o.run().value().equals(s.run()), o.at().toEpochMilli(), 0, 0, starts);
+                if (!o.alongside()) {
+                    closeOpen(usage, s -> o.run().value().equals(s.run()), o.at().toEpochMilli(), 0, 0, starts);
+                }
                 usage.add(new UsageSegment(o.run().value(), o.kind(), o.workspace(), o.quota(), o.user(), o.job(), o.gpu(), o.cpuMillis(),
                         o.at().toEpochMilli(), null, 0, 0));
             } else if (change instanceof UsageChange.Lent lent) {
@@ -60,6 +62,8 @@ final class UsageSegments {
             UsageSegment segment = usage.get(i);
             if (segment.endMs() == null && which.test(segment)) {
                 usage.set(i, segment.closedAt(atMs, lostGpu, lostCpu, runStarts));
+                lostGpu = 0; // charged once: to the first of an elastic run's two
+                lostCpu = 0;
             }
         }
     }

@@ -46,8 +46,10 @@ final class UsageRows {
             if (change instanceof UsageChange.Closed closed) {
                 close(h, "run_id = :run", closed.run().value(), null, closed.at().toEpochMilli(), closed.lostGpuMillis(), closed.lostCpuMillis(), starts);
             } else if (change instanceof UsageChange.Opened opened) {
-                // A run has one open segment: one left open (a change recorded twice) ends where the new one starts.
-                close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, starts);
+                // A run has one open segment (two opened together): one left open (a change recorded twice) ends where the new one starts.
+                if (!opened.alongside()) {
+                    close(h, "run_id = :run", opened.run().value(), null, opened.at().toEpochMilli(), 0, 0, starts);
+                }
                 h.createUpdate("INSERT INTO usage_segments (run_id, kind, workspace, quota, submitted_by, job, gpu, cpu_millis, start_ms) "
                                 + "VALUES (:run, :kind, :workspace, :quota, :user, :job, :gpu, :cpu, :at)")
                         .bind("run", opened.run().value()).bind("kind", opened.kind().name()).bind("workspace", opened.workspace())
@@ -74,7 +76,7 @@ final class UsageRows {
      * a queued one is a wait if {@code starts}: its run starts at that moment ({@link UsageStarts}).
      */
     private static void close(Handle h, String where, String run, QuotaId quota, long atMs, long lostGpu, long lostCpu, boolean starts) {
-        var select = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE " + where + " AND end_ms IS NULL");
+        var select = h.createQuery("SELECT " + SEGMENT_COLUMNS + " FROM usage_segments WHERE " + where + " AND end_ms IS NULL ORDER BY id");
         if (run != null) {
             select.bind("run", run);
         } else {
@@ -86,6 +88,8 @@ final class UsageRows {
             h.createUpdate("UPDATE usage_segments SET end_ms = :end, lost_gpu_ms = :lostGpu, lost_cpu_ms = :lostCpu WHERE id = :id")
                     .bind("id", entry.getKey()).bind("end", segment.endMs()).bind("lostGpu", lostGpu).bind("lostCpu", lostCpu).execute();
             rollUp(h, segment);
+            lostGpu = 0; // charged once: to the first of an elastic run's two
+            lostCpu = 0;
         }
     }
 
