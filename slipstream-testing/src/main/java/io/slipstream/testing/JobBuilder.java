@@ -39,6 +39,7 @@ public final class JobBuilder {
     private int gpu;
     private String gpuModel;
     private List<String> command = List.of("true");
+    private String image;
     private final Map<String, String> env = new LinkedHashMap<>();
 
     private JobBuilder(String name) {
@@ -187,6 +188,12 @@ public final class JobBuilder {
         return this;
     }
 
+    /** The current node group's container image (executors that run containers require one). */
+    public JobBuilder image(String containerImage) {
+        this.image = containerImage;
+        return this;
+    }
+
     public JobBuilder env(String key, String value) {
         env.put(key, value);
         return this;
@@ -206,7 +213,7 @@ public final class JobBuilder {
     }
 
     private NodeGroupSpec currentGroup() {
-        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, null, null, groupMaxRuntime,
+        return new NodeGroupSpec(groupName, replicas, null, new Resources(milliCpu, memoryBytes, gpu, gpuModel), command, env, image, null, groupMaxRuntime,
                 minSuccessReplicas, startupProbe, 1).withLimits(memoryLimitBytes == null ? null : new io.slipstream.api.spec.Limits(memoryLimitBytes))
                 .withMinReplicas(minReplicas);
     }

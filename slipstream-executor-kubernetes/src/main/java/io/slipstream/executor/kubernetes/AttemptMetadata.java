@@ -48,16 +48,18 @@ final class AttemptMetadata {
      * instance started so far has one. One writer at a time: the launching thread and the watch both write.
      */
     synchronized void write(String namespace, RunId runId, int attempt, ClusterMetadata metadata) {
-        Map<Integer, String> ips = new HashMap<>();
-        currentLaunches(namespace, runId, attempt).forEach((rank, pod) -> {
-            if (pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
-                ips.put(rank, pod.getStatus().getPodIP());
+        // By instance name: an elastic world's ranks are dense (slot 2 may be rank 1), a pod's rank label is its slot.
+        Map<String, String> ips = new HashMap<>();
+        currentLaunches(namespace, runId, attempt).forEach((slot, pod) -> {
+            String name = pod.getMetadata().getAnnotations() == null ? null : pod.getMetadata().getAnnotations().get(Names.INSTANCE_ANNOTATION);
+            if (name != null && pod.getStatus() != null && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isBlank()) {
+                ips.put(name, pod.getStatus().getPodIP());
             }
         });
         List<ClusterMetadata.Instance> instances = new ArrayList<>();
         boolean complete = true;
         for (ClusterMetadata.Instance instance : metadata.instances()) {
-            String ip = ips.getOrDefault(instance.rank(), instance.ip());
+            String ip = ips.getOrDefault(instance.name(), instance.ip());
             instances.add(new ClusterMetadata.Instance(instance.name(), instance.nodeGroup(), instance.rank(), instance.groupRank(), instance.node(),
                     instance.hostname(), instance.fqdn(), ip, instance.ports(), instance.started(), instance.topology()));
             complete &= !instance.started() || ip != null && !ip.isBlank();

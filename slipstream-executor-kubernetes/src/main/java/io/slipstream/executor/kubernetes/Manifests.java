@@ -157,7 +157,8 @@ final class Manifests {
             labels.put(Names.RESTART, Integer.toString(spec.restart()));
         }
         if (metadata != null) {
-            String group = metadata.instances().stream().filter(i -> i.rank() == id.rank()).map(ClusterMetadata.Instance::nodeGroup)
+            // By name: the metadata's ranks are the world's (dense in an elastic run), the id's rank is the slot.
+            String group = metadata.instances().stream().filter(i -> i.name().equals(spec.name())).map(ClusterMetadata.Instance::nodeGroup)
                     .findFirst().orElse(null);
             if (group != null) {
                 labels.put(Names.NODE_GROUP, Names.labelValue(group));
@@ -167,7 +168,7 @@ final class Manifests {
         }
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Names.RUN_ID_ANNOTATION, id.runId().value());
-        annotations.put("slipstream.io/instance", spec.name());
+        annotations.put(Names.INSTANCE_ANNOTATION, spec.name());
 
         List<VolumeMount> volumeMounts = new ArrayList<>();
         List<Volume> volumes = new ArrayList<>();

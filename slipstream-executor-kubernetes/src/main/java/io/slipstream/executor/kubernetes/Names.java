@@ -40,6 +40,11 @@ final class Names {
 
     /** The full run id (the label holds a shortened one when the id is long). */
     static final String RUN_ID_ANNOTATION = "slipstream.io/run-id";
+    /**
+     * A pod's instance by name ({@code worker-1}), which is its slot: an elastic run's metadata ranks its members densely,
+     * so a pod is matched to its entry by this, never by its rank.
+     */
+    static final String INSTANCE_ANNOTATION = "slipstream.io/instance";
     /** The preemption notice, as JSON; the pod sees it as a file through the downward API. */
     static final String NOTICE_ANNOTATION = "slipstream.io/preemption-notice";
 

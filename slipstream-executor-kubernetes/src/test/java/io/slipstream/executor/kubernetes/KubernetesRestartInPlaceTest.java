@@ -160,6 +160,44 @@ class KubernetesRestartInPlaceTest {
         executor.terminate(survivor, survivorHandle, Duration.ZERO, "test");
     }
 
+    /**
+     * An elastic world whose ranks are not its slots (of a run of groups a and b, a shrink left a-0 and b-0: b-0 is slot
+     * 2 and rank 1): each member is found by its instance, not by its rank, so the metadata lists it at its own pod's
+     * address and its pod is labelled with its own group; the world starts.
+     */
+    @Test
+    void aWorldWhoseRanksAreNotItsSlotsListsEachMemberAtItsOwnPodsAddress() {
+        KubernetesExecutor executor = executor();
+        RunId run = new RunId("gap-1");
+        List<InstanceId> slots = List.of(new InstanceId(run, 1, 0), new InstanceId(run, 1, 2));
+        List<String> names = List.of("a-0", "b-0");
+        List<ClusterMetadata.Instance> members = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            var endpoint = executor.endpoint(slots.get(rank), "team-a", names.get(rank), TestCluster.NODES.get(rank), 1, java.util.Set.of());
+            members.add(new ClusterMetadata.Instance(names.get(rank), names.get(rank).substring(0, 1), rank, 0, TestCluster.NODES.get(rank),
+                    endpoint.hostname(), endpoint.fqdn(), endpoint.ip(), endpoint.ports(), true));
+        }
+        ClusterMetadata metadata = new ClusterMetadata(ClusterMetadata.FORMAT_VERSION, run.value(), "team-a", "train", 1, 2, "InParallel",
+                new ClusterMetadata.Address(members.get(0).fqdn(), 29500), members, List.of());
+        List<Map<String, String>> handles = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            handles.add(executor.launch(new LaunchSpec(slots.get(rank), names.get(rank), TestCluster.NODES.get(rank), List.of(),
+                    List.of("sh", "-c", "echo up; exec sleep 600"), Map.of(), null, IMAGE, metadata, null, null)));
+        }
+        await("each main container starts once the metadata has every member's address").atMost(TIMEOUT)
+                .until(() -> log(executor, slots.get(0), handles.get(0)).contains("up") && log(executor, slots.get(1), handles.get(1)).contains("up"));
+
+        var data = cluster.admin.configMaps().inNamespace(TestCluster.NAMESPACE).withName("ss-gap-1-1-metadata").get().getData();
+        ClusterMetadata seen = Json.mapper().readValue(data.get(Manifests.METADATA_KEY), ClusterMetadata.class);
+        assertThat(seen.instances()).extracting(i -> i.name() + "@" + i.ip()).containsExactly(
+                "a-0@" + pod(handles.get(0).get("pod")).getStatus().getPodIP(), "b-0@" + pod(handles.get(1).get("pod")).getStatus().getPodIP());
+        assertThat(pod(handles.get(1).get("pod")).getMetadata().getLabels()).containsEntry("slipstream.io/rank", "2")
+                .containsEntry("slipstream.io/node-group", "b");
+        for (int rank = 0; rank < 2; rank++) {
+            executor.terminate(slots.get(rank), handles.get(rank), Duration.ZERO, "test");
+        }
+    }
+
     @Test
     void aStopOfTheLaunchBeforeARestartLeavesTheRestartRunning() throws Exception {
         KubernetesExecutor executor = executor();

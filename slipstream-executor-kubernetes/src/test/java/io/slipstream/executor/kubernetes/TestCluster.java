@@ -24,11 +24,16 @@ public final class TestCluster implements AutoCloseable {
     private final Path root;
 
     public TestCluster(Path root) {
+        this(root, NODES);
+    }
+
+    /** A cluster of these nodes, each of 8 GPUs. */
+    public TestCluster(Path root, List<String> nodes) {
         this.root = root;
-        for (String name : NODES) {
+        for (String name : nodes) {
             admin.nodes().resource(node(name, true)).create();
         }
-        kubelet = new TestKubelet(api.newClient(), api, List.of(NAMESPACE, TEAM_B_NAMESPACE), Set.copyOf(NODES), root.resolve("kubelet"));
+        kubelet = new TestKubelet(api.newClient(), api, List.of(NAMESPACE, TEAM_B_NAMESPACE), Set.copyOf(nodes), root.resolve("kubelet"));
     }
 
     static Node node(String name, boolean ready) {

@@ -3,11 +3,9 @@ package io.slipstream.server.control;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.slipstream.api.codec.Json;
-import io.slipstream.executor.kubernetes.KubernetesConfig;
 import io.slipstream.executor.kubernetes.TestCluster;
 import io.slipstream.server.support.TestServer;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -17,8 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The real server with {@code executor: kubernetes}, on fabric8's mock API server with the test kubelet: the same jobs,
- * the same API, instances as pods. The executor connects through a kubeconfig file, as it would to a real cluster.
+ * The real server with {@code executor: kubernetes}, on fabric8's mock API server with the test kubelet
+ * ({@link KubernetesCluster}): the same jobs, the same API, instances as pods.
  */
 class KubernetesRunTest {
     private static final String IMAGE = "registry.example.com/team-a/trainer:1.0";
@@ -26,18 +24,16 @@ class KubernetesRunTest {
     @TempDir
     Path root;
 
+    private KubernetesCluster kubernetes;
     private TestCluster cluster;
     private TestServer server;
-    private KubernetesConfig kubernetes;
     private String admin;
 
     @BeforeEach
     void start() throws Exception {
-        cluster = new TestCluster(root.resolve("cluster"));
-        Path kubeconfig = cluster.writeKubeconfig(root.resolve("kubeconfig"));
-        kubernetes = new KubernetesConfig(kubeconfig.toString(), null, TestCluster.NAMESPACE, null, null, Map.of(), null,
-                Duration.ofSeconds(2), null, null, null, null, List.of(), "http://slipstream.slipstream.svc:8080");
-        server = TestServer.start(root.resolve("data"), config -> config.withExecutor(kubernetes));
+        kubernetes = new KubernetesCluster(root, TestCluster.NODES);
+        cluster = kubernetes.cluster;
+        server = kubernetes.startServer(root.resolve("data"));
         admin = server.adminToken();
         server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
     }
@@ -45,7 +41,7 @@ class KubernetesRunTest {
     @AfterEach
     void stop() {
         server.close();
-        cluster.close();
+        kubernetes.close();
     }
 
     private String submit(String name, String image, List<Map<String, Object>> groups, String startupOrder) {
@@ -85,7 +81,7 @@ class KubernetesRunTest {
         List<String> nodes = new java.util.ArrayList<>();
         done.get("instances").forEach(instance -> nodes.add(instance.get("node").asString()));
         assertThat(nodes.subList(1, 3)).containsExactlyInAnyOrder("gpu-node-1", "gpu-node-2");
-        var pods = cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems();
+        var pods = kubernetes.pods(run);
         assertThat(pods).hasSize(3).allSatisfy(pod -> assertThat(pod.getSpec().getNodeName())
                 .isEqualTo(nodes.get(Integer.parseInt(pod.getMetadata().getLabels().get("slipstream.io/rank")))));
     }
@@ -124,7 +120,7 @@ class KubernetesRunTest {
         List<String> before = podUids(run);
         server.close(); // the control plane goes away; its pods run on
 
-        server = TestServer.start(root.resolve("data"), config -> config.withExecutor(kubernetes));
+        server = kubernetes.startServer(root.resolve("data"));
         JsonNode adopted = server.awaitState(admin, run, "RUNNING");
         assertThat(adopted.get("attempt").asInt()).isEqualTo(1);
         assertThat(podUids(run)).isEqualTo(before);
@@ -136,8 +132,7 @@ class KubernetesRunTest {
     }
 
     private List<String> podUids(String run) {
-        return cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems().stream()
-                .map(pod -> pod.getMetadata().getName() + "=" + pod.getMetadata().getUid()).sorted().toList();
+        return kubernetes.pods(run).stream().map(pod -> pod.getMetadata().getName() + "=" + pod.getMetadata().getUid()).toList();
     }
 
     /**
@@ -189,7 +184,7 @@ class KubernetesRunTest {
                 .contains("start rank=0 restart=0 host=main-0", "start rank=1 restart=0 host=main-1", "start rank=1 restart=1 host=main-1")
                 .containsOnlyOnce("start rank=0");
         String node = done.get("instances").get(1).get("node").asString();
-        var pods = cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems();
+        var pods = kubernetes.pods(run);
         assertThat(pods).extracting(pod -> pod.getMetadata().getName()).as("the ended pod of rank 1 is gone")
                 .containsExactlyInAnyOrder("ss-" + run + "-1-0", "ss-" + run + "-1-1-r1");
         assertThat(pods).filteredOn(pod -> pod.getMetadata().getName().endsWith("-r1")).singleElement()
@@ -215,6 +210,6 @@ class KubernetesRunTest {
         server.awaitRun(admin, run, r -> server.get("/api/v1/runs/" + run + "/logs", admin).text().lines().filter(l -> l.endsWith("up")).count() == 2);
         assertThat(server.post("/api/v1/runs/" + run + "/cancel", admin, "{}").status()).isLessThan(300);
         server.awaitState(admin, run, "CANCELLED");
-        assertThat(cluster.admin.pods().inNamespace(TestCluster.NAMESPACE).withLabel("slipstream.io/run", run).list().getItems()).isEmpty();
+        assertThat(kubernetes.pods(run)).isEmpty();
     }
 }
