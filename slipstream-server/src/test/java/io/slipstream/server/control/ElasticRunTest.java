@@ -256,6 +256,23 @@ class ElasticRunTest {
         assertThat(executor.terminations().get(new InstanceId(b, 1, 3))).as("a slot removed").startsWith("Shrunk: ").endsWith(" / PT20S");
     }
 
+    @Test
+    void whatAShrinkFreesGoesToTheRunItWasShrunkForWhileTheSurvivorsStillSave() {
+        quota("team-c", "small", 2);
+        RunId b = borrowerOfFour();
+        RunId a = submitIn("team-a", aJob("owner").replicas(2).gpus(1).cpu(1).memoryGi(8).quota("gpu").spec());
+        loop.cycle();
+        executor.confirmTerminated(new InstanceId(b, 1, 2), 143);
+        executor.confirmTerminated(new InstanceId(b, 1, 3), 143);
+        // A run of higher priority comes in now: the capacity freed is the owner's, as a stopped victim's is.
+        RunId late = submitIn("team-c", aJob("late").replicas(2).gpus(1).cpu(1).memoryGi(8).quota("small").priority(10)
+                .idle(IdleMode.Disabled).spec());
+        loop.cycle();
+        assertThat(run(b).world().changing()).as("its survivors still save").isTrue();
+        assertThat(run(a).state()).as("the run B was shrunk for gets what B gave back").isEqualTo(RunState.RUNNING);
+        assertThat(run(late).state()).isEqualTo(RunState.QUEUED);
+    }
+
     private InstanceRecord instance(RunId id, int rank) {
         return instances(id).stream().filter(i -> i.id().rank() == rank && i.id().attempt() == run(id).attempt()).findFirst().orElseThrow();
     }
