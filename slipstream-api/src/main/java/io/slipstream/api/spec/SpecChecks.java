@@ -260,7 +260,8 @@ final class SpecChecks {
     private void minReplicas(JsonNode spec, JsonNode group, String path, int replicas) {
         String field = path + ".minReplicas";
         JsonNode min = group.get("minReplicas");
-        if (min == null || !min.isIntegralNumber() || !clean(field) || !clean(path + ".replicas")) {
+        // Any number the schema let through is whole: 2.0 and 1e0 are minimums too, and are checked as 2 and 1 are.
+        if (min == null || !min.isNumber() || !clean(field) || !clean(path + ".replicas")) {
             return;
         }
         if (min.asLong() > replicas) {

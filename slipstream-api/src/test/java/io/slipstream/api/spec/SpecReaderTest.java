@@ -297,6 +297,16 @@ class SpecReaderTest {
                         + "    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "cannot have minSuccessReplicas"),
                 Arguments.of("an elastic run restarted one rank at a time", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    resources: {cpu: 1, memory: 1Gi}\n"
                         + "  faultTolerance: {runType: Async}", "spec.nodeGroups[0].minReplicas", "cannot be runType Async"),
+                Arguments.of("an elastic minimum written 5.0, above the replicas", "command: [x]\n    replicas: 4\n    minReplicas: 5.0\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "at most replicas (4)"),
+                Arguments.of("an elastic minimum written 2.0, started InOrder", "command: [x]\n    replicas: 4\n    minReplicas: 2.0\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}\n  startupOrder: InOrder", "spec.nodeGroups[0].minReplicas", "cannot be started InOrder"),
+                Arguments.of("an elastic minimum written 2.0, with a placement", "command: [x]\n    replicas: 4\n    minReplicas: 2.0\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}\n    placement: {level: rack}", "spec.nodeGroups[0].minReplicas", "cannot have a placement"),
+                Arguments.of("an elastic minimum written 1e0, with successes to count", "command: [x]\n    replicas: 4\n    minReplicas: 1e0\n"
+                        + "    minSuccessReplicas: 1\n    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "cannot have minSuccessReplicas"),
+                Arguments.of("an elastic minimum written 2.0, runType Async", "command: [x]\n    replicas: 4\n    minReplicas: 2.0\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}\n  faultTolerance: {runType: Async}", "spec.nodeGroups[0].minReplicas", "cannot be runType Async"),
                 Arguments.of("a slice that does not divide the group", "command: [x]\n    replicas: 6\n    resources: {cpu: 1, memory: 1Gi}\n"
                         + "    placement: {level: rack, sliceSize: 4, sliceLevel: host}", "spec.nodeGroups[0].placement.sliceSize", "must divide replicas (6)"),
                 Arguments.of("a slice size without its level", "command: [x]\n    replicas: 4\n    resources: {cpu: 1, memory: 1Gi}\n"

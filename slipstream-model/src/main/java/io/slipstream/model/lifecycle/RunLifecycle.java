@@ -6,6 +6,7 @@ import io.slipstream.api.spec.Durations;
 import io.slipstream.api.spec.FaultTolerance;
 import io.slipstream.api.spec.NodeGroupSpec;
 import io.slipstream.api.spec.StartupOrder;
+import io.slipstream.model.ElasticWorld;
 import io.slipstream.model.FaultState;
 import io.slipstream.model.FaultState.RestartCause;
 import io.slipstream.model.InstanceRecord;
@@ -272,6 +273,19 @@ public final class RunLifecycle {
             return run.spec().preemptionGracePeriod();
         }
         return limits.gracePeriod();
+    }
+
+    /**
+     * What an instance told to stop before is told again after a restart of the server (the previous process may have
+     * died before its grace period ended): the notice it had. An elastic run's instance whose world changes keeps its
+     * {@code WorldChange:} or {@code Shrunk:} notice and the change's grace; any other, its run's reason and grace.
+     */
+    public Step.Stop stopAgain(RunRecord run, InstanceRecord instance) {
+        if (run.state() != RunState.TERMINATING && run.world() != null && run.world().changing()) {
+            ElasticWorld.Leaving leaving = run.world().leavingOf(instance.id().rank());
+            return new Step.Stop(instance, changeGrace(run), leaving != null ? leaving.reason() : WorldChanges.notice(run.world()));
+        }
+        return new Step.Stop(instance, graceFor(run), run.reason());
     }
 
     /** How long an elastic run's instances have to save and exit when its world changes: as for a preemption. */

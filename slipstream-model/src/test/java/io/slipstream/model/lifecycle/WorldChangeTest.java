@@ -115,6 +115,20 @@ class WorldChangeTest {
     }
 
     @Test
+    void afterARestartOfTheServerTheInstancesToldAreToldTheSameNoticeAgain() {
+        RunRecord run = shrinking();
+        List<InstanceRecord> instances = instances(run, told(), told(), told(), told());
+        Step.Stop member = LIFECYCLE.stopAgain(run, instances.get(0));
+        assertThat(member.reason()).isEqualTo("WorldChange: the run goes on with 2 instance(s) in world 2; save, exit, and start again in it");
+        assertThat(member.grace()).as("the change's grace, not the default").isEqualTo(Duration.ofSeconds(20));
+        Step.Stop leaving = LIFECYCLE.stopAgain(run, instances.get(3));
+        assertThat(leaving.reason()).isEqualTo("Shrunk: capacity reclaimed");
+        assertThat(leaving.grace()).isEqualTo(Duration.ofSeconds(20));
+        RunRecord cancelled = run.terminating(RunState.CANCELLED, "CancelRequested");
+        assertThat(LIFECYCLE.stopAgain(cancelled, instances.get(0)).reason()).as("a run stopping whole: its own reason").isEqualTo("CancelRequested");
+    }
+
+    @Test
     void theNewWorldRestartsItsMembersInPlaceAndForgetsWhatLeft() {
         RunRecord run = shrinking();
         List<InstanceRecord> instances = instances(run, gone(), gone(), gone(), gone());

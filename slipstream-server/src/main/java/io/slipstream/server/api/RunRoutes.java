@@ -29,7 +29,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,8 +71,8 @@ final class RunRoutes {
             int limit = (int) longParam(ctx, "limit", 1000, 1, 10_000);
             Principal caller = caller(ctx);
             RunRecord run = runs.get(caller, ctx.pathParam("run"));
-            Set<String> hidden = Views.hiddenNodes(run, store.runs().instancesOf(run.id()), caller.admin());
-            ctx.json(ListView.of(runs.events(caller, run.id().value(), after, limit).stream().map(event -> Views.event(event, hidden)).toList()));
+            ctx.json(ListView.of(Views.events(run, store.runs().instancesOf(run.id()), runs.events(caller, run.id().value(), after, limit),
+                    caller.admin())));
         });
         r.add(HandlerType.GET, "/api/v1/runs/{run}/logs", this::streamLogs);
         r.add(HandlerType.POST, "/api/v1/runs/{run}/instances/{rank}/progress", ctx -> {

@@ -124,17 +124,29 @@ final class Views {
         if (admin) {
             return java.util.Set.of();
         }
-        boolean current = showsNodes(run, false);
+        java.util.Set<String> shown = shownNodes(run, instances);
         java.util.Set<String> nodes = new java.util.TreeSet<>();
-        java.util.Set<String> shown = new java.util.HashSet<>();
         for (InstanceRecord instance : instances) {
-            if (instance.node() == null || instance.node().isEmpty()) {
-                continue;
+            if (instance.node() != null && !instance.node().isEmpty()) {
+                nodes.add(instance.node());
             }
-            (current && instance.id().attempt() == run.attempt() && onOwnGuarantee(run, instance) ? shown : nodes).add(instance.node());
         }
         nodes.removeAll(shown); // a node its current attempt holds on its own guarantee is shown anyway
         return nodes;
+    }
+
+    /** The nodes a non-admin may see of the run: those its current attempt holds on its own guarantee. */
+    private static java.util.Set<String> shownNodes(RunRecord run, List<InstanceRecord> instances) {
+        java.util.Set<String> shown = new java.util.HashSet<>();
+        if (!showsNodes(run, false)) {
+            return shown;
+        }
+        for (InstanceRecord instance : instances) {
+            if (instance.node() != null && !instance.node().isEmpty() && instance.id().attempt() == run.attempt() && onOwnGuarantee(run, instance)) {
+                shown.add(instance.node());
+            }
+        }
+        return shown;
     }
 
     /** {@code text} with each of {@code nodes} named as a whole word replaced by {@link #HIDDEN}. */
@@ -162,6 +174,32 @@ final class Views {
     /** A measured memory peak as a quantity ({@code "1536Mi"}), or {@code null}. */
     private static String memoryPeak(io.slipstream.api.run.InstanceUsage usage) {
         return usage == null || !usage.hasMemoryPeak() ? null : io.slipstream.api.spec.Quantities.formatBytes(usage.memoryPeakBytes());
+    }
+
+    /** How the lifecycle names a node in a reason: "NodeLost: node N is down", "NodeDrain: node N is drained". */
+    private static final java.util.regex.Pattern NODE_NAMED = java.util.regex.Pattern.compile("\\bnode ([^\\s()]+) is (?:down|drained)\\b");
+
+    /**
+     * A run's events as {@code admin} (or not) may see them. Besides the nodes its instances' records name, a non-admin
+     * does not see a node an event names that the run does not hold on its own guarantee now: an elastic run's slot
+     * removed and grown again elsewhere has a record of its new node only, while its history names the one it left.
+     */
+    static List<RunEventView> events(RunRecord run, List<InstanceRecord> instances, List<RunEvent> events, boolean admin) {
+        java.util.Set<String> hidden = new java.util.TreeSet<>(hiddenNodes(run, instances, admin));
+        if (!admin) {
+            java.util.Set<String> shown = shownNodes(run, instances);
+            for (RunEvent event : events) {
+                for (String text : new String[] {event.reason(), event.message()}) {
+                    java.util.regex.Matcher named = NODE_NAMED.matcher(text == null ? "" : text);
+                    while (named.find()) {
+                        if (!shown.contains(named.group(1))) {
+                            hidden.add(named.group(1));
+                        }
+                    }
+                }
+            }
+        }
+        return events.stream().map(event -> event(event, hidden)).toList();
     }
 
     static RunEventView event(RunEvent event, java.util.Set<String> hidden) {

@@ -159,7 +159,7 @@ final class ControlCycle implements AutoCloseable {
         List<io.slipstream.executor.NodeInfo> nodes = executor.nodes();
         stepper.launcher().useTopology(topology, nodes);
         ClusterSnapshot snapshot = SnapshotBuilder.build(nodes, closed, store.documents().list(Kind.Quota, null), gate.ready(),
-                instances, reclaimedOwners(runs), topology);
+                instances, reclaimedOwners(runs, instances), topology);
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
         Set<Integer> takenPorts = takenPorts(byId, instances); // as they were before any decision
@@ -201,9 +201,27 @@ final class ControlCycle implements AutoCloseable {
         return taken;
     }
 
-    /** Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first. */
-    private static Set<RunId> reclaimedOwners(List<RunRecord> runs) {
-        return runs.stream().filter(r -> r.state() == RunState.QUEUED && r.capacityReclaimed()).map(RunRecord::id).collect(Collectors.toSet());
+    /**
+     * Queued runs whose victims are gone: the capacity those gave back is theirs, so the scheduler places them first. An
+     * elastic run's slots a shrink removed are such victims as soon as each is gone, while its survivors still save (the
+     * run they were removed for is marked so in the store only once the new world starts).
+     */
+    private static Set<RunId> reclaimedOwners(List<RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
+        Set<RunId> owners = runs.stream().filter(r -> r.state() == RunState.QUEUED && r.capacityReclaimed()).map(RunRecord::id)
+                .collect(Collectors.toCollection(HashSet::new));
+        for (RunRecord run : runs) {
+            ElasticWorld world = run.world();
+            if (world == null || !world.changing() || world.leaving().isEmpty()) {
+                continue;
+            }
+            for (InstanceRecord instance : instances.getOrDefault(run.id(), List.of())) {
+                ElasticWorld.Leaving leaving = world.leavingOf(instance.id().rank());
+                if (leaving != null && leaving.forRun() != null && instance.state().isFinal()) {
+                    owners.add(leaving.forRun()); // only a queued run is ever looked up in it
+                }
+            }
+        }
+        return owners;
     }
 
     @Override

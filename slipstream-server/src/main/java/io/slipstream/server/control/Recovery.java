@@ -6,6 +6,7 @@ import io.slipstream.executor.Executor;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunRecord;
 import io.slipstream.model.lifecycle.RunLifecycle;
+import io.slipstream.model.lifecycle.Step;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.Store;
 import java.time.Clock;
@@ -66,8 +67,9 @@ final class Recovery {
         for (InstanceRecord instance : stopping) {
             try {
                 RunRecord run = store.runs().get(instance.id().runId()).orElseThrow();
-                Duration grace = down.containsKey(instance.node()) ? Duration.ZERO : lifecycle.graceFor(run);
-                executor.terminate(instance.id(), instance.handle(), grace, run.reason());
+                Step.Stop again = lifecycle.stopAgain(run, instance); // the notice it had (an elastic run's world change: that one)
+                Duration grace = down.containsKey(instance.node()) ? Duration.ZERO : again.grace();
+                executor.terminate(instance.id(), instance.handle(), grace, again.reason());
             } catch (RuntimeException e) {
                 LOG.warn("could not tell {} to stop again after the restart; its run's next cycle will: {}", instance.id(), e.toString());
                 resendLater(instance);
