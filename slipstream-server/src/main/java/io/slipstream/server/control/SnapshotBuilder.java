@@ -23,6 +23,7 @@ import java.util.Map;
 
 /** Turns what the store holds into the scheduler's input: nodes, quotas, runs holding resources, queued runs. */
 final class SnapshotBuilder {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SnapshotBuilder.class);
     private SnapshotBuilder() {
     }
 
@@ -50,27 +51,58 @@ final class SnapshotBuilder {
         List<ActiveRun> active = new ArrayList<>();
         List<PendingRun> pending = new ArrayList<>();
         for (RunRecord run : runs) {
+            List<InstanceRecord> held = instances.getOrDefault(run.id(), List.of());
             if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
-                pending.add(new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests(run, topology),
-                        reclaimed.contains(run.id()), minimums(run)));
+                pending.add(pending(run, topology, reclaimed.contains(run.id())));
             } else if (run.state().holdsResources() && run.world() != null) {
-                ElasticRuns.active(run, instances.getOrDefault(run.id(), List.of()), topology).ifPresent(active::add);
+                elastic(run, held, topology).ifPresent(active::add);
             } else if (run.state().holdsResources()) {
-                List<Allocation> allocations = allocations(run, instances.getOrDefault(run.id(), List.of()));
-                if (!allocations.isEmpty()) {
-                    // Work a preemption would lose counts from this attempt's start or its last checkpoint, whichever is later.
-                    java.time.Instant attemptStart = instances.getOrDefault(run.id(), List.of()).stream()
-                            .map(InstanceRecord::startedAt).filter(java.util.Objects::nonNull).min(java.util.Comparator.naturalOrder())
-                            .orElse(run.createdAt());
-                    java.time.Instant checkpoint = run.faults().checkpointAt();
-                    active.add(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), attemptStart,
-                            checkpoint != null && checkpoint.isAfter(attemptStart) ? checkpoint : null,
-                            run.realTimeResources() != null ? run.realTimeResources() : RealTimeResources.NotInQuota,
-                            allocations, run.state() == RunState.TERMINATING, run.reclaimFor()));
-                }
+                rigid(run, held).ifPresent(active::add);
             }
         }
         return new ClusterSnapshot(nodeStates, quotas, active, pending);
+    }
+
+    /**
+     * A queued run as the scheduler places it; one whose minimum the core refuses (data a check let through) is placed
+     * as a rigid run, and the operator told: one run's data never stops the cycle of every team.
+     */
+    private static PendingRun pending(RunRecord run, ClusterTopology topology, boolean reclaimed) {
+        List<InstanceRequest> requests = requests(run, topology);
+        try {
+            return new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests, reclaimed,
+                    minimums(run));
+        } catch (IllegalArgumentException e) {
+            LOG.error("run {}: its minReplicas cannot be kept ({}); it is scheduled as a rigid run", run.id(), e.getMessage());
+            return new PendingRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), run.createdAt(), requests, reclaimed);
+        }
+    }
+
+    /** An elastic run as {@link ElasticRuns} sees it; one it cannot read so (a bug) holds its live instances as a rigid run does. */
+    private static java.util.Optional<ActiveRun> elastic(RunRecord run, List<InstanceRecord> instances, ClusterTopology topology) {
+        try {
+            return ElasticRuns.active(run, instances, topology);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            LOG.error("run {}: its world cannot be scheduled ({}); it holds its live instances and is neither grown nor shrunk", run.id(),
+                    e.getMessage());
+            return rigid(run, instances);
+        }
+    }
+
+    /** A run holding what its live instances hold. */
+    private static java.util.Optional<ActiveRun> rigid(RunRecord run, List<InstanceRecord> instances) {
+        List<Allocation> allocations = allocations(run, instances);
+        if (allocations.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        // Work a preemption would lose counts from this attempt's start or its last checkpoint, whichever is later.
+        java.time.Instant attemptStart = instances.stream().map(InstanceRecord::startedAt).filter(java.util.Objects::nonNull)
+                .min(java.util.Comparator.naturalOrder()).orElse(run.createdAt());
+        java.time.Instant checkpoint = run.faults().checkpointAt();
+        return java.util.Optional.of(new ActiveRun(run.id(), run.quotaId(), run.spec().idleResources(), run.priority(), attemptStart,
+                checkpoint != null && checkpoint.isAfter(attemptStart) ? checkpoint : null,
+                run.realTimeResources() != null ? run.realTimeResources() : RealTimeResources.NotInQuota,
+                allocations, run.state() == RunState.TERMINATING, run.reclaimFor()));
     }
 
     static QuotaState quota(StoredDocument stored) {

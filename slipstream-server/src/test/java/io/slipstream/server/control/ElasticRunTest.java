@@ -289,6 +289,17 @@ class ElasticRunTest {
         }
     }
 
+    /** Data no check should have let through (a minimum of none) never stops the cycle for the other teams' runs. */
+    @Test
+    void aRunWhoseMinimumTheCoreRefusesIsScheduledRigidAndTheOthersAreNotHeldUp() {
+        RunId bad = submitIn("team-b", aJob("bad").replicas(2).minReplicas(0).gpus(1).cpu(1).memoryGi(8).quota("gpu").idle(IdleMode.OnlyIdle).spec());
+        RunId good = submitIn("team-a", aJob("good").replicas(1).gpus(1).cpu(1).memoryGi(8).quota("gpu").spec());
+        loop.cycle();
+        assertThat(run(good).state()).isEqualTo(RunState.RUNNING);
+        assertThat(run(bad).state()).isEqualTo(RunState.RUNNING);
+        assertThat(instances(bad)).as("placed whole, as a rigid run").hasSize(2);
+    }
+
     private Map<String, String> env(RunId id, int rank) {
         LaunchSpec spec = executor.launched().get(new InstanceId(id, 1, rank));
         return spec.env();
