@@ -205,6 +205,8 @@ final class SpecChecks {
         long total = 0;
         int cleanGroups = 0;
         boolean anyNeedsSuccess = false;
+        boolean anyElastic = false;
+        List<String> successCounts = new ArrayList<>();
         for (int i = 0; groups.isArray() && i < groups.size(); i++) {
             String path = "spec.nodeGroups[" + i + "]";
             JsonNode group = groups.get(i);
@@ -218,15 +220,21 @@ final class SpecChecks {
             } else if (!shape && !resources) {
                 add(path + ".shape", "either shape or resources is required");
             }
-            int replicas = group.path("replicas").isIntegralNumber() && clean(path + ".replicas") ? group.get("replicas").asInt() : 1;
+            // Any number the schema let through is whole (4.0 and 4e0 are 4): checked as the value it binds to.
+            int replicas = group.path("replicas").isNumber() && clean(path + ".replicas") ? group.get("replicas").asInt() : 1;
             JsonNode minSuccess = group.get("minSuccessReplicas");
             if (minSuccess != null && minSuccess.isNumber() && clean(path + ".minSuccessReplicas") && clean(path + ".replicas")
                     && minSuccess.asLong() > replicas) {
                 add(path + ".minSuccessReplicas", "must be at most replicas (" + replicas + ")");
             }
             minReplicas(spec, group, path, replicas);
+            JsonNode min = group.get("minReplicas");
+            anyElastic |= min != null && min.isNumber() && min.asLong() < replicas;
+            if (group.hasNonNull("minSuccessReplicas")) {
+                successCounts.add(path + ".minSuccessReplicas");
+            }
             JsonNode sliceSize = group.path("placement").get("sliceSize");
-            if (sliceSize != null && sliceSize.isIntegralNumber() && clean(path + ".placement") && clean(path + ".replicas")
+            if (sliceSize != null && sliceSize.isNumber() && clean(path + ".placement") && clean(path + ".replicas")
                     && sliceSize.asLong() > 0 && replicas % sliceSize.asLong() != 0) {
                 add(path + ".placement.sliceSize", "must divide replicas (" + replicas + ") into whole slices");
             }
@@ -243,6 +251,10 @@ final class SpecChecks {
             cleanGroups++;
             total += replicas;
             anyNeedsSuccess |= minSuccess == null || minSuccess.asLong() > 0;
+        }
+        if (anyElastic) { // its own group's is named at its minReplicas
+            successCounts.stream().filter(field -> clean(field.replace(".minSuccessReplicas", ".minReplicas"))).forEach(field -> add(field,
+                    "a run with an elastic group succeeds when every instance of its world does: minSuccessReplicas cannot be combined with it"));
         }
         if (cleanGroups > 0 && groups.isArray() && cleanGroups == groups.size() && !anyNeedsSuccess) {
             add("spec.nodeGroups", "at least one node group must need an instance to succeed (minSuccessReplicas >= 1)");

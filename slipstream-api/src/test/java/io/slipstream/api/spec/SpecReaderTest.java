@@ -295,6 +295,11 @@ class SpecReaderTest {
                         + "    placement: {level: rack}", "spec.nodeGroups[0].minReplicas", "cannot have a placement"),
                 Arguments.of("an elastic group with successes to count", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    minSuccessReplicas: 1\n"
                         + "    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "cannot have minSuccessReplicas"),
+                Arguments.of("an elastic group beside a group with successes to count", "command: [x]\n    replicas: 4\n    minReplicas: 2\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}\n  - name: ps\n    command: [x]\n    minSuccessReplicas: 0\n    resources: {cpu: 1, memory: 1Gi}",
+                        "spec.nodeGroups[1].minSuccessReplicas", "cannot be combined"),
+                Arguments.of("an elastic minimum above replicas written as a float", "command: [x]\n    replicas: 4.0\n    minReplicas: 5\n"
+                        + "    resources: {cpu: 1, memory: 1Gi}", "spec.nodeGroups[0].minReplicas", "at most replicas (4)"),
                 Arguments.of("an elastic run restarted one rank at a time", "command: [x]\n    replicas: 4\n    minReplicas: 2\n    resources: {cpu: 1, memory: 1Gi}\n"
                         + "  faultTolerance: {runType: Async}", "spec.nodeGroups[0].minReplicas", "cannot be runType Async"),
                 Arguments.of("an elastic minimum written 5.0, above the replicas", "command: [x]\n    replicas: 4\n    minReplicas: 5.0\n"
