@@ -25,7 +25,7 @@ import tools.jackson.databind.JsonNode;
  * team B's elastic run (1 to 4 instances) grows onto the 4 idle nodes; team A's guaranteed run reclaims 2 of them: B
  * shrinks to 2 without going back to the queue (RUNNING, attempt 1, no preemption), its survivors saving after the
  * same step and starting again in a world of 2; A finishes: B grows back to 4; B ends with the digest of an
- * uninterrupted run at 4 and of one at 2. Prints the times the issue asks for, from the server's timestamps (figures,
+ * uninterrupted run at 4 and of one at 2. Prints the times of its changes of size, from the server's timestamps (figures,
  * not asserted). Skipped, saying so, without PyTorch for Debian's /usr/bin/python3 (.ci/run installs it).
  */
 @ExtendWith(NoProcessLeftBehind.class)
@@ -106,7 +106,7 @@ class ElasticStoryIT {
         printTimes(a, b);
     }
 
-    /** The times the issue asks for, from the server's events: printed for the closing figures, never asserted. */
+    /** The times of the changes of size, from the server's events: printed as figures, never asserted. */
     private static void printTimes(String owner, String borrower) throws Exception {
         List<JsonNode> ownerEvents = events(owner);
         List<JsonNode> events = events(borrower);

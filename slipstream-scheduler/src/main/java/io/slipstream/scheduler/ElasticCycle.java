@@ -1,5 +1,6 @@
 package io.slipstream.scheduler;
 
+import io.slipstream.api.run.QuotaId;
 import io.slipstream.api.run.RealTimeResources;
 import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.WaitReason;
@@ -173,10 +174,13 @@ final class ElasticCycle {
         stoppingFor(forRun, shrink(shrunk, instances, forRun, FairPreemption.SHRINK_REASON, RealTimeResources.NotInQuota, Decision.PreemptKind.FairSharing));
     }
 
-    /** Step 6 ({@link ElasticPass}): after every queued run's minimum was decided. */
-    void grow() {
+    /**
+     * Step 6 ({@link ElasticPass}): after every queued run's minimum was decided. Extras leave the part of a guarantee
+     * {@code promised} to runs that wait for nodes.
+     */
+    void grow(Map<QuotaId, Resources> promised) {
         if (!admitted.isEmpty() || !state.elastic.isEmpty()) {
-            new ElasticPass(book, cluster, allowed).decide(decisions, admitted, pending, reclaimable, now);
+            new ElasticPass(book, cluster, allowed, promised).decide(decisions, admitted, pending, reclaimable, now);
         }
     }
 }

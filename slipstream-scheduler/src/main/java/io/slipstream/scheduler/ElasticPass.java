@@ -20,8 +20,9 @@ import java.util.TreeSet;
  * and the running ones with vacant slots (none of whose instances a shrink is still removing) are served one instance at
  * a time, water-filling: higher priority first, then the run holding the smallest fraction of its maximum, then the one
  * that started first, then by id. Each instance goes on the run's quota's guarantee when the run is guaranteed and its
- * guarantee and max hold it, else on idle capacity when the run may borrow and its pool lends it; a run one of whose
- * instances fits neither is done for the pass (capacity only shrinks within it). Extras never preempt anything.
+ * guarantee and max hold it (less what is promised to the quota's runs that wait for nodes), else on idle capacity when
+ * the run may borrow and its pool lends it; a run one of whose instances fits neither is done for the pass (capacity
+ * only shrinks within it). Extras never preempt anything.
  */
 final class ElasticPass {
     /** A run that may get instances this cycle: admitted this cycle ({@code admitted}) or running ({@code active}). */
@@ -89,11 +90,14 @@ final class ElasticPass {
     private final QuotaBook book;
     private final WorkingCluster cluster;
     private final AllowedModels allowed;
+    /** What of each quota's guarantee its runs that wait for nodes were promised this cycle: extras there would only give way to them. */
+    private final Map<QuotaId, Resources> promised;
 
-    ElasticPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed) {
+    ElasticPass(QuotaBook book, WorkingCluster cluster, AllowedModels allowed, Map<QuotaId, Resources> promised) {
         this.book = book;
         this.cluster = cluster;
         this.allowed = allowed;
+        this.promised = promised;
     }
 
     /**
@@ -158,7 +162,7 @@ final class ElasticPass {
         if (!book.fitsMax(run.quota, request)) {
             return false;
         }
-        if (run.inQuota && book.fitsGuarantee(run.quota, request)) {
+        if (run.inQuota && book.fitsGuarantee(run.quota, promised.getOrDefault(run.quota, Resources.NONE).plus(request))) {
             List<Placement> placements = cluster.placeExtra(instance, allowed.of(run.quota, RealTimeResources.InQuota, request), run.quota);
             if (placements != null) {
                 book.charge(run.quota, request, RealTimeResources.InQuota, 1);

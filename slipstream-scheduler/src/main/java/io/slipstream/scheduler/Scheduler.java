@@ -54,8 +54,8 @@ import java.util.Set;
  *       ({@link FairExtras}). Before it (5a), a borrower still waiting takes elastic runs' extras on idle capacity (of its
  *       priority or lower) when they make room for it.</li>
  *   <li>Elastic runs get extras: those admitted this cycle and the running ones with vacant slots and no shrink in
- *       flight, one instance at a time, on their guarantee first, then on idle capacity ({@link ElasticPass},
- *       {@link Decision.Grow}).</li>
+ *       flight, one instance at a time, on their guarantee first (less what runs that wait for nodes were promised of
+ *       it), then on idle capacity ({@link ElasticPass}, {@link Decision.Grow}).</li>
  *   <li>Every run left queued gets a reason and its position in its quota's queue.</li>
  * </ol>
  */
@@ -274,7 +274,7 @@ public final class Scheduler {
                     }
                 }).run(borrowers, borrowerRequests, waitingForIdle);
             }
-            elastic.grow();
+            elastic.grow(promised);
             return new CycleResult(withPositions());
         }
 

@@ -91,6 +91,15 @@ class ElasticSchedulerTest {
                 new Case("a rigid run never grows", nodes("n", 4, "sim-gpu"), List.of(), List.of(aRun("r").instances(2).gpus(8).running(NotInQuota, 0, "n-1", "n-2")),
                         List.of(), Map.of()),
 
+                // Room promised to a run that waits for nodes
+                new Case("extras leave the guarantee promised to a run that waits for nodes: they borrow", nodes("n", 4, "sim-gpu"),
+                        List.of(aQuota("org/gpu").minGpus(28).build(), aQuota("a/gpu").parent("org/gpu").minGpus(12).build(),
+                                aQuota("b/gpu").parent("org/gpu").minGpus(16).build()),
+                        List.of(aRun("b1").quota("b/gpu").gpus(4).running(InQuota, 0, "n-1"), aRun("b2").quota("b/gpu").gpus(4).running(InQuota, 0, "n-2"),
+                                aRun("b3").quota("b/gpu").gpus(4).running(InQuota, 0, "n-3"), aRun("b4").quota("b/gpu").gpus(4).running(InQuota, 0, "n-4"),
+                                onNodes(aRun("e").quota("a/gpu").idle(IdleMode.Acceptable).instances(3).min(1).gpus(4), Set.of(1), "n-3", "n-4")),
+                        List.of(aRun("g").quota("a/gpu").gpus(8).build()), Map.of("e", "grow [2] borrowed [2]", "g", "WaitingForResources")),
+
                 // A queued run's minimum before other runs' extras, in later cycles too
                 new Case("a queued borrower takes another run's extras on idle capacity", nodes("n", 2, "sim-gpu"), List.of(),
                         List.of(aRun("e").instances(2).min(1).gpus(8).runningElastic(NotInQuota, 0, Set.of(), "n-1", "n-2")),
@@ -235,6 +244,17 @@ class ElasticSchedulerTest {
         ActiveRun shape = builder.runningElastic(where, 0, Set.of());
         return new ActiveRun(shape.id(), shape.quota(), shape.idleMode(), shape.priority(), shape.startedAt(), null, where, allocations, false, null, null,
                 builder.elastic(Set.of(), List.of()));
+    }
+
+    /** A guaranteed elastic run of the builder with its instances 0.. on {@code nodes}, from their GPU 4 on, {@code borrowed} on idle capacity. */
+    static ActiveRun onNodes(Builders.RunBuilder builder, Set<Integer> borrowed, String... nodes) {
+        List<Allocation> allocations = new java.util.ArrayList<>();
+        for (int rank = 0; rank < nodes.length; rank++) {
+            allocations.add(builder.allocation(rank, nodes[rank], 4));
+        }
+        ActiveRun shape = builder.runningElastic(InQuota, 0, Set.of());
+        return new ActiveRun(shape.id(), shape.quota(), shape.idleMode(), shape.priority(), shape.startedAt(), null, InQuota, allocations, false, null, null,
+                builder.elastic(borrowed, List.of()));
     }
 
     /** An elastic run of the builder whose slots {@code live} are on nodes n-1.., and slot {@code rank} is being released on {@code node} for {@code forRun}. */

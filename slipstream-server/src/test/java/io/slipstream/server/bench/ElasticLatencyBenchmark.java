@@ -21,7 +21,7 @@ import tools.jackson.databind.JsonNode;
  * 4 nodes of 8 GPUs), {@code bench.elasticRounds} (20) rounds one after the other: team B's elastic run (1 to 4, a node
  * each, on idle capacity) runs at 4; team A's guaranteed run of 2 nodes reclaims: B shrinks to 2; A ends: B grows back
  * to 4; B is cancelled. The workload leaves at SIGTERM at once, so the figures are the platform's. From the server's
- * events: {@code reclaimToOwnerRunning}, the shrink decided to A's RUNNING (the issue's bound: the grace period plus 1 s);
+ * events: {@code reclaimToOwnerRunning}, the shrink decided to A's RUNNING (aimed at: within the grace period plus 1 s);
  * {@code removedGoneToSurvivorsRunning}, the last of the world before gone (the new world's start) to both survivors
  * running again (bound: 5 s); {@code freedToGrow}, A's end to the grow decided (bound: one cycle) and
  * {@code freedToGrownRunning}, to every instance of the grown world running (one cycle plus a start). Not part of the

@@ -1,6 +1,5 @@
 package io.slipstream.simulator.engine;
 
-import io.slipstream.api.run.WaitReason;
 import io.slipstream.scheduler.Decision;
 
 /** Applies one cycle's decisions to the simulated world (every kind handled, at compile time). */
@@ -26,7 +25,7 @@ final class Applier implements Decision.Handler<Void> {
         if (preempt.kind() == Decision.PreemptKind.Move) {
             world.moved(job);
         }
-        world.preempt(job, world.job(preempt.forRun()), changedAt, preempt.kind() == Decision.PreemptKind.Reclaim);
+        world.preempt(job, world.job(preempt.forRun()), changedAt, preempt.kind());
         return null;
     }
 
@@ -50,12 +49,7 @@ final class Applier implements Decision.Handler<Void> {
 
     @Override
     public Void waiting(Decision.Wait wait) {
-        SimJob job = world.job(wait.runId());
-        if (job.entitledAt < 0 && (wait.reason() == WaitReason.WaitingForReclaim || wait.reason() == WaitReason.WaitingForResources
-                || wait.reason() == WaitReason.WaitingForTopology)) {
-            // It fits its quota's guarantee but not the nodes: borrowers or others' guaranteed work are in the way.
-            world.entitled(job, changedAt);
-        }
+        world.waiting(world.job(wait.runId()), wait.reason(), changedAt);
         return null;
     }
 }

@@ -90,10 +90,22 @@ final class SimJob {
     long movedAt = -1;
 
     /**
-     * When the run, fitting its quota's guarantee, first waited for capacity (-1: not now), and when the change came
+     * When the run, fitting its quota's guarantee, began waiting for capacity (-1: not now), and when the change came
      * after which borrowers were first preempted for it (-1: none were).
      */
     long entitledAt = -1;
+    /**
+     * Its guarantee wait before the current one: a run that no longer fits its guarantee (its quota's own runs took the
+     * room) is not waiting for it, and its clock stops until it fits again.
+     */
+    long entitledBefore;
+    /**
+     * Whether the runs stopping for it were taken for it as a borrower (preemption for fairness, or extras giving way to
+     * a queued minimum): its wait for them is no guarantee wait.
+     */
+    boolean reclaimAsBorrower;
+    /** When a cycle last told it why it waits, while its guarantee wait runs (a cycle that tells it nothing ends that wait). */
+    long toldAt = -1;
     long reclaimFrom = -1;
     /** While reclaiming: cycles that chose victims for it, victims chosen, and when the last were chosen. */
     int reclaimRounds;
@@ -198,6 +210,8 @@ final class SimJob {
     /** It started: no guarantee wait or reclaim is under way for it any more. */
     void clearWaits() {
         entitledAt = -1;
+        entitledBefore = 0;
+        reclaimAsBorrower = false;
         reclaimFrom = -1;
         reclaimRounds = 0;
         reclaimVictims = 0;

@@ -71,6 +71,7 @@ public final class Simulation {
     private final List<SimJob> jobs;
     private final Map<RunId, SimJob> byId;
     private final AdmissibleQueue queued;
+    private final GuaranteeWaits guaranteeWaits = new GuaranteeWaits();
     /** Queued jobs that borrowers were preempted for: the core holds capacity for them, so they are always shown. */
     private final Set<SimJob> reclaiming = new LinkedHashSet<>();
     /** Whether a cycle is given only the queued jobs it could admit (false: all of them, to test that it makes no difference). */
@@ -269,6 +270,7 @@ public final class Simulation {
         List<PendingRun> pending = shown == null && holdings.mayGrow() ? List.of() : shown;
         if (pending == null) {
             cycles++;
+            guaranteeWaits.cycleEnded(byId, now, changedAt);
             return;
         }
         long start = System.nanoTime();
@@ -283,12 +285,12 @@ public final class Simulation {
         Decision.Handler<Void> apply = new Applier(this, changedAt);
         for (Decision decision : result.decisions()) {
             topology.decided(decision);
-            if (decision instanceof Decision.Wait wait && wait.reason() != WaitReason.WaitingForReclaim && wait.reason() != WaitReason.WaitingForResources
-                    && wait.reason() != WaitReason.WaitingForTopology) {
+            if (decision instanceof Decision.Wait wait && !guaranteeWaits.matters(wait)) {
                 continue; // most decisions: nothing to record
             }
             decision.accept(apply);
         }
+        guaranteeWaits.cycleEnded(byId, now, changedAt);
     }
 
     /** The job the core knows by {@code id}. */
@@ -309,9 +311,9 @@ public final class Simulation {
         job.movedAt = now;
     }
 
-    /** The job fits its quota's guarantee but waits for capacity: its guarantee wait starts. */
-    void entitled(SimJob job, long changedAt) {
-        job.entitledAt = Math.max(job.queuedSince, changedAt);
+    /** The cycle tells the job why it waits: its guarantee wait may start or stop. */
+    void waiting(SimJob job, WaitReason reason, long changedAt) {
+        guaranteeWaits.told(job, reason, now, changedAt);
     }
 
     /** A queued job that may borrow, and could ever start, wants idle capacity: its tenant has demand. */
@@ -341,8 +343,9 @@ public final class Simulation {
         topology.admitted(job);
         holdings.started(job, now);
         recorder.holding(job, 1);
-        if (job.inQuota && job.entitledAt >= 0) {
-            tally.guaranteeWait((now - job.entitledAt) / 1000.0);
+        double guaranteeWait = guaranteeWaits.started(job, now);
+        if (guaranteeWait >= 0) {
+            tally.guaranteeWait(guaranteeWait);
         }
         if (job.inQuota && job.reclaimFrom >= 0) {
             tally.reclaimed(job.tenant, (now - job.reclaimFrom) / 1000.0, new ReclaimSample(job.trace.index(), tenantNames.get(job.tenant), job.gpus(), job.reclaimFrom / 1000.0, job.firstVictimsAt / 1000.0,
@@ -362,13 +365,13 @@ public final class Simulation {
         }
     }
 
-    /** @param reclaim a reclaim of borrowed capacity (counted in the reclaim figures), not a move */
-    void preempt(SimJob job, SimJob forRun, long changedAt, boolean reclaim) {
+    /** @param kind a reclaim of borrowed capacity (counted in the reclaim figures), a move, or a preemption for fairness */
+    void preempt(SimJob job, SimJob forRun, long changedAt, Decision.PreemptKind kind) {
         job.state = SimJob.State.STOPPING;
         job.reclaimFor = forRun.id();
         holdings.stopping(job, now);
         tally.preempted(job.tenant);
-        victimFor(forRun, changedAt, reclaim);
+        victimFor(forRun, changedAt, kind == Decision.PreemptKind.Reclaim, kind == Decision.PreemptKind.FairSharing);
         long grace = policy.gracePeriod().toMillis();
         long save = policy.checkpointSave().toMillis();
         if (policy.checkpointOnNotice() && save <= grace) {
@@ -384,8 +387,9 @@ public final class Simulation {
         push(job.stopAt, Kind.STOPPED, job, job.attempt);
     }
 
-    /** Runs were stopped, or instances removed, for {@code forRun}: the capacity is its own once they are gone. */
-    private void victimFor(SimJob forRun, long changedAt, boolean reclaim) {
+    /** Runs were stopped, or instances removed, for {@code forRun} ({@code asBorrower}: as a borrower): the capacity is its own once they are gone. */
+    private void victimFor(SimJob forRun, long changedAt, boolean reclaim, boolean asBorrower) {
+        forRun.reclaimAsBorrower = asBorrower;
         if (reclaim) {
             if (forRun.reclaimFrom < 0) {
                 forRun.reclaimFrom = Math.max(forRun.queuedSince, changedAt);
@@ -435,6 +439,9 @@ public final class Simulation {
         long grace = policy.gracePeriod().toMillis();
         long save = policy.checkpointSave().toMillis();
         long goneAt = now + (policy.checkpointOnNotice() && save <= grace ? save : grace);
+        // Extras on idle capacity give way to a borrower (for fairness, or to its minimum); a shrink's instances stand alike.
+        boolean forBorrower = shrink.kind() == Decision.PreemptKind.FairSharing || shrink.kind() == Decision.PreemptKind.Extras
+                && (!job.inQuota || job.borrowedRanks.contains(shrink.ranks().get(0)));
         recorder.holding(job, -1);
         holdings.resized(job, now, () -> {
             List<Allocation> live = new ArrayList<>();
@@ -456,7 +463,7 @@ public final class Simulation {
         }, List.of(), List.of());
         recorder.holding(job, 1);
         tally.shrunk(job.tenant, shrink.ranks().size());
-        victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim); // extras giving way reclaim no guarantee
+        victimFor(forRun, changedAt, shrink.kind() == Decision.PreemptKind.Reclaim, forBorrower); // extras giving way reclaim no guarantee
         push(goneAt, Kind.SHRUNK, job, job.attempt);
     }
 

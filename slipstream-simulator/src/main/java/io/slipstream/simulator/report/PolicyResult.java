@@ -12,7 +12,8 @@ import java.util.List;
  * ({@code neverStarted}, with the GPU-hours they asked for) and are in neither. {@code reclaim}: for each run that had
  * borrowers preempted to start on its quota's guarantee, from the change after which they were (its submission, or
  * the end of what was in the way) to its start. {@code guaranteeWait}: for each run that fit its guarantee but had to
- * wait for capacity (borrowers, or others' guaranteed work fragmenting the nodes), from then to its start.
+ * wait for capacity (borrowers, or others' guaranteed work fragmenting the nodes), the time it so waited before its
+ * start (not while its quota's own runs held the room, nor as a borrower waiting for runs stopped for it).
  * {@code timeline}: GPUs allocated per tenant, averaged over {@code timelineBucketSeconds}. {@code longestReclaims}:
  * the few longest reclaims taken apart, longest first. {@code fairnessIndex}: Jain's index over the tenants'
  * {@link TenantResult#entitlementRatio()} (1: each borrowed in proportion to its weighted entitlement; {@code NaN}: no

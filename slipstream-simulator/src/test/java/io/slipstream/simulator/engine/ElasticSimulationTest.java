@@ -78,6 +78,25 @@ class ElasticSimulationTest {
         assertThat(rigid.queueDelay().max()).isEqualTo(90.0);
     }
 
+    @Test
+    void aBorrowerWaitingForExtrasToGiveWayHasNoGuaranteeWait() {
+        // 3 nodes; a, b and c guaranteed 8 each. At 0 s a's elastic 2-node job starts whole (one node on idle capacity)
+        // and b's 1-node job of 110 s takes b's guarantee. At 100 s b's second 1-node job fits no guarantee: a borrower,
+        // it takes a's extra (minimum before extras), which is to go at 130 s. b's first job ends at 110 s and the second
+        // starts on b's guarantee then: it waited 10 s as a borrower, none for its guarantee.
+        Trace trace = new Trace("test", List.of(new TraceJob(0, 0, 10_000_000, "a", 8, 2, 0, null), new TraceJob(1, 0, 110_000, "b", 8, 1, 0, null),
+                new TraceJob(2, 100_000, 100_000, "b", 8, 1, 0, null)));
+        ClusterSpec threeNodes = new ClusterSpec(List.of(new NodePool("n", 3, 8, "gpu", 96_000, 1L << 40)));
+        List<QuotaState> thirds = List.of(quota("shared/gpus", null, 24), quota("a/gpus", "shared/gpus", 8), quota("b/gpus", "shared/gpus", 8),
+                quota("c/gpus", "shared/gpus", 8));
+        Policy policy = new Policy("elastic", thirds, "test", IdleMode.Acceptable, Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO, false,
+                Duration.ZERO, Duration.ofSeconds(10), null, null, FairSharingPreemption.Never, null, new ElasticRule(0.5, false, Duration.ofSeconds(30)));
+        PolicyResult result = new Simulation(trace, threeNodes, policy, 1, null).run();
+        assertThat(result.elastic().shrinks()).isEqualTo(1);
+        assertThat(result.queueDelay().max()).isEqualTo(10.0);
+        assertThat(result.guaranteeWait().count()).isZero();
+    }
+
     private static PolicyResult run(ElasticRule rule) {
         return new Simulation(TRACE, FOUR_NODES, policy(rule), 1, null).run();
     }

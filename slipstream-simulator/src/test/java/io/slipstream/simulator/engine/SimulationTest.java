@@ -211,6 +211,32 @@ class SimulationTest {
         assertThat(PolicyResult.jain(1, 0)).isEqualTo(0.5);
     }
 
+    /**
+     * A guarantee wait counts only while the run fits its guarantee. 3 nodes of 8 GPUs; a guaranteed 16, b 8; no
+     * borrowing. At 0 s a's and b's 4-GPU jobs fill the nodes (a: 500 s on n-1, two of 50 s on n-1 and n-2, one of
+     * 5,000 s on n-3; b: two of 5,000 s on n-2 and n-3). At 50 s two halves of nodes are free, 8 GPUs of a's guarantee.
+     */
+    @Test
+    void aGuaranteeWaitCountsOnlyWhileTheRunFitsItsGuarantee() {
+        List<TraceJob> jobs = List.of(new TraceJob(0, 0, 500_000, "a", 4, 1, 0, null), new TraceJob(1, 0, 50_000, "a", 4, 1, 0, null),
+                new TraceJob(2, 0, 5_000_000, "b", 4, 1, 0, null), new TraceJob(3, 0, 50_000, "a", 4, 1, 0, null),
+                new TraceJob(4, 0, 5_000_000, "b", 4, 1, 0, null), new TraceJob(5, 0, 5_000_000, "a", 4, 1, 0, null),
+                // a's 8-GPU job at 60 s fits a's guarantee but no node: it waits for nodes from 60 s.
+                new TraceJob(6, 60_000, 100_000, "a", 8, 1, 0, null),
+                // a's 4-GPU job of higher priority at 70 s takes half a node and a's guarantee: the 8-GPU job waits for its
+                // quota, not for its guarantee, until the 500 s job ends; then for nodes again, until this one ends at 600 s.
+                new TraceJob(7, 70_000, 530_000, "a", 4, 1, 1, null));
+        ClusterSpec cluster = new ClusterSpec(List.of(new NodePool("n", 3, 8, "gpu", 96_000, 1L << 40)));
+        List<QuotaState> quotas = List.of(quota("shared/gpus", null, 24), quota("a/gpus", "shared/gpus", 16), quota("b/gpus", "shared/gpus", 8));
+        Policy fixed = new Policy("fixed", quotas, "test", IdleMode.Disabled, Duration.ofSeconds(30), Duration.ZERO, Duration.ZERO, false, Duration.ZERO,
+                Duration.ofSeconds(10), null);
+        PolicyResult result = new Simulation(new Trace("test", jobs), cluster, fixed, 1, null).run();
+        // Its wait: 60-70 s and 500-600 s, not the 430 s its quota's own run held its room.
+        assertThat(result.guaranteeWait().count()).isEqualTo(1);
+        assertThat(result.guaranteeWait().max()).isEqualTo(110.0);
+        assertThat(result.queueDelay().max()).isEqualTo(540.0);
+    }
+
     private static TenantResult tenant(PolicyResult result, String name) {
         return result.tenants().stream().filter(t -> t.tenant().equals(name)).findFirst().orElseThrow();
     }
