@@ -172,6 +172,12 @@ final class ControlCycle implements AutoCloseable {
                 decision.accept(applier);
             } catch (ConflictException e) {
                 conflicts.conflicted(decision.runId(), decision.getClass().getSimpleName().toLowerCase(Locale.ROOT), e.getMessage());
+            } catch (RuntimeException e) {
+                if (concernsAll(e)) {
+                    throw e; // the store down or damaged, this server fenced: the loop handles it as for any other write
+                }
+                // One decision that cannot be applied (a bug, one run's bad data) never keeps the others from theirs.
+                LOG.error("run {}: {} not applied: {}", decision.runId(), decision.getClass().getSimpleName(), e.toString(), e);
             }
         }
         Admissions.Outcome outcome = admissions.admit(applier.admissions(), takenPorts);
@@ -181,6 +187,12 @@ final class ControlCycle implements AutoCloseable {
         conflicts.endCycle();
         queueStatus.replace(status);
         return deferred;
+    }
+
+    /** Whether a failure is the whole loop's (the store, this server's leadership), not one decision's. */
+    private static boolean concernsAll(RuntimeException e) {
+        return e instanceof io.slipstream.store.StoreUnavailableException || e instanceof io.slipstream.store.StoreDamagedException
+                || e instanceof io.slipstream.store.FencedException || e instanceof io.slipstream.executor.EpochSupersededException;
     }
 
     /**

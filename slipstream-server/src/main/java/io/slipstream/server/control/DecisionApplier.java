@@ -96,11 +96,7 @@ final class DecisionApplier implements Decision.Handler<Void> {
     @Override
     public Void grow(Decision.Grow grow) {
         RunRecord run = runs.get(grow.runId());
-        try {
-            worlds.grow(run, instances.getOrDefault(run.id(), List.of()), grow).ifPresent(this::step);
-        } catch (IllegalStateException | IllegalArgumentException e) {
-            notApplied(grow, e); // the others' decisions go on
-        }
+        worlds.grow(run, instances.getOrDefault(run.id(), List.of()), grow).ifPresent(this::step);
         return null;
     }
 
@@ -108,17 +104,8 @@ final class DecisionApplier implements Decision.Handler<Void> {
     @Override
     public Void shrink(Decision.Shrink shrink) {
         RunRecord run = runs.get(shrink.runId());
-        try {
-            step(worlds.shrink(run, instances.getOrDefault(run.id(), List.of()), shrink));
-        } catch (IllegalStateException | IllegalArgumentException e) {
-            notApplied(shrink, e);
-        }
+        step(worlds.shrink(run, instances.getOrDefault(run.id(), List.of()), shrink));
         return null;
-    }
-
-    /** A change of world that cannot be made (a bug): said, and the cycle's other decisions applied. */
-    private static void notApplied(Decision decision, RuntimeException e) {
-        LOG.error("run {}: {} not applied: {}", decision.runId(), decision.getClass().getSimpleName(), e.getMessage(), e);
     }
 
     private void step(WorldDecisions.Applied applied) {

@@ -40,8 +40,6 @@ final class SnapshotBuilder {
     static ClusterSnapshot build(List<NodeInfo> nodes, java.util.Set<String> downNodes, List<StoredDocument> quotaDocuments, List<RunRecord> runs,
                                  Map<io.slipstream.api.run.RunId, List<InstanceRecord>> instances, java.util.Set<io.slipstream.api.run.RunId> reclaimed,
                                  ClusterTopology topology) {
-        List<NodeState> nodeStates = nodes.stream()
-                .map(n -> new NodeState(n.name(), n.capacity(), !downNodes.contains(n.name()), topology.domainsOf(n))).toList();
         List<QuotaState> quotas = new ArrayList<>();
         for (StoredDocument stored : quotaDocuments) {
             if (stored.document().kind() == Kind.Quota) {
@@ -50,16 +48,27 @@ final class SnapshotBuilder {
         }
         List<ActiveRun> active = new ArrayList<>();
         List<PendingRun> pending = new ArrayList<>();
+        java.util.Set<String> closed = new java.util.HashSet<>(downNodes);
         for (RunRecord run : runs) {
             List<InstanceRecord> held = instances.getOrDefault(run.id(), List.of());
-            if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
-                pending.add(pending(run, topology, reclaimed.contains(run.id())));
-            } else if (run.state().holdsResources() && run.world() != null) {
-                elastic(run, held, topology).ifPresent(active::add);
-            } else if (run.state().holdsResources()) {
-                rigid(run, held).ifPresent(active::add);
+            try {
+                if (run.state() == RunState.QUEUED && run.cancelRequestedAt() == null) {
+                    pending.add(pending(run, topology, reclaimed.contains(run.id())));
+                } else if (run.state().holdsResources() && run.world() != null) {
+                    elastic(run, held, topology).ifPresent(active::add);
+                } else if (run.state().holdsResources()) {
+                    rigid(run, held).ifPresent(active::add);
+                }
+            } catch (RuntimeException e) {
+                // One run's data (a bug, or what a check let through) never stops every team's cycle; what it holds is
+                // kept from the others, as an unreadable run's nodes are, until it is mended.
+                LOG.error("run {} is left out of this cycle's scheduling: {}; the nodes its instances hold are closed to others", run.id(),
+                        e.toString());
+                held.stream().filter(i -> !i.state().isFinal() && i.node() != null).forEach(i -> closed.add(i.node()));
             }
         }
+        List<NodeState> nodeStates = nodes.stream()
+                .map(n -> new NodeState(n.name(), n.capacity(), !closed.contains(n.name()), topology.domainsOf(n))).toList();
         return new ClusterSnapshot(nodeStates, quotas, active, pending);
     }
 

@@ -317,6 +317,28 @@ class ControlLoopTest {
         assertThat(run(id).state()).isEqualTo(RunState.CANCELLED);
     }
 
+    /**
+     * A running run the scheduler cannot be shown (its stored group has no resources: data no check should let through)
+     * never stops the cycle for the others, and the node it holds is not given to them.
+     */
+    @Test
+    void aRunTheSchedulerCannotBeShownKeepsItsNodeAndTheOthersAreStillScheduled() {
+        executor = new FakeExecutor(clock, 2, 8);
+        loop = newLoop();
+        JobSpec unresolved = new JobSpec(0, List.of(new io.slipstream.api.spec.NodeGroupSpec("w", 1, "gone-shape", null, List.of("x"), Map.of(),
+                null, null, null)));
+        RunRecord broken = aRun().workspace("team-a").spec(unresolved).createdAt(clock.instant()).admitted(
+                io.slipstream.api.run.RealTimeResources.InQuota, clock.instant()).running(clock.instant()).build();
+        store.write(tx -> tx.createRun(broken, Runs.created(broken)));
+        store.write(tx -> tx.createInstances(List.of(anInstance(broken).group("w", 0).node("node-1").gpus(0).running(Map.of("pid", "1"), clock.instant()).build())));
+        RunId first = submit(aJob("whole").gpus(8).spec());
+        RunId second = submit(aJob("whole").gpus(8).spec());
+        loop.cycle();
+        assertThat(run(first).state()).isEqualTo(RunState.RUNNING);
+        assertThat(instances(first).get(0).node()).as("not on the node the broken run holds").isEqualTo("node-2");
+        assertThat(run(second).state()).isEqualTo(RunState.QUEUED);
+    }
+
     private void quota(String workspace, String name, int gpus) {
         if (store.documents().get(io.slipstream.api.spec.Kind.Workspace, null, workspace).isEmpty()) {
             store.write(tx -> tx.createDocument(new Document<>(ObjectMeta.of(workspace, null), new WorkspaceSpec(List.of())), clock.instant()));
