@@ -104,6 +104,17 @@ final class ControlCycle implements AutoCloseable {
             } catch (UnreadableRecordException e) {
                 // A run it depends on (the owner it makes room for) cannot be read; the store logged why. The others go on.
                 LOG.debug("run {} skipped this cycle: {}", run.id(), e.getMessage());
+            } catch (RuntimeException e) {
+                if (concernsAll(e)) {
+                    throw e;
+                }
+                // One run's step that fails (its executor's node refusing, a bug) never keeps the others from theirs; what
+                // it wrote is stored whole (each step is a transaction), and the next cycle takes it on from there.
+                if (e instanceof io.slipstream.executor.ExecutorException) {
+                    LOG.warn("run {}: its next step failed this cycle: {}", run.id(), e.getMessage());
+                } else {
+                    LOG.error("run {}: its next step failed this cycle", run.id(), e);
+                }
             }
         }
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.

@@ -246,6 +246,20 @@ class ControlLoopTest {
         assertThat(instances(id)).extracting(InstanceRecord::state).containsOnly(InstanceState.KILLED);
     }
 
+    /** A run whose step fails (its stop cannot be sent) is taken on next cycle, and the other runs are scheduled meanwhile. */
+    @Test
+    void aRunWhoseStepFailsDoesNotHoldUpTheOthers() {
+        RunId cancelled = submit(aJob("job").spec());
+        loop.cycle();
+        updated(run(cancelled).withCancelRequestedAt(clock.instant()));
+        RunId next = submit(aJob("next").spec());
+        executor.failNextTerminates(1);
+        loop.cycle();
+        assertThat(run(next).state()).as("scheduled although another run's step failed").isEqualTo(RunState.RUNNING);
+        loop.cycle();
+        assertThat(executor.terminated()).as("the stop is sent at the next cycle").contains(new InstanceId(cancelled, 1, 0));
+    }
+
     @Test
     void aLaunchFailureFailsTheRunAndStopsWhatDidStart() {
         executor.refuseLaunchesOn("node-2");
