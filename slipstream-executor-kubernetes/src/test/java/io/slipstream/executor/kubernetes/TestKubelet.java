@@ -51,6 +51,11 @@ public final class TestKubelet implements AutoCloseable {
     private final Map<String, PodRun> runs = new ConcurrentHashMap<>();
     private final ExecutorService workers = Executors.newCachedThreadPool(daemon("kubelet"));
     private final ScheduledExecutorService timers = Executors.newScheduledThreadPool(2, daemon("kubelet-timer"));
+    /**
+     * Kills the containers' processes if the test's JVM ends without closing this kubelet (a hung test stopped, a run
+     * interrupted): a container waiting for its metadata would otherwise wait forever on the machine.
+     */
+    private final Thread reaper = new Thread(this::killEverything, "test-kubelet-reaper");
     private final AtomicInteger nextIp = new AtomicInteger(10);
     private final java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(0);
     private volatile java.util.concurrent.CountDownLatch paused = running;
@@ -97,6 +102,7 @@ public final class TestKubelet implements AutoCloseable {
         this.namespaces = Set.copyOf(namespaces);
         this.nodes = Set.copyOf(nodes);
         this.root = root;
+        Runtime.getRuntime().addShutdownHook(reaper);
         api.serveLogsFrom(this);
         this.configMapInformer = client.configMaps().inAnyNamespace().inform(new ResourceEventHandler<>() {
             @Override
@@ -685,5 +691,21 @@ public final class TestKubelet implements AutoCloseable {
         runs.values().forEach(run -> killGroup(run, "KILL"));
         timers.shutdownNow();
         workers.shutdownNow();
+        try {
+            Runtime.getRuntime().removeShutdownHook(reaper);
+        } catch (IllegalStateException shuttingDown) {
+            // the JVM is ending: the hook runs anyway
+        }
+    }
+
+    /** Every container process and what it started, killed without a forked kill(1): a shutdown hook may not fork. */
+    private void killEverything() {
+        for (PodRun run : runs.values()) {
+            Process process = run.process;
+            if (process != null) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        }
     }
 }
