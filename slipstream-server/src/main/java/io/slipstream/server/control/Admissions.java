@@ -131,10 +131,10 @@ final class Admissions {
     }
 
     /** Rank {@code r} of a run is slot {@code r}: its node group's replicas, group after group. */
-    private record Slot(NodeGroupSpec group, int groupRank) {
+    record Slot(NodeGroupSpec group, int groupRank) {
     }
 
-    private static List<Slot> slots(RunRecord run) {
+    static List<Slot> slots(RunRecord run) {
         List<Slot> slots = new ArrayList<>();
         for (NodeGroupSpec group : run.spec().nodeGroups()) {
             for (int i = 0; i < group.replicas(); i++) {

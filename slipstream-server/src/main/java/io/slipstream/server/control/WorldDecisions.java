@@ -61,10 +61,12 @@ final class WorldDecisions {
         Map<InstanceId, InstanceRecord> byId = instances.stream().collect(Collectors.toMap(InstanceRecord::id, Function.identity()));
         List<InstanceRecord> placed = new ArrayList<>();
         List<InstanceRecord> again = new ArrayList<>();
+        List<Admissions.Slot> slots = Admissions.slots(run);
         for (Placement placement : grow.placements()) {
             InstanceId id = new InstanceId(run.id(), run.attempt(), placement.rank());
-            NodeGroupSpec group = ElasticWorld.groupOf(run.spec(), placement.rank());
-            int groupRank = placement.rank() - firstSlotOf(run, group);
+            Admissions.Slot slot = slots.get(placement.rank());
+            NodeGroupSpec group = slot.group();
+            int groupRank = slot.groupRank();
             Endpoint endpoint;
             try {
                 endpoint = executor.endpoint(id, run.workspace(), group.name() + "-" + groupRank, placement.node(), group.ports(), takenPorts);
@@ -132,16 +134,5 @@ final class WorldDecisions {
             throw new IllegalStateException("run " + run.id() + " is not elastic: the scheduler cannot " + what + " it");
         }
         return run.world();
-    }
-
-    private static int firstSlotOf(RunRecord run, NodeGroupSpec group) {
-        int first = 0;
-        for (NodeGroupSpec each : run.spec().nodeGroups()) {
-            if (each.name().equals(group.name())) {
-                return first;
-            }
-            first += each.replicas();
-        }
-        throw new IllegalStateException("run " + run.id() + " has no node group " + group.name());
     }
 }
