@@ -33,11 +33,21 @@ public interface Executor extends AutoCloseable {
      * Where instance {@code id} of a run of {@code workspace} (named {@code name}, as in {@code worker-1}) placed on
      * {@code node} will be reached,
      * with {@code ports} ports that are free and not in {@code taken} (the ports of instances already placed on the
-     * same address). Called when a run is admitted, before any of its instances starts, so that every instance's
+     * same address: the nodes of the same {@link #portDomain}). Called when a run is admitted, before any of its instances starts, so that every instance's
      * metadata lists all of them. The IP address may be {@code null} where it is known only once the instance runs
      * (then the executor fills it into the metadata the instances read).
      */
     io.slipstream.api.run.Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, java.util.Set<Integer> taken);
+
+    /**
+     * The nodes whose instances must not share a port have the same port domain: one address, one machine. By default
+     * every node is in one domain (ports are unique across the cluster, as where all nodes are this machine); an
+     * executor whose nodes are hosts of their own names each its own, so that a large cluster is not held to one
+     * machine's 64,000 ports.
+     */
+    default String portDomain(String node) {
+        return "";
+    }
 
     /** What ending an instance guarantees about the processes it started. */
     enum Containment {

@@ -116,6 +116,12 @@ public final class KubernetesExecutor implements Executor {
         return nodes.nodes();
     }
 
+    /** Each pod has an address of its own: its ports need not differ from those of pods on other nodes. */
+    @Override
+    public String portDomain(String node) {
+        return node;
+    }
+
     @Override
     public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
         nodes.require(node);

@@ -20,12 +20,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -54,10 +54,16 @@ final class SimulatedExecutor implements Executor {
     private final EpochFence fence;
     private final Clock clock;
     private final ScheduledThreadPoolExecutor timer;
-    /** The end each running instance waits for, by id: replaced when a stop brings it forward. Guarded by {@code this}. */
-    private final Map<InstanceId, ScheduledFuture<?>> ends = new HashMap<>();
+    /** The end each running instance waits for, by id: replaced when a stop brings it forward. Changed under its run's lock. */
+    private final Map<InstanceId, ScheduledFuture<?>> ends = new ConcurrentHashMap<>();
     /** Each instance's identity refreshes, this executor's: how many, and the last (in its log; a simulated instance reads no file). */
-    private final Map<InstanceId, Refreshes> refreshes = new HashMap<>();
+    private final Map<InstanceId, Refreshes> refreshes = new ConcurrentHashMap<>();
+    /**
+     * The locks of runs' instances, a run's always the same one: an instance's file and timer change under it, so that
+     * launches, stops and ends of different runs go on side by side (one lock for all held the server's launches to
+     * one file write at a time).
+     */
+    private final Object[] runLocks = new Object[64];
 
     private record Refreshes(int count, Instant last) {
     }
@@ -79,6 +85,7 @@ final class SimulatedExecutor implements Executor {
             return thread;
         });
         this.timer.setRemoveOnCancelPolicy(true);
+        Arrays.setAll(runLocks, i -> new Object());
     }
 
     @Override
@@ -88,8 +95,7 @@ final class SimulatedExecutor implements Executor {
 
     /**
      * The first ports from {@value #FIRST_PORT} up that are not taken (none is bound: nothing listens on a simulated
-     * node). The server hands the ports of every live instance as taken, so the range bounds how many instances with
-     * ports live at once (about 64,000 with one port each); past it the run is not admitted this cycle.
+     * node). Each node is a host of its own ({@link #portDomain}): the ports taken are those of its own instances.
      */
     @Override
     public Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, Set<Integer> taken) {
@@ -104,6 +110,12 @@ final class SimulatedExecutor implements Executor {
             }
         }
         return new Endpoint(node, node + ".simulated", null, given);
+    }
+
+    /** Each simulated node stands for a host of its own. */
+    @Override
+    public String portDomain(String node) {
+        return node;
     }
 
     @Override
@@ -131,7 +143,7 @@ final class SimulatedExecutor implements Executor {
             throw new ExecutorException("the run's labels are invalid: " + SimulatedLabels.refusals(spec.labels(), null));
         }
         return fence.guarded(() -> {
-            synchronized (this) {
+            synchronized (lockOf(spec.id().runId())) {
                 SimulatedInstance known = instances.load(spec.id());
                 if (known != null) {
                     // Launched before: the same instance, started once. If no timer of this executor ends it (a server
@@ -150,6 +162,10 @@ final class SimulatedExecutor implements Executor {
         });
     }
 
+    private Object lockOf(RunId run) {
+        return runLocks[Math.floorMod(run.hashCode(), runLocks.length)];
+    }
+
     private static Map<String, String> handle(SimulatedInstance instance) {
         return Map.of(TOKEN, instance.token(), "node", instance.node());
     }
@@ -162,7 +178,7 @@ final class SimulatedExecutor implements Executor {
     @Override
     public Optional<Map<String, String>> find(InstanceId id) {
         SimulatedInstance instance;
-        synchronized (this) {
+        synchronized (lockOf(id.runId())) {
             instance = instances.load(id);
         }
         return instance == null ? Optional.empty() : Optional.of(handle(instance));
@@ -171,8 +187,8 @@ final class SimulatedExecutor implements Executor {
     @Override
     public void adopt(Map<InstanceId, Map<String, String>> handles) {
         fence.guarded(() -> {
-            synchronized (this) {
-                handles.forEach((id, handle) -> {
+            handles.forEach((id, handle) -> {
+                synchronized (lockOf(id.runId())) {
                     SimulatedInstance instance;
                     try {
                         instance = instances.load(id);
@@ -186,14 +202,14 @@ final class SimulatedExecutor implements Executor {
                     } else {
                         adoptOne(id, instance);
                     }
-                });
-            }
+                }
+            });
         });
     }
 
     /**
      * Reports the instance as it is and, while it runs, ends it at its time: one whose end passed while no executor
-     * watched it ended then, and is reported so. Call with the fence and {@code this} held.
+     * watched it ended then, and is reported so. Call with the fence and its run's lock held.
      */
     private void adoptOne(InstanceId id, SimulatedInstance instance) {
         if (!instance.ended() && !instance.dueAt().isAfter(clock.instant())) {
@@ -211,7 +227,7 @@ final class SimulatedExecutor implements Executor {
     @Override
     public void terminate(InstanceId id, Map<String, String> handle, Duration gracePeriod, String reason) {
         fence.guarded(() -> {
-            synchronized (this) {
+            synchronized (lockOf(id.runId())) {
                 SimulatedInstance instance = instances.load(id);
                 if (!sameLaunch(instance, handle)) {
                     report(new InstanceReport.Lost(id, "no such simulated instance to stop", clock.instant()));
@@ -230,7 +246,7 @@ final class SimulatedExecutor implements Executor {
         });
     }
 
-    /** Ends the instance at its due time (now if that has passed), replacing the end it waited for. Call with {@code this} held. */
+    /** Ends the instance at its due time (now if that has passed), replacing the end it waited for. Call with the fence and its run's lock held. */
     private void scheduleEnd(InstanceId id, SimulatedInstance instance) {
         ScheduledFuture<?> before = ends.remove(id);
         if (before != null) {
@@ -241,15 +257,19 @@ final class SimulatedExecutor implements Executor {
         }
         Instant due = instance.dueAt();
         long delay = Math.max(0, Duration.between(clock.instant(), due).toMillis());
-        ends.put(id, timer.schedule(() -> end(id, instance.token(), due), delay, TimeUnit.MILLISECONDS));
+        try {
+            ends.put(id, timer.schedule(() -> end(id, instance.token(), due), delay, TimeUnit.MILLISECONDS));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed meanwhile: its timers die with it; a successor adopts the instance
+        }
     }
 
     private void end(InstanceId id, String token, Instant due) {
         InstanceReport report;
         try {
-            // The fence first, then this executor's lock, as every other path takes them.
+            // The fence first, then the run's lock, as every other path takes them.
             report = fence.guarded(() -> {
-                synchronized (this) {
+                synchronized (lockOf(id.runId())) {
                     ends.remove(id);
                     SimulatedInstance instance = instances.load(id);
                     if (instance == null || !instance.token().equals(token) || instance.ended() || instance.dueAt().isAfter(due)) {
@@ -265,7 +285,7 @@ final class SimulatedExecutor implements Executor {
         } catch (ExecutorException e) {
             // The fence's file or the instance's could not be read or written: tried again, not lost.
             LOG.warn("could not end simulated instance {} (trying again in 1 s): {}", id, e.getMessage());
-            synchronized (this) {
+            synchronized (lockOf(id.runId())) {
                 if (!closed && !ends.containsKey(id)) {
                     ends.put(id, timer.schedule(() -> end(id, token, due), 1, TimeUnit.SECONDS));
                 }
@@ -312,7 +332,7 @@ final class SimulatedExecutor implements Executor {
 
     @Override
     public boolean refreshIdentity(InstanceId id, Map<String, String> handle, List<IdentityToken> tokens) {
-        synchronized (this) {
+        synchronized (lockOf(id.runId())) {
             SimulatedInstance instance = instances.load(id);
             if (!sameLaunch(instance, handle) || instance.ended()) {
                 return false;
@@ -340,7 +360,7 @@ final class SimulatedExecutor implements Executor {
 
     private byte[] log(InstanceId id, Map<String, String> handle, LogStream stream) {
         SimulatedInstance instance;
-        synchronized (this) {
+        synchronized (lockOf(id.runId())) {
             instance = instances.load(id);
         }
         if (stream != LogStream.STDOUT || !sameLaunch(instance, handle)) {
@@ -353,10 +373,7 @@ final class SimulatedExecutor implements Executor {
             log.append("stop notice ").append(instance.stopAt()).append(" with a grace period of ")
                     .append(Durations.format(Duration.ofMillis(instance.graceMillis()))).append(": ").append(instance.stopReason()).append('\n');
         }
-        Refreshes refreshed;
-        synchronized (this) {
-            refreshed = refreshes.get(id);
-        }
+        Refreshes refreshed = refreshes.get(id);
         if (refreshed != null) {
             log.append("identity tokens refreshed ").append(refreshed.count()).append(" time(s), last ").append(refreshed.last()).append('\n');
         }
@@ -368,7 +385,7 @@ final class SimulatedExecutor implements Executor {
 
     @Override
     public void forget(RunId runId) {
-        synchronized (this) {
+        synchronized (lockOf(runId)) {
             ends.entrySet().removeIf(entry -> {
                 if (entry.getKey().runId().equals(runId)) {
                     entry.getValue().cancel(false);
@@ -384,10 +401,8 @@ final class SimulatedExecutor implements Executor {
     /** Stops its timers and reports; the instances stay on disk, running on their clocks (a successor adopts them). */
     @Override
     public void close() {
-        synchronized (this) {
-            closed = true;
-            ends.clear();
-        }
+        closed = true; // a timer set meanwhile is refused by the timer, shut down below
+        ends.clear();
         timer.shutdownNow();
     }
 }

@@ -173,6 +173,13 @@ final class SlurmExecutor implements Executor {
         return new Endpoint(hostname, hostname, ip, NodePorts.free(ip, ports, taken, settings.firstPort(), settings.lastPort()));
     }
 
+    /** Nodes at one address (emulated on one machine) share its ports; a node of its own address has its own. */
+    @Override
+    public String portDomain(String node) {
+        String ip = nodes.ipOf(node);
+        return ip != null ? ip : node;
+    }
+
     /** Slurm's queue or nodes cannot be read: what it last said. */
     @Override
     public String problem() {

@@ -71,12 +71,12 @@ final class Admissions {
      * Records a cycle's admissions in one transaction (each in its own when one of them conflicts: the others are
      * still recorded). A run whose instance could not get an address stays queued: the next cycle decides again.
      *
-     * @param takenPorts ports of live instances; those given here are added
+     * @param ports ports of live instances; those given here are added
      */
-    Outcome admit(List<Request> requests, Set<Integer> takenPorts) {
+    Outcome admit(List<Request> requests, PortsInUse ports) {
         List<Prepared> prepared = new ArrayList<>();
         for (Request request : requests) {
-            prepare(request, takenPorts).ifPresent(prepared::add);
+            prepare(request, ports).ifPresent(prepared::add);
         }
         Batched.Outcome<Prepared, Admitted> outcome = Batched.write(store, prepared, Admissions::record);
         Set<io.slipstream.api.run.RunId> conflicted = new java.util.HashSet<>();
@@ -92,7 +92,7 @@ final class Admissions {
         return new Outcome(outcome.written(), conflicted);
     }
 
-    private Optional<Prepared> prepare(Request request, Set<Integer> takenPorts) {
+    private Optional<Prepared> prepare(Request request, PortsInUse ports) {
         RunRecord run = request.run();
         Instant now = clock.instant();
         List<InstanceRecord> instances = new ArrayList<>();
@@ -103,13 +103,13 @@ final class Admissions {
             Endpoint endpoint;
             try {
                 endpoint = executor.endpoint(id, run.workspace(), slot.group().name() + "-" + slot.groupRank(), placement.node(),
-                        slot.group().ports(), takenPorts);
+                        slot.group().ports(), ports.takenOn(placement.node()));
             } catch (ExecutorException e) {
                 LOG.warn("run {}: no address for rank {} on {}; trying again next cycle: {}", run.id(), placement.rank(), placement.node(),
                         e.getMessage());
                 return Optional.empty();
             }
-            takenPorts.addAll(endpoint.ports());
+            ports.take(placement.node(), endpoint.ports());
             instances.add(InstanceRecord.pending(id, slot.group().name(), slot.groupRank(), placement.node(), placement.gpus(), endpoint));
         }
         // Node names stay out of the run's history: a run on idle capacity may not learn whose nodes it borrows.

@@ -18,7 +18,6 @@ import io.slipstream.store.NodeCondition;
 import io.slipstream.store.NodeDown;
 import io.slipstream.store.NodeMode;
 import io.slipstream.store.Store;
-import io.slipstream.store.UnreadableRecordException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
@@ -52,7 +51,7 @@ final class ControlCycle implements AutoCloseable {
     private final Housekeeping housekeeping;
     private final RunStepper stepper;
     private final Admissions admissions;
-    private final AdmittedLaunches launches;
+    private final SideBySideSteps steps;
     private final Lending lending;
     private final QueueStatus queueStatus;
     private final RepeatedConflicts conflicts;
@@ -74,7 +73,7 @@ final class ControlCycle implements AutoCloseable {
                 new Schedules(store, clock, new RunFactory(clock, parts.limits(), executor.restartsInPlace())),
                 new Retention(store, executor, clock, parts.limits().retention()));
         this.admissions = new Admissions(store, executor, clock, parts.runTokens());
-        this.launches = new AdmittedLaunches(stepper, parts.parallelLaunches());
+        this.steps = new SideBySideSteps(stepper, parts.parallelLaunches());
         this.lending = new Lending(store);
         this.queueStatus = parts.queueStatus();
         this.conflicts = new RepeatedConflicts(wakeUp);
@@ -89,34 +88,12 @@ final class ControlCycle implements AutoCloseable {
         reports.applyAll(downNodes);
         housekeeping.run(clock.instant());
         Map<RunId, List<InstanceRecord>> instances = instancesByRun();
-        boolean conflicted = false;
-        boolean deferred = false;
         Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
-        for (RunRecord run : store.runs().active()) {
-            // JSON logs carry the run each line is about as a field of its own (mdc.run).
-            try (var ignored = MDC.putCloseable("run", run.id().value())) {
-                RunSteps steps = stepper.of(run, instances.getOrDefault(run.id(), List.of()));
-                steps.take(stepper.lifecycle(), seen);
-                deferred |= steps.deferred();
-            } catch (ConflictException e) {
-                LOG.debug("run {} changed during the cycle; next cycle picks it up", run.id());
-                conflicted = true;
-            } catch (UnreadableRecordException e) {
-                // A run it depends on (the owner it makes room for) cannot be read; the store logged why. The others go on.
-                LOG.debug("run {} skipped this cycle: {}", run.id(), e.getMessage());
-            } catch (RuntimeException e) {
-                if (concernsAll(e)) {
-                    throw e;
-                }
-                // One run's step that fails (its executor's node refusing, a bug) never keeps the others from theirs; what
-                // it wrote is stored whole (each step is a transaction), and the next cycle takes it on from there.
-                if (e instanceof io.slipstream.executor.ExecutorException) {
-                    LOG.warn("run {}: its next step failed this cycle: {}", run.id(), e.getMessage());
-                } else {
-                    LOG.error("run {}: its next step failed this cycle", run.id(), e);
-                }
-            }
-        }
+        List<SideBySideSteps.Run> stepped = store.runs().active().stream()
+                .map(run -> new SideBySideSteps.Run(run, instances.getOrDefault(run.id(), List.of()))).toList();
+        SideBySideSteps.Outcome outcome = steps.step(stepped, seen);
+        boolean conflicted = !outcome.conflicted().isEmpty();
+        boolean deferred = outcome.deferred();
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
         Map<RunId, List<InstanceRecord>> instancesNow = instancesByRun();
@@ -173,10 +150,10 @@ final class ControlCycle implements AutoCloseable {
                 instances, reclaimedOwners(runs, instances), topology);
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
-        Set<Integer> takenPorts = takenPorts(byId, instances); // as they were before any decision
+        PortsInUse ports = PortsInUse.of(executor, byId, instances); // as they were before any decision
         Map<RunId, RunView.QueueView> status = new HashMap<>(gate.backingOff());
         DecisionApplier applier = new DecisionApplier(store, clock, stepper, this::observation, byId, instances, status,
-                new WorldDecisions(store, executor, clock, takenPorts));
+                new WorldDecisions(store, executor, clock, ports));
         conflicts.begin();
         for (Decision decision : result.decisions()) {
             try (var ignored = MDC.putCloseable("run", decision.runId().value())) {
@@ -184,44 +161,24 @@ final class ControlCycle implements AutoCloseable {
             } catch (ConflictException e) {
                 conflicts.conflicted(decision.runId(), decision.getClass().getSimpleName().toLowerCase(Locale.ROOT), e.getMessage());
             } catch (RuntimeException e) {
-                if (concernsAll(e)) {
+                if (SideBySideSteps.concernsAll(e)) {
                     throw e; // the store down or damaged, this server fenced: the loop handles it as for any other write
                 }
                 // One decision that cannot be applied (a bug, one run's bad data) never keeps the others from theirs.
                 LOG.error("run {}: {} not applied: {}", decision.runId(), decision.getClass().getSimpleName(), e.toString(), e);
             }
         }
-        Admissions.Outcome outcome = admissions.admit(applier.admissions(), takenPorts);
+        Admissions.Outcome outcome = admissions.admit(applier.admissions(), ports);
         Set<RunId> refused = new HashSet<>(outcome.conflicted());
-        boolean deferred = launches.launch(outcome.admitted(), observation(), refused::add);
+        // Just-admitted runs launch what may start at once, not a cycle later.
+        SideBySideSteps.Outcome launched = steps.step(outcome.admitted().stream()
+                .map(admitted -> new SideBySideSteps.Run(admitted.run(), admitted.instances())).toList(), observation());
+        refused.addAll(launched.conflicted());
+        boolean deferred = launched.deferred();
         refused.forEach(id -> conflicts.conflicted(id, "admission", "the run changed meanwhile"));
         conflicts.endCycle();
         queueStatus.replace(status);
         return deferred;
-    }
-
-    /** Whether a failure is the whole loop's (the store, this server's leadership), not one decision's. */
-    private static boolean concernsAll(RuntimeException e) {
-        return e instanceof io.slipstream.store.StoreUnavailableException || e instanceof io.slipstream.store.StoreDamagedException
-                || e instanceof io.slipstream.store.FencedException || e instanceof io.slipstream.executor.EpochSupersededException;
-    }
-
-    /**
-     * The ports of every endpoint still held: a new admission's endpoints avoid them. An elastic run's members keep
-     * theirs while its world changes, stopped or not: they start again with them.
-     */
-    private static Set<Integer> takenPorts(Map<RunId, RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
-        Set<Integer> taken = new HashSet<>();
-        instances.forEach((runId, list) -> {
-            RunRecord run = runs.get(runId);
-            ElasticWorld changing = run == null || run.world() == null || !run.world().changing() ? null : run.world();
-            list.forEach(i -> {
-                if (i.endpoint() != null && (!i.state().isFinal() || changing != null && changing.isMember(i.id().rank()))) {
-                    taken.addAll(i.endpoint().ports());
-                }
-            });
-        });
-        return taken;
     }
 
     /**
@@ -249,6 +206,6 @@ final class ControlCycle implements AutoCloseable {
 
     @Override
     public void close() {
-        launches.close();
+        steps.close();
     }
 }

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -38,14 +37,14 @@ final class WorldDecisions {
     private final Store store;
     private final Executor executor;
     private final Clock clock;
-    private final Set<Integer> takenPorts;
+    private final PortsInUse ports;
 
-    /** @param takenPorts ports of live instances; those given to grown instances are added */
-    WorldDecisions(Store store, Executor executor, Clock clock, Set<Integer> takenPorts) {
+    /** @param ports ports of live instances; those given to grown instances are added */
+    WorldDecisions(Store store, Executor executor, Clock clock, PortsInUse ports) {
         this.store = store;
         this.executor = executor;
         this.clock = clock;
-        this.takenPorts = takenPorts;
+        this.ports = ports;
     }
 
     /** The run as recorded and its instances. */
@@ -69,12 +68,12 @@ final class WorldDecisions {
             int groupRank = slot.groupRank();
             Endpoint endpoint;
             try {
-                endpoint = executor.endpoint(id, run.workspace(), group.name() + "-" + groupRank, placement.node(), group.ports(), takenPorts);
+                endpoint = executor.endpoint(id, run.workspace(), group.name() + "-" + groupRank, placement.node(), group.ports(), ports.takenOn(placement.node()));
             } catch (ExecutorException e) {
                 LOG.warn("run {}: no address for slot {} on {}; not grown this cycle: {}", run.id(), placement.rank(), placement.node(), e.getMessage());
                 return Optional.empty();
             }
-            takenPorts.addAll(endpoint.ports());
+            ports.take(placement.node(), endpoint.ports());
             InstanceRecord before = byId.get(id);
             if (before == null) {
                 placed.add(InstanceRecord.pending(id, group.name(), groupRank, placement.node(), placement.gpus(), endpoint));

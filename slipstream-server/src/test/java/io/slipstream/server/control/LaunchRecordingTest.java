@@ -3,7 +3,7 @@ package io.slipstream.server.control;
 import static io.slipstream.model.testing.Runs.aRun;
 import static io.slipstream.testing.JobBuilder.aJob;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.slipstream.api.run.InstanceId;
 import io.slipstream.api.run.InstanceState;
@@ -163,7 +163,10 @@ class LaunchRecordingTest {
         assertThat(fake.launched()).hasSize(2);
     }
 
-    /** A launch that fails unexpectedly fails the cycle; the instance launched before it is recorded all the same. */
+    /**
+     * A launch that fails unexpectedly is its run's failure alone: the cycle goes on (the next takes the run on), and the
+     * instance launched before it is recorded all the same.
+     */
     @Test
     void whatLaunchedBeforeAnUnexpectedFailureIsRecorded() {
         RunId id = submit(aJob("job").replicas(2).spec());
@@ -172,7 +175,7 @@ class LaunchRecordingTest {
                 throw new IllegalStateException("a bug in the executor");
             }
         };
-        assertThatThrownBy(loop()::cycle).hasMessageContaining("a bug in the executor");
+        assertThatCode(loop()::cycle).doesNotThrowAnyException();
 
         List<InstanceRecord> instances = memory.runs().instancesOf(id);
         assertThat(instances.get(0).state()).isEqualTo(InstanceState.RUNNING);

@@ -1,0 +1,133 @@
+package io.slipstream.server.control;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunRecord;
+import io.slipstream.model.lifecycle.Observation;
+import io.slipstream.store.ConflictException;
+import io.slipstream.store.UnreadableRecordException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Takes runs through their steps side by side, each run's steps in order on one thread: a run's step mostly waits
+ * (for its transaction to be in the file, for processes to start, for an executor to answer), and one run's wait must
+ * not hold up another's, whether the run was just admitted or runs. With one thread the runs are stepped in order on
+ * the caller's thread, as a seeded test needs.
+ *
+ * <p>One run's step that fails (its executor refusing, a bug, one run's bad data) never keeps the others from theirs:
+ * it is logged, and what it wrote is stored whole (each step is a transaction), so the next cycle takes it on. A
+ * failure that is the whole loop's ({@link #concernsAll}) is rethrown once every run's steps have ended.
+ */
+final class SideBySideSteps implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SideBySideSteps.class);
+
+    private final RunStepper stepper;
+    private final int parallel;
+    private final ExecutorService threads;
+
+    SideBySideSteps(RunStepper stepper, int parallel) {
+        this.stepper = stepper;
+        this.parallel = parallel;
+        this.threads = parallel == 1 ? null : Executors.newFixedThreadPool(parallel, runnable -> {
+            Thread thread = new Thread(runnable, "slipstream-steps");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** A run and its instances, as the cycle read them. */
+    record Run(RunRecord run, List<InstanceRecord> instances) {
+    }
+
+    /** Whether any run has more to do this cycle left for the next (launches past the budget); the runs that changed meanwhile. */
+    record Outcome(boolean deferred, Set<RunId> conflicted) {
+    }
+
+    /** Steps every run of {@code runs} and returns once all have ended their steps of this cycle. */
+    Outcome step(List<Run> runs, Observation seen) {
+        if (runs.isEmpty()) {
+            return new Outcome(false, Set.of());
+        }
+        Results results = new Results();
+        if (threads == null || runs.size() == 1) {
+            runs.forEach(run -> results.step(run, seen));
+        } else {
+            AtomicInteger next = new AtomicInteger();
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < Math.min(parallel, runs.size()); w++) {
+                workers.add(threads.submit(() -> {
+                    for (int i = next.getAndIncrement(); i < runs.size(); i = next.getAndIncrement()) {
+                        results.step(runs.get(i), seen);
+                    }
+                }));
+            }
+            workers.forEach(Futures::await); // a worker's own failures are the runs', recorded in results
+        }
+        if (results.concernsAll != null) {
+            throw results.concernsAll;
+        }
+        return new Outcome(results.deferred, results.conflicted);
+    }
+
+    /** What the runs' steps came to, gathered from every worker. */
+    private final class Results {
+        private boolean deferred;
+        private final Set<RunId> conflicted = new LinkedHashSet<>();
+        private RuntimeException concernsAll;
+
+        void step(Run one, Observation seen) {
+            RunId id = one.run().id();
+            try (var ignored = MDC.putCloseable("run", id.value())) {
+                RunSteps steps = stepper.of(one.run(), one.instances());
+                steps.take(stepper.lifecycle(), seen);
+                if (steps.deferred()) {
+                    synchronized (this) {
+                        deferred = true;
+                    }
+                }
+            } catch (ConflictException e) {
+                LOG.debug("run {} changed during the cycle; next cycle picks it up", id);
+                synchronized (this) {
+                    conflicted.add(id);
+                }
+            } catch (UnreadableRecordException e) {
+                // A run it depends on (the owner it makes room for) cannot be read; the store logged why. The others go on.
+                LOG.debug("run {} skipped this cycle: {}", id, e.getMessage());
+            } catch (RuntimeException e) {
+                if (concernsAll(e)) {
+                    synchronized (this) {
+                        concernsAll = concernsAll == null ? e : concernsAll;
+                    }
+                } else if (e instanceof io.slipstream.executor.ExecutorException) {
+                    LOG.warn("run {}: its next step failed this cycle: {}", id, e.getMessage());
+                } else {
+                    LOG.error("run {}: its next step failed this cycle", id, e);
+                }
+            }
+        }
+    }
+
+    /** Whether a failure is the whole loop's (the store, this server's leadership), not one run's. */
+    static boolean concernsAll(RuntimeException e) {
+        return e instanceof io.slipstream.store.StoreUnavailableException || e instanceof io.slipstream.store.StoreDamagedException
+                || e instanceof io.slipstream.store.FencedException || e instanceof io.slipstream.executor.EpochSupersededException;
+    }
+
+    /** Steps under way end by themselves (the cycle waits for them). */
+    @Override
+    public void close() {
+        if (threads != null) {
+            threads.shutdown();
+        }
+    }
+}
