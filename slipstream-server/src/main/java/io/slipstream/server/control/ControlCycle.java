@@ -96,7 +96,7 @@ final class ControlCycle implements AutoCloseable {
         boolean deferred = outcome.deferred();
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
-        Map<RunId, List<InstanceRecord>> instancesNow = instancesByRun();
+        Map<RunId, List<InstanceRecord>> instancesNow = instancesAfter(instances, outcome.moved(), active);
         // Even in a cycle that ends early: one run conflicting every cycle must not keep every run's tokens from renewal.
         identity.refreshDue(active, instancesNow, clock.instant());
         if (conflicted) {
@@ -108,6 +108,31 @@ final class ControlCycle implements AutoCloseable {
         if (deferred) {
             wakeUp.run(); // instances wait for the next cycle's launches: it follows at once
         }
+    }
+
+    /**
+     * The instances after the runs' steps: those of the runs that moved read again, the others' as read before (only
+     * a run's own steps change its instances during a cycle, on this thread; executors' reports are recorded at its
+     * start). With thousands of runs running, reading every instance twice a cycle was most of the cycle.
+     */
+    private Map<RunId, List<InstanceRecord>> instancesAfter(Map<RunId, List<InstanceRecord>> before, Set<RunId> moved, List<RunRecord> active) {
+        if (moved.isEmpty()) {
+            return before;
+        }
+        Map<RunId, RunRecord> holding = new HashMap<>();
+        active.stream().filter(run -> moved.contains(run.id()) && run.state().holdsResources()).forEach(run -> holding.put(run.id(), run));
+        Map<RunId, List<InstanceRecord>> after = new LinkedHashMap<>(before);
+        for (RunId id : moved) {
+            RunRecord run = holding.get(id);
+            List<InstanceRecord> now = run == null ? List.of()
+                    : store.runs().instancesOf(id).stream().filter(i -> i.id().attempt() == run.attempt()).toList();
+            if (now.isEmpty()) {
+                after.remove(id);
+            } else {
+                after.put(id, now); // in place: the runs stay in the order they were read
+            }
+        }
+        return after;
     }
 
     private Map<RunId, List<InstanceRecord>> instancesByRun() {

@@ -53,6 +53,8 @@ final class RunSteps implements Step.Handler<Boolean> {
     private Map<InstanceId, InstanceActivity> activities;
     private int launchesLeft = Launcher.LAUNCHES_PER_CYCLE;
     private boolean deferred;
+    /** Whether a step other than staying was decided: what the run's instances are may have changed. */
+    private boolean moved;
     /** Launched (or failed to start) and not yet recorded: {@link #instances} has them as they are now. */
     private final List<InstanceRecord> unrecorded = new ArrayList<>();
 
@@ -71,6 +73,7 @@ final class RunSteps implements Step.Handler<Boolean> {
         try {
             for (int i = 0; i < MAX_STEPS && !run.state().isFinal(); i++) {
                 Step step = lifecycle.next(run, instances, observe(seen));
+                moved |= !(step instanceof Step.Stay);
                 if (!unrecorded.isEmpty() && !takesUnrecordedLaunches(step)) {
                     // The step carries instances as decided on before their launches were stored (a stop, a restart):
                     // written as they are, they would conflict with what the launches' records moved on. Decide again.
@@ -120,6 +123,11 @@ final class RunSteps implements Step.Handler<Boolean> {
     /** Moves the run as the scheduler decided (a preemption), before its lifecycle takes it on. */
     void transitionTo(RunRecord next) {
         run = transition(next, null);
+    }
+
+    /** Whether any step but staying was decided (its records may have changed); {@code false}: the run stayed as read. */
+    boolean moved() {
+        return moved;
     }
 
     /** Whether the run has more to do that this cycle left for the next one (launches past the budget). */

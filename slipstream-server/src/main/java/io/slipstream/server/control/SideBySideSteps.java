@@ -49,14 +49,18 @@ final class SideBySideSteps implements AutoCloseable {
     record Run(RunRecord run, List<InstanceRecord> instances) {
     }
 
-    /** Whether any run has more to do this cycle left for the next (launches past the budget); the runs that changed meanwhile. */
-    record Outcome(boolean deferred, Set<RunId> conflicted) {
+    /**
+     * Whether any run has more to do this cycle left for the next (launches past the budget); the runs that changed
+     * meanwhile; the runs whose records may have changed (they did more than stay, or their steps failed): the others
+     * are as they were read.
+     */
+    record Outcome(boolean deferred, Set<RunId> conflicted, Set<RunId> moved) {
     }
 
     /** Steps every run of {@code runs} and returns once all have ended their steps of this cycle. */
     Outcome step(List<Run> runs, Observation seen) {
         if (runs.isEmpty()) {
-            return new Outcome(false, Set.of());
+            return new Outcome(false, Set.of(), Set.of());
         }
         Results results = new Results();
         if (threads == null || runs.size() == 1) {
@@ -76,20 +80,23 @@ final class SideBySideSteps implements AutoCloseable {
         if (results.concernsAll != null) {
             throw results.concernsAll;
         }
-        return new Outcome(results.deferred, results.conflicted);
+        return new Outcome(results.deferred, results.conflicted, results.moved);
     }
 
     /** What the runs' steps came to, gathered from every worker. */
     private final class Results {
         private boolean deferred;
         private final Set<RunId> conflicted = new LinkedHashSet<>();
+        private final Set<RunId> moved = new LinkedHashSet<>();
         private RuntimeException concernsAll;
 
         void step(Run one, Observation seen) {
             RunId id = one.run().id();
+            boolean stayed = false;
             try (var ignored = MDC.putCloseable("run", id.value())) {
                 RunSteps steps = stepper.of(one.run(), one.instances());
                 steps.take(stepper.lifecycle(), seen);
+                stayed = !steps.moved();
                 if (steps.deferred()) {
                     synchronized (this) {
                         deferred = true;
@@ -112,6 +119,12 @@ final class SideBySideSteps implements AutoCloseable {
                     LOG.warn("run {}: its next step failed this cycle: {}", id, e.getMessage());
                 } else {
                     LOG.error("run {}: its next step failed this cycle", id, e);
+                }
+            } finally {
+                if (!stayed) {
+                    synchronized (this) {
+                        moved.add(id);
+                    }
                 }
             }
         }

@@ -55,7 +55,8 @@ import tools.jackson.databind.JsonNode;
  * the server falls behind. 32 clients submit open loop (each submission at its due time, whether the last has been
  * answered or not). Per step: the rate reached, submit-to-running p50 and p99 (the run's own timestamps, a tenth of
  * the runs sampled), runs queued at its end, cycles, {@code get runs} / {@code get run} p99 (once a second each), the
- * watch stream's p99 (from a run's start to its event), resident memory, heap after a full collection, store size.
+ * watch stream's p99 (from a run's start to its event), CPU per run submitted by what the threads do ({@link CpuShares}),
+ * resident memory, heap after a full collection, store size.
  * A step keeps pace when it submits 95% of its offered runs and ends with fewer queued than two seconds' worth.
  */
 class ChurnBenchmark {
@@ -125,6 +126,7 @@ class ChurnBenchmark {
     private Map<String, Object> step(TestServer server, String admin, int rate) throws Exception {
         int offered = rate * STEP_SECONDS;
         String before = metrics(server, admin);
+        CpuShares cpuBefore = CpuShares.now();
         List<String> sampled = Collections.synchronizedList(new ArrayList<>());
         ConcurrentLinkedQueue<Double> watchLags = new ConcurrentLinkedQueue<>();
         AtomicInteger submitted = new AtomicInteger();
@@ -188,6 +190,7 @@ class ChurnBenchmark {
             watch.body().close();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        CpuShares cpuAfter = CpuShares.now();
         String after = metrics(server, admin);
         // Submit to running of the sampled runs; one not running yet counts as waiting until now.
         List<Double> toRunning = new ArrayList<>();
@@ -213,6 +216,8 @@ class ChurnBenchmark {
         row.put("getRunsP99Millis", round(percentile(listMillis, 99)));
         row.put("getRunP99Millis", round(percentile(getMillis, 99)));
         row.put("watchP99Millis", round(percentile(new ArrayList<>(watchLags), 99)));
+        // CPU per run submitted in the step (it runs and ends within about a step at a rate kept), the clients' included.
+        row.put("cpuMillisPerRun", cpuAfter.perRunSince(cpuBefore, submitted.get()));
         System.gc();
         row.put("heapAfterFullGcMB", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
         row.put("residentMB", residentMegabytes());
