@@ -33,9 +33,9 @@ public interface Executor extends AutoCloseable {
      * Where instance {@code id} of a run of {@code workspace} (named {@code name}, as in {@code worker-1}) placed on
      * {@code node} will be reached,
      * with {@code ports} ports that are free and not in {@code taken} (the ports of instances already placed on the
-     * same address: the nodes of the same {@link #portDomain}). Called when a run is admitted, before any of its instances starts, so that every instance's
-     * metadata lists all of them. The IP address may be {@code null} where it is known only once the instance runs
-     * (then the executor fills it into the metadata the instances read).
+     * same address: the nodes of the same {@link #portDomain}). Called when a run is admitted, before any of its
+     * instances starts, so that every instance's metadata lists all of them. The IP address may be {@code null} where
+     * it is known only once the instance runs (then the executor fills it into the metadata the instances read).
      */
     io.slipstream.api.run.Endpoint endpoint(InstanceId id, String workspace, String name, String node, int ports, java.util.Set<Integer> taken);
 

@@ -287,7 +287,11 @@ final class SimulatedExecutor implements Executor {
             LOG.warn("could not end simulated instance {} (trying again in 1 s): {}", id, e.getMessage());
             synchronized (lockOf(id.runId())) {
                 if (!closed && !ends.containsKey(id)) {
-                    ends.put(id, timer.schedule(() -> end(id, token, due), 1, TimeUnit.SECONDS));
+                    try {
+                        ends.put(id, timer.schedule(() -> end(id, token, due), 1, TimeUnit.SECONDS));
+                    } catch (java.util.concurrent.RejectedExecutionException closing) {
+                        // closed meanwhile: a successor adopts the instance
+                    }
                 }
             }
             return;

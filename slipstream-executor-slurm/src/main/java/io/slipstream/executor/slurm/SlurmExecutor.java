@@ -173,11 +173,14 @@ final class SlurmExecutor implements Executor {
         return new Endpoint(hostname, hostname, ip, NodePorts.free(ip, ports, taken, settings.firstPort(), settings.lastPort()));
     }
 
-    /** Nodes at one address (emulated on one machine) share its ports; a node of its own address has its own. */
+    /**
+     * Nodes at one address (emulated on one machine) share its ports; a node of its own address has its own. Nodes whose
+     * address is not known share one domain, as every node did before: they may be one machine.
+     */
     @Override
     public String portDomain(String node) {
         String ip = nodes.ipOf(node);
-        return ip != null ? ip : node;
+        return ip != null ? ip : "";
     }
 
     /** Slurm's queue or nodes cannot be read: what it last said. */

@@ -91,7 +91,7 @@ final class ControlCycle implements AutoCloseable {
         Observation seen = observation(); // one moment for every run of the cycle: built once, not per run
         List<SideBySideSteps.Run> stepped = store.runs().active().stream()
                 .map(run -> new SideBySideSteps.Run(run, instances.getOrDefault(run.id(), List.of()))).toList();
-        SideBySideSteps.Outcome outcome = steps.step(stepped, seen);
+        SideBySideSteps.Outcome outcome = steps.inOrder(stepped, seen);
         boolean conflicted = !outcome.conflicted().isEmpty();
         boolean deferred = outcome.deferred();
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
@@ -119,13 +119,17 @@ final class ControlCycle implements AutoCloseable {
         if (moved.isEmpty()) {
             return before;
         }
-        Map<RunId, RunRecord> holding = new HashMap<>();
-        active.stream().filter(run -> moved.contains(run.id()) && run.state().holdsResources()).forEach(run -> holding.put(run.id(), run));
+        Map<RunId, RunRecord> movedNow = new HashMap<>();
+        active.stream().filter(run -> moved.contains(run.id())).forEach(run -> movedNow.put(run.id(), run));
         Map<RunId, List<InstanceRecord>> after = new LinkedHashMap<>(before);
         for (RunId id : moved) {
-            RunRecord run = holding.get(id);
-            List<InstanceRecord> now = run == null ? List.of()
-                    : store.runs().instancesOf(id).stream().filter(i -> i.id().attempt() == run.attempt()).toList();
+            RunRecord run = movedNow.get(id);
+            if (run == null && !ended(id)) {
+                continue; // its record cannot be read now: what it held as read stays held (its nodes closed to others)
+            }
+            int attempt = run == null || !run.state().holdsResources() ? -1 : run.attempt();
+            List<InstanceRecord> now = attempt < 0 ? List.of()
+                    : store.runs().instancesOf(id).stream().filter(i -> i.id().attempt() == attempt).toList();
             if (now.isEmpty()) {
                 after.remove(id);
             } else {
@@ -133,6 +137,15 @@ final class ControlCycle implements AutoCloseable {
             }
         }
         return after;
+    }
+
+    /** Whether a run no longer active ended (or is gone), rather than having a record that cannot be read now. */
+    private boolean ended(RunId id) {
+        try {
+            return store.runs().get(id).map(run -> run.state().isFinal()).orElse(true);
+        } catch (io.slipstream.store.UnreadableRecordException e) {
+            return false;
+        }
     }
 
     private Map<RunId, List<InstanceRecord>> instancesByRun() {
@@ -196,7 +209,7 @@ final class ControlCycle implements AutoCloseable {
         Admissions.Outcome outcome = admissions.admit(applier.admissions(), ports);
         Set<RunId> refused = new HashSet<>(outcome.conflicted());
         // Just-admitted runs launch what may start at once, not a cycle later.
-        SideBySideSteps.Outcome launched = steps.step(outcome.admitted().stream()
+        SideBySideSteps.Outcome launched = steps.sideBySide(outcome.admitted().stream()
                 .map(admitted -> new SideBySideSteps.Run(admitted.run(), admitted.instances())).toList(), observation());
         refused.addAll(launched.conflicted());
         boolean deferred = launched.deferred();

@@ -20,14 +20,13 @@ import java.util.function.Consumer;
  * @param secrets      the values of the Secrets node groups refer to, read at launch, or {@code null} for none
  * @param identity     signs the identity tokens runs ask for, or {@code null} (a run that asks for some cannot start)
  * @param cycleTimes   told how long each completed cycle took (the metrics' cycle histogram)
- * @param parallelLaunches how many runs are stepped at once, the just admitted launching and the others (each waits
- *                     mostly for its processes to start or its writes to be in the store, not for a core); 1 makes a
- *                     cycle's store calls come in one order, as a seeded test needs
+ * @param parallelLaunches how many admitted runs launch at once (each waits mostly for its processes to start, not
+ *                     for a core); 1 makes a cycle's store calls come in one order, as a seeded test needs
  */
 public record LoopParts(Store store, Executor executor, Scheduler scheduler, Clock clock, RunLimits limits, Duration tick,
                         RunTokens runTokens, LaunchSecrets secrets, RunIdentity identity, ProgressReports progressReports, QueueStatus queueStatus,
                         Consumer<Duration> cycleTimes, int parallelLaunches) {
-    /** How many runs are stepped at once by default. */
+    /** How many admitted runs launch at once by default. */
     public static final int PARALLEL_LAUNCHES = 8;
 
     public LoopParts {

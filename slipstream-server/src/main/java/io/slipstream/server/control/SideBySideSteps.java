@@ -14,19 +14,22 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Takes runs through their steps side by side, each run's steps in order on one thread: a run's step mostly waits
- * (for its transaction to be in the file, for processes to start, for an executor to answer), and one run's wait must
- * not hold up another's, whether the run was just admitted or runs. With one thread the runs are stepped in order on
- * the caller's thread, as a seeded test needs.
+ * Takes runs through their steps: those just admitted side by side, each run's steps in order on one thread (a launch
+ * mostly waits for processes to start, and one run's must not hold up another's); the others in order on the caller's
+ * thread ({@link #inOrder}), since two of them may write the same record (the usage roll-up of one team's hour, the
+ * owner that two victims made room for), which side by side would conflict and cost a cycle's scheduling. With one
+ * thread every run is stepped in order on the caller's thread, as a seeded test needs.
  *
  * <p>One run's step that fails (its executor refusing, a bug, one run's bad data) never keeps the others from theirs:
  * it is logged, and what it wrote is stored whole (each step is a transaction), so the next cycle takes it on. A
- * failure that is the whole loop's ({@link #concernsAll}) is rethrown once every run's steps have ended.
+ * failure that is the whole loop's ({@link #concernsAll}: the store down, this server fenced) stops the stepping at
+ * once (no run is started after it) and is rethrown once the steps under way have ended.
  */
 final class SideBySideSteps implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SideBySideSteps.class);
@@ -57,28 +60,52 @@ final class SideBySideSteps implements AutoCloseable {
     record Outcome(boolean deferred, Set<RunId> conflicted, Set<RunId> moved) {
     }
 
-    /** Steps every run of {@code runs} and returns once all have ended their steps of this cycle. */
-    Outcome step(List<Run> runs, Observation seen) {
+    /** Steps every run of {@code runs} side by side and returns once all have ended their steps of this cycle. */
+    Outcome sideBySide(List<Run> runs, Observation seen) {
+        return step(runs, seen, threads != null && runs.size() > 1);
+    }
+
+    /** Steps every run of {@code runs} in order, on the caller's thread. */
+    Outcome inOrder(List<Run> runs, Observation seen) {
+        return step(runs, seen, false);
+    }
+
+    private Outcome step(List<Run> runs, Observation seen, boolean together) {
         if (runs.isEmpty()) {
             return new Outcome(false, Set.of(), Set.of());
         }
         Results results = new Results();
-        if (threads == null || runs.size() == 1) {
-            runs.forEach(run -> results.step(run, seen));
+        if (!together) {
+            for (int i = 0; i < runs.size() && results.concernsAll.get() == null; i++) {
+                results.step(runs.get(i), seen);
+            }
         } else {
             AtomicInteger next = new AtomicInteger();
             List<Future<?>> workers = new ArrayList<>();
             for (int w = 0; w < Math.min(parallel, runs.size()); w++) {
                 workers.add(threads.submit(() -> {
-                    for (int i = next.getAndIncrement(); i < runs.size(); i = next.getAndIncrement()) {
+                    for (int i = next.getAndIncrement(); i < runs.size() && results.concernsAll.get() == null; i = next.getAndIncrement()) {
                         results.step(runs.get(i), seen);
                     }
                 }));
             }
-            workers.forEach(Futures::await); // a worker's own failures are the runs', recorded in results
+            Throwable failed = null;
+            for (Future<?> worker : workers) { // every worker ended before anything is rethrown: no run is stepped twice at once
+                try {
+                    Futures.await(worker);
+                } catch (RuntimeException | Error e) {
+                    failed = failed == null ? e : failed;
+                }
+            }
+            if (failed instanceof Error error) {
+                throw error;
+            }
+            if (failed != null) {
+                throw (RuntimeException) failed;
+            }
         }
-        if (results.concernsAll != null) {
-            throw results.concernsAll;
+        if (results.concernsAll.get() != null) {
+            throw results.concernsAll.get();
         }
         return new Outcome(results.deferred, results.conflicted, results.moved);
     }
@@ -88,7 +115,7 @@ final class SideBySideSteps implements AutoCloseable {
         private boolean deferred;
         private final Set<RunId> conflicted = new LinkedHashSet<>();
         private final Set<RunId> moved = new LinkedHashSet<>();
-        private RuntimeException concernsAll;
+        private final AtomicReference<RuntimeException> concernsAll = new AtomicReference<>();
 
         void step(Run one, Observation seen) {
             RunId id = one.run().id();
@@ -112,9 +139,7 @@ final class SideBySideSteps implements AutoCloseable {
                 LOG.debug("run {} skipped this cycle: {}", id, e.getMessage());
             } catch (RuntimeException e) {
                 if (concernsAll(e)) {
-                    synchronized (this) {
-                        concernsAll = concernsAll == null ? e : concernsAll;
-                    }
+                    concernsAll.compareAndSet(null, e);
                 } else if (e instanceof io.slipstream.executor.ExecutorException) {
                     LOG.warn("run {}: its next step failed this cycle: {}", id, e.getMessage());
                 } else {

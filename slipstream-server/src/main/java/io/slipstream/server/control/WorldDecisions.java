@@ -68,7 +68,8 @@ final class WorldDecisions {
             int groupRank = slot.groupRank();
             Endpoint endpoint;
             try {
-                endpoint = executor.endpoint(id, run.workspace(), group.name() + "-" + groupRank, placement.node(), group.ports(), ports.takenOn(placement.node()));
+                endpoint = executor.endpoint(id, run.workspace(), group.name() + "-" + groupRank, placement.node(), group.ports(),
+                        ports.takenOn(placement.node()));
             } catch (ExecutorException e) {
                 LOG.warn("run {}: no address for slot {} on {}; not grown this cycle: {}", run.id(), placement.rank(), placement.node(), e.getMessage());
                 return Optional.empty();
