@@ -87,9 +87,11 @@ class ServerRestartTest {
             admin = server.adminToken();
             server.post("/api/v1/apply", admin, "apiVersion: slipstream/v1\nkind: Workspace\nmetadata: {name: w}\n");
             survivor = submit(server, "survivor", "echo started; read line < " + survivorGate + "; echo \"got $line\"; exit 0");
-            endsAfterTheMove = submit(server, "short", "read line < " + shortGate + "; exit 7");
-            server.awaitState(admin, survivor, "RUNNING");
-            server.awaitState(admin, endsAfterTheMove, "RUNNING");
+            endsAfterTheMove = submit(server, "short", "echo started; read line < " + shortGate + "; exit 7");
+            // Each workload itself under way (not only its instance reported started) before the server stops.
+            for (String run : java.util.List.of(survivor, endsAfterTheMove)) {
+                server.awaitRun(admin, run, r -> server.get("/api/v1/runs/" + run + "/logs", admin).text().contains("started"));
+            }
         }
         // As a server before relative handles wrote them: absolute, naming the place the data directory is moved from.
         try (io.slipstream.store.Store store = io.slipstream.store.jdbc.JdbcStore.openH2(before)) {
