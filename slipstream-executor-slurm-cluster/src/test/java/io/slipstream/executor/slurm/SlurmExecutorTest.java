@@ -65,18 +65,26 @@ class SlurmExecutorTest {
     @AfterEach
     void cancelEverything() throws Exception {
         executors.forEach(Executor::close);
-        CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--signal=KILL", "--batch");
-        CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--state=PENDING");
+        cancelAll();
         for (int i = 1; i <= SlurmCluster.NODES; i++) {
             CLUSTER.slurm("scontrol", "update", "nodename=" + SlurmCluster.node(i), "state=resume"); // one not down or drained says so, and stays
         }
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!CLUSTER.slurm("squeue", "--noheader", "--format=%i").isBlank()
+        for (int polls = 1; !CLUSTER.slurm("squeue", "--noheader", "--format=%i").isBlank()
                 || !CLUSTER.slurm("sinfo", "--noheader", "--Node", "--states=idle", "--format=%N").lines().toList().equals(
-                        List.of("node01", "node02", "node03", "node04"))) {
+                        List.of("node01", "node02", "node03", "node04")); polls++) {
             assertThat(System.nanoTime()).as("the cluster is idle again").isLessThan(deadline);
+            if (polls % 20 == 0) {
+                cancelAll(); // a job that went from pending to running between the two cancels was missed by both
+            }
             TimeUnit.MILLISECONDS.sleep(100); // polling the cluster, with a deadline
         }
+    }
+
+    /** Kills the running jobs' batch steps at once and cancels the pending jobs. */
+    private static void cancelAll() throws Exception {
+        CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--signal=KILL", "--batch");
+        CLUSTER.slurm("scancel", "--partition=" + SlurmCluster.PARTITION, "--state=PENDING");
     }
 
     private static InstanceId newInstanceId() {
