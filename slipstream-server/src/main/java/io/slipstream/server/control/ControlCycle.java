@@ -96,7 +96,7 @@ final class ControlCycle implements AutoCloseable {
         boolean deferred = outcome.deferred();
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
-        Map<RunId, List<InstanceRecord>> instancesNow = instancesAfter(instances, outcome.moved(), active);
+        Map<RunId, List<InstanceRecord>> instancesNow = instancesAfter(instances, outcome, active);
         // Even in a cycle that ends early: one run conflicting every cycle must not keep every run's tokens from renewal.
         identity.refreshDue(active, instancesNow, clock.instant());
         if (conflicted) {
@@ -115,7 +115,9 @@ final class ControlCycle implements AutoCloseable {
      * a run's own steps change its instances during a cycle, on this thread; executors' reports are recorded at its
      * start). With thousands of runs running, reading every instance twice a cycle was most of the cycle.
      */
-    private Map<RunId, List<InstanceRecord>> instancesAfter(Map<RunId, List<InstanceRecord>> before, Set<RunId> moved, List<RunRecord> active) {
+    private Map<RunId, List<InstanceRecord>> instancesAfter(Map<RunId, List<InstanceRecord>> before, SideBySideSteps.Outcome stepped,
+                                                           List<RunRecord> active) {
+        Set<RunId> moved = stepped.moved();
         if (moved.isEmpty()) {
             return before;
         }
@@ -124,7 +126,7 @@ final class ControlCycle implements AutoCloseable {
         Map<RunId, List<InstanceRecord>> after = new LinkedHashMap<>(before);
         for (RunId id : moved) {
             RunRecord run = movedNow.get(id);
-            if (run == null && !ended(id)) {
+            if (run == null && !stepped.ended().contains(id)) {
                 continue; // its record cannot be read now: what it held as read stays held (its nodes closed to others)
             }
             int attempt = run == null || !run.state().holdsResources() ? -1 : run.attempt();
@@ -137,15 +139,6 @@ final class ControlCycle implements AutoCloseable {
             }
         }
         return after;
-    }
-
-    /** Whether a run no longer active ended (or is gone), rather than having a record that cannot be read now. */
-    private boolean ended(RunId id) {
-        try {
-            return store.runs().get(id).map(run -> run.state().isFinal()).orElse(true);
-        } catch (io.slipstream.store.UnreadableRecordException e) {
-            return false;
-        }
     }
 
     private Map<RunId, List<InstanceRecord>> instancesByRun() {

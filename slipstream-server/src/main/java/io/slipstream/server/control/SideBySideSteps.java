@@ -55,9 +55,9 @@ final class SideBySideSteps implements AutoCloseable {
     /**
      * Whether any run has more to do this cycle left for the next (launches past the budget); the runs that changed
      * meanwhile; the runs whose records may have changed (they did more than stay, or their steps failed): the others
-     * are as they were read.
+     * are as they were read; of those, the runs their steps ended.
      */
-    record Outcome(boolean deferred, Set<RunId> conflicted, Set<RunId> moved) {
+    record Outcome(boolean deferred, Set<RunId> conflicted, Set<RunId> moved, Set<RunId> ended) {
     }
 
     /** Steps every run of {@code runs} side by side and returns once all have ended their steps of this cycle. */
@@ -72,7 +72,7 @@ final class SideBySideSteps implements AutoCloseable {
 
     private Outcome step(List<Run> runs, Observation seen, boolean together) {
         if (runs.isEmpty()) {
-            return new Outcome(false, Set.of(), Set.of());
+            return new Outcome(false, Set.of(), Set.of(), Set.of());
         }
         Results results = new Results();
         if (!together) {
@@ -107,7 +107,7 @@ final class SideBySideSteps implements AutoCloseable {
         if (results.concernsAll.get() != null) {
             throw results.concernsAll.get();
         }
-        return new Outcome(results.deferred, results.conflicted, results.moved);
+        return new Outcome(results.deferred, results.conflicted, results.moved, results.ended);
     }
 
     /** What the runs' steps came to, gathered from every worker. */
@@ -115,6 +115,7 @@ final class SideBySideSteps implements AutoCloseable {
         private boolean deferred;
         private final Set<RunId> conflicted = new LinkedHashSet<>();
         private final Set<RunId> moved = new LinkedHashSet<>();
+        private final Set<RunId> ended = new LinkedHashSet<>();
         private final AtomicReference<RuntimeException> concernsAll = new AtomicReference<>();
 
         void step(Run one, Observation seen) {
@@ -122,8 +123,13 @@ final class SideBySideSteps implements AutoCloseable {
             boolean stayed = false;
             try (var ignored = MDC.putCloseable("run", id.value())) {
                 RunSteps steps = stepper.of(one.run(), one.instances());
-                steps.take(stepper.lifecycle(), seen);
+                boolean over = steps.take(stepper.lifecycle(), seen).state().isFinal();
                 stayed = !steps.moved();
+                if (over) {
+                    synchronized (this) {
+                        ended.add(id);
+                    }
+                }
                 if (steps.deferred()) {
                     synchronized (this) {
                         deferred = true;
