@@ -6,6 +6,8 @@ import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.RunEvent;
 import io.slipstream.model.RunRecord;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,6 +39,18 @@ public interface RunReads {
     List<InstanceRecord> instancesOf(RunId runId);
 
     Optional<InstanceRecord> instance(InstanceId id);
+
+    /**
+     * The instances of each run's current attempt, by rank, for a page of runs (a watch stream's poll): every run
+     * asked for is a key, one without instances maps to an empty list. A store reads them in one go where it can.
+     */
+    default Map<RunId, List<InstanceRecord>> currentInstancesOf(Collection<RunRecord> runs) {
+        Map<RunId, List<InstanceRecord>> byRun = new LinkedHashMap<>();
+        for (RunRecord run : runs) {
+            byRun.put(run.id(), instancesOf(run.id()).stream().filter(i -> i.id().attempt() == run.attempt()).toList());
+        }
+        return byRun;
+    }
 
     /**
      * The instances of the current attempt of every run that is not in a final state, by run, then rank. A store may

@@ -1315,6 +1315,97 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
                 .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
     }
 
+    /**
+     * Seeded: whatever the writes (admissions, instances moving on, requeues to a new attempt, runs ending and
+     * deleted, a transaction rolled back), the store's own read of the instances of the active runs (which a store may
+     * keep between reads) equals a transaction's read of them, and so do the active runs.
+     */
+    @Test
+    void theActiveRunsInstancesReadAfterAnyWritesAreWhatATransactionReads() {
+        java.util.Random random = new java.util.Random(45);
+        List<RunRecord> runs = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            runs.add(createRun(queuedRun("job-" + i, "team-a", T0)));
+        }
+        for (int round = 0; round < 300; round++) {
+            int index = random.nextInt(runs.size());
+            RunRecord run = store.runs().get(runs.get(index).id()).orElse(null);
+            if (run == null) {
+                runs.set(index, createRun(queuedRun("job-" + index + "-" + round, "team-a", T0)));
+                continue;
+            }
+            Instant at = T0.plusSeconds(round);
+            String pid = Integer.toString(round);
+            List<InstanceRecord> mine = store.runs().instancesOf(run.id()).stream().filter(i -> i.id().attempt() == run.attempt()).toList();
+            switch (run.state()) {
+                case QUEUED -> store.write(tx -> {
+                    RunRecord admitted = tx.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", at));
+                    return tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), admitted.attempt(), 0), "main", 0, "node-1", List.of()),
+                            InstanceRecord.pending(new InstanceId(run.id(), admitted.attempt(), 1), "main", 1, "node-2", List.of())));
+                });
+                case STARTING, RUNNING -> {
+                    int choice = random.nextInt(5);
+                    InstanceRecord one = mine.get(random.nextInt(mine.size()));
+                    if (choice == 0 && run.state() == RunState.STARTING) {
+                        store.write(tx -> tx.updateRun(run.moveTo(RunState.RUNNING, "Started", at)));
+                    } else if (choice == 1) { // preempted: a new attempt, queued
+                        store.write(tx -> {
+                            mine.stream().filter(i -> !i.state().isFinal())
+                                    .forEach(i -> tx.updateInstance(i.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", at)));
+                            return tx.updateRun(tx.updateRun(run.preempting(new RunId("owner-12345678"), "Reclaimed")).requeued("Preempted", at));
+                        });
+                    } else if (choice == 2) {
+                        store.write(tx -> tx.updateRun(run.moveTo(RunState.SUCCEEDED, "Done", at)));
+                    } else if (choice == 3 && one.state() == InstanceState.PENDING) { // written, then rolled back
+                        assertThatThrownBy(() -> store.write(tx -> {
+                            tx.updateInstance(one.running(Map.of("pid", "1"), at));
+                            throw new IllegalStateException("rolled back");
+                        })).hasMessage("rolled back");
+                    } else if (one.state() == InstanceState.PENDING) {
+                        store.write(tx -> tx.updateInstance(one.running(Map.of("pid", pid), at)));
+                    } else if (!one.state().isFinal()) {
+                        store.write(tx -> tx.updateInstance(one.finished(InstanceState.SUCCEEDED, 0, "Exited", at)));
+                    }
+                }
+                default -> store.write(tx -> { // ended: deleted after its retention
+                    tx.deleteRun(run.id());
+                    return null;
+                });
+            }
+            if (round % 3 == 0) {
+                assertThat(store.runs().active()).containsExactlyInAnyOrderElementsOf(store.read(tx -> tx.runs().active()));
+                assertThat(store.runs().instancesOfActiveRuns()).as("round %d", round)
+                        .containsExactlyElementsOf(store.read(tx -> tx.runs().instancesOfActiveRuns()));
+            }
+        }
+    }
+
+    @Test
+    void aPageOfRunsGetsTheInstancesOfEachRunsCurrentAttemptByRank() {
+        RunRecord run = createRun(queuedRun("again", "team-a", T0));
+        RunRecord admitted = store.write(tx -> tx.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0)));
+        InstanceRecord first = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
+                List.of())))).get(0);
+        store.write(tx -> tx.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1))));
+        RunRecord requeued = store.write(tx -> tx.updateRun(tx.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
+                .requeued("Preempted", T0.plusSeconds(2))));
+        RunRecord again = store.write(tx -> tx.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3))));
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
+                InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of()))));
+        RunRecord queued = createRun(queuedRun("waiting", "team-a", T0));
+        RunRecord other = createRun(queuedRun("other", "team-b", T0));
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(other.id(), 1, 0), "main", 0, "node-3", List.of()))));
+
+        Map<RunId, List<InstanceRecord>> page = store.runs().currentInstancesOf(List.of(queued, again));
+        assertThat(page).containsOnlyKeys(queued.id(), again.id());
+        assertThat(page.get(queued.id())).isEmpty();
+        assertThat(page.get(again.id())).extracting(InstanceRecord::id)
+                .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1)); // not attempt 1's, not the other run's
+        assertThat(store.runs().currentInstancesOf(List.of(admitted))).extractingByKey(run.id()).asList()
+                .extracting(i -> ((InstanceRecord) i).id()).containsExactly(new InstanceId(run.id(), 1, 0)); // the attempt the record it was given names
+        assertThat(store.runs().currentInstancesOf(List.of())).isEmpty();
+    }
+
     @Test
     void longTextIsShortenedToWhatTheStoreKeepsNotRefused() {
         RunRecord run = createRun(queuedRun("wordy", "team-a", T0));

@@ -124,14 +124,14 @@ final class ControlCycle implements AutoCloseable {
         Map<RunId, RunRecord> movedNow = new HashMap<>();
         active.stream().filter(run -> moved.contains(run.id())).forEach(run -> movedNow.put(run.id(), run));
         Map<RunId, List<InstanceRecord>> after = new LinkedHashMap<>(before);
+        Map<RunId, List<InstanceRecord>> read = store.runs().currentInstancesOf(
+                movedNow.values().stream().filter(run -> run.state().holdsResources()).toList()); // in one go, not a read a run
         for (RunId id : moved) {
             RunRecord run = movedNow.get(id);
             if (run == null && !stepped.ended().contains(id)) {
                 continue; // its record cannot be read now: what it held as read stays held (its nodes closed to others)
             }
-            int attempt = run == null || !run.state().holdsResources() ? -1 : run.attempt();
-            List<InstanceRecord> now = attempt < 0 ? List.of()
-                    : store.runs().instancesOf(id).stream().filter(i -> i.id().attempt() == attempt).toList();
+            List<InstanceRecord> now = read.getOrDefault(id, List.of());
             if (now.isEmpty()) {
                 after.remove(id);
             } else {

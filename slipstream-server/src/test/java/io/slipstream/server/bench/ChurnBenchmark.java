@@ -55,7 +55,7 @@ import tools.jackson.databind.JsonNode;
  * the server falls behind. 32 clients submit open loop (each submission at its due time, whether the last has been
  * answered or not). Per step: the rate reached, submit-to-running p50 and p99 (the run's own timestamps, a tenth of
  * the runs sampled), runs queued at its end, cycles, {@code get runs} / {@code get run} p99 (once a second each), the
- * watch stream's p99 (from a run's start to its event), CPU per run submitted by what the threads do ({@link CpuShares}),
+ * watch streams' p99 (from a run's start to its event; {@code -Dbench.churnWatchers} streams, 1), CPU per run submitted by what the threads do ({@link CpuShares}),
  * resident memory, heap after a full collection, store size.
  * A step keeps pace when it submits 95% of its offered runs and ends with fewer queued than two seconds' worth.
  */
@@ -64,6 +64,8 @@ class ChurnBenchmark {
     private static final int CLIENTS = 32;
     private static final int WORKSPACES = 5;
     private static final int STEP_SECONDS = Integer.getInteger("bench.churnStepSeconds", 300);
+    /** Watch streams open during a step (one user may hold 8). */
+    private static final int WATCHERS = Integer.getInteger("bench.churnWatchers", 1);
     private static final List<Integer> RATES = Arrays.stream(System.getProperty("bench.churnRates", "100,200,400,800,1600").split(","))
             .map(String::trim).map(Integer::valueOf).toList();
     private static final Pattern QUEUED = runs("QUEUED");
@@ -82,6 +84,7 @@ class ChurnBenchmark {
         report.put("benchmark", "churn");
         report.put("nodes", NODES);
         report.put("clients", CLIENTS);
+        report.put("watchers", WATCHERS);
         report.put("stepSeconds", STEP_SECONDS);
         report.put("cores", Runtime.getRuntime().availableProcessors());
         report.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
@@ -134,11 +137,15 @@ class ChurnBenchmark {
         AtomicInteger next = new AtomicInteger();
         long start = System.nanoTime();
         long end = start + Duration.ofSeconds(STEP_SECONDS).toNanos();
-        HttpResponse<InputStream> watch = HTTP.send(HttpRequest.newBuilder(URI.create(server.server().url() + "/api/v1/watch?workspace=c0"))
-                .header("Authorization", "Bearer " + admin).build(), HttpResponse.BodyHandlers.ofInputStream());
-        Thread watcher = new Thread(() -> readWatch(watch.body(), watchLags), "churn-watch");
-        watcher.setDaemon(true);
-        watcher.start();
+        List<HttpResponse<InputStream>> watches = new ArrayList<>();
+        for (int w = 0; w < WATCHERS; w++) { // as a console open on each workspace would
+            HttpResponse<InputStream> watch = HTTP.send(HttpRequest.newBuilder(URI.create(server.server().url() + "/api/v1/watch?workspace=c" + w % WORKSPACES))
+                    .header("Authorization", "Bearer " + admin).build(), HttpResponse.BodyHandlers.ofInputStream());
+            watches.add(watch);
+            Thread watcher = new Thread(() -> readWatch(watch.body(), watchLags), "churn-watch");
+            watcher.setDaemon(true);
+            watcher.start();
+        }
         ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
         List<Double> listMillis = new ArrayList<>();
         List<Double> getMillis = new ArrayList<>();
@@ -187,7 +194,9 @@ class ChurnBenchmark {
             }
         } finally {
             clients.shutdownNow();
-            watch.body().close();
+            for (HttpResponse<InputStream> watch : watches) {
+                watch.body().close();
+            }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         CpuShares cpuAfter = CpuShares.now();

@@ -17,14 +17,17 @@ import io.slipstream.api.run.RunId;
 import io.slipstream.api.run.RunState;
 import io.slipstream.model.InstanceRecord;
 import io.slipstream.model.LaunchFailure;
+import io.slipstream.model.RunRecord;
 import io.slipstream.store.ConflictException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import org.jdbi.v3.core.Handle;
@@ -62,6 +65,38 @@ final class InstanceRows {
                 .map(InstanceRows::instance)
                 .list();
     }
+
+    /** {@link io.slipstream.store.RunReads#currentInstancesOf}. */
+    static Map<RunId, List<InstanceRecord>> currentOf(Handle h, Collection<RunRecord> runs) {
+        Map<RunId, Integer> attempts = new LinkedHashMap<>();
+        runs.forEach(run -> attempts.put(run.id(), run.attempt()));
+        return ofAttempts(h, attempts);
+    }
+
+    /**
+     * The instances of each run's attempt given, by rank (every run a key): the runs' rows of every attempt, in one
+     * query per thousand runs, by the primary key.
+     */
+    static Map<RunId, List<InstanceRecord>> ofAttempts(Handle h, Map<RunId, Integer> attempts) {
+        Map<RunId, List<InstanceRecord>> byRun = new LinkedHashMap<>();
+        attempts.keySet().forEach(id -> byRun.put(id, new ArrayList<>()));
+        List<String> ids = attempts.keySet().stream().map(RunId::value).toList();
+        for (int from = 0; from < ids.size(); from += IN_LIST) {
+            h.createQuery("SELECT * FROM instances WHERE run_id IN (<ids>) ORDER BY run_id, attempt, instance_rank")
+                    .bindList("ids", ids.subList(from, Math.min(ids.size(), from + IN_LIST)))
+                    .map(InstanceRows::instance)
+                    .forEach(instance -> {
+                        RunId run = instance.id().runId();
+                        if (instance.id().attempt() == attempts.get(run)) {
+                            byRun.get(run).add(instance);
+                        }
+                    });
+        }
+        return byRun;
+    }
+
+    /** Runs per {@code IN} list: well under any driver's limit on bound parameters. */
+    private static final int IN_LIST = 1000;
 
     static Optional<InstanceRecord> get(Handle h, InstanceId id) {
         return h.createQuery("SELECT * FROM instances WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank")

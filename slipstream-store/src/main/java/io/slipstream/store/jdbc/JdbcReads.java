@@ -19,8 +19,8 @@ final class JdbcReads implements StoreReads {
     }
 
     /** A store's own reads, each on a handle of its own: committed rows only, so the active runs may be kept between reads. */
-    JdbcReads(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows) {
-        this(new JdbcRuns(handles, unreadable, activeRows), handles, unreadable);
+    JdbcReads(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows, HeldInstances held) {
+        this(new JdbcRuns(handles, unreadable, activeRows, held), handles, unreadable);
     }
 
     private JdbcReads(JdbcRuns runs, Handles handles, UnreadableRows unreadable) {

@@ -11,6 +11,7 @@ import io.slipstream.store.RunQuery;
 import io.slipstream.store.RunReads;
 import io.slipstream.store.RunRow;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,10 +30,13 @@ final class JdbcRuns implements RunReads {
         this(handles, unreadable, RunRows::active, InstanceRows::ofActiveRuns);
     }
 
-    /** A store's own reads (committed rows only), with the active runs kept between reads by {@code activeRows}. */
-    JdbcRuns(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows) {
-        this(handles, unreadable, activeRows::read,
-                h -> activeRows.statesKnown() ? InstanceRows.ofRunsHoldingResources(h) : InstanceRows.ofActiveRuns(h));
+    /**
+     * A store's own reads (committed rows only), with the active runs kept between reads by {@code activeRows}, and the
+     * instances of those holding resources by {@code held} when this process alone writes the store (else null).
+     */
+    JdbcRuns(Handles handles, UnreadableRows unreadable, ActiveRunRows activeRows, HeldInstances held) {
+        this(handles, unreadable, activeRows::read, h -> !activeRows.statesKnown() ? InstanceRows.ofActiveRuns(h)
+                : held != null ? held.read(h) : InstanceRows.ofRunsHoldingResources(h));
     }
 
     private JdbcRuns(Handles handles, UnreadableRows unreadable, Function<Handle, List<RunRow>> activeRows,
@@ -76,6 +80,11 @@ final class JdbcRuns implements RunReads {
     @Override
     public List<InstanceRecord> instancesOf(RunId runId) {
         return handles.with(h -> InstanceRows.of(h, runId));
+    }
+
+    @Override
+    public Map<RunId, List<InstanceRecord>> currentInstancesOf(Collection<RunRecord> runs) {
+        return runs.isEmpty() ? Map.of() : handles.with(h -> InstanceRows.currentOf(h, runs));
     }
 
     @Override

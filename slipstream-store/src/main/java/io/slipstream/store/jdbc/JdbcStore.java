@@ -1,6 +1,7 @@
 package io.slipstream.store.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.slipstream.api.run.RunId;
 import io.slipstream.store.CredentialReads;
 import io.slipstream.store.DocumentReads;
 import io.slipstream.store.Leases;
@@ -11,6 +12,8 @@ import io.slipstream.store.StoreTx;
 import io.slipstream.store.UsageReads;
 import io.slipstream.store.jdbc.h2.EmbeddedH2;
 import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -28,12 +31,15 @@ public final class JdbcStore implements Store {
     private final UnreadableRows unreadable = new UnreadableRows();
     private final JdbcReads reads;
     private final JdbcLeases leases;
+    /** The instances of the runs holding resources, kept between reads: only where this process alone writes. */
+    private final HeldInstances held;
 
     /** @param singleProcess only one process can open this store (the embedded H2 file is locked): a previous leader cannot be alive */
     JdbcStore(HikariDataSource dataSource, boolean singleProcess, Transactions transactions) {
         this.dataSource = dataSource;
         this.transactions = transactions;
-        this.reads = new JdbcReads(transactions::withHandle, unreadable, new ActiveRunRows());
+        this.held = singleProcess ? new HeldInstances() : null;
+        this.reads = new JdbcReads(transactions::withHandle, unreadable, new ActiveRunRows(), held);
         this.leases = new JdbcLeases(transactions, singleProcess);
     }
 
@@ -59,7 +65,15 @@ public final class JdbcStore implements Store {
 
     @Override
     public <T> T write(Function<StoreTx, T> work) {
-        return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable)));
+        if (held == null) {
+            return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable, null)));
+        }
+        Set<RunId> instancesWritten = new HashSet<>();
+        try {
+            return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable, instancesWritten)));
+        } finally {
+            held.written(instancesWritten); // after the commit: a read between the two reads them as they were
+        }
     }
 
     @Override

@@ -21,6 +21,7 @@ import io.slipstream.store.UsageReads;
 import io.slipstream.store.jdbc.Transactions.TransactionHandle;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.jdbi.v3.core.Handle;
@@ -35,11 +36,20 @@ final class JdbcTx implements StoreTx {
      * change the row before this one ends, so a check at the same epoch need not read it again.
      */
     private Long fencedAt;
+    /** Where the runs whose instances this transaction writes go ({@link HeldInstances}), or null. */
+    private final Set<RunId> instancesWritten;
 
-    JdbcTx(TransactionHandle handle, UnreadableRows unreadable) {
+    JdbcTx(TransactionHandle handle, UnreadableRows unreadable, Set<RunId> instancesWritten) {
         this.handle = handle;
         this.unreadable = unreadable;
         this.reads = new JdbcReads(handle, unreadable);
+        this.instancesWritten = instancesWritten;
+    }
+
+    private void instancesOf(RunId run) {
+        if (instancesWritten != null) {
+            instancesWritten.add(run);
+        }
     }
 
     @Override
@@ -164,16 +174,19 @@ final class JdbcTx implements StoreTx {
 
     @Override
     public void deleteRun(RunId id) {
+        instancesOf(id);
         run(h -> RunRows.delete(h, id));
     }
 
     @Override
     public List<InstanceRecord> createInstances(List<InstanceRecord> instances) {
+        instances.forEach(instance -> instancesOf(instance.id().runId()));
         return handle.with(h -> InstanceRows.create(h, instances));
     }
 
     @Override
     public InstanceRecord updateInstance(InstanceRecord instance) {
+        instancesOf(instance.id().runId());
         return handle.with(h -> InstanceRows.update(h, instance));
     }
 

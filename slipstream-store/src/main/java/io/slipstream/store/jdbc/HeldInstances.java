@@ -1,0 +1,91 @@
+package io.slipstream.store.jdbc;
+
+import io.slipstream.api.run.RunId;
+import io.slipstream.api.run.RunState;
+import io.slipstream.model.InstanceRecord;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The instances of the current attempt of every run that holds resources, kept between reads, for a store that this
+ * process alone writes (the embedded H2 file, locked by it). Reading them all at each control cycle (a join of every
+ * running run to its instances, each row bound) was the largest part of the cycle with thousands running. A read now
+ * asks the database which runs hold resources and at which attempt (an index on the state), and reads the instances
+ * only of the runs that are new to it, began another attempt, or whose instances a transaction of this store wrote
+ * since it last read them ({@link #written}, told once the transaction ended).
+ *
+ * <p>A transaction's mark comes after its commit: a read that overlaps a write may return that run's instances as
+ * they were before it, and the next read reads them again. The control loop, which writes instances, does so on its
+ * own thread or waits for its workers before it reads, so it always reads what it wrote. Reads are serialised: two
+ * at once could otherwise consume one mark and keep what the other read before it.
+ */
+final class HeldInstances {
+    /** More marks than this without a read (the states unknown, so this was not read): forget everything instead. */
+    private static final int MAX_MARKS = 100_000;
+    private static final List<String> HOLDING = Arrays.stream(RunState.values())
+            .filter(RunState::holdsResources).map(Enum::name).toList();
+
+    private final Set<RunId> written = ConcurrentHashMap.newKeySet();
+    private volatile boolean forgetAll;
+    /** Guarded by this. */
+    private Map<RunId, Held> kept = Map.of();
+
+    private record Held(int attempt, List<InstanceRecord> instances) {
+    }
+
+    /** The runs whose instances a transaction wrote, once it ended (committed or not: a mark costs only a read). */
+    void written(Collection<RunId> runs) {
+        if (runs.isEmpty()) {
+            return;
+        }
+        written.addAll(runs);
+        if (written.size() > MAX_MARKS) {
+            forgetAll = true;
+            written.clear();
+        }
+    }
+
+    /** {@link InstanceRows#ofRunsHoldingResources}, from what was kept where nothing changed: by run, then rank. */
+    synchronized List<InstanceRecord> read(Handle h) {
+        Set<RunId> changed = new HashSet<>();
+        for (Iterator<RunId> marks = written.iterator(); marks.hasNext(); ) {
+            changed.add(marks.next());
+            marks.remove();
+        }
+        if (forgetAll) {
+            forgetAll = false;
+            kept = Map.of();
+        }
+        Map<RunId, Integer> holding = new LinkedHashMap<>();
+        h.createQuery("SELECT id, attempt FROM runs WHERE state IN (<holding>) ORDER BY id")
+                .bindList("holding", HOLDING)
+                .map((rs, ctx) -> Map.entry(new RunId(rs.getString("id")), rs.getInt("attempt")))
+                .forEach(run -> holding.put(run.getKey(), run.getValue()));
+        Map<RunId, Integer> toRead = new LinkedHashMap<>();
+        holding.forEach((run, attempt) -> {
+            Held held = kept.get(run);
+            if (held == null || held.attempt() != attempt || changed.contains(run)) {
+                toRead.put(run, attempt);
+            }
+        });
+        Map<RunId, List<InstanceRecord>> read = InstanceRows.ofAttempts(h, toRead);
+        Map<RunId, Held> next = new LinkedHashMap<>(holding.size() * 4 / 3 + 16);
+        List<InstanceRecord> all = new ArrayList<>();
+        holding.forEach((run, attempt) -> {
+            List<InstanceRecord> instances = toRead.containsKey(run) ? read.getOrDefault(run, List.of()) : kept.get(run).instances();
+            next.put(run, new Held(attempt, instances));
+            all.addAll(instances);
+        });
+        kept = next;
+        return all;
+    }
+}
