@@ -7,12 +7,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jdbi.v3.core.Handle;
 
 /**
@@ -27,6 +25,9 @@ import org.jdbi.v3.core.Handle;
  * they were before it, and the next read reads them again. The control loop, which writes instances, does so on its
  * own thread or waits for its workers before it reads, so it always reads what it wrote. Reads are serialised: two
  * at once could otherwise consume one mark and keep what the other read before it.
+ *
+ * <p>One store object per file: H2 lets a second connection of this JVM open the same file, whose writes would mark
+ * nothing here (the server opens its store once; its other connections to the file only read).
  */
 final class HeldInstances {
     /** More marks than this without a read (the states unknown, so this was not read): forget everything instead. */
@@ -34,8 +35,10 @@ final class HeldInstances {
     private static final List<String> HOLDING = Arrays.stream(RunState.values())
             .filter(RunState::holdsResources).map(Enum::name).toList();
 
-    private final Set<RunId> written = ConcurrentHashMap.newKeySet();
-    private volatile boolean forgetAll;
+    /** The runs marked since the last read took the marks; guarded by itself, briefly, apart from a read's queries. */
+    private final Set<RunId> written = new HashSet<>();
+    /** Guarded by {@link #written}: too many marks, everything is read again (no mark is kept meanwhile). */
+    private boolean forgetAll;
     /** Guarded by this. */
     private Map<RunId, Held> kept = Map.of();
 
@@ -47,22 +50,44 @@ final class HeldInstances {
         if (runs.isEmpty()) {
             return;
         }
-        written.addAll(runs);
-        if (written.size() > MAX_MARKS) {
-            forgetAll = true;
-            written.clear();
+        synchronized (written) {
+            if (forgetAll) {
+                return; // the next read reads every run's
+            }
+            written.addAll(runs);
+            if (written.size() > MAX_MARKS) {
+                forgetAll = true;
+                written.clear();
+            }
         }
     }
 
-    /** {@link InstanceRows#ofRunsHoldingResources}, from what was kept where nothing changed: by run, then rank. */
+    /**
+     * {@link InstanceRows#ofRunsHoldingResources}, from what was kept where nothing changed: by run, then rank. A read
+     * that fails gives its marks back: the next one must still read those runs again.
+     */
     synchronized List<InstanceRecord> read(Handle h) {
-        Set<RunId> changed = new HashSet<>();
-        for (Iterator<RunId> marks = written.iterator(); marks.hasNext(); ) {
-            changed.add(marks.next());
-            marks.remove();
-        }
-        if (forgetAll) {
+        Set<RunId> changed;
+        boolean forget;
+        synchronized (written) {
+            changed = new HashSet<>(written);
+            written.clear();
+            forget = forgetAll;
             forgetAll = false;
+        }
+        try {
+            return read(h, changed, forget);
+        } catch (RuntimeException | Error e) {
+            synchronized (written) {
+                written.addAll(changed);
+                forgetAll |= forget;
+            }
+            throw e;
+        }
+    }
+
+    private List<InstanceRecord> read(Handle h, Set<RunId> changed, boolean forget) {
+        if (forget) {
             kept = Map.of();
         }
         Map<RunId, Integer> holding = new LinkedHashMap<>();

@@ -1,0 +1,80 @@
+package io.slipstream.store.jdbc;
+
+import static io.slipstream.testing.JobBuilder.aJob;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.slipstream.api.run.InstanceId;
+import io.slipstream.api.run.RealTimeResources;
+import io.slipstream.api.run.RunId;
+import io.slipstream.model.EventType;
+import io.slipstream.model.InstanceRecord;
+import io.slipstream.model.RunEvent;
+import io.slipstream.model.RunRecord;
+import io.slipstream.store.StoreUnavailableException;
+import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatements;
+import org.jdbi.v3.core.statement.StatementContext;
+import org.jdbi.v3.core.statement.StatementCustomizer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The embedded store's instances of the runs holding resources, kept between reads ({@link HeldInstances}). */
+class HeldInstancesTest {
+    private static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
+
+    @TempDir
+    Path dataDir;
+
+    /**
+     * A read of the instances that fails once begun (H2's statement timeout, 57014: the store "away for a moment", which
+     * the control loop waits out and reads again) must not lose what the transactions before it wrote: the next read
+     * that succeeds returns the instances as they are.
+     */
+    @Test
+    void aReadThatFailsOnceBegunLosesNoWrittenInstances() throws Exception {
+        try (JdbcStore store = JdbcStore.openH2(dataDir)) {
+            RunRecord submitted = RunRecord.queued(RunId.newFor("held"), "team-a", "held", 1,
+                    aJob("held").workspace("team-a").replicas(1).gpus(1).spec(), T0);
+            RunRecord queued = store.write(tx -> tx.createRun(submitted,
+                    RunEvent.of(submitted.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+            InstanceRecord pending = store.write(tx -> {
+                RunRecord admitted = tx.updateRun(queued.admitted(RealTimeResources.InQuota, "Admitted", T0));
+                return tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(queued.id(), admitted.attempt(), 0), "main", 0,
+                        "node-1", List.of()))).get(0);
+            });
+            store.runs().active(); // every state known: the instances of the runs holding resources are kept between reads
+            assertThat(store.runs().instancesOfActiveRuns()).containsExactly(pending);
+
+            InstanceRecord running = store.write(tx -> tx.updateInstance(pending.running(Map.of("pid", "1"), T0.plusSeconds(1))));
+
+            AtomicBoolean timeOut = new AtomicBoolean(true);
+            jdbiOf(store).getConfig(SqlStatements.class).addCustomizer(new StatementCustomizer() {
+                @Override
+                public void beforeExecution(PreparedStatement statement, StatementContext ctx) throws SQLException {
+                    if (ctx.getRenderedSql().contains("FROM instances") && timeOut.getAndSet(false)) {
+                        throw new SQLException("Statement was canceled or the session timed out", "57014", 57014);
+                    }
+                }
+            });
+            assertThatThrownBy(() -> store.runs().instancesOfActiveRuns()).isInstanceOf(StoreUnavailableException.class);
+
+            assertThat(store.runs().instancesOfActiveRuns()).as("read after the write, once the store answers again").containsExactly(running);
+        }
+    }
+
+    private static Jdbi jdbiOf(JdbcStore store) throws ReflectiveOperationException {
+        java.lang.reflect.Field transactions = JdbcStore.class.getDeclaredField("transactions");
+        transactions.setAccessible(true);
+        java.lang.reflect.Field jdbi = Transactions.class.getDeclaredField("jdbi");
+        jdbi.setAccessible(true);
+        return (Jdbi) jdbi.get(transactions.get(store));
+    }
+}
