@@ -1295,7 +1295,7 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
     }
 
     @Test
-    void onlyTheCurrentAttemptsInstancesAreTheActiveRunsOnes() {
+    void onlyTheCurrentAttemptsInstancesAreTheActiveRunsAndAPageOfRunsOnes() {
         RunRecord run = createRun(queuedRun("again", "team-a", T0));
         RunRecord admitted = store.write(tx -> tx.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0)));
         InstanceRecord first = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
@@ -1303,7 +1303,7 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         store.write(tx -> tx.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1))));
         RunRecord requeued = store.write(tx -> tx.updateRun(tx.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
                 .requeued("Preempted", T0.plusSeconds(2))));
-        store.write(tx -> tx.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3))));
+        RunRecord again = store.write(tx -> tx.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3))));
         store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
                 InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of()))));
 
@@ -1313,6 +1313,17 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
                 .containsExactly(new InstanceId(run.id(), 1, 0), new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
         assertThat(store.runs().activeInstances()).extracting(InstanceRecord::id)
                 .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
+        // A page of runs (a watch stream's): each run a key, with its current attempt's instances by rank.
+        RunRecord queued = createRun(queuedRun("waiting", "team-a", T0));
+        RunRecord other = createRun(queuedRun("other", "team-b", T0));
+        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(other.id(), 1, 0), "main", 0, "node-3", List.of()))));
+        Map<RunId, List<InstanceRecord>> page = store.runs().currentInstancesOf(List.of(queued, again));
+        assertThat(page).containsOnlyKeys(queued.id(), again.id());
+        assertThat(page.get(queued.id())).isEmpty();
+        assertThat(page.get(again.id())).extracting(InstanceRecord::id).containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1));
+        assertThat(store.runs().currentInstancesOf(List.of(admitted)).get(run.id())).extracting(InstanceRecord::id)
+                .containsExactly(new InstanceId(run.id(), 1, 0)); // the attempt of the record given
+        assertThat(store.runs().currentInstancesOf(List.of())).isEmpty();
     }
 
     /**
@@ -1378,32 +1389,6 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
                         .containsExactlyElementsOf(store.read(tx -> tx.runs().instancesOfActiveRuns()));
             }
         }
-    }
-
-    @Test
-    void aPageOfRunsGetsTheInstancesOfEachRunsCurrentAttemptByRank() {
-        RunRecord run = createRun(queuedRun("again", "team-a", T0));
-        RunRecord admitted = store.write(tx -> tx.updateRun(run.admitted(io.slipstream.api.run.RealTimeResources.NotInQuota, "Admitted", T0)));
-        InstanceRecord first = store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 1, 0), "main", 0, "node-1",
-                List.of())))).get(0);
-        store.write(tx -> tx.updateInstance(first.finished(InstanceState.RESOURCE_PREEMPTED, 143, "Preempted", T0.plusSeconds(1))));
-        RunRecord requeued = store.write(tx -> tx.updateRun(tx.updateRun(admitted.preempting(new RunId("owner-12345678"), "Reclaimed"))
-                .requeued("Preempted", T0.plusSeconds(2))));
-        RunRecord again = store.write(tx -> tx.updateRun(requeued.admitted(io.slipstream.api.run.RealTimeResources.InQuota, "Admitted", T0.plusSeconds(3))));
-        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(run.id(), 2, 1), "main", 1, "node-2", List.of()),
-                InstanceRecord.pending(new InstanceId(run.id(), 2, 0), "main", 0, "node-1", List.of()))));
-        RunRecord queued = createRun(queuedRun("waiting", "team-a", T0));
-        RunRecord other = createRun(queuedRun("other", "team-b", T0));
-        store.write(tx -> tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(other.id(), 1, 0), "main", 0, "node-3", List.of()))));
-
-        Map<RunId, List<InstanceRecord>> page = store.runs().currentInstancesOf(List.of(queued, again));
-        assertThat(page).containsOnlyKeys(queued.id(), again.id());
-        assertThat(page.get(queued.id())).isEmpty();
-        assertThat(page.get(again.id())).extracting(InstanceRecord::id)
-                .containsExactly(new InstanceId(run.id(), 2, 0), new InstanceId(run.id(), 2, 1)); // not attempt 1's, not the other run's
-        assertThat(store.runs().currentInstancesOf(List.of(admitted))).extractingByKey(run.id()).asList()
-                .extracting(i -> ((InstanceRecord) i).id()).containsExactly(new InstanceId(run.id(), 1, 0)); // the attempt the record it was given names
-        assertThat(store.runs().currentInstancesOf(List.of())).isEmpty();
     }
 
     @Test
