@@ -64,15 +64,20 @@ class UnreadableRunApiTest {
 
     @Test
     void anUnreadableRunStopsNothingElseAndIsNamedByTheApi() throws Exception {
+        String alice;
+        String bob;
+        String broken;
         try (TestServer server = TestServer.start(dataDir)) {
             assertThat(server.post("/api/v1/apply", server.adminToken(), SETUP).status()).isEqualTo(200);
-            String alice = server.tokenFor("alice");
-            String bob = server.tokenFor("bob");
-            String broken = createRun(server, alice, "waits");
-            try (Connection db = DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", ""); Statement sql = db.createStatement()) {
-                assertThat(sql.executeUpdate("UPDATE runs SET spec = '" + UNBINDABLE + "' WHERE id = '" + broken + "'")).isEqualTo(1);
-            }
-
+            alice = server.tokenFor("alice");
+            bob = server.tokenFor("bob");
+            broken = createRun(server, alice, "waits");
+        }
+        // Damaged while the server is down: the embedded store's file is locked by the server that runs on it.
+        try (Connection db = DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", ""); Statement sql = db.createStatement()) {
+            assertThat(sql.executeUpdate("UPDATE runs SET spec = '" + UNBINDABLE + "' WHERE id = '" + broken + "'")).isEqualTo(1);
+        }
+        try (TestServer server = TestServer.start(dataDir)) {
             String quick = createRun(server, alice, "quick");
             server.awaitState(alice, quick, "SUCCEEDED"); // the control loop goes on cycling past the unreadable run
 

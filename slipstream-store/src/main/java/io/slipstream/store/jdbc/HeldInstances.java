@@ -6,7 +6,6 @@ import io.slipstream.model.InstanceRecord;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,36 +29,24 @@ import org.jdbi.v3.core.Handle;
  * nothing here (the server opens its store once; its other connections to the file only read).
  */
 final class HeldInstances {
-    /** More marks than this without a read (the states unknown, so this was not read): forget everything instead. */
-    private static final int MAX_MARKS = 100_000;
     private static final List<String> HOLDING = Arrays.stream(RunState.values())
             .filter(RunState::holdsResources).map(Enum::name).toList();
 
-    /** The runs marked since the last read took the marks; guarded by itself, briefly, apart from a read's queries. */
-    private final Set<RunId> written = new HashSet<>();
-    /** Guarded by {@link #written}: too many marks, everything is read again (no mark is kept meanwhile). */
-    private boolean forgetAll;
+    private final WriteMarks written = new WriteMarks();
     /** Guarded by this. */
     private Map<RunId, Held> kept = Map.of();
 
     private record Held(int attempt, List<InstanceRecord> instances) {
     }
 
-    /** The runs whose instances a transaction wrote, once it ended (committed or not: a mark costs only a read). */
+    /** The runs whose instances a transaction wrote, once it ended. */
     void written(Collection<RunId> runs) {
-        if (runs.isEmpty()) {
-            return;
-        }
-        synchronized (written) {
-            if (forgetAll) {
-                return; // the next read reads every run's
-            }
-            written.addAll(runs);
-            if (written.size() > MAX_MARKS) {
-                forgetAll = true;
-                written.clear();
-            }
-        }
+        written.add(runs);
+    }
+
+    /** Every run's instances are read again at the next read. */
+    void forgetAll() {
+        written.forgetAll();
     }
 
     /**
@@ -67,21 +54,11 @@ final class HeldInstances {
      * that fails gives its marks back: the next one must still read those runs again.
      */
     synchronized List<InstanceRecord> read(Handle h) {
-        Set<RunId> changed;
-        boolean forget;
-        synchronized (written) {
-            changed = new HashSet<>(written);
-            written.clear();
-            forget = forgetAll;
-            forgetAll = false;
-        }
+        WriteMarks.Taken taken = written.take();
         try {
-            return read(h, changed, forget);
+            return read(h, taken.runs(), taken.all());
         } catch (RuntimeException | Error e) {
-            synchronized (written) {
-                written.addAll(changed);
-                forgetAll |= forget;
-            }
+            written.giveBack(taken);
             throw e;
         }
     }

@@ -1,7 +1,6 @@
 package io.slipstream.store.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.slipstream.api.run.RunId;
 import io.slipstream.store.CredentialReads;
 import io.slipstream.store.DocumentReads;
 import io.slipstream.store.Leases;
@@ -12,8 +11,6 @@ import io.slipstream.store.StoreTx;
 import io.slipstream.store.UsageReads;
 import io.slipstream.store.jdbc.h2.EmbeddedH2;
 import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -31,15 +28,17 @@ public final class JdbcStore implements Store {
     private final UnreadableRows unreadable = new UnreadableRows();
     private final JdbcReads reads;
     private final JdbcLeases leases;
-    /** The instances of the runs holding resources, kept between reads: only where this process alone writes. */
+    /** The active runs, and the instances of those holding resources, kept between reads (wholly where this process alone writes). */
+    private final ActiveRunRows activeRows;
     private final HeldInstances held;
 
     /** @param singleProcess only one process can open this store (the embedded H2 file is locked): a previous leader cannot be alive */
     JdbcStore(HikariDataSource dataSource, boolean singleProcess, Transactions transactions) {
         this.dataSource = dataSource;
         this.transactions = transactions;
+        this.activeRows = new ActiveRunRows(singleProcess);
         this.held = singleProcess ? new HeldInstances() : null;
-        this.reads = new JdbcReads(transactions::withHandle, unreadable, new ActiveRunRows(), held);
+        this.reads = new JdbcReads(transactions::withHandle, unreadable, activeRows, held);
         this.leases = new JdbcLeases(transactions, singleProcess);
     }
 
@@ -68,11 +67,20 @@ public final class JdbcStore implements Store {
         if (held == null) {
             return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable, null)));
         }
-        Set<RunId> instancesWritten = new HashSet<>();
+        JdbcTx.Written written = new JdbcTx.Written();
         try {
-            return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable, instancesWritten)));
-        } finally {
-            held.written(instancesWritten); // after the commit: a read between the two reads them as they were
+            return transactions.inTransaction(handle -> work.apply(new JdbcTx(handle, unreadable, written)));
+        } finally { // after the commit: a read between the two reads those rows as they were
+            activeRows.written(written.runs());
+            held.written(written.instances());
+        }
+    }
+
+    /** Tests that change rows behind the store's back (no other process can): every kept row is read again. */
+    void forgetKeptRows() {
+        activeRows.forgetAll();
+        if (held != null) {
+            held.forgetAll();
         }
     }
 

@@ -20,6 +20,7 @@ import io.slipstream.store.TokenRecord;
 import io.slipstream.store.UsageReads;
 import io.slipstream.store.jdbc.Transactions.TransactionHandle;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.Optional;
@@ -36,19 +37,32 @@ final class JdbcTx implements StoreTx {
      * change the row before this one ends, so a check at the same epoch need not read it again.
      */
     private Long fencedAt;
-    /** Where the runs whose instances this transaction writes go ({@link HeldInstances}), or null. */
-    private final Set<RunId> instancesWritten;
+    /** Where this transaction records the runs whose rows and instances it writes ({@link Written}), or null. */
+    private final Written written;
 
-    JdbcTx(TransactionHandle handle, UnreadableRows unreadable, Set<RunId> instancesWritten) {
+    /** The runs whose rows, and whose instances, a transaction wrote: for the reads that keep rows ({@link ActiveRunRows}, {@link HeldInstances}). */
+    record Written(Set<RunId> runs, Set<RunId> instances) {
+        Written() {
+            this(new HashSet<>(), new HashSet<>());
+        }
+    }
+
+    JdbcTx(TransactionHandle handle, UnreadableRows unreadable, Written written) {
         this.handle = handle;
         this.unreadable = unreadable;
         this.reads = new JdbcReads(handle, unreadable);
-        this.instancesWritten = instancesWritten;
+        this.written = written;
     }
 
-    private void instancesOf(RunId run) {
-        if (instancesWritten != null) {
-            instancesWritten.add(run);
+    private void runWritten(RunId run) {
+        if (written != null) {
+            written.runs().add(run);
+        }
+    }
+
+    private void instancesWritten(RunId run) {
+        if (written != null) {
+            written.instances().add(run);
         }
     }
 
@@ -159,34 +173,38 @@ final class JdbcTx implements StoreTx {
 
     @Override
     public RunRecord createRun(RunRecord run, RunEvent created) {
+        runWritten(run.id());
         return handle.with(h -> RunRows.create(h, run, created));
     }
 
     @Override
     public RunRecord updateRun(RunRecord run) {
+        runWritten(run.id());
         return handle.with(h -> RunRows.update(h, run));
     }
 
     @Override
     public void releaseIdempotencyKey(RunId id) {
+        runWritten(id);
         run(h -> RunRows.releaseIdempotencyKey(h, id));
     }
 
     @Override
     public void deleteRun(RunId id) {
-        instancesOf(id);
+        runWritten(id);
+        instancesWritten(id);
         run(h -> RunRows.delete(h, id));
     }
 
     @Override
     public List<InstanceRecord> createInstances(List<InstanceRecord> instances) {
-        instances.forEach(instance -> instancesOf(instance.id().runId()));
+        instances.forEach(instance -> instancesWritten(instance.id().runId()));
         return handle.with(h -> InstanceRows.create(h, instances));
     }
 
     @Override
     public InstanceRecord updateInstance(InstanceRecord instance) {
-        instancesOf(instance.id().runId());
+        instancesWritten(instance.id().runId());
         return handle.with(h -> InstanceRows.update(h, instance));
     }
 

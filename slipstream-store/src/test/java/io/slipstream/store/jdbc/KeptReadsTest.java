@@ -26,8 +26,8 @@ import org.jdbi.v3.core.statement.StatementCustomizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The embedded store's instances of the runs holding resources, kept between reads ({@link HeldInstances}). */
-class HeldInstancesTest {
+/** What the embedded store keeps between reads: the active runs ({@link ActiveRunRows}), the instances of those holding resources ({@link HeldInstances}). */
+class KeptReadsTest {
     private static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
 
     @TempDir
@@ -67,6 +67,35 @@ class HeldInstancesTest {
             assertThatThrownBy(() -> store.runs().instancesOfActiveRuns()).isInstanceOf(StoreUnavailableException.class);
 
             assertThat(store.runs().instancesOfActiveRuns()).as("read after the write, once the store answers again").containsExactly(running);
+        }
+    }
+
+    /** The same for the active runs: a read of the rows written since that fails loses none of them. */
+    @Test
+    void aReadOfTheActiveRunsThatFailsLosesNoWrittenRun() throws Exception {
+        try (JdbcStore store = JdbcStore.openH2(dataDir)) {
+            RunRecord submitted = RunRecord.queued(RunId.newFor("kept"), "team-a", "kept", 1,
+                    aJob("kept").workspace("team-a").replicas(1).gpus(1).spec(), T0);
+            RunRecord queued = store.write(tx -> tx.createRun(submitted,
+                    RunEvent.of(submitted.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+            assertThat(store.runs().active()).containsExactly(queued); // the first read, whole: kept from now on
+            RunRecord admitted = store.write(tx -> tx.updateRun(queued.admitted(RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1))));
+
+            AtomicBoolean timeOut = new AtomicBoolean(true);
+            jdbiOf(store).getConfig(SqlStatements.class).addCustomizer(new StatementCustomizer() {
+                @Override
+                public void beforeExecution(PreparedStatement statement, StatementContext ctx) throws SQLException {
+                    if (ctx.getRenderedSql().contains("FROM runs WHERE id IN") && timeOut.getAndSet(false)) {
+                        throw new SQLException("Statement was canceled or the session timed out", "57014", 57014);
+                    }
+                }
+            });
+            assertThatThrownBy(() -> store.runs().active()).isInstanceOf(StoreUnavailableException.class);
+            assertThat(store.runs().active()).as("read after the write, once the store answers again").containsExactly(admitted);
+
+            RunRecord ended = store.write(tx -> tx.updateRun(admitted.moveTo(io.slipstream.api.run.RunState.SUCCEEDED, "Done", T0.plusSeconds(2))));
+            assertThat(ended.state().isFinal()).isTrue();
+            assertThat(store.runs().active()).isEmpty();
         }
     }
 
