@@ -73,7 +73,8 @@ class UnreadableRunApiTest {
             bob = server.tokenFor("bob");
             broken = createRun(server, alice, "waits");
         }
-        // Damaged while the server is down: the embedded store's file is locked by the server that runs on it.
+        // Damaged while the server is down, as it can only be (another process cannot open the file while a server has
+        // it open; the test's JVM could, but the server keeps the active rows it wrote and would not see the change).
         try (Connection db = DriverManager.getConnection(JdbcStore.h2Url(dataDir), "sa", ""); Statement sql = db.createStatement()) {
             assertThat(sql.executeUpdate("UPDATE runs SET spec = '" + UNBINDABLE + "' WHERE id = '" + broken + "'")).isEqualTo(1);
         }

@@ -34,13 +34,12 @@ import org.jdbi.v3.core.statement.StatementContext;
  * whole read, a read reads only the rows that transactions of this process wrote since ({@link #written}, told once
  * each ended), and those that could not be read (they may have been repaired). With 100,000 runs queued, reading
  * every active row twice a cycle was most of a quiet cycle. As with {@link HeldInstances}, a read that overlaps a
- * write may show the run as it was just before it, and the next read shows the write.
+ * write may show the runs it wrote as they were just before it (or some of them after it), and the next read shows
+ * the write.
  */
 final class ActiveRunRows {
     private static final Set<String> KNOWN_STATES = Arrays.stream(RunState.values()).map(Enum::name).collect(Collectors.toSet());
     private static final Comparator<Key> ORDER = Comparator.comparing(Key::createdAt).thenComparing(key -> key.id().value());
-    /** Runs per {@code IN} list. */
-    private static final int IN_LIST = 1000;
 
     /** The runs written since the last read, where this process alone writes the store; else null. */
     private final WriteMarks written;
@@ -77,13 +76,15 @@ final class ActiveRunRows {
 
     List<RunRow> read(Handle h) {
         if (written == null) {
-            return readWhole(h);
+            return readWhole(h, lastRead);
         }
         synchronized (this) {
             WriteMarks.Taken taken = written.take();
+            boolean whole = kept == null || taken.all();
             try {
-                if (kept == null || taken.all()) {
-                    keepWhole(readWhole(h));
+                if (whole) {
+                    keepWhole(readWhole(h, keptRecords()));
+                    lastRead = Map.of(); // the records are kept with their rows from now on
                 } else {
                     Set<RunId> again = new HashSet<>(taken.runs());
                     again.addAll(odd);
@@ -92,14 +93,29 @@ final class ActiveRunRows {
                 statesKnown = odd.stream().allMatch(id -> kept.get(keys.get(id)) instanceof RunRow.Unreadable u && KNOWN_STATES.contains(u.state()));
                 return new ArrayList<>(kept.values());
             } catch (RuntimeException | Error e) {
+                if (whole) {
+                    kept = null; // none half kept: the next read is whole again
+                }
                 written.giveBack(taken);
                 throw e;
             }
         }
     }
 
-    private List<RunRow> readWhole(Handle h) {
-        Map<RunId, RunRecord> known = lastRead;
+    /** The readable records kept (none before the first whole read). */
+    private Map<RunId, RunRecord> keptRecords() {
+        Map<RunId, RunRecord> records = new HashMap<>();
+        if (kept != null) {
+            kept.values().forEach(row -> {
+                if (row instanceof RunRow.Readable readable) {
+                    records.put(row.id(), readable.run());
+                }
+            });
+        }
+        return records;
+    }
+
+    private List<RunRow> readWhole(Handle h, Map<RunId, RunRecord> known) {
         Map<RunId, RunRecord> read = new HashMap<>(Math.max(16, known.size() * 4 / 3 + 16));
         boolean[] unknownState = {false};
         List<RunRow> rows = h.createQuery(RunRows.ACTIVE).map((rs, ctx) -> {
@@ -172,9 +188,9 @@ final class ActiveRunRows {
         Map<RunId, RunRecord> read = new HashMap<>();
         List<String> all = ids.stream().map(RunId::value).toList();
         Set<RunId> active = new HashSet<>();
-        for (int from = 0; from < all.size(); from += IN_LIST) {
+        for (int from = 0; from < all.size(); from += InstanceRows.IN_LIST) {
             h.createQuery("SELECT * FROM runs WHERE id IN (<ids>)")
-                    .bindList("ids", all.subList(from, Math.min(all.size(), from + IN_LIST)))
+                    .bindList("ids", InstanceRows.inList(all, from))
                     .map((rs, ctx) -> rs.getBoolean("active") ? row(rs, ctx, known, read) : null)
                     .forEach(row -> {
                         if (row != null) {

@@ -83,7 +83,7 @@ final class InstanceRows {
         List<String> ids = attempts.keySet().stream().map(RunId::value).toList();
         for (int from = 0; from < ids.size(); from += IN_LIST) {
             h.createQuery("SELECT * FROM instances WHERE run_id IN (<ids>) ORDER BY run_id, attempt, instance_rank")
-                    .bindList("ids", ids.subList(from, Math.min(ids.size(), from + IN_LIST)))
+                    .bindList("ids", inList(ids, from))
                     .map(InstanceRows::instance)
                     .forEach(instance -> {
                         RunId run = instance.id().runId();
@@ -95,8 +95,23 @@ final class InstanceRows {
         return byRun;
     }
 
-    /** Runs per {@code IN} list: well under any driver's limit on bound parameters. */
-    private static final int IN_LIST = 1000;
+    /** Ids per {@code IN} list: well under any driver's limit on bound parameters. */
+    static final int IN_LIST = 1024;
+
+    /**
+     * The {@link #IN_LIST} ids of {@code ids} from {@code from}, padded to a power of two by repeating the last: a
+     * statement's text names each bound value, and one text per count would crowd the statements each connection keeps
+     * parsed (64) out of its cache.
+     */
+    static List<String> inList(List<String> ids, int from) {
+        List<String> part = new ArrayList<>(ids.subList(from, Math.min(ids.size(), from + IN_LIST)));
+        int size = Integer.highestOneBit(part.size());
+        size = size == part.size() ? size : size * 2;
+        while (part.size() < size) {
+            part.add(part.get(part.size() - 1));
+        }
+        return part;
+    }
 
     static Optional<InstanceRecord> get(Handle h, InstanceId id) {
         return h.createQuery("SELECT * FROM instances WHERE run_id = :runId AND attempt = :attempt AND instance_rank = :rank")

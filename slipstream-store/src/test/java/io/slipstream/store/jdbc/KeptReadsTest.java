@@ -99,6 +99,17 @@ class KeptReadsTest {
         }
     }
 
+    /** The ids read again go in IN lists of a few lengths (powers of two), not one statement text per count. */
+    @Test
+    void inListsArePaddedToAPowerOfTwoWithTheLastIdAndHoldAtMost1024() {
+        List<String> ids = java.util.stream.IntStream.range(0, 1500).mapToObj(i -> "run-" + i).toList();
+        assertThat(InstanceRows.inList(ids.subList(0, 1), 0)).containsExactly("run-0");
+        assertThat(InstanceRows.inList(ids.subList(0, 3), 0)).containsExactly("run-0", "run-1", "run-2", "run-2");
+        assertThat(InstanceRows.inList(ids.subList(0, 5), 0)).hasSize(8).endsWith("run-4", "run-4", "run-4", "run-4");
+        assertThat(InstanceRows.inList(ids, 0)).hasSize(1024).startsWith("run-0").endsWith("run-1023");
+        assertThat(InstanceRows.inList(ids, 1024)).hasSize(512).startsWith("run-1024").endsWith("run-1499").containsAll(ids.subList(1024, 1500));
+    }
+
     private static Jdbi jdbiOf(JdbcStore store) throws ReflectiveOperationException {
         java.lang.reflect.Field transactions = JdbcStore.class.getDeclaredField("transactions");
         transactions.setAccessible(true);
