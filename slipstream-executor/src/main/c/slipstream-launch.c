@@ -466,17 +466,26 @@ static int launch(int argc, char **argv) {
         }
     }
 
+    /* The child closes its end once in its cgroups (or dies): only then is the instance said to be started. A server
+     * stopping right after that word removes the cgroups nothing runs in, and an instance not yet in its own would
+     * have found it gone (its start failed with 2). */
+    int joined[2];
+    if (pipe2(joined, O_CLOEXEC) != 0) {
+        fail(2, "pipe", NULL);
+    }
     pid_t child = fork();
     if (child < 0) {
         fail(2, "fork", NULL);
     }
     if (child == 0) {
+        close(joined[0]);
         open_as(0, "/dev/null", O_RDONLY);
         snprintf(path, sizeof path, "%s/stdout.log", dir);
         open_as(1, path, O_WRONLY | O_APPEND | O_CREAT);
         snprintf(path, sizeof path, "%s/stderr.log", dir);
         open_as(2, path, O_WRONLY | O_APPEND | O_CREAT);
         enter_cgroup(oom_score_adj, cgroup_procs); /* its refusal in the instance's stderr */
+        close(joined[1]);
         umask(002);
         if (with_uid) {
             struct rlimit limit = {(rlim_t) max_processes, (rlim_t) max_processes};
@@ -543,6 +552,11 @@ static int launch(int argc, char **argv) {
     if (namespaced) {
         close(alive[0]);
     }
+    close(joined[1]);
+    char ignored;
+    while (read(joined[0], &ignored, 1) < 0 && errno == EINTR) {
+    }
+    close(joined[0]);
 
     char line[64];
     snprintf(path, sizeof path, "%s/pid", dir);

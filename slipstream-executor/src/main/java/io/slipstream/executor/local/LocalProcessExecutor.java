@@ -470,6 +470,10 @@ public final class LocalProcessExecutor implements Executor {
 
     @Override
     public void close() {
+        // The cgroups of the instances still running stay, also one whose first process has not entered its own yet
+        // (a server stopping right after a launch: the instance found its cgroup gone and its start failed).
+        java.util.Set<String> running = new java.util.HashSet<>();
+        instances.directories().forEach(dir -> running.add(handles.cgroupName(dir, 0)));
         instances.close();
         if (launchHelper != null) {
             launchHelper.close();
@@ -477,7 +481,7 @@ public final class LocalProcessExecutor implements Executor {
         containers.close();
         timers.shutdownNow();
         workers.shutdownNow();
-        cgroups.tidy();
+        cgroups.tidy(name -> running.contains(name.replaceFirst("\\.r[0-9]+$", "")));
     }
 
     /** The launch helper's pid, or -1 when none runs (for tests). */

@@ -144,6 +144,29 @@ class CgroupEnforcementTest {
     }
 
     /**
+     * A server that stops right after a launch keeps the cgroup of the instance it launched, even before the instance's
+     * first process entered it (it found it gone and failed with 2: a restart test failed on it now and then); the
+     * launcher binary says the instance started only once it is in its cgroup. Each round launches, looks into the
+     * cgroup (the binary), and closes the executor at once.
+     */
+    @Test
+    void anInstanceSaidToBeStartedIsInItsCgroupAndOutlivesAServerThatStopsAtOnce() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            LocalProcessExecutor executor = newExecutor(isolation, 0);
+            InstanceId id = newInstanceId();
+            Map<String, String> handle = launch(executor, spec(id, "sleep 0.2; exit 7", "100m", "64Mi"));
+            InstanceCgroup cgroup = cgroups.existing(handle.get("cgroup"));
+            for (Path procs : launcher() == SupervisorProgram.Mode.binary ? cgroup.procsFiles() : List.<Path>of()) {
+                assertThat(Files.readString(procs)).as("round %d: %s", round, procs).isNotBlank();
+            }
+            executor.close(); // as a server stopping right after the launch: its cgroups nothing runs in are removed
+            Path exitCode = dataDir.resolve("instances").resolve(handle.get("dir")).resolve("exit_code");
+            org.awaitility.Awaitility.await().atMost(DEADLINE).until(() -> Files.exists(exitCode));
+            assertThat(Files.readString(exitCode).strip()).as("round %d: the instance's own exit code", round).isEqualTo("7");
+        }
+    }
+
+    /**
      * {@code limits.memory} above the request, where the server allows bursts: the cgroup's limit is the limit, not the
      * request (held to its request, a server that does not allow them: {@link MemoryBurstsTest}).
      */

@@ -114,11 +114,11 @@ final class CgroupFiles {
     }
 
     /** Removes each parent's child cgroups that have no process, then the parent if that left it empty; best effort. */
-    static void removeEmpty(List<Path> parents) {
+    static void removeEmpty(List<Path> parents, java.util.function.Predicate<String> kept) {
         for (Path parent : parents) {
             try (java.util.stream.Stream<Path> children = Files.list(parent)) {
                 for (Path child : children.filter(path -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)).toList()) {
-                    if (processes(child).isEmpty()) {
+                    if (!kept.test(child.getFileName().toString()) && processes(child).isEmpty()) {
                         removeCgroup(child);
                     }
                 }

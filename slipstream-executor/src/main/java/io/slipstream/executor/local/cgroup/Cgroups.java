@@ -61,11 +61,12 @@ public sealed interface Cgroups permits V1Cgroups, V2Cgroups, Cgroups.Unenforced
     }
 
     /**
-     * Removes the cgroups under this server's parent that nothing runs in any more, and the parent once empty (the
-     * server is closing). One with processes cannot be removed, and stays for the next start to find.
+     * Removes the cgroups under this server's parent that nothing runs in any more but those {@code kept} names (of
+     * instances running), and the parent once empty (the server is closing). One with processes cannot be removed, and
+     * stays for the next start to find.
      */
-    default void tidy() {
-        CgroupFiles.removeEmpty(parentDirectories());
+    default void tidy(java.util.function.Predicate<String> kept) {
+        CgroupFiles.removeEmpty(parentDirectories(), kept);
     }
 
     /** Removes this server's parent cgroup if nothing is under it (after the start's try-out). */
