@@ -55,15 +55,7 @@ class KeptReadsTest {
 
             InstanceRecord running = store.write(tx -> tx.updateInstance(pending.running(Map.of("pid", "1"), T0.plusSeconds(1))));
 
-            AtomicBoolean timeOut = new AtomicBoolean(true);
-            jdbiOf(store).getConfig(SqlStatements.class).addCustomizer(new StatementCustomizer() {
-                @Override
-                public void beforeExecution(PreparedStatement statement, StatementContext ctx) throws SQLException {
-                    if (ctx.getRenderedSql().contains("FROM instances") && timeOut.getAndSet(false)) {
-                        throw new SQLException("Statement was canceled or the session timed out", "57014", 57014);
-                    }
-                }
-            });
+            timesOutOnce(store, "FROM instances");
             assertThatThrownBy(() -> store.runs().instancesOfActiveRuns()).isInstanceOf(StoreUnavailableException.class);
 
             assertThat(store.runs().instancesOfActiveRuns()).as("read after the write, once the store answers again").containsExactly(running);
@@ -81,15 +73,7 @@ class KeptReadsTest {
             assertThat(store.runs().active()).containsExactly(queued); // the first read, whole: kept from now on
             RunRecord admitted = store.write(tx -> tx.updateRun(queued.admitted(RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1))));
 
-            AtomicBoolean timeOut = new AtomicBoolean(true);
-            jdbiOf(store).getConfig(SqlStatements.class).addCustomizer(new StatementCustomizer() {
-                @Override
-                public void beforeExecution(PreparedStatement statement, StatementContext ctx) throws SQLException {
-                    if (ctx.getRenderedSql().contains("FROM runs WHERE id IN") && timeOut.getAndSet(false)) {
-                        throw new SQLException("Statement was canceled or the session timed out", "57014", 57014);
-                    }
-                }
-            });
+            timesOutOnce(store, "FROM runs WHERE id IN");
             assertThatThrownBy(() -> store.runs().active()).isInstanceOf(StoreUnavailableException.class);
             assertThat(store.runs().active()).as("read after the write, once the store answers again").containsExactly(admitted);
 
@@ -108,6 +92,19 @@ class KeptReadsTest {
         assertThat(InstanceRows.inList(ids.subList(0, 5), 0)).hasSize(8).endsWith("run-4", "run-4", "run-4", "run-4");
         assertThat(InstanceRows.inList(ids, 0)).hasSize(1024).startsWith("run-0").endsWith("run-1023");
         assertThat(InstanceRows.inList(ids, 1024)).hasSize(512).startsWith("run-1024").endsWith("run-1499").containsAll(ids.subList(1024, 1500));
+    }
+
+    /** The next statement of the store whose SQL contains {@code sql} times out (H2's 57014), once. */
+    private static void timesOutOnce(JdbcStore store, String sql) throws ReflectiveOperationException {
+        AtomicBoolean timeOut = new AtomicBoolean(true);
+        jdbiOf(store).getConfig(SqlStatements.class).addCustomizer(new StatementCustomizer() {
+            @Override
+            public void beforeExecution(PreparedStatement statement, StatementContext ctx) throws SQLException {
+                if (ctx.getRenderedSql().contains(sql) && timeOut.getAndSet(false)) {
+                    throw new SQLException("Statement was canceled or the session timed out", "57014", 57014);
+                }
+            }
+        });
     }
 
     private static Jdbi jdbiOf(JdbcStore store) throws ReflectiveOperationException {
