@@ -1,10 +1,8 @@
 package io.slipstream.store.jdbc;
 
 import io.slipstream.api.run.RunId;
-import io.slipstream.api.run.RunState;
 import io.slipstream.model.InstanceRecord;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,9 +27,6 @@ import org.jdbi.v3.core.Handle;
  * nothing here (the server opens its store once; its other connections to the file only read).
  */
 final class HeldInstances {
-    private static final List<String> HOLDING = Arrays.stream(RunState.values())
-            .filter(RunState::holdsResources).map(Enum::name).toList();
-
     private final WriteMarks written = new WriteMarks();
     /** Guarded by this. */
     private Map<RunId, Held> kept = Map.of();
@@ -69,7 +64,7 @@ final class HeldInstances {
         }
         Map<RunId, Integer> holding = new LinkedHashMap<>();
         h.createQuery("SELECT id, attempt FROM runs WHERE state IN (<holding>) ORDER BY id")
-                .bindList("holding", HOLDING)
+                .bindList("holding", InstanceRows.HOLDING)
                 .map((rs, ctx) -> Map.entry(new RunId(rs.getString("id")), rs.getInt("attempt")))
                 .forEach(run -> holding.put(run.getKey(), run.getValue()));
         Map<RunId, Integer> toRead = new LinkedHashMap<>();

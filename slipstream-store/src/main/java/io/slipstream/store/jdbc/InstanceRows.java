@@ -144,7 +144,7 @@ final class InstanceRows {
     }
 
     /** The states in which a run holds resources, which are the active states but {@code QUEUED}. */
-    private static final List<String> HOLDING = Arrays.stream(RunState.values())
+    static final List<String> HOLDING = Arrays.stream(RunState.values())
             .filter(RunState::holdsResources).map(Enum::name).toList();
 
     static List<InstanceRecord> active(Handle h) {

@@ -41,10 +41,7 @@ class KeptReadsTest {
     @Test
     void aReadThatFailsOnceBegunLosesNoWrittenInstances() throws Exception {
         try (JdbcStore store = JdbcStore.openH2(dataDir)) {
-            RunRecord submitted = RunRecord.queued(RunId.newFor("held"), "team-a", "held", 1,
-                    aJob("held").workspace("team-a").replicas(1).gpus(1).spec(), T0);
-            RunRecord queued = store.write(tx -> tx.createRun(submitted,
-                    RunEvent.of(submitted.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+            RunRecord queued = submitted(store, "held");
             InstanceRecord pending = store.write(tx -> {
                 RunRecord admitted = tx.updateRun(queued.admitted(RealTimeResources.InQuota, "Admitted", T0));
                 return tx.createInstances(List.of(InstanceRecord.pending(new InstanceId(queued.id(), admitted.attempt(), 0), "main", 0,
@@ -66,10 +63,7 @@ class KeptReadsTest {
     @Test
     void aReadOfTheActiveRunsThatFailsLosesNoWrittenRun() throws Exception {
         try (JdbcStore store = JdbcStore.openH2(dataDir)) {
-            RunRecord submitted = RunRecord.queued(RunId.newFor("kept"), "team-a", "kept", 1,
-                    aJob("kept").workspace("team-a").replicas(1).gpus(1).spec(), T0);
-            RunRecord queued = store.write(tx -> tx.createRun(submitted,
-                    RunEvent.of(submitted.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
+            RunRecord queued = submitted(store, "kept");
             assertThat(store.runs().active()).containsExactly(queued); // the first read, whole: kept from now on
             RunRecord admitted = store.write(tx -> tx.updateRun(queued.admitted(RealTimeResources.InQuota, "Admitted", T0.plusSeconds(1))));
 
@@ -92,6 +86,11 @@ class KeptReadsTest {
         assertThat(InstanceRows.inList(ids.subList(0, 5), 0)).hasSize(8).endsWith("run-4", "run-4", "run-4", "run-4");
         assertThat(InstanceRows.inList(ids, 0)).hasSize(1024).startsWith("run-0").endsWith("run-1023");
         assertThat(InstanceRows.inList(ids, 1024)).hasSize(512).startsWith("run-1024").endsWith("run-1499").containsAll(ids.subList(1024, 1500));
+    }
+
+    private static RunRecord submitted(JdbcStore store, String job) {
+        RunRecord run = RunRecord.queued(RunId.newFor(job), "team-a", job, 1, aJob(job).workspace("team-a").replicas(1).gpus(1).spec(), T0);
+        return store.write(tx -> tx.createRun(run, RunEvent.of(run.id(), T0, EventType.StateChanged, "QUEUED", "Submitted", null, null)));
     }
 
     /** The next statement of the store whose SQL contains {@code sql} times out (H2's 57014), once. */
