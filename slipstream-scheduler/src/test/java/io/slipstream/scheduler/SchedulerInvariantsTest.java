@@ -404,6 +404,11 @@ class SchedulerInvariantsTest {
          */
         private void assertTheLedgerCountsEveryInstanceOnce() {
             QuotaLedger ledger = QuotaLedger.of(snapshot());
+            ClusterSnapshot all = snapshot();
+            QuotaLedger withoutQueue = QuotaLedger.of(new ClusterSnapshot(all.nodes(), all.quotas(), all.active(), List.of()));
+            assertThat(withoutQueue.quotas()).as("what a quota lends does not depend on the queue (the server counts it without)")
+                    .extracting(QuotaLedger.QuotaLine::quota, QuotaLedger.QuotaLine::lent)
+                    .containsExactlyElementsOf(ledger.quotas().stream().map(line -> org.assertj.core.groups.Tuple.tuple(line.quota(), line.lent())).toList());
             for (QuotaState quota : quotas) {
                 long inQuota = 0;
                 long borrowed = 0;

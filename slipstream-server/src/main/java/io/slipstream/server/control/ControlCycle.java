@@ -96,15 +96,17 @@ final class ControlCycle implements AutoCloseable {
         boolean deferred = outcome.deferred();
         // Runs and instances changed while the runs stepped (a victim gone marks its owner): read them again.
         List<RunRecord> active = store.runs().active().stream().filter(run -> !run.state().isFinal()).toList();
+        Map<RunId, RunRecord> byId = new HashMap<>(active.size() * 4 / 3 + 1); // one map of them a cycle: with 100,000 queued each costs
+        active.forEach(run -> byId.put(run.id(), run));
         Map<RunId, List<InstanceRecord>> instancesNow = instancesAfter(instances, outcome, active);
         // Even in a cycle that ends early: one run conflicting every cycle must not keep every run's tokens from renewal.
-        identity.refreshDue(active, instancesNow, clock.instant());
+        identity.refreshDue(active, byId.keySet(), instancesNow, clock.instant());
         if (conflicted) {
             wakeUp.run(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
         }
-        stepper.faultWatch().retainOnly(active.stream().map(RunRecord::id).collect(Collectors.toSet()));
-        deferred |= schedule(active, instancesNow);
+        stepper.faultWatch().retainOnly(byId.keySet());
+        deferred |= schedule(active, byId, instancesNow);
         if (deferred) {
             wakeUp.run(); // instances wait for the next cycle's launches: it follows at once
         }
@@ -162,7 +164,7 @@ final class ControlCycle implements AutoCloseable {
     }
 
     /** Applies the scheduler's decisions; returns whether launches were left for the next cycle. */
-    private boolean schedule(List<RunRecord> runs, Map<RunId, List<InstanceRecord>> instances) {
+    private boolean schedule(List<RunRecord> runs, Map<RunId, RunRecord> byId, Map<RunId, List<InstanceRecord>> instances) {
         Instant now = clock.instant();
         if (runs.isEmpty()) {
             queueStatus.replace(Map.of());
@@ -171,8 +173,6 @@ final class ControlCycle implements AutoCloseable {
         }
         BackoffGate gate = BackoffGate.of(runs, now);
         Set<String> closed = new HashSet<>(conditions.keySet()); // down, draining or cordoned
-        Map<RunId, RunRecord> byId = new HashMap<>();
-        runs.forEach(run -> byId.put(run.id(), run));
         closed.addAll(UnreadableRuns.heldNodes(instances, byId.keySet()));
         ClusterTopology topology = ClusterTopology.read(store);
         List<io.slipstream.executor.NodeInfo> nodes = executor.nodes();
@@ -182,11 +182,16 @@ final class ControlCycle implements AutoCloseable {
         lending.record(snapshot, now);
         CycleResult result = scheduler.schedule(snapshot, now);
         PortsInUse ports = PortsInUse.of(executor, byId, instances); // as they were before any decision
-        Map<RunId, RunView.QueueView> status = new HashMap<>(gate.backingOff());
+        Map<RunId, RunView.QueueView> status = new HashMap<>(runs.size() * 4 / 3 + 1); // taken over by queueStatus, never copied
+        status.putAll(gate.backingOff());
         DecisionApplier applier = new DecisionApplier(store, clock, stepper, this::observation, byId, instances, status,
                 new WorldDecisions(store, executor, clock, ports));
         conflicts.begin();
         for (Decision decision : result.decisions()) {
+            if (decision instanceof Decision.Wait wait) {
+                applier.waiting(wait); // a reason in a map, nothing logged: no run in the log's context (most of a long queue's decisions)
+                continue;
+            }
             try (var ignored = MDC.putCloseable("run", decision.runId().value())) {
                 decision.accept(applier);
             } catch (ConflictException e) {

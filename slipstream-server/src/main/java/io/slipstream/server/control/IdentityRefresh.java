@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,12 +61,11 @@ final class IdentityRefresh {
     }
 
     /**
-     * Refreshes the tokens of the runs among {@code active} whose tokens are due, for their running instances; forgets
-     * the runs that are not active any more.
+     * Refreshes the tokens of the runs among {@code active} (whose ids are {@code activeIds}) whose tokens are due, for
+     * their running instances; forgets the runs that are not active any more.
      */
-    void refreshDue(List<RunRecord> active, Map<RunId, List<InstanceRecord>> instances, Instant now) {
-        Set<RunId> ids = active.stream().map(RunRecord::id).collect(Collectors.toSet());
-        due.keySet().retainAll(ids);
+    void refreshDue(List<RunRecord> active, Set<RunId> activeIds, Map<RunId, List<InstanceRecord>> instances, Instant now) {
+        due.keySet().retainAll(activeIds);
         if (identity == null) {
             return;
         }

@@ -26,10 +26,14 @@ final class RunMetrics {
 
     private final MeterRegistry registry;
     private final Clock clock;
-    private final Map<RunId, Remembered<RunChanges.Mark>> marks = new ConcurrentHashMap<>();
+    private final Map<RunId, Marked> marks = new ConcurrentHashMap<>();
     /** When the first borrower was told to give its resources back to each waiting owner. */
     private final Map<RunId, Remembered<Instant>> reclaimsSince = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
+    /** Numbers the reads of all the active runs ({@link #readActive}), so that a mark says which read listed it last. */
+    private final java.util.concurrent.atomic.AtomicLong activeReads = new java.util.concurrent.atomic.AtomicLong();
+    /** How many marks were forgotten: one forgotten during a read of all active runs may hide one that read did not list. */
+    private final java.util.concurrent.atomic.AtomicLong forgotten = new java.util.concurrent.atomic.AtomicLong();
     /**
      * Runs this replica is writing, by writes under way: from the call until the writer has handed the write on, after
      * its commit. A read in that window may see the write already, and would take it for another replica's.
@@ -84,31 +88,66 @@ final class RunMetrics {
      * before then and not listed has ended or gone (another replica ended it), so it is forgotten; a standby would
      * otherwise keep every run it ever read, and every owner it saw waiting. Not under the lock as a whole (a reader
      * of many runs would hold up the control loop's writes): a mark a write sets meanwhile is newer than {@code since}.
+     *
+     * <p>The control loop reads every active run twice a cycle, and with 100,000 queued this was a third of a quiet
+     * cycle: each run is looked up once, and a run whose version is the one remembered costs nothing more; each mark
+     * says which read listed it last, and when every mark was listed by this one nothing is looked at again.
      */
     void readActive(java.util.List<RunRecord> active, long since) {
-        java.util.Set<RunId> listed = new java.util.HashSet<>();
+        long read = activeReads.incrementAndGet();
+        long forgottenBefore = forgotten.get();
+        int marked = 0;
+        java.util.Set<RunId> listedUnmarked = new java.util.HashSet<>(); // listed, not remembered: ended, or being written
         for (RunRecord run : active) {
-            listed.add(run.id());
-            read(run);
+            switch (list(run, read)) {
+                case NEWLY_MARKED -> marked++;
+                case UNMARKED -> listedUnmarked.add(run.id());
+                case MARKED_BEFORE -> { } // a second listing of the run, or a later read's
+            }
         }
-        marks.entrySet().removeIf(e -> e.getValue().generation() <= since && !listed.contains(e.getKey()));
-        reclaimsSince.entrySet().removeIf(e -> e.getValue().generation() <= since && !listed.contains(e.getKey()));
+        if (marks.size() != marked || forgotten.get() != forgottenBefore) { // a mark this read did not list, or one changed meanwhile: look at each
+            marks.entrySet().removeIf(e -> e.getValue().generation() <= since && e.getValue().listedBefore(read));
+        }
+        reclaimsSince.entrySet().removeIf(e -> e.getValue().generation() <= since && !listedUnmarked.contains(e.getKey()) && !listed(e.getKey(), read));
+    }
+
+    /** What {@link #list} found. */
+    private enum Listing { NEWLY_MARKED, MARKED_BEFORE, UNMARKED }
+
+    /** {@link #read} of a run that the read of all active runs numbered {@code read} listed, its mark noted as listed. */
+    private synchronized Listing list(RunRecord run, long read) {
+        Marked before = marks.get(run.id());
+        if (before == null || run.version() > before.value().version()) {
+            read(run); // as read() would: a version no newer than the mark's changes nothing
+            before = marks.get(run.id());
+        }
+        if (before == null) {
+            return Listing.UNMARKED;
+        }
+        return before.listedBy(read) ? Listing.NEWLY_MARKED : Listing.MARKED_BEFORE;
+    }
+
+    private boolean listed(RunId id, long read) {
+        Marked mark = marks.get(id);
+        return mark != null && !mark.listedBefore(read);
     }
 
     private RunChanges.Mark mark(RunId id) {
-        Remembered<RunChanges.Mark> remembered = marks.get(id);
+        Marked remembered = marks.get(id);
         return remembered == null ? null : remembered.value();
     }
 
     private void remember(RunId id, RunChanges.Mark mark) {
-        Remembered<RunChanges.Mark> before = marks.get(id);
+        Marked before = marks.get(id);
         if (before == null || before.value() != mark) {
-            marks.put(id, new Remembered<>(mark, generation.incrementAndGet()));
+            marks.put(id, new Marked(mark, generation.incrementAndGet(), before == null ? 0 : before.listedBy));
         }
     }
 
     private void forget(RunId id) {
-        marks.remove(id);
+        if (marks.remove(id) != null) {
+            forgotten.incrementAndGet();
+        }
         reclaimsSince.remove(id);
     }
 
@@ -121,6 +160,44 @@ final class RunMetrics {
 
     /** A thing remembered, with the generation it was remembered at. */
     private record Remembered<T>(T value, long generation) {
+    }
+
+    /**
+     * A run's mark, with the generation it was remembered at and the latest read of all active runs that listed it
+     * (set under the lock; a later read's number is never replaced by an earlier one's).
+     */
+    private static final class Marked {
+        private final RunChanges.Mark value;
+        private final long generation;
+        private long listedBy;
+
+        Marked(RunChanges.Mark value, long generation, long listedBy) {
+            this.value = value;
+            this.generation = generation;
+            this.listedBy = listedBy;
+        }
+
+        RunChanges.Mark value() {
+            return value;
+        }
+
+        long generation() {
+            return generation;
+        }
+
+        /** Notes the read numbered {@code read} as listing it; whether no read as late had yet. */
+        boolean listedBy(long read) {
+            if (listedBy >= read) {
+                return false;
+            }
+            listedBy = read;
+            return true;
+        }
+
+        /** Whether no read as late as {@code read} listed it. */
+        boolean listedBefore(long read) {
+            return listedBy < read;
+        }
     }
 
     /** A run this replica wrote (its transaction committed). */

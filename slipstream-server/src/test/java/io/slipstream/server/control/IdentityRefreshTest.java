@@ -147,7 +147,7 @@ class IdentityRefreshTest {
         io.slipstream.model.InstanceRecord instance = io.slipstream.model.testing.Runs.anInstance(run).rank(0).build()
                 .running(executor.find(running).orElseThrow(), clock.instant());
         refresh.signForLaunch(run, clock.instant(), false);
-        refresh.refreshDue(List.of(run), java.util.Map.of(run.id(), List.of(instance)), clock.instant());
+        refresh.refreshDue(List.of(run), java.util.Set.of(run.id()), java.util.Map.of(run.id(), List.of(instance)), clock.instant());
         assertThat(executor.identityRefreshes(running)).isEqualTo(1);
     }
 

@@ -148,6 +148,19 @@ class RunMetricsTest {
     }
 
     @Test
+    void aRunListedByOneReadOfTheActiveRunsAndNotByTheNextIsForgotten() {
+        RunRecord kept = queued("kept", "a");
+        RunRecord ended = queued("ended", "a");
+        metrics.readActive(java.util.List.of(kept, ended), metrics.generation());
+        metrics.readActive(java.util.List.of(kept, ended), metrics.generation()); // nothing new: every mark listed again
+        assertThat(metrics.remembered()).containsExactlyInAnyOrder(kept.id(), ended.id());
+        metrics.readActive(java.util.List.of(kept), metrics.generation()); // another replica ended it
+        assertThat(metrics.remembered()).containsExactly(kept.id());
+        metrics.readActive(java.util.List.of(), metrics.generation());
+        assertThat(metrics.remembered()).isEmpty();
+    }
+
+    @Test
     void restartsCountByCauseAndWorkLostInSeconds() {
         RunRecord run = queued("job", "a").admitted(RealTimeResources.InQuota, "Admitted", T0).moveTo(RunState.RUNNING, "Running", T0);
         metrics.written(run);
