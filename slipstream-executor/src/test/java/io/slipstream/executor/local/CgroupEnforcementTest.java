@@ -146,8 +146,8 @@ class CgroupEnforcementTest {
     /**
      * A server that stops right after a launch keeps the cgroup of the instance it launched, even before the instance's
      * first process entered it (it found it gone and failed with 2: a restart test failed on it now and then); the
-     * launcher binary says the instance started only once it is in its cgroup. Each round launches, looks into the
-     * cgroup (the binary), and closes the executor at once.
+     * launcher binary and the shell chain say the instance started only once it is in its cgroup. Each round launches,
+     * looks into the cgroup, and closes the executor at once.
      */
     @Test
     void anInstanceSaidToBeStartedIsInItsCgroupAndOutlivesAServerThatStopsAtOnce() throws Exception {
@@ -156,7 +156,7 @@ class CgroupEnforcementTest {
             InstanceId id = newInstanceId();
             Map<String, String> handle = launch(executor, spec(id, "sleep 0.2; exit 7", "100m", "64Mi"));
             InstanceCgroup cgroup = cgroups.existing(handle.get("cgroup"));
-            for (Path procs : launcher() == SupervisorProgram.Mode.binary ? cgroup.procsFiles() : List.<Path>of()) {
+            for (Path procs : cgroup.procsFiles()) {
                 assertThat(Files.readString(procs)).as("round %d: %s", round, procs).isNotBlank();
             }
             executor.close(); // as a server stopping right after the launch: its cgroups nothing runs in are removed

@@ -46,6 +46,47 @@ class SupervisorProgramTest {
         TRICKY.put("PATH", "/usr/bin:/bin");
     }
 
+    /**
+     * The shell chain says "started" only once the instance's first process is in its cgroup (or failed to join it):
+     * a closing server keeps only the cgroups of instances it knows started, and a stop through the cgroup must not miss
+     * the first process. Here the cgroup's {@code cgroup.procs} is a FIFO nobody reads yet, so joining it waits; the
+     * supervisor said "started" at once before the handshake, and now says nothing until the join is done.
+     */
+    @Test
+    void theShellChainSaysStartedOnlyOnceTheFirstProcessIsInItsCgroup() throws Exception {
+        Path control = Files.createDirectory(root.resolve("control"));
+        Path work = Files.createDirectory(root.resolve("work"));
+        Files.writeString(control.resolve("env"), "");
+        Path procs = root.resolve("cgroup.procs");
+        assertThat(new ProcessBuilder("mkfifo", procs.toString()).start().waitFor()).isZero();
+        List<String> argv = Supervisor.argv(SupervisorProgram.shell(), control, work, null, null, 0, null, null, null, List.of(procs),
+                DeviceCover.NONE, List.of("true"));
+        ProcessBuilder builder = new ProcessBuilder(argv).directory(control.toFile()).redirectError(control.resolve("supervisor.log").toFile());
+        builder.environment().clear();
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
+        Process supervisor = builder.start();
+        try {
+            java.util.concurrent.CompletableFuture<String> said = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new java.io.BufferedReader(new java.io.InputStreamReader(supervisor.getInputStream(), StandardCharsets.UTF_8)).readLine();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            // Not a wait for something to happen: before the handshake "started" came within milliseconds.
+            assertThatThrownBy(() -> said.get(1, java.util.concurrent.TimeUnit.SECONDS)).as("started before joining its cgroup")
+                    .isInstanceOf(java.util.concurrent.TimeoutException.class);
+            assertThat(Files.readString(procs)).as("what the first process wrote to join").isEqualTo("0\n");
+            assertThat(said.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("started");
+            assertThat(supervisor.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(Files.readString(control.resolve("exit_code")).strip()).isEqualTo("0");
+            assertThat(control.resolve("joined")).as("the FIFO of the handshake, removed").doesNotExist();
+        } finally {
+            supervisor.descendants().forEach(ProcessHandle::destroyForcibly); // a first process still waiting to join
+            supervisor.destroyForcibly();
+        }
+    }
+
     @Test
     void theBuildWithACompilerStartsInstancesThroughTheBinary() {
         assumeTrue(Boolean.getBoolean("launcher.built"), "this build makes no launcher binary (no C compiler, or -P '!launcher')");
