@@ -74,12 +74,13 @@ public final class Supervisor {
     static final String SCRIPT = String.join("\n",
             "dir=$1; wd=$2; uid=$3; groups=$4; nproc=$5; netns=$6; sandbox=$7; oom=$8; cgroups=$9; fence=${10}; shift 10",
             "umask 077",
-            // The instance's first process holds this FIFO (in the control directory: the server's alone) open until it
-            // is in its cgroup, or has failed to join it: the supervisor says "started" only then (as the binary does).
+            // The instance's first process inherits a FIFO's write end (made in the control directory: the server's alone)
+            // and closes it once it is in its cgroup, or ends having failed to join it: the supervisor says "started" only
+            // then (as the binary does). Opened read-write first, so that no open waits for the other side.
             "joined=\"$dir/joined\"",
-            "[ -p \"$joined\" ] || mkfifo -- \"$joined\" || exit 2",
+            "{ [ -p \"$joined\" ] || mkfifo -- \"$joined\"; } && exec 4<>\"$joined\" || exit 2",
             // In the instance's first process (a subshell: /proc/self and "0" are itself), before it does anything else.
-            "enter() { exec 4>\"$joined\"; if [ -n \"$oom\" ]; then printf '%s\\n' \"$oom\" >/proc/self/oom_score_adj || exit 2; fi; set -f; IFS=:;"
+            "enter() { if [ -n \"$oom\" ]; then printf '%s\\n' \"$oom\" >/proc/self/oom_score_adj || exit 2; fi; set -f; IFS=:;"
                     + " for procs in $cgroups; do printf '0\\n' >\"$procs\" || exit 2; done; unset IFS; set +f; exec 4>&-; }",
             "net() { if [ -n \"$netns\" ]; then exec nsenter --net=\"$netns\" -- \"$@\"; fi; exec \"$@\"; }",
             "if [ -n \"$sandbox\" ] && [ -n \"$uid\" ]; then",
@@ -98,8 +99,10 @@ public final class Supervisor {
             "  (enter; umask 002; net setsid -- sh -c \"$ENTER\" \"$dir/env\" \"$wd\" \"$@\") </dev/null >>\"$dir/stdout.log\" 2>>\"$dir/stderr.log\" &",
             "fi",
             "child=$!",
-            "read -r ignored <\"$joined\"", // returns once the first process closed it: joined, or failed to (and ended)
+            "exec 5<\"$joined\" 4>&-",
             "rm -f -- \"$joined\"",
+            "read -r ignored <&5", // the end of the FIFO: the first process closed its end, joined, or ended
+            "exec 5<&-",
             "printf '%s %s\\n' \"$$\" \"$child\" >\"$dir/pid\"",
             // The server waits on this pipe (its stdout) for the pid file: it hears of it at once, without polling. A server
             // that died meanwhile must not take the supervisor with it (SIGPIPE): ignored for this write only, and only

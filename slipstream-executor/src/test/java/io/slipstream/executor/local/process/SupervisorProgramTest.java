@@ -52,6 +52,28 @@ class SupervisorProgramTest {
      * the first process. Here the cgroup's {@code cgroup.procs} is a FIFO nobody reads yet, so joining it waits; the
      * supervisor said "started" at once before the handshake, and now says nothing until the join is done.
      */
+    /** A first process that cannot join its cgroup ends (exit code 2) and the shell chain goes on: no wait for it. */
+    @Test
+    void theShellChainRecordsAFirstProcessThatCouldNotJoinItsCgroup() throws Exception {
+        Path control = Files.createDirectory(root.resolve("control"));
+        Path work = Files.createDirectory(root.resolve("work"));
+        Files.writeString(control.resolve("env"), "");
+        List<String> argv = Supervisor.argv(SupervisorProgram.shell(), control, work, null, null, 0, null, null, null,
+                List.of(root.resolve("gone").resolve("cgroup.procs")), DeviceCover.NONE, List.of("true"));
+        ProcessBuilder builder = new ProcessBuilder(argv).directory(control.toFile()).redirectError(control.resolve("supervisor.log").toFile());
+        builder.environment().clear();
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
+        Process supervisor = builder.start();
+        try {
+            assertThat(new String(supervisor.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("started\n");
+            assertThat(supervisor.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(Files.readString(control.resolve("exit_code")).strip()).isEqualTo("2");
+            assertThat(control.resolve("joined")).doesNotExist();
+        } finally {
+            supervisor.destroyForcibly();
+        }
+    }
+
     @Test
     void theShellChainSaysStartedOnlyOnceTheFirstProcessIsInItsCgroup() throws Exception {
         Path control = Files.createDirectory(root.resolve("control"));
