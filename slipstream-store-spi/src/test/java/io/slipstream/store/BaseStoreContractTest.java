@@ -814,6 +814,30 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         assertThat(secondPage).extracting(RunRecord::id).containsExactly(runs.get(2).id(), runs.get(1).id());
     }
 
+    /** A workspace's runs page by page, newest first, those created in the same millisecond by id: each exactly once. */
+    @Test
+    void aWorkspacesRunsArePagedNewestFirstWithTiesById() {
+        List<RunRecord> runs = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            runs.add(createRun(queuedRun("job", "team-a", i < 5 ? T0.plusSeconds(1) : T0.plusSeconds(i))));
+        }
+        createRun(queuedRun("job", "team-b", T0.plusSeconds(2))); // another workspace's, between them
+        List<RunId> expected = runs.stream().sorted(java.util.Comparator.comparing(RunRecord::createdAt).thenComparing(r -> r.id().value()).reversed())
+                .map(RunRecord::id).toList();
+        List<RunId> paged = new ArrayList<>();
+        RunQuery.Cursor before = null;
+        for (int page = 0; page < 10; page++) {
+            List<RunRecord> next = store.runs().list(new RunQuery(null, "team-a", null, null, 2, before));
+            if (next.isEmpty()) {
+                break;
+            }
+            next.forEach(run -> paged.add(run.id()));
+            RunRecord last = next.get(next.size() - 1);
+            before = new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value());
+        }
+        assertThat(paged).containsExactlyElementsOf(expected);
+    }
+
     private RunRecord labelledRun(String job, Instant createdAt, Map<String, String> labels) {
         RunRecord run = queuedRun(job, "team-a", createdAt);
         return createRun(RunRecord.queued(run.id(), "team-a", job, 1, run.spec(), new RunOrigin(Map.of(), null, null, "alice", labels), createdAt));
