@@ -824,18 +824,21 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
         createRun(queuedRun("job", "team-b", T0.plusSeconds(2))); // another workspace's, between them
         List<RunId> expected = runs.stream().sorted(java.util.Comparator.comparing(RunRecord::createdAt).thenComparing(r -> r.id().value()).reversed())
                 .map(RunRecord::id).toList();
-        List<RunId> paged = new ArrayList<>();
-        RunQuery.Cursor before = null;
-        for (int page = 0; page < 10; page++) {
-            List<RunRecord> next = store.runs().list(new RunQuery(null, "team-a", null, null, 2, before));
-            if (next.isEmpty()) {
-                break;
+        for (boolean asked : List.of(true, false)) { // asked for, or the only workspace the caller sees
+            List<RunId> paged = new ArrayList<>();
+            RunQuery.Cursor before = null;
+            for (int page = 0; page < 10; page++) {
+                List<RunRecord> next = store.runs().list(asked ? new RunQuery(null, "team-a", null, null, 2, before)
+                        : new RunQuery(Set.of("team-a"), null, null, null, 2, before));
+                if (next.isEmpty()) {
+                    break;
+                }
+                next.forEach(run -> paged.add(run.id()));
+                RunRecord last = next.get(next.size() - 1);
+                before = new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value());
             }
-            next.forEach(run -> paged.add(run.id()));
-            RunRecord last = next.get(next.size() - 1);
-            before = new RunQuery.Cursor(last.createdAt().toEpochMilli(), last.id().value());
+            assertThat(paged).as(asked ? "the workspace asked for" : "the only workspace seen").containsExactlyElementsOf(expected);
         }
-        assertThat(paged).containsExactlyElementsOf(expected);
     }
 
     private RunRecord labelledRun(String job, Instant createdAt, Map<String, String> labels) {

@@ -120,8 +120,10 @@ final class RunRows {
             return List.of(); // no run has a label the selector requires
         }
         LabelSql.where(query.selector(), LabelSql.plan(query.selector(), labelled), sql);
-        // One workspace's: the same order, said as runs_by_workspace's (V22), which H2 then reads in its order and stops.
-        sql.append(query.workspace() != null ? " ORDER BY workspace, created_at DESC, id DESC LIMIT :limit" : " ORDER BY created_at DESC, id DESC LIMIT :limit");
+        // One workspace's (asked for, or the only one the caller sees): the same order, said as runs_by_workspace's (V22),
+        // which H2 then reads in its order and stops.
+        boolean oneWorkspace = query.workspace() != null || query.workspaces() != null && query.workspaces().size() == 1;
+        sql.append(oneWorkspace ? " ORDER BY workspace, created_at DESC, id DESC LIMIT :limit" : " ORDER BY created_at DESC, id DESC LIMIT :limit");
         var q = h.createQuery(sql.toString()).bind("limit", query.limit());
         if (query.workspaces() != null) {
             q.bindList("workspaces", new ArrayList<>(new TreeSet<>(query.workspaces())));
