@@ -55,15 +55,8 @@ class SupervisorProgramTest {
     /** A first process that cannot join its cgroup ends (exit code 2) and the shell chain goes on: no wait for it. */
     @Test
     void theShellChainRecordsAFirstProcessThatCouldNotJoinItsCgroup() throws Exception {
-        Path control = Files.createDirectory(root.resolve("control"));
-        Path work = Files.createDirectory(root.resolve("work"));
-        Files.writeString(control.resolve("env"), "");
-        List<String> argv = Supervisor.argv(SupervisorProgram.shell(), control, work, null, null, 0, null, null, null,
-                List.of(root.resolve("gone").resolve("cgroup.procs")), DeviceCover.NONE, List.of("true"));
-        ProcessBuilder builder = new ProcessBuilder(argv).directory(control.toFile()).redirectError(control.resolve("supervisor.log").toFile());
-        builder.environment().clear();
-        builder.environment().putAll(Supervisor.ENVIRONMENT);
-        Process supervisor = builder.start();
+        Path control = root.resolve("control");
+        Process supervisor = shellChain(control, root.resolve("gone").resolve("cgroup.procs"));
         try {
             assertThat(new String(supervisor.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("started\n");
             assertThat(supervisor.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
@@ -76,17 +69,10 @@ class SupervisorProgramTest {
 
     @Test
     void theShellChainSaysStartedOnlyOnceTheFirstProcessIsInItsCgroup() throws Exception {
-        Path control = Files.createDirectory(root.resolve("control"));
-        Path work = Files.createDirectory(root.resolve("work"));
-        Files.writeString(control.resolve("env"), "");
+        Path control = root.resolve("control");
         Path procs = root.resolve("cgroup.procs");
         assertThat(new ProcessBuilder("mkfifo", procs.toString()).start().waitFor()).isZero();
-        List<String> argv = Supervisor.argv(SupervisorProgram.shell(), control, work, null, null, 0, null, null, null, List.of(procs),
-                DeviceCover.NONE, List.of("true"));
-        ProcessBuilder builder = new ProcessBuilder(argv).directory(control.toFile()).redirectError(control.resolve("supervisor.log").toFile());
-        builder.environment().clear();
-        builder.environment().putAll(Supervisor.ENVIRONMENT);
-        Process supervisor = builder.start();
+        Process supervisor = shellChain(control, procs);
         try {
             java.util.concurrent.CompletableFuture<String> said = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                 try {
@@ -107,6 +93,19 @@ class SupervisorProgramTest {
             supervisor.descendants().forEach(ProcessHandle::destroyForcibly); // a first process still waiting to join
             supervisor.destroyForcibly();
         }
+    }
+
+    /** The shell chain's supervisor of {@code true} for an instance whose cgroup's {@code cgroup.procs} is {@code procs}. */
+    private Process shellChain(Path control, Path procs) throws IOException {
+        Files.createDirectory(control);
+        Path work = Files.createDirectory(root.resolve("work"));
+        Files.writeString(control.resolve("env"), "");
+        List<String> argv = Supervisor.argv(SupervisorProgram.shell(), control, work, null, null, 0, null, null, null, List.of(procs),
+                DeviceCover.NONE, List.of("true"));
+        ProcessBuilder builder = new ProcessBuilder(argv).directory(control.toFile()).redirectError(control.resolve("supervisor.log").toFile());
+        builder.environment().clear();
+        builder.environment().putAll(Supervisor.ENVIRONMENT);
+        return builder.start();
     }
 
     @Test
