@@ -45,6 +45,11 @@ final class InstanceHandles {
         return root.relativize(dir.path()).toString().replace('/', '.') + (restart > 0 ? ".r" + restart : "");
     }
 
+    /** The name of the cgroup of the first launch of the instance whose cgroup (of any restart) is {@code cgroupName}. */
+    static String firstLaunchCgroupName(String cgroupName) {
+        return cgroupName.replaceFirst("\\.r[0-9]+$", "");
+    }
+
     /** Where an instance's id puts its directory: {@code <root>/<run>/<attempt>/<rank>}. */
     InstanceDirectory directoryOf(InstanceId id) {
         return new InstanceDirectory(root.resolve(id.runId().value()).resolve(Integer.toString(id.attempt()))

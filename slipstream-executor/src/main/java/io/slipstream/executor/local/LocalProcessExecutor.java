@@ -481,7 +481,7 @@ public final class LocalProcessExecutor implements Executor {
         containers.close();
         timers.shutdownNow();
         workers.shutdownNow();
-        cgroups.tidy(name -> running.contains(name.replaceFirst("\\.r[0-9]+$", "")));
+        cgroups.tidy(name -> running.contains(InstanceHandles.firstLaunchCgroupName(name)));
     }
 
     /** The launch helper's pid, or -1 when none runs (for tests). */

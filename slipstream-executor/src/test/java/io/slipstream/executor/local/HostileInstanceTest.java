@@ -53,7 +53,7 @@ class HostileInstanceTest {
     /** Every name the server reads or writes in an instance's directory. */
     private static final List<String> CONTROL_FILES = List.of("pid", "exit_code", "stdout.log", "stderr.log", "supervisor.log", "metadata.json",
             "metadata.json.tmp", "preemption_notice.json", "preemption_notice.json.tmp", "terminate_requested", "probe.json", "probe.json.tmp",
-            "ready", "ready.tmp", "stdout.log.start", "stdout.log.start.tmp", "progress_ignored", "report", "work", "tmp");
+            "ready", "ready.tmp", "stdout.log.start", "stdout.log.start.tmp", "progress_ignored", "report", "work", "tmp", "joined");
 
     @TempDir
     Path dataDir;
