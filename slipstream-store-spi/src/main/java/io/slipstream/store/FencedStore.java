@@ -65,6 +65,16 @@ public final class FencedStore implements Store {
     }
 
     @Override
+    public Deferral deferDurability() {
+        return delegate.deferDurability();
+    }
+
+    @Override
+    public void awaitDurable() {
+        delegate.awaitDurable();
+    }
+
+    @Override
     public void close() {
         // the store belongs to whoever opened it
     }

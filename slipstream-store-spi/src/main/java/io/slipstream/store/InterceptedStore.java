@@ -101,6 +101,19 @@ public final class InterceptedStore implements Store {
     }
 
     @Override
+    public Deferral deferDurability() {
+        return (Deferral) call(interceptor, "deferDurability", new Object[0], target::deferDurability);
+    }
+
+    @Override
+    public void awaitDurable() {
+        call(interceptor, "awaitDurable", new Object[0], () -> {
+            target.awaitDurable();
+            return null;
+        });
+    }
+
+    @Override
     public void close() {
         target.close();
     }

@@ -44,6 +44,35 @@ public interface Store extends StoreReads, AutoCloseable {
     /** Runs {@code work}'s reads in one transaction, which writes nothing: what the store holds at one moment, where the store can tell. */
     <T> T read(Function<StoreReads, T> work);
 
+    /**
+     * Until the returned scope is closed, each write on the calling thread returns once committed (every reader sees
+     * it) without waiting until it is durable; {@link #awaitDurable} and the scope's {@link Deferral#close} return
+     * once it is. For a writer that answers no one and acts on nothing outside the store in between: the control loop
+     * within a cycle, whose runs' steps are each a transaction, and which before it tells an executor to act, and at
+     * the end of its cycle, waits until what it wrote is durable. A crash may lose those writes, never one that was
+     * waited for, and never a later one without them: a store makes its commits durable in the order they were made.
+     * Where writers take turns, its writes may go before those queued (each step would otherwise wait behind every
+     * request). Writes on other threads are unchanged. A store whose commits cost no more to wait for ignores it (the
+     * default).
+     */
+    default Deferral deferDurability() {
+        return () -> { };
+    }
+
+    /**
+     * Returns once every write committed so far is durable (those of a {@link #deferDurability} scope, on any thread);
+     * at once where there are none. {@link StoreUnavailableException} if the store could not make them durable.
+     */
+    default void awaitDurable() {
+    }
+
+    /** A scope of {@link #deferDurability}: closing it ends it, on the thread that opened it, and awaits its writes. */
+    @FunctionalInterface
+    interface Deferral extends AutoCloseable {
+        @Override
+        void close();
+    }
+
     /** The leadership of the control loop: each call is a transaction of its own. */
     Leases leases();
 

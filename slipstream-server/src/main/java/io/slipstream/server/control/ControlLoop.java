@@ -3,10 +3,14 @@ package io.slipstream.server.control;
 import io.slipstream.model.lifecycle.LifecycleLimits;
 import io.slipstream.model.lifecycle.RunLifecycle;
 import io.slipstream.store.FencedException;
+import io.slipstream.store.Store;
 import io.slipstream.store.StoreUnavailableException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -24,7 +28,9 @@ import org.slf4j.LoggerFactory;
 public final class ControlLoop implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlLoop.class);
     private static final Duration PAUSE = Duration.ofMillis(500);
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
+    private final Store store;
     private final Clock clock;
     private final Duration tick;
     private final Recovery recovery;
@@ -33,6 +39,8 @@ public final class ControlLoop implements AutoCloseable {
     private final QueueStatus queueStatus;
     private final Consumer<Duration> cycleTimes;
     private final Semaphore wakeUps = new Semaphore(0);
+    /** Counted down by {@link #close}: ends a rest between cycles at once. */
+    private final CountDownLatch closing = new CountDownLatch(1);
     private volatile boolean running;
     private Thread thread;
     /** When the loop last completed a cycle ({@code null}: not yet); readiness reads it from other threads. */
@@ -41,6 +49,7 @@ public final class ControlLoop implements AutoCloseable {
     private Instant outageSince;
 
     public ControlLoop(LoopParts parts) {
+        this.store = parts.store();
         this.clock = parts.clock();
         this.tick = parts.tick();
         this.progressReports = parts.progressReports();
@@ -106,9 +115,16 @@ public final class ControlLoop implements AutoCloseable {
         recovery.adopt();
     }
 
-    /** One full cycle. Package-private so tests can drive the loop step by step. */
+    /**
+     * One full cycle. Its writes are not waited for one by one (a cycle writes each run's step in a transaction of its
+     * own, and each waited for its commit to be in the store's file: most of a busy cycle's time); it waits before it
+     * tells an executor to act and as it ends ({@link Store#deferDurability}). Package-private so tests can drive
+     * the loop step by step.
+     */
     void cycle() {
-        cycle.run();
+        try (Store.Deferral ignored = store.deferDurability()) {
+            cycle.run();
+        }
     }
 
     /** Recovery is retried until it is done (a store that is away for a moment): cycles never run without it. */
@@ -134,15 +150,22 @@ public final class ControlLoop implements AutoCloseable {
     }
 
     private void loop() {
+        long restUntil = System.nanoTime();
         while (running) {
             try {
-                wakeUps.tryAcquire(tick.toMillis(), TimeUnit.MILLISECONDS);
+                boolean woken = wakeUps.tryAcquire(tick.toMillis(), TimeUnit.MILLISECONDS);
+                if (woken) {
+                    rest(restUntil);
+                }
                 wakeUps.drainPermits();
                 if (running) {
                     long start = System.nanoTime();
+                    long cpuAtStart = cpuTime();
                     cycle();
                     lastCycleAt = clock.instant();
-                    cycleTimes.accept(Duration.ofNanos(System.nanoTime() - start));
+                    long end = System.nanoTime();
+                    restUntil = end + Math.min(cpuTime() - cpuAtStart, tick.toNanos());
+                    cycleTimes.accept(Duration.ofNanos(end - start));
                 }
                 if (outageSince != null) {
                     LOG.info("the store is reachable again after {} s; the control loop resumes",
@@ -171,6 +194,26 @@ public final class ControlLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * Before a cycle that a wake-up asked for, the loop rests until as long after its last cycle as that cycle took of
+     * its thread's CPU (a tick at most): under a steady load, reports and submissions wake it again as soon as a cycle
+     * ends, and each cycle does work for every active run, whatever changed. Resting holds the loop's thread to half a
+     * core, leaving the rest to the API, and each cycle takes on more changes for that work; a run waits at most one
+     * cycle longer to start. The time a cycle waits for launches (processes starting, on threads of their own) is not
+     * the thread's CPU and costs no rest. On an idle server cycles take milliseconds, and so do rests.
+     */
+    private void rest(long until) throws InterruptedException {
+        long rest = until - System.nanoTime();
+        if (rest > 0) {
+            closing.await(rest, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** The loop thread's CPU time so far (its wall time where the JVM cannot tell). */
+    private static long cpuTime() {
+        return THREADS.isCurrentThreadCpuTimeSupported() ? THREADS.getCurrentThreadCpuTime() : System.nanoTime();
+    }
+
     private static void pause() {
         try {
             TimeUnit.MILLISECONDS.sleep(PAUSE.toMillis());
@@ -182,6 +225,7 @@ public final class ControlLoop implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        closing.countDown();
         wakeUp();
         if (thread != null) {
             try {

@@ -98,9 +98,11 @@ final class Launcher {
      * run launches at most {@link #LAUNCHES_PER_CYCLE} instances a cycle, so that a run of thousands of instances
      * makes the other runs wait a moment, not minutes; the rest stay pending for the next cycles, which follow at once.
      * The launches are left to the caller to record, in the transaction of the run's next step ({@link RunSteps}); a
-     * launch that fails unexpectedly records what started before it at once.
+     * launch that fails unexpectedly records what started before it at once. What the loop wrote before, the run's
+     * admission among it, is durable before anything is launched ({@link Store#deferDurability}).
      */
     Launched launch(RunRecord run, List<InstanceRecord> instances, List<InstanceRecord> starting, int allowed) {
+        store.awaitDurable();
         Set<InstanceId> chosen = new HashSet<>();
         Set<InstanceId> all = new HashSet<>();
         for (InstanceRecord instance : starting) {

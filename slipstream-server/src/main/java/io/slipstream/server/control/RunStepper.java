@@ -30,6 +30,11 @@ final class RunStepper {
         return new RunSteps(store, executor, launcher, faultWatch, clock, run, instances);
     }
 
+    /** The store the steps write to: a worker stepping runs beside the loop's thread defers its writes' durability as the loop does. */
+    Store store() {
+        return store;
+    }
+
     RunLifecycle lifecycle() {
         return lifecycle;
     }

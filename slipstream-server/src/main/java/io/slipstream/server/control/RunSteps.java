@@ -284,6 +284,7 @@ final class RunSteps implements Step.Handler<Boolean> {
                 instance = store.write(tx -> tx.updateInstance(running));
                 replace(instance);
             }
+            store.awaitDurable(); // the run's step that decided the stop (its TERMINATING, a world's change) first
             executor.terminate(instance.id(), instance.handle(), stop.grace(), stop.reason());
             InstanceRecord told = instance.stopRequested(now);
             replace(store.write(tx -> tx.updateInstance(told)));

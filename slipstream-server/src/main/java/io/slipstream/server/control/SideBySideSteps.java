@@ -84,8 +84,11 @@ final class SideBySideSteps implements AutoCloseable {
             List<Future<?>> workers = new ArrayList<>();
             for (int w = 0; w < Math.min(parallel, runs.size()); w++) {
                 workers.add(threads.submit(() -> {
-                    for (int i = next.getAndIncrement(); i < runs.size() && results.concernsAll.get() == null; i = next.getAndIncrement()) {
-                        results.step(runs.get(i), seen);
+                    // as on the loop's thread: its runs' steps not waited for one by one, before it ends or acts (Store#deferDurability)
+                    try (var deferred = stepper.store().deferDurability()) {
+                        for (int i = next.getAndIncrement(); i < runs.size() && results.concernsAll.get() == null; i = next.getAndIncrement()) {
+                            results.step(runs.get(i), seen);
+                        }
                     }
                 }));
             }

@@ -55,6 +55,11 @@ class LaunchRecordingTest {
     private FakeExecutor fake;
     /** How long each call in a transaction takes on the test's clock (a slow store). */
     private Duration perCall = Duration.ZERO;
+    /**
+     * What the loop's thread wrote ({@code write}) and awaited ({@code awaitDurable}, the cycle's deferral opened and
+     * closed), and what the executor was told ({@code launch}, {@code terminate}), in order.
+     */
+    private final List<String> timeline = Collections.synchronizedList(new ArrayList<>());
     /** Called after each launch the fake executor made, with its spec. */
     private Consumer<LaunchSpec> afterLaunch = spec -> { };
 
@@ -74,6 +79,9 @@ class LaunchRecordingTest {
     private ControlLoop loop() {
         Executor executor = (Executor) Proxy.newProxyInstance(Executor.class.getClassLoader(), new Class<?>[] {Executor.class}, (proxy, method, args) -> {
             try {
+                if (method.getName().equals("launch") || method.getName().equals("terminate")) {
+                    timeline.add(method.getName());
+                }
                 Object result = method.invoke(fake, args);
                 if (method.getName().equals("launch")) {
                     afterLaunch.accept((LaunchSpec) args[0]);
@@ -183,11 +191,45 @@ class LaunchRecordingTest {
         assertThat(memory.runs().events(id, 0, 100)).extracting(RunEvent::type).containsOnlyOnce(EventType.InstanceStarted);
     }
 
+    /**
+     * A cycle's writes are not each waited for until durable ({@link Store#deferDurability}), but before the executor
+     * is told anything, what the loop wrote is: the admission before the launches, the run's TERMINATING before the
+     * stop of the instance that started (its peer could not).
+     */
+    @Test
+    void theExecutorIsToldToActOnlyOnceWhatTheLoopWroteIsDurable() {
+        fake.refuseLaunchesOn("node-2");
+        submit(aJob("job").replicas(2).gpus(8).spec());
+        loop().cycle();
+
+        assertThat(timeline).first().isEqualTo("deferDurability");
+        assertThat(timeline).last().isEqualTo("closeDeferral");
+        assertThat(timeline).contains("launch", "terminate");
+        for (int i = 0; i < timeline.size(); i++) {
+            if (timeline.get(i).equals("launch") || timeline.get(i).equals("terminate")) {
+                List<String> before = timeline.subList(0, i);
+                assertThat(before.lastIndexOf("awaitDurable")).as("%s at %d of %s: awaited after the last write", timeline.get(i), i, timeline)
+                        .isGreaterThan(before.lastIndexOf("write"));
+            }
+        }
+    }
+
     /** {@code target}, recording the operations of each write transaction in {@link #writes}; each call in one takes {@link #perCall}. */
     private Store recording(Store target) {
         return new InterceptedStore(target, new InterceptedStore.Interceptor() {
             @Override
             public Object call(String operation, Object[] args, Callable<Object> proceed) throws Exception {
+                if (operation.equals("deferDurability")) {
+                    timeline.add(operation);
+                    Store.Deferral deferral = (Store.Deferral) proceed.call();
+                    return (Store.Deferral) () -> {
+                        timeline.add("closeDeferral");
+                        deferral.close();
+                    };
+                }
+                if (operation.equals("awaitDurable")) {
+                    timeline.add(operation);
+                }
                 return proceed.call();
             }
 
@@ -198,6 +240,9 @@ class LaunchRecordingTest {
                     if (operation.equals("write")) {
                         Object result = proceed.call();
                         writes.add(operations);
+                        if (Thread.currentThread().getName().equals("main")) { // the loop's, driven by the test
+                            timeline.add(operation);
+                        }
                         return result;
                     }
                     if (!operation.equals("read")) {

@@ -10,6 +10,7 @@ import io.slipstream.store.StoreReads;
 import io.slipstream.store.StoreTx;
 import io.slipstream.store.UsageReads;
 import io.slipstream.store.jdbc.h2.EmbeddedH2;
+import io.slipstream.store.jdbc.h2.H2GroupCommit;
 import java.nio.file.Path;
 import java.util.function.Function;
 
@@ -31,10 +32,16 @@ public final class JdbcStore implements Store {
     /** The active runs, and the instances of those holding resources, kept between reads (wholly where this process alone writes). */
     private final ActiveRunRows activeRows;
     private final HeldInstances held;
+    /** The embedded H2 file's commits, written in groups; null for other databases (each commit durable as it returns). */
+    private final H2GroupCommit groupCommit;
 
-    /** @param singleProcess only one process can open this store (the embedded H2 file is locked): a previous leader cannot be alive */
-    JdbcStore(HikariDataSource dataSource, boolean singleProcess, Transactions transactions) {
+    /**
+     * @param singleProcess only one process can open this store (the embedded H2 file is locked): a previous leader cannot be alive
+     * @param groupCommit how an H2 file in this process writes its commits, or null
+     */
+    JdbcStore(HikariDataSource dataSource, boolean singleProcess, Transactions transactions, H2GroupCommit groupCommit) {
         this.dataSource = dataSource;
+        this.groupCommit = groupCommit;
         this.transactions = transactions;
         this.activeRows = new ActiveRunRows(singleProcess);
         this.held = singleProcess ? new HeldInstances() : null;
@@ -73,6 +80,18 @@ public final class JdbcStore implements Store {
         } finally { // after the commit: a read between the two reads those rows as they were
             activeRows.written(written.runs());
             held.written(written.instances());
+        }
+    }
+
+    @Override
+    public Deferral deferDurability() {
+        return groupCommit == null ? Store.super.deferDurability() : groupCommit.defer();
+    }
+
+    @Override
+    public void awaitDurable() {
+        if (groupCommit != null) {
+            groupCommit.awaitDurable();
         }
     }
 

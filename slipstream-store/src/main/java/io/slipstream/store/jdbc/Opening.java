@@ -34,7 +34,8 @@ final class Opening {
                 groupCommit.writeNow(); // the migrations' commits: the header pointed at their chunk
                 afterCall = groupCommit::afterCall;
             }
-            return new JdbcStore(dataSource, singleProcess, new Transactions(dataSource, afterCall, writer, !ConnectionPool.timeoutInSession(url)));
+            return new JdbcStore(dataSource, singleProcess, new Transactions(dataSource, afterCall, writer, !ConnectionPool.timeoutInSession(url)),
+                    groupCommit);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -45,7 +46,7 @@ final class Opening {
     static StoreFiles embeddedFiles(Path dataDir) {
         return EmbeddedH2.files(EmbeddedH2.directory(dataDir), url -> {
             HikariDataSource dataSource = ConnectionPool.readOnly(url, "sa", "");
-            return new JdbcStore(dataSource, true, new Transactions(dataSource, session -> { }, null, true));
+            return new JdbcStore(dataSource, true, new Transactions(dataSource, session -> { }, null, true), null);
         });
     }
 }

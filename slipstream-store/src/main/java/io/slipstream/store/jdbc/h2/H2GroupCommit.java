@@ -1,9 +1,11 @@
 package io.slipstream.store.jdbc.h2;
 
+import io.slipstream.store.Store;
 import io.slipstream.store.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 import org.h2.engine.SessionLocal;
@@ -50,6 +52,10 @@ public final class H2GroupCommit {
     private long waitingSince;
     private final Object written = new Object();
     private final ReentrantLock writing = new ReentrantLock();
+    /** Whether the calling thread's writes are not waited for ({@link #defer}). */
+    private final ThreadLocal<Boolean> deferring = ThreadLocal.withInitial(() -> false);
+    /** The newest session committed and not waited for ({@link #defer}): {@link #awaitDurable} waits for it. */
+    private final AtomicLong deferredUpTo = new AtomicLong();
 
     private H2GroupCommit(MVStore store, OneWriterAtATime writer, H2NewestChunk newestChunk) {
         this.store = store;
@@ -82,7 +88,9 @@ public final class H2GroupCommit {
         if (waitingSince == 0) {
             waitingSince = now;
         }
-        if (!writer.othersWaiting() || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS
+        // A deferred commit alone is no reason to write: the next writer that waits, or the deferring one's await, writes it.
+        boolean alone = !writer.othersWaiting() && !deferring.get();
+        if (alone || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS
                 || store.getUnsavedMemory() > store.getAutoCommitMemory() / 4) { // before H2 writes on a reader's thread
             writeGroup(session);
         }
@@ -124,6 +132,27 @@ public final class H2GroupCommit {
     }
 
     /**
+     * Until the returned scope is closed, the calling thread's commits are not waited for ({@link #afterCall} returns at
+     * once) nor written as it leaves alone (only once its oldest unwritten commit is 3 ms old), and its writes go before
+     * those queued ({@link OneWriterAtATime#prioritize}); closing it waits for them ({@link #awaitDurable}).
+     */
+    public Store.Deferral defer() {
+        boolean outer = deferring.get();
+        deferring.set(true);
+        OneWriterAtATime.AutoCloseableScope first = writer.prioritize(); // one writer a step, each behind one request at most
+        return () -> {
+            first.close();
+            deferring.set(outer);
+            awaitDurable();
+        };
+    }
+
+    /** Returns once every commit made so far without being waited for ({@link #defer}) is in the file. */
+    public void awaitDurable() {
+        awaitWritten(deferredUpTo.get(), false); // no writer leaving would write a deferred commit: write it now
+    }
+
+    /**
      * After each call of the store (a transaction, or a statement in autocommit): if it wrote, returns once what it
      * wrote is in the file. A read does not wait, though what it sees may not be in the file yet: an answer that
      * acknowledges a write from what a read found (a repeated submission answered with the run its idempotency key
@@ -133,10 +162,19 @@ public final class H2GroupCommit {
      * @throws StoreUnavailableException if the chunk holding it could not be written (nothing is acknowledged then)
      */
     public void afterCall(long session) {
+        if (session != 0 && deferring.get()) {
+            deferredUpTo.accumulateAndGet(session, Math::max);
+            return;
+        }
+        awaitWritten(session, true);
+    }
+
+    /** @param leftToWriters whether a writer leaving may write it first (a commit not deferred: its writer decided so) */
+    private void awaitWritten(long session, boolean leftToWriters) {
         if (session == 0 || durable >= session) {
             return; // a read; or written as its writer left, or by a later one
         }
-        long deadline = System.nanoTime() + FALLBACK_NANOS;
+        long deadline = System.nanoTime() + (leftToWriters ? FALLBACK_NANOS : 0);
         synchronized (written) {
             long left;
             while (durable < session && (left = deadline - System.nanoTime()) > 0) {

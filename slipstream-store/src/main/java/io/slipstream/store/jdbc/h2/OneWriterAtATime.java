@@ -49,6 +49,14 @@ public final class OneWriterAtATime implements StatementCustomizer {
 
     /** Fair: a lease renewal waits behind the writers queued before it, never for ever newer ones. */
     private final ReentrantLock writer = new ReentrantLock(true);
+    /**
+     * Where writers queue before they queue for {@link #writer}, but for those {@link #prioritize prioritized}: so at
+     * most one of the others waits for the writer at a time, and a prioritized one waits for it and the one writing
+     * at most, however many queue here. Fair too.
+     */
+    private final ReentrantLock queue = new ReentrantLock(true);
+    /** Whether the calling thread's writes go before those queued ({@link #prioritize}). */
+    private final ThreadLocal<Boolean> prioritized = ThreadLocal.withInitial(() -> false);
     private final String database;
     /** Writing sessions begun, written under the writer lock. */
     private volatile long sessions;
@@ -86,15 +94,47 @@ public final class OneWriterAtATime implements StatementCustomizer {
             return;
         }
         try {
-            if (!writer.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new SQLTimeoutException("waited " + WAIT.toSeconds() + " s for the write transaction before this one on "
-                        + database + " to end");
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            boolean first = prioritized.get();
+            if (!first && !queue.tryLock(WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw timedOut();
+            }
+            try {
+                if (!writer.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    throw timedOut();
+                }
+            } finally {
+                if (!first) {
+                    queue.unlock();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SQLTimeoutException("interrupted while waiting for the write transaction before this one on " + database);
         }
         sessions++;
+    }
+
+    private SQLTimeoutException timedOut() {
+        return new SQLTimeoutException("waited " + WAIT.toSeconds() + " s for the write transaction before this one on " + database + " to end");
+    }
+
+    /**
+     * Until the returned scope is closed, the calling thread's writes wait for the writer and for at most one other
+     * queued before them, not for every one queued: the control loop's, whose cycle writes each run's step in a
+     * transaction of its own, one after another, while requests queue many at once.
+     */
+    public AutoCloseableScope prioritize() {
+        boolean outer = prioritized.get();
+        prioritized.set(true);
+        return () -> prioritized.set(outer);
+    }
+
+    /** A scope that ends without a checked exception. */
+    @FunctionalInterface
+    public interface AutoCloseableScope extends AutoCloseable {
+        @Override
+        void close();
     }
 
     /**
@@ -149,6 +189,6 @@ public final class OneWriterAtATime implements StatementCustomizer {
 
     /** Whether other transactions wait to become the writer (called by the writer). */
     boolean othersWaiting() {
-        return writer.hasQueuedThreads();
+        return writer.hasQueuedThreads() || queue.hasQueuedThreads();
     }
 }

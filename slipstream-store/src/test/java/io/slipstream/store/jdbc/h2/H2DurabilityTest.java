@@ -81,6 +81,51 @@ class H2DurabilityTest {
         assertThat(lost).as("acknowledged values missing from a copy taken right after them").isEmpty();
     }
 
+    /**
+     * A write in a {@link Store#deferDurability} scope is seen by every reader at once and is in the file once awaited,
+     * or once another thread's commit, waited for, is (commits are written in the order they were made); a deferred
+     * write alone is not written as it returns (what saves the control loop a chunk per step). Each copy is what a
+     * {@code kill -9} at that moment leaves.
+     */
+    @Test
+    void aDeferredWriteIsSeenAtOnceAndInTheFileOnceAwaited() throws Exception {
+        Path copy = dataDir.resolve("copy");
+        Files.createDirectories(copy);
+        Path file = EmbeddedH2.file(dataDir.resolve(EmbeddedH2.DIRECTORY));
+        try (Store store = JdbcStore.openH2(dataDir)) {
+            store.commit(tx -> tx.registerServerKey(H2Writer.MARK, "0", Instant.now()));
+            try (Store.Deferral ignored = store.deferDurability()) {
+                store.commit(tx -> tx.replaceServerKey(H2Writer.MARK, "0", "1", Instant.now()));
+                Files.copy(file, copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+                assertThat(markIn(copy)).as("not written as it returned").isEqualTo("0");
+                Thread reader = new Thread(() -> assertThat(store.credentials().serverKeyId(H2Writer.MARK)).hasValue("1"));
+                List<Throwable> failed = new ArrayList<>();
+                reader.setUncaughtExceptionHandler((thread, e) -> failed.add(e));
+                reader.start();
+                reader.join();
+                assertThat(failed).as("another thread reads it at once").isEmpty();
+
+                store.awaitDurable();
+                Files.copy(file, copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+                assertThat(markIn(copy)).as("in the file once awaited").isEqualTo("1");
+
+                store.commit(tx -> tx.replaceServerKey(H2Writer.MARK, "1", "2", Instant.now()));
+                Thread writer = new Thread(() -> H2Writer.createRun(store)); // waited for, as every write outside the scope
+                writer.start();
+                writer.join();
+                Files.copy(file, copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+                assertThat(markIn(copy)).as("in the file with a later commit waited for").isEqualTo("2");
+
+                store.commit(tx -> tx.replaceServerKey(H2Writer.MARK, "2", "3", Instant.now()));
+            }
+            Files.copy(file, copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+            assertThat(markIn(copy)).as("in the file once the scope closed").isEqualTo("3");
+            store.commit(tx -> tx.replaceServerKey(H2Writer.MARK, "3", "4", Instant.now()));
+            Files.copy(file, copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+            assertThat(markIn(copy)).as("after the scope, each write waited for again").isEqualTo("4");
+        }
+    }
+
     private static String markIn(Path storeDir) throws Exception {
         String url = "jdbc:h2:file:" + storeDir.toAbsolutePath().resolve(EmbeddedH2.NAME) + ";IFEXISTS=TRUE;ACCESS_MODE_DATA=r;DATABASE_TO_LOWER=TRUE";
         try (Connection connection = DriverManager.getConnection(url, "sa", "");
