@@ -295,6 +295,34 @@ public abstract class BaseStoreContractTest implements UsageContract, NodeCondit
     }
 
     /**
+     * Writes whose durability is deferred ({@link Store#deferDurability}, the control loop's within a cycle) are
+     * committed as they return: another thread reads them at once, one that fails leaves nothing; awaiting them, and
+     * closing the scope, returns (at once where none is left), and after it writes are as before.
+     */
+    @Test
+    void writesWhoseDurabilityIsDeferredAreCommittedAsTheyReturn() throws Exception {
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Store.Deferral ignored = store.deferDurability()) {
+            store.write(tx -> tx.createDocument(workspace("team-b"), T0));
+            assertThatThrownBy(() -> store.write(tx -> {
+                tx.createDocument(workspace("team-c"), T0);
+                throw new IllegalStateException("rolled back");
+            })).hasMessage("rolled back");
+            assertThat(other.submit(() -> store.documents().list(Kind.Workspace, null)).get(30, TimeUnit.SECONDS))
+                    .extracting(d -> d.document().name()).contains("team-b").doesNotContain("team-c");
+            other.submit(() -> store.write(tx -> tx.createDocument(workspace("team-d"), T0))).get(30, TimeUnit.SECONDS); // not deferred
+            store.awaitDurable();
+            store.write(tx -> tx.createDocument(workspace("team-e"), T0));
+        } finally {
+            other.shutdownNow();
+        }
+        store.awaitDurable();
+        store.write(tx -> tx.createDocument(workspace("team-f"), T0));
+        assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name())
+                .contains("team-b", "team-d", "team-e", "team-f").doesNotContain("team-c");
+    }
+
+    /**
      * A transaction that another thread holds open, between {@code before} and {@code after}, until {@link #finish};
      * {@link #meanwhile} runs a call on a second thread while it is open.
      */

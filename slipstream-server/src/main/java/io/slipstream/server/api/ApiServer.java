@@ -90,7 +90,10 @@ public final class ApiServer implements AutoCloseable {
                 }
                 ctx.attribute(Requests.PRINCIPAL, caller);
             });
-            config.routes.before("/api/*", ctx -> QueryString.check(ctx.queryString()));
+            config.routes.before("/api/*", ctx -> {
+                QueryString.checkPath(ctx.path());
+                QueryString.check(ctx.queryString());
+            });
             config.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
             ErrorResponses.register(config.routes);
             RouteTable table = new RouteTable(config.routes);

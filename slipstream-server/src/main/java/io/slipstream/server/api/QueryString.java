@@ -46,6 +46,20 @@ final class QueryString {
         problems.throwIfAny("the query is invalid");
     }
 
+    /**
+     * Throws {@link InvalidInputException} if the request's path has a broken escape ({@code %ZZ}, or a {@code %} at
+     * its end): the router decodes path parameters, and fails on one with a 500 otherwise.
+     */
+    static void checkPath(String rawPath) {
+        for (int i = rawPath.indexOf('%'); i >= 0; i = rawPath.indexOf('%', i + 1)) {
+            if (i + 2 >= rawPath.length() || Character.digit(rawPath.charAt(i + 1), 16) < 0 || Character.digit(rawPath.charAt(i + 2), 16) < 0) {
+                Problems problems = new Problems();
+                problems.add("path", "is not correctly encoded: '%' must be followed by two hex digits ('" + shown(rawPath) + "')");
+                problems.throwIfAny("the request's path is invalid");
+            }
+        }
+    }
+
     /** The text of a query component, or {@code null} if it is not correctly percent-encoded UTF-8. */
     static String decode(String component) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(component.length());

@@ -394,7 +394,8 @@ class BadInputApiTest {
     @Test
     void requestTargetsThatNoUriHoldsAreFourHundreds() {
         for (String target : List.of("/api/v1/runs?limit=%ZZ", "/api/v1/runs/%ZZ", "/api/v1/runs?workspace=%FF", "/api/v1/runs/%FF%FE",
-                "/api/v1/workspaces/%C0%80", "/api/v1/runs?state=%", "/api/v1/runs/\u00e9", "/api/v1/runs?job=\u00ff")) {
+                "/api/v1/workspaces/%C0%80", "/api/v1/runs?state=%", "/api/v1/runs/\u00e9", "/api/v1/runs?job=\u00ff",
+                "/api/v1/runs/;%commandts", "/api/v1/runs/x;%zz/events", "/api/v1/runs/x;a=%")) { // a found by fuzzing: a 500 before
             assertThat(server.rawGet(target, admin)).as(target).isBetween(400, 499);
         }
     }

@@ -82,6 +82,44 @@ class H2StoreTest extends BaseStoreContractTest {
         assertThat(store.documents().list(Kind.Workspace, null)).extracting(d -> d.document().name()).containsExactlyInAnyOrder("team-a", "team-b", "team-d");
     }
 
+    /**
+     * A writer whose durability is deferred (the control loop's, {@link Store#deferDurability}) waits for the one writing
+     * and at most one queued before it, not for every request queued: with three queued behind an open transaction,
+     * it writes first or second. Queued in order, each once the one before waits.
+     */
+    @Test
+    void aDeferringWriterGoesBeforeTheWritersQueuedBeforeIt() throws Exception {
+        Instant t0 = Instant.parse("2026-03-01T10:00:00Z");
+        List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        List<Thread> queued = new java.util.ArrayList<>();
+        try (OpenTransaction open = OpenTransaction.open(store, tx -> tx.createDocument(workspace("team-a"), t0), tx -> { })) {
+            for (String name : List.of("request-1", "request-2", "request-3", "loop")) {
+                Thread writer = new Thread(() -> {
+                    Runnable write = () -> store.commit(tx -> {
+                        tx.createDocument(workspace(name), t0);
+                        order.add(name); // the writer now
+                    });
+                    if (name.equals("loop")) {
+                        try (Store.Deferral ignored = store.deferDurability()) {
+                            write.run();
+                        }
+                    } else {
+                        write.run();
+                    }
+                });
+                writer.start();
+                queued.add(writer);
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> writer.getState() == Thread.State.TIMED_WAITING);
+            }
+            open.finish();
+            for (Thread writer : queued) {
+                writer.join(30_000);
+            }
+        }
+        assertThat(order).hasSize(4);
+        assertThat(order.indexOf("loop")).as("the deferring writer's place in %s", order).isLessThanOrEqualTo(1);
+    }
+
     /** H2's sessions carry the statement timeout (set once at connect, not before every statement). */
     @Test
     void everyConnectionHasTheStatementTimeout() {
