@@ -12,6 +12,15 @@ final class ConnectionPool {
     /** How long a caller waits for a connection before the store counts as unavailable. */
     static final long CONNECTION_TIMEOUT_MS = 1_500;
     private static final long VALIDATION_TIMEOUT_MS = 1_000;
+    /**
+     * Connections to an H2 database in this process: sessions in memory, not a server's processes. Writers there take
+     * turns ({@link io.slipstream.store.jdbc.h2.OneWriterAtATime}), each queued one holding a connection; with eight,
+     * requests queued for the writer took every one and the control loop's launches waited for a connection, not for
+     * the writer (most of a cycle at 200 runs a second).
+     */
+    static final int IN_PROCESS_POOL = 64;
+    /** Connections to a database server: each one of its processes (PostgreSQL's default limit is 100 in all). */
+    static final int SERVER_POOL = 8;
     /** No statement of Slipstream's takes seconds; one that does is stuck behind a lock or a sick server. */
     static final long STATEMENT_TIMEOUT_S = 10;
 
@@ -33,7 +42,7 @@ final class ConnectionPool {
                 ? url + ";QUERY_TIMEOUT=" + STATEMENT_TIMEOUT_S * 1000 : url);
         config.setUsername(user);
         config.setPassword(password);
-        config.setMaximumPoolSize(8);
+        config.setMaximumPoolSize(url.startsWith("jdbc:h2:file:") || url.startsWith("jdbc:h2:mem:") ? IN_PROCESS_POOL : SERVER_POOL);
         config.setMinimumIdle(2);
         config.setPoolName("slipstream-store");
         config.setInitializationFailTimeout(10_000);
