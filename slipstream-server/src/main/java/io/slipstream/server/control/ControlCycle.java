@@ -57,6 +57,8 @@ final class ControlCycle implements AutoCloseable {
     private final RepeatedConflicts conflicts;
     private final IdentityRefresh identity;
     private final Runnable wakeUp;
+    /** Whether the last cycle left launches for the next (a run's instances past a cycle's budget): it follows at once. */
+    private boolean launchesLeft;
     /** Nodes declared down, draining or cordoned, as read at the start of the cycle: nothing new is placed on them. */
     private Map<String, NodeCondition> conditions = Map.of();
     /** Of those, the nodes declared down. */
@@ -82,6 +84,7 @@ final class ControlCycle implements AutoCloseable {
     }
 
     void run() {
+        launchesLeft = false;
         conditions = store.runs().nodeConditions();
         downNodes = new HashMap<>();
         conditions.values().stream().filter(c -> c.mode() == NodeMode.Down).forEach(c -> downNodes.put(c.node(), c.asDown()));
@@ -102,14 +105,21 @@ final class ControlCycle implements AutoCloseable {
         // Even in a cycle that ends early: one run conflicting every cycle must not keep every run's tokens from renewal.
         identity.refreshDue(active, byId.keySet(), instancesNow, clock.instant());
         if (conflicted) {
+            launchesLeft = deferred;
             wakeUp.run(); // without that run the snapshot would show its resources free: schedule next cycle
             return;
         }
         stepper.faultWatch().retainOnly(byId.keySet());
         deferred |= schedule(active, byId, instancesNow);
+        launchesLeft = deferred;
         if (deferred) {
             wakeUp.run(); // instances wait for the next cycle's launches: it follows at once
         }
+    }
+
+    /** Whether the last cycle left launches for the next, which then follows at once (no rest: {@link ControlLoop}). */
+    boolean launchesLeft() {
+        return launchesLeft;
     }
 
     /**

@@ -164,7 +164,7 @@ public final class ControlLoop implements AutoCloseable {
                     cycle();
                     lastCycleAt = clock.instant();
                     long end = System.nanoTime();
-                    restUntil = end + Math.min(cpuTime() - cpuAtStart, tick.toNanos());
+                    restUntil = cycle.launchesLeft() ? end : end + Math.min(cpuTime() - cpuAtStart, tick.toNanos());
                     cycleTimes.accept(Duration.ofNanos(end - start));
                 }
                 if (outageSince != null) {
@@ -200,7 +200,8 @@ public final class ControlLoop implements AutoCloseable {
      * ends, and each cycle does work for every active run, whatever changed. Resting holds the loop's thread to half a
      * core, leaving the rest to the API, and each cycle takes on more changes for that work; a run waits at most one
      * cycle longer to start. The time a cycle waits for launches (processes starting, on threads of their own) is not
-     * the thread's CPU and costs no rest. On an idle server cycles take milliseconds, and so do rests.
+     * the thread's CPU and costs no rest, and a cycle that left launches for the next (a run of more instances than a
+     * cycle launches) is followed at once. On an idle server cycles take milliseconds, and so do rests.
      */
     private void rest(long until) throws InterruptedException {
         long rest = until - System.nanoTime();

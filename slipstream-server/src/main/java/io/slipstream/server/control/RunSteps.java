@@ -266,6 +266,7 @@ final class RunSteps implements Step.Handler<Boolean> {
      */
     private void stop(List<Step.Stop> stops) {
         Instant now = clock.instant();
+        store.awaitDurable(); // the run's step that decided the stops (its TERMINATING, a world's change) first
         for (Step.Stop stop : stops) {
             InstanceRecord instance = stop.instance();
             if (instance.state() == InstanceState.PENDING) {
@@ -284,7 +285,6 @@ final class RunSteps implements Step.Handler<Boolean> {
                 instance = store.write(tx -> tx.updateInstance(running));
                 replace(instance);
             }
-            store.awaitDurable(); // the run's step that decided the stop (its TERMINATING, a world's change) first
             executor.terminate(instance.id(), instance.handle(), stop.grace(), stop.reason());
             InstanceRecord told = instance.stopRequested(now);
             replace(store.write(tx -> tx.updateInstance(told)));

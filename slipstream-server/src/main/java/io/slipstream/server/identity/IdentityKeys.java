@@ -120,6 +120,7 @@ public final class IdentityKeys {
             tx.addIdentityKey(made);
             retired.forEach(key -> tx.removeIdentityKey(key.kid()));
         });
+        store.awaitDurable(); // made within a control cycle, whose writes are not waited for: it signs tokens executors get
         retired.forEach(key -> {
             opened.remove(key.kid());
             unreadable.remove(key.kid());

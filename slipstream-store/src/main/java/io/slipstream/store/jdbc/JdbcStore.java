@@ -90,6 +90,7 @@ public final class JdbcStore implements Store {
 
     @Override
     public void awaitDurable() {
+        transactions.requireOutside(); // a group written in the middle of a transaction would hold half of it
         if (groupCommit != null) {
             groupCommit.awaitDurable();
         }

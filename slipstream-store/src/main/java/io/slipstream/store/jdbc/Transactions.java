@@ -87,7 +87,8 @@ final class Transactions {
         return result;
     }
 
-    private void requireOutside() {
+    /** Fails if the calling thread is inside one of this store's transactions. */
+    void requireOutside() {
         if (inside.get() != null) {
             throw new IllegalStateException("the store was called inside one of its own transactions: use the transaction given to "
                     + "the work (a transaction is never joined, and a second one would wait for this one)");

@@ -48,6 +48,8 @@ public final class H2GroupCommit {
     private final H2NewestChunk newestChunk;
     /** Every change of the writing sessions numbered up to this ({@link OneWriterAtATime#leave}) is in the file. */
     private volatile long durable;
+    /** The newest session that left unwritten and whose caller waits for it (not deferred); the writer's alone. */
+    private long awaited;
     /** When the oldest session not yet written left (0: none waits); the writer's alone. */
     private long waitingSince;
     private final Object written = new Object();
@@ -88,8 +90,12 @@ public final class H2GroupCommit {
         if (waitingSince == 0) {
             waitingSince = now;
         }
-        // A deferred commit alone is no reason to write: the next writer that waits, or the deferring one's await, writes it.
-        boolean alone = !writer.othersWaiting() && !deferring.get();
+        if (!deferring.get()) {
+            awaited = session;
+        }
+        // A deferred commit alone is no reason to write (the next writer, or the deferring one's await, writes it), unless
+        // a caller waits for an earlier one: no writer after it may come for 50 ms.
+        boolean alone = !writer.othersWaiting() && (!deferring.get() || awaited > durable);
         if (alone || session - durable >= MOST_SESSIONS || now - waitingSince >= LONGEST_WAIT_NANOS
                 || store.getUnsavedMemory() > store.getAutoCommitMemory() / 4) { // before H2 writes on a reader's thread
             writeGroup(session);

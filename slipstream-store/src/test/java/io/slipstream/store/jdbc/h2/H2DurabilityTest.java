@@ -126,6 +126,52 @@ class H2DurabilityTest {
         }
     }
 
+    /**
+     * A commit whose caller waits, left unwritten because a deferring writer queued behind it, is written by that
+     * deferring writer as it leaves (no writer after it may come): its caller does not wait for the 50 ms fallback.
+     */
+    @Test
+    void aDeferringWriterWritesTheCommitsOthersWaitFor() throws Exception {
+        Path copy = dataDir.resolve("copy");
+        Files.createDirectories(copy);
+        try (Store store = JdbcStore.openH2(dataDir)) {
+            store.commit(tx -> tx.registerServerKey(H2Writer.MARK, "0", Instant.now()));
+            for (int i = 0; i < 200; i++) { // statements of the size below, compiled
+                String key = "warm-" + i;
+                store.commit(tx -> tx.registerServerKey(key, "1", Instant.now()));
+            }
+            java.util.concurrent.CountDownLatch written = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+            Thread waited = new Thread(() -> store.commit(tx -> {
+                tx.replaceServerKey(H2Writer.MARK, "0", "1", Instant.now());
+                written.countDown();
+                try {
+                    finish.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            waited.start();
+            assertThat(written.await(30, TimeUnit.SECONDS)).isTrue();
+            Thread deferring = new Thread(() -> {
+                try (Store.Deferral ignored = store.deferDurability()) {
+                    store.commit(tx -> tx.registerServerKey("deferred", "1", Instant.now())); // small: within the 3 ms of a group
+                    try {
+                        Files.copy(EmbeddedH2.file(dataDir.resolve(EmbeddedH2.DIRECTORY)), copy.resolve(EmbeddedH2.FILE), StandardCopyOption.REPLACE_EXISTING);
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            });
+            deferring.start();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> deferring.getState() == Thread.State.TIMED_WAITING);
+            finish.countDown(); // the first leaves with the deferring one waiting: it leaves its commit to it
+            deferring.join(30_000);
+            waited.join(30_000);
+            assertThat(markIn(copy)).as("the waited-for commit, in the file as the deferring write returned").isEqualTo("1");
+        }
+    }
+
     private static String markIn(Path storeDir) throws Exception {
         String url = "jdbc:h2:file:" + storeDir.toAbsolutePath().resolve(EmbeddedH2.NAME) + ";IFEXISTS=TRUE;ACCESS_MODE_DATA=r;DATABASE_TO_LOWER=TRUE";
         try (Connection connection = DriverManager.getConnection(url, "sa", "");
