@@ -145,7 +145,7 @@ public final class H2GroupCommit {
     public Store.Deferral defer() {
         boolean outer = deferring.get();
         deferring.set(true);
-        OneWriterAtATime.AutoCloseableScope first = writer.prioritize(); // one writer a step, each behind one request at most
+        OneWriterAtATime.Priority first = writer.prioritize(); // one writer a step, each behind one request at most
         return () -> {
             first.close();
             deferring.set(outer);

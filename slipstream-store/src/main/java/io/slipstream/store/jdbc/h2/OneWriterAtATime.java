@@ -124,15 +124,15 @@ public final class OneWriterAtATime implements StatementCustomizer {
      * queued before them, not for every one queued: the control loop's, whose cycle writes each run's step in a
      * transaction of its own, one after another, while requests queue many at once.
      */
-    public AutoCloseableScope prioritize() {
+    public Priority prioritize() {
         boolean outer = prioritized.get();
         prioritized.set(true);
         return () -> prioritized.set(outer);
     }
 
-    /** A scope that ends without a checked exception. */
+    /** A scope of {@link #prioritize}: closing it ends the priority, on the thread that opened it. */
     @FunctionalInterface
-    public interface AutoCloseableScope extends AutoCloseable {
+    public interface Priority extends AutoCloseable {
         @Override
         void close();
     }
