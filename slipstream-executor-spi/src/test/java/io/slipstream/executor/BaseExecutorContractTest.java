@@ -661,10 +661,12 @@ public abstract class BaseExecutorContractTest {
         String nonce = Long.toString(System.nanoTime());
         List<IdentityToken> first = List.of(identityToken("vault", 0, "first-vault-" + nonce), identityToken("https://minio.example.com/", 1, "first-minio-" + nonce));
         List<IdentityToken> second = List.of(identityToken("vault", 0, "second-vault-" + nonce), identityToken("https://minio.example.com/", 1, "second-minio-" + nonce));
-        // After the gate, it reads until the file changed (a kubelet rewrites a Secret's files a moment after the change).
-        String script = "f=\"$SLIPSTREAM_IDENTITY_TOKEN_FILE\"; d=$(dirname \"$f\"); old=$(cat \"$f\"); echo \"$old\"; "
+        // After the gate, it reads until both files changed (a kubelet rewrites a Secret's files a moment after the change;
+        // the test's kubelet one file after the other).
+        String script = "f=\"$SLIPSTREAM_IDENTITY_TOKEN_FILE\"; d=$(dirname \"$f\"); old=$(cat \"$f\"); old1=$(cat \"$d/token-1.jwt\"); echo \"$old\"; "
                 + "printf '%s\\n' \"$SLIPSTREAM_IDENTITY_TOKENS\"; cat " + gate(id) + " > /dev/null; "
-                + "for i in $(seq 300); do new=$(cat \"$f\"); [ \"$new\" != \"$old\" ] && break; sleep 0.1; done; "
+                + "for i in $(seq 300); do new=$(cat \"$f\"); new1=$(cat \"$d/token-1.jwt\"); "
+                + "[ \"$new\" != \"$old\" ] && [ \"$new1\" != \"$old1\" ] && break; sleep 0.1; done; "
                 + "echo \"$new\"; cat \"$d/token-1.jwt\"; echo; ls -A \"$d\" | tr '\\n' ' '; echo";
         LaunchSpec spec = spec(id, nodeName(), script).withIdentity(first);
         assertThat(spec.toString()).doesNotContain(nonce);
