@@ -19,6 +19,11 @@ final class ClearingSearch {
         int cost(ActiveRun victim);
 
         long tieBreak(ActiveRun victim);
+
+        /** Whether the run may leave its node at all for this search (runs it may not are passed over). */
+        default boolean mayLeave(ActiveRun victim) {
+            return true;
+        }
     }
 
     private ClearingSearch() {
@@ -52,7 +57,7 @@ final class ClearingSearch {
                 if (cpu >= request.milliCpu() && memory >= request.memoryBytes() && gpus >= request.gpu()) {
                     break;
                 }
-                if (gone.contains(leaving) || !removable.contains(leaving)) {
+                if (gone.contains(leaving) || !removable.contains(leaving) || !cost.mayLeave(leaving)) {
                     continue;
                 }
                 for (Allocation allocation : leaving.allocations()) {

@@ -71,7 +71,7 @@ public sealed interface Decision permits Decision.Admit, Decision.Preempt, Decis
     record Preempt(RunId runId, RunId forRun, String reason, PreemptKind kind) implements Decision {
         /** The reason a moved run reads (its notice file, its history): the run it makes room for is not named. */
         public static final String MOVED = "Moved: it is started again on another node from its last checkpoint, so that a guaranteed run"
-                + " that needs whole nodes can start";
+                + " that needs a whole node or a large part of one can start";
 
         public Preempt {
             requireNonNull(runId, "runId is null");

@@ -14,9 +14,9 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Step 3b of a cycle, defragmentation: for a guaranteed whole-node gang that fits its guarantee but no set of
- * borrowers makes room for, which borrowers to reclaim and which checkpointing guaranteed runs to move (see
- * {@link Defragmentation}). It plans on the cycle's working cluster in a tentative it discards; the cycle applies a plan
+ * Step 3b of a cycle, defragmentation: for a guaranteed run with an instance of half a node or more that fits its
+ * guarantee but no set of borrowers makes room for, which borrowers to reclaim and which smaller checkpointing
+ * guaranteed runs to move (see {@link Defragmentation}). It plans on the cycle's working cluster in a tentative it discards; the cycle applies a plan
  * (preempts, holds) and keeps the move budget. One per cycle: the removable runs are indexed once, when first needed.
  */
 final class MovePlanner {
@@ -29,8 +29,12 @@ final class MovePlanner {
     record MovePlan(List<ActiveRun> reclaimed, List<ActiveRun> moved) {
     }
 
-    /** Moves cost one each, against the budget; reclaims cost nothing but break ties (fewer first). */
-    private static final ClearingSearch.VictimCost MOVES_THEN_RECLAIMS = new ClearingSearch.VictimCost() {
+    /**
+     * Moves cost one each, against the budget; reclaims cost nothing but break ties (fewer first). Only guaranteed runs
+     * with fewer GPUs than the request are moved for it: one as large would need what its move frees, as hard to find
+     * as the request's room (on a cluster of 1- and 4-GPU runs, a 4-GPU run moved for a 4-GPU half found no node).
+     */
+    private record MovesThenReclaims(int requestGpus) implements ClearingSearch.VictimCost {
         @Override
         public int cost(ActiveRun victim) {
             return victim.realTimeResources() == RealTimeResources.NotInQuota ? 0 : 1;
@@ -40,7 +44,12 @@ final class MovePlanner {
         public long tieBreak(ActiveRun victim) {
             return victim.realTimeResources() == RealTimeResources.NotInQuota ? 1 : 0;
         }
-    };
+
+        @Override
+        public boolean mayLeave(ActiveRun victim) {
+            return victim.realTimeResources() == RealTimeResources.NotInQuota || victim.allocations().get(0).resources().gpu() < requestGpus;
+        }
+    }
 
     private final ClusterState state;
     private final WorkingCluster cluster;
@@ -111,7 +120,7 @@ final class MovePlanner {
 
     /**
      * For a guaranteed run that fits its guarantee but no set of borrowers makes room for: instance by instance
-     * (largest first), the node that the fewest moves (then reclaims, then by name) clear enough; then every moved
+     * (largest first), the node that the fewest moves of smaller runs (then reclaims, then by name) clear enough; then every moved
      * run must fit somewhere else (not where the gang goes). All of it is tried on the working copy and undone.
      * Returns {@code null} when no plan within {@code budget} moves works.
      */
@@ -188,6 +197,7 @@ final class MovePlanner {
      */
     private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
             List<ActiveRun> clearing, Set<String> excluded) {
-        return ClearingSearch.cheapest(cluster, request, model, byNode.keySet(), byNode, gone, reclaimable, MOVES_THEN_RECLAIMS, budget, excluded, clearing);
+        return ClearingSearch.cheapest(cluster, request, model, byNode.keySet(), byNode, gone, reclaimable, new MovesThenReclaims(request.gpu()), budget, excluded,
+                clearing);
     }
 }

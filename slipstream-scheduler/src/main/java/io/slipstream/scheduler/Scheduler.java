@@ -37,9 +37,9 @@ import java.util.Set;
  *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
  *       (LowerPriority) in its guarantee ({@link OwnQuotaRoom}). Each is placed (all instances or none); if it does
  *       not fit, borrowers are reclaimed ({@link VictimSearch}: only victims whose removal helps), and the freed
- *       capacity is held for it until the victims are gone ({@link ReclaimHolds}). If nothing can be reclaimed, a gang of whole-node
- *       instances may move checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner}, bounded by
- *       {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
+ *       capacity is held for it until the victims are gone ({@link ReclaimHolds}). If nothing can be reclaimed, a run with an instance of
+ *       half a node or more may move smaller checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner},
+ *       bounded by {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
  *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
  *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
  *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
@@ -359,14 +359,15 @@ public final class Scheduler {
                     wait(run, WaitReason.NoNodeFits, "no node can ever hold its largest instance (" + run.largestInstance() + ")");
                     return;
                 }
-                // Only a gang of whole-node instances is moved for: moving a small run to make room for another is churn.
+                // Only a run with an instance of half a node or more is moved for (and only smaller runs are moved,
+                // MovePlanner): smaller instances find room among the pieces, and moving a small run for another is churn.
                 // Moves are planned node by node, not by domain: a gang that must be in one domain is not moved for.
-                boolean wholeNodes = anyMovable && !LocalityPlacement.binds(run.instances())
-                        && run.instances().stream().anyMatch(i -> i.resources().gpu() >= cluster.maxNodeGpus());
+                boolean largeInstances = anyMovable && !LocalityPlacement.binds(run.instances())
+                        && run.instances().stream().anyMatch(i -> 2 * i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                MovePlanner.MovePlan moves = wholeNodes && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
+                MovePlanner.MovePlan moves = largeInstances && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
                         ? mover().planMoves(run, model, movesLeft) : null;
-                if (moves == null && wholeNodes) {
+                if (moves == null && largeInstances) {
                     noMovePlan.add(shape);
                 }
                 if (moves != null) {

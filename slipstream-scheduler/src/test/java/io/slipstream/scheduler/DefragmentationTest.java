@@ -198,7 +198,24 @@ class DefragmentationTest {
     }
 
     @Test
-    void nothingIsMovedForARunSmallerThanANode() {
+    void aHalfNodeInstanceThatOnlyFragmentationBlocksMovesSmallerRunsNeverOneAsLarge() {
+        // No node has 4 GPUs free (1, 2, 3, 2) and none are borrowed. Moving b-big (4 GPUs) alone would clear n-1, but
+        // it would then need 4 free GPUs itself, which no node has: b's two 1-GPU runs on n-2 are moved instead.
+        List<ActiveRun> active = new ArrayList<>(List.of(
+                checkpointed(aRun("b-big").quota("b/gpu").gpus(4).running(InQuota, 0, "n-1")),
+                aRun("c-fill-1").quota("c/gpu").gpus(3).running(InQuota, 4, "n-1"),
+                checkpointed(aRun("b-s1").quota("b/gpu").running(InQuota, 0, "n-2")),
+                checkpointed(aRun("b-s2").quota("b/gpu").running(InQuota, 1, "n-2")),
+                aRun("c-fill-2").quota("c/gpu").gpus(4).running(InQuota, 2, "n-2"),
+                aRun("c-fill-3").quota("c/gpu").gpus(5).running(InQuota, 0, "n-3"),
+                aRun("c-fill-4").quota("c/gpu").gpus(6).running(InQuota, 0, "n-4")));
+        var half = aRun("a-half").quota("a/gpu").gpus(4).build();
+        var result = new Scheduler().schedule(new ClusterSnapshot(FOUR, quotas(true), active, List.of(half)), NOW);
+        assertThat(outcome(result)).isEqualTo(Map.of("a-half", "WaitingForReclaim", "b-s1", "move", "b-s2", "move"));
+    }
+
+    @Test
+    void nothingIsMovedForARunWhoseInstancesAreUnderHalfANode() {
         // One GPU free on each node, and a 2-GPU run that fits its guarantee: moving a 7-GPU run for it would be churn.
         List<ActiveRun> active = new ArrayList<>();
         for (int i = 1; i <= 4; i++) {
@@ -210,6 +227,12 @@ class DefragmentationTest {
         var result = new Scheduler().schedule(new ClusterSnapshot(FOUR, quotas(true), active, List.of(aRun("a-two").quota("a/gpu").gpus(2).build())), NOW);
         assertThat(result.preempted()).isEmpty();
         assertThat(outcome(result)).containsEntry("a-two", "WaitingForResources");
+    }
+
+    /** The run as it is once it has saved a checkpoint: it may be moved. */
+    private static ActiveRun checkpointed(ActiveRun run) {
+        return new ActiveRun(run.id(), run.quota(), run.idleMode(), 0, run.startedAt(), NOW.minusSeconds(60), run.realTimeResources(), run.allocations(),
+                false, null);
     }
 
     private static PendingRun gang() {
