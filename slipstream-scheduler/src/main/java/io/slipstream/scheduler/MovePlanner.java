@@ -160,9 +160,24 @@ final class MovePlanner {
                 if (node == null) {
                     return false;
                 }
+                clearing.forEach(leaving -> leaving.allocations().forEach(cluster::release));
+                // The search takes the node's runs in victim order until the instance fits: the last one taken may
+                // free enough alone. Those it does not need stay (newest taken first), so each moved run is needed
+                // and could not fit back where it was.
+                for (int i = clearing.size() - 1; i >= 0; i--) {
+                    ActiveRun leaving = clearing.get(i);
+                    leaving.allocations().forEach(cluster::hold);
+                    if (node.fitsNow(instance.resources())) {
+                        clearing.remove(i);
+                    } else {
+                        leaving.allocations().forEach(cluster::release);
+                    }
+                }
+                if (!cluster.mayTake(node, instance.resources(), model)) {
+                    return false; // a node it emptied is one of the whole nodes kept for the queue's gangs
+                }
                 for (ActiveRun leaving : clearing) {
                     gone.add(leaving);
-                    leaving.allocations().forEach(cluster::release);
                     (leaving.realTimeResources() == RealTimeResources.NotInQuota ? reclaimed : moved).add(leaving);
                 }
             }

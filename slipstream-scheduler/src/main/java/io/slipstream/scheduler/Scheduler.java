@@ -365,10 +365,10 @@ public final class Scheduler {
                 boolean largeInstances = anyMovable && !LocalityPlacement.binds(run.instances())
                         && run.instances().stream().anyMatch(i -> 2 * i.resources().gpu() >= cluster.maxNodeGpus());
                 String shape = run.quota() + ":" + run.instances().stream().map(r -> r.resources().toString()).sorted().toList();
-                MovePlanner.MovePlan moves = largeInstances && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape)
-                        ? mover().planMoves(run, model, movesLeft) : null;
-                if (moves == null && largeInstances) {
-                    noMovePlan.add(shape);
+                boolean planned = largeInstances && movesLeft > 0 && alreadyStopping.isEmpty() && !noMovePlan.contains(shape);
+                MovePlanner.MovePlan moves = planned ? mover().planMoves(run, model, movesLeft) : null;
+                if (planned && moves == null) {
+                    noMovePlan.add(shape); // not when no plan was tried: a run with victims stopping is not moved for
                 }
                 if (moves != null) {
                     movesLeft -= moves.moved().size();

@@ -215,6 +215,36 @@ class DefragmentationTest {
     }
 
     @Test
+    void onlyTheRunsTheInstanceNeedsGoneAreMoved() {
+        // n-1 has 2 GPUs free; b-r1 (1 GPU, the least work to lose) comes first in victim order, then b-r2 (3 GPUs).
+        // Taking both frees 6, but b-r2 alone frees 5: b-r1 stays, and b-r2 goes where 3 GPUs are free (n-4).
+        List<ActiveRun> active = List.of(aRun("c-fill").quota("c/gpu").gpus(2).running(InQuota, 0, "n-1"),
+                checkpointedAt(aRun("b-r1").quota("b/gpu").running(InQuota, 2, "n-1"), NOW.minusSeconds(60)),
+                checkpointedAt(aRun("b-r2").quota("b/gpu").gpus(3).running(InQuota, 3, "n-1"), NOW.minusSeconds(600)),
+                aRun("c-2").quota("c/gpu").gpus(7).running(InQuota, 0, "n-2"),
+                aRun("c-3").quota("c/gpu").gpus(7).running(InQuota, 0, "n-3"),
+                aRun("a-4").quota("a/gpu").gpus(5).running(InQuota, 0, "n-4"));
+        var half = aRun("a-half").quota("a/gpu").gpus(4).build();
+        var result = new Scheduler().schedule(new ClusterSnapshot(FOUR, quotas(true), active, List.of(half)), NOW);
+        assertThat(outcome(result)).isEqualTo(Map.of("a-half", "WaitingForReclaim", "b-r2", "move"));
+    }
+
+    @Test
+    void aMoveNeverEmptiesAWholeNodeKeptForAGangBeforeIt() {
+        // Five nodes, none whole and free: a's gang (2 x 8 GPUs) waits for nodes and keeps whole ones from the runs
+        // after it. Moving b's two 4-GPU runs would empty n-1 for a-five (5 GPUs): the node the gang is kept.
+        List<ActiveRun> active = new ArrayList<>(List.of(checkpointed(aRun("b-4a").quota("b/gpu").gpus(4).running(InQuota, 0, "n-1")),
+                checkpointed(aRun("b-4b").quota("b/gpu").gpus(4).running(InQuota, 4, "n-1"))));
+        for (int i = 2; i <= 5; i++) {
+            active.add(aRun("c-" + i).quota("c/gpu").gpus(4).running(InQuota, 0, "n-" + i));
+        }
+        var five = aRun("a-five").quota("a/gpu").gpus(5).createdAt(T0.plusSeconds(200)).build();
+        var result = new Scheduler().schedule(new ClusterSnapshot(nodes("n", 5, "sim-gpu"), quotas(true), active, List.of(gang(), five)), NOW);
+        assertThat(result.preempted()).isEmpty();
+        assertThat(outcome(result)).containsEntry("a-gang", "WaitingForResources").containsEntry("a-five", "WaitingForQuota");
+    }
+
+    @Test
     void nothingIsMovedForARunWhoseInstancesAreUnderHalfANode() {
         // One GPU free on each node, and a 2-GPU run that fits its guarantee: moving a 7-GPU run for it would be churn.
         List<ActiveRun> active = new ArrayList<>();
@@ -231,8 +261,11 @@ class DefragmentationTest {
 
     /** The run as it is once it has saved a checkpoint: it may be moved. */
     private static ActiveRun checkpointed(ActiveRun run) {
-        return new ActiveRun(run.id(), run.quota(), run.idleMode(), 0, run.startedAt(), NOW.minusSeconds(60), run.realTimeResources(), run.allocations(),
-                false, null);
+        return checkpointedAt(run, NOW.minusSeconds(60));
+    }
+
+    private static ActiveRun checkpointedAt(ActiveRun run, Instant at) {
+        return new ActiveRun(run.id(), run.quota(), run.idleMode(), 0, run.startedAt(), at, run.realTimeResources(), run.allocations(), false, null);
     }
 
     private static PendingRun gang() {
