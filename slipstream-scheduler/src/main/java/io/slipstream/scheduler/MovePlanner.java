@@ -16,8 +16,9 @@ import java.util.TreeMap;
 /**
  * Step 3b of a cycle, defragmentation: for a guaranteed run with an instance of half a node or more that fits its
  * guarantee but no set of borrowers makes room for, which borrowers to reclaim and which smaller checkpointing
- * guaranteed runs to move (see {@link Defragmentation}). It plans on the cycle's working cluster in a tentative it discards; the cycle applies a plan
- * (preempts, holds) and keeps the move budget. One per cycle: the removable runs are indexed once, when first needed.
+ * guaranteed runs to move (see {@link Defragmentation}). It plans on the cycle's working cluster in a tentative it
+ * discards; the cycle applies a plan (preempts, holds) and keeps the move budget. One per cycle: the removable runs are
+ * indexed once, when first needed.
  */
 final class MovePlanner {
     /** The GPU models a guaranteed run of a quota may use for a request ({@code null}: any), as the cycle stands now. */
@@ -120,8 +121,9 @@ final class MovePlanner {
 
     /**
      * For a guaranteed run that fits its guarantee but no set of borrowers makes room for: instance by instance
-     * (largest first), the node that the fewest moves of smaller runs (then reclaims, then by name) clear enough; then every moved
-     * run must fit somewhere else (not where the gang goes). All of it is tried on the working copy and undone.
+     * (largest first), the node that the fewest moves of smaller runs (then reclaims, then by name) clear enough, less
+     * the runs it does not need gone; then every moved run must fit somewhere else (not where the gang goes). All of it
+     * is tried on the working copy and undone.
      * Returns {@code null} when no plan within {@code budget} moves works.
      */
     MovePlan planMoves(PendingRun run, Set<String> model, int budget) {
@@ -212,7 +214,7 @@ final class MovePlanner {
      */
     private WorkingNode cheapestToClear(Resources request, Set<String> model, Map<String, List<ActiveRun>> byNode, Set<ActiveRun> gone, int budget,
             List<ActiveRun> clearing, Set<String> excluded) {
-        return ClearingSearch.cheapest(cluster, request, model, byNode.keySet(), byNode, gone, reclaimable, new MovesThenReclaims(request.gpu()), budget, excluded,
-                clearing);
+        return ClearingSearch.cheapest(cluster, request, model, byNode.keySet(), byNode, gone, reclaimable, new MovesThenReclaims(request.gpu()),
+                budget, excluded, clearing);
     }
 }

@@ -37,11 +37,11 @@ import java.util.Set;
  *       reclaimed capacity was just given back go first: it is theirs); its quota's own runs make room under its max or
  *       (LowerPriority) in its guarantee ({@link OwnQuotaRoom}). Each is placed (all instances or none); if it does
  *       not fit, borrowers are reclaimed ({@link VictimSearch}: only victims whose removal helps), and the freed
- *       capacity is held for it until the victims are gone ({@link ReclaimHolds}). If nothing can be reclaimed, a run with an instance of
- *       half a node or more may move smaller checkpointing guaranteed runs of quotas that allow it ({@link MovePlanner},
- *       bounded by {@link Defragmentation}); else the first such run of each quota holds the nodes it will need, so small runs
- *       cannot starve it. Such runs are told their quota has room as far as its guarantee goes, in queue order: the
- *       others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
+ *       capacity is held for it until the victims are gone ({@link ReclaimHolds}). If nothing can be reclaimed, a run
+ *       with an instance of half a node or more may move smaller checkpointing guaranteed runs of quotas that allow it
+ *       ({@link MovePlanner}, bounded by {@link Defragmentation}); else the first such run of each quota holds the nodes
+ *       it will need, so small runs cannot starve it. Such runs are told their quota has room as far as its guarantee
+ *       goes, in queue order: the others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
  *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
  *       borrower whole, and a reclaim takes extras on idle capacity before it stops any run whole ({@link ElasticReclaim},
  *       {@link Decision.Shrink}).</li>

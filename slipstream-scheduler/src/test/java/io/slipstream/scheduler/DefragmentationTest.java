@@ -232,7 +232,7 @@ class DefragmentationTest {
     @Test
     void aMoveNeverEmptiesAWholeNodeKeptForAGangBeforeIt() {
         // Five nodes, none whole and free: a's gang (2 x 8 GPUs) waits for nodes and keeps whole ones from the runs
-        // after it. Moving b's two 4-GPU runs would empty n-1 for a-five (5 GPUs): the node the gang is kept.
+        // after it. Moving b's two 4-GPU runs would empty n-1 for a-five (5 GPUs): a whole node kept for the gang.
         List<ActiveRun> active = new ArrayList<>(List.of(checkpointed(aRun("b-4a").quota("b/gpu").gpus(4).running(InQuota, 0, "n-1")),
                 checkpointed(aRun("b-4b").quota("b/gpu").gpus(4).running(InQuota, 4, "n-1"))));
         for (int i = 2; i <= 5; i++) {

@@ -82,7 +82,8 @@ final class DecisionApplier implements Decision.Handler<Void> {
         // The victim's reason does not name the run it makes room for (another team's): the operator's log does.
         switch (preempt.kind()) {
             case Reclaim -> LOG.info("run {}: preempted for run {} ({})", run.id(), preempt.forRun(), preempt.reason());
-            case Move -> LOG.info("run {}: moved, to start again elsewhere, for run {} that needs a whole node or a large part of one", run.id(), preempt.forRun());
+            case Move -> LOG.info("run {}: moved, to start again elsewhere, for run {} that needs a whole node or a large part of one", run.id(),
+                    preempt.forRun());
             case FairSharing -> LOG.info("run {}: preempted for fair sharing, for run {} of a quota below its fair share", run.id(), preempt.forRun());
             case Extras -> throw new IllegalStateException("run " + run.id() + ": a run is never stopped whole for extras (Decision.Preempt refuses it)");
         }
