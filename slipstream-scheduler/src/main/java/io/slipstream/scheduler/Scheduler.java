@@ -41,7 +41,8 @@ import java.util.Set;
  *       with an instance of half a node or more may move smaller checkpointing guaranteed runs of quotas that allow it
  *       ({@link MovePlanner}, bounded by {@link Defragmentation}); else the first such run of each quota holds the nodes
  *       it will need, so small runs cannot starve it. Such runs are told their quota has room as far as its guarantee
- *       goes, in queue order: the others wait for their quota. Elastic runs' extras go first: a run its guarantee does not hold takes what its own
+ *       goes, in queue order: the others wait for their quota, and a later run may take that room only on free nodes
+ *       (it reclaims, shrinks or moves nothing for it). Elastic runs' extras go first: a run its guarantee does not hold takes what its own
  *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
  *       borrower whole, and a reclaim takes extras on idle capacity before it stops any run whole ({@link ElasticReclaim},
  *       {@link Decision.Shrink}).</li>
@@ -133,6 +134,8 @@ public final class Scheduler {
         private final Set<QuotaId> reservedQuotas = new HashSet<>();
         /** What of each quota's guarantee the runs waiting for nodes were told is theirs, this cycle. */
         private final Map<QuotaId, Resources> promised = new HashMap<>();
+        /** Of that, what runs that wait for nodes of any domain were promised: no later run stops others for it. */
+        private final Map<QuotaId, Resources> promisedForNodes = new HashMap<>();
         /** Guaranteed runs that no reclaim or move made room for, by place in the queue: they wait for nodes (whatever the reason says). */
         private final BitSet waitingForNodes = new BitSet();
         /** Gang shapes (quota and instances) that found no move plan this cycle: the same shape would not find one either. */
@@ -348,6 +351,14 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
+            if (alreadyStopping.isEmpty() && !book.fitsGuarantee(run.quota(), promisedForNodes.getOrDefault(run.quota(), Resources.NONE).plus(request))
+                    && cluster.couldEverFit(run.largestInstance(), model)) {
+                // It may start on free nodes, but it stops no one (reclaims, shrinks, moves) for room its quota promised
+                // to runs ahead of it that wait for nodes: the first of them to find nodes would take it back.
+                waitingForNodes.set(deciding);
+                waitForPromisedRoom(run);
+                return;
+            }
             ElasticReclaim.Plan plan = state.elastic.isEmpty() ? ElasticReclaim.Plan.NO_EXTRAS : elastic.reclaim(run, model, alreadyStopping);
             if (plan != null && plan != ElasticReclaim.Plan.NO_EXTRAS) {
                 elastic.reclaimWithShrinks(run, request, model, plan, alreadyStopping);
@@ -390,16 +401,25 @@ public final class Scheduler {
                 // is admitted does not change).
                 Resources before = promised.getOrDefault(run.quota(), Resources.NONE);
                 if (!book.fitsGuarantee(run.quota(), before.plus(request))) {
-                    wait(run, WaitReason.WaitingForQuota, "its quota's guarantee is in use (" + book.freeGuarantee(run.quota())
-                            + " left) or promised to runs before it that wait for nodes (" + before + ")");
+                    waitForPromisedRoom(run);
                     return;
                 }
                 promised.put(run.quota(), before.plus(request));
+                if (miss == null) {
+                    // A run that waits for one domain to have room may wait long: runs after it still reclaim.
+                    promisedForNodes.merge(run.quota(), request, Resources::plus);
+                }
                 wait(run, miss != null ? WaitReason.WaitingForTopology : WaitReason.WaitingForResources, "its quota has room, but "
                         + (miss != null ? miss : "the nodes are busy with guaranteed work") + (held ? "; nodes are held for it" : ""));
                 return;
             }
             preemptAndHold(run, request, model, chosen, chosen, alreadyStopping, "run(s) on borrowed capacity to stop");
+        }
+
+        /** The run waits: its quota's guarantee is in use, or promised to runs before it that wait for nodes. */
+        private void waitForPromisedRoom(PendingRun run) {
+            wait(run, WaitReason.WaitingForQuota, "its quota's guarantee is in use (" + book.freeGuarantee(run.quota())
+                    + " left) or promised to runs before it that wait for nodes (" + promised.getOrDefault(run.quota(), Resources.NONE) + ")");
         }
 
         /**

@@ -102,6 +102,23 @@ class DefragmentationTest {
         assertThat(outcome(without)).containsEntry("b-small", "admit InQuota");
     }
 
+    @Test
+    void aLaterRunStopsNoOneForTheRoomItsQuotaPromisedToARunWaitingForNodes() {
+        // a's gang (2 x 8 GPUs, all of a's guarantee) waits for nodes: c's guaranteed runs are on both. a-small (4 GPUs)
+        // could reclaim b's borrower on n-1, but the first of the two to find nodes would take the guarantee back.
+        List<ActiveRun> active = List.of(aRun("c-1").quota("c/gpu").running(InQuota, 0, "n-1"),
+                aRun("b-borrower").quota("b/gpu").idle(IdleMode.OnlyIdle).gpus(7).running(NotInQuota, 1, "n-1"),
+                aRun("c-2").quota("c/gpu").gpus(8).running(InQuota, 0, "n-2"));
+        var small = aRun("a-small").quota("a/gpu").gpus(4).createdAt(T0.plusSeconds(200)).build();
+        List<NodeState> two = nodes("n", 2, "sim-gpu");
+        var result = new Scheduler().schedule(new ClusterSnapshot(two, quotas(false), active, List.of(gang(), small)), NOW);
+        assertThat(outcome(result)).isEqualTo(Map.of("a-gang", "WaitingForResources", "a-small", "WaitingForQuota"));
+
+        // Without the gang ahead of it, it reclaims.
+        var alone = new Scheduler().schedule(new ClusterSnapshot(two, quotas(false), active, List.of(small)), NOW);
+        assertThat(outcome(alone)).isEqualTo(Map.of("a-small", "WaitingForReclaim", "b-borrower", "preempt"));
+    }
+
     // --- moves ---
 
     /** One row: whether b's runs may move, their checkpoints, the moves allowed, and the decisions expected. */
