@@ -220,13 +220,13 @@ public final class Scheduler {
                 } else if (cluster.localityNeverFits(run.instances()) != null) {
                     wait(run, WaitReason.NoNodeFits, cluster.localityNeverFits(run.instances())); // the same answer, kept for the cycle
                 } else if (guarantee && underMax) {
-                    admitGuaranteed(run, request);
+                    admitGuaranteed(run, request, false);
                 } else if (guarantee && roomUnderMax(run, request)) {
-                    admitGuaranteed(run, request);
+                    admitGuaranteed(run, request, true);
                 } else if (underMax && makeRoom(run, request, OwnQuotaRoom.IN_GUARANTEE)) {
-                    admitGuaranteed(run, request);
+                    admitGuaranteed(run, request, true);
                 } else if (underMax && !state.elastic.isEmpty() && elastic.extrasGiveWay(run, request)) {
-                    admitGuaranteed(run, request);
+                    admitGuaranteed(run, request, true);
                 } else {
                     borrowerAt[borrowers.size()] = position;
                     borrowers.add(run);
@@ -343,7 +343,8 @@ public final class Scheduler {
             return made != null ? made : makeRoom(run, request, OwnQuotaRoom.UNDER_MAX);
         }
 
-        private void admitGuaranteed(PendingRun run, Resources request) {
+        /** {@code roomMade}: its quota's own runs were stopped or shrunk for it this cycle, so it goes on reclaiming if it must. */
+        private void admitGuaranteed(PendingRun run, Resources request, boolean roomMade) {
             Set<String> model = allowed.of(run.quota(), RealTimeResources.InQuota, request);
             List<Placement> placements = cluster.placeGang(run.instances(), model, run.quota());
             if (placements != null) {
@@ -351,7 +352,7 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            if (alreadyStopping.isEmpty() && !book.fitsGuarantee(run.quota(), promisedForNodes.getOrDefault(run.quota(), Resources.NONE).plus(request))
+            if (!roomMade && alreadyStopping.isEmpty() && !book.fitsGuarantee(run.quota(), promisedForNodes.getOrDefault(run.quota(), Resources.NONE).plus(request))
                     && cluster.couldEverFit(run.largestInstance(), model)) {
                 // It may start on free nodes, but it stops no one (reclaims, shrinks, moves) for room its quota promised
                 // to runs ahead of it that wait for nodes: the first of them to find nodes would take it back.
