@@ -41,8 +41,8 @@ import java.util.Set;
  *       with an instance of half a node or more may move smaller checkpointing guaranteed runs of quotas that allow it
  *       ({@link MovePlanner}, bounded by {@link Defragmentation}); else the first such run of each quota holds the nodes
  *       it will need, so small runs cannot starve it. Such runs are told their quota has room as far as its guarantee
- *       goes, in queue order: the others wait for their quota, and a later run may take that room only on free nodes
- *       (it reclaims, shrinks or moves nothing for it). Elastic runs' extras go first: a run its guarantee does not hold takes what its own
+ *       goes, in queue order: the others wait for their quota, and a later run that fits its guarantee and max may take
+ *       that room only on free nodes (it reclaims, shrinks or moves nothing for it). Elastic runs' extras go first: a run its guarantee does not hold takes what its own
  *       quota's elastic runs' extras use of it, room under its max takes its quota's borrowed extras before it stops a
  *       borrower whole, and a reclaim takes extras on idle capacity before it stops any run whole ({@link ElasticReclaim},
  *       {@link Decision.Shrink}).</li>
