@@ -198,7 +198,7 @@ public final class Scheduler {
             List<Resources> borrowerRequests = new ArrayList<>();
             Set<QuotaId> borrowerQuotas = new HashSet<>();
             int[] borrowerAt = new int[queue.size()]; // each borrower's place in the queue
-            for (int position : reclaimedFirst(queue)) {
+            for (int position : GuaranteedPassOrder.of(queue)) {
                 PendingRun run = queue.get(position);
                 deciding = position;
                 wholeNodes.deciding(run);
@@ -281,23 +281,6 @@ public final class Scheduler {
             return new CycleResult(withPositions());
         }
 
-        /** The guaranteed pass's order, by place in the queue: runs whose reclaimed capacity is free now, then the rest. */
-        private static int[] reclaimedFirst(List<PendingRun> queue) {
-            int[] order = new int[queue.size()];
-            int next = 0;
-            for (int i = 0; i < queue.size(); i++) {
-                if (queue.get(i).reclaimed()) {
-                    order[next++] = i;
-                }
-            }
-            for (int i = 0; i < queue.size() && next < order.length; i++) {
-                if (!queue.get(i).reclaimed()) {
-                    order[next++] = i;
-                }
-            }
-            return order;
-        }
-
         // --- step 2: promotion ---
 
         private void promote() {
@@ -352,7 +335,8 @@ public final class Scheduler {
                 return;
             }
             List<ActiveRun> alreadyStopping = stoppingFor.getOrDefault(run.id(), List.of());
-            if (!roomMade && alreadyStopping.isEmpty() && !book.fitsGuarantee(run.quota(), promisedForNodes.getOrDefault(run.quota(), Resources.NONE).plus(request))
+            Resources promisedAhead = promisedForNodes.getOrDefault(run.quota(), Resources.NONE);
+            if (!roomMade && alreadyStopping.isEmpty() && !book.fitsGuarantee(run.quota(), promisedAhead.plus(request))
                     && cluster.couldEverFit(run.largestInstance(), model)) {
                 // It may start on free nodes, but it stops no one (reclaims, shrinks, moves) for room its quota promised
                 // to runs ahead of it that wait for nodes: the first of them to find nodes would take it back.
